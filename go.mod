@@ -1,0 +1,3 @@
+module github.com/latticenet/lattice
+
+go 1.26.8

@@ -1,0 +1,174 @@
+package ledger_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// fullBlock returns a block with every field set, valid or not, so that
+// round trips cover every field.
+func fullBlock() *ledger.Block {
+	k := wallet.NewKey()
+	b := &ledger.Block{Type: ledger.TypeLeaseAccept, Account: k.Address(), Previous: ledger.Hash{1}, Balance: ledger.AmountFromParts(3, 4),
+		Asset: ledger.Stable, Timestamp: t0, Representative: ledger.Address{2}, PowNonce: -5, Destination: ledger.Address{3},
+		Amount: ledger.NewAmount(77), Source: ledger.Hash{4}, VCPUs: 2, MemoryMB: 1024, DiskGB: 10, Duration: 3600,
+		AccessPubKey: ledger.Address{5}, CertificateHash: ledger.Hash{6},
+		Attestations: []ledger.Attestation{{PublicKey: ledger.Address{7}, Timestamp: t0 + 1, Signature: ledger.Signature{8}}},
+		Keyset:       &ledger.Keyset{Keys: []ledger.Address{{9}, {10}}, Threshold: 2}}
+	b.Seal()
+	b.AddSignature(k.Private())
+	return b
+}
+
+func TestBinaryRoundTrip(t *testing.T) {
+	for _, b := range []*ledger.Block{fullBlock(), {Type: ledger.TypeSend, Account: ledger.Address{1}, Asset: ledger.Native, Timestamp: 1}} {
+		b.Seal()
+		data, err := b.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got ledger.Block
+		if err := got.UnmarshalBinary(data); err != nil {
+			t.Fatalf("UnmarshalBinary: %v", err)
+		}
+		again, _ := got.MarshalBinary()
+		if !bytes.Equal(data, again) || got.Hash != b.Hash {
+			t.Errorf("round trip of %s changed the block", b.Type)
+		}
+		for n := range data {
+			if err := new(ledger.Block).UnmarshalBinary(data[:n]); !errors.Is(err, ledger.ErrEncoding) {
+				t.Fatalf("UnmarshalBinary of %d of %d bytes: got %v, want ErrEncoding", n, len(data), err)
+			}
+		}
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	b := fullBlock()
+	data, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ledger.ParseJSON(data)
+	if err != nil {
+		t.Fatalf("ParseJSON(%s): %v", data, err)
+	}
+	if got.ComputeHash() != b.Hash || got.PowNonce != b.PowNonce || len(got.Signatures) != 1 {
+		t.Errorf("JSON round trip changed the block:\n%s", data)
+	}
+	// Big numbers travel as strings.
+	for _, want := range []string{`"balance":"55340232221128654852"`, `"amount":"77"`, `"asset":"stable"`, `"type":"lease_accept"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("JSON %s lacks %s", data, want)
+		}
+	}
+}
+
+func TestParseJSONErrors(t *testing.T) {
+	good := `"account":"` + strings.Repeat("ab", 32) + `","previous":"` + strings.Repeat("0", 64) + `","balance":"0","asset":"native","timestamp":1,"hash":"` + strings.Repeat("cd", 32) + `"`
+	tests := []struct{ name, body, want string }{
+		{"empty", ``, "empty body"},
+		{"not an object", `[1]`, "want a JSON object"},
+		{"truncated", `{"type":"send"`, "truncated"},
+		{"syntax", `{"type":send}`, "malformed JSON"},
+		{"unknown type", `{"type":"mint",` + good + `}`, `unknown block type "mint"`},
+		{"unknown field", `{"type":"send","color":"red",` + good + `}`, `unknown field "color"`},
+		{"short account", `{"type":"send","account":"abcd"}`, "want 64 hex characters, got 4"},
+		{"non-hex hash", `{"type":"send","hash":"` + strings.Repeat("zz", 32) + `"}`, "not hexadecimal"},
+		{"short signature", `{"type":"send","signature":"abcd"}`, "want 128 hex characters"},
+		{"negative balance", `{"type":"send","balance":"-1"}`, "not an unsigned decimal integer"},
+		{"numeric balance", `{"type":"send","balance":5}`, `"balance"`},
+		{"bad asset", `{"type":"send","asset":"gold"}`, `asset "gold"`},
+		{"negative vcpus", `{"type":"send","vcpus":-1}`, `"vcpus"`},
+		{"trailing data", `{"type":"send",` + good + `} {}`, "after the JSON object"},
+		{"missing type", `{` + good + `}`, `"type" is required`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ledger.ParseJSON([]byte(tt.body))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ParseJSON(%s): got %v, want an error containing %q", tt.body, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestWorkThreshold(t *testing.T) {
+	w := newWorld(t)
+	w.p = ledger.Params{Work: ledger.DevWork}
+	a := wallet.NewKey()
+	b := signed(w.must(wallet.Claim(w.head(a.Address()), w.tick(1))), a)
+	for n := int64(0); ; n++ {
+		if !ledger.DevWork.Send.Met(b.Hash, n) {
+			b.PowNonce = n
+			break
+		}
+	}
+	if err := w.submit(b); !errors.Is(err, ledger.ErrInsufficientWork) {
+		t.Fatalf("submit with too little work: got %v, want ErrInsufficientWork", err)
+	}
+	for n := int64(0); ; n++ {
+		if ledger.DevWork.Send.Met(b.Hash, n) {
+			b.PowNonce = n
+			break
+		}
+	}
+	w.ok(b)
+}
+
+func TestAmounts(t *testing.T) {
+	tests := []struct {
+		units string
+		base  string
+		shown string
+		err   bool
+	}{
+		{"0", "0", "0", false},
+		{"1", "1000000", "1", false},
+		{"1.5", "1500000", "1.5", false},
+		{"0.000001", "1", "0.000001", false},
+		{"007.25", "7250000", "7.25", false},
+		{"340282366920938463463374607431768.211455", "340282366920938463463374607431768211455", "340282366920938463463374607431768.211455", false},
+		{"340282366920938463463374607431768.211456", "", "", true},
+		{"1.0000001", "", "", true},
+		{"-1", "", "", true},
+		{"1.", "", "", true},
+		{".5", "", "", true},
+		{"1e6", "", "", true},
+		{"", "", "", true},
+	}
+	for _, tt := range tests {
+		a, err := ledger.ParseUnits(tt.units)
+		if (err != nil) != tt.err {
+			t.Errorf("ParseUnits(%q) error = %v, want error %v", tt.units, err, tt.err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if a.String() != tt.base || a.Units() != tt.shown {
+			t.Errorf("ParseUnits(%q) = %s base units shown %s, want %s shown %s", tt.units, a, a.Units(), tt.base, tt.shown)
+		}
+		if back, err := ledger.ParseAmount(a.String()); err != nil || back != a {
+			t.Errorf("ParseAmount(%s) = %v, %v", a, back, err)
+		}
+	}
+	for _, bad := range []string{"", "01", "+1", "1.0", " 1", "340282366920938463463374607431768211456"} {
+		if _, err := ledger.ParseAmount(bad); err == nil {
+			t.Errorf("ParseAmount(%q) succeeded, want error", bad)
+		}
+	}
+	max, _ := ledger.ParseAmount("340282366920938463463374607431768211455")
+	if _, err := max.Add(ledger.NewAmount(1)); !errors.Is(err, ledger.ErrOverflow) {
+		t.Errorf("max+1: got %v, want ErrOverflow", err)
+	}
+	if _, err := ledger.NewAmount(1).Sub(ledger.NewAmount(2)); !errors.Is(err, ledger.ErrOverflow) {
+		t.Errorf("1-2: got %v, want ErrOverflow", err)
+	}
+}

@@ -1,0 +1,129 @@
+package ledger
+
+import (
+	"bytes"
+	"slices"
+)
+
+// Mem is an in-memory ledger: a View and Snapshot that Commit updates. It is
+// the reference implementation the durable store is tested against, and a
+// real fake for tests of code that drives the core. Not safe for concurrent
+// use.
+type Mem struct {
+	accounts  map[Address]Account
+	entries   map[Hash]*Entry
+	chains    map[Address][]Hash
+	pending   map[Address]map[Hash]Pending
+	receivers map[Hash]Hash
+}
+
+// NewMem returns an empty in-memory ledger.
+func NewMem() *Mem {
+	return &Mem{
+		accounts:  make(map[Address]Account),
+		entries:   make(map[Hash]*Entry),
+		chains:    make(map[Address][]Hash),
+		pending:   make(map[Address]map[Hash]Pending),
+		receivers: make(map[Hash]Hash),
+	}
+}
+
+// Account implements View.
+func (m *Mem) Account(a Address) (Account, bool, error) {
+	acct, ok := m.accounts[a]
+	return acct.Clone(), ok, nil
+}
+
+// Entry implements View.
+func (m *Mem) Entry(h Hash) (*Entry, bool, error) {
+	e, ok := m.entries[h]
+	return e, ok, nil
+}
+
+// ChainAt implements View.
+func (m *Mem) ChainAt(a Address, height uint64) (Hash, bool, error) {
+	c := m.chains[a]
+	if height < 1 || height > uint64(len(c)) {
+		return Hash{}, false, nil
+	}
+	return c[height-1], true, nil
+}
+
+// Pending implements View.
+func (m *Mem) Pending(dest Address, send Hash) (Pending, bool, error) {
+	p, ok := m.pending[dest][send]
+	return p, ok, nil
+}
+
+// Receiver implements View.
+func (m *Mem) Receiver(send Hash) (Hash, bool, error) {
+	h, ok := m.receivers[send]
+	return h, ok, nil
+}
+
+// Accounts implements Snapshot.
+func (m *Mem) Accounts(fn func(Account) error) error {
+	keys := make([]Address, 0, len(m.accounts))
+	for a := range m.accounts {
+		keys = append(keys, a)
+	}
+	slices.SortFunc(keys, func(a, b Address) int { return bytes.Compare(a[:], b[:]) })
+	for _, a := range keys {
+		if err := fn(m.accounts[a]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Pendings implements Snapshot.
+func (m *Mem) Pendings(fn func(Pending) error) error {
+	for _, ps := range m.pending {
+		for _, p := range ps {
+			if err := fn(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Commit applies d, which must come from Apply, Rollback or GenesisDelta
+// against m's current state.
+func (m *Mem) Commit(d *Delta) {
+	a := d.Account.Address
+	if d.Add != nil {
+		b := d.Add.Block
+		m.entries[b.Hash] = d.Add
+		m.chains[a] = append(m.chains[a], b.Hash)
+		if b.Type == TypeReceive && !b.Source.IsZero() {
+			m.receivers[b.Source] = b.Hash
+		}
+	}
+	if d.Remove != nil {
+		b := d.Remove.Block
+		delete(m.entries, b.Hash)
+		m.chains[a] = m.chains[a][:len(m.chains[a])-1]
+		if b.Type == TypeReceive {
+			delete(m.receivers, b.Source)
+		}
+	}
+	if d.AccountRemoved {
+		delete(m.accounts, a)
+		delete(m.chains, a)
+	} else {
+		m.accounts[a] = d.Account.Clone()
+	}
+	if p := d.PendingDelete; p != nil {
+		delete(m.pending[p.Destination], p.Send)
+		if len(m.pending[p.Destination]) == 0 {
+			delete(m.pending, p.Destination)
+		}
+	}
+	if p := d.PendingPut; p != nil {
+		if m.pending[p.Destination] == nil {
+			m.pending[p.Destination] = make(map[Hash]Pending)
+		}
+		m.pending[p.Destination][p.Send] = *p
+	}
+}

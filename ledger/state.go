@@ -1,0 +1,78 @@
+package ledger
+
+// Account is the state of one account chain after its latest block.
+type Account struct {
+	Address   Address
+	Frontier  Hash      // hash of the latest block
+	Height    uint64    // number of blocks in the chain (block_count)
+	Balances  [2]Amount // indexed by Asset-1
+	Timestamp int64     // timestamp of the latest block
+	Claimed   bool      // whether the account has ever claimed from the faucet
+	LastClaim int64     // timestamp of the latest claim, when Claimed
+	Keyset    *Keyset   // the controlling keyset, for multisig accounts only
+}
+
+// Balance returns the account's balance of asset.
+func (a *Account) Balance(asset Asset) Amount {
+	if !asset.Valid() {
+		return Amount{}
+	}
+	return a.Balances[asset-1]
+}
+
+func (a *Account) setBalance(asset Asset, v Amount) { a.Balances[asset-1] = v }
+
+// Clone returns a deep copy of a.
+func (a Account) Clone() Account {
+	if a.Keyset != nil {
+		k := a.Keyset.Clone()
+		a.Keyset = &k
+	}
+	return a
+}
+
+// Pending is an unreceived send: an amount waiting for its destination's
+// receive block.
+type Pending struct {
+	Send        Hash // hash of the send block
+	Source      Address
+	Destination Address
+	Amount      Amount
+	Asset       Asset
+}
+
+// Entry is a block in the ledger, with its position in its chain and the
+// account state it produced (which lets the next block be rolled back).
+type Entry struct {
+	Block  *Block
+	Height uint64
+	After  Account
+}
+
+// View is read access to the ledger that Apply and Rollback decide against.
+// Implementations return found=false, not an error, for what is absent; an
+// error means the ledger could not be read.
+type View interface {
+	// Account returns the state of an account.
+	Account(a Address) (acct Account, found bool, err error)
+	// Entry returns the ledger entry of a block.
+	Entry(h Hash) (e *Entry, found bool, err error)
+	// ChainAt returns the hash of the block at height (1-based) in a's chain.
+	ChainAt(a Address, height uint64) (h Hash, found bool, err error)
+	// Pending returns the unreceived send sendHash addressed to dest.
+	Pending(dest Address, sendHash Hash) (p Pending, found bool, err error)
+	// Receiver returns the hash of the receive block that took sendHash.
+	Receiver(sendHash Hash) (h Hash, found bool, err error)
+}
+
+// Delta is the whole effect of applying or rolling back one block. Writing
+// it atomically keeps the ledger consistent; the store derives its indexes
+// (chain by height, receivers, recent blocks) from Add and Remove.
+type Delta struct {
+	Add            *Entry   // block appended, or nil
+	Remove         *Entry   // block rolled back, or nil
+	Account        Account  // the account's state after the change
+	AccountRemoved bool     // the account has no blocks left
+	PendingPut     *Pending // pending entry created (send, or receive rolled back)
+	PendingDelete  *Pending // pending entry consumed (receive, or send rolled back)
+}

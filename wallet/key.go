@@ -1,0 +1,139 @@
+// Package wallet holds ledger keys and builds the blocks a key holder signs:
+// key files on disk, and constructors for each block type from an account's
+// chain head.
+package wallet
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/latticenet/lattice/ledger"
+)
+
+// Key is an ed25519 key pair controlling one account.
+type Key struct {
+	priv ed25519.PrivateKey
+}
+
+// NewKey returns a fresh random key.
+func NewKey() Key {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		panic("wallet: no randomness: " + err.Error()) // crypto/rand never fails on supported platforms
+	}
+	return Key{priv: priv}
+}
+
+// KeyFromSeed returns the key of a 32-byte ed25519 seed.
+func KeyFromSeed(seed []byte) (Key, error) {
+	if len(seed) != ed25519.SeedSize {
+		return Key{}, fmt.Errorf("wallet: seed must be %d bytes, got %d", ed25519.SeedSize, len(seed))
+	}
+	return Key{priv: ed25519.NewKeyFromSeed(seed)}, nil
+}
+
+// Address returns the account the key controls.
+func (k Key) Address() ledger.Address {
+	var a ledger.Address
+	copy(a[:], k.priv.Public().(ed25519.PublicKey))
+	return a
+}
+
+// Private returns the ed25519 private key.
+func (k Key) Private() ed25519.PrivateKey { return k.priv }
+
+// Seed returns the 32-byte seed the key derives from.
+func (k Key) Seed() []byte { return k.priv.Seed() }
+
+// keyFile is the on-disk form of a key: JSON, mode 0600.
+type keyFile struct {
+	Address    ledger.Address `json:"address"`
+	PrivateKey string         `json:"private_key"` // hex of the 32-byte ed25519 seed
+}
+
+// ErrKeyExists is returned by SaveKey when the file is already there.
+var ErrKeyExists = errors.New("wallet: key file already exists")
+
+// SaveKey writes k to path with mode 0600, creating parent directories. It
+// never overwrites an existing file, and the file appears whole or not at
+// all.
+func SaveKey(path string, k Key) error {
+	data, err := json.MarshalIndent(keyFile{Address: k.Address(), PrivateKey: hex.EncodeToString(k.Seed())}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("wallet: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".key-*")
+	if err != nil {
+		return fmt.Errorf("wallet: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("wallet: %w", err)
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("wallet: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("wallet: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("wallet: %w", err)
+	}
+	// Link, not rename: link fails if path exists, so a key is never
+	// silently replaced.
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: %s", ErrKeyExists, path)
+		}
+		return fmt.Errorf("wallet: %w", err)
+	}
+	return nil
+}
+
+// LoadKey reads a key file written by SaveKey. It refuses files that group
+// or others can read, as ssh does.
+func LoadKey(path string) (Key, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Key{}, fmt.Errorf("wallet: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Key{}, fmt.Errorf("wallet: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return Key{}, fmt.Errorf("wallet: key file %s is accessible by others (mode %04o); run chmod 600 %s", path, st.Mode().Perm(), path)
+	}
+	var kf keyFile
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&kf); err != nil {
+		return Key{}, fmt.Errorf("wallet: key file %s: %w", path, err)
+	}
+	seed, err := hex.DecodeString(kf.PrivateKey)
+	if err != nil {
+		return Key{}, fmt.Errorf("wallet: key file %s: private_key is not hex", path)
+	}
+	k, err := KeyFromSeed(seed)
+	if err != nil {
+		return Key{}, fmt.Errorf("wallet: key file %s: %w", path, err)
+	}
+	if k.Address() != kf.Address {
+		return Key{}, fmt.Errorf("wallet: key file %s: address %s does not match its private key", path, kf.Address)
+	}
+	return k, nil
+}
