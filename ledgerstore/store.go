@@ -1,0 +1,503 @@
+// Package ledgerstore keeps the ledger on disk in Pebble.
+//
+// A Store is a ledger.View over what is committed. Changes go through a
+// Batch: an indexed Pebble batch that is itself a ledger.View of the
+// committed state plus the batch's own writes, so a writer can decide many
+// blocks against each other and commit them with a single fsync (group
+// commit). Either all of a batch is on disk after Commit or none of it is.
+//
+// Reads never scan: every query the node answers walks an index whose key
+// order is the answer's order (chain by height, recent blocks by sequence,
+// pending by destination, conflicts by account).
+package ledgerstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/latticenet/lattice/ledger"
+)
+
+// ErrNotInitialised is returned by Genesis before Init has run.
+var ErrNotInitialised = errors.New("ledgerstore: ledger has no genesis")
+
+// Conflict records two or more valid blocks that claim the same previous of
+// an account. Blocks[0] is the block the ledger kept.
+type Conflict struct {
+	Account    ledger.Address
+	Previous   ledger.Hash
+	Blocks     []ledger.Hash
+	DetectedAt int64 // Unix ms when the first contender was refused
+}
+
+// Store is a ledger kept in a Pebble database. Its read methods are safe for
+// concurrent use; at most one Batch may be open at a time.
+type Store struct {
+	db     *pebble.DB
+	seq    atomic.Uint64 // next sequence number for the recent-blocks index
+	closed atomic.Bool
+	reader
+}
+
+// Open opens or creates the store in dir.
+func Open(dir string, log *slog.Logger) (*Store, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	opts := &pebble.Options{
+		Logger:             pebbleLogger{log},
+		FormatMajorVersion: pebble.FormatNewest,
+		// A larger memtable absorbs bursts of small blocks without stalls.
+		MemTableSize: 64 << 20,
+	}
+	db, err := pebble.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("ledgerstore: open %s: %w", dir, err)
+	}
+	s := &Store{db: db, reader: reader{db}}
+	last, err := s.lastSeq()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.seq.Store(last + 1)
+	return s, nil
+}
+
+// Close closes the database; later calls do nothing. Reads in progress must
+// have finished.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	return s.db.Close()
+}
+
+func (s *Store) lastSeq() (uint64, error) {
+	it, err := s.db.NewIter(prefixBounds([]byte{pRecent}))
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	if !it.Last() {
+		return 0, it.Error()
+	}
+	return bytesU64(it.Key()[1:]), nil
+}
+
+// Genesis returns the hash of the ledger's genesis block.
+func (s *Store) Genesis() (ledger.Hash, error) {
+	v, found, err := s.get(key(pMeta, []byte("genesis")))
+	if err != nil {
+		return ledger.Hash{}, err
+	}
+	if !found {
+		return ledger.Hash{}, ErrNotInitialised
+	}
+	var h ledger.Hash
+	copy(h[:], v)
+	return h, nil
+}
+
+// Init starts an empty ledger with genesis block g and records the network
+// description net (any JSON-encodable value) beside it.
+func (s *Store) Init(g *ledger.Block, net any) error {
+	if _, err := s.Genesis(); err == nil {
+		return errors.New("ledgerstore: ledger already has a genesis")
+	}
+	if err := ledger.CheckGenesis(g); err != nil {
+		return err
+	}
+	netJSON, err := json.Marshal(net)
+	if err != nil {
+		return err
+	}
+	b := s.NewBatch()
+	defer b.Close()
+	if err := b.Apply(ledger.GenesisDelta(g)); err != nil {
+		return err
+	}
+	b.b.Set(key(pMeta, []byte("network")), netJSON, nil)
+	b.b.Set(key(pMeta, []byte("genesis")), g.Hash[:], nil)
+	return b.Commit()
+}
+
+// Network decodes the network description recorded by Init into v.
+func (s *Store) Network(v any) error {
+	data, found, err := s.get(key(pMeta, []byte("network")))
+	if err != nil {
+		return err
+	}
+	if !found {
+		return ErrNotInitialised
+	}
+	return json.Unmarshal(data, v)
+}
+
+// Snapshot returns a consistent, point-in-time ledger.Snapshot. Close it
+// when done.
+func (s *Store) Snapshot() *Snapshot {
+	snap := s.db.NewSnapshot()
+	return &Snapshot{reader{snap}, snap}
+}
+
+// Snapshot is a point-in-time view of the store.
+type Snapshot struct {
+	reader
+	snap *pebble.Snapshot
+}
+
+// Close releases the snapshot.
+func (s *Snapshot) Close() error { return s.snap.Close() }
+
+// Batch is a set of changes committed atomically. It reads its own writes.
+type Batch struct {
+	reader
+	s *Store
+	b *pebble.Batch
+	n int
+}
+
+// NewBatch starts a batch. The caller must Close it.
+func (s *Store) NewBatch() *Batch {
+	b := s.db.NewIndexedBatch()
+	return &Batch{reader: reader{b}, s: s, b: b}
+}
+
+// Len returns the number of deltas and conflicts written to the batch.
+func (b *Batch) Len() int { return b.n }
+
+// Apply writes d, which must have been computed against this batch's view.
+func (b *Batch) Apply(d *ledger.Delta) error {
+	w := b.b
+	addr := d.Account.Address
+	if e := d.Add; e != nil {
+		h := e.Block.Hash
+		seq := b.s.seq.Add(1) - 1
+		if err := w.Set(key(pBlock, h[:]), encodeEntry(e, seq), nil); err != nil {
+			return err
+		}
+		w.Set(key(pChain, addr[:], u64(e.Height)), h[:], nil)
+		w.Set(key(pRecent, u64(seq)), h[:], nil)
+		if e.Block.Type == ledger.TypeReceive && !e.Block.Source.IsZero() {
+			w.Set(key(pReceiver, e.Block.Source[:]), h[:], nil)
+		}
+	}
+	if e := d.Remove; e != nil {
+		h := e.Block.Hash
+		_, seq, found, err := b.entrySeq(h)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("ledgerstore: rollback of missing block %s", h)
+		}
+		w.Delete(key(pBlock, h[:]), nil)
+		w.Delete(key(pChain, addr[:], u64(e.Height)), nil)
+		w.Delete(key(pRecent, u64(seq)), nil)
+		if e.Block.Type == ledger.TypeReceive {
+			w.Delete(key(pReceiver, e.Block.Source[:]), nil)
+		}
+	}
+	if d.AccountRemoved {
+		w.Delete(key(pAccount, addr[:]), nil)
+	} else {
+		w.Set(key(pAccount, addr[:]), appendAccount(nil, &d.Account), nil)
+	}
+	if p := d.PendingDelete; p != nil {
+		w.Delete(key(pPending, p.Destination[:], p.Send[:]), nil)
+	}
+	if p := d.PendingPut; p != nil {
+		w.Set(key(pPending, p.Destination[:], p.Send[:]), encodePending(p), nil)
+	}
+	b.n++
+	return nil
+}
+
+// AddConflict records a refused fork contender: the conflict at
+// (account, previous) gains the block, and the block itself is kept so that
+// consensus can later switch to it.
+func (b *Batch) AddConflict(fe *ledger.ForkError, detectedAt int64) error {
+	k := key(pConflict, fe.Account[:], fe.Previous[:])
+	v, found, err := b.get(k)
+	if err != nil {
+		return err
+	}
+	c := Conflict{Account: fe.Account, Previous: fe.Previous, Blocks: []ledger.Hash{fe.Existing}, DetectedAt: detectedAt}
+	if found {
+		if c, err = decodeConflict(k, v); err != nil {
+			return err
+		}
+	}
+	for _, h := range c.Blocks {
+		if h == fe.Block.Hash {
+			return nil
+		}
+	}
+	c.Blocks = append(c.Blocks, fe.Block.Hash)
+	b.b.Set(k, encodeConflict(&c), nil)
+	b.b.Set(key(pFork, fe.Block.Hash[:]), fe.Block.AppendBinary(nil), nil)
+	b.n++
+	return nil
+}
+
+// Commit writes the batch durably: when it returns nil, every change is on
+// disk (fsync). On error nothing of the batch is visible.
+func (b *Batch) Commit() error {
+	if err := b.b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("ledgerstore: commit: %w", err)
+	}
+	return nil
+}
+
+// Close releases the batch; uncommitted changes are dropped.
+func (b *Batch) Close() { b.b.Close() }
+
+// reader implements ledger.View and the store's queries over any Pebble
+// reader: the DB, an indexed batch or a snapshot.
+type reader struct{ r pebble.Reader }
+
+var _ ledger.Snapshot = reader{}
+
+func (r reader) get(k []byte) ([]byte, bool, error) {
+	v, closer, err := r.r.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("ledgerstore: %w", err)
+	}
+	out := bytes.Clone(v)
+	closer.Close()
+	return out, true, nil
+}
+
+// Account implements ledger.View.
+func (r reader) Account(a ledger.Address) (ledger.Account, bool, error) {
+	v, found, err := r.get(key(pAccount, a[:]))
+	if err != nil || !found {
+		return ledger.Account{}, false, err
+	}
+	acct, err := decodeAccount(v)
+	return acct, err == nil, err
+}
+
+// Entry implements ledger.View.
+func (r reader) Entry(h ledger.Hash) (*ledger.Entry, bool, error) {
+	e, _, found, err := r.entrySeq(h)
+	return e, found, err
+}
+
+func (r reader) entrySeq(h ledger.Hash) (*ledger.Entry, uint64, bool, error) {
+	v, found, err := r.get(key(pBlock, h[:]))
+	if err != nil || !found {
+		return nil, 0, false, err
+	}
+	e, seq, err := decodeEntry(v)
+	return e, seq, err == nil, err
+}
+
+// ChainAt implements ledger.View.
+func (r reader) ChainAt(a ledger.Address, height uint64) (ledger.Hash, bool, error) {
+	return r.hashAt(key(pChain, a[:], u64(height)))
+}
+
+// Pending implements ledger.View.
+func (r reader) Pending(dest ledger.Address, send ledger.Hash) (ledger.Pending, bool, error) {
+	k := key(pPending, dest[:], send[:])
+	v, found, err := r.get(k)
+	if err != nil || !found {
+		return ledger.Pending{}, false, err
+	}
+	p, err := decodePending(k, v)
+	return p, err == nil, err
+}
+
+// Receiver implements ledger.View.
+func (r reader) Receiver(send ledger.Hash) (ledger.Hash, bool, error) {
+	return r.hashAt(key(pReceiver, send[:]))
+}
+
+func (r reader) hashAt(k []byte) (ledger.Hash, bool, error) {
+	v, found, err := r.get(k)
+	var h ledger.Hash
+	if err != nil || !found {
+		return h, false, err
+	}
+	if len(v) != len(h) {
+		return h, false, fmt.Errorf("ledgerstore: corrupt index entry")
+	}
+	copy(h[:], v)
+	return h, true, nil
+}
+
+// ForkBlock returns a block refused as a fork contender.
+func (r reader) ForkBlock(h ledger.Hash) (*ledger.Block, bool, error) {
+	v, found, err := r.get(key(pFork, h[:]))
+	if err != nil || !found {
+		return nil, false, err
+	}
+	b := new(ledger.Block)
+	if err := b.UnmarshalBinary(v); err != nil {
+		return nil, false, fmt.Errorf("ledgerstore: corrupt fork block: %w", err)
+	}
+	return b, true, nil
+}
+
+// errStop ends an iteration early without error.
+var errStop = errors.New("stop")
+
+// scan calls fn for each key/value under prefix, in key order or reversed.
+func (r reader) scan(prefix []byte, reverse bool, fn func(k, v []byte) error) error {
+	it, err := r.r.NewIter(prefixBounds(prefix))
+	if err != nil {
+		return fmt.Errorf("ledgerstore: %w", err)
+	}
+	defer it.Close()
+	var ok bool
+	if reverse {
+		ok = it.Last()
+	} else {
+		ok = it.First()
+	}
+	for ; ok; ok = step(it, reverse) {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			if errors.Is(err, errStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return it.Error()
+}
+
+func step(it *pebble.Iterator, reverse bool) bool {
+	if reverse {
+		return it.Prev()
+	}
+	return it.Next()
+}
+
+// Accounts implements ledger.Snapshot: every account, in address order.
+func (r reader) Accounts(fn func(ledger.Account) error) error {
+	return r.scan([]byte{pAccount}, false, func(_, v []byte) error {
+		a, err := decodeAccount(v)
+		if err != nil {
+			return err
+		}
+		return fn(a)
+	})
+}
+
+// Pendings implements ledger.Snapshot: every pending entry, by destination.
+func (r reader) Pendings(fn func(ledger.Pending) error) error {
+	return r.scan([]byte{pPending}, false, func(k, v []byte) error {
+		p, err := decodePending(k, v)
+		if err != nil {
+			return err
+		}
+		return fn(p)
+	})
+}
+
+// PendingTo calls fn for every pending entry addressed to dest.
+func (r reader) PendingTo(dest ledger.Address, fn func(ledger.Pending) error) error {
+	return r.scan(key(pPending, dest[:]), false, func(k, v []byte) error {
+		p, err := decodePending(k, v)
+		if err != nil {
+			return err
+		}
+		return fn(p)
+	})
+}
+
+// Chain calls fn for every block of a's chain, oldest first.
+func (r reader) Chain(a ledger.Address, fn func(*ledger.Entry) error) error {
+	return r.scan(key(pChain, a[:]), false, func(_, v []byte) error {
+		return r.entryFn(v, fn)
+	})
+}
+
+// Recent calls fn for up to limit blocks across all accounts, newest first.
+func (r reader) Recent(limit int, fn func(*ledger.Entry) error) error {
+	n := 0
+	return r.scan([]byte{pRecent}, true, func(_, v []byte) error {
+		if n >= limit {
+			return errStop
+		}
+		n++
+		return r.entryFn(v, fn)
+	})
+}
+
+func (r reader) entryFn(hash []byte, fn func(*ledger.Entry) error) error {
+	var h ledger.Hash
+	copy(h[:], hash)
+	e, found, err := r.Entry(h)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("ledgerstore: index names missing block %s", h)
+	}
+	return fn(e)
+}
+
+// Conflicts calls fn for every recorded conflict, by account, or only for
+// account a's when a is non-nil.
+func (r reader) Conflicts(a *ledger.Address, fn func(Conflict) error) error {
+	prefix := []byte{pConflict}
+	if a != nil {
+		prefix = key(pConflict, a[:])
+	}
+	return r.scan(prefix, false, func(k, v []byte) error {
+		c, err := decodeConflict(k, v)
+		if err != nil {
+			return err
+		}
+		return fn(c)
+	})
+}
+
+func prefixBounds(prefix []byte) *pebble.IterOptions {
+	upper := bytes.Clone(prefix)
+	for i := len(upper) - 1; i >= 0; i-- {
+		if upper[i] < 0xff {
+			upper[i]++
+			return &pebble.IterOptions{LowerBound: prefix, UpperBound: upper[:i+1]}
+		}
+	}
+	return &pebble.IterOptions{LowerBound: prefix}
+}
+
+func bytesU64(b []byte) uint64 {
+	var v uint64
+	for _, c := range b[:8] {
+		v = v<<8 | uint64(c)
+	}
+	return v
+}
+
+// pebbleLogger sends Pebble's messages to slog: its routine chatter at
+// debug level, its errors as errors.
+type pebbleLogger struct{ log *slog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.log.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.log.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	l.log.Error(fmt.Sprintf(format, args...), "component", "pebble")
+	panic(fmt.Sprintf(format, args...))
+}
+
+var _ io.Closer = (*Store)(nil)

@@ -1,0 +1,275 @@
+package ledgerstore
+
+import (
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/wallet"
+)
+
+const t0 = 1767225600000
+
+// sim drives the same random stream of blocks, forks and rollbacks into the
+// reference ledger.Mem and into a Store, batching the store's writes at
+// random, and checks after each batch that both ledgers agree.
+type sim struct {
+	t    *testing.T
+	rng  *rand.Rand
+	mem  *ledger.Mem
+	st   *Store
+	keys []wallet.Key
+	now  int64
+}
+
+func newSim(t *testing.T, dir string, seed uint64) *sim {
+	t.Helper()
+	st, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, 1)), mem: ledger.NewMem(), st: st, now: t0}
+	gk, _ := wallet.KeyFromSeed(make([]byte, 32))
+	g := ledger.NewGenesis(gk.Private(), ledger.NewAmount(1e15), t0)
+	if err := st.Init(g, map[string]string{"name": "test"}); err != nil {
+		t.Fatal(err)
+	}
+	s.mem.Commit(ledger.GenesisDelta(g))
+	s.keys = append(s.keys, gk)
+	for range 7 {
+		s.keys = append(s.keys, wallet.NewKey())
+	}
+	return s
+}
+
+// next builds one random block against the reference ledger; some are
+// invalid on purpose.
+func (s *sim) next() *ledger.Block {
+	k := s.keys[s.rng.IntN(len(s.keys))]
+	acct, _, _ := s.mem.Account(k.Address())
+	h := wallet.HeadOf(acct)
+	h.Account = k.Address()
+	s.now += int64(s.rng.IntN(3))
+	var b *ledger.Block
+	var err error
+	switch s.rng.IntN(4) {
+	case 0, 1:
+		to := s.keys[s.rng.IntN(len(s.keys))].Address()
+		asset := ledger.Assets[s.rng.IntN(2)]
+		amt := ledger.NewAmount(uint64(s.rng.IntN(1000) + 1))
+		if h.Balance(asset).Cmp(amt) < 0 || to == k.Address() {
+			return nil
+		}
+		b, err = wallet.Send(h, to, amt, asset, s.now)
+	case 2:
+		var p *ledger.Pending
+		s.mem.Pendings(func(q ledger.Pending) error {
+			if q.Destination == k.Address() {
+				p = &q
+			}
+			return nil
+		})
+		if p == nil {
+			return nil
+		}
+		b, err = wallet.Receive(h, *p, s.now)
+	case 3:
+		s.now += ledger.ClaimInterval / 2
+		b, err = wallet.Claim(h, s.now)
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if s.rng.IntN(10) == 0 && !acct.Frontier.IsZero() {
+		// A fork: rebuild on the previous block.
+		e, _, _ := s.mem.Entry(acct.Frontier)
+		b.Previous = e.Block.Previous
+		b.Seal()
+	}
+	b.Sign(k.Private())
+	return b
+}
+
+func (s *sim) step(batchSize int) {
+	s.t.Helper()
+	batch := s.st.NewBatch()
+	defer batch.Close()
+	for range batchSize {
+		if s.rng.IntN(15) == 0 {
+			// Roll back someone's frontier in both ledgers.
+			a := s.keys[1+s.rng.IntN(len(s.keys)-1)].Address()
+			dm, errM := ledger.Rollback(s.mem, a)
+			ds, errS := ledger.Rollback(batch, a)
+			if (errM == nil) != (errS == nil) {
+				s.t.Fatalf("rollback disagreement: mem %v, store %v", errM, errS)
+			}
+			if errM == nil {
+				s.mem.Commit(dm)
+				if err := batch.Apply(ds); err != nil {
+					s.t.Fatal(err)
+				}
+			}
+			continue
+		}
+		b := s.next()
+		if b == nil {
+			continue
+		}
+		var p ledger.Params
+		if err := p.Check(b); err != nil {
+			s.t.Fatalf("sim built an invalid block: %v", err)
+		}
+		dm, errM := ledger.Apply(s.mem, b)
+		ds, errS := ledger.Apply(batch, b)
+		if (errM == nil) != (errS == nil) || (errM != nil && errM.Error() != errS.Error()) {
+			s.t.Fatalf("apply disagreement: mem %v, store %v", errM, errS)
+		}
+		var fe *ledger.ForkError
+		switch {
+		case errM == nil:
+			s.mem.Commit(dm)
+			if err := batch.Apply(ds); err != nil {
+				s.t.Fatal(err)
+			}
+		case errors.As(errS, &fe):
+			if err := batch.AddConflict(fe, s.now); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+	}
+	if err := batch.Commit(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// compare checks that the store holds exactly the reference ledger.
+func compare(t *testing.T, mem *ledger.Mem, st *Store) {
+	t.Helper()
+	rm, err := ledger.Audit(mem)
+	if err != nil {
+		t.Fatalf("audit mem: %v", err)
+	}
+	snap := st.Snapshot()
+	defer snap.Close()
+	rs, err := ledger.Audit(snap)
+	if err != nil {
+		t.Fatalf("audit store: %v", err)
+	}
+	if rm != rs {
+		t.Fatalf("audits differ:\nmem   %+v\nstore %+v", rm, rs)
+	}
+	var accts []ledger.Account
+	mem.Accounts(func(a ledger.Account) error { accts = append(accts, a); return nil })
+	for _, a := range accts {
+		got, found, err := st.Account(a.Address)
+		if err != nil || !found || !reflect.DeepEqual(got, a) {
+			t.Fatalf("account %s: store %+v (found %v, %v), mem %+v", a.Address, got, found, err, a)
+		}
+		var chain []ledger.Hash
+		st.Chain(a.Address, func(e *ledger.Entry) error { chain = append(chain, e.Block.Hash); return nil })
+		if uint64(len(chain)) != a.Height || chain[len(chain)-1] != a.Frontier {
+			t.Fatalf("chain of %s: %d blocks, want %d", a.Address, len(chain), a.Height)
+		}
+	}
+}
+
+func TestStoreMatchesReference(t *testing.T) {
+	for seed := range uint64(4) {
+		s := newSim(t, t.TempDir(), seed)
+		for range 60 {
+			s.step(1 + s.rng.IntN(20))
+		}
+		compare(t, s.mem, s.st)
+	}
+}
+
+func TestStoreSurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := newSim(t, dir, 42)
+	for range 30 {
+		s.step(10)
+	}
+	// An uncommitted batch leaves no trace.
+	b := s.st.NewBatch()
+	k := wallet.NewKey()
+	claim, _ := wallet.Claim(wallet.Head{Account: k.Address()}, t0)
+	claim.Sign(k.Private())
+	d, err := ledger.Apply(b, claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Apply(d)
+	b.Close()
+	var recent []ledger.Hash
+	s.st.Recent(5, func(e *ledger.Entry) error { recent = append(recent, e.Block.Hash); return nil })
+	if err := s.st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	compare(t, s.mem, st)
+	if _, found, _ := st.Account(k.Address()); found {
+		t.Error("an uncommitted batch reached the disk")
+	}
+	var again []ledger.Hash
+	st.Recent(5, func(e *ledger.Entry) error { again = append(again, e.Block.Hash); return nil })
+	if !reflect.DeepEqual(recent, again) {
+		t.Errorf("recent blocks changed across reopen: %v vs %v", recent, again)
+	}
+	if g, err := st.Genesis(); err != nil || g.IsZero() {
+		t.Errorf("Genesis after reopen: %v, %v", g, err)
+	}
+}
+
+func TestConflictsRecorded(t *testing.T) {
+	s := newSim(t, t.TempDir(), 7)
+	gk := s.keys[0]
+	acct, _, _ := s.st.Account(gk.Address())
+	h := wallet.HeadOf(acct)
+	var blocks []*ledger.Block
+	for i := range 3 {
+		b, _ := wallet.Send(h, s.keys[1].Address(), ledger.NewAmount(uint64(i+1)), ledger.Native, t0+1)
+		b.Sign(gk.Private())
+		blocks = append(blocks, b)
+	}
+	for i, b := range blocks {
+		batch := s.st.NewBatch()
+		d, err := ledger.Apply(batch, b)
+		var fe *ledger.ForkError
+		switch {
+		case i == 0 && err == nil:
+			batch.Apply(d)
+		case i > 0 && errors.As(err, &fe):
+			batch.AddConflict(fe, 1000+int64(i))
+		default:
+			t.Fatalf("block %d: %v", i, err)
+		}
+		if err := batch.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		batch.Close()
+	}
+	var got []Conflict
+	a := gk.Address()
+	s.st.Conflicts(&a, func(c Conflict) error { got = append(got, c); return nil })
+	want := []Conflict{{Account: a, Previous: h.Frontier, DetectedAt: 1001,
+		Blocks: []ledger.Hash{blocks[0].Hash, blocks[1].Hash, blocks[2].Hash}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("conflicts = %+v, want %+v", got, want)
+	}
+	if fb, found, err := s.st.ForkBlock(blocks[2].Hash); err != nil || !found || fb.Hash != blocks[2].Hash {
+		t.Errorf("ForkBlock = %v, %v, %v", fb, found, err)
+	}
+	other := s.keys[3].Address()
+	n := 0
+	s.st.Conflicts(&other, func(Conflict) error { n++; return nil })
+	if n != 0 {
+		t.Errorf("conflicts of an account without forks: %d", n)
+	}
+}
