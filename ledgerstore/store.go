@@ -501,3 +501,22 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 }
 
 var _ io.Closer = (*Store)(nil)
+
+// CommitNoSyncWait applies the batch to the database, where reads see it,
+// and starts its fsync without waiting for it. SyncWait must follow before
+// the batch is closed; only after it returns nil is the batch durable. This
+// lets a writer prepare the next batch while this one syncs.
+func (b *Batch) CommitNoSyncWait() error {
+	if err := b.s.db.ApplyNoSyncWait(b.b, pebble.Sync); err != nil {
+		return fmt.Errorf("ledgerstore: commit: %w", err)
+	}
+	return nil
+}
+
+// SyncWait waits for the fsync started by CommitNoSyncWait.
+func (b *Batch) SyncWait() error {
+	if err := b.b.SyncWait(); err != nil {
+		return fmt.Errorf("ledgerstore: sync: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+// Package cli implements the lattice command line: the servers (node, dev)
+// and the client commands people use against them.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+// env is what every command writes to.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+func commands() []command {
+	return []command{
+		{"dev", "start a single-node network on this machine, with a funded key", runDev},
+		{"node", "run a ledger node from a data directory and a genesis file", runNode},
+		{"genesis", "create a network's genesis file (genesis new)", runGenesis},
+		{"key", "create or show a key file (key new | key show)", runKey},
+		{"balance", "show an account's balances and pending receipts", runBalance},
+		{"claim", "claim 100 stable from the faucet (once per 24 h)", runClaim},
+		{"send", "send native or stable to an address", runSend},
+		{"receive", "receive every pending send to your account", runReceive},
+		{"chain", "list an account's blocks, oldest first", runChain},
+		{"block", "show one block", runBlock},
+		{"multisig", "open a multisig account or rotate its keyset (multisig open | update)", runMultisig},
+		{"bench", "measure ledger ingestion (bench ledger)", runBench},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// ErrUsage marks errors that the command line itself is wrong.
+var ErrUsage = errors.New("usage")
+
+// Main runs the command line args and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		err := c.run(ctx, e, args[1:])
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, ErrUsage):
+			fmt.Fprintf(stderr, "lattice %s: %v\n", c.name, err)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "lattice %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "lattice: unknown command %q; run `lattice help`\n", args[0])
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "lattice: a block-lattice ledger node and its wallet.")
+	fmt.Fprintln(w, "\nUsage: lattice COMMAND [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun `lattice COMMAND -h` for a command's flags. Quick start: `lattice dev`.")
+}
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+}
+
+// flags is a flag set whose flags may also come from an environment
+// variable or a key of a JSON config file. Precedence: flag, environment,
+// config file, default.
+type flags struct {
+	*flag.FlagSet
+	bound []binding
+}
+
+type binding struct {
+	name, env, confKey string
+}
+
+func newFlags(e *env, name, usageLine string) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	f := &flags{FlagSet: fs}
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: lattice %s\n\nFlags:\n", usageLine)
+		fs.PrintDefaults()
+	}
+	return f
+}
+
+// string defines a string flag with an environment variable (may be "")
+// and config-file key (may be "").
+func (f *flags) string(name, envVar, confKey, def, usage string) *string {
+	if envVar != "" {
+		usage += " (env " + envVar + ")"
+	}
+	p := f.String(name, def, usage)
+	f.bound = append(f.bound, binding{name, envVar, confKey})
+	return p
+}
+
+// parse parses args, then fills unset flags from the environment and from
+// the config file named by the flag "config", if the set has one.
+func (f *flags) parse(args []string) error {
+	if err := f.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	set := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for _, b := range f.bound {
+		if set[b.name] || b.env == "" {
+			continue
+		}
+		if v, ok := os.LookupEnv(b.env); ok && v != "" {
+			f.Set(b.name, v)
+			set[b.name] = true
+		}
+	}
+	cf := f.Lookup("config")
+	if cf == nil || cf.Value.String() == "" {
+		return nil
+	}
+	data, err := os.ReadFile(cf.Value.String())
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var conf map[string]any
+	if err := json.Unmarshal(data, &conf); err != nil {
+		return fmt.Errorf("config %s: %w", cf.Value, err)
+	}
+	known := map[string]bool{}
+	for _, b := range f.bound {
+		if b.confKey == "" {
+			continue
+		}
+		known[b.confKey] = true
+		v, ok := conf[b.confKey]
+		if !ok || set[b.name] {
+			continue
+		}
+		if err := f.Set(b.name, fmt.Sprint(v)); err != nil {
+			return fmt.Errorf("config %s: key %q: %w", cf.Value, b.confKey, err)
+		}
+	}
+	var unknown []string
+	for k := range conf {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Errorf("config %s: unknown keys %s", cf.Value, strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+func homeDir(parts ...string) string {
+	h, err := os.UserHomeDir()
+	if err != nil {
+		h = "."
+	}
+	return filepath.Join(append([]string{h}, parts...)...)
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func runVersion(_ context.Context, e *env, _ []string) error {
+	fmt.Fprintln(e.stdout, "lattice", version())
+	return nil
+}

@@ -1,0 +1,460 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/nodeapi"
+	"github.com/latticenet/lattice/nodeclient"
+	"github.com/latticenet/lattice/pow"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// clientFlags are the flags every wallet command takes.
+type clientFlags struct {
+	node, key, account, signers *string
+	json, remotePow             *bool
+}
+
+func addClientFlags(f *flags, signing bool) *clientFlags {
+	c := &clientFlags{
+		node: f.string("node", "LATTICE_NODE", "", "http://127.0.0.1:8080", "node API URL"),
+		key:  f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file"),
+		json: f.Bool("json", false, "print machine-readable JSON"),
+	}
+	if signing {
+		c.remotePow = f.Bool("remote-pow", false, "ask the node's POST /pow for proof of work instead of computing it on every local core")
+		c.account = f.String("account", "", "act for this multisig account; sign with --signers")
+		c.signers = f.String("signers", "", "comma-separated key files that sign for a multisig account")
+	}
+	return c
+}
+
+// session is a connected wallet: a client, the node's info and, for
+// signing commands, the keys that sign.
+type session struct {
+	f       *clientFlags
+	c       *nodeclient.Client
+	info    nodeapi.NodeInfo
+	account ledger.Address
+	key     wallet.Key   // signs ordinary accounts
+	signers []wallet.Key // sign multisig accounts
+}
+
+func (f *clientFlags) connect(ctx context.Context, needKey bool) (*session, error) {
+	s := &session{f: f, c: nodeclient.New(*f.node, nil)}
+	info, err := s.c.Node(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the node at %s (start one with `lattice dev`): %w", *f.node, err)
+	}
+	s.info = info
+	if f.signers != nil && *f.signers != "" {
+		if f.account == nil || *f.account == "" {
+			return nil, usageErr("--signers needs --account, the multisig account")
+		}
+		for _, p := range strings.Split(*f.signers, ",") {
+			k, err := wallet.LoadKey(strings.TrimSpace(p))
+			if err != nil {
+				return nil, err
+			}
+			s.signers = append(s.signers, k)
+		}
+	}
+	if f.account != nil && *f.account != "" {
+		if s.account, err = ledger.ParseAddress(*f.account); err != nil {
+			return nil, usageErr("--account: %v", err)
+		}
+		if len(s.signers) == 0 && needKey {
+			return nil, usageErr("--account needs --signers, the key files that sign for it")
+		}
+		return s, nil
+	}
+	if !needKey {
+		return s, nil
+	}
+	if s.key, err = wallet.LoadKey(*f.key); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no key file at %s: create one with `lattice key new` or pass --key", *f.key)
+		}
+		return nil, err
+	}
+	s.account = s.key.Address()
+	return s, nil
+}
+
+// target resolves the account a read command is about: the argument, or
+// --account, or the key's.
+func (f *clientFlags) target(args []string) (ledger.Address, error) {
+	if len(args) > 1 {
+		return ledger.Address{}, usageErr("want at most one ADDRESS")
+	}
+	if len(args) == 1 {
+		a, err := ledger.ParseAddress(args[0])
+		if err != nil {
+			return a, usageErr("%v", err)
+		}
+		return a, nil
+	}
+	if f.account != nil && *f.account != "" {
+		return ledger.ParseAddress(*f.account)
+	}
+	k, err := wallet.LoadKey(*f.key)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ledger.Address{}, fmt.Errorf("give an ADDRESS, or create a key with `lattice key new`")
+		}
+		return ledger.Address{}, err
+	}
+	return k.Address(), nil
+}
+
+// finish signs b, finds its proof of work and submits it.
+func (s *session) finish(ctx context.Context, b *ledger.Block, multisig bool) error {
+	if multisig {
+		for _, k := range s.signers {
+			b.AddSignature(k.Private())
+		}
+	} else {
+		b.Sign(s.key.Private())
+	}
+	var err error
+	if *s.f.remotePow {
+		b.PowNonce, err = s.c.PoW(ctx, b.Hash)
+	} else {
+		b.PowNonce, err = pow.Solve(ctx, b.Hash, s.info.Work.For(b.Type))
+	}
+	if err != nil {
+		return fmt.Errorf("proof of work: %w", err)
+	}
+	_, err = s.c.Submit(ctx, b)
+	return err
+}
+
+func (s *session) multisig() bool { return len(s.signers) > 0 }
+
+func nowMS() int64 { return time.Now().UnixMilli() }
+
+func runKey(_ context.Context, e *env, args []string) error {
+	if len(args) == 0 || (args[0] != "new" && args[0] != "show") {
+		return usageErr("want `lattice key new [--out FILE]` or `lattice key show`")
+	}
+	f := newFlags(e, "key "+args[0], "key "+args[0]+" [flags]")
+	key := f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file")
+	out := f.String("out", "", "where to write the new key (default: --key)")
+	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	if err := f.parse(args[1:]); err != nil {
+		return err
+	}
+	path := *key
+	var k wallet.Key
+	if args[0] == "new" {
+		if *out != "" {
+			path = *out
+		}
+		k = wallet.NewKey()
+		if err := wallet.SaveKey(path, k); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if k, err = wallet.LoadKey(path); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return printJSON(e.stdout, map[string]string{"address": k.Address().String(), "file": path})
+	}
+	fmt.Fprintln(e.stdout, k.Address())
+	if args[0] == "new" {
+		fmt.Fprintf(e.stderr, "key written to %s (mode 0600); keep it safe\n", path)
+	}
+	return nil
+}
+
+func runBalance(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "balance", "balance [ADDRESS] [flags]")
+	cf := addClientFlags(f, false)
+	cf.account = f.String("account", "", "show this account (default: the key's)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	addr, err := cf.target(f.Args())
+	if err != nil {
+		return err
+	}
+	s, err := cf.connect(ctx, false)
+	if err != nil {
+		return err
+	}
+	bal, err := s.c.Balance(ctx, addr)
+	if err != nil && !errors.Is(err, nodeclient.ErrNotFound) {
+		return err
+	}
+	pending, err := s.c.Pending(ctx, &addr)
+	if err != nil {
+		return err
+	}
+	if *cf.json {
+		if bal == nil {
+			bal = map[string]string{}
+		}
+		return printJSON(e.stdout, map[string]any{"address": addr, "balances": bal, "pending": pending})
+	}
+	fmt.Fprintf(e.stdout, "account %s\n", addr)
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	for _, asset := range ledger.Assets {
+		amt, _ := ledger.ParseAmount(orZero(bal[asset.String()]))
+		fmt.Fprintf(tw, "%s\t%s\t\n", amt.Units(), asset)
+	}
+	tw.Flush()
+	if len(pending) > 0 {
+		fmt.Fprintf(e.stdout, "%d pending receipt(s):\n", len(pending))
+		for _, p := range pending {
+			fmt.Fprintf(e.stdout, "  %s %s from %s\n", p.Amount.Units(), p.Asset, p.Source)
+		}
+		fmt.Fprintln(e.stdout, "run `lattice receive` to take them")
+	}
+	return nil
+}
+
+func orZero(s string) string {
+	if s == "" {
+		return "0"
+	}
+	return s
+}
+
+func runClaim(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "claim", "claim [flags]")
+	cf := addClientFlags(f, true)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	s, err := cf.connect(ctx, true)
+	if err != nil {
+		return err
+	}
+	h, err := s.c.Head(ctx, s.account)
+	if err != nil {
+		return err
+	}
+	b, err := wallet.Claim(h, nowMS())
+	if err != nil {
+		return err
+	}
+	if err := s.finish(ctx, b, s.multisig()); err != nil {
+		return err
+	}
+	return report(e, *cf.json, b, "claimed %s stable; stable balance %s", b.Amount.Units(), b.Balance.Units())
+}
+
+func runSend(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "send", "send --to ADDRESS --amount N [--asset native|stable] [flags]")
+	cf := addClientFlags(f, true)
+	to := f.String("to", "", "recipient address")
+	amount := f.String("amount", "", "amount in units, up to 6 decimals (1.5 = 1500000 base units)")
+	assetName := f.String("asset", "native", "native or stable")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	dest, err := ledger.ParseAddress(*to)
+	if err != nil {
+		return usageErr("--to: %v", err)
+	}
+	amt, err := ledger.ParseUnits(*amount)
+	if err != nil || amt.IsZero() {
+		return usageErr("--amount %q: want a positive amount in units, like 12 or 0.5", *amount)
+	}
+	asset, err := ledger.ParseAsset(*assetName)
+	if err != nil {
+		return usageErr("--asset: %v", err)
+	}
+	s, err := cf.connect(ctx, true)
+	if err != nil {
+		return err
+	}
+	h, err := s.c.Head(ctx, s.account)
+	if err != nil {
+		return err
+	}
+	b, err := wallet.Send(h, dest, amt, asset, nowMS())
+	if err != nil {
+		return err
+	}
+	if err := s.finish(ctx, b, s.multisig()); err != nil {
+		return err
+	}
+	return report(e, *cf.json, b, "sent %s %s to %s; %s balance %s", amt.Units(), asset, dest, asset, b.Balance.Units())
+}
+
+func runReceive(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "receive", "receive [flags]")
+	cf := addClientFlags(f, true)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	s, err := cf.connect(ctx, true)
+	if err != nil {
+		return err
+	}
+	pending, err := s.c.Pending(ctx, &s.account)
+	if err != nil {
+		return err
+	}
+	h, err := s.c.Head(ctx, s.account)
+	if err != nil {
+		return err
+	}
+	var done []*ledger.Block
+	for _, p := range pending {
+		b, err := wallet.Receive(h, ledger.Pending{Send: p.SendHash, Source: p.Source, Destination: p.Destination, Amount: p.Amount, Asset: p.Asset}, nowMS())
+		if err != nil {
+			return err
+		}
+		if err := s.finish(ctx, b, s.multisig()); err != nil {
+			return fmt.Errorf("receiving %s: %w", p.SendHash, err)
+		}
+		h.Frontier, h.Timestamp = b.Hash, b.Timestamp
+		h.Balances[b.Asset-1] = b.Balance
+		done = append(done, b)
+		if !*cf.json {
+			fmt.Fprintf(e.stdout, "received %s %s from %s (block %s)\n", b.Amount.Units(), b.Asset, p.Source, b.Hash)
+		}
+	}
+	if *cf.json {
+		if done == nil {
+			done = []*ledger.Block{}
+		}
+		return printJSON(e.stdout, done)
+	}
+	if len(done) == 0 {
+		fmt.Fprintln(e.stdout, "nothing pending")
+	}
+	return nil
+}
+
+func report(e *env, asJSON bool, b *ledger.Block, format string, args ...any) error {
+	if asJSON {
+		return printJSON(e.stdout, b)
+	}
+	fmt.Fprintf(e.stdout, format+"\n", args...)
+	fmt.Fprintf(e.stdout, "block %s\n", b.Hash)
+	return nil
+}
+
+func runChain(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "chain", "chain [ADDRESS] [flags]")
+	cf := addClientFlags(f, false)
+	cf.account = f.String("account", "", "show this account (default: the key's)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	addr, err := cf.target(f.Args())
+	if err != nil {
+		return err
+	}
+	c := nodeclient.New(*cf.node, nil)
+	blocks, err := c.Chain(ctx, addr)
+	if err != nil {
+		return err
+	}
+	if *cf.json {
+		return printJSON(e.stdout, blocks)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tTYPE\tAMOUNT\tBALANCE\tTIME\tHASH")
+	for i, b := range blocks {
+		amt := ""
+		switch b.Type {
+		case ledger.TypeSend:
+			amt = "-" + b.Amount.Units()
+		case ledger.TypeReceive, ledger.TypeClaim:
+			amt = "+" + b.Amount.Units()
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s %s\t%s\t%s\n", i+1, b.Type, amt, b.Balance.Units(), b.Asset,
+			time.UnixMilli(b.Timestamp).UTC().Format(time.DateTime), b.Hash)
+	}
+	return tw.Flush()
+}
+
+func runBlock(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "block", "block HASH [flags]")
+	cf := addClientFlags(f, false)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if f.NArg() != 1 {
+		return usageErr("want one block HASH")
+	}
+	h, err := ledger.ParseHash(f.Arg(0))
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	b, err := nodeclient.New(*cf.node, nil).Block(ctx, h)
+	if err != nil {
+		return err
+	}
+	return printJSON(e.stdout, b)
+}
+
+func runMultisig(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || (args[0] != "open" && args[0] != "update") {
+		return usageErr("want `lattice multisig open --keys A,B,C --threshold N --signers FILES` or `lattice multisig update --account ADDRESS --keys ... --threshold N --signers FILES`")
+	}
+	op := args[0]
+	f := newFlags(e, "multisig "+op, "multisig "+op+" --keys ADDRESSES --threshold N --signers FILES [flags]")
+	cf := addClientFlags(f, true)
+	keys := f.String("keys", "", "comma-separated addresses of the keyset")
+	threshold := f.Int("threshold", 0, "how many keys must sign")
+	if err := f.parse(args[1:]); err != nil {
+		return err
+	}
+	var addrs []ledger.Address
+	for _, k := range strings.Split(*keys, ",") {
+		a, err := ledger.ParseAddress(strings.TrimSpace(k))
+		if err != nil {
+			return usageErr("--keys: %v", err)
+		}
+		addrs = append(addrs, a)
+	}
+	ks := ledger.NewKeyset(*threshold, addrs...)
+	if err := ks.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	if op == "open" {
+		// The account is derived from the keyset.
+		if *cf.account == "" {
+			*cf.account = ledger.MultisigAddress(ks).String()
+		}
+	}
+	if *cf.signers == "" {
+		return usageErr("--signers is required: the key files that sign")
+	}
+	s, err := cf.connect(ctx, true)
+	if err != nil {
+		return err
+	}
+	var b *ledger.Block
+	if op == "open" {
+		b = wallet.MultisigOpen(ks, nowMS())
+	} else {
+		h, err := s.c.Head(ctx, s.account)
+		if err != nil {
+			return err
+		}
+		if h.Frontier.IsZero() {
+			return fmt.Errorf("account %s has no blocks", s.account)
+		}
+		b = wallet.MultisigUpdate(h, ks, nowMS())
+	}
+	if err := s.finish(ctx, b, true); err != nil {
+		return err
+	}
+	return report(e, *cf.json, b, "multisig account %s: keyset of %d keys, threshold %d", b.Account, len(ks.Keys), ks.Threshold)
+}

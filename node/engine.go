@@ -1,0 +1,189 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgerstore"
+)
+
+// ErrClosed is returned by Submit after the engine has stopped.
+var ErrClosed = errors.New("node: engine closed")
+
+// maxGroup bounds how many blocks share one commit. Larger groups amortise
+// the fsync further but delay the first block of the group.
+const maxGroup = 1024
+
+// Result says what became of a submitted block.
+type Result struct {
+	Hash      ledger.Hash
+	Duplicate bool // the block was already in the ledger; nothing changed
+}
+
+// Engine owns the ledger's write path. Submit may be called from any number
+// of goroutines: each checks its block (signature, work, hash) in its own
+// goroutine, so the expensive verification runs on every core; one writer
+// goroutine then decides blocks in arrival order against the ledger and
+// commits them in groups with one fsync per group.
+//
+// The writer pipelines: it applies group N+1 to the database while group
+// N's fsync is in flight, and a second goroutine answers group N's callers
+// once its fsync has completed. A block is acknowledged only when it is
+// durable. (Pebble makes a batch visible to reads before its WAL sync in
+// every mode; the pipeline does not weaken that.)
+type Engine struct {
+	store  *ledgerstore.Store
+	params ledger.Params
+	log    *slog.Logger
+	now    func() time.Time
+
+	in     chan *request
+	synced chan *group
+	quit   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+type request struct {
+	b    *ledger.Block
+	res  Result
+	err  error
+	done chan struct{}
+}
+
+type group struct {
+	batch *ledgerstore.Batch
+	reqs  []*request
+	err   error // apply failed before commit
+}
+
+// NewEngine starts an engine writing to store. Close stops it.
+func NewEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger, now func() time.Time) *Engine {
+	e := &Engine{
+		store: store, params: params, log: log, now: now,
+		in:     make(chan *request, maxGroup),
+		synced: make(chan *group, 2),
+		quit:   make(chan struct{}),
+	}
+	e.wg.Add(2)
+	go e.write()
+	go e.acknowledge()
+	return e
+}
+
+// Close stops the engine after the blocks already taken are committed and
+// answered. Submit calls that have not been taken fail with ErrClosed.
+func (e *Engine) Close() {
+	e.once.Do(func() { close(e.quit) })
+	e.wg.Wait()
+}
+
+// Params returns the network rules the engine enforces.
+func (e *Engine) Params() ledger.Params { return e.params }
+
+// Submit checks b and, if valid, appends it to the ledger durably. It
+// returns a *ledger.RuleError or *ledger.ForkError for an invalid block
+// (a fork is recorded as a conflict before Submit returns), ctx's error if
+// ctx ends first (the block may still be applied), and other errors when the
+// ledger cannot be written.
+func (e *Engine) Submit(ctx context.Context, b *ledger.Block) (Result, error) {
+	if err := e.params.Check(b); err != nil {
+		return Result{}, err
+	}
+	r := &request{b: b, done: make(chan struct{})}
+	select {
+	case e.in <- r:
+	case <-e.quit:
+		return Result{}, ErrClosed
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	select {
+	case <-r.done:
+		return r.res, r.err
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+}
+
+// write is the single writer: it takes a group of requests, decides each
+// against the batch (which sees the earlier ones), and hands the batch to
+// acknowledge for its fsync.
+func (e *Engine) write() {
+	defer e.wg.Done()
+	defer close(e.synced)
+	for {
+		var first *request
+		select {
+		case first = <-e.in:
+		case <-e.quit:
+			return
+		}
+		g := &group{batch: e.store.NewBatch(), reqs: []*request{first}}
+		e.decide(g.batch, first)
+	drain:
+		for len(g.reqs) < maxGroup {
+			select {
+			case r := <-e.in:
+				g.reqs = append(g.reqs, r)
+				e.decide(g.batch, r)
+			default:
+				break drain
+			}
+		}
+		if g.batch.Len() > 0 {
+			g.err = g.batch.CommitNoSyncWait()
+		}
+		e.synced <- g
+	}
+}
+
+// decide applies one block to the batch and records the outcome on r.
+func (e *Engine) decide(batch *ledgerstore.Batch, r *request) {
+	r.res.Hash = r.b.Hash
+	d, err := ledger.Apply(batch, r.b)
+	var fe *ledger.ForkError
+	switch {
+	case err == nil:
+		r.err = batch.Apply(d)
+	case errors.Is(err, ledger.ErrDuplicate):
+		r.res.Duplicate = true
+	case errors.As(err, &fe):
+		r.err = fe
+		if cerr := batch.AddConflict(fe, e.now().UnixMilli()); cerr != nil {
+			r.err = cerr
+		} else {
+			e.log.Warn("fork refused", "account", fe.Account, "previous", fe.Previous, "kept", fe.Existing, "refused", fe.Block.Hash)
+		}
+	default:
+		r.err = err
+	}
+}
+
+// acknowledge waits for each group's fsync, in commit order, and answers
+// its callers.
+func (e *Engine) acknowledge() {
+	defer e.wg.Done()
+	for g := range e.synced {
+		err := g.err
+		if err == nil && g.batch.Len() > 0 {
+			err = g.batch.SyncWait()
+		}
+		g.batch.Close()
+		if err != nil {
+			e.log.Error("ledger commit failed", "err", err, "blocks", len(g.reqs))
+			err = fmt.Errorf("node: ledger write failed: %w", err)
+		}
+		for _, r := range g.reqs {
+			if err != nil && (r.err == nil || !ledger.IsRule(r.err)) {
+				r.res, r.err = Result{}, err
+			}
+			close(r.done)
+		}
+	}
+}

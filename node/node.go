@@ -1,0 +1,168 @@
+// Package node runs a ledger node: it opens the durable ledger in a data
+// directory, starts the write engine and exposes what the HTTP API (package
+// nodeapi) and, later, the peer-to-peer layer need.
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgerstore"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// Version is the node software's semantic version, reported by GET /node.
+const Version = "0.1.0"
+
+// Network is a ledger network's shared definition: its name, its
+// proof-of-work thresholds and its genesis block. Its JSON form is the
+// genesis file every node of the network starts from.
+type Network struct {
+	Name    string        `json:"name"`
+	Work    ledger.Work   `json:"work"`
+	Genesis *ledger.Block `json:"genesis"`
+}
+
+// Validate checks the network definition, including the genesis block.
+func (n *Network) Validate() error {
+	if n.Name == "" {
+		return errors.New("node: network name is required")
+	}
+	if n.Genesis == nil {
+		return errors.New("node: network genesis block is required")
+	}
+	if err := ledger.CheckGenesis(n.Genesis); err != nil {
+		return fmt.Errorf("node: genesis: %w", err)
+	}
+	return nil
+}
+
+// LoadNetwork reads and validates a genesis file.
+func LoadNetwork(path string) (*Network, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	var n Network
+	if err := json.Unmarshal(data, &n); err != nil {
+		return nil, fmt.Errorf("node: genesis file %s: %w", path, err)
+	}
+	if err := n.Validate(); err != nil {
+		return nil, fmt.Errorf("node: genesis file %s: %w", path, err)
+	}
+	return &n, nil
+}
+
+// Config configures a Node.
+type Config struct {
+	// DataDir holds the ledger (DataDir/ledger) and the node's key
+	// (DataDir/node-key.json). It is created if missing.
+	DataDir string
+	// Network is required when DataDir holds no ledger yet; otherwise it
+	// may be nil, and if given must match the stored genesis.
+	Network *Network
+	// Logger receives the node's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock, for conflict detection times and uptime; nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Node is an open ledger node.
+type Node struct {
+	Store   *ledgerstore.Store
+	Engine  *Engine
+	Network Network
+	Key     wallet.Key // the node's own account and future peer identity
+	Started time.Time
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+// Open opens the node in cfg.DataDir, creating its ledger from cfg.Network
+// on first start.
+func Open(cfg Config) (*Node, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	key, err := loadOrCreateKey(filepath.Join(cfg.DataDir, "node-key.json"))
+	if err != nil {
+		return nil, err
+	}
+	st, err := ledgerstore.Open(filepath.Join(cfg.DataDir, "ledger"), log)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Store: st, Key: key, Started: now(), Log: log, Now: now}
+	if err := n.initNetwork(cfg.Network); err != nil {
+		st.Close()
+		return nil, err
+	}
+	n.Engine = NewEngine(st, ledger.Params{Work: n.Network.Work}, log, now)
+	log.Info("ledger node open", "data", cfg.DataDir, "network", n.Network.Name,
+		"genesis", n.Network.Genesis.Hash, "account", key.Address())
+	return n, nil
+}
+
+func (n *Node) initNetwork(want *Network) error {
+	var stored Network
+	switch err := n.Store.Network(&stored); {
+	case errors.Is(err, ledgerstore.ErrNotInitialised):
+		if want == nil {
+			return errors.New("node: the data directory has no ledger yet: give a genesis file")
+		}
+		if err := want.Validate(); err != nil {
+			return err
+		}
+		if err := n.Store.Init(want.Genesis, want); err != nil {
+			return err
+		}
+		n.Network = *want
+		return nil
+	case err != nil:
+		return err
+	}
+	if want != nil && (want.Genesis.Hash != stored.Genesis.Hash || want.Name != stored.Name) {
+		return fmt.Errorf("node: the data directory holds network %q (genesis %s), not %q (genesis %s)",
+			stored.Name, stored.Genesis.Hash, want.Name, want.Genesis.Hash)
+	}
+	n.Network = stored
+	return nil
+}
+
+// Close stops the engine, waiting for blocks in flight, and closes the
+// ledger.
+func (n *Node) Close() error {
+	n.Engine.Close()
+	return n.Store.Close()
+}
+
+func loadOrCreateKey(path string) (wallet.Key, error) {
+	k, err := wallet.LoadKey(path)
+	if err == nil {
+		return k, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return wallet.Key{}, err
+	}
+	k = wallet.NewKey()
+	if err := wallet.SaveKey(path, k); err != nil {
+		return wallet.Key{}, err
+	}
+	return k, nil
+}

@@ -1,0 +1,406 @@
+// Package nodeapi serves the ledger node's HTTP API (docs/api.md and the
+// API description in the spec): thin handlers that parse and validate
+// requests, then read the store or submit to the engine.
+package nodeapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgerstore"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/pow"
+)
+
+// Options tune the API. Zero values take the defaults.
+type Options struct {
+	// MaxClockSkew is how far a newly submitted block's timestamp may be
+	// from the node's clock. Default 10 minutes.
+	MaxClockSkew time.Duration
+	// RequestTimeout bounds every request's work. Default 30 s; POST /pow
+	// gets PoWTimeout instead.
+	RequestTimeout time.Duration
+	// PoWTimeout bounds POST /pow. Default 2 minutes.
+	PoWTimeout time.Duration
+}
+
+func (o *Options) setDefaults() {
+	if o.MaxClockSkew == 0 {
+		o.MaxClockSkew = 10 * time.Minute
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = 30 * time.Second
+	}
+	if o.PoWTimeout == 0 {
+		o.PoWTimeout = 2 * time.Minute
+	}
+}
+
+// Server is the node's HTTP API.
+type Server struct {
+	n    *node.Node
+	opts Options
+	mux  *http.ServeMux
+	// powSlot admits one POST /pow at a time: a search already uses every
+	// core, so running two at once only makes both slower.
+	powSlot chan struct{}
+}
+
+// New returns the API of n.
+func New(n *node.Node, opts Options) *Server {
+	opts.setDefaults()
+	s := &Server{n: n, opts: opts, mux: http.NewServeMux(), powSlot: make(chan struct{}, 1)}
+	m := s.mux
+	m.HandleFunc("GET /accounts", s.accounts)
+	m.HandleFunc("GET /accounts/{address}", s.accountInfo)
+	m.HandleFunc("GET /accounts/{address}/balance", s.balance)
+	m.HandleFunc("GET /accounts/{address}/chain", s.chain)
+	m.HandleFunc("GET /accounts/{address}/keyset", s.keyset)
+	for _, t := range []ledger.BlockType{ledger.TypeSend, ledger.TypeReceive, ledger.TypeClaim,
+		ledger.TypeMultisigOpen, ledger.TypeMultisigUpdate} {
+		m.HandleFunc("POST /blocks/"+t.String(), s.submit(t))
+	}
+	m.HandleFunc("GET /blocks/recent", s.recent)
+	m.HandleFunc("GET /blocks/{hash}", s.block)
+	m.HandleFunc("POST /pow", s.pow)
+	m.HandleFunc("GET /node", s.nodeInfo)
+	m.HandleFunc("GET /pending", s.pendingAll)
+	m.HandleFunc("GET /pending/{address}", s.pendingFor)
+	m.HandleFunc("GET /frontiers", s.frontiers)
+	m.HandleFunc("GET /conflicts", s.conflicts)
+	m.HandleFunc("GET /conflicts/{account}", s.conflicts)
+	m.HandleFunc("/", s.notFound)
+	return s
+}
+
+// ServeHTTP implements http.Handler: it bounds the request's time, recovers
+// from panics and logs the request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	timeout := s.opts.RequestTimeout
+	if r.URL.Path == "/pow" {
+		timeout = s.opts.PoWTimeout
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.n.Log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", p)
+			if !rec.wrote {
+				writeError(rec, http.StatusInternalServerError, "internal error")
+			}
+		}
+		s.n.Log.Info("http", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"bytes", rec.bytes, "duration", time.Since(start), "remote", r.RemoteAddr)
+	}()
+	s.mux.ServeHTTP(rec, r.WithContext(ctx))
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(p []byte) (int, error) {
+	r.wrote = true
+	n, err := r.ResponseWriter.Write(p)
+	r.bytes += n
+	return n, err
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			w.Header().Set("Allow", m)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not allowed; use %s", r.Method, r.URL.Path, m))
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
+}
+
+func pathAddress(w http.ResponseWriter, r *http.Request, name string) (ledger.Address, bool) {
+	a, err := ledger.ParseAddress(r.PathValue(name))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid %s in path: %v", name, err))
+		return a, false
+	}
+	return a, true
+}
+
+func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		writeError(w, http.StatusServiceUnavailable, "request timed out; the node is busy, retry")
+		return
+	}
+	s.n.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, "internal error")
+}
+
+// account loads the path's account, answering 400 or 404 itself.
+func (s *Server) account(w http.ResponseWriter, r *http.Request) (ledger.Account, bool) {
+	a, ok := pathAddress(w, r, "address")
+	if !ok {
+		return ledger.Account{}, false
+	}
+	acct, found, err := s.n.Store.Account(a)
+	if err != nil {
+		s.internal(w, r, err)
+		return acct, false
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, "account not found: "+a.String())
+		return acct, false
+	}
+	return acct, true
+}
+
+func (s *Server) accounts(w http.ResponseWriter, r *http.Request) {
+	st := newStream(w, '[', ']')
+	st.end(s.n.Store.Accounts(func(a ledger.Account) error {
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
+		return st.elem(accountJSON(&a))
+	}))
+}
+
+// accountInfo answers GET /accounts/{address}, an addition to the API
+// description: one Account, so a wallet need not list them all to learn its
+// frontier.
+func (s *Server) accountInfo(w http.ResponseWriter, r *http.Request) {
+	if acct, ok := s.account(w, r); ok {
+		writeJSON(w, http.StatusOK, accountJSON(&acct))
+	}
+}
+
+func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
+	if acct, ok := s.account(w, r); ok {
+		writeJSON(w, http.StatusOK, BalanceMap(&acct))
+	}
+}
+
+func (s *Server) chain(w http.ResponseWriter, r *http.Request) {
+	acct, ok := s.account(w, r)
+	if !ok {
+		return
+	}
+	st := newStream(w, '[', ']')
+	st.end(s.n.Store.Chain(acct.Address, func(e *ledger.Entry) error {
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
+		return st.elem(e.Block)
+	}))
+}
+
+func (s *Server) keyset(w http.ResponseWriter, r *http.Request) {
+	acct, ok := s.account(w, r)
+	if !ok {
+		return
+	}
+	if acct.Keyset == nil {
+		writeError(w, http.StatusNotFound, "account is not multisig: "+acct.Address.String())
+		return
+	}
+	writeJSON(w, http.StatusOK, acct.Keyset)
+}
+
+// submit answers POST /blocks/{type}.
+func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := ledger.DecodeJSON(http.MaxBytesReader(w, r.Body, ledger.MaxBlockJSON))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) || errors.As(errors.Unwrap(err), &mbe) {
+				err = fmt.Errorf("body exceeds %d bytes", ledger.MaxBlockJSON)
+			}
+			writeError(w, http.StatusBadRequest, "invalid block: "+err.Error())
+			return
+		}
+		if b.Type != t {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid block: /blocks/%s takes %s blocks, got %s", t, t, b.Type))
+			return
+		}
+		// Resubmitting a block already in the ledger is idempotent, even
+		// once its timestamp has aged past the skew window.
+		if h := b.ComputeHash(); h == b.Hash {
+			if _, found, err := s.n.Store.Entry(h); err != nil {
+				s.internal(w, r, err)
+				return
+			} else if found {
+				writeJSON(w, http.StatusOK, BlockHashResponse{Hash: h})
+				return
+			}
+		}
+		now := s.n.Now().UnixMilli()
+		if skew := b.Timestamp - now; skew > s.opts.MaxClockSkew.Milliseconds() || -skew > s.opts.MaxClockSkew.Milliseconds() {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid block: timestamp %d is %s from the node's clock (%d); at most %s is allowed",
+				b.Timestamp, time.Duration(abs(skew))*time.Millisecond, now, s.opts.MaxClockSkew))
+			return
+		}
+		res, err := s.n.Engine.Submit(r.Context(), b)
+		switch {
+		case err == nil:
+			writeJSON(w, http.StatusOK, BlockHashResponse{Hash: res.Hash})
+		case ledger.IsRule(err):
+			writeError(w, http.StatusBadRequest, "invalid block: "+err.Error())
+		default:
+			s.internal(w, r, err)
+		}
+	}
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func (s *Server) block(w http.ResponseWriter, r *http.Request) {
+	h, err := ledger.ParseHash(r.PathValue("hash"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid block hash in path: "+err.Error())
+		return
+	}
+	e, found, err := s.n.Store.Entry(h)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, "block not found: "+h.String())
+		return
+	}
+	writeJSON(w, http.StatusOK, e.Block)
+}
+
+// MaxRecent bounds GET /blocks/recent?limit.
+const MaxRecent = 500
+
+func (s *Server) recent(w http.ResponseWriter, r *http.Request) {
+	limit := 20
+	if q := r.URL.Query(); q.Has("limit") {
+		v, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || v < 1 || v > MaxRecent {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be an integer from 1 to %d, got %q", MaxRecent, q.Get("limit")))
+			return
+		}
+		limit = v
+	}
+	st := newStream(w, '[', ']')
+	st.end(s.n.Store.Recent(limit, func(e *ledger.Entry) error { return st.elem(e.Block) }))
+}
+
+func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
+	var req PoWRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid request: want {\"hash\": \"<64 hex characters>\"}: "+err.Error())
+		return
+	}
+	if req.Hash.IsZero() {
+		writeError(w, http.StatusBadRequest, "invalid request: hash is required")
+		return
+	}
+	select {
+	case s.powSlot <- struct{}{}:
+		defer func() { <-s.powSlot }()
+	case <-r.Context().Done():
+		s.internal(w, r, r.Context().Err())
+		return
+	}
+	nonce, err := pow.Solve(r.Context(), req.Hash, s.n.Network.Work.Max())
+	if err != nil {
+		s.internal(w, r, r.Context().Err())
+		return
+	}
+	writeJSON(w, http.StatusOK, PoWResponse{Nonce: nonce})
+}
+
+func (s *Server) nodeInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, NodeInfo{
+		Version:       node.Version,
+		PeerID:        "",
+		Account:       s.n.Key.Address(),
+		UptimeSeconds: int64(s.n.Now().Sub(s.n.Started).Seconds()),
+		Network:       s.n.Network.Name,
+		Genesis:       s.n.Network.Genesis.Hash,
+		Work:          s.n.Network.Work,
+	})
+}
+
+func (s *Server) pendingAll(w http.ResponseWriter, r *http.Request) {
+	st := newStream(w, '[', ']')
+	st.end(s.n.Store.Pendings(func(p ledger.Pending) error {
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
+		return st.elem(pendingJSON(p))
+	}))
+}
+
+func (s *Server) pendingFor(w http.ResponseWriter, r *http.Request) {
+	a, ok := pathAddress(w, r, "address")
+	if !ok {
+		return
+	}
+	st := newStream(w, '[', ']')
+	st.end(s.n.Store.PendingTo(a, func(p ledger.Pending) error { return st.elem(pendingJSON(p)) }))
+}
+
+func (s *Server) frontiers(w http.ResponseWriter, r *http.Request) {
+	st := newStream(w, '{', '}')
+	st.end(s.n.Store.Accounts(func(a ledger.Account) error {
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
+		return st.field(a.Address.String(), a.Frontier)
+	}))
+}
+
+func (s *Server) conflicts(w http.ResponseWriter, r *http.Request) {
+	var only *ledger.Address
+	if r.PathValue("account") != "" {
+		a, ok := pathAddress(w, r, "account")
+		if !ok {
+			return
+		}
+		only = &a
+	}
+	st := newStream(w, '[', ']')
+	st.end(s.n.Store.Conflicts(only, func(c ledgerstore.Conflict) error { return st.elem(conflictJSON(c)) }))
+}
+
+func msTime(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+

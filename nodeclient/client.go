@@ -1,0 +1,212 @@
+// Package nodeclient is a Go client for the ledger node's HTTP API.
+package nodeclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/nodeapi"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// ErrNotFound matches (with errors.Is) an *APIError with status 404.
+var ErrNotFound = errors.New("nodeclient: not found")
+
+// APIError is a non-2xx answer from the node.
+type APIError struct {
+	StatusCode int
+	Message    string // the Error body's error field, or the raw body
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("node: %s (HTTP %d)", e.Message, e.StatusCode) }
+
+// Is makes errors.Is(err, ErrNotFound) true for 404 answers.
+func (e *APIError) Is(target error) bool { return target == ErrNotFound && e.StatusCode == http.StatusNotFound }
+
+// Client talks to one node. It is safe for concurrent use.
+type Client struct {
+	base string
+	hc   *http.Client
+}
+
+// New returns a client for the node at baseURL (such as
+// http://127.0.0.1:8080). A nil hc means http.DefaultClient.
+func New(baseURL string, hc *http.Client) *Client {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), hc: hc}
+}
+
+// BaseURL returns the node's URL.
+func (c *Client) BaseURL() string { return c.base }
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		var e nodeapi.Error
+		msg := strings.TrimSpace(string(data))
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			msg = e.Error
+		}
+		return &APIError{StatusCode: resp.StatusCode, Message: msg}
+	}
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("node %s %s: decode response: %w", method, path, err)
+	}
+	return nil
+}
+
+// Node returns the node's info.
+func (c *Client) Node(ctx context.Context) (nodeapi.NodeInfo, error) {
+	var v nodeapi.NodeInfo
+	return v, c.do(ctx, "GET", "/node", nil, &v)
+}
+
+// Accounts returns every account.
+func (c *Client) Accounts(ctx context.Context) ([]nodeapi.Account, error) {
+	var v []nodeapi.Account
+	return v, c.do(ctx, "GET", "/accounts", nil, &v)
+}
+
+// Account returns one account.
+func (c *Client) Account(ctx context.Context, a ledger.Address) (nodeapi.Account, error) {
+	var v nodeapi.Account
+	return v, c.do(ctx, "GET", "/accounts/"+a.String(), nil, &v)
+}
+
+// Balance returns an account's non-zero balances by asset name.
+func (c *Client) Balance(ctx context.Context, a ledger.Address) (map[string]string, error) {
+	var v map[string]string
+	return v, c.do(ctx, "GET", "/accounts/"+a.String()+"/balance", nil, &v)
+}
+
+// Chain returns an account's blocks, oldest first.
+func (c *Client) Chain(ctx context.Context, a ledger.Address) ([]*ledger.Block, error) {
+	var v []*ledger.Block
+	return v, c.do(ctx, "GET", "/accounts/"+a.String()+"/chain", nil, &v)
+}
+
+// Keyset returns a multisig account's keyset.
+func (c *Client) Keyset(ctx context.Context, a ledger.Address) (ledger.Keyset, error) {
+	var v ledger.Keyset
+	return v, c.do(ctx, "GET", "/accounts/"+a.String()+"/keyset", nil, &v)
+}
+
+// Block returns a block by hash.
+func (c *Client) Block(ctx context.Context, h ledger.Hash) (*ledger.Block, error) {
+	var v ledger.Block
+	if err := c.do(ctx, "GET", "/blocks/"+h.String(), nil, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// Recent returns up to limit recent blocks across accounts, newest first.
+func (c *Client) Recent(ctx context.Context, limit int) ([]*ledger.Block, error) {
+	var v []*ledger.Block
+	return v, c.do(ctx, "GET", "/blocks/recent?limit="+strconv.Itoa(limit), nil, &v)
+}
+
+// Submit posts a block to /blocks/{type} and returns its hash.
+func (c *Client) Submit(ctx context.Context, b *ledger.Block) (ledger.Hash, error) {
+	var v nodeapi.BlockHashResponse
+	err := c.do(ctx, "POST", "/blocks/"+url.PathEscape(b.Type.String()), b, &v)
+	return v.Hash, err
+}
+
+// PoW asks the node for a nonce meeting its highest threshold for h.
+func (c *Client) PoW(ctx context.Context, h ledger.Hash) (int64, error) {
+	var v nodeapi.PoWResponse
+	return v.Nonce, c.do(ctx, "POST", "/pow", nodeapi.PoWRequest{Hash: h}, &v)
+}
+
+// Pending returns every pending send, or only those to dest when dest is
+// non-nil.
+func (c *Client) Pending(ctx context.Context, dest *ledger.Address) ([]nodeapi.PendingSend, error) {
+	path := "/pending"
+	if dest != nil {
+		path += "/" + dest.String()
+	}
+	var v []nodeapi.PendingSend
+	return v, c.do(ctx, "GET", path, nil, &v)
+}
+
+// Frontiers returns every account's latest block hash.
+func (c *Client) Frontiers(ctx context.Context) (map[ledger.Address]ledger.Hash, error) {
+	var v map[ledger.Address]ledger.Hash
+	return v, c.do(ctx, "GET", "/frontiers", nil, &v)
+}
+
+// Conflicts returns the recorded fork conflicts, or only account's when
+// account is non-nil.
+func (c *Client) Conflicts(ctx context.Context, account *ledger.Address) ([]nodeapi.Conflict, error) {
+	path := "/conflicts"
+	if account != nil {
+		path += "/" + account.String()
+	}
+	var v []nodeapi.Conflict
+	return v, c.do(ctx, "GET", path, nil, &v)
+}
+
+// Head returns what a wallet needs to extend a's chain; a new account has
+// a zero Head.
+func (c *Client) Head(ctx context.Context, a ledger.Address) (wallet.Head, error) {
+	h := wallet.Head{Account: a}
+	acct, err := c.Account(ctx, a)
+	if errors.Is(err, ErrNotFound) {
+		return h, nil
+	}
+	if err != nil {
+		return h, err
+	}
+	h.Frontier = acct.Frontier
+	for name, v := range acct.Balances {
+		asset, err := ledger.ParseAsset(name)
+		if err != nil {
+			return h, fmt.Errorf("node: %w", err)
+		}
+		if h.Balances[asset-1], err = ledger.ParseAmount(v); err != nil {
+			return h, fmt.Errorf("node: balance of %s: %w", name, err)
+		}
+	}
+	fb, err := c.Block(ctx, acct.Frontier)
+	if err != nil {
+		return h, err
+	}
+	h.Timestamp = fb.Timestamp
+	return h, nil
+}
