@@ -403,4 +403,3 @@ func (s *Server) conflicts(w http.ResponseWriter, r *http.Request) {
 func msTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
-

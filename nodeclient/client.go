@@ -30,7 +30,9 @@ type APIError struct {
 func (e *APIError) Error() string { return fmt.Sprintf("node: %s (HTTP %d)", e.Message, e.StatusCode) }
 
 // Is makes errors.Is(err, ErrNotFound) true for 404 answers.
-func (e *APIError) Is(target error) bool { return target == ErrNotFound && e.StatusCode == http.StatusNotFound }
+func (e *APIError) Is(target error) bool {
+	return target == ErrNotFound && e.StatusCode == http.StatusNotFound
+}
 
 // Client talks to one node. It is safe for concurrent use.
 type Client struct {
