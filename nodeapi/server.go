@@ -66,6 +66,9 @@ func New(n *node.Node, opts Options) *Server {
 		ledger.TypeMultisigOpen, ledger.TypeMultisigUpdate} {
 		m.HandleFunc("POST /blocks/"+t.String(), s.submit(t))
 	}
+	m.HandleFunc("POST /blocks/{type}", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no endpoint POST "+r.URL.Path+": this node accepts send, receive, claim, multisig_open and multisig_update blocks")
+	})
 	m.HandleFunc("GET /blocks/recent", s.recent)
 	m.HandleFunc("GET /blocks/{hash}", s.block)
 	m.HandleFunc("POST /pow", s.pow)
