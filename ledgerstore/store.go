@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/ledger"
 )
@@ -46,16 +48,33 @@ type Store struct {
 	reader
 }
 
+// Options configure a Store. The zero value is ready to use.
+type Options struct {
+	// Logger receives Pebble's messages; nil means slog.Default().
+	Logger *slog.Logger
+	// FS is the file system; nil means the operating system's. Tests use
+	// vfs.NewCrashableMem to simulate power loss.
+	FS vfs.FS
+}
+
 // Open opens or creates the store in dir.
-func Open(dir string, log *slog.Logger) (*Store, error) {
+func Open(dir string, o Options) (*Store, error) {
+	log := o.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	opts := &pebble.Options{
+		FS:                 o.FS,
 		Logger:             pebbleLogger{log},
 		FormatMajorVersion: pebble.FormatNewest,
 		// A larger memtable absorbs bursts of small blocks without stalls.
 		MemTableSize: 64 << 20,
+	}
+	// Most point reads on the write path are of keys that may not exist
+	// (pending entries, new accounts); bloom filters answer those without
+	// touching data blocks.
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {

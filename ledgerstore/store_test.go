@@ -26,7 +26,7 @@ type sim struct {
 
 func newSim(t *testing.T, dir string, seed uint64) *sim {
 	t.Helper()
-	st, err := Open(dir, nil)
+	st, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestStoreSurvivesReopen(t *testing.T) {
 	if err := s.st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Open(dir, nil)
+	st, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,11 +42,12 @@ type Engine struct {
 	log    *slog.Logger
 	now    func() time.Time
 
-	in     chan *request
-	synced chan *group
-	quit   chan struct{}
-	wg     sync.WaitGroup
-	once   sync.Once
+	in      chan *request
+	synced  chan *group
+	quit    chan struct{}
+	stopped chan struct{} // closed once both goroutines have exited
+	wg      sync.WaitGroup
+	once    sync.Once
 }
 
 type request struct {
@@ -66,9 +67,10 @@ type group struct {
 func NewEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger, now func() time.Time) *Engine {
 	e := &Engine{
 		store: store, params: params, log: log, now: now,
-		in:     make(chan *request, maxGroup),
-		synced: make(chan *group, 2),
-		quit:   make(chan struct{}),
+		in:      make(chan *request, maxGroup),
+		synced:  make(chan *group, 2),
+		quit:    make(chan struct{}),
+		stopped: make(chan struct{}),
 	}
 	e.wg.Add(2)
 	go e.write()
@@ -79,8 +81,12 @@ func NewEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger,
 // Close stops the engine after the blocks already taken are committed and
 // answered. Submit calls that have not been taken fail with ErrClosed.
 func (e *Engine) Close() {
-	e.once.Do(func() { close(e.quit) })
-	e.wg.Wait()
+	e.once.Do(func() {
+		close(e.quit)
+		e.wg.Wait()
+		close(e.stopped)
+	})
+	<-e.stopped
 }
 
 // Params returns the network rules the engine enforces.
@@ -106,6 +112,15 @@ func (e *Engine) Submit(ctx context.Context, b *ledger.Block) (Result, error) {
 	select {
 	case <-r.done:
 		return r.res, r.err
+	case <-e.stopped:
+		// Every request the writer took has been answered by now; one
+		// still unanswered was queued too late and never will be.
+		select {
+		case <-r.done:
+			return r.res, r.err
+		default:
+			return Result{}, ErrClosed
+		}
 	case <-ctx.Done():
 		return Result{}, ctx.Err()
 	}

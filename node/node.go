@@ -4,6 +4,7 @@
 package node
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,9 @@ func (n *Network) Validate() error {
 	if n.Genesis == nil {
 		return errors.New("node: network genesis block is required")
 	}
+	if n.Work.Send == 0 || n.Work.Receive == 0 {
+		return errors.New("node: network work thresholds (work.send, work.receive) are required and non-zero")
+	}
 	if err := ledger.CheckGenesis(n.Genesis); err != nil {
 		return fmt.Errorf("node: genesis: %w", err)
 	}
@@ -51,7 +55,9 @@ func LoadNetwork(path string) (*Network, error) {
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	var n Network
-	if err := json.Unmarshal(data, &n); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&n); err != nil {
 		return nil, fmt.Errorf("node: genesis file %s: %w", path, err)
 	}
 	if err := n.Validate(); err != nil {
@@ -104,7 +110,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := ledgerstore.Open(filepath.Join(cfg.DataDir, "ledger"), log)
+	st, err := ledgerstore.Open(filepath.Join(cfg.DataDir, "ledger"), ledgerstore.Options{Logger: log})
 	if err != nil {
 		return nil, err
 	}

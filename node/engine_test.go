@@ -1,0 +1,152 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgerstore"
+	"github.com/latticenet/lattice/wallet"
+	"github.com/latticenet/lattice/workload"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func genWorkload(t *testing.T, accounts, perPair int) (*ledger.Block, *workload.Workload) {
+	t.Helper()
+	gk := wallet.NewKey()
+	now := time.Now().UnixMilli()
+	g := ledger.NewGenesis(gk.Private(), ledger.NewAmount(1e15), now)
+	wl, err := workload.Generate(context.Background(), workload.Config{GenesisKey: gk, Genesis: g, Work: ledger.DevWork,
+		Accounts: accounts, Fund: ledger.NewAmount(1e9), Claim: true, PerPair: perPair, Timestamp: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, wl
+}
+
+// TestPowerLossKeepsAcknowledgedBlocks cuts the power, in effect, while
+// blocks stream into the engine: it clones the file system keeping only
+// what was fsync'd, reopens the ledger from the clone, and checks that every
+// block acknowledged before the cut is there and the invariants hold.
+func TestPowerLossKeepsAcknowledgedBlocks(t *testing.T) {
+	g, wl := genWorkload(t, 16, 60)
+	for trial := range 6 {
+		fs := vfs.NewCrashableMem()
+		st, err := ledgerstore.Open("ledger", ledgerstore.Options{FS: fs, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g}); err != nil {
+			t.Fatal(err)
+		}
+		e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+		ctx := context.Background()
+		var mu sync.Mutex
+		acked := map[ledger.Hash]bool{}
+		submit := func(blocks []*ledger.Block) {
+			for _, b := range blocks {
+				if _, err := e.Submit(ctx, b); err != nil {
+					if !errors.Is(err, ErrClosed) {
+						t.Errorf("submit: %v", err)
+					}
+					return
+				}
+				mu.Lock()
+				acked[b.Hash] = true
+				mu.Unlock()
+			}
+		}
+		submit(wl.Setup)
+		var wg sync.WaitGroup
+		for _, s := range wl.Streams {
+			wg.Add(1)
+			go func() { defer wg.Done(); submit(s) }()
+		}
+		// Cut the power part-way through the streams.
+		time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond)
+		mu.Lock()
+		before := make(map[ledger.Hash]bool, len(acked))
+		for h := range acked {
+			before[h] = true
+		}
+		mu.Unlock()
+		crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+		e.Close()
+		wg.Wait()
+		st.Close()
+
+		st2, err := ledgerstore.Open("ledger", ledgerstore.Options{FS: crashed, Logger: quiet})
+		if err != nil {
+			t.Fatalf("trial %d: reopen after power loss: %v", trial, err)
+		}
+		for h := range before {
+			if _, found, err := st2.Entry(h); err != nil || !found {
+				t.Fatalf("trial %d: block %s acknowledged before the power cut is lost (%v)", trial, h, err)
+			}
+		}
+		snap := st2.Snapshot()
+		r, err := ledger.Audit(snap)
+		snap.Close()
+		if err != nil {
+			t.Fatalf("trial %d: audit after power loss: %v", trial, err)
+		}
+		t.Logf("trial %d: %d blocks acknowledged before the cut, %d on disk after it", trial, len(before), r.Blocks)
+		st2.Close()
+	}
+}
+
+func TestEngineAnswers(t *testing.T) {
+	g, wl := genWorkload(t, 2, 2)
+	st, err := ledgerstore.Open(t.TempDir(), ledgerstore.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g})
+	e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+	ctx := context.Background()
+	for _, b := range wl.Setup {
+		if _, err := e.Submit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A duplicate answers like an acceptance and says so.
+	res, err := e.Submit(ctx, wl.Setup[0])
+	if err != nil || !res.Duplicate || res.Hash != wl.Setup[0].Hash {
+		t.Errorf("duplicate: got %+v, %v; want Duplicate", res, err)
+	}
+	// A block out of order is a gap, not a crash.
+	if _, err := e.Submit(ctx, wl.Streams[0][1]); !errors.Is(err, ledger.ErrGapSource) {
+		t.Errorf("receive before its send: got %v, want ErrGapSource", err)
+	}
+	// A bad block is refused before it reaches the writer.
+	bad := wl.Streams[0][0].Clone()
+	bad.PowNonce++
+	for ledger.DevWork.Send.Met(bad.Hash, bad.PowNonce) {
+		bad.PowNonce++
+	}
+	if _, err := e.Submit(ctx, bad); !errors.Is(err, ledger.ErrInsufficientWork) {
+		t.Errorf("bad work: got %v, want ErrInsufficientWork", err)
+	}
+	e.Close()
+	if _, err := e.Submit(ctx, wl.Streams[0][0]); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: got %v, want ErrClosed", err)
+	}
+	// A cancelled context ends the wait.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	e2 := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+	defer e2.Close()
+	if _, err := e2.Submit(cctx, wl.Streams[0][0]); err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: got %v", err)
+	}
+}
