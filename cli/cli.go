@@ -41,6 +41,7 @@ func commands() []command {
 		{"chain", "list an account's blocks, oldest first", runChain},
 		{"block", "show one block", runBlock},
 		{"multisig", "open a multisig account or rotate its keyset (multisig open | update)", runMultisig},
+		{"audit", "check a stopped node's ledger invariants offline", runAudit},
 		{"bench", "measure ledger ingestion (bench ledger)", runBench},
 		{"version", "print the version", runVersion},
 	}

@@ -16,11 +16,9 @@ var ErrDuplicate = errors.New("ledger: block already in the ledger")
 // other invalid block (ErrGapPrevious and ErrGapSource mean a block it needs
 // is not known yet, and it may become valid later); anything else is v's.
 func Apply(v View, b *Block) (*Delta, error) {
-	if _, found, err := v.Entry(b.Hash); err != nil {
-		return nil, err
-	} else if found {
-		return nil, ErrDuplicate
-	}
+	// No lookup of b.Hash: a block already in the ledger sits at its own
+	// (account, previous) position, which checkPrevious inspects anyway, so
+	// duplicates cost nothing on the hot path.
 	acct, exists, err := v.Account(b.Account)
 	if err != nil {
 		return nil, err
@@ -113,6 +111,9 @@ func Apply(v View, b *Block) (*Delta, error) {
 // previous), a fork (previous already followed) and a block that names
 // another account's block.
 func checkPrevious(v View, b *Block, acct *Account, exists bool) error {
+	if exists && b.Hash == acct.Frontier {
+		return ErrDuplicate
+	}
 	if exists && b.Previous == acct.Frontier {
 		return nil
 	}
@@ -125,7 +126,7 @@ func checkPrevious(v View, b *Block, acct *Account, exists bool) error {
 		if err != nil {
 			return err
 		}
-		return &ForkError{Account: b.Account, Previous: b.Previous, Existing: first, Block: b}
+		return forkOrDuplicate(b, first)
 	}
 	e, found, err := v.Entry(b.Previous)
 	if err != nil {
@@ -141,17 +142,25 @@ func checkPrevious(v View, b *Block, acct *Account, exists bool) error {
 	if err != nil {
 		return err
 	}
-	return &ForkError{Account: b.Account, Previous: b.Previous, Existing: next, Block: b}
+	return forkOrDuplicate(b, next)
+}
+
+// forkOrDuplicate tells a resubmission of the block that follows b's
+// previous from a competing block.
+func forkOrDuplicate(b *Block, existing Hash) error {
+	if existing == b.Hash {
+		return ErrDuplicate
+	}
+	return &ForkError{Account: b.Account, Previous: b.Previous, Existing: existing, Block: b}
 }
 
 // authorise checks that the block is signed by whoever controls the account:
 // its own key, or enough of its keyset.
 func authorise(b *Block, acct *Account, exists bool) error {
 	if b.Type == TypeMultisigOpen {
-		if exists {
-			return ruleErr(ErrAccountExists, "multisig account %s is already open", b.Account)
-		}
-		return nil // Check verified the keyset's signatures.
+		// Check verified the keyset's signatures; checkPrevious that the
+		// account is new (opening it twice is a fork of its first block).
+		return nil
 	}
 	if exists && acct.Keyset != nil {
 		if len(b.Signatures) == 0 {

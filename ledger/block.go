@@ -102,6 +102,10 @@ func DecodeJSON(r io.Reader) (*Block, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("unexpected data after the JSON object")
 	}
+	// A field equal to its zero value is absent, keyset included.
+	if b.Keyset != nil && b.Keyset.Threshold == 0 && len(b.Keyset.Keys) == 0 {
+		b.Keyset = nil
+	}
 	for _, f := range [...]struct {
 		name string
 		set  bool
@@ -138,7 +142,7 @@ func jsonError(err error) error {
 	}
 	// encoding/json reports text-unmarshal failures and unknown fields as
 	// plain errors whose text already names the problem.
-	return fmt.Errorf("invalid JSON: %v", err)
+	return fmt.Errorf("invalid JSON: %w", err)
 }
 
 // Clone returns a deep copy of b.

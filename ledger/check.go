@@ -228,7 +228,7 @@ func meetsThreshold(b *Block, k Keyset) error {
 		}
 	}
 	if len(b.Signatures) < k.Threshold {
-		return ruleErr(ErrUnauthorized, "%d signatures, keyset threshold is %d", len(b.Signatures), k.Threshold)
+		return ruleErr(ErrUnauthorized, "%d of the keyset's keys signed; its threshold is %d", len(b.Signatures), k.Threshold)
 	}
 	return nil
 }

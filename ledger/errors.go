@@ -26,7 +26,6 @@ var (
 	ErrClaimTooSoon        = errors.New("faucet claim rate-limited")
 	ErrUnauthorized        = errors.New("not authorised")
 	ErrNotMultisig         = errors.New("account is not multisig")
-	ErrAccountExists       = errors.New("account already exists")
 	ErrUnknownAccount      = errors.New("account not found")
 	ErrUnsupported         = errors.New("block type not accepted yet")
 	ErrHasDependents       = errors.New("block has dependents")

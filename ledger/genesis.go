@@ -32,8 +32,14 @@ func CheckGenesis(b *Block) error {
 		return ruleErr(ErrMalformed, "genesis amount must equal its balance, the supply")
 	case b.Account.IsZero() || b.Timestamp <= 0:
 		return ruleErr(ErrMalformed, "genesis needs an account and a positive timestamp")
-	case len(b.Signatures) > 0 || b.Keyset != nil || len(b.Attestations) > 0:
-		return ruleErr(ErrMalformed, "genesis carries no keyset, signatures or attestations")
+	case len(b.Signatures) > 0 || !b.Representative.IsZero():
+		return ruleErr(ErrMalformed, "genesis carries no representative or multisig signatures")
+	}
+	have := b.present()
+	for f := range numFields {
+		if have[f] && f != fAmount {
+			return ruleErr(ErrMalformed, "genesis must not carry %s", fieldNames[f])
+		}
 	}
 	if h := b.ComputeHash(); h != b.Hash {
 		return ruleErr(ErrBadHash, "block says %s, contents hash to %s", b.Hash, h)

@@ -1,0 +1,334 @@
+// Package ledgerbench measures how fast a node ingests blocks, against how
+// fast this machine verifies ed25519 signatures, the floor cost of every
+// block. It pre-generates signed blocks, then submits them to a fresh node
+// over HTTP and, on a second fresh node, straight to the engine.
+package ledgerbench
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/nodeapi"
+	"github.com/latticenet/lattice/wallet"
+	"github.com/latticenet/lattice/workload"
+)
+
+// Config sizes a run. Zero values take the defaults.
+type Config struct {
+	Blocks      int           // measured blocks per phase (default 40000)
+	Accounts    int           // accounts, in pairs that pay each other (default 1024)
+	Concurrency int           // blocks in flight (default 64)
+	VerifyTime  time.Duration // how long to measure ed25519 verification (default 2 s)
+	Dir         string        // where the nodes keep their data (default: a temporary directory)
+	Progress    io.Writer     // progress messages, or nil
+	// Phases selects what to measure: "all" (the default), "http" or
+	// "inprocess"; one phase alone is for profiling.
+	Phases string
+}
+
+func (c *Config) setDefaults() {
+	if c.Blocks <= 0 {
+		c.Blocks = 40000
+	}
+	if c.Accounts < 2 {
+		c.Accounts = 1024
+	}
+	c.Accounts &^= 1
+	if c.Concurrency <= 0 {
+		c.Concurrency = 64
+	}
+	if c.VerifyTime <= 0 {
+		c.VerifyTime = 2 * time.Second
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+}
+
+// Phase is the measurement of one ingestion path.
+type Phase struct {
+	Blocks    int     `json:"blocks"`
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"blocks_per_second"`
+	P50ms     float64 `json:"p50_ms"`
+	P99ms     float64 `json:"p99_ms"`
+}
+
+// Report is the outcome of a run. The ratios divide each ingestion rate by
+// the verification rate measured in the same run.
+type Report struct {
+	CPUs           int     `json:"cpus"`
+	Concurrency    int     `json:"concurrency"`
+	Accounts       int     `json:"accounts"`
+	VerifyPerSec   float64 `json:"ed25519_verify_per_second"`
+	HTTP           Phase   `json:"http"`
+	InProcess      Phase   `json:"in_process"`
+	HTTPRatio      float64 `json:"http_to_verify_ratio"`
+	InProcessRatio float64 `json:"in_process_to_verify_ratio"`
+}
+
+// benchWork keeps pre-generation quick. Checking work costs one SHA-256 at
+// any threshold, so ingestion is measured at full cost.
+var benchWork = ledger.Work{Send: 0xff00000000000000, Receive: 0xf000000000000000}
+
+// Run measures. It starts and stops everything it needs.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	cfg.setDefaults()
+	r := Report{CPUs: runtime.GOMAXPROCS(0), Concurrency: cfg.Concurrency, Accounts: cfg.Accounts}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "lattice-bench-")
+		if err != nil {
+			return r, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	fmt.Fprintf(cfg.Progress, "generating %d setup and %d measured blocks for %d accounts...\n", cfg.Accounts*2, cfg.Blocks, cfg.Accounts)
+	w, err := generate(ctx, cfg)
+	if err != nil {
+		return r, err
+	}
+	fmt.Fprintf(cfg.Progress, "measuring ed25519 verification on %d cores for %s...\n", r.CPUs, cfg.VerifyTime)
+	r.VerifyPerSec = verifyRate(cfg.VerifyTime)
+
+	if cfg.Phases != "inprocess" {
+		fmt.Fprintf(cfg.Progress, "ingesting over HTTP, %d in flight...\n", cfg.Concurrency)
+		if r.HTTP, err = w.runHTTP(ctx, filepath.Join(dir, "http"), cfg.Concurrency); err != nil {
+			return r, fmt.Errorf("http phase: %w", err)
+		}
+	}
+	if cfg.Phases != "http" {
+		fmt.Fprintf(cfg.Progress, "ingesting in process, %d in flight...\n", cfg.Concurrency)
+		if r.InProcess, err = w.runInProcess(ctx, filepath.Join(dir, "inproc"), cfg.Concurrency); err != nil {
+			return r, fmt.Errorf("in-process phase: %w", err)
+		}
+	}
+	r.HTTPRatio = r.HTTP.PerSecond / r.VerifyPerSec
+	r.InProcessRatio = r.InProcess.PerSecond / r.VerifyPerSec
+	return r, nil
+}
+
+// benchLoad is the benchmark's network, its setup blocks and the measured
+// streams (see package workload), pre-encoded as JSON for the HTTP phase.
+type benchLoad struct {
+	network *node.Network
+	setup   []*ledger.Block
+	streams [][]*ledger.Block
+	json    map[*ledger.Block][]byte
+}
+
+func generate(ctx context.Context, cfg Config) (*benchLoad, error) {
+	gk, _ := wallet.KeyFromSeed(bytes.Repeat([]byte{0x42}, 32))
+	t := time.Now().UnixMilli()
+	net := &node.Network{Name: "bench", Work: benchWork, Genesis: ledger.NewGenesis(gk.Private(), ledger.NewAmount(1<<62), t)}
+	pairs := cfg.Accounts / 2
+	wl, err := workload.Generate(ctx, workload.Config{
+		GenesisKey: gk, Genesis: net.Genesis, Work: benchWork, Accounts: cfg.Accounts,
+		Fund: ledger.NewAmount(1_000_000_000), PerPair: (cfg.Blocks + 2*pairs - 1) / (2 * pairs), Timestamp: t,
+	})
+	if err != nil {
+		return nil, err
+	}
+	w := &benchLoad{network: net, setup: wl.Setup, streams: wl.Streams, json: make(map[*ledger.Block][]byte)}
+	// Trim to exactly cfg.Blocks, keeping each stream a prefix.
+	total := 0
+	for p := range w.streams {
+		if total+len(w.streams[p]) > cfg.Blocks {
+			w.streams[p] = w.streams[p][:max(0, cfg.Blocks-total)]
+		}
+		total += len(w.streams[p])
+	}
+	for _, st := range w.streams {
+		for _, b := range st {
+			data, err := json.Marshal(b)
+			if err != nil {
+				return nil, err
+			}
+			w.json[b] = data
+		}
+	}
+	return w, nil
+}
+
+func (w *benchLoad) openNode(ctx context.Context, dir string) (*node.Node, error) {
+	n, err := node.Open(node.Config{DataDir: dir, Network: w.network, Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return nil, err
+	}
+	// Setup blocks go in unmeasured, in order, many at a time per group.
+	var wg sync.WaitGroup
+	errc := make(chan error, len(w.setup))
+	for i := 0; i < len(w.setup); i += 2 {
+		// Sends of the genesis chain must be ordered; receives may follow
+		// in parallel once their send is in.
+		if _, err := n.Engine.Submit(ctx, w.setup[i]); err != nil {
+			n.Close()
+			return nil, err
+		}
+		wg.Add(1)
+		go func(b *ledger.Block) {
+			defer wg.Done()
+			if _, err := n.Engine.Submit(ctx, b); err != nil {
+				errc <- err
+			}
+		}(w.setup[i+1])
+	}
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		n.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+// drive runs the streams with conc workers; each worker owns whole streams
+// and submits their blocks one at a time with submit.
+func (w *benchLoad) drive(conc int, submit func(*ledger.Block) error) (Phase, error) {
+	var next atomic.Int64
+	lat := make([][]time.Duration, conc)
+	errc := make(chan error, conc)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				s := int(next.Add(1) - 1)
+				if s >= len(w.streams) {
+					return
+				}
+				for _, b := range w.streams[s] {
+					t := time.Now()
+					if err := submit(b); err != nil {
+						errc <- err
+						return
+					}
+					lat[i] = append(lat[i], time.Since(t))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errc)
+	if err := <-errc; err != nil {
+		return Phase{}, err
+	}
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	ph := Phase{Blocks: len(all), Seconds: elapsed.Seconds(), PerSecond: float64(len(all)) / elapsed.Seconds()}
+	if len(all) > 0 {
+		ph.P50ms = ms(all[len(all)/2])
+		ph.P99ms = ms(all[len(all)*99/100])
+	}
+	return ph, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func (w *benchLoad) runInProcess(ctx context.Context, dir string, conc int) (Phase, error) {
+	n, err := w.openNode(ctx, dir)
+	if err != nil {
+		return Phase{}, err
+	}
+	defer n.Close()
+	return w.drive(conc, func(b *ledger.Block) error {
+		// A fresh copy, as if parsed off the wire: nothing cached on b.
+		_, err := n.Engine.Submit(ctx, b.Clone())
+		return err
+	})
+}
+
+func (w *benchLoad) runHTTP(ctx context.Context, dir string, conc int) (Phase, error) {
+	n, err := w.openNode(ctx, dir)
+	if err != nil {
+		return Phase{}, err
+	}
+	defer n.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Phase{}, err
+	}
+	srv := &http.Server{Handler: nodeapi.New(n, nodeapi.Options{MaxClockSkew: time.Hour}), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	base := "http://" + ln.Addr().String() + "/blocks/"
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc}, Timeout: time.Minute}
+	defer hc.CloseIdleConnections()
+	return w.drive(conc, func(b *ledger.Block) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+b.Type.String(), bytes.NewReader(w.json[b]))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("POST %s: %d %s", b.Type, resp.StatusCode, body)
+		}
+		return nil
+	})
+}
+
+// verifyRate measures ed25519 verifications per second on every core.
+func verifyRate(d time.Duration) float64 {
+	const n = 64
+	type item struct {
+		pub ed25519.PublicKey
+		msg []byte
+		sig []byte
+	}
+	items := make([]item, n)
+	for i := range items {
+		k := wallet.NewKey()
+		msg := make([]byte, 32)
+		msg[0] = byte(i)
+		items[i] = item{ed25519.PublicKey(k.Address().PublicKey()), msg, ed25519.Sign(k.Private(), msg)}
+	}
+	var total atomic.Int64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := 0
+			for i := 0; !stop.Load(); i++ {
+				it := items[i%n]
+				if !ed25519.Verify(it.pub, it.msg, it.sig) {
+					panic("ledgerbench: signature did not verify")
+				}
+				c++
+			}
+			total.Add(int64(c))
+		}()
+	}
+	time.Sleep(d)
+	stop.Store(true)
+	wg.Wait()
+	return float64(total.Load()) / time.Since(start).Seconds()
+}
