@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"slices"
+	"text/tabwriter"
 
 	"github.com/latticenet/lattice/ledgerbench"
 )
@@ -16,7 +18,9 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	f := newFlags(e, "bench ledger", "bench ledger [--blocks N] [--accounts N] [--concurrency N] [flags]")
 	blocks := f.Int("blocks", 40000, "measured blocks per phase")
 	accounts := f.Int("accounts", 1024, "accounts, paying each other in pairs")
-	conc := f.Int("concurrency", 64, "blocks in flight")
+	conc := f.Int("concurrency", 64, "HTTP requests in flight")
+	inConc := f.Int("inprocess-concurrency", 128, "blocks in flight in the in-process phase")
+	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
 	dir := f.String("dir", "", "data directory for the benchmark nodes (default: a temporary directory)")
 	asJSON := f.Bool("json", false, "print machine-readable JSON")
 	phases := f.String("phases", "all", "what to measure: all, http or inprocess (one alone is for profiling)")
@@ -38,20 +42,25 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	r, err := ledgerbench.Run(ctx, ledgerbench.Config{Blocks: *blocks, Accounts: *accounts, Concurrency: *conc, Dir: *dir, Progress: e.stderr, Phases: *phases})
+	r, err := ledgerbench.Run(ctx, ledgerbench.Config{Blocks: *blocks, Accounts: *accounts, Concurrency: *conc, InProcConc: *inConc, Rounds: *rounds, Dir: *dir, Progress: e.stderr, Phases: *phases})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return printJSON(e.stdout, r)
 	}
-	fmt.Fprintf(e.stdout, "cpus %d, concurrency %d, accounts %d\n", r.CPUs, r.Concurrency, r.Accounts)
-	fmt.Fprintf(e.stdout, "ed25519 verify (all cores)  %9.0f /s\n", r.VerifyPerSec)
-	fmt.Fprintf(e.stdout, "HTTP ingestion              %9.0f blocks/s  p50 %.2f ms  p99 %.2f ms  (%d blocks in %.2f s)\n",
-		r.HTTP.PerSecond, r.HTTP.P50ms, r.HTTP.P99ms, r.HTTP.Blocks, r.HTTP.Seconds)
-	fmt.Fprintf(e.stdout, "in-process ingestion        %9.0f blocks/s  p50 %.2f ms  p99 %.2f ms  (%d blocks in %.2f s)\n",
-		r.InProcess.PerSecond, r.InProcess.P50ms, r.InProcess.P99ms, r.InProcess.Blocks, r.InProcess.Seconds)
-	fmt.Fprintf(e.stdout, "HTTP / verify               %9.2f  (target >= 0.40)\n", r.HTTPRatio)
-	fmt.Fprintf(e.stdout, "in-process / verify         %9.2f  (target >= 0.70)\n", r.InProcessRatio)
+	fmt.Fprintf(e.stdout, "cpus %d, accounts %d, %d blocks per phase, HTTP concurrency %d, in-process concurrency %d\n\n",
+		r.CPUs, r.Accounts, *blocks, r.Concurrency, r.InProcConc)
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "round\tverify/s\tHTTP blocks/s\tp50 ms\tp99 ms\tHTTP/verify\tin-process blocks/s\tp50 ms\tp99 ms\tin-process/verify\t")
+	for i, rd := range r.Rounds {
+		fmt.Fprintf(tw, "%d\t%.0f..%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.0f\t%.2f\t%.2f\t%.2f\t\n", i+1,
+			slices.Min(rd.Verify), slices.Max(rd.Verify), rd.HTTP.PerSecond, rd.HTTP.P50ms, rd.HTTP.P99ms, rd.HTTPRatio,
+			rd.InProcess.PerSecond, rd.InProcess.P50ms, rd.InProcess.P99ms, rd.InProcessRatio)
+	}
+	fmt.Fprintf(tw, "median\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.0f\t%.2f\t%.2f\t%.2f\t\n", r.VerifyPerSec,
+		r.HTTP.PerSecond, r.HTTP.P50ms, r.HTTP.P99ms, r.HTTPRatio, r.InProcess.PerSecond, r.InProcess.P50ms, r.InProcess.P99ms, r.InProcessRatio)
+	tw.Flush()
+	fmt.Fprintf(e.stdout, "\ntargets: HTTP/verify >= 0.40, in-process/verify >= 0.70\n")
 	return nil
 }

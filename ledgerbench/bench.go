@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -33,8 +34,10 @@ import (
 type Config struct {
 	Blocks      int           // measured blocks per phase (default 40000)
 	Accounts    int           // accounts, in pairs that pay each other (default 1024)
-	Concurrency int           // blocks in flight (default 64)
-	VerifyTime  time.Duration // how long to measure ed25519 verification (default 2 s)
+	Concurrency int           // HTTP requests in flight (default 64)
+	InProcConc  int           // blocks in flight in process (default 128)
+	Rounds      int           // measurement rounds; medians are reported (default 3)
+	VerifyTime  time.Duration // each ed25519 verification sample (default 1 s)
 	Dir         string        // where the nodes keep their data (default: a temporary directory)
 	Progress    io.Writer     // progress messages, or nil
 	// Phases selects what to measure: "all" (the default), "http" or
@@ -53,8 +56,14 @@ func (c *Config) setDefaults() {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 64
 	}
+	if c.InProcConc <= 0 {
+		c.InProcConc = 128
+	}
+	if c.Rounds <= 0 {
+		c.Rounds = 3
+	}
 	if c.VerifyTime <= 0 {
-		c.VerifyTime = 2 * time.Second
+		c.VerifyTime = time.Second
 	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
@@ -70,17 +79,29 @@ type Phase struct {
 	P99ms     float64 `json:"p99_ms"`
 }
 
-// Report is the outcome of a run. The ratios divide each ingestion rate by
-// the verification rate measured in the same run.
+// Round is one measurement round: each phase's ratio divides its rate by
+// the mean of the verification samples taken just before and just after it,
+// so that a machine whose speed drifts (a shared VM) compares like with like.
+type Round struct {
+	Verify         []float64 `json:"ed25519_verify_per_second"` // before HTTP, between, after in-process
+	HTTP           Phase     `json:"http"`
+	InProcess      Phase     `json:"in_process"`
+	HTTPRatio      float64   `json:"http_to_verify_ratio"`
+	InProcessRatio float64   `json:"in_process_to_verify_ratio"`
+}
+
+// Report is the outcome of a run: every round, and the medians.
 type Report struct {
 	CPUs           int     `json:"cpus"`
-	Concurrency    int     `json:"concurrency"`
+	Concurrency    int     `json:"http_concurrency"`
+	InProcConc     int     `json:"in_process_concurrency"`
 	Accounts       int     `json:"accounts"`
-	VerifyPerSec   float64 `json:"ed25519_verify_per_second"`
-	HTTP           Phase   `json:"http"`
-	InProcess      Phase   `json:"in_process"`
-	HTTPRatio      float64 `json:"http_to_verify_ratio"`
-	InProcessRatio float64 `json:"in_process_to_verify_ratio"`
+	Rounds         []Round `json:"rounds"`
+	VerifyPerSec   float64 `json:"median_ed25519_verify_per_second"`
+	HTTP           Phase   `json:"median_http"`
+	InProcess      Phase   `json:"median_in_process"`
+	HTTPRatio      float64 `json:"median_http_to_verify_ratio"`
+	InProcessRatio float64 `json:"median_in_process_to_verify_ratio"`
 }
 
 // benchWork keeps pre-generation quick. Checking work costs one SHA-256 at
@@ -90,7 +111,7 @@ var benchWork = ledger.Work{Send: 0xff00000000000000, Receive: 0xf00000000000000
 // Run measures. It starts and stops everything it needs.
 func Run(ctx context.Context, cfg Config) (Report, error) {
 	cfg.setDefaults()
-	r := Report{CPUs: runtime.GOMAXPROCS(0), Concurrency: cfg.Concurrency, Accounts: cfg.Accounts}
+	r := Report{CPUs: runtime.GOMAXPROCS(0), Concurrency: cfg.Concurrency, InProcConc: cfg.InProcConc, Accounts: cfg.Accounts}
 	dir := cfg.Dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "lattice-bench-")
@@ -105,24 +126,81 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err != nil {
 		return r, err
 	}
-	fmt.Fprintf(cfg.Progress, "measuring ed25519 verification on %d cores for %s...\n", r.CPUs, cfg.VerifyTime)
-	r.VerifyPerSec = verifyRate(cfg.VerifyTime)
-
-	if cfg.Phases != "inprocess" {
-		fmt.Fprintf(cfg.Progress, "ingesting over HTTP, %d in flight...\n", cfg.Concurrency)
-		if r.HTTP, err = w.runHTTP(ctx, filepath.Join(dir, "http"), cfg.Concurrency); err != nil {
-			return r, fmt.Errorf("http phase: %w", err)
+	for i := range cfg.Rounds {
+		fmt.Fprintf(cfg.Progress, "round %d of %d: verify, HTTP (%d in flight), verify, in process (%d in flight), verify\n",
+			i+1, cfg.Rounds, cfg.Concurrency, cfg.InProcConc)
+		var rd Round
+		// Each phase runs under a pprof label, inherited by every
+		// goroutine it starts (server, engine, Pebble), so a CPU profile
+		// can be cut by phase with `go tool pprof -tagfocus=phase=http`.
+		rd.Verify = append(rd.Verify, verifyRate(cfg.VerifyTime))
+		if cfg.Phases != "inprocess" {
+			pprof.Do(ctx, pprof.Labels("phase", "http"), func(ctx context.Context) {
+				rd.HTTP, err = w.runHTTP(ctx, filepath.Join(dir, fmt.Sprint("http", i)), cfg.Concurrency)
+			})
+			if err != nil {
+				return r, fmt.Errorf("http phase: %w", err)
+			}
 		}
-	}
-	if cfg.Phases != "http" {
-		fmt.Fprintf(cfg.Progress, "ingesting in process, %d in flight...\n", cfg.Concurrency)
-		if r.InProcess, err = w.runInProcess(ctx, filepath.Join(dir, "inproc"), cfg.Concurrency); err != nil {
-			return r, fmt.Errorf("in-process phase: %w", err)
+		rd.Verify = append(rd.Verify, verifyRate(cfg.VerifyTime))
+		if cfg.Phases != "http" {
+			pprof.Do(ctx, pprof.Labels("phase", "inprocess"), func(ctx context.Context) {
+				rd.InProcess, err = w.runInProcess(ctx, filepath.Join(dir, fmt.Sprint("inproc", i)), cfg.InProcConc)
+			})
+			if err != nil {
+				return r, fmt.Errorf("in-process phase: %w", err)
+			}
 		}
+		rd.Verify = append(rd.Verify, verifyRate(cfg.VerifyTime))
+		rd.HTTPRatio = rd.HTTP.PerSecond / ((rd.Verify[0] + rd.Verify[1]) / 2)
+		rd.InProcessRatio = rd.InProcess.PerSecond / ((rd.Verify[1] + rd.Verify[2]) / 2)
+		r.Rounds = append(r.Rounds, rd)
 	}
-	r.HTTPRatio = r.HTTP.PerSecond / r.VerifyPerSec
-	r.InProcessRatio = r.InProcess.PerSecond / r.VerifyPerSec
+	var verify []float64
+	for _, rd := range r.Rounds {
+		verify = append(verify, rd.Verify...)
+	}
+	r.VerifyPerSec = median(verify)
+	r.HTTPRatio = median(collect(r.Rounds, func(rd Round) float64 { return rd.HTTPRatio }))
+	r.InProcessRatio = median(collect(r.Rounds, func(rd Round) float64 { return rd.InProcessRatio }))
+	r.HTTP = medianPhase(collect(r.Rounds, func(rd Round) Phase { return rd.HTTP }))
+	r.InProcess = medianPhase(collect(r.Rounds, func(rd Round) Phase { return rd.InProcess }))
 	return r, nil
+}
+
+func collect[T any](rounds []Round, f func(Round) T) []T {
+	out := make([]T, len(rounds))
+	for i, rd := range rounds {
+		out[i] = f(rd)
+	}
+	return out
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v) == 0 {
+		return 0
+	}
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// medianPhase returns the phase with the median rate.
+func medianPhase(ps []Phase) Phase {
+	ps = slices.Clone(ps)
+	slices.SortFunc(ps, func(a, b Phase) int {
+		switch {
+		case a.PerSecond < b.PerSecond:
+			return -1
+		case a.PerSecond > b.PerSecond:
+			return 1
+		}
+		return 0
+	})
+	return ps[(len(ps)-1)/2]
 }
 
 // benchLoad is the benchmark's network, its setup blocks and the measured
@@ -201,7 +279,7 @@ func (w *benchLoad) openNode(ctx context.Context, dir string) (*node.Node, error
 
 // drive runs the streams with conc workers; each worker owns whole streams
 // and submits their blocks one at a time with submit.
-func (w *benchLoad) drive(conc int, submit func(*ledger.Block) error) (Phase, error) {
+func (w *benchLoad) drive(conc int, submit func(worker int, b *ledger.Block) error) (Phase, error) {
 	var next atomic.Int64
 	lat := make([][]time.Duration, conc)
 	errc := make(chan error, conc)
@@ -218,7 +296,7 @@ func (w *benchLoad) drive(conc int, submit func(*ledger.Block) error) (Phase, er
 				}
 				for _, b := range w.streams[s] {
 					t := time.Now()
-					if err := submit(b); err != nil {
+					if err := submit(i, b); err != nil {
 						errc <- err
 						return
 					}
@@ -251,7 +329,7 @@ func (w *benchLoad) runInProcess(ctx context.Context, dir string, conc int) (Pha
 		return Phase{}, err
 	}
 	defer n.Close()
-	return w.drive(conc, func(b *ledger.Block) error {
+	return w.drive(conc, func(_ int, b *ledger.Block) error {
 		// A fresh copy, as if parsed off the wire: nothing cached on b.
 		_, err := n.Engine.Submit(ctx, b.Clone())
 		return err
@@ -271,23 +349,21 @@ func (w *benchLoad) runHTTP(ctx context.Context, dir string, conc int) (Phase, e
 	srv := &http.Server{Handler: nodeapi.New(n, nodeapi.Options{MaxClockSkew: time.Hour}), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
-	base := "http://" + ln.Addr().String() + "/blocks/"
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc}, Timeout: time.Minute}
-	defer hc.CloseIdleConnections()
-	return w.drive(conc, func(b *ledger.Block) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+b.Type.String(), bytes.NewReader(w.json[b]))
+	// One connection per worker, opened before the clock starts.
+	conns := make([]*conn, conc)
+	for i := range conns {
+		if conns[i], err = dial(ln.Addr().String()); err != nil {
+			return Phase{}, err
+		}
+		defer conns[i].close()
+	}
+	return w.drive(conc, func(worker int, b *ledger.Block) error {
+		status, body, err := conns[worker].post("/blocks/"+b.Type.String(), w.json[b])
 		if err != nil {
 			return err
 		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("POST %s: %d %s", b.Type, resp.StatusCode, body)
+		if status != http.StatusOK {
+			return fmt.Errorf("POST %s: %d %s", b.Type, status, body)
 		}
 		return nil
 	})
