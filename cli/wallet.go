@@ -177,14 +177,21 @@ func runKey(_ context.Context, e *env, args []string) error {
 	return nil
 }
 
-func runBalance(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "balance", "balance [ADDRESS] [flags]")
+// accountCommand parses the flags of a command that reads one account
+// and resolves which account that is.
+func accountCommand(e *env, name string, args []string) (*clientFlags, ledger.Address, error) {
+	f := newFlags(e, name, name+" [ADDRESS] [flags]")
 	cf := addClientFlags(f, false)
 	cf.account = f.String("account", "", "show this account (default: the key's)")
 	if err := f.parse(args); err != nil {
-		return err
+		return nil, ledger.Address{}, err
 	}
 	addr, err := cf.target(f.Args())
+	return cf, addr, err
+}
+
+func runBalance(ctx context.Context, e *env, args []string) error {
+	cf, addr, err := accountCommand(e, "balance", args)
 	if err != nil {
 		return err
 	}
@@ -349,13 +356,7 @@ func report(e *env, asJSON bool, b *ledger.Block, format string, args ...any) er
 }
 
 func runChain(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "chain", "chain [ADDRESS] [flags]")
-	cf := addClientFlags(f, false)
-	cf.account = f.String("account", "", "show this account (default: the key's)")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	addr, err := cf.target(f.Args())
+	cf, addr, err := accountCommand(e, "chain", args)
 	if err != nil {
 		return err
 	}

@@ -47,14 +47,20 @@ func (b *Block) AppendPreimage(dst []byte) []byte {
 		dst = binary.BigEndian.AppendUint64(dst, uint64(a.Timestamp))
 		dst = append(dst, a.Signature[:]...)
 	}
+	return AppendKeyset(dst, b.Keyset)
+}
+
+// AppendKeyset appends a keyset's encoding: u16 threshold, u16 key count,
+// then the keys. A nil keyset encodes as two zero counts.
+func AppendKeyset(dst []byte, k *Keyset) []byte {
 	var ks Keyset
-	if b.Keyset != nil {
-		ks = *b.Keyset
+	if k != nil {
+		ks = *k
 	}
 	dst = binary.BigEndian.AppendUint16(dst, uint16(ks.Threshold))
 	dst = binary.BigEndian.AppendUint16(dst, uint16(len(ks.Keys)))
-	for _, k := range ks.Keys {
-		dst = append(dst, k[:]...)
+	for _, key := range ks.Keys {
+		dst = append(dst, key[:]...)
 	}
 	return dst
 }

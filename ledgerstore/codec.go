@@ -58,16 +58,7 @@ func appendAccount(dst []byte, a *ledger.Account) []byte {
 	}
 	dst = append(dst, claimed)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(a.LastClaim))
-	var ks ledger.Keyset
-	if a.Keyset != nil {
-		ks = *a.Keyset
-	}
-	dst = binary.BigEndian.AppendUint16(dst, uint16(ks.Threshold))
-	dst = binary.BigEndian.AppendUint16(dst, uint16(len(ks.Keys)))
-	for _, k := range ks.Keys {
-		dst = append(dst, k[:]...)
-	}
-	return dst
+	return ledger.AppendKeyset(dst, a.Keyset)
 }
 
 // dec reads fixed-width fields; a short read sets err.

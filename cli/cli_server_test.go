@@ -1,0 +1,478 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/nodeapi"
+	"github.com/latticenet/lattice/wallet"
+)
+
+func TestGenesisNew(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	key := filepath.Join(dir, "keys", "genesis-key.json")
+	out := filepath.Join(dir, "genesis.json")
+
+	// The key file is created when missing.
+	r := mustRun(t, "genesis", "new", "--key", key, "--network", "n", "--work", "dev", "--out", out)
+	k, err := wallet.LoadKey(key)
+	if err != nil {
+		t.Fatalf("genesis new did not leave a usable key: %v", err)
+	}
+	if st, err := os.Stat(key); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("genesis key file: %v, mode %v; want 0600", err, st.Mode().Perm())
+	}
+	net, err := node.LoadNetwork(out)
+	if err != nil {
+		t.Fatalf("node.LoadNetwork of the written genesis: %v", err)
+	}
+	if net.Name != "n" || net.Work != ledger.DevWork || net.Genesis.Account != k.Address() || net.Genesis.Balance.Units() != "1000000000" {
+		t.Errorf("genesis = %s %+v, account %s, supply %s; want n, dev work, %s, 1000000000",
+			net.Name, net.Work, net.Genesis.Account, net.Genesis.Balance.Units(), k.Address())
+	}
+	if want := "genesis " + net.Genesis.Hash.String() + " written to " + out + ": 1000000000 native to " + k.Address().String() + "\n"; r.stdout != want {
+		t.Errorf("genesis new printed %q, want %q", r.stdout, want)
+	}
+
+	// Never overwrites.
+	before, _ := os.ReadFile(out)
+	wantFail(t, run(t, "genesis", "new", "--key", key, "--network", "other", "--out", out), 1, out, "not overwriting")
+	if after, _ := os.ReadFile(out); !bytes.Equal(before, after) {
+		t.Errorf("genesis new changed an existing genesis file")
+	}
+
+	// An existing key, another supply, public work by default.
+	out2 := filepath.Join(dir, "g2.json")
+	mustRun(t, "genesis", "new", "--key", key, "--network", "pub", "--supply", "5.5", "--out", out2)
+	net2, err := node.LoadNetwork(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if net2.Work != ledger.PublicWork || net2.Genesis.Account != k.Address() || net2.Genesis.Balance != ledger.NewAmount(5_500_000) {
+		t.Errorf("second genesis = %+v / %+v, want public work, same key, 5.5 units", net2.Work, net2.Genesis)
+	}
+
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no network", []string{"--key", key, "--out", filepath.Join(dir, "x.json")}, "--network"},
+		{"no key", []string{"--network", "n", "--out", filepath.Join(dir, "x.json")}, "--key"},
+		{"bad work", []string{"--key", key, "--network", "n", "--work", "fast", "--out", filepath.Join(dir, "x.json")}, `--work "fast"`},
+		{"zero supply", []string{"--key", key, "--network", "n", "--supply", "0", "--out", filepath.Join(dir, "x.json")}, `--supply "0"`},
+		{"bad supply", []string{"--key", key, "--network", "n", "--supply", "lots", "--out", filepath.Join(dir, "x.json")}, `--supply "lots"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wantFail(t, run(t, append([]string{"genesis", "new"}, tt.args...)...), 2, tt.want)
+			if _, err := os.Stat(filepath.Join(dir, "x.json")); err == nil {
+				t.Errorf("a refused genesis new wrote its --out file")
+			}
+		})
+	}
+}
+
+func TestAudit(t *testing.T) {
+	tn := newTestNode(t)
+	xkey, x := tn.newKey("x")
+	_, y := tn.newKey("y")
+	tn.mustAs(tn.gkey, "send", "--to", x, "--amount", "7")
+	tn.mustAs(tn.gkey, "send", "--to", y, "--amount", "1")
+	tn.mustAs(xkey, "receive")
+	tn.mustAs(xkey, "claim")
+
+	// A running node's ledger is locked: audit refuses rather than read it
+	// under the engine.
+	if r := run(t, "audit", "--data", tn.dataDir, "--json"); r.code == 0 {
+		t.Errorf("audit of a running node's data succeeded: %s", r.stdout)
+	}
+
+	tn.close()
+	var rep struct {
+		OK           bool   `json:"ok"`
+		Accounts     int    `json:"accounts"`
+		Blocks       int    `json:"blocks"`
+		Pending      int    `json:"pending"`
+		NativeSupply string `json:"native_supply"`
+		StableMinted string `json:"stable_minted"`
+	}
+	decode(t, mustRun(t, "audit", "--data", tn.dataDir, "--json"), &rep)
+	// Accounts: genesis and x (y only has a pending receipt). Blocks:
+	// genesis, two sends, a receive, a claim.
+	if !rep.OK || rep.Accounts != 2 || rep.Blocks != 5 || rep.Pending != 1 || rep.NativeSupply != "1000000000" || rep.StableMinted != "100000000" {
+		t.Errorf("audit --json = %+v, want ok, 2 accounts, 5 blocks, 1 pending, supply 1000000000, minted 100000000", rep)
+	}
+	r := mustRun(t, "audit", "--data", tn.dataDir)
+	if want := "ledger OK: 2 accounts, 5 blocks, 1 pending; native supply 1000, stable minted 100\n"; r.stdout != want {
+		t.Errorf("audit printed %q, want %q", r.stdout, want)
+	}
+
+	// LATTICE_DATA stands in for --data.
+	t.Setenv("LATTICE_DATA", tn.dataDir)
+	mustRun(t, "audit", "--json")
+}
+
+// syncBuffer is a bytes.Buffer a server goroutine writes while the test
+// reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// server is a server command (dev, node) running Main in a goroutine.
+type server struct {
+	t              *testing.T
+	stdout, stderr syncBuffer
+	done           chan int
+	url            string
+	stopped        bool
+}
+
+const (
+	startTimeout = 20 * time.Second
+	stopTimeout  = 20 * time.Second
+)
+
+// startServer runs Main(args) in a goroutine and waits until its stdout
+// matches ready, whose first group is the node's URL.
+func startServer(t *testing.T, ready *regexp.Regexp, args ...string) *server {
+	t.Helper()
+	// A channel of our own for SIGINT: while it is registered the signal
+	// never takes the default action (killing the test binary), even if it
+	// arrived when no Main is listening. Every registered channel receives
+	// it, so it does not keep the server's signal.NotifyContext from
+	// seeing it.
+	safety := make(chan os.Signal, 1)
+	signal.Notify(safety, os.Interrupt)
+	t.Cleanup(func() { signal.Stop(safety) })
+
+	s := &server{t: t, done: make(chan int, 1)}
+	go func() { s.done <- Main(args, &s.stdout, &s.stderr) }()
+	t.Cleanup(func() {
+		if !s.stopped {
+			s.stop()
+		}
+	})
+	deadline := time.NewTimer(startTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case code := <-s.done:
+			s.stopped = true
+			t.Fatalf("lattice %s exited with %d before it was ready\nstdout: %s\nstderr: %s",
+				strings.Join(args, " "), code, s.stdout.String(), s.stderr.String())
+		case <-deadline.C:
+			t.Fatalf("lattice %s not ready after %v\nstdout: %s\nstderr: %s",
+				strings.Join(args, " "), startTimeout, s.stdout.String(), s.stderr.String())
+		case <-tick.C:
+			if m := ready.FindStringSubmatch(s.stdout.String()); m != nil {
+				s.url = m[1]
+				return s
+			}
+		}
+	}
+}
+
+// stop sends the test process SIGINT, which the server's
+// signal.NotifyContext turns into a graceful shutdown, and returns Main's
+// exit code.
+func (s *server) stop() int {
+	s.t.Helper()
+	s.stopped = true
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		s.t.Fatalf("kill -INT: %v", err)
+	}
+	select {
+	case code := <-s.done:
+		return code
+	case <-time.After(stopTimeout):
+		s.t.Errorf("server did not stop %v after SIGINT\nstdout: %s\nstderr: %s", stopTimeout, s.stdout.String(), s.stderr.String())
+		return -1
+	}
+}
+
+// getNode fetches GET /node from url.
+func getNode(t *testing.T, url string) nodeapi.NodeInfo {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url + "/node")
+	if err != nil {
+		t.Fatalf("GET %s/node: %v", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s/node: %s", url, resp.Status)
+	}
+	var info nodeapi.NodeInfo
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		t.Fatalf("GET %s/node: %v", url, err)
+	}
+	return info
+}
+
+var devReady = regexp.MustCompile(`node API\s+(http://\S+)\n`)
+
+func TestDev(t *testing.T) {
+	cleanEnv(t)
+	dir := filepath.Join(t.TempDir(), "dev")
+	keyPath := filepath.Join(dir, "dev-key.json")
+	genesisPath := filepath.Join(dir, "genesis.json")
+
+	s := startServer(t, devReady, "dev", "--data", dir, "--http", "127.0.0.1:0")
+	out := s.stdout.String()
+
+	st, err := os.Stat(keyPath)
+	if err != nil {
+		t.Fatalf("dev key: %v", err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("dev key mode = %04o, want 0600", st.Mode().Perm())
+	}
+	key, err := wallet.LoadKey(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := node.LoadNetwork(genesisPath)
+	if err != nil {
+		t.Fatalf("dev genesis: %v", err)
+	}
+	if net.Name != "dev" || net.Work != ledger.DevWork || net.Genesis.Account != key.Address() {
+		t.Errorf("dev network = %s %+v %s, want dev, dev work, the dev key's account %s", net.Name, net.Work, net.Genesis.Account, key.Address())
+	}
+	for _, want := range []string{
+		"dev key    " + keyPath,
+		"account    " + key.Address().String() + " (genesis, 1000000000 native)",
+		"export LATTICE_NODE=" + s.url + " LATTICE_KEY=" + keyPath,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dev output lacks %q:\n%s", want, out)
+		}
+	}
+	info := getNode(t, s.url)
+	if info.Network != "dev" || info.Genesis != net.Genesis.Hash || info.Version != node.Version {
+		t.Errorf("GET /node = %+v, want network dev, genesis %s", info, net.Genesis.Hash)
+	}
+
+	// The printed export line works as is.
+	t.Setenv("LATTICE_NODE", s.url)
+	t.Setenv("LATTICE_KEY", keyPath)
+	b := parseBalance(t, mustRun(t, "balance").stdout)
+	if b.account != key.Address().String() || b.units["native"] != "1000000000" {
+		t.Errorf("dev key balance = %+v, want 1000000000 native", b)
+	}
+	var bj balanceJSON
+	decode(t, mustRun(t, "balance", "--json"), &bj)
+	if bj.Balances["native"] != "1000000000000000" {
+		t.Errorf("dev key balance --json = %v, want 1000000000000000 base units", bj.Balances)
+	}
+	xkey := filepath.Join(t.TempDir(), "x.json")
+	x := strings.TrimSpace(mustRun(t, "key", "new", "--out", xkey).stdout)
+	mustRun(t, "send", "--to", x, "--amount", "1")
+	t.Setenv("LATTICE_NODE", "")
+	t.Setenv("LATTICE_KEY", "")
+
+	if code := s.stop(); code != 0 {
+		t.Fatalf("dev exited %d after SIGINT, want 0\nstderr: %s", code, s.stderr.String())
+	}
+	if !strings.Contains(s.stderr.String(), "shutting down") {
+		t.Errorf("dev stderr %q does not say it is shutting down", s.stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node", "ledger")); err != nil {
+		t.Errorf("dev keeps the node under DIR/node: %v", err)
+	}
+
+	// A second start reuses the key, the genesis and the ledger.
+	keyBefore, _ := os.ReadFile(keyPath)
+	genesisBefore, _ := os.ReadFile(genesisPath)
+	s = startServer(t, devReady, "dev", "--data", dir, "--http", "127.0.0.1:0")
+	if !strings.Contains(s.stdout.String(), "account    "+key.Address().String()) {
+		t.Errorf("second dev start has another account:\n%s", s.stdout.String())
+	}
+	if info := getNode(t, s.url); info.Genesis != net.Genesis.Hash {
+		t.Errorf("second dev start runs genesis %s, want %s", info.Genesis, net.Genesis.Hash)
+	}
+	b = parseBalance(t, mustRun(t, "balance", "--node", s.url, "--key", keyPath).stdout)
+	if b.units["native"] != "999999999" {
+		t.Errorf("dev key balance after restart = %s, want 999999999 (the send persisted)", b.units["native"])
+	}
+	if code := s.stop(); code != 0 {
+		t.Fatalf("second dev exited %d, want 0\nstderr: %s", code, s.stderr.String())
+	}
+	keyAfter, _ := os.ReadFile(keyPath)
+	genesisAfter, _ := os.ReadFile(genesisPath)
+	if !bytes.Equal(keyBefore, keyAfter) || !bytes.Equal(genesisBefore, genesisAfter) {
+		t.Errorf("second dev start rewrote the dev key or genesis")
+	}
+
+	// The stopped dev node's ledger audits clean.
+	var rep struct {
+		OK       bool `json:"ok"`
+		Accounts int  `json:"accounts"`
+		Pending  int  `json:"pending"`
+	}
+	r := mustRun(t, "audit", "--data", filepath.Join(dir, "node"), "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || !rep.OK || rep.Accounts != 1 || rep.Pending != 1 {
+		t.Errorf("audit of dev = %+v (%v), want ok, 1 account, 1 pending", rep, err)
+	}
+}
+
+func TestDevDataDefaults(t *testing.T) {
+	home := cleanEnv(t)
+	envDir := filepath.Join(t.TempDir(), "from-env")
+	for _, tt := range []struct {
+		name, env, want string
+	}{
+		{"default under HOME", "", filepath.Join(home, ".lattice", "dev")},
+		{"LATTICE_DATA", envDir, envDir},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("LATTICE_DATA", tt.env)
+			s := startServer(t, devReady, "dev", "--http", "127.0.0.1:0")
+			if _, err := wallet.LoadKey(filepath.Join(tt.want, "dev-key.json")); err != nil {
+				t.Errorf("dev key under %s: %v", tt.want, err)
+			}
+			if code := s.stop(); code != 0 {
+				t.Errorf("dev exited %d, want 0", code)
+			}
+		})
+	}
+}
+
+func TestDevUsage(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	wantFail(t, run(t, "dev", "--data", dir, "--log-level", "loud"), 2, "log level")
+	wantFail(t, run(t, "dev", "--data", dir, "--http", "256.0.0.1:bad"), 1, "listen")
+}
+
+var nodeReady = regexp.MustCompile(`lattice node: network "cfgnet", API (http://\S+)\n`)
+
+func TestNodeConfig(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	key := filepath.Join(dir, "genesis-key.json")
+	genesis := filepath.Join(dir, "genesis.json")
+	mustRun(t, "genesis", "new", "--key", key, "--network", "cfgnet", "--work", "dev", "--out", genesis)
+	k, err := wallet.LoadKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, d2, d3 := filepath.Join(dir, "d1"), filepath.Join(dir, "d2"), filepath.Join(dir, "d3")
+	conf := filepath.Join(dir, "node.json")
+	confJSON, _ := json.Marshal(map[string]string{"data": d1, "http": "127.0.0.1:0", "genesis": genesis, "log_level": "error"})
+	if err := os.WriteFile(conf, confJSON, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// nodeKey returns the address of the node key the node keeps in its
+	// data directory; GET /node reports it, which tells which directory a
+	// node runs from.
+	nodeKey := func(dataDir string) ledger.Address {
+		t.Helper()
+		k, err := wallet.LoadKey(filepath.Join(dataDir, "node-key.json"))
+		if err != nil {
+			t.Fatalf("node key in %s: %v", dataDir, err)
+		}
+		return k.Address()
+	}
+
+	tests := []struct {
+		name    string
+		args    []string
+		dataEnv string // LATTICE_DATA
+		confEnv string // LATTICE_CONFIG
+		want    string // the data directory used
+	}{
+		{"config", []string{"--config", conf}, "", "", d1},
+		{"config from LATTICE_CONFIG", nil, "", conf, d1},
+		{"env beats config", []string{"--config", conf}, d2, "", d2},
+		{"flag beats env and config", []string{"--config", conf, "--data", d3}, d2, "", d3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("LATTICE_DATA", tt.dataEnv)
+			t.Setenv("LATTICE_CONFIG", tt.confEnv)
+			s := startServer(t, nodeReady, append([]string{"node"}, tt.args...)...)
+			info := getNode(t, s.url)
+			if info.Network != "cfgnet" || info.Account != nodeKey(tt.want) {
+				t.Errorf("GET /node = %+v, want network cfgnet run from %s", info, tt.want)
+			}
+			b := parseBalance(t, mustRun(t, "balance", "--node", s.url, "--key", key).stdout)
+			if b.account != k.Address().String() || b.units["native"] != "1000000000" {
+				t.Errorf("genesis balance = %+v, want 1000000000 native", b)
+			}
+			if code := s.stop(); code != 0 {
+				t.Errorf("node exited %d after SIGINT, want 0\nstderr: %s", code, s.stderr.String())
+			}
+		})
+	}
+
+	// A restart needs no genesis file.
+	s := startServer(t, nodeReady, "node", "--data", d1, "--http", "127.0.0.1:0", "--log-level", "error")
+	if info := getNode(t, s.url); info.Account != nodeKey(d1) {
+		t.Errorf("restart of %s serves node %s", d1, info.Account)
+	}
+	if code := s.stop(); code != 0 {
+		t.Errorf("node exited %d, want 0", code)
+	}
+
+	write := func(name string, v any) string {
+		data, _ := json.Marshal(v)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown config key", []string{"--config", write("unknown.json", map[string]string{"data": d1, "htpp": "127.0.0.1:0"})}, 1, `unknown keys htpp`},
+		{"bad clock skew", []string{"--data", d1, "--max-clock-skew", "soon"}, 2, "--max-clock-skew"},
+		{"bad clock skew in config", []string{"--config", write("skew.json", map[string]string{"data": d1, "max_clock_skew": "-1m"})}, 2, "--max-clock-skew"},
+		{"bad log level", []string{"--data", d1, "--log-level", "loud"}, 2, "log level"},
+		{"no genesis for a new directory", []string{"--data", filepath.Join(dir, "empty"), "--http", "127.0.0.1:0"}, 1, "give a genesis file"},
+		{"genesis of another network", []string{"--data", d1, "--genesis", write("other.json", otherNetwork(t)), "--http", "127.0.0.1:0"}, 1, "holds network \"cfgnet\""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wantFail(t, run(t, append([]string{"node"}, tt.args...)...), tt.code, tt.want)
+		})
+	}
+}
+
+// otherNetwork returns a valid network definition that is not cfgnet.
+func otherNetwork(t *testing.T) *node.Network {
+	k := wallet.NewKey()
+	return &node.Network{Name: "other", Work: ledger.DevWork,
+		Genesis: ledger.NewGenesis(k.Private(), ledger.NewAmount(1), time.Now().UnixMilli())}
+}
