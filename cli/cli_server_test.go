@@ -32,8 +32,10 @@ func TestGenesisNew(t *testing.T) {
 	if err != nil {
 		t.Fatalf("genesis new did not leave a usable key: %v", err)
 	}
-	if st, err := os.Stat(key); err != nil || st.Mode().Perm() != 0o600 {
-		t.Errorf("genesis key file: %v, mode %v; want 0600", err, st.Mode().Perm())
+	if st, err := os.Stat(key); err != nil {
+		t.Error(err)
+	} else if st.Mode().Perm() != 0o600 {
+		t.Errorf("genesis key file mode = %04o, want 0600", st.Mode().Perm())
 	}
 	net, err := node.LoadNetwork(out)
 	if err != nil {
@@ -237,7 +239,9 @@ func getNode(t *testing.T, url string) nodeapi.NodeInfo {
 	return info
 }
 
-var devReady = regexp.MustCompile(`node API\s+(http://\S+)\n`)
+// devReady matches dev's banner once it is whole: the URL is printed
+// before the lines the tests check.
+var devReady = regexp.MustCompile(`(?s)node API\s+(http://\S+)\n.*\nStop with Ctrl-C\.\n`)
 
 func TestDev(t *testing.T) {
 	cleanEnv(t)

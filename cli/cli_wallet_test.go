@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -360,23 +361,80 @@ func TestBlock(t *testing.T) {
 	wantFail(t, tn.as(tn.gkey, "block", unknown), 1, "not found", unknown)
 }
 
-// TestFlagsAfterArgument documents that flags written after the positional
-// argument, as the commands' usage lines show them ("block HASH [flags]",
-// "balance [ADDRESS] [flags]"), are not parsed.
-func TestFlagsAfterArgument(t *testing.T) {
+// TestKnownBugs checks behaviour that is wrong today. Each subtest skips,
+// saying what is wrong, while the bug is there, and passes once it is
+// fixed; then the check belongs with the others.
+func TestKnownBugs(t *testing.T) {
 	tn := newTestNode(t)
 	gaddr := tn.genesis.Address().String()
+
+	// The usage lines show flags after the argument ("block HASH
+	// [flags]", "balance [ADDRESS] [flags]"), but the flag package stops
+	// parsing at the first argument, so such flags are taken as more
+	// arguments.
 	for _, args := range [][]string{
 		{"block", tn.gblock.Hash.String(), "--node", tn.url},
 		{"balance", gaddr, "--node", tn.url},
 		{"chain", gaddr, "--node", tn.url},
 	} {
-		r := run(t, args...)
-		if r.code != 0 {
-			t.Skipf("known bug: `lattice %s` exits %d (%s): the usage line puts [flags] after the argument, but the flag package stops at the first argument",
-				strings.Join(args, " "), r.code, strings.TrimSpace(r.stderr))
-		}
+		t.Run("flags after the argument: "+args[0], func(t *testing.T) {
+			if r := run(t, args...); r.code != 0 {
+				t.Skipf("known bug: `lattice %s %s ...` exits %d: %s", args[0], args[1][:8], r.code, strings.TrimSpace(r.stderr))
+			}
+		})
 	}
+
+	// chain and block do not go through connect, so without a node they
+	// do not suggest `lattice dev` as the other commands do.
+	dead := deadURL(t)
+	for _, args := range [][]string{{"chain", "--node", dead, gaddr}, {"block", "--node", dead, tn.gblock.Hash.String()}} {
+		t.Run("no node hint: "+args[0], func(t *testing.T) {
+			if r := run(t, args...); !strings.Contains(r.stderr, "lattice dev") {
+				t.Skipf("known bug: `lattice %s` with no node does not suggest `lattice dev`: %s", args[0], strings.TrimSpace(r.stderr))
+			}
+		})
+	}
+
+	// A bad --account on the read commands is a usage error (exit 2) like
+	// a bad ADDRESS, but target returns ParseAddress's error unwrapped.
+	for _, cmd := range []string{"balance", "chain"} {
+		t.Run("bad --account: "+cmd, func(t *testing.T) {
+			if r := tn.as(tn.gkey, cmd, "--account", "nothex"); r.code != 2 {
+				t.Skipf("known bug: `lattice %s --account nothex` exits %d, want 2: %s", cmd, r.code, strings.TrimSpace(r.stderr))
+			}
+		})
+	}
+
+	// genesis new creates a missing --key file before it checks whether
+	// --out exists, so a refused run leaves a new key file behind.
+	t.Run("refused genesis new writes nothing", func(t *testing.T) {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "genesis.json")
+		mustRun(t, "genesis", "new", "--key", filepath.Join(dir, "k1.json"), "--network", "n", "--out", out)
+		k2 := filepath.Join(dir, "k2.json")
+		wantFail(t, run(t, "genesis", "new", "--key", k2, "--network", "n", "--out", out), 1, "not overwriting")
+		if _, err := os.Stat(k2); err == nil {
+			t.Skipf("known bug: a refused `genesis new` created its --key file %s", k2)
+		}
+	})
+
+	// Config values are strings; a JSON number is formatted with
+	// fmt.Sprint(float64), which writes large numbers in e-notation.
+	t.Run("numbers in the config file", func(t *testing.T) {
+		conf := filepath.Join(t.TempDir(), "c.json")
+		if err := os.WriteFile(conf, []byte(`{"n": 12345678}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f := newFlags(&env{stdout: io.Discard, stderr: io.Discard}, "test", "test")
+		n := f.string("n", "", "n", "", "")
+		f.string("config", "", "", "", "")
+		if err := f.parse([]string{"--config", conf}); err != nil {
+			t.Fatal(err)
+		}
+		if *n != "12345678" {
+			t.Skipf("known bug: config value 12345678 reads as %q", *n)
+		}
+	})
 }
 
 func TestUsageErrors(t *testing.T) {
@@ -425,6 +483,22 @@ func TestUsageErrors(t *testing.T) {
 			}
 		})
 	}
+	// Commands without the client flags.
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "ledger", "--accounts", "1"}, "--accounts"},
+		{[]string{"bench", "ledger", "--blocks", "0"}, "--blocks"},
+		{[]string{"audit", "--bogus"}, "bogus"},
+		{[]string{"dev", "--bogus"}, "bogus"},
+		{[]string{"node", "--bogus"}, "bogus"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			wantFail(t, run(t, tt.args...), 2, tt.want, "lattice "+tt.args[0])
+		})
+	}
+
 	// Nothing was sent.
 	if b := parseBalance(t, tn.mustAs(tn.gkey, "balance").stdout); b.units["native"] != genesisUnits {
 		t.Errorf("balance after usage errors = %s, want %s", b.units["native"], genesisUnits)
@@ -448,19 +522,23 @@ func TestNodeErrorsShown(t *testing.T) {
 	})
 
 	dead := deadURL(t)
-	for _, args := range [][]string{
-		{"balance", "--key", tn.gkey},
-		{"balance", "--key", tn.gkey, x},
-		{"claim", "--key", tn.gkey},
-		{"send", "--key", tn.gkey, "--to", x, "--amount", "1"},
-		{"receive", "--key", tn.gkey},
-		{"multisig", "open", "--keys", x, "--threshold", "1", "--signers", tn.gkey},
+	for _, tt := range []struct {
+		name string
+		args []string // after the command, which is the first word of name
+	}{
+		{"balance", []string{"--key", tn.gkey}},
+		{"balance ADDRESS", []string{"--key", tn.gkey, x}},
+		{"claim", []string{"--key", tn.gkey}},
+		{"send", []string{"--key", tn.gkey, "--to", x, "--amount", "1"}},
+		{"receive", []string{"--key", tn.gkey}},
+		{"multisig open", []string{"--keys", x, "--threshold", "1", "--signers", tn.gkey}},
 	} {
-		t.Run("no node: "+args[0], func(t *testing.T) {
-			full := append([]string{args[0], "--node", dead}, args[1:]...)
-			if args[0] == "multisig" {
-				full = append([]string{"multisig", "open", "--node", dead}, args[2:]...)
+		t.Run("no node: "+tt.name, func(t *testing.T) {
+			cmd := strings.Fields(tt.name)[0]
+			if cmd == "multisig" {
+				cmd = "multisig open"
 			}
+			full := append(append(strings.Fields(cmd), "--node", dead), tt.args...)
 			wantFail(t, run(t, full...), 1, "cannot reach the node at "+dead, "lattice dev")
 		})
 	}
@@ -469,12 +547,8 @@ func TestNodeErrorsShown(t *testing.T) {
 		{"block", tn.gblock.Hash.String()},
 	} {
 		t.Run("no node: "+args[0], func(t *testing.T) {
-			full := append([]string{args[0], "--node", dead}, args[1:]...)
-			r := run(t, full...)
-			wantFail(t, r, 1, dead)
-			if !strings.Contains(r.stderr, "lattice dev") {
-				t.Logf("known gap: `lattice %s` with no node does not suggest `lattice dev`: %s", args[0], strings.TrimSpace(r.stderr))
-			}
+			// The `lattice dev` hint is missing here: see TestKnownBugs.
+			wantFail(t, run(t, append([]string{args[0], "--node", dead}, args[1:]...)...), 1, dead)
 		})
 	}
 
@@ -575,6 +649,8 @@ func TestMultisig(t *testing.T) {
 
 	// One signer is below the threshold.
 	wantFail(t, run(t, "send", "--node", tn.url, "--account", ms, "--signers", f1, "--to", x, "--amount", "1"), 1, "threshold is 2")
+	// One key signing twice.
+	wantFail(t, run(t, "send", "--node", tn.url, "--account", ms, "--signers", f1+","+f1, "--to", x, "--amount", "1"), 1, "signs twice")
 	// A key outside the keyset.
 	wantFail(t, run(t, "send", "--node", tn.url, "--account", ms, "--signers", f1+","+f4, "--to", x, "--amount", "1"), 1, "not in the account's keyset")
 
