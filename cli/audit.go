@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/latticenet/lattice/ledger"
@@ -20,11 +21,18 @@ func runAudit(_ context.Context, e *env, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	st, err := ledgerstore.Open(filepath.Join(*data, "ledger"), ledgerstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	dir := filepath.Join(*data, "ledger")
+	if _, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("no ledger in %s (is --data the node's data directory?): %w", *data, err)
+	}
+	st, err := ledgerstore.Open(dir, ledgerstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MustExist: true})
 	if err != nil {
-		return err
+		return fmt.Errorf("no ledger in %s (is --data the node's data directory?): %w", *data, err)
 	}
 	defer st.Close()
+	if _, err := st.Genesis(); err != nil {
+		return fmt.Errorf("%s holds no ledger: %w", *data, err)
+	}
 	snap := st.Snapshot()
 	defer snap.Close()
 	r, err := ledger.Audit(snap)

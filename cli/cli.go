@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,7 +100,8 @@ func usageErr(format string, args ...any) error {
 // config file, default.
 type flags struct {
 	*flag.FlagSet
-	bound []binding
+	bound      []binding
+	positional []string
 }
 
 type binding struct {
@@ -129,13 +131,27 @@ func (f *flags) string(name, envVar, confKey, def, usage string) *string {
 }
 
 // parse parses args, then fills unset flags from the environment and from
-// the config file named by the flag "config", if the set has one.
+// the config file named by the flag "config", if the set has one. Flags
+// may come before or after positional arguments ("block HASH --json"); a
+// "--" ends the flags.
 func (f *flags) parse(args []string) error {
-	if err := f.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	for {
+		if err := f.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return fmt.Errorf("%w: %v", ErrUsage, err)
 		}
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		rest := f.FlagSet.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			f.positional = append(f.positional, rest...)
+			break
+		}
+		f.positional = append(f.positional, rest[0])
+		args = rest[1:]
 	}
 	set := map[string]bool{}
 	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -157,7 +173,9 @@ func (f *flags) parse(args []string) error {
 		return fmt.Errorf("config: %w", err)
 	}
 	var conf map[string]any
-	if err := json.Unmarshal(data, &conf); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // 12345678 stays "12345678", not "1.2345678e+07"
+	if err := dec.Decode(&conf); err != nil {
 		return fmt.Errorf("config %s: %w", cf.Value, err)
 	}
 	known := map[string]bool{}
@@ -185,6 +203,21 @@ func (f *flags) parse(args []string) error {
 		return fmt.Errorf("config %s: unknown keys %s", cf.Value, strings.Join(unknown, ", "))
 	}
 	return nil
+}
+
+// Args returns the positional arguments, wherever they stood among the
+// flags.
+func (f *flags) Args() []string { return f.positional }
+
+// NArg returns the number of positional arguments.
+func (f *flags) NArg() int { return len(f.positional) }
+
+// Arg returns the i'th positional argument, or "".
+func (f *flags) Arg(i int) string {
+	if i < 0 || i >= len(f.positional) {
+		return ""
+	}
+	return f.positional[i]
 }
 
 func homeDir(parts ...string) string {

@@ -480,3 +480,12 @@ func otherNetwork(t *testing.T) *node.Network {
 	return &node.Network{Name: "other", Work: ledger.DevWork,
 		Genesis: ledger.NewGenesis(k.Private(), ledger.NewAmount(1), time.Now().UnixMilli())}
 }
+
+func TestAuditRefusesMissingLedger(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	wantFail(t, run(t, "audit", "--data", dir), 1, "no ledger")
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("audit of an empty directory created %d entries in it", len(entries))
+	}
+}

@@ -361,17 +361,14 @@ func TestBlock(t *testing.T) {
 	wantFail(t, tn.as(tn.gkey, "block", unknown), 1, "not found", unknown)
 }
 
-// TestKnownBugs checks behaviour that is wrong today. Each subtest skips,
-// saying what is wrong, while the bug is there, and passes once it is
-// fixed; then the check belongs with the others.
-func TestKnownBugs(t *testing.T) {
+// TestCommandLineEdges covers bugs found in review, kept as regression
+// tests.
+func TestCommandLineEdges(t *testing.T) {
 	tn := newTestNode(t)
 	gaddr := tn.genesis.Address().String()
 
-	// The usage lines show flags after the argument ("block HASH
-	// [flags]", "balance [ADDRESS] [flags]"), but the flag package stops
-	// parsing at the first argument, so such flags are taken as more
-	// arguments.
+	// Flags may follow the argument, as the usage lines show ("block HASH
+	// [flags]").
 	for _, args := range [][]string{
 		{"block", tn.gblock.Hash.String(), "--node", tn.url},
 		{"balance", gaddr, "--node", tn.url},
@@ -379,34 +376,33 @@ func TestKnownBugs(t *testing.T) {
 	} {
 		t.Run("flags after the argument: "+args[0], func(t *testing.T) {
 			if r := run(t, args...); r.code != 0 {
-				t.Skipf("known bug: `lattice %s %s ...` exits %d: %s", args[0], args[1][:8], r.code, strings.TrimSpace(r.stderr))
+				t.Errorf("`lattice %s %s ...` exits %d: %s", args[0], args[1][:8], r.code, strings.TrimSpace(r.stderr))
 			}
 		})
 	}
 
-	// chain and block do not go through connect, so without a node they
-	// do not suggest `lattice dev` as the other commands do.
+	// Without a node, chain and block suggest `lattice dev` as the other
+	// commands do.
 	dead := deadURL(t)
 	for _, args := range [][]string{{"chain", "--node", dead, gaddr}, {"block", "--node", dead, tn.gblock.Hash.String()}} {
 		t.Run("no node hint: "+args[0], func(t *testing.T) {
 			if r := run(t, args...); !strings.Contains(r.stderr, "lattice dev") {
-				t.Skipf("known bug: `lattice %s` with no node does not suggest `lattice dev`: %s", args[0], strings.TrimSpace(r.stderr))
+				t.Errorf("`lattice %s` with no node does not suggest `lattice dev`: %s", args[0], strings.TrimSpace(r.stderr))
 			}
 		})
 	}
 
 	// A bad --account on the read commands is a usage error (exit 2) like
-	// a bad ADDRESS, but target returns ParseAddress's error unwrapped.
+	// a bad ADDRESS.
 	for _, cmd := range []string{"balance", "chain"} {
 		t.Run("bad --account: "+cmd, func(t *testing.T) {
 			if r := tn.as(tn.gkey, cmd, "--account", "nothex"); r.code != 2 {
-				t.Skipf("known bug: `lattice %s --account nothex` exits %d, want 2: %s", cmd, r.code, strings.TrimSpace(r.stderr))
+				t.Errorf("`lattice %s --account nothex` exits %d, want 2: %s", cmd, r.code, strings.TrimSpace(r.stderr))
 			}
 		})
 	}
 
-	// genesis new creates a missing --key file before it checks whether
-	// --out exists, so a refused run leaves a new key file behind.
+	// A refused genesis new leaves no new key file behind.
 	t.Run("refused genesis new writes nothing", func(t *testing.T) {
 		dir := t.TempDir()
 		out := filepath.Join(dir, "genesis.json")
@@ -414,12 +410,11 @@ func TestKnownBugs(t *testing.T) {
 		k2 := filepath.Join(dir, "k2.json")
 		wantFail(t, run(t, "genesis", "new", "--key", k2, "--network", "n", "--out", out), 1, "not overwriting")
 		if _, err := os.Stat(k2); err == nil {
-			t.Skipf("known bug: a refused `genesis new` created its --key file %s", k2)
+			t.Errorf("a refused `genesis new` created its --key file %s", k2)
 		}
 	})
 
-	// Config values are strings; a JSON number is formatted with
-	// fmt.Sprint(float64), which writes large numbers in e-notation.
+	// A number in the config file keeps its digits.
 	t.Run("numbers in the config file", func(t *testing.T) {
 		conf := filepath.Join(t.TempDir(), "c.json")
 		if err := os.WriteFile(conf, []byte(`{"n": 12345678}`), 0o600); err != nil {
@@ -432,7 +427,7 @@ func TestKnownBugs(t *testing.T) {
 			t.Fatal(err)
 		}
 		if *n != "12345678" {
-			t.Skipf("known bug: config value 12345678 reads as %q", *n)
+			t.Errorf("config value 12345678 reads as %q", *n)
 		}
 	})
 }
@@ -547,7 +542,6 @@ func TestNodeErrorsShown(t *testing.T) {
 		{"block", tn.gblock.Hash.String()},
 	} {
 		t.Run("no node: "+args[0], func(t *testing.T) {
-			// The `lattice dev` hint is missing here: see TestKnownBugs.
 			wantFail(t, run(t, append([]string{args[0], "--node", dead}, args[1:]...)...), 1, dead)
 		})
 	}

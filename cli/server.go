@@ -28,7 +28,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	f := newFlags(e, "dev", "dev [flags]")
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "dev"), "directory for all dev state")
 	httpAddr := f.string("http", "LATTICE_HTTP", "http", "127.0.0.1:8080", "node HTTP API address")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, log_level")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level: debug, info, warn, error")
 	if err := f.parse(args); err != nil {
 		return err
@@ -47,7 +47,9 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer n.Close()
-	return serve(ctx, e, log, *httpAddr, nodeapi.New(n, nodeapi.Options{}), func(url string) {
+	api := nodeapi.New(n, nodeapi.Options{})
+	defer api.Wait() // runs before n.Close: no handler outlives the node
+	return serve(ctx, e, log, *httpAddr, api, func(url string) {
 		fmt.Fprintf(e.stdout, "lattice dev: single-node network %q is running\n\n", net.Name)
 		fmt.Fprintf(e.stdout, "  node API   %s\n", url)
 		fmt.Fprintf(e.stdout, "  data       %s\n", *data)
@@ -115,7 +117,9 @@ func runNode(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer n.Close()
-	return serve(ctx, e, log, *httpAddr, nodeapi.New(n, nodeapi.Options{MaxClockSkew: maxSkew}), func(url string) {
+	api := nodeapi.New(n, nodeapi.Options{MaxClockSkew: maxSkew})
+	defer api.Wait() // runs before n.Close: no handler outlives the node
+	return serve(ctx, e, log, *httpAddr, api, func(url string) {
 		log.Info("node API listening", "url", url)
 		fmt.Fprintf(e.stdout, "lattice node: network %q, API %s\n", n.Network.Name, url)
 	})
@@ -149,6 +153,9 @@ func runGenesis(_ context.Context, e *env, args []string) error {
 	default:
 		return usageErr("--work %q: want public or dev", *work)
 	}
+	if _, err := os.Stat(*out); err == nil {
+		return fmt.Errorf("%s exists; not overwriting", *out)
+	}
 	key, err := wallet.LoadKey(*keyPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		key = wallet.NewKey()
@@ -158,9 +165,6 @@ func runGenesis(_ context.Context, e *env, args []string) error {
 		return err
 	}
 	net := &node.Network{Name: *name, Work: w, Genesis: ledger.NewGenesis(key.Private(), amt, time.Now().UnixMilli())}
-	if _, err := os.Stat(*out); err == nil {
-		return fmt.Errorf("%s exists; not overwriting", *out)
-	}
 	if err := writeFileAtomic(*out, net, 0o644); err != nil {
 		return err
 	}
@@ -197,7 +201,10 @@ func serve(ctx context.Context, e *env, log *slog.Logger, addr string, handler h
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		// Requests still running after the grace period lose their
+		// connections; their handlers then fail fast and return.
+		log.Warn("graceful shutdown timed out; closing connections", "err", err)
+		srv.Close()
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ func (f *clientFlags) connect(ctx context.Context, needKey bool) (*session, erro
 	s := &session{f: f, c: nodeclient.New(*f.node, nil)}
 	info, err := s.c.Node(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the node at %s (start one with `lattice dev`): %w", *f.node, err)
+		return nil, unreachable(*f.node, err)
 	}
 	s.info = info
 	if f.signers != nil && *f.signers != "" {
@@ -88,6 +88,16 @@ func (f *clientFlags) connect(ctx context.Context, needKey bool) (*session, erro
 	return s, nil
 }
 
+// unreachable explains a failure to talk to the node; answers from the
+// node (API errors) pass through unchanged.
+func unreachable(node string, err error) error {
+	var apiErr *nodeclient.APIError
+	if errors.As(err, &apiErr) {
+		return err
+	}
+	return fmt.Errorf("cannot reach the node at %s (start one with `lattice dev`): %w", node, err)
+}
+
 // target resolves the account a read command is about: the argument, or
 // --account, or the key's.
 func (f *clientFlags) target(args []string) (ledger.Address, error) {
@@ -102,7 +112,11 @@ func (f *clientFlags) target(args []string) (ledger.Address, error) {
 		return a, nil
 	}
 	if f.account != nil && *f.account != "" {
-		return ledger.ParseAddress(*f.account)
+		a, err := ledger.ParseAddress(*f.account)
+		if err != nil {
+			return a, usageErr("--account: %v", err)
+		}
+		return a, nil
 	}
 	k, err := wallet.LoadKey(*f.key)
 	if err != nil {
@@ -363,7 +377,7 @@ func runChain(ctx context.Context, e *env, args []string) error {
 	c := nodeclient.New(*cf.node, nil)
 	blocks, err := c.Chain(ctx, addr)
 	if err != nil {
-		return err
+		return unreachable(*cf.node, err)
 	}
 	if *cf.json {
 		return printJSON(e.stdout, blocks)
@@ -399,7 +413,7 @@ func runBlock(ctx context.Context, e *env, args []string) error {
 	}
 	b, err := nodeclient.New(*cf.node, nil).Block(ctx, h)
 	if err != nil {
-		return err
+		return unreachable(*cf.node, err)
 	}
 	return printJSON(e.stdout, b)
 }

@@ -23,6 +23,11 @@ func Apply(v View, b *Block) (*Delta, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Authorisation comes before the fork check, so that only whoever
+	// controls an account can make a fork of it (and a conflict record).
+	if err := authorise(b, &acct, exists); err != nil {
+		return nil, err
+	}
 	if err := checkPrevious(v, b, &acct, exists); err != nil {
 		return nil, err
 	}
@@ -31,9 +36,6 @@ func Apply(v View, b *Block) (*Delta, error) {
 	}
 	if b.Timestamp < acct.Timestamp {
 		return nil, ruleErr(ErrTimestamp, "timestamp %d is before the previous block's %d", b.Timestamp, acct.Timestamp)
-	}
-	if err := authorise(b, &acct, exists); err != nil {
-		return nil, err
 	}
 
 	next := acct.Clone()

@@ -191,6 +191,16 @@ func TestApplyRules(t *testing.T) {
 			w.ok(signed(w.must(wallet.Send(h, wallet.NewKey().Address(), ledger.NewAmount(1), ledger.Native, w.tick(1))), a))
 			return signed(w.must(wallet.Send(h, wallet.NewKey().Address(), ledger.NewAmount(2), ledger.Native, w.tick(1))), a)
 		}, ledger.ErrFork},
+		{"fork attempted by a stranger", func(w *world) *ledger.Block {
+			// Someone else's block on a's frontier, signed as if multisig
+			// by the stranger's own key: no conflict may come of it.
+			a, stranger := w.funded(100), wallet.NewKey()
+			h := w.head(a.Address())
+			w.ok(signed(w.must(wallet.Send(h, wallet.NewKey().Address(), ledger.NewAmount(1), ledger.Native, w.tick(1))), a))
+			b := w.must(wallet.Send(h, stranger.Address(), ledger.NewAmount(99), ledger.Native, w.tick(1)))
+			b.AddSignature(stranger.Private())
+			return b
+		}, ledger.ErrUnauthorized},
 		{"fork of the first block", func(w *world) *ledger.Block {
 			a := w.funded(100)
 			p := ledger.Pending{Send: ledger.Hash{}, Destination: a.Address(), Amount: ledger.NewAmount(1), Asset: ledger.Native}

@@ -39,6 +39,10 @@ type Conflict struct {
 	DetectedAt int64 // Unix ms when the first contender was refused
 }
 
+// MaxContenders bounds the blocks a conflict records (the kept block and
+// the refused ones).
+const MaxContenders = 16
+
 // Store is a ledger kept in a Pebble database. Its read methods are safe for
 // concurrent use; at most one Batch may be open at a time.
 type Store struct {
@@ -55,6 +59,8 @@ type Options struct {
 	// FS is the file system; nil means the operating system's. Tests use
 	// vfs.NewCrashableMem to simulate power loss.
 	FS vfs.FS
+	// MustExist refuses to create a new, empty store.
+	MustExist bool
 }
 
 // Open opens or creates the store in dir.
@@ -65,6 +71,7 @@ func Open(dir string, o Options) (*Store, error) {
 	}
 	opts := &pebble.Options{
 		FS:                 o.FS,
+		ErrorIfNotExists:   o.MustExist,
 		Logger:             pebbleLogger{log},
 		FormatMajorVersion: pebble.FormatNewest,
 		// A larger memtable absorbs bursts of small blocks without stalls.
@@ -259,6 +266,11 @@ func (b *Batch) AddConflict(fe *ledger.ForkError, detectedAt int64) error {
 		if h == fe.Block.Hash {
 			return nil
 		}
+	}
+	if len(c.Blocks) >= MaxContenders {
+		// Enough to prove the fork and let consensus choose; more would
+		// only let the account's owner grow the record without bound.
+		return nil
 	}
 	c.Blocks = append(c.Blocks, fe.Block.Hash)
 	b.b.Set(k, encodeConflict(&c), nil)

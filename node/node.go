@@ -143,9 +143,10 @@ func (n *Node) initNetwork(want *Network) error {
 	case err != nil:
 		return err
 	}
-	if want != nil && (want.Genesis.Hash != stored.Genesis.Hash || want.Name != stored.Name) {
-		return fmt.Errorf("node: the data directory holds network %q (genesis %s), not %q (genesis %s)",
-			stored.Name, stored.Genesis.Hash, want.Name, want.Genesis.Hash)
+	if want != nil && (want.Genesis.Hash != stored.Genesis.Hash || want.Name != stored.Name || want.Work != stored.Work) {
+		return fmt.Errorf("node: the data directory holds network %q (genesis %s, work %s/%s), not the genesis file's %q (genesis %s, work %s/%s)",
+			stored.Name, stored.Genesis.Hash, stored.Work.Send, stored.Work.Receive,
+			want.Name, want.Genesis.Hash, want.Work.Send, want.Work.Receive)
 	}
 	n.Network = stored
 	return nil

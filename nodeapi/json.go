@@ -112,17 +112,18 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // element fails after the status is sent, the connection is aborted so the
 // client sees a truncated body, never a well-formed but partial list.
 type stream struct {
+	log   *slog.Logger
 	w     http.ResponseWriter
 	n     int
 	close byte
 	enc   *json.Encoder
 }
 
-func newStream(w http.ResponseWriter, open, close byte) *stream {
+func (s *Server) newStream(w http.ResponseWriter, open, close byte) *stream {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write([]byte{open})
-	return &stream{w: w, close: close, enc: json.NewEncoder(w)}
+	return &stream{log: s.n.Log, w: w, close: close, enc: json.NewEncoder(w)}
 }
 
 // elem writes one array element.
@@ -147,7 +148,7 @@ func (s *stream) field(k string, v any) error {
 
 func (s *stream) end(err error) {
 	if err != nil {
-		slog.Error("response stream failed", "err", err)
+		s.log.Error("response stream failed", "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	s.w.Write([]byte{s.close, '\n'})

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
@@ -24,9 +25,11 @@ type Options struct {
 	// MaxClockSkew is how far a newly submitted block's timestamp may be
 	// from the node's clock. Default 10 minutes.
 	MaxClockSkew time.Duration
-	// RequestTimeout bounds every request's work. Default 30 s; POST /pow
-	// gets PoWTimeout instead.
+	// RequestTimeout bounds the work of a submission. Default 30 s.
 	RequestTimeout time.Duration
+	// ReadTimeout bounds a GET, including streaming a long list.
+	// Default 10 minutes.
+	ReadTimeout time.Duration
 	// PoWTimeout bounds POST /pow. Default 2 minutes.
 	PoWTimeout time.Duration
 }
@@ -37,6 +40,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = 30 * time.Second
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 10 * time.Minute
 	}
 	if o.PoWTimeout == 0 {
 		o.PoWTimeout = 2 * time.Minute
@@ -55,6 +61,9 @@ type Server struct {
 	// powSlot admits one POST /pow at a time: a search already uses every
 	// core, so running two at once only makes both slower.
 	powSlot chan struct{}
+	// inflight counts running handlers, so the node is closed only after
+	// the last one returns (see Wait).
+	inflight sync.WaitGroup
 }
 
 // New returns the API of n.
@@ -74,6 +83,10 @@ func New(n *node.Node, opts Options) *Server {
 	// Block types of later versions (lease, lease_accept, lease_settle)
 	// are absent: a 404 that says what is accepted.
 	m.HandleFunc(noBlockType, func(w http.ResponseWriter, r *http.Request) {
+		if _, err := ledger.ParseBlockType(r.PathValue("type")); err != nil {
+			s.notFound(w, r) // POST /blocks/recent, /blocks/<hash>: wrong method
+			return
+		}
 		writeError(w, http.StatusNotFound, "no endpoint POST "+r.URL.Path+": this node accepts send, receive, claim, multisig_open and multisig_update blocks")
 	})
 	m.HandleFunc("GET /blocks/recent", s.recent)
@@ -92,29 +105,40 @@ func New(n *node.Node, opts Options) *Server {
 // ServeHTTP implements http.Handler: it bounds the request's time, recovers
 // from panics and logs the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
 	start := time.Now()
 	timeout := s.opts.RequestTimeout
-	if r.URL.Path == "/pow" {
+	switch {
+	case r.URL.Path == "/pow":
 		timeout = s.opts.PoWTimeout
+	case r.Method == http.MethodGet:
+		timeout = s.opts.ReadTimeout
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	defer func() {
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
+		p := recover()
+		aborted := p == http.ErrAbortHandler
+		if p != nil && !aborted {
 			s.n.Log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", p)
 			if !rec.wrote {
 				writeError(rec, http.StatusInternalServerError, "internal error")
 			}
 		}
 		s.n.Log.Info("http", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-			"bytes", rec.bytes, "duration", time.Since(start), "remote", r.RemoteAddr)
+			"bytes", rec.bytes, "duration", time.Since(start), "remote", r.RemoteAddr, "aborted", aborted)
+		if aborted {
+			panic(p) // net/http closes the connection without logging
+		}
 	}()
 	s.mux.ServeHTTP(rec, r.WithContext(ctx))
 }
+
+// Wait blocks until every running handler has returned. Call it after
+// http.Server.Shutdown (or Close) and before closing the node.
+func (s *Server) Wait() { s.inflight.Wait() }
 
 type statusRecorder struct {
 	http.ResponseWriter
@@ -147,9 +171,17 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 		}
 		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" && pattern != noBlockType {
-			allowed = append(allowed, m)
+		_, pattern := s.mux.Handler(probe)
+		switch pattern {
+		case "", "/", noBlockType:
+			continue
+		case "GET /blocks/{hash}":
+			// Only a hash makes this a block's URL; /blocks/send is not.
+			if _, err := ledger.ParseHash(strings.TrimPrefix(r.URL.Path, "/blocks/")); err != nil {
+				continue
+			}
 		}
+		allowed = append(allowed, m)
 	}
 	if len(allowed) > 0 {
 		list := strings.Join(allowed, ", ")
@@ -197,7 +229,7 @@ func (s *Server) account(w http.ResponseWriter, r *http.Request) (ledger.Account
 }
 
 func (s *Server) accounts(w http.ResponseWriter, r *http.Request) {
-	st := newStream(w, '[', ']')
+	st := s.newStream(w, '[', ']')
 	st.end(s.n.Store.Accounts(func(a ledger.Account) error {
 		if err := r.Context().Err(); err != nil {
 			return err
@@ -226,7 +258,7 @@ func (s *Server) chain(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st := newStream(w, '[', ']')
+	st := s.newStream(w, '[', ']')
 	st.end(s.n.Store.Chain(acct.Address, func(e *ledger.Entry) error {
 		if err := r.Context().Err(); err != nil {
 			return err
@@ -336,7 +368,7 @@ func (s *Server) recent(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = v
 	}
-	st := newStream(w, '[', ']')
+	st := s.newStream(w, '[', ']')
 	st.end(s.n.Store.Recent(limit, func(e *ledger.Entry) error { return st.elem(e.Block) }))
 }
 
@@ -380,7 +412,7 @@ func (s *Server) nodeInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pendingAll(w http.ResponseWriter, r *http.Request) {
-	st := newStream(w, '[', ']')
+	st := s.newStream(w, '[', ']')
 	st.end(s.n.Store.Pendings(func(p ledger.Pending) error {
 		if err := r.Context().Err(); err != nil {
 			return err
@@ -394,12 +426,12 @@ func (s *Server) pendingFor(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st := newStream(w, '[', ']')
+	st := s.newStream(w, '[', ']')
 	st.end(s.n.Store.PendingTo(a, func(p ledger.Pending) error { return st.elem(pendingJSON(p)) }))
 }
 
 func (s *Server) frontiers(w http.ResponseWriter, r *http.Request) {
-	st := newStream(w, '{', '}')
+	st := s.newStream(w, '{', '}')
 	st.end(s.n.Store.Accounts(func(a ledger.Account) error {
 		if err := r.Context().Err(); err != nil {
 			return err
@@ -417,7 +449,7 @@ func (s *Server) conflicts(w http.ResponseWriter, r *http.Request) {
 		}
 		only = &a
 	}
-	st := newStream(w, '[', ']')
+	st := s.newStream(w, '[', ']')
 	st.end(s.n.Store.Conflicts(only, func(c ledgerstore.Conflict) error { return st.elem(conflictJSON(c)) }))
 }
 

@@ -470,6 +470,10 @@ func TestRouting(t *testing.T) {
 		{"PATCH", "/frontiers", "GET"},
 		{"POST", "/conflicts", "GET"},
 		{"PUT", "/blocks/recent", "GET"},
+		{"POST", "/blocks/recent", "GET"},
+		{"POST", "/blocks/" + strings.Repeat("ab", 32), "GET"},
+		{"PUT", "/blocks/send", "POST"},
+		{"DELETE", "/blocks/multisig_open", "POST"},
 	} {
 		what := tc.method + " " + tc.path
 		r := h.do(tc.method, tc.path, nil)
