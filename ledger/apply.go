@@ -23,13 +23,19 @@ func Apply(v View, b *Block) (*Delta, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Authorisation comes before the fork check, so that only whoever
-	// controls an account can make a fork of it (and a conflict record).
+	// A block already in the ledger is a duplicate whoever controls the
+	// account now. Otherwise authorisation comes before the fork verdict,
+	// so that only the account's controller can make a fork of it (and a
+	// conflict record).
+	perr := checkPrevious(v, b, &acct, exists)
+	if errors.Is(perr, ErrDuplicate) {
+		return nil, ErrDuplicate
+	}
 	if err := authorise(b, &acct, exists); err != nil {
 		return nil, err
 	}
-	if err := checkPrevious(v, b, &acct, exists); err != nil {
-		return nil, err
+	if perr != nil {
+		return nil, perr
 	}
 	if !exists {
 		acct = Account{Address: b.Account}

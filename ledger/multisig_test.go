@@ -100,3 +100,19 @@ func TestMultisigShape(t *testing.T) {
 		t.Fatalf("multisig_update of an ordinary account: got %v, want ErrNotMultisig", err)
 	}
 }
+
+// TestMultisigResubmitAfterRotation: a block already in the ledger stays a
+// duplicate after the keyset that signed it is rotated away.
+func TestMultisigResubmitAfterRotation(t *testing.T) {
+	w := newWorld(t)
+	k1, k2, k3 := wallet.NewKey(), wallet.NewKey(), wallet.NewKey()
+	ks := keysetOf(2, k1, k2)
+	addr := ledger.MultisigAddress(ks)
+	open := w.ok(multisigned(wallet.MultisigOpen(ks, w.tick(1)), k1, k2))
+	up := w.ok(multisigned(wallet.MultisigUpdate(w.head(addr), keysetOf(1, k3), w.tick(1)), k1, k2))
+	for _, b := range []*ledger.Block{open, up} {
+		if err := w.submit(b); !errors.Is(err, ledger.ErrDuplicate) {
+			t.Errorf("resubmitting %s after rotation: got %v, want ErrDuplicate", b.Type, err)
+		}
+	}
+}
