@@ -1,10 +1,10 @@
 // Package ledgerstore keeps the ledger on disk in Pebble.
 //
 // A Store is a ledger.View over what is committed. Changes go through a
-// Batch: an indexed Pebble batch that is itself a ledger.View of the
-// committed state plus the batch's own writes, so a writer can decide many
-// blocks against each other and commit them with a single fsync (group
-// commit). Either all of a batch is on disk after Commit or none of it is.
+// Batch, which is itself a ledger.View of the committed state plus the
+// batch's own changes, so a writer can decide many blocks against each other
+// and commit them with a single fsync (group commit). Either all of a batch
+// is on disk after Commit or none of it is.
 //
 // Reads never scan: every query the node answers walks an index whose key
 // order is the answer's order (chain by height, recent blocks by sequence,
@@ -50,6 +50,9 @@ type Store struct {
 	seq    atomic.Uint64 // next sequence number for the recent-blocks index
 	closed atomic.Bool
 	reader
+	// accounts caches account states for the write path; only the one
+	// open Batch reads and updates it (see batch.go).
+	accounts map[ledger.Address]ledger.Account
 }
 
 // Options configure a Store. The zero value is ready to use.
@@ -87,7 +90,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledgerstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, reader: reader{db}}
+	s := &Store{db: db, reader: reader{db}, accounts: make(map[ledger.Address]ledger.Account)}
 	last, err := s.lastSeq()
 	if err != nil {
 		db.Close()
@@ -183,116 +186,8 @@ type Snapshot struct {
 // Close releases the snapshot.
 func (s *Snapshot) Close() error { return s.snap.Close() }
 
-// Batch is a set of changes committed atomically. It reads its own writes.
-type Batch struct {
-	reader
-	s *Store
-	b *pebble.Batch
-	n int
-}
-
-// NewBatch starts a batch. The caller must Close it.
-func (s *Store) NewBatch() *Batch {
-	b := s.db.NewIndexedBatch()
-	return &Batch{reader: reader{b}, s: s, b: b}
-}
-
-// Len returns the number of deltas and conflicts written to the batch.
-func (b *Batch) Len() int { return b.n }
-
-// Apply writes d, which must have been computed against this batch's view.
-func (b *Batch) Apply(d *ledger.Delta) error {
-	w := b.b
-	addr := d.Account.Address
-	if e := d.Add; e != nil {
-		h := e.Block.Hash
-		seq := b.s.seq.Add(1) - 1
-		if err := w.Set(key(pBlock, h[:]), encodeEntry(e, seq), nil); err != nil {
-			return err
-		}
-		w.Set(key(pChain, addr[:], u64(e.Height)), h[:], nil)
-		w.Set(key(pRecent, u64(seq)), h[:], nil)
-		if e.Block.Type == ledger.TypeReceive && !e.Block.Source.IsZero() {
-			w.Set(key(pReceiver, e.Block.Source[:]), h[:], nil)
-		}
-	}
-	if e := d.Remove; e != nil {
-		h := e.Block.Hash
-		_, seq, found, err := b.entrySeq(h)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return fmt.Errorf("ledgerstore: rollback of missing block %s", h)
-		}
-		w.Delete(key(pBlock, h[:]), nil)
-		w.Delete(key(pChain, addr[:], u64(e.Height)), nil)
-		w.Delete(key(pRecent, u64(seq)), nil)
-		if e.Block.Type == ledger.TypeReceive {
-			w.Delete(key(pReceiver, e.Block.Source[:]), nil)
-		}
-	}
-	if d.AccountRemoved {
-		w.Delete(key(pAccount, addr[:]), nil)
-	} else {
-		w.Set(key(pAccount, addr[:]), appendAccount(nil, &d.Account), nil)
-	}
-	if p := d.PendingDelete; p != nil {
-		w.Delete(key(pPending, p.Destination[:], p.Send[:]), nil)
-	}
-	if p := d.PendingPut; p != nil {
-		w.Set(key(pPending, p.Destination[:], p.Send[:]), encodePending(p), nil)
-	}
-	b.n++
-	return nil
-}
-
-// AddConflict records a refused fork contender: the conflict at
-// (account, previous) gains the block, and the block itself is kept so that
-// consensus can later switch to it.
-func (b *Batch) AddConflict(fe *ledger.ForkError, detectedAt int64) error {
-	k := key(pConflict, fe.Account[:], fe.Previous[:])
-	v, found, err := b.get(k)
-	if err != nil {
-		return err
-	}
-	c := Conflict{Account: fe.Account, Previous: fe.Previous, Blocks: []ledger.Hash{fe.Existing}, DetectedAt: detectedAt}
-	if found {
-		if c, err = decodeConflict(k, v); err != nil {
-			return err
-		}
-	}
-	for _, h := range c.Blocks {
-		if h == fe.Block.Hash {
-			return nil
-		}
-	}
-	if len(c.Blocks) >= MaxContenders {
-		// Enough to prove the fork and let consensus choose; more would
-		// only let the account's owner grow the record without bound.
-		return nil
-	}
-	c.Blocks = append(c.Blocks, fe.Block.Hash)
-	b.b.Set(k, encodeConflict(&c), nil)
-	b.b.Set(key(pFork, fe.Block.Hash[:]), fe.Block.AppendBinary(nil), nil)
-	b.n++
-	return nil
-}
-
-// Commit writes the batch durably: when it returns nil, every change is on
-// disk (fsync). On error nothing of the batch is visible.
-func (b *Batch) Commit() error {
-	if err := b.b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("ledgerstore: commit: %w", err)
-	}
-	return nil
-}
-
-// Close releases the batch; uncommitted changes are dropped.
-func (b *Batch) Close() { b.b.Close() }
-
 // reader implements ledger.View and the store's queries over any Pebble
-// reader: the DB, an indexed batch or a snapshot.
+// reader: the DB or a snapshot.
 type reader struct{ r pebble.Reader }
 
 var _ ledger.Snapshot = reader{}
@@ -532,22 +427,3 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 }
 
 var _ io.Closer = (*Store)(nil)
-
-// CommitNoSyncWait applies the batch to the database, where reads see it,
-// and starts its fsync without waiting for it. SyncWait must follow before
-// the batch is closed; only after it returns nil is the batch durable. This
-// lets a writer prepare the next batch while this one syncs.
-func (b *Batch) CommitNoSyncWait() error {
-	if err := b.s.db.ApplyNoSyncWait(b.b, pebble.Sync); err != nil {
-		return fmt.Errorf("ledgerstore: commit: %w", err)
-	}
-	return nil
-}
-
-// SyncWait waits for the fsync started by CommitNoSyncWait.
-func (b *Batch) SyncWait() error {
-	if err := b.b.SyncWait(); err != nil {
-		return fmt.Errorf("ledgerstore: sync: %w", err)
-	}
-	return nil
-}

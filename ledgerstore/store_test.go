@@ -177,10 +177,10 @@ func compare(t *testing.T, mem *ledger.Mem, st *Store) {
 }
 
 func TestStoreMatchesReference(t *testing.T) {
-	for seed := range uint64(4) {
+	for seed := range uint64(8) {
 		s := newSim(t, t.TempDir(), seed)
-		for range 60 {
-			s.step(1 + s.rng.IntN(20))
+		for range 100 {
+			s.step(1 + s.rng.IntN(30))
 		}
 		compare(t, s.mem, s.st)
 	}

@@ -1,0 +1,280 @@
+package ledgerstore
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/latticenet/lattice/ledger"
+)
+
+// maxCachedAccounts bounds the write path's account cache; past it the
+// cache starts over. 256k accounts take about 50 MB.
+const maxCachedAccounts = 1 << 18
+
+// Batch is a set of changes committed atomically. It is a ledger.View of the
+// database plus its own changes, which it keeps in maps beside a plain Pebble
+// batch: cheaper than an indexed batch, whose every write also goes into a
+// skiplist of its own, and the reads a writer makes (accounts, pending
+// entries, chain positions) are found there first. Account states also come
+// from a cache kept across batches, so the writer seldom reads an account
+// from Pebble. At most one Batch may be open at a time.
+type Batch struct {
+	s *Store
+	b *pebble.Batch
+	n int
+
+	accounts  map[ledger.Address]*ledger.Account // nil: removed
+	entries   map[ledger.Hash]*entryAt           // nil: removed
+	chain     map[chainPos]ledger.Hash           // zero: removed
+	pending   map[pendingKey]*ledger.Pending     // nil: removed
+	receivers map[ledger.Hash]ledger.Hash        // zero: removed
+	conflicts map[pendingKey]*Conflict           // by (account, previous)
+}
+
+type entryAt struct {
+	e   *ledger.Entry
+	seq uint64
+}
+
+type chainPos struct {
+	a      ledger.Address
+	height uint64
+}
+
+type pendingKey struct {
+	a ledger.Address
+	h ledger.Hash
+}
+
+// NewBatch starts a batch. The caller must Close it.
+func (s *Store) NewBatch() *Batch {
+	return &Batch{
+		s: s, b: s.db.NewBatch(),
+		accounts:  make(map[ledger.Address]*ledger.Account),
+		entries:   make(map[ledger.Hash]*entryAt),
+		chain:     make(map[chainPos]ledger.Hash),
+		pending:   make(map[pendingKey]*ledger.Pending),
+		receivers: make(map[ledger.Hash]ledger.Hash),
+		conflicts: make(map[pendingKey]*Conflict),
+	}
+}
+
+// Len returns the number of deltas and conflicts written to the batch.
+func (b *Batch) Len() int { return b.n }
+
+// Account implements ledger.View.
+func (b *Batch) Account(a ledger.Address) (ledger.Account, bool, error) {
+	if acct, ok := b.accounts[a]; ok {
+		if acct == nil {
+			return ledger.Account{}, false, nil
+		}
+		return acct.Clone(), true, nil
+	}
+	if acct, ok := b.s.accounts[a]; ok {
+		return acct.Clone(), true, nil
+	}
+	acct, found, err := b.s.Account(a)
+	if err == nil && found {
+		b.s.cacheAccount(acct)
+	}
+	return acct, found, err
+}
+
+// Entry implements ledger.View.
+func (b *Batch) Entry(h ledger.Hash) (*ledger.Entry, bool, error) {
+	e, _, found, err := b.entrySeq(h)
+	return e, found, err
+}
+
+func (b *Batch) entrySeq(h ledger.Hash) (*ledger.Entry, uint64, bool, error) {
+	if at, ok := b.entries[h]; ok {
+		if at == nil {
+			return nil, 0, false, nil
+		}
+		return at.e, at.seq, true, nil
+	}
+	return b.s.entrySeq(h)
+}
+
+// ChainAt implements ledger.View.
+func (b *Batch) ChainAt(a ledger.Address, height uint64) (ledger.Hash, bool, error) {
+	if h, ok := b.chain[chainPos{a, height}]; ok {
+		return h, !h.IsZero(), nil
+	}
+	return b.s.ChainAt(a, height)
+}
+
+// Pending implements ledger.View.
+func (b *Batch) Pending(dest ledger.Address, send ledger.Hash) (ledger.Pending, bool, error) {
+	if p, ok := b.pending[pendingKey{dest, send}]; ok {
+		if p == nil {
+			return ledger.Pending{}, false, nil
+		}
+		return *p, true, nil
+	}
+	return b.s.Pending(dest, send)
+}
+
+// Receiver implements ledger.View.
+func (b *Batch) Receiver(send ledger.Hash) (ledger.Hash, bool, error) {
+	if h, ok := b.receivers[send]; ok {
+		return h, !h.IsZero(), nil
+	}
+	return b.s.Receiver(send)
+}
+
+// Apply writes d, which must have been computed against this batch's view.
+func (b *Batch) Apply(d *ledger.Delta) error {
+	w := b.b
+	addr := d.Account.Address
+	if e := d.Add; e != nil {
+		h := e.Block.Hash
+		seq := b.s.seq.Add(1) - 1
+		if err := w.Set(key(pBlock, h[:]), encodeEntry(e, seq), nil); err != nil {
+			return err
+		}
+		w.Set(key(pChain, addr[:], u64(e.Height)), h[:], nil)
+		w.Set(key(pRecent, u64(seq)), h[:], nil)
+		b.entries[h] = &entryAt{e, seq}
+		b.chain[chainPos{addr, e.Height}] = h
+		if e.Block.Type == ledger.TypeReceive && !e.Block.Source.IsZero() {
+			w.Set(key(pReceiver, e.Block.Source[:]), h[:], nil)
+			b.receivers[e.Block.Source] = h
+		}
+	}
+	if e := d.Remove; e != nil {
+		h := e.Block.Hash
+		_, seq, found, err := b.entrySeq(h)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("ledgerstore: rollback of missing block %s", h)
+		}
+		w.Delete(key(pBlock, h[:]), nil)
+		w.Delete(key(pChain, addr[:], u64(e.Height)), nil)
+		w.Delete(key(pRecent, u64(seq)), nil)
+		b.entries[h] = nil
+		b.chain[chainPos{addr, e.Height}] = ledger.Hash{}
+		if e.Block.Type == ledger.TypeReceive {
+			w.Delete(key(pReceiver, e.Block.Source[:]), nil)
+			b.receivers[e.Block.Source] = ledger.Hash{}
+		}
+	}
+	if d.AccountRemoved {
+		w.Delete(key(pAccount, addr[:]), nil)
+		b.accounts[addr] = nil
+	} else {
+		w.Set(key(pAccount, addr[:]), appendAccount(nil, &d.Account), nil)
+		acct := d.Account.Clone()
+		b.accounts[addr] = &acct
+	}
+	if p := d.PendingDelete; p != nil {
+		w.Delete(key(pPending, p.Destination[:], p.Send[:]), nil)
+		b.pending[pendingKey{p.Destination, p.Send}] = nil
+	}
+	if p := d.PendingPut; p != nil {
+		w.Set(key(pPending, p.Destination[:], p.Send[:]), encodePending(p), nil)
+		q := *p
+		b.pending[pendingKey{p.Destination, p.Send}] = &q
+	}
+	b.n++
+	return nil
+}
+
+// AddConflict records a refused fork contender: the conflict at
+// (account, previous) gains the block, and the block itself is kept so that
+// consensus can later switch to it.
+func (b *Batch) AddConflict(fe *ledger.ForkError, detectedAt int64) error {
+	ck := pendingKey{fe.Account, fe.Previous}
+	k := key(pConflict, fe.Account[:], fe.Previous[:])
+	c := b.conflicts[ck]
+	if c == nil {
+		v, found, err := b.s.get(k)
+		if err != nil {
+			return err
+		}
+		c = &Conflict{Account: fe.Account, Previous: fe.Previous, Blocks: []ledger.Hash{fe.Existing}, DetectedAt: detectedAt}
+		if found {
+			dc, err := decodeConflict(k, v)
+			if err != nil {
+				return err
+			}
+			c = &dc
+		}
+	}
+	for _, h := range c.Blocks {
+		if h == fe.Block.Hash {
+			return nil
+		}
+	}
+	if len(c.Blocks) >= MaxContenders {
+		// Enough to prove the fork and let consensus choose; more would
+		// only let the account's owner grow the record without bound.
+		return nil
+	}
+	c.Blocks = append(c.Blocks, fe.Block.Hash)
+	b.conflicts[ck] = c
+	b.b.Set(k, encodeConflict(c), nil)
+	b.b.Set(key(pFork, fe.Block.Hash[:]), fe.Block.AppendBinary(nil), nil)
+	b.n++
+	return nil
+}
+
+// Commit writes the batch durably: when it returns nil, every change is on
+// disk (fsync). On error nothing of the batch is visible.
+func (b *Batch) Commit() error {
+	if err := b.b.Commit(pebble.Sync); err != nil {
+		b.s.resetCache()
+		return fmt.Errorf("ledgerstore: commit: %w", err)
+	}
+	b.publish()
+	return nil
+}
+
+// CommitNoSyncWait applies the batch to the database, where reads see it,
+// and starts its fsync without waiting for it. SyncWait must follow before
+// the batch is closed; only after it returns nil is the batch durable. This
+// lets a writer prepare the next batch while this one syncs.
+func (b *Batch) CommitNoSyncWait() error {
+	if err := b.s.db.ApplyNoSyncWait(b.b, pebble.Sync); err != nil {
+		b.s.resetCache()
+		return fmt.Errorf("ledgerstore: commit: %w", err)
+	}
+	b.publish()
+	return nil
+}
+
+// SyncWait waits for the fsync started by CommitNoSyncWait.
+func (b *Batch) SyncWait() error {
+	if err := b.b.SyncWait(); err != nil {
+		b.s.resetCache()
+		return fmt.Errorf("ledgerstore: sync: %w", err)
+	}
+	return nil
+}
+
+// Close releases the batch; uncommitted changes are dropped.
+func (b *Batch) Close() { b.b.Close() }
+
+// publish moves the batch's account states into the store's cache once
+// the database holds them.
+func (b *Batch) publish() {
+	for a, acct := range b.accounts {
+		if acct == nil {
+			delete(b.s.accounts, a)
+		} else {
+			b.s.cacheAccount(*acct)
+		}
+	}
+}
+
+func (s *Store) cacheAccount(a ledger.Account) {
+	if len(s.accounts) >= maxCachedAccounts {
+		s.resetCache()
+	}
+	s.accounts[a.Address] = a
+}
+
+func (s *Store) resetCache() { s.accounts = make(map[ledger.Address]ledger.Account) }
