@@ -90,17 +90,30 @@ type Block struct {
 // under it.
 const MaxBlockJSON = 64 << 10
 
-// DecodeJSON parses one block from r strictly: unknown fields, trailing data
-// and values of the wrong shape are errors that name the offending field.
+// DecodeJSON reads r to its end and parses it as one block (see ParseJSON).
+// A read error, such as *http.MaxBytesError, is returned wrapped.
 func DecodeJSON(r io.Reader) (*Block, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var b Block
-	if err := dec.Decode(&b); err != nil {
-		return nil, jsonError(err)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading the block: %w", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the JSON object")
+	return ParseJSON(data)
+}
+
+// ParseJSON parses one block strictly: unknown fields, trailing data and
+// values of the wrong shape are errors that name the offending field.
+//
+// Blocks in the form the API writes them take a fast path (parseCanonical);
+// anything else, including every malformed input, goes through
+// encoding/json, which decides and explains. A fuzz test checks that the
+// two agree wherever the fast path answers.
+func ParseJSON(data []byte) (*Block, error) {
+	b, ok := parseCanonical(data)
+	if !ok {
+		var err error
+		if b, err = parseReflect(data); err != nil {
+			return nil, err
+		}
 	}
 	// A field equal to its zero value is absent, keyset included.
 	if b.Keyset != nil && b.Keyset.Threshold == 0 && len(b.Keyset.Keys) == 0 {
@@ -117,11 +130,22 @@ func DecodeJSON(r io.Reader) (*Block, error) {
 			return nil, fmt.Errorf("field %q is required", f.name)
 		}
 	}
-	return &b, nil
+	return b, nil
 }
 
-// ParseJSON is DecodeJSON over a byte slice.
-func ParseJSON(data []byte) (*Block, error) { return DecodeJSON(bytes.NewReader(data)) }
+// parseReflect decodes with encoding/json.
+func parseReflect(data []byte) (*Block, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var b Block
+	if err := dec.Decode(&b); err != nil {
+		return nil, jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the JSON object")
+	}
+	return &b, nil
+}
 
 // jsonError turns encoding/json's errors into messages that name the field.
 func jsonError(err error) error {

@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/latticenet/lattice/ledger"
@@ -58,6 +59,36 @@ func FuzzParseUnits(f *testing.F) {
 		b, err := ledger.ParseUnits(a.Units())
 		if err != nil || a != b {
 			t.Fatalf("ParseUnits(%q) = %s, whose Units %q re-parses to %v, %v", s, a, a.Units(), b, err)
+		}
+	})
+}
+
+// FuzzParseCanonical checks the fast JSON path against encoding/json:
+// wherever the fast path accepts an input, encoding/json must accept it too
+// and read exactly the same block.
+func FuzzParseCanonical(f *testing.F) {
+	for _, b := range []*ledger.Block{fullBlock(), {Type: ledger.TypeSend, Account: ledger.Address{1}, Asset: ledger.Native, Timestamp: 1, PowNonce: -3}} {
+		b.Seal()
+		data, _ := json.Marshal(b)
+		f.Add(data)
+		f.Add(bytes.ReplaceAll(data, []byte(","), []byte(" ,\n ")))
+	}
+	f.Add([]byte(`{"type":"send","vcpus":-0}`))
+	f.Add([]byte(`{"timestamp":01}`))
+	f.Add([]byte(`{"type":"send","type":"receive"}`))
+	f.Add([]byte(`{"TYPE":"send"}`))
+	f.Add([]byte(`{"pow_nonce":9223372036854775808}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := ledger.ParseCanonicalForTest(data)
+		if !ok {
+			return
+		}
+		slow, err := ledger.ParseReflectForTest(data)
+		if err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json refused it: %v", data, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fast path read %q as\n%+v\nencoding/json as\n%+v", data, fast, slow)
 		}
 	})
 }
