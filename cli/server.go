@@ -49,7 +49,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	defer n.Close()
 	api := nodeapi.New(n, nodeapi.Options{})
 	defer api.Wait() // runs before n.Close: no handler outlives the node
-	return serve(ctx, e, log, *httpAddr, api, func(url string) {
+	return serve(ctx, e, log, *httpAddr, api, n.Engine.Failed(), func(url string) {
 		fmt.Fprintf(e.stdout, "lattice dev: single-node network %q is running\n\n", net.Name)
 		fmt.Fprintf(e.stdout, "  node API   %s\n", url)
 		fmt.Fprintf(e.stdout, "  data       %s\n", *data)
@@ -119,7 +119,7 @@ func runNode(ctx context.Context, e *env, args []string) error {
 	defer n.Close()
 	api := nodeapi.New(n, nodeapi.Options{MaxClockSkew: maxSkew})
 	defer api.Wait() // runs before n.Close: no handler outlives the node
-	return serve(ctx, e, log, *httpAddr, api, func(url string) {
+	return serve(ctx, e, log, *httpAddr, api, n.Engine.Failed(), func(url string) {
 		log.Info("node API listening", "url", url)
 		fmt.Fprintf(e.stdout, "lattice node: network %q, API %s\n", n.Network.Name, url)
 	})
@@ -172,8 +172,9 @@ func runGenesis(_ context.Context, e *env, args []string) error {
 	return nil
 }
 
-// serve runs handler on addr until ctx ends, then shuts down gracefully.
-func serve(ctx context.Context, e *env, log *slog.Logger, addr string, handler http.Handler, ready func(url string)) error {
+// serve runs handler on addr until ctx ends or failed is closed, then shuts
+// down gracefully. A nil failed never fires.
+func serve(ctx context.Context, e *env, log *slog.Logger, addr string, handler http.Handler, failed <-chan struct{}, ready func(url string)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
@@ -191,10 +192,13 @@ func serve(ctx context.Context, e *env, log *slog.Logger, addr string, handler h
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	ready("http://" + ln.Addr().String())
+	var failure error
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	case <-failed:
+		failure = errors.New("storage failure: stopping so that a restart recovers what was synced")
 	}
 	log.Info("shutting down")
 	fmt.Fprintln(e.stderr, "shutting down...")
@@ -206,7 +210,7 @@ func serve(ctx context.Context, e *env, log *slog.Logger, addr string, handler h
 		log.Warn("graceful shutdown timed out; closing connections", "err", err)
 		srv.Close()
 	}
-	return nil
+	return failure
 }
 
 func newLogger(e *env, level string) (*slog.Logger, error) {
@@ -244,5 +248,14 @@ func writeFileAtomic(path string, v any, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// The new name is durable only once its directory is synced.
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

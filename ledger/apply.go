@@ -81,7 +81,9 @@ func Apply(v View, b *Block) (*Delta, error) {
 		}
 		d.PendingDelete = &p
 	case TypeClaim:
-		if acct.Claimed && b.Timestamp < acct.LastClaim+ClaimInterval {
+		// Subtraction, not LastClaim+ClaimInterval, which overflows for
+		// timestamps near the top of int64 and would open the faucet.
+		if acct.Claimed && b.Timestamp-acct.LastClaim < ClaimInterval {
 			return nil, ruleErr(ErrClaimTooSoon, "last claim at %d; the next is allowed from timestamp %d", acct.LastClaim, acct.LastClaim+ClaimInterval)
 		}
 		after, err := before.Add(b.Amount)

@@ -18,7 +18,8 @@ const maxCachedAccounts = 1 << 18
 // skiplist of its own, and the reads a writer makes (accounts, pending
 // entries, chain positions) are found there first. Account states also come
 // from a cache kept across batches, so the writer seldom reads an account
-// from Pebble. At most one Batch may be open at a time.
+// from Pebble. One goroutine builds batches, one at a time; an earlier
+// batch may still be waiting in SyncWait on another goroutine.
 type Batch struct {
 	s *Store
 	b *pebble.Batch
@@ -246,10 +247,12 @@ func (b *Batch) CommitNoSyncWait() error {
 	return nil
 }
 
-// SyncWait waits for the fsync started by CommitNoSyncWait.
+// SyncWait waits for the fsync started by CommitNoSyncWait. It may run
+// on another goroutine than the one building the next batch, so it leaves
+// the account cache alone; after a sync failure the store must not be
+// written again (the caller stops, and a restart recovers what was synced).
 func (b *Batch) SyncWait() error {
 	if err := b.b.SyncWait(); err != nil {
-		b.s.resetCache()
 		return fmt.Errorf("ledgerstore: sync: %w", err)
 	}
 	return nil

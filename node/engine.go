@@ -15,6 +15,12 @@ import (
 // ErrClosed is returned by Submit after the engine has stopped.
 var ErrClosed = errors.New("node: engine closed")
 
+// ErrFailed is returned by Submit once a commit or an fsync has failed.
+// The database may then hold changes that are not durable, so the engine
+// accepts nothing more, not even resubmissions, until the process restarts
+// and recovers what was synced.
+var ErrFailed = errors.New("node: the ledger could not be written; restart the node")
+
 // maxGroup bounds how many blocks share one commit. Larger groups amortise
 // the fsync further but delay the first block of the group.
 const maxGroup = 1024
@@ -46,6 +52,9 @@ type Engine struct {
 	synced  chan *group
 	quit    chan struct{}
 	stopped chan struct{} // closed once both goroutines have exited
+	failed  chan struct{} // closed by fail
+	failure error         // set by fail before failed is closed
+	failOne sync.Once
 	wg      sync.WaitGroup
 	once    sync.Once
 }
@@ -71,6 +80,7 @@ func NewEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger,
 		synced:  make(chan *group, 2),
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
+		failed:  make(chan struct{}),
 	}
 	e.wg.Add(2)
 	go e.write()
@@ -89,6 +99,28 @@ func (e *Engine) Close() {
 	<-e.stopped
 }
 
+// Failed is closed when the engine stops accepting blocks after a storage
+// failure; Err then says why. A server should stop and be restarted.
+func (e *Engine) Failed() <-chan struct{} { return e.failed }
+
+// Err returns the storage failure that stopped the engine, or nil.
+func (e *Engine) Err() error {
+	select {
+	case <-e.failed:
+		return e.failure
+	default:
+		return nil
+	}
+}
+
+func (e *Engine) fail(err error) {
+	e.failOne.Do(func() {
+		e.log.Error("ledger write failed; accepting no more blocks", "err", err)
+		e.failure = fmt.Errorf("%w: %v", ErrFailed, err)
+		close(e.failed)
+	})
+}
+
 // Params returns the network rules the engine enforces.
 func (e *Engine) Params() ledger.Params { return e.params }
 
@@ -98,6 +130,9 @@ func (e *Engine) Params() ledger.Params { return e.params }
 // ctx ends first (the block may still be applied), and other errors when the
 // ledger cannot be written.
 func (e *Engine) Submit(ctx context.Context, b *ledger.Block) (Result, error) {
+	if err := e.Err(); err != nil {
+		return Result{}, err
+	}
 	if err := e.params.Check(b); err != nil {
 		return Result{}, err
 	}
@@ -139,6 +174,13 @@ func (e *Engine) write() {
 		case <-e.quit:
 			return
 		}
+		if err := e.Err(); err != nil {
+			// Nothing more is decided after a failure: the database may
+			// hold what was never synced.
+			first.err = err
+			close(first.done)
+			continue
+		}
 		g := &group{batch: e.store.NewBatch(), reqs: []*request{first}}
 		e.decide(g.batch, first)
 	drain:
@@ -152,7 +194,9 @@ func (e *Engine) write() {
 			}
 		}
 		if g.batch.Len() > 0 {
-			g.err = g.batch.CommitNoSyncWait()
+			if g.err = g.batch.CommitNoSyncWait(); g.err != nil {
+				e.fail(g.err)
+			}
 		}
 		e.synced <- g
 	}
@@ -185,17 +229,19 @@ func (e *Engine) decide(batch *ledgerstore.Batch, r *request) {
 func (e *Engine) acknowledge() {
 	defer e.wg.Done()
 	for g := range e.synced {
-		err := g.err
-		if err == nil && g.batch.Len() > 0 {
-			err = g.batch.SyncWait()
+		if g.err == nil && g.batch.Len() > 0 {
+			if err := g.batch.SyncWait(); err != nil {
+				e.fail(err)
+			}
 		}
 		g.batch.Close()
-		if err != nil {
-			e.log.Error("ledger commit failed", "err", err, "blocks", len(g.reqs))
-			err = fmt.Errorf("node: ledger write failed: %w", err)
-		}
+		// After a failure no answer of this group can be trusted, not even
+		// a duplicate or a rule error: they were decided against state
+		// that may not be durable (and a fork's conflict record may be
+		// lost). Later groups were decided against it too.
+		err := e.Err()
 		for _, r := range g.reqs {
-			if err != nil && (r.err == nil || !ledger.IsRule(r.err)) {
+			if err != nil {
 				r.res, r.err = Result{}, err
 			}
 			close(r.done)

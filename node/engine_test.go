@@ -5,12 +5,16 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgerstore"
@@ -148,5 +152,80 @@ func TestEngineAnswers(t *testing.T) {
 	defer e2.Close()
 	if _, err := e2.Submit(cctx, wl.Streams[0][0]); err != nil && !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: got %v", err)
+	}
+}
+
+// TestSyncFailureStopsTheEngine: once an fsync fails, nothing more is
+// acknowledged, not even a resubmission of a block the database already
+// shows (it may never reach the disk).
+func TestSyncFailureStopsTheEngine(t *testing.T) {
+	var failing atomic.Bool
+	mem := vfs.NewCrashableMem()
+	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if failing.Load() && strings.HasSuffix(op.Path, ".log") &&
+			(op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo) {
+			return errors.New("injected EIO")
+		}
+		return nil
+	}))
+	g, wl := genWorkload(t, 2, 3)
+	st, err := ledgerstore.Open("ledger", ledgerstore.Options{FS: fs, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g}); err != nil {
+		t.Fatal(err)
+	}
+	e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+	defer e.Close()
+	ctx := context.Background()
+	for _, b := range wl.Setup {
+		if _, err := e.Submit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := wl.Streams[0]
+	failing.Store(true)
+	if _, err := e.Submit(ctx, s[0]); !errors.Is(err, ErrFailed) {
+		t.Fatalf("submit while syncs fail: got %v, want ErrFailed", err)
+	}
+	select {
+	case <-e.Failed():
+	default:
+		t.Fatal("Failed() not closed after a sync failure")
+	}
+	for _, b := range []*ledger.Block{s[0], wl.Setup[0], s[1]} {
+		if res, err := e.Submit(ctx, b); !errors.Is(err, ErrFailed) {
+			t.Errorf("submit after the failure: got %+v, %v; want ErrFailed", res, err)
+		}
+	}
+	if e.Err() == nil {
+		t.Error("Err() is nil after a failure")
+	}
+}
+
+// TestClaimRateLimitNearMaxTimestamp: the faucet's 24-hour window holds at
+// the top of the int64 range (LastClaim + interval would overflow).
+func TestClaimRateLimitNearMaxTimestamp(t *testing.T) {
+	m := ledger.NewMem()
+	k := wallet.NewKey()
+	ts := int64(math.MaxInt64 - 1000)
+	h := wallet.Head{Account: k.Address()}
+	for i := range 2 {
+		b, _ := wallet.Claim(h, ts)
+		b.Sign(k.Private())
+		d, err := ledger.Apply(m, b)
+		if i == 0 {
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Commit(d)
+			h = wallet.HeadOf(d.Account)
+			continue
+		}
+		if !errors.Is(err, ledger.ErrClaimTooSoon) {
+			t.Fatalf("second claim at the same timestamp near MaxInt64: got %v, want ErrClaimTooSoon", err)
+		}
 	}
 }

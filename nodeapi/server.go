@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -206,6 +207,10 @@ func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusServiceUnavailable, "request timed out; the node is busy, retry")
 		return
 	}
+	if errors.Is(err, node.ErrFailed) {
+		writeError(w, http.StatusInternalServerError, "the node's storage failed; it accepts no blocks until it is restarted")
+		return
+	}
 	s.n.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeError(w, http.StatusInternalServerError, "internal error")
 }
@@ -293,6 +298,12 @@ func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
 		}
 		if b.Type != t {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid block: /blocks/%s takes %s blocks, got %s", t, t, b.Type))
+			return
+		}
+		if err := s.n.Engine.Err(); err != nil {
+			// Not even a resubmission is answered: what the store shows
+			// may not be durable.
+			s.internal(w, r, err)
 			return
 		}
 		// The genesis block is in every ledger but never passes the rules
@@ -391,7 +402,9 @@ func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, r.Context().Err())
 		return
 	}
-	nonce, err := pow.Solve(r.Context(), req.Hash, s.n.Network.Work.Max())
+	// One core fewer than the machine has, so that a stream of /pow
+	// requests cannot starve block verification.
+	nonce, err := pow.SolveN(r.Context(), req.Hash, s.n.Network.Work.Max(), max(1, runtime.GOMAXPROCS(0)-1))
 	if err != nil {
 		s.internal(w, r, r.Context().Err())
 		return

@@ -20,8 +20,13 @@ func HeadOf(a ledger.Account) Head {
 	return Head{Account: a.Address, Frontier: a.Frontier, Balances: a.Balances, Timestamp: a.Timestamp}
 }
 
-// Balance returns the head's balance of asset.
-func (h Head) Balance(asset ledger.Asset) ledger.Amount { return h.Balances[asset-1] }
+// Balance returns the head's balance of asset (zero for an invalid asset).
+func (h Head) Balance(asset ledger.Asset) ledger.Amount {
+	if !asset.Valid() {
+		return ledger.Amount{}
+	}
+	return h.Balances[asset-1]
+}
 
 // stamp keeps a chain's timestamps non-decreasing even when the local clock
 // is behind the frontier's.
@@ -49,6 +54,9 @@ func Send(h Head, dest ledger.Address, amount ledger.Amount, asset ledger.Asset,
 
 // Receive returns an unsigned, sealed receive block taking p.
 func Receive(h Head, p ledger.Pending, now int64) (*ledger.Block, error) {
+	if !p.Asset.Valid() {
+		return nil, fmt.Errorf("wallet: pending send %s has no valid asset", p.Send)
+	}
 	b := h.block(ledger.TypeReceive, p.Asset, now)
 	bal, err := b.Balance.Add(p.Amount)
 	if err != nil {

@@ -100,7 +100,20 @@ func SaveKey(path string, k Key) error {
 		}
 		return fmt.Errorf("wallet: %w", err)
 	}
+	// The new name is durable only once its directory is synced.
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("wallet: %w", err)
+	}
 	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // LoadKey reads a key file written by SaveKey. It refuses files that group
