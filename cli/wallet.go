@@ -251,13 +251,19 @@ func orZero(s string) string {
 	return s
 }
 
-func runClaim(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "claim", "claim [flags]")
+// signingCommand parses a signing command that has no flags of its own and
+// connects to the node.
+func signingCommand(ctx context.Context, e *env, name string, args []string) (*session, error) {
+	f := newFlags(e, name, name+" [flags]")
 	cf := addClientFlags(f, true)
 	if err := f.parse(args); err != nil {
-		return err
+		return nil, err
 	}
-	s, err := cf.connect(ctx, true)
+	return cf.connect(ctx, true)
+}
+
+func runClaim(ctx context.Context, e *env, args []string) error {
+	s, err := signingCommand(ctx, e, "claim", args)
 	if err != nil {
 		return err
 	}
@@ -272,7 +278,7 @@ func runClaim(ctx context.Context, e *env, args []string) error {
 	if err := s.finish(ctx, b, s.multisig()); err != nil {
 		return err
 	}
-	return report(e, *cf.json, b, "claimed %s stable; stable balance %s", b.Amount.Units(), b.Balance.Units())
+	return report(e, *s.f.json, b, "claimed %s stable; stable balance %s", b.Amount.Units(), b.Balance.Units())
 }
 
 func runSend(ctx context.Context, e *env, args []string) error {
@@ -315,12 +321,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 }
 
 func runReceive(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "receive", "receive [flags]")
-	cf := addClientFlags(f, true)
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	s, err := cf.connect(ctx, true)
+	s, err := signingCommand(ctx, e, "receive", args)
 	if err != nil {
 		return err
 	}
@@ -344,11 +345,11 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 		h.Frontier, h.Timestamp = b.Hash, b.Timestamp
 		h.Balances[b.Asset-1] = b.Balance
 		done = append(done, b)
-		if !*cf.json {
+		if !*s.f.json {
 			fmt.Fprintf(e.stdout, "received %s %s from %s (block %s)\n", b.Amount.Units(), b.Asset, p.Source, b.Hash)
 		}
 	}
-	if *cf.json {
+	if *s.f.json {
 		if done == nil {
 			done = []*ledger.Block{}
 		}

@@ -133,23 +133,26 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		// Each phase runs under a pprof label, inherited by every
 		// goroutine it starts (server, engine, Pebble), so a CPU profile
 		// can be cut by phase with `go tool pprof -tagfocus=phase=http`.
-		rd.Verify = append(rd.Verify, verifyRate(cfg.VerifyTime))
-		if cfg.Phases != "inprocess" {
-			pprof.Do(ctx, pprof.Labels("phase", "http"), func(ctx context.Context) {
-				rd.HTTP, err = w.runHTTP(ctx, filepath.Join(dir, fmt.Sprint("http", i)), cfg.Concurrency)
-			})
-			if err != nil {
-				return r, fmt.Errorf("http phase: %w", err)
+		phase := func(name string, run func(ctx context.Context, dir string, conc int) (Phase, error), conc int) (Phase, error) {
+			var ph Phase
+			var err error
+			if cfg.Phases == "all" || cfg.Phases == "" || cfg.Phases == name {
+				pprof.Do(ctx, pprof.Labels("phase", name), func(ctx context.Context) {
+					ph, err = run(ctx, filepath.Join(dir, fmt.Sprint(name, i)), conc)
+				})
 			}
+			if err != nil {
+				return ph, fmt.Errorf("%s phase: %w", name, err)
+			}
+			return ph, nil
 		}
 		rd.Verify = append(rd.Verify, verifyRate(cfg.VerifyTime))
-		if cfg.Phases != "http" {
-			pprof.Do(ctx, pprof.Labels("phase", "inprocess"), func(ctx context.Context) {
-				rd.InProcess, err = w.runInProcess(ctx, filepath.Join(dir, fmt.Sprint("inproc", i)), cfg.InProcConc)
-			})
-			if err != nil {
-				return r, fmt.Errorf("in-process phase: %w", err)
-			}
+		if rd.HTTP, err = phase("http", w.runHTTP, cfg.Concurrency); err != nil {
+			return r, err
+		}
+		rd.Verify = append(rd.Verify, verifyRate(cfg.VerifyTime))
+		if rd.InProcess, err = phase("inprocess", w.runInProcess, cfg.InProcConc); err != nil {
+			return r, err
 		}
 		rd.Verify = append(rd.Verify, verifyRate(cfg.VerifyTime))
 		rd.HTTPRatio = rd.HTTP.PerSecond / ((rd.Verify[0] + rd.Verify[1]) / 2)
