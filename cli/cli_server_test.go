@@ -249,7 +249,7 @@ func TestDev(t *testing.T) {
 	keyPath := filepath.Join(dir, "dev-key.json")
 	genesisPath := filepath.Join(dir, "genesis.json")
 
-	s := startServer(t, devReady, "dev", "--data", dir, "--http", "127.0.0.1:0")
+	s := startServer(t, devReady, "dev", "--data", dir, "--http", "127.0.0.1:0", "--api", "127.0.0.1:0")
 	out := s.stdout.String()
 
 	st, err := os.Stat(keyPath)
@@ -271,13 +271,22 @@ func TestDev(t *testing.T) {
 		t.Errorf("dev network = %s %+v %s, want dev, dev work, the dev key's account %s", net.Name, net.Work, net.Genesis.Account, key.Address())
 	}
 	for _, want := range []string{
-		"dev key    " + keyPath,
-		"account    " + key.Address().String() + " (genesis, 1000000000 native)",
+		"dev key     " + keyPath,
+		"account     " + key.Address().String() + " (genesis, 1000000000 native)",
 		"export LATTICE_NODE=" + s.url + " LATTICE_KEY=" + keyPath,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dev output lacks %q:\n%s", want, out)
 		}
+	}
+	// The cloud platform runs beside the node, with its admin key on disk.
+	adminKey := filepath.Join(dir, "cloud", "admin-api-key")
+	if st, err := os.Stat(adminKey); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("admin API key file: %v, %v; want mode 0600", st, err)
+	}
+	secret, _ := os.ReadFile(adminKey)
+	if !strings.Contains(out, strings.TrimSpace(string(secret))) || !strings.HasPrefix(string(secret), "lat_live_") {
+		t.Errorf("dev output does not show the admin key %q once:\n%s", secret, out)
 	}
 	info := getNode(t, s.url)
 	if info.Network != "dev" || info.Genesis != net.Genesis.Hash || info.Version != node.Version {
@@ -315,9 +324,9 @@ func TestDev(t *testing.T) {
 	// A second start reuses the key, the genesis and the ledger.
 	keyBefore, _ := os.ReadFile(keyPath)
 	genesisBefore, _ := os.ReadFile(genesisPath)
-	s = startServer(t, devReady, "dev", "--data", dir, "--http", "127.0.0.1:0")
-	if !strings.Contains(s.stdout.String(), "account    "+key.Address().String()) {
-		t.Errorf("second dev start has another account:\n%s", s.stdout.String())
+	s = startServer(t, devReady, "dev", "--data", dir, "--http", "127.0.0.1:0", "--api", "127.0.0.1:0")
+	if !strings.Contains(s.stdout.String(), "account     "+key.Address().String()) || strings.Contains(s.stdout.String(), "created the admin API key") {
+		t.Errorf("second dev start has another account, or a new admin key:\n%s", s.stdout.String())
 	}
 	if info := getNode(t, s.url); info.Genesis != net.Genesis.Hash {
 		t.Errorf("second dev start runs genesis %s, want %s", info.Genesis, net.Genesis.Hash)
@@ -358,7 +367,7 @@ func TestDevDataDefaults(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("LATTICE_DATA", tt.env)
-			s := startServer(t, devReady, "dev", "--http", "127.0.0.1:0")
+			s := startServer(t, devReady, "dev", "--http", "127.0.0.1:0", "--api", "127.0.0.1:0")
 			if _, err := wallet.LoadKey(filepath.Join(tt.want, "dev-key.json")); err != nil {
 				t.Errorf("dev key under %s: %v", tt.want, err)
 			}

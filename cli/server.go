@@ -28,7 +28,8 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	f := newFlags(e, "dev", "dev [flags]")
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "dev"), "directory for all dev state")
 	httpAddr := f.string("http", "LATTICE_HTTP", "http", "127.0.0.1:8080", "node HTTP API address")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, log_level")
+	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "cloud REST API address")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, api, log_level")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level: debug, info, warn, error")
 	if err := f.parse(args); err != nil {
 		return err
@@ -49,16 +50,44 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	defer n.Close()
 	api := nodeapi.New(n, nodeapi.Options{})
 	defer api.Wait() // runs before n.Close: no handler outlives the node
-	return serve(ctx, e, log, *httpAddr, api, n.Engine.Failed(), func(url string) {
-		fmt.Fprintf(e.stdout, "lattice dev: single-node network %q is running\n\n", net.Name)
-		fmt.Fprintf(e.stdout, "  node API   %s\n", url)
-		fmt.Fprintf(e.stdout, "  data       %s\n", *data)
-		fmt.Fprintf(e.stdout, "  dev key    %s\n", keyPath)
-		fmt.Fprintf(e.stdout, "  account    %s (genesis, %s native)\n\n", net.Genesis.Account, net.Genesis.Balance.Units())
+
+	// The cloud platform runs beside the node until either stops.
+	cloudDir := filepath.Join(*data, "cloud")
+	cloud, err := openCloud(e, cloudDir, log)
+	if err != nil {
+		return err
+	}
+	defer cloud.close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cloudURL := make(chan string, 1)
+	cloudDone := make(chan error, 1)
+	go func() {
+		cloudDone <- serve(ctx, e, log, *apiAddr, cloud.api, nil, func(url string) { cloudURL <- url })
+		cancel()
+	}()
+	var apiURL string
+	select {
+	case apiURL = <-cloudURL:
+	case err := <-cloudDone:
+		return fmt.Errorf("cloud: %w", err)
+	}
+	err = serve(ctx, e, log, *httpAddr, api, n.Engine.Failed(), func(url string) {
+		fmt.Fprintf(e.stdout, "lattice dev: single-node network %q and the cloud platform are running\n\n", net.Name)
+		fmt.Fprintf(e.stdout, "  node API    %s\n", url)
+		fmt.Fprintf(e.stdout, "  cloud API   %s  (admin key in %s)\n", apiURL, filepath.Join(cloudDir, "admin-api-key"))
+		fmt.Fprintf(e.stdout, "  data        %s\n", *data)
+		fmt.Fprintf(e.stdout, "  dev key     %s\n", keyPath)
+		fmt.Fprintf(e.stdout, "  account     %s (genesis, %s native)\n\n", net.Genesis.Account, net.Genesis.Balance.Units())
 		fmt.Fprintf(e.stdout, "Try, in another terminal:\n")
 		fmt.Fprintf(e.stdout, "  export LATTICE_NODE=%s LATTICE_KEY=%s\n", url, keyPath)
 		fmt.Fprintf(e.stdout, "  go run ./cmd/lattice balance\n\nStop with Ctrl-C.\n")
 	})
+	cancel()
+	if cerr := <-cloudDone; err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // devNetwork returns the dev network of dir, creating its funded key and

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/latticenet/lattice/cloudapi"
+	"github.com/latticenet/lattice/cloudstore"
+)
+
+// cloudServer is an open cloud platform: its store and its REST API.
+type cloudServer struct {
+	st  *cloudstore.Store
+	api *cloudapi.Server
+}
+
+// openCloud opens the cloud platform in dir, creating the admin API key on
+// first start: printed once and written to dir/admin-api-key (0600).
+func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	st, err := cloudstore.Open(filepath.Join(dir, "meta"), log)
+	if err != nil {
+		return nil, err
+	}
+	_, secret, err := st.EnsureAdmin(time.Now())
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if secret != "" {
+		path := filepath.Join(dir, "admin-api-key")
+		if err := writeSecretFile(path, secret); err != nil {
+			st.Close()
+			return nil, err
+		}
+		fmt.Fprintf(e.stdout, "created the admin API key (shown once, also in %s, mode 0600):\n  %s\n", path, secret)
+	}
+	return &cloudServer{st: st, api: cloudapi.New(st, cloudapi.Options{Logger: log})}, nil
+}
+
+func (c *cloudServer) close() {
+	c.api.Wait()
+	c.st.Close()
+}
+
+// writeSecretFile writes a secret to a new 0600 file, durably.
+func writeSecretFile(path, secret string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(secret + "\n"); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func runCloud(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && args[0] == "apikey" {
+		return runAPIKey(ctx, e, args[1:])
+	}
+	f := newFlags(e, "cloud", "cloud [--data DIR] [--api ADDR]")
+	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "cloud"), "data directory")
+	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "REST API address")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, log_level")
+	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	log, err := newLogger(e, *logLevel)
+	if err != nil {
+		return err
+	}
+	c, err := openCloud(e, *data, log)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	return serve(ctx, e, log, *apiAddr, c.api, nil, func(url string) {
+		fmt.Fprintf(e.stdout, "lattice cloud: REST API %s (data %s)\n", url, *data)
+	})
+}

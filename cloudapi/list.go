@@ -1,0 +1,54 @@
+package cloudapi
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// Pagination limits of every list endpoint (decisions.md).
+const (
+	DefaultPerPage = 20
+	MaxPerPage     = 100
+)
+
+// Meta describes one page of a list.
+type Meta struct {
+	Total   int `json:"total"`
+	Page    int `json:"page"`
+	PerPage int `json:"per_page"`
+}
+
+// List is the envelope of every list answer.
+type List[T any] struct {
+	Data []T  `json:"data"`
+	Meta Meta `json:"meta"`
+}
+
+// pageOf parses page and per_page and cuts the page out of all.
+func pageOf[T any](r *http.Request, all []T) (List[T], error) {
+	page, err := intParam(r, "page", 1, 1, 1<<30)
+	if err != nil {
+		return List[T]{}, err
+	}
+	per, err := intParam(r, "per_page", DefaultPerPage, 1, MaxPerPage)
+	if err != nil {
+		return List[T]{}, err
+	}
+	out := List[T]{Data: []T{}, Meta: Meta{Total: len(all), Page: page, PerPage: per}}
+	if start := (page - 1) * per; start < len(all) {
+		out.Data = all[start:min(start+per, len(all))]
+	}
+	return out, nil
+}
+
+func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	q := r.URL.Query()
+	if !q.Has(name) {
+		return def, nil
+	}
+	v, err := strconv.Atoi(q.Get(name))
+	if err != nil || v < lo || v > hi {
+		return 0, validation("%s must be an integer from %d to %d, got %q", name, lo, hi, q.Get(name))
+	}
+	return v, nil
+}

@@ -1,0 +1,128 @@
+// Package cloudclient is a Go client for the cloud platform's REST API.
+package cloudclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/latticenet/lattice/cloudapi"
+)
+
+// APIError is an error answer of the API.
+type APIError struct {
+	StatusCode int
+	Code       string // validation_error, unauthorized, not_found, ...
+	Message    string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("cloud: %s: %s (HTTP %d)", e.Code, e.Message, e.StatusCode)
+}
+
+// Client talks to one API with one API key. It is safe for concurrent use.
+type Client struct {
+	base, key string
+	hc        *http.Client
+}
+
+// New returns a client for the API at baseURL (such as
+// http://127.0.0.1:8090) using apiKey. A nil hc means http.DefaultClient.
+func New(baseURL, apiKey string, hc *http.Client) *Client {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), key: apiKey, hc: hc}
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("cloud API %s: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		var env struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		e := &APIError{StatusCode: resp.StatusCode, Message: strings.TrimSpace(string(data))}
+		if json.Unmarshal(data, &env) == nil && env.Error.Code != "" {
+			e.Code, e.Message = env.Error.Code, env.Error.Message
+		}
+		return e
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// CreateKey creates an API key for account (creating the account if new);
+// the answer carries the secret, shown only this once. Admin only.
+func (c *Client) CreateKey(ctx context.Context, account, name string) (cloudapi.APIKey, error) {
+	var k cloudapi.APIKey
+	return k, c.do(ctx, "POST", "/api/admin/keys", map[string]string{"account": account, "name": name}, &k)
+}
+
+// Keys lists API keys, of one account if account is not "". Admin only.
+func (c *Client) Keys(ctx context.Context, account string, page, perPage int) (cloudapi.List[cloudapi.APIKey], error) {
+	q := url.Values{}
+	if account != "" {
+		q.Set("account", account)
+	}
+	q.Set("page", fmt.Sprint(page))
+	q.Set("per_page", fmt.Sprint(perPage))
+	var l cloudapi.List[cloudapi.APIKey]
+	return l, c.do(ctx, "GET", "/api/admin/keys?"+q.Encode(), nil, &l)
+}
+
+// RevokeKey revokes an API key. Admin only.
+func (c *Client) RevokeKey(ctx context.Context, id string) (cloudapi.APIKey, error) {
+	var k cloudapi.APIKey
+	return k, c.do(ctx, "DELETE", "/api/admin/keys/"+url.PathEscape(id), nil, &k)
+}
+
+// CreateBucket creates a bucket.
+func (c *Client) CreateBucket(ctx context.Context, name, notes string) (cloudapi.Bucket, error) {
+	var b cloudapi.Bucket
+	return b, c.do(ctx, "POST", "/api/storage/buckets", map[string]string{"name": name, "notes": notes}, &b)
+}
+
+// Bucket returns a bucket.
+func (c *Client) Bucket(ctx context.Context, name string) (cloudapi.Bucket, error) {
+	var b cloudapi.Bucket
+	return b, c.do(ctx, "GET", "/api/storage/buckets/"+url.PathEscape(name), nil, &b)
+}
+
+// Buckets lists a page of the account's buckets.
+func (c *Client) Buckets(ctx context.Context, page, perPage int) (cloudapi.List[cloudapi.Bucket], error) {
+	var l cloudapi.List[cloudapi.Bucket]
+	return l, c.do(ctx, "GET", fmt.Sprintf("/api/storage/buckets?page=%d&per_page=%d", page, perPage), nil, &l)
+}
+
+// DeleteBucket deletes an empty bucket.
+func (c *Client) DeleteBucket(ctx context.Context, name string) error {
+	return c.do(ctx, "DELETE", "/api/storage/buckets/"+url.PathEscape(name), nil, nil)
+}

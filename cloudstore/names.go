@@ -1,0 +1,60 @@
+package cloudstore
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// ValidBucketName applies S3's bucket naming rules: 3 to 63 characters of
+// lowercase letters, digits, hyphens and dots; a letter or digit at each
+// end; no two adjacent dots; not an IPv4 address; none of the prefixes
+// and suffixes S3 reserves.
+func ValidBucketName(name string) error {
+	if len(name) < 3 || len(name) > 63 {
+		return fmt.Errorf("bucket name %q must be 3 to 63 characters long", name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return fmt.Errorf("bucket name %q may hold only lowercase letters, digits, hyphens and dots", name)
+		}
+	}
+	if !isAlnum(name[0]) || !isAlnum(name[len(name)-1]) {
+		return fmt.Errorf("bucket name %q must begin and end with a letter or digit", name)
+	}
+	if strings.Contains(name, "..") {
+		return fmt.Errorf("bucket name %q must not hold two adjacent dots", name)
+	}
+	if _, err := netip.ParseAddr(name); err == nil {
+		return fmt.Errorf("bucket name %q must not be an IP address", name)
+	}
+	for _, p := range []string{"xn--", "sthree-", "amzn-s3-demo-"} {
+		if strings.HasPrefix(name, p) {
+			return fmt.Errorf("bucket name %q must not begin with %q", name, p)
+		}
+	}
+	for _, suf := range []string{"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"} {
+		if strings.HasSuffix(name, suf) {
+			return fmt.Errorf("bucket name %q must not end with %q", name, suf)
+		}
+	}
+	return nil
+}
+
+func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+
+// ValidAccountName allows 1 to 64 characters of letters, digits, '-', '_'
+// and '.'.
+func ValidAccountName(name string) error {
+	if name == "" || len(name) > 64 {
+		return fmt.Errorf("account name must be 1 to 64 characters long")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(isAlnum(c) || c >= 'A' && c <= 'Z' || c == '-' || c == '_' || c == '.') {
+			return fmt.Errorf("account name %q may hold only letters, digits, '-', '_' and '.'", name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,397 @@
+// Package cloudstore keeps the cloud platform's metadata in Pebble:
+// accounts, API keys (only their hashes) and buckets. Every write is
+// fsync'd before it returns.
+package cloudstore
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Errors callers tell apart.
+var (
+	ErrNotFound     = errors.New("cloudstore: not found")
+	ErrExists       = errors.New("cloudstore: already exists")
+	ErrUnauthorized = errors.New("cloudstore: unknown or revoked API key")
+	ErrNotEmpty     = errors.New("cloudstore: bucket not empty")
+)
+
+// KeyPrefix opens every API key.
+const KeyPrefix = "lat_live_"
+
+// Key is an API key's record. The secret itself is never stored: only its
+// SHA-256, which is enough because secrets carry 238 bits of randomness.
+type Key struct {
+	ID        string    `json:"id"`
+	Account   string    `json:"account"`
+	Name      string    `json:"name"`
+	Admin     bool      `json:"admin"`
+	Prefix    string    `json:"prefix"` // the first characters, to tell keys apart
+	CreatedAt time.Time `json:"created_at"`
+	Revoked   bool      `json:"revoked"`
+	RevokedAt time.Time `json:"revoked_at,omitzero"`
+}
+
+// Bucket is a bucket's record.
+type Bucket struct {
+	Name      string    `json:"name"`
+	Account   string    `json:"account"`
+	Notes     string    `json:"notes"`
+	Public    bool      `json:"is_public"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Objects   int64     `json:"object_count"`
+	Bytes     int64     `json:"size_bytes"`
+}
+
+// Account is an account's record.
+type Account struct {
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Key prefixes of the Pebble tables.
+const (
+	tKeyByHash = 'k' // k | sha256(secret) -> Key
+	tKeyByID   = 'i' // i | id -> sha256(secret)
+	tAccount   = 'a' // a | name -> Account
+	tBucket    = 'b' // b | name -> Bucket (bucket names are global, as in S3)
+	tOwned     = 'o' // o | account | 0 | bucket name -> nothing (an account's buckets, in name order)
+)
+
+// Store is the metadata store. It is safe for concurrent use.
+type Store struct {
+	db *pebble.DB
+	mu sync.Mutex // serialises read-modify-write operations
+}
+
+// Open opens or creates the store in dir.
+func Open(dir string, log *slog.Logger) (*Store, error) {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{log}, FormatMajorVersion: pebble.FormatNewest})
+	if err != nil {
+		return nil, fmt.Errorf("cloudstore: open %s: %w", dir, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func k(table byte, parts ...string) []byte {
+	b := []byte{table}
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, 0)
+		}
+		b = append(b, p...)
+	}
+	return b
+}
+
+func (s *Store) getJSON(key []byte, v any) error {
+	data, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("cloudstore: %w", err)
+	}
+	defer closer.Close()
+	return json.Unmarshal(data, v)
+}
+
+func setJSON(b *pebble.Batch, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Set(key, data, nil)
+}
+
+func (s *Store) commit(b *pebble.Batch) error {
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("cloudstore: commit: %w", err)
+	}
+	return nil
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+func randomBase62(n int) string {
+	out := make([]byte, n)
+	max := big.NewInt(int64(len(base62)))
+	for i := range out {
+		v, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			panic("cloudstore: no randomness: " + err.Error())
+		}
+		out[i] = base62[v.Int64()]
+	}
+	return string(out)
+}
+
+func hashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// CreateKey makes a new API key for account, creating the account if it
+// is new, and returns the record and the secret (shown once).
+func (s *Store) CreateKey(account, name string, admin bool, now time.Time) (Key, string, error) {
+	if err := ValidAccountName(account); err != nil {
+		return Key{}, "", err
+	}
+	if len(name) > 100 {
+		return Key{}, "", fmt.Errorf("key name is longer than 100 characters")
+	}
+	secret := KeyPrefix + randomBase62(40)
+	key := Key{ID: "key_" + randomBase62(16), Account: account, Name: name, Admin: admin,
+		Prefix: secret[:len(KeyPrefix)+4], CreatedAt: now.UTC()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	var acct Account
+	if err := s.getJSON(k(tAccount, account), &acct); errors.Is(err, ErrNotFound) {
+		if err := setJSON(b, k(tAccount, account), Account{Name: account, CreatedAt: now.UTC()}); err != nil {
+			return Key{}, "", err
+		}
+	} else if err != nil {
+		return Key{}, "", err
+	}
+	h := hashSecret(secret)
+	if err := setJSON(b, k(tKeyByHash, string(h)), key); err != nil {
+		return Key{}, "", err
+	}
+	b.Set(k(tKeyByID, key.ID), h, nil)
+	return key, secret, s.commit(b)
+}
+
+// Authenticate returns the live key whose secret this is.
+func (s *Store) Authenticate(secret string) (Key, error) {
+	var key Key
+	if err := s.getJSON(k(tKeyByHash, string(hashSecret(secret))), &key); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Key{}, ErrUnauthorized
+		}
+		return Key{}, err
+	}
+	if key.Revoked {
+		return Key{}, ErrUnauthorized
+	}
+	return key, nil
+}
+
+// Keys returns every key, or only account's when account is not "", newest
+// first.
+func (s *Store) Keys(account string) ([]Key, error) {
+	var keys []Key
+	err := s.scan([]byte{tKeyByHash}, func(_, v []byte) error {
+		var key Key
+		if err := json.Unmarshal(v, &key); err != nil {
+			return err
+		}
+		if account == "" || key.Account == account {
+			keys = append(keys, key)
+		}
+		return nil
+	})
+	sort.Slice(keys, func(i, j int) bool {
+		if !keys[i].CreatedAt.Equal(keys[j].CreatedAt) {
+			return keys[i].CreatedAt.After(keys[j].CreatedAt)
+		}
+		return keys[i].ID < keys[j].ID
+	})
+	return keys, err
+}
+
+// RevokeKey revokes a key at once: the next request with it fails.
+func (s *Store) RevokeKey(id string, now time.Time) (Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data, closer, err := s.db.Get(k(tKeyByID, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Key{}, ErrNotFound
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("cloudstore: %w", err)
+	}
+	h := bytes.Clone(data)
+	closer.Close()
+	var key Key
+	if err := s.getJSON(k(tKeyByHash, string(h)), &key); err != nil {
+		return Key{}, err
+	}
+	if !key.Revoked {
+		key.Revoked, key.RevokedAt = true, now.UTC()
+		b := s.db.NewBatch()
+		defer b.Close()
+		if err := setJSON(b, k(tKeyByHash, string(h)), key); err != nil {
+			return Key{}, err
+		}
+		if err := s.commit(b); err != nil {
+			return Key{}, err
+		}
+	}
+	return key, nil
+}
+
+// CreateBucket creates a bucket owned by account. Bucket names are global:
+// ErrExists whoever owns the name.
+func (s *Store) CreateBucket(account, name, notes string, now time.Time) (Bucket, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var old Bucket
+	if err := s.getJSON(k(tBucket, name), &old); err == nil {
+		return Bucket{}, ErrExists
+	} else if !errors.Is(err, ErrNotFound) {
+		return Bucket{}, err
+	}
+	bk := Bucket{Name: name, Account: account, Notes: notes, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := setJSON(b, k(tBucket, name), bk); err != nil {
+		return Bucket{}, err
+	}
+	b.Set(k(tOwned, account, name), nil, nil)
+	return bk, s.commit(b)
+}
+
+// Bucket returns account's bucket; another account's bucket is
+// ErrNotFound, exactly like a missing one.
+func (s *Store) Bucket(account, name string) (Bucket, error) {
+	var bk Bucket
+	if err := s.getJSON(k(tBucket, name), &bk); err != nil {
+		return Bucket{}, err
+	}
+	if bk.Account != account {
+		return Bucket{}, ErrNotFound
+	}
+	return bk, nil
+}
+
+// Buckets returns account's buckets in name order.
+func (s *Store) Buckets(account string) ([]Bucket, error) {
+	var out []Bucket
+	prefix := append(k(tOwned, account), 0)
+	err := s.scan(prefix, func(key, _ []byte) error {
+		bk, err := s.Bucket(account, string(key[len(prefix):]))
+		if err != nil {
+			return err
+		}
+		out = append(out, bk)
+		return nil
+	})
+	return out, err
+}
+
+// UpdateBucket changes account's bucket with fn, atomically.
+func (s *Store) UpdateBucket(account, name string, now time.Time, fn func(*Bucket)) (Bucket, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	bk, err := s.Bucket(account, name)
+	if err != nil {
+		return Bucket{}, err
+	}
+	fn(&bk)
+	bk.UpdatedAt = now.UTC()
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := setJSON(b, k(tBucket, name), bk); err != nil {
+		return Bucket{}, err
+	}
+	return bk, s.commit(b)
+}
+
+// DeleteBucket deletes account's bucket if it holds no objects.
+func (s *Store) DeleteBucket(account, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	bk, err := s.Bucket(account, name)
+	if err != nil {
+		return err
+	}
+	if bk.Objects > 0 {
+		return ErrNotEmpty
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	b.Delete(k(tBucket, name), nil)
+	b.Delete(k(tOwned, account, name), nil)
+	return s.commit(b)
+}
+
+func (s *Store) scan(prefix []byte, fn func(k, v []byte) error) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: successor(prefix)})
+	if err != nil {
+		return fmt.Errorf("cloudstore: %w", err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// successor returns the smallest key greater than every key with prefix
+// (prefix is never all 0xff here: tables start with a letter).
+func successor(prefix []byte) []byte {
+	up := bytes.Clone(prefix)
+	for i := len(up) - 1; i >= 0; i-- {
+		if up[i] < 0xff {
+			up[i]++
+			return up[:i+1]
+		}
+	}
+	return nil
+}
+
+type quietLogger struct{ log *slog.Logger }
+
+func (l quietLogger) Infof(format string, args ...any) {
+	l.log.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+func (l quietLogger) Errorf(format string, args ...any) {
+	l.log.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+func (l quietLogger) Fatalf(format string, args ...any) {
+	l.log.Error(fmt.Sprintf(format, args...), "component", "pebble")
+	panic(fmt.Sprintf(format, args...))
+}
+
+// EnsureAdmin creates the first admin key, for account "admin", if the
+// store has never had one. It returns the secret only when it creates it.
+func (s *Store) EnsureAdmin(now time.Time) (Key, string, error) {
+	marker := []byte("madmin-created")
+	if _, closer, err := s.db.Get(marker); err == nil {
+		closer.Close()
+		return Key{}, "", nil
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return Key{}, "", fmt.Errorf("cloudstore: %w", err)
+	}
+	key, secret, err := s.CreateKey("admin", "admin", true, now)
+	if err != nil {
+		return Key{}, "", err
+	}
+	if err := s.db.Set(marker, []byte(key.ID), pebble.Sync); err != nil {
+		return Key{}, "", fmt.Errorf("cloudstore: %w", err)
+	}
+	return key, secret, nil
+}
