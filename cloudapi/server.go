@@ -198,7 +198,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		}
 		return validation("invalid JSON body: %v", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return validation("unexpected data after the JSON object")
 	}
 	return nil

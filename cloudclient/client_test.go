@@ -1,0 +1,337 @@
+package cloudclient_test
+
+// The client against a real API (a cloudstore in a temporary directory,
+// cloudapi over loopback HTTP), and against hand-made answers for what a
+// real API never sends.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latticenet/lattice/cloudapi"
+	"github.com/latticenet/lattice/cloudclient"
+	"github.com/latticenet/lattice/cloudstore"
+)
+
+var ctx = context.Background()
+
+// serve starts the API over a fresh store and returns its URL, the store
+// and the admin key's secret.
+func serve(t *testing.T) (string, *cloudstore.Store, string) {
+	t.Helper()
+	st, err := cloudstore.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, admin, err := st.EnsureAdmin(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(cloudapi.New(st, cloudapi.Options{RatePerSecond: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	t.Cleanup(func() {
+		srv.Close()
+		st.Close()
+	})
+	return srv.URL, st, admin
+}
+
+// wantAPIError checks err is an *APIError with status and code.
+func wantAPIError(t *testing.T, what string, err error, status int, code string) {
+	t.Helper()
+	var e *cloudclient.APIError
+	if !errors.As(err, &e) {
+		t.Errorf("%s: error %v (%T), want an *APIError", what, err, err)
+		return
+	}
+	if e.StatusCode != status || e.Code != code || e.Message == "" {
+		t.Errorf("%s: APIError = %+v, want status %d, code %s and a message", what, e, status, code)
+	}
+	if msg := err.Error(); !strings.Contains(msg, code) || !strings.Contains(msg, fmt.Sprint(status)) || !strings.Contains(msg, e.Message) {
+		t.Errorf("%s: Error() = %q, want the code, the status and the message", what, msg)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	url, _, adminSecret := serve(t)
+	admin := cloudclient.New(url+"/", adminSecret, nil) // a trailing slash is fine
+	k, err := admin.CreateKey(ctx, "acme", "ci")
+	if err != nil {
+		t.Fatalf("CreateKey: %v", err)
+	}
+	if k.Account != "acme" || k.Name != "ci" || k.Admin || k.Revoked || !strings.HasPrefix(k.Secret, cloudstore.KeyPrefix) || k.Prefix != k.Secret[:13] {
+		t.Errorf("CreateKey = %+v", k)
+	}
+	k2, err := admin.CreateKey(ctx, "acme", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CreateKey(ctx, "globex", "g"); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		account    string
+		page, per  int
+		total, got int
+	}{
+		{"", 1, 20, 4, 4},
+		{"acme", 1, 20, 2, 2},
+		{"acme", 1, 1, 2, 1},
+		{"acme", 2, 1, 2, 1},
+		{"acme", 3, 1, 2, 0},
+		{"globex", 1, 100, 1, 1},
+		{"nobody", 1, 20, 0, 0},
+	}
+	for _, tt := range tests {
+		l, err := admin.Keys(ctx, tt.account, tt.page, tt.per)
+		if err != nil {
+			t.Fatalf("Keys(%q, %d, %d): %v", tt.account, tt.page, tt.per, err)
+		}
+		if l.Meta != (cloudapi.Meta{Total: tt.total, Page: tt.page, PerPage: tt.per}) || len(l.Data) != tt.got {
+			t.Errorf("Keys(%q, %d, %d) = %d keys, meta %+v; want %d, total %d", tt.account, tt.page, tt.per, len(l.Data), l.Meta, tt.got, tt.total)
+		}
+		for _, x := range l.Data {
+			if x.Secret != "" {
+				t.Errorf("Keys shows a secret: %+v", x)
+			}
+			if tt.account != "" && x.Account != tt.account {
+				t.Errorf("Keys(%q) holds a key of %s", tt.account, x.Account)
+			}
+		}
+	}
+	_, err = admin.Keys(ctx, "", 0, 20)
+	wantAPIError(t, "Keys page 0", err, http.StatusBadRequest, "validation_error")
+	_, err = admin.Keys(ctx, "", 1, 101)
+	wantAPIError(t, "Keys per_page 101", err, http.StatusBadRequest, "validation_error")
+	_, err = admin.Keys(ctx, "bad name", 1, 20)
+	wantAPIError(t, "Keys of a bad account", err, http.StatusBadRequest, "validation_error")
+	_, err = admin.CreateKey(ctx, "bad name", "")
+	wantAPIError(t, "CreateKey of a bad account", err, http.StatusBadRequest, "validation_error")
+
+	// A non-admin key may not.
+	acme := cloudclient.New(url, k.Secret, nil)
+	_, err = acme.CreateKey(ctx, "acme", "")
+	wantAPIError(t, "CreateKey as acme", err, http.StatusForbidden, "forbidden")
+	_, err = acme.Keys(ctx, "", 1, 20)
+	wantAPIError(t, "Keys as acme", err, http.StatusForbidden, "forbidden")
+	_, err = acme.RevokeKey(ctx, k2.ID)
+	wantAPIError(t, "RevokeKey as acme", err, http.StatusForbidden, "forbidden")
+
+	r, err := admin.RevokeKey(ctx, k.ID)
+	if err != nil {
+		t.Fatalf("RevokeKey: %v", err)
+	}
+	if r.ID != k.ID || !r.Revoked || r.RevokedAt == "" || r.Secret != "" {
+		t.Errorf("RevokeKey = %+v", r)
+	}
+	_, err = acme.Buckets(ctx, 1, 20)
+	wantAPIError(t, "revoked key", err, http.StatusUnauthorized, "unauthorized")
+	_, err = admin.RevokeKey(ctx, "key_unknown")
+	wantAPIError(t, "RevokeKey unknown", err, http.StatusNotFound, "not_found")
+	_, err = admin.RevokeKey(ctx, "a/b?c")
+	wantAPIError(t, "RevokeKey of an ID needing escapes", err, http.StatusNotFound, "not_found")
+}
+
+func TestBuckets(t *testing.T) {
+	url, st, adminSecret := serve(t)
+	admin := cloudclient.New(url, adminSecret, nil)
+	ka, err := admin.CreateKey(ctx, "acme", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kg, err := admin.CreateKey(ctx, "globex", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acme := cloudclient.New(url, ka.Secret, &http.Client{Timeout: 10 * time.Second})
+	globex := cloudclient.New(url, kg.Secret, nil)
+
+	b, err := acme.CreateBucket(ctx, "photos", "holiday")
+	if err != nil {
+		t.Fatalf("CreateBucket: %v", err)
+	}
+	if b.Name != "photos" || b.Notes != "holiday" || b.IsPublic || b.ObjectCount != 0 || b.SizeBytes != 0 {
+		t.Errorf("CreateBucket = %+v", b)
+	}
+	if _, err := time.Parse(time.RFC3339, b.CreatedAt); err != nil {
+		t.Errorf("created_at %q: %v", b.CreatedAt, err)
+	}
+	got, err := acme.Bucket(ctx, "photos")
+	if err != nil || got != b {
+		t.Errorf("Bucket = %+v, %v; want %+v", got, err, b)
+	}
+	for _, name := range []string{"zeta", "alpha", "mid"} {
+		if _, err := acme.CreateBucket(ctx, name, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := acme.Buckets(ctx, 1, 3)
+	if err != nil {
+		t.Fatalf("Buckets: %v", err)
+	}
+	var names []string
+	for _, x := range l.Data {
+		names = append(names, x.Name)
+	}
+	if strings.Join(names, ",") != "alpha,mid,photos" || l.Meta != (cloudapi.Meta{Total: 4, Page: 1, PerPage: 3}) {
+		t.Errorf("Buckets(1, 3) = %v %+v", names, l.Meta)
+	}
+	if l, err := acme.Buckets(ctx, 2, 3); err != nil || len(l.Data) != 1 || l.Data[0].Name != "zeta" {
+		t.Errorf("Buckets(2, 3) = %+v, %v", l, err)
+	}
+	_, err = acme.Buckets(ctx, 1, 0)
+	wantAPIError(t, "Buckets per_page 0", err, http.StatusBadRequest, "validation_error")
+
+	// Errors come back as APIError.
+	_, err = acme.CreateBucket(ctx, "photos", "")
+	wantAPIError(t, "CreateBucket taken", err, http.StatusConflict, "conflict")
+	_, err = globex.CreateBucket(ctx, "photos", "")
+	wantAPIError(t, "CreateBucket taken by another account", err, http.StatusConflict, "conflict")
+	_, err = acme.CreateBucket(ctx, "Bad_Name", "")
+	wantAPIError(t, "CreateBucket bad name", err, http.StatusBadRequest, "validation_error")
+	_, err = acme.CreateBucket(ctx, "long-notes", strings.Repeat("n", cloudapi.MaxNotes+1))
+	wantAPIError(t, "CreateBucket long notes", err, http.StatusBadRequest, "validation_error")
+	_, err = globex.Bucket(ctx, "photos")
+	wantAPIError(t, "Bucket of another account", err, http.StatusNotFound, "not_found")
+	_, err = acme.Bucket(ctx, "missing")
+	wantAPIError(t, "Bucket missing", err, http.StatusNotFound, "not_found")
+	_, err = acme.Bucket(ctx, "a/../photos")
+	wantAPIError(t, "Bucket with a slash in the name", err, http.StatusNotFound, "not_found")
+	err = globex.DeleteBucket(ctx, "photos")
+	wantAPIError(t, "DeleteBucket of another account", err, http.StatusNotFound, "not_found")
+
+	if _, err := st.UpdateBucket("acme", "photos", time.Now(), func(b *cloudstore.Bucket) { b.Objects = 1 }); err != nil {
+		t.Fatal(err)
+	}
+	err = acme.DeleteBucket(ctx, "photos")
+	wantAPIError(t, "DeleteBucket not empty", err, http.StatusConflict, "bucket_not_empty")
+	if _, err := st.UpdateBucket("acme", "photos", time.Now(), func(b *cloudstore.Bucket) { b.Objects = 0 }); err != nil {
+		t.Fatal(err)
+	}
+	if err := acme.DeleteBucket(ctx, "photos"); err != nil {
+		t.Fatalf("DeleteBucket: %v", err)
+	}
+	_, err = acme.Bucket(ctx, "photos")
+	wantAPIError(t, "Bucket deleted", err, http.StatusNotFound, "not_found")
+	err = acme.DeleteBucket(ctx, "photos")
+	wantAPIError(t, "DeleteBucket again", err, http.StatusNotFound, "not_found")
+
+	// A bad key.
+	_, err = cloudclient.New(url, "lat_live_nope", nil).Buckets(ctx, 1, 20)
+	wantAPIError(t, "unknown key", err, http.StatusUnauthorized, "unauthorized")
+	_, err = cloudclient.New(url, "", nil).Buckets(ctx, 1, 20)
+	wantAPIError(t, "no key", err, http.StatusUnauthorized, "unauthorized")
+}
+
+func TestErrorsWithoutEnvelope(t *testing.T) {
+	tests := []struct {
+		name, body, wantMsg string
+		status              int
+	}{
+		{"plain text", "bad gateway\n", "bad gateway", http.StatusBadGateway},
+		{"empty", "", "", http.StatusServiceUnavailable},
+		{"JSON without error", `{"message":"x"}`, `{"message":"x"}`, http.StatusInternalServerError},
+		{"error without code", `{"error":{"message":"x"}}`, `{"error":{"message":"x"}}`, http.StatusTeapot},
+	}
+	for _, tt := range tests {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(tt.status)
+			io.WriteString(w, tt.body)
+		}))
+		_, err := cloudclient.New(srv.URL, "k", nil).Bucket(ctx, "photos")
+		srv.Close()
+		var e *cloudclient.APIError
+		if !errors.As(err, &e) {
+			t.Errorf("%s: %v, want an *APIError", tt.name, err)
+			continue
+		}
+		if e.StatusCode != tt.status || e.Code != "" || e.Message != tt.wantMsg {
+			t.Errorf("%s: APIError = %+v, want status %d, no code, message %q", tt.name, e, tt.status, tt.wantMsg)
+		}
+	}
+}
+
+func TestRequests(t *testing.T) {
+	// What the client sends: method, path, query, Authorization, and
+	// Content-Type only with a body.
+	type seen struct{ method, uri, auth, ctype, body string }
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got = append(got, seen{r.Method, r.RequestURI, r.Header.Get("Authorization"), r.Header.Get("Content-Type"), string(body)})
+		if r.Method == "DELETE" && strings.HasPrefix(r.URL.Path, "/api/storage/") {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	c := cloudclient.New(srv.URL, "lat_live_k", nil)
+	c.CreateKey(ctx, "acme", "ci")
+	c.Keys(ctx, "acme", 2, 5)
+	c.Keys(ctx, "", 1, 20)
+	c.RevokeKey(ctx, "key_1")
+	c.CreateBucket(ctx, "photos", "n")
+	c.Bucket(ctx, "photos")
+	c.Buckets(ctx, 3, 7)
+	if err := c.DeleteBucket(ctx, "photos"); err != nil {
+		t.Errorf("DeleteBucket with 204: %v", err)
+	}
+	want := []seen{
+		{"POST", "/api/admin/keys", "Bearer lat_live_k", "application/json", `{"account":"acme","name":"ci"}`},
+		{"GET", "/api/admin/keys?account=acme&page=2&per_page=5", "Bearer lat_live_k", "", ""},
+		{"GET", "/api/admin/keys?page=1&per_page=20", "Bearer lat_live_k", "", ""},
+		{"DELETE", "/api/admin/keys/key_1", "Bearer lat_live_k", "", ""},
+		{"POST", "/api/storage/buckets", "Bearer lat_live_k", "application/json", `{"name":"photos","notes":"n"}`},
+		{"GET", "/api/storage/buckets/photos", "Bearer lat_live_k", "", ""},
+		{"GET", "/api/storage/buckets?page=3&per_page=7", "Bearer lat_live_k", "", ""},
+		{"DELETE", "/api/storage/buckets/photos", "Bearer lat_live_k", "", ""},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d requests, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("request %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestTransportErrors(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	_, err := cloudclient.New(url, "k", nil).Buckets(ctx, 1, 20)
+	var e *cloudclient.APIError
+	if err == nil || errors.As(err, &e) {
+		t.Errorf("a dead server = %v, want a transport error, not an APIError", err)
+	}
+	if err != nil && !strings.Contains(err.Error(), url) {
+		t.Errorf("transport error %q does not name the API %s", err, url)
+	}
+
+	// A cancelled context.
+	srv = httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := cloudclient.New(srv.URL, "k", nil).Bucket(cctx, "x"); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled context = %v, want context.Canceled", err)
+	}
+
+	// A success answer that is not JSON.
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "<html>") }))
+	defer bad.Close()
+	if _, err := cloudclient.New(bad.URL, "k", nil).Bucket(ctx, "x"); err == nil {
+		t.Errorf("a 200 answer of HTML decoded without error")
+	}
+}
