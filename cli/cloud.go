@@ -28,17 +28,13 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, secret, err := st.EnsureAdmin(time.Now())
+	path := filepath.Join(dir, "admin-api-key")
+	_, secret, err := st.EnsureAdmin(time.Now(), func(secret string) error { return writeSecretFile(path, secret) })
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
 	if secret != "" {
-		path := filepath.Join(dir, "admin-api-key")
-		if err := writeSecretFile(path, secret); err != nil {
-			st.Close()
-			return nil, err
-		}
 		fmt.Fprintf(e.stdout, "created the admin API key (shown once, also in %s, mode 0600):\n  %s\n", path, secret)
 	}
 	return &cloudServer{st: st, api: cloudapi.New(st, cloudapi.Options{Logger: log})}, nil
@@ -49,17 +45,24 @@ func (c *cloudServer) close() {
 	c.st.Close()
 }
 
-// writeSecretFile writes a secret to a new 0600 file, durably.
+// writeSecretFile writes a secret to a 0600 file, durably, replacing a
+// stale one (a key file left over from a wiped database).
 func writeSecretFile(path, secret string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), ".secret-*")
 	if err != nil {
 		return err
 	}
-	if _, err := f.WriteString(secret + "\n"); err == nil {
-		err = f.Sync()
+	defer os.Remove(f.Name())
+	if err = f.Chmod(0o600); err == nil {
+		if _, err = f.WriteString(secret + "\n"); err == nil {
+			err = f.Sync()
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
 		return err

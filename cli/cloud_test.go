@@ -5,6 +5,7 @@ package cli
 // first-start admin key.
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
@@ -34,7 +35,7 @@ func newTestCloud(t *testing.T) (string, *cloudstore.Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, admin, err := st.EnsureAdmin(time.Now())
+	_, admin, err := st.EnsureAdmin(time.Now(), func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,5 +345,33 @@ func TestCloudServer(t *testing.T) {
 	mustRun(t, "cloud", "apikey", "list", "--api", s.url, "--api-key", admin)
 	if code := s.stop(); code != 0 {
 		t.Errorf("second cloud exited %d", code)
+	}
+}
+
+// TestStaleAdminKeyFile: an admin key file left over from a wiped
+// database is replaced by the new key, which then works.
+func TestStaleAdminKeyFile(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "admin-api-key")
+	if err := os.WriteFile(path, []byte("lat_live_stale\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c, err := openCloud(&env{stdout: &out, stderr: io.Discard}, dir, nil)
+	if err != nil {
+		t.Fatalf("openCloud with a stale key file: %v", err)
+	}
+	defer c.close()
+	data, _ := os.ReadFile(path)
+	secret := strings.TrimSpace(string(data))
+	if secret == "lat_live_stale" || !strings.Contains(out.String(), secret) {
+		t.Fatalf("key file holds %q; output:\n%s", secret, out.String())
+	}
+	if k, err := c.st.Authenticate(secret); err != nil || !k.Admin {
+		t.Errorf("the admin key in the file does not authenticate as admin: %+v, %v", k, err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode %04o, want 0600", st.Mode().Perm())
 	}
 }

@@ -32,9 +32,12 @@ func (l *limiter) take(account string, now time.Time) (ok bool, wait time.Durati
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if now.Sub(l.swept) > time.Minute {
+	// An account idle long enough to have refilled completely is
+	// forgotten; sooner would hand it a full burst early.
+	idle := max(time.Minute, time.Duration(l.burst/l.rate*float64(time.Second)))
+	if now.Sub(l.swept) > idle {
 		for a, t := range l.accts {
-			if now.Sub(t.last) > time.Minute {
+			if now.Sub(t.last) > idle {
 				delete(l.accts, a)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"regexp"
 	"strings"
@@ -135,8 +136,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"status", rec.status, "bytes", rec.bytes, "duration", s.opts.Now().Sub(start), "remote", r.RemoteAddr)
 	}()
 
-	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || !strings.HasPrefix(secret, cloudstore.KeyPrefix) {
+	scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") || !strings.HasPrefix(secret, cloudstore.KeyPrefix) {
 		writeError(rec, errUnauthorized)
 		return
 	}
@@ -183,8 +184,10 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 
 // decode reads a JSON body strictly into v.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return validation("Content-Type must be application/json, got %q", ct)
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return validation("Content-Type must be application/json, got %q", ct)
+		}
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
 	dec.DisallowUnknownFields()

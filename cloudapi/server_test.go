@@ -64,7 +64,7 @@ func newAPI(t *testing.T, opts cloudapi.Options) *testAPI {
 		t.Fatal(err)
 	}
 	a := &testAPI{t: t, st: st, clock: &clock{now: t0}}
-	k, secret, err := st.EnsureAdmin(t0)
+	k, secret, err := st.EnsureAdmin(t0, func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,9 +295,56 @@ func TestAuthentication(t *testing.T) {
 			}
 		}
 	}
-	// A good key passes.
+	// A good key passes, whatever the case of the scheme (RFC 9110).
 	if r := a.do("GET", "/api/storage/buckets", acme, ""); r.status != http.StatusOK {
 		t.Errorf("GET buckets with a good key: %d %s", r.status, r.body)
+	}
+	if r := a.do("GET", "/api/storage/buckets", "", "", "Authorization", "bearer "+acme); r.status != http.StatusOK {
+		t.Errorf("lowercase bearer scheme: %d %s", r.status, r.body)
+	}
+	if r := a.do("GET", "/api/storage/buckets", "", ""); r.header.Get("WWW-Authenticate") == "" {
+		t.Error("401 without WWW-Authenticate")
+	}
+}
+
+func TestContentTypeIsExact(t *testing.T) {
+	a := newAPI(t, cloudapi.Options{})
+	acme, _ := a.newKey("acme")
+	for ct, want := range map[string]int{
+		"application/json":                http.StatusCreated,
+		"application/json; charset=utf-8": http.StatusCreated,
+		"application/jsonx":               http.StatusBadRequest,
+		"text/plain":                      http.StatusBadRequest,
+	} {
+		name := fmt.Sprintf("ct-%d", len(ct))
+		r := a.do("POST", "/api/storage/buckets", acme, `{"name":"`+name+`"}`, "Content-Type", ct)
+		if r.status != want {
+			t.Errorf("Content-Type %q: status %d, want %d (%s)", ct, r.status, want, r.body)
+		}
+	}
+}
+
+// TestRateLimitIdleRefill: an idle account refills at the rate, not all
+// at once when the limiter forgets it.
+func TestRateLimitIdleRefill(t *testing.T) {
+	c := &clock{now: t0}
+	a := newAPI(t, cloudapi.Options{RatePerSecond: 1, Burst: 100, Now: c.Now})
+	_, acme, err := a.st.CreateKey("acme", "", false, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		a.do("GET", "/api/storage/buckets", acme, "")
+	}
+	c.Advance(61 * time.Second)
+	ok := 0
+	for range 100 {
+		if a.do("GET", "/api/storage/buckets", acme, "").status == http.StatusOK {
+			ok++
+		}
+	}
+	if ok > 62 {
+		t.Errorf("after 61 idle seconds at 1/s, %d requests passed; want at most 62", ok)
 	}
 }
 
@@ -1027,7 +1074,7 @@ func TestInternalError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, admin, err := st.EnsureAdmin(t0)
+	_, admin, err := st.EnsureAdmin(t0, func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

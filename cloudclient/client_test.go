@@ -31,7 +31,7 @@ func serve(t *testing.T) (string, *cloudstore.Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, admin, err := st.EnsureAdmin(time.Now())
+	_, admin, err := st.EnsureAdmin(time.Now(), func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,8 @@ func ValidBucketName(name string) error {
 	if strings.Contains(name, "..") {
 		return fmt.Errorf("bucket name %q must not hold two adjacent dots", name)
 	}
-	if _, err := netip.ParseAddr(name); err == nil {
-		return fmt.Errorf("bucket name %q must not be an IP address", name)
+	if _, err := netip.ParseAddr(name); err == nil || looksLikeIPv4(name) {
+		return fmt.Errorf("bucket name %q must not be formatted as an IP address", name)
 	}
 	for _, p := range []string{"xn--", "sthree-", "amzn-s3-demo-"} {
 		if strings.HasPrefix(name, p) {
@@ -40,6 +40,21 @@ func ValidBucketName(name string) error {
 		}
 	}
 	return nil
+}
+
+// looksLikeIPv4 reports four dot-separated groups of digits, whatever
+// their values (01.2.3.4 and 999.1.1.1 included).
+func looksLikeIPv4(name string) bool {
+	parts := strings.Split(name, ".")
+	if len(parts) != 4 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }

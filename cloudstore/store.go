@@ -73,8 +73,9 @@ const (
 
 // Store is the metadata store. It is safe for concurrent use.
 type Store struct {
-	db *pebble.DB
-	mu sync.Mutex // serialises read-modify-write operations
+	db      *pebble.DB
+	mu      sync.Mutex // serialises read-modify-write operations
+	adminMu sync.Mutex // serialises EnsureAdmin (which takes mu itself)
 }
 
 // Open opens or creates the store in dir.
@@ -377,8 +378,13 @@ func (l quietLogger) Fatalf(format string, args ...any) {
 }
 
 // EnsureAdmin creates the first admin key, for account "admin", if the
-// store has never had one. It returns the secret only when it creates it.
-func (s *Store) EnsureAdmin(now time.Time) (Key, string, error) {
+// store has never had one, and hands its secret to persist (which writes it
+// where the operator will find it) before recording that it exists; if
+// persist fails the key is revoked and the next start tries again. It
+// returns the secret only when it creates it.
+func (s *Store) EnsureAdmin(now time.Time, persist func(secret string) error) (Key, string, error) {
+	s.adminMu.Lock()
+	defer s.adminMu.Unlock()
 	marker := []byte("madmin-created")
 	if _, closer, err := s.db.Get(marker); err == nil {
 		closer.Close()
@@ -388,6 +394,12 @@ func (s *Store) EnsureAdmin(now time.Time) (Key, string, error) {
 	}
 	key, secret, err := s.CreateKey("admin", "admin", true, now)
 	if err != nil {
+		return Key{}, "", err
+	}
+	if err := persist(secret); err != nil {
+		if _, rerr := s.RevokeKey(key.ID, now); rerr != nil {
+			return Key{}, "", errors.Join(err, rerr)
+		}
 		return Key{}, "", err
 	}
 	if err := s.db.Set(marker, []byte(key.ID), pebble.Sync); err != nil {

@@ -84,6 +84,8 @@ func TestValidBucketName(t *testing.T) {
 		{"a.-b", true}, // S3 itself forbids only adjacent dots here
 		// IP addresses.
 		{"192.168.1.1", false},
+		{"01.2.3.4", false},
+		{"999.1.1.1", false},
 		{"10.0.0.255", false},
 		{"1.2.3.4", false},
 		{"0.0.0.0", false},
@@ -436,7 +438,7 @@ func TestRevokeKey(t *testing.T) {
 func TestEnsureAdmin(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	key, secret, err := s.EnsureAdmin(t0)
+	key, secret, err := s.EnsureAdmin(t0, func(string) error { return nil })
 	if err != nil {
 		t.Fatalf("EnsureAdmin: %v", err)
 	}
@@ -451,7 +453,7 @@ func TestEnsureAdmin(t *testing.T) {
 	}
 
 	// A second call creates nothing and shows no secret.
-	key2, secret2, err := s.EnsureAdmin(t0.Add(time.Hour))
+	key2, secret2, err := s.EnsureAdmin(t0.Add(time.Hour), func(string) error { return nil })
 	if err != nil {
 		t.Fatalf("second EnsureAdmin: %v", err)
 	}
@@ -468,7 +470,7 @@ func TestEnsureAdmin(t *testing.T) {
 	}
 	s = openStore(t, dir)
 	defer s.Close()
-	key3, secret3, err := s.EnsureAdmin(t0.Add(2 * time.Hour))
+	key3, secret3, err := s.EnsureAdmin(t0.Add(2*time.Hour), func(string) error { return nil })
 	if err != nil {
 		t.Fatalf("EnsureAdmin after reopening: %v", err)
 	}
@@ -490,7 +492,7 @@ func TestEnsureAdmin(t *testing.T) {
 	if _, err := s.RevokeKey(key.ID, t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, secret4, err := s.EnsureAdmin(t0); err != nil || secret4 != "" {
+	if _, secret4, err := s.EnsureAdmin(t0, func(string) error { return nil }); err != nil || secret4 != "" {
 		t.Errorf("EnsureAdmin after revoking the admin key = %q, %v; want nothing", secret4, err)
 	}
 }
@@ -702,7 +704,7 @@ func TestDeleteBucket(t *testing.T) {
 func TestDurability(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	_, adminSecret, err := s.EnsureAdmin(t0)
+	_, adminSecret, err := s.EnsureAdmin(t0, func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -820,5 +822,31 @@ func TestConcurrentCreateBucket(t *testing.T) {
 	}
 	if owners != 1 {
 		t.Errorf("%d accounts list the bucket, want 1", owners)
+	}
+}
+
+// TestEnsureAdminPersistFails: if the secret cannot be saved, the key is
+// revoked and not marked as created, so the next start makes a new one.
+func TestEnsureAdminPersistFails(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	boom := errors.New("disk full")
+	_, _, err := s.EnsureAdmin(t0, func(string) error { return boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("EnsureAdmin with a failing persist: got %v, want %v", err, boom)
+	}
+	var saved string
+	key, secret, err := s.EnsureAdmin(t0, func(sec string) error { saved = sec; return nil })
+	if err != nil || secret == "" || secret != saved || !key.Admin {
+		t.Fatalf("second EnsureAdmin: %+v %q %v; want a new admin key, persisted", key, secret, err)
+	}
+	keys, _ := s.Keys("admin")
+	live := 0
+	for _, k := range keys {
+		if !k.Revoked {
+			live++
+		}
+	}
+	if live != 1 {
+		t.Errorf("%d live admin keys, want 1 (the unsaved one revoked)", live)
 	}
 }
