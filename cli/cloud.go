@@ -28,6 +28,10 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := st.OpenSecrets(filepath.Join(dir, "secret.key")); err != nil {
+		st.Close()
+		return nil, err
+	}
 	path := filepath.Join(dir, "admin-api-key")
 	_, secret, err := st.EnsureAdmin(time.Now(), func(secret string) error { return writeSecretFile(path, secret) })
 	if err != nil {

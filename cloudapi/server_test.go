@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -59,8 +60,12 @@ type testAPI struct {
 // zero RatePerSecond means no rate limit (the rate-limit test sets its own).
 func newAPI(t *testing.T, opts cloudapi.Options) *testAPI {
 	t.Helper()
-	st, err := cloudstore.Open(t.TempDir(), nil)
+	dir := t.TempDir()
+	st, err := cloudstore.Open(dir, nil)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.OpenSecrets(filepath.Join(dir, "secret.key")); err != nil {
 		t.Fatal(err)
 	}
 	a := &testAPI{t: t, st: st, clock: &clock{now: t0}}
@@ -877,7 +882,7 @@ func TestUnknownPathAndMethod(t *testing.T) {
 	a := newAPI(t, cloudapi.Options{})
 	acme, _ := a.newKey("acme")
 	for _, path := range []string{
-		"/", "/api", "/api/", "/api/storage", "/api/storage/usage", "/api/compute/vms",
+		"/", "/api", "/api/", "/api/storage", "/api/storage/endpoint", "/api/compute/vms",
 		"/api/storage/buckets/photos/lifecycle", "/api/storage/buckets/photos/objects/a/b",
 		"/api/admin", "/api/admin/accounts", "/nope",
 	} {

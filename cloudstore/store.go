@@ -5,6 +5,7 @@ package cloudstore
 
 import (
 	"bytes"
+	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
@@ -74,8 +75,9 @@ const (
 // Store is the metadata store. It is safe for concurrent use.
 type Store struct {
 	db      *pebble.DB
-	mu      sync.Mutex // serialises read-modify-write operations
-	adminMu sync.Mutex // serialises EnsureAdmin (which takes mu itself)
+	mu      sync.Mutex  // serialises read-modify-write operations
+	adminMu sync.Mutex  // serialises EnsureAdmin (which takes mu itself)
+	aead    cipher.AEAD // seals S3 secrets; set by OpenSecrets
 }
 
 // Open opens or creates the store in dir.
@@ -133,15 +135,18 @@ func (s *Store) commit(b *pebble.Batch) error {
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-func randomBase62(n int) string {
+func randomBase62(n int) string { return randomFrom(base62, n) }
+
+// randomFrom returns n characters drawn uniformly from alphabet.
+func randomFrom(alphabet string, n int) string {
 	out := make([]byte, n)
-	max := big.NewInt(int64(len(base62)))
+	max := big.NewInt(int64(len(alphabet)))
 	for i := range out {
 		v, err := rand.Int(rand.Reader, max)
 		if err != nil {
 			panic("cloudstore: no randomness: " + err.Error())
 		}
-		out[i] = base62[v.Int64()]
+		out[i] = alphabet[v.Int64()]
 	}
 	return string(out)
 }

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -848,5 +850,40 @@ func TestEnsureAdminPersistFails(t *testing.T) {
 	}
 	if live != 1 {
 		t.Errorf("%d live admin keys, want 1 (the unsaved one revoked)", live)
+	}
+}
+
+// TestS3SecretsSealed: S3 secrets decrypt only with the store's own
+// secret key, and only for their own access key ID.
+func TestS3SecretsSealed(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	keyFile := filepath.Join(t.TempDir(), "secret.key")
+	if err := s.OpenSecrets(keyFile); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(keyFile); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("secret key file: %v, %v; want mode 0600", st, err)
+	}
+	k, secret, err := s.CreateS3Key("acme", "ci", "read", "photos", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err := s.S3Secret(k.AccessKeyID); err != nil || got != secret {
+		t.Fatalf("S3Secret = %q, %v; want %q", got, err, secret)
+	}
+	if strings.Contains(string(k.Sealed), secret) {
+		t.Error("the sealed secret holds the secret in the clear")
+	}
+	if err := s.OpenSecrets(filepath.Join(t.TempDir(), "other.key")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.S3Secret(k.AccessKeyID); err == nil {
+		t.Error("S3Secret decrypted with another secret key")
+	}
+	for _, bad := range [][2]string{{"admin", "*"}, {"read", "Bad"}} {
+		if _, _, err := s.CreateS3Key("acme", "", bad[0], bad[1], t0); err == nil {
+			t.Errorf("CreateS3Key(%q, %q) accepted", bad[0], bad[1])
+		}
 	}
 }

@@ -1,0 +1,117 @@
+package cloudapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/latticenet/lattice/cloudstore"
+)
+
+// S3Key is the S3 access key resource. Secret is set only in the answer
+// that creates the key.
+type S3Key struct {
+	ID          string `json:"id"`
+	AccessKeyID string `json:"access_key_id"`
+	Name        string `json:"name"`
+	Permissions string `json:"permissions"`
+	BucketScope string `json:"bucketScope"`
+	CreatedAt   string `json:"created_at"`
+	Secret      string `json:"secret_access_key,omitempty"`
+}
+
+func s3KeyJSON(k cloudstore.S3Key) S3Key {
+	return S3Key{ID: k.AccessKeyID, AccessKeyID: k.AccessKeyID, Name: k.Name, Permissions: k.Permissions,
+		BucketScope: k.BucketScope, CreatedAt: k.CreatedAt.Format(time.RFC3339Nano)}
+}
+
+func (s *Server) listS3Keys(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	keys, err := s.st.S3Keys(key.Account)
+	if err != nil {
+		return err
+	}
+	all := make([]S3Key, len(keys))
+	for i, k := range keys {
+		all[i] = s3KeyJSON(k)
+	}
+	page, err := pageOf(r, all)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) createS3Key(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	var req struct {
+		Name        string `json:"name"`
+		Permissions string `json:"permissions"`
+		BucketScope string `json:"bucketScope"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.Permissions == "" {
+		req.Permissions = cloudstore.PermReadWrite
+	}
+	if req.BucketScope == "" {
+		req.BucketScope = "*"
+	}
+	if len(req.Name) > 100 {
+		return validation("name must be at most 100 characters")
+	}
+	if err := cloudstore.ValidS3Permissions(req.Permissions); err != nil {
+		return validation("%v", err)
+	}
+	if err := cloudstore.ValidS3Scope(req.BucketScope); err != nil {
+		return validation("bucketScope must be \"*\" or a bucket name: %v", err)
+	}
+	k, secret, err := s.st.CreateS3Key(key.Account, req.Name, req.Permissions, req.BucketScope, s.opts.Now())
+	if err != nil {
+		return err
+	}
+	out := s3KeyJSON(k)
+	out.Secret = secret
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) deleteS3Key(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	if err := s.st.DeleteS3Key(key.Account, r.PathValue("id")); err != nil {
+		if apiError(err).Code == "not_found" {
+			return notFound("S3 key")
+		}
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Usage is the answer of GET /api/storage/usage.
+type Usage struct {
+	TotalBytes   int64         `json:"total_bytes"`
+	ObjectCount  int64         `json:"object_count"`
+	BucketCount  int           `json:"bucket_count"`
+	BucketsUsage []BucketUsage `json:"buckets"`
+}
+
+// BucketUsage is one bucket's line of Usage.
+type BucketUsage struct {
+	Name        string `json:"name"`
+	ObjectCount int64  `json:"object_count"`
+	SizeBytes   int64  `json:"size_bytes"`
+}
+
+func (s *Server) usage(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bs, err := s.st.Buckets(key.Account)
+	if err != nil {
+		return err
+	}
+	u := Usage{BucketCount: len(bs), BucketsUsage: []BucketUsage{}}
+	for _, b := range bs {
+		u.TotalBytes += b.Bytes
+		u.ObjectCount += b.Objects
+		u.BucketsUsage = append(u.BucketsUsage, BucketUsage{Name: b.Name, ObjectCount: b.Objects, SizeBytes: b.Bytes})
+	}
+	writeJSON(w, http.StatusOK, u)
+	return nil
+}
