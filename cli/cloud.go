@@ -32,6 +32,10 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 		st.Close()
 		return nil, err
 	}
+	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
+		st.Close()
+		return nil, err
+	}
 	path := filepath.Join(dir, "admin-api-key")
 	_, secret, err := st.EnsureAdmin(time.Now(), func(secret string) error { return writeSecretFile(path, secret) })
 	if err != nil {

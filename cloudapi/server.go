@@ -29,9 +29,11 @@ type Options struct {
 	RatePerSecond  float64       // per account; default 100 (negative: no limit)
 	Burst          int           // default 200
 	RequestTimeout time.Duration // default 30 s
-	MaxBody        int64         // JSON bodies; default 1 MiB
-	Now            func() time.Time
-	Logger         *slog.Logger
+	// TransferTimeout bounds uploads and downloads; default 1 hour.
+	TransferTimeout time.Duration
+	MaxBody         int64 // JSON bodies; default 1 MiB
+	Now             func() time.Time
+	Logger          *slog.Logger
 }
 
 func (o *Options) setDefaults() {
@@ -43,6 +45,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = 30 * time.Second
+	}
+	if o.TransferTimeout == 0 {
+		o.TransferTimeout = time.Hour
 	}
 	if o.MaxBody == 0 {
 		o.MaxBody = 1 << 20
@@ -78,6 +83,12 @@ func New(st *cloudstore.Store, opts Options) *Server {
 	s.route("PATCH /api/storage/buckets/{name}", s.patchBucket)
 	s.route("DELETE /api/storage/buckets/{name}", s.deleteBucket)
 	s.route("PATCH /api/storage/buckets/{name}/public", s.setPublic)
+	s.route("GET /api/storage/buckets/{name}/objects", s.listObjects)
+	s.route("POST /api/storage/buckets/{name}/upload", s.upload)
+	s.route("GET /api/storage/buckets/{name}/download/{key...}", s.download)
+	s.route("DELETE /api/storage/buckets/{name}/objects/{key...}", s.deleteObject)
+	s.route("POST /api/storage/buckets/{name}/copy", s.copyObject)
+	s.route("POST /api/storage/buckets/{name}/folders", s.folder)
 	s.route("GET /api/storage/usage", s.usage)
 	s.route("GET /api/storage/keys", s.listS3Keys)
 	s.route("POST /api/storage/keys", s.createS3Key)
@@ -155,7 +166,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, &Error{http.StatusTooManyRequests, "rate_limited", "too many requests for this account; retry after the Retry-After seconds", wait})
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), ctxKey{}, key), s.opts.RequestTimeout)
+	timeout := s.opts.RequestTimeout
+	if strings.HasSuffix(r.URL.Path, "/upload") || strings.Contains(r.URL.Path, "/download/") {
+		timeout = s.opts.TransferTimeout // bodies of up to MaxObjectSize
+	}
+	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), ctxKey{}, key), timeout)
 	defer cancel()
 	r = r.WithContext(ctx)
 	if _, pattern := s.mux.Handler(r); pattern == "" {

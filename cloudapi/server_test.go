@@ -68,6 +68,9 @@ func newAPI(t *testing.T, opts cloudapi.Options) *testAPI {
 	if err := st.OpenSecrets(filepath.Join(dir, "secret.key")); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
+		t.Fatal(err)
+	}
 	a := &testAPI{t: t, st: st, clock: &clock{now: t0}}
 	k, secret, err := st.EnsureAdmin(t0, func(string) error { return nil })
 	if err != nil {
@@ -883,7 +886,7 @@ func TestUnknownPathAndMethod(t *testing.T) {
 	acme, _ := a.newKey("acme")
 	for _, path := range []string{
 		"/", "/api", "/api/", "/api/storage", "/api/storage/endpoint", "/api/compute/vms",
-		"/api/storage/buckets/photos/lifecycle", "/api/storage/buckets/photos/objects/a/b",
+		"/api/storage/buckets/photos/lifecycle", "/api/storage/buckets/photos/presign",
 		"/api/admin", "/api/admin/accounts", "/nope",
 	} {
 		wantError(t, "GET "+path, a.do("GET", path, acme, ""), http.StatusNotFound, "not_found")

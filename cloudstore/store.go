@@ -78,6 +78,7 @@ type Store struct {
 	mu      sync.Mutex  // serialises read-modify-write operations
 	adminMu sync.Mutex  // serialises EnsureAdmin (which takes mu itself)
 	aead    cipher.AEAD // seals S3 secrets; set by OpenSecrets
+	blobDir string      // object bodies; set by OpenBlobs
 }
 
 // Open opens or creates the store in dir.

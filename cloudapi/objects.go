@@ -1,0 +1,294 @@
+package cloudapi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/latticenet/lattice/cloudstore"
+)
+
+// MaxObjectSize bounds an object uploaded through the REST API.
+const MaxObjectSize = 5 << 30
+
+// ObjectInfo is the object resource.
+type ObjectInfo struct {
+	Key          string `json:"key"`
+	Size         int64  `json:"size"`
+	ETag         string `json:"etag"`
+	ContentType  string `json:"content_type"`
+	LastModified string `json:"last_modified"` // RFC 3339
+}
+
+func objectJSON(o cloudstore.Object) ObjectInfo {
+	return ObjectInfo{Key: o.Key, Size: o.Size, ETag: o.ETag, ContentType: o.ContentType,
+		LastModified: o.LastModified.Format(time.RFC3339Nano)}
+}
+
+func objectErr(err error) error {
+	switch {
+	case errors.Is(err, cloudstore.ErrTooLarge):
+		return &Error{http.StatusRequestEntityTooLarge, "payload_too_large", fmt.Sprintf("an object may hold at most %d bytes", int64(MaxObjectSize)), 0}
+	case apiError(err).Code == "not_found":
+		return err
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, "object key") {
+		return validation("%s", msg)
+	}
+	return err
+}
+
+// upload answers POST .../upload: a multipart form of "file" parts (an
+// optional "key" field names the object of a single file; an optional
+// "prefix" field is put before every file name), or a raw body whose key
+// is the "key" query parameter. Fields must come before the files.
+func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.st.Bucket(key.Account, bucket); err != nil {
+		return bucketErr(err)
+	}
+	body := http.MaxBytesReader(w, r.Body, MaxObjectSize+1<<20)
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var stored []ObjectInfo
+	put := func(objKey, ctype string, rd io.Reader) error {
+		if err := cloudstore.ValidObjectKey(objKey); err != nil {
+			return validation("%v", err)
+		}
+		if ctype == "" {
+			ctype = "application/octet-stream"
+		}
+		o, err := s.st.PutObject(r.Context(), key.Account, bucket, objKey, ctype, rd, MaxObjectSize, s.opts.Now())
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return objectErr(cloudstore.ErrTooLarge)
+			}
+			return objectErr(bucketErr(err))
+		}
+		stored = append(stored, objectJSON(o))
+		return nil
+	}
+	if mt == "multipart/form-data" {
+		mr, err := r.MultipartReader()
+		if err != nil {
+			return validation("malformed multipart form: %v", err)
+		}
+		var name, prefix string
+		for {
+			p, err := mr.NextPart()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return validation("malformed multipart form: %v", err)
+			}
+			switch p.FormName() {
+			case "key", "prefix":
+				v, err := io.ReadAll(io.LimitReader(p, cloudstore.MaxKeyLen+1))
+				if err != nil {
+					return validation("malformed multipart form: %v", err)
+				}
+				if p.FormName() == "key" {
+					name = string(v)
+				} else {
+					prefix = string(v)
+				}
+			case "file":
+				objKey := prefix + path.Base(p.FileName())
+				if name != "" {
+					if len(stored) > 0 {
+						return validation("the key field names one file; this form holds more (the first was stored as %q)", stored[0].Key)
+					}
+					objKey = name
+				}
+				if p.FileName() == "" && name == "" {
+					return validation("a file part needs a file name, or a key field")
+				}
+				if err := put(objKey, p.Header.Get("Content-Type"), p); err != nil {
+					return err
+				}
+			default:
+				return validation("unexpected form field %q: want key, prefix and file", p.FormName())
+			}
+		}
+		if len(stored) == 0 {
+			return validation("the form holds no file part")
+		}
+	} else {
+		objKey := r.URL.Query().Get("key")
+		if objKey == "" {
+			return validation("a raw upload needs the key query parameter (or send a multipart form)")
+		}
+		if err := put(objKey, r.Header.Get("Content-Type"), body); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusCreated, map[string][]ObjectInfo{"objects": stored})
+	return nil
+}
+
+// download answers GET .../download/{key...} with the body, honouring
+// Range and the conditional headers (http.ServeContent).
+func (s *Server) download(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	obj, body, err := s.st.OpenObject(key.Account, bucket, r.PathValue("key"))
+	if err != nil {
+		if apiError(err).Code == "not_found" {
+			return notFound("object")
+		}
+		return err
+	}
+	defer body.Close()
+	w.Header().Set("ETag", `"`+obj.ETag+`"`)
+	w.Header().Set("Content-Type", obj.ContentType)
+	http.ServeContent(w, r, "", obj.LastModified, body)
+	return nil
+}
+
+func (s *Server) deleteObject(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	if err := s.st.DeleteObject(key.Account, bucket, r.PathValue("key")); err != nil {
+		if apiError(err).Code == "not_found" {
+			return notFound("object")
+		}
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		SourceKey string `json:"source_key"`
+		DestKey   string `json:"dest_key"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := cloudstore.ValidObjectKey(req.DestKey); err != nil {
+		return validation("dest_key: %v", err)
+	}
+	o, err := s.st.CopyObject(key.Account, bucket, req.SourceKey, req.DestKey, s.opts.Now())
+	if err != nil {
+		if apiError(err).Code == "not_found" {
+			return notFound("object")
+		}
+		return err
+	}
+	writeJSON(w, http.StatusCreated, objectJSON(o))
+	return nil
+}
+
+// folder answers POST .../folders: a folder is an empty object whose key
+// ends with "/".
+func (s *Server) folder(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Path string `json:"path"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	p := strings.Trim(req.Path, "/")
+	if p == "" {
+		return validation("path is required")
+	}
+	o, err := s.st.PutObject(r.Context(), key.Account, bucket, p+"/", "application/x-directory", strings.NewReader(""), 0, s.opts.Now())
+	if err != nil {
+		return objectErr(bucketErr(err))
+	}
+	writeJSON(w, http.StatusCreated, objectJSON(o))
+	return nil
+}
+
+// ObjectList is the answer of GET .../objects: the list envelope, plus the
+// common prefixes of a delimited listing and the marker to continue from.
+type ObjectList struct {
+	Data       []ObjectInfo `json:"data"`
+	Prefixes   []string     `json:"prefixes"`
+	NextMarker string       `json:"next_marker,omitempty"`
+	Meta       Meta         `json:"meta"`
+}
+
+// listObjects answers GET .../objects?prefix&delimiter&marker with pages of
+// per_page entries (objects and common prefixes). meta.total counts every
+// entry after marker; marker is the cheap way through a large bucket.
+func (s *Server) listObjects(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	page, err := intParam(r, "page", 1, 1, 1<<20)
+	if err != nil {
+		return err
+	}
+	per, err := intParam(r, "per_page", DefaultPerPage, 1, MaxPerPage)
+	if err != nil {
+		return err
+	}
+	prefix, delim, marker := q.Get("prefix"), q.Get("delimiter"), q.Get("marker")
+	all, err := s.st.ListObjects(key.Account, bucket, prefix, delim, marker, 1<<30)
+	if err != nil {
+		return bucketErr(err)
+	}
+	type entry struct {
+		obj    *ObjectInfo
+		prefix string
+		sortBy string
+	}
+	entries := make([]entry, 0, len(all.Objects)+len(all.Prefixes))
+	oi, pi := 0, 0
+	for oi < len(all.Objects) || pi < len(all.Prefixes) {
+		if pi >= len(all.Prefixes) || (oi < len(all.Objects) && all.Objects[oi].Key < all.Prefixes[pi]) {
+			o := objectJSON(all.Objects[oi])
+			entries = append(entries, entry{obj: &o, sortBy: o.Key})
+			oi++
+		} else {
+			entries = append(entries, entry{prefix: all.Prefixes[pi], sortBy: all.Prefixes[pi]})
+			pi++
+		}
+	}
+	out := ObjectList{Data: []ObjectInfo{}, Prefixes: []string{}, Meta: Meta{Total: len(entries), Page: page, PerPage: per}}
+	start := (page - 1) * per
+	if start < len(entries) {
+		end := min(start+per, len(entries))
+		for _, e := range entries[start:end] {
+			if e.obj != nil {
+				out.Data = append(out.Data, *e.obj)
+			} else {
+				out.Prefixes = append(out.Prefixes, e.prefix)
+			}
+		}
+		if end < len(entries) {
+			out.NextMarker = entries[end-1].sortBy
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

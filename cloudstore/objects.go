@@ -1,0 +1,415 @@
+package cloudstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Object limits.
+const (
+	MaxKeyLen = 1024 // bytes of UTF-8, as in S3
+	// InlineMax is the largest body kept inside the metadata record: small
+	// objects then cost one Pebble write, not a file and two fsyncs.
+	InlineMax = 64 << 10
+)
+
+// ErrTooLarge reports a body over the limit given to PutObject.
+var ErrTooLarge = errors.New("cloudstore: object too large")
+
+// Object is an object's metadata.
+type Object struct {
+	Key          string    `json:"key"`
+	Size         int64     `json:"size"`
+	ETag         string    `json:"etag"` // hex MD5 of the body, as S3 gives single-part objects
+	ContentType  string    `json:"content_type"`
+	LastModified time.Time `json:"last_modified"`
+	Blob         string    `json:"blob,omitempty"`   // body file id, when not inline
+	Inline       []byte    `json:"inline,omitempty"` // body, when small
+}
+
+const (
+	tObject = 'O' // O | bucket | 0 | key -> Object
+	tBlob   = 'R' // R | blob id -> reference count (decimal)
+)
+
+// ValidObjectKey checks an object key: 1 to 1024 bytes of valid UTF-8,
+// without NUL or other control characters.
+func ValidObjectKey(key string) error {
+	if key == "" || len(key) > MaxKeyLen {
+		return fmt.Errorf("object key must be 1 to %d bytes long", MaxKeyLen)
+	}
+	if !utf8.ValidString(key) {
+		return fmt.Errorf("object key must be valid UTF-8")
+	}
+	for _, r := range key {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("object key must not hold control characters")
+		}
+	}
+	return nil
+}
+
+// OpenBlobs sets the directory for object bodies and removes what an
+// interrupted upload left there: temporary files, and body files that no
+// object refers to.
+func (s *Store) OpenBlobs(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
+		return fmt.Errorf("cloudstore: %w", err)
+	}
+	s.blobDir = dir
+	tmp, _ := os.ReadDir(filepath.Join(dir, "tmp"))
+	for _, e := range tmp {
+		os.Remove(filepath.Join(dir, "tmp", e.Name()))
+	}
+	shards, _ := os.ReadDir(dir)
+	for _, sh := range shards {
+		if !sh.IsDir() || sh.Name() == "tmp" {
+			continue
+		}
+		files, _ := os.ReadDir(filepath.Join(dir, sh.Name()))
+		for _, f := range files {
+			if n, err := s.refs(f.Name()); err == nil && n == 0 {
+				os.Remove(filepath.Join(dir, sh.Name(), f.Name()))
+			}
+		}
+	}
+	return nil
+}
+
+// blobPath is where a body lives: named by a random id, never by the key,
+// so no key can reach outside the directory.
+func (s *Store) blobPath(id string) string { return filepath.Join(s.blobDir, id[:2], id) }
+
+func (s *Store) refs(id string) (int, error) {
+	v, closer, err := s.db.Get(k(tBlob, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer closer.Close()
+	var n int
+	_, err = fmt.Sscan(string(v), &n)
+	return n, err
+}
+
+// PutObject stores body (at most max bytes) as key in account's bucket,
+// replacing any object there. When it returns nil the object is on disk
+// (fsync'd); until then it is not visible, and an interrupted upload
+// leaves nothing that OpenBlobs does not remove.
+func (s *Store) PutObject(ctx context.Context, account, bucket, key, contentType string, body io.Reader, max int64, now time.Time) (Object, error) {
+	if err := ValidObjectKey(key); err != nil {
+		return Object{}, err
+	}
+	if _, err := s.Bucket(account, bucket); err != nil {
+		return Object{}, err
+	}
+	f, err := os.CreateTemp(filepath.Join(s.blobDir, "tmp"), "up-*")
+	if err != nil {
+		return Object{}, fmt.Errorf("cloudstore: %w", err)
+	}
+	defer func() {
+		f.Close()
+		os.Remove(f.Name()) // a no-op once renamed into place
+	}()
+	h := md5.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(ctxReader{ctx, body}, max+1))
+	if err != nil {
+		return Object{}, fmt.Errorf("cloudstore: reading the body: %w", err)
+	}
+	if n > max {
+		return Object{}, ErrTooLarge
+	}
+	obj := Object{Key: key, Size: n, ETag: hex.EncodeToString(h.Sum(nil)), ContentType: contentType, LastModified: now.UTC()}
+	if n <= InlineMax {
+		if obj.Inline, err = os.ReadFile(f.Name()); err != nil {
+			return Object{}, fmt.Errorf("cloudstore: %w", err)
+		}
+		if obj.Inline == nil {
+			obj.Inline = []byte{}
+		}
+	} else {
+		if err := f.Sync(); err != nil {
+			return Object{}, fmt.Errorf("cloudstore: %w", err)
+		}
+		var id [16]byte
+		rand.Read(id[:])
+		obj.Blob = hex.EncodeToString(id[:])
+		path := s.blobPath(obj.Blob)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return Object{}, fmt.Errorf("cloudstore: %w", err)
+		}
+		if err := os.Rename(f.Name(), path); err != nil {
+			return Object{}, fmt.Errorf("cloudstore: %w", err)
+		}
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			os.Remove(path)
+			return Object{}, fmt.Errorf("cloudstore: %w", err)
+		}
+	}
+	if err := s.commitObject(account, bucket, obj); err != nil {
+		if obj.Blob != "" {
+			os.Remove(s.blobPath(obj.Blob))
+		}
+		return Object{}, err
+	}
+	return obj, nil
+}
+
+// commitObject records obj in the bucket, replacing what was there, and
+// keeps the bucket's counters and the body reference counts right.
+func (s *Store) commitObject(account, bucket string, obj Object) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	bk, err := s.Bucket(account, bucket)
+	if err != nil {
+		return err // deleted while the body was uploading
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	var old Object
+	switch err := s.getJSON(k(tObject, bucket, obj.Key), &old); {
+	case err == nil:
+		bk.Objects--
+		bk.Bytes -= old.Size
+		if err := s.unref(b, old.Blob); err != nil {
+			return err
+		}
+	case !errors.Is(err, ErrNotFound):
+		return err
+	}
+	if err := s.ref(b, obj.Blob, 1); err != nil {
+		return err
+	}
+	bk.Objects++
+	bk.Bytes += obj.Size
+	bk.UpdatedAt = obj.LastModified
+	if err := setJSON(b, k(tObject, bucket, obj.Key), obj); err != nil {
+		return err
+	}
+	if err := setJSON(b, k(tBucket, bucket), bk); err != nil {
+		return err
+	}
+	if err := s.commit(b); err != nil {
+		return err
+	}
+	s.dropUnreferenced(old.Blob)
+	return nil
+}
+
+func (s *Store) ref(b *pebble.Batch, id string, delta int) error {
+	if id == "" {
+		return nil
+	}
+	n, err := s.refs(id)
+	if err != nil {
+		return err
+	}
+	if n+delta <= 0 {
+		return b.Delete(k(tBlob, id), nil)
+	}
+	return b.Set(k(tBlob, id), []byte(fmt.Sprint(n+delta)), nil)
+}
+
+func (s *Store) unref(b *pebble.Batch, id string) error { return s.ref(b, id, -1) }
+
+// dropUnreferenced removes a body file nothing refers to any more.
+func (s *Store) dropUnreferenced(id string) {
+	if id == "" {
+		return
+	}
+	if n, err := s.refs(id); err == nil && n == 0 {
+		os.Remove(s.blobPath(id))
+	}
+}
+
+// Object returns an object's metadata.
+func (s *Store) Object(account, bucket, key string) (Object, error) {
+	if _, err := s.Bucket(account, bucket); err != nil {
+		return Object{}, err
+	}
+	var obj Object
+	err := s.getJSON(k(tObject, bucket, key), &obj)
+	return obj, err
+}
+
+// Body is an open object body.
+type Body interface {
+	io.ReadSeeker
+	io.Closer
+}
+
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+// OpenObject returns an object and its body; the caller closes the body.
+func (s *Store) OpenObject(account, bucket, key string) (Object, Body, error) {
+	obj, err := s.Object(account, bucket, key)
+	if err != nil {
+		return Object{}, nil, err
+	}
+	if obj.Blob == "" {
+		return obj, nopCloser{bytes.NewReader(obj.Inline)}, nil
+	}
+	f, err := os.Open(s.blobPath(obj.Blob))
+	if err != nil {
+		return Object{}, nil, fmt.Errorf("cloudstore: body of %s/%s: %w", bucket, key, err)
+	}
+	return obj, f, nil
+}
+
+// DeleteObject deletes an object.
+func (s *Store) DeleteObject(account, bucket, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	bk, err := s.Bucket(account, bucket)
+	if err != nil {
+		return err
+	}
+	var obj Object
+	if err := s.getJSON(k(tObject, bucket, key), &obj); err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	b.Delete(k(tObject, bucket, key), nil)
+	if err := s.unref(b, obj.Blob); err != nil {
+		return err
+	}
+	bk.Objects--
+	bk.Bytes -= obj.Size
+	if err := setJSON(b, k(tBucket, bucket), bk); err != nil {
+		return err
+	}
+	if err := s.commit(b); err != nil {
+		return err
+	}
+	s.dropUnreferenced(obj.Blob)
+	return nil
+}
+
+// CopyObject copies src to dst within a bucket. Large bodies are shared,
+// not copied: the new object refers to the same file.
+func (s *Store) CopyObject(account, bucket, src, dst string, now time.Time) (Object, error) {
+	if err := ValidObjectKey(dst); err != nil {
+		return Object{}, err
+	}
+	obj, err := s.Object(account, bucket, src)
+	if err != nil {
+		return Object{}, err
+	}
+	obj.Key, obj.LastModified = dst, now.UTC()
+	return obj, s.commitObject(account, bucket, obj)
+}
+
+// Listing is one page of a bucket listing.
+type Listing struct {
+	Objects    []Object // metadata only: Inline is cleared
+	Prefixes   []string // common prefixes, with a delimiter
+	NextMarker string   // continue after this key; "" when done
+}
+
+// ListObjects lists keys after marker that start with prefix, in key
+// order, up to max entries (objects plus common prefixes). With a
+// delimiter, keys that hold it after the prefix roll up into one common
+// prefix each, as in S3.
+func (s *Store) ListObjects(account, bucket, prefix, delimiter, marker string, max int) (Listing, error) {
+	if _, err := s.Bucket(account, bucket); err != nil {
+		return Listing{}, err
+	}
+	var l Listing
+	base := append(k(tObject, bucket), 0)
+	lower := append(bytes.Clone(base), prefix...)
+	if marker != "" {
+		// Strictly after marker; a marker that is a common prefix (the
+		// NextMarker of a delimited page) skips everything under it.
+		after := append(append(bytes.Clone(base), marker...), 0)
+		if delimiter != "" && strings.HasPrefix(marker, prefix) && strings.HasSuffix(marker, delimiter) {
+			after = append(bytes.Clone(base), successor([]byte(marker))...)
+		}
+		if bytes.Compare(after, lower) > 0 {
+			lower = after
+		}
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: successor(append(bytes.Clone(base), prefix...))})
+	if err != nil {
+		return l, fmt.Errorf("cloudstore: %w", err)
+	}
+	defer it.Close()
+	n := 0
+	for ok := it.First(); ok; {
+		key := string(it.Key()[len(base):])
+		if n == max {
+			l.NextMarker = lastOf(l)
+			break
+		}
+		if delimiter != "" {
+			if i := strings.Index(key[len(prefix):], delimiter); i >= 0 {
+				cp := key[:len(prefix)+i+len(delimiter)]
+				l.Prefixes = append(l.Prefixes, cp)
+				n++
+				// Skip every key under this common prefix.
+				ok = it.SeekGE(append(bytes.Clone(base), successor([]byte(cp))...))
+				continue
+			}
+		}
+		var obj Object
+		if err := json.Unmarshal(it.Value(), &obj); err != nil {
+			return l, err
+		}
+		obj.Inline = nil
+		l.Objects = append(l.Objects, obj)
+		n++
+		ok = it.Next()
+	}
+	return l, it.Error()
+}
+
+// lastOf is the greatest key or common prefix listed.
+func lastOf(l Listing) string {
+	last := ""
+	if len(l.Objects) > 0 {
+		last = l.Objects[len(l.Objects)-1].Key
+	}
+	if len(l.Prefixes) > 0 && l.Prefixes[len(l.Prefixes)-1] > last {
+		last = l.Prefixes[len(l.Prefixes)-1]
+	}
+	return last
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
