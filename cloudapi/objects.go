@@ -237,7 +237,8 @@ type ObjectList struct {
 
 // listObjects answers GET .../objects?prefix&delimiter&marker with pages of
 // per_page entries (objects and common prefixes). meta.total counts every
-// entry after marker; marker is the cheap way through a large bucket.
+// entry after marker, so each listing reads all of them; a per-prefix count
+// would make large buckets cheap (not built yet).
 func (s *Server) listObjects(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
