@@ -30,6 +30,25 @@ func objectJSON(o cloudstore.Object) ObjectInfo {
 		LastModified: o.LastModified.Format(time.RFC3339Nano)}
 }
 
+// restKey checks what the REST API adds to the store's key rules: object
+// keys travel in URL paths, which routers clean, so a key with an empty,
+// "." or ".." segment, or a leading "/", could not be addressed (and a
+// cleaned path would name another object). Such keys are refused here;
+// the S3 endpoint will carry them.
+func restKey(key string) error {
+	if err := cloudstore.ValidObjectKey(key); err != nil {
+		return err
+	}
+	segs := strings.Split(key, "/")
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		if (seg == "" && !(last && i > 0)) || seg == "." || seg == ".." {
+			return fmt.Errorf("object key %q has an empty, \".\" or \"..\" path segment, which URLs cannot carry", key)
+		}
+	}
+	return nil
+}
+
 func objectErr(err error) error {
 	switch {
 	case errors.Is(err, cloudstore.ErrTooLarge):
@@ -63,7 +82,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var stored []ObjectInfo
 	put := func(objKey, ctype string, rd io.Reader) error {
-		if err := cloudstore.ValidObjectKey(objKey); err != nil {
+		if err := restKey(objKey); err != nil {
 			return validation("%v", err)
 		}
 		if ctype == "" {
@@ -72,8 +91,11 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 		o, err := s.st.PutObject(r.Context(), key.Account, bucket, objKey, ctype, rd, MaxObjectSize, s.opts.Now())
 		if err != nil {
 			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
+			switch {
+			case errors.As(err, &mbe):
 				return objectErr(cloudstore.ErrTooLarge)
+			case errors.Is(err, cloudstore.ErrBody):
+				return validation("the upload body could not be read to its end (a truncated form or connection): %v", err)
 			}
 			return objectErr(bucketErr(err))
 		}
@@ -81,6 +103,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 		return nil
 	}
 	if mt == "multipart/form-data" {
+		r.Body = body // bound the whole form, not only each part
 		mr, err := r.MultipartReader()
 		if err != nil {
 			return validation("malformed multipart form: %v", err)
@@ -187,7 +210,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, key cloudsto
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := cloudstore.ValidObjectKey(req.DestKey); err != nil {
+	if err := restKey(req.DestKey); err != nil {
 		return validation("dest_key: %v", err)
 	}
 	o, err := s.st.CopyObject(key.Account, bucket, req.SourceKey, req.DestKey, s.opts.Now())
@@ -217,6 +240,9 @@ func (s *Server) folder(w http.ResponseWriter, r *http.Request, key cloudstore.K
 	p := strings.Trim(req.Path, "/")
 	if p == "" {
 		return validation("path is required")
+	}
+	if err := restKey(p + "/"); err != nil {
+		return validation("path: %v", err)
 	}
 	o, err := s.st.PutObject(r.Context(), key.Account, bucket, p+"/", "application/x-directory", strings.NewReader(""), 0, s.opts.Now())
 	if err != nil {

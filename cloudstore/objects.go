@@ -30,6 +30,10 @@ const (
 // ErrTooLarge reports a body over the limit given to PutObject.
 var ErrTooLarge = errors.New("cloudstore: object too large")
 
+// ErrBody wraps a failure to read an upload's body (a client that went
+// away, a truncated form); nothing was stored.
+var ErrBody = errors.New("cloudstore: reading the body")
+
 // Object is an object's metadata.
 type Object struct {
 	Key          string    `json:"key"`
@@ -123,14 +127,17 @@ func (s *Store) PutObject(ctx context.Context, account, bucket, key, contentType
 	if err != nil {
 		return Object{}, fmt.Errorf("cloudstore: %w", err)
 	}
+	renamed := false
 	defer func() {
 		f.Close()
-		os.Remove(f.Name()) // a no-op once renamed into place
+		if !renamed { // once renamed, the name may already be another upload's
+			os.Remove(f.Name())
+		}
 	}()
 	h := md5.New()
 	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(ctxReader{ctx, body}, max+1))
 	if err != nil {
-		return Object{}, fmt.Errorf("cloudstore: reading the body: %w", err)
+		return Object{}, fmt.Errorf("%w: %w", ErrBody, err)
 	}
 	if n > max {
 		return Object{}, ErrTooLarge
@@ -151,12 +158,13 @@ func (s *Store) PutObject(ctx context.Context, account, bucket, key, contentType
 		rand.Read(id[:])
 		obj.Blob = hex.EncodeToString(id[:])
 		path := s.blobPath(obj.Blob)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		if err := s.shardDir(filepath.Dir(path)); err != nil {
 			return Object{}, fmt.Errorf("cloudstore: %w", err)
 		}
 		if err := os.Rename(f.Name(), path); err != nil {
 			return Object{}, fmt.Errorf("cloudstore: %w", err)
 		}
+		renamed = true
 		if err := syncDir(filepath.Dir(path)); err != nil {
 			os.Remove(path)
 			return Object{}, fmt.Errorf("cloudstore: %w", err)
@@ -171,11 +179,28 @@ func (s *Store) PutObject(ctx context.Context, account, bucket, key, contentType
 	return obj, nil
 }
 
+// shardDir creates a body directory durably: its name is fsync'd into the
+// blob directory before any body is renamed into it.
+func (s *Store) shardDir(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return syncDir(s.blobDir)
+}
+
 // commitObject records obj in the bucket, replacing what was there, and
 // keeps the bucket's counters and the body reference counts right.
 func (s *Store) commitObject(account, bucket string, obj Object) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.commitLocked(account, bucket, obj)
+}
+
+// commitLocked is commitObject with s.mu held.
+func (s *Store) commitLocked(account, bucket string, obj Object) error {
 	bk, err := s.Bucket(account, bucket)
 	if err != nil {
 		return err // deleted while the body was uploading
@@ -187,14 +212,19 @@ func (s *Store) commitObject(account, bucket string, obj Object) error {
 	case err == nil:
 		bk.Objects--
 		bk.Bytes -= old.Size
-		if err := s.unref(b, old.Blob); err != nil {
-			return err
-		}
 	case !errors.Is(err, ErrNotFound):
 		return err
 	}
-	if err := s.ref(b, obj.Blob, 1); err != nil {
-		return err
+	// One adjustment per body: the counts are read from the database, so
+	// two adjustments of the same body in one batch would overwrite each
+	// other (an object copied onto one sharing its body).
+	if old.Blob != obj.Blob {
+		if err := s.ref(b, old.Blob, -1); err != nil {
+			return err
+		}
+		if err := s.ref(b, obj.Blob, 1); err != nil {
+			return err
+		}
 	}
 	bk.Objects++
 	bk.Bytes += obj.Size
@@ -208,7 +238,9 @@ func (s *Store) commitObject(account, bucket string, obj Object) error {
 	if err := s.commit(b); err != nil {
 		return err
 	}
-	s.dropUnreferenced(old.Blob)
+	if old.Blob != obj.Blob {
+		s.dropUnreferenced(old.Blob)
+	}
 	return nil
 }
 
@@ -226,7 +258,6 @@ func (s *Store) ref(b *pebble.Batch, id string, delta int) error {
 	return b.Set(k(tBlob, id), []byte(fmt.Sprint(n+delta)), nil)
 }
 
-func (s *Store) unref(b *pebble.Batch, id string) error { return s.ref(b, id, -1) }
 
 // dropUnreferenced removes a body file nothing refers to any more.
 func (s *Store) dropUnreferenced(id string) {
@@ -289,7 +320,7 @@ func (s *Store) DeleteObject(account, bucket, key string) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	b.Delete(k(tObject, bucket, key), nil)
-	if err := s.unref(b, obj.Blob); err != nil {
+	if err := s.ref(b, obj.Blob, -1); err != nil {
 		return err
 	}
 	bk.Objects--
@@ -310,12 +341,16 @@ func (s *Store) CopyObject(account, bucket, src, dst string, now time.Time) (Obj
 	if err := ValidObjectKey(dst); err != nil {
 		return Object{}, err
 	}
+	// Read the source and commit the copy under one lock, so that the
+	// source's body cannot be deleted in between.
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	obj, err := s.Object(account, bucket, src)
 	if err != nil {
 		return Object{}, err
 	}
 	obj.Key, obj.LastModified = dst, now.UTC()
-	return obj, s.commitObject(account, bucket, obj)
+	return obj, s.commitLocked(account, bucket, obj)
 }
 
 // Listing is one page of a bucket listing.
@@ -340,7 +375,7 @@ func (s *Store) ListObjects(account, bucket, prefix, delimiter, marker string, m
 		// Strictly after marker; a marker that is a common prefix (the
 		// NextMarker of a delimited page) skips everything under it.
 		after := append(append(bytes.Clone(base), marker...), 0)
-		if delimiter != "" && strings.HasPrefix(marker, prefix) && strings.HasSuffix(marker, delimiter) {
+		if delimiter != "" && strings.HasPrefix(marker, prefix) && strings.HasSuffix(marker[len(prefix):], delimiter) {
 			after = append(bytes.Clone(base), successor([]byte(marker))...)
 		}
 		if bytes.Compare(after, lower) > 0 {
