@@ -258,7 +258,6 @@ func (s *Store) ref(b *pebble.Batch, id string, delta int) error {
 	return b.Set(k(tBlob, id), []byte(fmt.Sprint(n+delta)), nil)
 }
 
-
 // dropUnreferenced removes a body file nothing refers to any more.
 func (s *Store) dropUnreferenced(id string) {
 	if id == "" {
