@@ -10,6 +10,7 @@ import (
 
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/durablefile"
 )
 
 // cloudServer is an open cloud platform: its store and its REST API.
@@ -56,31 +57,7 @@ func (c *cloudServer) close() {
 // writeSecretFile writes a secret to a 0600 file, durably, replacing a
 // stale one (a key file left over from a wiped database).
 func writeSecretFile(path, secret string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".secret-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err = f.Chmod(0o600); err == nil {
-		if _, err = f.WriteString(secret + "\n"); err == nil {
-			err = f.Sync()
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return durablefile.Write(path, []byte(secret+"\n"), 0o600)
 }
 
 func runCloud(ctx context.Context, e *env, args []string) error {

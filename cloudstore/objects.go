@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/latticenet/lattice/durablefile"
 )
 
 // Object limits.
@@ -165,7 +167,7 @@ func (s *Store) PutObject(ctx context.Context, account, bucket, key, contentType
 			return Object{}, fmt.Errorf("cloudstore: %w", err)
 		}
 		renamed = true
-		if err := syncDir(filepath.Dir(path)); err != nil {
+		if err := durablefile.SyncDir(filepath.Dir(path)); err != nil {
 			os.Remove(path)
 			return Object{}, fmt.Errorf("cloudstore: %w", err)
 		}
@@ -188,7 +190,7 @@ func (s *Store) shardDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return syncDir(s.blobDir)
+	return durablefile.SyncDir(s.blobDir)
 }
 
 // commitObject records obj in the bucket, replacing what was there, and
@@ -437,13 +439,4 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

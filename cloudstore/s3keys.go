@@ -8,11 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/latticenet/lattice/durablefile"
 )
 
 // S3 key permissions.
@@ -61,7 +62,7 @@ func (s *Store) OpenSecrets(path string) error {
 	if errors.Is(err, os.ErrNotExist) {
 		key = make([]byte, 32)
 		rand.Read(key)
-		if err := writeNew(path, key); err != nil {
+		if err := durablefile.Create(path, key, 0o600); err != nil {
 			return fmt.Errorf("cloudstore: %w", err)
 		}
 	} else if err != nil {
@@ -76,28 +77,6 @@ func (s *Store) OpenSecrets(path string) error {
 	}
 	s.aead, err = cipher.NewGCM(block)
 	return err
-}
-
-func writeNew(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // CreateS3Key makes an S3 access key for account and returns it with its

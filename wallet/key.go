@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
+	"github.com/latticenet/lattice/durablefile"
 	"github.com/latticenet/lattice/ledger"
 )
 
@@ -69,51 +69,13 @@ func SaveKey(path string, k Key) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("wallet: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".key-*")
-	if err != nil {
-		return fmt.Errorf("wallet: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("wallet: %w", err)
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("wallet: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("wallet: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("wallet: %w", err)
-	}
-	// Link, not rename: link fails if path exists, so a key is never
-	// silently replaced.
-	if err := os.Link(tmp.Name(), path); err != nil {
+	if err := durablefile.Create(path, append(data, '\n'), 0o600); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: %s", ErrKeyExists, path)
 		}
 		return fmt.Errorf("wallet: %w", err)
 	}
-	// The new name is durable only once its directory is synced.
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("wallet: %w", err)
-	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // LoadKey reads a key file written by SaveKey. It refuses files that group
