@@ -13,11 +13,17 @@ import (
 	"github.com/latticenet/lattice/durablefile"
 )
 
-// cloudServer is an open cloud platform: its store and its REST API.
+// cloudServer is an open cloud platform: its store, its REST API and the
+// lifecycle sweeper, which close stops.
 type cloudServer struct {
-	st  *cloudstore.Store
-	api *cloudapi.Server
+	st        *cloudstore.Store
+	api       *cloudapi.Server
+	stopSweep context.CancelFunc
+	swept     chan struct{}
 }
+
+// sweepInterval is how often expired objects are deleted.
+const sweepInterval = 10 * time.Minute
 
 // openCloud opens the cloud platform in dir, creating the admin API key on
 // first start: printed once and written to dir/admin-api-key (0600).
@@ -46,10 +52,21 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 	if secret != "" {
 		fmt.Fprintf(e.stdout, "created the admin API key (shown once, also in %s, mode 0600):\n  %s\n", path, secret)
 	}
-	return &cloudServer{st: st, api: cloudapi.New(st, cloudapi.Options{Logger: log})}, nil
+	if log == nil {
+		log = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &cloudServer{st: st, api: cloudapi.New(st, cloudapi.Options{Logger: log}), stopSweep: cancel, swept: make(chan struct{})}
+	go func() {
+		defer close(c.swept)
+		st.RunLifecycle(ctx, sweepInterval, time.Now, log)
+	}()
+	return c, nil
 }
 
 func (c *cloudServer) close() {
+	c.stopSweep()
+	<-c.swept
 	c.api.Wait()
 	c.st.Close()
 }

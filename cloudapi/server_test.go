@@ -886,7 +886,7 @@ func TestUnknownPathAndMethod(t *testing.T) {
 	acme, _ := a.newKey("acme")
 	for _, path := range []string{
 		"/", "/api", "/api/", "/api/storage", "/api/storage/endpoint", "/api/compute/vms",
-		"/api/storage/buckets/photos/lifecycle", "/api/storage/buckets/photos/presign",
+		"/api/storage/buckets/photos/metrics", "/api/storage/buckets/photos/presign",
 		"/api/admin", "/api/admin/accounts", "/nope",
 	} {
 		wantError(t, "GET "+path, a.do("GET", path, acme, ""), http.StatusNotFound, "not_found")

@@ -340,6 +340,13 @@ func (s *Store) DeleteBucket(account, name string) error {
 	defer b.Close()
 	b.Delete(k(tBucket, name), nil)
 	b.Delete(k(tOwned, account, name), nil)
+	rules, err := s.rulesOf(name)
+	if err != nil {
+		return err
+	}
+	for _, r := range rules {
+		b.Delete(k(tRule, name, r.ID), nil)
+	}
 	return s.commit(b)
 }
 

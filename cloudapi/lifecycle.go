@@ -1,0 +1,85 @@
+package cloudapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/latticenet/lattice/cloudstore"
+)
+
+// LifecycleRule is the lifecycle rule resource.
+type LifecycleRule struct {
+	ID         string `json:"id"`
+	Prefix     string `json:"prefix"`
+	ExpireDays int    `json:"expire_days"`
+	CreatedAt  string `json:"created_at"`
+}
+
+func ruleJSON(r cloudstore.Rule) LifecycleRule {
+	return LifecycleRule{ID: r.ID, Prefix: r.Prefix, ExpireDays: r.ExpireDays, CreatedAt: r.CreatedAt.Format(time.RFC3339Nano)}
+}
+
+func (s *Server) listRules(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	rules, err := s.st.Rules(key.Account, bucket)
+	if err != nil {
+		return bucketErr(err)
+	}
+	all := make([]LifecycleRule, len(rules))
+	for i, rl := range rules {
+		all[i] = ruleJSON(rl)
+	}
+	page, err := pageOf(r, all)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) addRule(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Prefix     string `json:"prefix"`
+		ExpireDays *int   `json:"expire_days"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.ExpireDays == nil {
+		return validation("expire_days is required")
+	}
+	if *req.ExpireDays < 1 || *req.ExpireDays > cloudstore.MaxExpireDays {
+		return validation("expire_days must be from 1 to %d", cloudstore.MaxExpireDays)
+	}
+	if len(req.Prefix) > cloudstore.MaxKeyLen {
+		return validation("prefix must be at most %d bytes", cloudstore.MaxKeyLen)
+	}
+	rl, err := s.st.AddRule(key.Account, bucket, req.Prefix, *req.ExpireDays, s.opts.Now())
+	if err != nil {
+		return bucketErr(err)
+	}
+	writeJSON(w, http.StatusCreated, ruleJSON(rl))
+	return nil
+}
+
+func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	if err := s.st.DeleteRule(key.Account, bucket, r.PathValue("ruleId")); err != nil {
+		if apiError(err).Code == "not_found" {
+			return notFound("lifecycle rule")
+		}
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
