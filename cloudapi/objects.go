@@ -1,11 +1,13 @@
 package cloudapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"path"
 	"strings"
 	"time"
@@ -75,6 +77,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 	if err != nil {
 		return err
 	}
+	s.extendDeadlines(w)
 	if _, err := s.st.Bucket(key.Account, bucket); err != nil {
 		return bucketErr(err)
 	}
@@ -94,6 +97,8 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 			switch {
 			case errors.As(err, &mbe):
 				return objectErr(cloudstore.ErrTooLarge)
+			case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
+				return &Error{http.StatusRequestTimeout, "request_timeout", "the upload took longer than the transfer time limit", 0}
 			case errors.Is(err, cloudstore.ErrBody):
 				return validation("the upload body could not be read to its end (a truncated form or connection): %v", err)
 			}
@@ -162,6 +167,15 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 	return nil
 }
 
+// extendDeadlines lets a transfer run for TransferTimeout: the server's
+// read and write timeouts are sized for ordinary requests.
+func (s *Server) extendDeadlines(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	deadline := time.Now().Add(s.opts.TransferTimeout)
+	rc.SetReadDeadline(deadline)
+	rc.SetWriteDeadline(deadline)
+}
+
 // download answers GET .../download/{key...} with the body, honouring
 // Range and the conditional headers (http.ServeContent).
 func (s *Server) download(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
@@ -169,6 +183,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key cloudstore
 	if err != nil {
 		return err
 	}
+	s.extendDeadlines(w)
 	obj, body, err := s.st.OpenObject(key.Account, bucket, r.PathValue("key"))
 	if err != nil {
 		if apiError(err).Code == "not_found" {

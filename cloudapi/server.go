@@ -67,6 +67,10 @@ type Server struct {
 	mux      *http.ServeMux
 	limit    *limiter
 	inflight sync.WaitGroup
+	// closing is set by Wait under closeMu; requests that arrive after
+	// it are refused, so inflight.Add never races with inflight.Wait.
+	closeMu sync.Mutex
+	closing bool
 }
 
 // handler is an endpoint: it may write a success answer, or return an
@@ -131,7 +135,15 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // ServeHTTP authenticates, rate-limits, bounds and logs every request,
 // then routes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.closeMu.Lock()
+	if s.closing {
+		s.closeMu.Unlock()
+		w.Header().Set("Connection", "close")
+		writeError(w, &Error{http.StatusServiceUnavailable, "unavailable", "the platform is shutting down", 0})
+		return
+	}
 	s.inflight.Add(1)
+	s.closeMu.Unlock()
 	defer s.inflight.Done()
 	start := s.opts.Now()
 	id := r.Header.Get("X-Request-Id")
@@ -184,7 +196,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Wait blocks until every running handler has returned.
-func (s *Server) Wait() { s.inflight.Wait() }
+func (s *Server) Wait() {
+	s.closeMu.Lock()
+	s.closing = true
+	s.closeMu.Unlock()
+	s.inflight.Wait()
+}
 
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	var allowed []string

@@ -107,10 +107,13 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (int, error) {
 		return 0, err
 	}
 	deleted := 0
+rules:
 	for _, r := range rules {
 		var bk Bucket
-		if err := s.getJSON(k(tBucket, r.Bucket), &bk); err != nil {
-			continue // the bucket went away; its rules go with DeleteBucket
+		if err := s.getJSON(k(tBucket, r.Bucket), &bk); err != nil || bk.CreatedAt.After(r.CreatedAt) {
+			// The bucket went away (its rules go with it), or its name now
+			// belongs to a newer bucket the rule was not made for.
+			continue
 		}
 		cutoff := now.Add(-time.Duration(r.ExpireDays) * 24 * time.Hour)
 		marker := ""
@@ -119,11 +122,19 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (int, error) {
 				return deleted, err
 			}
 			l, err := s.ListObjects(bk.Account, r.Bucket, r.Prefix, "", marker, 1000)
+			if errors.Is(err, ErrNotFound) {
+				break // the bucket was deleted during the sweep
+			}
 			if err != nil {
 				return deleted, err
 			}
 			for _, o := range l.Objects {
 				if !o.LastModified.After(cutoff) {
+					// A rule deleted during the sweep stops at once.
+					var still Rule
+					if s.getJSON(k(tRule, r.Bucket, r.ID), &still) != nil {
+						continue rules
+					}
 					if err := s.DeleteObject(bk.Account, r.Bucket, o.Key); err == nil {
 						deleted++
 					} else if !errors.Is(err, ErrNotFound) { // deleted meanwhile: fine

@@ -76,6 +76,19 @@ func (s *Store) OpenBlobs(dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
 		return fmt.Errorf("cloudstore: %w", err)
 	}
+	// Every shard exists, durably, before any upload: a body renamed into
+	// one never depends on a directory entry that is not yet synced.
+	for i := range 256 {
+		if err := os.MkdirAll(filepath.Join(dir, fmt.Sprintf("%02x", i)), 0o700); err != nil {
+			return fmt.Errorf("cloudstore: %w", err)
+		}
+	}
+	if err := durablefile.SyncDir(dir); err != nil {
+		return fmt.Errorf("cloudstore: %w", err)
+	}
+	if err := durablefile.SyncDir(filepath.Dir(dir)); err != nil {
+		return fmt.Errorf("cloudstore: %w", err)
+	}
 	s.blobDir = dir
 	tmp, _ := os.ReadDir(filepath.Join(dir, "tmp"))
 	for _, e := range tmp {
@@ -160,9 +173,6 @@ func (s *Store) PutObject(ctx context.Context, account, bucket, key, contentType
 		rand.Read(id[:])
 		obj.Blob = hex.EncodeToString(id[:])
 		path := s.blobPath(obj.Blob)
-		if err := s.shardDir(filepath.Dir(path)); err != nil {
-			return Object{}, fmt.Errorf("cloudstore: %w", err)
-		}
 		if err := os.Rename(f.Name(), path); err != nil {
 			return Object{}, fmt.Errorf("cloudstore: %w", err)
 		}
@@ -179,18 +189,6 @@ func (s *Store) PutObject(ctx context.Context, account, bucket, key, contentType
 		return Object{}, err
 	}
 	return obj, nil
-}
-
-// shardDir creates a body directory durably: its name is fsync'd into the
-// blob directory before any body is renamed into it.
-func (s *Store) shardDir(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	return durablefile.SyncDir(s.blobDir)
 }
 
 // commitObject records obj in the bucket, replacing what was there, and
@@ -272,6 +270,14 @@ func (s *Store) dropUnreferenced(id string) {
 
 // Object returns an object's metadata.
 func (s *Store) Object(account, bucket, key string) (Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.objectLocked(account, bucket, key)
+}
+
+// objectLocked is Object with s.mu held: the ownership check and the read
+// see the same bucket.
+func (s *Store) objectLocked(account, bucket, key string) (Object, error) {
 	if _, err := s.Bucket(account, bucket); err != nil {
 		return Object{}, err
 	}
@@ -292,7 +298,12 @@ func (nopCloser) Close() error { return nil }
 
 // OpenObject returns an object and its body; the caller closes the body.
 func (s *Store) OpenObject(account, bucket, key string) (Object, Body, error) {
-	obj, err := s.Object(account, bucket, key)
+	// Under the lock, so that an overwrite or delete cannot remove the
+	// body file between reading the record and opening the file; once
+	// open, the file stays readable even if it is then removed.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	obj, err := s.objectLocked(account, bucket, key)
 	if err != nil {
 		return Object{}, nil, err
 	}
@@ -346,7 +357,7 @@ func (s *Store) CopyObject(account, bucket, src, dst string, now time.Time) (Obj
 	// source's body cannot be deleted in between.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	obj, err := s.Object(account, bucket, src)
+	obj, err := s.objectLocked(account, bucket, src)
 	if err != nil {
 		return Object{}, err
 	}
@@ -366,8 +377,16 @@ type Listing struct {
 // delimiter, keys that hold it after the prefix roll up into one common
 // prefix each, as in S3.
 func (s *Store) ListObjects(account, bucket, prefix, delimiter, marker string, max int) (Listing, error) {
-	if _, err := s.Bucket(account, bucket); err != nil {
+	// One snapshot for the ownership check and the listing, so both see
+	// the same bucket even if its name is freed and taken meanwhile.
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	var bk Bucket
+	if err := getJSONFrom(snap, k(tBucket, bucket), &bk); err != nil {
 		return Listing{}, err
+	}
+	if bk.Account != account {
+		return Listing{}, ErrNotFound
 	}
 	var l Listing
 	base := append(k(tObject, bucket), 0)
@@ -383,7 +402,7 @@ func (s *Store) ListObjects(account, bucket, prefix, delimiter, marker string, m
 			lower = after
 		}
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: successor(append(bytes.Clone(base), prefix...))})
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: successor(append(bytes.Clone(base), prefix...))})
 	if err != nil {
 		return l, fmt.Errorf("cloudstore: %w", err)
 	}
@@ -405,16 +424,29 @@ func (s *Store) ListObjects(account, bucket, prefix, delimiter, marker string, m
 				continue
 			}
 		}
-		var obj Object
-		if err := json.Unmarshal(it.Value(), &obj); err != nil {
+		var meta objectMeta // no Inline field: bodies are not decoded
+		if err := json.Unmarshal(it.Value(), &meta); err != nil {
 			return l, err
 		}
-		obj.Inline = nil
-		l.Objects = append(l.Objects, obj)
+		l.Objects = append(l.Objects, Object(meta.withoutBody()))
 		n++
 		ok = it.Next()
 	}
 	return l, it.Error()
+}
+
+// objectMeta is Object without its inline body, for listings.
+type objectMeta struct {
+	Key          string    `json:"key"`
+	Size         int64     `json:"size"`
+	ETag         string    `json:"etag"`
+	ContentType  string    `json:"content_type"`
+	LastModified time.Time `json:"last_modified"`
+	Blob         string    `json:"blob,omitempty"`
+}
+
+func (m objectMeta) withoutBody() Object {
+	return Object{Key: m.Key, Size: m.Size, ETag: m.ETag, ContentType: m.ContentType, LastModified: m.LastModified, Blob: m.Blob}
 }
 
 // lastOf is the greatest key or common prefix listed.

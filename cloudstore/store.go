@@ -107,8 +107,10 @@ func k(table byte, parts ...string) []byte {
 	return b
 }
 
-func (s *Store) getJSON(key []byte, v any) error {
-	data, closer, err := s.db.Get(key)
+func (s *Store) getJSON(key []byte, v any) error { return getJSONFrom(s.db, key, v) }
+
+func getJSONFrom(r pebble.Reader, key []byte, v any) error {
+	data, closer, err := r.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return ErrNotFound
 	}
@@ -298,6 +300,9 @@ func (s *Store) Buckets(account string) ([]Bucket, error) {
 	prefix := append(k(tOwned, account), 0)
 	err := s.scan(prefix, func(key, _ []byte) error {
 		bk, err := s.Bucket(account, string(key[len(prefix):]))
+		if errors.Is(err, ErrNotFound) {
+			return nil // deleted while we listed
+		}
 		if err != nil {
 			return err
 		}

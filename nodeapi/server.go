@@ -65,6 +65,10 @@ type Server struct {
 	// inflight counts running handlers, so the node is closed only after
 	// the last one returns (see Wait).
 	inflight sync.WaitGroup
+	// closing is set by Wait under closeMu; requests that arrive after
+	// it are refused, so inflight.Add never races with inflight.Wait.
+	closeMu sync.Mutex
+	closing bool
 }
 
 // New returns the API of n.
@@ -106,7 +110,15 @@ func New(n *node.Node, opts Options) *Server {
 // ServeHTTP implements http.Handler: it bounds the request's time, recovers
 // from panics and logs the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.closeMu.Lock()
+	if s.closing {
+		s.closeMu.Unlock()
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusServiceUnavailable, "the node is shutting down")
+		return
+	}
 	s.inflight.Add(1)
+	s.closeMu.Unlock()
 	defer s.inflight.Done()
 	start := time.Now()
 	timeout := s.opts.RequestTimeout
@@ -139,7 +151,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Wait blocks until every running handler has returned. Call it after
 // http.Server.Shutdown (or Close) and before closing the node.
-func (s *Server) Wait() { s.inflight.Wait() }
+func (s *Server) Wait() {
+	s.closeMu.Lock()
+	s.closing = true
+	s.closeMu.Unlock()
+	s.inflight.Wait()
+}
 
 type statusRecorder struct {
 	http.ResponseWriter
