@@ -410,6 +410,20 @@ func (s *Store) EnsureAdmin(now time.Time, persist func(secret string) error) (K
 	} else if !errors.Is(err, pebble.ErrNotFound) {
 		return Key{}, "", fmt.Errorf("cloudstore: %w", err)
 	}
+	// Without the marker, an admin key can only come from a first start
+	// that crashed before recording it; its secret may have been shown
+	// but was never saved, so it is revoked.
+	stale, err := s.Keys("admin")
+	if err != nil {
+		return Key{}, "", err
+	}
+	for _, old := range stale {
+		if old.Admin && !old.Revoked {
+			if _, err := s.RevokeKey(old.ID, now); err != nil {
+				return Key{}, "", err
+			}
+		}
+	}
 	key, secret, err := s.CreateKey("admin", "admin", true, now)
 	if err != nil {
 		return Key{}, "", err

@@ -887,3 +887,20 @@ func TestS3SecretsSealed(t *testing.T) {
 		}
 	}
 }
+
+// TestEnsureAdminRevokesUnrecordedKeys: an admin key left by a first start
+// that crashed before recording it is revoked when the next start makes
+// the real one.
+func TestEnsureAdminRevokesUnrecordedKeys(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	orphan, orphanSecret, err := s.CreateKey("admin", "admin", true, t0) // as if the crash came here
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, secret, err := s.EnsureAdmin(t0, func(string) error { return nil }); err != nil || secret == "" {
+		t.Fatalf("EnsureAdmin: %q, %v", secret, err)
+	}
+	if _, err := s.Authenticate(orphanSecret); !errors.Is(err, ErrUnauthorized) {
+		t.Errorf("the unrecorded admin key %s still authenticates: %v", orphan.ID, err)
+	}
+}
