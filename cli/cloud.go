@@ -28,6 +28,9 @@ const sweepInterval = 10 * time.Minute
 // openCloud opens the cloud platform in dir, creating the admin API key on
 // first start: printed once and written to dir/admin-api-key (0600).
 func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
+	if log == nil {
+		log = slog.Default()
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -51,9 +54,6 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 	}
 	if secret != "" {
 		fmt.Fprintf(e.stdout, "created the admin API key (shown once, also in %s, mode 0600):\n  %s\n", path, secret)
-	}
-	if log == nil {
-		log = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &cloudServer{st: st, api: cloudapi.New(st, cloudapi.Options{Logger: log}), stopSweep: cancel, swept: make(chan struct{})}

@@ -51,19 +51,13 @@ func restKey(key string) error {
 	return nil
 }
 
+// objectErr maps the store's object errors that apiError does not know.
 func objectErr(err error) error {
 	switch {
 	case errors.Is(err, cloudstore.ErrTooLarge):
 		return &Error{http.StatusRequestEntityTooLarge, "payload_too_large", fmt.Sprintf("an object may hold at most %d bytes", int64(MaxObjectSize)), 0}
-	case apiError(err).Code == "not_found":
-		return err
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return err
-	}
-	if msg := err.Error(); strings.HasPrefix(msg, "object key") {
-		return validation("%s", msg)
+	case errors.Is(err, cloudstore.ErrInvalidKey):
+		return validation("%v", err)
 	}
 	return err
 }

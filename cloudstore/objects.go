@@ -52,18 +52,21 @@ const (
 	tBlob   = 'R' // R | blob id -> reference count (decimal)
 )
 
+// ErrInvalidKey marks an object key that breaks the key rules.
+var ErrInvalidKey = errors.New("invalid object key")
+
 // ValidObjectKey checks an object key: 1 to 1024 bytes of valid UTF-8,
-// without NUL or other control characters.
+// without NUL or other control characters. Its errors wrap ErrInvalidKey.
 func ValidObjectKey(key string) error {
 	if key == "" || len(key) > MaxKeyLen {
-		return fmt.Errorf("object key must be 1 to %d bytes long", MaxKeyLen)
+		return fmt.Errorf("%w: object key must be 1 to %d bytes long", ErrInvalidKey, MaxKeyLen)
 	}
 	if !utf8.ValidString(key) {
-		return fmt.Errorf("object key must be valid UTF-8")
+		return fmt.Errorf("%w: object key must be valid UTF-8", ErrInvalidKey)
 	}
 	for _, r := range key {
 		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("object key must not hold control characters")
+			return fmt.Errorf("%w: object key must not hold control characters", ErrInvalidKey)
 		}
 	}
 	return nil

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/latticenet/lattice/pebblelog"
 )
 
 // Errors callers tell apart.
@@ -86,7 +88,7 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{log}, FormatMajorVersion: pebble.FormatNewest})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.Logger{Log: log}, FormatMajorVersion: pebble.FormatNewest})
 	if err != nil {
 		return nil, fmt.Errorf("cloudstore: open %s: %w", dir, err)
 	}
@@ -380,19 +382,6 @@ func successor(prefix []byte) []byte {
 		}
 	}
 	return nil
-}
-
-type quietLogger struct{ log *slog.Logger }
-
-func (l quietLogger) Infof(format string, args ...any) {
-	l.log.Debug(fmt.Sprintf(format, args...), "component", "pebble")
-}
-func (l quietLogger) Errorf(format string, args ...any) {
-	l.log.Error(fmt.Sprintf(format, args...), "component", "pebble")
-}
-func (l quietLogger) Fatalf(format string, args ...any) {
-	l.log.Error(fmt.Sprintf(format, args...), "component", "pebble")
-	panic(fmt.Sprintf(format, args...))
 }
 
 // EnsureAdmin creates the first admin key, for account "admin", if the

@@ -13,6 +13,7 @@ package ledgerstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/pebblelog"
 )
 
 // ErrNotInitialised is returned by Genesis before Init has run.
@@ -75,7 +77,7 @@ func Open(dir string, o Options) (*Store, error) {
 	opts := &pebble.Options{
 		FS:                 o.FS,
 		ErrorIfNotExists:   o.MustExist,
-		Logger:             pebbleLogger{log},
+		Logger:             pebblelog.Logger{Log: log},
 		FormatMajorVersion: pebble.FormatNewest,
 		// A larger memtable absorbs bursts of small blocks without stalls.
 		MemTableSize: 64 << 20,
@@ -118,7 +120,7 @@ func (s *Store) lastSeq() (uint64, error) {
 	if !it.Last() {
 		return 0, it.Error()
 	}
-	return bytesU64(it.Key()[1:]), nil
+	return binary.BigEndian.Uint64(it.Key()[1:]), nil
 }
 
 // Genesis returns the hash of the ledger's genesis block.
@@ -401,29 +403,6 @@ func prefixBounds(prefix []byte) *pebble.IterOptions {
 		}
 	}
 	return &pebble.IterOptions{LowerBound: prefix}
-}
-
-func bytesU64(b []byte) uint64 {
-	var v uint64
-	for _, c := range b[:8] {
-		v = v<<8 | uint64(c)
-	}
-	return v
-}
-
-// pebbleLogger sends Pebble's messages to slog: its routine chatter at
-// debug level, its errors as errors.
-type pebbleLogger struct{ log *slog.Logger }
-
-func (l pebbleLogger) Infof(format string, args ...any) {
-	l.log.Debug(fmt.Sprintf(format, args...), "component", "pebble")
-}
-func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Error(fmt.Sprintf(format, args...), "component", "pebble")
-}
-func (l pebbleLogger) Fatalf(format string, args ...any) {
-	l.log.Error(fmt.Sprintf(format, args...), "component", "pebble")
-	panic(fmt.Sprintf(format, args...))
 }
 
 var _ io.Closer = (*Store)(nil)
