@@ -52,21 +52,27 @@ const (
 	tBlob   = 'R' // R | blob id -> reference count (decimal)
 )
 
-// ErrInvalidKey marks an object key that breaks the key rules.
-var ErrInvalidKey = errors.New("invalid object key")
+// ErrInvalidKey matches (with errors.Is) every error of ValidObjectKey.
+var ErrInvalidKey = errors.New("cloudstore: invalid object key")
+
+// keyError is a key-rule violation; its text is the rule, for people.
+type keyError string
+
+func (e keyError) Error() string      { return string(e) }
+func (keyError) Is(target error) bool { return target == ErrInvalidKey }
 
 // ValidObjectKey checks an object key: 1 to 1024 bytes of valid UTF-8,
-// without NUL or other control characters. Its errors wrap ErrInvalidKey.
+// without NUL or other control characters.
 func ValidObjectKey(key string) error {
 	if key == "" || len(key) > MaxKeyLen {
-		return fmt.Errorf("%w: object key must be 1 to %d bytes long", ErrInvalidKey, MaxKeyLen)
+		return keyError(fmt.Sprintf("object key must be 1 to %d bytes long", MaxKeyLen))
 	}
 	if !utf8.ValidString(key) {
-		return fmt.Errorf("%w: object key must be valid UTF-8", ErrInvalidKey)
+		return keyError("object key must be valid UTF-8")
 	}
 	for _, r := range key {
 		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%w: object key must not hold control characters", ErrInvalidKey)
+			return keyError("object key must not hold control characters")
 		}
 	}
 	return nil
