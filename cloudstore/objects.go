@@ -43,8 +43,22 @@ type Object struct {
 	ETag         string    `json:"etag"` // hex MD5 of the body, as S3 gives single-part objects
 	ContentType  string    `json:"content_type"`
 	LastModified time.Time `json:"last_modified"`
-	Blob         string    `json:"blob,omitempty"`   // body file id, when not inline
-	Inline       []byte    `json:"inline,omitempty"` // body, when small
+	// Meta holds what S3 clients set and get back: x-amz-meta-* user
+	// metadata (lower-case names without the prefix) under "x-amz-meta-",
+	// and the standard headers Cache-Control, Content-Disposition,
+	// Content-Encoding, Content-Language and Expires under their
+	// canonical names.
+	Meta   map[string]string `json:"meta,omitempty"`
+	Blob   string            `json:"blob,omitempty"`   // body file id, when not inline
+	Inline []byte            `json:"inline,omitempty"` // body, when small
+}
+
+// PutOptions describe an upload beyond its key and body.
+type PutOptions struct {
+	ContentType string
+	Meta        map[string]string
+	Max         int64     // the body may hold at most Max bytes
+	Now         time.Time // the object's LastModified
 }
 
 const (
@@ -141,11 +155,38 @@ func (s *Store) refs(id string) (int, error) {
 // (fsync'd); until then it is not visible, and an interrupted upload
 // leaves nothing that OpenBlobs does not remove.
 func (s *Store) PutObject(ctx context.Context, account, bucket, key, contentType string, body io.Reader, max int64, now time.Time) (Object, error) {
+	return s.Put(ctx, account, bucket, key, body, PutOptions{ContentType: contentType, Max: max, Now: now})
+}
+
+// Put is PutObject with every option. A body of up to InlineMax bytes is
+// read into memory and kept in the metadata record, so a small object
+// costs one Pebble commit and no file; a larger one is written to a file
+// that is fsync'd before the record naming it is committed.
+func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Reader, o PutOptions) (Object, error) {
 	if err := ValidObjectKey(key); err != nil {
 		return Object{}, err
 	}
 	if _, err := s.Bucket(account, bucket); err != nil {
 		return Object{}, err
+	}
+	body = io.LimitReader(ctxReader{ctx, body}, o.Max+1)
+	h := md5.New()
+	head := make([]byte, min(o.Max+1, InlineMax+1))
+	n, err := io.ReadFull(body, head)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		err = nil
+	case err != nil:
+		return Object{}, fmt.Errorf("%w: %w", ErrBody, err)
+	}
+	if int64(n) > o.Max {
+		return Object{}, ErrTooLarge
+	}
+	obj := Object{Key: key, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC()}
+	if n <= InlineMax {
+		h.Write(head[:n])
+		obj.Size, obj.ETag, obj.Inline = int64(n), hex.EncodeToString(h.Sum(nil)), head[:n:n]
+		return obj, s.commitObject(account, bucket, obj)
 	}
 	f, err := os.CreateTemp(filepath.Join(s.blobDir, "tmp"), "up-*")
 	if err != nil {
@@ -158,46 +199,44 @@ func (s *Store) PutObject(ctx context.Context, account, bucket, key, contentType
 			os.Remove(f.Name())
 		}
 	}()
-	h := md5.New()
-	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(ctxReader{ctx, body}, max+1))
+	size, err := io.Copy(io.MultiWriter(f, h), io.MultiReader(bytes.NewReader(head[:n]), body))
 	if err != nil {
 		return Object{}, fmt.Errorf("%w: %w", ErrBody, err)
 	}
-	if n > max {
+	if size > o.Max {
 		return Object{}, ErrTooLarge
 	}
-	obj := Object{Key: key, Size: n, ETag: hex.EncodeToString(h.Sum(nil)), ContentType: contentType, LastModified: now.UTC()}
-	if n <= InlineMax {
-		if obj.Inline, err = os.ReadFile(f.Name()); err != nil {
-			return Object{}, fmt.Errorf("cloudstore: %w", err)
-		}
-		if obj.Inline == nil {
-			obj.Inline = []byte{}
-		}
-	} else {
-		if err := f.Sync(); err != nil {
-			return Object{}, fmt.Errorf("cloudstore: %w", err)
-		}
-		var id [16]byte
-		rand.Read(id[:])
-		obj.Blob = hex.EncodeToString(id[:])
-		path := s.blobPath(obj.Blob)
-		if err := os.Rename(f.Name(), path); err != nil {
-			return Object{}, fmt.Errorf("cloudstore: %w", err)
-		}
-		renamed = true
-		if err := durablefile.SyncDir(filepath.Dir(path)); err != nil {
-			os.Remove(path)
-			return Object{}, fmt.Errorf("cloudstore: %w", err)
-		}
+	obj.Size, obj.ETag = size, hex.EncodeToString(h.Sum(nil))
+	if obj.Blob, err = s.keepBlob(f); err != nil {
+		return Object{}, err
 	}
+	renamed = true
 	if err := s.commitObject(account, bucket, obj); err != nil {
-		if obj.Blob != "" {
-			os.Remove(s.blobPath(obj.Blob))
-		}
+		os.Remove(s.blobPath(obj.Blob))
 		return Object{}, err
 	}
 	return obj, nil
+}
+
+// keepBlob makes the temporary file f a body file: fsync'd, renamed to a
+// random id in its shard, the shard's entry synced. It returns the id.
+// On error the file is still f's name, for the caller to remove.
+func (s *Store) keepBlob(f *os.File) (string, error) {
+	if err := f.Sync(); err != nil {
+		return "", fmt.Errorf("cloudstore: %w", err)
+	}
+	var id [16]byte
+	rand.Read(id[:])
+	blob := hex.EncodeToString(id[:])
+	path := s.blobPath(blob)
+	if err := os.Rename(f.Name(), path); err != nil {
+		return "", fmt.Errorf("cloudstore: %w", err)
+	}
+	if err := durablefile.SyncDir(filepath.Dir(path)); err != nil {
+		os.Rename(path, f.Name())
+		return "", fmt.Errorf("cloudstore: %w", err)
+	}
+	return blob, nil
 }
 
 // commitObject records obj in the bucket, replacing what was there, and
@@ -359,6 +398,13 @@ func (s *Store) DeleteObject(account, bucket, key string) error {
 // CopyObject copies src to dst within a bucket. Large bodies are shared,
 // not copied: the new object refers to the same file.
 func (s *Store) CopyObject(account, bucket, src, dst string, now time.Time) (Object, error) {
+	return s.CopyObjectTo(account, bucket, src, bucket, dst, now, nil)
+}
+
+// CopyObjectTo copies an object to another key, in the same bucket or in
+// another of the account's buckets, sharing its body. A non-nil replace
+// gives the copy that content type and metadata instead of the source's.
+func (s *Store) CopyObjectTo(account, srcBucket, src, dstBucket, dst string, now time.Time, replace *PutOptions) (Object, error) {
 	if err := ValidObjectKey(dst); err != nil {
 		return Object{}, err
 	}
@@ -366,12 +412,15 @@ func (s *Store) CopyObject(account, bucket, src, dst string, now time.Time) (Obj
 	// source's body cannot be deleted in between.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	obj, err := s.objectLocked(account, bucket, src)
+	obj, err := s.objectLocked(account, srcBucket, src)
 	if err != nil {
 		return Object{}, err
 	}
 	obj.Key, obj.LastModified = dst, now.UTC()
-	return obj, s.commitLocked(account, bucket, obj)
+	if replace != nil {
+		obj.ContentType, obj.Meta = replace.ContentType, replace.Meta
+	}
+	return obj, s.commitLocked(account, dstBucket, obj)
 }
 
 // Listing is one page of a bucket listing.
@@ -446,16 +495,17 @@ func (s *Store) ListObjects(account, bucket, prefix, delimiter, marker string, m
 
 // objectMeta is Object without its inline body, for listings.
 type objectMeta struct {
-	Key          string    `json:"key"`
-	Size         int64     `json:"size"`
-	ETag         string    `json:"etag"`
-	ContentType  string    `json:"content_type"`
-	LastModified time.Time `json:"last_modified"`
-	Blob         string    `json:"blob,omitempty"`
+	Key          string            `json:"key"`
+	Size         int64             `json:"size"`
+	ETag         string            `json:"etag"`
+	ContentType  string            `json:"content_type"`
+	LastModified time.Time         `json:"last_modified"`
+	Meta         map[string]string `json:"meta,omitempty"`
+	Blob         string            `json:"blob,omitempty"`
 }
 
 func (m objectMeta) withoutBody() Object {
-	return Object{Key: m.Key, Size: m.Size, ETag: m.ETag, ContentType: m.ContentType, LastModified: m.LastModified, Blob: m.Blob}
+	return Object{Key: m.Key, Size: m.Size, ETag: m.ETag, ContentType: m.ContentType, LastModified: m.LastModified, Meta: m.Meta, Blob: m.Blob}
 }
 
 // lastOf is the greatest key or common prefix listed.
