@@ -49,34 +49,55 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		}
 		body = bytes.NewReader(data)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	req, err := c.request(ctx, method, path, body)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
-		return fmt.Errorf("cloud API %s: %w", c.base, err)
+		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		var env struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
-		e := &APIError{StatusCode: resp.StatusCode, Message: strings.TrimSpace(string(data))}
-		if json.Unmarshal(data, &env) == nil && env.Error.Code != "" {
-			e.Code, e.Message = env.Error.Code, env.Error.Message
-		}
-		return e
-	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return nil
 	}
 	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// request returns a request of path (escaped, with its query) carrying the
+// API key.
+func (c *Client) request(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	return req, nil
+}
+
+// send sends req and returns a 2xx answer, whose body the caller closes;
+// any other answer is read and returned as an *APIError.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("cloud API %s: %w", c.base, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var env struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	e := &APIError{StatusCode: resp.StatusCode, Message: strings.TrimSpace(string(data))}
+	if json.Unmarshal(data, &env) == nil && env.Error.Code != "" {
+		e.Code, e.Message = env.Error.Code, env.Error.Message
+	}
+	return nil, e
 }
 
 // CreateKey creates an API key for account (creating the account if new);
@@ -120,6 +141,13 @@ func (c *Client) Bucket(ctx context.Context, name string) (cloudapi.Bucket, erro
 func (c *Client) Buckets(ctx context.Context, page, perPage int) (cloudapi.List[cloudapi.Bucket], error) {
 	var l cloudapi.List[cloudapi.Bucket]
 	return l, c.do(ctx, "GET", fmt.Sprintf("/api/storage/buckets?page=%d&per_page=%d", page, perPage), nil, &l)
+}
+
+// SetPublic sets whether the bucket's objects download without
+// credentials.
+func (c *Client) SetPublic(ctx context.Context, name string, public bool) (cloudapi.Bucket, error) {
+	var b cloudapi.Bucket
+	return b, c.do(ctx, "PATCH", "/api/storage/buckets/"+url.PathEscape(name)+"/public", map[string]bool{"is_public": public}, &b)
 }
 
 // DeleteBucket deletes an empty bucket.

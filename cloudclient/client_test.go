@@ -5,13 +5,16 @@ package cloudclient_test
 // real API never sends.
 
 import (
+	"bytes"
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,8 +30,15 @@ var ctx = context.Background()
 // and the admin key's secret.
 func serve(t *testing.T) (string, *cloudstore.Store, string) {
 	t.Helper()
-	st, err := cloudstore.Open(t.TempDir(), nil)
+	dir := t.TempDir()
+	st, err := cloudstore.Open(filepath.Join(dir, "meta"), nil)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.OpenSecrets(filepath.Join(dir, "secret.key")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
 		t.Fatal(err)
 	}
 	_, admin, err := st.EnsureAdmin(time.Now(), func(string) error { return nil })
@@ -333,5 +343,282 @@ func TestTransportErrors(t *testing.T) {
 	defer bad.Close()
 	if _, err := cloudclient.New(bad.URL, "k", nil).Bucket(ctx, "x"); err == nil {
 		t.Errorf("a 200 answer of HTML decoded without error")
+	}
+}
+
+// acmeClient serves the API and returns a client of a new account "acme".
+func acmeClient(t *testing.T) (*cloudclient.Client, string) {
+	t.Helper()
+	url, _, adminSecret := serve(t)
+	k, err := cloudclient.New(url, adminSecret, nil).CreateKey(ctx, "acme", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cloudclient.New(url, k.Secret, nil), url
+}
+
+// onlyReader hides every method but Read, so that nothing can learn a
+// body's length or seek it: the client must stream it.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+func TestObjects(t *testing.T) {
+	c, _ := acmeClient(t)
+	if _, err := c.CreateBucket(ctx, "photos", ""); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 300<<10) // over the 64 KiB kept inline
+	for i := range big {
+		big[i] = byte(i*7 + i>>9)
+	}
+	tests := []struct {
+		key, ctype, wantType string
+		body                 []byte
+		size                 int64 // as passed to Upload; -1 for unknown
+	}{
+		{"notes/a.txt", "text/plain", "text/plain", []byte("hello\n"), 6},
+		{"big.bin", "", "application/octet-stream", big, int64(len(big))},
+		{"chunked.bin", "application/x-test", "application/x-test", big[:100<<10], -1},
+		{"empty", "", "application/octet-stream", nil, 0},
+		{"odd/a b?c#d%e+f&g=h.txt", "text/plain", "text/plain", []byte("odd"), 3},
+		{"ünïcödé/ß.txt", "", "application/octet-stream", []byte("u"), 1},
+	}
+	for _, tt := range tests {
+		o, err := c.Upload(ctx, "photos", tt.key, tt.ctype, onlyReader{bytes.NewReader(tt.body)}, tt.size)
+		if err != nil {
+			t.Fatalf("Upload(%q): %v", tt.key, err)
+		}
+		sum := fmt.Sprintf("%x", md5.Sum(tt.body))
+		if o.Key != tt.key || o.Size != int64(len(tt.body)) || o.ETag != sum || o.ContentType != tt.wantType {
+			t.Errorf("Upload(%q) = %+v, want size %d, etag %s, type %s", tt.key, o, len(tt.body), sum, tt.wantType)
+		}
+		rc, info, err := c.Download(ctx, "photos", tt.key)
+		if err != nil {
+			t.Fatalf("Download(%q): %v", tt.key, err)
+		}
+		got, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || !bytes.Equal(got, tt.body) {
+			t.Errorf("Download(%q) = %d bytes, %v; want the %d uploaded", tt.key, len(got), err, len(tt.body))
+		}
+		if info.Key != tt.key || info.Size != int64(len(tt.body)) || info.ETag != sum || info.ContentType != tt.wantType {
+			t.Errorf("Download(%q) info = %+v", tt.key, info)
+		}
+		if lm, err := time.Parse(time.RFC3339, info.LastModified); err != nil || time.Since(lm) > time.Minute {
+			t.Errorf("Download(%q) last modified %q, %v", tt.key, info.LastModified, err)
+		}
+	}
+
+	// Listing: everything, a delimited view, a prefix, and pages that
+	// continue with the marker.
+	all, err := c.Objects(ctx, "photos", cloudclient.ListOptions{PerPage: 100})
+	if err != nil || len(all.Data) != len(tests) || len(all.Prefixes) != 0 || all.NextMarker != "" {
+		t.Fatalf("Objects = %+v, %v; want %d objects", all, err, len(tests))
+	}
+	top, err := c.Objects(ctx, "photos", cloudclient.ListOptions{Delimiter: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range top.Data {
+		keys = append(keys, o.Key)
+	}
+	if strings.Join(keys, ",") != "big.bin,chunked.bin,empty" || strings.Join(top.Prefixes, ",") != "notes/,odd/,ünïcödé/" {
+		t.Errorf("delimited listing = %v + %v", keys, top.Prefixes)
+	}
+	in, err := c.Objects(ctx, "photos", cloudclient.ListOptions{Prefix: "odd/", Delimiter: "/"})
+	if err != nil || len(in.Data) != 1 || in.Data[0].Key != tests[4].key {
+		t.Errorf("Objects under odd/ = %+v, %v", in, err)
+	}
+	var paged []string
+	marker := ""
+	for i := 0; ; i++ {
+		l, err := c.Objects(ctx, "photos", cloudclient.ListOptions{Delimiter: "/", Marker: marker, PerPage: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range l.Data {
+			paged = append(paged, o.Key)
+		}
+		paged = append(paged, l.Prefixes...)
+		if l.NextMarker == "" {
+			break
+		}
+		if i > 10 {
+			t.Fatalf("the listing does not end")
+		}
+		marker = l.NextMarker
+	}
+	if len(paged) != 6 {
+		t.Errorf("paged delimited listing = %v, want 6 entries", paged)
+	}
+	if p2, err := c.Objects(ctx, "photos", cloudclient.ListOptions{Page: 2, PerPage: 4}); err != nil || len(p2.Data) != 2 || p2.Meta.Page != 2 {
+		t.Errorf("Objects page 2 = %+v, %v", p2, err)
+	}
+
+	// Copy, then delete.
+	cp, err := c.CopyObject(ctx, "photos", "notes/a.txt", "notes/b.txt")
+	if err != nil || cp.Key != "notes/b.txt" || cp.ETag != fmt.Sprintf("%x", md5.Sum([]byte("hello\n"))) {
+		t.Errorf("CopyObject = %+v, %v", cp, err)
+	}
+	for _, key := range []string{tests[4].key, "notes/b.txt", "ünïcödé/ß.txt"} {
+		if err := c.DeleteObject(ctx, "photos", key); err != nil {
+			t.Errorf("DeleteObject(%q): %v", key, err)
+		}
+		_, _, err := c.Download(ctx, "photos", key)
+		wantAPIError(t, "Download of a deleted object", err, http.StatusNotFound, "not_found")
+	}
+
+	// Errors.
+	_, _, err = c.Download(ctx, "photos", "missing")
+	wantAPIError(t, "Download missing", err, http.StatusNotFound, "not_found")
+	_, _, err = c.Download(ctx, "nobucket", "a.txt")
+	wantAPIError(t, "Download from a missing bucket", err, http.StatusNotFound, "not_found")
+	err = c.DeleteObject(ctx, "photos", "missing")
+	wantAPIError(t, "DeleteObject missing", err, http.StatusNotFound, "not_found")
+	_, err = c.Upload(ctx, "nobucket", "a", "", strings.NewReader("x"), 1)
+	wantAPIError(t, "Upload to a missing bucket", err, http.StatusNotFound, "not_found")
+	_, err = c.Upload(ctx, "photos", "a//b", "", strings.NewReader("x"), 1)
+	wantAPIError(t, "Upload of a bad key", err, http.StatusBadRequest, "validation_error")
+	_, err = c.Upload(ctx, "photos", "", "", strings.NewReader("x"), 1)
+	wantAPIError(t, "Upload without a key", err, http.StatusBadRequest, "validation_error")
+	_, err = c.Objects(ctx, "nobucket", cloudclient.ListOptions{})
+	wantAPIError(t, "Objects of a missing bucket", err, http.StatusNotFound, "not_found")
+	_, err = c.Objects(ctx, "photos", cloudclient.ListOptions{PerPage: 101})
+	wantAPIError(t, "Objects per_page 101", err, http.StatusBadRequest, "validation_error")
+	_, err = c.CopyObject(ctx, "photos", "missing", "x")
+	wantAPIError(t, "CopyObject missing", err, http.StatusNotFound, "not_found")
+}
+
+func TestS3KeysUsagePublic(t *testing.T) {
+	c, _ := acmeClient(t)
+	def, err := c.CreateS3Key(ctx, cloudclient.S3KeyOptions{})
+	if err != nil {
+		t.Fatalf("CreateS3Key: %v", err)
+	}
+	if def.ID == "" || def.AccessKeyID != def.ID || def.Permissions != "readwrite" || def.BucketScope != "*" || len(def.Secret) != 40 {
+		t.Errorf("CreateS3Key defaults = %+v", def)
+	}
+	ro, err := c.CreateS3Key(ctx, cloudclient.S3KeyOptions{Name: "ci", Permissions: "read", BucketScope: "photos"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ro.Name != "ci" || ro.Permissions != "read" || ro.BucketScope != "photos" {
+		t.Errorf("CreateS3Key with options = %+v", ro)
+	}
+	_, err = c.CreateS3Key(ctx, cloudclient.S3KeyOptions{Permissions: "all"})
+	wantAPIError(t, "CreateS3Key bad permissions", err, http.StatusBadRequest, "validation_error")
+	_, err = c.CreateS3Key(ctx, cloudclient.S3KeyOptions{BucketScope: "Bad_Name"})
+	wantAPIError(t, "CreateS3Key bad scope", err, http.StatusBadRequest, "validation_error")
+
+	l, err := c.S3Keys(ctx, 1, 20)
+	if err != nil || len(l.Data) != 2 || l.Meta.Total != 2 || l.Data[0].ID != ro.ID {
+		t.Fatalf("S3Keys = %+v, %v; want 2 keys, newest first", l, err)
+	}
+	for _, k := range l.Data {
+		if k.Secret != "" {
+			t.Errorf("S3Keys shows a secret: %+v", k)
+		}
+	}
+	if err := c.DeleteS3Key(ctx, def.ID); err != nil {
+		t.Fatalf("DeleteS3Key: %v", err)
+	}
+	err = c.DeleteS3Key(ctx, def.ID)
+	wantAPIError(t, "DeleteS3Key again", err, http.StatusNotFound, "not_found")
+	if l, err := c.S3Keys(ctx, 1, 20); err != nil || len(l.Data) != 1 {
+		t.Errorf("S3Keys after a delete = %+v, %v", l, err)
+	}
+
+	u, err := c.Usage(ctx)
+	if err != nil || u.BucketCount != 0 || u.TotalBytes != 0 || len(u.BucketsUsage) != 0 {
+		t.Errorf("Usage of an empty account = %+v, %v", u, err)
+	}
+	for _, name := range []string{"photos", "docs"} {
+		if _, err := c.CreateBucket(ctx, name, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Upload(ctx, "photos", "a", "", strings.NewReader("12345"), 5); err != nil {
+		t.Fatal(err)
+	}
+	u, err = c.Usage(ctx)
+	want := cloudapi.Usage{TotalBytes: 5, ObjectCount: 1, BucketCount: 2, BucketsUsage: []cloudapi.BucketUsage{{Name: "docs"}, {Name: "photos", ObjectCount: 1, SizeBytes: 5}}}
+	if err != nil || fmt.Sprint(u) != fmt.Sprint(want) {
+		t.Errorf("Usage = %+v, %v; want %+v", u, err, want)
+	}
+
+	b, err := c.SetPublic(ctx, "photos", true)
+	if err != nil || !b.IsPublic {
+		t.Errorf("SetPublic true = %+v, %v", b, err)
+	}
+	if b, err := c.SetPublic(ctx, "photos", false); err != nil || b.IsPublic {
+		t.Errorf("SetPublic false = %+v, %v", b, err)
+	}
+	_, err = c.SetPublic(ctx, "missing", true)
+	wantAPIError(t, "SetPublic missing", err, http.StatusNotFound, "not_found")
+}
+
+func TestObjectRequests(t *testing.T) {
+	// Keys travel escaped segment by segment; uploads send the length and
+	// the type they were given.
+	type seen struct {
+		method, uri, ctype string
+		length             int64
+		chunked            bool
+		body               string
+	}
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got = append(got, seen{r.Method, r.RequestURI, r.Header.Get("Content-Type"), r.ContentLength, len(r.TransferEncoding) > 0, string(body)})
+		switch {
+		case r.Method == "DELETE":
+			w.WriteHeader(http.StatusNoContent)
+		case strings.HasSuffix(r.URL.Path, "/upload"):
+			io.WriteString(w, `{"objects":[{"key":"k"}]}`)
+		default:
+			io.WriteString(w, `{}`)
+		}
+	}))
+	defer srv.Close()
+	c := cloudclient.New(srv.URL, "k", nil)
+	c.Upload(ctx, "b", "a b/c?d#e", "text/plain", onlyReader{strings.NewReader("xyz")}, 3)
+	c.Upload(ctx, "b", "s", "", onlyReader{strings.NewReader("xyz")}, -1)
+	c.Upload(ctx, "b", "z", "", onlyReader{strings.NewReader("")}, 0)
+	if rc, _, err := c.Download(ctx, "b", "a b/c?d#e%f/"); err == nil {
+		rc.Close()
+	}
+	c.DeleteObject(ctx, "b", "dir/x+y")
+	c.Objects(ctx, "b", cloudclient.ListOptions{Prefix: "a b/", Delimiter: "/", Marker: "a b/c", Page: 2, PerPage: 5})
+	c.Objects(ctx, "b", cloudclient.ListOptions{})
+	c.CreateS3Key(ctx, cloudclient.S3KeyOptions{Permissions: "read"})
+	c.S3Keys(ctx, 2, 50)
+	c.DeleteS3Key(ctx, "LK1")
+	c.Usage(ctx)
+	c.SetPublic(ctx, "b", true)
+	c.CopyObject(ctx, "b", "x", "y")
+	want := []seen{
+		{"POST", "/api/storage/buckets/b/upload?key=a+b%2Fc%3Fd%23e", "text/plain", 3, false, "xyz"},
+		{"POST", "/api/storage/buckets/b/upload?key=s", "", -1, true, "xyz"},
+		{"POST", "/api/storage/buckets/b/upload?key=z", "", 0, false, ""},
+		{"GET", "/api/storage/buckets/b/download/a%20b/c%3Fd%23e%25f/", "", 0, false, ""},
+		{"DELETE", "/api/storage/buckets/b/objects/dir/x+y", "", 0, false, ""},
+		{"GET", "/api/storage/buckets/b/objects?delimiter=%2F&marker=a+b%2Fc&page=2&per_page=5&prefix=a+b%2F", "", 0, false, ""},
+		{"GET", "/api/storage/buckets/b/objects", "", 0, false, ""},
+		{"POST", "/api/storage/keys", "application/json", 22, false, `{"permissions":"read"}`},
+		{"GET", "/api/storage/keys?page=2&per_page=50", "", 0, false, ""},
+		{"DELETE", "/api/storage/keys/LK1", "", 0, false, ""},
+		{"GET", "/api/storage/usage", "", 0, false, ""},
+		{"PATCH", "/api/storage/buckets/b/public", "application/json", 18, false, `{"is_public":true}`},
+		{"POST", "/api/storage/buckets/b/copy", "application/json", 33, false, `{"dest_key":"y","source_key":"x"}`},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d requests, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("request %d = %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }
