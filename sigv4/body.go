@@ -1,0 +1,366 @@
+package sigv4
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"hash/crc32"
+	"hash/crc64"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Limits of the aws-chunked framing.
+const (
+	maxChunkLine = 4096     // a chunk header: hex size and signature
+	maxTrailer   = 16 << 10 // every trailing header together
+	// MaxChunkSize bounds one chunk. SDKs send 64 KiB to 8 MiB chunks;
+	// data streams through, so this bounds nothing in memory.
+	MaxChunkSize = 1 << 30
+)
+
+// Body wraps r's body so that reading it checks what the signature
+// covers: the payload hash, or each chunk's signature and the trailing
+// checksum of an aws-chunked payload, and any x-amz-checksum-* header.
+// It returns the payload's decoded length, or -1 if unknown. A payload
+// that fails a check ends in an *Error rather than io.EOF.
+func (a *Auth) Body(r *http.Request) (io.Reader, int64, error) {
+	size := r.ContentLength
+	var body io.Reader = r.Body
+	if body == nil {
+		body = http.NoBody
+	}
+	sums, err := headerChecksums(r.Header)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch a.PayloadHash {
+	case UnsignedPayload:
+	case StreamingSigned, StreamingSignedTrailer, StreamingUnsignedTrail:
+		c := &chunked{r: bufio.NewReaderSize(body, 64<<10), a: a, prev: a.signature,
+			signed: a.PayloadHash != StreamingUnsignedTrail}
+		if a.PayloadHash != StreamingSigned {
+			for _, name := range strings.Split(r.Header.Get("X-Amz-Trailer"), ",") {
+				if name = strings.ToLower(strings.TrimSpace(name)); name == "" {
+					continue
+				}
+				cs, err := newChecksum(name, "")
+				if err != nil {
+					return nil, 0, err
+				}
+				c.trailers = append(c.trailers, cs)
+			}
+		}
+		size = -1
+		if v := r.Header.Get("X-Amz-Decoded-Content-Length"); v != "" {
+			if size, err = strconv.ParseInt(v, 10, 64); err != nil || size < 0 {
+				return nil, 0, errorf("InvalidArgument", "x-amz-decoded-content-length %q is not a length", v)
+			}
+		} else if a.PayloadHash == StreamingSigned {
+			return nil, 0, errorf("MissingContentLength", "x-amz-decoded-content-length is required with %s", StreamingSigned)
+		}
+		c.want = size
+		body = c
+	default:
+		want, _ := hex.DecodeString(a.PayloadHash)
+		body = &verified{r: body, h: sha256.New(), want: want, err: &Error{"XAmzContentSHA256Mismatch", "the body's SHA-256 is not the x-amz-content-sha256 the request was signed with"}}
+	}
+	for _, cs := range sums {
+		body = &verified{r: body, h: cs.h, want: cs.want, err: errorf("BadDigest", "the body's %s does not match the %s header", cs.alg, cs.name)}
+	}
+	return body, size, nil
+}
+
+// verified passes a body through a hash and, at its end, returns err
+// instead of io.EOF unless the hash is want.
+type verified struct {
+	r    io.Reader
+	h    hash.Hash
+	want []byte
+	err  error
+}
+
+func (v *verified) Read(p []byte) (int, error) {
+	n, err := v.r.Read(p)
+	v.h.Write(p[:n])
+	if err == io.EOF && !bytes.Equal(v.h.Sum(nil), v.want) {
+		return n, v.err
+	}
+	return n, err
+}
+
+// checksum is one of the x-amz-checksum-* algorithms S3 accepts.
+type checksum struct {
+	name string // header name, e.g. x-amz-checksum-crc32
+	alg  string
+	h    hash.Hash
+	want []byte // decoded expected value, when known
+}
+
+var crc64NVME = crc64.MakeTable(0x9a6c9329ac4bc9b5) // CRC-64/NVME, reflected
+
+// newChecksum sets up the header name's algorithm with value (base64,
+// possibly "" when it comes in a trailer).
+func newChecksum(name, value string) (*checksum, error) {
+	alg := strings.TrimPrefix(name, "x-amz-checksum-")
+	if alg == name {
+		return nil, errorf("InvalidArgument", "trailing header %q is not an x-amz-checksum-* header", name)
+	}
+	cs := &checksum{name: name, alg: alg}
+	switch alg {
+	case "crc32":
+		cs.h = crc32.NewIEEE()
+	case "crc32c":
+		cs.h = crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	case "crc64nvme":
+		cs.h = crc64.New(crc64NVME)
+	case "sha1":
+		cs.h = sha1.New()
+	case "sha256":
+		cs.h = sha256.New()
+	default:
+		return nil, errorf("InvalidArgument", "checksum algorithm %q is not supported (crc32, crc32c, crc64nvme, sha1, sha256)", alg)
+	}
+	if value != "" {
+		if err := cs.expect(value); err != nil {
+			return nil, err
+		}
+	}
+	return cs, nil
+}
+
+func (cs *checksum) expect(value string) error {
+	want, err := base64.StdEncoding.DecodeString(value)
+	if err != nil || len(want) != cs.h.Size() {
+		return errorf("InvalidArgument", "%s %q is not a base64 %s", cs.name, value, cs.alg)
+	}
+	cs.want = want
+	return nil
+}
+
+// headerChecksums are the x-amz-checksum-* headers of a request.
+func headerChecksums(h http.Header) ([]*checksum, error) {
+	var out []*checksum
+	for name, values := range h {
+		name = strings.ToLower(name)
+		if !strings.HasPrefix(name, "x-amz-checksum-") || name == "x-amz-checksum-algorithm" || name == "x-amz-checksum-type" {
+			continue
+		}
+		cs, err := newChecksum(name, values[0])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs)
+	}
+	return out, nil
+}
+
+// chunked decodes an aws-chunked payload, checking chunk signatures (when
+// signed), the trailing checksums and the decoded length as it goes.
+type chunked struct {
+	r        *bufio.Reader
+	a        *Auth
+	signed   bool
+	prev     string // previous signature; the seed for the first chunk
+	trailers []*checksum
+
+	left     int64  // bytes of the current chunk still to read
+	chunkSig string // the current chunk's declared signature
+	sum      hash.Hash
+	inChunk  bool
+	n, want  int64 // decoded bytes so far; expected total, or -1
+	err      error // sticky
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	for c.left == 0 {
+		if err := c.next(); err != nil {
+			c.err = err
+			return 0, err
+		}
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	c.n += int64(n)
+	if c.signed {
+		c.sum.Write(p[:n])
+	}
+	for _, t := range c.trailers {
+		t.h.Write(p[:n])
+	}
+	if err == io.EOF || err == nil && n == 0 {
+		c.err = errorf("IncompleteBody", "the chunked body ended inside a chunk")
+		return n, c.err
+	}
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// next finishes the current chunk and starts the next; at the final
+// chunk it checks the trailer and returns io.EOF.
+func (c *chunked) next() error {
+	if c.inChunk {
+		if line, err := c.line(); err != nil || line != "" {
+			return errorf("IncompleteBody", "a chunk's data is not followed by CRLF")
+		}
+		if err := c.checkChunk(); err != nil {
+			return err
+		}
+	}
+	line, err := c.line()
+	if err != nil {
+		return errorf("IncompleteBody", "the chunked body ended before its final chunk")
+	}
+	sizeHex, ext, _ := strings.Cut(line, ";")
+	size, err := strconv.ParseInt(sizeHex, 16, 64)
+	if err != nil || size < 0 || size > MaxChunkSize {
+		return errorf("InvalidRequest", "malformed chunk header %q", truncate(line))
+	}
+	if c.signed {
+		sig, ok := strings.CutPrefix(ext, "chunk-signature=")
+		if !ok || len(sig) != 64 {
+			return errorf("InvalidRequest", "chunk header %q has no chunk-signature", truncate(line))
+		}
+		c.chunkSig = sig
+		if c.sum == nil {
+			c.sum = sha256.New()
+		}
+		c.sum.Reset()
+	}
+	c.inChunk, c.left = true, size
+	if size > 0 {
+		return nil
+	}
+	if err := c.checkChunk(); err != nil {
+		return err
+	}
+	if err := c.trailer(); err != nil {
+		return err
+	}
+	if c.want >= 0 && c.n != c.want {
+		return errorf("IncompleteBody", "the body holds %d bytes; x-amz-decoded-content-length says %d", c.n, c.want)
+	}
+	return io.EOF
+}
+
+// checkChunk checks the signature of the chunk just read.
+func (c *chunked) checkChunk() error {
+	if !c.signed {
+		return nil
+	}
+	sts := "AWS4-HMAC-SHA256-PAYLOAD\n" + c.a.time.UTC().Format(timeFormat) + "\n" + c.a.scope + "\n" +
+		c.prev + "\n" + EmptySHA256 + "\n" + hex.EncodeToString(c.sum.Sum(nil))
+	got := hex.EncodeToString(hmacSHA256(c.a.key, sts))
+	if !hmac.Equal([]byte(got), []byte(c.chunkSig)) {
+		return errorf("SignatureDoesNotMatch", "chunk %d bytes into the body has a wrong chunk-signature", c.n)
+	}
+	c.prev = got
+	return nil
+}
+
+// trailer reads what follows the final chunk: the trailing checksum
+// headers and, for signed trailers, their signature. Lines may end in
+// CRLF or LF, and blank lines between them are skipped, as clients
+// differ there.
+func (c *chunked) trailer() error {
+	rest, err := io.ReadAll(io.LimitReader(c.r, maxTrailer+1))
+	if err != nil {
+		return errorf("IncompleteBody", "reading the trailer: %v", err)
+	}
+	if len(rest) > maxTrailer {
+		return errorf("InvalidRequest", "the trailer is over %d bytes", maxTrailer)
+	}
+	var canonical strings.Builder
+	var sig string
+	got := map[string]string{}
+	for _, line := range strings.Split(string(rest), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			return errorf("InvalidRequest", "malformed trailer line %q", truncate(line))
+		}
+		name, value = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(value)
+		if name == "x-amz-trailer-signature" {
+			sig = value
+			continue
+		}
+		canonical.WriteString(name + ":" + value + "\n")
+		got[name] = value
+	}
+	if c.a.PayloadHash == StreamingSignedTrailer {
+		sts := "AWS4-HMAC-SHA256-TRAILER\n" + c.a.time.UTC().Format(timeFormat) + "\n" + c.a.scope + "\n" +
+			c.prev + "\n" + sha256Hex([]byte(canonical.String()))
+		if !hmac.Equal([]byte(hex.EncodeToString(hmacSHA256(c.a.key, sts))), []byte(sig)) {
+			return errorf("SignatureDoesNotMatch", "the trailer signature is wrong")
+		}
+	}
+	for _, t := range c.trailers {
+		v, ok := got[t.name]
+		if !ok {
+			return errorf("InvalidRequest", "x-amz-trailer names %s, but the trailer does not hold it", t.name)
+		}
+		if err := t.expect(v); err != nil {
+			return err
+		}
+		if !bytes.Equal(t.h.Sum(nil), t.want) {
+			return errorf("BadDigest", "the body's %s does not match the trailing %s", t.alg, t.name)
+		}
+	}
+	return nil
+}
+
+// line reads one CRLF- (or LF-) terminated line of at most maxChunkLine.
+func (c *chunked) line() (string, error) {
+	var b []byte
+	for {
+		part, err := c.r.ReadSlice('\n')
+		b = append(b, part...)
+		if len(b) > maxChunkLine {
+			return "", errors.New("line too long")
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		return strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"), nil
+	}
+}
+
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
+
+// ChecksumValue computes the base64 value of an x-amz-checksum-ALG header
+// for data, for clients and tests.
+func ChecksumValue(alg string, data []byte) (string, error) {
+	cs, err := newChecksum("x-amz-checksum-"+alg, "")
+	if err != nil {
+		return "", err
+	}
+	cs.h.Write(data)
+	return base64.StdEncoding.EncodeToString(cs.h.Sum(nil)), nil
+}
