@@ -1,0 +1,362 @@
+package cli
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"mime"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/latticenet/lattice/cloudclient"
+)
+
+// transfer is one file moved by cp, as --json reports it.
+type transfer struct {
+	Action      string `json:"action"` // upload, download or copy
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	Size        int64  `json:"size"`
+	ETag        string `json:"etag"`
+}
+
+// copier runs the transfers of one cp command.
+type copier struct {
+	e        *env
+	c        *cloudclient.Client
+	draw     bool // draw progress bars on stderr
+	quiet    bool // no summary lines (--json)
+	now      func() time.Time
+	done     []transfer
+	bytes    int64
+	started  time.Time
+	toStdout bool
+}
+
+func runS3Copy(ctx context.Context, e *env, args []string) error {
+	f := newS3Flags(e, "cp SRC DST [--recursive]")
+	recursive := f.recursive("copy a folder: every file under SRC")
+	progress := f.Bool("progress", false, "draw progress bars on stderr even when it is not a terminal")
+	noProgress := f.Bool("no-progress", false, "draw no progress bars")
+	if err := f.parseN(args, 2, "SRC and DST, one of them an s3://BUCKET/KEY URL"); err != nil {
+		return err
+	}
+	if *progress && *noProgress {
+		return usageErr("--progress and --no-progress contradict each other")
+	}
+	src, dst := f.Arg(0), f.Arg(1)
+	if !isS3URL(src) && !isS3URL(dst) {
+		hint := ""
+		if _, err := os.Stat(src); err != nil && strings.Contains(src, "/") {
+			hint = fmt.Sprintf(" (did you mean s3://%s?)", src)
+		}
+		return usageErr("one of SRC and DST must be an s3://BUCKET/KEY URL%s", hint)
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	cp := &copier{e: e, c: c, draw: *progress || (!*noProgress && isTerminal(e.stderr)), quiet: *f.json, now: time.Now}
+	cp.started = cp.now()
+	switch {
+	case isS3URL(src) && isS3URL(dst):
+		err = cp.copyRemote(ctx, src, dst, *recursive)
+	case isS3URL(dst):
+		err = cp.uploadArg(ctx, src, dst, *recursive)
+	default:
+		if dst == "-" && *f.json {
+			return usageErr("--json prints to stdout, where - would write the object: choose one")
+		}
+		err = cp.downloadArg(ctx, src, dst, *recursive)
+	}
+	if err != nil {
+		return err
+	}
+	if *f.json {
+		return printJSON(e.stdout, nonNil(cp.done))
+	}
+	if len(cp.done) > 1 {
+		elapsed := cp.now().Sub(cp.started)
+		fmt.Fprintf(e.stdout, "%d files, %s in %s (%s/s)\n", len(cp.done), humanBytes(cp.bytes), tookDuration(elapsed), humanBytes(int64(rate(cp.bytes, elapsed))))
+	}
+	return nil
+}
+
+// uploadArg uploads the file or, with recursive, the folder src to dst.
+func (cp *copier) uploadArg(ctx context.Context, src, dst string, recursive bool) error {
+	to, err := parseS3Path(dst)
+	if err != nil {
+		return err
+	}
+	if src == "-" {
+		if to.key == "" || strings.HasSuffix(to.key, "/") {
+			return usageErr("an upload from stdin needs a key: s3://%s/KEY", to.bucket)
+		}
+		return cp.upload(ctx, os.Stdin, "stdin", -1, to)
+	}
+	st, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		if to.key == "" || strings.HasSuffix(to.key, "/") {
+			to.key += filepath.Base(src)
+		}
+		return cp.uploadFile(ctx, src, to)
+	}
+	if !recursive {
+		return usageErr("%s is a folder: add --recursive to upload everything in it", src)
+	}
+	// Walk first, so that a folder that cannot be read fails before
+	// anything is sent.
+	type file struct {
+		local string
+		key   string
+	}
+	var files []file
+	prefix := dirPrefix(to.key)
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			fmt.Fprintf(cp.e.stderr, "skipping %s: not a regular file\n", p)
+			return nil
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		files = append(files, file{p, prefix + filepath.ToSlash(rel)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(cp.e.stderr, "%s holds no files: nothing to upload\n", src)
+	}
+	for _, f := range files {
+		if err := cp.uploadFile(ctx, f.local, s3Path{to.bucket, f.key}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (cp *copier) uploadFile(ctx context.Context, local string, to s3Path) error {
+	f, err := os.Open(local)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return cp.upload(ctx, f, local, st.Size(), to)
+}
+
+// upload streams size bytes of r (all of it if size is -1) to the
+// object to, with a Content-Type guessed from the key's extension, and
+// checks the stored object's MD5 against what was read.
+func (cp *copier) upload(ctx context.Context, r io.Reader, name string, size int64, to s3Path) error {
+	if size >= 0 {
+		r = io.LimitReader(r, size) // a file growing meanwhile must not outrun its Content-Length
+	}
+	ctype := mime.TypeByExtension(path.Ext(to.key))
+	if strings.HasPrefix(ctype, "multipart/") {
+		ctype = "" // would make the server read the body as a form
+	}
+	m := newMeter(cp.e.stderr, name, size, cp.draw, cp.now)
+	sum := md5.New()
+	o, err := cp.c.Upload(ctx, to.bucket, to.key, ctype, io.TeeReader(r, io.MultiWriter(sum, m)), size)
+	n, elapsed := m.finish()
+	if err != nil {
+		return explain(fmt.Errorf("upload %s to %s: %w", name, to, err), to)
+	}
+	if err := checkSum(o.ETag, sum); err != nil {
+		return fmt.Errorf("upload %s to %s: %w", name, to, err)
+	}
+	cp.record(transfer{"upload", name, to.String(), o.Size, o.ETag}, n, elapsed)
+	return nil
+}
+
+// checkSum compares an object's ETag with the MD5 of the bytes that went
+// through sum. An ETag that is not a plain MD5 (an S3 multipart upload's
+// ends with "-N") cannot be checked.
+func checkSum(etag string, sum hash.Hash) error {
+	if len(etag) != 2*md5.Size {
+		return nil
+	}
+	if got := hex.EncodeToString(sum.Sum(nil)); got != etag {
+		return fmt.Errorf("the bytes sent have MD5 %s but the object's ETag is %s", got, etag)
+	}
+	return nil
+}
+
+func (cp *copier) record(t transfer, n int64, elapsed time.Duration) {
+	cp.done = append(cp.done, t)
+	cp.bytes += n
+	if !cp.quiet && !cp.toStdout {
+		fmt.Fprintf(cp.e.stdout, "%s: %s to %s  %s in %s\n", t.Action, t.Source, t.Destination, humanBytes(n), tookDuration(elapsed))
+	}
+}
+
+// downloadArg downloads the object src, or with recursive every object
+// under the prefix src, to dst.
+func (cp *copier) downloadArg(ctx context.Context, src, dst string, recursive bool) error {
+	from, err := parseS3Path(src)
+	if err != nil {
+		return err
+	}
+	if !recursive {
+		if from.key == "" || strings.HasSuffix(from.key, "/") {
+			return usageErr("%s is a folder: add --recursive to download everything under it", from)
+		}
+		if dst == "-" {
+			cp.toStdout = true
+			return cp.download(ctx, from, "-")
+		}
+		if st, err := os.Stat(dst); (err == nil && st.IsDir()) || strings.HasSuffix(dst, string(filepath.Separator)) || strings.HasSuffix(dst, "/") {
+			dst = filepath.Join(dst, path.Base(from.key))
+		}
+		return cp.download(ctx, from, dst)
+	}
+	if dst == "-" {
+		return usageErr("a recursive download needs a folder, not -")
+	}
+	from.key = dirPrefix(from.key)
+	objs, err := allObjects(ctx, cp.c, from)
+	if err != nil {
+		return err
+	}
+	if len(objs) == 0 {
+		fmt.Fprintf(cp.e.stderr, "no objects under %s: nothing to download\n", from)
+		return nil
+	}
+	for _, o := range objs {
+		rel := filepath.FromSlash(strings.TrimPrefix(o.Key, from.key))
+		if !filepath.IsLocal(rel) && rel != "" {
+			fmt.Fprintf(cp.e.stderr, "skipping %s: its key does not make a path inside %s\n", s3Path{from.bucket, o.Key}, dst)
+			continue
+		}
+		local := filepath.Join(dst, rel)
+		if strings.HasSuffix(o.Key, "/") { // a folder object
+			if err := os.MkdirAll(local, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := cp.download(ctx, s3Path{from.bucket, o.Key}, local); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// download writes the object from to the file local ("-" for stdout). The
+// body goes to a temporary file beside local, renamed over it only once
+// complete and checked, so local never holds part of an object.
+func (cp *copier) download(ctx context.Context, from s3Path, local string) (err error) {
+	body, info, err := cp.c.Download(ctx, from.bucket, from.key)
+	if err != nil {
+		return explainObject(ctx, cp.c, err, from)
+	}
+	defer body.Close()
+	var out io.Writer = cp.e.stdout
+	var tmp *os.File
+	if local != "-" {
+		dir := filepath.Dir(local)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if tmp, err = os.CreateTemp(dir, "."+filepath.Base(local)+".lattice-*"); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				tmp.Close()
+				os.Remove(tmp.Name())
+			}
+		}()
+		out = tmp
+	}
+	m := newMeter(cp.e.stderr, from.String(), info.Size, cp.draw, cp.now)
+	sum := md5.New()
+	n, err := io.Copy(io.MultiWriter(out, sum, m), body)
+	_, elapsed := m.finish()
+	if err != nil {
+		return fmt.Errorf("download %s: %w", from, err)
+	}
+	if info.Size >= 0 && n != info.Size {
+		return fmt.Errorf("download %s: got %d bytes of %d", from, n, info.Size)
+	}
+	if err := checkSum(info.ETag, sum); err != nil {
+		return fmt.Errorf("download %s: %w", from, err)
+	}
+	if tmp != nil {
+		if err := finishFile(tmp, local); err != nil {
+			return fmt.Errorf("download %s: %w", from, err)
+		}
+	}
+	cp.record(transfer{"download", from.String(), local, n, info.ETag}, n, elapsed)
+	return nil
+}
+
+// finishFile makes the complete temporary file tmp the file local: the
+// usual mode, on disk, then renamed.
+func finishFile(tmp *os.File, local string) error {
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), local)
+}
+
+// copyRemote copies an object to another key of the same bucket, on the
+// server.
+func (cp *copier) copyRemote(ctx context.Context, src, dst string, recursive bool) error {
+	from, err := parseS3Path(src)
+	if err != nil {
+		return err
+	}
+	to, err := parseS3Path(dst)
+	if err != nil {
+		return err
+	}
+	if recursive {
+		return usageErr("a recursive copy between s3:// URLs is not supported yet")
+	}
+	if from.bucket != to.bucket {
+		return usageErr("copies between buckets are not supported yet: download, then upload")
+	}
+	if from.key == "" || strings.HasSuffix(from.key, "/") {
+		return usageErr("%s is a folder: name one object", from)
+	}
+	if to.key == "" || strings.HasSuffix(to.key, "/") {
+		to.key += path.Base(from.key)
+	}
+	start := cp.now()
+	o, err := cp.c.CopyObject(ctx, from.bucket, from.key, to.key)
+	if err != nil {
+		return explainObject(ctx, cp.c, err, from) // dest_key errors are about a key, not an object
+	}
+	cp.record(transfer{"copy", from.String(), to.String(), o.Size, o.ETag}, o.Size, cp.now().Sub(start))
+	return nil
+}

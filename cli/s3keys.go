@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/latticenet/lattice/cloudapi"
+	"github.com/latticenet/lattice/cloudclient"
+)
+
+// runS3Keys is `lattice s3 keys create|list|delete`: the S3 access keys
+// that S3 SDKs sign their requests with.
+func runS3Keys(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || (args[0] != "create" && args[0] != "list" && args[0] != "delete") {
+		return usageErr("want `lattice s3 keys create [--name N] [--permissions read|write|readwrite] [--bucket BUCKET]`, `keys list` or `keys delete ACCESS_KEY_ID`")
+	}
+	switch args[0] {
+	case "create":
+		return runS3KeysCreate(ctx, e, args[1:])
+	case "list":
+		return runS3KeysList(ctx, e, args[1:])
+	}
+	return runS3KeysDelete(ctx, e, args[1:])
+}
+
+// scopeText says which buckets an S3 key may use.
+func scopeText(scope string) string {
+	if scope == "" || scope == "*" {
+		return "every bucket"
+	}
+	return "bucket " + scope
+}
+
+func runS3KeysCreate(ctx context.Context, e *env, args []string) error {
+	f := newS3Flags(e, "keys create [--name N] [--permissions read|write|readwrite] [--bucket BUCKET]")
+	name := f.String("name", "", "a label for the key")
+	perms := f.String("permissions", "readwrite", "what the key may do: read, write or readwrite")
+	scope := f.String("bucket", "*", "the one bucket the key may use, or * for every bucket of the account")
+	if err := f.parseN(args, 0, "no arguments besides the flags"); err != nil {
+		return err
+	}
+	switch *perms {
+	case "read", "write", "readwrite":
+	default:
+		return usageErr("--permissions must be read, write or readwrite, not %q", *perms)
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	k, err := c.CreateS3Key(ctx, cloudclient.S3KeyOptions{Name: *name, Permissions: *perms, BucketScope: *scope})
+	if err != nil {
+		return explain(err, s3Path{})
+	}
+	if *f.json {
+		return printJSON(e.stdout, k)
+	}
+	fmt.Fprintf(e.stdout, "Access key ID:     %s\nSecret access key: %s\n", k.AccessKeyID, k.Secret)
+	fmt.Fprintf(e.stderr, "S3 key %s (%s, %s) created; the secret above is shown only once\n", k.AccessKeyID, k.Permissions, scopeText(k.BucketScope))
+	return nil
+}
+
+func runS3KeysList(ctx context.Context, e *env, args []string) error {
+	f := newS3Flags(e, "keys list")
+	if err := f.parseN(args, 0, "no arguments"); err != nil {
+		return err
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	var all []cloudapi.S3Key
+	for page := 1; ; page++ {
+		l, err := c.S3Keys(ctx, page, cloudapi.MaxPerPage)
+		if err != nil {
+			return explain(err, s3Path{})
+		}
+		all = append(all, l.Data...)
+		if page*l.Meta.PerPage >= l.Meta.Total {
+			break
+		}
+	}
+	if *f.json {
+		return printJSON(e.stdout, nonNil(all))
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(e.stderr, "no S3 keys yet: make one with `lattice s3 keys create`")
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ACCESS KEY ID\tNAME\tPERMISSIONS\tBUCKETS\tCREATED")
+	for _, k := range all {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.AccessKeyID, k.Name, k.Permissions, k.BucketScope, localTime(k.CreatedAt))
+	}
+	return tw.Flush()
+}
+
+func runS3KeysDelete(ctx context.Context, e *env, args []string) error {
+	f := newS3Flags(e, "keys delete ACCESS_KEY_ID")
+	if err := f.parseN(args, 1, "one access key ID"); err != nil {
+		return err
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	id := f.Arg(0)
+	if err := c.DeleteS3Key(ctx, id); err != nil {
+		var ae *cloudclient.APIError
+		if errors.As(err, &ae) && ae.Code == "not_found" {
+			return &s3Error{fmt.Sprintf("S3 key %q not found", id), err}
+		}
+		return explain(err, s3Path{})
+	}
+	if *f.json {
+		return printJSON(e.stdout, map[string]string{"deleted": id})
+	}
+	fmt.Fprintf(e.stdout, "deleted S3 key %s\n", id)
+	return nil
+}
+
+func runS3Presign(ctx context.Context, e *env, args []string) error {
+	return usageErr("presign is not built yet")
+}
