@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/latticenet/lattice/cloudapi"
@@ -122,5 +123,42 @@ func runS3KeysDelete(ctx context.Context, e *env, args []string) error {
 }
 
 func runS3Presign(ctx context.Context, e *env, args []string) error {
-	return usageErr("presign is not built yet")
+	f := newS3Flags(e, "presign s3://BUCKET/KEY [--upload] [--expires 1h]")
+	upload := f.Bool("upload", false, "a URL that uploads (PUT) the object instead of downloading it")
+	expires := f.String("expires", "1h", "how long the URL works: a number with s, m, h or d (at most 7d)")
+	if err := f.parseN(args, 1, "one s3://BUCKET/KEY"); err != nil {
+		return err
+	}
+	p, err := parseS3Path(f.Arg(0))
+	if err != nil {
+		return err
+	}
+	if p.key == "" || strings.HasSuffix(p.key, "/") {
+		return usageErr("%s names no object: want s3://BUCKET/KEY", p)
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	action := "download"
+	if *upload {
+		action = "upload"
+	}
+	u, err := c.Presign(ctx, p.bucket, p.key, action, *expires)
+	if err != nil {
+		if !*upload {
+			return explainObject(ctx, c, err, p)
+		}
+		return explain(err, p)
+	}
+	if *f.json {
+		return printJSON(e.stdout, u)
+	}
+	fmt.Fprintln(e.stdout, u.URL)
+	if *upload {
+		fmt.Fprintf(e.stderr, "anyone with this URL can upload %s (%s, such as curl -T FILE URL) until %s\n", p, u.Method, localTime(u.Expires))
+	} else {
+		fmt.Fprintf(e.stderr, "anyone with this URL can download %s until %s\n", p, localTime(u.Expires))
+	}
+	return nil
 }
