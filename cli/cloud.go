@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -11,13 +13,16 @@ import (
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/durablefile"
+	"github.com/latticenet/lattice/s3api"
 )
 
 // cloudServer is an open cloud platform: its store, its REST API and the
 // lifecycle sweeper, which close stops.
 type cloudServer struct {
 	st        *cloudstore.Store
-	api       *cloudapi.Server
+	log       *slog.Logger
+	api       *cloudapi.Server // set by serve
+	s3        *s3api.Server    // set by serve
 	stopSweep context.CancelFunc
 	swept     chan struct{}
 }
@@ -56,7 +61,7 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 		fmt.Fprintf(e.stdout, "created the admin API key (shown once, also in %s, mode 0600):\n  %s\n", path, secret)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &cloudServer{st: st, api: cloudapi.New(st, cloudapi.Options{Logger: log}), stopSweep: cancel, swept: make(chan struct{})}
+	c := &cloudServer{st: st, log: log, stopSweep: cancel, swept: make(chan struct{})}
 	go func() {
 		defer close(c.swept)
 		st.RunLifecycle(ctx, sweepInterval, time.Now, log)
@@ -64,10 +69,52 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 	return c, nil
 }
 
+// s3Region is the region the S3 endpoint serves.
+const s3Region = "us-east-1"
+
+// serve runs the REST API on apiAddr and the S3 endpoint on s3Addr until
+// ctx ends or either fails. Both listeners open before either serves, so
+// the REST API's endpoint record names the S3 address really bound.
+func (c *cloudServer) serve(ctx context.Context, e *env, log *slog.Logger, apiAddr, s3Addr string, ready func(apiURL, s3URL string)) error {
+	apiLn, err := net.Listen("tcp", apiAddr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", apiAddr, err)
+	}
+	s3Ln, err := net.Listen("tcp", s3Addr)
+	if err != nil {
+		apiLn.Close()
+		return fmt.Errorf("listen %s: %w", s3Addr, err)
+	}
+	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log})
+	c.s3 = s3api.New(c.st, s3api.Options{Logger: log, Region: s3Region})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	urls := make(chan string, 2)
+	done := make(chan error, 2)
+	for _, srv := range []struct {
+		ln net.Listener
+		h  http.Handler
+	}{{apiLn, c.api}, {s3Ln, c.s3}} {
+		go func() {
+			done <- serveOn(ctx, e, log, srv.ln, srv.h, nil, func(url string) { urls <- url })
+			cancel()
+		}()
+	}
+	ready("http://"+apiLn.Addr().String(), "http://"+s3Ln.Addr().String())
+	err = <-done
+	if err2 := <-done; err == nil {
+		err = err2
+	}
+	return err
+}
+
 func (c *cloudServer) close() {
 	c.stopSweep()
 	<-c.swept
-	c.api.Wait()
+	if c.api != nil {
+		c.api.Wait()
+		c.s3.Wait()
+	}
 	c.st.Close()
 }
 
@@ -81,10 +128,11 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "apikey" {
 		return runAPIKey(ctx, e, args[1:])
 	}
-	f := newFlags(e, "cloud", "cloud [--data DIR] [--api ADDR]")
+	f := newFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR]")
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "cloud"), "data directory")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "REST API address")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, log_level")
+	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, log_level")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	if err := f.parse(args); err != nil {
 		return err
@@ -98,7 +146,8 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer c.close()
-	return serve(ctx, e, log, *apiAddr, c.api, nil, func(url string) {
-		fmt.Fprintf(e.stdout, "lattice cloud: REST API %s (data %s)\n", url, *data)
+	return c.serve(ctx, e, log, *apiAddr, *s3Addr, func(apiURL, s3URL string) {
+		fmt.Fprintf(e.stdout, "lattice cloud: REST API %s (data %s)\n", apiURL, *data)
+		fmt.Fprintf(e.stdout, "lattice cloud: S3 endpoint %s (region %s)\n", s3URL, s3Region)
 	})
 }

@@ -30,7 +30,8 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "dev"), "directory for all dev state")
 	httpAddr := f.string("http", "LATTICE_HTTP", "http", "127.0.0.1:8080", "node HTTP API address")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "cloud REST API address")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, api, log_level")
+	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, api, s3, log_level")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level: debug, info, warn, error")
 	if err := f.parse(args); err != nil {
 		return err
@@ -61,22 +62,24 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	defer cloud.close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cloudURL := make(chan string, 1)
+	cloudURLs := make(chan [2]string, 1)
 	cloudDone := make(chan error, 1)
 	go func() {
-		cloudDone <- serve(ctx, e, log, *apiAddr, cloud.api, nil, func(url string) { cloudURL <- url })
+		cloudDone <- cloud.serve(ctx, e, log, *apiAddr, *s3Addr, func(api, s3 string) { cloudURLs <- [2]string{api, s3} })
 		cancel()
 	}()
-	var apiURL string
+	var urls [2]string
 	select {
-	case apiURL = <-cloudURL:
+	case urls = <-cloudURLs:
 	case err := <-cloudDone:
 		return fmt.Errorf("cloud: %w", err)
 	}
+	apiURL, s3URL := urls[0], urls[1]
 	err = serve(ctx, e, log, *httpAddr, api, n.Engine.Failed(), func(url string) {
 		fmt.Fprintf(e.stdout, "lattice dev: single-node network %q and the cloud platform are running\n\n", net.Name)
 		fmt.Fprintf(e.stdout, "  node API    %s\n", url)
 		fmt.Fprintf(e.stdout, "  cloud API   %s  (admin key in %s)\n", apiURL, filepath.Join(cloudDir, "admin-api-key"))
+		fmt.Fprintf(e.stdout, "  S3 endpoint %s  (region %s; keys from POST /api/storage/keys)\n", s3URL, s3Region)
 		fmt.Fprintf(e.stdout, "  data        %s\n", *data)
 		fmt.Fprintf(e.stdout, "  dev key     %s\n", keyPath)
 		fmt.Fprintf(e.stdout, "  account     %s (genesis, %s native)\n\n", net.Genesis.Account, net.Genesis.Balance.Units())
@@ -209,6 +212,11 @@ func serve(ctx context.Context, e *env, log *slog.Logger, addr string, handler h
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
+	return serveOn(ctx, e, log, ln, handler, failed, ready)
+}
+
+// serveOn is serve on a listener the caller opened.
+func serveOn(ctx context.Context, e *env, log *slog.Logger, ln net.Listener, handler http.Handler, failed <-chan struct{}, ready func(url string)) error {
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,0 +1,447 @@
+package cloudstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Multipart upload limits, as in S3.
+const (
+	MaxPartNumber = 10000
+	MaxPartSize   = 5 << 30
+	// MinPartSize is the least size of every part but the last.
+	MinPartSize = 5 << 20
+)
+
+// Errors of multipart uploads.
+var (
+	ErrNoSuchUpload  = errors.New("cloudstore: no such upload")
+	ErrInvalidPart   = errors.New("cloudstore: a listed part was not uploaded or its ETag differs")
+	ErrPartOrder     = errors.New("cloudstore: parts must be listed in ascending order, each once")
+	ErrPartTooSmall  = errors.New("cloudstore: every part but the last must hold at least 5 MiB")
+	ErrNoParts       = errors.New("cloudstore: a multipart upload must be completed with at least one part")
+	ErrBadPartNumber = errors.New("cloudstore: part numbers are 1 to 10000")
+)
+
+// Upload is a multipart upload in progress.
+type Upload struct {
+	ID          string            `json:"id"`
+	Account     string            `json:"account"`
+	Bucket      string            `json:"bucket"`
+	Key         string            `json:"key"`
+	ContentType string            `json:"content_type"`
+	Meta        map[string]string `json:"meta,omitempty"`
+	Initiated   time.Time         `json:"initiated"`
+}
+
+// Part is an uploaded part. Its body is a body file like an object's,
+// counted in the reference counts, so OpenBlobs keeps it across restarts.
+type Part struct {
+	Number       int       `json:"number"`
+	ETag         string    `json:"etag"`
+	Size         int64     `json:"size"`
+	LastModified time.Time `json:"last_modified"`
+	Blob         string    `json:"blob"`
+}
+
+// CompletedPart names a part in a completion request.
+type CompletedPart struct {
+	Number int
+	ETag   string
+}
+
+const (
+	tUpload   = 'M' // M | upload id -> Upload
+	tUploadBy = 'U' // U | bucket | 0 | key | 0 | upload id -> nothing (uploads in key order)
+	tPart     = 'P' // P | upload id | 0 | part number (5 digits) -> Part
+)
+
+func partKey(id string, n int) []byte { return k(tPart, id, fmt.Sprintf("%05d", n)) }
+
+// CreateUpload starts a multipart upload of key in account's bucket.
+func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload, error) {
+	if err := ValidObjectKey(key); err != nil {
+		return Upload{}, err
+	}
+	if _, err := s.Bucket(account, bucket); err != nil {
+		return Upload{}, err
+	}
+	u := Upload{ID: randomFrom("0123456789abcdef", 32), Account: account, Bucket: bucket, Key: key,
+		ContentType: o.ContentType, Meta: o.Meta, Initiated: o.Now.UTC()}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := setJSON(b, k(tUpload, u.ID), u); err != nil {
+		return Upload{}, err
+	}
+	b.Set(k(tUploadBy, bucket, key, u.ID), nil, nil)
+	return u, s.commit(b)
+}
+
+// upload finds an upload of account's key in bucket.
+func (s *Store) upload(account, bucket, key, id string) (Upload, error) {
+	var u Upload
+	if err := s.getJSON(k(tUpload, id), &u); errors.Is(err, ErrNotFound) {
+		return Upload{}, ErrNoSuchUpload
+	} else if err != nil {
+		return Upload{}, err
+	}
+	if u.Account != account || u.Bucket != bucket || u.Key != key {
+		return Upload{}, ErrNoSuchUpload
+	}
+	if _, err := s.Bucket(account, bucket); err != nil {
+		return Upload{}, err
+	}
+	return u, nil
+}
+
+// PutPart stores part number n of an upload, replacing an earlier upload
+// of the same number. Like PutObject, it returns only once the part is on
+// disk.
+func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n int, body io.Reader, now time.Time) (Part, error) {
+	if n < 1 || n > MaxPartNumber {
+		return Part{}, ErrBadPartNumber
+	}
+	if _, err := s.upload(account, bucket, key, id); err != nil {
+		return Part{}, err
+	}
+	f, err := os.CreateTemp(filepath.Join(s.blobDir, "tmp"), "part-*")
+	if err != nil {
+		return Part{}, fmt.Errorf("cloudstore: %w", err)
+	}
+	renamed := false
+	defer func() {
+		f.Close()
+		if !renamed {
+			os.Remove(f.Name())
+		}
+	}()
+	h := md5.New()
+	size, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(ctxReader{ctx, body}, MaxPartSize+1))
+	if err != nil {
+		return Part{}, fmt.Errorf("%w: %w", ErrBody, err)
+	}
+	if size > MaxPartSize {
+		return Part{}, ErrTooLarge
+	}
+	p := Part{Number: n, ETag: hex.EncodeToString(h.Sum(nil)), Size: size, LastModified: now.UTC()}
+	if p.Blob, err = s.keepBlob(f); err != nil {
+		return Part{}, err
+	}
+	renamed = true
+	if err := s.commitPart(account, bucket, key, id, p); err != nil {
+		os.Remove(s.blobPath(p.Blob))
+		return Part{}, err
+	}
+	return p, nil
+}
+
+func (s *Store) commitPart(account, bucket, key, id string, p Part) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.upload(account, bucket, key, id); err != nil {
+		return err // aborted or completed while the part was uploading
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	var old Part
+	switch err := s.getJSON(partKey(id, p.Number), &old); {
+	case err == nil:
+		if err := s.ref(b, old.Blob, -1); err != nil {
+			return err
+		}
+	case !errors.Is(err, ErrNotFound):
+		return err
+	}
+	if err := s.ref(b, p.Blob, 1); err != nil {
+		return err
+	}
+	if err := setJSON(b, partKey(id, p.Number), p); err != nil {
+		return err
+	}
+	if err := s.commit(b); err != nil {
+		return err
+	}
+	s.dropUnreferenced(old.Blob)
+	return nil
+}
+
+// Parts lists an upload's parts numbered above marker, at most max; more
+// reports whether others follow.
+func (s *Store) Parts(account, bucket, key, id string, marker, max int) (parts []Part, more bool, err error) {
+	if _, err := s.upload(account, bucket, key, id); err != nil {
+		return nil, false, err
+	}
+	all, err := s.partsOf(id)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, p := range all {
+		if p.Number <= marker {
+			continue
+		}
+		if len(parts) == max {
+			return parts, true, nil
+		}
+		parts = append(parts, p)
+	}
+	return parts, false, nil
+}
+
+func (s *Store) partsOf(id string) ([]Part, error) {
+	var parts []Part
+	err := s.scan(append(k(tPart, id), 0), func(_, v []byte) error {
+		var p Part
+		if err := json.Unmarshal(v, &p); err != nil {
+			return err
+		}
+		parts = append(parts, p)
+		return nil
+	})
+	return parts, err
+}
+
+// UploadListing is one page of a bucket's uploads in progress.
+type UploadListing struct {
+	Uploads                     []Upload
+	Prefixes                    []string
+	NextKeyMarker, NextIDMarker string
+	Truncated                   bool
+}
+
+// Uploads lists the uploads in progress in account's bucket whose keys
+// start with prefix, after (keyMarker, idMarker), in key order then
+// upload id order, at most max entries (uploads plus common prefixes).
+func (s *Store) Uploads(account, bucket, prefix, delimiter, keyMarker, idMarker string, max int) (UploadListing, error) {
+	if _, err := s.Bucket(account, bucket); err != nil {
+		return UploadListing{}, err
+	}
+	var l UploadListing
+	base := append(k(tUploadBy, bucket), 0)
+	err := s.scan(append(bytes.Clone(base), prefix...), func(key, _ []byte) error {
+		objKey, id, _ := strings.Cut(string(key[len(base):]), "\x00")
+		if keyMarker != "" && (objKey < keyMarker || objKey == keyMarker && (idMarker == "" || id <= idMarker)) {
+			return nil
+		}
+		entry := ""
+		if delimiter != "" {
+			if i := strings.Index(objKey[len(prefix):], delimiter); i >= 0 {
+				entry = objKey[:len(prefix)+i+len(delimiter)]
+				if n := len(l.Prefixes); n > 0 && l.Prefixes[n-1] == entry {
+					return nil
+				}
+				if keyMarker != "" && entry <= keyMarker {
+					return nil
+				}
+			}
+		}
+		if len(l.Uploads)+len(l.Prefixes) == max {
+			l.Truncated = true
+			return errStop
+		}
+		if entry != "" {
+			l.Prefixes = append(l.Prefixes, entry)
+			l.NextKeyMarker, l.NextIDMarker = entry, ""
+			return nil
+		}
+		var u Upload
+		if err := s.getJSON(k(tUpload, id), &u); err != nil {
+			return err
+		}
+		l.Uploads = append(l.Uploads, u)
+		l.NextKeyMarker, l.NextIDMarker = objKey, id
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	if !l.Truncated {
+		l.NextKeyMarker, l.NextIDMarker = "", ""
+	}
+	return l, err
+}
+
+var errStop = errors.New("stop")
+
+// AbortUpload ends an upload and deletes its parts.
+func (s *Store) AbortUpload(account, bucket, key, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, err := s.upload(account, bucket, key, id)
+	if err != nil {
+		return err
+	}
+	return s.dropUpload(u)
+}
+
+// dropUpload deletes an upload's records and its parts' bodies; s.mu held.
+func (s *Store) dropUpload(u Upload) error {
+	parts, err := s.partsOf(u.ID)
+	if err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, p := range parts {
+		if err := s.ref(b, p.Blob, -1); err != nil {
+			return err
+		}
+		b.Delete(partKey(u.ID, p.Number), nil)
+	}
+	b.Delete(k(tUpload, u.ID), nil)
+	b.Delete(k(tUploadBy, u.Bucket, u.Key, u.ID), nil)
+	if err := s.commit(b); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		s.dropUnreferenced(p.Blob)
+	}
+	return nil
+}
+
+// CompleteUpload joins the listed parts, in order, into the object and
+// ends the upload. The object's ETag is S3's multipart ETag: the MD5 of
+// the parts' MD5s, a dash and the number of parts.
+func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id string, list []CompletedPart, now time.Time) (Object, error) {
+	if len(list) == 0 {
+		return Object{}, ErrNoParts
+	}
+	for i, c := range list {
+		if c.Number < 1 || c.Number > MaxPartNumber {
+			return Object{}, ErrBadPartNumber
+		}
+		if i > 0 && c.Number <= list[i-1].Number {
+			return Object{}, ErrPartOrder
+		}
+	}
+	// Open every listed part under the lock: once open, a part's body
+	// stays readable even if a concurrent abort removes its file.
+	s.mu.Lock()
+	u, err := s.upload(account, bucket, key, id)
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	var etags []byte
+	var total int64
+	if err == nil {
+		for i, c := range list {
+			var p Part
+			if err = s.getJSON(partKey(id, c.Number), &p); errors.Is(err, ErrNotFound) || err == nil && strings.Trim(c.ETag, `"`) != p.ETag {
+				err = fmt.Errorf("%w: part %d", ErrInvalidPart, c.Number)
+			}
+			if err != nil {
+				break
+			}
+			if i < len(list)-1 && p.Size < MinPartSize {
+				err = fmt.Errorf("%w: part %d holds %d bytes", ErrPartTooSmall, c.Number, p.Size)
+				break
+			}
+			var f *os.File
+			if f, err = os.Open(s.blobPath(p.Blob)); err != nil {
+				err = fmt.Errorf("cloudstore: part %d: %w", c.Number, err)
+				break
+			}
+			files = append(files, f)
+			sum, _ := hex.DecodeString(p.ETag)
+			etags = append(etags, sum...)
+			total += p.Size
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return Object{}, err
+	}
+	readers := make([]io.Reader, len(files))
+	for i, f := range files {
+		readers[i] = f
+	}
+	sum := md5.Sum(etags)
+	o := PutOptions{ContentType: u.ContentType, Meta: u.Meta, Max: total, Now: now}
+	obj, err := s.putJoined(ctx, account, bucket, key, io.MultiReader(readers...), o, fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)))
+	if err != nil {
+		return Object{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The object is committed; ending the upload is cleanup. A crash in
+	// between leaves the upload listed, to be completed again or aborted.
+	if err := s.dropUpload(u); err != nil && !errors.Is(err, ErrNotFound) {
+		return Object{}, err
+	}
+	return obj, nil
+}
+
+// putJoined stores a completed upload's body with the given ETag.
+func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body io.Reader, o PutOptions, etag string) (Object, error) {
+	obj := Object{Key: key, ETag: etag, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Size: o.Max}
+	if o.Max <= InlineMax {
+		data, err := io.ReadAll(ctxReader{ctx, body})
+		if err != nil {
+			return Object{}, fmt.Errorf("cloudstore: %w", err)
+		}
+		obj.Inline = data
+		return obj, s.commitObject(account, bucket, obj)
+	}
+	f, err := os.CreateTemp(filepath.Join(s.blobDir, "tmp"), "join-*")
+	if err != nil {
+		return Object{}, fmt.Errorf("cloudstore: %w", err)
+	}
+	renamed := false
+	defer func() {
+		f.Close()
+		if !renamed {
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err := io.Copy(f, ctxReader{ctx, body}); err != nil {
+		return Object{}, fmt.Errorf("cloudstore: joining parts: %w", err)
+	}
+	if obj.Blob, err = s.keepBlob(f); err != nil {
+		return Object{}, err
+	}
+	renamed = true
+	if err := s.commitObject(account, bucket, obj); err != nil {
+		os.Remove(s.blobPath(obj.Blob))
+		return Object{}, err
+	}
+	return obj, nil
+}
+
+// ExpireUploads aborts the uploads started before cutoff, and those whose
+// bucket was deleted, as S3's AbortIncompleteMultipartUpload rule does.
+func (s *Store) ExpireUploads(cutoff time.Time) (int, error) {
+	var stale []Upload
+	err := s.scan([]byte{tUpload}, func(_, v []byte) error {
+		var u Upload
+		if err := json.Unmarshal(v, &u); err != nil {
+			return err
+		}
+		if _, err := s.Bucket(u.Account, u.Bucket); u.Initiated.Before(cutoff) || errors.Is(err, ErrNotFound) {
+			stale = append(stale, u)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range stale {
+		if err := s.dropUpload(u); err != nil {
+			return 0, err
+		}
+	}
+	return len(stale), nil
+}

@@ -1,0 +1,216 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/latticenet/lattice/cloudstore"
+)
+
+func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
+	if err := validKey(r.key); err != nil {
+		return err
+	}
+	o, err := s.putOptions(r.Header)
+	if err != nil {
+		return err
+	}
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	u, err := s.st.CreateUpload(r.account, r.bucket, r.key, o)
+	if err != nil {
+		return err
+	}
+	type result struct {
+		XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
+		Xmlns    string   `xml:"xmlns,attr"`
+		Bucket   string
+		Key      string
+		UploadID string `xml:"UploadId"`
+	}
+	writeXML(w, http.StatusOK, result{Xmlns: xmlns, Bucket: r.bucket, Key: r.key, UploadID: u.ID})
+	return nil
+}
+
+func (s *Server) uploadPart(w http.ResponseWriter, r *request) error {
+	q := r.URL.Query()
+	n, err := strconv.Atoi(q.Get("partNumber"))
+	if err != nil || n < 1 || n > cloudstore.MaxPartNumber {
+		return s3err(http.StatusBadRequest, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive")
+	}
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	body, err := s.uploadBody(r, cloudstore.MaxPartSize)
+	if err != nil {
+		return err
+	}
+	p, err := s.st.PutPart(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, body, s.opts.Now())
+	if err != nil {
+		return bodyError(err)
+	}
+	w.Header().Set("ETag", `"`+p.ETag+`"`)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	data, err := io.ReadAll(io.LimitReader(r.body, 4<<20))
+	if err != nil {
+		return bodyError(err)
+	}
+	var req struct {
+		Parts []struct {
+			PartNumber int
+			ETag       string
+		} `xml:"Part"`
+	}
+	if err := xml.Unmarshal(data, &req); err != nil {
+		return errMalformedXML
+	}
+	list := make([]cloudstore.CompletedPart, len(req.Parts))
+	for i, p := range req.Parts {
+		list[i] = cloudstore.CompletedPart{Number: p.PartNumber, ETag: p.ETag}
+	}
+	obj, err := s.st.CompleteUpload(r.Context(), r.account, r.bucket, r.key, r.URL.Query().Get("uploadId"), list, s.opts.Now())
+	if err != nil {
+		return err
+	}
+	type result struct {
+		XMLName  xml.Name `xml:"CompleteMultipartUploadResult"`
+		Xmlns    string   `xml:"xmlns,attr"`
+		Location string
+		Bucket   string
+		Key      string
+		ETag     string
+	}
+	writeXML(w, http.StatusOK, result{Xmlns: xmlns, Location: "/" + r.bucket + "/" + r.key, Bucket: r.bucket, Key: r.key, ETag: `"` + obj.ETag + `"`})
+	return nil
+}
+
+func (s *Server) abortUpload(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	if err := s.st.AbortUpload(r.account, r.bucket, r.key, r.URL.Query().Get("uploadId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func intParam(v string, def, limit int, name string) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, s3err(http.StatusBadRequest, "InvalidArgument", name+" must be a non-negative integer")
+	}
+	return min(n, limit), nil
+}
+
+func (s *Server) listParts(w http.ResponseWriter, r *request) error {
+	q := r.URL.Query()
+	maxParts, err := intParam(q.Get("max-parts"), 1000, 1000, "max-parts")
+	if err != nil {
+		return err
+	}
+	marker, err := intParam(q.Get("part-number-marker"), 0, cloudstore.MaxPartNumber, "part-number-marker")
+	if err != nil {
+		return err
+	}
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	parts, more, err := s.st.Parts(r.account, r.bucket, r.key, q.Get("uploadId"), marker, maxParts)
+	if err != nil {
+		return err
+	}
+	type part struct {
+		PartNumber   int
+		LastModified string
+		ETag         string
+		Size         int64
+	}
+	type result struct {
+		XMLName              xml.Name `xml:"ListPartsResult"`
+		Xmlns                string   `xml:"xmlns,attr"`
+		Bucket               string
+		Key                  string
+		UploadID             string `xml:"UploadId"`
+		Initiator            owner
+		Owner                owner
+		StorageClass         string
+		PartNumberMarker     int
+		NextPartNumberMarker int
+		MaxParts             int
+		IsTruncated          bool
+		Parts                []part `xml:"Part"`
+	}
+	res := result{Xmlns: xmlns, Bucket: r.bucket, Key: r.key, UploadID: q.Get("uploadId"), Initiator: ownerOf(r.account),
+		Owner: ownerOf(r.account), StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: maxParts, IsTruncated: more}
+	for _, p := range parts {
+		res.Parts = append(res.Parts, part{p.Number, s3Time(p.LastModified), `"` + p.ETag + `"`, p.Size})
+		res.NextPartNumberMarker = p.Number
+	}
+	writeXML(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) listUploads(w http.ResponseWriter, r *request) error {
+	q := r.URL.Query()
+	maxUploads, err := intParam(q.Get("max-uploads"), 1000, 1000, "max-uploads")
+	if err != nil {
+		return err
+	}
+	p := listParams{prefix: q.Get("prefix"), delimiter: q.Get("delimiter"), encoding: q.Get("encoding-type")}
+	if p.encoding != "" && p.encoding != "url" {
+		return s3err(http.StatusBadRequest, "InvalidArgument", "Invalid Encoding Method specified in Request")
+	}
+	l, err := s.st.Uploads(r.account, r.bucket, p.prefix, p.delimiter, q.Get("key-marker"), q.Get("upload-id-marker"), maxUploads)
+	if err != nil {
+		return err
+	}
+	type upload struct {
+		Key          string
+		UploadID     string `xml:"UploadId"`
+		Initiator    owner
+		Owner        owner
+		StorageClass string
+		Initiated    string
+	}
+	type result struct {
+		XMLName            xml.Name `xml:"ListMultipartUploadsResult"`
+		Xmlns              string   `xml:"xmlns,attr"`
+		Bucket             string
+		KeyMarker          string
+		UploadIDMarker     string `xml:"UploadIdMarker"`
+		NextKeyMarker      string
+		NextUploadIDMarker string `xml:"NextUploadIdMarker"`
+		Prefix             string
+		Delimiter          string `xml:",omitempty"`
+		MaxUploads         int
+		IsTruncated        bool
+		Uploads            []upload `xml:"Upload"`
+		CommonPrefixes     []commonPrefix
+		EncodingType       string `xml:",omitempty"`
+	}
+	res := result{Xmlns: xmlns, Bucket: r.bucket, KeyMarker: p.name(q.Get("key-marker")), UploadIDMarker: q.Get("upload-id-marker"),
+		NextKeyMarker: p.name(l.NextKeyMarker), NextUploadIDMarker: l.NextIDMarker, Prefix: p.name(p.prefix), Delimiter: p.name(p.delimiter),
+		MaxUploads: maxUploads, IsTruncated: l.Truncated, EncodingType: p.encoding}
+	for _, u := range l.Uploads {
+		res.Uploads = append(res.Uploads, upload{p.name(u.Key), u.ID, ownerOf(u.Account), ownerOf(u.Account), "STANDARD", s3Time(u.Initiated)})
+	}
+	for _, cp := range l.Prefixes {
+		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{p.name(cp)})
+	}
+	writeXML(w, http.StatusOK, res)
+	return nil
+}

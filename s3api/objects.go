@@ -1,0 +1,443 @@
+package s3api
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/latticenet/lattice/cloudstore"
+)
+
+// maxMeta bounds the user metadata of an object, as S3 does (2 KiB).
+const maxMeta = 2 << 10
+
+// storedHeaders are the standard headers an object keeps and returns.
+var storedHeaders = []string{"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Expires"}
+
+// putOptions reads an upload's content type and metadata from its
+// headers.
+func (s *Server) putOptions(h http.Header) (cloudstore.PutOptions, error) {
+	o := cloudstore.PutOptions{ContentType: h.Get("Content-Type"), Now: s.opts.Now()}
+	if o.ContentType == "" {
+		o.ContentType = "binary/octet-stream" // S3's default
+	}
+	size := 0
+	for name, values := range h {
+		lower := strings.ToLower(name)
+		if strings.HasPrefix(lower, "x-amz-meta-") {
+			if o.Meta == nil {
+				o.Meta = map[string]string{}
+			}
+			o.Meta[lower] = strings.Join(values, ",")
+			size += len(lower) + len(o.Meta[lower])
+		}
+	}
+	for _, name := range storedHeaders {
+		v := h.Get(name)
+		if name == "Content-Encoding" {
+			// aws-chunked describes the transfer, not the object.
+			var kept []string
+			for _, e := range strings.Split(v, ",") {
+				if e = strings.TrimSpace(e); e != "" && e != "aws-chunked" {
+					kept = append(kept, e)
+				}
+			}
+			v = strings.Join(kept, ",")
+		}
+		if v != "" {
+			if o.Meta == nil {
+				o.Meta = map[string]string{}
+			}
+			o.Meta[name] = v
+		}
+	}
+	if size > maxMeta {
+		return o, s3err(http.StatusBadRequest, "MetadataTooLarge", fmt.Sprintf("Your metadata headers exceed the maximum allowed metadata size of %d bytes.", maxMeta))
+	}
+	return o, nil
+}
+
+func validKey(key string) error {
+	if len(key) > cloudstore.MaxKeyLen {
+		return s3err(http.StatusBadRequest, "KeyTooLongError", fmt.Sprintf("Your key is too long: the limit is %d bytes.", cloudstore.MaxKeyLen))
+	}
+	return nil
+}
+
+// md5Checked ends body with BadDigest instead of EOF unless its MD5 is
+// the Content-MD5 header's.
+func md5Checked(body io.Reader, h http.Header) (io.Reader, error) {
+	v := h.Get("Content-MD5")
+	if v == "" {
+		return body, nil
+	}
+	want, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || len(want) != md5.Size {
+		return nil, errInvalidDigest
+	}
+	return &digestReader{r: body, sum: md5.New(), want: want}, nil
+}
+
+type digestReader struct {
+	r   io.Reader
+	sum interface {
+		Write([]byte) (int, error)
+		Sum([]byte) []byte
+	}
+	want []byte
+}
+
+func (d *digestReader) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	d.sum.Write(p[:n])
+	if err == io.EOF && !bytes.Equal(d.sum.Sum(nil), d.want) {
+		return n, errBadDigest
+	}
+	return n, err
+}
+
+// uploadBody checks an upload's length and returns its checked body.
+func (s *Server) uploadBody(r *request, limit int64) (io.Reader, error) {
+	if r.size < 0 && r.ContentLength < 0 && r.auth.PayloadHash != "STREAMING-UNSIGNED-PAYLOAD-TRAILER" && r.auth.PayloadHash != "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER" {
+		return nil, errMissingLength
+	}
+	if r.size > limit {
+		return nil, errTooLarge
+	}
+	return md5Checked(r.body, r.Header)
+}
+
+func (s *Server) putObject(w http.ResponseWriter, r *request) error {
+	if err := validKey(r.key); err != nil {
+		return err
+	}
+	o, err := s.putOptions(r.Header)
+	if err != nil {
+		return err
+	}
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	body, err := s.uploadBody(r, s.opts.MaxObjectSize)
+	if err != nil {
+		return err
+	}
+	o.Max = s.opts.MaxObjectSize
+	obj, err := s.st.Put(r.Context(), r.account, r.bucket, r.key, body, o)
+	if err != nil {
+		return bodyError(err)
+	}
+	if r.size >= 0 && obj.Size != r.size {
+		// Cannot happen over HTTP/1.1 with a Content-Length; kept as a guard.
+		s.opts.Logger.Warn("s3 put size differs from declared length", "request_id", r.id, "size", obj.Size, "declared", r.size)
+	}
+	w.Header().Set("ETag", `"`+obj.ETag+`"`)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// bodyError unwraps the check that failed while a body was read (a wrong
+// signature, checksum or length) from the store's ErrBody.
+func bodyError(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var inner interface{ Unwrap() []error }
+	if errors.As(err, &inner) {
+		for _, x := range inner.Unwrap() {
+			if !errors.Is(x, cloudstore.ErrBody) {
+				return x
+			}
+		}
+	}
+	return err
+}
+
+// getObject answers GetObject and HeadObject: conditional requests, one
+// byte range, the stored headers and metadata, and the response-*
+// overrides of a signed request.
+func (s *Server) getObject(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	obj, body, err := s.st.OpenObject(r.account, r.bucket, r.key)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	h := w.Header()
+	etag := `"` + obj.ETag + `"`
+	h.Set("ETag", etag)
+	h.Set("Last-Modified", obj.LastModified.UTC().Format(http.TimeFormat))
+	h.Set("Accept-Ranges", "bytes")
+	if err := checkConditions(r.Header, "", etag, obj.LastModified); err != nil {
+		return err
+	}
+	h.Set("Content-Type", obj.ContentType)
+	for name, v := range obj.Meta {
+		h.Set(name, v)
+	}
+	if r.auth != nil {
+		q := r.URL.Query()
+		for _, name := range []string{"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Content-Type", "Expires"} {
+			if v := q.Get("response-" + strings.ToLower(name)); v != "" {
+				h.Set(name, v)
+			}
+		}
+	}
+	start, length := int64(0), obj.Size
+	status := http.StatusOK
+	if rng := r.Header.Get("Range"); rng != "" {
+		first, last, ok, err := parseRange(rng, obj.Size)
+		if err != nil {
+			h.Set("Content-Range", fmt.Sprintf("bytes */%d", obj.Size))
+			return err
+		}
+		if ok {
+			start, length, status = first, last-first+1, http.StatusPartialContent
+			h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", first, last, obj.Size))
+		}
+	}
+	h.Set("Content-Length", strconv.FormatInt(length, 10))
+	w.WriteHeader(status)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	if _, err := body.Seek(start, io.SeekStart); err != nil {
+		return err
+	}
+	_, err = io.CopyN(w, body, length)
+	return err
+}
+
+var errInvalidRange = s3err(http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "The requested range is not satisfiable")
+
+// parseRange reads a single "bytes=" range against size. A header that is
+// not a single byte range is ignored (ok false), as RFC 9110 allows; a
+// range that starts beyond the object is InvalidRange.
+func parseRange(v string, size int64) (first, last int64, ok bool, err error) {
+	spec, found := strings.CutPrefix(v, "bytes=")
+	if !found || strings.Contains(spec, ",") {
+		return 0, 0, false, nil
+	}
+	a, b, found := strings.Cut(strings.TrimSpace(spec), "-")
+	if !found {
+		return 0, 0, false, nil
+	}
+	switch {
+	case a == "": // the last b bytes
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n < 0 {
+			return 0, 0, false, nil
+		}
+		if n == 0 || size == 0 {
+			return 0, 0, false, errInvalidRange
+		}
+		return max(size-n, 0), size - 1, true, nil
+	default:
+		first, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || first < 0 {
+			return 0, 0, false, nil
+		}
+		last := size - 1
+		if b != "" {
+			if last, err = strconv.ParseInt(b, 10, 64); err != nil || last < first {
+				return 0, 0, false, nil
+			}
+			last = min(last, size-1)
+		}
+		if first >= size {
+			return 0, 0, false, errInvalidRange
+		}
+		return first, last, true, nil
+	}
+}
+
+// checkConditions evaluates If-Match, If-Unmodified-Since, If-None-Match
+// and If-Modified-Since (each under prefix, "x-amz-copy-source-" for a
+// copy's source) in RFC 9110's order.
+func checkConditions(h http.Header, prefix, etag string, modified time.Time) error {
+	get := func(name string) string { return h.Get(prefix + name) }
+	modified = modified.Truncate(time.Second)
+	if v := get("If-Match"); v != "" {
+		if !etagMatches(v, etag) {
+			return errPrecondition
+		}
+	} else if t, err := http.ParseTime(get("If-Unmodified-Since")); err == nil && modified.After(t) {
+		return errPrecondition
+	}
+	notModified := errNotModified
+	if prefix != "" {
+		notModified = errPrecondition // a copy has no 304
+	}
+	if v := get("If-None-Match"); v != "" {
+		if etagMatches(v, etag) {
+			return notModified
+		}
+	} else if t, err := http.ParseTime(get("If-Modified-Since")); err == nil && !modified.After(t) {
+		return notModified
+	}
+	return nil
+}
+
+var errNotModified = s3err(http.StatusNotModified, "NotModified", "Not Modified")
+
+func etagMatches(list, etag string) bool {
+	for _, v := range strings.Split(list, ",") {
+		v = strings.TrimPrefix(strings.TrimSpace(v), "W/")
+		if v == "*" || v == etag || `"`+v+`"` == etag {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) deleteObject(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	// Deleting a missing key succeeds, as in S3.
+	if err := s.st.DeleteObject(r.account, r.bucket, r.key); err != nil && !errors.Is(err, cloudstore.ErrNotFound) {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// copySource parses x-amz-copy-source: "[/]bucket/key", URL-encoded.
+func copySource(r *request) (bucket, key string, err error) {
+	v := r.Header.Get("X-Amz-Copy-Source")
+	if i := strings.Index(v, "?versionId="); i >= 0 {
+		return "", "", s3err(http.StatusNotImplemented, "NotImplemented", "This endpoint does not keep object versions.")
+	}
+	v, err = url.PathUnescape(strings.TrimPrefix(v, "/"))
+	if err != nil {
+		return "", "", s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-copy-source is not URL-encoded correctly")
+	}
+	bucket, key, _ = strings.Cut(v, "/")
+	if bucket == "" || key == "" {
+		return "", "", s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-copy-source must be bucket/key")
+	}
+	return bucket, key, nil
+}
+
+func copySourceBucket(r *request) []string {
+	b, _, err := copySource(r)
+	if err != nil {
+		return nil
+	}
+	return []string{b}
+}
+
+func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
+	srcBucket, srcKey, err := copySource(r)
+	if err != nil {
+		return err
+	}
+	if err := validKey(r.key); err != nil {
+		return err
+	}
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	if _, err := s.st.Bucket(r.account, srcBucket); err != nil {
+		return errNoSuchBucket
+	}
+	src, err := s.st.Object(r.account, srcBucket, srcKey)
+	if err != nil {
+		return err
+	}
+	if err := checkConditions(r.Header, "X-Amz-Copy-Source-", `"`+src.ETag+`"`, src.LastModified); err != nil {
+		return err
+	}
+	var replace *cloudstore.PutOptions
+	switch d := r.Header.Get("X-Amz-Metadata-Directive"); d {
+	case "", "COPY":
+		if srcBucket == r.bucket && srcKey == r.key {
+			return s3err(http.StatusBadRequest, "InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+		}
+	case "REPLACE":
+		o, err := s.putOptions(r.Header)
+		if err != nil {
+			return err
+		}
+		replace = &o
+	default:
+		return s3err(http.StatusBadRequest, "InvalidArgument", "Unknown metadata directive.")
+	}
+	obj, err := s.st.CopyObjectTo(r.account, srcBucket, srcKey, r.bucket, r.key, s.opts.Now(), replace)
+	if err != nil {
+		return err
+	}
+	type result struct {
+		XMLName      xml.Name `xml:"CopyObjectResult"`
+		Xmlns        string   `xml:"xmlns,attr"`
+		LastModified string
+		ETag         string
+	}
+	writeXML(w, http.StatusOK, result{Xmlns: xmlns, LastModified: s3Time(obj.LastModified), ETag: `"` + obj.ETag + `"`})
+	return nil
+}
+
+// deleteObjects answers DeleteObjects: up to 1000 keys, each deleted on
+// its own; missing keys count as deleted, as in S3.
+func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	body, err := md5Checked(r.body, r.Header)
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(io.LimitReader(body, 2<<20))
+	if err != nil {
+		return bodyError(err)
+	}
+	var req struct {
+		Quiet   bool
+		Objects []struct {
+			Key string
+		} `xml:"Object"`
+	}
+	if err := xml.Unmarshal(data, &req); err != nil || len(req.Objects) == 0 || len(req.Objects) > 1000 {
+		return errMalformedXML
+	}
+	type deleted struct {
+		Key string
+	}
+	type failed struct {
+		Key     string
+		Code    string
+		Message string
+	}
+	type result struct {
+		XMLName xml.Name `xml:"DeleteResult"`
+		Xmlns   string   `xml:"xmlns,attr"`
+		Deleted []deleted
+		Error   []failed
+	}
+	res := result{Xmlns: xmlns}
+	for _, o := range req.Objects {
+		err := s.st.DeleteObject(r.account, r.bucket, o.Key)
+		if err != nil && !errors.Is(err, cloudstore.ErrNotFound) {
+			e := toError(err, errNoSuchKey)
+			res.Error = append(res.Error, failed{o.Key, e.Code, e.Message})
+			continue
+		}
+		if !req.Quiet {
+			res.Deleted = append(res.Deleted, deleted{o.Key})
+		}
+	}
+	writeXML(w, http.StatusOK, res)
+	return nil
+}

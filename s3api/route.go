@@ -1,0 +1,131 @@
+package s3api
+
+import (
+	"net/http"
+	"net/url"
+)
+
+// operation is one S3 operation: what it needs of the key, and its
+// handler.
+type operation struct {
+	name        string
+	read, write bool
+	run         func(s *Server, w http.ResponseWriter, r *request) error
+	// also lists buckets besides the addressed one that the operation
+	// touches (a copy's source), for the scope check.
+	also func(r *request) []string
+}
+
+// buckets are the buckets op touches in r.
+func (o operation) buckets(r *request) []string {
+	var out []string
+	if r.bucket != "" {
+		out = append(out, r.bucket)
+	}
+	if o.also != nil {
+		out = append(out, o.also(r)...)
+	}
+	return out
+}
+
+// unsupported are the S3 subresources this endpoint does not implement;
+// a request naming one answers NotImplemented rather than being taken
+// for a plain GET or PUT.
+var unsupported = []string{"acl", "policy", "policyStatus", "versioning", "tagging", "cors", "lifecycle", "website",
+	"logging", "notification", "replication", "encryption", "object-lock", "retention", "legal-hold", "torrent",
+	"restore", "select", "accelerate", "requestPayment", "ownershipControls", "publicAccessBlock",
+	"intelligent-tiering", "inventory", "analytics", "metrics", "versions", "versionId", "attributes", "uploadPartCopy"}
+
+func notImplemented(name string) operation {
+	return operation{name: name, run: func(*Server, http.ResponseWriter, *request) error { return errNotImplemented }}
+}
+
+func methodNotAllowed(name string) operation {
+	return operation{name: name, run: func(*Server, http.ResponseWriter, *request) error {
+		return s3err(http.StatusMethodNotAllowed, "MethodNotAllowed", "The specified method is not allowed against this resource.")
+	}}
+}
+
+// route picks the operation of a request from its method, whether it
+// addresses the service, a bucket or an object, and its subresources.
+func route(r *request) operation {
+	q := r.URL.Query()
+	for _, sub := range unsupported {
+		if q.Has(sub) {
+			return notImplemented("Unsupported:" + sub)
+		}
+	}
+	m := r.Method
+	switch {
+	case r.bucket == "":
+		if m == http.MethodGet {
+			return operation{name: "ListBuckets", read: true, run: (*Server).listBuckets}
+		}
+		return methodNotAllowed("Service")
+	case r.key == "":
+		return bucketRoute(m, q)
+	}
+	return objectRoute(r, m, q)
+}
+
+func bucketRoute(m string, q url.Values) operation {
+	switch m {
+	case http.MethodGet:
+		switch {
+		case q.Has("location"):
+			return operation{name: "GetBucketLocation", read: true, run: (*Server).bucketLocation}
+		case q.Has("uploads"):
+			return operation{name: "ListMultipartUploads", read: true, run: (*Server).listUploads}
+		case q.Get("list-type") == "2":
+			return operation{name: "ListObjectsV2", read: true, run: (*Server).listObjectsV2}
+		}
+		return operation{name: "ListObjects", read: true, run: (*Server).listObjectsV1}
+	case http.MethodHead:
+		return operation{name: "HeadBucket", read: true, run: (*Server).headBucket}
+	case http.MethodPut:
+		return operation{name: "CreateBucket", write: true, run: (*Server).createBucket}
+	case http.MethodDelete:
+		return operation{name: "DeleteBucket", write: true, run: (*Server).deleteBucket}
+	case http.MethodPost:
+		if q.Has("delete") {
+			return operation{name: "DeleteObjects", write: true, run: (*Server).deleteObjects}
+		}
+	}
+	return methodNotAllowed("Bucket")
+}
+
+func objectRoute(r *request, m string, q url.Values) operation {
+	switch m {
+	case http.MethodGet:
+		if q.Has("uploadId") {
+			return operation{name: "ListParts", read: true, run: (*Server).listParts}
+		}
+		return operation{name: "GetObject", read: true, run: (*Server).getObject}
+	case http.MethodHead:
+		return operation{name: "HeadObject", read: true, run: (*Server).getObject}
+	case http.MethodPut:
+		copySource := r.Header.Get("X-Amz-Copy-Source") != ""
+		switch {
+		case q.Has("partNumber") && q.Has("uploadId") && copySource:
+			return notImplemented("UploadPartCopy")
+		case q.Has("partNumber") && q.Has("uploadId"):
+			return operation{name: "UploadPart", write: true, run: (*Server).uploadPart}
+		case copySource:
+			return operation{name: "CopyObject", read: true, write: true, run: (*Server).copyObject, also: copySourceBucket}
+		}
+		return operation{name: "PutObject", write: true, run: (*Server).putObject}
+	case http.MethodDelete:
+		if q.Has("uploadId") {
+			return operation{name: "AbortMultipartUpload", write: true, run: (*Server).abortUpload}
+		}
+		return operation{name: "DeleteObject", write: true, run: (*Server).deleteObject}
+	case http.MethodPost:
+		switch {
+		case q.Has("uploads"):
+			return operation{name: "CreateMultipartUpload", write: true, run: (*Server).createUpload}
+		case q.Has("uploadId"):
+			return operation{name: "CompleteMultipartUpload", write: true, run: (*Server).completeUpload}
+		}
+	}
+	return methodNotAllowed("Object")
+}

@@ -1,0 +1,283 @@
+// Package s3api serves the S3-compatible endpoint over the cloud
+// platform's buckets and objects: the same store the REST API uses, so a
+// bucket made in one is seen by the other. It authenticates with the S3
+// keys of the REST API (AWS Signature V4, package sigv4), enforces their
+// permissions and bucket scope on every request, and answers S3's XML.
+//
+// Both path-style (http://host/bucket/key) and virtual-hosted-style
+// (http://bucket.domain/key) addressing work; the domains are configured.
+package s3api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/sigv4"
+)
+
+// Options tune the endpoint; zero values take the defaults.
+type Options struct {
+	// Region is the one region this endpoint serves; default us-east-1.
+	// Requests may be signed for it or for "auto".
+	Region string
+	// Domains are the base domains of virtual-hosted-style requests: a
+	// request to BUCKET.DOMAIN[:port] addresses BUCKET. Default
+	// ["localhost"], so http://mybucket.localhost:9000 works.
+	Domains []string
+	// MaxObjectSize bounds a single PUT; default 5 GiB, as in S3.
+	MaxObjectSize int64
+	// Timeout bounds one request, bodies included; default 1 hour.
+	Timeout time.Duration
+	Now     func() time.Time
+	Logger  *slog.Logger
+}
+
+func (o *Options) setDefaults() {
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.Domains == nil {
+		o.Domains = []string{"localhost"}
+	}
+	if o.MaxObjectSize == 0 {
+		o.MaxObjectSize = 5 << 30
+	}
+	if o.Timeout == 0 {
+		o.Timeout = time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Server is the S3 endpoint.
+type Server struct {
+	st       *cloudstore.Store
+	opts     Options
+	inflight sync.WaitGroup
+	closeMu  sync.Mutex
+	closing  bool
+}
+
+// New returns the S3 endpoint over st.
+func New(st *cloudstore.Store, opts Options) *Server {
+	opts.setDefaults()
+	return &Server{st: st, opts: opts}
+}
+
+// Wait refuses new requests and blocks until running ones have returned.
+func (s *Server) Wait() {
+	s.closeMu.Lock()
+	s.closing = true
+	s.closeMu.Unlock()
+	s.inflight.Wait()
+}
+
+// request is one S3 request, resolved and authenticated.
+type request struct {
+	*http.Request
+	id      string
+	bucket  string
+	key     string
+	auth    *sigv4.Auth // nil for an anonymous request
+	s3key   cloudstore.S3Key
+	account string
+	// body is the request body, checked as it is read (payload hash,
+	// chunk signatures, checksums); size its decoded length or -1.
+	body io.Reader
+	size int64
+}
+
+// ServeHTTP resolves the bucket and key, authenticates, checks the key's
+// permission and scope, and runs the operation.
+func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
+	var idb [8]byte
+	rand.Read(idb[:])
+	req := &request{Request: hr, id: strings.ToUpper(hex.EncodeToString(idb[:]))}
+	w.Header().Set("X-Amz-Request-Id", req.id)
+	w.Header().Set("Server", "lattice")
+	s.closeMu.Lock()
+	if s.closing {
+		s.closeMu.Unlock()
+		w.Header().Set("Connection", "close")
+		writeError(w, hr, s3err(http.StatusServiceUnavailable, "ServiceUnavailable", "The server is shutting down; retry elsewhere or later."), req.id)
+		return
+	}
+	s.inflight.Add(1)
+	s.closeMu.Unlock()
+	defer s.inflight.Done()
+
+	start := s.opts.Now()
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	var op string
+	defer func() {
+		if p := recover(); p != nil {
+			s.opts.Logger.Error("s3 handler panic", "request_id", req.id, "panic", p)
+			if !rec.wrote {
+				writeError(rec, hr, toError(nil, nil), req.id)
+			}
+		}
+		s.opts.Logger.Info("s3", "request_id", req.id, "account", req.account, "access_key", req.s3key.AccessKeyID,
+			"op", op, "method", hr.Method, "bucket", req.bucket, "key", req.key, "status", rec.status,
+			"bytes_out", rec.bytes, "duration", s.opts.Now().Sub(start), "remote", hr.RemoteAddr)
+		if req.bucket != "" && req.account != "" {
+			s.st.RecordAccess(req.bucket, cloudstore.Access{Time: start, Op: opKind(hr.Method, op), Key: req.key,
+				Status: rec.status, BytesIn: max(hr.ContentLength, 0), BytesOut: rec.bytes})
+		}
+	}()
+	// The server's read and write timeouts suit small requests; an S3
+	// transfer may take up to Timeout.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.opts.Timeout))
+	rc.SetWriteDeadline(time.Now().Add(s.opts.Timeout))
+	ctx, cancel := context.WithTimeout(hr.Context(), s.opts.Timeout)
+	defer cancel()
+	req.Request = hr.WithContext(ctx)
+
+	req.bucket, req.key = s.locate(hr)
+	o := route(req)
+	op = o.name
+	if err := s.authorize(req, o); err != nil {
+		writeError(rec, hr, toError(err, errAccessDenied), req.id)
+		return
+	}
+	if err := o.run(s, rec, req); err != nil {
+		notFound := errNoSuchBucket
+		if req.key != "" {
+			notFound = errNoSuchKey
+		}
+		e := toError(err, notFound)
+		if e.Status == http.StatusInternalServerError {
+			s.opts.Logger.Error("s3 request failed", "request_id", req.id, "op", op, "err", err)
+		}
+		if rec.wrote {
+			return // the answer has begun; the client sees a short body
+		}
+		writeError(rec, hr, e, req.id)
+	}
+}
+
+// locate finds the bucket and key of r, virtual-hosted style when the
+// host is a subdomain of a configured domain, path style otherwise.
+func (s *Server) locate(r *http.Request) (bucket, key string) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(host)
+	path := strings.TrimPrefix(r.URL.Path, "/")
+	for _, d := range s.opts.Domains {
+		if b, ok := strings.CutSuffix(host, "."+d); ok && b != "" {
+			return b, path
+		}
+	}
+	bucket, key, _ = strings.Cut(path, "/")
+	return bucket, key
+}
+
+// authorize authenticates req (anonymous requests are allowed only to
+// read a public bucket's objects) and checks its key's permission and
+// bucket scope for the operation.
+func (s *Server) authorize(req *request, o operation) error {
+	if !sigv4.IsSigned(req.Request) {
+		if (o.name == "GetObject" || o.name == "HeadObject") && s.isPublic(req.bucket) {
+			b, _ := s.st.PublicBucket(req.bucket)
+			req.account = b.Account
+			req.body = req.Body
+			return nil
+		}
+		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: sign requests with an S3 key from /api/storage/keys")
+	}
+	auth, err := sigv4.Verify(req.Request, s.lookup, s.opts.Now())
+	if err != nil {
+		return err
+	}
+	if auth.Region != s.opts.Region && auth.Region != "auto" {
+		return s3err(http.StatusBadRequest, "AuthorizationHeaderMalformed", "the request is signed for region "+auth.Region+"; this endpoint serves "+s.opts.Region)
+	}
+	key, _, err := s.st.S3Secret(auth.AccessKeyID)
+	if err != nil {
+		return err
+	}
+	req.auth, req.s3key, req.account = auth, key, key.Account
+	if req.body, req.size, err = auth.Body(req.Request); err != nil {
+		return err
+	}
+	if req.size < 0 && auth.PayloadHash != sigv4.StreamingUnsignedTrail && auth.PayloadHash != sigv4.StreamingSignedTrailer {
+		req.size = req.ContentLength
+	}
+	if o.write && key.Permissions == cloudstore.PermRead || o.read && key.Permissions == cloudstore.PermWrite {
+		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: this S3 key has "+key.Permissions+" permission")
+	}
+	for _, b := range o.buckets(req) {
+		if key.BucketScope != "*" && b != key.BucketScope {
+			return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: this S3 key is scoped to bucket "+key.BucketScope)
+		}
+	}
+	return nil
+}
+
+func (s *Server) lookup(id string) (string, error) {
+	_, secret, err := s.st.S3Secret(id)
+	if errors.Is(err, cloudstore.ErrNotFound) {
+		return "", sigv4.ErrUnknownKey
+	}
+	return secret, err
+}
+
+func (s *Server) isPublic(bucket string) bool {
+	b, err := s.st.PublicBucket(bucket)
+	return err == nil && b.Public
+}
+
+// recorder remembers the status and size of an answer.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	wrote  bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.wrote = true
+	n, err := r.ResponseWriter.Write(p)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// opKind is the metrics kind of an operation.
+func opKind(method, op string) string {
+	switch {
+	case strings.HasPrefix(op, "List"):
+		return "list"
+	case method == http.MethodGet || method == http.MethodHead:
+		return "get"
+	case method == http.MethodPut || method == http.MethodPost:
+		return "put"
+	case method == http.MethodDelete:
+		return "delete"
+	}
+	return "other"
+}
