@@ -42,6 +42,8 @@ func shortDuration(d time.Duration) string {
 // tookDuration renders how long a transfer took: "85ms", "2.4s", "1m05s".
 func tookDuration(d time.Duration) string {
 	switch {
+	case d < time.Millisecond:
+		return "<1ms"
 	case d < time.Second:
 		return fmt.Sprintf("%dms", d.Milliseconds())
 	case d < 10*time.Second:

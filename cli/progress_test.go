@@ -27,7 +27,8 @@ func TestDurations(t *testing.T) {
 		d           time.Duration
 		short, took string
 	}{
-		{0, "0s", "0ms"},
+		{0, "0s", "<1ms"},
+		{time.Millisecond, "0s", "1ms"},
 		{85 * time.Millisecond, "0s", "85ms"},
 		{2400 * time.Millisecond, "2s", "2.4s"},
 		{65 * time.Second, "1m05s", "1m05s"},
