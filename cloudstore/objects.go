@@ -172,11 +172,8 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	body = io.LimitReader(ctxReader{ctx, body}, o.Max+1)
 	h := md5.New()
 	head := make([]byte, min(o.Max+1, InlineMax+1))
-	n, err := io.ReadFull(body, head)
-	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		err = nil
-	case err != nil:
+	n, err := readUpTo(body, head)
+	if err != nil {
 		return Object{}, fmt.Errorf("%w: %w", ErrBody, err)
 	}
 	if int64(n) > o.Max {
@@ -216,6 +213,24 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 		return Object{}, err
 	}
 	return obj, nil
+}
+
+// readUpTo reads into p until p is full or r ends. Unlike io.ReadFull,
+// it tells a body that simply ends (no error) from a reader's own
+// io.ErrUnexpectedEOF, which a multipart part cut off mid-file returns.
+func readUpTo(r io.Reader, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := r.Read(p[n:])
+		n += m
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // keepBlob makes the temporary file f a body file: fsync'd, renamed to a
