@@ -44,6 +44,10 @@ func (s *Store) AddRule(account, bucket, prefix string, days int, now time.Time)
 	if err := setJSON(b, k(tRule, bucket, r.ID), r); err != nil {
 		return Rule{}, err
 	}
+	ev := Event{Type: EventRuleAdded, Time: now, RuleID: r.ID, Prefix: r.Prefix, ExpireDays: r.ExpireDays}
+	if err := s.logEventsLocked(b, bucket, ev); err != nil {
+		return Rule{}, err
+	}
 	return r, s.commit(b)
 }
 
@@ -88,6 +92,10 @@ func (s *Store) DeleteRule(account, bucket, id string) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	b.Delete(k(tRule, bucket, id), nil)
+	ev := Event{Type: EventRuleRemoved, Time: s.now(), RuleID: r.ID, Prefix: r.Prefix, ExpireDays: r.ExpireDays}
+	if err := s.logEventsLocked(b, bucket, ev); err != nil {
+		return err
+	}
 	return s.commit(b)
 }
 
@@ -135,7 +143,8 @@ rules:
 					if s.getJSON(k(tRule, r.Bucket, r.ID), &still) != nil {
 						continue rules
 					}
-					if err := s.DeleteObject(bk.Account, r.Bucket, o.Key); err == nil {
+					ev := Event{Type: EventObjectExpired, Time: now, RuleID: r.ID}
+					if err := s.deleteObject(bk.Account, r.Bucket, o.Key, ev); err == nil {
 						deleted++
 					} else if !errors.Is(err, ErrNotFound) { // deleted meanwhile: fine
 						return deleted, err

@@ -264,6 +264,11 @@ func (s *Store) commitObject(account, bucket string, obj Object) error {
 
 // commitLocked is commitObject with s.mu held.
 func (s *Store) commitLocked(account, bucket string, obj Object) error {
+	return s.commitEventLocked(account, bucket, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size})
+}
+
+// commitEventLocked is commitLocked logging ev for the change.
+func (s *Store) commitEventLocked(account, bucket string, obj Object, ev Event) error {
 	bk, err := s.Bucket(account, bucket)
 	if err != nil {
 		return err // deleted while the body was uploading
@@ -296,6 +301,9 @@ func (s *Store) commitLocked(account, bucket string, obj Object) error {
 		return err
 	}
 	if err := setJSON(b, k(tBucket, bucket), bk); err != nil {
+		return err
+	}
+	if err := s.logEventsLocked(b, bucket, ev); err != nil {
 		return err
 	}
 	if err := s.commit(b); err != nil {
@@ -382,6 +390,12 @@ func (s *Store) OpenObject(account, bucket, key string) (Object, Body, error) {
 
 // DeleteObject deletes an object.
 func (s *Store) DeleteObject(account, bucket, key string) error {
+	return s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()})
+}
+
+// deleteObject deletes an object and logs ev, given the object's key and
+// size.
+func (s *Store) deleteObject(account, bucket, key string, ev Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	bk, err := s.Bucket(account, bucket)
@@ -401,6 +415,13 @@ func (s *Store) DeleteObject(account, bucket, key string) error {
 	bk.Objects--
 	bk.Bytes -= obj.Size
 	if err := setJSON(b, k(tBucket, bucket), bk); err != nil {
+		return err
+	}
+	if err := b.Delete(topKey(bucket, key), nil); err != nil {
+		return err
+	}
+	ev.Key, ev.Size = key, obj.Size
+	if err := s.logEventsLocked(b, bucket, ev); err != nil {
 		return err
 	}
 	if err := s.commit(b); err != nil {
@@ -435,7 +456,11 @@ func (s *Store) CopyObjectTo(account, srcBucket, src, dstBucket, dst string, now
 	if replace != nil {
 		obj.ContentType, obj.Meta = replace.ContentType, replace.Meta
 	}
-	return obj, s.commitLocked(account, dstBucket, obj)
+	ev := Event{Type: EventObjectCopied, Time: now, Key: dst, Size: obj.Size, SourceKey: src}
+	if srcBucket != dstBucket {
+		ev.SourceBucket = srcBucket
+	}
+	return obj, s.commitEventLocked(account, dstBucket, obj, ev)
 }
 
 // Listing is one page of a bucket listing.

@@ -3,7 +3,9 @@ package cloudstore
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +78,19 @@ func (s *Store) OpenSecrets(path string) error {
 		return err
 	}
 	s.aead, err = cipher.NewGCM(block)
+	s.master = key
 	return err
+}
+
+// DerivedKey returns a 32-byte key for the purpose label, derived from the
+// secret key of OpenSecrets with HKDF-SHA256. It is the same across
+// restarts; distinct labels give independent keys, and none is the key
+// that seals S3 secrets (which is the secret key itself).
+func (s *Store) DerivedKey(label string) ([]byte, error) {
+	if s.master == nil {
+		return nil, errors.New("cloudstore: no secret key: call OpenSecrets")
+	}
+	return hkdf.Key(sha256.New, s.master, nil, "lattice/cloudstore/"+label, 32)
 }
 
 // CreateS3Key makes an S3 access key for account and returns it with its

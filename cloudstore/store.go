@@ -1,6 +1,8 @@
 // Package cloudstore keeps the cloud platform's metadata in Pebble:
-// accounts, API keys (only their hashes) and buckets. Every write is
-// fsync'd before it returns.
+// accounts, API keys (only their hashes), buckets, objects, lifecycle rules,
+// each bucket's activity log and its access metrics. Every write is fsync'd
+// before it returns, except access metrics, which are gathered in memory
+// and written every few seconds (see RecordAccess).
 package cloudstore
 
 import (
@@ -80,7 +82,16 @@ type Store struct {
 	mu      sync.Mutex  // serialises read-modify-write operations
 	adminMu sync.Mutex  // serialises EnsureAdmin (which takes mu itself)
 	aead    cipher.AEAD // seals S3 secrets; set by OpenSecrets
+	master  []byte      // the secret key, for DerivedKey; set by OpenSecrets
 	blobDir string      // object bodies; set by OpenBlobs
+	now     func() time.Time
+	// maxEvents is MaxEvents; tests lower it.
+	maxEvents int64
+
+	meters    meters
+	stopFlush chan struct{} // closed by Close
+	flushed   chan struct{} // closed when the flusher has returned
+	closeOnce sync.Once
 }
 
 // Open opens or creates the store in dir.
@@ -92,11 +103,27 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cloudstore: open %s: %w", dir, err)
 	}
-	return &Store{db: db}, nil
+	s := &Store{db: db, now: time.Now, maxEvents: MaxEvents, stopFlush: make(chan struct{}), flushed: make(chan struct{})}
+	go s.runFlusher(log)
+	return s, nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// SetClock makes the store read the time from now where a method takes no
+// timestamp (DeleteObject, DeleteRule: the time of their events). Call it
+// before the store is used.
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// Close writes the access metrics gathered in memory and closes the
+// database.
+func (s *Store) Close() error {
+	var ferr error
+	s.closeOnce.Do(func() {
+		close(s.stopFlush)
+		<-s.flushed
+		ferr = s.flushMetrics()
+	})
+	return errors.Join(ferr, s.db.Close())
+}
 
 func k(table byte, parts ...string) []byte {
 	b := []byte{table}
@@ -193,6 +220,24 @@ func (s *Store) CreateKey(account, name string, admin bool, now time.Time) (Key,
 	return key, secret, s.commit(b)
 }
 
+// KeyByID returns an API key's record, revoked or not.
+func (s *Store) KeyByID(id string) (Key, error) {
+	data, closer, err := s.db.Get(k(tKeyByID, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Key{}, ErrNotFound
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("cloudstore: %w", err)
+	}
+	h := bytes.Clone(data)
+	closer.Close()
+	var key Key
+	if err := s.getJSON(k(tKeyByHash, string(h)), &key); err != nil {
+		return Key{}, err
+	}
+	return key, nil
+}
+
 // Authenticate returns the live key whose secret this is.
 func (s *Store) Authenticate(secret string) (Key, error) {
 	var key Key
@@ -280,7 +325,24 @@ func (s *Store) CreateBucket(account, name, notes string, now time.Time) (Bucket
 		return Bucket{}, err
 	}
 	b.Set(k(tOwned, account, name), nil, nil)
+	if err := s.logEventsLocked(b, name, Event{Type: EventBucketCreated, Time: now}); err != nil {
+		return Bucket{}, err
+	}
 	return bk, s.commit(b)
+}
+
+// PublicBucket returns the bucket called name, whoever owns it, if it is
+// public; a private or missing bucket is ErrNotFound alike, so that
+// anonymous callers never learn which names exist.
+func (s *Store) PublicBucket(name string) (Bucket, error) {
+	var bk Bucket
+	if err := s.getJSON(k(tBucket, name), &bk); err != nil {
+		return Bucket{}, err
+	}
+	if !bk.Public {
+		return Bucket{}, ErrNotFound
+	}
+	return bk, nil
 }
 
 // Bucket returns account's bucket; another account's bucket is
@@ -314,7 +376,8 @@ func (s *Store) Buckets(account string) ([]Bucket, error) {
 	return out, err
 }
 
-// UpdateBucket changes account's bucket with fn, atomically.
+// UpdateBucket changes account's bucket with fn, atomically. A change of
+// Notes or Public is logged as an event; fn must change nothing else.
 func (s *Store) UpdateBucket(account, name string, now time.Time, fn func(*Bucket)) (Bucket, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -322,12 +385,29 @@ func (s *Store) UpdateBucket(account, name string, now time.Time, fn func(*Bucke
 	if err != nil {
 		return Bucket{}, err
 	}
+	old := bk
 	fn(&bk)
 	bk.UpdatedAt = now.UTC()
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := setJSON(b, k(tBucket, name), bk); err != nil {
 		return Bucket{}, err
+	}
+	var evs []Event
+	if bk.Notes != old.Notes {
+		evs = append(evs, Event{Type: EventBucketUpdated, Time: now})
+	}
+	if bk.Public != old.Public {
+		typ := EventBucketPrivate
+		if bk.Public {
+			typ = EventBucketPublic
+		}
+		evs = append(evs, Event{Type: typ, Time: now})
+	}
+	if len(evs) > 0 {
+		if err := s.logEventsLocked(b, name, evs...); err != nil {
+			return Bucket{}, err
+		}
 	}
 	return bk, s.commit(b)
 }
@@ -353,6 +433,14 @@ func (s *Store) DeleteBucket(account, name string) error {
 	}
 	for _, r := range rules {
 		b.Delete(k(tRule, name, r.ID), nil)
+	}
+	// Its log and metrics go with it: a bucket created later under the
+	// name, perhaps by another account, starts with none.
+	if err := deleteEvents(b, name); err != nil {
+		return err
+	}
+	if err := deleteMetrics(b, name); err != nil {
+		return err
 	}
 	return s.commit(b)
 }
