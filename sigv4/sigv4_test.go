@@ -255,3 +255,23 @@ func TestUnsignedTrailer(t *testing.T) {
 		})
 	}
 }
+
+// TestSignVerify signs requests with Sign and checks Verify accepts them
+// and refuses them once changed.
+func TestSignVerify(t *testing.T) {
+	for _, path := range []string{"/b/plain", "/b/a b+c/ü?x", "/b/a//b/../c"} {
+		r := httptest.NewRequest("PUT", "http://127.0.0.1:9000/", strings.NewReader("body"))
+		r.URL.Path = path
+		r.URL.RawQuery = "partNumber=1&uploadId=a%20b"
+		r.Header.Set("Content-Type", "text/plain")
+		r.Header.Set("X-Amz-Meta-Note", "  two   spaces ")
+		Sign(r, exampleID, exampleSecret, "us-east-1", sha256Hex([]byte("body")), exampleTime)
+		if _, err := Verify(r, lookup, exampleTime); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		r.Header.Set("Content-Type", "text/html")
+		if _, err := Verify(r, lookup, exampleTime); code(err) != "SignatureDoesNotMatch" {
+			t.Fatalf("%s changed: %v", path, err)
+		}
+	}
+}
