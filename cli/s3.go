@@ -45,6 +45,7 @@ Buckets:
 Objects (s3://BUCKET/KEY names an object, s3://BUCKET/PREFIX/ a folder):
   cp FILE s3://BUCKET/[KEY]             upload a file (to KEY, or under its own name)
   cp DIR s3://BUCKET/[PREFIX] -r        upload a folder: keys are PREFIX/relative/path
+  cp - s3://BUCKET/KEY                  upload what comes on stdin
   cp s3://BUCKET/KEY FILE|DIR|-         download an object (- writes it to stdout)
   cp s3://BUCKET/[PREFIX] DIR -r        download every object under PREFIX
   cp s3://BUCKET/KEY s3://BUCKET/KEY2   copy an object within its bucket
