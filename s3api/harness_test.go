@@ -23,6 +23,7 @@ import (
 // "alice" holding an unscoped read-write S3 key.
 type env struct {
 	st     *cloudstore.Store
+	dir    string // the data directory
 	srv    *httptest.Server
 	id     string
 	secret string
@@ -48,13 +49,13 @@ func (e *env) payloadModes() []string {
 	return out
 }
 
-func newEnv(t *testing.T) *env { return startEnv(t, false) }
+func newEnv(t *testing.T) *env { return startEnv(t, false, s3api.Options{}) }
 
 // newTLSEnv serves the endpoint over TLS, as behind a terminating proxy:
 // over HTTPS, SDKs send aws-chunked bodies with trailing checksums.
-func newTLSEnv(t *testing.T) *env { return startEnv(t, true) }
+func newTLSEnv(t *testing.T) *env { return startEnv(t, true, s3api.Options{}) }
 
-func startEnv(t *testing.T, tls bool) *env {
+func startEnv(t *testing.T, tls bool, opts s3api.Options) *env {
 	t.Helper()
 	dir := t.TempDir()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -68,8 +69,9 @@ func startEnv(t *testing.T, tls bool) *env {
 	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
 		t.Fatal(err)
 	}
-	api := s3api.New(st, s3api.Options{Logger: log})
-	e := &env{st: st}
+	opts.Logger = log
+	api := s3api.New(st, opts)
+	e := &env{st: st, dir: dir}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		e.payloads = append(e.payloads, r.Header.Get("X-Amz-Content-Sha256"))
