@@ -178,5 +178,16 @@ func (s *Store) RunLifecycle(ctx context.Context, interval time.Duration, now fu
 		case n > 0:
 			log.Info("lifecycle sweep", "expired", n)
 		}
+		// Multipart uploads left unfinished for a week are aborted, as
+		// S3's AbortIncompleteMultipartUpload rule would, so their parts
+		// do not hold disk space forever.
+		if n, err := s.ExpireUploads(now().Add(-UploadMaxAge)); err != nil {
+			log.Error("aborting stale multipart uploads failed", "err", err)
+		} else if n > 0 {
+			log.Info("lifecycle sweep", "aborted_uploads", n)
+		}
 	}
 }
+
+// UploadMaxAge is how long a multipart upload may stay unfinished.
+const UploadMaxAge = 7 * 24 * time.Hour
