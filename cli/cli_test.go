@@ -96,6 +96,8 @@ func cleanEnv(t *testing.T) (home string) {
 		"LATTICE_LOG_LEVEL", "LATTICE_GENESIS", "LATTICE_MAX_CLOCK_SKEW"} {
 		t.Setenv(v, "")
 	}
+	// Servers started by tests never take the real S3 port.
+	t.Setenv("LATTICE_S3", "127.0.0.1:0")
 	return home
 }
 

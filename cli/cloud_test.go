@@ -6,6 +6,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/sigv4"
 )
 
 var apiSecretPattern = regexp.MustCompile(`^lat_live_[0-9A-Za-z]{40}$`)
@@ -323,6 +325,12 @@ func TestCloudServer(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Request-Id") != "trace-cli-1" {
 		t.Errorf("GET buckets with the new key: %d, X-Request-Id %q", resp.StatusCode, resp.Header.Get("X-Request-Id"))
 	}
+	// The S3 endpoint runs beside the REST API, on the same store.
+	m := regexp.MustCompile(`lattice cloud: S3 endpoint (http://\S+) \(region us-east-1\)`).FindStringSubmatch(s.stdout.String())
+	if m == nil {
+		t.Fatalf("no S3 endpoint in the banner %q", s.stdout.String())
+	}
+	checkS3Endpoint(t, s.url, m[1], secret)
 	if code := s.stop(); code != 0 {
 		t.Fatalf("cloud exited %d after SIGINT, want 0\nstderr: %s", code, s.stderr.String())
 	}
@@ -374,4 +382,38 @@ func TestStaleAdminKeyFile(t *testing.T) {
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
 		t.Errorf("key file mode %04o, want 0600", st.Mode().Perm())
 	}
+}
+
+// checkS3Endpoint makes an S3 key over REST with apiKey, creates a bucket
+// over S3 with it and finds it over REST.
+func checkS3Endpoint(t *testing.T, apiURL, s3URL, apiKey string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", apiURL+"/api/storage/keys", strings.NewReader(`{"name":"cli-test"}`))
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var key struct {
+		ID     string `json:"access_key_id"`
+		Secret string `json:"secret_access_key"`
+	}
+	json.NewDecoder(resp.Body).Decode(&key)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || key.Secret == "" {
+		t.Fatalf("create S3 key: %d", resp.StatusCode)
+	}
+	req, _ = http.NewRequest("PUT", s3URL+"/from-s3", nil)
+	sigv4.Sign(req, key.ID, key.Secret, "us-east-1", sigv4.EmptySHA256, time.Now())
+	if resp, err = http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("S3 CreateBucket: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	req, _ = http.NewRequest("GET", apiURL+"/api/storage/buckets/from-s3", nil)
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	if resp, err = http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the bucket made over S3, over REST: %v %v", resp, err)
+	}
+	resp.Body.Close()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"crypto/sha256"
 	binenc "encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -23,12 +24,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/latticenet/lattice/sigv4"
 )
 
 // cloudProc is a running `lattice cloud`.
 type cloudProc struct {
 	cmd    *exec.Cmd
 	url    string
+	s3     string // the S3 endpoint's URL
 	admin  string
 	stderr bytes.Buffer  // read only once exited is closed
 	exited chan struct{} // closed when the process has been waited for
@@ -41,8 +45,9 @@ func startCloud(t *testing.T, dir string) *cloudProc {
 	t.Helper()
 	addr := freeAddr(t)
 	p := &cloudProc{url: "http://" + addr, exited: make(chan struct{})}
-	p.cmd = exec.Command(binary, "cloud", "--data", dir, "--api", addr, "--log-level", "warn")
-	p.cmd.Env = append(os.Environ(), "LATTICE_CONFIG=", "LATTICE_API=", "LATTICE_DATA=")
+	p.s3 = "http://" + freeAddr(t)
+	p.cmd = exec.Command(binary, "cloud", "--data", dir, "--api", addr, "--s3", strings.TrimPrefix(p.s3, "http://"), "--log-level", "warn")
+	p.cmd.Env = append(os.Environ(), "LATTICE_CONFIG=", "LATTICE_API=", "LATTICE_DATA=", "LATTICE_S3=")
 	p.cmd.Stdout = io.Discard
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
@@ -145,6 +150,30 @@ func (p *cloudProc) call(method, path, key, ctype string, body []byte) (cloudRes
 	}
 }
 
+// s3Key is an S3 key as POST /api/storage/keys answers it.
+type s3Key struct {
+	ID     string `json:"access_key_id"`
+	Secret string `json:"secret_access_key"`
+}
+
+// s3Put uploads body to the S3 endpoint as bucket/key, signed with its
+// SHA-256.
+func (p *cloudProc) s3Put(k s3Key, path string, body []byte) (cloudResp, error) {
+	req, err := http.NewRequest("PUT", p.s3+"/"+path, bytes.NewReader(body))
+	if err != nil {
+		return cloudResp{}, err
+	}
+	sum := sha256.Sum256(body)
+	sigv4.Sign(req, k.ID, k.Secret, "us-east-1", hex.EncodeToString(sum[:]), time.Now())
+	resp, err := cloudHTTP.Do(req)
+	if err != nil {
+		return cloudResp{}, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return cloudResp{resp.StatusCode, resp.Header, data}, err
+}
+
 func md5Hex(b []byte) string {
 	h := md5.Sum(b)
 	return hex.EncodeToString(h[:])
@@ -168,7 +197,7 @@ type objRecord struct {
 const inlineMax = 64 << 10 // cloudstore.InlineMax
 
 // TestCloudKillDuringUploads kills `lattice cloud` with SIGKILL while
-// uploads, copies and deletes stream in, restarts it, and checks that every
+// uploads (over the REST API and over S3), copies and deletes stream in, restarts it, and checks that every
 // acknowledged object downloads intact, that what was acknowledged as
 // deleted stayed deleted, that the bucket's counters agree with its
 // objects, and that no temporary or unreferenced body file survived the
@@ -185,6 +214,14 @@ func TestCloudKillDuringUploads(t *testing.T) {
 		t.Fatalf("create API key: %s", r.body)
 	}
 	key := created.Secret
+	r, err = p.call("POST", "/api/storage/keys", key, "application/json", []byte(`{"name":"crash"}`))
+	if err != nil || r.status != http.StatusCreated {
+		t.Fatalf("create S3 key: %v %d %s", err, r.status, r.body)
+	}
+	var s3key s3Key
+	if err := json.Unmarshal(r.body, &s3key); err != nil || s3key.Secret == "" {
+		t.Fatalf("create S3 key: %s", r.body)
+	}
 	const bucket = "crash-bucket"
 	if r, err := p.call("POST", "/api/storage/buckets", key, "application/json", []byte(`{"name":"`+bucket+`"}`)); err != nil || r.status != http.StatusCreated {
 		t.Fatalf("create bucket: %v %d %s", err, r.status, r.body)
@@ -194,7 +231,7 @@ func TestCloudKillDuringUploads(t *testing.T) {
 	t.Logf("seed %d", seed)
 	recs := map[string]*objRecord{}
 	for round := range 2 {
-		killDuringUploads(t, p, key, base, round, seed, recs)
+		killDuringUploads(t, p, key, s3key, base, round, seed, recs)
 		// What the crash left: uploads cut off in tmp. Add a body file no
 		// object refers to, as a crash between renaming a body into place
 		// and committing its record would leave.
@@ -226,7 +263,7 @@ func TestCloudKillDuringUploads(t *testing.T) {
 // killDuringUploads streams uploads, copies and deletes from several
 // goroutines into the bucket, recording each key's body and state in recs,
 // and kills the process with SIGKILL mid-stream.
-func killDuringUploads(t *testing.T, p *cloudProc, key, base string, round int, seed uint64, recs map[string]*objRecord) {
+func killDuringUploads(t *testing.T, p *cloudProc, key string, s3key s3Key, base string, round int, seed uint64, recs map[string]*objRecord) {
 	// Two uploads that stall halfway, so that the kill surely finds bodies
 	// in the middle of being written.
 	for i := range 2 {
@@ -282,16 +319,27 @@ func killDuringUploads(t *testing.T, p *cloudProc, key, base string, round int, 
 				body = body[:size]
 				sum := md5Hex(body)
 				set(k, objRecord{md5: sum, size: size, state: inFlight})
-				r, err := p.call("POST", base+"/upload?key="+url.QueryEscape(k), key, "application/octet-stream", body)
-				if err != nil {
-					return // the server died: this key stays in flight
-				}
-				if r.status != http.StatusCreated {
-					fail("upload %s: %d %s", k, r.status, r.body)
-					return
-				}
-				if !bytes.Contains(r.body, []byte(`"etag":"`+sum+`"`)) {
-					fail("upload %s answered %s, want etag %s", k, r.body, sum)
+				if w%2 == 0 { // half the uploaders use the REST API, half S3
+					r, err := p.call("POST", base+"/upload?key="+url.QueryEscape(k), key, "application/octet-stream", body)
+					if err != nil {
+						return // the server died: this key stays in flight
+					}
+					if r.status != http.StatusCreated {
+						fail("upload %s: %d %s", k, r.status, r.body)
+						return
+					}
+					if !bytes.Contains(r.body, []byte(`"etag":"`+sum+`"`)) {
+						fail("upload %s answered %s, want etag %s", k, r.body, sum)
+					}
+				} else {
+					r, err := p.s3Put(s3key, strings.TrimPrefix(base, "/api/storage/buckets/")+"/"+k, body)
+					if err != nil {
+						return
+					}
+					if r.status != http.StatusOK || r.header.Get("ETag") != `"`+sum+`"` {
+						fail("S3 PUT %s: %d ETag %s %s, want etag %s", k, r.status, r.header.Get("ETag"), r.body, sum)
+						return
+					}
 				}
 				setState(k, present)
 
