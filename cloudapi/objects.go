@@ -79,26 +79,11 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var stored []ObjectInfo
 	put := func(objKey, ctype string, rd io.Reader) error {
-		if err := restKey(objKey); err != nil {
-			return validation("%v", err)
-		}
-		if ctype == "" {
-			ctype = "application/octet-stream"
-		}
-		o, err := s.st.PutObject(r.Context(), key.Account, bucket, objKey, ctype, rd, MaxObjectSize, s.opts.Now())
+		o, err := s.storeObject(r, key.Account, bucket, objKey, ctype, rd)
 		if err != nil {
-			var mbe *http.MaxBytesError
-			switch {
-			case errors.As(err, &mbe):
-				return objectErr(cloudstore.ErrTooLarge)
-			case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
-				return &Error{http.StatusRequestTimeout, "request_timeout", "the upload took longer than the transfer time limit", 0}
-			case errors.Is(err, cloudstore.ErrBody):
-				return validation("the upload body could not be read to its end (a truncated form or connection): %v", err)
-			}
-			return objectErr(bucketErr(err))
+			return err
 		}
-		stored = append(stored, objectJSON(o))
+		stored = append(stored, o)
 		return nil
 	}
 	if mt == "multipart/form-data" {
@@ -161,6 +146,55 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 	return nil
 }
 
+// storeObject stores rd as objKey, of type ctype (octet-stream if "").
+func (s *Server) storeObject(r *http.Request, account, bucket, objKey, ctype string, rd io.Reader) (ObjectInfo, error) {
+	if err := restKey(objKey); err != nil {
+		return ObjectInfo{}, validation("%v", err)
+	}
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	o, err := s.st.PutObject(r.Context(), account, bucket, objKey, ctype, rd, MaxObjectSize, s.opts.Now())
+	if err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			return ObjectInfo{}, objectErr(cloudstore.ErrTooLarge)
+		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
+			return ObjectInfo{}, &Error{http.StatusRequestTimeout, "request_timeout", "the upload took longer than the transfer time limit", 0}
+		case errors.Is(err, cloudstore.ErrBody):
+			return ObjectInfo{}, validation("the upload body could not be read to its end (a truncated form or connection): %v", err)
+		}
+		return ObjectInfo{}, objectErr(bucketErr(err))
+	}
+	return objectJSON(o), nil
+}
+
+// putObject answers PUT .../objects/{key...}: the raw body is the object,
+// its type the Content-Type. An extension of the API description, and
+// where presigned upload URLs point.
+func (s *Server) putObject(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	if err := callerOf(r).allowed(r, r.PathValue("name"), r.PathValue("key")); err != nil {
+		return err
+	}
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	s.extendDeadlines(w)
+	o, err := s.storeObject(r, key.Account, bucket, r.PathValue("key"), r.Header.Get("Content-Type"), http.MaxBytesReader(w, r.Body, MaxObjectSize+1))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, o)
+	return nil
+}
+
+func callerOf(r *http.Request) caller {
+	c, _ := r.Context().Value(ctxKey{}).(caller)
+	return c
+}
+
 // extendDeadlines lets a transfer run for TransferTimeout: the server's
 // read and write timeouts are sized for ordinary requests.
 func (s *Server) extendDeadlines(w http.ResponseWriter) {
@@ -171,14 +205,38 @@ func (s *Server) extendDeadlines(w http.ResponseWriter) {
 }
 
 // download answers GET .../download/{key...} with the body, honouring
-// Range and the conditional headers (http.ServeContent).
+// Range and the conditional headers (http.ServeContent). A public bucket's
+// objects download for every caller, with an API key of any account or
+// with none; without a key, a private or missing bucket is 401 alike.
 func (s *Server) download(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
-	bucket, err := bucketName(r)
-	if err != nil {
+	c, objKey := callerOf(r), r.PathValue("key")
+	if err := c.allowed(r, r.PathValue("name"), objKey); err != nil {
 		return err
 	}
+	bucket, err := bucketName(r)
+	if err != nil {
+		if c.anonymous {
+			return errUnauthorized
+		}
+		return err
+	}
+	account := key.Account
+	if c.anonymous {
+		bk, err := s.st.PublicBucket(bucket)
+		if errors.Is(err, cloudstore.ErrNotFound) {
+			return errUnauthorized
+		} else if err != nil {
+			return err
+		}
+		account = bk.Account
+	}
 	s.extendDeadlines(w)
-	obj, body, err := s.st.OpenObject(key.Account, bucket, r.PathValue("key"))
+	obj, body, err := s.st.OpenObject(account, bucket, objKey)
+	if errors.Is(err, cloudstore.ErrNotFound) && c.token == nil && !c.anonymous {
+		if bk, perr := s.st.PublicBucket(bucket); perr == nil && bk.Account != account {
+			obj, body, err = s.st.OpenObject(bk.Account, bucket, objKey)
+		}
+	}
 	if err != nil {
 		if apiError(err).Code == "not_found" {
 			return notFound("object")

@@ -35,9 +35,13 @@ type objAPI struct {
 	blobs string
 }
 
-func newObjAPI(t *testing.T) *objAPI {
+func newObjAPI(t *testing.T, opts ...cloudapi.Options) *objAPI {
 	t.Helper()
-	a := newAPI(t, cloudapi.Options{})
+	var o cloudapi.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	a := newAPI(t, o)
 	// newAPI does not say where its blob directory is: point the store at
 	// one this test can see, before any object exists.
 	blobs := filepath.Join(t.TempDir(), "objects")

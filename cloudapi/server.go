@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -32,8 +33,18 @@ type Options struct {
 	// TransferTimeout bounds uploads and downloads; default 1 hour.
 	TransferTimeout time.Duration
 	MaxBody         int64 // JSON bodies; default 1 MiB
-	Now             func() time.Time
-	Logger          *slog.Logger
+	// S3Endpoint is the host:port the S3 endpoint listens on, for GET
+	// /api/storage/endpoint ("" answers that there is none). An
+	// unspecified host (":9000", "0.0.0.0:9000", "[::]:9000") is answered
+	// with the host the client reached the API by.
+	S3Endpoint string
+	Region     string // the S3 endpoint's region; default us-east-1
+	// PublicURL is the API's base URL as clients reach it
+	// ("https://api.example.com"), for presigned URLs; default
+	// "http://" and the request's Host.
+	PublicURL string
+	Now       func() time.Time
+	Logger    *slog.Logger
 }
 
 func (o *Options) setDefaults() {
@@ -58,6 +69,10 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
 }
 
 // Server is the REST API.
@@ -74,8 +89,25 @@ type Server struct {
 }
 
 // handler is an endpoint: it may write a success answer, or return an
-// error for ServeHTTP to answer.
+// error for ServeHTTP to answer. key is the caller's API key; on the routes
+// that take presigned tokens or anonymous callers (see caller) it may be a
+// stand-in holding only the account the token acts for, or nothing.
 type handler func(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error
+
+// Routes that answer without an API key: a presigned token's, and (GET)
+// anyone's for a public bucket.
+const (
+	downloadRoute  = "GET /api/storage/buckets/{name}/download/{key...}"
+	putObjectRoute = "PUT /api/storage/buckets/{name}/objects/{key...}"
+)
+
+// transferRoutes run for Options.TransferTimeout, not RequestTimeout.
+var transferRoutes = map[string]bool{
+	downloadRoute:  true,
+	putObjectRoute: true,
+	"POST /api/storage/buckets/{name}/upload":       true,
+	"POST /api/storage/buckets/{name}/download-zip": true,
+}
 
 // New returns the API over st.
 func New(st *cloudstore.Store, opts Options) *Server {
@@ -87,12 +119,20 @@ func New(st *cloudstore.Store, opts Options) *Server {
 	s.route("PATCH /api/storage/buckets/{name}", s.patchBucket)
 	s.route("DELETE /api/storage/buckets/{name}", s.deleteBucket)
 	s.route("PATCH /api/storage/buckets/{name}/public", s.setPublic)
-	s.route("GET /api/storage/buckets/{name}/objects", s.listObjects)
-	s.route("POST /api/storage/buckets/{name}/upload", s.upload)
-	s.route("GET /api/storage/buckets/{name}/download/{key...}", s.download)
-	s.route("DELETE /api/storage/buckets/{name}/objects/{key...}", s.deleteObject)
+	s.metered("GET /api/storage/buckets/{name}/objects", cloudstore.OpList, s.listObjects)
+	s.metered("POST /api/storage/buckets/{name}/upload", cloudstore.OpPut, s.upload)
+	s.metered(downloadRoute, cloudstore.OpGet, s.download)
+	s.metered(putObjectRoute, cloudstore.OpPut, s.putObject)
+	s.metered("DELETE /api/storage/buckets/{name}/objects/{key...}", cloudstore.OpDelete, s.deleteObject)
 	s.route("POST /api/storage/buckets/{name}/copy", s.copyObject)
 	s.route("POST /api/storage/buckets/{name}/folders", s.folder)
+	s.metered("POST /api/storage/buckets/{name}/download-zip", cloudstore.OpGet, s.downloadZip)
+	s.route("POST /api/storage/buckets/{name}/presign", s.presign)
+	s.route("GET /api/storage/buckets/{name}/events", s.events)
+	s.route("GET /api/storage/buckets/{name}/metrics", s.metrics)
+	s.route("GET /api/storage/buckets/{name}/metrics/summary", s.metricsSummary)
+	s.route("GET /api/storage/buckets/{name}/metrics/top-objects", s.topObjects)
+	s.route("GET /api/storage/buckets/{name}/metrics/file-types", s.fileTypes)
 	s.route("GET /api/storage/buckets/{name}/lifecycle", s.listRules)
 	s.route("POST /api/storage/buckets/{name}/lifecycle", s.addRule)
 	s.route("DELETE /api/storage/buckets/{name}/lifecycle/{ruleId}", s.deleteRule)
@@ -100,6 +140,7 @@ func New(st *cloudstore.Store, opts Options) *Server {
 	s.route("GET /api/storage/keys", s.listS3Keys)
 	s.route("POST /api/storage/keys", s.createS3Key)
 	s.route("DELETE /api/storage/keys/{id}", s.deleteS3Key)
+	s.route("GET /api/storage/endpoint", s.endpoint)
 	s.route("GET /api/admin/keys", admin(s.listKeys))
 	s.route("POST /api/admin/keys", admin(s.createKey))
 	s.route("DELETE /api/admin/keys/{id}", admin(s.revokeKey))
@@ -108,10 +149,20 @@ func New(st *cloudstore.Store, opts Options) *Server {
 
 type ctxKey struct{}
 
-func (s *Server) route(pattern string, h handler) {
+func (s *Server) route(pattern string, h handler) { s.metered(pattern, "", h) }
+
+// metered is route for an endpoint whose requests count in the bucket's
+// access metrics as op.
+func (s *Server) metered(pattern, op string, h handler) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		key, _ := r.Context().Value(ctxKey{}).(cloudstore.Key)
-		if err := h(w, r, key); err != nil {
+		c, _ := r.Context().Value(ctxKey{}).(caller)
+		start := s.opts.Now()
+		if rec, ok := w.(*recorder); ok && op != "" {
+			in := &countingReader{r: r.Body}
+			r.Body = in
+			defer s.record(r, op, start, in, rec) // also when a stream is cut (a panic)
+		}
+		if err := h(w, r, c.key); err != nil {
 			e := apiError(err)
 			if e.Status == http.StatusInternalServerError {
 				s.opts.Logger.Error("request failed", "request_id", w.Header().Get("X-Request-Id"), "err", err)
@@ -120,6 +171,34 @@ func (s *Server) route(pattern string, h handler) {
 		}
 	})
 }
+
+// record counts a request in its bucket's access metrics.
+func (s *Server) record(r *http.Request, op string, start time.Time, in *countingReader, rec *recorder) {
+	bucket := r.PathValue("name")
+	if cloudstore.ValidBucketName(bucket) != nil {
+		return
+	}
+	key := r.PathValue("key")
+	if key == "" && op == cloudstore.OpPut {
+		key = r.URL.Query().Get("key") // a raw upload's
+	}
+	s.st.RecordAccess(bucket, cloudstore.Access{Time: start, Op: op, Key: key, Status: rec.status,
+		BytesIn: in.n, BytesOut: int64(rec.bytes)})
+}
+
+// countingReader counts the bytes read from a request body.
+type countingReader struct {
+	r io.ReadCloser
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) Close() error { return c.r.Close() }
 
 func admin(h handler) handler {
 	return func(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
@@ -156,7 +235,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 	var account string
 	defer func() {
-		if p := recover(); p != nil {
+		p := recover()
+		switch {
+		case p == http.ErrAbortHandler: // a stream cut on purpose: net/http drops the connection
+		case p != nil:
 			s.opts.Logger.Error("handler panic", "request_id", id, "panic", p)
 			if !rec.wrote {
 				writeError(rec, apiError(nil))
@@ -164,35 +246,80 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.opts.Logger.Info("http", "request_id", id, "account", account, "method", r.Method, "path", r.URL.Path,
 			"status", rec.status, "bytes", rec.bytes, "duration", s.opts.Now().Sub(start), "remote", r.RemoteAddr)
+		if p == http.ErrAbortHandler {
+			panic(p)
+		}
 	}()
 
-	scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !strings.EqualFold(scheme, "Bearer") || !strings.HasPrefix(secret, cloudstore.KeyPrefix) {
-		writeError(rec, errUnauthorized)
-		return
-	}
-	key, err := s.st.Authenticate(secret)
+	_, pattern := s.mux.Handler(r)
+	c, err := s.authenticate(r, pattern)
 	if err != nil {
 		writeError(rec, apiError(err))
 		return
 	}
-	account = key.Account
-	if ok, wait := s.limit.take(key.Account, s.opts.Now()); !ok {
+	account = c.key.Account
+	if ok, wait := s.limit.take(c.limitKey(r), s.opts.Now()); !ok {
 		writeError(rec, &Error{http.StatusTooManyRequests, "rate_limited", "too many requests for this account; retry after the Retry-After seconds", wait})
 		return
 	}
 	timeout := s.opts.RequestTimeout
-	if strings.HasSuffix(r.URL.Path, "/upload") || strings.Contains(r.URL.Path, "/download/") {
+	if transferRoutes[pattern] {
 		timeout = s.opts.TransferTimeout // bodies of up to MaxObjectSize
 	}
-	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), ctxKey{}, key), timeout)
+	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), ctxKey{}, c), timeout)
 	defer cancel()
 	r = r.WithContext(ctx)
-	if _, pattern := s.mux.Handler(r); pattern == "" {
+	if pattern == "" {
 		s.noRoute(rec, r)
 		return
 	}
 	s.mux.ServeHTTP(rec, r)
+}
+
+// caller is who makes a request: an API key's holder, a presigned token's
+// (key then holds only the token's account and key ID), or, for downloads
+// from public buckets, anyone.
+type caller struct {
+	key       cloudstore.Key
+	token     *claims // set for a presigned request
+	anonymous bool
+}
+
+// limitKey is the rate limiter's bucket: the account, or for an anonymous
+// caller the client's address (which no account name can equal).
+func (c caller) limitKey(r *http.Request) string {
+	if c.anonymous {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		return "anonymous " + host
+	}
+	return c.key.Account
+}
+
+// authenticate finds the request's caller. On the download and object
+// PUT routes, a token query parameter is a presigned URL's and takes the
+// place of the Authorization header; a download without either may be
+// anonymous (its handler allows it for public buckets only). Every other
+// route needs an API key.
+func (s *Server) authenticate(r *http.Request, pattern string) (caller, error) {
+	if (pattern == downloadRoute || pattern == putObjectRoute) && r.URL.Query().Has("token") {
+		return s.presigned(r)
+	}
+	header := r.Header.Get("Authorization")
+	if header == "" && pattern == downloadRoute {
+		return caller{anonymous: true}, nil
+	}
+	scheme, secret, _ := strings.Cut(header, " ")
+	if !strings.EqualFold(scheme, "Bearer") || !strings.HasPrefix(secret, cloudstore.KeyPrefix) {
+		return caller{}, errUnauthorized
+	}
+	key, err := s.st.Authenticate(secret)
+	if err != nil {
+		return caller{}, err
+	}
+	return caller{key: key}, nil
 }
 
 // Wait blocks until every running handler has returned.

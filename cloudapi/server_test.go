@@ -72,6 +72,7 @@ func newAPI(t *testing.T, opts cloudapi.Options) *testAPI {
 		t.Fatal(err)
 	}
 	a := &testAPI{t: t, st: st, clock: &clock{now: t0}}
+	st.SetClock(a.clock.Now)
 	k, secret, err := st.EnsureAdmin(t0, func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -885,8 +886,8 @@ func TestUnknownPathAndMethod(t *testing.T) {
 	a := newAPI(t, cloudapi.Options{})
 	acme, _ := a.newKey("acme")
 	for _, path := range []string{
-		"/", "/api", "/api/", "/api/storage", "/api/storage/endpoint", "/api/compute/vms",
-		"/api/storage/buckets/photos/metrics", "/api/storage/buckets/photos/presign",
+		"/", "/api", "/api/", "/api/storage", "/api/compute/vms",
+		"/api/storage/buckets/photos/metrics/nope", "/api/storage/buckets/photos/presign/x",
 		"/api/admin", "/api/admin/accounts", "/nope",
 	} {
 		wantError(t, "GET "+path, a.do("GET", path, acme, ""), http.StatusNotFound, "not_found")
@@ -903,6 +904,12 @@ func TestUnknownPathAndMethod(t *testing.T) {
 		{"POST", "/api/storage/buckets/photos/public", "PATCH"},
 		{"PUT", "/api/admin/keys", "GET, POST"},
 		{"GET", "/api/admin/keys/key_x", "DELETE"},
+		{"GET", "/api/storage/buckets/photos/presign", "POST"},
+		{"GET", "/api/storage/buckets/photos/download-zip", "POST"},
+		{"POST", "/api/storage/buckets/photos/download/a", "GET"},
+		{"GET", "/api/storage/buckets/photos/objects/a", "PUT, DELETE"},
+		{"POST", "/api/storage/buckets/photos/events", "GET"},
+		{"DELETE", "/api/storage/endpoint", "GET"},
 	}
 	for _, tt := range tests {
 		r := a.do(tt.method, tt.path, a.admin, "")

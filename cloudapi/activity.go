@@ -1,0 +1,244 @@
+package cloudapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/latticenet/lattice/cloudstore"
+)
+
+// Limits of the activity and metrics endpoints.
+const (
+	DefaultEventLimit = 50
+	MaxEventLimit     = 1000
+	DefaultTopLimit   = 10
+	MaxTopLimit       = 100
+	DefaultHours      = 24
+	MaxHours          = 720 // cloudstore.MetricsRetention
+)
+
+// Event is the activity log's resource. Which optional fields are set
+// depends on the type (docs/cloud-api.md).
+type Event struct {
+	ID           int64   `json:"id"`
+	Type         string  `json:"type"`
+	Time         string  `json:"time"` // RFC 3339
+	Key          *string `json:"key,omitempty"`
+	Size         *int64  `json:"size,omitempty"`
+	SourceKey    string  `json:"source_key,omitempty"`
+	SourceBucket string  `json:"source_bucket,omitempty"`
+	RuleID       string  `json:"rule_id,omitempty"`
+	Prefix       *string `json:"prefix,omitempty"`
+	ExpireDays   int     `json:"expire_days,omitempty"`
+}
+
+func eventJSON(e cloudstore.Event) Event {
+	out := Event{ID: e.ID, Type: e.Type, Time: e.Time.Format(time.RFC3339Nano), SourceKey: e.SourceKey,
+		SourceBucket: e.SourceBucket, RuleID: e.RuleID}
+	switch e.Type {
+	case cloudstore.EventObjectCreated, cloudstore.EventObjectCopied, cloudstore.EventObjectDeleted, cloudstore.EventObjectExpired:
+		out.Key, out.Size = &e.Key, &e.Size
+	case cloudstore.EventRuleAdded, cloudstore.EventRuleRemoved:
+		out.Prefix, out.ExpireDays = &e.Prefix, e.ExpireDays
+	}
+	return out
+}
+
+// pageSize reads the page and the page size of a list whose API
+// description names its size limit: limit (1 to maxLimit, default def) or,
+// as every list takes, per_page (1 to MaxPerPage); not both.
+func pageSize(r *http.Request, def, maxLimit int) (page, size int, err error) {
+	q := r.URL.Query()
+	if q.Has("limit") && q.Has("per_page") {
+		return 0, 0, validation("give limit or per_page, not both")
+	}
+	if page, err = intParam(r, "page", 1, 1, 1<<20); err != nil {
+		return 0, 0, err
+	}
+	if q.Has("per_page") {
+		size, err = intParam(r, "per_page", def, 1, MaxPerPage)
+	} else {
+		size, err = intParam(r, "limit", def, 1, maxLimit)
+	}
+	return page, size, err
+}
+
+// events answers GET .../events: the bucket's activity, newest first.
+func (s *Server) events(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	page, size, err := pageSize(r, DefaultEventLimit, MaxEventLimit)
+	if err != nil {
+		return err
+	}
+	evs, total, err := s.st.Events(key.Account, bucket, (page-1)*size, size)
+	if err != nil {
+		return bucketErr(err)
+	}
+	out := List[Event]{Data: make([]Event, len(evs)), Meta: Meta{Total: total, Page: page, PerPage: size}}
+	for i, e := range evs {
+		out.Data[i] = eventJSON(e)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// Requests counts requests by kind.
+type Requests struct {
+	Get    int64 `json:"get"`
+	Put    int64 `json:"put"`
+	Delete int64 `json:"delete"`
+	List   int64 `json:"list"`
+	Other  int64 `json:"other"`
+	Total  int64 `json:"total"`
+}
+
+func requestsJSON(r cloudstore.Requests) Requests {
+	return Requests{Get: r.Get, Put: r.Put, Delete: r.Delete, List: r.List, Other: r.Other, Total: r.Total()}
+}
+
+// HourMetrics is one hour of a bucket's traffic.
+type HourMetrics struct {
+	Hour     string   `json:"hour"` // the hour's start, RFC 3339
+	Requests Requests `json:"requests"`
+	BytesIn  int64    `json:"bytes_in"`
+	BytesOut int64    `json:"bytes_out"`
+	Errors   int64    `json:"errors"`
+}
+
+// Metrics is the answer of GET .../metrics.
+type Metrics struct {
+	Bucket string        `json:"bucket"`
+	Hours  int           `json:"hours"`
+	From   string        `json:"from"` // the first hour's start
+	To     string        `json:"to"`   // now
+	Hourly []HourMetrics `json:"hourly"`
+}
+
+// MetricsSummary is the answer of GET .../metrics/summary.
+type MetricsSummary struct {
+	Bucket      string   `json:"bucket"`
+	Hours       int      `json:"hours"`
+	From        string   `json:"from"`
+	To          string   `json:"to"`
+	Requests    Requests `json:"requests"`
+	BytesIn     int64    `json:"bytes_in"`
+	BytesOut    int64    `json:"bytes_out"`
+	Errors      int64    `json:"errors"`
+	ObjectCount int64    `json:"object_count"` // now
+	SizeBytes   int64    `json:"size_bytes"`   // now
+}
+
+// window reads hours and returns the metrics of its hours: the current
+// hour and the hours-1 before it.
+func (s *Server) window(r *http.Request, account, bucket string) (hours int, from, to time.Time, hs []cloudstore.HourMetrics, err error) {
+	if hours, err = intParam(r, "hours", DefaultHours, 1, MaxHours); err != nil {
+		return 0, time.Time{}, time.Time{}, nil, err
+	}
+	to = s.opts.Now().UTC()
+	from = to.Truncate(time.Hour).Add(-time.Duration(hours-1) * time.Hour)
+	hs, err = s.st.Metrics(account, bucket, from, to)
+	return hours, from, to, hs, bucketErr(err)
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	hours, from, to, hs, err := s.window(r, key.Account, bucket)
+	if err != nil {
+		return err
+	}
+	out := Metrics{Bucket: bucket, Hours: hours, From: from.Format(time.RFC3339), To: to.Format(time.RFC3339Nano), Hourly: make([]HourMetrics, len(hs))}
+	for i, h := range hs {
+		out.Hourly[i] = HourMetrics{Hour: h.Hour.Format(time.RFC3339), Requests: requestsJSON(h.Requests),
+			BytesIn: h.BytesIn, BytesOut: h.BytesOut, Errors: h.Errors}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) metricsSummary(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	hours, from, to, hs, err := s.window(r, key.Account, bucket)
+	if err != nil {
+		return err
+	}
+	var sum cloudstore.HourMetrics
+	for _, h := range hs {
+		sum.Add(h)
+	}
+	bk, err := s.st.Bucket(key.Account, bucket)
+	if err != nil {
+		return bucketErr(err)
+	}
+	writeJSON(w, http.StatusOK, MetricsSummary{Bucket: bucket, Hours: hours, From: from.Format(time.RFC3339), To: to.Format(time.RFC3339Nano),
+		Requests: requestsJSON(sum.Requests), BytesIn: sum.BytesIn, BytesOut: sum.BytesOut, Errors: sum.Errors,
+		ObjectCount: bk.Objects, SizeBytes: bk.Bytes})
+	return nil
+}
+
+// TopObject is an entry of GET .../metrics/top-objects.
+type TopObject struct {
+	Key        string `json:"key"`
+	Requests   int64  `json:"requests"`
+	BytesIn    int64  `json:"bytes_in"`
+	BytesOut   int64  `json:"bytes_out"`
+	LastAccess string `json:"last_access"` // RFC 3339
+}
+
+func (s *Server) topObjects(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	page, size, err := pageSize(r, DefaultTopLimit, MaxTopLimit)
+	if err != nil {
+		return err
+	}
+	top, total, err := s.st.TopObjects(key.Account, bucket, page*size)
+	if err != nil {
+		return bucketErr(err)
+	}
+	out := List[TopObject]{Data: []TopObject{}, Meta: Meta{Total: total, Page: page, PerPage: size}}
+	for _, o := range top[min((page-1)*size, len(top)):] {
+		out.Data = append(out.Data, TopObject{Key: o.Key, Requests: o.Requests, BytesIn: o.BytesIn, BytesOut: o.BytesOut,
+			LastAccess: o.LastAccess.Format(time.RFC3339Nano)})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// FileType is an entry of GET .../metrics/file-types.
+type FileType struct {
+	Extension   string `json:"extension"` // lowercase, without the dot; "" for none
+	ObjectCount int64  `json:"object_count"`
+	SizeBytes   int64  `json:"size_bytes"`
+}
+
+func (s *Server) fileTypes(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	fts, err := s.st.FileTypes(key.Account, bucket)
+	if err != nil {
+		return bucketErr(err)
+	}
+	all := make([]FileType, len(fts))
+	for i, ft := range fts {
+		all[i] = FileType{Extension: ft.Extension, ObjectCount: ft.Objects, SizeBytes: ft.Bytes}
+	}
+	page, err := pageOf(r, all)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
