@@ -1,0 +1,186 @@
+package s3bench
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var tiny = Config{SmallCount: 40, SmallSize: 4 << 10, Concurrency: 4, LargeCount: 3, LargeSize: 1<<20 + 3, LargeConcurrency: 2, Rounds: 2}
+
+// TestRunLattice runs a tiny configuration against the endpoint in
+// process. It checks that every phase moves every object and the report
+// is complete and consistent; it asserts nothing about speed.
+func TestRunLattice(t *testing.T) {
+	l, err := StartLattice(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rep, err := Run(context.Background(), tiny, []Target{l.Target()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Targets) != 1 || len(rep.Targets[0].Rounds) != 2 {
+		t.Fatalf("report has %d targets, want 1 with 2 rounds: %+v", len(rep.Targets), rep)
+	}
+	for i, rd := range rep.Targets[0].Rounds {
+		for _, name := range Phases {
+			ph := rd.Phase(name)
+			wantOps, size := tiny.SmallCount, tiny.SmallSize
+			if strings.HasPrefix(name, "large") {
+				wantOps, size = tiny.LargeCount, tiny.LargeSize
+			}
+			if ph.Ops != wantOps || ph.Bytes != int64(wantOps*size) {
+				t.Errorf("round %d %s: %d ops, %d bytes, want %d, %d", i, name, ph.Ops, ph.Bytes, wantOps, wantOps*size)
+			}
+			if ph.OpsPerSec <= 0 || ph.MiBPerSec <= 0 || ph.P50ms <= 0 || ph.P99ms < ph.P50ms {
+				t.Errorf("round %d %s inconsistent: %+v", i, name, ph)
+			}
+		}
+	}
+	if m := rep.Targets[0].Median; m.SmallPut.Ops != tiny.SmallCount || m.LargeGet.Ops != tiny.LargeCount {
+		t.Errorf("median incomplete: %+v", m)
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// memS3 is a bare in-memory S3 stand-in that checks nothing but keeps
+// bodies; corrupt, if set, alters what a GET returns.
+type memS3 struct {
+	mu      sync.Mutex
+	objects map[string][]byte
+	corrupt func(key string, body []byte) []byte
+}
+
+func (m *memS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch r.Method {
+	case http.MethodPut:
+		body, _ := io.ReadAll(r.Body)
+		m.objects[r.URL.Path] = body
+	case http.MethodGet:
+		body, ok := m.objects[r.URL.Path]
+		if !ok {
+			http.Error(w, "NoSuchKey", http.StatusNotFound)
+			return
+		}
+		if m.corrupt != nil {
+			body = m.corrupt(r.URL.Path, body)
+		}
+		w.Write(body)
+	case http.MethodDelete:
+		delete(m.objects, r.URL.Path)
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// TestVerify checks that a server that answers GETs with anything but
+// what was PUT fails the run, and that one that answers right passes,
+// with bodies sent with a length or chunked.
+func TestVerify(t *testing.T) {
+	cfg := Config{SmallCount: 10, SmallSize: 100, Concurrency: 2, LargeCount: 2, LargeSize: 200 << 10, LargeConcurrency: 2, Rounds: 1}
+	flip := func(at func(n int) int) func(string, []byte) []byte {
+		return func(_ string, b []byte) []byte {
+			b = append([]byte(nil), b...)
+			b[at(len(b))] ^= 1
+			return b
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		corrupt func(string, []byte) []byte
+		want    string // in the error; "" for success
+	}{
+		{"faithful", nil, ""},
+		{"first byte", flip(func(int) int { return 0 }), "differs"},
+		{"middle byte", flip(func(n int) int { return n / 2 }), "differs"},
+		{"last byte", flip(func(n int) int { return n - 1 }), "differs"},
+		{"short", func(_ string, b []byte) []byte { return b[:len(b)-1] }, "bytes, want"},
+		{"long", func(_ string, b []byte) []byte { return append(b[:len(b):len(b)], 0) }, "bytes, want"},
+		{"another object", func(k string, b []byte) []byte {
+			if strings.HasSuffix(k, "0000001") {
+				return nil
+			}
+			return b
+		}, "bytes, want"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(&memS3{objects: map[string][]byte{}, corrupt: tc.corrupt})
+			defer srv.Close()
+			_, err := Run(context.Background(), cfg, []Target{{Name: "mem", Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", Cleanup: true}})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Run: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Run: got error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = i + 1
+	}
+	for _, tc := range []struct {
+		samples []time.Duration
+		p       float64
+		want    time.Duration
+	}{
+		{nil, 0.5, 0},
+		{ms(7), 0.99, 7 * time.Millisecond},
+		{ms(1, 2, 3, 4), 0.5, 2 * time.Millisecond},
+		{ms(1, 2, 3, 4), 0.99, 4 * time.Millisecond},
+		{ms(hundred...), 0.5, 50 * time.Millisecond},
+		{ms(hundred...), 0.99, 99 * time.Millisecond},
+	} {
+		if got := percentile(tc.samples, tc.p); got != tc.want {
+			t.Errorf("percentile(%v, %v) = %v, want %v", tc.samples, tc.p, got, tc.want)
+		}
+	}
+}
+
+// TestRunCanceled checks that a run against a server that stops
+// answering ends when its context does, with the context's error.
+func TestRunCanceled(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" || strings.Count(r.URL.Path, "/") == 1 {
+			return // bucket requests succeed
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Run(ctx, tiny, []Target{{Name: "stuck", Endpoint: srv.URL, AccessKey: "a", SecretKey: "s"}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run: got error %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Run took %v to notice its context ended", d)
+	}
+}
