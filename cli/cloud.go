@@ -85,7 +85,7 @@ func (c *cloudServer) serve(ctx context.Context, e *env, log *slog.Logger, apiAd
 		apiLn.Close()
 		return fmt.Errorf("listen %s: %w", s3Addr, err)
 	}
-	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log})
+	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log, S3Endpoint: s3Ln.Addr().String(), Region: s3Region})
 	c.s3 = s3api.New(c.st, s3api.Options{Logger: log, Region: s3Region})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -7,6 +7,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -331,6 +332,23 @@ func TestCloudServer(t *testing.T) {
 		t.Fatalf("no S3 endpoint in the banner %q", s.stdout.String())
 	}
 	checkS3Endpoint(t, s.url, m[1], secret)
+	// The REST API's endpoint record names the S3 address really bound.
+	req, _ = http.NewRequest("GET", s.url+"/api/storage/endpoint", nil)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ep struct {
+		Endpoint string `json:"endpoint"`
+		Port     int    `json:"port"`
+		Region   string `json:"region"`
+	}
+	json.NewDecoder(resp.Body).Decode(&ep)
+	resp.Body.Close()
+	if ep.Endpoint != m[1] || !strings.HasSuffix(m[1], fmt.Sprintf(":%d", ep.Port)) || ep.Region != "us-east-1" {
+		t.Errorf("GET /api/storage/endpoint = %+v, want %s", ep, m[1])
+	}
 	if code := s.stop(); code != 0 {
 		t.Fatalf("cloud exited %d after SIGINT, want 0\nstderr: %s", code, s.stderr.String())
 	}
