@@ -3,18 +3,33 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"math"
 	"os"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/latticenet/lattice/ledgerbench"
+	"github.com/latticenet/lattice/s3bench"
 )
 
 func runBench(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || args[0] != "ledger" {
-		return usageErr("want `lattice bench ledger [flags]`")
+	if len(args) > 0 {
+		switch args[0] {
+		case "ledger":
+			return runBenchLedger(ctx, e, args[1:])
+		case "s3":
+			return runBenchS3(ctx, e, args[1:])
+		}
 	}
+	return usageErr("want `lattice bench ledger [flags]` or `lattice bench s3 [flags]`")
+}
+
+func runBenchLedger(ctx context.Context, e *env, args []string) error {
 	f := newFlags(e, "bench ledger", "bench ledger [--blocks N] [--accounts N] [--concurrency N] [flags]")
 	blocks := f.Int("blocks", 40000, "measured blocks per phase")
 	accounts := f.Int("accounts", 1024, "accounts, paying each other in pairs")
@@ -25,23 +40,17 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	asJSON := f.Bool("json", false, "print machine-readable JSON")
 	phases := f.String("phases", "all", "what to measure: all, http or inprocess (one alone is for profiling)")
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	if err := f.parse(args[1:]); err != nil {
+	if err := f.parse(args); err != nil {
 		return err
 	}
 	if *accounts < 2 || *conc < 1 || *blocks < 1 {
 		return usageErr("--blocks, --concurrency must be positive and --accounts at least 2")
 	}
-	if *cpuProfile != "" {
-		pf, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	r, err := ledgerbench.Run(ctx, ledgerbench.Config{Blocks: *blocks, Accounts: *accounts, Concurrency: *conc, InProcConc: *inConc, Rounds: *rounds, Dir: *dir, Progress: e.stderr, Phases: *phases})
 	if err != nil {
 		return err
@@ -63,4 +72,153 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "\ntargets: HTTP/verify >= 0.40, in-process/verify >= 0.70\n")
 	return nil
+}
+
+// startCPUProfile profiles the process into path until stop is called;
+// an empty path profiles nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	pf, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		pf.Close()
+	}, nil
+}
+
+func runBenchS3(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "bench s3", "bench s3 [--count N] [--concurrency N] [--large-count N] [--large-size SIZE] [--minio PATH | --endpoint URL ...] [flags]")
+	count := f.Int("count", 4000, "small objects PUT then GET per round")
+	smallSize := f.String("size", "4KiB", "size of a small object")
+	conc := f.Int("concurrency", 16, "requests in flight for small objects")
+	largeCount := f.Int("large-count", 4, "large objects PUT then GET per round")
+	largeSize := f.String("large-size", "64MiB", "size of a large object")
+	largeConc := f.Int("large-concurrency", 2, "requests in flight for large objects")
+	rounds := f.Int("rounds", 3, "rounds per target; the report gives medians")
+	endpoint := f.String("endpoint", "", "measure this S3 endpoint (http://host:port) instead of lattice in process")
+	accessKey := f.String("access-key", "", "access key id for --endpoint")
+	secretKey := f.String("secret-key", "", "secret key for --endpoint")
+	region := f.String("region", "us-east-1", "region to sign for with --endpoint")
+	minio := f.String("minio", "", "also start this MinIO server binary and measure it in alternating rounds")
+	minioOSync := f.Bool("minio-osync", true, "run MinIO with MINIO_FS_OSYNC=on, so that its 200 means the object is on disk")
+	dir := f.String("dir", "", "where the in-process lattice and MinIO keep their data (default: the temporary directory)")
+	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	small, err := parseSize(*smallSize)
+	if err != nil {
+		return usageErr("--size: %v", err)
+	}
+	large, err := parseSize(*largeSize)
+	if err != nil {
+		return usageErr("--large-size: %v", err)
+	}
+	if *count < 1 || *conc < 1 || *largeCount < 1 || *largeConc < 1 || *rounds < 1 || small < 1 || large < 1 {
+		return usageErr("counts, sizes, concurrencies and rounds must be positive")
+	}
+	if *endpoint != "" && (*accessKey == "" || *secretKey == "") {
+		return usageErr("--endpoint needs --access-key and --secret-key")
+	}
+	var targets []s3bench.Target
+	if *endpoint != "" {
+		targets = append(targets, s3bench.Target{Name: "endpoint", Endpoint: strings.TrimRight(*endpoint, "/"),
+			AccessKey: *accessKey, SecretKey: *secretKey, Region: *region, Cleanup: true})
+	} else {
+		l, err := s3bench.StartLattice(*dir, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		targets = append(targets, l.Target())
+	}
+	if *minio != "" {
+		fmt.Fprintf(e.stderr, "starting %s (MINIO_FS_OSYNC=%v)...\n", *minio, *minioOSync)
+		m, err := s3bench.StartMinIO(ctx, *minio, s3bench.MinIOOptions{Parent: *dir, OSync: *minioOSync})
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		targets = append(targets, m.Target())
+	}
+	stop, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	r, err := s3bench.Run(ctx, s3bench.Config{SmallCount: *count, SmallSize: small, Concurrency: *conc, LargeCount: *largeCount,
+		LargeSize: large, LargeConcurrency: *largeConc, Rounds: *rounds, Progress: e.stderr}, targets)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(e.stdout, r)
+	}
+	printS3Report(e.stdout, r)
+	return nil
+}
+
+func printS3Report(w io.Writer, r s3bench.Report) {
+	fmt.Fprintf(w, "cpus %d; small: %d objects of %s at %d in flight; large: %d objects of %s at %d in flight\n",
+		r.CPUs, r.SmallCount, sizeString(r.SmallSize), r.Concurrency, r.LargeCount, sizeString(r.LargeSize), r.LargeConcurrency)
+	for _, t := range r.Targets {
+		fmt.Fprintf(w, "\n%s\n", t.Name)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "round\tPUT small ops/s\tp50 ms\tp99 ms\tGET small ops/s\tp50 ms\tp99 ms\tPUT large MiB/s\tp50 ms\tp99 ms\tGET large MiB/s\tp50 ms\tp99 ms\t")
+		row := func(label string, rd s3bench.Round) {
+			fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.0f\t%.2f\t%.2f\t%.1f\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\t\n", label,
+				rd.SmallPut.OpsPerSec, rd.SmallPut.P50ms, rd.SmallPut.P99ms, rd.SmallGet.OpsPerSec, rd.SmallGet.P50ms, rd.SmallGet.P99ms,
+				rd.LargePut.MiBPerSec, rd.LargePut.P50ms, rd.LargePut.P99ms, rd.LargeGet.MiBPerSec, rd.LargeGet.P50ms, rd.LargeGet.P99ms)
+		}
+		for i, rd := range t.Rounds {
+			row(fmt.Sprint(i+1), rd)
+		}
+		row("median", t.Median)
+		tw.Flush()
+	}
+	for _, ra := range r.Ratios {
+		fmt.Fprintf(w, "\n%s / %s (median rates; per-round range)\n", ra.Of, ra.To)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		for _, name := range s3bench.Phases {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, rd := range ra.Rounds {
+				lo, hi = min(lo, rd[name]), max(hi, rd[name])
+			}
+			fmt.Fprintf(tw, "%s\t%.2f\t%.2f..%.2f\t\n", name, ra.Median[name], lo, hi)
+		}
+		tw.Flush()
+	}
+}
+
+// parseSize reads a byte count: a number with an optional unit, B, KiB,
+// MiB or GiB (K, M, G and KB, MB, GB mean the same binary units here).
+func parseSize(s string) (int, error) {
+	num := strings.TrimRight(s, "BbKkMmGgIi")
+	unit := strings.ToUpper(strings.TrimSuffix(strings.ToUpper(s[len(num):]), "B"))
+	shift := map[string]uint{"": 0, "K": 10, "KI": 10, "M": 20, "MI": 20, "G": 30, "GI": 30}
+	sh, ok := shift[unit]
+	n, err := strconv.Atoi(strings.TrimSpace(num))
+	if !ok || err != nil || n < 0 || n > math.MaxInt32>>sh {
+		return 0, fmt.Errorf("bad size %q: want e.g. 4096, 4KiB or 64MiB", s)
+	}
+	return n << sh, nil
+}
+
+func sizeString(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
 }
