@@ -1,6 +1,7 @@
 // Package cloudapi serves the cloud platform's REST API: Bearer API keys,
 // accounts and tenant isolation, per-account rate limits, the error and list
-// envelopes of decisions.md, and the Storage bucket endpoints. Handlers are
+// envelopes of decisions.md, and the Storage endpoints: buckets, objects,
+// presigned URLs, public downloads, activity and metrics. Handlers are
 // thin: they parse and validate, call the store, and return errors that one
 // place turns into statuses.
 package cloudapi
