@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -614,4 +615,48 @@ func TestS3Errors(t *testing.T) {
 	if got := strings.Join(s.keys(t, "box"), ","); got != "f.txt" {
 		t.Errorf("keys after the failures = %s", got)
 	}
+}
+
+func TestS3Presign(t *testing.T) {
+	s := newS3Cloud(t)
+	mustRun(t, "s3", "mb", "box")
+	if _, err := s.c.Upload(t.Context(), "box", "dir/f.txt", "", strings.NewReader("hello"), 5); err != nil {
+		t.Fatal(err)
+	}
+
+	// The URL alone on stdout; what it is for on stderr.
+	r := mustRun(t, "s3", "presign", "s3://box/dir/f.txt")
+	url := strings.TrimSuffix(r.stdout, "\n")
+	if !strings.HasPrefix(url, "http") || strings.Contains(url, "\n") || !strings.Contains(r.stderr, "download s3://box/dir/f.txt until") {
+		t.Fatalf("presign printed %q, stderr %q", r.stdout, r.stderr)
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "hello" {
+		t.Errorf("GET the presigned URL = %d %q", resp.StatusCode, body)
+	}
+
+	var p cloudapi.PresignedURL
+	decode(t, mustRun(t, "s3", "presign", "box/new.txt", "--upload", "--expires", "10m", "--json"), &p)
+	exp, err := time.Parse(time.RFC3339, p.Expires)
+	if err != nil || p.Method != "PUT" || exp.After(time.Now().Add(11*time.Minute)) {
+		t.Errorf("presign --upload --json = %+v, %v", p, err)
+	}
+	req, _ := http.NewRequest(p.Method, p.URL, strings.NewReader("put"))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if data, _ := s.object(t, "box", "new.txt"); resp.StatusCode/100 != 2 || string(data) != "put" {
+		t.Errorf("PUT the presigned URL = %d, object %q", resp.StatusCode, data)
+	}
+
+	wantFail(t, run(t, "s3", "presign", "s3://box/dir/f.txt", "--expires", "8d"), 1, "7d")
+	wantFail(t, run(t, "s3", "presign", "s3://box/"), 2, "names no object")
+	wantFail(t, run(t, "s3", "presign", "s3://nobucket/x"), 1, `bucket "nobucket" not found`)
 }

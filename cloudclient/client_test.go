@@ -622,3 +622,66 @@ func TestObjectRequests(t *testing.T) {
 		}
 	}
 }
+
+func TestPresign(t *testing.T) {
+	c, _ := acmeClient(t)
+	if _, err := c.CreateBucket(ctx, "photos", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Upload(ctx, "photos", "a b/c.txt", "text/plain", strings.NewReader("hello"), 5); err != nil {
+		t.Fatal(err)
+	}
+
+	// A download URL works without a key.
+	p, err := c.Presign(ctx, "photos", "a b/c.txt", "download", "30m")
+	if err != nil {
+		t.Fatalf("Presign download: %v", err)
+	}
+	exp, err := time.Parse(time.RFC3339, p.Expires)
+	if err != nil || p.Method != "GET" || exp.Before(time.Now().Add(29*time.Minute)) || exp.After(time.Now().Add(31*time.Minute)) {
+		t.Errorf("Presign download = %+v (%v), want GET for 30 minutes", p, err)
+	}
+	resp, err := http.Get(p.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "hello" {
+		t.Errorf("GET %s = %d %q, want 200 hello", p.URL, resp.StatusCode, body)
+	}
+
+	// An upload URL takes a PUT without a key; "" expires is the default.
+	p, err = c.Presign(ctx, "photos", "up/new.txt", "upload", "")
+	if err != nil {
+		t.Fatalf("Presign upload: %v", err)
+	}
+	if exp, err := time.Parse(time.RFC3339, p.Expires); err != nil || p.Method != "PUT" || exp.After(time.Now().Add(61*time.Minute)) {
+		t.Errorf("Presign upload = %+v (%v), want PUT for an hour", p, err)
+	}
+	req, _ := http.NewRequest(p.Method, p.URL, strings.NewReader("uploaded"))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("PUT %s = %d", p.URL, resp.StatusCode)
+	}
+	rc, _, err := c.Download(ctx, "photos", "up/new.txt")
+	if err != nil {
+		t.Fatalf("the presigned upload: %v", err)
+	}
+	got, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(got) != "uploaded" {
+		t.Errorf("the presigned upload holds %q", got)
+	}
+
+	_, err = c.Presign(ctx, "photos", "a b/c.txt", "download", "8d")
+	wantAPIError(t, "Presign 8d", err, http.StatusBadRequest, "validation_error")
+	_, err = c.Presign(ctx, "photos", "a b/c.txt", "delete", "1h")
+	wantAPIError(t, "Presign delete", err, http.StatusBadRequest, "validation_error")
+	_, err = c.Presign(ctx, "nobucket", "a", "download", "1h")
+	wantAPIError(t, "Presign in a missing bucket", err, http.StatusNotFound, "not_found")
+}

@@ -125,22 +125,15 @@ func (c *Client) CopyObject(ctx context.Context, bucket, src, dst string) (cloud
 	return o, c.do(ctx, "POST", "/api/storage/buckets/"+url.PathEscape(bucket)+"/copy", map[string]string{"source_key": src, "dest_key": dst}, &o)
 }
 
-// Presigned is a URL that lets whoever holds it make one request, Method,
-// on one object until Expires, without an API key.
-type Presigned struct {
-	URL     string `json:"url"`
-	Method  string `json:"method"`  // GET to download, PUT to upload
-	Expires string `json:"expires"` // RFC 3339
-}
-
-// Presign asks for a URL that downloads (action "download") or uploads
-// (action "upload") the object key of bucket. expires is a duration such
+// Presign asks for a URL that lets whoever holds it download (action
+// "download", method GET) or upload (action "upload", method PUT) the
+// object key of bucket without an API key. expires is a duration such
 // as "30m", "1h" or "7d"; "" means the server's default (1h).
-func (c *Client) Presign(ctx context.Context, bucket, key, action, expires string) (Presigned, error) {
+func (c *Client) Presign(ctx context.Context, bucket, key, action, expires string) (cloudapi.PresignedURL, error) {
 	in := map[string]string{"key": key, "action": action}
 	if expires != "" {
 		in["expires"] = expires
 	}
-	var p Presigned
+	var p cloudapi.PresignedURL
 	return p, c.do(ctx, "POST", "/api/storage/buckets/"+url.PathEscape(bucket)+"/presign", in, &p)
 }
