@@ -165,6 +165,10 @@ func TestErrorAnswers(t *testing.T) {
 			r, _ := http.NewRequest("GET", e.srv.URL+"/errs/kept", nil)
 			return r
 		}, 403, "AccessDenied"},
+		{"signature version 2 URL", func() *http.Request {
+			r, _ := http.NewRequest("GET", e.srv.URL+"/errs/kept?AWSAccessKeyId=x&Signature=y&Expires=1", nil)
+			return r
+		}, 403, "AccessDenied"},
 		{"skewed clock", func() *http.Request {
 			r, _ := http.NewRequest("GET", e.srv.URL+"/errs/kept", nil)
 			sigv4.Sign(r, e.id, e.secret, "us-east-1", sigv4.UnsignedPayload, time.Now().Add(-time.Hour))

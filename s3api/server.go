@@ -192,6 +192,9 @@ func (s *Server) locate(r *http.Request) (bucket, key string) {
 // read a public bucket's objects) and checks its key's permission and
 // bucket scope for the operation.
 func (s *Server) authorize(req *request, o operation) error {
+	if req.URL.Query().Has("AWSAccessKeyId") {
+		return s3err(http.StatusForbidden, "AccessDenied", "Signature Version 2 is not supported; presign with AWS4-HMAC-SHA256 (Signature Version 4)")
+	}
 	if !sigv4.IsSigned(req.Request) {
 		if (o.name == "GetObject" || o.name == "HeadObject") && s.isPublic(req.bucket) {
 			b, _ := s.st.PublicBucket(req.bucket)

@@ -151,7 +151,11 @@ func headerChecksums(h http.Header) ([]*checksum, error) {
 	var out []*checksum
 	for name, values := range h {
 		name = strings.ToLower(name)
-		if !strings.HasPrefix(name, "x-amz-checksum-") || name == "x-amz-checksum-algorithm" || name == "x-amz-checksum-type" {
+		// Only the checksum values: x-amz-checksum-mode (GetObject),
+		// -algorithm and -type are not checksums.
+		switch strings.TrimPrefix(name, "x-amz-checksum-") {
+		case "crc32", "crc32c", "crc64nvme", "sha1", "sha256":
+		default:
 			continue
 		}
 		cs, err := newChecksum(name, values[0])

@@ -221,6 +221,14 @@ func TestHeaderChecksums(t *testing.T) {
 			}
 		})
 	}
+	// Headers that are not checksum values are left alone.
+	for _, h := range []string{"X-Amz-Checksum-Mode", "X-Amz-Checksum-Algorithm", "X-Amz-Checksum-Type"} {
+		r := httptest.NewRequest("GET", "/b/k", nil)
+		r.Header.Set(h, "ENABLED")
+		if _, _, err := (&Auth{PayloadHash: UnsignedPayload}).Body(r); err != nil {
+			t.Errorf("%s: %v", h, err)
+		}
+	}
 	// Known values: CRC-32 of the sentence is 0x414fa339, CRC-64/NVME of
 	// "123456789" is 0xae8b14860a799888.
 	if v, _ := ChecksumValue("crc32", data); v != "QU+jOQ==" {
