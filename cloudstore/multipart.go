@@ -323,16 +323,13 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 			return Object{}, ErrPartOrder
 		}
 	}
-	// Open every listed part under the lock: once open, a part's body
-	// stays readable even if a concurrent abort removes its file.
+	// Check the parts and pin their body files under the lock: a pinned
+	// file outlives a concurrent abort, expiry or part replacement until
+	// unpinned. Files are then opened one at a time, so that an upload of
+	// 10 000 parts does not hold 10 000 descriptors.
 	s.mu.Lock()
 	u, err := s.upload(account, bucket, key, id)
-	var files []*os.File
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
+	var blobs []string
 	var etags []byte
 	var total int64
 	if err == nil {
@@ -348,24 +345,27 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 				err = fmt.Errorf("%w: part %d holds %d bytes", ErrPartTooSmall, c.Number, p.Size)
 				break
 			}
-			var f *os.File
-			if f, err = os.Open(s.blobPath(p.Blob)); err != nil {
-				err = fmt.Errorf("cloudstore: part %d: %w", c.Number, err)
-				break
-			}
-			files = append(files, f)
+			blobs = append(blobs, p.Blob)
 			sum, _ := hex.DecodeString(p.ETag)
 			etags = append(etags, sum...)
 			total += p.Size
 		}
 	}
+	if err == nil {
+		for _, b := range blobs {
+			s.pins[b]++
+		}
+		defer s.unpin(blobs)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return Object{}, err
 	}
-	readers := make([]io.Reader, len(files))
-	for i, f := range files {
-		readers[i] = f
+	readers := make([]io.Reader, len(blobs))
+	for i, b := range blobs {
+		lf := &lazyFile{path: s.blobPath(b)}
+		defer lf.Close() // a join cut short leaves one open
+		readers[i] = lf
 	}
 	sum := md5.Sum(etags)
 	o := PutOptions{ContentType: u.ContentType, Meta: u.Meta, Max: total, Now: now}
@@ -391,6 +391,9 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 		if err != nil {
 			return Object{}, fmt.Errorf("cloudstore: %w", err)
 		}
+		if int64(len(data)) != o.Max {
+			return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", len(data), o.Max)
+		}
 		obj.Inline = data
 		return obj, s.commitObject(account, bucket, obj)
 	}
@@ -405,8 +408,10 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 			os.Remove(f.Name())
 		}
 	}()
-	if _, err := io.Copy(f, ctxReader{ctx, body}); err != nil {
+	if n, err := io.Copy(f, ctxReader{ctx, body}); err != nil {
 		return Object{}, fmt.Errorf("cloudstore: joining parts: %w", err)
+	} else if n != o.Max {
+		return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", n, o.Max)
 	}
 	if obj.Blob, err = s.keepBlob(f); err != nil {
 		return Object{}, err
@@ -444,4 +449,51 @@ func (s *Store) ExpireUploads(cutoff time.Time) (int, error) {
 		}
 	}
 	return len(stale), nil
+}
+
+// unpin releases pinned body files, removing those nothing refers to any
+// more.
+func (s *Store) unpin(blobs []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range blobs {
+		if s.pins[b]--; s.pins[b] <= 0 {
+			delete(s.pins, b)
+			s.dropUnreferenced(b)
+		}
+	}
+}
+
+// lazyFile opens its file at the first read and closes it at its end.
+type lazyFile struct {
+	path string
+	f    *os.File
+	done bool
+}
+
+func (l *lazyFile) Read(p []byte) (int, error) {
+	if l.done {
+		return 0, io.EOF
+	}
+	if l.f == nil {
+		f, err := os.Open(l.path)
+		if err != nil {
+			return 0, fmt.Errorf("cloudstore: part body: %w", err)
+		}
+		l.f = f
+	}
+	n, err := l.f.Read(p)
+	if err != nil {
+		l.Close()
+	}
+	return n, err
+}
+
+func (l *lazyFile) Close() error {
+	l.done = true
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+	return nil
 }

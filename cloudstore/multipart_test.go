@@ -197,3 +197,30 @@ func TestUploadsListingAndExpiry(t *testing.T) {
 		t.Fatalf("%d body files left", files)
 	}
 }
+
+// TestPinnedPartOutlivesAbort: a part being joined (pinned) keeps its
+// file through an abort, and loses it when unpinned.
+func TestPinnedPartOutlivesAbort(t *testing.T) {
+	b := newBlobStore(t)
+	u, _ := b.CreateUpload("acme", "pics", "k", PutOptions{Now: t0})
+	p, err := b.PutPart(context.Background(), "acme", "pics", "k", u.ID, 1, bytes.NewReader([]byte("part")), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	b.pins[p.Blob]++
+	b.mu.Unlock()
+	if err := b.AbortUpload("acme", "pics", "k", u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(b.blobPath(p.Blob)); err != nil {
+		t.Fatalf("a pinned part was removed by the abort: %v", err)
+	}
+	b.unpin([]string{p.Blob})
+	if _, err := os.Stat(b.blobPath(p.Blob)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the part survived its unpinning: %v", err)
+	}
+	if len(b.pins) != 0 {
+		t.Fatalf("pins left: %v", b.pins)
+	}
+}

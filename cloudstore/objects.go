@@ -334,6 +334,9 @@ func (s *Store) dropUnreferenced(id string) {
 	if id == "" {
 		return
 	}
+	if s.pins[id] > 0 {
+		return // a completion is reading it; unpin removes it
+	}
 	if n, err := s.refs(id); err == nil && n == 0 {
 		os.Remove(s.blobPath(id))
 	}

@@ -84,7 +84,10 @@ type Store struct {
 	aead    cipher.AEAD // seals S3 secrets; set by OpenSecrets
 	master  []byte      // the secret key, for DerivedKey; set by OpenSecrets
 	blobDir string      // object bodies; set by OpenBlobs
-	now     func() time.Time
+	// pins counts the readers of body files that must outlive their last
+	// reference for a while (parts being joined); under mu.
+	pins map[string]int
+	now  func() time.Time
 	// maxEvents is MaxEvents; tests lower it.
 	maxEvents int64
 
@@ -103,7 +106,7 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cloudstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, now: time.Now, maxEvents: MaxEvents, stopFlush: make(chan struct{}), flushed: make(chan struct{})}
+	s := &Store{db: db, now: time.Now, pins: map[string]int{}, maxEvents: MaxEvents, stopFlush: make(chan struct{}), flushed: make(chan struct{})}
 	go s.runFlusher(log)
 	return s, nil
 }

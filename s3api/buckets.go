@@ -4,10 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/latticenet/lattice/cloudstore"
@@ -56,7 +58,7 @@ func (s *Server) createBucket(w http.ResponseWriter, r *request) error {
 	if err := cloudstore.ValidBucketName(r.bucket); err != nil {
 		return s3err(http.StatusBadRequest, "InvalidBucketName", err.Error())
 	}
-	body, err := io.ReadAll(io.LimitReader(r.body, 64<<10))
+	body, err := readBody(r.body, 64<<10)
 	if err != nil {
 		return err
 	}
@@ -156,9 +158,47 @@ func parseListParams(q url.Values) (listParams, error) {
 // name encodes a key for a listing answer, as encoding-type=url asks.
 func (p listParams) name(s string) string {
 	if p.encoding == "url" {
-		return url.QueryEscape(s)
+		return s3URLEncode(s)
 	}
 	return s
+}
+
+// s3URLEncode encodes a name the way S3 does for encoding-type=url: as a
+// query component (space as '+'), but keeping '/' and '*' and encoding
+// '~'. Clients that do not decode NextMarker rely on '/' staying as is.
+func s3URLEncode(s string) string {
+	const hexDigits = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9',
+			c == '-' || c == '_' || c == '.' || c == '/' || c == '*':
+			b.WriteByte(c)
+		case c == ' ':
+			b.WriteByte('+')
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&15])
+		}
+	}
+	return b.String()
+}
+
+// readBody reads a small XML request body whole, at most limit bytes. It
+// reads to the body's end, so the checks that run there (payload hash,
+// chunk signatures, Content-MD5) always run: a body cut at the limit
+// would skip them.
+func readBody(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, bodyError(err)
+	}
+	if int64(len(data)) > limit {
+		return nil, s3err(http.StatusBadRequest, "MaxMessageLengthExceeded", fmt.Sprintf("Your request was too big: at most %d bytes.", limit))
+	}
+	return data, nil
 }
 
 // list runs one listing page.

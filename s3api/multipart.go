@@ -2,7 +2,6 @@ package s3api
 
 import (
 	"encoding/xml"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -61,9 +60,9 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
-	data, err := io.ReadAll(io.LimitReader(r.body, 4<<20))
+	data, err := readBody(r.body, 4<<20)
 	if err != nil {
-		return bodyError(err)
+		return err
 	}
 	var req struct {
 		Parts []struct {

@@ -399,9 +399,9 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	data, err := io.ReadAll(io.LimitReader(body, 2<<20))
+	data, err := readBody(body, 2<<20)
 	if err != nil {
-		return bodyError(err)
+		return err
 	}
 	var req struct {
 		Quiet   bool

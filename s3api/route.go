@@ -14,6 +14,9 @@ type operation struct {
 	// also lists buckets besides the addressed one that the operation
 	// touches (a copy's source), for the scope check.
 	also func(r *request) []string
+	// transfer operations move object bodies and may take up to the
+	// endpoint's Timeout rather than the server's default deadlines.
+	transfer bool
 }
 
 // buckets are the buckets op touches in r.
@@ -34,7 +37,15 @@ func (o operation) buckets(r *request) []string {
 var unsupported = []string{"acl", "policy", "policyStatus", "versioning", "tagging", "cors", "lifecycle", "website",
 	"logging", "notification", "replication", "encryption", "object-lock", "retention", "legal-hold", "torrent",
 	"restore", "select", "accelerate", "requestPayment", "ownershipControls", "publicAccessBlock",
-	"intelligent-tiering", "inventory", "analytics", "metrics", "versions", "versionId", "attributes", "uploadPartCopy"}
+	"intelligent-tiering", "inventory", "analytics", "metrics", "versions", "versionId", "attributes", "uploadPartCopy",
+	"metadataTable", "metadataConfiguration", "renameObject", "session"}
+
+// writeParams are the query parameters a write (PUT, POST, DELETE) may
+// carry; any other names a subresource this endpoint does not know, and
+// is refused rather than taken for a plain write.
+var writeParams = map[string]bool{"partNumber": true, "uploadId": true, "uploads": true, "delete": true, "x-id": true,
+	"X-Amz-Algorithm": true, "X-Amz-Credential": true, "X-Amz-Date": true, "X-Amz-Expires": true,
+	"X-Amz-SignedHeaders": true, "X-Amz-Signature": true, "X-Amz-Content-Sha256": true, "X-Amz-Security-Token": true}
 
 func notImplemented(name string) operation {
 	return operation{name: name, run: func(*Server, http.ResponseWriter, *request) error { return errNotImplemented }}
@@ -56,6 +67,13 @@ func route(r *request) operation {
 		}
 	}
 	m := r.Method
+	if m != http.MethodGet && m != http.MethodHead {
+		for name := range q {
+			if !writeParams[name] {
+				return notImplemented("Unsupported:" + name)
+			}
+		}
+	}
 	switch {
 	case r.bucket == "":
 		if m == http.MethodGet {
@@ -100,7 +118,7 @@ func objectRoute(r *request, m string, q url.Values) operation {
 		if q.Has("uploadId") {
 			return operation{name: "ListParts", read: true, run: (*Server).listParts}
 		}
-		return operation{name: "GetObject", read: true, run: (*Server).getObject}
+		return operation{name: "GetObject", read: true, transfer: true, run: (*Server).getObject}
 	case http.MethodHead:
 		return operation{name: "HeadObject", read: true, run: (*Server).getObject}
 	case http.MethodPut:
@@ -109,11 +127,11 @@ func objectRoute(r *request, m string, q url.Values) operation {
 		case q.Has("partNumber") && q.Has("uploadId") && copySource:
 			return notImplemented("UploadPartCopy")
 		case q.Has("partNumber") && q.Has("uploadId"):
-			return operation{name: "UploadPart", write: true, run: (*Server).uploadPart}
+			return operation{name: "UploadPart", write: true, transfer: true, run: (*Server).uploadPart}
 		case copySource:
 			return operation{name: "CopyObject", read: true, write: true, run: (*Server).copyObject, also: copySourceBucket}
 		}
-		return operation{name: "PutObject", write: true, run: (*Server).putObject}
+		return operation{name: "PutObject", write: true, transfer: true, run: (*Server).putObject}
 	case http.MethodDelete:
 		if q.Has("uploadId") {
 			return operation{name: "AbortMultipartUpload", write: true, run: (*Server).abortUpload}
@@ -124,7 +142,7 @@ func objectRoute(r *request, m string, q url.Values) operation {
 		case q.Has("uploads"):
 			return operation{name: "CreateMultipartUpload", write: true, run: (*Server).createUpload}
 		case q.Has("uploadId"):
-			return operation{name: "CompleteMultipartUpload", write: true, run: (*Server).completeUpload}
+			return operation{name: "CompleteMultipartUpload", write: true, transfer: true, run: (*Server).completeUpload}
 		}
 	}
 	return methodNotAllowed("Object")

@@ -99,6 +99,19 @@ type request struct {
 	// chunk signatures, checksums); size its decoded length or -1.
 	body io.Reader
 	size int64
+	read int64 // bytes of body read so far
+}
+
+// counter counts the bytes read through it.
+type counter struct {
+	r io.Reader
+	n *int64
+}
+
+func (c counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
 }
 
 // ServeHTTP resolves the bucket and key, authenticates, checks the key's
@@ -133,16 +146,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		s.opts.Logger.Info("s3", "request_id", req.id, "account", req.account, "access_key", req.s3key.AccessKeyID,
 			"op", op, "method", hr.Method, "bucket", req.bucket, "key", req.key, "status", rec.status,
 			"bytes_out", rec.bytes, "duration", s.opts.Now().Sub(start), "remote", hr.RemoteAddr)
+		// Only the bucket owner's requests count in its metrics, with the
+		// bytes really read: nobody else can add to them.
 		if req.bucket != "" && req.account != "" {
-			s.st.RecordAccess(req.bucket, cloudstore.Access{Time: start, Op: opKind(hr.Method, op), Key: req.key,
-				Status: rec.status, BytesIn: max(hr.ContentLength, 0), BytesOut: rec.bytes})
+			if _, err := s.st.Bucket(req.account, req.bucket); err == nil {
+				s.st.RecordAccess(req.bucket, cloudstore.Access{Time: start, Op: opKind(hr.Method, op), Key: req.key,
+					Status: rec.status, BytesIn: req.read, BytesOut: rec.bytes})
+			}
 		}
 	}()
-	// The server's read and write timeouts suit small requests; an S3
-	// transfer may take up to Timeout.
-	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(s.opts.Timeout))
-	rc.SetWriteDeadline(time.Now().Add(s.opts.Timeout))
 	ctx, cancel := context.WithTimeout(hr.Context(), s.opts.Timeout)
 	defer cancel()
 	req.Request = hr.WithContext(ctx)
@@ -153,6 +165,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	if err := s.authorize(req, o); err != nil {
 		writeError(rec, hr, toError(err, errAccessDenied), req.id)
 		return
+	}
+	req.body = counter{req.body, &req.read}
+	if o.transfer {
+		// The server's read and write timeouts suit small requests; a
+		// transfer may take up to Timeout, once its key is known good.
+		rc := http.NewResponseController(w)
+		rc.SetReadDeadline(time.Now().Add(s.opts.Timeout))
+		rc.SetWriteDeadline(time.Now().Add(s.opts.Timeout))
 	}
 	if err := o.run(s, rec, req); err != nil {
 		notFound := errNoSuchBucket
@@ -216,7 +236,7 @@ func (s *Server) authorize(req *request, o operation) error {
 		return err
 	}
 	req.auth, req.s3key, req.account = auth, key, key.Account
-	if req.body, req.size, err = auth.Body(req.Request); err != nil {
+	if req.body, req.size, err = auth.Body(req.Request, o.name != "CompleteMultipartUpload"); err != nil {
 		return err
 	}
 	if req.size < 0 && auth.PayloadHash != sigv4.StreamingUnsignedTrail && auth.PayloadHash != sigv4.StreamingSignedTrailer {

@@ -14,6 +14,7 @@ import (
 	"hash/crc64"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -32,16 +33,24 @@ const (
 // checksum of an aws-chunked payload, and any x-amz-checksum-* header.
 // It returns the payload's decoded length, or -1 if unknown. A payload
 // that fails a check ends in an *Error rather than io.EOF.
-func (a *Auth) Body(r *http.Request) (io.Reader, int64, error) {
+//
+// The x-amz-checksum-* headers are checked only when the body is the
+// object's data (checksums true): on CompleteMultipartUpload they describe
+// the whole object, not the request's XML.
+func (a *Auth) Body(r *http.Request, checksums bool) (io.Reader, int64, error) {
 	size := r.ContentLength
 	var body io.Reader = r.Body
 	if body == nil {
 		body = http.NoBody
 	}
-	sums, err := headerChecksums(r.Header)
-	if err != nil {
-		return nil, 0, err
+	var sums []*checksum
+	if checksums {
+		var err error
+		if sums, err = headerChecksums(r.Header); err != nil {
+			return nil, 0, err
+		}
 	}
+	var err error
 	switch a.PayloadHash {
 	case UnsignedPayload:
 	case StreamingSigned, StreamingSignedTrailer, StreamingUnsignedTrail:
@@ -188,6 +197,9 @@ func (c *chunked) Read(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
+	if len(p) == 0 {
+		return 0, nil
+	}
 	for c.left == 0 {
 		if err := c.next(); err != nil {
 			c.err = err
@@ -309,6 +321,9 @@ func (c *chunked) trailer() error {
 		}
 		canonical.WriteString(name + ":" + value + "\n")
 		got[name] = value
+		if strings.HasPrefix(name, "x-amz-checksum-") && !slices.ContainsFunc(c.trailers, func(t *checksum) bool { return t.name == name }) {
+			return errorf("InvalidRequest", "the trailer holds %s, which x-amz-trailer does not name", name)
+		}
 	}
 	if c.a.PayloadHash == StreamingSignedTrailer {
 		sts := "AWS4-HMAC-SHA256-TRAILER\n" + c.a.time.UTC().Format(timeFormat) + "\n" + c.a.scope + "\n" +

@@ -33,7 +33,7 @@ func FuzzChunked(f *testing.F) {
 			r.Header.Set("X-Amz-Content-Sha256", StreamingUnsignedTrail)
 			r.Header.Del("X-Amz-Decoded-Content-Length")
 		}
-		rd, size, err := exampleAuth(r.Header.Get("X-Amz-Content-Sha256")).Body(r)
+		rd, size, err := exampleAuth(r.Header.Get("X-Amz-Content-Sha256")).Body(r, true)
 		if err != nil {
 			return
 		}
@@ -95,7 +95,7 @@ func signedChunks(chunks ...string) string {
 func TestSignedChunksSeed(t *testing.T) {
 	r := exampleChunked(signedChunks("hello", " world"))
 	r.Header.Set("X-Amz-Decoded-Content-Length", "11")
-	rd, _, _ := exampleAuth(StreamingSigned).Body(r)
+	rd, _, _ := exampleAuth(StreamingSigned).Body(r, true)
 	if got, err := io.ReadAll(rd); err != nil || string(got) != "hello world" {
 		t.Fatalf("%q, %v", got, err)
 	}

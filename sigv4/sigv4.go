@@ -206,7 +206,7 @@ func verifyQuery(r *http.Request, lookup Lookup, now time.Time) (*Auth, error) {
 	if err != nil || secs < 0 {
 		return nil, errorf("AuthorizationQueryParametersError", "X-Amz-Expires must be a non-negative number of seconds")
 	}
-	if time.Duration(secs)*time.Second > MaxExpires {
+	if secs > int64(MaxExpires/time.Second) {
 		return nil, errorf("AuthorizationQueryParametersError", "X-Amz-Expires must be at most %d seconds (7 days)", int64(MaxExpires/time.Second))
 	}
 	if t.Sub(now) > MaxSkew {
@@ -238,6 +238,14 @@ func verifyQuery(r *http.Request, lookup Lookup, now time.Time) (*Auth, error) {
 func (a *Auth) check(r *http.Request, lookup Lookup, cred credential, signed []string, query url.Values, payload, want string) error {
 	if !sort.StringsAreSorted(signed) || !contains(signed, "host") {
 		return errorf("AuthorizationHeaderMalformed", "SignedHeaders must be sorted and include host")
+	}
+	// As S3 does: every x-amz-* header must be signed, or whoever holds a
+	// presigned URL could add, say, x-amz-copy-source to it.
+	for name := range r.Header {
+		lower := strings.ToLower(name)
+		if strings.HasPrefix(lower, "x-amz-") && !contains(signed, lower) && !(a.Presigned && lower == "x-amz-content-sha256") {
+			return errorf("AccessDenied", "There were headers present in the request which were not signed: %s", lower)
+		}
 	}
 	secret, err := lookup(cred.id)
 	if errors.Is(err, ErrUnknownKey) {
@@ -331,14 +339,29 @@ func StringToSign(t time.Time, scope, canonicalRequest string) string {
 // CanonicalQuery encodes a query the SigV4 way: names and values
 // URI-encoded, sorted by name then value.
 func CanonicalQuery(q url.Values) string {
-	pairs := make([]string, 0, len(q))
+	type pair struct{ k, v string }
+	pairs := make([]pair, 0, len(q))
 	for k, vs := range q {
 		for _, v := range vs {
-			pairs = append(pairs, uriEncode(k, true)+"="+uriEncode(v, true))
+			pairs = append(pairs, pair{uriEncode(k, true), uriEncode(v, true)})
 		}
 	}
-	sort.Strings(pairs)
-	return strings.Join(pairs, "&")
+	// By name, then by value: sorting "name=value" strings whole would put
+	// "a-b=2" before "a=1".
+	sort.Slice(pairs, func(i, j int) bool {
+		if pairs[i].k != pairs[j].k {
+			return pairs[i].k < pairs[j].k
+		}
+		return pairs[i].v < pairs[j].v
+	})
+	var b strings.Builder
+	for i, p := range pairs {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(p.k + "=" + p.v)
+	}
+	return b.String()
 }
 
 // CanonicalHeaders lists the signed headers of r as "name:value\n" lines,

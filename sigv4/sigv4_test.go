@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -134,7 +135,7 @@ func TestChunkedVector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, size, err := a.Body(r)
+	rd, size, err := a.Body(r, true)
 	if err != nil || size != 66560 {
 		t.Fatalf("size %d, err %v", size, err)
 	}
@@ -168,7 +169,7 @@ func TestChunkedRefuses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rd, _, err := a.Body(r)
+			rd, _, err := a.Body(r, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +183,7 @@ func TestChunkedRefuses(t *testing.T) {
 func TestPayloadHashChecked(t *testing.T) {
 	r := httptest.NewRequest("PUT", "/b/k", strings.NewReader("hello"))
 	a := &Auth{PayloadHash: sha256Hex([]byte("hellO"))}
-	rd, _, err := a.Body(r)
+	rd, _, err := a.Body(r, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestPayloadHashChecked(t *testing.T) {
 	}
 	r = httptest.NewRequest("PUT", "/b/k", strings.NewReader("hello"))
 	a = &Auth{PayloadHash: sha256Hex([]byte("hello"))}
-	rd, _, _ = a.Body(r)
+	rd, _, _ = a.Body(r, true)
 	if b, err := io.ReadAll(rd); err != nil || string(b) != "hello" {
 		t.Fatalf("%q, %v", b, err)
 	}
@@ -211,7 +212,7 @@ func TestHeaderChecksums(t *testing.T) {
 			}{{string(data), ""}, {string(data) + ".", "BadDigest"}} {
 				r := httptest.NewRequest("PUT", "/b/k", strings.NewReader(tc.body))
 				r.Header.Set("X-Amz-Checksum-"+alg, v)
-				rd, _, err := (&Auth{PayloadHash: UnsignedPayload}).Body(r)
+				rd, _, err := (&Auth{PayloadHash: UnsignedPayload}).Body(r, true)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -225,7 +226,7 @@ func TestHeaderChecksums(t *testing.T) {
 	for _, h := range []string{"X-Amz-Checksum-Mode", "X-Amz-Checksum-Algorithm", "X-Amz-Checksum-Type"} {
 		r := httptest.NewRequest("GET", "/b/k", nil)
 		r.Header.Set(h, "ENABLED")
-		if _, _, err := (&Auth{PayloadHash: UnsignedPayload}).Body(r); err != nil {
+		if _, _, err := (&Auth{PayloadHash: UnsignedPayload}).Body(r, true); err != nil {
 			t.Errorf("%s: %v", h, err)
 		}
 	}
@@ -252,7 +253,7 @@ func TestUnsignedTrailer(t *testing.T) {
 			r := httptest.NewRequest("PUT", "/b/k", strings.NewReader(tc.body))
 			r.Header.Set("X-Amz-Trailer", "x-amz-checksum-crc32")
 			r.Header.Set("X-Amz-Decoded-Content-Length", "13")
-			rd, size, err := (&Auth{PayloadHash: StreamingUnsignedTrail}).Body(r)
+			rd, size, err := (&Auth{PayloadHash: StreamingUnsignedTrail}).Body(r, true)
 			if err != nil || size != 13 {
 				t.Fatal(size, err)
 			}
@@ -281,5 +282,63 @@ func TestSignVerify(t *testing.T) {
 		if _, err := Verify(r, lookup, exampleTime); code(err) != "SignatureDoesNotMatch" {
 			t.Fatalf("%s changed: %v", path, err)
 		}
+	}
+}
+
+// TestUnsignedAmzHeadersRefused: an x-amz-* header outside SignedHeaders
+// is refused, as S3 does, in headers and in presigned URLs alike.
+func TestUnsignedAmzHeadersRefused(t *testing.T) {
+	r := exampleGet()
+	r.Header.Set("X-Amz-Copy-Source", "other/secret")
+	if _, err := Verify(r, lookup, exampleTime); code(err) != "AccessDenied" || !strings.Contains(err.Error(), "x-amz-copy-source") {
+		t.Fatalf("header-signed: %v", err)
+	}
+	r = httptest.NewRequest("GET", "http://examplebucket.s3.amazonaws.com/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404", nil)
+	r.Header.Set("X-Amz-Metadata-Directive", "REPLACE")
+	if _, err := Verify(r, lookup, exampleTime); code(err) != "AccessDenied" {
+		t.Fatalf("presigned: %v", err)
+	}
+	r.Header.Del("X-Amz-Metadata-Directive")
+	r.Header.Set("X-Amz-Content-Sha256", UnsignedPayload) // left unsigned by some clients; harmless
+	if _, err := Verify(r, lookup, exampleTime); err != nil {
+		t.Fatalf("presigned with x-amz-content-sha256: %v", err)
+	}
+}
+
+func TestCanonicalQueryOrder(t *testing.T) {
+	q := url.Values{"a-b": {"2"}, "a": {"1", "0"}, "b": {""}}
+	if got := CanonicalQuery(q); got != "a=0&a=1&a-b=2&b=" {
+		t.Fatalf("CanonicalQuery = %s", got)
+	}
+}
+
+func TestBodyEdges(t *testing.T) {
+	// A zero-length read is not the end of the body.
+	r := exampleChunked(signedChunks("hello", " world"))
+	r.Header.Set("X-Amz-Decoded-Content-Length", "11")
+	rd, _, _ := exampleAuth(StreamingSigned).Body(r, true)
+	if n, err := rd.Read(nil); n != 0 || err != nil {
+		t.Fatalf("Read(nil) = %d, %v", n, err)
+	}
+	if got, err := io.ReadAll(rd); err != nil || string(got) != "hello world" {
+		t.Fatalf("%q, %v", got, err)
+	}
+	// A trailing checksum that x-amz-trailer does not name is refused.
+	r = httptest.NewRequest("PUT", "/b/k", strings.NewReader("5\r\nhello\r\n0\r\nx-amz-checksum-sha1:AAAA\r\n\r\n"))
+	r.Header.Set("X-Amz-Decoded-Content-Length", "5")
+	rd, _, _ = (&Auth{PayloadHash: StreamingUnsignedTrail}).Body(r, true)
+	if _, err := io.ReadAll(rd); code(err) != "InvalidRequest" {
+		t.Fatalf("undeclared trailer checksum: %v", err)
+	}
+	// Without checksums (CompleteMultipartUpload), checksum headers are
+	// not checked against the body.
+	r = httptest.NewRequest("POST", "/b/k?uploadId=x", strings.NewReader("<CompleteMultipartUpload/>"))
+	r.Header.Set("X-Amz-Checksum-Crc32", "AAAAAA==-3")
+	rd, _, err := (&Auth{PayloadHash: UnsignedPayload}).Body(r, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(rd); err != nil {
+		t.Fatalf("object checksum on a completion: %v", err)
 	}
 }
