@@ -257,24 +257,19 @@ func (s *Store) keepBlob(f *os.File) (string, error) {
 // commitObject records obj in the bucket, replacing what was there, and
 // keeps the bucket's counters and the body reference counts right.
 func (s *Store) commitObject(account, bucket string, obj Object) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.commitLocked(account, bucket, obj)
+	return s.write(func(t *tx) error {
+		return s.commitEventTx(t, account, bucket, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size})
+	})
 }
 
-// commitLocked is commitObject with s.mu held.
-func (s *Store) commitLocked(account, bucket string, obj Object) error {
-	return s.commitEventLocked(account, bucket, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size})
-}
-
-// commitEventLocked is commitLocked logging ev for the change.
-func (s *Store) commitEventLocked(account, bucket string, obj Object, ev Event) error {
+// commitEventTx records obj, logging ev for the change, in t (s.mu held).
+func (s *Store) commitEventTx(t *tx, account, bucket string, obj Object, ev Event) error {
 	bk, err := s.Bucket(account, bucket)
 	if err != nil {
 		return err // deleted while the body was uploading
 	}
 	b := s.db.NewBatch()
-	defer b.Close()
+	defer t.closeUnapplied(b)
 	var old Object
 	switch err := s.getJSON(k(tObject, bucket, obj.Key), &old); {
 	case err == nil:
@@ -306,11 +301,11 @@ func (s *Store) commitEventLocked(account, bucket string, obj Object, ev Event) 
 	if err := s.logEventsLocked(b, bucket, ev); err != nil {
 		return err
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.apply(t, b); err != nil {
 		return err
 	}
 	if old.Blob != obj.Blob {
-		s.dropUnreferenced(old.Blob)
+		t.dropLater(old.Blob)
 	}
 	return nil
 }
@@ -399,8 +394,10 @@ func (s *Store) DeleteObject(account, bucket, key string) error {
 // deleteObject deletes an object and logs ev, given the object's key and
 // size.
 func (s *Store) deleteObject(account, bucket, key string, ev Event) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return s.write(func(t *tx) error { return s.deleteObjectTx(t, account, bucket, key, ev) })
+}
+
+func (s *Store) deleteObjectTx(t *tx, account, bucket, key string, ev Event) error {
 	bk, err := s.Bucket(account, bucket)
 	if err != nil {
 		return err
@@ -410,7 +407,7 @@ func (s *Store) deleteObject(account, bucket, key string, ev Event) error {
 		return err
 	}
 	b := s.db.NewBatch()
-	defer b.Close()
+	defer t.closeUnapplied(b)
 	b.Delete(k(tObject, bucket, key), nil)
 	if err := s.ref(b, obj.Blob, -1); err != nil {
 		return err
@@ -427,10 +424,10 @@ func (s *Store) deleteObject(account, bucket, key string, ev Event) error {
 	if err := s.logEventsLocked(b, bucket, ev); err != nil {
 		return err
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.apply(t, b); err != nil {
 		return err
 	}
-	s.dropUnreferenced(obj.Blob)
+	t.dropLater(obj.Blob)
 	return nil
 }
 
@@ -447,23 +444,28 @@ func (s *Store) CopyObjectTo(account, srcBucket, src, dstBucket, dst string, now
 	if err := ValidObjectKey(dst); err != nil {
 		return Object{}, err
 	}
-	// Read the source and commit the copy under one lock, so that the
+	// Read the source and apply the copy under one lock, so that the
 	// source's body cannot be deleted in between.
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	obj, err := s.objectLocked(account, srcBucket, src)
+	var obj Object
+	err := s.write(func(t *tx) error {
+		var err error
+		if obj, err = s.objectLocked(account, srcBucket, src); err != nil {
+			return err
+		}
+		obj.Key, obj.LastModified = dst, now.UTC()
+		if replace != nil {
+			obj.ContentType, obj.Meta = replace.ContentType, replace.Meta
+		}
+		ev := Event{Type: EventObjectCopied, Time: now, Key: dst, Size: obj.Size, SourceKey: src}
+		if srcBucket != dstBucket {
+			ev.SourceBucket = srcBucket
+		}
+		return s.commitEventTx(t, account, dstBucket, obj, ev)
+	})
 	if err != nil {
 		return Object{}, err
 	}
-	obj.Key, obj.LastModified = dst, now.UTC()
-	if replace != nil {
-		obj.ContentType, obj.Meta = replace.ContentType, replace.Meta
-	}
-	ev := Event{Type: EventObjectCopied, Time: now, Key: dst, Size: obj.Size, SourceKey: src}
-	if srcBucket != dstBucket {
-		ev.SourceBucket = srcBucket
-	}
-	return obj, s.commitEventLocked(account, dstBucket, obj, ev)
+	return obj, nil
 }
 
 // Listing is one page of a bucket listing.

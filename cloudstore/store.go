@@ -16,11 +16,13 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/pebblelog"
 )
@@ -98,11 +100,15 @@ type Store struct {
 }
 
 // Open opens or creates the store in dir.
-func Open(dir string, log *slog.Logger) (*Store, error) {
+func Open(dir string, log *slog.Logger) (*Store, error) { return open(dir, log, nil) }
+
+// open is Open on a file system of Pebble's (nil: the OS's); tests use a
+// crashable in-memory one to simulate power loss.
+func open(dir string, log *slog.Logger, fs vfs.FS) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.Logger{Log: log}, FormatMajorVersion: pebble.FormatNewest})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.Logger{Log: log}, FormatMajorVersion: pebble.FormatNewest, FS: fs})
 	if err != nil {
 		return nil, fmt.Errorf("cloudstore: open %s: %w", dir, err)
 	}
@@ -164,6 +170,66 @@ func setJSON(b *pebble.Batch, key []byte, v any) error {
 func (s *Store) commit(b *pebble.Batch) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("cloudstore: commit: %w", err)
+	}
+	return nil
+}
+
+// tx is what a write made under s.mu leaves for after the lock: the
+// fsync of the batches it applied, and the body files it let go.
+type tx struct {
+	applied []*pebble.Batch
+	drop    []string
+}
+
+// apply applies b where reads see it and starts its fsync; write waits for
+// the fsync once s.mu is released. t owns b from then on.
+func (s *Store) apply(t *tx, b *pebble.Batch) error {
+	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		return fmt.Errorf("cloudstore: commit: %w", err)
+	}
+	t.applied = append(t.applied, b)
+	return nil
+}
+
+// closeUnapplied closes b unless it was applied (deferred by builders).
+func (t *tx) closeUnapplied(b *pebble.Batch) {
+	if !slices.Contains(t.applied, b) {
+		b.Close()
+	}
+}
+
+// dropLater removes a body file once the write is durable, if nothing
+// refers to it then.
+func (t *tx) dropLater(id string) {
+	if id != "" {
+		t.drop = append(t.drop, id)
+	}
+}
+
+// write runs fn with s.mu held, then, with s.mu released, waits for the
+// fsync of what fn applied, and only then answers: writers that overlap
+// share one fsync (group commit) instead of queueing one fsync each behind
+// the lock. Reads may see a write during its fsync; nobody is told it is
+// done before it is durable. Body files fn let go are removed after the
+// fsync, so that a crash can never leave a record naming a removed file.
+func (s *Store) write(fn func(t *tx) error) error {
+	var t tx
+	s.mu.Lock()
+	err := fn(&t)
+	s.mu.Unlock()
+	for _, b := range t.applied {
+		if serr := b.SyncWait(); serr != nil && err == nil {
+			err = fmt.Errorf("cloudstore: sync: %w", serr)
+		}
+		b.Close()
+	}
+	if err != nil || len(t.drop) == 0 {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range t.drop {
+		s.dropUnreferenced(id)
 	}
 	return nil
 }
