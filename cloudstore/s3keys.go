@@ -79,6 +79,7 @@ func (s *Store) OpenSecrets(path string) error {
 	}
 	s.aead, err = cipher.NewGCM(block)
 	s.master = key
+	s.s3Cache.Clear() // secrets unsealed with another key
 	return err
 }
 
@@ -122,7 +123,32 @@ func (s *Store) CreateS3Key(account, name, perms, scope string, now time.Time) (
 }
 
 // S3Secret returns an access key and its secret, for request signing.
+// Keys never change once made, so they are cached, unsealed, until
+// deleted: every S3 request looks its key up.
 func (s *Store) S3Secret(accessKeyID string) (S3Key, string, error) {
+	if v, ok := s.s3Cache.Load(accessKeyID); ok {
+		c := v.(cachedS3Key)
+		return c.key, c.secret, nil
+	}
+	// A miss reads and caches under s.mu, which DeleteS3Key holds while
+	// it deletes the record and its cache entry: a deleted key can never
+	// be cached again from a read made before its deletion.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key, secret, err := s.s3Secret(accessKeyID)
+	if err != nil {
+		return S3Key{}, "", err
+	}
+	s.s3Cache.Store(accessKeyID, cachedS3Key{key, secret})
+	return key, secret, nil
+}
+
+type cachedS3Key struct {
+	key    S3Key
+	secret string
+}
+
+func (s *Store) s3Secret(accessKeyID string) (S3Key, string, error) {
 	var key S3Key
 	if err := s.getJSON(k(tS3Key, accessKeyID), &key); err != nil {
 		return S3Key{}, "", err
@@ -171,5 +197,10 @@ func (s *Store) DeleteS3Key(account, id string) error {
 	if key.Account != account {
 		return ErrNotFound
 	}
-	return s.db.Delete(k(tS3Key, id), pebble.Sync)
+	// Under s.mu, as S3Secret's cache fill is.
+	if err := s.db.Delete(k(tS3Key, id), pebble.Sync); err != nil {
+		return err
+	}
+	s.s3Cache.Delete(id)
+	return nil
 }

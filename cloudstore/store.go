@@ -89,7 +89,9 @@ type Store struct {
 	// pins counts the readers of body files that must outlive their last
 	// reference for a while (parts being joined); under mu.
 	pins map[string]int
-	now  func() time.Time
+	// s3Cache maps access key ids to cachedS3Key.
+	s3Cache sync.Map
+	now     func() time.Time
 	// maxEvents is MaxEvents; tests lower it.
 	maxEvents int64
 
@@ -108,7 +110,11 @@ func open(dir string, log *slog.Logger, fs vfs.FS) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.Logger{Log: log}, FormatMajorVersion: pebble.FormatNewest, FS: fs})
+	// A block cache big enough for the metadata of many objects: every
+	// request reads a bucket and an object record.
+	cache := pebble.NewCache(128 << 20)
+	defer cache.Unref()
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.Logger{Log: log}, FormatMajorVersion: pebble.FormatNewest, FS: fs, Cache: cache})
 	if err != nil {
 		return nil, fmt.Errorf("cloudstore: open %s: %w", dir, err)
 	}

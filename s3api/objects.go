@@ -124,15 +124,15 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
-		return errNoSuchBucket
-	}
 	body, err := s.uploadBody(r, s.opts.MaxObjectSize)
 	if err != nil {
 		return err
 	}
 	o.Max = s.opts.MaxObjectSize
 	obj, err := s.st.Put(r.Context(), r.account, r.bucket, r.key, body, o)
+	if errors.Is(err, cloudstore.ErrNotFound) {
+		return errNoSuchBucket // Put checks the bucket before reading the body
+	}
 	if err != nil {
 		return bodyError(err)
 	}
@@ -167,10 +167,12 @@ func bodyError(err error) error {
 // byte range, the stored headers and metadata, and the response-*
 // overrides of a signed request.
 func (s *Server) getObject(w http.ResponseWriter, r *request) error {
-	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
-		return errNoSuchBucket
-	}
 	obj, body, err := s.st.OpenObject(r.account, r.bucket, r.key)
+	if errors.Is(err, cloudstore.ErrNotFound) {
+		if _, berr := s.st.Bucket(r.account, r.bucket); berr != nil {
+			return errNoSuchBucket
+		}
+	}
 	if err != nil {
 		return err
 	}

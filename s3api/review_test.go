@@ -187,3 +187,20 @@ func TestUnknownWriteSubresources(t *testing.T) {
 		t.Fatalf("bucket after refused DELETE: %v", err)
 	}
 }
+
+// TestDeletedS3KeyFailsAtOnce: S3 keys are cached; deleting one still
+// stops it on the very next request.
+func TestDeletedS3KeyFailsAtOnce(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	if _, err := c.ListBuckets(ctx, &s3.ListBucketsInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.DeleteS3Key("alice", e.id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListBuckets(ctx, &s3.ListBucketsInput{}); apiCode(err) != "InvalidAccessKeyId" {
+		t.Fatalf("a deleted key: %v", err)
+	}
+}

@@ -147,9 +147,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 			"op", op, "method", hr.Method, "bucket", req.bucket, "key", req.key, "status", rec.status,
 			"bytes_out", rec.bytes, "duration", s.opts.Now().Sub(start), "remote", hr.RemoteAddr)
 		// Only the bucket owner's requests count in its metrics, with the
-		// bytes really read: nobody else can add to them.
+		// bytes really read: nobody else can add to them. A success went
+		// through the store's ownership check; a failure is checked here.
 		if req.bucket != "" && req.account != "" {
-			if _, err := s.st.Bucket(req.account, req.bucket); err == nil {
+			owned := rec.status < 300 || rec.status == http.StatusNotModified
+			if !owned {
+				_, err := s.st.Bucket(req.account, req.bucket)
+				owned = err == nil
+			}
+			if owned {
 				s.st.RecordAccess(req.bucket, cloudstore.Access{Time: start, Op: opKind(hr.Method, op), Key: req.key,
 					Status: rec.status, BytesIn: req.read, BytesOut: rec.bytes})
 			}
