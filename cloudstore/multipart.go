@@ -126,7 +126,7 @@ func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n 
 		}
 	}()
 	h := md5.New()
-	size, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(ctxReader{ctx, body}, MaxPartSize+1))
+	size, err := io.Copy(io.MultiWriter(&bodyWriter{f: f}, h), io.LimitReader(ctxReader{ctx, body}, MaxPartSize+1))
 	if err != nil {
 		return Part{}, fmt.Errorf("%w: %w", ErrBody, err)
 	}
@@ -408,7 +408,7 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 			os.Remove(f.Name())
 		}
 	}()
-	if n, err := io.Copy(f, ctxReader{ctx, body}); err != nil {
+	if n, err := io.Copy(&bodyWriter{f: f}, ctxReader{ctx, body}); err != nil {
 		return Object{}, fmt.Errorf("cloudstore: joining parts: %w", err)
 	} else if n != o.Max {
 		return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", n, o.Max)
@@ -496,4 +496,26 @@ func (l *lazyFile) Close() error {
 		l.f = nil
 	}
 	return nil
+}
+
+// writebackEvery is how much of a body is written before its writeback
+// is started.
+const writebackEvery = 8 << 20
+
+// bodyWriter writes a body file, starting the writeback of every
+// writebackEvery bytes as they come, so that disk writes overlap the
+// upload rather than all waiting for its final fsync.
+type bodyWriter struct {
+	f                *os.File
+	written, started int64
+}
+
+func (w *bodyWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.written += int64(n)
+	if w.written-w.started >= writebackEvery {
+		startWriteback(w.f, w.started, w.written-w.started)
+		w.started = w.written
+	}
+	return n, err
 }

@@ -196,7 +196,7 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 			os.Remove(f.Name())
 		}
 	}()
-	size, err := io.Copy(io.MultiWriter(f, h), io.MultiReader(bytes.NewReader(head[:n]), body))
+	size, err := io.Copy(io.MultiWriter(&bodyWriter{f: f}, h), io.MultiReader(bytes.NewReader(head[:n]), body))
 	if err != nil {
 		return Object{}, fmt.Errorf("%w: %w", ErrBody, err)
 	}
