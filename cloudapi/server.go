@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latticenet/lattice/accesslog"
 	"github.com/latticenet/lattice/cloudstore"
 )
 
@@ -158,7 +159,7 @@ func (s *Server) metered(pattern, op string, h handler) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(ctxKey{}).(caller)
 		start := s.opts.Now()
-		if rec, ok := w.(*recorder); ok && op != "" {
+		if rec, ok := w.(*accesslog.Recorder); ok && op != "" {
 			in := &countingReader{r: r.Body}
 			r.Body = in
 			defer s.record(r, op, start, in, rec) // also when a stream is cut (a panic)
@@ -174,7 +175,7 @@ func (s *Server) metered(pattern, op string, h handler) {
 }
 
 // record counts a request in its bucket's access metrics.
-func (s *Server) record(r *http.Request, op string, start time.Time, in *countingReader, rec *recorder) {
+func (s *Server) record(r *http.Request, op string, start time.Time, in *countingReader, rec *accesslog.Recorder) {
 	bucket := r.PathValue("name")
 	if cloudstore.ValidBucketName(bucket) != nil {
 		return
@@ -183,8 +184,8 @@ func (s *Server) record(r *http.Request, op string, start time.Time, in *countin
 	if key == "" && op == cloudstore.OpPut {
 		key = r.URL.Query().Get("key") // a raw upload's
 	}
-	s.st.RecordAccess(bucket, cloudstore.Access{Time: start, Op: op, Key: key, Status: rec.status,
-		BytesIn: in.n, BytesOut: int64(rec.bytes)})
+	s.st.RecordAccess(bucket, cloudstore.Access{Time: start, Op: op, Key: key, Status: rec.Status,
+		BytesIn: in.n, BytesOut: rec.Bytes})
 }
 
 // countingReader counts the bytes read from a request body.
@@ -233,7 +234,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = hex.EncodeToString(b[:])
 	}
 	w.Header().Set("X-Request-Id", id)
-	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rec := accesslog.New(w)
 	var account string
 	defer func() {
 		p := recover()
@@ -241,12 +242,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case p == http.ErrAbortHandler: // a stream cut on purpose: net/http drops the connection
 		case p != nil:
 			s.opts.Logger.Error("handler panic", "request_id", id, "panic", p)
-			if !rec.wrote {
+			if !rec.Wrote {
 				writeError(rec, apiError(nil))
 			}
 		}
 		s.opts.Logger.Info("http", "request_id", id, "account", account, "method", r.Method, "path", r.URL.Path,
-			"status", rec.status, "bytes", rec.bytes, "duration", s.opts.Now().Sub(start), "remote", r.RemoteAddr)
+			"status", rec.Status, "bytes", rec.Bytes, "duration", s.opts.Now().Sub(start), "remote", r.RemoteAddr)
 		if p == http.ErrAbortHandler {
 			panic(p)
 		}
@@ -373,26 +374,3 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	}
 	return nil
 }
-
-type recorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int
-	wrote  bool
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if !r.wrote {
-		r.status, r.wrote = code, true
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	r.wrote = true
-	n, err := r.ResponseWriter.Write(p)
-	r.bytes += n
-	return n, err
-}
-
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latticenet/lattice/accesslog"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgerstore"
 	"github.com/latticenet/lattice/node"
@@ -130,18 +131,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec := accesslog.New(w)
 	defer func() {
 		p := recover()
 		aborted := p == http.ErrAbortHandler
 		if p != nil && !aborted {
 			s.n.Log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", p)
-			if !rec.wrote {
+			if !rec.Wrote {
 				writeError(rec, http.StatusInternalServerError, "internal error")
 			}
 		}
-		s.n.Log.Info("http", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-			"bytes", rec.bytes, "duration", time.Since(start), "remote", r.RemoteAddr, "aborted", aborted)
+		s.n.Log.Info("http", "method", r.Method, "path", r.URL.Path, "status", rec.Status,
+			"bytes", rec.Bytes, "duration", time.Since(start), "remote", r.RemoteAddr, "aborted", aborted)
 		if aborted {
 			panic(p) // net/http closes the connection without logging
 		}
@@ -157,29 +158,6 @@ func (s *Server) Wait() {
 	s.closeMu.Unlock()
 	s.inflight.Wait()
 }
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int
-	wrote  bool
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if !r.wrote {
-		r.status, r.wrote = code, true
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(p []byte) (int, error) {
-	r.wrote = true
-	n, err := r.ResponseWriter.Write(p)
-	r.bytes += n
-	return n, err
-}
-
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	var allowed []string

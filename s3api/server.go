@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latticenet/lattice/accesslog"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/sigv4"
 )
@@ -134,30 +135,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	defer s.inflight.Done()
 
 	start := s.opts.Now()
-	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rec := accesslog.New(w)
 	var op string
 	defer func() {
 		if p := recover(); p != nil {
 			s.opts.Logger.Error("s3 handler panic", "request_id", req.id, "panic", p)
-			if !rec.wrote {
+			if !rec.Wrote {
 				writeError(rec, hr, toError(nil, nil), req.id)
 			}
 		}
 		s.opts.Logger.Info("s3", "request_id", req.id, "account", req.account, "access_key", req.s3key.AccessKeyID,
-			"op", op, "method", hr.Method, "bucket", req.bucket, "key", req.key, "status", rec.status,
-			"bytes_out", rec.bytes, "duration", s.opts.Now().Sub(start), "remote", hr.RemoteAddr)
+			"op", op, "method", hr.Method, "bucket", req.bucket, "key", req.key, "status", rec.Status,
+			"bytes_out", rec.Bytes, "duration", s.opts.Now().Sub(start), "remote", hr.RemoteAddr)
 		// Only the bucket owner's requests count in its metrics, with the
 		// bytes really read: nobody else can add to them. A success went
 		// through the store's ownership check; a failure is checked here.
 		if req.bucket != "" && req.account != "" {
-			owned := rec.status < 300 || rec.status == http.StatusNotModified
+			owned := rec.Status < 300 || rec.Status == http.StatusNotModified
 			if !owned {
 				_, err := s.st.Bucket(req.account, req.bucket)
 				owned = err == nil
 			}
 			if owned {
 				s.st.RecordAccess(req.bucket, cloudstore.Access{Time: start, Op: opKind(hr.Method, op), Key: req.key,
-					Status: rec.status, BytesIn: req.read, BytesOut: rec.bytes})
+					Status: rec.Status, BytesIn: req.read, BytesOut: rec.Bytes})
 			}
 		}
 	}()
@@ -189,7 +190,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		if e.Status == http.StatusInternalServerError {
 			s.opts.Logger.Error("s3 request failed", "request_id", req.id, "op", op, "err", err)
 		}
-		if rec.wrote {
+		if rec.Wrote {
 			return // the answer has begun; the client sees a short body
 		}
 		writeError(rec, hr, e, req.id)
@@ -271,30 +272,6 @@ func (s *Server) isPublic(bucket string) bool {
 	b, err := s.st.PublicBucket(bucket)
 	return err == nil && b.Public
 }
-
-// recorder remembers the status and size of an answer.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-	wrote  bool
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if !r.wrote {
-		r.status, r.wrote = code, true
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	r.wrote = true
-	n, err := r.ResponseWriter.Write(p)
-	r.bytes += int64(n)
-	return n, err
-}
-
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // opKind is the metrics kind of an operation.
 func opKind(method, op string) string {
