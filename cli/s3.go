@@ -342,16 +342,11 @@ func runS3List(ctx context.Context, e *env, args []string) error {
 		}
 		return listKeys(ctx, e, c, p, *recursive, *f.json)
 	}
-	var all []cloudapi.Bucket
-	for page := 1; ; page++ {
-		l, err := c.Buckets(ctx, page, cloudapi.MaxPerPage)
-		if err != nil {
-			return explain(err, s3Path{})
-		}
-		all = append(all, l.Data...)
-		if page*l.Meta.PerPage >= l.Meta.Total {
-			break
-		}
+	all, err := allPages(func(page int) (cloudapi.List[cloudapi.Bucket], error) {
+		return c.Buckets(ctx, page, cloudapi.MaxPerPage)
+	})
+	if err != nil {
+		return explain(err, s3Path{})
 	}
 	if *f.json {
 		return printJSON(e.stdout, nonNil(all))
@@ -545,4 +540,19 @@ func removeAll(ctx context.Context, e *env, c *cloudclient.Client, p s3Path, qui
 		}
 	}
 	return deleted, nil
+}
+
+// allPages gathers every page of a list endpoint.
+func allPages[T any](fetch func(page int) (cloudapi.List[T], error)) ([]T, error) {
+	var all []T
+	for page := 1; ; page++ {
+		l, err := fetch(page)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, l.Data...)
+		if len(l.Data) == 0 || page*l.Meta.PerPage >= l.Meta.Total {
+			return all, nil
+		}
+	}
 }

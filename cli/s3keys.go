@@ -72,16 +72,11 @@ func runS3KeysList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var all []cloudapi.S3Key
-	for page := 1; ; page++ {
-		l, err := c.S3Keys(ctx, page, cloudapi.MaxPerPage)
-		if err != nil {
-			return explain(err, s3Path{})
-		}
-		all = append(all, l.Data...)
-		if page*l.Meta.PerPage >= l.Meta.Total {
-			break
-		}
+	all, err := allPages(func(page int) (cloudapi.List[cloudapi.S3Key], error) {
+		return c.S3Keys(ctx, page, cloudapi.MaxPerPage)
+	})
+	if err != nil {
+		return explain(err, s3Path{})
 	}
 	if *f.json {
 		return printJSON(e.stdout, nonNil(all))

@@ -297,20 +297,26 @@ func (s *Store) CreateKey(account, name string, admin bool, now time.Time) (Key,
 
 // KeyByID returns an API key's record, revoked or not.
 func (s *Store) KeyByID(id string) (Key, error) {
+	key, _, err := s.keyByID(id)
+	return key, err
+}
+
+// keyByID returns an API key's record and the hash it is stored under.
+func (s *Store) keyByID(id string) (Key, []byte, error) {
 	data, closer, err := s.db.Get(k(tKeyByID, id))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return Key{}, ErrNotFound
+		return Key{}, nil, ErrNotFound
 	}
 	if err != nil {
-		return Key{}, fmt.Errorf("cloudstore: %w", err)
+		return Key{}, nil, fmt.Errorf("cloudstore: %w", err)
 	}
 	h := bytes.Clone(data)
 	closer.Close()
 	var key Key
 	if err := s.getJSON(k(tKeyByHash, string(h)), &key); err != nil {
-		return Key{}, err
+		return Key{}, nil, err
 	}
-	return key, nil
+	return key, h, nil
 }
 
 // Authenticate returns the live key whose secret this is.
@@ -355,17 +361,8 @@ func (s *Store) Keys(account string) ([]Key, error) {
 func (s *Store) RevokeKey(id string, now time.Time) (Key, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	data, closer, err := s.db.Get(k(tKeyByID, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return Key{}, ErrNotFound
-	}
+	key, h, err := s.keyByID(id)
 	if err != nil {
-		return Key{}, fmt.Errorf("cloudstore: %w", err)
-	}
-	h := bytes.Clone(data)
-	closer.Close()
-	var key Key
-	if err := s.getJSON(k(tKeyByHash, string(h)), &key); err != nil {
 		return Key{}, err
 	}
 	if !key.Revoked {
