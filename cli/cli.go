@@ -33,7 +33,7 @@ func commands() []command {
 	return []command{
 		{"dev", "start a single-node network on this machine, with a funded key", runDev},
 		{"node", "run a ledger node from a data directory and a genesis file", runNode},
-		{"cloud", "run the cloud platform's REST API; `cloud apikey` manages API keys", runCloud},
+		{"cloud", "run the cloud platform's REST API and S3 endpoint; `cloud apikey` manages API keys", runCloud},
 		{"s3", "buckets and objects: mb, ls, cp (with progress), rm, presign, keys", runS3},
 		{"genesis", "create a network's genesis file (genesis new)", runGenesis},
 		{"key", "create or show a key file (key new | key show)", runKey},
