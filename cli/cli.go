@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -27,6 +28,25 @@ type command struct {
 // env is what every command writes to.
 type env struct {
 	stdout, stderr io.Writer
+}
+
+// synced returns e with writers safe for the concurrent use of servers,
+// whose listeners and logger write from several goroutines.
+func (e *env) synced() *env {
+	var mu sync.Mutex
+	return &env{stdout: &lockedWriter{mu: &mu, w: e.stdout}, stderr: &lockedWriter{mu: &mu, w: e.stderr}}
+}
+
+// lockedWriter serialises writes to w under mu.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func commands() []command {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -91,12 +92,14 @@ func (c *cloudServer) serve(ctx context.Context, e *env, log *slog.Logger, apiAd
 	defer cancel()
 	urls := make(chan string, 2)
 	done := make(chan error, 2)
+	quiet := &env{stdout: e.stdout, stderr: io.Discard} // one "shutting down..." is enough
 	for _, srv := range []struct {
 		ln net.Listener
 		h  http.Handler
-	}{{apiLn, c.api}, {s3Ln, c.s3}} {
+		e  *env
+	}{{apiLn, c.api, e}, {s3Ln, c.s3, quiet}} {
 		go func() {
-			done <- serveOn(ctx, e, log, srv.ln, srv.h, nil, func(url string) { urls <- url })
+			done <- serveOn(ctx, srv.e, log, srv.ln, srv.h, nil, func(url string) { urls <- url })
 			cancel()
 		}()
 	}
@@ -128,6 +131,7 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "apikey" {
 		return runAPIKey(ctx, e, args[1:])
 	}
+	e = e.synced()
 	f := newFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR]")
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "cloud"), "data directory")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "REST API address")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -26,6 +27,7 @@ func version() string { return node.Version }
 const devSupplyUnits = "1000000000"
 
 func runDev(ctx context.Context, e *env, args []string) error {
+	e = e.synced()
 	f := newFlags(e, "dev", "dev [flags]")
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "dev"), "directory for all dev state")
 	httpAddr := f.string("http", "LATTICE_HTTP", "http", "127.0.0.1:8080", "node HTTP API address")
@@ -65,7 +67,9 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	cloudURLs := make(chan [2]string, 1)
 	cloudDone := make(chan error, 1)
 	go func() {
-		cloudDone <- cloud.serve(ctx, e, log, *apiAddr, *s3Addr, func(api, s3 string) { cloudURLs <- [2]string{api, s3} })
+		// The node's server says "shutting down..." for both.
+		quiet := &env{stdout: e.stdout, stderr: io.Discard}
+		cloudDone <- cloud.serve(ctx, quiet, log, *apiAddr, *s3Addr, func(api, s3 string) { cloudURLs <- [2]string{api, s3} })
 		cancel()
 	}()
 	var urls [2]string
@@ -121,6 +125,7 @@ func devNetwork(dir, keyPath string) (*node.Network, error) {
 }
 
 func runNode(ctx context.Context, e *env, args []string) error {
+	e = e.synced()
 	f := newFlags(e, "node", "node --data DIR [--genesis FILE] [flags]")
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "node"), "data directory")
 	genesis := f.string("genesis", "LATTICE_GENESIS", "genesis", "", "genesis file; needed on first start only")

@@ -50,7 +50,16 @@ func TestPowerLossKeepsAcknowledgedObjects(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(time.Duration(50+round*40) * time.Millisecond)
+		// Take the image once some hundreds of writes are acknowledged
+		// (more each round), however fast the machine (or -race) is.
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			mu.Lock()
+			n := len(acked)
+			mu.Unlock()
+			if n >= 200*(round+1) {
+				break
+			}
+		}
 		mu.Lock()
 		before := make(map[string][]byte, len(acked))
 		for k, v := range acked {
