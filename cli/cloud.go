@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -22,6 +23,7 @@ import (
 type cloudServer struct {
 	st        *cloudstore.Store
 	log       *slog.Logger
+	publicURL string           // the REST API's URL as clients reach it, for presigned URLs; "" for the request's Host
 	api       *cloudapi.Server // set by serve
 	s3        *s3api.Server    // set by serve
 	stopSweep context.CancelFunc
@@ -86,7 +88,7 @@ func (c *cloudServer) serve(ctx context.Context, e *env, log *slog.Logger, apiAd
 		apiLn.Close()
 		return fmt.Errorf("listen %s: %w", s3Addr, err)
 	}
-	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log, S3Endpoint: s3Ln.Addr().String(), Region: s3Region})
+	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log, S3Endpoint: s3Ln.Addr().String(), Region: s3Region, PublicURL: c.publicURL})
 	c.s3 = s3api.New(c.st, s3api.Options{Logger: log, Region: s3Region})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -132,14 +134,21 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 		return runAPIKey(ctx, e, args[1:])
 	}
 	e = e.synced()
-	f := newFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR]")
+	f := newFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR] [--public-url URL]")
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "cloud"), "data directory")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "REST API address")
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, log_level")
+	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, public_url, log_level")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if *publicURL != "" {
+		u, err := url.Parse(*publicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageErr("--public-url %q: want http(s)://host[:port][/path]", *publicURL)
+		}
 	}
 	log, err := newLogger(e, *logLevel)
 	if err != nil {
@@ -150,6 +159,7 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer c.close()
+	c.publicURL = *publicURL
 	return c.serve(ctx, e, log, *apiAddr, *s3Addr, func(apiURL, s3URL string) {
 		fmt.Fprintf(e.stdout, "lattice cloud: REST API %s (data %s)\n", apiURL, *data)
 		fmt.Fprintf(e.stdout, "lattice cloud: S3 endpoint %s (region %s)\n", s3URL, s3Region)

@@ -435,3 +435,27 @@ func checkS3Endpoint(t *testing.T, apiURL, s3URL, apiKey string) {
 	}
 	resp.Body.Close()
 }
+
+// TestCloudPublicURL: behind a proxy, --public-url is the base of
+// presigned URLs; a malformed one is a usage error.
+func TestCloudPublicURL(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("LATTICE_API", "")
+	dir := filepath.Join(t.TempDir(), "cloud")
+	wantFail(t, run(t, "cloud", "--data", dir, "--api", "127.0.0.1:0", "--public-url", "storage.example.com"), 2, "--public-url")
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("a usage error created the data directory")
+	}
+	s := startServer(t, cloudReady, "cloud", "--data", dir, "--api", "127.0.0.1:0", "--public-url", "https://storage.example.com/base")
+	data, err := os.ReadFile(filepath.Join(dir, "admin-api-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := strings.TrimSpace(string(data))
+	mustRun(t, "s3", "mb", "pub", "--api", s.url, "--api-key", admin)
+	r := mustRun(t, "s3", "presign", "s3://pub/a.txt", "--api", s.url, "--api-key", admin)
+	if !strings.HasPrefix(r.stdout, "https://storage.example.com/base/api/storage/buckets/pub/download/a.txt?token=") {
+		t.Errorf("presigned URL = %q", r.stdout)
+	}
+	s.stop()
+}
