@@ -257,6 +257,9 @@ func (s *Store) Uploads(account, bucket, prefix, delimiter, keyMarker, idMarker 
 		if err := s.getJSON(k(tUpload, id), &u); err != nil {
 			return err
 		}
+		if u.Account != account {
+			return nil // left by a former owner of the name, until the sweep
+		}
 		l.Uploads = append(l.Uploads, u)
 		l.NextKeyMarker, l.NextIDMarker = objKey, id
 		return nil
@@ -518,4 +521,21 @@ func (w *bodyWriter) Write(p []byte) (int, error) {
 		w.started = w.written
 	}
 	return n, err
+}
+
+// abortBucketUploads aborts account's uploads into bucket; s.mu held.
+func (s *Store) abortBucketUploads(account, bucket string) {
+	var ups []Upload
+	base := append(k(tUploadBy, bucket), 0)
+	s.scan(base, func(key, _ []byte) error {
+		_, id, _ := strings.Cut(string(key[len(base):]), "\x00")
+		var u Upload
+		if err := s.getJSON(k(tUpload, id), &u); err == nil && u.Account == account {
+			ups = append(ups, u)
+		}
+		return nil
+	})
+	for _, u := range ups {
+		s.dropUpload(u)
+	}
 }

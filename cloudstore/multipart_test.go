@@ -186,15 +186,22 @@ func TestUploadsListingAndExpiry(t *testing.T) {
 	if files := b.blobFiles(); files != 2 {
 		t.Fatalf("%d body files left for two uploads", files)
 	}
-	// Deleting the bucket lets the next sweep abort the rest.
+	// Deleting the bucket aborts the rest, and a new owner of the name
+	// sees none of them.
 	if err := b.DeleteBucket("acme", "pics"); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := b.ExpireUploads(t0); err != nil || n != 2 {
+	if files := b.blobFiles(); files != 0 {
+		t.Fatalf("%d body files left after the bucket went", files)
+	}
+	if n, err := b.ExpireUploads(t0); err != nil || n != 0 {
 		t.Fatalf("ExpireUploads after the bucket went = %d, %v", n, err)
 	}
-	if files := b.blobFiles(); files != 0 {
-		t.Fatalf("%d body files left", files)
+	if _, err := b.CreateBucket("other", "pics", "", t0); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := b.Uploads("other", "pics", "", "", "", "", 1000); err != nil || len(l.Uploads) != 0 {
+		t.Fatalf("the new owner's uploads = %+v, %v", l, err)
 	}
 }
 

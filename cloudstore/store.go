@@ -514,7 +514,14 @@ func (s *Store) DeleteBucket(account, name string) error {
 	if err := deleteMetrics(b, name); err != nil {
 		return err
 	}
-	return s.commit(b)
+	if err := s.commit(b); err != nil {
+		return err
+	}
+	// Its unfinished multipart uploads go too, parts and all. Should this
+	// fail, the lifecycle sweep aborts the uploads of buckets that are
+	// gone.
+	s.abortBucketUploads(account, name)
+	return nil
 }
 
 func (s *Store) scan(prefix []byte, fn func(k, v []byte) error) error {
