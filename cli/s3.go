@@ -528,8 +528,14 @@ func removeAll(ctx context.Context, e *env, c *cloudclient.Client, p s3Path, qui
 		return nil, err
 	}
 	var deleted []string
+	skipped := 0
 	for _, o := range objs {
 		op := s3Path{p.bucket, o.Key}
+		if cloudapi.ValidRESTKey(o.Key) != nil {
+			fmt.Fprintf(e.stderr, "skipping %s: its key has an empty, \".\" or \"..\" segment, which only the S3 endpoint can address\n", op)
+			skipped++
+			continue
+		}
 		var ae *cloudclient.APIError
 		if err := c.DeleteObject(ctx, p.bucket, o.Key); err != nil && !(errors.As(err, &ae) && ae.Code == "not_found") {
 			return deleted, explain(err, op) // an object deleted meanwhile is no failure
@@ -538,6 +544,9 @@ func removeAll(ctx context.Context, e *env, c *cloudclient.Client, p s3Path, qui
 		if !quiet {
 			fmt.Fprintf(e.stdout, "delete: %s\n", op)
 		}
+	}
+	if skipped > 0 {
+		return deleted, fmt.Errorf("%d object(s) skipped (listed above); delete them through the S3 endpoint", skipped)
 	}
 	return deleted, nil
 }

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"crypto/md5"
 	"fmt"
+	"errors"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -659,4 +660,42 @@ func TestS3Presign(t *testing.T) {
 	wantFail(t, run(t, "s3", "presign", "s3://box/dir/f.txt", "--expires", "8d"), 1, "7d")
 	wantFail(t, run(t, "s3", "presign", "s3://box/"), 2, "names no object")
 	wantFail(t, run(t, "s3", "presign", "s3://nobucket/x"), 1, `bucket "nobucket" not found`)
+}
+
+// TestS3KeysOnlyS3CanAddress: keys with empty, "." or ".." segments (made
+// over the S3 endpoint) are skipped by rm -r and cp -r, which say so and
+// fail, and never act on the object a cleaned path would name.
+func TestS3KeysOnlyS3CanAddress(t *testing.T) {
+	s := newS3Cloud(t)
+	mustRun(t, "s3", "mb", "bkt")
+	for _, k := range []string{"a", "x/../a", "c/d", "c//d"} {
+		if _, err := s.st.PutObject(t.Context(), "acme", "bkt", k, "text/plain", strings.NewReader("body of "+k), 1<<20, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.c.DeleteObject(t.Context(), "bkt", "x/../a"); !errors.Is(err, cloudclient.ErrKeyNotAddressable) {
+		t.Fatalf("DeleteObject(x/../a) = %v", err)
+	}
+	dst := t.TempDir()
+	r := run(t, "s3", "cp", "-r", "s3://bkt/", dst)
+	wantFail(t, r, 1, "2 object(s) skipped")
+	if !strings.Contains(r.stderr, "skipping s3://bkt/x/../a") || !strings.Contains(r.stderr, "skipping s3://bkt/c//d") {
+		t.Errorf("cp -r stderr = %q", r.stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dst, "a")); string(got) != "body of a" {
+		t.Errorf("downloaded a = %q", got)
+	}
+	r = run(t, "s3", "rm", "-r", "s3://bkt/")
+	wantFail(t, r, 1, "2 object(s) skipped")
+	l, err := s.st.ListObjects("acme", "bkt", "", "", "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, o := range l.Objects {
+		left = append(left, o.Key)
+	}
+	if strings.Join(left, ",") != "c//d,x/../a" {
+		t.Fatalf("after rm -r: %v, want the two keys only S3 can address", left)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudclient"
 )
 
@@ -215,7 +216,7 @@ func (cp *copier) record(t transfer, n int64, elapsed time.Duration) {
 
 // downloadArg downloads the object src, or with recursive every object
 // under the prefix src, to dst.
-func (cp *copier) downloadArg(ctx context.Context, src, dst string, recursive bool) error {
+func (cp *copier) downloadArg(ctx context.Context, src, dst string, recursive bool) (err error) {
 	from, err := parseS3Path(src)
 	if err != nil {
 		return err
@@ -245,10 +246,22 @@ func (cp *copier) downloadArg(ctx context.Context, src, dst string, recursive bo
 		fmt.Fprintf(cp.e.stderr, "no objects under %s: nothing to download\n", from)
 		return nil
 	}
+	skipped := 0
+	defer func() {
+		if skipped > 0 && err == nil {
+			err = fmt.Errorf("%d object(s) skipped (listed above)", skipped)
+		}
+	}()
 	for _, o := range objs {
 		rel := filepath.FromSlash(strings.TrimPrefix(o.Key, from.key))
 		if !filepath.IsLocal(rel) && rel != "" {
 			fmt.Fprintf(cp.e.stderr, "skipping %s: its key does not make a path inside %s\n", s3Path{from.bucket, o.Key}, dst)
+			skipped++
+			continue
+		}
+		if cloudapi.ValidRESTKey(o.Key) != nil {
+			fmt.Fprintf(cp.e.stderr, "skipping %s: its key has an empty, \".\" or \"..\" segment, which only the S3 endpoint can address\n", s3Path{from.bucket, o.Key})
+			skipped++
 			continue
 		}
 		local := filepath.Join(dst, rel)

@@ -32,12 +32,13 @@ func objectJSON(o cloudstore.Object) ObjectInfo {
 		LastModified: o.LastModified.Format(time.RFC3339Nano)}
 }
 
-// restKey checks what the REST API adds to the store's key rules: object
-// keys travel in URL paths, which routers clean, so a key with an empty,
-// "." or ".." segment, or a leading "/", could not be addressed (and a
-// cleaned path would name another object). Such keys are refused here;
-// the S3 endpoint will carry them.
-func restKey(key string) error {
+// ValidRESTKey checks what the REST API adds to the store's key rules:
+// object keys travel in URL paths, which routers clean, so a key with an
+// empty, "." or ".." segment, or a leading "/", could not be addressed (a
+// cleaned path would name another object). A trailing "/" is allowed.
+// Such keys are refused here; the S3 endpoint carries them. Clients check
+// keys with it before they address them.
+func ValidRESTKey(key string) error {
 	if err := cloudstore.ValidObjectKey(key); err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 
 // storeObject stores rd as objKey, of type ctype (octet-stream if "").
 func (s *Server) storeObject(r *http.Request, account, bucket, objKey, ctype string, rd io.Reader) (ObjectInfo, error) {
-	if err := restKey(objKey); err != nil {
+	if err := ValidRESTKey(objKey); err != nil {
 		return ObjectInfo{}, validation("%v", err)
 	}
 	if ctype == "" {
@@ -277,7 +278,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, key cloudsto
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := restKey(req.DestKey); err != nil {
+	if err := ValidRESTKey(req.DestKey); err != nil {
 		return validation("dest_key: %v", err)
 	}
 	o, err := s.st.CopyObject(key.Account, bucket, req.SourceKey, req.DestKey, s.opts.Now())
@@ -308,7 +309,7 @@ func (s *Server) folder(w http.ResponseWriter, r *http.Request, key cloudstore.K
 	if p == "" {
 		return validation("path is required")
 	}
-	if err := restKey(p + "/"); err != nil {
+	if err := ValidRESTKey(p + "/"); err != nil {
 		return validation("path: %v", err)
 	}
 	o, err := s.st.PutObject(r.Context(), key.Account, bucket, p+"/", "application/x-directory", strings.NewReader(""), 0, s.opts.Now())

@@ -43,7 +43,7 @@ func (s *Server) presign(w http.ResponseWriter, r *http.Request, key cloudstore.
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := restKey(req.Key); err != nil {
+	if err := ValidRESTKey(req.Key); err != nil {
 		return validation("key: %v", err)
 	}
 	var method, path string

@@ -13,7 +13,7 @@ func FuzzRestKey(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, key string) {
-		if restKey(key) != nil {
+		if ValidRESTKey(key) != nil {
 			return
 		}
 		p := "/api/storage/buckets/b/download/" + key

@@ -18,6 +18,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -253,6 +254,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
+	// ServeMux would answer a path that is not clean with a redirect to the
+	// cleaned one, which names another object (x/../a is a, c//d is c/d),
+	// and clients follow redirects with their key: refuse instead.
+	if !cleanPath(r.URL.EscapedPath()) {
+		writeError(rec, &Error{http.StatusNotFound, "not_found", "the path has an empty, \".\" or \"..\" segment; object keys with such segments are reachable through the S3 endpoint only", 0})
+		return
+	}
 	_, pattern := s.mux.Handler(r)
 	c, err := s.authenticate(r, pattern)
 	if err != nil {
@@ -373,4 +381,14 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return validation("unexpected data after the JSON object")
 	}
 	return nil
+}
+
+// cleanPath reports whether p is already clean: no empty, "." or ".."
+// segment, though it may end in "/".
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }

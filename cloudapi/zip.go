@@ -94,7 +94,7 @@ func (s *Server) downloadZip(w http.ResponseWriter, r *http.Request, key cloudst
 // backslash, which extractors on Windows read as a folder separator. No
 // entry can then land outside the folder it is extracted to.
 func zipName(key string) error {
-	if err := restKey(key); err != nil {
+	if err := ValidRESTKey(key); err != nil {
 		return err
 	}
 	if strings.Contains(key, `\`) {

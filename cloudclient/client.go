@@ -37,7 +37,11 @@ func New(baseURL, apiKey string, hc *http.Client) *Client {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{base: strings.TrimRight(baseURL, "/"), key: apiKey, hc: hc}
+	// The API never redirects; following one would resend the key to
+	// wherever it points.
+	own := *hc
+	own.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Client{base: strings.TrimRight(baseURL, "/"), key: apiKey, hc: &own}
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {

@@ -3,6 +3,7 @@ package cloudclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +18,19 @@ import (
 // "objects"): every segment escaped on its own, so that the slashes of
 // the key stay path separators and nothing else in it ("?", "#", "%")
 // changes the URL.
+// ErrKeyNotAddressable wraps the refusal of a key the REST API cannot
+// address (see cloudapi.ValidRESTKey); the S3 endpoint can.
+var ErrKeyNotAddressable = errors.New("cloudclient: object key not addressable over the REST API")
+
+// checkKey refuses, before anything is sent, a key whose URL path would
+// be cleaned into another object's.
+func checkKey(key string) error {
+	if err := cloudapi.ValidRESTKey(key); err != nil {
+		return fmt.Errorf("%w: %w", ErrKeyNotAddressable, err)
+	}
+	return nil
+}
+
 func objectPath(bucket, op, key string) string {
 	segs := strings.Split(key, "/")
 	for i, s := range segs {
@@ -94,6 +108,9 @@ func (c *Client) Upload(ctx context.Context, bucket, key, contentType string, bo
 // body; the ObjectInfo comes from the answer's headers (Size is -1 if the
 // server did not send a length, LastModified is "" if it sent no date).
 func (c *Client) Download(ctx context.Context, bucket, key string) (io.ReadCloser, cloudapi.ObjectInfo, error) {
+	if err := checkKey(key); err != nil {
+		return nil, cloudapi.ObjectInfo{}, err
+	}
 	req, err := c.request(ctx, "GET", objectPath(bucket, "download", key), nil)
 	if err != nil {
 		return nil, cloudapi.ObjectInfo{}, err
@@ -116,6 +133,9 @@ func (c *Client) Download(ctx context.Context, bucket, key string) (io.ReadClose
 
 // DeleteObject deletes the object key of bucket.
 func (c *Client) DeleteObject(ctx context.Context, bucket, key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
 	return c.do(ctx, "DELETE", objectPath(bucket, "objects", key), nil, nil)
 }
 
