@@ -7,8 +7,8 @@ package cli
 import (
 	"bytes"
 	"crypto/md5"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
