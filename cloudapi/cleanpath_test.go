@@ -43,3 +43,27 @@ func TestUncleanPathsAreRefused(t *testing.T) {
 		t.Errorf("GET of a missing folder object: %d %s", r.status, r.body)
 	}
 }
+
+// TestForeignRequestsNotCounted: another account's requests to a bucket,
+// all refused, do not show in the bucket's metrics.
+func TestForeignRequestsNotCounted(t *testing.T) {
+	a := newAPI(t, cloudapi.Options{Now: time.Now})
+	acme, _ := a.newKey("acme")
+	evil, _ := a.newKey("evil")
+	if r := a.do("POST", "/api/storage/buckets", acme, `{"name":"pics"}`); r.status != http.StatusCreated {
+		t.Fatalf("create bucket: %d %s", r.status, r.body)
+	}
+	for range 5 {
+		a.do("GET", "/api/storage/buckets/pics/objects", evil, "")
+		a.do("POST", "/api/storage/buckets/pics/upload?key=x", evil, `{}`)
+		a.do("GET", "/api/storage/buckets/pics/download/x", evil, "")
+	}
+	a.do("GET", "/api/storage/buckets/pics/objects", acme, "") // the owner's one listing
+	r := a.do("GET", "/api/storage/buckets/pics/metrics/summary?hours=1", acme, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("summary: %d %s", r.status, r.body)
+	}
+	if !strings.Contains(string(r.body), `"total":1`) || !strings.Contains(string(r.body), `"errors":0`) {
+		t.Fatalf("summary counts other accounts' requests: %s", r.body)
+	}
+}

@@ -181,6 +181,18 @@ func (s *Server) record(r *http.Request, op string, start time.Time, in *countin
 	if cloudstore.ValidBucketName(bucket) != nil {
 		return
 	}
+	if rec.Status >= 300 && rec.Status != http.StatusNotModified {
+		// A success went through the handler's ownership check (or a
+		// presigned token's, or the public path's); a failure may be
+		// anyone's: it counts only if the caller owns the bucket.
+		c, _ := r.Context().Value(ctxKey{}).(caller)
+		if c.key.Account == "" {
+			return
+		}
+		if _, err := s.st.Bucket(c.key.Account, bucket); err != nil {
+			return
+		}
+	}
 	key := r.PathValue("key")
 	if key == "" && op == cloudstore.OpPut {
 		key = r.URL.Query().Get("key") // a raw upload's

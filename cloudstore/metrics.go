@@ -132,6 +132,7 @@ type meters struct {
 type pendingMetrics struct {
 	hours   map[int64]*HourMetrics // by hour, unix seconds
 	objects map[string]*ObjectAccess
+	first   time.Time // the earliest access gathered
 }
 
 // RecordAccess counts a request to bucket in its metrics. It only updates
@@ -149,8 +150,11 @@ func (s *Store) RecordAccess(bucket string, a Access) {
 	}
 	p := m.buckets[bucket]
 	if p == nil {
-		p = &pendingMetrics{hours: make(map[int64]*HourMetrics), objects: make(map[string]*ObjectAccess)}
+		p = &pendingMetrics{hours: make(map[int64]*HourMetrics), objects: make(map[string]*ObjectAccess), first: a.Time}
 		m.buckets[bucket] = p
+	}
+	if a.Time.Before(p.first) {
+		p.first = a.Time
 	}
 	h := p.hours[hour.Unix()]
 	if h == nil {
@@ -213,6 +217,12 @@ func (s *Store) flushMetrics() error {
 			continue
 		} else if err != nil {
 			return err
+		}
+		if p.first.Before(bk.CreatedAt) {
+			// Some of these counts are of an earlier bucket of the same
+			// name, perhaps another account's: they cannot be told apart
+			// from the new bucket's first ones, so all are dropped.
+			continue
 		}
 		var newest int64
 		for hour, h := range p.hours {
@@ -442,4 +452,17 @@ func Extension(key string) string {
 		}
 	}
 	return strings.ToLower(ext)
+}
+
+// dropPending forgets the counts gathered for bucket and not yet written;
+// DeleteBucket calls it, so that a later bucket of the name never inherits
+// them.
+func (s *Store) dropPending(bucket string) {
+	m := &s.meters
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p := m.buckets[bucket]; p != nil {
+		m.objects -= len(p.objects)
+		delete(m.buckets, bucket)
+	}
 }

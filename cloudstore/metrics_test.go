@@ -245,3 +245,42 @@ func TestExtension(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsDoNotPassToTheNextOwner: counts of a deleted bucket, still
+// in memory, never reach a bucket later made under its name, not even
+// when they were taken from memory before the delete.
+func TestMetricsDoNotPassToTheNextOwner(t *testing.T) {
+	s := newStore(t)
+	now := time.Now().UTC()
+	if _, err := s.CreateBucket("acme", "pics", "", now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	for range 7 {
+		s.RecordAccess("pics", Access{Time: now, Op: OpGet, Key: "index.html", Status: 200, BytesOut: 50})
+	}
+	if err := s.DeleteBucket("acme", "pics"); err != nil {
+		t.Fatal(err)
+	}
+	// A flush that took acme's counts before the delete and writes them
+	// after the name was taken again.
+	s.RecordAccess("pics", Access{Time: now, Op: OpGet, Key: "index.html", Status: 200, BytesOut: 50})
+	if _, err := s.CreateBucket("evil", "pics", "", now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.flushMetrics(); err != nil {
+		t.Fatal(err)
+	}
+	hours, err := s.Metrics("evil", "pics", now.Add(-time.Hour), now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hours {
+		if h.Requests.Total() != 0 || h.BytesOut != 0 {
+			t.Fatalf("the new owner sees the old owner's traffic: %+v", h)
+		}
+	}
+	top, _, err := s.TopObjects("evil", "pics", 10)
+	if err != nil || len(top) != 0 {
+		t.Fatalf("the new owner's top objects = %+v, %v", top, err)
+	}
+}

@@ -517,6 +517,7 @@ func (s *Store) DeleteBucket(account, name string) error {
 	if err := s.commit(b); err != nil {
 		return err
 	}
+	s.dropPending(name)
 	// Its unfinished multipart uploads go too, parts and all. Should this
 	// fail, the lifecycle sweep aborts the uploads of buckets that are
 	// gone.
