@@ -91,16 +91,38 @@ func (s *Server) downloadZip(w http.ResponseWriter, r *http.Request, key cloudst
 
 // zipName checks that a key may name an archive entry: a key the REST API
 // can address (no leading "/", no empty, "." or ".." segment), without a
-// backslash, which extractors on Windows read as a folder separator. No
-// entry can then land outside the folder it is extracted to.
+// backslash (a folder separator on Windows) or a colon (C:/x is absolute
+// there, C:x relative to another folder), and without a segment Windows
+// reserves for devices (CON, NUL, COM1, ...). No entry can then land
+// outside the folder it is extracted to, on any system.
 func zipName(key string) error {
 	if err := ValidRESTKey(key); err != nil {
 		return err
 	}
-	if strings.Contains(key, `\`) {
-		return fmt.Errorf("object key %q holds a backslash, which ZIP extractors may read as a folder separator", key)
+	if strings.ContainsAny(key, `\:`) {
+		return fmt.Errorf("object key %q holds a backslash or a colon, which ZIP extractors on Windows read as a path outside the folder", key)
+	}
+	for _, seg := range strings.Split(key, "/") {
+		if reservedOnWindows(seg) {
+			return fmt.Errorf("object key %q has the segment %q, a device name on Windows", key, seg)
+		}
 	}
 	return nil
+}
+
+// reservedOnWindows reports whether a file name is a Windows device name,
+// with or without an extension.
+func reservedOnWindows(name string) bool {
+	base, _, _ := strings.Cut(strings.ToUpper(name), ".")
+	base = strings.TrimRight(base, " ")
+	switch base {
+	case "CON", "PRN", "AUX", "NUL":
+		return true
+	}
+	if len(base) == 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")) && base[3] >= '1' && base[3] <= '9' {
+		return true
+	}
+	return false
 }
 
 // zipMethod compresses types that compress well (text, JSON, XML,

@@ -117,6 +117,10 @@ func TestDownloadZipErrors(t *testing.T) {
 		{"key with ..", a.acme, "pics", `{"keys":["../a"]}`, 400, "validation_error"},
 		{"key with a leading slash", a.acme, "pics", `{"keys":["/a"]}`, 400, "validation_error"},
 		{"key with a backslash", a.acme, "pics", `{"keys":["back\\slash"]}`, 400, "validation_error"},
+		{"drive letter", a.acme, "pics", `{"keys":["C:/Windows/evil.dll"]}`, 400, "validation_error"},
+		{"drive-relative", a.acme, "pics", `{"keys":["C:evil.txt"]}`, 400, "validation_error"},
+		{"device name", a.acme, "pics", `{"keys":["dir/con.txt"]}`, 400, "validation_error"},
+		{"device name COM1", a.acme, "pics", `{"keys":["COM1"]}`, 400, "validation_error"},
 		{"unknown field", a.acme, "pics", `{"keys":["a"],"name":"x"}`, 400, "validation_error"},
 		{"not JSON", a.acme, "pics", `keys=a`, 400, "validation_error"},
 	}
