@@ -348,42 +348,16 @@ func (s *Server) listObjects(w http.ResponseWriter, r *http.Request, key cloudst
 		return err
 	}
 	prefix, delim, marker := q.Get("prefix"), q.Get("delimiter"), q.Get("marker")
-	all, err := s.st.ListObjects(key.Account, bucket, prefix, delim, marker, 1<<30)
+	// Only the page is read into memory; the rest is counted for the total.
+	l, total, err := s.st.ListPage(key.Account, bucket, prefix, delim, marker, (page-1)*per, per)
 	if err != nil {
 		return bucketErr(err)
 	}
-	type entry struct {
-		obj    *ObjectInfo
-		prefix string
-		sortBy string
+	out := ObjectList{Data: []ObjectInfo{}, Prefixes: []string{}, NextMarker: l.NextMarker, Meta: Meta{Total: total, Page: page, PerPage: per}}
+	for _, o := range l.Objects {
+		out.Data = append(out.Data, objectJSON(o))
 	}
-	entries := make([]entry, 0, len(all.Objects)+len(all.Prefixes))
-	oi, pi := 0, 0
-	for oi < len(all.Objects) || pi < len(all.Prefixes) {
-		if pi >= len(all.Prefixes) || (oi < len(all.Objects) && all.Objects[oi].Key < all.Prefixes[pi]) {
-			o := objectJSON(all.Objects[oi])
-			entries = append(entries, entry{obj: &o, sortBy: o.Key})
-			oi++
-		} else {
-			entries = append(entries, entry{prefix: all.Prefixes[pi], sortBy: all.Prefixes[pi]})
-			pi++
-		}
-	}
-	out := ObjectList{Data: []ObjectInfo{}, Prefixes: []string{}, Meta: Meta{Total: len(entries), Page: page, PerPage: per}}
-	start := (page - 1) * per
-	if start < len(entries) {
-		end := min(start+per, len(entries))
-		for _, e := range entries[start:end] {
-			if e.obj != nil {
-				out.Data = append(out.Data, *e.obj)
-			} else {
-				out.Prefixes = append(out.Prefixes, e.prefix)
-			}
-		}
-		if end < len(entries) {
-			out.NextMarker = entries[end-1].sortBy
-		}
-	}
+	out.Prefixes = append(out.Prefixes, l.Prefixes...)
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }

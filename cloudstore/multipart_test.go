@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -229,5 +230,52 @@ func TestPinnedPartOutlivesAbort(t *testing.T) {
 	}
 	if len(b.pins) != 0 {
 		t.Fatalf("pins left: %v", b.pins)
+	}
+}
+
+// TestListPageMatchesFullListing: every page of ListPage is the matching
+// window of the full listing, with its total and next marker.
+func TestListPageMatchesFullListing(t *testing.T) {
+	b := newBlobStore(t)
+	for _, k := range []string{"a", "b/1", "b/2", "b/c/3", "c", "d/", "d/e", "f/g/h", "z"} {
+		b.put(k, []byte(k))
+	}
+	for _, delim := range []string{"", "/"} {
+		for _, prefix := range []string{"", "b/", "d"} {
+			full, err := b.ListObjects("acme", "pics", prefix, delim, "", 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var entries []string
+			for _, o := range full.Objects {
+				entries = append(entries, o.Key)
+			}
+			entries = append(entries, full.Prefixes...)
+			slices.Sort(entries)
+			for per := 1; per <= 4; per++ {
+				for skip := 0; skip <= len(entries); skip += per {
+					l, total, err := b.ListPage("acme", "pics", prefix, delim, "", skip, per)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []string
+					for _, o := range l.Objects {
+						got = append(got, o.Key)
+					}
+					got = append(got, l.Prefixes...)
+					slices.Sort(got)
+					end := min(skip+per, len(entries))
+					want := entries[skip:end]
+					wantNext := ""
+					if end < len(entries) {
+						wantNext = entries[end-1]
+					}
+					if total != len(entries) || !slices.Equal(got, want) || l.NextMarker != wantNext {
+						t.Fatalf("prefix %q delim %q skip %d per %d: %v total %d next %q; want %v total %d next %q",
+							prefix, delim, skip, per, got, total, l.NextMarker, want, len(entries), wantNext)
+					}
+				}
+			}
+		}
 	}
 }

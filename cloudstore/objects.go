@@ -480,16 +480,32 @@ type Listing struct {
 // delimiter, keys that hold it after the prefix roll up into one common
 // prefix each, as in S3.
 func (s *Store) ListObjects(account, bucket, prefix, delimiter, marker string, max int) (Listing, error) {
+	l, _, err := s.list(account, bucket, prefix, delimiter, marker, 0, max, false)
+	return l, err
+}
+
+// ListPage is ListObjects for pages: it skips the first skip entries
+// (objects and common prefixes, in key order) after marker, lists the
+// next n, and counts them all. Only the page is decoded and kept, so a
+// page of a large bucket costs a walk over its keys, not its records in
+// memory. NextMarker is set when entries follow the page.
+func (s *Store) ListPage(account, bucket, prefix, delimiter, marker string, skip, n int) (Listing, int, error) {
+	return s.list(account, bucket, prefix, delimiter, marker, skip, n, true)
+}
+
+// list walks the entries after marker, keeps those from skip on, at most
+// max of them, and with countAll goes on to count the rest.
+func (s *Store) list(account, bucket, prefix, delimiter, marker string, skip, max int, countAll bool) (Listing, int, error) {
 	// One snapshot for the ownership check and the listing, so both see
 	// the same bucket even if its name is freed and taken meanwhile.
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
 	var bk Bucket
 	if err := getJSONFrom(snap, k(tBucket, bucket), &bk); err != nil {
-		return Listing{}, err
+		return Listing{}, 0, err
 	}
 	if bk.Account != account {
-		return Listing{}, ErrNotFound
+		return Listing{}, 0, ErrNotFound
 	}
 	var l Listing
 	base := append(k(tObject, bucket), 0)
@@ -507,35 +523,42 @@ func (s *Store) ListObjects(account, bucket, prefix, delimiter, marker string, m
 	}
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: successor(append(bytes.Clone(base), prefix...))})
 	if err != nil {
-		return l, fmt.Errorf("cloudstore: %w", err)
+		return l, 0, fmt.Errorf("cloudstore: %w", err)
 	}
 	defer it.Close()
-	n := 0
-	for ok := it.First(); ok; {
+	n, kept := 0, 0 // entries seen, entries kept
+	for ok := it.First(); ok; n++ {
 		key := string(it.Key()[len(base):])
-		if n == max {
+		if kept == max && l.NextMarker == "" && n >= skip {
 			l.NextMarker = lastOf(l)
-			break
+			if !countAll {
+				break
+			}
 		}
+		keep := n >= skip && kept < max
 		if delimiter != "" {
 			if i := strings.Index(key[len(prefix):], delimiter); i >= 0 {
 				cp := key[:len(prefix)+i+len(delimiter)]
-				l.Prefixes = append(l.Prefixes, cp)
-				n++
+				if keep {
+					l.Prefixes = append(l.Prefixes, cp)
+					kept++
+				}
 				// Skip every key under this common prefix.
 				ok = it.SeekGE(append(bytes.Clone(base), successor([]byte(cp))...))
 				continue
 			}
 		}
-		var meta objectMeta // no Inline field: bodies are not decoded
-		if err := json.Unmarshal(it.Value(), &meta); err != nil {
-			return l, err
+		if keep {
+			var meta objectMeta // no Inline field: bodies are not decoded
+			if err := json.Unmarshal(it.Value(), &meta); err != nil {
+				return l, n, err
+			}
+			l.Objects = append(l.Objects, Object(meta.withoutBody()))
+			kept++
 		}
-		l.Objects = append(l.Objects, Object(meta.withoutBody()))
-		n++
 		ok = it.Next()
 	}
-	return l, it.Error()
+	return l, n, it.Error()
 }
 
 // objectMeta is Object without its inline body, for listings.
