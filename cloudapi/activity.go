@@ -9,10 +9,12 @@ import (
 
 // Limits of the activity and metrics endpoints.
 const (
-	DefaultEventLimit = 50
-	MaxEventLimit     = 1000
-	DefaultTopLimit   = 10
-	MaxTopLimit       = 100
+	// limit is the API description's name for these lists' page size;
+	// it takes per_page's bounds, as decisions.md sets for every list.
+	DefaultEventLimit = DefaultPerPage
+	MaxEventLimit     = MaxPerPage
+	DefaultTopLimit   = DefaultPerPage
+	MaxTopLimit       = MaxPerPage
 	DefaultHours      = 24
 	MaxHours          = 720 // cloudstore.MetricsRetention
 )

@@ -74,8 +74,8 @@ func TestEventsAPI(t *testing.T) {
 		"type=bucket.updated",
 		"type=bucket.created",
 	}
-	if l.Meta != (cloudapi.Meta{Total: 11, Page: 1, PerPage: 50}) {
-		t.Errorf("meta %+v, want total 11, page 1, per_page 50", l.Meta)
+	if l.Meta != (cloudapi.Meta{Total: 11, Page: 1, PerPage: 20}) {
+		t.Errorf("meta %+v, want total 11, page 1, per_page 20", l.Meta)
 	}
 	if len(l.Data) != len(want) {
 		t.Fatalf("%d events, want %d", len(l.Data), len(want))
@@ -105,7 +105,7 @@ func TestEventsAPI(t *testing.T) {
 		{"?limit=3&page=4", "2 1", cloudapi.Meta{Total: 11, Page: 4, PerPage: 3}},
 		{"?limit=3&page=5", "", cloudapi.Meta{Total: 11, Page: 5, PerPage: 3}},
 		{"?per_page=4&page=2", "7 6 5 4", cloudapi.Meta{Total: 11, Page: 2, PerPage: 4}},
-		{"?limit=1000", "11 10 9 8 7 6 5 4 3 2 1", cloudapi.Meta{Total: 11, Page: 1, PerPage: 1000}},
+		{"?limit=100", "11 10 9 8 7 6 5 4 3 2 1", cloudapi.Meta{Total: 11, Page: 1, PerPage: 100}},
 	}
 	for _, p := range pages {
 		l := wantList[cloudapi.Event](t, "events"+p.query, a.do("GET", "/api/storage/buckets/pics/events"+p.query, a.acme, ""))
@@ -131,7 +131,7 @@ func TestEventsAPIErrors(t *testing.T) {
 		{"another account's bucket", other, "/api/storage/buckets/pics/events", 404, "not_found"},
 		{"missing bucket", a.acme, "/api/storage/buckets/nope/events", 404, "not_found"},
 		{"limit 0", a.acme, "/api/storage/buckets/pics/events?limit=0", 400, "validation_error"},
-		{"limit 1001", a.acme, "/api/storage/buckets/pics/events?limit=1001", 400, "validation_error"},
+		{"limit 101", a.acme, "/api/storage/buckets/pics/events?limit=101", 400, "validation_error"},
 		{"limit not a number", a.acme, "/api/storage/buckets/pics/events?limit=ten", 400, "validation_error"},
 		{"per_page 101", a.acme, "/api/storage/buckets/pics/events?per_page=101", 400, "validation_error"},
 		{"page 0", a.acme, "/api/storage/buckets/pics/events?page=0", 400, "validation_error"},
@@ -225,7 +225,7 @@ func TestMetricsAPI(t *testing.T) {
 	// key). Bytes out count every body sent, JSON answers too.
 	// b.bin was deleted, so it is not counted any more.
 	l := wantList[cloudapi.TopObject](t, "top", a.do("GET", "/api/storage/buckets/pics/metrics/top-objects", a.acme, ""))
-	if l.Meta != (cloudapi.Meta{Total: 1, Page: 1, PerPage: 10}) || len(l.Data) != 1 {
+	if l.Meta != (cloudapi.Meta{Total: 1, Page: 1, PerPage: 20}) || len(l.Data) != 1 {
 		t.Fatalf("top objects: %+v", l)
 	}
 	if o := l.Data[0]; o.Key != "a.txt" || o.Requests != 3 || o.BytesIn != 5 || o.BytesOut != int64(len(up.body)+7) || o.LastAccess != t0.Format(time.RFC3339Nano) {
@@ -260,7 +260,7 @@ func TestTopObjectsAndFileTypesAPI(t *testing.T) {
 		return fmt.Sprintf("%s %d/%d/%d", strings.Join(keys, " "), l.Meta.Total, l.Meta.Page, l.Meta.PerPage)
 	}
 	for query, want := range map[string]string{
-		"":                   "e.txt:5 d:4 c.png:3 b.JPG:2 a.jpg:1 5/1/10",
+		"":                   "e.txt:5 d:4 c.png:3 b.JPG:2 a.jpg:1 5/1/20",
 		"?limit=2":           "e.txt:5 d:4 5/1/2",
 		"?limit=2&page=3":    "a.jpg:1 5/3/2",
 		"?limit=2&page=4":    " 5/4/2",
