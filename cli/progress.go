@@ -144,15 +144,16 @@ func truncateRunes(s string, n int) string {
 	return string(rs[:n])
 }
 
-// isTerminal reports whether w is a terminal (a character device), where a
-// progress bar redrawn in place makes sense.
+// isTerminal reports whether w is a terminal, where a progress bar
+// redrawn in place makes sense: a character device that answers terminal
+// ioctls (so not /dev/null).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
 	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return err == nil && st.Mode()&os.ModeCharDevice != 0 && isTTY(f)
 }
 
 // terminalWidth is $COLUMNS, or 80: reading the real width would need a

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,16 @@ func TestMeter(t *testing.T) {
 	m.Write(make([]byte, 10))
 	if n, _ := m.finish(); n != 10 || out.Len() != 0 {
 		t.Errorf("a silent meter counted %d and drew %q", n, out.String())
+	}
+}
+
+func TestDevNullIsNoTerminal(t *testing.T) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if isTerminal(f) {
+		t.Fatal("/dev/null taken for a terminal")
 	}
 }
