@@ -148,7 +148,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 			"op", op, "method", hr.Method, "bucket", req.bucket, "key", req.key, "status", rec.Status,
 			"bytes_out", rec.Bytes, "duration", s.opts.Now().Sub(start), "remote", hr.RemoteAddr)
 		// Only the bucket owner's requests count in its metrics, with the
-		// bytes really read: nobody else can add to them. A success went
+		// bytes really read: nobody else can add to them. They count at
+		// their end, so that a CreateBucket's counts are not taken for an
+		// earlier bucket of the name's (cloudstore drops those). A success went
 		// through the store's ownership check; a failure is checked here.
 		if req.bucket != "" && req.account != "" {
 			owned := rec.Status < 300 || rec.Status == http.StatusNotModified
@@ -157,7 +159,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 				owned = err == nil
 			}
 			if owned {
-				s.st.RecordAccess(req.bucket, cloudstore.Access{Time: start, Op: opKind(hr.Method, op), Key: req.key,
+				s.st.RecordAccess(req.bucket, cloudstore.Access{Time: s.opts.Now(), Op: opKind(hr.Method, op), Key: req.key,
 					Status: rec.Status, BytesIn: req.read, BytesOut: rec.Bytes})
 			}
 		}
