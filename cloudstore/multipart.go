@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -114,30 +113,12 @@ func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n 
 	if _, err := s.upload(account, bucket, key, id); err != nil {
 		return Part{}, err
 	}
-	f, err := os.CreateTemp(filepath.Join(s.blobDir, "tmp"), "part-*")
-	if err != nil {
-		return Part{}, fmt.Errorf("cloudstore: %w", err)
-	}
-	renamed := false
-	defer func() {
-		f.Close()
-		if !renamed {
-			os.Remove(f.Name())
-		}
-	}()
 	h := md5.New()
-	size, err := io.Copy(io.MultiWriter(&bodyWriter{f: f}, h), io.LimitReader(ctxReader{ctx, body}, MaxPartSize+1))
+	blob, size, err := s.writeBlob(ctx, body, MaxPartSize, h)
 	if err != nil {
-		return Part{}, fmt.Errorf("%w: %w", ErrBody, err)
-	}
-	if size > MaxPartSize {
-		return Part{}, ErrTooLarge
-	}
-	p := Part{Number: n, ETag: hex.EncodeToString(h.Sum(nil)), Size: size, LastModified: now.UTC()}
-	if p.Blob, err = s.keepBlob(f); err != nil {
 		return Part{}, err
 	}
-	renamed = true
+	p := Part{Number: n, ETag: hex.EncodeToString(h.Sum(nil)), Size: size, LastModified: now.UTC(), Blob: blob}
 	if err := s.commitPart(account, bucket, key, id, p); err != nil {
 		os.Remove(s.blobPath(p.Blob))
 		return Part{}, err
@@ -400,26 +381,19 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 		obj.Inline = data
 		return obj, s.commitObject(account, bucket, obj)
 	}
-	f, err := os.CreateTemp(filepath.Join(s.blobDir, "tmp"), "join-*")
-	if err != nil {
-		return Object{}, fmt.Errorf("cloudstore: %w", err)
-	}
-	renamed := false
-	defer func() {
-		f.Close()
-		if !renamed {
-			os.Remove(f.Name())
-		}
-	}()
-	if n, err := io.Copy(&bodyWriter{f: f}, ctxReader{ctx, body}); err != nil {
-		return Object{}, fmt.Errorf("cloudstore: joining parts: %w", err)
-	} else if n != o.Max {
+	blob, n, err := s.writeBlob(ctx, body, o.Max, nil)
+	switch {
+	case errors.Is(err, ErrBody) || errors.Is(err, ErrTooLarge):
+		// The parts are our own files: a failure to read them, or more
+		// bytes than they record, is ours, not the client's.
+		return Object{}, fmt.Errorf("cloudstore: joining parts: %v", err)
+	case err != nil:
+		return Object{}, err
+	case n != o.Max:
+		os.Remove(s.blobPath(blob))
 		return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", n, o.Max)
 	}
-	if obj.Blob, err = s.keepBlob(f); err != nil {
-		return Object{}, err
-	}
-	renamed = true
+	obj.Blob = blob
 	if err := s.commitObject(account, bucket, obj); err != nil {
 		os.Remove(s.blobPath(obj.Blob))
 		return Object{}, err

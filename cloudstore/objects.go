@@ -185,29 +185,10 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 		obj.Size, obj.ETag, obj.Inline = int64(n), hex.EncodeToString(h.Sum(nil)), head[:n:n]
 		return obj, s.commitObject(account, bucket, obj)
 	}
-	f, err := os.CreateTemp(filepath.Join(s.blobDir, "tmp"), "up-*")
-	if err != nil {
-		return Object{}, fmt.Errorf("cloudstore: %w", err)
-	}
-	renamed := false
-	defer func() {
-		f.Close()
-		if !renamed { // once renamed, the name may already be another upload's
-			os.Remove(f.Name())
-		}
-	}()
-	size, err := io.Copy(io.MultiWriter(&bodyWriter{f: f}, h), io.MultiReader(bytes.NewReader(head[:n]), body))
-	if err != nil {
-		return Object{}, fmt.Errorf("%w: %w", ErrBody, err)
-	}
-	if size > o.Max {
-		return Object{}, ErrTooLarge
-	}
-	obj.Size, obj.ETag = size, hex.EncodeToString(h.Sum(nil))
-	if obj.Blob, err = s.keepBlob(f); err != nil {
+	if obj.Blob, obj.Size, err = s.writeBlob(ctx, io.MultiReader(bytes.NewReader(head[:n]), body), o.Max, h); err != nil {
 		return Object{}, err
 	}
-	renamed = true
+	obj.ETag = hex.EncodeToString(h.Sum(nil))
 	if err := s.commitObject(account, bucket, obj); err != nil {
 		os.Remove(s.blobPath(obj.Blob))
 		return Object{}, err
@@ -231,6 +212,42 @@ func readUpTo(r io.Reader, p []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// writeBlob writes body, at most max bytes, to a new body file and returns
+// its id and size; sum, if not nil, sees every byte. The bytes go to a
+// temporary file whose writeback starts as they come, which is fsync'd
+// and renamed into its shard (keepBlob). On any error nothing is left: a
+// body over max is ErrTooLarge, one that cannot be read wraps ErrBody.
+func (s *Store) writeBlob(ctx context.Context, body io.Reader, max int64, sum io.Writer) (string, int64, error) {
+	f, err := os.CreateTemp(filepath.Join(s.blobDir, "tmp"), "up-*")
+	if err != nil {
+		return "", 0, fmt.Errorf("cloudstore: %w", err)
+	}
+	renamed := false
+	defer func() {
+		f.Close()
+		if !renamed { // once renamed, the name may already be another upload's
+			os.Remove(f.Name())
+		}
+	}()
+	var dst io.Writer = &bodyWriter{f: f}
+	if sum != nil {
+		dst = io.MultiWriter(dst, sum)
+	}
+	size, err := io.Copy(dst, io.LimitReader(ctxReader{ctx, body}, max+1))
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %w", ErrBody, err)
+	}
+	if size > max {
+		return "", 0, ErrTooLarge
+	}
+	blob, err := s.keepBlob(f)
+	if err != nil {
+		return "", 0, err
+	}
+	renamed = true
+	return blob, size, nil
 }
 
 // keepBlob makes the temporary file f a body file: fsync'd, renamed to a
