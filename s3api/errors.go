@@ -32,8 +32,6 @@ var (
 	errPrecondition   = s3err(http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
 	errBucketNotEmpty = s3err(http.StatusConflict, "BucketNotEmpty", "The bucket you tried to delete is not empty")
 	errIncompleteBody = s3err(http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header.")
-	errBadDigest      = s3err(http.StatusBadRequest, "BadDigest", "The Content-MD5 you specified did not match what we received.")
-	errInvalidDigest  = s3err(http.StatusBadRequest, "InvalidDigest", "The Content-MD5 you specified is not valid.")
 )
 
 // statusOf gives the HTTP status of the codes sigv4 reports.

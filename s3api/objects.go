@@ -1,9 +1,6 @@
 package s3api
 
 import (
-	"bytes"
-	"crypto/md5"
-	"encoding/base64"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -15,6 +12,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/sigv4"
 )
 
 // maxMeta bounds the user metadata of an object, as S3 does (2 KiB).
@@ -22,6 +20,10 @@ const maxMeta = 2 << 10
 
 // storedHeaders are the standard headers an object keeps and returns.
 var storedHeaders = []string{"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Expires"}
+
+// overridable are the headers a signed GET may set with response-* query
+// parameters: the stored ones and Content-Type.
+var overridable = append(storedHeaders[:len(storedHeaders):len(storedHeaders)], "Content-Type")
 
 // putOptions reads an upload's content type and metadata from its
 // headers.
@@ -73,47 +75,17 @@ func validKey(key string) error {
 	return nil
 }
 
-// md5Checked ends body with BadDigest instead of EOF unless its MD5 is
-// the Content-MD5 header's.
-func md5Checked(body io.Reader, h http.Header) (io.Reader, error) {
-	v := h.Get("Content-MD5")
-	if v == "" {
-		return body, nil
-	}
-	want, err := base64.StdEncoding.DecodeString(v)
-	if err != nil || len(want) != md5.Size {
-		return nil, errInvalidDigest
-	}
-	return &digestReader{r: body, sum: md5.New(), want: want}, nil
-}
-
-type digestReader struct {
-	r   io.Reader
-	sum interface {
-		Write([]byte) (int, error)
-		Sum([]byte) []byte
-	}
-	want []byte
-}
-
-func (d *digestReader) Read(p []byte) (int, error) {
-	n, err := d.r.Read(p)
-	d.sum.Write(p[:n])
-	if err == io.EOF && !bytes.Equal(d.sum.Sum(nil), d.want) {
-		return n, errBadDigest
-	}
-	return n, err
-}
-
-// uploadBody checks an upload's length and returns its checked body.
+// uploadBody checks an upload's length and returns its checked body. Only
+// aws-chunked bodies with a trailer may come without a known length.
 func (s *Server) uploadBody(r *request, limit int64) (io.Reader, error) {
-	if r.size < 0 && r.ContentLength < 0 && r.auth.PayloadHash != "STREAMING-UNSIGNED-PAYLOAD-TRAILER" && r.auth.PayloadHash != "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER" {
+	trailer := r.auth.PayloadHash == sigv4.StreamingUnsignedTrail || r.auth.PayloadHash == sigv4.StreamingSignedTrailer
+	if r.size < 0 && !trailer {
 		return nil, errMissingLength
 	}
 	if r.size > limit {
 		return nil, errTooLarge
 	}
-	return md5Checked(r.body, r.Header)
+	return r.body, nil
 }
 
 func (s *Server) putObject(w http.ResponseWriter, r *request) error {
@@ -135,10 +107,6 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	}
 	if err != nil {
 		return bodyError(err)
-	}
-	if r.size >= 0 && obj.Size != r.size {
-		// Cannot happen over HTTP/1.1 with a Content-Length; kept as a guard.
-		s.opts.Logger.Warn("s3 put size differs from declared length", "request_id", r.id, "size", obj.Size, "declared", r.size)
 	}
 	w.Header().Set("ETag", `"`+obj.ETag+`"`)
 	w.WriteHeader(http.StatusOK)
@@ -191,7 +159,7 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	}
 	if r.auth != nil {
 		q := r.URL.Query()
-		for _, name := range []string{"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Content-Type", "Expires"} {
+		for _, name := range overridable {
 			if v := q.Get("response-" + strings.ToLower(name)); v != "" {
 				h.Set(name, v)
 			}
@@ -397,11 +365,7 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
-	body, err := md5Checked(r.body, r.Header)
-	if err != nil {
-		return err
-	}
-	data, err := readBody(body, 2<<20)
+	data, err := readBody(r.body, 2<<20)
 	if err != nil {
 		return err
 	}

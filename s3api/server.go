@@ -248,9 +248,6 @@ func (s *Server) authorize(req *request, o operation) error {
 	if req.body, req.size, err = auth.Body(req.Request, o.name != "CompleteMultipartUpload"); err != nil {
 		return err
 	}
-	if req.size < 0 && auth.PayloadHash != sigv4.StreamingUnsignedTrail && auth.PayloadHash != sigv4.StreamingSignedTrailer {
-		req.size = req.ContentLength
-	}
 	if o.write && key.Permissions == cloudstore.PermRead || o.read && key.Permissions == cloudstore.PermWrite {
 		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: this S3 key has "+key.Permissions+" permission")
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/hmac"
+	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/base64"
@@ -30,7 +31,8 @@ const (
 
 // Body wraps r's body so that reading it checks what the signature
 // covers: the payload hash, or each chunk's signature and the trailing
-// checksum of an aws-chunked payload, and any x-amz-checksum-* header.
+// checksum of an aws-chunked payload, any x-amz-checksum-* header, and
+// Content-MD5.
 // It returns the payload's decoded length, or -1 if unknown. A payload
 // that fails a check ends in an *Error rather than io.EOF.
 //
@@ -84,6 +86,14 @@ func (a *Auth) Body(r *http.Request, checksums bool) (io.Reader, int64, error) {
 	}
 	for _, cs := range sums {
 		body = &verified{r: body, h: cs.h, want: cs.want, err: errorf("BadDigest", "the body's %s does not match the %s header", cs.alg, cs.name)}
+	}
+	// Content-MD5 is always of the request body, whatever it holds.
+	if v := r.Header.Get("Content-MD5"); v != "" {
+		want, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || len(want) != md5.Size {
+			return nil, 0, errorf("InvalidDigest", "the Content-MD5 %q is not a base64 MD5", v)
+		}
+		body = &verified{r: body, h: md5.New(), want: want, err: errorf("BadDigest", "the body's MD5 does not match the Content-MD5 header")}
 	}
 	return body, size, nil
 }
