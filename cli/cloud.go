@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -39,19 +38,8 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	st, err := cloudstore.Open(filepath.Join(dir, "meta"), log)
+	st, err := cloudstore.OpenDir(dir, log)
 	if err != nil {
-		return nil, err
-	}
-	if err := st.OpenSecrets(filepath.Join(dir, "secret.key")); err != nil {
-		st.Close()
-		return nil, err
-	}
-	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
-		st.Close()
 		return nil, err
 	}
 	path := filepath.Join(dir, "admin-api-key")

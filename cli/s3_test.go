@@ -40,14 +40,8 @@ func newS3Cloud(t *testing.T) *s3Cloud {
 	t.Helper()
 	cleanEnv(t)
 	dir := t.TempDir()
-	st, err := cloudstore.Open(filepath.Join(dir, "meta"), nil)
+	st, err := cloudstore.OpenDir(dir, nil)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.OpenSecrets(filepath.Join(dir, "secret.key")); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
 		t.Fatal(err)
 	}
 	_, key, err := st.CreateKey("acme", "", false, time.Now())

@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,14 +30,8 @@ var ctx = context.Background()
 func serve(t *testing.T) (string, *cloudstore.Store, string) {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := cloudstore.Open(filepath.Join(dir, "meta"), nil)
+	st, err := cloudstore.OpenDir(dir, nil)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.OpenSecrets(filepath.Join(dir, "secret.key")); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
 		t.Fatal(err)
 	}
 	_, admin, err := st.EnsureAdmin(time.Now(), func(string) error { return nil })

@@ -16,6 +16,8 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
@@ -103,6 +105,29 @@ type Store struct {
 
 // Open opens or creates the store in dir.
 func Open(dir string, log *slog.Logger) (*Store, error) { return open(dir, log, nil) }
+
+// OpenDir opens or creates the whole store of a platform data directory,
+// laid out as docs/operations.md describes: the metadata database in
+// dir/meta, the secret key in dir/secret.key and object bodies under
+// dir/objects (cleaned of what interrupted uploads left).
+func OpenDir(dir string, log *slog.Logger) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cloudstore: %w", err)
+	}
+	s, err := Open(filepath.Join(dir, "meta"), log)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.OpenSecrets(filepath.Join(dir, "secret.key")); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
 
 // open is Open on a file system of Pebble's (nil: the OS's); tests use a
 // crashable in-memory one to simulate power loss.

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -59,14 +58,8 @@ func startEnv(t *testing.T, tls bool, opts s3api.Options) *env {
 	t.Helper()
 	dir := t.TempDir()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := cloudstore.Open(filepath.Join(dir, "meta"), log)
+	st, err := cloudstore.OpenDir(dir, log)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.OpenSecrets(filepath.Join(dir, "secret.key")); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
 		t.Fatal(err)
 	}
 	opts.Logger = log

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -52,14 +51,7 @@ func StartLattice(parent string, log *slog.Logger) (l *Lattice, err error) {
 			l.Close()
 		}
 	}()
-	// As cli's openCloud does it.
-	if l.st, err = cloudstore.Open(filepath.Join(dir, "meta"), log); err != nil {
-		return nil, err
-	}
-	if err := l.st.OpenSecrets(filepath.Join(dir, "secret.key")); err != nil {
-		return nil, err
-	}
-	if err := l.st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
+	if l.st, err = cloudstore.OpenDir(dir, log); err != nil {
 		return nil, err
 	}
 	const account = "bench"
