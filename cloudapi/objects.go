@@ -331,8 +331,9 @@ type ObjectList struct {
 
 // listObjects answers GET .../objects?prefix&delimiter&marker with pages of
 // per_page entries (objects and common prefixes). meta.total counts every
-// entry after marker, so each listing reads all of them; a per-prefix count
-// would make large buckets cheap (not built yet).
+// entry after marker, so each listing walks their keys, though it decodes
+// and keeps only the page; a per-prefix count would make large buckets
+// cheap (not built yet).
 func (s *Server) listObjects(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {

@@ -225,11 +225,12 @@ func (s *Server) authorize(req *request, o operation) error {
 		return s3err(http.StatusForbidden, "AccessDenied", "Signature Version 2 is not supported; presign with AWS4-HMAC-SHA256 (Signature Version 4)")
 	}
 	if !sigv4.IsSigned(req.Request) {
-		if (o.name == "GetObject" || o.name == "HeadObject") && s.isPublic(req.bucket) {
-			b, _ := s.st.PublicBucket(req.bucket)
-			req.account = b.Account
-			req.body = req.Body
-			return nil
+		if o.name == "GetObject" || o.name == "HeadObject" {
+			if b, err := s.st.PublicBucket(req.bucket); err == nil && b.Public {
+				req.account = b.Account
+				req.body = req.Body
+				return nil
+			}
 		}
 		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: sign requests with an S3 key from /api/storage/keys")
 	}
@@ -265,11 +266,6 @@ func (s *Server) lookup(id string) (string, error) {
 		return "", sigv4.ErrUnknownKey
 	}
 	return secret, err
-}
-
-func (s *Server) isPublic(bucket string) bool {
-	b, err := s.st.PublicBucket(bucket)
-	return err == nil && b.Public
 }
 
 // opKind is the metrics kind of an operation.
