@@ -21,11 +21,11 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/latticenet/lattice/accesslog"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/drain"
 )
 
 // Options tune the API; zero values take the defaults.
@@ -80,15 +80,11 @@ func (o *Options) setDefaults() {
 
 // Server is the REST API.
 type Server struct {
-	st       *cloudstore.Store
-	opts     Options
-	mux      *http.ServeMux
-	limit    *limiter
-	inflight sync.WaitGroup
-	// closing is set by Wait under closeMu; requests that arrive after
-	// it are refused, so inflight.Add never races with inflight.Wait.
-	closeMu sync.Mutex
-	closing bool
+	st    *cloudstore.Store
+	opts  Options
+	mux   *http.ServeMux
+	limit *limiter
+	gate  drain.Gate // admits handlers until Wait
 }
 
 // handler is an endpoint: it may write a success answer, or return an
@@ -229,16 +225,12 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // ServeHTTP authenticates, rate-limits, bounds and logs every request,
 // then routes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.closeMu.Lock()
-	if s.closing {
-		s.closeMu.Unlock()
+	if !s.gate.Enter() {
 		w.Header().Set("Connection", "close")
 		writeError(w, &Error{http.StatusServiceUnavailable, "unavailable", "the platform is shutting down", 0})
 		return
 	}
-	s.inflight.Add(1)
-	s.closeMu.Unlock()
-	defer s.inflight.Done()
+	defer s.gate.Leave()
 	start := s.opts.Now()
 	id := r.Header.Get("X-Request-Id")
 	if !requestIDPattern.MatchString(id) {
@@ -345,12 +337,7 @@ func (s *Server) authenticate(r *http.Request, pattern string) (caller, error) {
 }
 
 // Wait blocks until every running handler has returned.
-func (s *Server) Wait() {
-	s.closeMu.Lock()
-	s.closing = true
-	s.closeMu.Unlock()
-	s.inflight.Wait()
-}
+func (s *Server) Wait() { s.gate.Close() }
 
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	var allowed []string

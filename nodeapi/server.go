@@ -12,10 +12,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/latticenet/lattice/accesslog"
+	"github.com/latticenet/lattice/drain"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgerstore"
 	"github.com/latticenet/lattice/node"
@@ -63,13 +63,9 @@ type Server struct {
 	// powSlot admits one POST /pow at a time: a search already uses every
 	// core, so running two at once only makes both slower.
 	powSlot chan struct{}
-	// inflight counts running handlers, so the node is closed only after
-	// the last one returns (see Wait).
-	inflight sync.WaitGroup
-	// closing is set by Wait under closeMu; requests that arrive after
-	// it are refused, so inflight.Add never races with inflight.Wait.
-	closeMu sync.Mutex
-	closing bool
+	// gate admits handlers until Wait, so the node is closed only after
+	// the last one returns.
+	gate drain.Gate
 }
 
 // New returns the API of n.
@@ -111,16 +107,12 @@ func New(n *node.Node, opts Options) *Server {
 // ServeHTTP implements http.Handler: it bounds the request's time, recovers
 // from panics and logs the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.closeMu.Lock()
-	if s.closing {
-		s.closeMu.Unlock()
+	if !s.gate.Enter() {
 		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusServiceUnavailable, "the node is shutting down")
 		return
 	}
-	s.inflight.Add(1)
-	s.closeMu.Unlock()
-	defer s.inflight.Done()
+	defer s.gate.Leave()
 	start := time.Now()
 	timeout := s.opts.RequestTimeout
 	switch {
@@ -152,12 +144,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Wait blocks until every running handler has returned. Call it after
 // http.Server.Shutdown (or Close) and before closing the node.
-func (s *Server) Wait() {
-	s.closeMu.Lock()
-	s.closing = true
-	s.closeMu.Unlock()
-	s.inflight.Wait()
-}
+func (s *Server) Wait() { s.gate.Close() }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	var allowed []string

@@ -18,11 +18,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/latticenet/lattice/accesslog"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/drain"
 	"github.com/latticenet/lattice/sigv4"
 )
 
@@ -66,11 +66,9 @@ func (o *Options) setDefaults() {
 
 // Server is the S3 endpoint.
 type Server struct {
-	st       *cloudstore.Store
-	opts     Options
-	inflight sync.WaitGroup
-	closeMu  sync.Mutex
-	closing  bool
+	st   *cloudstore.Store
+	opts Options
+	gate drain.Gate // admits requests until Wait
 }
 
 // New returns the S3 endpoint over st.
@@ -80,12 +78,7 @@ func New(st *cloudstore.Store, opts Options) *Server {
 }
 
 // Wait refuses new requests and blocks until running ones have returned.
-func (s *Server) Wait() {
-	s.closeMu.Lock()
-	s.closing = true
-	s.closeMu.Unlock()
-	s.inflight.Wait()
-}
+func (s *Server) Wait() { s.gate.Close() }
 
 // request is one S3 request, resolved and authenticated.
 type request struct {
@@ -123,16 +116,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	req := &request{Request: hr, id: strings.ToUpper(hex.EncodeToString(idb[:]))}
 	w.Header().Set("X-Amz-Request-Id", req.id)
 	w.Header().Set("Server", "lattice")
-	s.closeMu.Lock()
-	if s.closing {
-		s.closeMu.Unlock()
+	if !s.gate.Enter() {
 		w.Header().Set("Connection", "close")
 		writeError(w, hr, s3err(http.StatusServiceUnavailable, "ServiceUnavailable", "The server is shutting down; retry elsewhere or later."), req.id)
 		return
 	}
-	s.inflight.Add(1)
-	s.closeMu.Unlock()
-	defer s.inflight.Done()
+	defer s.gate.Leave()
 
 	start := s.opts.Now()
 	rec := accesslog.New(w)
