@@ -48,6 +48,9 @@ func Apply(v View, b *Block) (*Delta, error) {
 	next.Frontier = b.Hash
 	next.Height = acct.Height + 1
 	next.Timestamp = b.Timestamp
+	if !b.Representative.IsZero() {
+		next.Representative = b.Representative
+	}
 	d := &Delta{Add: &Entry{Block: b, Height: next.Height}}
 	before := acct.Balance(b.Asset)
 

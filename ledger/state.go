@@ -10,6 +10,18 @@ type Account struct {
 	Claimed   bool      // whether the account has ever claimed from the faucet
 	LastClaim int64     // timestamp of the latest claim, when Claimed
 	Keyset    *Keyset   // the controlling keyset, for multisig accounts only
+	// Representative is the latest representative the chain named, or
+	// zero when none was (the account then represents itself).
+	Representative Address
+}
+
+// Rep returns the representative that a's native balance gives its voting
+// weight to: the latest one its chain named, or a itself when none was.
+func (a *Account) Rep() Address {
+	if a.Representative.IsZero() {
+		return a.Address
+	}
+	return a.Representative
 }
 
 // Balance returns the account's balance of asset.

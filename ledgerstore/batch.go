@@ -30,7 +30,14 @@ type Batch struct {
 	chain     map[chainPos]ledger.Hash           // zero: removed
 	pending   map[pendingKey]*ledger.Pending     // nil: removed
 	receivers map[ledger.Hash]ledger.Hash        // zero: removed
-	conflicts map[pendingKey]*Conflict           // by (account, previous)
+	conflicts map[pendingKey]*Conflict           // by (account, previous); nil: removed
+	weights   map[ledger.Address]ledger.Amount
+	confirmed map[ledger.Address]confirmedAt
+}
+
+type confirmedAt struct {
+	height uint64
+	hash   ledger.Hash
 }
 
 type entryAt struct {
@@ -58,6 +65,8 @@ func (s *Store) NewBatch() *Batch {
 		pending:   make(map[pendingKey]*ledger.Pending),
 		receivers: make(map[ledger.Hash]ledger.Hash),
 		conflicts: make(map[pendingKey]*Conflict),
+		weights:   make(map[ledger.Address]ledger.Amount),
+		confirmed: make(map[ledger.Address]confirmedAt),
 	}
 }
 
@@ -163,6 +172,9 @@ func (b *Batch) Apply(d *ledger.Delta) error {
 			b.receivers[e.Block.Source] = ledger.Hash{}
 		}
 	}
+	if err := b.moveWeight(addr, d); err != nil {
+		return err
+	}
 	if d.AccountRemoved {
 		w.Delete(key(pAccount, addr[:]), nil)
 		b.accounts[addr] = nil
@@ -184,26 +196,139 @@ func (b *Batch) Apply(d *ledger.Delta) error {
 	return nil
 }
 
+// moveWeight keeps the representatives' weights equal to the native
+// balances delegated to them, as d changes the account's state.
+func (b *Batch) moveWeight(addr ledger.Address, d *ledger.Delta) error {
+	before, existed, err := b.Account(addr)
+	if err != nil {
+		return err
+	}
+	var oldRep, newRep ledger.Address
+	var oldW, newW ledger.Amount
+	if existed {
+		oldRep, oldW = before.Rep(), before.Balance(ledger.Native)
+	}
+	if !d.AccountRemoved {
+		newRep, newW = d.Account.Rep(), d.Account.Balance(ledger.Native)
+	}
+	if oldRep == newRep && oldW == newW {
+		return nil
+	}
+	if existed && !oldW.IsZero() {
+		w, err := b.weight(oldRep)
+		if err != nil {
+			return err
+		}
+		if w, err = w.Sub(oldW); err != nil {
+			return fmt.Errorf("ledgerstore: weight of %s below the balance it holds for %s", oldRep, addr)
+		}
+		b.setWeight(oldRep, w)
+	}
+	if !d.AccountRemoved && !newW.IsZero() {
+		w, err := b.weight(newRep)
+		if err != nil {
+			return err
+		}
+		if w, err = w.Add(newW); err != nil {
+			return fmt.Errorf("ledgerstore: weight of %s overflows", newRep)
+		}
+		b.setWeight(newRep, w)
+	}
+	return nil
+}
+
+func (b *Batch) weight(rep ledger.Address) (ledger.Amount, error) {
+	if w, ok := b.weights[rep]; ok {
+		return w, nil
+	}
+	if w, ok := b.s.weights[rep]; ok {
+		return w, nil
+	}
+	return b.s.Weight(rep)
+}
+
+func (b *Batch) setWeight(rep ledger.Address, w ledger.Amount) {
+	b.weights[rep] = w
+	if w.IsZero() {
+		b.b.Delete(key(pWeight, rep[:]), nil)
+		return
+	}
+	b.b.Set(key(pWeight, rep[:]), appendAmount(nil, w), nil)
+}
+
+// Confirmed is the batch's view of Store.Confirmed.
+func (b *Batch) Confirmed(a ledger.Address) (uint64, ledger.Hash, bool, error) {
+	if c, ok := b.confirmed[a]; ok {
+		return c.height, c.hash, true, nil
+	}
+	return b.s.Confirmed(a)
+}
+
+// SetConfirmed records that a's chain is confirmed up to height, whose
+// block is h. It never lowers a confirmation: a lower height is ignored.
+func (b *Batch) SetConfirmed(a ledger.Address, height uint64, h ledger.Hash) error {
+	old, _, _, err := b.Confirmed(a)
+	if err != nil {
+		return err
+	}
+	if height <= old {
+		return nil
+	}
+	b.confirmed[a] = confirmedAt{height, h}
+	b.b.Set(key(pConfirm, a[:]), append(u64(height), h[:]...), nil)
+	b.n++
+	return nil
+}
+
+// PutCertificate stores the votes that confirmed block h.
+func (b *Batch) PutCertificate(h ledger.Hash, votes []byte) {
+	b.b.Set(key(pCert, h[:]), votes, nil)
+	b.n++
+}
+
+// Conflict returns the conflict recorded at (account, previous), if any.
+func (b *Batch) Conflict(a ledger.Address, previous ledger.Hash) (*Conflict, bool, error) {
+	ck := pendingKey{a, previous}
+	if c, ok := b.conflicts[ck]; ok {
+		return c, c != nil, nil
+	}
+	k := key(pConflict, a[:], previous[:])
+	v, found, err := b.s.get(k)
+	if err != nil || !found {
+		return nil, false, err
+	}
+	c, err := decodeConflict(k, v)
+	return &c, err == nil, err
+}
+
+// EndConflict removes the conflict at (account, previous) once consensus
+// has decided it, with the refused contenders it kept.
+func (b *Batch) EndConflict(a ledger.Address, previous ledger.Hash) error {
+	c, found, err := b.Conflict(a, previous)
+	if err != nil || !found {
+		return err
+	}
+	for _, h := range c.Blocks {
+		b.b.Delete(key(pFork, h[:]), nil)
+	}
+	b.b.Delete(key(pConflict, a[:], previous[:]), nil)
+	b.conflicts[pendingKey{a, previous}] = nil
+	b.n++
+	return nil
+}
+
 // AddConflict records a refused fork contender: the conflict at
 // (account, previous) gains the block, and the block itself is kept so that
 // consensus can later switch to it.
 func (b *Batch) AddConflict(fe *ledger.ForkError, detectedAt int64) error {
 	ck := pendingKey{fe.Account, fe.Previous}
 	k := key(pConflict, fe.Account[:], fe.Previous[:])
-	c := b.conflicts[ck]
-	if c == nil {
-		v, found, err := b.s.get(k)
-		if err != nil {
-			return err
-		}
+	c, found, err := b.Conflict(fe.Account, fe.Previous)
+	if err != nil {
+		return err
+	}
+	if !found {
 		c = &Conflict{Account: fe.Account, Previous: fe.Previous, Blocks: []ledger.Hash{fe.Existing}, DetectedAt: detectedAt}
-		if found {
-			dc, err := decodeConflict(k, v)
-			if err != nil {
-				return err
-			}
-			c = &dc
-		}
 	}
 	for _, h := range c.Blocks {
 		if h == fe.Block.Hash {
@@ -271,6 +396,12 @@ func (b *Batch) publish() {
 			b.s.cacheAccount(*acct)
 		}
 	}
+	if len(b.s.weights)+len(b.weights) > maxCachedAccounts {
+		b.s.weights = make(map[ledger.Address]ledger.Amount)
+	}
+	for rep, w := range b.weights {
+		b.s.weights[rep] = w
+	}
 }
 
 func (s *Store) cacheAccount(a ledger.Account) {
@@ -280,4 +411,7 @@ func (s *Store) cacheAccount(a ledger.Account) {
 	s.accounts[a.Address] = a
 }
 
-func (s *Store) resetCache() { s.accounts = make(map[ledger.Address]ledger.Account) }
+func (s *Store) resetCache() {
+	s.accounts = make(map[ledger.Address]ledger.Account)
+	s.weights = make(map[ledger.Address]ledger.Amount)
+}

@@ -19,7 +19,16 @@ const (
 	pConflict = 'x' // x | address | previous -> conflict record
 	pFork     = 'f' // f | hash -> binary block refused as a fork
 	pMeta     = 'm' // m | name -> value
+	pWeight   = 'w' // w | representative -> amount(16): native balance delegated to it
+	pConfirm  = 'k' // k | address -> height(8) | hash: the account's confirmed (cemented) prefix
+	pCert     = 'v' // v | hash -> votes that confirmed the block (opaque to the store)
 )
+
+// formatVersion is the layout of records this code reads and writes. It is
+// stored at Init; Open refuses a store of another version rather than
+// misreading it. Version 2 added the representative to account records and
+// the weight and confirmation tables.
+const formatVersion = 2
 
 func key(prefix byte, parts ...[]byte) []byte {
 	n := 1
@@ -43,8 +52,8 @@ func appendAmount(dst []byte, a ledger.Amount) []byte {
 }
 
 // appendAccount encodes an account state: address, frontier, height,
-// balances, timestamp, claimed flag and last claim, then the keyset
-// (u16 threshold, u16 count, keys; zeros when not multisig).
+// balances, timestamp, claimed flag, last claim and representative, then
+// the keyset (u16 threshold, u16 count, keys; zeros when not multisig).
 func appendAccount(dst []byte, a *ledger.Account) []byte {
 	dst = append(dst, a.Address[:]...)
 	dst = append(dst, a.Frontier[:]...)
@@ -58,7 +67,17 @@ func appendAccount(dst []byte, a *ledger.Account) []byte {
 	}
 	dst = append(dst, claimed)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(a.LastClaim))
+	dst = append(dst, a.Representative[:]...)
 	return ledger.AppendKeyset(dst, a.Keyset)
+}
+
+func decodeAmount(v []byte) (ledger.Amount, error) {
+	d := dec{b: v}
+	a := d.amount()
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("ledgerstore: corrupt amount")
+	}
+	return a, d.err
 }
 
 // dec reads fixed-width fields; a short read sets err.
@@ -93,6 +112,7 @@ func (d *dec) account() ledger.Account {
 	a.Timestamp = int64(d.u64())
 	a.Claimed = d.next(1)[0] == 1
 	a.LastClaim = int64(d.u64())
+	copy(a.Representative[:], d.next(32))
 	threshold, n := int(d.u16()), int(d.u16())
 	if n > ledger.MaxKeys {
 		d.err = fmt.Errorf("ledgerstore: corrupt keyset")

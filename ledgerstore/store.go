@@ -52,10 +52,16 @@ type Store struct {
 	seq    atomic.Uint64 // next sequence number for the recent-blocks index
 	closed atomic.Bool
 	reader
-	// accounts caches account states for the write path; only the one
-	// open Batch reads and updates it (see batch.go).
+	// accounts and weights cache account states and representatives'
+	// weights for the write path; only the one open Batch reads and
+	// updates them (see batch.go).
 	accounts map[ledger.Address]ledger.Account
+	weights  map[ledger.Address]ledger.Amount
 }
+
+// ErrFormat is returned by Open for a data directory written in another
+// record layout.
+var ErrFormat = errors.New("ledgerstore: the ledger was written by an incompatible version")
 
 // Options configure a Store. The zero value is ready to use.
 type Options struct {
@@ -92,7 +98,12 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledgerstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, reader: reader{db}, accounts: make(map[ledger.Address]ledger.Account)}
+	s := &Store{db: db, reader: reader{db}, accounts: make(map[ledger.Address]ledger.Account),
+		weights: make(map[ledger.Address]ledger.Amount)}
+	if err := s.checkFormat(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	last, err := s.lastSeq()
 	if err != nil {
 		db.Close()
@@ -109,6 +120,23 @@ func (s *Store) Close() error {
 		return nil
 	}
 	return s.db.Close()
+}
+
+// checkFormat refuses an initialised store of another record layout.
+func (s *Store) checkFormat() error {
+	if _, err := s.Genesis(); errors.Is(err, ErrNotInitialised) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	v, found, err := s.get(key(pMeta, []byte("format")))
+	if err != nil {
+		return err
+	}
+	if !found || len(v) != 8 || binary.BigEndian.Uint64(v) != formatVersion {
+		return fmt.Errorf("%w (this version reads format %d): move the directory away and let the node sync from its peers", ErrFormat, formatVersion)
+	}
+	return nil
 }
 
 func (s *Store) lastSeq() (uint64, error) {
@@ -155,8 +183,12 @@ func (s *Store) Init(g *ledger.Block, net any) error {
 	if err := b.Apply(ledger.GenesisDelta(g)); err != nil {
 		return err
 	}
+	if err := b.SetConfirmed(g.Account, 1, g.Hash); err != nil {
+		return err
+	}
 	b.b.Set(key(pMeta, []byte("network")), netJSON, nil)
 	b.b.Set(key(pMeta, []byte("genesis")), g.Hash[:], nil)
+	b.b.Set(key(pMeta, []byte("format")), u64(formatVersion), nil)
 	return b.Commit()
 }
 
@@ -277,6 +309,56 @@ func (r reader) ForkBlock(h ledger.Hash) (*ledger.Block, bool, error) {
 		return nil, false, fmt.Errorf("ledgerstore: corrupt fork block: %w", err)
 	}
 	return b, true, nil
+}
+
+// Weight returns the native balance delegated to representative rep.
+func (r reader) Weight(rep ledger.Address) (ledger.Amount, error) {
+	v, found, err := r.get(key(pWeight, rep[:]))
+	if err != nil || !found {
+		return ledger.Amount{}, err
+	}
+	return decodeAmount(v)
+}
+
+// Weights calls fn for every representative with a non-zero weight, in
+// address order.
+func (r reader) Weights(fn func(rep ledger.Address, w ledger.Amount) error) error {
+	return r.scan([]byte{pWeight}, false, func(k, v []byte) error {
+		w, err := decodeAmount(v)
+		if err != nil {
+			return err
+		}
+		var a ledger.Address
+		copy(a[:], k[1:])
+		return fn(a, w)
+	})
+}
+
+// Confirmed returns the height and hash of the latest confirmed block of
+// account a. Every block of the chain up to that height is confirmed and is
+// never rolled back. found is false for an account with none confirmed.
+func (r reader) Confirmed(a ledger.Address) (height uint64, h ledger.Hash, found bool, err error) {
+	v, found, err := r.get(key(pConfirm, a[:]))
+	if err != nil || !found {
+		return 0, h, false, err
+	}
+	if len(v) != 40 {
+		return 0, h, false, fmt.Errorf("ledgerstore: corrupt confirmation record")
+	}
+	copy(h[:], v[8:])
+	return binary.BigEndian.Uint64(v), h, true, nil
+}
+
+// IsConfirmed reports whether e, an entry of the ledger, is confirmed.
+func (r reader) IsConfirmed(e *ledger.Entry) (bool, error) {
+	height, _, _, err := r.Confirmed(e.Block.Account)
+	return e.Height <= height, err
+}
+
+// Certificate returns the votes stored with a confirmed block, as the
+// engine's caller encoded them.
+func (r reader) Certificate(h ledger.Hash) ([]byte, bool, error) {
+	return r.get(key(pCert, h[:]))
 }
 
 // errStop ends an iteration early without error.
