@@ -25,10 +25,22 @@ var ErrFailed = errors.New("node: the ledger could not be written; restart the n
 // the fsync further but delay the first block of the group.
 const maxGroup = 1024
 
-// Result says what became of a submitted block.
+// ErrNotInLedger is returned by Confirm for a block the ledger does not
+// hold (yet): the caller confirms it once it has arrived.
+var ErrNotInLedger = errors.New("node: block is not in the ledger")
+
+// ErrConfirmed is returned by Resolve when the block a contender would
+// replace is confirmed: a confirmed block is never rolled back.
+var ErrConfirmed = errors.New("node: the block in place is confirmed")
+
+// Result says what became of an operation.
 type Result struct {
 	Hash      ledger.Hash
 	Duplicate bool // the block was already in the ledger; nothing changed
+	// Confirmed lists the blocks Confirm newly confirmed, in order.
+	Confirmed []ledger.Hash
+	// RolledBack lists the blocks Resolve removed, latest first.
+	RolledBack []*ledger.Block
 }
 
 // Engine owns the ledger's write path. Submit may be called from any number
@@ -57,13 +69,29 @@ type Engine struct {
 	failOne sync.Once
 	wg      sync.WaitGroup
 	once    sync.Once
+	feed    feed
 }
 
+// opKind tells the writer what a request asks.
+type opKind uint8
+
+const (
+	opSubmit  opKind = iota // append a block
+	opConfirm               // confirm a block and what it depends on
+	opResolve               // switch a fork to a contender
+)
+
 type request struct {
-	b    *ledger.Block
+	kind opKind
+	b    *ledger.Block // opSubmit, opResolve
+	hash ledger.Hash   // opConfirm
+	cert []byte        // opConfirm: votes to store with the block, or nil
 	res  Result
 	err  error
 	done chan struct{}
+	// What the request changed, for the feed.
+	applied *ledger.Entry
+	fork    *ledger.ForkError
 }
 
 type group struct {
@@ -89,11 +117,13 @@ func NewEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger,
 }
 
 // Close stops the engine after the blocks already taken are committed and
-// answered. Submit calls that have not been taken fail with ErrClosed.
+// answered, and ends every feed subscription. Calls that have not been taken
+// fail with ErrClosed.
 func (e *Engine) Close() {
 	e.once.Do(func() {
 		close(e.quit)
 		e.wg.Wait()
+		e.feed.close()
 		close(e.stopped)
 	})
 	<-e.stopped
@@ -128,7 +158,8 @@ func (e *Engine) Params() ledger.Params { return e.params }
 // returns a *ledger.RuleError or *ledger.ForkError for an invalid block
 // (a fork is recorded as a conflict before Submit returns), ctx's error if
 // ctx ends first (the block may still be applied), and other errors when the
-// ledger cannot be written.
+// ledger cannot be written. Blocks from clients and from peers take the same
+// path; deciding which to take is the caller's business.
 func (e *Engine) Submit(ctx context.Context, b *ledger.Block) (Result, error) {
 	if err := e.Err(); err != nil {
 		return Result{}, err
@@ -136,7 +167,41 @@ func (e *Engine) Submit(ctx context.Context, b *ledger.Block) (Result, error) {
 	if err := e.params.Check(b); err != nil {
 		return Result{}, err
 	}
-	r := &request{b: b, done: make(chan struct{})}
+	return e.do(ctx, &request{kind: opSubmit, b: b})
+}
+
+// Confirm records that block h is confirmed, with cert (the encoded votes
+// that confirmed it, or nil) stored beside it. Confirming a block confirms
+// every block it depends on: the earlier blocks of its chain and, for a
+// receive, the send it receives, recursively. Result.Confirmed lists what
+// became newly confirmed; confirming again changes nothing. Confirm fails
+// with ErrNotInLedger when h is not in the ledger.
+func (e *Engine) Confirm(ctx context.Context, h ledger.Hash, cert []byte) (Result, error) {
+	if err := e.Err(); err != nil {
+		return Result{}, err
+	}
+	return e.do(ctx, &request{kind: opConfirm, hash: h, cert: cert})
+}
+
+// Resolve settles a fork in favour of b: the block that holds b's place in
+// its chain is rolled back with everything that depends on it (the later
+// blocks of the chain and, recursively, the receives of its sends), b is
+// applied and the conflict is ended, all in one atomic batch. It fails with
+// ErrConfirmed, changing nothing, when the block in place is confirmed. When
+// b's place is empty, Resolve is Submit.
+func (e *Engine) Resolve(ctx context.Context, b *ledger.Block) (Result, error) {
+	if err := e.Err(); err != nil {
+		return Result{}, err
+	}
+	if err := e.params.Check(b); err != nil {
+		return Result{}, err
+	}
+	return e.do(ctx, &request{kind: opResolve, b: b})
+}
+
+// do hands r to the writer and waits for its answer.
+func (e *Engine) do(ctx context.Context, r *request) (Result, error) {
+	r.done = make(chan struct{})
 	select {
 	case e.in <- r:
 	case <-e.quit:
@@ -163,16 +228,22 @@ func (e *Engine) Submit(ctx context.Context, b *ledger.Block) (Result, error) {
 
 // write is the single writer: it takes a group of requests, decides each
 // against the batch (which sees the earlier ones), and hands the batch to
-// acknowledge for its fsync.
+// acknowledge for its fsync. Block submissions share groups; a confirmation
+// or a fork resolution writes many keys and must be all or nothing, so it
+// has a group of its own, and a batch it left half-written is dropped.
 func (e *Engine) write() {
 	defer e.wg.Done()
 	defer close(e.synced)
+	var next *request // taken from e.in but left for the next group
 	for {
-		var first *request
-		select {
-		case first = <-e.in:
-		case <-e.quit:
-			return
+		first := next
+		next = nil
+		if first == nil {
+			select {
+			case first = <-e.in:
+			case <-e.quit:
+				return
+			}
 		}
 		if err := e.Err(); err != nil {
 			// Nothing more is decided after a failure: the database may
@@ -183,14 +254,25 @@ func (e *Engine) write() {
 		}
 		g := &group{batch: e.store.NewBatch(), reqs: []*request{first}}
 		e.decide(g.batch, first)
-	drain:
-		for len(g.reqs) < maxGroup {
-			select {
-			case r := <-e.in:
-				g.reqs = append(g.reqs, r)
-				e.decide(g.batch, r)
-			default:
-				break drain
+		if first.kind != opSubmit {
+			if first.err != nil {
+				g.batch.Close()
+				g.batch = e.store.NewBatch()
+			}
+		} else {
+		drain:
+			for len(g.reqs) < maxGroup {
+				select {
+				case r := <-e.in:
+					if r.kind != opSubmit {
+						next = r
+						break drain
+					}
+					g.reqs = append(g.reqs, r)
+					e.decide(g.batch, r)
+				default:
+					break drain
+				}
 			}
 		}
 		if g.batch.Len() > 0 {
@@ -202,14 +284,30 @@ func (e *Engine) write() {
 	}
 }
 
-// decide applies one block to the batch and records the outcome on r.
+// decide carries out one request against the batch and records the
+// outcome on r.
 func (e *Engine) decide(batch *ledgerstore.Batch, r *request) {
-	r.res.Hash = r.b.Hash
-	d, err := ledger.Apply(batch, r.b)
+	switch r.kind {
+	case opSubmit:
+		e.append(batch, r, r.b)
+	case opConfirm:
+		r.res.Hash = r.hash
+		r.res.Confirmed, r.err = confirm(batch, r.hash, r.cert)
+	case opResolve:
+		e.resolve(batch, r)
+	}
+}
+
+// append applies one block to the batch.
+func (e *Engine) append(batch *ledgerstore.Batch, r *request, b *ledger.Block) {
+	r.res.Hash = b.Hash
+	d, err := ledger.Apply(batch, b)
 	var fe *ledger.ForkError
 	switch {
 	case err == nil:
-		r.err = batch.Apply(d)
+		if r.err = batch.Apply(d); r.err == nil {
+			r.applied = d.Add
+		}
 	case errors.Is(err, ledger.ErrDuplicate):
 		r.res.Duplicate = true
 	case errors.As(err, &fe):
@@ -217,6 +315,7 @@ func (e *Engine) decide(batch *ledgerstore.Batch, r *request) {
 		if cerr := batch.AddConflict(fe, e.now().UnixMilli()); cerr != nil {
 			r.err = cerr
 		} else {
+			r.fork = fe
 			e.log.Warn("fork refused", "account", fe.Account, "previous", fe.Previous, "kept", fe.Existing, "refused", fe.Block.Hash)
 		}
 	default:
@@ -240,6 +339,9 @@ func (e *Engine) acknowledge() {
 		// that may not be durable (and a fork's conflict record may be
 		// lost). Later groups were decided against it too.
 		err := e.Err()
+		if err == nil {
+			e.feed.publish(changeOf(g.reqs))
+		}
 		for _, r := range g.reqs {
 			if err != nil {
 				r.res, r.err = Result{}, err

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgerstore"
 	"github.com/latticenet/lattice/wallet"
@@ -79,6 +81,11 @@ type Config struct {
 	// Now is the clock, for conflict detection times and uptime; nil means
 	// time.Now.
 	Now func() time.Time
+	// FS is the file system the ledger is kept on; nil means the operating
+	// system's. Tests run several nodes in one process on vfs.NewMem, or
+	// on vfs.NewCrashableMem to cut the power. Key files stay in DataDir
+	// on the operating system's file system.
+	FS vfs.FS
 }
 
 // Node is an open ledger node.
@@ -110,7 +117,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := ledgerstore.Open(filepath.Join(cfg.DataDir, "ledger"), ledgerstore.Options{Logger: log})
+	st, err := ledgerstore.Open(filepath.Join(cfg.DataDir, "ledger"), ledgerstore.Options{Logger: log, FS: cfg.FS})
 	if err != nil {
 		return nil, err
 	}

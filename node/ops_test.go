@@ -1,0 +1,282 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgerstore"
+	"github.com/latticenet/lattice/pow"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// chains builds valid blocks for a test ledger, tracking each key's head
+// as the blocks it built were applied.
+type chains struct {
+	t     *testing.T
+	heads map[ledger.Address]wallet.Head
+	keys  map[ledger.Address]wallet.Key
+	now   int64
+}
+
+func newChains(t *testing.T, genesis wallet.Key, g *ledger.Block) *chains {
+	c := &chains{t: t, heads: map[ledger.Address]wallet.Head{}, keys: map[ledger.Address]wallet.Key{}, now: g.Timestamp}
+	c.keys[genesis.Address()] = genesis
+	c.heads[genesis.Address()] = wallet.Head{Account: g.Account, Frontier: g.Hash, Balances: [2]ledger.Amount{g.Balance}, Timestamp: g.Timestamp}
+	return c
+}
+
+func (c *chains) key(k wallet.Key) {
+	c.keys[k.Address()] = k
+	if _, ok := c.heads[k.Address()]; !ok {
+		c.heads[k.Address()] = wallet.Head{Account: k.Address()}
+	}
+}
+
+// finish signs b, finds its work and moves the head of its account.
+func (c *chains) finish(b *ledger.Block, rep ledger.Address) *ledger.Block {
+	c.t.Helper()
+	if !rep.IsZero() {
+		b.Representative = rep
+		b.Seal()
+	}
+	b.Sign(c.keys[b.Account].Private())
+	n, err := pow.Solve(context.Background(), b.Hash, ledger.DevWork.For(b.Type))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	b.PowNonce = n
+	h := c.heads[b.Account]
+	h.Frontier, h.Timestamp = b.Hash, b.Timestamp
+	h.Balances[b.Asset-1] = b.Balance
+	c.heads[b.Account] = h
+	return b
+}
+
+func (c *chains) send(from, to wallet.Key, amount uint64) *ledger.Block {
+	c.t.Helper()
+	c.now++
+	b, err := wallet.Send(c.heads[from.Address()], to.Address(), ledger.NewAmount(amount), ledger.Native, c.now)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return c.finish(b, ledger.Address{})
+}
+
+func (c *chains) receive(to wallet.Key, send *ledger.Block, rep ledger.Address) *ledger.Block {
+	c.t.Helper()
+	c.now++
+	b, err := wallet.Receive(c.heads[to.Address()], ledger.Pending{Send: send.Hash, Source: send.Account,
+		Destination: to.Address(), Amount: send.Amount, Asset: send.Asset}, c.now)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return c.finish(b, rep)
+}
+
+// at moves k's head back to block b, to build a fork on it.
+func (c *chains) at(k wallet.Key, b *ledger.Block) {
+	h := c.heads[k.Address()]
+	h.Frontier, h.Timestamp = b.Hash, b.Timestamp
+	h.Balances[b.Asset-1] = b.Balance
+	c.heads[k.Address()] = h
+}
+
+func openMemEngine(t *testing.T) (*ledgerstore.Store, *Engine, *chains, wallet.Key) {
+	t.Helper()
+	st, err := ledgerstore.Open("ledger", ledgerstore.Options{FS: vfs.NewMem(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gk := wallet.NewKey()
+	g := ledger.NewGenesis(gk.Private(), ledger.NewAmount(1_000_000), time.Now().UnixMilli())
+	if err := st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g}); err != nil {
+		t.Fatal(err)
+	}
+	e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+	t.Cleanup(func() { e.Close(); st.Close() })
+	return st, e, newChains(t, gk, g), gk
+}
+
+func submitAll(t *testing.T, e *Engine, blocks ...*ledger.Block) {
+	t.Helper()
+	for _, b := range blocks {
+		if _, err := e.Submit(context.Background(), b); err != nil {
+			t.Fatalf("submit %s %s: %v", b.Type, b.Hash, err)
+		}
+	}
+}
+
+func weight(t *testing.T, st *ledgerstore.Store, rep ledger.Address) uint64 {
+	t.Helper()
+	w, err := st.Weight(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lo := w.Parts()
+	return lo
+}
+
+func TestWeightsFollowBalancesAndRepresentatives(t *testing.T) {
+	st, e, c, gk := openMemEngine(t)
+	alice, rep := wallet.NewKey(), wallet.NewKey()
+	c.key(alice)
+	s := c.send(gk, alice, 300)
+	submitAll(t, e, s)
+	if got := weight(t, st, gk.Address()); got != 999_700 {
+		t.Errorf("genesis weight after sending 300: got %d, want 999700", got)
+	}
+	// Alice names a representative: her balance counts for it, not her.
+	submitAll(t, e, c.receive(alice, s, rep.Address()))
+	if got, self := weight(t, st, rep.Address()), weight(t, st, alice.Address()); got != 300 || self != 0 {
+		t.Errorf("after alice's receive naming rep: rep %d, alice %d; want 300, 0", got, self)
+	}
+	// A later block without a representative keeps the one named.
+	submitAll(t, e, c.send(alice, gk, 100))
+	if got := weight(t, st, rep.Address()); got != 200 {
+		t.Errorf("after alice sends 100: rep weight %d, want 200", got)
+	}
+}
+
+func TestConfirmTakesDependencies(t *testing.T) {
+	st, e, c, gk := openMemEngine(t)
+	alice := wallet.NewKey()
+	c.key(alice)
+	s1 := c.send(gk, alice, 10)
+	s2 := c.send(gk, alice, 20)
+	r1 := c.receive(alice, s2, ledger.Address{})
+	submitAll(t, e, s1, s2, r1)
+	ctx := context.Background()
+	sub := e.Subscribe(8)
+	defer sub.Close()
+
+	res, err := e.Confirm(ctx, r1.Hash, []byte("votes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// r1 needs s2, which needs s1: all three, the sends first.
+	want := []ledger.Hash{s1.Hash, s2.Hash, r1.Hash}
+	if len(res.Confirmed) != len(want) {
+		t.Fatalf("confirmed %v, want %v", res.Confirmed, want)
+	}
+	for i := range want {
+		if res.Confirmed[i] != want[i] {
+			t.Errorf("confirmed[%d] = %s, want %s", i, res.Confirmed[i], want[i])
+		}
+	}
+	if h, _, _, _ := st.Confirmed(gk.Address()); h != 3 {
+		t.Errorf("genesis chain confirmed to %d, want 3", h)
+	}
+	if cert, found, _ := st.Certificate(r1.Hash); !found || string(cert) != "votes" {
+		t.Errorf("certificate of r1: %q, %v", cert, found)
+	}
+	ch := <-sub.C
+	if len(ch.Confirmed) != 3 {
+		t.Errorf("feed: %d confirmed, want 3", len(ch.Confirmed))
+	}
+	// Again: nothing new.
+	if res, err := e.Confirm(ctx, s1.Hash, nil); err != nil || len(res.Confirmed) != 0 {
+		t.Errorf("confirm again: %v, %v; want nothing new", res.Confirmed, err)
+	}
+	if _, err := e.Confirm(ctx, ledger.Hash{1}, nil); !errors.Is(err, ErrNotInLedger) {
+		t.Errorf("confirm unknown: got %v, want ErrNotInLedger", err)
+	}
+}
+
+func TestResolveRollsBackTheLoserAndItsDependents(t *testing.T) {
+	st, e, c, gk := openMemEngine(t)
+	alice, bob := wallet.NewKey(), wallet.NewKey()
+	c.key(alice)
+	c.key(bob)
+	fund := c.send(gk, alice, 1000)
+	open := c.receive(alice, fund, ledger.Address{})
+	submitAll(t, e, fund, open)
+	// Alice's chain: loser (send to bob), received by bob, then more.
+	loser := c.send(alice, bob, 400)
+	bobOpen := c.receive(bob, loser, ledger.Address{})
+	after := c.send(alice, gk, 1)
+	submitAll(t, e, loser, bobOpen, after)
+	c.at(alice, open)
+	winner := c.send(alice, gk, 7)
+	ctx := context.Background()
+	if _, err := e.Submit(ctx, winner); !errors.As(err, new(*ledger.ForkError)) {
+		t.Fatalf("winner submitted: got %v, want a fork", err)
+	}
+	sub := e.Subscribe(8)
+	defer sub.Close()
+	res, err := e.Resolve(ctx, winner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.RolledBack) != 3 {
+		t.Errorf("rolled back %d blocks, want 3 (after, bob's receive, loser)", len(res.RolledBack))
+	}
+	for _, b := range []*ledger.Block{loser, bobOpen, after} {
+		if _, found, _ := st.Entry(b.Hash); found {
+			t.Errorf("%s %s still in the ledger", b.Type, b.Hash)
+		}
+	}
+	if acct, _, _ := st.Account(alice.Address()); acct.Frontier != winner.Hash {
+		t.Errorf("alice's frontier %s, want the winner %s", acct.Frontier, winner.Hash)
+	}
+	if _, found, _ := st.Account(bob.Address()); found {
+		t.Error("bob's account survived the rollback of its only block")
+	}
+	if got := weight(t, st, alice.Address()); got != 993 {
+		t.Errorf("alice's weight %d, want 993", got)
+	}
+	n := 0
+	st.Conflicts(nil, func(ledgerstore.Conflict) error { n++; return nil })
+	if n != 0 {
+		t.Errorf("%d conflicts left, want 0", n)
+	}
+	ch := <-sub.C
+	if len(ch.RolledBack) != 3 || len(ch.Applied) != 1 || ch.Applied[0].Block.Hash != winner.Hash {
+		t.Errorf("feed: %d rolled back, applied %v", len(ch.RolledBack), ch.Applied)
+	}
+	if rep, err := ledger.Audit(st.Snapshot()); err != nil {
+		t.Errorf("audit after resolve: %v (%+v)", err, rep)
+	}
+}
+
+func TestResolveNeverRollsBackConfirmed(t *testing.T) {
+	st, e, c, gk := openMemEngine(t)
+	alice := wallet.NewKey()
+	c.key(alice)
+	first := c.send(gk, alice, 5)
+	submitAll(t, e, first)
+	ctx := context.Background()
+	if _, err := e.Confirm(ctx, first.Hash, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.at(gk, &ledger.Block{Hash: first.Previous, Asset: ledger.Native, Balance: ledger.NewAmount(1_000_000)})
+	other := c.send(gk, alice, 6)
+	if _, err := e.Resolve(ctx, other); !errors.Is(err, ErrConfirmed) {
+		t.Fatalf("resolve against a confirmed block: got %v, want ErrConfirmed", err)
+	}
+	if acct, _, _ := st.Account(gk.Address()); acct.Frontier != first.Hash {
+		t.Errorf("frontier moved to %s", acct.Frontier)
+	}
+	// The engine still works after the refused resolution.
+	c.at(gk, first)
+	submitAll(t, e, c.send(gk, alice, 1))
+}
+
+func TestSlowSubscriberIsDropped(t *testing.T) {
+	_, e, c, gk := openMemEngine(t)
+	alice := wallet.NewKey()
+	c.key(alice)
+	sub := e.Subscribe(1)
+	for range 3 {
+		submitAll(t, e, c.send(gk, alice, 1))
+	}
+	for range sub.C {
+	}
+	if !sub.Lagged() {
+		t.Error("a subscriber two changes behind its one-change buffer was not dropped")
+	}
+}
