@@ -7,89 +7,23 @@ import (
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgerstore"
+	"github.com/latticenet/lattice/nodewire"
 )
 
-// The JSON resources of the API, as the API description names them.
+// The conversions from the core's and the store's types to the JSON
+// resources of package nodewire.
 
-// Account is the Account resource.
-type Account struct {
-	Address    ledger.Address    `json:"address"`
-	Balances   map[string]string `json:"balances"`
-	BlockCount uint64            `json:"block_count"`
-	Frontier   ledger.Hash       `json:"frontier"`
+func accountJSON(a *ledger.Account) nodewire.Account {
+	return nodewire.Account{Address: a.Address, Balances: nodewire.BalanceMap(a), BlockCount: a.Height, Frontier: a.Frontier}
 }
 
-// BalanceMap maps asset names to BalanceStrings, leaving out zero balances.
-func BalanceMap(a *ledger.Account) map[string]string {
-	m := make(map[string]string, 2)
-	for _, asset := range ledger.Assets {
-		if b := a.Balance(asset); !b.IsZero() {
-			m[asset.String()] = b.String()
-		}
-	}
-	return m
+func pendingJSON(p ledger.Pending) nodewire.PendingSend {
+	return nodewire.PendingSend{SendHash: p.Send, Source: p.Source, Destination: p.Destination, Amount: p.Amount, Asset: p.Asset}
 }
 
-func accountJSON(a *ledger.Account) Account {
-	return Account{Address: a.Address, Balances: BalanceMap(a), BlockCount: a.Height, Frontier: a.Frontier}
-}
-
-// PendingSend is the PendingSend resource.
-type PendingSend struct {
-	SendHash    ledger.Hash    `json:"send_hash"`
-	Source      ledger.Address `json:"source"`
-	Destination ledger.Address `json:"destination"`
-	Amount      ledger.Amount  `json:"amount"`
-	Asset       ledger.Asset   `json:"asset"`
-}
-
-func pendingJSON(p ledger.Pending) PendingSend {
-	return PendingSend{SendHash: p.Send, Source: p.Source, Destination: p.Destination, Amount: p.Amount, Asset: p.Asset}
-}
-
-// Conflict is the Conflict resource.
-type Conflict struct {
-	AccountAddress ledger.Address `json:"account_address"`
-	PreviousHash   ledger.Hash    `json:"previous_hash"`
-	BlockHashes    []ledger.Hash  `json:"block_hashes"`
-	DetectedAt     string         `json:"detected_at"` // RFC 3339, UTC, milliseconds
-}
-
-func conflictJSON(c ledgerstore.Conflict) Conflict {
-	return Conflict{AccountAddress: c.Account, PreviousHash: c.Previous, BlockHashes: c.Blocks,
+func conflictJSON(c ledgerstore.Conflict) nodewire.Conflict {
+	return nodewire.Conflict{AccountAddress: c.Account, PreviousHash: c.Previous, BlockHashes: c.Blocks,
 		DetectedAt: msTime(c.DetectedAt)}
-}
-
-// NodeInfo is the NodeInfo resource, with the network's name, genesis and
-// work thresholds added so clients can build blocks for it.
-type NodeInfo struct {
-	Version       string         `json:"version"`
-	PeerID        string         `json:"peer_id"`
-	Account       ledger.Address `json:"account"`
-	UptimeSeconds int64          `json:"uptime_seconds"`
-	Network       string         `json:"network"`
-	Genesis       ledger.Hash    `json:"genesis"`
-	Work          ledger.Work    `json:"work"`
-}
-
-// BlockHashResponse is the answer to a block submission.
-type BlockHashResponse struct {
-	Hash ledger.Hash `json:"hash"`
-}
-
-// PoWRequest asks for a proof-of-work nonce.
-type PoWRequest struct {
-	Hash ledger.Hash `json:"hash"`
-}
-
-// PoWResponse carries a nonce.
-type PoWResponse struct {
-	Nonce int64 `json:"nonce"`
-}
-
-// Error is the error body of every failed request.
-type Error struct {
-	Error string `json:"error"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -104,7 +38,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, Error{Error: msg})
+	writeJSON(w, status, nodewire.Error{Error: msg})
 }
 
 // stream writes a JSON array or object element by element, so lists that

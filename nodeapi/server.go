@@ -1,6 +1,7 @@
 // Package nodeapi serves the ledger node's HTTP API (docs/api.md and the
 // API description in the spec): thin handlers that parse and validate
-// requests, then read the store or submit to the engine.
+// requests, then read the store or submit to the engine. The JSON resources
+// it reads and writes are package nodewire's, which clients share.
 package nodeapi
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgerstore"
 	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/nodewire"
 	"github.com/latticenet/lattice/pow"
 )
 
@@ -236,7 +238,7 @@ func (s *Server) accountInfo(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
 	if acct, ok := s.account(w, r); ok {
-		writeJSON(w, http.StatusOK, BalanceMap(&acct))
+		writeJSON(w, http.StatusOK, nodewire.BalanceMap(&acct))
 	}
 }
 
@@ -291,7 +293,7 @@ func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
 		// The genesis block is in every ledger but never passes the rules
 		// for ordinary blocks; resubmitting it is idempotent too.
 		if b.Hash == s.n.Network.Genesis.Hash && b.ComputeHash() == b.Hash {
-			writeJSON(w, http.StatusOK, BlockHashResponse{Hash: b.Hash})
+			writeJSON(w, http.StatusOK, nodewire.BlockHashResponse{Hash: b.Hash})
 			return
 		}
 		now := s.n.Now().UnixMilli()
@@ -303,7 +305,7 @@ func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
 					s.internal(w, r, err)
 					return
 				} else if found {
-					writeJSON(w, http.StatusOK, BlockHashResponse{Hash: h})
+					writeJSON(w, http.StatusOK, nodewire.BlockHashResponse{Hash: h})
 					return
 				}
 			}
@@ -314,7 +316,7 @@ func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
 		res, err := s.n.Engine.Submit(r.Context(), b)
 		switch {
 		case err == nil:
-			writeJSON(w, http.StatusOK, BlockHashResponse{Hash: res.Hash})
+			writeJSON(w, http.StatusOK, nodewire.BlockHashResponse{Hash: res.Hash})
 		case ledger.IsRule(err):
 			writeError(w, http.StatusBadRequest, "invalid block: "+err.Error())
 		default:
@@ -366,7 +368,7 @@ func (s *Server) recent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
-	var req PoWRequest
+	var req nodewire.PoWRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
@@ -391,11 +393,11 @@ func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, r.Context().Err())
 		return
 	}
-	writeJSON(w, http.StatusOK, PoWResponse{Nonce: nonce})
+	writeJSON(w, http.StatusOK, nodewire.PoWResponse{Nonce: nonce})
 }
 
 func (s *Server) nodeInfo(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, NodeInfo{
+	writeJSON(w, http.StatusOK, nodewire.NodeInfo{
 		Version:       node.Version,
 		PeerID:        "",
 		Account:       s.n.Key.Address(),

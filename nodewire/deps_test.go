@@ -1,0 +1,23 @@
+package nodewire_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImports keeps nodewire a package any client can import cheaply: only
+// the standard library and the ledger core, never the server, the node or
+// the store.
+func TestImports(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, "github.com/latticenet/lattice/nodewire").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		first, _, _ := strings.Cut(imp, "/")
+		if imp != "github.com/latticenet/lattice/ledger" && strings.Contains(first, ".") {
+			t.Errorf("nodewire imports %s; it may import only the standard library and ledger", imp)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+// Package nodewire holds the JSON resources of the ledger node's HTTP API,
+// shared by the server (nodeapi) and its clients.
+//
+// It depends only on the standard library and the ledger core, so that a
+// client can speak the API without linking the node, its store or Pebble.
+package nodewire
+
+import "github.com/latticenet/lattice/ledger"
+
+// The JSON resources of the API, as the API description names them.
+
+// Account is the Account resource.
+type Account struct {
+	Address    ledger.Address    `json:"address"`
+	Balances   map[string]string `json:"balances"`
+	BlockCount uint64            `json:"block_count"`
+	Frontier   ledger.Hash       `json:"frontier"`
+}
+
+// BalanceMap maps asset names to BalanceStrings, leaving out zero balances.
+func BalanceMap(a *ledger.Account) map[string]string {
+	m := make(map[string]string, 2)
+	for _, asset := range ledger.Assets {
+		if b := a.Balance(asset); !b.IsZero() {
+			m[asset.String()] = b.String()
+		}
+	}
+	return m
+}
+
+// PendingSend is the PendingSend resource.
+type PendingSend struct {
+	SendHash    ledger.Hash    `json:"send_hash"`
+	Source      ledger.Address `json:"source"`
+	Destination ledger.Address `json:"destination"`
+	Amount      ledger.Amount  `json:"amount"`
+	Asset       ledger.Asset   `json:"asset"`
+}
+
+// Conflict is the Conflict resource.
+type Conflict struct {
+	AccountAddress ledger.Address `json:"account_address"`
+	PreviousHash   ledger.Hash    `json:"previous_hash"`
+	BlockHashes    []ledger.Hash  `json:"block_hashes"`
+	DetectedAt     string         `json:"detected_at"` // RFC 3339, UTC, milliseconds
+}
+
+// NodeInfo is the NodeInfo resource, with the network's name, genesis and
+// work thresholds added so clients can build blocks for it.
+type NodeInfo struct {
+	Version       string         `json:"version"`
+	PeerID        string         `json:"peer_id"`
+	Account       ledger.Address `json:"account"`
+	UptimeSeconds int64          `json:"uptime_seconds"`
+	Network       string         `json:"network"`
+	Genesis       ledger.Hash    `json:"genesis"`
+	Work          ledger.Work    `json:"work"`
+}
+
+// BlockHashResponse is the answer to a block submission.
+type BlockHashResponse struct {
+	Hash ledger.Hash `json:"hash"`
+}
+
+// PoWRequest asks for a proof-of-work nonce.
+type PoWRequest struct {
+	Hash ledger.Hash `json:"hash"`
+}
+
+// PoWResponse carries a nonce.
+type PoWResponse struct {
+	Nonce int64 `json:"nonce"`
+}
+
+// Error is the error body of every failed request.
+type Error struct {
+	Error string `json:"error"`
+}
