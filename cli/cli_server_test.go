@@ -16,7 +16,7 @@ import (
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
-	"github.com/latticenet/lattice/nodeapi"
+	"github.com/latticenet/lattice/nodewire"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -221,7 +221,7 @@ func (s *server) stop() int {
 }
 
 // getNode fetches GET /node from url.
-func getNode(t *testing.T, url string) nodeapi.NodeInfo {
+func getNode(t *testing.T, url string) nodewire.NodeInfo {
 	t.Helper()
 	c := &http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Get(url + "/node")
@@ -232,7 +232,7 @@ func getNode(t *testing.T, url string) nodeapi.NodeInfo {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s/node: %s", url, resp.Status)
 	}
-	var info nodeapi.NodeInfo
+	var info nodewire.NodeInfo
 	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
 		t.Fatalf("GET %s/node: %v", url, err)
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/nodeapi"
 	"github.com/latticenet/lattice/nodeclient"
+	"github.com/latticenet/lattice/nodewire"
 	"github.com/latticenet/lattice/pow"
 	"github.com/latticenet/lattice/wallet"
 )
@@ -41,7 +41,7 @@ func addClientFlags(f *flags, signing bool) *clientFlags {
 type session struct {
 	f       *clientFlags
 	c       *nodeclient.Client
-	info    nodeapi.NodeInfo
+	info    nodewire.NodeInfo
 	account ledger.Address
 	key     wallet.Key   // signs ordinary accounts
 	signers []wallet.Key // sign multisig accounts

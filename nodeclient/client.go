@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/nodeapi"
+	"github.com/latticenet/lattice/nodewire"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -75,7 +75,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		var e nodeapi.Error
+		var e nodewire.Error
 		msg := strings.TrimSpace(string(data))
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
 			msg = e.Error
@@ -93,20 +93,20 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 }
 
 // Node returns the node's info.
-func (c *Client) Node(ctx context.Context) (nodeapi.NodeInfo, error) {
-	var v nodeapi.NodeInfo
+func (c *Client) Node(ctx context.Context) (nodewire.NodeInfo, error) {
+	var v nodewire.NodeInfo
 	return v, c.do(ctx, "GET", "/node", nil, &v)
 }
 
 // Accounts returns every account.
-func (c *Client) Accounts(ctx context.Context) ([]nodeapi.Account, error) {
-	var v []nodeapi.Account
+func (c *Client) Accounts(ctx context.Context) ([]nodewire.Account, error) {
+	var v []nodewire.Account
 	return v, c.do(ctx, "GET", "/accounts", nil, &v)
 }
 
 // Account returns one account.
-func (c *Client) Account(ctx context.Context, a ledger.Address) (nodeapi.Account, error) {
-	var v nodeapi.Account
+func (c *Client) Account(ctx context.Context, a ledger.Address) (nodewire.Account, error) {
+	var v nodewire.Account
 	return v, c.do(ctx, "GET", "/accounts/"+a.String(), nil, &v)
 }
 
@@ -145,25 +145,25 @@ func (c *Client) Recent(ctx context.Context, limit int) ([]*ledger.Block, error)
 
 // Submit posts a block to /blocks/{type} and returns its hash.
 func (c *Client) Submit(ctx context.Context, b *ledger.Block) (ledger.Hash, error) {
-	var v nodeapi.BlockHashResponse
+	var v nodewire.BlockHashResponse
 	err := c.do(ctx, "POST", "/blocks/"+url.PathEscape(b.Type.String()), b, &v)
 	return v.Hash, err
 }
 
 // PoW asks the node for a nonce meeting its highest threshold for h.
 func (c *Client) PoW(ctx context.Context, h ledger.Hash) (int64, error) {
-	var v nodeapi.PoWResponse
-	return v.Nonce, c.do(ctx, "POST", "/pow", nodeapi.PoWRequest{Hash: h}, &v)
+	var v nodewire.PoWResponse
+	return v.Nonce, c.do(ctx, "POST", "/pow", nodewire.PoWRequest{Hash: h}, &v)
 }
 
 // Pending returns every pending send, or only those to dest when dest is
 // non-nil.
-func (c *Client) Pending(ctx context.Context, dest *ledger.Address) ([]nodeapi.PendingSend, error) {
+func (c *Client) Pending(ctx context.Context, dest *ledger.Address) ([]nodewire.PendingSend, error) {
 	path := "/pending"
 	if dest != nil {
 		path += "/" + dest.String()
 	}
-	var v []nodeapi.PendingSend
+	var v []nodewire.PendingSend
 	return v, c.do(ctx, "GET", path, nil, &v)
 }
 
@@ -175,12 +175,12 @@ func (c *Client) Frontiers(ctx context.Context) (map[ledger.Address]ledger.Hash,
 
 // Conflicts returns the recorded fork conflicts, or only account's when
 // account is non-nil.
-func (c *Client) Conflicts(ctx context.Context, account *ledger.Address) ([]nodeapi.Conflict, error) {
+func (c *Client) Conflicts(ctx context.Context, account *ledger.Address) ([]nodewire.Conflict, error) {
 	path := "/conflicts"
 	if account != nil {
 		path += "/" + account.String()
 	}
-	var v []nodeapi.Conflict
+	var v []nodewire.Conflict
 	return v, c.do(ctx, "GET", path, nil, &v)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeapi"
 	"github.com/latticenet/lattice/nodeclient"
+	"github.com/latticenet/lattice/nodewire"
 	"github.com/latticenet/lattice/pow"
 	"github.com/latticenet/lattice/wallet"
 )
@@ -163,7 +164,7 @@ func TestClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Pending(nil): %v", err)
 	}
-	wantPending := nodeapi.PendingSend{SendHash: send.Hash, Source: g, Destination: a.Address(),
+	wantPending := nodewire.PendingSend{SendHash: send.Hash, Source: g, Destination: a.Address(),
 		Amount: ledger.NewAmount(1_000), Asset: ledger.Native}
 	if len(all) != 1 || all[0] != wantPending {
 		t.Errorf("Pending(nil) = %+v, want [%+v]", all, wantPending)
@@ -193,7 +194,7 @@ func TestClient(t *testing.T) {
 
 	// Reads.
 	acct, err := c.Account(ctx(t), a.Address())
-	wantAcct := nodeapi.Account{Address: a.Address(), Balances: map[string]string{"native": "1000", "stable": "100000000"},
+	wantAcct := nodewire.Account{Address: a.Address(), Balances: map[string]string{"native": "1000", "stable": "100000000"},
 		BlockCount: 2, Frontier: claim.Hash}
 	if err != nil || !reflect.DeepEqual(acct, wantAcct) {
 		t.Errorf("Account(a) = %+v, %v; want %+v", acct, err, wantAcct)
