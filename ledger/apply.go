@@ -52,72 +52,116 @@ func Apply(v View, b *Block) (*Delta, error) {
 		next.Representative = b.Representative
 	}
 	d := &Delta{Add: &Entry{Block: b, Height: next.Height}}
-	before := acct.Balance(b.Asset)
-
-	switch b.Type {
-	case TypeSend:
-		after, err := before.Sub(b.Amount)
-		if err != nil {
-			return nil, ruleErr(ErrInsufficientBalance, "balance is %s %s, send is %s", before, b.Asset, b.Amount)
-		}
-		if b.Balance != after {
-			return nil, ruleErr(ErrBadBalance, "balance after sending %s from %s must be %s, block says %s", b.Amount, before, after, b.Balance)
-		}
-		d.PendingPut = &Pending{Send: b.Hash, Source: b.Account, Destination: b.Destination, Amount: b.Amount, Asset: b.Asset}
-	case TypeReceive:
-		p, err := pendingFor(v, b)
-		if err != nil {
-			return nil, err
-		}
-		if b.Asset != p.Asset {
-			return nil, ruleErr(ErrMalformed, "source sent %s, block says %s", p.Asset, b.Asset)
-		}
-		if b.Amount != p.Amount {
-			return nil, ruleErr(ErrBadAmount, "source sent %s, block says %s", p.Amount, b.Amount)
-		}
-		after, err := before.Add(b.Amount)
-		if err != nil {
-			return nil, ruleErr(ErrBadBalance, "balance would overflow")
-		}
-		if b.Balance != after {
-			return nil, ruleErr(ErrBadBalance, "balance after receiving %s onto %s must be %s, block says %s", b.Amount, before, after, b.Balance)
-		}
-		d.PendingDelete = &p
-	case TypeClaim:
-		// Subtraction, not LastClaim+ClaimInterval, which overflows for
-		// timestamps near the top of int64 and would open the faucet.
-		if acct.Claimed && b.Timestamp-acct.LastClaim < ClaimInterval {
-			return nil, ruleErr(ErrClaimTooSoon, "last claim at %d; the next is allowed from timestamp %d", acct.LastClaim, acct.LastClaim+ClaimInterval)
-		}
-		after, err := before.Add(b.Amount)
-		if err != nil {
-			return nil, ruleErr(ErrBadBalance, "balance would overflow")
-		}
-		if b.Balance != after {
-			return nil, ruleErr(ErrBadBalance, "balance after claiming %s onto %s must be %s, block says %s", b.Amount, before, after, b.Balance)
-		}
-		next.Claimed, next.LastClaim = true, b.Timestamp
-	case TypeMultisigOpen:
-		// Check has verified the keyset, the derived address and the
-		// signatures; checkPrevious that the account is new.
-		k := b.Keyset.Clone()
-		next.Keyset = &k
-	case TypeMultisigUpdate:
-		if acct.Keyset == nil {
-			return nil, ruleErr(ErrNotMultisig, "only multisig accounts can rotate their keyset")
-		}
-		if b.Balance != before {
-			return nil, ruleErr(ErrBadBalance, "multisig_update leaves the %s balance at %s, block says %s", b.Asset, before, b.Balance)
-		}
-		k := b.Keyset.Clone()
-		next.Keyset = &k
-	default:
+	rule, ok := typeRules[b.Type]
+	if !ok {
 		return nil, ruleErr(ErrUnsupported, "%s blocks arrive with the compute marketplace", b.Type)
+	}
+	if err := rule(v, b, &acct, &next, d); err != nil {
+		return nil, err
 	}
 	next.setBalance(b.Asset, b.Balance)
 	d.Account = next
 	d.Add.After = next
 	return d, nil
+}
+
+// A typeRule is one block type's part of Apply, run after the checks every
+// block shares (duplicate, authorisation, fork or gap, timestamp). It checks
+// b against acct, the account before b, and fills in what the type changes
+// in next, the account after b, and in d. Apply then sets next's balance of
+// b.Asset to b.Balance, so a rule only checks that balance.
+type typeRule func(v View, b *Block, acct, next *Account, d *Delta) error
+
+// typeRules holds the rule of every block type the ledger accepts; Apply
+// refuses the others as unsupported.
+var typeRules = map[BlockType]typeRule{
+	TypeSend:           applySend,
+	TypeReceive:        applyReceive,
+	TypeClaim:          applyClaim,
+	TypeMultisigOpen:   applyMultisigOpen,
+	TypeMultisigUpdate: applyMultisigUpdate,
+}
+
+// applySend takes the amount off the balance and makes it pending for the
+// destination.
+func applySend(_ View, b *Block, acct, _ *Account, d *Delta) error {
+	before := acct.Balance(b.Asset)
+	after, err := before.Sub(b.Amount)
+	if err != nil {
+		return ruleErr(ErrInsufficientBalance, "balance is %s %s, send is %s", before, b.Asset, b.Amount)
+	}
+	if b.Balance != after {
+		return ruleErr(ErrBadBalance, "balance after sending %s from %s must be %s, block says %s", b.Amount, before, after, b.Balance)
+	}
+	d.PendingPut = &Pending{Send: b.Hash, Source: b.Account, Destination: b.Destination, Amount: b.Amount, Asset: b.Asset}
+	return nil
+}
+
+// applyReceive takes exactly the pending send b names onto the balance.
+func applyReceive(v View, b *Block, acct, _ *Account, d *Delta) error {
+	before := acct.Balance(b.Asset)
+	p, err := pendingFor(v, b)
+	if err != nil {
+		return err
+	}
+	if b.Asset != p.Asset {
+		return ruleErr(ErrMalformed, "source sent %s, block says %s", p.Asset, b.Asset)
+	}
+	if b.Amount != p.Amount {
+		return ruleErr(ErrBadAmount, "source sent %s, block says %s", p.Amount, b.Amount)
+	}
+	after, err := before.Add(b.Amount)
+	if err != nil {
+		return ruleErr(ErrBadBalance, "balance would overflow")
+	}
+	if b.Balance != after {
+		return ruleErr(ErrBadBalance, "balance after receiving %s onto %s must be %s, block says %s", b.Amount, before, after, b.Balance)
+	}
+	d.PendingDelete = &p
+	return nil
+}
+
+// applyClaim adds the faucet's amount, at most once per ClaimInterval.
+func applyClaim(_ View, b *Block, acct, next *Account, _ *Delta) error {
+	before := acct.Balance(b.Asset)
+	// Subtraction, not LastClaim+ClaimInterval, which overflows for
+	// timestamps near the top of int64 and would open the faucet.
+	if acct.Claimed && b.Timestamp-acct.LastClaim < ClaimInterval {
+		return ruleErr(ErrClaimTooSoon, "last claim at %d; the next is allowed from timestamp %d", acct.LastClaim, acct.LastClaim+ClaimInterval)
+	}
+	after, err := before.Add(b.Amount)
+	if err != nil {
+		return ruleErr(ErrBadBalance, "balance would overflow")
+	}
+	if b.Balance != after {
+		return ruleErr(ErrBadBalance, "balance after claiming %s onto %s must be %s, block says %s", b.Amount, before, after, b.Balance)
+	}
+	next.Claimed, next.LastClaim = true, b.Timestamp
+	return nil
+}
+
+// applyMultisigOpen gives the new account its keyset.
+func applyMultisigOpen(_ View, b *Block, _, next *Account, _ *Delta) error {
+	// Check has verified the keyset, the derived address and the
+	// signatures; checkPrevious that the account is new.
+	k := b.Keyset.Clone()
+	next.Keyset = &k
+	return nil
+}
+
+// applyMultisigUpdate replaces a multisig account's keyset, leaving its
+// balance as it was.
+func applyMultisigUpdate(_ View, b *Block, acct, next *Account, _ *Delta) error {
+	before := acct.Balance(b.Asset)
+	if acct.Keyset == nil {
+		return ruleErr(ErrNotMultisig, "only multisig accounts can rotate their keyset")
+	}
+	if b.Balance != before {
+		return ruleErr(ErrBadBalance, "multisig_update leaves the %s balance at %s, block says %s", b.Asset, before, b.Balance)
+	}
+	k := b.Keyset.Clone()
+	next.Keyset = &k
+	return nil
 }
 
 // checkPrevious tells a block that extends the chain from a gap (unknown
