@@ -82,6 +82,34 @@ func (a Amount) divSmall(d uint64) (Amount, uint64) {
 	return Amount{qhi, qlo}, r
 }
 
+// MulDivCeil returns ⌈a·m/d⌉, computed exactly: the product is held in 192
+// bits, so no precision is lost before the division. It returns ErrOverflow
+// when the result does not fit in 128 bits, which can happen only when m > d.
+// Consensus uses it for quorums (a percentage of a weight, rounded up, so
+// that a quorum is never a hair below the fraction it stands for). d must not
+// be zero.
+func (a Amount) MulDivCeil(m, d uint64) (Amount, error) {
+	if d == 0 {
+		panic("ledger: MulDivCeil by zero")
+	}
+	// a·m = w2·2^128 + w1·2^64 + w0.
+	c0, w0 := bits.Mul64(a.lo, m)
+	c1, w1 := bits.Mul64(a.hi, m)
+	w1, carry := bits.Add64(w1, c0, 0)
+	w2 := c1 + carry
+	q2, r := bits.Div64(0, w2, d)
+	q1, r := bits.Div64(r, w1, d)
+	q0, r := bits.Div64(r, w0, d)
+	if q2 != 0 {
+		return Amount{}, ErrOverflow
+	}
+	q := Amount{q1, q0}
+	if r != 0 {
+		return q.Add(NewAmount(1))
+	}
+	return q, nil
+}
+
 // ParseAmount parses a decimal string of base units: digits only, no sign,
 // no leading zeros (except "0" itself), at most 128 bits.
 func ParseAmount(s string) (Amount, error) {
