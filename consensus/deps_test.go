@@ -1,0 +1,56 @@
+package consensus_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func goList(t *testing.T, format string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", format, "github.com/latticenet/lattice/consensus").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestCoreIsPure keeps consensus a pure core like the ledger, so that every
+// node tallies the same votes the same way and tests need no clock: it
+// imports only the standard library and package ledger, never the file
+// system, the network, time, randomness or locks, and starts no goroutine.
+func TestCoreIsPure(t *testing.T) {
+	for _, imp := range goList(t, `{{join .Imports " "}}`) {
+		switch imp {
+		case "os", "io/fs", "net", "time", "math/rand", "math/rand/v2", "crypto/rand", "sync", "sync/atomic":
+			t.Errorf("consensus imports %s", imp)
+		}
+	}
+	for _, dep := range goList(t, `{{join .Deps " "}}`) {
+		first, _, _ := strings.Cut(dep, "/")
+		if strings.Contains(first, ".") && dep != "github.com/latticenet/lattice/ledger" {
+			t.Errorf("consensus depends on %s, which is neither the standard library nor ledger", dep)
+		}
+	}
+	files := goList(t, `{{join .GoFiles " "}}`)
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, filepath.Clean(name), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if g, ok := n.(*ast.GoStmt); ok {
+				t.Errorf("%s: consensus starts a goroutine", fset.Position(g.Pos()))
+			}
+			return true
+		})
+	}
+	if len(files) == 0 {
+		t.Fatal("go list found no files in consensus")
+	}
+}

@@ -1,0 +1,177 @@
+package consensus
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/latticenet/lattice/ledger"
+)
+
+// voteTag opens every vote preimage, so that no other signed message of the
+// protocol (a block, an attestation) can be mistaken for a vote.
+const voteTag = "LATTICE-VOTE-V1"
+
+// MaxVoteHashes bounds the hashes one vote carries, as in Nano.
+const MaxVoteHashes = 255
+
+// voteHeaderSize is the wire size of a vote without its hashes and signature:
+// representative, timestamp, count.
+const voteHeaderSize = 32 + 8 + 2
+
+// Vote says: representative R, at time T, votes for each of these blocks. A
+// newer vote of R replaces an older one in every election it touches, so T
+// orders a representative's votes; the final vote of Nano is a vote with the
+// largest timestamp.
+//
+// JSON carries it for the API and debugging; peers exchange the binary form
+// (MarshalBinary).
+type Vote struct {
+	Representative ledger.Address   `json:"representative"`
+	Timestamp      int64            `json:"timestamp"` // Unix ms
+	Hashes         []ledger.Hash    `json:"hashes"`
+	Signature      ledger.Signature `json:"signature"`
+}
+
+// AppendPreimage appends the bytes a vote's digest is the SHA-256 of: the
+// tag "LATTICE-VOTE-V1", the network's genesis hash, the representative, the
+// timestamp (8 bytes), the hash count (2 bytes) and the hashes, integers
+// big-endian. The genesis hash binds the vote to one network, so a vote of
+// another network never verifies here.
+func (v *Vote) AppendPreimage(dst []byte, network ledger.Hash) []byte {
+	dst = append(dst, voteTag...)
+	dst = append(dst, network[:]...)
+	dst = append(dst, v.Representative[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(v.Timestamp))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(v.Hashes)))
+	for _, h := range v.Hashes {
+		dst = append(dst, h[:]...)
+	}
+	return dst
+}
+
+// Digest returns the SHA-256 of the vote's preimage on network: the message
+// the representative signs.
+func (v *Vote) Digest(network ledger.Hash) ledger.Hash {
+	var buf [len(voteTag) + 32 + voteHeaderSize + 8*32]byte
+	return sha256.Sum256(v.AppendPreimage(buf[:0], network))
+}
+
+// Sign sets v.Representative to priv's public key and v.Signature to priv's
+// signature of the vote's digest on network. Set the timestamp and hashes
+// first: the signature covers them.
+func (v *Vote) Sign(network ledger.Hash, priv ed25519.PrivateKey) {
+	copy(v.Representative[:], priv.Public().(ed25519.PublicKey))
+	d := v.Digest(network)
+	copy(v.Signature[:], ed25519.Sign(priv, d[:]))
+}
+
+// Check reports whether the vote has a valid shape: a non-zero
+// representative, a positive timestamp, 1 to MaxVoteHashes hashes, none zero
+// and none twice. The error wraps ErrMalformedVote.
+func (v *Vote) Check() error {
+	if v.Representative.IsZero() {
+		return fmt.Errorf("%w: zero representative", ErrMalformedVote)
+	}
+	if v.Timestamp <= 0 {
+		return fmt.Errorf("%w: timestamp %d is not positive", ErrMalformedVote, v.Timestamp)
+	}
+	if err := checkHashes(v.Hashes); err != nil {
+		return err
+	}
+	for _, h := range v.Hashes {
+		if h.IsZero() {
+			return fmt.Errorf("%w: a vote for the zero hash", ErrMalformedVote)
+		}
+	}
+	return nil
+}
+
+// checkHashes holds the shape rules the wire form enforces: a count of 1 to
+// MaxVoteHashes, no duplicates.
+func checkHashes(hs []ledger.Hash) error {
+	if len(hs) == 0 || len(hs) > MaxVoteHashes {
+		return fmt.Errorf("%w: %d hashes, want 1 to %d", ErrMalformedVote, len(hs), MaxVoteHashes)
+	}
+	// Quadratic on purpose: at most 255·254/2 comparisons, no allocation.
+	for i := range hs {
+		for j := i + 1; j < len(hs); j++ {
+			if hs[i] == hs[j] {
+				return fmt.Errorf("%w: hash %s twice", ErrMalformedVote, hs[i])
+			}
+		}
+	}
+	return nil
+}
+
+// Verify checks the vote's shape (Check) and its signature by the
+// representative over the digest on network. It wraps ErrMalformedVote or
+// ErrBadVoteSignature. The tally trusts the votes it is given, so the node
+// calls Verify on every vote before Tally.Vote.
+func (v *Vote) Verify(network ledger.Hash) error {
+	if err := v.Check(); err != nil {
+		return err
+	}
+	d := v.Digest(network)
+	if !ed25519.Verify(v.Representative.PublicKey(), d[:], v.Signature[:]) {
+		return fmt.Errorf("%w: representative %s", ErrBadVoteSignature, v.Representative)
+	}
+	return nil
+}
+
+// AppendBinary appends the vote's wire form to dst: representative (32),
+// timestamp (8), hash count (2), the hashes (32 each), signature (64),
+// integers big-endian. It refuses, with ErrMalformedVote, a vote whose form
+// UnmarshalBinary would refuse (no hashes, more than MaxVoteHashes, a hash
+// twice), so nothing it writes is unreadable.
+func (v *Vote) AppendBinary(dst []byte) ([]byte, error) {
+	if err := checkHashes(v.Hashes); err != nil {
+		return dst, err
+	}
+	dst = append(dst, v.Representative[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(v.Timestamp))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(v.Hashes)))
+	for _, h := range v.Hashes {
+		dst = append(dst, h[:]...)
+	}
+	return append(dst, v.Signature[:]...), nil
+}
+
+// MarshalBinary returns the vote's wire form (see AppendBinary).
+func (v *Vote) MarshalBinary() ([]byte, error) {
+	return v.AppendBinary(make([]byte, 0, voteHeaderSize+32*len(v.Hashes)+64))
+}
+
+// UnmarshalBinary parses the wire form strictly: it refuses truncated input,
+// trailing bytes, a count of 0 or above MaxVoteHashes and a hash listed
+// twice, so that whatever it accepts re-encodes to the same bytes. It checks
+// the form only; Verify checks the rest. On error v is unchanged.
+func (v *Vote) UnmarshalBinary(data []byte) error {
+	if len(data) < voteHeaderSize {
+		return fmt.Errorf("%w: %d bytes, truncated", ErrMalformedVote, len(data))
+	}
+	n := int(binary.BigEndian.Uint16(data[40:42]))
+	if n == 0 || n > MaxVoteHashes {
+		return fmt.Errorf("%w: %d hashes, want 1 to %d", ErrMalformedVote, n, MaxVoteHashes)
+	}
+	if want := voteHeaderSize + 32*n + 64; len(data) != want {
+		if len(data) < want {
+			return fmt.Errorf("%w: %d bytes for %d hashes, truncated", ErrMalformedVote, len(data), n)
+		}
+		return fmt.Errorf("%w: %d trailing bytes", ErrMalformedVote, len(data)-want)
+	}
+	var nv Vote
+	copy(nv.Representative[:], data[0:32])
+	nv.Timestamp = int64(binary.BigEndian.Uint64(data[32:40]))
+	nv.Hashes = make([]ledger.Hash, n)
+	for i := range nv.Hashes {
+		copy(nv.Hashes[i][:], data[voteHeaderSize+32*i:])
+	}
+	copy(nv.Signature[:], data[voteHeaderSize+32*n:])
+	if err := checkHashes(nv.Hashes); err != nil {
+		return err
+	}
+	*v = nv
+	return nil
+}
