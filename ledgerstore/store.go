@@ -311,6 +311,46 @@ func (r reader) ForkBlock(h ledger.Hash) (*ledger.Block, bool, error) {
 	return b, true, nil
 }
 
+// Log calls fn, in commit order, for up to limit blocks committed after
+// sequence number after. Sequence numbers grow with every block applied;
+// a rolled-back block leaves a gap. Because a block is applied only after
+// what it depends on, the log is an order in which every block can be
+// applied: sync serves it to peers.
+func (r reader) Log(after uint64, limit int, fn func(seq uint64, e *ledger.Entry) error) error {
+	it, err := r.r.NewIter(&pebble.IterOptions{LowerBound: key(pRecent, u64(after+1)), UpperBound: []byte{pRecent + 1}})
+	if err != nil {
+		return fmt.Errorf("ledgerstore: %w", err)
+	}
+	defer it.Close()
+	n := 0
+	for ok := it.First(); ok && n < limit; ok = it.Next() {
+		n++
+		seq := binary.BigEndian.Uint64(it.Key()[1:])
+		if err := r.entryFn(it.Value(), func(e *ledger.Entry) error { return fn(seq, e) }); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// LastSeq returns the sequence number of the latest block in the log.
+func (s *Store) LastSeq() uint64 { return s.seq.Load() - 1 }
+
+// Meta returns the value an operation stored under name with SetMeta.
+func (r reader) Meta(name string) ([]byte, bool, error) {
+	return r.get(key(pMeta, []byte("x/"+name)))
+}
+
+// SetMeta durably stores value under name, beside the ledger but outside
+// it (sync cursors, for example). Names never collide with the store's own
+// metadata.
+func (s *Store) SetMeta(name string, value []byte) error {
+	if err := s.db.Set(key(pMeta, []byte("x/"+name)), value, pebble.Sync); err != nil {
+		return fmt.Errorf("ledgerstore: %w", err)
+	}
+	return nil
+}
+
 // Weight returns the native balance delegated to representative rep.
 func (r reader) Weight(rep ledger.Address) (ledger.Amount, error) {
 	v, found, err := r.get(key(pWeight, rep[:]))
@@ -404,6 +444,26 @@ func (r reader) Accounts(fn func(ledger.Account) error) error {
 		}
 		return fn(a)
 	})
+}
+
+// AccountsFrom calls fn for every account from address start on, in
+// address order, until fn returns an error.
+func (r reader) AccountsFrom(start ledger.Address, fn func(ledger.Account) error) error {
+	it, err := r.r.NewIter(&pebble.IterOptions{LowerBound: key(pAccount, start[:]), UpperBound: []byte{pAccount + 1}})
+	if err != nil {
+		return fmt.Errorf("ledgerstore: %w", err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		a, err := decodeAccount(it.Value())
+		if err != nil {
+			return err
+		}
+		if err := fn(a); err != nil {
+			return err
+		}
+	}
+	return it.Error()
 }
 
 // Pendings implements ledger.Snapshot: every pending entry, by destination.

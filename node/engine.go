@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
@@ -168,6 +170,69 @@ func (e *Engine) Submit(ctx context.Context, b *ledger.Block) (Result, error) {
 		return Result{}, err
 	}
 	return e.do(ctx, &request{kind: opSubmit, b: b})
+}
+
+// SubmitAll submits blocks in order, as sync delivers them: it checks them
+// in parallel on every core, then hands them to the writer in the order
+// given, so a block may depend on an earlier one of the same call, and
+// waits until every one is decided and durable. errs[i] is blocks[i]'s
+// error, as Submit would return it.
+func (e *Engine) SubmitAll(ctx context.Context, blocks []*ledger.Block) ([]Result, []error) {
+	res := make([]Result, len(blocks))
+	errs := make([]error, len(blocks))
+	if err := e.Err(); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return res, errs
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(blocks))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(blocks); i = int(next.Add(1) - 1) {
+				errs[i] = e.params.Check(blocks[i])
+			}
+		}()
+	}
+	wg.Wait()
+	reqs := make([]*request, len(blocks))
+	for i, b := range blocks {
+		if errs[i] != nil {
+			continue
+		}
+		r := &request{kind: opSubmit, b: b, done: make(chan struct{})}
+		select {
+		case e.in <- r:
+			reqs[i] = r
+		case <-e.quit:
+			errs[i] = ErrClosed
+		case <-ctx.Done():
+			errs[i] = ctx.Err()
+		}
+	}
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		select {
+		case <-r.done:
+			res[i], errs[i] = r.res, r.err
+		case <-e.stopped:
+			select {
+			case <-r.done:
+				res[i], errs[i] = r.res, r.err
+			default:
+				errs[i] = ErrClosed
+			}
+		case <-ctx.Done():
+			errs[i] = ctx.Err()
+		}
+	}
+	return res, errs
 }
 
 // Confirm records that block h is confirmed, with cert (the encoded votes

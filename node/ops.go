@@ -38,7 +38,7 @@ func confirm(batch *ledgerstore.Batch, h ledger.Hash, cert []byte) ([]ledger.Has
 		// Sources not yet confirmed go first; the chain's blocks are
 		// confirmed once every one of them is.
 		var deps []*ledger.Entry
-		var hashes []ledger.Hash
+		var hashes, prevs []ledger.Hash
 		for height := done + 1; height <= top.Height; height++ {
 			ch, found, err := batch.ChainAt(a, height)
 			if err != nil {
@@ -55,6 +55,7 @@ func confirm(batch *ledgerstore.Batch, h ledger.Hash, cert []byte) ([]ledger.Has
 				return nil, fmt.Errorf("node: block %s of %s's chain is missing", ch, a)
 			}
 			hashes = append(hashes, ch)
+			prevs = append(prevs, ce.Block.Previous)
 			if src := ce.Block.Source; !src.IsZero() && ce.Block.Type == ledger.TypeReceive {
 				se, found, err := batch.Entry(src)
 				if err != nil {
@@ -78,6 +79,12 @@ func confirm(batch *ledgerstore.Batch, h ledger.Hash, cert []byte) ([]ledger.Has
 		}
 		if err := batch.SetConfirmed(a, top.Height, top.Block.Hash); err != nil {
 			return nil, err
+		}
+		// A fork at a confirmed place is decided: the block there won.
+		for _, prev := range prevs {
+			if err := batch.EndConflict(a, prev); err != nil {
+				return nil, err
+			}
 		}
 		confirmed = append(confirmed, hashes...)
 		stack = stack[:len(stack)-1]
