@@ -8,16 +8,19 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
+	gonet "net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/latticenet/lattice/durablefile"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeapi"
+	"github.com/latticenet/lattice/pow"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -30,12 +33,21 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	e = e.synced()
 	f := newFlags(e, "dev", "dev [flags]")
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "dev"), "directory for all dev state")
-	httpAddr := f.string("http", "LATTICE_HTTP", "http", "127.0.0.1:8080", "node HTTP API address")
+	httpAddr := f.string("http", "LATTICE_HTTP", "http", "127.0.0.1:8080", "node HTTP API address (node i listens on its port + i)")
+	p2pAddr := f.string("p2p", "LATTICE_P2P", "p2p", "/ip4/127.0.0.1/tcp/4001", "peer-to-peer multiaddr (node i listens on its port + i)")
+	nodes := f.string("nodes", "LATTICE_NODES", "nodes", "1", "how many nodes to run, each a representative")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "cloud REST API address")
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, api, s3, log_level")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, log_level")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level: debug, info, warn, error")
 	if err := f.parse(args); err != nil {
+		return err
+	}
+	count, err := strconv.Atoi(*nodes)
+	if err != nil || count < 1 || count > 16 {
+		return usageErr("--nodes %q: want a number from 1 to 16", *nodes)
+	}
+	if err := checkMultiaddr("p2p", *p2pAddr); err != nil {
 		return err
 	}
 	log, err := newLogger(e, *logLevel)
@@ -43,31 +55,58 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	keyPath := filepath.Join(*data, "dev-key.json")
+	dirs := make([]string, count)
+	for i := range dirs {
+		dirs[i] = filepath.Join(*data, "node")
+		if count > 1 {
+			dirs[i] = filepath.Join(*data, fmt.Sprintf("node-%d", i))
+		}
+	}
 	net, err := devNetwork(*data, keyPath)
 	if err != nil {
 		return err
 	}
-	n, err := node.Open(node.Config{DataDir: filepath.Join(*data, "node"), Network: net, Logger: log})
+	devKey, err := wallet.LoadKey(keyPath)
 	if err != nil {
 		return err
 	}
-	defer n.Close()
-	api := nodeapi.New(n, nodeapi.Options{})
-	defer api.Wait() // runs before n.Close: no handler outlives the node
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 
-	// The cloud platform runs beside the node until either stops.
+	// The nodes: node 0 votes with the dev key, which holds the genesis
+	// weight, and every node with its own key.
+	devNodes := make([]*devNode, count)
+	defer func() {
+		for _, d := range devNodes {
+			if d != nil {
+				d.close()
+			}
+		}
+	}()
+	var bootstrap []string
+	for i := range count {
+		d, err := openDevNode(ctx, i, dirs[i], net, devKey, *p2pAddr, *httpAddr, bootstrap, log)
+		if err != nil {
+			return err
+		}
+		devNodes[i] = d
+		bootstrap = append(bootstrap, d.pn.host.Addrs()...)
+	}
+	if err := shareDevWeight(ctx, devNodes, devKey); err != nil {
+		return fmt.Errorf("sharing the genesis weight among the nodes: %w", err)
+	}
+
+	// The cloud platform runs beside the nodes until either stops.
 	cloudDir := filepath.Join(*data, "cloud")
 	cloud, err := openCloud(e, cloudDir, log)
 	if err != nil {
 		return err
 	}
 	defer cloud.close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	cloudURLs := make(chan [2]string, 1)
 	cloudDone := make(chan error, 1)
 	go func() {
-		// The node's server says "shutting down..." for both.
+		// The first node's server says "shutting down..." for all.
 		quiet := &env{stdout: e.stdout, stderr: io.Discard}
 		cloudDone <- cloud.serve(ctx, quiet, log, *apiAddr, *s3Addr, func(api, s3 string) { cloudURLs <- [2]string{api, s3} })
 		cancel()
@@ -79,12 +118,37 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("cloud: %w", err)
 	}
 	apiURL, s3URL := urls[0], urls[1]
-	err = serve(ctx, e, log, *httpAddr, api, n.Engine.Failed(), func(url string) {
-		fmt.Fprintf(e.stdout, "lattice dev: single-node network %q and the cloud platform are running\n\n", net.Name)
-		fmt.Fprintf(e.stdout, "  node API    %s\n", url)
+
+	// Nodes 1.. serve in the background; node 0 in the foreground prints
+	// the banner once every listener is up.
+	nodeURLs := make([]string, count)
+	nodeDone := make(chan error, count)
+	for i := 1; i < count; i++ {
+		d := devNodes[i]
+		quiet := &env{stdout: e.stdout, stderr: io.Discard}
+		ready := make(chan string, 1)
+		go func() {
+			nodeDone <- serveOn(ctx, quiet, log, d.ln, d.api, d.n.Engine.Failed(), func(url string) { ready <- url })
+			cancel()
+		}()
+		nodeURLs[i] = <-ready
+	}
+	d0 := devNodes[0]
+	err = serveOn(ctx, e, log, d0.ln, d0.api, d0.n.Engine.Failed(), func(url string) {
+		nodeURLs[0] = url
+		if count == 1 {
+			fmt.Fprintf(e.stdout, "lattice dev: single-node network %q and the cloud platform are running\n\n", net.Name)
+			fmt.Fprintf(e.stdout, "  node API    %s\n", url)
+			fmt.Fprintf(e.stdout, "  peer        %s\n", strings.Join(d0.pn.host.Addrs(), " "))
+		} else {
+			fmt.Fprintf(e.stdout, "lattice dev: %d-node network %q and the cloud platform are running\n\n", count, net.Name)
+			for i, d := range devNodes {
+				fmt.Fprintf(e.stdout, "  node %d      %s  peer %s\n", i, nodeURLs[i], strings.Join(d.pn.host.Addrs(), " "))
+			}
+		}
 		fmt.Fprintf(e.stdout, "  cloud API   %s  (admin key in %s)\n", apiURL, filepath.Join(cloudDir, "admin-api-key"))
 		fmt.Fprintf(e.stdout, "  S3 endpoint %s  (region %s; keys from POST /api/storage/keys)\n", s3URL, s3Region)
-		fmt.Fprintf(e.stdout, "  data        %s\n", *data)
+		fmt.Fprintf(e.stdout, "  data        %s  (genesis file %s)\n", *data, filepath.Join(*data, "genesis.json"))
 		fmt.Fprintf(e.stdout, "  dev key     %s\n", keyPath)
 		fmt.Fprintf(e.stdout, "  account     %s (genesis, %s native)\n\n", net.Genesis.Account, net.Genesis.Balance.Units())
 		fmt.Fprintf(e.stdout, "Try, in another terminal:\n")
@@ -92,9 +156,115 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  go run ./cmd/lattice balance\n\nStop with Ctrl-C.\n")
 	})
 	cancel()
+	for i := 1; i < count; i++ {
+		if nerr := <-nodeDone; err == nil {
+			err = nerr
+		}
+	}
 	if cerr := <-cloudDone; err == nil {
 		err = cerr
 	}
+	return err
+}
+
+// devNode is one node of `lattice dev`, with its network side, its API and
+// its HTTP listener.
+type devNode struct {
+	n   *node.Node
+	pn  *peered
+	api *nodeapi.Server
+	ln  gonet.Listener
+}
+
+func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, p2pAddr, httpAddr string, bootstrap []string, log *slog.Logger) (*devNode, error) {
+	listen, err := offsetTCP(p2pAddr, i)
+	if err != nil {
+		return nil, usageErr("--p2p %q: %v", p2pAddr, err)
+	}
+	httpI, err := offsetHostPort(httpAddr, i)
+	if err != nil {
+		return nil, usageErr("--http %q: %v", httpAddr, err)
+	}
+	n, err := node.Open(node.Config{DataDir: dir, Network: net, Logger: log.With("node", i)})
+	if err != nil {
+		return nil, err
+	}
+	d := &devNode{n: n}
+	reps := []wallet.Key{n.Key}
+	if i == 0 {
+		reps = append(reps, devKey)
+	}
+	if d.pn, err = joinNetwork(ctx, n, dir, listen, bootstrap, reps, log.With("node", i)); err != nil {
+		n.Close()
+		return nil, err
+	}
+	d.api = nodeapi.New(n, nodeapi.Options{Network: d.pn.svc})
+	if d.ln, err = gonet.Listen("tcp", httpI); err != nil {
+		d.close()
+		return nil, fmt.Errorf("listen %s: %w", httpI, err)
+	}
+	return d, nil
+}
+
+// close stops the node's API (its server has stopped), its network side
+// and the node.
+func (d *devNode) close() {
+	if d.ln != nil {
+		d.ln.Close()
+	}
+	if d.api != nil {
+		d.api.Wait()
+	}
+	d.pn.close()
+	d.n.Close()
+}
+
+// shareDevWeight gives every node of a new multi-node dev network an equal
+// share of the genesis supply, received by the node's own account, so each
+// is a representative with weight: the dev key sends the shares, each node
+// key receives its own. It does nothing once the dev key has sent.
+func shareDevWeight(ctx context.Context, nodes []*devNode, devKey wallet.Key) error {
+	if len(nodes) < 2 {
+		return nil
+	}
+	n0 := nodes[0].n
+	acct, found, err := n0.Store.Account(devKey.Address())
+	if err != nil || !found || acct.Height > 1 {
+		return err
+	}
+	share, _ := acct.Balance(ledger.Native).MulDivCeil(1, uint64(len(nodes)))
+	head := wallet.HeadOf(acct)
+	for _, d := range nodes[1:] {
+		now := time.Now().UnixMilli()
+		send, err := wallet.Send(head, d.n.Key.Address(), share, ledger.Native, now)
+		if err != nil {
+			return err
+		}
+		if err := finishBlock(ctx, n0, send, devKey); err != nil {
+			return err
+		}
+		head = wallet.Head{Account: head.Account, Frontier: send.Hash, Balances: [2]ledger.Amount{send.Balance, head.Balances[1]}, Timestamp: send.Timestamp}
+		recv, err := wallet.Receive(wallet.Head{Account: d.n.Key.Address()}, ledger.Pending{Send: send.Hash, Source: send.Account,
+			Destination: d.n.Key.Address(), Amount: share, Asset: ledger.Native}, now)
+		if err != nil {
+			return err
+		}
+		if err := finishBlock(ctx, n0, recv, d.n.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finishBlock signs b with k, finds its work and submits it to n.
+func finishBlock(ctx context.Context, n *node.Node, b *ledger.Block, k wallet.Key) error {
+	b.Sign(k.Private())
+	nonce, err := pow.Solve(ctx, b.Hash, n.Network.Work.For(b.Type))
+	if err != nil {
+		return err
+	}
+	b.PowNonce = nonce
+	_, err = n.Engine.Submit(ctx, b)
 	return err
 }
 
@@ -130,7 +300,10 @@ func runNode(ctx context.Context, e *env, args []string) error {
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "node"), "data directory")
 	genesis := f.string("genesis", "LATTICE_GENESIS", "genesis", "", "genesis file; needed on first start only")
 	httpAddr := f.string("http", "LATTICE_HTTP", "http", "127.0.0.1:8080", "HTTP API address")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, log_level, max_clock_skew")
+	p2pAddr := f.string("p2p", "LATTICE_P2P", "p2p", "/ip4/0.0.0.0/tcp/4001", "peer-to-peer listen multiaddr")
+	bootstrap := f.string("bootstrap", "LATTICE_BOOTSTRAP", "bootstrap", "", "comma-separated multiaddrs of peers to join, each ending in /p2p/<peer id>")
+	repKey := f.string("rep-key", "LATTICE_REP_KEY", "rep_key", "", "key file of a representative account this node votes for, besides its own key")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, max_clock_skew")
 	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a submitted block's timestamp may be from this node's clock")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	if err := f.parse(args); err != nil {
@@ -139,6 +312,15 @@ func runNode(ctx context.Context, e *env, args []string) error {
 	maxSkew, err := time.ParseDuration(*skew)
 	if err != nil || maxSkew <= 0 {
 		return usageErr("--max-clock-skew %q: want a positive duration like 10m", *skew)
+	}
+	if err := checkMultiaddr("p2p", *p2pAddr); err != nil {
+		return err
+	}
+	peers := splitList(*bootstrap)
+	for _, b := range peers {
+		if err := checkMultiaddr("bootstrap", b); err != nil {
+			return err
+		}
 	}
 	log, err := newLogger(e, *logLevel)
 	if err != nil {
@@ -155,11 +337,27 @@ func runNode(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer n.Close()
-	api := nodeapi.New(n, nodeapi.Options{MaxClockSkew: maxSkew})
+	reps := []wallet.Key{n.Key}
+	if *repKey != "" {
+		k, err := wallet.LoadKey(*repKey)
+		if err != nil {
+			return fmt.Errorf("--rep-key: %w", err)
+		}
+		reps = append(reps, k)
+	}
+	pn, err := joinNetwork(ctx, n, *data, *p2pAddr, peers, reps, log)
+	if err != nil {
+		return err
+	}
+	defer pn.close()
+	api := nodeapi.New(n, nodeapi.Options{MaxClockSkew: maxSkew, Network: pn.svc})
 	defer api.Wait() // runs before n.Close: no handler outlives the node
 	return serve(ctx, e, log, *httpAddr, api, n.Engine.Failed(), func(url string) {
-		log.Info("node API listening", "url", url)
+		log.Info("node API listening", "url", url, "peer_id", pn.host.ID())
 		fmt.Fprintf(e.stdout, "lattice node: network %q, API %s\n", n.Network.Name, url)
+		for _, a := range pn.host.Addrs() {
+			fmt.Fprintf(e.stdout, "  peer address %s\n", a)
+		}
 	})
 }
 
@@ -213,7 +411,7 @@ func runGenesis(_ context.Context, e *env, args []string) error {
 // serve runs handler on addr until ctx ends or failed is closed, then shuts
 // down gracefully. A nil failed never fires.
 func serve(ctx context.Context, e *env, log *slog.Logger, addr string, handler http.Handler, failed <-chan struct{}, ready func(url string)) error {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := gonet.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
@@ -221,7 +419,7 @@ func serve(ctx context.Context, e *env, log *slog.Logger, addr string, handler h
 }
 
 // serveOn is serve on a listener the caller opened.
-func serveOn(ctx context.Context, e *env, log *slog.Logger, ln net.Listener, handler http.Handler, failed <-chan struct{}, ready func(url string)) error {
+func serveOn(ctx context.Context, e *env, log *slog.Logger, ln gonet.Listener, handler http.Handler, failed <-chan struct{}, ready func(url string)) error {
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

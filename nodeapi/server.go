@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/accesslog"
+	"github.com/latticenet/lattice/consensus"
 	"github.com/latticenet/lattice/drain"
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgernet"
 	"github.com/latticenet/lattice/ledgerstore"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodewire"
@@ -36,6 +38,16 @@ type Options struct {
 	ReadTimeout time.Duration
 	// PoWTimeout bounds POST /pow. Default 2 minutes.
 	PoWTimeout time.Duration
+	// Network is the node's peer-to-peer side, or nil when it runs alone.
+	Network Network
+}
+
+// Network is what the API shows of the node's life on the network.
+type Network interface {
+	PeerID() string
+	Addrs() []string
+	Elections() []ledgernet.ElectionInfo
+	Stats() ledgernet.Stats
 }
 
 func (o *Options) setDefaults() {
@@ -102,6 +114,7 @@ func New(n *node.Node, opts Options) *Server {
 	m.HandleFunc("GET /frontiers", s.frontiers)
 	m.HandleFunc("GET /conflicts", s.conflicts)
 	m.HandleFunc("GET /conflicts/{account}", s.conflicts)
+	m.HandleFunc("GET /network", s.networkInfo)
 	m.HandleFunc("/", s.notFound)
 	return s
 }
@@ -247,12 +260,17 @@ func (s *Server) chain(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	done, _, _, err := s.n.Store.Confirmed(acct.Address)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	st := s.newStream(w, '[', ']')
 	st.end(s.n.Store.Chain(acct.Address, func(e *ledger.Entry) error {
 		if err := r.Context().Err(); err != nil {
 			return err
 		}
-		return st.elem(e.Block)
+		return st.elem(nodewire.Block{Block: e.Block, Confirmed: e.Height <= done})
 	}))
 }
 
@@ -347,7 +365,12 @@ func (s *Server) block(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "block not found: "+h.String())
 		return
 	}
-	writeJSON(w, http.StatusOK, e.Block)
+	confirmed, err := s.n.Store.IsConfirmed(e)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nodewire.Block{Block: e.Block, Confirmed: confirmed})
 }
 
 // MaxRecent bounds GET /blocks/recent?limit.
@@ -364,7 +387,13 @@ func (s *Server) recent(w http.ResponseWriter, r *http.Request) {
 		limit = v
 	}
 	st := s.newStream(w, '[', ']')
-	st.end(s.n.Store.Recent(limit, func(e *ledger.Entry) error { return st.elem(e.Block) }))
+	st.end(s.n.Store.Recent(limit, func(e *ledger.Entry) error {
+		confirmed, err := s.n.Store.IsConfirmed(e)
+		if err != nil {
+			return err
+		}
+		return st.elem(nodewire.Block{Block: e.Block, Confirmed: confirmed})
+	}))
 }
 
 func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
@@ -397,9 +426,14 @@ func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) nodeInfo(w http.ResponseWriter, r *http.Request) {
+	peerID, addrs := "", []string{}
+	if nw := s.opts.Network; nw != nil {
+		peerID, addrs = nw.PeerID(), nw.Addrs()
+	}
 	writeJSON(w, http.StatusOK, nodewire.NodeInfo{
 		Version:       node.Version,
-		PeerID:        "",
+		PeerID:        peerID,
+		P2PAddrs:      addrs,
 		Account:       s.n.Key.Address(),
 		UptimeSeconds: int64(s.n.Now().Sub(s.n.Started).Seconds()),
 		Network:       s.n.Network.Name,
@@ -446,8 +480,38 @@ func (s *Server) conflicts(w http.ResponseWriter, r *http.Request) {
 		}
 		only = &a
 	}
+	elections := map[consensus.Root]ledgernet.ElectionInfo{}
+	if nw := s.opts.Network; nw != nil {
+		for _, e := range nw.Elections() {
+			elections[e.Root] = e
+		}
+	}
 	st := s.newStream(w, '[', ']')
-	st.end(s.n.Store.Conflicts(only, func(c ledgerstore.Conflict) error { return st.elem(conflictJSON(c)) }))
+	st.end(s.n.Store.Conflicts(only, func(c ledgerstore.Conflict) error {
+		cj := conflictJSON(c)
+		if e, ok := elections[consensus.Root{Account: c.Account, Previous: c.Previous}]; ok {
+			cj.Election = &nodewire.Election{Quorum: e.Quorum, Online: e.Online, Tallies: []nodewire.Tally{}}
+			for _, t := range e.Tallies {
+				cj.Election.Tallies = append(cj.Election.Tallies, nodewire.Tally{Hash: t.Hash, Weight: t.Tally})
+			}
+		}
+		return st.elem(cj)
+	}))
+}
+
+// networkInfo answers GET /network, an extension of the API description:
+// the node's peers and the counters of its network service.
+func (s *Server) networkInfo(w http.ResponseWriter, r *http.Request) {
+	nw := s.opts.Network
+	if nw == nil {
+		writeError(w, http.StatusNotFound, "this node runs without a peer-to-peer network")
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		PeerID string   `json:"peer_id"`
+		Addrs  []string `json:"p2p_addrs"`
+		ledgernet.Stats
+	}{nw.PeerID(), nw.Addrs(), nw.Stats()})
 }
 
 func msTime(ms int64) string {

@@ -115,9 +115,9 @@ func TestAccounts(t *testing.T) {
 	}
 	// Exact field names, and amounts as strings.
 	checkFields(t, chain[0], "receive block", "type", "account", "previous", "balance", "asset", "timestamp",
-		"hash", "signature", "pow_nonce", "source", "amount")
+		"hash", "signature", "pow_nonce", "source", "amount", "confirmed")
 	checkFields(t, chain[2], "send block", "type", "account", "previous", "balance", "asset", "timestamp",
-		"hash", "signature", "pow_nonce", "destination", "amount")
+		"hash", "signature", "pow_nonce", "destination", "amount", "confirmed")
 	for _, frag := range []string{`"balance":"3500"`, `"amount":"1500"`, `"asset":"native"`, `"type":"send"`} {
 		if !strings.Contains(string(chain[2]), frag) {
 			t.Errorf("send block JSON %s lacks %s", chain[2], frag)
@@ -163,7 +163,7 @@ func TestBlockByHash(t *testing.T) {
 		}
 		if want.Type == ledger.TypeMultisigOpen {
 			checkFields(t, resp.body, "multisig_open block", "type", "account", "previous", "balance", "asset",
-				"timestamp", "hash", "pow_nonce", "keyset", "signatures")
+				"timestamp", "hash", "pow_nonce", "keyset", "signatures", "confirmed")
 		}
 	}
 

@@ -43,13 +43,41 @@ type Conflict struct {
 	PreviousHash   ledger.Hash    `json:"previous_hash"`
 	BlockHashes    []ledger.Hash  `json:"block_hashes"`
 	DetectedAt     string         `json:"detected_at"` // RFC 3339, UTC, milliseconds
+	// Election is the node's tally of the fork, while it runs (an
+	// extension of the API description).
+	Election *Election `json:"election,omitempty"`
+}
+
+// Election is a node's view of a running election: the weight of votes
+// behind each contender, and the quorum the leader must reach.
+type Election struct {
+	Quorum  ledger.Amount `json:"quorum"`
+	Online  ledger.Amount `json:"online_weight"`
+	Tallies []Tally       `json:"tallies"`
+}
+
+// Tally is the vote weight behind one contender.
+type Tally struct {
+	Hash   ledger.Hash   `json:"hash"`
+	Weight ledger.Amount `json:"weight"`
+}
+
+// Block is a block as the API reads it: the block's own fields and whether
+// the network has confirmed it (an extension of the API description).
+// A confirmed block is final: it is never rolled back.
+type Block struct {
+	*ledger.Block
+	Confirmed bool `json:"confirmed"`
 }
 
 // NodeInfo is the NodeInfo resource, with the network's name, genesis and
 // work thresholds added so clients can build blocks for it.
 type NodeInfo struct {
-	Version       string         `json:"version"`
-	PeerID        string         `json:"peer_id"`
+	Version string `json:"version"`
+	PeerID  string `json:"peer_id"`
+	// P2PAddrs are the multiaddrs peers can dial the node at, each ending
+	// in /p2p/<peer id> (an extension of the API description).
+	P2PAddrs      []string       `json:"p2p_addrs"`
 	Account       ledger.Address `json:"account"`
 	UptimeSeconds int64          `json:"uptime_seconds"`
 	Network       string         `json:"network"`

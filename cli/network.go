@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/latticenet/lattice/ledgernet"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/p2p"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// peered is a node's network side: its host and the service that gossips,
+// syncs and votes over it.
+type peered struct {
+	host *p2p.Host
+	svc  *ledgernet.Service
+}
+
+// joinNetwork starts n's peer-to-peer host on listen, dialling bootstrap,
+// and the ledger service over it, voting with reps. Its identity and known
+// peers live in DATA/p2p.
+func joinNetwork(ctx context.Context, n *node.Node, dataDir, listen string, bootstrap []string, reps []wallet.Key, log *slog.Logger) (*peered, error) {
+	h, err := p2p.New(ctx, p2p.Config{
+		Dir:       filepath.Join(dataDir, "p2p"),
+		Listen:    []string{listen},
+		Bootstrap: bootstrap,
+		Network:   n.Network.Genesis.Hash.String(),
+		Logger:    log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	svc, err := ledgernet.Start(ctx, ledgernet.Config{Node: n, Host: h, Reps: reps, Logger: log})
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	return &peered{host: h, svc: svc}, nil
+}
+
+// close stops the service, then the host.
+func (p *peered) close() {
+	p.svc.Close()
+	p.host.Close()
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// checkMultiaddr checks a --p2p or --bootstrap value, naming the flag.
+func checkMultiaddr(flag, s string) error {
+	if _, err := ma.NewMultiaddr(s); err != nil {
+		return usageErr("--%s %q: want a multiaddr such as /ip4/0.0.0.0/tcp/4001: %v", flag, s, err)
+	}
+	return nil
+}
+
+// offsetTCP returns the multiaddr addr with its TCP port moved up by i (a
+// port of 0 stays 0: the system picks one).
+func offsetTCP(addr string, i int) (string, error) {
+	m, err := ma.NewMultiaddr(addr)
+	if err != nil {
+		return "", err
+	}
+	port, err := m.ValueForProtocol(ma.P_TCP)
+	if err != nil {
+		return "", fmt.Errorf("%s has no tcp port", addr)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", err
+	}
+	if p == 0 {
+		return addr, nil
+	}
+	return strings.Replace(addr, "/tcp/"+port, "/tcp/"+strconv.Itoa(p+i), 1), nil
+}
+
+// offsetHostPort returns host:port with the port moved up by i (a port
+// of 0 stays 0).
+func offsetHostPort(addr string, i int) (string, error) {
+	if i == 0 {
+		return addr, nil // used as given: listening says what is wrong with it
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", fmt.Errorf("address %q: bad port", addr)
+	}
+	if p == 0 {
+		return addr, nil
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+i)), nil
+}

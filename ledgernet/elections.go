@@ -1,0 +1,549 @@
+package ledgernet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/latticenet/lattice/consensus"
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/p2p"
+)
+
+// ElectionInfo describes an active election, for the API.
+type ElectionInfo struct {
+	Root    consensus.Root
+	Started int64 // Unix ms
+	Tallies []consensus.Contender
+	Online  ledger.Amount
+	Quorum  ledger.Amount
+}
+
+// Elections returns the active elections, as of the last tick.
+func (s *Service) Elections() []ElectionInfo {
+	s.elMu.Lock()
+	defer s.elMu.Unlock()
+	return slices.Clone(s.elections)
+}
+
+// validateVote is the gossip validator of votes: the signature must verify
+// for this network; a vote of an account without weight is ignored, not
+// forwarded.
+func (s *Service) validateVote(_ context.Context, _ peer.ID, data []byte) p2p.Verdict {
+	v := new(consensus.Vote)
+	if err := v.UnmarshalBinary(data); err != nil {
+		s.stats.invalid.Add(1)
+		return p2p.Reject
+	}
+	if err := v.Verify(s.network); err != nil {
+		s.stats.invalid.Add(1)
+		return p2p.Reject
+	}
+	if w, err := s.n.Store.Weight(v.Representative); err != nil || w.IsZero() {
+		return p2p.Ignore
+	}
+	return p2p.Accept
+}
+
+func (s *Service) deliverVote(_ peer.ID, data []byte) {
+	v := new(consensus.Vote)
+	if v.UnmarshalBinary(data) != nil {
+		return
+	}
+	s.stats.gossipVotes.Add(1)
+	select {
+	case s.votesIn <- v:
+	default: // the election loop is behind; vote requests recover it
+	}
+}
+
+// election is the loop's own state of one root.
+type election struct {
+	started    int64
+	confirming bool
+	asked      int64 // when votes were last requested, Unix ms
+}
+
+// electionLoop owns the tally: it starts elections for new blocks and
+// forks, counts votes, has the node's representatives vote, and hands
+// confirmed winners to the confirm loop.
+type electionLoop struct {
+	s       *Service
+	tally   *consensus.Tally
+	roots   map[consensus.Root]*election
+	byHash  map[ledger.Hash]consensus.Root
+	weights map[ledger.Address]ledger.Amount
+	choice  map[consensus.Root]ledger.Hash // what this node's reps voted for
+	pending []ledger.Hash                  // hashes to vote for, gathered
+	lastTS  int64
+	asking  bool
+	askDone chan []*consensus.Vote
+}
+
+func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
+	supply := s.n.Network.Genesis.Amount
+	floor, err := supply.MulDivCeil(s.cfg.OnlineFloorPercent, 100)
+	if err != nil || floor.IsZero() {
+		floor = supply
+	}
+	l := &electionLoop{
+		s:       s,
+		tally:   consensus.NewTally(consensus.Params{OnlineFloor: floor}),
+		roots:   make(map[consensus.Root]*election),
+		byHash:  make(map[ledger.Hash]consensus.Root),
+		weights: make(map[ledger.Address]ledger.Amount),
+		choice:  make(map[consensus.Root]ledger.Hash),
+		askDone: make(chan []*consensus.Vote, 1),
+	}
+	defer func() { sub.Close() }()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var flush <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ch, ok := <-sub.C:
+			if !ok {
+				if ctx.Err() != nil {
+					return
+				}
+				// Dropped for lagging: what was missed is found again by
+				// the frontier sweep after sync.
+				s.log.Warn("ledger feed lagged; resubscribing")
+				sub = s.n.Engine.Subscribe(1 << 14)
+				continue
+			}
+			l.change(ctx, ch)
+		case v := <-s.votesIn:
+			l.vote(v)
+		case vs := <-l.askDone:
+			l.asking = false
+			for _, v := range vs {
+				l.vote(v)
+			}
+		case accts := <-s.frontiers:
+			l.checkFrontiers(accts)
+		case out := <-s.confirmed:
+			if e := l.roots[out.root]; e != nil && out.err != nil {
+				e.confirming = false
+			}
+		case <-flush:
+			flush = nil
+			l.flushVotes(ctx)
+		case <-tick.C:
+			l.refreshWeights()
+			l.sweep(ctx)
+			l.publishInfo()
+			for _, in := range s.held.due(s.cfg.Now().Add(s.cfg.MaxClockSkew).UnixMilli()) {
+				select {
+				case s.intake <- in:
+				default:
+					s.stats.intakeDropped.Add(1)
+				}
+			}
+		}
+		if len(l.pending) > 0 && flush == nil {
+			if len(l.pending) >= consensus.MaxVoteHashes {
+				l.flushVotes(ctx)
+			} else {
+				flush = time.After(s.cfg.VoteDelay)
+			}
+		}
+	}
+}
+
+func (l *electionLoop) now() int64 { return l.s.cfg.Now().UnixMilli() }
+
+// change follows the ledger: new blocks are gossiped (when they did not
+// come from the network) and put to election, forks add contenders, and
+// confirmed blocks end their elections.
+func (l *electionLoop) change(ctx context.Context, ch node.Change) {
+	s := l.s
+	for _, e := range ch.Applied {
+		b := e.Block
+		if !s.fromNet.has(b.Hash) {
+			if err := s.blocks.Publish(ctx, b.AppendBinary(nil)); err != nil && ctx.Err() == nil {
+				s.log.Debug("publish block", "hash", b.Hash, "err", err)
+			}
+		}
+		for _, w := range s.waiting.release(b.Hash) {
+			select {
+			case s.intake <- inBlock{b: w}:
+			default:
+				s.stats.intakeDropped.Add(1)
+			}
+		}
+		l.start(consensus.Root{Account: b.Account, Previous: b.Previous}, b.Hash, true)
+	}
+	for _, fe := range ch.Forks {
+		root := consensus.Root{Account: fe.Account, Previous: fe.Previous}
+		l.start(root, fe.Existing, true)
+		l.start(root, fe.Block.Hash, false)
+	}
+	for _, h := range ch.Confirmed {
+		if root, ok := l.byHash[h]; ok {
+			l.finish(root)
+		}
+		s.stats.confirmations.Add(1)
+	}
+}
+
+// start opens (or joins) root's election with contender h; ours says this
+// node's representatives vote for it, because it is the one in the ledger.
+func (l *electionLoop) start(root consensus.Root, h ledger.Hash, ours bool) {
+	if err := l.tally.Start(root, h, l.now()); err != nil {
+		l.s.log.Debug("election not started", "root", root, "hash", h, "err", err)
+		return
+	}
+	if l.roots[root] == nil {
+		l.roots[root] = &election{started: l.now()}
+	}
+	l.byHash[h] = root
+	if ours {
+		if _, voted := l.choice[root]; !voted && l.hasReps() {
+			l.choice[root] = h
+			l.pending = append(l.pending, h)
+		}
+	}
+	l.evaluate(root)
+}
+
+func (l *electionLoop) finish(root consensus.Root) {
+	if info, ok := l.tally.Election(root); ok {
+		for _, h := range info.Contenders {
+			delete(l.byHash, h)
+		}
+	}
+	l.tally.Finish(root)
+	delete(l.roots, root)
+	delete(l.choice, root)
+}
+
+func (l *electionLoop) vote(v *consensus.Vote) {
+	for _, root := range l.tally.Vote(v, l.now()) {
+		l.evaluate(root)
+	}
+}
+
+// evaluate acts on root's tally: a confirmed winner goes to the confirm
+// loop; otherwise this node's representatives move to the leader when it
+// is ahead of their choice.
+func (l *electionLoop) evaluate(root consensus.Root) {
+	e := l.roots[root]
+	if e == nil {
+		return
+	}
+	res := l.tally.Result(root, l.weight, l.now())
+	if res.Confirmed {
+		if !e.confirming {
+			e.confirming = true
+			cert := certificate(l.tally.Certificate(root, res.Winner))
+			select {
+			case l.s.confirmQ <- confirmJob{root: root, winner: res.Winner, cert: cert}:
+			default:
+				e.confirming = false // the next vote or sweep retries
+			}
+		}
+		return
+	}
+	mine, voted := l.choice[root]
+	if !voted || mine == res.Leader || res.Leader.IsZero() {
+		return
+	}
+	var mineTally, leaderTally ledger.Amount
+	for _, c := range res.Tallies {
+		switch c.Hash {
+		case mine:
+			mineTally = c.Tally
+		case res.Leader:
+			leaderTally = c.Tally
+		}
+	}
+	if leaderTally.Cmp(mineTally) > 0 {
+		l.choice[root] = res.Leader
+		l.pending = append(l.pending, res.Leader)
+	}
+}
+
+func (l *electionLoop) weight(a ledger.Address) ledger.Amount {
+	if w, ok := l.weights[a]; ok {
+		return w
+	}
+	w, err := l.s.n.Store.Weight(a)
+	if err != nil {
+		return ledger.Amount{}
+	}
+	l.weights[a] = w
+	return w
+}
+
+// refreshWeights forgets cached weights, which the ledger keeps changing.
+func (l *electionLoop) refreshWeights() { clear(l.weights) }
+
+func (l *electionLoop) hasReps() bool {
+	for _, k := range l.s.cfg.Reps {
+		if !l.weight(k.Address()).IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// flushVotes signs the gathered hashes with every representative key that
+// has weight, gossips the votes and counts them.
+func (l *electionLoop) flushVotes(ctx context.Context) {
+	for len(l.pending) > 0 {
+		n := min(len(l.pending), consensus.MaxVoteHashes)
+		hashes := slices.Clone(l.pending[:n])
+		l.pending = l.pending[n:]
+		for _, v := range l.s.signVotes(hashes, l.stamp()) {
+			if err := l.s.votes.Publish(ctx, mustBinary(v)); err != nil && ctx.Err() == nil {
+				l.s.log.Debug("publish vote", "err", err)
+			}
+			l.vote(v)
+		}
+	}
+	l.pending = nil
+}
+
+// stamp returns a vote timestamp later than every earlier one of this
+// node, so a changed vote always replaces the one before.
+func (l *electionLoop) stamp() int64 {
+	l.lastTS = max(l.lastTS+1, l.now())
+	return l.lastTS
+}
+
+// signVotes signs hashes (at most MaxVoteHashes, no duplicates) with each
+// representative key that has weight.
+func (s *Service) signVotes(hashes []ledger.Hash, ts int64) []*consensus.Vote {
+	var out []*consensus.Vote
+	seen := make(map[ledger.Hash]bool, len(hashes))
+	uniq := hashes[:0:0]
+	for _, h := range hashes {
+		if !seen[h] {
+			seen[h] = true
+			uniq = append(uniq, h)
+		}
+	}
+	for _, k := range s.cfg.Reps {
+		if w, err := s.n.Store.Weight(k.Address()); err != nil || w.IsZero() {
+			continue
+		}
+		v := &consensus.Vote{Timestamp: ts, Hashes: uniq}
+		v.Sign(s.network, k.Private())
+		out = append(out, v)
+	}
+	return out
+}
+
+func mustBinary(v *consensus.Vote) []byte {
+	b, err := v.MarshalBinary()
+	if err != nil {
+		panic("ledgernet: a vote this node signed does not encode: " + err.Error())
+	}
+	return b
+}
+
+// certificate encodes the votes that confirmed a block: a u16 count, then
+// each vote as a u32 length and its binary form.
+func certificate(votes []*consensus.Vote) []byte {
+	var buf bytes.Buffer
+	buf.Write([]byte{byte(len(votes) >> 8), byte(len(votes))})
+	for _, v := range votes {
+		b := mustBinary(v)
+		n := len(b)
+		buf.Write([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+		buf.Write(b)
+	}
+	return buf.Bytes()
+}
+
+// checkFrontiers starts elections for the unconfirmed frontiers of
+// accounts that sync changed, so their votes are asked for.
+func (l *electionLoop) checkFrontiers(accts []ledger.Address) {
+	st := l.s.n.Store
+	for _, a := range accts {
+		acct, found, err := st.Account(a)
+		if err != nil || !found {
+			continue
+		}
+		done, _, _, err := st.Confirmed(a)
+		if err != nil || done >= acct.Height {
+			continue
+		}
+		e, found, err := st.Entry(acct.Frontier)
+		if err != nil || !found {
+			continue
+		}
+		root := consensus.Root{Account: a, Previous: e.Block.Previous}
+		l.start(root, acct.Frontier, true)
+		if el := l.roots[root]; el != nil {
+			el.started -= l.s.cfg.RequestVotesAfter.Milliseconds() // ask at once
+		}
+	}
+}
+
+// sweep asks peers for votes on elections that have waited too long: votes
+// lost to a partition, a restart, or a node that synced blocks the network
+// confirmed long ago.
+func (l *electionLoop) sweep(ctx context.Context) {
+	if l.asking {
+		return
+	}
+	now := l.now()
+	after := l.s.cfg.RequestVotesAfter.Milliseconds()
+	var hashes []ledger.Hash
+	for root, e := range l.roots {
+		if e.confirming || now-e.started < after || now-e.asked < after {
+			continue
+		}
+		info, ok := l.tally.Election(root)
+		if !ok {
+			continue
+		}
+		e.asked = now
+		hashes = append(hashes, info.Contenders...)
+		if len(hashes) >= 4*MaxHashes {
+			break
+		}
+	}
+	if len(hashes) == 0 {
+		return
+	}
+	peers := l.s.h.Peers()
+	if len(peers) == 0 {
+		return
+	}
+	rand.Shuffle(len(peers), func(i, j int) { peers[i], peers[j] = peers[j], peers[i] })
+	peers = peers[:min(len(peers), 4)]
+	l.asking = true
+	l.s.spawn(func() {
+		var all []*consensus.Vote
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, p := range peers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for chunk := range slices.Chunk(hashes, MaxHashes) {
+					cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+					vs, err := l.s.requestVotes(cctx, p, chunk)
+					cancel()
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					all = append(all, vs...)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		select {
+		case l.askDone <- all:
+		case <-ctx.Done():
+		}
+	})
+}
+
+// publishInfo copies the elections for the API.
+func (l *electionLoop) publishInfo() {
+	infos := make([]ElectionInfo, 0, len(l.roots))
+	now := l.now()
+	for root, e := range l.roots {
+		res := l.tally.Result(root, l.weight, now)
+		infos = append(infos, ElectionInfo{Root: root, Started: e.started, Tallies: res.Tallies, Online: res.Online, Quorum: res.Quorum})
+	}
+	slices.SortFunc(infos, func(a, b ElectionInfo) int {
+		if c := bytes.Compare(a.Root.Account[:], b.Root.Account[:]); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Root.Previous[:], b.Root.Previous[:])
+	})
+	l.s.elMu.Lock()
+	l.s.elections = infos
+	l.s.elMu.Unlock()
+}
+
+// confirmJob asks the confirm loop to make winner the confirmed block of
+// root.
+type confirmJob struct {
+	root   consensus.Root
+	winner ledger.Hash
+	cert   []byte
+}
+
+type confirmOutcome struct {
+	root consensus.Root
+	err  error
+}
+
+// confirmLoop carries out confirmations through the engine: the winner is
+// confirmed where it is in the ledger, switched in when it is a refused
+// contender, or fetched from peers first.
+func (s *Service) confirmLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case j := <-s.confirmQ:
+			err := s.confirmWinner(ctx, j)
+			if err != nil && ctx.Err() == nil {
+				s.log.Debug("confirmation not done yet", "root", j.root, "winner", j.winner, "err", err)
+			}
+			select {
+			case s.confirmed <- confirmOutcome{root: j.root, err: err}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+func (s *Service) confirmWinner(ctx context.Context, j confirmJob) error {
+	_, err := s.n.Engine.Confirm(ctx, j.winner, j.cert)
+	if !errors.Is(err, node.ErrNotInLedger) {
+		return err
+	}
+	b, found, err := s.n.Store.ForkBlock(j.winner)
+	if err != nil {
+		return err
+	}
+	if !found {
+		if b = s.fetchAny(ctx, j.winner); b == nil {
+			return errors.New("ledgernet: the winner is not known here and no peer gave it")
+		}
+	}
+	res, err := s.n.Engine.Resolve(ctx, b)
+	if err != nil {
+		return err
+	}
+	if len(res.RolledBack) > 0 {
+		s.stats.resolved.Add(1)
+	}
+	_, err = s.n.Engine.Confirm(ctx, j.winner, j.cert)
+	return err
+}
+
+// fetchAny asks connected peers, one after another, for block h.
+func (s *Service) fetchAny(ctx context.Context, h ledger.Hash) *ledger.Block {
+	for _, p := range s.h.Peers() {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		blocks, err := s.requestBlocks(cctx, p, []ledger.Hash{h})
+		cancel()
+		if err == nil && len(blocks) == 1 && blocks[0].Hash == h {
+			if s.n.Engine.Params().Check(blocks[0]) == nil {
+				return blocks[0]
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,450 @@
+package ledgernet
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/latticenet/lattice/consensus"
+	"github.com/latticenet/lattice/ledger"
+)
+
+// serveTimeout bounds one sync request on the serving side, and
+// maxServing how many a single peer may have open at once.
+const (
+	serveTimeout = 30 * time.Second
+	maxServing   = 2
+)
+
+// serveSync answers one sync request on s (see wire.go).
+func (s *Service) serveSync(st network.Stream) {
+	defer st.Close()
+	p := st.Conn().RemotePeer()
+	if !s.serving.enter(p) {
+		st.Reset()
+		return
+	}
+	defer s.serving.leave(p)
+	st.SetDeadline(time.Now().Add(serveTimeout))
+	var buf []byte
+	kind, body, err := readFrame(st, &buf)
+	if err != nil {
+		st.Reset()
+		return
+	}
+	req, err := parseRequest(append([]byte{kind}, body...))
+	if err != nil {
+		s.log.Debug("bad sync request", "peer", p, "err", err)
+		st.Reset()
+		return
+	}
+	w := bufio.NewWriterSize(st, 64<<10)
+	if err := s.answer(req, w); err != nil {
+		s.log.Debug("sync answer failed", "peer", p, "err", err)
+		st.Reset()
+		return
+	}
+	if err := w.Flush(); err != nil {
+		st.Reset()
+	}
+}
+
+func (s *Service) answer(req *request, w io.Writer) error {
+	st := s.n.Store
+	block := func(seq uint64, b *ledger.Block) error {
+		return writeFrame(w, frameBlock, b.AppendBinary(binary.BigEndian.AppendUint64(nil, seq)))
+	}
+	end := func(next uint64) error {
+		body := binary.BigEndian.AppendUint64(nil, next)
+		return writeFrame(w, frameEnd, binary.BigEndian.AppendUint64(body, st.LastSeq()))
+	}
+	switch req.kind {
+	case reqLog:
+		next := req.after
+		err := st.Log(req.after, req.limit, func(seq uint64, e *ledger.Entry) error {
+			next = seq
+			return block(seq, e.Block)
+		})
+		if err != nil {
+			return err
+		}
+		return end(next)
+	case reqFrontiers:
+		n := 0
+		err := st.AccountsFrom(req.start, func(a ledger.Account) error {
+			if n == req.limit {
+				return errStop
+			}
+			n++
+			body := append(append(a.Address[:0:0], a.Address[:]...), a.Frontier[:]...)
+			return writeFrame(w, frameFrontier, binary.BigEndian.AppendUint64(body, a.Height))
+		})
+		if err != nil && !errors.Is(err, errStop) {
+			return err
+		}
+		more := uint64(0)
+		if n == req.limit {
+			more = 1
+		}
+		return end(more)
+	case reqChain:
+		for i := range uint64(req.limit) {
+			h, found, err := st.ChainAt(req.start, req.height+i)
+			if err != nil {
+				return err
+			}
+			if !found {
+				break
+			}
+			e, found, err := st.Entry(h)
+			if err != nil || !found {
+				return err
+			}
+			if err := block(0, e.Block); err != nil {
+				return err
+			}
+		}
+		return end(0)
+	case reqBlocks:
+		for _, h := range req.hashes {
+			b, err := s.lookup(h)
+			if err != nil {
+				return err
+			}
+			if b != nil {
+				if err := block(0, b); err != nil {
+					return err
+				}
+			}
+		}
+		return end(0)
+	case reqVotes:
+		var have []ledger.Hash
+		for _, h := range req.hashes {
+			if _, found, err := st.Entry(h); err != nil {
+				return err
+			} else if found {
+				have = append(have, h)
+			}
+		}
+		if len(have) > 0 {
+			for _, v := range s.signVotes(have, s.cfg.Now().UnixMilli()) {
+				if err := writeFrame(w, frameVote, mustBinary(v)); err != nil {
+					return err
+				}
+			}
+		}
+		return end(0)
+	}
+	return fmt.Errorf("%w: kind %q", errBadRequest, req.kind)
+}
+
+var errStop = errors.New("stop")
+
+// lookup finds a block in the ledger or among refused fork contenders.
+func (s *Service) lookup(h ledger.Hash) (*ledger.Block, error) {
+	e, found, err := s.n.Store.Entry(h)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		return e.Block, nil
+	}
+	b, found, err := s.n.Store.ForkBlock(h)
+	if err != nil || !found {
+		return nil, err
+	}
+	return b, nil
+}
+
+// exchange sends req to p and calls fn for every answer frame before the
+// end frame, whose next and last it returns.
+func (s *Service) exchange(ctx context.Context, p peer.ID, req *request, fn func(kind byte, body []byte) error) (next, last uint64, err error) {
+	st, err := s.h.Open(ctx, p, protocolSync)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer st.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		st.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { st.Reset() })
+	defer stop()
+	m := req.marshal()
+	if err := writeFrame(st, m[0], m[1:]); err != nil {
+		return 0, 0, err
+	}
+	if err := st.CloseWrite(); err != nil {
+		return 0, 0, err
+	}
+	r := bufio.NewReaderSize(st, 64<<10)
+	var buf []byte
+	for {
+		kind, body, err := readFrame(r, &buf)
+		if err != nil {
+			return 0, 0, fmt.Errorf("ledgernet: sync answer from %s: %w", p, err)
+		}
+		if kind == frameEnd {
+			if len(body) != 16 {
+				return 0, 0, fmt.Errorf("ledgernet: malformed end frame from %s", p)
+			}
+			return binary.BigEndian.Uint64(body), binary.BigEndian.Uint64(body[8:]), nil
+		}
+		if err := fn(kind, body); err != nil {
+			return 0, 0, err
+		}
+	}
+}
+
+// decodeBlockFrame decodes a block frame's body.
+func decodeBlockFrame(body []byte) (uint64, *ledger.Block, error) {
+	if len(body) < 8 {
+		return 0, nil, errors.New("ledgernet: short block frame")
+	}
+	b := new(ledger.Block)
+	if err := b.UnmarshalBinary(body[8:]); err != nil {
+		return 0, nil, fmt.Errorf("ledgernet: block frame: %w", err)
+	}
+	return binary.BigEndian.Uint64(body), b, nil
+}
+
+// requestBlocks asks p for blocks by hash.
+func (s *Service) requestBlocks(ctx context.Context, p peer.ID, hashes []ledger.Hash) ([]*ledger.Block, error) {
+	var out []*ledger.Block
+	_, _, err := s.exchange(ctx, p, &request{kind: reqBlocks, hashes: hashes}, func(kind byte, body []byte) error {
+		if kind != frameBlock {
+			return fmt.Errorf("ledgernet: unexpected frame %q", kind)
+		}
+		_, b, err := decodeBlockFrame(body)
+		if err != nil {
+			return err
+		}
+		out = append(out, b)
+		return nil
+	})
+	return out, err
+}
+
+// requestVotes asks p's representatives to vote on hashes, and returns
+// the votes that verify.
+func (s *Service) requestVotes(ctx context.Context, p peer.ID, hashes []ledger.Hash) ([]*consensus.Vote, error) {
+	var out []*consensus.Vote
+	_, _, err := s.exchange(ctx, p, &request{kind: reqVotes, hashes: hashes}, func(kind byte, body []byte) error {
+		if kind != frameVote {
+			return fmt.Errorf("ledgernet: unexpected frame %q", kind)
+		}
+		v := new(consensus.Vote)
+		if err := v.UnmarshalBinary(body); err != nil {
+			return err
+		}
+		if err := v.Verify(s.network); err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, err
+}
+
+// syncLoop pulls, from every peer in turn, the blocks it committed since
+// the last pull, on start, every SyncInterval, and at once when a new peer
+// connects.
+func (s *Service) syncLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.SyncInterval)
+	defer t.Stop()
+	known := map[peer.ID]bool{}
+	for {
+		for _, p := range s.h.Peers() {
+			known[p] = true
+			if err := s.syncFrom(ctx, p); err != nil && ctx.Err() == nil {
+				s.log.Debug("sync from peer", "peer", p, "err", err)
+			}
+		}
+		// Wait for the interval, or less when a new peer shows up.
+		for wait := true; wait; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				wait = false
+			case <-time.After(250 * time.Millisecond):
+				for _, p := range s.h.Peers() {
+					if !known[p] {
+						wait = false
+					}
+				}
+			}
+		}
+	}
+}
+
+// syncFrom pulls p's log from the cursor kept for p, in batches applied
+// through the engine with group commit; the cursor is stored after each
+// batch is durable, so a sync cut by a crash resumes where it was.
+func (s *Service) syncFrom(ctx context.Context, p peer.ID) error {
+	cursorName := "sync/" + p.String()
+	var cursor uint64
+	if v, found, err := s.n.Store.Meta(cursorName); err != nil {
+		return err
+	} else if found && len(v) == 8 {
+		cursor = binary.BigEndian.Uint64(v)
+	}
+	for {
+		var blocks []*ledger.Block
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		next, last, err := s.exchange(cctx, p, &request{kind: reqLog, after: cursor, limit: MaxLogBlocks}, func(kind byte, body []byte) error {
+			if kind != frameBlock {
+				return fmt.Errorf("ledgernet: unexpected frame %q", kind)
+			}
+			_, b, err := decodeBlockFrame(body)
+			if err != nil {
+				return err
+			}
+			blocks = append(blocks, b)
+			return nil
+		})
+		cancel()
+		if err != nil {
+			return err
+		}
+		if cursor > last {
+			// The peer's log is shorter than our cursor: its ledger was
+			// started again. Pull it from the beginning.
+			cursor = 0
+			continue
+		}
+		if len(blocks) > 0 {
+			s.applySynced(ctx, p, blocks)
+		}
+		if next == cursor {
+			return nil
+		}
+		cursor = next
+		if err := s.n.Store.SetMeta(cursorName, binary.BigEndian.AppendUint64(nil, cursor)); err != nil {
+			return err
+		}
+		if next >= last {
+			return nil
+		}
+	}
+}
+
+// applySynced applies a batch of blocks from p's log and starts elections
+// for the frontiers it moved.
+func (s *Service) applySynced(ctx context.Context, p peer.ID, blocks []*ledger.Block) {
+	for _, b := range blocks {
+		s.fromNet.add(b.Hash)
+	}
+	var todo []*ledger.Block
+	for _, b := range blocks {
+		if !ledger.IsGenesis(b) {
+			todo = append(todo, b)
+		}
+	}
+	res, errs := s.n.Engine.SubmitAll(ctx, todo)
+	touched := map[ledger.Address]bool{}
+	for i, b := range todo {
+		if errs[i] == nil && !res[i].Duplicate {
+			s.stats.synced.Add(1)
+			touched[b.Account] = true
+		}
+		if errs[i] != nil {
+			s.afterSubmit(ctx, inBlock{b: b, from: p}, errs[i])
+		}
+	}
+	if len(touched) == 0 {
+		return
+	}
+	accts := make([]ledger.Address, 0, len(touched))
+	for a := range touched {
+		accts = append(accts, a)
+	}
+	select {
+	case s.frontiers <- accts:
+	case <-ctx.Done():
+	}
+}
+
+// servingGate bounds the sync requests each peer has open at once.
+type servingGate struct {
+	mu sync.Mutex
+	n  map[peer.ID]int
+}
+
+func (g *servingGate) enter(p peer.ID) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n == nil {
+		g.n = make(map[peer.ID]int)
+	}
+	if g.n[p] >= maxServing {
+		return false
+	}
+	g.n[p]++
+	return true
+}
+
+func (g *servingGate) leave(p peer.ID) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n[p]--; g.n[p] <= 0 {
+		delete(g.n, p)
+	}
+}
+
+// heldBlocks keeps blocks stamped ahead of this node's clock until their
+// time, bounded in count (the earliest-due are kept).
+type heldBlocks struct {
+	mu     sync.Mutex
+	max    int
+	blocks map[ledger.Hash]inBlock
+}
+
+func newHeldBlocks(max int) *heldBlocks {
+	return &heldBlocks{max: max, blocks: make(map[ledger.Hash]inBlock)}
+}
+
+func (h *heldBlocks) add(b *ledger.Block, from peer.ID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.blocks[b.Hash]; ok {
+		return false
+	}
+	if len(h.blocks) >= h.max {
+		var latest ledger.Hash
+		var ts int64
+		for k, v := range h.blocks {
+			if v.b.Timestamp > ts {
+				latest, ts = k, v.b.Timestamp
+			}
+		}
+		if b.Timestamp >= ts {
+			return false
+		}
+		delete(h.blocks, latest)
+	}
+	h.blocks[b.Hash] = inBlock{b: b, from: from}
+	return true
+}
+
+// due removes and returns the blocks stamped at or before limit.
+func (h *heldBlocks) due(limit int64) []inBlock {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []inBlock
+	for k, v := range h.blocks {
+		if v.b.Timestamp <= limit {
+			out = append(out, v)
+			delete(h.blocks, k)
+		}
+	}
+	return out
+}

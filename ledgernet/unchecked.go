@@ -1,0 +1,113 @@
+package ledgernet
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/latticenet/lattice/ledger"
+)
+
+// unchecked holds blocks that arrived before a block they need (their
+// previous or their source), keyed by the hash they wait for. It is bounded
+// by count and by bytes; when full it evicts the oldest block and counts
+// the eviction. An evicted block is not lost for good: sync fetches it
+// again from a peer. Safe for concurrent use.
+type unchecked struct {
+	mu        sync.Mutex
+	maxCount  int
+	maxBytes  int
+	bytes     int
+	order     *list.List // of *waiting, oldest first
+	byMissing map[ledger.Hash][]*list.Element
+	byHash    map[ledger.Hash]*list.Element
+	evicted   uint64
+}
+
+type waiting struct {
+	b       *ledger.Block
+	missing ledger.Hash
+	size    int
+}
+
+func newUnchecked(maxCount, maxBytes int) *unchecked {
+	return &unchecked{maxCount: maxCount, maxBytes: maxBytes, order: list.New(),
+		byMissing: make(map[ledger.Hash][]*list.Element), byHash: make(map[ledger.Hash]*list.Element)}
+}
+
+// add keeps b until missing arrives. It reports false when b was already
+// waiting.
+func (u *unchecked) add(b *ledger.Block, missing ledger.Hash) bool {
+	size := blockSize(b)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, ok := u.byHash[b.Hash]; ok {
+		return false
+	}
+	for u.order.Len() > 0 && (u.order.Len() >= u.maxCount || u.bytes+size > u.maxBytes) {
+		u.removeLocked(u.order.Front())
+		u.evicted++
+	}
+	el := u.order.PushBack(&waiting{b: b, missing: missing, size: size})
+	u.byHash[b.Hash] = el
+	u.byMissing[missing] = append(u.byMissing[missing], el)
+	u.bytes += size
+	return true
+}
+
+// release removes and returns the blocks that were waiting for h.
+func (u *unchecked) release(h ledger.Hash) []*ledger.Block {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	els := u.byMissing[h]
+	if len(els) == 0 {
+		return nil
+	}
+	out := make([]*ledger.Block, 0, len(els))
+	for _, el := range els {
+		out = append(out, el.Value.(*waiting).b)
+	}
+	for _, el := range els {
+		u.removeLocked(el)
+	}
+	return out
+}
+
+func (u *unchecked) removeLocked(el *list.Element) {
+	w := el.Value.(*waiting)
+	u.order.Remove(el)
+	delete(u.byHash, w.b.Hash)
+	u.bytes -= w.size
+	els := u.byMissing[w.missing]
+	for i, e := range els {
+		if e == el {
+			els = append(els[:i], els[i+1:]...)
+			break
+		}
+	}
+	if len(els) == 0 {
+		delete(u.byMissing, w.missing)
+	} else {
+		u.byMissing[w.missing] = els
+	}
+}
+
+// stats returns the number of blocks waiting, their bytes and the evictions
+// so far.
+func (u *unchecked) stats() (count, bytes int, evicted uint64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.order.Len(), u.bytes, u.evicted
+}
+
+// blockSize approximates a block's memory: its binary form plus the
+// bookkeeping around it.
+func blockSize(b *ledger.Block) int {
+	return 256 + 32*len(b.Signatures) + 32*len(b.Attestations) + 32*len(keys(b))
+}
+
+func keys(b *ledger.Block) []ledger.Address {
+	if b.Keyset == nil {
+		return nil
+	}
+	return b.Keyset.Keys
+}

@@ -1,0 +1,169 @@
+package ledgernet
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/latticenet/lattice/ledger"
+)
+
+// The sync protocol (docs/protocol.md, "Sync"): a stream carries one
+// request, then the answer as a sequence of frames. A frame is a u32
+// big-endian length, then that many bytes: a kind byte and its fields.
+
+// Request kinds.
+const (
+	reqLog       = 'L' // after u64 | limit u16: blocks in the server's commit order
+	reqFrontiers = 'F' // start address | limit u16: accounts from start, in address order
+	reqChain     = 'C' // account | from height u64 | limit u16: a chain ascending
+	reqBlocks    = 'H' // count u16 | hashes: blocks by hash (ledger or fork contenders)
+	reqVotes     = 'V' // count u16 | hashes: the server's representatives vote on them
+)
+
+// Answer frame kinds.
+const (
+	frameBlock    = 'B' // seq u64 | block binary
+	frameFrontier = 'F' // address | frontier hash | height u64
+	frameVote     = 'V' // vote binary
+	frameEnd      = 'E' // next u64 | last u64: the cursor to continue from and the server's latest
+)
+
+// Bounds a server applies to every request, whatever the client asks.
+const (
+	MaxLogBlocks   = 1024
+	MaxFrontiers   = 1000
+	MaxChainBlocks = 1024
+	MaxHashes      = 255
+	// maxFrame bounds any frame: the largest block is well under 64 KiB.
+	maxFrame = ledger.MaxBlockJSON + 64
+)
+
+var errBadRequest = errors.New("ledgernet: malformed request")
+
+// request is a parsed sync request.
+type request struct {
+	kind   byte
+	after  uint64         // reqLog
+	start  ledger.Address // reqFrontiers, reqChain (account)
+	height uint64         // reqChain: first height
+	limit  int
+	hashes []ledger.Hash // reqBlocks, reqVotes
+}
+
+func (r *request) marshal() []byte {
+	b := []byte{r.kind}
+	switch r.kind {
+	case reqLog:
+		b = binary.BigEndian.AppendUint64(b, r.after)
+		b = binary.BigEndian.AppendUint16(b, uint16(r.limit))
+	case reqFrontiers:
+		b = append(b, r.start[:]...)
+		b = binary.BigEndian.AppendUint16(b, uint16(r.limit))
+	case reqChain:
+		b = append(b, r.start[:]...)
+		b = binary.BigEndian.AppendUint64(b, r.height)
+		b = binary.BigEndian.AppendUint16(b, uint16(r.limit))
+	case reqBlocks, reqVotes:
+		b = binary.BigEndian.AppendUint16(b, uint16(len(r.hashes)))
+		for _, h := range r.hashes {
+			b = append(b, h[:]...)
+		}
+	}
+	return b
+}
+
+// parseRequest decodes a request strictly: an unknown kind, a short or
+// long body, a zero limit or too many hashes is an error. Limits above the
+// server's bounds are lowered, not refused.
+func parseRequest(b []byte) (*request, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("%w: empty", errBadRequest)
+	}
+	r := &request{kind: b[0]}
+	body := b[1:]
+	want := 0
+	switch r.kind {
+	case reqLog:
+		want = 10
+	case reqFrontiers:
+		want = 34
+	case reqChain:
+		want = 42
+	case reqBlocks, reqVotes:
+		if len(body) < 2 {
+			return nil, fmt.Errorf("%w: short", errBadRequest)
+		}
+		n := int(binary.BigEndian.Uint16(body))
+		if n == 0 || n > MaxHashes {
+			return nil, fmt.Errorf("%w: %d hashes, want 1 to %d", errBadRequest, n, MaxHashes)
+		}
+		want = 2 + 32*n
+	default:
+		return nil, fmt.Errorf("%w: unknown kind %q", errBadRequest, r.kind)
+	}
+	if len(body) != want {
+		return nil, fmt.Errorf("%w: %q body of %d bytes, want %d", errBadRequest, r.kind, len(body), want)
+	}
+	switch r.kind {
+	case reqLog:
+		r.after = binary.BigEndian.Uint64(body)
+		r.limit = int(binary.BigEndian.Uint16(body[8:]))
+		r.limit = min(r.limit, MaxLogBlocks)
+	case reqFrontiers:
+		copy(r.start[:], body)
+		r.limit = min(int(binary.BigEndian.Uint16(body[32:])), MaxFrontiers)
+	case reqChain:
+		copy(r.start[:], body)
+		r.height = binary.BigEndian.Uint64(body[32:])
+		r.limit = min(int(binary.BigEndian.Uint16(body[40:])), MaxChainBlocks)
+	case reqBlocks, reqVotes:
+		n := int(binary.BigEndian.Uint16(body))
+		r.hashes = make([]ledger.Hash, n)
+		for i := range r.hashes {
+			copy(r.hashes[i][:], body[2+32*i:])
+		}
+		return r, nil
+	}
+	if r.limit == 0 {
+		return nil, fmt.Errorf("%w: limit 0", errBadRequest)
+	}
+	return r, nil
+}
+
+// writeFrame writes one length-prefixed frame.
+func writeFrame(w io.Writer, kind byte, body []byte) error {
+	var hdr [5]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(body)+1))
+	hdr[4] = kind
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(body)
+	return err
+}
+
+// readFrame reads one frame into buf (grown as needed) and returns its kind
+// and body, which is valid until the next call.
+func readFrame(r io.Reader, buf *[]byte) (byte, []byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n == 0 || n > maxFrame {
+		return 0, nil, fmt.Errorf("ledgernet: frame of %d bytes", n)
+	}
+	if cap(*buf) < int(n) {
+		*buf = make([]byte, n)
+	}
+	b := (*buf)[:n]
+	if _, err := io.ReadFull(r, b); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, nil, err
+	}
+	return b[0], b[1:], nil
+}
