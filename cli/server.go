@@ -20,7 +20,6 @@ import (
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeapi"
-	"github.com/latticenet/lattice/pow"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -232,40 +231,28 @@ func shareDevWeight(ctx context.Context, nodes []*devNode, devKey wallet.Key) er
 	if err != nil || !found || acct.Height > 1 {
 		return err
 	}
-	share, _ := acct.Balance(ledger.Native).MulDivCeil(1, uint64(len(nodes)))
+	_, share := acct.Balance(ledger.Native).Parts() // the dev supply fits in 64 bits
+	share /= uint64(len(nodes))
 	head := wallet.HeadOf(acct)
+	c := wallet.NewChains(n0.Network.Work, devKey, n0.Network.Genesis)
+	c.Add(devKey, &head)
 	for _, d := range nodes[1:] {
-		now := time.Now().UnixMilli()
-		send, err := wallet.Send(head, d.n.Key.Address(), share, ledger.Native, now)
+		c.Add(d.n.Key, nil)
+		send, err := c.Send(devKey, d.n.Key.Address(), share)
 		if err != nil {
 			return err
 		}
-		if err := finishBlock(ctx, n0, send, devKey); err != nil {
-			return err
-		}
-		head = wallet.Head{Account: head.Account, Frontier: send.Hash, Balances: [2]ledger.Amount{send.Balance, head.Balances[1]}, Timestamp: send.Timestamp}
-		recv, err := wallet.Receive(wallet.Head{Account: d.n.Key.Address()}, ledger.Pending{Send: send.Hash, Source: send.Account,
-			Destination: d.n.Key.Address(), Amount: share, Asset: ledger.Native}, now)
+		recv, err := c.Receive(d.n.Key, send, ledger.Address{})
 		if err != nil {
 			return err
 		}
-		if err := finishBlock(ctx, n0, recv, d.n.Key); err != nil {
-			return err
+		for _, b := range []*ledger.Block{send, recv} {
+			if _, err := n0.Engine.Submit(ctx, b); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
-}
-
-// finishBlock signs b with k, finds its work and submits it to n.
-func finishBlock(ctx context.Context, n *node.Node, b *ledger.Block, k wallet.Key) error {
-	b.Sign(k.Private())
-	nonce, err := pow.Solve(ctx, b.Hash, n.Network.Work.For(b.Type))
-	if err != nil {
-		return err
-	}
-	b.PowNonce = nonce
-	_, err = n.Engine.Submit(ctx, b)
-	return err
 }
 
 // devNetwork returns the dev network of dir, creating its funded key and

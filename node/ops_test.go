@@ -10,81 +10,41 @@ import (
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgerstore"
-	"github.com/latticenet/lattice/pow"
 	"github.com/latticenet/lattice/wallet"
 )
 
-// chains builds valid blocks for a test ledger, tracking each key's head
-// as the blocks it built were applied.
+// chains wraps wallet.Chains for tests: a build error fails the test.
 type chains struct {
-	t     *testing.T
-	heads map[ledger.Address]wallet.Head
-	keys  map[ledger.Address]wallet.Key
-	now   int64
+	t *testing.T
+	c *wallet.Chains
 }
 
 func newChains(t *testing.T, genesis wallet.Key, g *ledger.Block) *chains {
-	c := &chains{t: t, heads: map[ledger.Address]wallet.Head{}, keys: map[ledger.Address]wallet.Key{}, now: g.Timestamp}
-	c.keys[genesis.Address()] = genesis
-	c.heads[genesis.Address()] = wallet.Head{Account: g.Account, Frontier: g.Hash, Balances: [2]ledger.Amount{g.Balance}, Timestamp: g.Timestamp}
-	return c
+	return &chains{t: t, c: wallet.NewChains(ledger.DevWork, genesis, g)}
 }
 
-func (c *chains) key(k wallet.Key) {
-	c.keys[k.Address()] = k
-	if _, ok := c.heads[k.Address()]; !ok {
-		c.heads[k.Address()] = wallet.Head{Account: k.Address()}
-	}
-}
-
-// finish signs b, finds its work and moves the head of its account.
-func (c *chains) finish(b *ledger.Block, rep ledger.Address) *ledger.Block {
-	c.t.Helper()
-	if !rep.IsZero() {
-		b.Representative = rep
-		b.Seal()
-	}
-	b.Sign(c.keys[b.Account].Private())
-	n, err := pow.Solve(context.Background(), b.Hash, ledger.DevWork.For(b.Type))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	b.PowNonce = n
-	h := c.heads[b.Account]
-	h.Frontier, h.Timestamp = b.Hash, b.Timestamp
-	h.Balances[b.Asset-1] = b.Balance
-	c.heads[b.Account] = h
-	return b
-}
+func (c *chains) key(k wallet.Key) { c.c.Add(k, nil) }
 
 func (c *chains) send(from, to wallet.Key, amount uint64) *ledger.Block {
 	c.t.Helper()
-	c.now++
-	b, err := wallet.Send(c.heads[from.Address()], to.Address(), ledger.NewAmount(amount), ledger.Native, c.now)
+	b, err := c.c.Send(from, to.Address(), amount)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	return c.finish(b, ledger.Address{})
+	return b
 }
 
 func (c *chains) receive(to wallet.Key, send *ledger.Block, rep ledger.Address) *ledger.Block {
 	c.t.Helper()
-	c.now++
-	b, err := wallet.Receive(c.heads[to.Address()], ledger.Pending{Send: send.Hash, Source: send.Account,
-		Destination: to.Address(), Amount: send.Amount, Asset: send.Asset}, c.now)
+	b, err := c.c.Receive(to, send, rep)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	return c.finish(b, rep)
+	return b
 }
 
 // at moves k's head back to block b, to build a fork on it.
-func (c *chains) at(k wallet.Key, b *ledger.Block) {
-	h := c.heads[k.Address()]
-	h.Frontier, h.Timestamp = b.Hash, b.Timestamp
-	h.Balances[b.Asset-1] = b.Balance
-	c.heads[k.Address()] = h
-}
+func (c *chains) at(_ wallet.Key, b *ledger.Block) { c.c.At(b) }
 
 func openMemEngine(t *testing.T) (*ledgerstore.Store, *Engine, *chains, wallet.Key) {
 	t.Helper()
@@ -253,7 +213,7 @@ func TestResolveNeverRollsBackConfirmed(t *testing.T) {
 	if _, err := e.Confirm(ctx, first.Hash, nil); err != nil {
 		t.Fatal(err)
 	}
-	c.at(gk, &ledger.Block{Hash: first.Previous, Asset: ledger.Native, Balance: ledger.NewAmount(1_000_000)})
+	c.at(gk, &ledger.Block{Account: gk.Address(), Hash: first.Previous, Asset: ledger.Native, Balance: ledger.NewAmount(1_000_000)})
 	other := c.send(gk, alice, 6)
 	if _, err := e.Resolve(ctx, other); !errors.Is(err, ErrConfirmed) {
 		t.Fatalf("resolve against a confirmed block: got %v, want ErrConfirmed", err)
