@@ -1,0 +1,142 @@
+package ledgernet_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/nettest"
+	"github.com/latticenet/lattice/wallet"
+)
+
+func TestBlockReachesAndIsConfirmedEverywhere(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 3})
+	bob := wallet.NewKey()
+	c.Chains.Add(bob, nil)
+	s := c.Must(c.Chains.Send(c.Genesis, bob.Address(), 1000))
+	c.Submit(1, s) // to any node: it reaches the others
+	c.WaitConfirmed(s.Hash, 10*time.Second)
+	r := c.Must(c.Chains.Receive(bob, s, ledger.Address{}))
+	c.Submit(2, r)
+	c.WaitConfirmed(r.Hash, 10*time.Second)
+	c.Audit()
+}
+
+func TestForkResolvedTheSameEverywhere(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 3})
+	alice := wallet.NewKey()
+	c.Chains.Add(alice, nil)
+	fund := c.Must(c.Chains.Send(c.Genesis, alice.Address(), 5000))
+	open := c.Must(c.Chains.Receive(alice, fund, ledger.Address{}))
+	c.Submit(0, fund, open)
+	c.WaitConfirmed(open.Hash, 10*time.Second)
+
+	// Two sends on top of open, submitted at once to different nodes.
+	a := c.Must(c.Chains.Send(alice, c.Genesis.Address(), 1))
+	c.Chains.At(open)
+	b := c.Must(c.Chains.Send(alice, c.Genesis.Address(), 2))
+	go c.Nodes[0].N.Engine.Submit(t.Context(), a)
+	go c.Nodes[2].N.Engine.Submit(t.Context(), b)
+
+	var winner ledger.Hash
+	c.WaitFor("one contender confirmed", 15*time.Second, func(i int) bool {
+		for _, h := range []ledger.Hash{a.Hash, b.Hash} {
+			if c.Confirmed(i, h) {
+				if winner.IsZero() {
+					winner = h
+				}
+				return h == winner
+			}
+		}
+		return false
+	})
+	for i := range c.Nodes {
+		acct, _, _ := c.Nodes[i].N.Store.Account(alice.Address())
+		if acct.Frontier != winner {
+			t.Errorf("node %d: alice's frontier %s, want the winner %s", i, acct.Frontier, winner)
+		}
+	}
+	c.Audit()
+}
+
+func TestPartitionHealsToOneWinner(t *testing.T) {
+	// Four equal representatives: three of them hold 75% of the weight,
+	// above the 67% quorum; one alone cannot confirm. (Three equal ones
+	// could not confirm with one cut off: two thirds is below 67%.)
+	c := nettest.Start(t, nettest.Options{Nodes: 4})
+	alice := wallet.NewKey()
+	c.Chains.Add(alice, nil)
+	fund := c.Must(c.Chains.Send(c.Genesis, alice.Address(), 5000))
+	open := c.Must(c.Chains.Receive(alice, fund, ledger.Address{}))
+	c.Submit(0, fund, open)
+	c.WaitConfirmed(open.Hash, 10*time.Second)
+
+	// Cut node 2 off from the others.
+	n2 := c.Nodes[2].Host
+	for _, i := range []int{0, 1, 3} {
+		n2.Isolate(c.Nodes[i].Host.ID())
+		c.Nodes[i].Host.Isolate(n2.ID())
+	}
+
+	a := c.Must(c.Chains.Send(alice, c.Genesis.Address(), 1))
+	c.Chains.At(open)
+	b := c.Must(c.Chains.Send(alice, c.Genesis.Address(), 2))
+	c.Submit(0, a)
+	c.Submit(2, b)
+	// The majority side (two thirds of the weight) confirms a; the
+	// minority cannot confirm b alone.
+	deadline := time.Now().Add(10 * time.Second)
+	for !(c.Confirmed(0, a.Hash) && c.Confirmed(1, a.Hash) && c.Confirmed(3, a.Hash)) {
+		if time.Now().After(deadline) {
+			t.Fatal("the majority side did not confirm its block")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if c.Confirmed(2, b.Hash) {
+		t.Fatal("the minority side confirmed its block alone")
+	}
+
+	for _, nd := range c.Nodes {
+		nd.Host.Heal()
+	}
+	c.WaitConfirmed(a.Hash, 20*time.Second)
+	if _, found, _ := c.Nodes[2].N.Store.Entry(b.Hash); found {
+		t.Error("node 2 kept the losing block after the heal")
+	}
+	c.Audit()
+}
+
+func TestFreshNodeSyncs(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 3})
+	var last *ledger.Block
+	keys := make([]wallet.Key, 20)
+	for i := range keys {
+		keys[i] = wallet.NewKey()
+		c.Chains.Add(keys[i], nil)
+		s := c.Must(c.Chains.Send(c.Genesis, keys[i].Address(), 100))
+		r := c.Must(c.Chains.Receive(keys[i], s, ledger.Address{}))
+		c.Submit(0, s, r)
+		last = r
+	}
+	c.WaitConfirmed(last.Hash, 15*time.Second)
+
+	nd := c.StartNode(t.TempDir(), nil)
+	c.Nodes = append(c.Nodes, nd)
+	c.WaitConfirmed(last.Hash, 20*time.Second)
+	c.Audit()
+}
+
+func TestInvalidBlocksDoNotSpread(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 3})
+	bob := wallet.NewKey()
+	c.Chains.Add(bob, nil)
+	good := c.Must(c.Chains.Send(c.Genesis, bob.Address(), 10))
+	bad := good.Clone()
+	bad.Signature[0] ^= 1
+	if _, err := c.Nodes[0].N.Engine.Submit(t.Context(), bad); !errors.Is(err, ledger.ErrBadSignature) {
+		t.Fatalf("bad block: got %v", err)
+	}
+	c.Submit(0, good)
+	c.WaitConfirmed(good.Hash, 10*time.Second)
+}

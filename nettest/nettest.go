@@ -1,0 +1,258 @@
+// Package nettest runs ledger networks of several real nodes in one test
+// process: each node has its own ledger (on memory or on disk), a libp2p
+// host on loopback, the ledgernet service and its HTTP API on a real
+// listener. Tests of everything that rides on the network (gossip, sync,
+// consensus, and later chat, leases and tunnels) start a Cluster, act on
+// it and check every node; the cluster stops everything it started when
+// the test ends.
+package nettest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgernet"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/nodeapi"
+	"github.com/latticenet/lattice/p2p"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// Options configure a Cluster.
+type Options struct {
+	// Nodes is how many nodes start, each a representative with an equal
+	// share of the supply. Default 3.
+	Nodes int
+	// OnDisk keeps ledgers on disk under the test's temp dir; by default
+	// they are on memory.
+	OnDisk bool
+	// Supply is the genesis supply in base units. Default 3e12.
+	Supply uint64
+	// Net tunes every node's ledgernet service (Node, Host and Reps are
+	// set by the cluster).
+	Net ledgernet.Config
+	// Logger receives the nodes' logs; default: discarded, or stderr at
+	// debug level when LATTICE_TEST_LOG is set.
+	Logger *slog.Logger
+}
+
+// Cluster is a running network.
+type Cluster struct {
+	t       testing.TB
+	opts    Options
+	Network *node.Network
+	Genesis wallet.Key // holds node 0's share of the supply
+	Chains  *wallet.Chains
+	Nodes   []*Node
+}
+
+// Node is one node of a Cluster.
+type Node struct {
+	Index int
+	Dir   string
+	FS    vfs.FS
+	N     *node.Node
+	Host  *p2p.Host
+	Svc   *ledgernet.Service
+	API   *httptest.Server
+	Reps  []wallet.Key
+}
+
+// Start starts a cluster and shares the supply among its nodes' keys.
+// Every node bootstraps from the nodes before it.
+func Start(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	if opts.Nodes == 0 {
+		opts.Nodes = 3
+	}
+	if opts.Supply == 0 {
+		opts.Supply = 3_000_000_000_000
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		if os.Getenv("LATTICE_TEST_LOG") != "" {
+			opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
+	}
+	gk := wallet.NewKey()
+	g := ledger.NewGenesis(gk.Private(), ledger.NewAmount(opts.Supply), time.Now().UnixMilli())
+	c := &Cluster{t: t, opts: opts, Genesis: gk,
+		Network: &node.Network{Name: "nettest", Work: ledger.DevWork, Genesis: g},
+		Chains:  wallet.NewChains(ledger.DevWork, gk, g)}
+	t.Cleanup(c.Close)
+	for i := range opts.Nodes {
+		reps := []wallet.Key{}
+		if i == 0 {
+			reps = append(reps, gk)
+		}
+		c.Nodes = append(c.Nodes, c.StartNode(t.TempDir(), nil, reps...))
+	}
+	c.shareWeight()
+	return c
+}
+
+// StartNode starts one more node with its data in dir (on fs, or on a
+// new memory file system when fs is nil and the cluster is not on disk),
+// voting with its own key and reps, bootstrapping from every running node.
+func (c *Cluster) StartNode(dir string, fs vfs.FS, reps ...wallet.Key) *Node {
+	c.t.Helper()
+	if fs == nil && !c.opts.OnDisk {
+		fs = vfs.NewMem()
+	}
+	log := c.opts.Logger.With("node", len(c.Nodes))
+	n, err := node.Open(node.Config{DataDir: dir, Network: c.Network, Logger: log, FS: fs})
+	if err != nil {
+		c.t.Fatalf("nettest: open node: %v", err)
+	}
+	var bootstrap []string
+	for _, o := range c.Nodes {
+		if o != nil && o.Host != nil {
+			bootstrap = append(bootstrap, o.Host.Addrs()...)
+		}
+	}
+	h, err := p2p.New(context.Background(), p2p.Config{Dir: filepath.Join(dir, "p2p"), Listen: []string{"/ip4/127.0.0.1/tcp/0"},
+		Bootstrap: bootstrap, Network: c.Network.Genesis.Hash.String(), Logger: log})
+	if err != nil {
+		n.Close()
+		c.t.Fatalf("nettest: p2p host: %v", err)
+	}
+	cfg := c.opts.Net
+	cfg.Node, cfg.Host, cfg.Logger = n, h, log
+	cfg.Reps = append([]wallet.Key{n.Key}, reps...)
+	if cfg.SyncInterval == 0 {
+		cfg.SyncInterval = time.Second
+	}
+	svc, err := ledgernet.Start(context.Background(), cfg)
+	if err != nil {
+		h.Close()
+		n.Close()
+		c.t.Fatalf("nettest: ledgernet: %v", err)
+	}
+	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: h, Svc: svc, Reps: cfg.Reps}
+	nd.API = httptest.NewServer(nodeapi.New(n, nodeapi.Options{Network: svc}))
+	return nd
+}
+
+// Stop stops node i (its API, service, host and ledger), leaving its data.
+func (c *Cluster) Stop(i int) {
+	nd := c.Nodes[i]
+	if nd == nil || nd.N == nil {
+		return
+	}
+	nd.API.Close()
+	nd.Svc.Close()
+	nd.Host.Close()
+	nd.N.Close()
+	nd.N = nil
+}
+
+// Close stops every node.
+func (c *Cluster) Close() {
+	for i := range c.Nodes {
+		c.Stop(i)
+	}
+}
+
+// shareWeight sends each node beyond the first an equal share of the
+// supply, received by the node's key, and waits until every node has
+// confirmed it.
+func (c *Cluster) shareWeight() {
+	c.t.Helper()
+	share := c.opts.Supply / uint64(len(c.Nodes))
+	var last []*ledger.Block
+	for _, nd := range c.Nodes[1:] {
+		c.Chains.Add(nd.N.Key, nil)
+		s := c.Must(c.Chains.Send(c.Genesis, nd.N.Key.Address(), share))
+		r := c.Must(c.Chains.Receive(nd.N.Key, s, ledger.Address{}))
+		c.Submit(0, s, r)
+		last = append(last, r)
+	}
+	for _, b := range last {
+		c.WaitConfirmed(b.Hash, 20*time.Second)
+	}
+}
+
+// Must fails the test on err and returns b.
+func (c *Cluster) Must(b *ledger.Block, err error) *ledger.Block {
+	c.t.Helper()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return b
+}
+
+// Submit submits blocks to node i's engine, as its HTTP API would.
+func (c *Cluster) Submit(i int, blocks ...*ledger.Block) {
+	c.t.Helper()
+	for _, b := range blocks {
+		if _, err := c.Nodes[i].N.Engine.Submit(context.Background(), b); err != nil {
+			c.t.Fatalf("nettest: submit %s %s to node %d: %v", b.Type, b.Hash, i, err)
+		}
+	}
+}
+
+// Confirmed reports whether node i has block h confirmed.
+func (c *Cluster) Confirmed(i int, h ledger.Hash) bool {
+	st := c.Nodes[i].N.Store
+	e, found, err := st.Entry(h)
+	if err != nil || !found {
+		return false
+	}
+	ok, err := st.IsConfirmed(e)
+	return err == nil && ok
+}
+
+// WaitConfirmed waits until every running node has block h confirmed.
+func (c *Cluster) WaitConfirmed(h ledger.Hash, timeout time.Duration) {
+	c.t.Helper()
+	c.WaitFor(fmt.Sprintf("block %s confirmed on every node", h), timeout, func(i int) bool { return c.Confirmed(i, h) })
+}
+
+// WaitFor waits until cond holds for every running node.
+func (c *Cluster) WaitFor(what string, timeout time.Duration, cond func(i int) bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok := true
+		var failing []int
+		for i, nd := range c.Nodes {
+			if nd != nil && nd.N != nil && !cond(i) {
+				ok = false
+				failing = append(failing, i)
+			}
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("nettest: after %s, still waiting for %s on nodes %v", timeout, what, failing)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Audit checks the ledger invariants on every running node.
+func (c *Cluster) Audit() {
+	c.t.Helper()
+	for i, nd := range c.Nodes {
+		if nd == nil || nd.N == nil {
+			continue
+		}
+		snap := nd.N.Store.Snapshot()
+		_, err := ledger.Audit(snap)
+		snap.Close()
+		if err != nil {
+			c.t.Errorf("node %d: audit: %v", i, err)
+		}
+	}
+}
