@@ -115,8 +115,10 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 				if ctx.Err() != nil {
 					return
 				}
-				// Dropped for lagging: what was missed is found again by
-				// the frontier sweep after sync.
+				// Dropped for lagging: blocks applied meanwhile are
+				// neither gossiped nor put to election by this node
+				// (peers still pull them by sync, and their own
+				// representatives vote on them).
 				s.log.Warn("ledger feed lagged; resubscribing")
 				sub = s.n.Engine.Subscribe(1 << 14)
 				continue
@@ -132,8 +134,15 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 		case accts := <-s.frontiers:
 			l.checkFrontiers(accts)
 		case out := <-s.confirmed:
-			if e := l.roots[out.root]; e != nil && out.err != nil {
-				e.confirming = false
+			switch e := l.roots[out.root]; {
+			case e == nil || out.err == nil:
+			case errors.Is(out.err, node.ErrConfirmed):
+				// A confirmed block holds the place: it stands, and
+				// this election is over whatever its tally says.
+				s.log.Warn("election winner clashes with a confirmed block", "root", out.root, "err", out.err)
+				l.finish(out.root)
+			default:
+				e.confirming = false // the next vote or sweep retries
 			}
 		case <-flush:
 			flush = nil

@@ -248,7 +248,11 @@ func (s *Service) requestVotes(ctx context.Context, p peer.ID, hashes []ledger.H
 		if err := v.Verify(s.network); err != nil {
 			return err
 		}
-		out = append(out, v)
+		// Only weight counts: a vote of an account without any would
+		// only grow the tally's memory.
+		if w, err := s.n.Store.Weight(v.Representative); err == nil && !w.IsZero() {
+			out = append(out, v)
+		}
 		return nil
 	})
 	return out, err

@@ -2,6 +2,7 @@ package ledgernet
 
 import (
 	"container/list"
+	"slices"
 	"sync"
 
 	"github.com/latticenet/lattice/ledger"
@@ -10,8 +11,9 @@ import (
 // unchecked holds blocks that arrived before a block they need (their
 // previous or their source), keyed by the hash they wait for. It is bounded
 // by count and by bytes; when full it evicts the oldest block and counts
-// the eviction. An evicted block is not lost for good: sync fetches it
-// again from a peer. Safe for concurrent use.
+// the eviction. An evicted block is not lost to the network: it is fetched
+// again when a later block needs it, and peers that applied it serve it
+// to others. Safe for concurrent use.
 type unchecked struct {
 	mu        sync.Mutex
 	maxCount  int
@@ -58,7 +60,8 @@ func (u *unchecked) add(b *ledger.Block, missing ledger.Hash) bool {
 func (u *unchecked) release(h ledger.Hash) []*ledger.Block {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	els := u.byMissing[h]
+	// A copy: removing each element edits the slice in the map.
+	els := slices.Clone(u.byMissing[h])
 	if len(els) == 0 {
 		return nil
 	}

@@ -351,6 +351,7 @@ func (b *Batch) AddConflict(fe *ledger.ForkError, detectedAt int64) error {
 // Commit writes the batch durably: when it returns nil, every change is on
 // disk (fsync). On error nothing of the batch is visible.
 func (b *Batch) Commit() error {
+	b.markSeq()
 	if err := b.b.Commit(pebble.Sync); err != nil {
 		b.s.resetCache()
 		return fmt.Errorf("ledgerstore: commit: %w", err)
@@ -364,12 +365,20 @@ func (b *Batch) Commit() error {
 // the batch is closed; only after it returns nil is the batch durable. This
 // lets a writer prepare the next batch while this one syncs.
 func (b *Batch) CommitNoSyncWait() error {
+	b.markSeq()
 	if err := b.s.db.ApplyNoSyncWait(b.b, pebble.Sync); err != nil {
 		b.s.resetCache()
 		return fmt.Errorf("ledgerstore: commit: %w", err)
 	}
 	b.publish()
 	return nil
+}
+
+// markSeq records the sequence high-water mark with the batch's changes.
+func (b *Batch) markSeq() {
+	if b.n > 0 {
+		b.b.Set(key(pMeta, []byte("seq")), u64(b.s.seq.Load()-1), nil)
+	}
 }
 
 // SyncWait waits for the fsync started by CommitNoSyncWait. It may run

@@ -145,10 +145,23 @@ func (s *Store) lastSeq() (uint64, error) {
 		return 0, err
 	}
 	defer it.Close()
-	if !it.Last() {
-		return 0, it.Error()
+	var last uint64
+	if it.Last() {
+		last = binary.BigEndian.Uint64(it.Key()[1:])
+	} else if err := it.Error(); err != nil {
+		return 0, err
 	}
-	return binary.BigEndian.Uint64(it.Key()[1:]), nil
+	// The latest blocks may have been rolled back: the high-water mark
+	// each commit records keeps their numbers from being given out again,
+	// which would let a peer's sync cursor skip the blocks that reuse them.
+	v, found, err := s.get(key(pMeta, []byte("seq")))
+	if err != nil {
+		return 0, err
+	}
+	if found && len(v) == 8 {
+		last = max(last, binary.BigEndian.Uint64(v))
+	}
+	return last, nil
 }
 
 // Genesis returns the hash of the ledger's genesis block.

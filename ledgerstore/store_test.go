@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/wallet"
 )
@@ -271,5 +273,60 @@ func TestConflictsRecorded(t *testing.T) {
 	s.st.Conflicts(&other, func(Conflict) error { n++; return nil })
 	if n != 0 {
 		t.Errorf("conflicts of an account without forks: %d", n)
+	}
+}
+
+// TestSequenceNumbersNeverReused: after the latest blocks are rolled back
+// and the store reopened, new blocks get numbers above every number given
+// out before, so a peer syncing from a cursor never skips them.
+func TestSequenceNumbersNeverReused(t *testing.T) {
+	fs := vfs.NewMem()
+	st, err := Open("db", Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gk := wallet.NewKey()
+	g := ledger.NewGenesis(gk.Private(), ledger.NewAmount(1000), 1)
+	if err := st.Init(g, "net"); err != nil {
+		t.Fatal(err)
+	}
+	c := wallet.NewChains(ledger.DevWork, gk, g)
+	s1, err := c.Send(gk, ledger.Address{9}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := func(f func(b *Batch) error) {
+		t.Helper()
+		b := st.NewBatch()
+		defer b.Close()
+		if err := f(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(func(b *Batch) error {
+		d, err := ledger.Apply(b, s1)
+		if err != nil {
+			return err
+		}
+		return b.Apply(d)
+	})
+	high := st.LastSeq()
+	apply(func(b *Batch) error {
+		d, err := ledger.Rollback(b, gk.Address())
+		if err != nil {
+			return err
+		}
+		return b.Apply(d)
+	})
+	st.Close()
+	if st, err = Open("db", Options{FS: fs}); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := st.LastSeq(); got < high {
+		t.Errorf("after rollback and reopen, LastSeq = %d, below the %d given out before", got, high)
 	}
 }

@@ -1,0 +1,118 @@
+package ledgernet
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/latticenet/lattice/ledger"
+)
+
+func TestRequestRoundTrip(t *testing.T) {
+	for _, r := range []*request{
+		{kind: reqLog, after: 7, limit: 100},
+		{kind: reqFrontiers, start: ledger.Address{1}, limit: MaxFrontiers},
+		{kind: reqChain, start: ledger.Address{2}, height: 3, limit: 5},
+		{kind: reqBlocks, hashes: []ledger.Hash{{1}, {2}}},
+		{kind: reqVotes, hashes: []ledger.Hash{{3}}},
+	} {
+		got, err := parseRequest(r.marshal())
+		if err != nil {
+			t.Errorf("%q: %v", r.kind, err)
+			continue
+		}
+		if !bytes.Equal(got.marshal(), r.marshal()) {
+			t.Errorf("%q: round trip gave %+v, want %+v", r.kind, got, r)
+		}
+	}
+}
+
+func TestRequestRefused(t *testing.T) {
+	hashes := func(n int) []byte {
+		b := []byte{reqBlocks, byte(n >> 8), byte(n)}
+		return append(b, make([]byte, 32*n)...)
+	}
+	for name, b := range map[string][]byte{
+		"empty":           nil,
+		"unknown kind":    {'Z', 0, 0},
+		"short log":       {reqLog, 0, 0, 0},
+		"long log":        append((&request{kind: reqLog, limit: 1}).marshal(), 0),
+		"zero limit":      (&request{kind: reqLog}).marshal(),
+		"no hashes":       hashes(0),
+		"too many hashes": hashes(MaxHashes + 1),
+		"count mismatch":  hashes(2)[:3+32],
+	} {
+		if _, err := parseRequest(b); !errors.Is(err, errBadRequest) {
+			t.Errorf("%s: got %v, want errBadRequest", name, err)
+		}
+	}
+	// A limit above the server's bound is lowered, not refused.
+	r, err := parseRequest((&request{kind: reqLog, limit: 60000}).marshal())
+	if err != nil || r.limit != MaxLogBlocks {
+		t.Errorf("limit 60000: got %+v, %v; want limit %d", r, err, MaxLogBlocks)
+	}
+}
+
+func FuzzParseRequest(f *testing.F) {
+	f.Add((&request{kind: reqLog, after: 1, limit: 10}).marshal())
+	f.Add((&request{kind: reqChain, limit: 10}).marshal())
+	f.Add((&request{kind: reqVotes, hashes: []ledger.Hash{{1}}}).marshal())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := parseRequest(b)
+		if err != nil {
+			return
+		}
+		again, err := parseRequest(r.marshal())
+		if err != nil {
+			t.Fatalf("re-encoded request does not parse: %v", err)
+		}
+		if !bytes.Equal(again.marshal(), r.marshal()) {
+			t.Fatalf("not stable: %x vs %x", again.marshal(), r.marshal())
+		}
+	})
+}
+
+func FuzzReadFrame(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 2, 'E', 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var buf []byte
+		r := bytes.NewReader(b)
+		for {
+			kind, body, err := readFrame(r, &buf)
+			if err != nil {
+				return
+			}
+			if len(body)+1 > maxFrame {
+				t.Fatalf("frame %q of %d bytes passed the bound", kind, len(body))
+			}
+		}
+	})
+}
+
+func TestUncheckedIsBounded(t *testing.T) {
+	u := newUnchecked(3, 1<<20)
+	var missing ledger.Hash
+	for i := range 5 {
+		b := &ledger.Block{Hash: ledger.Hash{byte(i + 1)}}
+		u.add(b, missing)
+	}
+	count, _, evicted := u.stats()
+	if count != 3 || evicted != 2 {
+		t.Errorf("count %d evicted %d, want 3 and 2", count, evicted)
+	}
+	got := u.release(missing)
+	if len(got) != 3 || got[0].Hash != (ledger.Hash{3}) {
+		t.Errorf("released %d blocks starting %v, want the 3 newest", len(got), got)
+	}
+	if count, bytes, _ := u.stats(); count != 0 || bytes != 0 {
+		t.Errorf("after release: %d blocks, %d bytes", count, bytes)
+	}
+	// By bytes too.
+	u = newUnchecked(100, 2*blockSize(&ledger.Block{}))
+	for i := range 3 {
+		u.add(&ledger.Block{Hash: ledger.Hash{byte(i + 1)}}, missing)
+	}
+	if count, _, evicted := u.stats(); count != 2 || evicted != 1 {
+		t.Errorf("byte bound: %d blocks, %d evicted; want 2 and 1", count, evicted)
+	}
+}
