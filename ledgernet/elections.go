@@ -82,7 +82,6 @@ type electionLoop struct {
 	weights map[ledger.Address]ledger.Amount
 	choice  map[consensus.Root]ledger.Hash // what this node's reps voted for
 	pending []ledger.Hash                  // hashes to vote for, gathered
-	lastTS  int64
 	asking  bool
 	askDone chan []*consensus.Vote
 }
@@ -218,7 +217,7 @@ func (l *electionLoop) start(root consensus.Root, h ledger.Hash, ours bool) {
 	l.byHash[h] = root
 	if ours {
 		if _, voted := l.choice[root]; !voted && l.hasReps() {
-			l.choice[root] = h
+			l.setChoice(root, h)
 			l.pending = append(l.pending, h)
 		}
 	}
@@ -234,6 +233,18 @@ func (l *electionLoop) finish(root consensus.Root) {
 	l.tally.Finish(root)
 	delete(l.roots, root)
 	delete(l.choice, root)
+	l.s.choices.forget(root)
+}
+
+// setChoice records what this node's representatives vote for at root,
+// where vote requests can see it too.
+func (l *electionLoop) setChoice(root consensus.Root, h ledger.Hash) {
+	l.choice[root] = h
+	var contenders []ledger.Hash
+	if info, ok := l.tally.Election(root); ok {
+		contenders = info.Contenders
+	}
+	l.s.choices.set(root, h, contenders)
 }
 
 func (l *electionLoop) vote(v *consensus.Vote) {
@@ -277,7 +288,7 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 		}
 	}
 	if leaderTally.Cmp(mineTally) > 0 {
-		l.choice[root] = res.Leader
+		l.setChoice(root, res.Leader)
 		l.pending = append(l.pending, res.Leader)
 	}
 }
@@ -325,9 +336,61 @@ func (l *electionLoop) flushVotes(ctx context.Context) {
 
 // stamp returns a vote timestamp later than every earlier one of this
 // node, so a changed vote always replaces the one before.
-func (l *electionLoop) stamp() int64 {
-	l.lastTS = max(l.lastTS+1, l.now())
-	return l.lastTS
+func (l *electionLoop) stamp() int64 { return l.s.stamp() }
+
+func (s *Service) stamp() int64 {
+	for {
+		last := s.lastTS.Load()
+		ts := max(last+1, s.cfg.Now().UnixMilli())
+		if s.lastTS.CompareAndSwap(last, ts) {
+			return ts
+		}
+	}
+}
+
+// choiceBook is what this node's representatives vote for in each running
+// election, by contender: a vote request about any contender is answered
+// with the choice, so answering one never undoes a switch to the leader.
+type choiceBook struct {
+	mu     sync.Mutex
+	byHash map[ledger.Hash]ledger.Hash
+	byRoot map[consensus.Root][]ledger.Hash
+}
+
+func (c *choiceBook) set(root consensus.Root, choice ledger.Hash, contenders []ledger.Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byHash == nil {
+		c.byHash = make(map[ledger.Hash]ledger.Hash)
+		c.byRoot = make(map[consensus.Root][]ledger.Hash)
+	}
+	for _, h := range c.byRoot[root] {
+		delete(c.byHash, h)
+	}
+	contenders = append(slices.Clone(contenders), choice)
+	for _, h := range contenders {
+		c.byHash[h] = choice
+	}
+	c.byRoot[root] = contenders
+}
+
+func (c *choiceBook) forget(root consensus.Root) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range c.byRoot[root] {
+		delete(c.byHash, h)
+	}
+	delete(c.byRoot, root)
+}
+
+// choiceFor returns what to vote for when asked about h.
+func (c *choiceBook) choiceFor(h ledger.Hash) ledger.Hash {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.byHash[h]; ok {
+		return v
+	}
+	return h
 }
 
 // signVotes signs hashes (at most MaxVoteHashes, no duplicates) with each

@@ -116,6 +116,8 @@ type Service struct {
 
 	stats   counters
 	serving servingGate
+	choices choiceBook
+	lastTS  atomic.Int64 // of the latest vote this node signed
 
 	elMu      sync.Mutex // guards elections, a copy the API reads
 	elections []ElectionInfo

@@ -127,16 +127,20 @@ func (s *Service) answer(req *request, w io.Writer) error {
 		}
 		return end(0)
 	case reqVotes:
+		// Vote as the election loop does: for the contender chosen where
+		// there is an election, else for the block in the ledger.
 		var have []ledger.Hash
 		for _, h := range req.hashes {
-			if _, found, err := st.Entry(h); err != nil {
+			if c := s.choices.choiceFor(h); c != h {
+				have = append(have, c)
+			} else if _, found, err := st.Entry(h); err != nil {
 				return err
 			} else if found {
 				have = append(have, h)
 			}
 		}
 		if len(have) > 0 {
-			for _, v := range s.signVotes(have, s.cfg.Now().UnixMilli()) {
+			for _, v := range s.signVotes(have, s.stamp()) {
 				if err := writeFrame(w, frameVote, mustBinary(v)); err != nil {
 					return err
 				}
