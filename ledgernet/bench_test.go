@@ -96,11 +96,7 @@ func BenchmarkForkDecision(b *testing.B) {
 	for range b.N {
 		c := nettest.Start(b, nettest.Options{Nodes: 3})
 		alice := wallet.NewKey()
-		c.Chains.Add(alice, nil)
-		fund := c.Must(c.Chains.Send(c.Genesis, alice.Address(), 1_000_000))
-		head := c.Must(c.Chains.Receive(alice, fund, ledger.Address{}))
-		c.Submit(0, fund, head)
-		c.WaitConfirmed(head.Hash, 10*time.Second)
+		head := c.Open(alice, 1_000_000)
 		var lat []time.Duration
 		for range forks {
 			x := c.Must(c.Chains.Send(alice, c.Genesis.Address(), 1))

@@ -26,11 +26,7 @@ func TestBlockReachesAndIsConfirmedEverywhere(t *testing.T) {
 func TestForkResolvedTheSameEverywhere(t *testing.T) {
 	c := nettest.Start(t, nettest.Options{Nodes: 3})
 	alice := wallet.NewKey()
-	c.Chains.Add(alice, nil)
-	fund := c.Must(c.Chains.Send(c.Genesis, alice.Address(), 5000))
-	open := c.Must(c.Chains.Receive(alice, fund, ledger.Address{}))
-	c.Submit(0, fund, open)
-	c.WaitConfirmed(open.Hash, 10*time.Second)
+	open := c.Open(alice, 5000)
 
 	// Two sends on top of open, submitted at once to different nodes.
 	a := c.Must(c.Chains.Send(alice, c.Genesis.Address(), 1))
@@ -66,11 +62,7 @@ func TestPartitionHealsToOneWinner(t *testing.T) {
 	// could not confirm with one cut off: two thirds is below 67%.)
 	c := nettest.Start(t, nettest.Options{Nodes: 4})
 	alice := wallet.NewKey()
-	c.Chains.Add(alice, nil)
-	fund := c.Must(c.Chains.Send(c.Genesis, alice.Address(), 5000))
-	open := c.Must(c.Chains.Receive(alice, fund, ledger.Address{}))
-	c.Submit(0, fund, open)
-	c.WaitConfirmed(open.Hash, 10*time.Second)
+	open := c.Open(alice, 5000)
 
 	// Cut node 2 off from the others.
 	n2 := c.Nodes[2].Host

@@ -182,6 +182,18 @@ func (c *Cluster) shareWeight() {
 	}
 }
 
+// Open gives a new account k amount base units from the genesis key and
+// waits until its receive is confirmed everywhere; it returns the receive.
+func (c *Cluster) Open(k wallet.Key, amount uint64) *ledger.Block {
+	c.t.Helper()
+	c.Chains.Add(k, nil)
+	fund := c.Must(c.Chains.Send(c.Genesis, k.Address(), amount))
+	open := c.Must(c.Chains.Receive(k, fund, ledger.Address{}))
+	c.Submit(0, fund, open)
+	c.WaitConfirmed(open.Hash, 10*time.Second)
+	return open
+}
+
 // Must fails the test on err and returns b.
 func (c *Cluster) Must(b *ledger.Block, err error) *ledger.Block {
 	c.t.Helper()
