@@ -320,6 +320,20 @@ func (l *electionLoop) hasReps() bool {
 // flushVotes signs the gathered hashes with every representative key that
 // has weight, gossips the votes and counts them.
 func (l *electionLoop) flushVotes(ctx context.Context) {
+	// Only the current choice of each election: a choice that changed
+	// before the flush must not go out beside its successor, because a
+	// vote naming two contenders of one election counts for the first.
+	seen := make(map[ledger.Hash]bool, len(l.pending))
+	current := l.pending[:0]
+	for _, h := range l.pending {
+		root, ok := l.byHash[h]
+		if seen[h] || (ok && l.choice[root] != h) {
+			continue
+		}
+		seen[h] = true
+		current = append(current, h)
+	}
+	l.pending = current
 	for len(l.pending) > 0 {
 		n := min(len(l.pending), consensus.MaxVoteHashes)
 		hashes := slices.Clone(l.pending[:n])

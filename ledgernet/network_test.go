@@ -132,3 +132,46 @@ func TestInvalidBlocksDoNotSpread(t *testing.T) {
 	c.Submit(0, good)
 	c.WaitConfirmed(good.Hash, 10*time.Second)
 }
+
+func TestManyForksInARow(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 3})
+	alice := wallet.NewKey()
+	head := c.Open(alice, 1_000_000)
+	for round := range 30 {
+		x := c.Must(c.Chains.Send(alice, c.Genesis.Address(), 1))
+		c.Chains.At(head)
+		y := c.Must(c.Chains.Send(alice, c.Genesis.Address(), 2))
+		go c.Nodes[0].N.Engine.Submit(t.Context(), x)
+		go c.Nodes[2].N.Engine.Submit(t.Context(), y)
+		var winner *ledger.Block
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			done := 0
+			for i := range c.Nodes {
+				for _, b := range []*ledger.Block{x, y} {
+					if c.Confirmed(i, b.Hash) && (winner == nil || winner == b) {
+						winner = b
+						done++
+					}
+				}
+			}
+			if done == len(c.Nodes) {
+				break
+			}
+			if time.Now().After(deadline) {
+				for i, nd := range c.Nodes {
+					acct, _, _ := nd.N.Store.Account(alice.Address())
+					t.Logf("node %d: frontier %s confirmed x %v y %v", i, acct.Frontier, c.Confirmed(i, x.Hash), c.Confirmed(i, y.Hash))
+					for _, e := range nd.Svc.Elections() {
+						t.Logf("  election %s started %d online %s quorum %s tallies %+v", e.Root, e.Started, e.Online, e.Quorum, e.Tallies)
+					}
+				}
+				t.Fatalf("round %d: x %s / y %s not decided everywhere", round, x.Hash, y.Hash)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		head = winner
+		c.Chains.At(head)
+	}
+	c.Audit()
+}
