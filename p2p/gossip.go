@@ -2,12 +2,14 @@ package p2p
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net"
 	"sync"
 	"time"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 )
@@ -198,6 +200,15 @@ func (t *Topic) leave() {
 	})
 }
 
+// contentID names a message by the SHA-256 of its topic and payload.
+func contentID(m *pb.Message) string {
+	h := sha256.New()
+	h.Write([]byte(m.GetTopic()))
+	h.Write([]byte{0})
+	h.Write(m.Data)
+	return string(h.Sum(nil))
+}
+
 // startGossip starts GossipSub with peer scoring, on protocol ids of our
 // network so that it never meshes with another network's nodes.
 func (h *Host) startGossip(ctx context.Context) error {
@@ -222,7 +233,15 @@ func (h *Host) startGossip(ctx context.Context) error {
 		// only to the mesh: a message published before the mesh has formed
 		// (right after start or a reconnect) would otherwise go nowhere.
 		pubsub.WithFloodPublish(true),
-		pubsub.WithMessageSignaturePolicy(pubsub.StrictSign),
+		// Payloads authenticate themselves (blocks and votes carry their
+		// own signatures, checked by the validators), so messages are not
+		// signed again by the host: that cost an ed25519 signature per
+		// message and a verification per message per hop. Without an
+		// author and sequence number, a message is named by its content,
+		// which also makes the same payload one message whoever sends it.
+		pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
+		pubsub.WithNoAuthor(),
+		pubsub.WithMessageIdFn(contentID),
 		pubsub.WithLogger(h.log.With("component", "p2p/pubsub")),
 	)
 	if err != nil {
