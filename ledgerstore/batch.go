@@ -286,6 +286,12 @@ func (b *Batch) PutCertificate(h ledger.Hash, votes []byte) {
 	b.n++
 }
 
+// PutVote stores a vote under its digest, for certificates to name.
+func (b *Batch) PutVote(digest ledger.Hash, vote []byte) {
+	b.b.Set(key(pVote, digest[:]), vote, nil)
+	b.n++
+}
+
 // Conflict returns the conflict recorded at (account, previous), if any.
 func (b *Batch) Conflict(a ledger.Address, previous ledger.Hash) (*Conflict, bool, error) {
 	ck := pendingKey{a, previous}

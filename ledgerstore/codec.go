@@ -21,7 +21,8 @@ const (
 	pMeta     = 'm' // m | name -> value
 	pWeight   = 'w' // w | representative -> amount(16): native balance delegated to it
 	pConfirm  = 'k' // k | address -> height(8) | hash: the account's confirmed (cemented) prefix
-	pCert     = 'v' // v | hash -> votes that confirmed the block (opaque to the store)
+	pCert     = 'v' // v | hash -> the certificate of a confirmed block (opaque to the store)
+	pVote     = 'q' // q | vote digest -> a vote a certificate names (opaque to the store)
 )
 
 // formatVersion is the layout of records this code reads and writes. It is

@@ -414,6 +414,11 @@ func (r reader) Certificate(h ledger.Hash) ([]byte, bool, error) {
 	return r.get(key(pCert, h[:]))
 }
 
+// Vote returns a vote stored with PutVote.
+func (r reader) Vote(digest ledger.Hash) ([]byte, bool, error) {
+	return r.get(key(pVote, digest[:]))
+}
+
 // errStop ends an iteration early without error.
 var errStop = errors.New("stop")
 

@@ -84,13 +84,15 @@ const (
 )
 
 type request struct {
-	kind opKind
-	b    *ledger.Block // opSubmit, opResolve
-	hash ledger.Hash   // opConfirm
-	cert []byte        // opConfirm: votes to store with the block, or nil
-	res  Result
-	err  error
-	done chan struct{}
+	kind     opKind
+	b        *ledger.Block          // opSubmit, opResolve
+	confirms []Confirmation         // opConfirm
+	votes    map[ledger.Hash][]byte // opConfirm: votes to store, by digest
+	results  []Result               // opConfirm: one per confirmation
+	errs     []error                // opConfirm: one per confirmation
+	res      Result
+	err      error
+	done     chan struct{}
 	// What the request changed, for the feed.
 	applied *ledger.Entry
 	fork    *ledger.ForkError
@@ -172,6 +174,16 @@ func (e *Engine) Submit(ctx context.Context, b *ledger.Block) (Result, error) {
 	return e.do(ctx, &request{kind: opSubmit, b: b})
 }
 
+// SubmitChecked is Submit for a block that has passed e.Params().Check
+// already, as a gossip validator runs it before a block is forwarded: the
+// signature and work are not verified a second time.
+func (e *Engine) SubmitChecked(ctx context.Context, b *ledger.Block) (Result, error) {
+	if err := e.Err(); err != nil {
+		return Result{}, err
+	}
+	return e.do(ctx, &request{kind: opSubmit, b: b})
+}
+
 // SubmitAll submits blocks in order, as sync delivers them: it checks them
 // in parallel on every core, then hands them to the writer in the order
 // given, so a block may depend on an earlier one of the same call, and
@@ -235,17 +247,45 @@ func (e *Engine) SubmitAll(ctx context.Context, blocks []*ledger.Block) ([]Resul
 	return res, errs
 }
 
-// Confirm records that block h is confirmed, with cert (the encoded votes
-// that confirmed it, or nil) stored beside it. Confirming a block confirms
+// Confirmation asks for a block to be confirmed, with the certificate
+// (the encoded evidence that it won its election) to store beside it.
+type Confirmation struct {
+	Hash        ledger.Hash
+	Certificate []byte // nil for none
+}
+
+// Confirm records that block h is confirmed, with cert (the evidence that
+// confirmed it, or nil) stored beside it. Confirming a block confirms
 // every block it depends on: the earlier blocks of its chain and, for a
 // receive, the send it receives, recursively. Result.Confirmed lists what
 // became newly confirmed; confirming again changes nothing. Confirm fails
 // with ErrNotInLedger when h is not in the ledger.
 func (e *Engine) Confirm(ctx context.Context, h ledger.Hash, cert []byte) (Result, error) {
-	if err := e.Err(); err != nil {
-		return Result{}, err
+	res, errs := e.ConfirmAll(ctx, []Confirmation{{Hash: h, Certificate: cert}}, nil)
+	return res[0], errs[0]
+}
+
+// ConfirmAll confirms many blocks, as Confirm does each, in one atomic
+// commit, and stores votes (the votes the certificates name, by digest)
+// once each. A block not in the ledger gets ErrNotInLedger and changes
+// nothing; any other error fails every confirmation of the call.
+func (e *Engine) ConfirmAll(ctx context.Context, cs []Confirmation, votes map[ledger.Hash][]byte) ([]Result, []error) {
+	res := make([]Result, len(cs))
+	errs := make([]error, len(cs))
+	fail := func(err error) ([]Result, []error) {
+		for i := range errs {
+			errs[i] = err
+		}
+		return res, errs
 	}
-	return e.do(ctx, &request{kind: opConfirm, hash: h, cert: cert})
+	if err := e.Err(); err != nil {
+		return fail(err)
+	}
+	r := &request{kind: opConfirm, confirms: cs, votes: votes, results: res, errs: errs}
+	if _, err := e.do(ctx, r); err != nil {
+		return fail(err)
+	}
+	return r.results, r.errs
 }
 
 // Resolve settles a fork in favour of b: the block that holds b's place in
@@ -356,8 +396,7 @@ func (e *Engine) decide(batch *ledgerstore.Batch, r *request) {
 	case opSubmit:
 		e.append(batch, r, r.b)
 	case opConfirm:
-		r.res.Hash = r.hash
-		r.res.Confirmed, r.err = confirm(batch, r.hash, r.cert)
+		r.err = confirmAll(batch, r)
 	case opResolve:
 		e.resolve(batch, r)
 	}

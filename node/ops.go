@@ -8,6 +8,27 @@ import (
 	"github.com/latticenet/lattice/ledgerstore"
 )
 
+// confirmAll carries out an opConfirm: every confirmation, then the votes.
+func confirmAll(batch *ledgerstore.Batch, r *request) error {
+	for i, c := range r.confirms {
+		r.results[i].Hash = c.Hash
+		done, err := confirm(batch, c.Hash, c.Certificate)
+		if errors.Is(err, ErrNotInLedger) {
+			r.errs[i] = err // found before any write: the rest goes on
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		r.results[i].Confirmed = done
+		r.res.Confirmed = append(r.res.Confirmed, done...)
+	}
+	for digest, v := range r.votes {
+		batch.PutVote(digest, v)
+	}
+	return nil
+}
+
 // confirm marks block h and everything it depends on as confirmed in the
 // batch, and returns the hashes that became confirmed, dependencies first
 // within each chain. A block depends on the earlier blocks of its chain and,
