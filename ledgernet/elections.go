@@ -3,6 +3,7 @@ package ledgernet
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -184,7 +185,7 @@ func (l *electionLoop) change(ctx context.Context, ch node.Change) {
 		}
 		for _, w := range s.waiting.release(b.Hash) {
 			select {
-			case s.intake <- inBlock{b: w}:
+			case s.intake <- inBlock{b: w, checked: true}:
 			default:
 				s.stats.intakeDropped.Add(1)
 			}
@@ -265,9 +266,8 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 	if res.Confirmed {
 		if !e.confirming {
 			e.confirming = true
-			cert := certificate(l.tally.Certificate(root, res.Winner))
 			select {
-			case l.s.confirmQ <- confirmJob{root: root, winner: res.Winner, cert: cert}:
+			case l.s.confirmQ <- confirmJob{root: root, winner: res.Winner, votes: l.tally.Certificate(root, res.Winner)}:
 			default:
 				e.confirming = false // the next vote or sweep retries
 			}
@@ -438,18 +438,18 @@ func mustBinary(v *consensus.Vote) []byte {
 	return b
 }
 
-// certificate encodes the votes that confirmed a block: a u16 count, then
-// each vote as a u32 length and its binary form.
-func certificate(votes []*consensus.Vote) []byte {
-	var buf bytes.Buffer
-	buf.Write([]byte{byte(len(votes) >> 8), byte(len(votes))})
+// certificate encodes the evidence that a block won its election: a u16
+// count, then for each vote the representative and the vote's digest. The
+// votes themselves are stored once each, by digest: one vote names up to
+// 255 blocks, and a copy in every block's certificate was most of the
+// bytes a node wrote.
+func certificate(votes []*consensus.Vote, digest func(*consensus.Vote) ledger.Hash) []byte {
+	b := binary.BigEndian.AppendUint16(nil, uint16(len(votes)))
 	for _, v := range votes {
-		b := mustBinary(v)
-		n := len(b)
-		buf.Write([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
-		buf.Write(b)
+		d := digest(v)
+		b = append(append(b, v.Representative[:]...), d[:]...)
 	}
-	return buf.Bytes()
+	return b
 }
 
 // checkFrontiers starts elections for the unconfirmed frontiers of
@@ -477,10 +477,37 @@ func (l *electionLoop) checkFrontiers(accts []ledger.Address) {
 	}
 }
 
+// voteWhereSilent has this node's representatives vote in the elections
+// they have not voted in: those that started while they had no weight (a
+// node's own first receive gives it its weight after the block's election
+// began). They vote for the contender in the ledger.
+func (l *electionLoop) voteWhereSilent() {
+	if !l.hasReps() {
+		return
+	}
+	for root, e := range l.roots {
+		if _, voted := l.choice[root]; voted || e.confirming {
+			continue
+		}
+		info, ok := l.tally.Election(root)
+		if !ok {
+			continue
+		}
+		for _, h := range info.Contenders {
+			if _, found, err := l.s.n.Store.Entry(h); err == nil && found {
+				l.setChoice(root, h)
+				l.pending = append(l.pending, h)
+				break
+			}
+		}
+	}
+}
+
 // sweep asks peers for votes on elections that have waited too long: votes
 // lost to a partition, a restart, or a node that synced blocks the network
 // confirmed long ago.
 func (l *electionLoop) sweep(ctx context.Context) {
+	l.voteWhereSilent()
 	if l.asking {
 		return
 	}
@@ -523,6 +550,7 @@ func (l *electionLoop) sweep(ctx context.Context) {
 					cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 					vs, err := l.s.requestVotes(cctx, p, chunk)
 					cancel()
+					l.s.log.Debug("asked for votes", "peer", p, "hashes", len(chunk), "votes", len(vs), "err", err)
 					if err != nil {
 						return
 					}
@@ -564,7 +592,7 @@ func (l *electionLoop) publishInfo() {
 type confirmJob struct {
 	root   consensus.Root
 	winner ledger.Hash
-	cert   []byte
+	votes  []*consensus.Vote // that confirmed it
 }
 
 type confirmOutcome struct {
@@ -572,21 +600,35 @@ type confirmOutcome struct {
 	err  error
 }
 
-// confirmLoop carries out confirmations through the engine: the winner is
-// confirmed where it is in the ledger, switched in when it is a refused
-// contender, or fetched from peers first.
+// confirmLoop carries out confirmations through the engine, as many as are
+// waiting in one atomic commit: the winner is confirmed where it is in the
+// ledger, or switched in first when it is a refused contender or must be
+// fetched from peers.
 func (s *Service) confirmLoop(ctx context.Context) {
 	for {
+		var jobs []confirmJob
 		select {
 		case <-ctx.Done():
 			return
 		case j := <-s.confirmQ:
-			err := s.confirmWinner(ctx, j)
-			if err != nil && ctx.Err() == nil {
-				s.log.Debug("confirmation not done yet", "root", j.root, "winner", j.winner, "err", err)
+			jobs = append(jobs, j)
+		}
+	more:
+		for len(jobs) < 1024 {
+			select {
+			case j := <-s.confirmQ:
+				jobs = append(jobs, j)
+			default:
+				break more
+			}
+		}
+		errs := s.confirmWinners(ctx, jobs)
+		for i, j := range jobs {
+			if errs[i] != nil && ctx.Err() == nil {
+				s.log.Debug("confirmation not done yet", "root", j.root, "winner", j.winner, "err", errs[i])
 			}
 			select {
-			case s.confirmed <- confirmOutcome{root: j.root, err: err}:
+			case s.confirmed <- confirmOutcome{root: j.root, err: errs[i]}:
 			case <-ctx.Done():
 				return
 			}
@@ -594,17 +636,46 @@ func (s *Service) confirmLoop(ctx context.Context) {
 	}
 }
 
-func (s *Service) confirmWinner(ctx context.Context, j confirmJob) error {
-	_, err := s.n.Engine.Confirm(ctx, j.winner, j.cert)
-	if !errors.Is(err, node.ErrNotInLedger) {
-		return err
+// confirmWinners confirms the winners of jobs, switching forks first where
+// a winner is not in the ledger.
+func (s *Service) confirmWinners(ctx context.Context, jobs []confirmJob) []error {
+	digests := map[*consensus.Vote]ledger.Hash{}
+	votes := map[ledger.Hash][]byte{}
+	digest := func(v *consensus.Vote) ledger.Hash {
+		d, ok := digests[v]
+		if !ok {
+			d = v.Digest(s.network)
+			digests[v] = d
+			votes[d] = mustBinary(v)
+		}
+		return d
 	}
-	b, found, err := s.n.Store.ForkBlock(j.winner)
+	cs := make([]node.Confirmation, len(jobs))
+	for i, j := range jobs {
+		cs[i] = node.Confirmation{Hash: j.winner, Certificate: certificate(j.votes, digest)}
+	}
+	_, errs := s.n.Engine.ConfirmAll(ctx, cs, votes)
+	for i, j := range jobs {
+		if !errors.Is(errs[i], node.ErrNotInLedger) {
+			continue
+		}
+		errs[i] = s.switchTo(ctx, j.winner)
+		if errs[i] == nil {
+			_, errs[i] = s.n.Engine.Confirm(ctx, j.winner, cs[i].Certificate)
+		}
+	}
+	return errs
+}
+
+// switchTo makes winner, a block not in the ledger, the block at its place:
+// a refused fork contender this node keeps, or one fetched from peers.
+func (s *Service) switchTo(ctx context.Context, winner ledger.Hash) error {
+	b, found, err := s.n.Store.ForkBlock(winner)
 	if err != nil {
 		return err
 	}
 	if !found {
-		if b = s.fetchAny(ctx, j.winner); b == nil {
+		if b = s.fetchAny(ctx, winner); b == nil {
 			return errors.New("ledgernet: the winner is not known here and no peer gave it")
 		}
 	}
@@ -615,8 +686,7 @@ func (s *Service) confirmWinner(ctx context.Context, j confirmJob) error {
 	if len(res.RolledBack) > 0 {
 		s.stats.resolved.Add(1)
 	}
-	_, err = s.n.Engine.Confirm(ctx, j.winner, j.cert)
-	return err
+	return nil
 }
 
 // fetchAny asks connected peers, one after another, for block h.

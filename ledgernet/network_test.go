@@ -175,3 +175,13 @@ func TestManyForksInARow(t *testing.T) {
 	}
 	c.Audit()
 }
+
+// TestClusterStartsRepeatedly: every node confirms the weight shares, even
+// a node whose own receive gives it its weight after the block's election
+// began (its representative then had to vote later; it once never did).
+func TestClusterStartsRepeatedly(t *testing.T) {
+	for range 4 {
+		c := nettest.Start(t, nettest.Options{Nodes: 3})
+		c.Close()
+	}
+}

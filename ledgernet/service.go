@@ -134,8 +134,9 @@ type counters struct {
 
 // inBlock is a block from a peer on its way to the engine.
 type inBlock struct {
-	b    *ledger.Block
-	from peer.ID
+	b       *ledger.Block
+	from    peer.ID
+	checked bool // passed Params.Check already
 }
 
 // Start joins the network's topics, registers the sync protocol and starts
@@ -227,7 +228,7 @@ func (s *Service) deliverBlock(from peer.ID, data []byte) {
 		return // the validator accepted it; cannot happen
 	}
 	s.stats.gossipBlocks.Add(1)
-	s.enqueue(inBlock{b: b, from: from})
+	s.enqueue(inBlock{b: b, from: from, checked: true})
 }
 
 // enqueue hands a block to the intake workers, dropping it when they are
@@ -255,7 +256,11 @@ func (s *Service) intakeLoop(ctx context.Context) {
 }
 
 func (s *Service) take(ctx context.Context, in inBlock) {
-	_, err := s.n.Engine.Submit(ctx, in.b)
+	submit := s.n.Engine.Submit
+	if in.checked {
+		submit = s.n.Engine.SubmitChecked
+	}
+	_, err := submit(ctx, in.b)
 	s.afterSubmit(ctx, in, err)
 }
 
@@ -278,6 +283,7 @@ func (s *Service) afterSubmit(ctx context.Context, in inBlock, err error) {
 		}
 		return
 	}
+	// Every block that reaches the engine's rules has passed Check.
 	if s.waiting.add(in.b, missing) && in.from != "" {
 		s.spawn(func() { s.fetch(ctx, in.from, missing) })
 	}

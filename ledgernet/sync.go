@@ -439,7 +439,7 @@ func (h *heldBlocks) add(b *ledger.Block, from peer.ID) bool {
 		}
 		delete(h.blocks, latest)
 	}
-	h.blocks[b.Hash] = inBlock{b: b, from: from}
+	h.blocks[b.Hash] = inBlock{b: b, from: from, checked: true}
 	return true
 }
 

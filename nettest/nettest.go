@@ -247,10 +247,24 @@ func (c *Cluster) WaitFor(what string, timeout time.Duration, cond func(i int) b
 			return
 		}
 		if time.Now().After(deadline) {
+			for _, i := range failing {
+				c.t.Logf("node %d: %s", i, c.describe(i))
+			}
 			c.t.Fatalf("nettest: after %s, still waiting for %s on nodes %v", timeout, what, failing)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// describe sums up node i's network state, for a failure message.
+func (c *Cluster) describe(i int) string {
+	nd := c.Nodes[i]
+	st := nd.Svc.Stats()
+	out := fmt.Sprintf("%+v; peers %v", st, nd.Host.Peers())
+	for _, e := range nd.Svc.Elections() {
+		out += fmt.Sprintf("\n  election %s started %d online %s quorum %s tallies %v", e.Root, e.Started, e.Online, e.Quorum, e.Tallies)
+	}
+	return out
 }
 
 // Audit checks the ledger invariants on every running node.
