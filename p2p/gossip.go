@@ -242,6 +242,11 @@ func (h *Host) startGossip(ctx context.Context) error {
 		pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
 		pubsub.WithNoAuthor(),
 		pubsub.WithMessageIdFn(contentID),
+		// A ledger under load sends bursts: the defaults (32 messages
+		// queued per peer, 32 waiting for validation) dropped most of a
+		// burst, left for sync to recover.
+		pubsub.WithPeerOutboundQueueSize(1024),
+		pubsub.WithValidateQueueSize(4096),
 		pubsub.WithLogger(h.log.With("component", "p2p/pubsub")),
 	)
 	if err != nil {
