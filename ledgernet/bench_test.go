@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgernet"
 	"github.com/latticenet/lattice/nettest"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/wallet"
@@ -49,9 +50,11 @@ func chainOfSends(tb testing.TB, c *wallet.Chains, from wallet.Key, n int) []*le
 }
 
 func BenchmarkConfirmThreeNodes(b *testing.B) {
-	const n = 4000
+	const n = 12000
 	for range b.N {
-		c := nettest.Start(b, nettest.Options{Nodes: 3})
+		// Sync is the safety net under gossip; at the test harness's
+		// one-second interval it would pull every block a second time.
+		c := nettest.Start(b, nettest.Options{Nodes: 3, Net: ledgernet.Config{SyncInterval: 30 * time.Second}})
 		blocks := chainOfSends(b, c.Chains, c.Genesis, n)
 
 		// Single-node ingest of the same blocks, in the same run, on a

@@ -179,8 +179,10 @@ func (l *electionLoop) change(ctx context.Context, ch node.Change) {
 	for _, e := range ch.Applied {
 		b := e.Block
 		if !s.fromNet.has(b.Hash) {
-			if err := s.blocks.Publish(ctx, b.AppendBinary(nil)); err != nil && ctx.Err() == nil {
-				s.log.Debug("publish block", "hash", b.Hash, "err", err)
+			select {
+			case s.outBlocks <- b:
+			default:
+				s.stats.publishDropped.Add(1) // peers pull it by sync
 			}
 		}
 		for _, w := range s.waiting.release(b.Hash) {

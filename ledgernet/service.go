@@ -32,7 +32,7 @@ const (
 	topicBlocks   = "blocks/1"
 	topicVotes    = "votes/1"
 	protocolSync  = "sync/1"
-	intakeWorkers = 8
+	intakeWorkers = 1
 )
 
 // Config configures a Service.
@@ -106,6 +106,7 @@ type Service struct {
 	votes  *p2p.Topic
 
 	intake    chan inBlock
+	outBlocks chan *ledger.Block // blocks of this node's own to gossip
 	held      *heldBlocks
 	waiting   *unchecked
 	fromNet   *hashSet // hashes that came from peers: not gossiped again
@@ -129,7 +130,7 @@ type Service struct {
 
 type counters struct {
 	gossipBlocks, gossipVotes, invalid, held, synced, intakeDropped atomic.Uint64
-	confirmations, resolved                                         atomic.Uint64
+	confirmations, resolved, publishDropped                         atomic.Uint64
 }
 
 // inBlock is a block from a peer on its way to the engine.
@@ -151,6 +152,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		cfg: cfg, n: cfg.Node, h: cfg.Host, log: cfg.Logger.With("component", "ledgernet"),
 		network:   cfg.Node.Network.Genesis.Hash,
 		intake:    make(chan inBlock, 8192),
+		outBlocks: make(chan *ledger.Block, 1<<14),
 		held:      newHeldBlocks(4096),
 		waiting:   newUnchecked(cfg.UncheckedBlocks, cfg.UncheckedBytes),
 		fromNet:   newHashSet(1 << 18),
@@ -175,6 +177,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		s.spawn(func() { s.intakeLoop(ctx) })
 	}
 	s.spawn(func() { s.confirmLoop(ctx) })
+	s.spawn(func() { s.publishLoop(ctx) })
 	s.spawn(func() { s.electionLoop(ctx, sub) })
 	s.spawn(func() { s.syncLoop(ctx) })
 	return s, nil
@@ -196,39 +199,85 @@ func (s *Service) Close() error {
 	return nil
 }
 
-// validateBlock is the gossip validator of blocks: only a block that passes
-// the pure core's checks (shape, hash, work, signature) is forwarded.
-func (s *Service) validateBlock(_ context.Context, from peer.ID, data []byte) p2p.Verdict {
-	b := new(ledger.Block)
-	if err := b.UnmarshalBinary(data); err != nil {
-		s.stats.invalid.Add(1)
-		return p2p.Reject
-	}
-	if ledger.IsGenesis(b) {
-		return p2p.Ignore
-	}
-	if err := s.n.Engine.Params().Check(b); err != nil {
-		s.stats.invalid.Add(1)
-		return p2p.Reject
-	}
-	if b.Timestamp-s.cfg.Now().UnixMilli() > s.cfg.MaxClockSkew.Milliseconds() {
-		// Not invalid: early. Held until its time, then applied and
-		// gossiped by this node.
-		if s.held.add(b, from) {
-			s.stats.held.Add(1)
+// publishLoop gossips the blocks this node applied that did not come from
+// the network (blocks submitted over HTTP), apart from the election loop so
+// that publishing never holds up counting votes. Blocks waiting together go
+// out in one message (see encodeBlocks): a burst of single-block messages
+// overflowed GossipSub's queues.
+func (s *Service) publishLoop(ctx context.Context) {
+	for {
+		var batch []*ledger.Block
+		select {
+		case <-ctx.Done():
+			return
+		case b := <-s.outBlocks:
+			batch = append(batch, b)
 		}
-		return p2p.Ignore
+	more:
+		for len(batch) < maxGossipBlocks {
+			select {
+			case b := <-s.outBlocks:
+				batch = append(batch, b)
+			default:
+				break more
+			}
+		}
+		for len(batch) > 0 {
+			data, n := encodeBlocks(batch)
+			batch = batch[n:]
+			if err := s.blocks.Publish(ctx, data); err != nil && ctx.Err() == nil {
+				s.log.Debug("publish blocks", "err", err)
+			}
+		}
+	}
+}
+
+// validateBlock is the gossip validator of block messages: only a message
+// whose every block passes the pure core's checks (shape, hash, work,
+// signature) is forwarded. This node's own blocks were applied by its
+// engine, so they pass as they are. A block stamped too far ahead of this
+// node's clock is not invalid but early: it is held until its time.
+func (s *Service) validateBlock(_ context.Context, from peer.ID, data []byte) p2p.Verdict {
+	if from == s.h.ID() {
+		return p2p.Accept
+	}
+	blocks, err := decodeBlocks(data)
+	if err != nil {
+		s.stats.invalid.Add(1)
+		return p2p.Reject
+	}
+	params := s.n.Engine.Params()
+	for _, b := range blocks {
+		if ledger.IsGenesis(b) {
+			continue
+		}
+		if err := params.Check(b); err != nil {
+			s.stats.invalid.Add(1)
+			return p2p.Reject
+		}
 	}
 	return p2p.Accept
 }
 
 func (s *Service) deliverBlock(from peer.ID, data []byte) {
-	b := new(ledger.Block)
-	if err := b.UnmarshalBinary(data); err != nil {
+	blocks, err := decodeBlocks(data)
+	if err != nil {
 		return // the validator accepted it; cannot happen
 	}
-	s.stats.gossipBlocks.Add(1)
-	s.enqueue(inBlock{b: b, from: from, checked: true})
+	limit := s.cfg.Now().Add(s.cfg.MaxClockSkew).UnixMilli()
+	for _, b := range blocks {
+		if ledger.IsGenesis(b) {
+			continue
+		}
+		s.stats.gossipBlocks.Add(1)
+		if b.Timestamp > limit {
+			if s.held.add(b, from) {
+				s.stats.held.Add(1)
+			}
+			continue
+		}
+		s.enqueue(inBlock{b: b, from: from, checked: true})
+	}
 }
 
 // enqueue hands a block to the intake workers, dropping it when they are
@@ -242,26 +291,45 @@ func (s *Service) enqueue(in inBlock) {
 	}
 }
 
-// intakeLoop submits blocks from peers to the engine and keeps those that
-// arrived before what they need.
+// intakeLoop submits blocks from peers to the engine, as many at a time as
+// are waiting (in arrival order, so the engine commits them together), and
+// keeps those that arrived before what they need.
 func (s *Service) intakeLoop(ctx context.Context) {
+	params := s.n.Engine.Params()
 	for {
+		var batch []inBlock
 		select {
 		case <-ctx.Done():
 			return
 		case in := <-s.intake:
-			s.take(ctx, in)
+			batch = append(batch, in)
+		}
+	more:
+		for len(batch) < 1024 {
+			select {
+			case in := <-s.intake:
+				batch = append(batch, in)
+			default:
+				break more
+			}
+		}
+		blocks := make([]*ledger.Block, 0, len(batch))
+		kept := batch[:0]
+		for _, in := range batch {
+			if !in.checked {
+				if err := params.Check(in.b); err != nil {
+					s.log.Debug("block from peer refused", "hash", in.b.Hash, "peer", in.from, "err", err)
+					continue
+				}
+			}
+			kept = append(kept, in)
+			blocks = append(blocks, in.b)
+		}
+		_, errs := s.n.Engine.SubmitAllChecked(ctx, blocks)
+		for i, in := range kept {
+			s.afterSubmit(ctx, in, errs[i])
 		}
 	}
-}
-
-func (s *Service) take(ctx context.Context, in inBlock) {
-	submit := s.n.Engine.Submit
-	if in.checked {
-		submit = s.n.Engine.SubmitChecked
-	}
-	_, err := submit(ctx, in.b)
-	s.afterSubmit(ctx, in, err)
 }
 
 // afterSubmit deals with what the engine said of a block from a peer.
@@ -289,8 +357,22 @@ func (s *Service) afterSubmit(ctx context.Context, in inBlock, err error) {
 	}
 }
 
-// fetch asks peer p for a block another block needs.
+// fetchDelay is how long a missing block may take to arrive on its own
+// before it is asked for: gossip delivers a burst's messages out of order,
+// and asking at once for every gap cost more than the gaps.
+const fetchDelay = time.Second
+
+// fetch asks peer p for a block another block needs, unless it arrives
+// by itself first.
 func (s *Service) fetch(ctx context.Context, p peer.ID, h ledger.Hash) {
+	select {
+	case <-time.After(fetchDelay):
+	case <-ctx.Done():
+		return
+	}
+	if !s.waiting.waitsFor(h) {
+		return // it came, and what waited for it was released
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	blocks, err := s.requestBlocks(ctx, p, []ledger.Hash{h})
@@ -312,6 +394,7 @@ type Stats struct {
 	Held             uint64 `json:"held_future_blocks"`
 	Synced           uint64 `json:"synced_blocks"`
 	IntakeDropped    uint64 `json:"intake_dropped"`
+	PublishDropped   uint64 `json:"publish_dropped"`
 	Unchecked        int    `json:"unchecked_blocks"`
 	UncheckedBytes   int    `json:"unchecked_bytes"`
 	UncheckedEvicted uint64 `json:"unchecked_evicted"`
@@ -329,7 +412,7 @@ func (s *Service) Stats() Stats {
 	return Stats{
 		Peers: len(s.h.Peers()), GossipBlocks: s.stats.gossipBlocks.Load(), GossipVotes: s.stats.gossipVotes.Load(),
 		Invalid: s.stats.invalid.Load(), Held: s.stats.held.Load(), Synced: s.stats.synced.Load(),
-		IntakeDropped: s.stats.intakeDropped.Load(), Unchecked: c, UncheckedBytes: b, UncheckedEvicted: ev,
+		IntakeDropped: s.stats.intakeDropped.Load(), PublishDropped: s.stats.publishDropped.Load(), Unchecked: c, UncheckedBytes: b, UncheckedEvicted: ev,
 		Elections: el, Confirmations: s.stats.confirmations.Load(), ForksResolved: s.stats.resolved.Load(),
 	}
 }

@@ -351,11 +351,18 @@ func (s *Service) applySynced(ctx context.Context, p peer.ID, blocks []*ledger.B
 	for _, b := range blocks {
 		s.fromNet.add(b.Hash)
 	}
+	// Most of a live peer's log came by gossip already: a point read
+	// costs far less than the signature check the engine would make
+	// before finding the block a duplicate.
 	var todo []*ledger.Block
 	for _, b := range blocks {
-		if !ledger.IsGenesis(b) {
-			todo = append(todo, b)
+		if ledger.IsGenesis(b) {
+			continue
 		}
+		if _, found, err := s.n.Store.Entry(b.Hash); err == nil && found {
+			continue
+		}
+		todo = append(todo, b)
 	}
 	res, errs := s.n.Engine.SubmitAll(ctx, todo)
 	touched := map[ledger.Address]bool{}

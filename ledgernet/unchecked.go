@@ -56,6 +56,13 @@ func (u *unchecked) add(b *ledger.Block, missing ledger.Hash) bool {
 	return true
 }
 
+// waitsFor reports whether a block waits for h.
+func (u *unchecked) waitsFor(h ledger.Hash) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.byMissing[h]) > 0
+}
+
 // release removes and returns the blocks that were waiting for h.
 func (u *unchecked) release(h ledger.Hash) []*ledger.Block {
 	u.mu.Lock()

@@ -167,3 +167,69 @@ func readFrame(r io.Reader, buf *[]byte) (byte, []byte, error) {
 	}
 	return b[0], b[1:], nil
 }
+
+// Gossip messages of the blocks topic carry one or more blocks: a u16
+// count, then for each block a u32 length and its binary encoding. A
+// message holds at most maxGossipBlocks blocks and maxGossipBytes bytes.
+const (
+	maxGossipBlocks = 256
+	maxGossipBytes  = 256 << 10
+)
+
+// encodeBlocks encodes as many of blocks as fit in one message and says
+// how many it took (at least one).
+func encodeBlocks(blocks []*ledger.Block) ([]byte, int) {
+	data := make([]byte, 2, 4096)
+	n := 0
+	for _, b := range blocks {
+		if n == maxGossipBlocks {
+			break
+		}
+		start := len(data)
+		data = append(data, 0, 0, 0, 0)
+		data = b.AppendBinary(data)
+		if n > 0 && len(data) > maxGossipBytes {
+			data = data[:start]
+			break
+		}
+		binary.BigEndian.PutUint32(data[start:], uint32(len(data)-start-4))
+		n++
+	}
+	binary.BigEndian.PutUint16(data, uint16(n))
+	return data, n
+}
+
+// decodeBlocks decodes a blocks message strictly: a count of 0 or above the
+// bound, a short or oversized entry, an entry that is not one block, or
+// trailing bytes is an error.
+func decodeBlocks(data []byte) ([]*ledger.Block, error) {
+	if len(data) < 2 || len(data) > maxGossipBytes+maxFrame {
+		return nil, fmt.Errorf("ledgernet: blocks message of %d bytes", len(data))
+	}
+	n := int(binary.BigEndian.Uint16(data))
+	if n == 0 || n > maxGossipBlocks {
+		return nil, fmt.Errorf("ledgernet: blocks message of %d blocks", n)
+	}
+	rest := data[2:]
+	blocks := make([]*ledger.Block, 0, n)
+	for range n {
+		if len(rest) < 4 {
+			return nil, errors.New("ledgernet: truncated blocks message")
+		}
+		size := int(binary.BigEndian.Uint32(rest))
+		rest = rest[4:]
+		if size > len(rest) || size > maxFrame {
+			return nil, errors.New("ledgernet: truncated blocks message")
+		}
+		b := new(ledger.Block)
+		if err := b.UnmarshalBinary(rest[:size]); err != nil {
+			return nil, fmt.Errorf("ledgernet: blocks message: %w", err)
+		}
+		blocks = append(blocks, b)
+		rest = rest[size:]
+	}
+	if len(rest) != 0 {
+		return nil, errors.New("ledgernet: bytes after the last block")
+	}
+	return blocks, nil
+}

@@ -116,3 +116,47 @@ func TestUncheckedIsBounded(t *testing.T) {
 		t.Errorf("byte bound: %d blocks, %d evicted; want 2 and 1", count, evicted)
 	}
 }
+
+func FuzzDecodeBlocks(f *testing.F) {
+	b := &ledger.Block{Type: ledger.TypeSend, Account: ledger.Address{1}, Asset: ledger.Native, Timestamp: 1, Destination: ledger.Address{2}, Amount: ledger.NewAmount(1)}
+	b.Seal()
+	data, _ := encodeBlocks([]*ledger.Block{b, b})
+	f.Add(data)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		blocks, err := decodeBlocks(data)
+		if err != nil {
+			return
+		}
+		again, n := encodeBlocks(blocks)
+		if n != len(blocks) || !bytes.Equal(again, data) {
+			t.Fatalf("re-encoding %d blocks gave %d bytes for %d, want %d bytes", len(blocks), len(again), n, len(data))
+		}
+	})
+}
+
+func TestBlocksMessageSplitsAtTheBound(t *testing.T) {
+	b := &ledger.Block{Type: ledger.TypeSend, Account: ledger.Address{1}, Asset: ledger.Native, Timestamp: 1, Destination: ledger.Address{2}, Amount: ledger.NewAmount(1)}
+	b.Seal()
+	many := make([]*ledger.Block, maxGossipBlocks+10)
+	for i := range many {
+		many[i] = b
+	}
+	data, n := encodeBlocks(many)
+	if n != maxGossipBlocks {
+		t.Fatalf("took %d blocks, want %d", n, maxGossipBlocks)
+	}
+	got, err := decodeBlocks(data)
+	if err != nil || len(got) != n || got[0].Hash != b.Hash {
+		t.Fatalf("decode: %d blocks, %v", len(got), err)
+	}
+	for name, bad := range map[string][]byte{
+		"empty":     nil,
+		"zero":      {0, 0},
+		"truncated": data[:len(data)-1],
+		"trailing":  append(append([]byte{}, data...), 0),
+	} {
+		if _, err := decodeBlocks(bad); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}
