@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/latticenet/lattice/ledgerbench"
+	"github.com/latticenet/lattice/netbench"
 	"github.com/latticenet/lattice/s3bench"
 )
 
@@ -24,9 +26,53 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return runBenchLedger(ctx, e, args[1:])
 		case "s3":
 			return runBenchS3(ctx, e, args[1:])
+		case "network":
+			return runBenchNetwork(ctx, e, args[1:])
 		}
 	}
-	return usageErr("want `lattice bench ledger [flags]` or `lattice bench s3 [flags]`")
+	return usageErr("want `lattice bench ledger [flags]`, `lattice bench network [flags]` or `lattice bench s3 [flags]`")
+}
+
+func runBenchNetwork(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "bench network", "bench network [--blocks N] [--forks N] [--sync-blocks N] [--rounds N] [flags]")
+	blocks := f.Int("blocks", 12000, "blocks confirmed on three nodes per round")
+	forks := f.Int("forks", 30, "forks decided per round")
+	syncBlocks := f.Int("sync-blocks", 100000, "blocks a fresh node syncs per round")
+	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
+	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if *blocks < 1 || *forks < 1 || *syncBlocks < 1 || *rounds < 1 {
+		return usageErr("--blocks, --forks, --sync-blocks and --rounds must be positive")
+	}
+	stop, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	r, err := netbench.Run(ctx, netbench.Config{Blocks: *blocks, Forks: *forks, SyncBlocks: *syncBlocks, Rounds: *rounds, Progress: e.stderr})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(e.stdout, r)
+	}
+	fmt.Fprintf(e.stdout, "3 nodes on loopback, %d blocks confirmed, %d forks, %d blocks synced per round, %d cpus\n\n", *blocks, *forks, *syncBlocks, runtime.NumCPU())
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "round\tsingle-node blocks/s\tconfirmed blocks/s\tratio\tfork p50 ms\tfork p99 ms\tsync s\tsync blocks/s\t")
+	row := func(name string, rd netbench.Round) {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.1f\t%.1f\t%.1f\t%.0f\t\n", name, rd.SingleBlocksPerSec, rd.ConfirmedBlocksPerSec,
+			rd.Ratio, rd.ForkP50ms, rd.ForkP99ms, rd.SyncSeconds, rd.SyncBlocksPerSec)
+	}
+	for i, rd := range r.Rounds {
+		row(fmt.Sprint(i+1), rd)
+	}
+	row("median", r.Median)
+	tw.Flush()
+	fmt.Fprintf(e.stdout, "\ntargets: ratio >= 0.3, fork p50 < 50 ms, 1,000,000 blocks synced in < 180 s\n")
+	return nil
 }
 
 func runBenchLedger(ctx context.Context, e *env, args []string) error {

@@ -65,7 +65,7 @@ func commands() []command {
 		{"block", "show one block", runBlock},
 		{"multisig", "open a multisig account or rotate its keyset (multisig open | update)", runMultisig},
 		{"audit", "check a stopped node's ledger invariants offline", runAudit},
-		{"bench", "measure ledger ingestion (bench ledger) or S3 throughput against MinIO (bench s3)", runBench},
+		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network) or S3 throughput against MinIO (bench s3)", runBench},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -27,6 +26,18 @@ import (
 	"github.com/latticenet/lattice/p2p"
 	"github.com/latticenet/lattice/wallet"
 )
+
+// T is what a Cluster needs of whoever runs it. T has it; the
+// network benchmark command provides its own.
+type T interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	TempDir() string
+	Cleanup(func())
+}
 
 // Options configure a Cluster.
 type Options struct {
@@ -48,7 +59,7 @@ type Options struct {
 
 // Cluster is a running network.
 type Cluster struct {
-	t       testing.TB
+	t       T
 	opts    Options
 	Network *node.Network
 	Genesis wallet.Key // holds node 0's share of the supply
@@ -70,7 +81,7 @@ type Node struct {
 
 // Start starts a cluster and shares the supply among its nodes' keys.
 // Every node bootstraps from the nodes before it.
-func Start(t testing.TB, opts Options) *Cluster {
+func Start(t T, opts Options) *Cluster {
 	t.Helper()
 	if opts.Nodes == 0 {
 		opts.Nodes = 3

@@ -1,0 +1,345 @@
+// Package netbench measures the ledger network (lattice bench network):
+// confirmed blocks per second on a three-node network beside single-node
+// ingest of the same blocks in the same round, how long a fork takes to be
+// decided on every node, and how fast a fresh node syncs a ledger. Every
+// node is real (package nettest: libp2p on loopback, the ledgernet service)
+// and they all share this machine's cores.
+package netbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgernet"
+	"github.com/latticenet/lattice/nettest"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/wallet"
+	"github.com/latticenet/lattice/workload"
+)
+
+// Config sizes a run. Zero values take the defaults.
+type Config struct {
+	Blocks     int       // blocks confirmed on three nodes per round (default 12000)
+	Forks      int       // forks decided per round (default 30)
+	SyncBlocks int       // blocks a fresh node syncs per round (default 100000)
+	Rounds     int       // rounds; the report gives medians (default 3)
+	Progress   io.Writer // progress messages, or nil
+}
+
+func (c *Config) setDefaults() {
+	if c.Blocks <= 0 {
+		c.Blocks = 12000
+	}
+	if c.Forks <= 0 {
+		c.Forks = 30
+	}
+	if c.SyncBlocks <= 0 {
+		c.SyncBlocks = 100000
+	}
+	if c.Rounds <= 0 {
+		c.Rounds = 3
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+}
+
+// Round is one round's figures.
+type Round struct {
+	SingleBlocksPerSec    float64 `json:"single_blocks_per_sec"`
+	ConfirmedBlocksPerSec float64 `json:"confirmed_blocks_per_sec"`
+	Ratio                 float64 `json:"ratio"`
+	ForkP50ms             float64 `json:"fork_p50_ms"`
+	ForkP99ms             float64 `json:"fork_p99_ms"`
+	SyncBlocks            int     `json:"sync_blocks"`
+	SyncSeconds           float64 `json:"sync_seconds"`
+	SyncBlocksPerSec      float64 `json:"sync_blocks_per_sec"`
+}
+
+// Report is a run's rounds and their medians.
+type Report struct {
+	Rounds []Round `json:"rounds"`
+	Median Round   `json:"median"`
+}
+
+// Run measures cfg.Rounds rounds.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	cfg.setDefaults()
+	var rep Report
+	for i := range cfg.Rounds {
+		var rd Round
+		steps := []struct {
+			name string
+			f    func(t *runT) error
+		}{
+			{"confirmation", func(t *runT) error { return confirmation(ctx, t, cfg.Blocks, &rd) }},
+			{"forks", func(t *runT) error { return forks(t, cfg.Forks, &rd) }},
+			{"sync", func(t *runT) error { return syncFresh(ctx, t, cfg.SyncBlocks, &rd) }},
+		}
+		for _, s := range steps {
+			fmt.Fprintf(cfg.Progress, "round %d: %s...\n", i+1, s.name)
+			if err := run(s.f); err != nil {
+				return rep, fmt.Errorf("netbench: round %d, %s: %w", i+1, s.name, err)
+			}
+		}
+		rep.Rounds = append(rep.Rounds, rd)
+	}
+	med := func(f func(Round) float64) float64 {
+		v := make([]float64, len(rep.Rounds))
+		for i, r := range rep.Rounds {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	rep.Median = Round{
+		SingleBlocksPerSec:    med(func(r Round) float64 { return r.SingleBlocksPerSec }),
+		ConfirmedBlocksPerSec: med(func(r Round) float64 { return r.ConfirmedBlocksPerSec }),
+		Ratio:                 med(func(r Round) float64 { return r.Ratio }),
+		ForkP50ms:             med(func(r Round) float64 { return r.ForkP50ms }),
+		ForkP99ms:             med(func(r Round) float64 { return r.ForkP99ms }),
+		SyncBlocks:            cfg.SyncBlocks,
+		SyncSeconds:           med(func(r Round) float64 { return r.SyncSeconds }),
+		SyncBlocksPerSec:      med(func(r Round) float64 { return r.SyncBlocksPerSec }),
+	}
+	return rep, nil
+}
+
+// confirmation submits n blocks to node 0 of three and times them until the
+// last is confirmed on all three; and, first, the same blocks on a lone
+// node that has what the cluster had before them.
+func confirmation(ctx context.Context, t *runT, n int, rd *Round) error {
+	// Sync is the safety net under gossip; it need not run during a burst.
+	c := nettest.Start(t, nettest.Options{Nodes: 3, Net: ledgernet.Config{SyncInterval: 30 * time.Second}})
+	blocks, err := chainOfSends(c.Chains, c.Genesis, n)
+	if err != nil {
+		return err
+	}
+	single, err := node.Open(node.Config{DataDir: t.TempDir(), Network: c.Network, FS: vfs.NewMem(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return err
+	}
+	defer single.Close()
+	var before []*ledger.Block
+	err = c.Nodes[0].N.Store.Log(0, 1<<20, func(_ uint64, e *ledger.Entry) error {
+		if !ledger.IsGenesis(e.Block) {
+			before = append(before, e.Block)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := submitAll(ctx, single, before); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := submitAll(ctx, single, blocks); err != nil {
+		return err
+	}
+	rd.SingleBlocksPerSec = float64(len(blocks)) / time.Since(start).Seconds()
+
+	start = time.Now()
+	if err := submitAll(ctx, c.Nodes[0].N, blocks); err != nil {
+		return err
+	}
+	c.WaitConfirmed(blocks[len(blocks)-1].Hash, 5*time.Minute)
+	rd.ConfirmedBlocksPerSec = float64(len(blocks)) / time.Since(start).Seconds()
+	rd.Ratio = rd.ConfirmedBlocksPerSec / rd.SingleBlocksPerSec
+	return nil
+}
+
+// forks makes n forks in a row on one account, the two contenders
+// submitted to nodes 0 and 2 at once, and times each until one contender
+// is confirmed on all three nodes.
+func forks(t *runT, n int, rd *Round) error {
+	c := nettest.Start(t, nettest.Options{Nodes: 3})
+	alice := wallet.NewKey()
+	head := c.Open(alice, 1_000_000)
+	var lat []time.Duration
+	for range n {
+		x, err := c.Chains.Send(alice, c.Genesis.Address(), 1)
+		if err != nil {
+			return err
+		}
+		c.Chains.At(head)
+		y, err := c.Chains.Send(alice, c.Genesis.Address(), 2)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i, b := range map[int]*ledger.Block{0: x, 2: y} {
+			wg.Add(1)
+			go func() { defer wg.Done(); c.Nodes[i].N.Engine.Submit(context.Background(), b) }()
+		}
+		var winner *ledger.Block
+		c.WaitFor("a contender confirmed everywhere", 30*time.Second, func(i int) bool {
+			for _, b := range []*ledger.Block{x, y} {
+				if c.Confirmed(i, b.Hash) && (winner == nil || winner == b) {
+					winner = b
+					return true
+				}
+			}
+			return false
+		})
+		lat = append(lat, time.Since(start))
+		wg.Wait()
+		head = winner
+		c.Chains.At(head)
+	}
+	slices.Sort(lat)
+	rd.ForkP50ms = ms(lat[len(lat)/2])
+	rd.ForkP99ms = ms(lat[min(len(lat)-1, len(lat)*99/100)])
+	return nil
+}
+
+// syncFresh writes about n blocks to a lone node, then times a fresh node
+// pulling all of them.
+func syncFresh(ctx context.Context, t *runT, n int, rd *Round) error {
+	c := nettest.Start(t, nettest.Options{Nodes: 1, Supply: 1 << 62})
+	accounts := 256
+	perPair := max(1, (n-2*accounts)/accounts)
+	wl, err := workload.Generate(ctx, workload.Config{GenesisKey: c.Genesis, Genesis: c.Network.Genesis, Work: c.Network.Work,
+		Accounts: accounts, Fund: ledger.NewAmount(1 << 40), PerPair: perPair, Timestamp: time.Now().UnixMilli()})
+	if err != nil {
+		return err
+	}
+	src := c.Nodes[0].N
+	if err := submitAll(ctx, src, wl.Setup); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(wl.Streams))
+	for _, s := range wl.Streams {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs <- submitAll(ctx, src, s) }()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	var last []ledger.Hash
+	for _, s := range wl.Streams {
+		last = append(last, s[len(s)-1].Hash)
+	}
+	start := time.Now()
+	nd := c.StartNode(t.TempDir(), nil)
+	c.Nodes = append(c.Nodes, nd)
+	c.WaitFor("the fresh node synced", 30*time.Minute, func(i int) bool {
+		for _, h := range last {
+			if _, found, _ := c.Nodes[i].N.Store.Entry(h); !found {
+				return false
+			}
+		}
+		return true
+	})
+	rd.SyncSeconds = time.Since(start).Seconds()
+	rd.SyncBlocks = wl.Len()
+	rd.SyncBlocksPerSec = float64(wl.Len()) / rd.SyncSeconds
+	return nil
+}
+
+// chainOfSends returns n blocks: sends from the genesis key to a few
+// accounts and their receives, in an order in which they apply.
+func chainOfSends(c *wallet.Chains, from wallet.Key, n int) ([]*ledger.Block, error) {
+	to := make([]wallet.Key, 16)
+	for i := range to {
+		to[i] = wallet.NewKey()
+		c.Add(to[i], nil)
+	}
+	var out []*ledger.Block
+	for i := 0; len(out) < n; i++ {
+		k := to[i%len(to)]
+		s, err := c.Send(from, k.Address(), 1)
+		if err != nil {
+			return nil, err
+		}
+		r, err := c.Receive(k, s, ledger.Address{})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s, r)
+	}
+	return out, nil
+}
+
+// submitAll submits blocks to n in chunks, in order.
+func submitAll(ctx context.Context, n *node.Node, blocks []*ledger.Block) error {
+	for chunk := range slices.Chunk(blocks, 4096) {
+		_, errs := n.Engine.SubmitAll(ctx, chunk)
+		for i, err := range errs {
+			if err != nil {
+				return fmt.Errorf("block %s: %w", chunk[i].Hash, err)
+			}
+		}
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// runT is a nettest.T for a benchmark command: a fatal error ends the step
+// with an error, and cleanups run when it ends.
+type runT struct {
+	dir      string
+	cleanups []func()
+}
+
+type fatal struct{ err error }
+
+func (t *runT) Helper()                           {}
+func (t *runT) Logf(format string, args ...any)   {}
+func (t *runT) Errorf(format string, args ...any) { panic(fatal{fmt.Errorf(format, args...)}) }
+func (t *runT) Fatal(args ...any)                 { panic(fatal{errors.New(fmt.Sprint(args...))}) }
+func (t *runT) Fatalf(format string, args ...any) { panic(fatal{fmt.Errorf(format, args...)}) }
+func (t *runT) Cleanup(f func())                  { t.cleanups = append(t.cleanups, f) }
+
+func (t *runT) TempDir() string {
+	d, err := os.MkdirTemp(t.dir, "node-")
+	if err != nil {
+		panic(fatal{err})
+	}
+	return d
+}
+
+// run runs step with a fresh runT, turning a fatal error into an error and
+// stopping what the step started.
+func run(step func(t *runT) error) (err error) {
+	dir, err := os.MkdirTemp("", "lattice-bench-network-")
+	if err != nil {
+		return err
+	}
+	t := &runT{dir: dir}
+	defer func() {
+		if p := recover(); p != nil {
+			f, ok := p.(fatal)
+			if !ok {
+				panic(p)
+			}
+			err = f.err
+		}
+		for i := len(t.cleanups) - 1; i >= 0; i-- {
+			t.cleanups[i]()
+		}
+		os.RemoveAll(dir)
+	}()
+	return step(t)
+}
