@@ -190,6 +190,16 @@ func (e *Engine) SubmitChecked(ctx context.Context, b *ledger.Block) (Result, er
 // waits until every one is decided and durable. errs[i] is blocks[i]'s
 // error, as Submit would return it.
 func (e *Engine) SubmitAll(ctx context.Context, blocks []*ledger.Block) ([]Result, []error) {
+	return e.submitAll(ctx, blocks, true)
+}
+
+// SubmitAllChecked is SubmitAll for blocks that have all passed
+// e.Params().Check already (see SubmitChecked).
+func (e *Engine) SubmitAllChecked(ctx context.Context, blocks []*ledger.Block) ([]Result, []error) {
+	return e.submitAll(ctx, blocks, false)
+}
+
+func (e *Engine) submitAll(ctx context.Context, blocks []*ledger.Block, check bool) ([]Result, []error) {
 	res := make([]Result, len(blocks))
 	errs := make([]error, len(blocks))
 	if err := e.Err(); err != nil {
@@ -199,6 +209,9 @@ func (e *Engine) SubmitAll(ctx context.Context, blocks []*ledger.Block) ([]Resul
 		return res, errs
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(blocks))
+	if !check {
+		workers = 0
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
