@@ -399,14 +399,13 @@ func (c *choiceBook) forget(root consensus.Root) {
 	delete(c.byRoot, root)
 }
 
-// choiceFor returns what to vote for when asked about h.
-func (c *choiceBook) choiceFor(h ledger.Hash) ledger.Hash {
+// choiceFor returns what this node votes for in the election h competes
+// in, and false when h is in no election this node runs.
+func (c *choiceBook) choiceFor(h ledger.Hash) (ledger.Hash, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if v, ok := c.byHash[h]; ok {
-		return v
-	}
-	return h
+	v, ok := c.byHash[h]
+	return v, ok
 }
 
 // signVotes signs hashes (at most MaxVoteHashes, no duplicates) with each

@@ -131,8 +131,8 @@ func (s *Service) answer(req *request, w io.Writer) error {
 		// there is an election, else for the block in the ledger.
 		var have []ledger.Hash
 		for _, h := range req.hashes {
-			if c := s.choices.choiceFor(h); c != h {
-				have = append(have, c)
+			if c, ok := s.choices.choiceFor(h); ok {
+				have = append(have, c) // even when not in the ledger (yet)
 			} else if _, found, err := st.Entry(h); err != nil {
 				return err
 			} else if found {

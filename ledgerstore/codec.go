@@ -28,8 +28,9 @@ const (
 // formatVersion is the layout of records this code reads and writes. It is
 // stored at Init; Open refuses a store of another version rather than
 // misreading it. Version 2 added the representative to account records and
-// the weight and confirmation tables.
-const formatVersion = 2
+// the weight and confirmation tables; version 3 stores certificates as vote
+// digests, with the votes once each in their own table.
+const formatVersion = 3
 
 func key(prefix byte, parts ...[]byte) []byte {
 	n := 1
