@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/nodewire"
 )
 
 // balanceJSON is the output of `balance --json`.
@@ -69,10 +70,13 @@ func parseBalance(t *testing.T, out string) balanceText {
 // blockOf decodes the one block a --json command printed.
 func blockOf(t *testing.T, r result) *ledger.Block {
 	t.Helper()
-	b, err := ledger.DecodeJSON(strings.NewReader(r.stdout))
-	if err != nil {
+	var nb nodewire.Block
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&nb); err != nil || nb.Block == nil {
 		t.Fatalf("decode block from %q: %v", r.stdout, err)
 	}
+	b := nb.Block
 	if b.ComputeHash() != b.Hash {
 		t.Errorf("printed block's hash %s does not match its contents", b.Hash)
 	}
@@ -265,7 +269,7 @@ func TestSendAndReceive(t *testing.T) {
 		t.Errorf("receive --json = %+v, want one receive of 2000000 leaving 3500001", recv)
 	}
 
-	var chain []*ledger.Block
+	var chain []nodewire.Block
 	decode(t, tn.mustAs(xkey, "chain", "--json"), &chain)
 	if len(chain) != 4 {
 		t.Fatalf("chain --json of %s has %d blocks, want 4", x, len(chain))
@@ -302,7 +306,7 @@ func TestChain(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("chain printed %q, want a header and three blocks", r.stdout)
 	}
-	if got, want := strings.Fields(lines[0]), []string{"#", "TYPE", "AMOUNT", "BALANCE", "TIME", "HASH"}; strings.Join(got, " ") != strings.Join(want, " ") {
+	if got, want := strings.Fields(lines[0]), []string{"#", "TYPE", "AMOUNT", "BALANCE", "TIME", "HASH", "CONFIRMED"}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("chain header = %q, want %q", got, want)
 	}
 	want := [][]string{
@@ -312,9 +316,9 @@ func TestChain(t *testing.T) {
 	}
 	for i, w := range want {
 		f := strings.Fields(lines[i+1])
-		// # TYPE AMOUNT BALANCE ASSET DATE TIME HASH
-		if len(f) != 8 {
-			t.Errorf("chain line %q: want 8 fields", lines[i+1])
+		// # TYPE AMOUNT BALANCE ASSET DATE TIME HASH CONFIRMED
+		if len(f) != 9 {
+			t.Errorf("chain line %q: want 9 fields", lines[i+1])
 			continue
 		}
 		got := []string{f[0], f[1], f[2], f[3], f[4], f[7]}
@@ -323,7 +327,7 @@ func TestChain(t *testing.T) {
 		}
 	}
 
-	var chain []*ledger.Block
+	var chain []nodewire.Block
 	decode(t, tn.mustAs(tn.gkey, "chain", "--json"), &chain)
 	if len(chain) != 3 || chain[0].Hash != tn.gblock.Hash || chain[1].Hash.String() != send || chain[2].Hash.String() != claim {
 		t.Errorf("chain --json = %+v, want genesis, send, claim", chain)
@@ -668,7 +672,7 @@ func TestMultisig(t *testing.T) {
 	if bj.Address != ms || bj.Balances["native"] != "8000000" {
 		t.Errorf("balance --account --json = %+v, want 8000000 native", bj)
 	}
-	var chain []*ledger.Block
+	var chain []nodewire.Block
 	decode(t, ok(t, run(t, "chain", "--node", tn.url, "--account", ms, "--json"), "chain --account"), &chain)
 	var types []string
 	for _, b := range chain {

@@ -384,7 +384,7 @@ func runChain(ctx context.Context, e *env, args []string) error {
 		return printJSON(e.stdout, blocks)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tTYPE\tAMOUNT\tBALANCE\tTIME\tHASH")
+	fmt.Fprintln(tw, "#\tTYPE\tAMOUNT\tBALANCE\tTIME\tHASH\tCONFIRMED")
 	for i, b := range blocks {
 		amt := ""
 		switch b.Type {
@@ -393,8 +393,12 @@ func runChain(ctx context.Context, e *env, args []string) error {
 		case ledger.TypeReceive, ledger.TypeClaim:
 			amt = "+" + b.Amount.Units()
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s %s\t%s\t%s\n", i+1, b.Type, amt, b.Balance.Units(), b.Asset,
-			time.UnixMilli(b.Timestamp).UTC().Format(time.DateTime), b.Hash)
+		confirmed := "no"
+		if b.Confirmed {
+			confirmed = "yes"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s %s\t%s\t%s\t%s\n", i+1, b.Type, amt, b.Balance.Units(), b.Asset,
+			time.UnixMilli(b.Timestamp).UTC().Format(time.DateTime), b.Hash, confirmed)
 	}
 	return tw.Flush()
 }

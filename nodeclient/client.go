@@ -116,9 +116,10 @@ func (c *Client) Balance(ctx context.Context, a ledger.Address) (map[string]stri
 	return v, c.do(ctx, "GET", "/accounts/"+a.String()+"/balance", nil, &v)
 }
 
-// Chain returns an account's blocks, oldest first.
-func (c *Client) Chain(ctx context.Context, a ledger.Address) ([]*ledger.Block, error) {
-	var v []*ledger.Block
+// Chain returns an account's blocks, oldest first, each with whether the
+// network has confirmed it.
+func (c *Client) Chain(ctx context.Context, a ledger.Address) ([]nodewire.Block, error) {
+	var v []nodewire.Block
 	return v, c.do(ctx, "GET", "/accounts/"+a.String()+"/chain", nil, &v)
 }
 
@@ -128,18 +129,16 @@ func (c *Client) Keyset(ctx context.Context, a ledger.Address) (ledger.Keyset, e
 	return v, c.do(ctx, "GET", "/accounts/"+a.String()+"/keyset", nil, &v)
 }
 
-// Block returns a block by hash.
-func (c *Client) Block(ctx context.Context, h ledger.Hash) (*ledger.Block, error) {
-	var v ledger.Block
-	if err := c.do(ctx, "GET", "/blocks/"+h.String(), nil, &v); err != nil {
-		return nil, err
-	}
-	return &v, nil
+// Block returns a block by hash, with whether the network has confirmed
+// it.
+func (c *Client) Block(ctx context.Context, h ledger.Hash) (nodewire.Block, error) {
+	var v nodewire.Block
+	return v, c.do(ctx, "GET", "/blocks/"+h.String(), nil, &v)
 }
 
 // Recent returns up to limit recent blocks across accounts, newest first.
-func (c *Client) Recent(ctx context.Context, limit int) ([]*ledger.Block, error) {
-	var v []*ledger.Block
+func (c *Client) Recent(ctx context.Context, limit int) ([]nodewire.Block, error) {
+	var v []nodewire.Block
 	return v, c.do(ctx, "GET", "/blocks/recent?limit="+strconv.Itoa(limit), nil, &v)
 }
 

@@ -213,11 +213,11 @@ func TestClient(t *testing.T) {
 		t.Errorf("Balance(a) = %v, %v; want %v", bal, err, wantAcct.Balances)
 	}
 	chain, err := c.Chain(ctx(t), a.Address())
-	if err != nil || len(chain) != 2 || !reflect.DeepEqual(chain[0], recv) || !reflect.DeepEqual(chain[1], claim) {
+	if err != nil || len(chain) != 2 || !reflect.DeepEqual(chain[0].Block, recv) || !reflect.DeepEqual(chain[1].Block, claim) {
 		t.Errorf("Chain(a) = %+v, %v; want [receive, claim]", chain, err)
 	}
 	blk, err := c.Block(ctx(t), send.Hash)
-	if err != nil || !reflect.DeepEqual(blk, send) {
+	if err != nil || !reflect.DeepEqual(blk.Block, send) {
 		t.Errorf("Block(send) = %+v, %v; want %+v", blk, err, send)
 	}
 	recent, err := c.Recent(ctx(t), 2)

@@ -76,7 +76,8 @@ type nodeProc struct {
 func startNode(t *testing.T, args ...string) *nodeProc {
 	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(binary, append([]string{"node", "--http", addr, "--log-level", "warn"}, args...)...)
+	// Loopback only; a test that wants another p2p address passes its own.
+	cmd := exec.Command(binary, append([]string{"node", "--http", addr, "--p2p", "/ip4/127.0.0.1/tcp/0", "--log-level", "warn"}, args...)...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
