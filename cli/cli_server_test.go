@@ -67,12 +67,25 @@ func TestGenesisNew(t *testing.T) {
 		t.Errorf("second genesis = %+v / %+v, want public work, same key, 5.5 units", net2.Work, net2.Genesis)
 	}
 
+	// A named representative holds the supply's weight.
+	out3 := filepath.Join(dir, "g3.json")
+	rep := wallet.NewKey().Address()
+	r = mustRun(t, "genesis", "new", "--key", key, "--network", "rep", "--work", "dev", "--representative", rep.String(), "--out", out3)
+	net3, err := node.LoadNetwork(out3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if net3.Genesis.Representative != rep || !strings.HasSuffix(r.stdout, ", represented by "+rep.String()+"\n") {
+		t.Errorf("genesis with --representative: %s, printed %q", net3.Genesis.Representative, r.stdout)
+	}
+
 	for _, tt := range []struct {
 		name string
 		args []string
 		want string
 	}{
 		{"no network", []string{"--key", key, "--out", filepath.Join(dir, "x.json")}, "--network"},
+		{"bad representative", []string{"--key", key, "--network", "n", "--representative", "xyz", "--out", filepath.Join(dir, "x.json")}, "--representative"},
 		{"no key", []string{"--network", "n", "--out", filepath.Join(dir, "x.json")}, "--key"},
 		{"bad work", []string{"--key", key, "--network", "n", "--work", "fast", "--out", filepath.Join(dir, "x.json")}, `--work "fast"`},
 		{"zero supply", []string{"--key", key, "--network", "n", "--supply", "0", "--out", filepath.Join(dir, "x.json")}, `--supply "0"`},

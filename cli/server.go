@@ -358,6 +358,7 @@ func runGenesis(_ context.Context, e *env, args []string) error {
 	name := f.string("network", "", "", "", "network name")
 	supply := f.string("supply", "", "", "1000000000", "native supply in units")
 	work := f.string("work", "", "", "public", "proof-of-work thresholds: public or dev")
+	rep := f.string("representative", "", "", "", "address of the representative of the whole supply (default: the genesis account itself)")
 	if err := f.parse(args[1:]); err != nil {
 		return err
 	}
@@ -376,6 +377,12 @@ func runGenesis(_ context.Context, e *env, args []string) error {
 	default:
 		return usageErr("--work %q: want public or dev", *work)
 	}
+	var repAddr ledger.Address
+	if *rep != "" {
+		if repAddr, err = ledger.ParseAddress(*rep); err != nil {
+			return usageErr("--representative: %v", err)
+		}
+	}
 	if _, err := os.Stat(*out); err == nil {
 		return fmt.Errorf("%s exists; not overwriting", *out)
 	}
@@ -387,11 +394,15 @@ func runGenesis(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	net := &node.Network{Name: *name, Work: w, Genesis: ledger.NewGenesis(key.Private(), amt, time.Now().UnixMilli())}
+	net := &node.Network{Name: *name, Work: w, Genesis: ledger.NewGenesisWithRepresentative(key.Private(), amt, time.Now().UnixMilli(), repAddr)}
 	if err := writeFileAtomic(*out, net, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "genesis %s written to %s: %s native to %s\n", net.Genesis.Hash, *out, amt.Units(), key.Address())
+	represented := ""
+	if !repAddr.IsZero() {
+		represented = ", represented by " + repAddr.String()
+	}
+	fmt.Fprintf(e.stdout, "genesis %s written to %s: %s native to %s%s\n", net.Genesis.Hash, *out, amt.Units(), key.Address(), represented)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"testing"
 
@@ -374,5 +375,22 @@ func TestBalancesAndPending(t *testing.T) {
 	r := w.audit()
 	if r.Minted != ledger.NewAmount(ledger.FaucetAmount) || r.Supply != supply || r.Accounts != 3 || r.Blocks != 6 {
 		t.Errorf("audit = %+v", r)
+	}
+}
+
+func TestGenesisNamesARepresentative(t *testing.T) {
+	_, priv, _ := ed25519.GenerateKey(nil)
+	rep := ledger.Address{7}
+	g := ledger.NewGenesisWithRepresentative(priv, ledger.NewAmount(1000), 1, rep)
+	if err := ledger.CheckGenesis(g); err != nil {
+		t.Fatalf("CheckGenesis: %v", err)
+	}
+	d := ledger.GenesisDelta(g)
+	if got := d.Account.Rep(); got != rep {
+		t.Errorf("genesis account's representative = %s, want %s", got, rep)
+	}
+	plain := ledger.NewGenesis(priv, ledger.NewAmount(1000), 1)
+	if got := ledger.GenesisDelta(plain).Account.Rep(); got != plain.Account {
+		t.Errorf("without one named, the representative is %s, want the account itself", got)
 	}
 }

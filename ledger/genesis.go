@@ -6,12 +6,21 @@ import "crypto/ed25519"
 // source is all zeros (the mint), crediting supply base units of Native to
 // the key's account. It is signed and its hash set; it needs no work.
 func NewGenesis(priv ed25519.PrivateKey, supply Amount, timestamp int64) *Block {
+	return NewGenesisWithRepresentative(priv, supply, timestamp, ZeroAddress)
+}
+
+// NewGenesisWithRepresentative is NewGenesis naming rep as the
+// representative of the whole supply: the network's first voter, until
+// the supply spreads. A zero rep names none (the genesis account
+// represents itself).
+func NewGenesisWithRepresentative(priv ed25519.PrivateKey, supply Amount, timestamp int64, rep Address) *Block {
 	b := &Block{
-		Type:      TypeReceive,
-		Balance:   supply,
-		Asset:     Native,
-		Timestamp: timestamp,
-		Amount:    supply,
+		Type:           TypeReceive,
+		Balance:        supply,
+		Asset:          Native,
+		Timestamp:      timestamp,
+		Amount:         supply,
+		Representative: rep,
 	}
 	copy(b.Account[:], priv.Public().(ed25519.PublicKey))
 	b.Seal()
@@ -32,8 +41,8 @@ func CheckGenesis(b *Block) error {
 		return ruleErr(ErrMalformed, "genesis amount must equal its balance, the supply")
 	case b.Account.IsZero() || b.Timestamp <= 0:
 		return ruleErr(ErrMalformed, "genesis needs an account and a positive timestamp")
-	case len(b.Signatures) > 0 || !b.Representative.IsZero():
-		return ruleErr(ErrMalformed, "genesis carries no representative or multisig signatures")
+	case len(b.Signatures) > 0:
+		return ruleErr(ErrMalformed, "genesis carries no multisig signatures")
 	}
 	have := b.present()
 	for f := range numFields {
@@ -53,7 +62,7 @@ func CheckGenesis(b *Block) error {
 // GenesisDelta returns the Delta that starts a ledger with genesis block b,
 // which must have passed CheckGenesis.
 func GenesisDelta(b *Block) *Delta {
-	acct := Account{Address: b.Account, Frontier: b.Hash, Height: 1, Timestamp: b.Timestamp}
+	acct := Account{Address: b.Account, Frontier: b.Hash, Height: 1, Timestamp: b.Timestamp, Representative: b.Representative}
 	acct.setBalance(Native, b.Balance)
 	return &Delta{Add: &Entry{Block: b, Height: 1, After: acct}, Account: acct}
 }
