@@ -264,6 +264,12 @@ func (b *Batch) Confirmed(a ledger.Address) (uint64, ledger.Hash, bool, error) {
 	return b.s.Confirmed(a)
 }
 
+// IsConfirmed is the batch's view of Store.IsConfirmed.
+func (b *Batch) IsConfirmed(e *ledger.Entry) (bool, error) {
+	height, _, _, err := b.Confirmed(e.Block.Account)
+	return e.Height <= height, err
+}
+
 // SetConfirmed records that a's chain is confirmed up to height, whose
 // block is h. It never lowers a confirmation: a lower height is ignored.
 func (b *Batch) SetConfirmed(a ledger.Address, height uint64, h ledger.Hash) error {

@@ -429,6 +429,15 @@ func (e *Engine) append(batch *ledgerstore.Batch, r *request, b *ledger.Block) {
 		r.res.Duplicate = true
 	case errors.As(err, &fe):
 		r.err = fe
+		// A contender of a confirmed block has lost already: it is
+		// refused, and neither recorded nor put to election (an election
+		// there could only undo what the network decided).
+		if decided, derr := placeConfirmed(batch, fe); derr != nil {
+			r.err = derr
+			return
+		} else if decided {
+			return
+		}
 		if cerr := batch.AddConflict(fe, e.now().UnixMilli()); cerr != nil {
 			r.err = cerr
 		} else {

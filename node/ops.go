@@ -56,11 +56,16 @@ func confirm(batch *ledgerstore.Batch, h ledger.Hash, cert []byte) ([]ledger.Has
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		// Sources not yet confirmed go first; the chain's blocks are
-		// confirmed once every one of them is.
-		var deps []*ledger.Entry
-		var hashes, prevs []ledger.Hash
-		for height := done + 1; height <= top.Height; height++ {
+		// Walk up from the confirmed prefix. At a receive whose send is
+		// not confirmed yet, confirm what was walked, confirm the send's
+		// chain first, and come back: every block is walked once, where
+		// walking the whole range again on every return was quadratic in
+		// a pair of chains that pay each other back and forth.
+		var (
+			hashes, prevs []ledger.Hash
+			dep           *ledger.Entry
+		)
+		for height := done + 1; height <= top.Height && dep == nil; height++ {
 			ch, found, err := batch.ChainAt(a, height)
 			if err != nil {
 				return nil, err
@@ -75,8 +80,6 @@ func confirm(batch *ledgerstore.Batch, h ledger.Hash, cert []byte) ([]ledger.Has
 			if !found {
 				return nil, fmt.Errorf("node: block %s of %s's chain is missing", ch, a)
 			}
-			hashes = append(hashes, ch)
-			prevs = append(prevs, ce.Block.Previous)
 			if src := ce.Block.Source; !src.IsZero() && ce.Block.Type == ledger.TypeReceive {
 				se, found, err := batch.Entry(src)
 				if err != nil {
@@ -90,30 +93,45 @@ func confirm(batch *ledgerstore.Batch, h ledger.Hash, cert []byte) ([]ledger.Has
 					return nil, err
 				}
 				if se.Height > sdone {
-					deps = append(deps, se)
+					dep = se
+					break
 				}
 			}
+			hashes = append(hashes, ch)
+			prevs = append(prevs, ce.Block.Previous)
 		}
-		if len(deps) > 0 {
-			stack = append(stack, deps...)
-			continue
-		}
-		if err := batch.SetConfirmed(a, top.Height, top.Block.Hash); err != nil {
-			return nil, err
-		}
-		// A fork at a confirmed place is decided: the block there won.
-		for _, prev := range prevs {
-			if err := batch.EndConflict(a, prev); err != nil {
+		if n := len(hashes); n > 0 {
+			if err := batch.SetConfirmed(a, done+uint64(n), hashes[n-1]); err != nil {
 				return nil, err
 			}
+			// A fork at a confirmed place is decided: the block there won.
+			for _, prev := range prevs {
+				if err := batch.EndConflict(a, prev); err != nil {
+					return nil, err
+				}
+			}
+			confirmed = append(confirmed, hashes...)
 		}
-		confirmed = append(confirmed, hashes...)
-		stack = stack[:len(stack)-1]
+		if dep != nil {
+			stack = append(stack, dep)
+		} else {
+			stack = stack[:len(stack)-1]
+		}
 	}
 	if cert != nil {
 		batch.PutCertificate(h, cert)
 	}
 	return confirmed, nil
+}
+
+// placeConfirmed reports whether the block a fork contends with is
+// confirmed.
+func placeConfirmed(batch *ledgerstore.Batch, fe *ledger.ForkError) (bool, error) {
+	e, found, err := batch.Entry(fe.Existing)
+	if err != nil || !found {
+		return false, err
+	}
+	return batch.IsConfirmed(e)
 }
 
 // resolve switches the fork at b's place to b (see Engine.Resolve).

@@ -240,3 +240,35 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 		t.Error("a subscriber two changes behind its one-change buffer was not dropped")
 	}
 }
+
+func TestForkOfAConfirmedBlockIsNotRecorded(t *testing.T) {
+	st, e, c, gk := openMemEngine(t)
+	alice := wallet.NewKey()
+	c.key(alice)
+	first := c.send(gk, alice, 5)
+	submitAll(t, e, first)
+	ctx := context.Background()
+	if _, err := e.Confirm(ctx, first.Hash, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.at(gk, &ledger.Block{Account: gk.Address(), Hash: first.Previous, Asset: ledger.Native, Balance: ledger.NewAmount(1_000_000)})
+	other := c.send(gk, alice, 6)
+	sub := e.Subscribe(4)
+	defer sub.Close()
+	if _, err := e.Submit(ctx, other); !errors.As(err, new(*ledger.ForkError)) {
+		t.Fatalf("contender of a confirmed block: got %v, want a fork error", err)
+	}
+	n := 0
+	st.Conflicts(nil, func(ledgerstore.Conflict) error { n++; return nil })
+	if n != 0 {
+		t.Errorf("%d conflicts recorded for a confirmed place, want 0", n)
+	}
+	if _, found, _ := st.ForkBlock(other.Hash); found {
+		t.Error("the losing contender was kept")
+	}
+	select {
+	case ch := <-sub.C:
+		t.Errorf("feed reported %+v for a refused contender", ch)
+	default:
+	}
+}
