@@ -27,7 +27,8 @@ type ElectionInfo struct {
 	Quorum  ledger.Amount
 }
 
-// Elections returns the active elections, as of the last tick.
+// Elections returns the running elections of forks (more than one
+// contender), as of the last tick.
 func (s *Service) Elections() []ElectionInfo {
 	s.elMu.Lock()
 	defer s.elMu.Unlock()
@@ -70,6 +71,7 @@ type election struct {
 	started    int64
 	confirming bool
 	asked      int64 // when votes were last requested, Unix ms
+	contenders int
 }
 
 // electionLoop owns the tally: it starts elections for new blocks and
@@ -82,6 +84,7 @@ type electionLoop struct {
 	byHash  map[ledger.Hash]consensus.Root
 	weights map[ledger.Address]ledger.Amount
 	choice  map[consensus.Root]ledger.Hash // what this node's reps voted for
+	silent  map[consensus.Root]struct{}    // started while this node's reps had no weight
 	pending []ledger.Hash                  // hashes to vote for, gathered
 	asking  bool
 	askDone chan []*consensus.Vote
@@ -100,6 +103,7 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 		byHash:  make(map[ledger.Hash]consensus.Root),
 		weights: make(map[ledger.Address]ledger.Amount),
 		choice:  make(map[consensus.Root]ledger.Hash),
+		silent:  make(map[consensus.Root]struct{}),
 		askDone: make(chan []*consensus.Vote, 1),
 	}
 	defer func() { sub.Close() }()
@@ -151,13 +155,7 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 			l.refreshWeights()
 			l.sweep(ctx)
 			l.publishInfo()
-			for _, in := range s.held.due(s.cfg.Now().Add(s.cfg.MaxClockSkew).UnixMilli()) {
-				select {
-				case s.intake <- in:
-				default:
-					s.stats.intakeDropped.Add(1)
-				}
-			}
+			s.toIntakeLater(s.held.due(s.cfg.Now().Add(s.cfg.MaxClockSkew).UnixMilli()))
 		}
 		if len(l.pending) > 0 && flush == nil {
 			if len(l.pending) >= consensus.MaxVoteHashes {
@@ -176,6 +174,8 @@ func (l *electionLoop) now() int64 { return l.s.cfg.Now().UnixMilli() }
 // confirmed blocks end their elections.
 func (l *electionLoop) change(ctx context.Context, ch node.Change) {
 	s := l.s
+	var released []inBlock
+	defer func() { s.toIntakeLater(released) }()
 	for _, e := range ch.Applied {
 		b := e.Block
 		if !s.fromNet.has(b.Hash) {
@@ -186,11 +186,7 @@ func (l *electionLoop) change(ctx context.Context, ch node.Change) {
 			}
 		}
 		for _, w := range s.waiting.release(b.Hash) {
-			select {
-			case s.intake <- inBlock{b: w, checked: true}:
-			default:
-				s.stats.intakeDropped.Add(1)
-			}
+			released = append(released, inBlock{b: w, checked: true})
 		}
 		l.start(consensus.Root{Account: b.Account, Previous: b.Previous}, b.Hash, true)
 	}
@@ -214,14 +210,23 @@ func (l *electionLoop) start(root consensus.Root, h ledger.Hash, ours bool) {
 		l.s.log.Debug("election not started", "root", root, "hash", h, "err", err)
 		return
 	}
-	if l.roots[root] == nil {
-		l.roots[root] = &election{started: l.now()}
+	e := l.roots[root]
+	if e == nil {
+		e = &election{started: l.now()}
+		l.roots[root] = e
+	}
+	if _, known := l.byHash[h]; !known {
+		e.contenders++
 	}
 	l.byHash[h] = root
 	if ours {
-		if _, voted := l.choice[root]; !voted && l.hasReps() {
-			l.setChoice(root, h)
-			l.pending = append(l.pending, h)
+		if _, voted := l.choice[root]; !voted {
+			if l.hasReps() {
+				l.setChoice(root, h)
+				l.pending = append(l.pending, h)
+			} else {
+				l.silent[root] = struct{}{}
+			}
 		}
 	}
 	l.evaluate(root)
@@ -236,6 +241,7 @@ func (l *electionLoop) finish(root consensus.Root) {
 	l.tally.Finish(root)
 	delete(l.roots, root)
 	delete(l.choice, root)
+	delete(l.silent, root)
 	l.s.choices.forget(root)
 }
 
@@ -483,11 +489,13 @@ func (l *electionLoop) checkFrontiers(accts []ledger.Address) {
 // node's own first receive gives it its weight after the block's election
 // began). They vote for the contender in the ledger.
 func (l *electionLoop) voteWhereSilent() {
-	if !l.hasReps() {
+	if len(l.silent) == 0 || !l.hasReps() {
 		return
 	}
-	for root, e := range l.roots {
-		if _, voted := l.choice[root]; voted || e.confirming {
+	for root := range l.silent {
+		delete(l.silent, root)
+		e := l.roots[root]
+		if _, voted := l.choice[root]; voted || e == nil || e.confirming {
 			continue
 		}
 		info, ok := l.tally.Election(root)
@@ -569,11 +577,18 @@ func (l *electionLoop) sweep(ctx context.Context) {
 	})
 }
 
-// publishInfo copies the elections for the API.
+// publishInfo copies the forks' elections for the API.
 func (l *electionLoop) publishInfo() {
-	infos := make([]ElectionInfo, 0, len(l.roots))
+	// Only forks: the API shows their tallies. Every block has an
+	// election, and a tally of each, five times a second, was most of a
+	// syncing node's time.
+	var infos []ElectionInfo
 	now := l.now()
+	l.s.electionCount.Store(int64(len(l.roots)))
 	for root, e := range l.roots {
+		if e.contenders < 2 {
+			continue
+		}
 		res := l.tally.Result(root, l.weight, now)
 		infos = append(infos, ElectionInfo{Root: root, Started: e.started, Tallies: res.Tallies, Online: res.Online, Quorum: res.Quorum})
 	}

@@ -1,12 +1,21 @@
 package ledgernet_test
 
 import (
+	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/latticenet/lattice/consensus"
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgernet"
 	"github.com/latticenet/lattice/nettest"
+	"github.com/latticenet/lattice/p2p"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -184,4 +193,78 @@ func TestClusterStartsRepeatedly(t *testing.T) {
 		c := nettest.Start(t, nettest.Options{Nodes: 3})
 		c.Close()
 	}
+}
+
+// TestHostilePeerIsBanned: a peer of the same network floods invalid
+// blocks and votes; the node it talks to bans it, nothing of it spreads,
+// and the network keeps confirming.
+func TestHostilePeerIsBanned(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 3})
+	evil, err := p2p.New(t.Context(), p2p.Config{Dir: t.TempDir(), Listen: []string{"/ip4/127.0.0.1/tcp/0"},
+		Bootstrap: c.Nodes[0].Host.Addrs(), Network: c.Network.Genesis.Hash.String(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer evil.Close()
+	// It talks to node 0 only, so that what nodes 1 and 2 see of it is
+	// what node 0 forwarded.
+	for _, nd := range c.Nodes[1:] {
+		nd.Host.Isolate(evil.ID())
+	}
+	acceptAll := func(context.Context, peer.ID, []byte) p2p.Verdict { return p2p.Accept }
+	ignore := func(peer.ID, []byte) {}
+	blocks, err := evil.Join("blocks/1", acceptAll, ignore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes, err := evil.Join("votes/1", acceptAll, ignore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := c.Nodes[0].Host.ID()
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Contains(blocks.Peers(), target) || !slices.Contains(votes.Peers(), target) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hostile peer never joined the topics with node 0")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// Well-formed blocks with a bad signature, and votes signed by a key
+	// other than the representative they name.
+	bob := wallet.NewKey()
+	before := c.Nodes[1].Svc.Stats().Invalid + c.Nodes[2].Svc.Stats().Invalid
+	for i := range 200 {
+		bad := &ledger.Block{Type: ledger.TypeSend, Account: bob.Address(), Asset: ledger.Native, Timestamp: int64(i + 1),
+			Destination: c.Genesis.Address(), Amount: ledger.NewAmount(1)}
+		bad.Seal()
+		bad.Sign(c.Genesis.Private())
+		msg, _ := ledgernet.EncodeBlocks([]*ledger.Block{bad})
+		blocks.Publish(t.Context(), msg)
+		v := &consensus.Vote{Timestamp: int64(i + 1), Hashes: []ledger.Hash{bad.Hash}}
+		v.Sign(c.Network.Genesis.Hash, bob.Private())
+		v.Representative = c.Genesis.Address() // forged
+		vb, _ := v.MarshalBinary()
+		votes.Publish(t.Context(), vb)
+		if c.Nodes[0].Host.Banned(evil.ID()) {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for !c.Nodes[0].Host.Banned(evil.ID()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node 0 did not ban the hostile peer; its counters: %+v", c.Nodes[0].Svc.Stats())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if after := c.Nodes[1].Svc.Stats().Invalid + c.Nodes[2].Svc.Stats().Invalid; after != before {
+		t.Errorf("nodes 1 and 2 saw %d invalid messages: node 0 forwarded some", after-before)
+	}
+	// The honest network goes on.
+	s := c.Must(c.Chains.Send(c.Genesis, bob.Address(), 10))
+	c.Submit(1, s)
+	c.WaitConfirmed(s.Hash, 10*time.Second)
+	c.Audit()
 }

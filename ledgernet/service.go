@@ -120,17 +120,19 @@ type Service struct {
 	choices choiceBook
 	lastTS  atomic.Int64 // of the latest vote this node signed
 
-	elMu      sync.Mutex // guards elections, a copy the API reads
-	elections []ElectionInfo
+	elMu          sync.Mutex // guards elections, a copy the API reads
+	elections     []ElectionInfo
+	electionCount atomic.Int64
 
 	cancel context.CancelFunc
+	quit   chan struct{} // closed by Close
 	wg     sync.WaitGroup
 	closed atomic.Bool
 }
 
 type counters struct {
 	gossipBlocks, gossipVotes, invalid, held, synced, intakeDropped atomic.Uint64
-	confirmations, resolved, publishDropped                         atomic.Uint64
+	confirmations, resolved, publishDropped, served                 atomic.Uint64
 }
 
 // inBlock is a block from a peer on its way to the engine.
@@ -151,7 +153,8 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	s := &Service{
 		cfg: cfg, n: cfg.Node, h: cfg.Host, log: cfg.Logger.With("component", "ledgernet"),
 		network:   cfg.Node.Network.Genesis.Hash,
-		intake:    make(chan inBlock, 8192),
+		intake:    make(chan inBlock, 1<<16),
+		quit:      make(chan struct{}),
 		outBlocks: make(chan *ledger.Block, 1<<14),
 		held:      newHeldBlocks(4096),
 		waiting:   newUnchecked(cfg.UncheckedBlocks, cfg.UncheckedBytes),
@@ -180,6 +183,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	s.spawn(func() { s.publishLoop(ctx) })
 	s.spawn(func() { s.electionLoop(ctx, sub) })
 	s.spawn(func() { s.syncLoop(ctx) })
+	s.spawn(func() { s.electUnconfirmed(ctx) })
 	return s, nil
 }
 
@@ -195,6 +199,7 @@ func (s *Service) Close() error {
 		return nil
 	}
 	s.cancel()
+	close(s.quit)
 	s.wg.Wait()
 	return nil
 }
@@ -230,6 +235,47 @@ func (s *Service) publishLoop(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// electUnconfirmed puts the unconfirmed frontiers of the ledger to
+// election, once at start: elections live in memory, and a node that
+// stopped before its blocks were confirmed would otherwise never ask for
+// the votes that confirm them.
+func (s *Service) electUnconfirmed(ctx context.Context) {
+	var batch []ledger.Address
+	flush := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		select {
+		case s.frontiers <- batch:
+			batch = nil
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	st := s.n.Store
+	err := st.Accounts(func(a ledger.Account) error {
+		done, _, _, err := st.Confirmed(a.Address)
+		if err != nil {
+			return err
+		}
+		if a.Height > done {
+			batch = append(batch, a.Address)
+			if len(batch) == 256 && !flush() {
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("listing unconfirmed frontiers", "err", err)
+		}
+		return
+	}
+	flush()
 }
 
 // validateBlock is the gossip validator of block messages: only a message
@@ -280,15 +326,43 @@ func (s *Service) deliverBlock(from peer.ID, data []byte) {
 	}
 }
 
-// enqueue hands a block to the intake workers, dropping it when they are
-// too far behind: sync brings it back.
+// enqueue hands a block from the network to the intake. When the intake is
+// behind it waits, up to a bound, so that a burst slows gossip delivery
+// rather than losing blocks; past the bound it drops the block, which a
+// later block's fetch or sync brings back.
 func (s *Service) enqueue(in inBlock) {
 	s.fromNet.add(in.b.Hash)
+	s.toIntake(in)
+}
+
+// toIntake queues a block for the intake (see enqueue).
+func (s *Service) toIntake(in inBlock) {
 	select {
 	case s.intake <- in:
+		return
 	default:
-		s.stats.intakeDropped.Add(1)
 	}
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case s.intake <- in:
+	case <-t.C:
+		s.stats.intakeDropped.Add(1)
+	case <-s.quit:
+	}
+}
+
+// toIntakeLater queues blocks for the intake from a goroutine of its own,
+// for callers that must never wait (the election loop).
+func (s *Service) toIntakeLater(ins []inBlock) {
+	if len(ins) == 0 {
+		return
+	}
+	s.spawn(func() {
+		for _, in := range ins {
+			s.toIntake(in)
+		}
+	})
 }
 
 // intakeLoop submits blocks from peers to the engine, as many at a time as
@@ -393,6 +467,7 @@ type Stats struct {
 	Invalid          uint64 `json:"invalid_messages"`
 	Held             uint64 `json:"held_future_blocks"`
 	Synced           uint64 `json:"synced_blocks"`
+	Served           uint64 `json:"served_blocks"`
 	IntakeDropped    uint64 `json:"intake_dropped"`
 	PublishDropped   uint64 `json:"publish_dropped"`
 	Unchecked        int    `json:"unchecked_blocks"`
@@ -406,12 +481,10 @@ type Stats struct {
 // Stats returns the service's counters.
 func (s *Service) Stats() Stats {
 	c, b, ev := s.waiting.stats()
-	s.elMu.Lock()
-	el := len(s.elections)
-	s.elMu.Unlock()
+	el := int(s.electionCount.Load())
 	return Stats{
 		Peers: len(s.h.Peers()), GossipBlocks: s.stats.gossipBlocks.Load(), GossipVotes: s.stats.gossipVotes.Load(),
-		Invalid: s.stats.invalid.Load(), Held: s.stats.held.Load(), Synced: s.stats.synced.Load(),
+		Invalid: s.stats.invalid.Load(), Held: s.stats.held.Load(), Synced: s.stats.synced.Load(), Served: s.stats.served.Load(),
 		IntakeDropped: s.stats.intakeDropped.Load(), PublishDropped: s.stats.publishDropped.Load(), Unchecked: c, UncheckedBytes: b, UncheckedEvicted: ev,
 		Elections: el, Confirmations: s.stats.confirmations.Load(), ForksResolved: s.stats.resolved.Load(),
 	}

@@ -71,6 +71,7 @@ func (s *Service) answer(req *request, w io.Writer) error {
 		next := req.after
 		err := st.Log(req.after, req.limit, func(seq uint64, e *ledger.Entry) error {
 			next = seq
+			s.stats.served.Add(1)
 			return block(seq, e.Block)
 		})
 		if err != nil {
@@ -305,6 +306,55 @@ func (s *Service) syncFrom(ctx context.Context, p peer.ID) error {
 	} else if found && len(v) == 8 {
 		cursor = binary.BigEndian.Uint64(v)
 	}
+	// One goroutine pulls the next batch while this one applies the last:
+	// the pull waits on the network and the peer, the apply on this node's
+	// cores and disk.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan logBatch, 2)
+	go s.pullLog(ctx, p, cursor, batches)
+	for b := range batches {
+		if b.err != nil {
+			return b.err
+		}
+		if b.restart {
+			cursor = 0
+			continue
+		}
+		if len(b.blocks) > 0 {
+			s.applySynced(ctx, p, b.blocks)
+		}
+		if b.next != cursor {
+			cursor = b.next
+			if err := s.n.Store.SetMeta(cursorName, binary.BigEndian.AppendUint64(nil, cursor)); err != nil {
+				return err
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// logBatch is one answer to a log request: its blocks and the cursor after
+// them, or an error, or word that the peer's log restarted.
+type logBatch struct {
+	blocks  []*ledger.Block
+	next    uint64
+	restart bool
+	err     error
+}
+
+// pullLog sends p's log from cursor on as batches, until it has all of it
+// or ctx ends, and closes out.
+func (s *Service) pullLog(ctx context.Context, p peer.ID, cursor uint64, out chan<- logBatch) {
+	defer close(out)
+	send := func(b logBatch) bool {
+		select {
+		case out <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	for {
 		var blocks []*ledger.Block
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -321,27 +371,22 @@ func (s *Service) syncFrom(ctx context.Context, p peer.ID) error {
 		})
 		cancel()
 		if err != nil {
-			return err
+			send(logBatch{err: err})
+			return
 		}
 		if cursor > last {
 			// The peer's log is shorter than our cursor: its ledger was
 			// started again. Pull it from the beginning.
+			if !send(logBatch{restart: true}) {
+				return
+			}
 			cursor = 0
 			continue
 		}
-		if len(blocks) > 0 {
-			s.applySynced(ctx, p, blocks)
-		}
-		if next == cursor {
-			return nil
+		if !send(logBatch{blocks: blocks, next: next}) || next == cursor || next >= last {
+			return
 		}
 		cursor = next
-		if err := s.n.Store.SetMeta(cursorName, binary.BigEndian.AppendUint64(nil, cursor)); err != nil {
-			return err
-		}
-		if next >= last {
-			return nil
-		}
 	}
 }
 

@@ -1,0 +1,4 @@
+package ledgernet
+
+// EncodeBlocks lets external tests build blocks messages.
+var EncodeBlocks = encodeBlocks
