@@ -185,7 +185,7 @@ func (l *electionLoop) change(ctx context.Context, ch node.Change) {
 				s.stats.publishDropped.Add(1) // peers pull it by sync
 			}
 		}
-		for _, w := range s.waiting.release(b.Hash) {
+		for _, w := range s.waiting.releaseAll(b.Hash) {
 			released = append(released, inBlock{b: w, checked: true})
 		}
 		l.start(consensus.Root{Account: b.Account, Previous: b.Previous}, b.Hash, true)

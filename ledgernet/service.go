@@ -29,10 +29,9 @@ import (
 
 // Topic and protocol names, under the host's /lattice/<genesis>/ namespace.
 const (
-	topicBlocks   = "blocks/1"
-	topicVotes    = "votes/1"
-	protocolSync  = "sync/1"
-	intakeWorkers = 1
+	topicBlocks  = "blocks/1"
+	topicVotes   = "votes/1"
+	protocolSync = "sync/1"
 )
 
 // Config configures a Service.
@@ -105,15 +104,16 @@ type Service struct {
 	blocks *p2p.Topic
 	votes  *p2p.Topic
 
-	intake    chan inBlock
-	outBlocks chan *ledger.Block // blocks of this node's own to gossip
-	held      *heldBlocks
-	waiting   *unchecked
-	fromNet   *hashSet // hashes that came from peers: not gossiped again
-	votesIn   chan *consensus.Vote
-	frontiers chan []ledger.Address
-	confirmed chan confirmOutcome
-	confirmQ  chan confirmJob
+	intake      chan inBlock
+	intakeWaits chan intakeWait    // batches queued, in order
+	outBlocks   chan *ledger.Block // blocks of this node's own to gossip
+	held        *heldBlocks
+	waiting     *unchecked
+	fromNet     *hashSet // hashes that came from peers: not gossiped again
+	votesIn     chan *consensus.Vote
+	frontiers   chan []ledger.Address
+	confirmed   chan confirmOutcome
+	confirmQ    chan confirmJob
 
 	stats   counters
 	serving servingGate
@@ -152,18 +152,19 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{
 		cfg: cfg, n: cfg.Node, h: cfg.Host, log: cfg.Logger.With("component", "ledgernet"),
-		network:   cfg.Node.Network.Genesis.Hash,
-		intake:    make(chan inBlock, 1<<16),
-		quit:      make(chan struct{}),
-		outBlocks: make(chan *ledger.Block, 1<<14),
-		held:      newHeldBlocks(4096),
-		waiting:   newUnchecked(cfg.UncheckedBlocks, cfg.UncheckedBytes),
-		fromNet:   newHashSet(1 << 18),
-		votesIn:   make(chan *consensus.Vote, 8192),
-		frontiers: make(chan []ledger.Address, 64),
-		confirmed: make(chan confirmOutcome, 1024),
-		confirmQ:  make(chan confirmJob, 4096),
-		cancel:    cancel,
+		network:     cfg.Node.Network.Genesis.Hash,
+		intake:      make(chan inBlock, 1<<16),
+		intakeWaits: make(chan intakeWait, 4),
+		quit:        make(chan struct{}),
+		outBlocks:   make(chan *ledger.Block, 1<<14),
+		held:        newHeldBlocks(4096),
+		waiting:     newUnchecked(cfg.UncheckedBlocks, cfg.UncheckedBytes),
+		fromNet:     newHashSet(1 << 18),
+		votesIn:     make(chan *consensus.Vote, 8192),
+		frontiers:   make(chan []ledger.Address, 64),
+		confirmed:   make(chan confirmOutcome, 1024),
+		confirmQ:    make(chan confirmJob, 4096),
+		cancel:      cancel,
 	}
 	var err error
 	if s.blocks, err = s.h.Join(topicBlocks, s.validateBlock, s.deliverBlock); err != nil {
@@ -176,9 +177,8 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	s.h.Handle(protocolSync, s.serveSync)
 	sub := s.n.Engine.Subscribe(1 << 14)
-	for range intakeWorkers {
-		s.spawn(func() { s.intakeLoop(ctx) })
-	}
+	s.spawn(func() { s.intakeLoop(ctx) })
+	s.spawn(func() { s.intakeAnswers(ctx) })
 	s.spawn(func() { s.confirmLoop(ctx) })
 	s.spawn(func() { s.publishLoop(ctx) })
 	s.spawn(func() { s.electionLoop(ctx, sub) })
@@ -399,9 +399,35 @@ func (s *Service) intakeLoop(ctx context.Context) {
 			kept = append(kept, in)
 			blocks = append(blocks, in.b)
 		}
-		_, errs := s.n.Engine.SubmitAllChecked(ctx, blocks)
-		for i, in := range kept {
-			s.afterSubmit(ctx, in, errs[i])
+		// Queue, then wait on another goroutine: the next batch reaches
+		// the writer while this one's fsync runs, still in order.
+		wait := s.n.Engine.QueueChecked(ctx, blocks)
+		select {
+		case s.intakeWaits <- intakeWait{wait: wait, ins: kept}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// intakeWait is a batch the intake queued, waiting for its answers.
+type intakeWait struct {
+	wait func() ([]node.Result, []error)
+	ins  []inBlock
+}
+
+// intakeAnswers takes the engine's answers to the intake's batches, in
+// order, and deals with the blocks that could not be applied yet.
+func (s *Service) intakeAnswers(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case w := <-s.intakeWaits:
+			_, errs := w.wait()
+			for i, in := range w.ins {
+				s.afterSubmit(ctx, in, errs[i])
+			}
 		}
 	}
 }
@@ -426,7 +452,20 @@ func (s *Service) afterSubmit(ctx context.Context, in inBlock, err error) {
 		return
 	}
 	// Every block that reaches the engine's rules has passed Check.
-	if s.waiting.add(in.b, missing) && in.from != "" {
+	if !s.waiting.add(in.b, missing) {
+		return
+	}
+	// The missing block may have been applied between the engine's answer
+	// and the add, and its release gone by: look again.
+	if _, found, err := s.n.Store.Entry(missing); err == nil && found {
+		var again []inBlock
+		for _, w := range s.waiting.releaseAll(missing) {
+			again = append(again, inBlock{b: w, checked: true})
+		}
+		s.toIntakeLater(again)
+		return
+	}
+	if in.from != "" {
 		s.spawn(func() { s.fetch(ctx, in.from, missing) })
 	}
 }

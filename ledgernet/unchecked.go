@@ -56,6 +56,18 @@ func (u *unchecked) add(b *ledger.Block, missing ledger.Hash) bool {
 	return true
 }
 
+// releaseAll removes and returns the blocks that waited for h and, after
+// each, the blocks that waited for it, and so on: in an order in which
+// they apply, so that a whole chain that arrived backwards goes to the
+// engine in one batch rather than one block per commit.
+func (u *unchecked) releaseAll(h ledger.Hash) []*ledger.Block {
+	out := u.release(h)
+	for i := 0; i < len(out); i++ {
+		out = append(out, u.release(out[i].Hash)...)
+	}
+	return out
+}
+
 // waitsFor reports whether a block waits for h.
 func (u *unchecked) waitsFor(h ledger.Hash) bool {
 	u.mu.Lock()

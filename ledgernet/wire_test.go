@@ -160,3 +160,27 @@ func TestBlocksMessageSplitsAtTheBound(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseAllFollowsTheChain: a chain that arrived backwards comes out
+// whole, in the order it applies, when its first missing block arrives.
+func TestReleaseAllFollowsTheChain(t *testing.T) {
+	u := newUnchecked(100, 1<<20)
+	root := ledger.Hash{1}
+	chain := []*ledger.Block{{Hash: ledger.Hash{2}}, {Hash: ledger.Hash{3}}, {Hash: ledger.Hash{4}}}
+	// Arrived last first: 4 waits for 3, 3 for 2, 2 for the root.
+	u.add(chain[2], chain[1].Hash)
+	u.add(chain[1], chain[0].Hash)
+	u.add(chain[0], root)
+	got := u.releaseAll(root)
+	if len(got) != 3 {
+		t.Fatalf("released %d blocks, want 3", len(got))
+	}
+	for i, b := range got {
+		if b.Hash != chain[i].Hash {
+			t.Errorf("released[%d] = %v, want %v", i, b.Hash, chain[i].Hash)
+		}
+	}
+	if n, _, _ := u.stats(); n != 0 {
+		t.Errorf("%d blocks still waiting", n)
+	}
+}

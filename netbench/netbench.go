@@ -2,8 +2,9 @@
 // confirmed blocks per second on a three-node network beside single-node
 // ingest of the same blocks in the same round, how long a fork takes to be
 // decided on every node, and how fast a fresh node syncs a ledger. Every
-// node is real (package nettest: libp2p on loopback, the ledgernet service)
-// and they all share this machine's cores.
+// node is real (package nettest: libp2p on loopback, the ledgernet service,
+// Pebble on disk in a temporary directory, fsync'd) and they all share this
+// machine's cores and disk.
 package netbench
 
 import (
@@ -16,8 +17,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgernet"
@@ -123,12 +122,12 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 // node that has what the cluster had before them.
 func confirmation(ctx context.Context, t *runT, n int, rd *Round) error {
 	// Sync is the safety net under gossip; it need not run during a burst.
-	c := nettest.Start(t, nettest.Options{Nodes: 3, Net: ledgernet.Config{SyncInterval: 30 * time.Second}})
+	c := nettest.Start(t, nettest.Options{Nodes: 3, OnDisk: true, Net: ledgernet.Config{SyncInterval: 30 * time.Second}})
 	blocks, err := chainOfSends(c.Chains, c.Genesis, n)
 	if err != nil {
 		return err
 	}
-	single, err := node.Open(node.Config{DataDir: t.TempDir(), Network: c.Network, FS: vfs.NewMem(),
+	single, err := node.Open(node.Config{DataDir: t.TempDir(), Network: c.Network,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
@@ -167,7 +166,7 @@ func confirmation(ctx context.Context, t *runT, n int, rd *Round) error {
 // submitted to nodes 0 and 2 at once, and times each until one contender
 // is confirmed on all three nodes.
 func forks(t *runT, n int, rd *Round) error {
-	c := nettest.Start(t, nettest.Options{Nodes: 3})
+	c := nettest.Start(t, nettest.Options{Nodes: 3, OnDisk: true})
 	alice := wallet.NewKey()
 	head := c.Open(alice, 1_000_000)
 	var lat []time.Duration
@@ -211,7 +210,7 @@ func forks(t *runT, n int, rd *Round) error {
 // syncFresh writes about n blocks to a lone node, then times a fresh node
 // pulling all of them.
 func syncFresh(ctx context.Context, t *runT, n int, rd *Round) error {
-	c := nettest.Start(t, nettest.Options{Nodes: 1, Supply: 1 << 62})
+	c := nettest.Start(t, nettest.Options{Nodes: 1, OnDisk: true, Supply: 1 << 62})
 	accounts := 256
 	perPair := max(1, (n-2*accounts)/accounts)
 	wl, err := workload.Generate(ctx, workload.Config{GenesisKey: c.Genesis, Genesis: c.Network.Genesis, Work: c.Network.Work,

@@ -199,6 +199,27 @@ func (e *Engine) SubmitAllChecked(ctx context.Context, blocks []*ledger.Block) (
 	return e.submitAll(ctx, blocks, false)
 }
 
+// QueueChecked hands blocks that have passed e.Params().Check to the
+// writer, in order, and returns without waiting for them to be decided:
+// wait does. A caller that queues batch after batch from one goroutine
+// keeps their order, and lets the writer apply one batch while the last
+// one's fsync runs.
+func (e *Engine) QueueChecked(ctx context.Context, blocks []*ledger.Block) (wait func() ([]Result, []error)) {
+	res := make([]Result, len(blocks))
+	errs := make([]error, len(blocks))
+	if err := e.Err(); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return func() ([]Result, []error) { return res, errs }
+	}
+	reqs := e.queue(ctx, blocks, errs)
+	return func() ([]Result, []error) {
+		e.await(ctx, reqs, res, errs)
+		return res, errs
+	}
+}
+
 func (e *Engine) submitAll(ctx context.Context, blocks []*ledger.Block, check bool) ([]Result, []error) {
 	res := make([]Result, len(blocks))
 	errs := make([]error, len(blocks))
@@ -224,6 +245,12 @@ func (e *Engine) submitAll(ctx context.Context, blocks []*ledger.Block, check bo
 		}()
 	}
 	wg.Wait()
+	e.await(ctx, e.queue(ctx, blocks, errs), res, errs)
+	return res, errs
+}
+
+// queue hands the blocks without an error yet to the writer, in order.
+func (e *Engine) queue(ctx context.Context, blocks []*ledger.Block, errs []error) []*request {
 	reqs := make([]*request, len(blocks))
 	for i, b := range blocks {
 		if errs[i] != nil {
@@ -239,6 +266,11 @@ func (e *Engine) submitAll(ctx context.Context, blocks []*ledger.Block, check bo
 			errs[i] = ctx.Err()
 		}
 	}
+	return reqs
+}
+
+// await waits for the queued requests' answers.
+func (e *Engine) await(ctx context.Context, reqs []*request, res []Result, errs []error) {
 	for i, r := range reqs {
 		if r == nil {
 			continue
@@ -257,7 +289,6 @@ func (e *Engine) submitAll(ctx context.Context, blocks []*ledger.Block, check bo
 			errs[i] = ctx.Err()
 		}
 	}
-	return res, errs
 }
 
 // Confirmation asks for a block to be confirmed, with the certificate
@@ -346,9 +377,11 @@ func (e *Engine) do(ctx context.Context, r *request) (Result, error) {
 
 // write is the single writer: it takes a group of requests, decides each
 // against the batch (which sees the earlier ones), and hands the batch to
-// acknowledge for its fsync. Block submissions share groups; a confirmation
-// or a fork resolution writes many keys and must be all or nothing, so it
-// has a group of its own, and a batch it left half-written is dropped.
+// acknowledge for its fsync. Submissions and confirmations share groups: a
+// confirmation fails before it writes anything except on a storage error,
+// which stops the engine and drops the group. A fork resolution can be
+// refused after it has written (its winner may not apply once the loser is
+// rolled back), so it has a group of its own, dropped whole if it fails.
 func (e *Engine) write() {
 	defer e.wg.Done()
 	defer close(e.synced)
@@ -372,7 +405,7 @@ func (e *Engine) write() {
 		}
 		g := &group{batch: e.store.NewBatch(), reqs: []*request{first}}
 		e.decide(g.batch, first)
-		if first.kind != opSubmit {
+		if first.kind == opResolve {
 			if first.err != nil {
 				g.batch.Close()
 				g.batch = e.store.NewBatch()
@@ -382,7 +415,7 @@ func (e *Engine) write() {
 			for len(g.reqs) < maxGroup {
 				select {
 				case r := <-e.in:
-					if r.kind != opSubmit {
+					if r.kind == opResolve {
 						next = r
 						break drain
 					}
@@ -393,7 +426,12 @@ func (e *Engine) write() {
 				}
 			}
 		}
-		if g.batch.Len() > 0 {
+		if e.Err() != nil {
+			// A confirmation met a storage error part-way: nothing of
+			// this group is committed.
+			g.batch.Close()
+			g.batch = e.store.NewBatch()
+		} else if g.batch.Len() > 0 {
 			if g.err = g.batch.CommitNoSyncWait(); g.err != nil {
 				e.fail(g.err)
 			}
@@ -409,7 +447,9 @@ func (e *Engine) decide(batch *ledgerstore.Batch, r *request) {
 	case opSubmit:
 		e.append(batch, r, r.b)
 	case opConfirm:
-		r.err = confirmAll(batch, r)
+		if r.err = confirmAll(batch, r); r.err != nil {
+			e.fail(r.err) // it may have written part of its changes
+		}
 	case opResolve:
 		e.resolve(batch, r)
 	}
