@@ -196,26 +196,28 @@ func (b *Batch) Apply(d *ledger.Delta) error {
 	return nil
 }
 
-// moveWeight keeps the representatives' weights equal to the native
-// balances delegated to them, as d changes the account's state.
+// moveWeight keeps the weight table equal to the native balances that
+// accounts delegate to another representative, as d changes the account's
+// state. An account that represents itself adds nothing to the table (see
+// reader.delegated): its weight is read from its balance.
 func (b *Batch) moveWeight(addr ledger.Address, d *ledger.Delta) error {
 	before, existed, err := b.Account(addr)
 	if err != nil {
 		return err
 	}
-	var oldRep, newRep ledger.Address
+	var oldRep, newRep ledger.Address // zero: nothing delegated
 	var oldW, newW ledger.Amount
-	if existed {
+	if existed && before.Rep() != addr {
 		oldRep, oldW = before.Rep(), before.Balance(ledger.Native)
 	}
-	if !d.AccountRemoved {
+	if !d.AccountRemoved && d.Account.Rep() != addr {
 		newRep, newW = d.Account.Rep(), d.Account.Balance(ledger.Native)
 	}
 	if oldRep == newRep && oldW == newW {
 		return nil
 	}
-	if existed && !oldW.IsZero() {
-		w, err := b.weight(oldRep)
+	if !oldRep.IsZero() && !oldW.IsZero() {
+		w, err := b.delegated(oldRep)
 		if err != nil {
 			return err
 		}
@@ -224,8 +226,8 @@ func (b *Batch) moveWeight(addr ledger.Address, d *ledger.Delta) error {
 		}
 		b.setWeight(oldRep, w)
 	}
-	if !d.AccountRemoved && !newW.IsZero() {
-		w, err := b.weight(newRep)
+	if !newRep.IsZero() && !newW.IsZero() {
+		w, err := b.delegated(newRep)
 		if err != nil {
 			return err
 		}
@@ -237,14 +239,14 @@ func (b *Batch) moveWeight(addr ledger.Address, d *ledger.Delta) error {
 	return nil
 }
 
-func (b *Batch) weight(rep ledger.Address) (ledger.Amount, error) {
+func (b *Batch) delegated(rep ledger.Address) (ledger.Amount, error) {
 	if w, ok := b.weights[rep]; ok {
 		return w, nil
 	}
 	if w, ok := b.s.weights[rep]; ok {
 		return w, nil
 	}
-	return b.s.Weight(rep)
+	return b.s.delegated(rep)
 }
 
 func (b *Batch) setWeight(rep ledger.Address, w ledger.Amount) {

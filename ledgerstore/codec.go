@@ -19,7 +19,7 @@ const (
 	pConflict = 'x' // x | address | previous -> conflict record
 	pFork     = 'f' // f | hash -> binary block refused as a fork
 	pMeta     = 'm' // m | name -> value
-	pWeight   = 'w' // w | representative -> amount(16): native balance delegated to it
+	pWeight   = 'w' // w | representative -> amount(16): native balance other accounts delegate to it
 	pConfirm  = 'k' // k | address -> height(8) | hash: the account's confirmed (cemented) prefix
 	pCert     = 'v' // v | hash -> the certificate of a confirmed block (opaque to the store)
 	pVote     = 'q' // q | vote digest -> a vote a certificate names (opaque to the store)
@@ -29,8 +29,9 @@ const (
 // stored at Init; Open refuses a store of another version rather than
 // misreading it. Version 2 added the representative to account records and
 // the weight and confirmation tables; version 3 stores certificates as vote
-// digests, with the votes once each in their own table.
-const formatVersion = 3
+// digests, with the votes once each in their own table; version 4 keeps in
+// the weight table only what accounts delegate to another representative.
+const formatVersion = 4
 
 func key(prefix byte, parts ...[]byte) []byte {
 	n := 1

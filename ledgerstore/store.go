@@ -364,27 +364,34 @@ func (s *Store) SetMeta(name string, value []byte) error {
 	return nil
 }
 
-// Weight returns the native balance delegated to representative rep.
+// Weight returns the voting weight of representative rep: the native
+// balances of the accounts that name it, its own included when it
+// represents itself.
 func (r reader) Weight(rep ledger.Address) (ledger.Amount, error) {
+	w, err := r.delegated(rep)
+	if err != nil {
+		return w, err
+	}
+	acct, found, err := r.Account(rep)
+	if err != nil || !found || acct.Rep() != rep {
+		return w, err
+	}
+	if w, err = w.Add(acct.Balance(ledger.Native)); err != nil {
+		return w, fmt.Errorf("ledgerstore: weight of %s overflows", rep)
+	}
+	return w, nil
+}
+
+// delegated returns the native balance of the accounts that name rep as
+// their representative, not counting rep's own. Only these are kept in
+// the weight table: most accounts represent themselves, and their weight
+// is their balance, which the account record holds already.
+func (r reader) delegated(rep ledger.Address) (ledger.Amount, error) {
 	v, found, err := r.get(key(pWeight, rep[:]))
 	if err != nil || !found {
 		return ledger.Amount{}, err
 	}
 	return decodeAmount(v)
-}
-
-// Weights calls fn for every representative with a non-zero weight, in
-// address order.
-func (r reader) Weights(fn func(rep ledger.Address, w ledger.Amount) error) error {
-	return r.scan([]byte{pWeight}, false, func(k, v []byte) error {
-		w, err := decodeAmount(v)
-		if err != nil {
-			return err
-		}
-		var a ledger.Address
-		copy(a[:], k[1:])
-		return fn(a, w)
-	})
 }
 
 // Confirmed returns the height and hash of the latest confirmed block of
