@@ -622,21 +622,9 @@ type confirmOutcome struct {
 // fetched from peers.
 func (s *Service) confirmLoop(ctx context.Context) {
 	for {
-		var jobs []confirmJob
-		select {
-		case <-ctx.Done():
+		jobs, ok := takeBatch(ctx, s.confirmQ, 1024)
+		if !ok {
 			return
-		case j := <-s.confirmQ:
-			jobs = append(jobs, j)
-		}
-	more:
-		for len(jobs) < 1024 {
-			select {
-			case j := <-s.confirmQ:
-				jobs = append(jobs, j)
-			default:
-				break more
-			}
 		}
 		errs := s.confirmWinners(ctx, jobs)
 		for i, j := range jobs {

@@ -211,21 +211,9 @@ func (s *Service) Close() error {
 // overflowed GossipSub's queues.
 func (s *Service) publishLoop(ctx context.Context) {
 	for {
-		var batch []*ledger.Block
-		select {
-		case <-ctx.Done():
+		batch, ok := takeBatch(ctx, s.outBlocks, maxGossipBlocks)
+		if !ok {
 			return
-		case b := <-s.outBlocks:
-			batch = append(batch, b)
-		}
-	more:
-		for len(batch) < maxGossipBlocks {
-			select {
-			case b := <-s.outBlocks:
-				batch = append(batch, b)
-			default:
-				break more
-			}
 		}
 		for len(batch) > 0 {
 			data, n := encodeBlocks(batch)
@@ -371,21 +359,9 @@ func (s *Service) toIntakeLater(ins []inBlock) {
 func (s *Service) intakeLoop(ctx context.Context) {
 	params := s.n.Engine.Params()
 	for {
-		var batch []inBlock
-		select {
-		case <-ctx.Done():
+		batch, ok := takeBatch(ctx, s.intake, 1024)
+		if !ok {
 			return
-		case in := <-s.intake:
-			batch = append(batch, in)
-		}
-	more:
-		for len(batch) < 1024 {
-			select {
-			case in := <-s.intake:
-				batch = append(batch, in)
-			default:
-				break more
-			}
 		}
 		blocks := make([]*ledger.Block, 0, len(batch))
 		kept := batch[:0]
@@ -536,6 +512,27 @@ func (s *Service) PeerID() string { return s.h.ID().String() }
 func (s *Service) Addrs() []string { return s.h.Addrs() }
 
 func (s *Service) String() string { return fmt.Sprintf("ledgernet(%s)", s.h.ID()) }
+
+// takeBatch waits for one item of ch, then takes what else is waiting, up
+// to max in all. It reports false when ctx ends first.
+func takeBatch[T any](ctx context.Context, ch <-chan T, max int) ([]T, bool) {
+	var batch []T
+	select {
+	case <-ctx.Done():
+		return nil, false
+	case x := <-ch:
+		batch = append(batch, x)
+	}
+	for len(batch) < max {
+		select {
+		case x := <-ch:
+			batch = append(batch, x)
+		default:
+			return batch, true
+		}
+	}
+	return batch, true
+}
 
 // hashSet is a bounded set of hashes: when full it starts a new generation
 // and forgets the one before the last.

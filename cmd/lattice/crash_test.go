@@ -115,28 +115,35 @@ func (p *nodeProc) stop(t *testing.T) {
 	}
 }
 
+// newNetwork writes a dev-work genesis with `lattice genesis new` in dir
+// and generates the workload c describes on it. It returns the genesis
+// file, the genesis key file and the workload.
+func newNetwork(t *testing.T, dir, name string, c workload.Config) (genesisPath, keyPath string, wl *workload.Workload) {
+	t.Helper()
+	genesisPath = filepath.Join(dir, "genesis.json")
+	keyPath = filepath.Join(dir, "genesis-key.json")
+	lattice(t, "genesis", "new", "--key", keyPath, "--network", name, "--work", "dev", "--out", genesisPath)
+	net, err := node.LoadNetwork(genesisPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.GenesisKey, err = wallet.LoadKey(keyPath); err != nil {
+		t.Fatal(err)
+	}
+	c.Genesis, c.Work, c.Timestamp = net.Genesis, net.Work, time.Now().UnixMilli()
+	if wl, err = workload.Generate(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	return genesisPath, keyPath, wl
+}
+
 // TestKillDuringSubmissions kills the real node process with SIGKILL while
 // blocks stream in, restarts it, and checks that every block it
 // acknowledged survived and that the ledger's invariants hold.
 func TestKillDuringSubmissions(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "node")
-	genesisPath := filepath.Join(dir, "genesis.json")
-	keyPath := filepath.Join(dir, "genesis-key.json")
-	lattice(t, "genesis", "new", "--key", keyPath, "--network", "crash", "--work", "dev", "--out", genesisPath)
-	net, err := node.LoadNetwork(genesisPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gk, err := wallet.LoadKey(keyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := workload.Generate(context.Background(), workload.Config{GenesisKey: gk, Genesis: net.Genesis, Work: net.Work,
-		Accounts: 32, Fund: ledger.NewAmount(1_000_000), Claim: true, PerPair: 150, Timestamp: time.Now().UnixMilli()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	genesisPath, _, wl := newNetwork(t, dir, "crash", workload.Config{Accounts: 32, Fund: ledger.NewAmount(1_000_000), Claim: true, PerPair: 150})
 	work := append([][]*ledger.Block{wl.Setup}, wl.Streams...)
 	total := wl.Len()
 

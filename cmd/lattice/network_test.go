@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeclient"
-	"github.com/latticenet/lattice/wallet"
 	"github.com/latticenet/lattice/workload"
 )
 
@@ -26,22 +24,7 @@ import (
 // block, confirmed, and a ledger whose invariants hold.
 func TestSyncResumesAfterKill(t *testing.T) {
 	dir := t.TempDir()
-	genesisPath := filepath.Join(dir, "genesis.json")
-	keyPath := filepath.Join(dir, "genesis-key.json")
-	lattice(t, "genesis", "new", "--key", keyPath, "--network", "sync", "--work", "dev", "--out", genesisPath)
-	net, err := node.LoadNetwork(genesisPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gk, err := wallet.LoadKey(keyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := workload.Generate(context.Background(), workload.Config{GenesisKey: gk, Genesis: net.Genesis, Work: net.Work,
-		Accounts: 64, Fund: ledger.NewAmount(1_000_000), PerPair: 400, Timestamp: time.Now().UnixMilli()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	genesisPath, keyPath, wl := newNetwork(t, dir, "sync", workload.Config{Accounts: 64, Fund: ledger.NewAmount(1_000_000), PerPair: 400})
 
 	// The first node votes with the genesis key: it holds all the weight.
 	a := startNode(t, "--data", filepath.Join(dir, "a"), "--genesis", genesisPath, "--rep-key", keyPath)
