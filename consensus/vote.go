@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/signature"
 )
 
 // voteTag opens every vote preimage, so that no other signed message of the
@@ -128,7 +129,7 @@ func (v *Vote) Verify(network ledger.Hash) error {
 		return err
 	}
 	d := v.Digest(network)
-	if !ed25519.Verify(v.Representative.PublicKey(), d[:], v.Signature[:]) {
+	if !signature.Verify(v.Representative.PublicKey(), d[:], v.Signature[:]) {
 		return fmt.Errorf("%w: representative %s", ErrBadVoteSignature, v.Representative)
 	}
 	return nil

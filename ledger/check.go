@@ -1,8 +1,9 @@
 package ledger
 
 import (
-	"crypto/ed25519"
 	"strings"
+
+	"github.com/latticenet/lattice/signature"
 )
 
 // Faucet rules: a claim mints FaucetAmount base units of Stable, at most once
@@ -75,6 +76,49 @@ func (b *Block) present() [numFields]bool {
 // the expensive ed25519 verification happens, so callers run it in parallel
 // before Apply. Apply assumes Check passed.
 func (p Params) Check(b *Block) error {
+	if err := p.checkUnsigned(b); err != nil {
+		return err
+	}
+	ss := signers(b)
+	for i := range ss {
+		if !signature.Verify(ss[i].key[:], b.Hash[:], ss[i].sig[:]) {
+			return badSignature(b, i)
+		}
+	}
+	return nil
+}
+
+// CheckAll is Check for many blocks at once, answering errs[i] for
+// blocks[i] exactly as Check would: it verifies the signatures of the
+// blocks that pass the other checks as one batch, which costs about half as
+// much per signature as verifying them one by one (see package signature).
+// Like Check, it is safe to call concurrently.
+func (p Params) CheckAll(blocks []*Block) []error {
+	errs := make([]error, len(blocks))
+	type owner struct{ block, signer int }
+	var batch signature.Batch
+	var owners []owner
+	for i, b := range blocks {
+		if errs[i] = p.checkUnsigned(b); errs[i] != nil {
+			continue
+		}
+		ss := signers(b)
+		for j := range ss {
+			batch.Add(ss[j].key[:], b.Hash[:], ss[j].sig[:])
+			owners = append(owners, owner{i, j})
+		}
+	}
+	for k, ok := range batch.Verify() {
+		if o := owners[k]; !ok && errs[o.block] == nil {
+			errs[o.block] = badSignature(blocks[o.block], o.signer)
+		}
+	}
+	return errs
+}
+
+// checkUnsigned is Check without verifying signatures: shape (including
+// which signatures a block must carry), hash and work.
+func (p Params) checkUnsigned(b *Block) error {
 	if err := checkShape(b); err != nil {
 		return err
 	}
@@ -85,7 +129,7 @@ func (p Params) Check(b *Block) error {
 		return ruleErr(ErrInsufficientWork, "pow_nonce %d does not meet the %s threshold %s for %s blocks",
 			b.PowNonce, workClass(b.Type), t, b.Type)
 	}
-	return checkSignatures(b)
+	return checkSignatureShape(b)
 }
 
 func workClass(t BlockType) string {
@@ -189,16 +233,41 @@ func checkLeaseResources(b *Block) error {
 	return nil
 }
 
-// checkSignatures verifies the single signature, or every multisig
-// signature, over the block hash. Which keys may sign is Apply's business
-// (it needs the account's keyset), except for multisig_open.
-func checkSignatures(b *Block) error {
+// signer is one signature a block carries, with the key it must verify under.
+type signer struct {
+	key Address
+	sig Signature
+}
+
+// signers lists the signatures of b, which has passed checkSignatureShape:
+// its single signature by its account, or each multisig signature by its key.
+func signers(b *Block) []signer {
+	if len(b.Signatures) == 0 {
+		return []signer{{b.Account, b.Signature}}
+	}
+	out := make([]signer, len(b.Signatures))
+	for i, s := range b.Signatures {
+		out[i] = signer{s.PublicKey, s.Signature}
+	}
+	return out
+}
+
+// badSignature is the error for b's i-th signer's signature not verifying.
+func badSignature(b *Block, i int) error {
+	if len(b.Signatures) == 0 {
+		return ruleErr(ErrBadSignature, "signature does not verify under account %s", b.Account)
+	}
+	return ruleErr(ErrBadSignature, "signature %d does not verify under key %s", i, b.Signatures[i].PublicKey)
+}
+
+// checkSignatureShape checks which signatures b carries: a single
+// signature, or multisig signatures by distinct keys. Verifying them is
+// Check's business; which keys may sign is Apply's (it needs the account's
+// keyset), except for multisig_open, which checkShape covers.
+func checkSignatureShape(b *Block) error {
 	if len(b.Signatures) == 0 {
 		if b.Signature.IsZero() {
 			return ruleErr(ErrBadSignature, "signature is required")
-		}
-		if !ed25519.Verify(b.Account.PublicKey(), b.Hash[:], b.Signature[:]) {
-			return ruleErr(ErrBadSignature, "signature does not verify under account %s", b.Account)
 		}
 		return nil
 	}
@@ -211,16 +280,13 @@ func checkSignatures(b *Block) error {
 				return ruleErr(ErrMalformed, "key %s signs twice", s.PublicKey)
 			}
 		}
-		if !ed25519.Verify(s.PublicKey.PublicKey(), b.Hash[:], s.Signature[:]) {
-			return ruleErr(ErrBadSignature, "signature %d does not verify under key %s", i, s.PublicKey)
-		}
 	}
 	return nil
 }
 
 // meetsThreshold checks that b's signatures come from members of k and are
 // at least k.Threshold in number. The signatures themselves are verified by
-// checkSignatures.
+// Check.
 func meetsThreshold(b *Block, k Keyset) error {
 	for _, s := range b.Signatures {
 		if !k.Contains(s.PublicKey) {

@@ -1,6 +1,10 @@
 package ledger
 
-import "crypto/ed25519"
+import (
+	"crypto/ed25519"
+
+	"github.com/latticenet/lattice/signature"
+)
 
 // NewGenesis returns the genesis block of a network: a receive block whose
 // source is all zeros (the mint), crediting supply base units of Native to
@@ -53,7 +57,7 @@ func CheckGenesis(b *Block) error {
 	if h := b.ComputeHash(); h != b.Hash {
 		return ruleErr(ErrBadHash, "block says %s, contents hash to %s", b.Hash, h)
 	}
-	if !ed25519.Verify(b.Account.PublicKey(), b.Hash[:], b.Signature[:]) {
+	if !signature.Verify(b.Account.PublicKey(), b.Hash[:], b.Signature[:]) {
 		return ruleErr(ErrBadSignature, "genesis signature does not verify")
 	}
 	return nil

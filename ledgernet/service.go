@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -280,12 +281,9 @@ func (s *Service) validateBlock(_ context.Context, from peer.ID, data []byte) p2
 		s.stats.invalid.Add(1)
 		return p2p.Reject
 	}
-	params := s.n.Engine.Params()
-	for _, b := range blocks {
-		if ledger.IsGenesis(b) {
-			continue
-		}
-		if err := params.Check(b); err != nil {
+	blocks = slices.DeleteFunc(blocks, ledger.IsGenesis)
+	for _, err := range s.n.Engine.Params().CheckAll(blocks) {
+		if err != nil {
 			s.stats.invalid.Add(1)
 			return p2p.Reject
 		}
@@ -358,16 +356,26 @@ func (s *Service) toIntakeLater(ins []inBlock) {
 // keeps those that arrived before what they need.
 func (s *Service) intakeLoop(ctx context.Context) {
 	params := s.n.Engine.Params()
+	var unchecked []*ledger.Block
 	for {
 		batch, ok := takeBatch(ctx, s.intake, 1024)
 		if !ok {
 			return
 		}
+		unchecked = unchecked[:0]
+		for _, in := range batch {
+			if !in.checked {
+				unchecked = append(unchecked, in.b)
+			}
+		}
+		errs := params.CheckAll(unchecked)
 		blocks := make([]*ledger.Block, 0, len(batch))
 		kept := batch[:0]
 		for _, in := range batch {
 			if !in.checked {
-				if err := params.Check(in.b); err != nil {
+				err := errs[0]
+				errs = errs[1:]
+				if err != nil {
 					s.log.Debug("block from peer refused", "hash", in.b.Hash, "peer", in.from, "err", err)
 					continue
 				}

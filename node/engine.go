@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
@@ -46,8 +44,9 @@ type Result struct {
 }
 
 // Engine owns the ledger's write path. Submit may be called from any number
-// of goroutines: each checks its block (signature, work, hash) in its own
-// goroutine, so the expensive verification runs on every core; one writer
+// of goroutines: their blocks' stateless checks (signature, work, hash) run
+// on one verifier per core, in batches of the blocks waiting, so the
+// expensive signature verification is shared out and batched; one writer
 // goroutine then decides blocks in arrival order against the ledger and
 // commits them in groups with one fsync per group.
 //
@@ -63,6 +62,7 @@ type Engine struct {
 	now    func() time.Time
 
 	in      chan *request
+	verify  chan *verification // unbuffered: see check
 	synced  chan *group
 	quit    chan struct{}
 	stopped chan struct{} // closed once both goroutines have exited
@@ -109,6 +109,7 @@ func NewEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger,
 	e := &Engine{
 		store: store, params: params, log: log, now: now,
 		in:      make(chan *request, maxGroup),
+		verify:  make(chan *verification),
 		synced:  make(chan *group, 2),
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -117,6 +118,7 @@ func NewEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger,
 	e.wg.Add(2)
 	go e.write()
 	go e.acknowledge()
+	e.verifiers()
 	return e
 }
 
@@ -168,7 +170,7 @@ func (e *Engine) Submit(ctx context.Context, b *ledger.Block) (Result, error) {
 	if err := e.Err(); err != nil {
 		return Result{}, err
 	}
-	if err := e.params.Check(b); err != nil {
+	if err := e.check(ctx, b); err != nil {
 		return Result{}, err
 	}
 	return e.do(ctx, &request{kind: opSubmit, b: b})
@@ -229,22 +231,9 @@ func (e *Engine) submitAll(ctx context.Context, blocks []*ledger.Block, check bo
 		}
 		return res, errs
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(blocks))
-	if !check {
-		workers = 0
+	if check {
+		errs = e.checkAll(blocks)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(blocks); i = int(next.Add(1) - 1) {
-				errs[i] = e.params.Check(blocks[i])
-			}
-		}()
-	}
-	wg.Wait()
 	e.await(ctx, e.queue(ctx, blocks, errs), res, errs)
 	return res, errs
 }

@@ -229,3 +229,67 @@ func TestClaimRateLimitNearMaxTimestamp(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitBatchedChecks submits many blocks at once, every fifth with a
+// broken signature, so that the verifiers check them in batches: each
+// caller must get its own block's answer, and the good blocks all land.
+func TestSubmitBatchedChecks(t *testing.T) {
+	g, wl := genWorkload(t, 64, 1)
+	st, err := ledgerstore.Open(t.TempDir(), ledgerstore.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g})
+	e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+	defer e.Close()
+	ctx := context.Background()
+	for _, b := range wl.Setup {
+		if _, err := e.Submit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first block of each stream depends only on the setup.
+	var blocks []*ledger.Block
+	for _, s := range wl.Streams {
+		blocks = append(blocks, s[0])
+	}
+	for round := range 3 {
+		bad := make([]bool, len(blocks))
+		submitted := make([]*ledger.Block, len(blocks))
+		for i, b := range blocks {
+			submitted[i] = b
+			if (i+round)%5 == 0 {
+				c := b.Clone()
+				c.Signature[10] ^= 0x04
+				submitted[i], bad[i] = c, true
+			}
+		}
+		errs := make([]error, len(blocks))
+		var start, wg sync.WaitGroup
+		start.Add(1)
+		for i := range submitted {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start.Wait()
+				_, errs[i] = e.Submit(ctx, submitted[i])
+			}()
+		}
+		start.Done()
+		wg.Wait()
+		for i, err := range errs {
+			if bad[i] && !errors.Is(err, ledger.ErrBadSignature) {
+				t.Errorf("round %d, block %d (bad signature): got %v, want ErrBadSignature", round, i, err)
+			}
+			if !bad[i] && err != nil {
+				t.Errorf("round %d, block %d: got %v, want it applied", round, i, err)
+			}
+		}
+	}
+	for _, b := range blocks {
+		if _, found, _ := st.Entry(b.Hash); !found {
+			t.Errorf("block %s is not in the ledger", b.Hash)
+		}
+	}
+}

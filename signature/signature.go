@@ -1,0 +1,88 @@
+// Package signature verifies ed25519 signatures by the one rule every
+// Lattice node applies, one at a time or many at once.
+//
+// The rule is ZIP 215 (the rule Zcash, Tailscale's tailnet lock and other
+// consensus systems adopted): S must be below the group order, the encodings
+// of A and R may be non-canonical, and the check is the cofactored equation
+// [8][S]B = [8]R + [8][k]A. Every signature RFC 8032's cofactorless check
+// accepts (the check of Go's crypto/ed25519) is accepted too, so the rule
+// only widens what was valid; it never refuses a block an earlier node took.
+//
+// The reason for the rule is batch verification. Under the cofactorless
+// check a signature with a small-order component can pass alone and fail in
+// a batch (or the reverse, depending on the batch's random coefficients),
+// so two nodes that batch differently could judge one block differently.
+// Under ZIP 215, a batch passes exactly when every one of its signatures
+// would pass alone (up to a 2^-128 chance that a batch with a bad signature
+// passes), so a node may verify in batches of any size and still judge every
+// block as every other node does. A batch of 64 signatures costs about half
+// as much per signature as verifying them one by one.
+package signature
+
+import (
+	"crypto/ed25519"
+
+	"github.com/hdevalence/ed25519consensus"
+)
+
+// Verify reports whether sig is a valid signature of msg by pub under the
+// rule of the package doc.
+func Verify(pub ed25519.PublicKey, msg, sig []byte) bool {
+	return ed25519consensus.Verify(pub, msg, sig)
+}
+
+// minBatch is the smallest batch Batch.Verify verifies at once: below it,
+// one by one is as fast (a batch of 4 costs about 0.7 of four single checks,
+// of 2 about the same as two).
+const minBatch = 3
+
+// Batch collects signatures to verify together. The zero value is an empty
+// batch. A Batch is not safe for concurrent use.
+type Batch struct {
+	items []item
+}
+
+type item struct {
+	pub      ed25519.PublicKey
+	msg, sig []byte
+}
+
+// Add adds a signature to the batch. The batch keeps the slices until Reset:
+// the caller must not change them before Verify.
+func (b *Batch) Add(pub ed25519.PublicKey, msg, sig []byte) {
+	b.items = append(b.items, item{pub, msg, sig})
+}
+
+// Len returns the number of signatures added since the last Reset.
+func (b *Batch) Len() int { return len(b.items) }
+
+// Reset empties the batch, keeping its storage.
+func (b *Batch) Reset() {
+	clear(b.items)
+	b.items = b.items[:0]
+}
+
+// Verify checks every signature in the batch and returns, for each in the
+// order added, whether it is valid: the same answers Verify would give one
+// by one. When the batch as a whole fails, it tells which signatures are bad
+// by verifying each alone, so a bad signature costs its batch about one and a
+// half times what single checks would have.
+func (b *Batch) Verify() []bool {
+	ok := make([]bool, len(b.items))
+	if len(b.items) >= minBatch {
+		v := ed25519consensus.NewPreallocatedBatchVerifier(len(b.items))
+		for _, it := range b.items {
+			v.Add(it.pub, it.msg, it.sig)
+		}
+		if v.Verify() {
+			for i := range ok {
+				ok[i] = true
+			}
+			return ok
+		}
+	}
+	for i, it := range b.items {
+		ok[i] = Verify(it.pub, it.msg, it.sig)
+	}
+	return ok
+}

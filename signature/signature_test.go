@@ -1,0 +1,241 @@
+package signature_test
+
+import (
+	"crypto/ed25519"
+	"crypto/sha512"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"filippo.io/edwards25519"
+
+	"github.com/latticenet/lattice/signature"
+)
+
+// signed is one (key, message, signature) triple.
+type signed struct {
+	pub      ed25519.PublicKey
+	msg, sig []byte
+}
+
+func newSigned(t testing.TB, seed byte, msg string) signed {
+	t.Helper()
+	priv := ed25519.NewKeyFromSeed(bytesOf(seed, ed25519.SeedSize))
+	m := []byte(msg)
+	return signed{priv.Public().(ed25519.PublicKey), m, ed25519.Sign(priv, m)}
+}
+
+func bytesOf(b byte, n int) []byte {
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = b
+	}
+	return out
+}
+
+// withSmallOrderR signs s's message again with a point of order 4 added to
+// the nonce point R, which the cofactored check ignores and the cofactorless
+// one does not. seed is the seed of s's key.
+func withSmallOrderR(t testing.TB, seed byte, s signed) signed {
+	t.Helper()
+	h := sha512.Sum512(bytesOf(seed, ed25519.SeedSize))
+	a, err := new(edwards25519.Scalar).SetBytesWithClamping(h[:32])
+	if err != nil {
+		t.Fatal(err)
+	}
+	torsion, err := new(edwards25519.Point).SetBytes(make([]byte, 32)) // y = 0: order 4
+	if err != nil {
+		t.Fatal(err)
+	}
+	if new(edwards25519.Point).MultByCofactor(torsion).Equal(edwards25519.NewIdentityPoint()) != 1 ||
+		torsion.Equal(edwards25519.NewIdentityPoint()) == 1 {
+		t.Fatal("the torsion point is not of small order")
+	}
+	nonce := sha512.Sum512(append([]byte("test nonce"), s.msg...))
+	r, _ := new(edwards25519.Scalar).SetUniformBytes(nonce[:])
+	R := new(edwards25519.Point).ScalarBaseMult(r)
+	R.Add(R, torsion)
+	k := sha512.New()
+	k.Write(R.Bytes())
+	k.Write(s.pub)
+	k.Write(s.msg)
+	kScalar, _ := new(edwards25519.Scalar).SetUniformBytes(k.Sum(nil))
+	S := new(edwards25519.Scalar).MultiplyAdd(kScalar, a, r)
+	return signed{s.pub, s.msg, append(R.Bytes(), S.Bytes()...)}
+}
+
+// withSPlusL returns s's signature with the group order added to S: the
+// same point equation, but a non-canonical scalar, refused by every rule.
+func withSPlusL(t testing.TB, s signed) signed {
+	t.Helper()
+	l, _ := hex.DecodeString("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010")
+	sig := append([]byte(nil), s.sig...)
+	carry := 0
+	for i := range 32 {
+		v := int(sig[32+i]) + int(l[i]) + carry
+		sig[32+i], carry = byte(v), v>>8
+	}
+	if carry != 0 {
+		t.Fatal("S + L overflowed 32 bytes")
+	}
+	return signed{s.pub, s.msg, sig}
+}
+
+func flip(s signed, at int) signed {
+	sig := append([]byte(nil), s.sig...)
+	sig[at] ^= 1
+	return signed{s.pub, s.msg, sig}
+}
+
+// TestVerifyRule pins the verification rule, ZIP 215, against Go's
+// cofactorless crypto/ed25519: the same answers on ordinary signatures,
+// and the documented differences on the edge cases.
+func TestVerifyRule(t *testing.T) {
+	good := newSigned(t, 1, "a block hash")
+	identity := make([]byte, 32)
+	identity[0] = 1
+	// The identity point encoded as y = p + 1, a non-canonical encoding.
+	nonCanonicalIdentity, _ := hex.DecodeString("eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f")
+	tests := []struct {
+		name       string
+		s          signed
+		want, std  bool // ours, and crypto/ed25519's
+		wantReason string
+	}{
+		{"valid", good, true, true, ""},
+		{"other message", signed{good.pub, []byte("another"), good.sig}, false, false, ""},
+		{"other key", signed{newSigned(t, 2, "").pub, good.msg, good.sig}, false, false, ""},
+		{"R changed", flip(good, 0), false, false, ""},
+		{"S changed", flip(good, 40), false, false, ""},
+		{"S + L", withSPlusL(t, good), false, false, "S must be canonical"},
+		{"short signature", signed{good.pub, good.msg, good.sig[:63]}, false, false, ""},
+		{"short key", signed{good.pub[:31], good.msg, good.sig}, false, false, ""},
+		{"small-order component in R", withSmallOrderR(t, 1, good), true, false, "cofactored equation"},
+		{"small-order key, R identity, S zero", signed{identity, good.msg, append(append([]byte(nil), identity...), make([]byte, 32)...)}, true, true, ""},
+		{"non-canonical R", signed{identity, good.msg, append(append([]byte(nil), nonCanonicalIdentity...), make([]byte, 32)...)}, true, false, "R may be non-canonical"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := signature.Verify(tt.s.pub, tt.s.msg, tt.s.sig); got != tt.want {
+				t.Errorf("Verify = %v, want %v %s", got, tt.want, tt.wantReason)
+			}
+			if len(tt.s.pub) == ed25519.PublicKeySize {
+				if got := ed25519.Verify(tt.s.pub, tt.s.msg, tt.s.sig); got != tt.std {
+					t.Errorf("crypto/ed25519.Verify = %v, want %v", got, tt.std)
+				}
+			}
+			// Whatever the batch around it, a signature gets the same answer.
+			var b signature.Batch
+			for i := range 5 {
+				o := newSigned(t, byte(10+i), fmt.Sprint("other ", i))
+				b.Add(o.pub, o.msg, o.sig)
+			}
+			b.Add(tt.s.pub, tt.s.msg, tt.s.sig)
+			got := b.Verify()
+			for i := range 5 {
+				if !got[i] {
+					t.Errorf("batch: valid signature %d refused", i)
+				}
+			}
+			if got[5] != tt.want {
+				t.Errorf("batch: got %v, want %v", got[5], tt.want)
+			}
+		})
+	}
+}
+
+// TestBatchAgreesWithVerify checks Batch.Verify against Verify one by one
+// on batches of every size up to 70 with bad signatures in random places.
+func TestBatchAgreesWithVerify(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pool := make([]signed, 0, 80)
+	for i := range 80 {
+		s := newSigned(t, byte(i), fmt.Sprint("message ", i))
+		switch rng.IntN(6) {
+		case 0:
+			s = flip(s, rng.IntN(64))
+		case 1:
+			s = withSmallOrderR(t, byte(i), s)
+		case 2:
+			s = signed{s.pub, []byte("tampered"), s.sig}
+		}
+		pool = append(pool, s)
+	}
+	var b signature.Batch
+	for n := range 71 {
+		b.Reset()
+		picked := make([]signed, n)
+		for i := range picked {
+			picked[i] = pool[rng.IntN(len(pool))]
+			b.Add(picked[i].pub, picked[i].msg, picked[i].sig)
+		}
+		if b.Len() != n {
+			t.Fatalf("Len = %d, want %d", b.Len(), n)
+		}
+		got := b.Verify()
+		if len(got) != n {
+			t.Fatalf("batch of %d: %d answers", n, len(got))
+		}
+		for i, s := range picked {
+			if want := signature.Verify(s.pub, s.msg, s.sig); got[i] != want {
+				t.Errorf("batch of %d, signature %d: got %v, want %v", n, i, got[i], want)
+			}
+		}
+	}
+}
+
+// FuzzBatch checks that an arbitrary (key, message, signature) gets the
+// same answer alone and inside a batch of valid signatures.
+func FuzzBatch(f *testing.F) {
+	good := newSigned(f, 1, "seed")
+	f.Add([]byte(good.pub), good.msg, good.sig)
+	f.Add([]byte(good.pub), good.msg, withSmallOrderR(f, 1, good).sig)
+	f.Add(make([]byte, 32), []byte{}, make([]byte, 64))
+	others := []signed{newSigned(f, 2, "a"), newSigned(f, 3, "b"), newSigned(f, 4, "c")}
+	f.Fuzz(func(t *testing.T, pub, msg, sig []byte) {
+		want := signature.Verify(pub, msg, sig)
+		var b signature.Batch
+		b.Add(others[0].pub, others[0].msg, others[0].sig)
+		b.Add(pub, msg, sig)
+		b.Add(others[1].pub, others[1].msg, others[1].sig)
+		b.Add(others[2].pub, others[2].msg, others[2].sig)
+		got := b.Verify()
+		if got[1] != want || !got[0] || !got[2] || !got[3] {
+			t.Fatalf("batch %v, alone %v", got, want)
+		}
+	})
+}
+
+func BenchmarkVerify(b *testing.B) {
+	s := newSigned(b, 1, "a block hash")
+	for b.Loop() {
+		if !signature.Verify(s.pub, s.msg, s.sig) {
+			b.Fatal("refused")
+		}
+	}
+}
+
+func BenchmarkBatch(b *testing.B) {
+	for _, n := range []int{2, 3, 4, 8, 16, 64, 256} {
+		items := make([]signed, n)
+		for i := range items {
+			items[i] = newSigned(b, byte(i), fmt.Sprint("message ", i))
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var batch signature.Batch
+			for b.Loop() {
+				batch.Reset()
+				for _, s := range items {
+					batch.Add(s.pub, s.msg, s.sig)
+				}
+				for _, ok := range batch.Verify() {
+					if !ok {
+						b.Fatal("refused")
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e3, "µs/signature")
+		})
+	}
+}
