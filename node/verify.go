@@ -27,6 +27,14 @@ type verification struct {
 // blocks one by one. A block that arrives alone is checked alone, so
 // batching adds no wait: batches form only when blocks queue up behind a
 // busy verifier, which is when the saving matters.
+//
+// There is one verifier per two cores, not one per core: a verifier that
+// finds a queue halves its cost per block, so half the cores verifying in
+// batches keep up with all of them verifying one by one, and leave the
+// other half to the writer and the HTTP server. With one per core the
+// verifiers are never behind, batches never form, and a 2-core node took in
+// a third fewer blocks (bench ledger, in-process: 0.57 of the verify rate
+// against 0.84).
 func (e *Engine) verifiers() {
 	for range max(runtime.GOMAXPROCS(0)/2, 1) {
 		e.wg.Add(1)
@@ -42,14 +50,27 @@ func (e *Engine) verifiers() {
 				case <-e.quit:
 					return
 				}
-			drain:
-				for len(batch) < maxVerifyBatch {
-					select {
-					case v := <-e.verify:
-						batch = append(batch, v)
-					default:
-						break drain
+				// Yield once before verifying, and again as long as
+				// yielding brought more: blocks whose HTTP requests are
+				// being read on this core join the batch instead of
+				// waiting for the next one. When nothing else is runnable,
+				// Gosched returns at once, so a lone block is not delayed.
+				for yielded := false; ; {
+					n := len(batch)
+				drain:
+					for len(batch) < maxVerifyBatch {
+						select {
+						case v := <-e.verify:
+							batch = append(batch, v)
+						default:
+							break drain
+						}
 					}
+					if len(batch) == maxVerifyBatch || (yielded && len(batch) == n) {
+						break
+					}
+					yielded = true
+					runtime.Gosched()
 				}
 				for _, v := range batch {
 					blocks = append(blocks, v.b)
