@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +27,9 @@ func runAudit(_ context.Context, e *env, args []string) error {
 		return fmt.Errorf("no ledger in %s (is --data the node's data directory?): %w", *data, err)
 	}
 	st, err := ledgerstore.Open(dir, ledgerstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MustExist: true})
+	if errors.Is(err, ledgerstore.ErrLocked) {
+		return fmt.Errorf("the ledger in %s is in use by a running node; stop the node, then audit it", *data)
+	}
 	if err != nil {
 		return fmt.Errorf("no ledger in %s (is --data the node's data directory?): %w", *data, err)
 	}

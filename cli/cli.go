@@ -51,7 +51,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 func commands() []command {
 	return []command{
-		{"dev", "start a single-node network on this machine, with a funded key", runDev},
+		{"dev", "start a network of one node (or --nodes N) and the cloud on this machine, with a funded key", runDev},
 		{"node", "run a ledger node from a data directory and a genesis file", runNode},
 		{"cloud", "run the cloud platform's REST API and S3 endpoint; `cloud apikey` manages API keys", runCloud},
 		{"s3", "buckets and objects: mb, ls, cp (with progress), rm, presign, keys", runS3},

@@ -113,6 +113,8 @@ func TestAudit(t *testing.T) {
 	// under the engine.
 	if r := run(t, "audit", "--data", tn.dataDir, "--json"); r.code == 0 {
 		t.Errorf("audit of a running node's data succeeded: %s", r.stdout)
+	} else if !strings.Contains(r.stderr, "in use by a running node") {
+		t.Errorf("audit of a running node's data: got %q, want it to say the node is running", r.stderr)
 	}
 
 	tn.close()

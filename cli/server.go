@@ -149,7 +149,12 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  S3 endpoint %s  (region %s; keys from POST /api/storage/keys)\n", s3URL, s3Region)
 		fmt.Fprintf(e.stdout, "  data        %s  (genesis file %s)\n", *data, filepath.Join(*data, "genesis.json"))
 		fmt.Fprintf(e.stdout, "  dev key     %s\n", keyPath)
-		fmt.Fprintf(e.stdout, "  account     %s (genesis, %s native)\n\n", net.Genesis.Account, net.Genesis.Balance.Units())
+		if count == 1 {
+			fmt.Fprintf(e.stdout, "  account     %s (genesis, %s native)\n\n", net.Genesis.Account, net.Genesis.Balance.Units())
+		} else {
+			fmt.Fprintf(e.stdout, "  account     %s (genesis of %s native, shared with the other nodes' keys)\n\n",
+				net.Genesis.Account, net.Genesis.Balance.Units())
+		}
 		fmt.Fprintf(e.stdout, "Try, in another terminal:\n")
 		fmt.Fprintf(e.stdout, "  export LATTICE_NODE=%s LATTICE_KEY=%s\n", url, keyPath)
 		fmt.Fprintf(e.stdout, "  go run ./cmd/lattice balance\n\nStop with Ctrl-C.\n")

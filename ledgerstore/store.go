@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -63,6 +65,18 @@ type Store struct {
 // record layout.
 var ErrFormat = errors.New("ledgerstore: the ledger was written by an incompatible version")
 
+// ErrLocked is returned by Open when the store is open already, in a
+// running node or elsewhere in this process: Pebble's LOCK file is held.
+var ErrLocked = errors.New("ledgerstore: the ledger is in use by a running node")
+
+// lockHeld reports whether err is Pebble's refusal to open a locked store:
+// flock's EAGAIN from another process, or Pebble's own message for a lock
+// this process holds (Pebble has no sentinel for it; TestOpenLocked notices
+// if the message changes).
+func lockHeld(err error) bool {
+	return err != nil && (errors.Is(err, syscall.EAGAIN) || strings.Contains(err.Error(), "lock held by current process"))
+}
+
 // Options configure a Store. The zero value is ready to use.
 type Options struct {
 	// Logger receives Pebble's messages; nil means slog.Default().
@@ -95,6 +109,9 @@ func Open(dir string, o Options) (*Store, error) {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	db, err := pebble.Open(dir, opts)
+	if lockHeld(err) {
+		return nil, fmt.Errorf("%w: %s: %v", ErrLocked, dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ledgerstore: open %s: %w", dir, err)
 	}

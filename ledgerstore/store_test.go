@@ -330,3 +330,17 @@ func TestSequenceNumbersNeverReused(t *testing.T) {
 		t.Errorf("after rollback and reopen, LastSeq = %d, below the %d given out before", got, high)
 	}
 }
+
+// TestOpenLocked: a store that is open already is refused with ErrLocked,
+// which the CLI turns into "stop the node first".
+func TestOpenLocked(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrLocked) {
+		t.Errorf("second Open: got %v, want ErrLocked", err)
+	}
+}
