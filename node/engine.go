@@ -62,7 +62,7 @@ type Engine struct {
 	now    func() time.Time
 
 	in      chan *request
-	verify  chan *verification // unbuffered: see check
+	verify  chan *request // unbuffered: see checkThenDo
 	synced  chan *group
 	quit    chan struct{}
 	stopped chan struct{} // closed once both goroutines have exited
@@ -109,7 +109,7 @@ func NewEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger,
 	e := &Engine{
 		store: store, params: params, log: log, now: now,
 		in:      make(chan *request, maxGroup),
-		verify:  make(chan *verification),
+		verify:  make(chan *request),
 		synced:  make(chan *group, 2),
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -170,10 +170,7 @@ func (e *Engine) Submit(ctx context.Context, b *ledger.Block) (Result, error) {
 	if err := e.Err(); err != nil {
 		return Result{}, err
 	}
-	if err := e.check(ctx, b); err != nil {
-		return Result{}, err
-	}
-	return e.do(ctx, &request{kind: opSubmit, b: b})
+	return e.checkThenDo(ctx, &request{kind: opSubmit, b: b})
 }
 
 // SubmitChecked is Submit for a block that has passed e.Params().Check
@@ -347,6 +344,11 @@ func (e *Engine) do(ctx context.Context, r *request) (Result, error) {
 	case <-ctx.Done():
 		return Result{}, ctx.Err()
 	}
+	return e.wait(ctx, r)
+}
+
+// wait waits for the answer to r, which the writer has been handed.
+func (e *Engine) wait(ctx context.Context, r *request) (Result, error) {
 	select {
 	case <-r.done:
 		return r.res, r.err
