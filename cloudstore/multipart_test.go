@@ -118,6 +118,8 @@ func TestMultipartRefusals(t *testing.T) {
 		{"another key", put(b, u, "other", 1), ErrNoSuchUpload},
 		{"no parts", complete(b, u), ErrNoParts},
 		{"unknown part", complete(b, u, CompletedPart{1, "x"}), ErrInvalidPart},
+		{"parts out of order", complete(b, u, CompletedPart{2, "x"}, CompletedPart{1, "x"}), ErrPartOrder},
+		{"a part listed twice", complete(b, u, CompletedPart{1, "x"}, CompletedPart{1, "x"}), ErrPartOrder},
 	}
 	for _, tt := range tests {
 		if !errors.Is(tt.err, tt.want) {

@@ -394,3 +394,28 @@ func TestGenesisNamesARepresentative(t *testing.T) {
 		t.Errorf("without one named, the representative is %s, want the account itself", got)
 	}
 }
+
+// TestClaimWindowInMilliseconds pins the faucet window in literal numbers:
+// block timestamps are milliseconds and the window is one day, so a test
+// that computed its times from ClaimInterval could not notice the constant
+// written in seconds.
+func TestClaimWindowInMilliseconds(t *testing.T) {
+	tests := []struct {
+		after int64 // ms between the first claim and the second
+		want  error
+	}{
+		{3_600_000, ledger.ErrClaimTooSoon},  // one hour
+		{86_399_999, ledger.ErrClaimTooSoon}, // a millisecond short of a day
+		{86_400_000, nil},                    // a day
+		{86_400_001, nil},
+	}
+	for _, tt := range tests {
+		w := newWorld(t)
+		a := wallet.NewKey()
+		first := w.ok(signed(w.must(wallet.Claim(w.head(a.Address()), w.tick(1))), a))
+		second := signed(w.must(wallet.Claim(w.head(a.Address()), first.Timestamp+tt.after)), a)
+		if err := w.submit(second); !errors.Is(err, tt.want) {
+			t.Errorf("second claim %d ms after the first: got %v, want %v", tt.after, err, tt.want)
+		}
+	}
+}
