@@ -116,3 +116,47 @@ func solved(p ledger.Params, b *ledger.Block) *ledger.Block {
 	}
 	return b
 }
+
+// TestSignatureShape: which signatures a block may carry is checked before
+// any is verified. Without it, one key signing twice would count twice
+// towards a multisig threshold, and both kinds of signature could ride on
+// one block.
+func TestSignatureShape(t *testing.T) {
+	k1, k2, k3 := wallet.NewKey(), wallet.NewKey(), wallet.NewKey()
+	ks := keysetOf(2, k1, k2, k3)
+	tests := []struct {
+		name  string
+		block func() *ledger.Block
+		want  error
+	}{
+		{"one key signs a multisig block twice", func() *ledger.Block {
+			return multisigned(wallet.MultisigOpen(ks, t0), k1, k1)
+		}, ledger.ErrMalformed},
+		{"signature beside signatures", func() *ledger.Block {
+			b := multisigned(wallet.MultisigOpen(ks, t0), k1, k2)
+			b.Signature = signed(wallet.MultisigOpen(ks, t0), k1).Signature
+			return b
+		}, ledger.ErrMalformed},
+		{"no signature at all", func() *ledger.Block {
+			return wallet.MultisigOpen(ks, t0)
+		}, ledger.ErrUnauthorized},
+		{"single-key block without its signature", func() *ledger.Block {
+			b, err := wallet.Send(wallet.Head{Account: k1.Address(), Balances: [2]ledger.Amount{ledger.NewAmount(10)}},
+				k2.Address(), ledger.NewAmount(1), ledger.Native, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}, ledger.ErrBadSignature},
+	}
+	var p ledger.Params
+	for _, tt := range tests {
+		b := tt.block()
+		if err := p.Check(b); !errors.Is(err, tt.want) {
+			t.Errorf("%s: Check got %v, want %v", tt.name, err, tt.want)
+		}
+		if errs := p.CheckAll([]*ledger.Block{b, b, b}); !errors.Is(errs[1], tt.want) {
+			t.Errorf("%s: CheckAll got %v, want %v", tt.name, errs[1], tt.want)
+		}
+	}
+}
