@@ -31,6 +31,7 @@ var (
 	errMissingLength  = s3err(http.StatusLengthRequired, "MissingContentLength", "You must provide the Content-Length HTTP header.")
 	errPrecondition   = s3err(http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
 	errBucketNotEmpty = s3err(http.StatusConflict, "BucketNotEmpty", "The bucket you tried to delete is not empty")
+	errRequestTimeout = s3err(http.StatusBadRequest, "RequestTimeout", "Your socket connection to the server was not read from or written to within the timeout period.")
 	errIncompleteBody = s3err(http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header.")
 )
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -113,22 +115,26 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
-// bodyError unwraps the check that failed while a body was read (a wrong
-// signature, checksum or length) from the store's ErrBody.
+// bodyError turns a failure to read an upload's body (the store's
+// ErrBody) into the S3 error it is: the check that failed while the body
+// was read (a wrong signature, checksum or length), or, when the body
+// simply ended early or stalled, the client's IncompleteBody or
+// RequestTimeout, never an internal error.
 func bodyError(err error) error {
 	var e *Error
-	if errors.As(err, &e) {
+	var se *sigv4.Error
+	var ne net.Error
+	switch {
+	case errors.As(err, &e):
 		return e
+	case errors.As(err, &se):
+		return se
+	case errors.Is(err, cloudstore.ErrTooLarge) || !errors.Is(err, cloudstore.ErrBody):
+		return err
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return errRequestTimeout
 	}
-	var inner interface{ Unwrap() []error }
-	if errors.As(err, &inner) {
-		for _, x := range inner.Unwrap() {
-			if !errors.Is(x, cloudstore.ErrBody) {
-				return x
-			}
-		}
-	}
-	return err
+	return errIncompleteBody
 }
 
 // getObject answers GetObject and HeadObject: conditional requests, one
@@ -155,7 +161,14 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	}
 	h.Set("Content-Type", obj.ContentType)
 	for name, v := range obj.Meta {
-		h.Set(name, v)
+		if strings.HasPrefix(name, "x-amz-meta-") {
+			// As S3 sends them: lower case. h.Set would canonicalise
+			// the name to X-Amz-Meta-..., and SDKs that strip the
+			// prefix as written then see the key capitalised.
+			h[name] = []string{v}
+		} else {
+			h.Set(name, v)
+		}
 	}
 	if r.auth != nil {
 		q := r.URL.Query()

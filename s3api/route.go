@@ -3,6 +3,7 @@ package s3api
 import (
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // operation is one S3 operation: what it needs of the key, and its
@@ -51,6 +52,24 @@ func notImplemented(name string) operation {
 	return operation{name: name, run: func(*Server, http.ResponseWriter, *request) error { return errNotImplemented }}
 }
 
+// refused is an operation that answers err, once the request is
+// authenticated.
+func refused(name string, err error) operation {
+	return operation{name: name, run: func(*Server, http.ResponseWriter, *request) error { return err }}
+}
+
+// encryptionHeader returns the name of the first server-side encryption
+// header of h (SSE-S3, SSE-KMS or SSE-C, also on a copy's source), or "".
+func encryptionHeader(h http.Header) string {
+	for name := range h {
+		lower := strings.ToLower(name)
+		if strings.HasPrefix(lower, "x-amz-server-side-encryption") || strings.HasPrefix(lower, "x-amz-copy-source-server-side-encryption") {
+			return lower
+		}
+	}
+	return ""
+}
+
 func methodNotAllowed(name string) operation {
 	return operation{name: name, run: func(*Server, http.ResponseWriter, *request) error {
 		return s3err(http.StatusMethodNotAllowed, "MethodNotAllowed", "The specified method is not allowed against this resource.")
@@ -65,6 +84,16 @@ func route(r *request) operation {
 		if q.Has(sub) {
 			return notImplemented("Unsupported:" + sub)
 		}
+	}
+	if name := encryptionHeader(r.Header); name != "" {
+		return refused("ServerSideEncryption", s3err(http.StatusNotImplemented, "NotImplemented",
+			"Server-side encryption ("+name+") is not supported by this endpoint: it stores objects unencrypted, "+
+				"so it refuses the request rather than pretend. Send it without the x-amz-server-side-encryption headers."))
+	}
+	if r.bucket == "" && r.key != "" {
+		// A path such as //bucket/key: an empty bucket name, not the
+		// service.
+		return refused("InvalidURI", s3err(http.StatusBadRequest, "InvalidURI", "Couldn't parse the specified URI: the bucket name in the path is empty."))
 	}
 	m := r.Method
 	if m != http.MethodGet && m != http.MethodHead {
