@@ -156,7 +156,7 @@ func parseS3Path(arg string) (s3Path, error) {
 	if bucket == "" {
 		return s3Path{}, usageErr("%q names no bucket: want s3://BUCKET/KEY", arg)
 	}
-	if err := cloudstore.ValidBucketName(bucket); err != nil {
+	if err := cloudstore.ExistingBucketName(bucket); err != nil {
 		return s3Path{}, usageErr("%q: %v", arg, err)
 	}
 	return s3Path{bucket, key}, nil

@@ -69,7 +69,7 @@ func (s *Server) createBucket(w http.ResponseWriter, r *http.Request, key clouds
 // is simply not found.
 func bucketName(r *http.Request) (string, error) {
 	name := r.PathValue("name")
-	if cloudstore.ValidBucketName(name) != nil {
+	if cloudstore.ExistingBucketName(name) != nil {
 		return "", notFound("bucket")
 	}
 	return name, nil

@@ -174,7 +174,7 @@ func (s *Server) metered(pattern, op string, h handler) {
 // record counts a request in its bucket's access metrics.
 func (s *Server) record(r *http.Request, op string, start time.Time, in *countingReader, rec *accesslog.Recorder) {
 	bucket := r.PathValue("name")
-	if cloudstore.ValidBucketName(bucket) != nil {
+	if cloudstore.ExistingBucketName(bucket) != nil {
 		return
 	}
 	if rec.Status >= 300 && rec.Status != http.StatusNotModified {

@@ -6,11 +6,28 @@ import (
 	"strings"
 )
 
-// ValidBucketName applies S3's bucket naming rules: 3 to 63 characters of
-// lowercase letters, digits, hyphens and dots; a letter or digit at each
-// end; no two adjacent dots; not an IPv4 address; none of the prefixes
-// and suffixes S3 reserves.
+// ValidBucketName applies S3's bucket naming rules to a new bucket's name:
+// 3 to 63 characters of lowercase letters, digits, hyphens and dots; a
+// letter or digit at each end and on each side of every dot; no two
+// adjacent dots; not an IPv4 address; none of the prefixes and suffixes S3
+// reserves.
 func ValidBucketName(name string) error {
+	if err := ExistingBucketName(name); err != nil {
+		return err
+	}
+	if strings.Contains(name, "-.") || strings.Contains(name, ".-") {
+		// Each dot-separated label is a DNS label in virtual-hosted
+		// names, and must begin and end with a letter or digit.
+		return fmt.Errorf("bucket name %q must not hold a hyphen next to a dot", name)
+	}
+	return nil
+}
+
+// ExistingBucketName checks a name that may belong to an existing bucket:
+// ValidBucketName's rules as they were when the first buckets were made,
+// which allowed a hyphen next to a dot. Lookups use it, so that tightening
+// the rules for new buckets leaves no old bucket unreachable.
+func ExistingBucketName(name string) error {
 	if len(name) < 3 || len(name) > 63 {
 		return fmt.Errorf("bucket name %q must be 3 to 63 characters long", name)
 	}

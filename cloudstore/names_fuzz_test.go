@@ -8,7 +8,7 @@ import (
 
 // FuzzValidBucketName: every accepted name obeys the S3 rules it claims.
 func FuzzValidBucketName(f *testing.F) {
-	for _, s := range []string{"photos", "a.b-c", "192.168.1.1", "01.2.3.4", "xn--abc", "ab", "a..b", "-ab"} {
+	for _, s := range []string{"photos", "a.b-c", "192.168.1.1", "01.2.3.4", "xn--abc", "ab", "a..b", "-ab", "foo-.bar"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -16,6 +16,7 @@ func FuzzValidBucketName(f *testing.F) {
 			return
 		}
 		if len(name) < 3 || len(name) > 63 || strings.Contains(name, "..") ||
+			strings.Contains(name, "-.") || strings.Contains(name, ".-") ||
 			strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789.-") != "" ||
 			!isAlnum(name[0]) || !isAlnum(name[len(name)-1]) || looksLikeIPv4(name) {
 			t.Fatalf("ValidBucketName accepted %q", name)

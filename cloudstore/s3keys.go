@@ -46,7 +46,7 @@ func ValidS3Scope(scope string) error {
 	if scope == "*" {
 		return nil
 	}
-	return ValidBucketName(scope)
+	return ExistingBucketName(scope)
 }
 
 // ValidS3Permissions checks a permissions value.

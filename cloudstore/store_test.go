@@ -61,6 +61,9 @@ func TestValidBucketName(t *testing.T) {
 		{"a-b", true},
 		{"a.b", true},
 		{"a--b", true},
+		{"foo-.bar", false},
+		{"foo.-bar", false},
+		{"foo-.-bar", false},
 		{"MyBucket", false},
 		{"mybuckeT", false},
 		{"ABC", false},
@@ -83,7 +86,7 @@ func TestValidBucketName(t *testing.T) {
 		// Dots.
 		{"a..b", false},
 		{"abc..def", false},
-		{"a.-b", true}, // S3 itself forbids only adjacent dots here
+		{"a.-b", false}, // a label may not begin or end with a hyphen (S3 conformance tests)
 		// IP addresses.
 		{"192.168.1.1", false},
 		{"01.2.3.4", false},
@@ -902,5 +905,18 @@ func TestEnsureAdminRevokesUnrecordedKeys(t *testing.T) {
 	}
 	if _, err := s.Authenticate(orphanSecret); !errors.Is(err, ErrUnauthorized) {
 		t.Errorf("the unrecorded admin key %s still authenticates: %v", orphan.ID, err)
+	}
+}
+
+// TestExistingBucketName: lookups accept the names buckets could be
+// created with before the hyphen-next-to-dot rule, and nothing else more.
+func TestExistingBucketName(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{{"a.-b", true}, {"foo-.bar", true}, {"photos", true}, {"a..b", false}, {"-ab", false}, {"AB", false}} {
+		if err := ExistingBucketName(tt.name); (err == nil) != tt.ok {
+			t.Errorf("ExistingBucketName(%q) = %v, want ok %v", tt.name, err, tt.ok)
+		}
 	}
 }

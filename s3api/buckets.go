@@ -27,6 +27,14 @@ type owner struct {
 
 func ownerOf(account string) owner { return owner{ID: account, DisplayName: account} }
 
+// maxBuckets is the largest page of ListBuckets, and its default.
+const maxBuckets = 10000
+
+// listBuckets answers ListBuckets, in name order, with its paging
+// parameters: prefix, max-buckets (1 to 10000) and continuation-token (the
+// ContinuationToken of the previous page: the base64 of the last name it
+// gave); bucket-region keeps only the buckets of a region (all of them are
+// in this endpoint's).
 func (s *Server) listBuckets(w http.ResponseWriter, r *request) error {
 	type bucket struct {
 		Name         string
@@ -34,19 +42,50 @@ func (s *Server) listBuckets(w http.ResponseWriter, r *request) error {
 		BucketRegion string
 	}
 	type result struct {
-		XMLName xml.Name `xml:"ListAllMyBucketsResult"`
-		Xmlns   string   `xml:"xmlns,attr"`
-		Owner   owner
-		Buckets []bucket `xml:"Buckets>Bucket"`
+		XMLName           xml.Name `xml:"ListAllMyBucketsResult"`
+		Xmlns             string   `xml:"xmlns,attr"`
+		Owner             owner
+		Buckets           []bucket `xml:"Buckets>Bucket"`
+		ContinuationToken string   `xml:",omitempty"`
+		Prefix            string   `xml:",omitempty"`
+	}
+	q := r.URL.Query()
+	limit := maxBuckets
+	if q.Has("max-buckets") {
+		n, err := strconv.Atoi(q.Get("max-buckets"))
+		if err != nil || n < 1 || n > maxBuckets {
+			return s3err(http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("max-buckets must be an integer from 1 to %d", maxBuckets))
+		}
+		limit = n
+	}
+	var after string
+	if tok := q.Get("continuation-token"); tok != "" {
+		name, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil {
+			return s3err(http.StatusBadRequest, "InvalidArgument", "The continuation token provided is incorrect")
+		}
+		after = string(name)
+	}
+	prefix := q.Get("prefix")
+	res := result{Xmlns: xmlns, Owner: ownerOf(r.account), Buckets: []bucket{}, Prefix: prefix}
+	if region := q.Get("bucket-region"); region != "" && region != s.opts.Region {
+		writeXML(w, http.StatusOK, res)
+		return nil
 	}
 	all, err := s.st.Buckets(r.account)
 	if err != nil {
 		return err
 	}
-	res := result{Xmlns: xmlns, Owner: ownerOf(r.account), Buckets: []bucket{}}
 	for _, b := range all {
 		if r.s3key.BucketScope != "*" && b.Name != r.s3key.BucketScope {
 			continue // a scoped key sees only its bucket
+		}
+		if b.Name <= after || !strings.HasPrefix(b.Name, prefix) {
+			continue
+		}
+		if len(res.Buckets) == limit {
+			res.ContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(res.Buckets[limit-1].Name))
+			break
 		}
 		res.Buckets = append(res.Buckets, bucket{b.Name, s3Time(b.CreatedAt), s.opts.Region})
 	}
@@ -163,9 +202,12 @@ func (p listParams) name(s string) string {
 	return s
 }
 
-// s3URLEncode encodes a name the way S3 does for encoding-type=url: as a
-// query component (space as '+'), but keeping '/' and '*' and encoding
-// '~'. Clients that do not decode NextMarker rely on '/' staying as is.
+// s3URLEncode encodes a name for encoding-type=url: percent-encoding
+// every byte but letters, digits, '-', '_', '.', '/' and '*' (clients that
+// do not decode NextMarker rely on '/' staying as is). A space is %20, as
+// the S3 conformance tests expect, not '+': %20 decodes to a space under
+// every decoder (JavaScript's decodeURIComponent as well as Python's
+// unquote_plus), and '+' does not.
 func s3URLEncode(s string) string {
 	const hexDigits = "0123456789ABCDEF"
 	var b strings.Builder
@@ -175,8 +217,6 @@ func s3URLEncode(s string) string {
 		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9',
 			c == '-' || c == '_' || c == '.' || c == '/' || c == '*':
 			b.WriteByte(c)
-		case c == ' ':
-			b.WriteByte('+')
 		default:
 			b.WriteByte('%')
 			b.WriteByte(hexDigits[c>>4])

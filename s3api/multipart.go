@@ -3,7 +3,9 @@ package s3api
 import (
 	"encoding/xml"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/latticenet/lattice/cloudstore"
 )
@@ -89,8 +91,22 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {
 		Key      string
 		ETag     string
 	}
-	writeXML(w, http.StatusOK, result{Xmlns: xmlns, Location: "/" + r.bucket + "/" + r.key, Bucket: r.bucket, Key: r.key, ETag: `"` + obj.ETag + `"`})
+	writeXML(w, http.StatusOK, result{Xmlns: xmlns, Location: objectURL(r), Bucket: r.bucket, Key: r.key, ETag: `"` + obj.ETag + `"`})
 	return nil
+}
+
+// objectURL is the absolute URL of r's object, in the style (path or
+// virtual-hosted) and with the scheme and host r came with.
+func objectURL(r *request) string {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	path := "/" + r.key
+	if strings.HasPrefix(strings.TrimPrefix(r.URL.Path, "/"), r.bucket+"/") {
+		path = "/" + r.bucket + path // path style
+	}
+	return (&url.URL{Scheme: scheme, Host: r.Host, Path: path}).String()
 }
 
 func (s *Server) abortUpload(w http.ResponseWriter, r *request) error {

@@ -137,6 +137,32 @@ func bodyError(err error) error {
 	return errIncompleteBody
 }
 
+// checkPartNumber refuses a partNumber read this endpoint cannot answer.
+// An object uploaded in one piece has one part, the whole object, as in
+// S3: partNumber=1 reads it, any other number is not satisfiable. Reading
+// one part of a multipart object is not implemented yet (the store keeps
+// no part boundaries), and says so.
+func checkPartNumber(r *request, obj cloudstore.Object) error {
+	q := r.URL.Query()
+	if !q.Has("partNumber") {
+		return nil
+	}
+	n, err := strconv.Atoi(q.Get("partNumber"))
+	if err != nil || n < 1 || n > cloudstore.MaxPartNumber {
+		return s3err(http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("Part number must be an integer between 1 and %d, inclusive", cloudstore.MaxPartNumber))
+	}
+	if r.Header.Get("Range") != "" {
+		return s3err(http.StatusBadRequest, "InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
+	}
+	if strings.Contains(obj.ETag, "-") {
+		return s3err(http.StatusNotImplemented, "NotImplemented", "Reading one part of an object uploaded in parts is not supported yet; read a byte range instead.")
+	}
+	if n != 1 {
+		return s3err(http.StatusRequestedRangeNotSatisfiable, "InvalidPartNumber", "The requested partnumber is not satisfiable")
+	}
+	return nil
+}
+
 // getObject answers GetObject and HeadObject: conditional requests, one
 // byte range, the stored headers and metadata, and the response-*
 // overrides of a signed request.
@@ -151,6 +177,9 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	defer body.Close()
+	if err := checkPartNumber(r, obj); err != nil {
+		return err
+	}
 	h := w.Header()
 	etag := `"` + obj.ETag + `"`
 	h.Set("ETag", etag)

@@ -152,7 +152,7 @@ func TestURLEncodedListingPages(t *testing.T) {
 		}
 		in.Marker = out.NextMarker
 	}
-	if strings.Join(seen, ",") != "a/,b+c/,f*g" {
+	if strings.Join(seen, ",") != "a/,b%20c/,f*g" { // a space is %20
 		t.Fatalf("pages = %v", seen)
 	}
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("enc"), Key: aws.String("d~e"), Body: strings.NewReader("x")}); err != nil {

@@ -88,6 +88,11 @@ func (a *Auth) Body(r *http.Request, checksums bool) (io.Reader, int64, error) {
 		body = &verified{r: body, h: cs.h, want: cs.want, err: errorf("BadDigest", "the body's %s does not match the %s header", cs.alg, cs.name)}
 	}
 	// Content-MD5 is always of the request body, whatever it holds.
+	if vs, ok := r.Header["Content-Md5"]; ok && (len(vs) != 1 || vs[0] == "") {
+		// Present but empty (or repeated): S3 refuses it rather than
+		// taking it for absent.
+		return nil, 0, errorf("InvalidDigest", "the Content-MD5 header is empty; send the body's base64 MD5, or no header")
+	}
 	if v := r.Header.Get("Content-MD5"); v != "" {
 		want, err := base64.StdEncoding.DecodeString(v)
 		if err != nil || len(want) != md5.Size {
