@@ -203,8 +203,10 @@ func verifyQuery(r *http.Request, lookup Lookup, now time.Time) (*Auth, error) {
 		return nil, errorf("AuthorizationQueryParametersError", "the credential date %s is not X-Amz-Date's %s", cred.date, t.Format(dateFormat))
 	}
 	secs, err := strconv.ParseInt(q.Get("X-Amz-Expires"), 10, 64)
-	if err != nil || secs < 0 {
-		return nil, errorf("AuthorizationQueryParametersError", "X-Amz-Expires must be a non-negative number of seconds")
+	if err != nil || secs < 1 {
+		// S3's range starts at one second: a URL that expires as it is
+		// made is a client's mistake worth telling.
+		return nil, errorf("AuthorizationQueryParametersError", "X-Amz-Expires must be a number of seconds from 1 to %d", int64(MaxExpires/time.Second))
 	}
 	if secs > int64(MaxExpires/time.Second) {
 		return nil, errorf("AuthorizationQueryParametersError", "X-Amz-Expires must be at most %d seconds (7 days)", int64(MaxExpires/time.Second))
