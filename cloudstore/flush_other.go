@@ -2,8 +2,6 @@
 
 package cloudstore
 
-import "os"
-
 // startWriteback is a no-op where sync_file_range does not exist: the
 // final fsync does all the work.
-func startWriteback(f *os.File, off, n int64) {}
+func startWriteback(fd uintptr, off, n int64) {}

@@ -9,9 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Multipart upload limits, as in S3.
@@ -120,7 +121,7 @@ func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n 
 	}
 	p := Part{Number: n, ETag: hex.EncodeToString(h.Sum(nil)), Size: size, LastModified: now.UTC(), Blob: blob}
 	if err := s.commitPart(account, bucket, key, id, p); err != nil {
-		os.Remove(s.blobPath(p.Blob))
+		s.removeBlob(p.Blob)
 		return Part{}, err
 	}
 	return p, nil
@@ -347,7 +348,7 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 	}
 	readers := make([]io.Reader, len(blobs))
 	for i, b := range blobs {
-		lf := &lazyFile{path: s.blobPath(b)}
+		lf := &lazyFile{fs: s.fs, path: s.blobPath(b)}
 		defer lf.Close() // a join cut short leaves one open
 		readers[i] = lf
 	}
@@ -390,12 +391,12 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 	case err != nil:
 		return Object{}, err
 	case n != o.Max:
-		os.Remove(s.blobPath(blob))
+		s.removeBlob(blob)
 		return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", n, o.Max)
 	}
 	obj.Blob = blob
 	if err := s.commitObject(account, bucket, obj); err != nil {
-		os.Remove(s.blobPath(obj.Blob))
+		s.removeBlob(obj.Blob)
 		return Object{}, err
 	}
 	return obj, nil
@@ -443,8 +444,9 @@ func (s *Store) unpin(blobs []string) {
 
 // lazyFile opens its file at the first read and closes it at its end.
 type lazyFile struct {
+	fs   vfs.FS
 	path string
-	f    *os.File
+	f    vfs.File
 	done bool
 }
 
@@ -453,7 +455,7 @@ func (l *lazyFile) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	if l.f == nil {
-		f, err := os.Open(l.path)
+		f, err := l.fs.Open(l.path)
 		if err != nil {
 			return 0, fmt.Errorf("cloudstore: part body: %w", err)
 		}
@@ -481,9 +483,12 @@ const writebackEvery = 8 << 20
 
 // bodyWriter writes a body file, starting the writeback of every
 // writebackEvery bytes as they come, so that disk writes overlap the
-// upload rather than all waiting for its final fsync.
+// upload rather than all waiting for its final fsync. Only a file of the
+// OS's (fd not vfs.InvalidFd) has a writeback to start. Like vfs.File's,
+// its Write may modify p.
 type bodyWriter struct {
-	f                *os.File
+	f                vfs.File
+	fd               uintptr // f.Fd()
 	written, started int64
 }
 
@@ -491,7 +496,9 @@ func (w *bodyWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.written += int64(n)
 	if w.written-w.started >= writebackEvery {
-		startWriteback(w.f, w.started, w.written-w.started)
+		if w.fd != vfs.InvalidFd {
+			startWriteback(w.fd, w.started, w.written-w.started)
+		}
 		w.started = w.written
 	}
 	return n, err

@@ -10,15 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
-
-	"github.com/latticenet/lattice/durablefile"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Object limits.
@@ -94,47 +92,70 @@ func ValidObjectKey(key string) error {
 
 // OpenBlobs sets the directory for object bodies and removes what an
 // interrupted upload left there: temporary files, and body files that no
-// object refers to.
+// object refers to. Every body file is reached through the store's file
+// system, like the database, so that a crash test sees every fsync.
 func (s *Store) OpenBlobs(dir string) error {
-	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
+	if err := s.fs.MkdirAll(s.fs.PathJoin(dir, "tmp"), 0o700); err != nil {
 		return fmt.Errorf("cloudstore: %w", err)
 	}
 	// Every shard exists, durably, before any upload: a body renamed into
 	// one never depends on a directory entry that is not yet synced.
 	for i := range 256 {
-		if err := os.MkdirAll(filepath.Join(dir, fmt.Sprintf("%02x", i)), 0o700); err != nil {
+		if err := s.fs.MkdirAll(s.fs.PathJoin(dir, shardName(i)), 0o700); err != nil {
 			return fmt.Errorf("cloudstore: %w", err)
 		}
 	}
-	if err := durablefile.SyncDir(dir); err != nil {
+	if err := s.syncDir(dir); err != nil {
 		return fmt.Errorf("cloudstore: %w", err)
 	}
-	if err := durablefile.SyncDir(filepath.Dir(dir)); err != nil {
+	if err := s.syncDir(s.fs.PathDir(dir)); err != nil {
 		return fmt.Errorf("cloudstore: %w", err)
 	}
 	s.blobDir = dir
-	tmp, _ := os.ReadDir(filepath.Join(dir, "tmp"))
-	for _, e := range tmp {
-		os.Remove(filepath.Join(dir, "tmp", e.Name()))
+	tmp := s.fs.PathJoin(dir, "tmp")
+	names, _ := s.fs.List(tmp)
+	for _, name := range names {
+		s.fs.Remove(s.fs.PathJoin(tmp, name))
 	}
-	shards, _ := os.ReadDir(dir)
-	for _, sh := range shards {
-		if !sh.IsDir() || sh.Name() == "tmp" {
-			continue
-		}
-		files, _ := os.ReadDir(filepath.Join(dir, sh.Name()))
-		for _, f := range files {
-			if n, err := s.refs(f.Name()); err == nil && n == 0 {
-				os.Remove(filepath.Join(dir, sh.Name(), f.Name()))
+	for i := range 256 {
+		shard := s.fs.PathJoin(dir, shardName(i))
+		names, _ := s.fs.List(shard)
+		for _, name := range names {
+			if n, err := s.refs(name); err == nil && n == 0 {
+				s.fs.Remove(s.fs.PathJoin(shard, name))
 			}
 		}
 	}
 	return nil
 }
 
+// shardName is the name of the i-th of the 256 shards: the first two hex
+// digits of the ids of the bodies it holds.
+func shardName(i int) string { return fmt.Sprintf("%02x", i) }
+
 // blobPath is where a body lives: named by a random id, never by the key,
 // so no key can reach outside the directory.
-func (s *Store) blobPath(id string) string { return filepath.Join(s.blobDir, id[:2], id) }
+func (s *Store) blobPath(id string) string { return s.fs.PathJoin(s.blobDir, id[:2], id) }
+
+// newBlobID returns a random body file id: 32 hex digits.
+func newBlobID() string {
+	var id [16]byte
+	rand.Read(id[:])
+	return hex.EncodeToString(id[:])
+}
+
+// removeBlob removes a body file, if it is there.
+func (s *Store) removeBlob(id string) { s.fs.Remove(s.blobPath(id)) }
+
+// syncDir fsyncs a directory, making the names created in it durable.
+func (s *Store) syncDir(dir string) error {
+	d, err := s.fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
 
 func (s *Store) refs(id string) (int, error) {
 	v, closer, err := s.db.Get(k(tBlob, id))
@@ -190,7 +211,7 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	}
 	obj.ETag = hex.EncodeToString(h.Sum(nil))
 	if err := s.commitObject(account, bucket, obj); err != nil {
-		os.Remove(s.blobPath(obj.Blob))
+		s.removeBlob(obj.Blob)
 		return Object{}, err
 	}
 	return obj, nil
@@ -220,7 +241,8 @@ func readUpTo(r io.Reader, p []byte) (int, error) {
 // and renamed into its shard (keepBlob). On any error nothing is left: a
 // body over max is ErrTooLarge, one that cannot be read wraps ErrBody.
 func (s *Store) writeBlob(ctx context.Context, body io.Reader, max int64, sum io.Writer) (string, int64, error) {
-	f, err := os.CreateTemp(filepath.Join(s.blobDir, "tmp"), "up-*")
+	tmp := s.fs.PathJoin(s.blobDir, "tmp", "up-"+newBlobID())
+	f, err := s.fs.Create(tmp, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return "", 0, fmt.Errorf("cloudstore: %w", err)
 	}
@@ -228,12 +250,13 @@ func (s *Store) writeBlob(ctx context.Context, body io.Reader, max int64, sum io
 	defer func() {
 		f.Close()
 		if !renamed { // once renamed, the name may already be another upload's
-			os.Remove(f.Name())
+			s.fs.Remove(tmp)
 		}
 	}()
-	var dst io.Writer = &bodyWriter{f: f}
+	var dst io.Writer = &bodyWriter{f: f, fd: f.Fd()}
 	if sum != nil {
-		dst = io.MultiWriter(dst, sum)
+		// sum first: a vfs.File may modify what it is given to write.
+		dst = io.MultiWriter(sum, dst)
 	}
 	size, err := io.Copy(dst, io.LimitReader(ctxReader{ctx, body}, max+1))
 	if err != nil {
@@ -242,7 +265,7 @@ func (s *Store) writeBlob(ctx context.Context, body io.Reader, max int64, sum io
 	if size > max {
 		return "", 0, ErrTooLarge
 	}
-	blob, err := s.keepBlob(f)
+	blob, err := s.keepBlob(f, tmp)
 	if err != nil {
 		return "", 0, err
 	}
@@ -250,22 +273,20 @@ func (s *Store) writeBlob(ctx context.Context, body io.Reader, max int64, sum io
 	return blob, size, nil
 }
 
-// keepBlob makes the temporary file f a body file: fsync'd, renamed to a
-// random id in its shard, the shard's entry synced. It returns the id.
-// On error the file is still f's name, for the caller to remove.
-func (s *Store) keepBlob(f *os.File) (string, error) {
+// keepBlob makes f, the temporary file tmp, a body file: fsync'd, renamed
+// to a random id in its shard, the shard's entry synced. It returns the
+// id. On error the file is still tmp, for the caller to remove.
+func (s *Store) keepBlob(f vfs.File, tmp string) (string, error) {
 	if err := f.Sync(); err != nil {
 		return "", fmt.Errorf("cloudstore: %w", err)
 	}
-	var id [16]byte
-	rand.Read(id[:])
-	blob := hex.EncodeToString(id[:])
+	blob := newBlobID()
 	path := s.blobPath(blob)
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := s.fs.Rename(tmp, path); err != nil {
 		return "", fmt.Errorf("cloudstore: %w", err)
 	}
-	if err := durablefile.SyncDir(filepath.Dir(path)); err != nil {
-		os.Rename(path, f.Name())
+	if err := s.syncDir(s.fs.PathDir(path)); err != nil {
+		s.fs.Rename(path, tmp)
 		return "", fmt.Errorf("cloudstore: %w", err)
 	}
 	return blob, nil
@@ -350,7 +371,7 @@ func (s *Store) dropUnreferenced(id string) {
 		return // a completion is reading it; unpin removes it
 	}
 	if n, err := s.refs(id); err == nil && n == 0 {
-		os.Remove(s.blobPath(id))
+		s.removeBlob(id)
 	}
 }
 
@@ -396,11 +417,36 @@ func (s *Store) OpenObject(account, bucket, key string) (Object, Body, error) {
 	if obj.Blob == "" {
 		return obj, nopCloser{bytes.NewReader(obj.Inline)}, nil
 	}
-	f, err := os.Open(s.blobPath(obj.Blob))
+	body, err := s.openBody(obj.Blob, obj.Size)
 	if err != nil {
 		return Object{}, nil, fmt.Errorf("cloudstore: body of %s/%s: %w", bucket, key, err)
 	}
-	return obj, f, nil
+	return obj, body, nil
+}
+
+// openBody opens body file id, size bytes long, for reading. A file of
+// the OS's is handed over as it is: underneath it is an *os.File, whose
+// SyscallConn lets a TCP connection's ReadFrom send it with sendfile(2),
+// as it could send the *os.File handed over before. Any other (a test's
+// in-memory file) is read through a section reader, which gives it Seek.
+func (s *Store) openBody(id string, size int64) (Body, error) {
+	f, err := s.fs.Open(s.blobPath(id))
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := f.(interface {
+		Body
+		syscall.Conn
+	}); ok {
+		return b, nil
+	}
+	return sectionBody{io.NewSectionReader(f, 0, size), f}, nil
+}
+
+// sectionBody reads a body file that is not the OS's.
+type sectionBody struct {
+	*io.SectionReader
+	io.Closer
 }
 
 // DeleteObject deletes an object.

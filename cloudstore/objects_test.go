@@ -22,8 +22,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // blobStore is a store with a blob directory, laid out as `lattice cloud`
@@ -249,6 +252,58 @@ func TestPutObjectFile(t *testing.T) {
 		}
 	}
 	b.wantCounts("after large puts", 3, total)
+}
+
+// TestOpenObjectRanges reads a large body whole and in ranges, as GET
+// with a Range header does (Seek, then read), from the OS's file system
+// and from an in-memory one. On the OS's, the body must stay what a TCP
+// connection's ReadFrom can send with sendfile(2): a syscall.Conn, as an
+// *os.File is.
+func TestOpenObjectRanges(t *testing.T) {
+	body := randomBody(InlineMax + 100<<10)
+	mem, err := open("db", nil, vfs.NewMem())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	if err := mem.OpenBlobs("objects"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.CreateBucket("acme", "pics", "", t0); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		s        *Store
+		sendfile bool
+	}{
+		{"disk", newBlobStore(t).Store, true},
+		{"memory", mem, false},
+	} {
+		if _, err := tc.s.PutObject(context.Background(), "acme", "pics", "big", "", bytes.NewReader(body), 1<<20, t0); err != nil {
+			t.Fatalf("%s: PutObject: %v", tc.name, err)
+		}
+		_, r, err := tc.s.OpenObject("acme", "pics", "big")
+		if err != nil {
+			t.Fatalf("%s: OpenObject: %v", tc.name, err)
+		}
+		if _, ok := r.(syscall.Conn); ok != tc.sendfile {
+			t.Errorf("%s: the body is a %T; syscall.Conn %v, want %v", tc.name, r, ok, tc.sendfile)
+		}
+		for _, rg := range [][2]int{{0, len(body)}, {1, 1}, {InlineMax, 4096}, {len(body) - 10, 10}, {len(body), 0}} {
+			if _, err := r.Seek(int64(rg[0]), io.SeekStart); err != nil {
+				t.Fatalf("%s: Seek(%d): %v", tc.name, rg[0], err)
+			}
+			got, err := io.ReadAll(io.LimitReader(r, int64(rg[1])))
+			if want := body[rg[0] : rg[0]+rg[1]]; err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s: bytes %d+%d: %d bytes (md5 %s), %v; want %d bytes (md5 %s)", tc.name, rg[0], rg[1], len(got), md5hex(got), err, len(want), md5hex(want))
+			}
+		}
+		if n, err := r.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+			t.Errorf("%s: Read at the end = %d, %v; want 0, EOF", tc.name, n, err)
+		}
+		r.Close()
+	}
 }
 
 func TestETagIsHexMD5(t *testing.T) {

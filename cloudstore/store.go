@@ -87,7 +87,8 @@ type Store struct {
 	adminMu sync.Mutex  // serialises EnsureAdmin (which takes mu itself)
 	aead    cipher.AEAD // seals S3 secrets; set by OpenSecrets
 	master  []byte      // the secret key, for DerivedKey; set by OpenSecrets
-	blobDir string      // object bodies; set by OpenBlobs
+	fs      vfs.FS      // holds the body files: the OS's, or a test's
+	blobDir string      // object bodies, in fs; set by OpenBlobs
 	// pins counts the readers of body files that must outlive their last
 	// reference for a while (parts being joined); under mu.
 	pins map[string]int
@@ -129,8 +130,9 @@ func OpenDir(dir string, log *slog.Logger) (*Store, error) {
 	return s, nil
 }
 
-// open is Open on a file system of Pebble's (nil: the OS's); tests use a
-// crashable in-memory one to simulate power loss.
+// open is Open on a file system of Pebble's (nil: the OS's), which then
+// holds the body files too; tests use a crashable in-memory one to
+// simulate power loss.
 func open(dir string, log *slog.Logger, fs vfs.FS) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -143,7 +145,13 @@ func open(dir string, log *slog.Logger, fs vfs.FS) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cloudstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, now: time.Now, pins: map[string]int{}, maxEvents: MaxEvents, stopFlush: make(chan struct{}), flushed: make(chan struct{})}
+	bodies := fs
+	if bodies == nil {
+		// Pebble wraps the OS's file system in its disk-health checks;
+		// body files do without them, as they always have.
+		bodies = vfs.Default
+	}
+	s := &Store{db: db, fs: bodies, now: time.Now, pins: map[string]int{}, maxEvents: MaxEvents, stopFlush: make(chan struct{}), flushed: make(chan struct{})}
 	go s.runFlusher(log)
 	return s, nil
 }
