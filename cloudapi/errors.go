@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/latticenet/lattice/cloudstore"
@@ -33,6 +34,7 @@ func notFound(what string) *Error {
 }
 
 var (
+	errUnavailable  = &Error{http.StatusServiceUnavailable, "unavailable", "the platform's disk is full or failing: it serves reads but takes no writes until an operator frees space and restarts it", 0}
 	errUnauthorized = &Error{http.StatusUnauthorized, "unauthorized", "missing or invalid API key: send Authorization: Bearer lat_live_...", 0}
 	errForbidden    = &Error{http.StatusForbidden, "forbidden", "this endpoint needs an admin API key", 0}
 )
@@ -51,6 +53,8 @@ func apiError(err error) *Error {
 		return &Error{http.StatusConflict, "bucket_not_empty", "the bucket still holds objects; delete them first", 0}
 	case errors.Is(err, cloudstore.ErrExists):
 		return &Error{http.StatusConflict, "conflict", "the name is already taken", 0}
+	case errors.Is(err, cloudstore.ErrUnavailable), errors.Is(err, syscall.ENOSPC):
+		return errUnavailable
 	}
 	return &Error{http.StatusInternalServerError, "internal_error", "internal error", 0}
 }

@@ -263,10 +263,7 @@ func (s *Store) flushMetrics() error {
 			}
 		}
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("cloudstore: commit metrics: %w", err)
-	}
-	return nil
+	return s.durable(func() error { return b.Commit(pebble.NoSync) })
 }
 
 // runFlusher flushes the metrics every MetricsFlushInterval until Close.

@@ -258,9 +258,13 @@ func (s *Store) writeBlob(ctx context.Context, body io.Reader, max int64, sum io
 		// sum first: a vfs.File may modify what it is given to write.
 		dst = io.MultiWriter(sum, dst)
 	}
-	size, err := io.Copy(dst, io.LimitReader(ctxReader{ctx, body}, max+1))
-	if err != nil {
-		return "", 0, fmt.Errorf("%w: %w", ErrBody, err)
+	src := &readFailure{r: io.LimitReader(ctxReader{ctx, body}, max+1)}
+	size, err := io.Copy(dst, src)
+	switch {
+	case src.err != nil:
+		return "", 0, fmt.Errorf("%w: %w", ErrBody, src.err) // the client's
+	case err != nil:
+		return "", 0, fmt.Errorf("cloudstore: writing a body file: %w", err) // the disk's (ENOSPC, EIO)
 	}
 	if size > max {
 		return "", 0, ErrTooLarge
@@ -271,6 +275,21 @@ func (s *Store) writeBlob(ctx context.Context, body io.Reader, max int64, sum io
 	}
 	renamed = true
 	return blob, size, nil
+}
+
+// readFailure remembers the error its reader returned, other than io.EOF,
+// so that a copy's failure can be put down to the body or to the disk.
+type readFailure struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readFailure) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
 }
 
 // keepBlob makes f, the temporary file tmp, a body file: fsync'd, renamed

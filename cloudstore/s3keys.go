@@ -198,7 +198,7 @@ func (s *Store) DeleteS3Key(account, id string) error {
 		return ErrNotFound
 	}
 	// Under s.mu, as S3Secret's cache fill is.
-	if err := s.db.Delete(k(tS3Key, id), pebble.Sync); err != nil {
+	if err := s.durable(func() error { return s.db.Delete(k(tS3Key, id), pebble.Sync) }); err != nil {
 		return err
 	}
 	s.s3Cache.Delete(id)

@@ -102,6 +102,59 @@ type Store struct {
 	stopFlush chan struct{} // closed by Close
 	flushed   chan struct{} // closed when the flusher has returned
 	closeOnce sync.Once
+
+	log     *slog.Logger
+	failed  chan struct{} // closed by fail
+	failure error         // set by fail before failed is closed
+	failOne sync.Once
+}
+
+// ErrUnavailable is returned by every write once a write to the disk has
+// failed (a full disk, an I/O error): the database may hold changes that
+// are not durable, so the store takes no more writes until it is restarted
+// on a disk that works. Reads go on. Nothing acknowledged was lost.
+var ErrUnavailable = errors.New("cloudstore: a write to the disk failed (full disk?); the store is read-only until restarted")
+
+// Failed is closed when the store stops taking writes; Err says why.
+func (s *Store) Failed() <-chan struct{} { return s.failed }
+
+// Err returns the failure that made the store read-only, or nil.
+func (s *Store) Err() error {
+	select {
+	case <-s.failed:
+		return s.failure
+	default:
+		return nil
+	}
+}
+
+// fail makes the store read-only for good (until restarted) and returns
+// the error writes answer from now on, which wraps ErrUnavailable.
+func (s *Store) fail(cause error) error {
+	s.failOne.Do(func() {
+		s.failure = fmt.Errorf("%w: %v", ErrUnavailable, cause)
+		s.log.Error("cloudstore: a write failed; taking no more writes, serving reads", "err", cause)
+		close(s.failed)
+	})
+	return s.failure
+}
+
+// durable runs fn, which writes to the database, turning a failure of the
+// write itself (an error, or the panic Pebble raises when its log cannot be
+// written) into the store's failure. fn must not return rule errors.
+func (s *Store) durable(fn func() error) (err error) {
+	if err := s.Err(); err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = s.fail(fmt.Errorf("%v", p))
+		}
+	}()
+	if err := fn(); err != nil {
+		return s.fail(err)
+	}
+	return nil
 }
 
 // Open opens or creates the store in dir.
@@ -141,7 +194,7 @@ func open(dir string, log *slog.Logger, fs vfs.FS) (*Store, error) {
 	// request reads a bucket and an object record.
 	cache := pebble.NewCache(128 << 20)
 	defer cache.Unref()
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.Logger{Log: log}, FormatMajorVersion: pebble.FormatNewest, FS: fs, Cache: cache})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.New(log), FormatMajorVersion: pebble.FormatNewest, FS: fs, Cache: cache})
 	if err != nil {
 		return nil, fmt.Errorf("cloudstore: open %s: %w", dir, err)
 	}
@@ -151,7 +204,8 @@ func open(dir string, log *slog.Logger, fs vfs.FS) (*Store, error) {
 		// body files do without them, as they always have.
 		bodies = vfs.Default
 	}
-	s := &Store{db: db, fs: bodies, now: time.Now, pins: map[string]int{}, maxEvents: MaxEvents, stopFlush: make(chan struct{}), flushed: make(chan struct{})}
+	s := &Store{db: db, fs: bodies, now: time.Now, pins: map[string]int{}, maxEvents: MaxEvents, stopFlush: make(chan struct{}), flushed: make(chan struct{}),
+		log: log, failed: make(chan struct{})}
 	go s.runFlusher(log)
 	return s, nil
 }
@@ -168,7 +222,9 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stopFlush)
 		<-s.flushed
-		ferr = s.flushMetrics()
+		if s.Err() == nil {
+			ferr = s.flushMetrics()
+		}
 	})
 	return errors.Join(ferr, s.db.Close())
 }
@@ -207,10 +263,7 @@ func setJSON(b *pebble.Batch, key []byte, v any) error {
 }
 
 func (s *Store) commit(b *pebble.Batch) error {
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("cloudstore: commit: %w", err)
-	}
-	return nil
+	return s.durable(func() error { return b.Commit(pebble.Sync) })
 }
 
 // tx is what a write made under s.mu leaves for after the lock: the
@@ -223,8 +276,8 @@ type tx struct {
 // apply applies b where reads see it and starts its fsync; write waits for
 // the fsync once s.mu is released. t owns b from then on.
 func (s *Store) apply(t *tx, b *pebble.Batch) error {
-	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
-		return fmt.Errorf("cloudstore: commit: %w", err)
+	if err := s.durable(func() error { return s.db.ApplyNoSyncWait(b, pebble.Sync) }); err != nil {
+		return err
 	}
 	t.applied = append(t.applied, b)
 	return nil
@@ -252,13 +305,14 @@ func (t *tx) dropLater(id string) {
 // done before it is durable. Body files fn let go are removed after the
 // fsync, so that a crash can never leave a record naming a removed file.
 func (s *Store) write(fn func(t *tx) error) error {
+	if err := s.Err(); err != nil {
+		return err
+	}
 	var t tx
-	s.mu.Lock()
-	err := fn(&t)
-	s.mu.Unlock()
+	err := s.locked(func() error { return fn(&t) })
 	for _, b := range t.applied {
-		if serr := b.SyncWait(); serr != nil && err == nil {
-			err = fmt.Errorf("cloudstore: sync: %w", serr)
+		if serr := s.durable(b.SyncWait); serr != nil && err == nil {
+			err = serr
 		}
 		b.Close()
 	}
@@ -271,6 +325,20 @@ func (s *Store) write(fn func(t *tx) error) error {
 		s.dropUnreferenced(id)
 	}
 	return nil
+}
+
+// locked runs fn with s.mu held, and releases it whatever fn does: a
+// panic (Pebble panics when it cannot write its log) fails the store
+// rather than leaving every later request waiting for the lock.
+func (s *Store) locked(fn func() error) (err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			err = s.fail(fmt.Errorf("%v", p))
+		}
+	}()
+	return fn()
 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -624,8 +692,8 @@ func (s *Store) EnsureAdmin(now time.Time, persist func(secret string) error) (K
 		}
 		return Key{}, "", err
 	}
-	if err := s.db.Set(marker, []byte(key.ID), pebble.Sync); err != nil {
-		return Key{}, "", fmt.Errorf("cloudstore: %w", err)
+	if err := s.durable(func() error { return s.db.Set(marker, []byte(key.ID), pebble.Sync) }); err != nil {
+		return Key{}, "", err
 	}
 	return key, secret, nil
 }

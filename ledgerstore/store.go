@@ -97,7 +97,7 @@ func Open(dir string, o Options) (*Store, error) {
 	opts := &pebble.Options{
 		FS:                 o.FS,
 		ErrorIfNotExists:   o.MustExist,
-		Logger:             pebblelog.Logger{Log: log},
+		Logger:             pebblelog.New(log),
 		FormatMajorVersion: pebble.FormatNewest,
 		// A larger memtable absorbs bursts of small blocks without stalls.
 		MemTableSize: 64 << 20,

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"syscall"
 
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/sigv4"
@@ -31,6 +32,7 @@ var (
 	errMissingLength  = s3err(http.StatusLengthRequired, "MissingContentLength", "You must provide the Content-Length HTTP header.")
 	errPrecondition   = s3err(http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
 	errBucketNotEmpty = s3err(http.StatusConflict, "BucketNotEmpty", "The bucket you tried to delete is not empty")
+	errUnavailable    = s3err(http.StatusServiceUnavailable, "ServiceUnavailable", "The server's disk is full or failing: it serves reads but takes no writes until an operator frees space and restarts it.")
 	errRequestTimeout = s3err(http.StatusBadRequest, "RequestTimeout", "Your socket connection to the server was not read from or written to within the timeout period.")
 	errIncompleteBody = s3err(http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header.")
 )
@@ -85,6 +87,8 @@ func toError(err error, notFound *Error) *Error {
 		return s3err(http.StatusBadRequest, "InvalidArgument", err.Error())
 	case errors.Is(err, cloudstore.ErrBody):
 		return errIncompleteBody
+	case errors.Is(err, cloudstore.ErrUnavailable), errors.Is(err, syscall.ENOSPC):
+		return errUnavailable
 	}
 	return s3err(http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
 }
