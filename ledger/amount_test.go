@@ -30,6 +30,9 @@ func TestMulDivCeil(t *testing.T) {
 		{max, 2, 1},
 		{ledger.AmountFromParts(1<<63, 0), 2, 1},
 		{ledger.AmountFromParts(1<<62, 0), 3, 2},
+		// hi·m fills its 64 bits and lo·m carries into them: the carry
+		// must reach the top word (a mutant subtracting it survived).
+		{ledger.AmountFromParts((1<<64-1)/3, 1<<63), 3, 4},
 	}
 	limit := new(big.Int).Lsh(big.NewInt(1), 128)
 	for _, tt := range tests {

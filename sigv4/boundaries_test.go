@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -128,6 +129,14 @@ func TestBodyBranches(t *testing.T) {
 		r.Header.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
 		if _, err := read(&Auth{PayloadHash: UnsignedPayload}, r); code(err) != "BadDigest" {
 			t.Errorf("got %v, want BadDigest", err)
+		}
+	})
+	t.Run("right Content-MD5, body read a byte at a time", func(t *testing.T) {
+		r := httptest.NewRequest("PUT", "/b/k", iotest.OneByteReader(strings.NewReader("hello")))
+		sum := md5.Sum([]byte("hello"))
+		r.Header.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
+		if got, err := read(&Auth{PayloadHash: UnsignedPayload}, r); err != nil || got != "hello" {
+			t.Errorf("got %q, %v; want hello (the digest is checked at the end, not on every read)", got, err)
 		}
 	})
 	t.Run("signed streaming without its decoded length", func(t *testing.T) {
