@@ -294,9 +294,10 @@ func (s *Store) dropUpload(u Upload) error {
 }
 
 // CompleteUpload joins the listed parts, in order, into the object and
-// ends the upload. The object's ETag is S3's multipart ETag: the MD5 of
-// the parts' MD5s, a dash and the number of parts.
-func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id string, list []CompletedPart, now time.Time) (Object, error) {
+// ends the upload, if pre holds for the object it replaces (ErrPrecondition
+// otherwise, and the upload stays). The object's ETag is S3's multipart
+// ETag: the MD5 of the parts' MD5s, a dash and the number of parts.
+func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id string, list []CompletedPart, now time.Time, pre Preconditions) (Object, error) {
 	if len(list) == 0 {
 		return Object{}, ErrNoParts
 	}
@@ -353,7 +354,7 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 		readers[i] = lf
 	}
 	sum := md5.Sum(etags)
-	o := PutOptions{ContentType: u.ContentType, Meta: u.Meta, Max: total, Now: now}
+	o := PutOptions{ContentType: u.ContentType, Meta: u.Meta, Max: total, Now: now, If: pre}
 	obj, err := s.putJoined(ctx, account, bucket, key, io.MultiReader(readers...), o, fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)))
 	if err != nil {
 		return Object{}, err
@@ -380,7 +381,7 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 			return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", len(data), o.Max)
 		}
 		obj.Inline = data
-		return obj, s.commitObject(account, bucket, obj)
+		return obj, s.commitObject(account, bucket, obj, o.If)
 	}
 	blob, n, err := s.writeBlob(ctx, body, o.Max, nil)
 	switch {
@@ -395,7 +396,7 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 		return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", n, o.Max)
 	}
 	obj.Blob = blob
-	if err := s.commitObject(account, bucket, obj); err != nil {
+	if err := s.commitObject(account, bucket, obj, o.If); err != nil {
 		s.removeBlob(obj.Blob)
 		return Object{}, err
 	}

@@ -66,7 +66,7 @@ func TestMultipartSurvivesRestart(t *testing.T) {
 		t.Fatalf("Parts page = %+v, %v, %v", parts, more, err)
 	}
 	obj, err := b.CompleteUpload(ctx, "acme", "pics", "movie", u.ID,
-		[]CompletedPart{{1, `"` + etags[0] + `"`}, {2, etags[1]}}, t0.Add(time.Minute))
+		[]CompletedPart{{1, `"` + etags[0] + `"`}, {2, etags[1]}}, t0.Add(time.Minute), Preconditions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func put(b *blobStore, u Upload, key string, n int) error {
 }
 
 func complete(b *blobStore, u Upload, parts ...CompletedPart) error {
-	_, err := b.CompleteUpload(context.Background(), "acme", "pics", u.Key, u.ID, parts, t0)
+	_, err := b.CompleteUpload(context.Background(), "acme", "pics", u.Key, u.ID, parts, t0, Preconditions{})
 	return err
 }
 

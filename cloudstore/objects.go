@@ -57,6 +57,42 @@ type PutOptions struct {
 	Meta        map[string]string
 	Max         int64     // the body may hold at most Max bytes
 	Now         time.Time // the object's LastModified
+	If          Preconditions
+}
+
+// ErrPrecondition is returned by a conditional write whose condition does
+// not hold; nothing was written.
+var ErrPrecondition = errors.New("cloudstore: the write's precondition does not hold")
+
+// Preconditions make a write depend on the object it would replace, as
+// S3's If-Match and If-None-Match on PutObject and on multipart completion
+// do. They are checked under the store's lock, in the same atomic step as
+// the write, so that of two writes with If-None-Match: * only one creates
+// the object.
+type Preconditions struct {
+	// IfMatch is the ETag (unquoted) the current object must have; "*"
+	// asks only that one exists. When none exists, the error wraps both
+	// ErrPrecondition and ErrNotFound.
+	IfMatch string
+	// IfNoneMatch "*" asks that no object exists under the key.
+	IfNoneMatch string
+}
+
+// check tests the preconditions against the object in place (exists
+// false when there is none).
+func (p Preconditions) check(old Object, exists bool) error {
+	if p.IfNoneMatch == "*" && exists {
+		return fmt.Errorf("%w: an object exists under the key (If-None-Match: *)", ErrPrecondition)
+	}
+	if p.IfMatch != "" {
+		if !exists {
+			return fmt.Errorf("%w: %w: no object to match (If-Match)", ErrPrecondition, ErrNotFound)
+		}
+		if p.IfMatch != "*" && p.IfMatch != old.ETag {
+			return fmt.Errorf("%w: the object's ETag is %s (If-Match)", ErrPrecondition, old.ETag)
+		}
+	}
+	return nil
 }
 
 const (
@@ -190,6 +226,17 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	if _, err := s.Bucket(account, bucket); err != nil {
 		return Object{}, err
 	}
+	if o.If != (Preconditions{}) {
+		// Fail before the body is read when the condition already does
+		// not hold; the commit checks it again, atomically.
+		old, err := s.Object(account, bucket, key)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return Object{}, err
+		}
+		if err := o.If.check(old, err == nil); err != nil {
+			return Object{}, err
+		}
+	}
 	body = io.LimitReader(ctxReader{ctx, body}, o.Max+1)
 	h := md5.New()
 	head := make([]byte, min(o.Max+1, InlineMax+1))
@@ -204,13 +251,13 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	if n <= InlineMax {
 		h.Write(head[:n])
 		obj.Size, obj.ETag, obj.Inline = int64(n), hex.EncodeToString(h.Sum(nil)), head[:n:n]
-		return obj, s.commitObject(account, bucket, obj)
+		return obj, s.commitObject(account, bucket, obj, o.If)
 	}
 	if obj.Blob, obj.Size, err = s.writeBlob(ctx, io.MultiReader(bytes.NewReader(head[:n]), body), o.Max, h); err != nil {
 		return Object{}, err
 	}
 	obj.ETag = hex.EncodeToString(h.Sum(nil))
-	if err := s.commitObject(account, bucket, obj); err != nil {
+	if err := s.commitObject(account, bucket, obj, o.If); err != nil {
 		s.removeBlob(obj.Blob)
 		return Object{}, err
 	}
@@ -311,16 +358,17 @@ func (s *Store) keepBlob(f vfs.File, tmp string) (string, error) {
 	return blob, nil
 }
 
-// commitObject records obj in the bucket, replacing what was there, and
-// keeps the bucket's counters and the body reference counts right.
-func (s *Store) commitObject(account, bucket string, obj Object) error {
+// commitObject records obj in the bucket, replacing what was there if pre
+// allows, and keeps the bucket's counters and the body reference counts
+// right.
+func (s *Store) commitObject(account, bucket string, obj Object, pre Preconditions) error {
 	return s.write(func(t *tx) error {
-		return s.commitEventTx(t, account, bucket, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size})
+		return s.commitEventTx(t, account, bucket, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size}, pre)
 	})
 }
 
 // commitEventTx records obj, logging ev for the change, in t (s.mu held).
-func (s *Store) commitEventTx(t *tx, account, bucket string, obj Object, ev Event) error {
+func (s *Store) commitEventTx(t *tx, account, bucket string, obj Object, ev Event, pre Preconditions) error {
 	bk, err := s.Bucket(account, bucket)
 	if err != nil {
 		return err // deleted while the body was uploading
@@ -328,12 +376,16 @@ func (s *Store) commitEventTx(t *tx, account, bucket string, obj Object, ev Even
 	b := s.db.NewBatch()
 	defer t.closeUnapplied(b)
 	var old Object
-	switch err := s.getJSON(k(tObject, bucket, obj.Key), &old); {
-	case err == nil:
+	err = s.getJSON(k(tObject, bucket, obj.Key), &old)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if err := pre.check(old, err == nil); err != nil {
+		return err
+	}
+	if err == nil {
 		bk.Objects--
 		bk.Bytes -= old.Size
-	case !errors.Is(err, ErrNotFound):
-		return err
 	}
 	// One adjustment per body: the counts are read from the database, so
 	// two adjustments of the same body in one batch would overwrite each
@@ -542,7 +594,7 @@ func (s *Store) CopyObjectTo(account, srcBucket, src, dstBucket, dst string, now
 		if srcBucket != dstBucket {
 			ev.SourceBucket = srcBucket
 		}
-		return s.commitEventTx(t, account, dstBucket, obj, ev)
+		return s.commitEventTx(t, account, dstBucket, obj, ev, Preconditions{})
 	})
 	if err != nil {
 		return Object{}, err

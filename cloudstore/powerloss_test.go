@@ -397,7 +397,7 @@ func wantPartsAfterCrash(t *testing.T, round int, after *Store, img crashImage, 
 		if len(u.parts) < len(u.sizes) {
 			continue
 		}
-		if _, err := after.CompleteUpload(context.Background(), "acme", "pics", key, u.id, list, t0); err != nil {
+		if _, err := after.CompleteUpload(context.Background(), "acme", "pics", key, u.id, list, t0, Preconditions{}); err != nil {
 			t.Errorf("round %d: completing %s after the crash: %v", round, key, err)
 			continue
 		}
@@ -463,7 +463,7 @@ func putMultipart(ctx context.Context, s *Store, run *crashRun, key string, size
 	}
 	want := u.want // set before u was shared, never changed
 	run.start(key, want)
-	o, err := s.CompleteUpload(ctx, "acme", "pics", key, u.id, list, t0)
+	o, err := s.CompleteUpload(ctx, "acme", "pics", key, u.id, list, t0, Preconditions{})
 	if err != nil {
 		return err
 	}

@@ -159,3 +159,57 @@ func TestExpiredPresignedURL(t *testing.T) {
 		t.Errorf("got %d %s, want 403 AccessDenied", resp.StatusCode, data)
 	}
 }
+
+// TestConditionalWritesSDK: the AWS SDK's conditional PutObject and
+// CompleteMultipartUpload are honoured: 412 when the condition fails, and
+// the object is left as it was.
+func TestConditionalWritesSDK(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("cond")}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(body string, edit func(*s3.PutObjectInput)) (*s3.PutObjectOutput, error) {
+		in := &s3.PutObjectInput{Bucket: aws.String("cond"), Key: aws.String("k"), Body: strings.NewReader(body)}
+		edit(in)
+		return c.PutObject(ctx, in)
+	}
+	first, err := put("first", func(in *s3.PutObjectInput) { in.IfNoneMatch = aws.String("*") })
+	if err != nil {
+		t.Fatalf("create with If-None-Match: *: %v", err)
+	}
+	if _, err := put("second", func(in *s3.PutObjectInput) { in.IfNoneMatch = aws.String("*") }); apiCode(err) != "PreconditionFailed" {
+		t.Errorf("create again with If-None-Match: *: got %v, want PreconditionFailed", err)
+	}
+	if _, err := put("third", func(in *s3.PutObjectInput) { in.IfMatch = aws.String(`"0123456789abcdef0123456789abcdef"`) }); apiCode(err) != "PreconditionFailed" {
+		t.Errorf("replace with a wrong If-Match: got %v, want PreconditionFailed", err)
+	}
+	got, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("cond"), Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(got.Body)
+	got.Body.Close()
+	if string(data) != "first" {
+		t.Errorf("after refused writes the object holds %q, want %q", data, "first")
+	}
+	if _, err := put("fourth", func(in *s3.PutObjectInput) { in.IfMatch = first.ETag }); err != nil {
+		t.Errorf("replace with the right If-Match: %v", err)
+	}
+
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("cond"), Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("cond"), Key: aws.String("k"), UploadId: up.UploadId,
+		PartNumber: aws.Int32(1), Body: strings.NewReader("part")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	complete := &s3.CompleteMultipartUploadInput{Bucket: aws.String("cond"), Key: aws.String("k"), UploadId: up.UploadId, IfNoneMatch: aws.String("*"),
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: part.ETag, PartNumber: aws.Int32(1)}}}}
+	if _, err := c.CompleteMultipartUpload(ctx, complete); apiCode(err) != "PreconditionFailed" {
+		t.Errorf("complete onto an existing object with If-None-Match: *: got %v, want PreconditionFailed", err)
+	}
+}

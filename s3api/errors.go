@@ -85,6 +85,8 @@ func toError(err error, notFound *Error) *Error {
 		return s3err(http.StatusBadRequest, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed object size: "+err.Error())
 	case errors.Is(err, cloudstore.ErrNoParts), errors.Is(err, cloudstore.ErrBadPartNumber):
 		return s3err(http.StatusBadRequest, "InvalidArgument", err.Error())
+	case errors.Is(err, cloudstore.ErrPrecondition):
+		return errPrecondition
 	case errors.Is(err, cloudstore.ErrBody):
 		return errIncompleteBody
 	case errors.Is(err, cloudstore.ErrUnavailable), errors.Is(err, syscall.ENOSPC):

@@ -79,7 +79,11 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {
 	for i, p := range req.Parts {
 		list[i] = cloudstore.CompletedPart{Number: p.PartNumber, ETag: p.ETag}
 	}
-	obj, err := s.st.CompleteUpload(r.Context(), r.account, r.bucket, r.key, r.URL.Query().Get("uploadId"), list, s.opts.Now())
+	pre, err := writePreconditions(r.Header)
+	if err != nil {
+		return err
+	}
+	obj, err := s.st.CompleteUpload(r.Context(), r.account, r.bucket, r.key, r.URL.Query().Get("uploadId"), list, s.opts.Now(), pre)
 	if err != nil {
 		return err
 	}

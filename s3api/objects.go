@@ -98,13 +98,19 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	if o.If, err = writePreconditions(r.Header); err != nil {
+		return err
+	}
 	body, err := s.uploadBody(r, s.opts.MaxObjectSize)
 	if err != nil {
 		return err
 	}
 	o.Max = s.opts.MaxObjectSize
 	obj, err := s.st.Put(r.Context(), r.account, r.bucket, r.key, body, o)
-	if errors.Is(err, cloudstore.ErrNotFound) {
+	switch {
+	case errors.Is(err, cloudstore.ErrPrecondition) && errors.Is(err, cloudstore.ErrNotFound):
+		return errNoSuchKey // If-Match, and no object to match
+	case errors.Is(err, cloudstore.ErrNotFound):
 		return errNoSuchBucket // Put checks the bucket before reading the body
 	}
 	if err != nil {
@@ -113,6 +119,24 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	w.Header().Set("ETag", `"`+obj.ETag+`"`)
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// writePreconditions reads the conditions of a write (PutObject,
+// CompleteMultipartUpload), as S3 takes them: If-None-Match: * (create
+// only), If-Match: ETag (replace only that version). Another
+// If-None-Match value is refused: S3 does not implement it on writes.
+func writePreconditions(h http.Header) (cloudstore.Preconditions, error) {
+	var p cloudstore.Preconditions
+	if v, ok := h["If-None-Match"]; ok {
+		if len(v) != 1 || strings.TrimSpace(v[0]) != "*" {
+			return p, s3err(http.StatusNotImplemented, "NotImplemented", "If-None-Match on a write takes only *, to create the object only if it does not exist.")
+		}
+		p.IfNoneMatch = "*"
+	}
+	if v := strings.TrimSpace(h.Get("If-Match")); v != "" {
+		p.IfMatch = strings.Trim(v, `"`)
+	}
+	return p, nil
 }
 
 // bodyError turns a failure to read an upload's body (the store's
