@@ -80,6 +80,11 @@ func methodNotAllowed(name string) operation {
 // addresses the service, a bucket or an object, and its subresources.
 func route(r *request) operation {
 	q := r.URL.Query()
+	if r.bucket != "" {
+		if o, ok := probeRoute(r, q); ok {
+			return o
+		}
+	}
 	for _, sub := range unsupported {
 		if q.Has(sub) {
 			return notImplemented("Unsupported:" + sub)

@@ -1,0 +1,116 @@
+package s3api_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// TestConfigurationProbes: the configuration reads that rclone, mc and
+// the AWS CLI make before they act are answered as S3 answers them for a
+// bucket without that configuration, through the AWS SDK; writing one
+// stays NotImplemented.
+func TestConfigurationProbes(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	b := aws.String("probed")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a/1", "a/2", "b"} {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(k), Body: strings.NewReader(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	v, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: b})
+	if err != nil || v.Status != "" {
+		t.Errorf("GetBucketVersioning = %+v, %v; want no status", v, err)
+	}
+	own, err := c.GetBucketOwnershipControls(ctx, &s3.GetBucketOwnershipControlsInput{Bucket: b})
+	if err != nil || len(own.OwnershipControls.Rules) != 1 || own.OwnershipControls.Rules[0].ObjectOwnership != types.ObjectOwnershipBucketOwnerEnforced {
+		t.Errorf("GetBucketOwnershipControls = %+v, %v; want BucketOwnerEnforced", own, err)
+	}
+	acl, err := c.GetBucketAcl(ctx, &s3.GetBucketAclInput{Bucket: b})
+	if err != nil || len(acl.Grants) != 1 || acl.Grants[0].Permission != types.PermissionFullControl {
+		t.Errorf("GetBucketAcl = %+v, %v; want the owner's FULL_CONTROL", acl, err)
+	}
+	tags, err := c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: b, Key: aws.String("b")})
+	if err != nil || len(tags.TagSet) != 0 {
+		t.Errorf("GetObjectTagging = %+v, %v; want an empty tag set", tags, err)
+	}
+	if _, err := c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: b, Key: aws.String("none")}); apiCode(err) != "NoSuchKey" {
+		t.Errorf("GetObjectTagging of a missing key: %v, want NoSuchKey", err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"GetObjectLockConfiguration", func() error {
+			_, err := c.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: b})
+			return err
+		}, "ObjectLockConfigurationNotFoundError"},
+		{"GetBucketTagging", func() error { _, err := c.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: b}); return err }, "NoSuchTagSet"},
+		{"GetBucketPolicy", func() error { _, err := c.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: b}); return err }, "NoSuchBucketPolicy"},
+		{"GetBucketCors", func() error { _, err := c.GetBucketCors(ctx, &s3.GetBucketCorsInput{Bucket: b}); return err }, "NoSuchCORSConfiguration"},
+		{"GetBucketEncryption", func() error {
+			_, err := c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: b})
+			return err
+		}, "ServerSideEncryptionConfigurationNotFoundError"},
+		{"GetBucketLifecycleConfiguration", func() error {
+			_, err := c.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: b})
+			return err
+		}, "NoSuchLifecycleConfiguration"},
+		{"GetPublicAccessBlock", func() error {
+			_, err := c.GetPublicAccessBlock(ctx, &s3.GetPublicAccessBlockInput{Bucket: b})
+			return err
+		}, "NoSuchPublicAccessBlockConfiguration"},
+		{"GetBucketVersioning of a missing bucket", func() error {
+			_, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String("no-such-bucket")})
+			return err
+		}, "NoSuchBucket"},
+		{"PutBucketVersioning", func() error {
+			_, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
+				VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}})
+			return err
+		}, "NotImplemented"},
+	} {
+		if err := tc.call(); apiCode(err) != tc.want {
+			t.Errorf("%s: got %v, want %s", tc.name, err, tc.want)
+		}
+	}
+
+	// ListObjectVersions: every object is its only version, "null", and
+	// the listing pages like the others.
+	var keys []string
+	in := &s3.ListObjectVersionsInput{Bucket: b, MaxKeys: aws.Int32(2)}
+	for page := 0; ; page++ {
+		if page > 5 {
+			t.Fatalf("ListObjectVersions does not end: %v", keys)
+		}
+		out, err := c.ListObjectVersions(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range out.Versions {
+			if aws.ToString(v.VersionId) != "null" || !aws.ToBool(v.IsLatest) {
+				t.Errorf("version %+v, want VersionId null, IsLatest", v)
+			}
+			keys = append(keys, aws.ToString(v.Key))
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			break
+		}
+		in.KeyMarker, in.VersionIdMarker = out.NextKeyMarker, out.NextVersionIdMarker
+	}
+	if strings.Join(keys, ",") != "a/1,a/2,b" {
+		t.Errorf("versions = %v, want a/1, a/2, b", keys)
+	}
+}
