@@ -137,8 +137,8 @@ type pendingMetrics struct {
 
 // RecordAccess counts a request to bucket in its metrics. It only updates
 // counters in memory, so it never waits for the disk; they are written
-// every MetricsFlushInterval (not fsync'd: a crash may lose the last
-// seconds) and by Close. Accesses to a bucket that does not exist when
+// and fsync'd every MetricsFlushInterval and by Close, so a crash loses at
+// most the counts of the last interval. Accesses to a bucket that does not exist when
 // they are written are dropped.
 func (s *Store) RecordAccess(bucket string, a Access) {
 	hour := a.Time.UTC().Truncate(time.Hour)
@@ -263,7 +263,11 @@ func (s *Store) flushMetrics() error {
 			}
 		}
 	}
-	return s.durable(func() error { return b.Commit(pebble.NoSync) })
+	// Synced: an unsynced commit can sit in Pebble's log buffer, not even
+	// in the kernel, until a later synced write, so a kill -9 lost counts
+	// far older than the flush interval. One fsync every
+	// MetricsFlushInterval bounds the loss to that interval.
+	return s.durable(func() error { return b.Commit(pebble.Sync) })
 }
 
 // runFlusher flushes the metrics every MetricsFlushInterval until Close.

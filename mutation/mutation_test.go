@@ -64,8 +64,12 @@ func TestMutants(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-overlay="+overlayPath, "-run", m.Run, m.Package)
+			// The overlay goes in GOFLAGS rather than on the command line,
+			// so that binaries the tests build themselves (cmd/lattice's
+			// TestMain) are mutated too.
+			cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", m.Run, m.Package)
 			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -overlay="+overlayPath))
 			out, err := cmd.CombinedOutput()
 			switch {
 			case ctx.Err() != nil:
