@@ -6,8 +6,9 @@
 //
 //	go test -tags mutation ./mutation
 //
-// Each mutant is applied through go test's -overlay (in GOFLAGS, so that binaries the tests build are mutated too), so the tree is never
-// changed; a mutant that no test catches fails the run. docs/testing.md
+// Each mutant is applied through go test's -overlay, passed in GOFLAGS
+// so that binaries the tests build are mutated too; the tree is never
+// changed. A mutant that no test catches fails the run. docs/testing.md
 // explains how to add one and gives the mutation scores measured with
 // gremlins.
 package mutation
