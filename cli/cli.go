@@ -80,6 +80,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
+	}
 	for _, c := range commands() {
 		if c.name != args[0] {
 			continue

@@ -211,12 +211,14 @@ func TestHelpAndVersion(t *testing.T) {
 			}
 		}
 	}
-	r := mustRun(t, "version")
-	if got, want := r.stdout, "lattice "+node.Version+"\n"; got != want {
-		t.Errorf("version printed %q, want %q", got, want)
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		r := mustRun(t, args...)
+		if got, want := r.stdout, "lattice "+node.Version+"\n"; got != want {
+			t.Errorf("lattice %v printed %q, want %q", args, got, want)
+		}
 	}
 	// -h on a command prints its flags and succeeds.
-	r = run(t, "send", "-h")
+	r := run(t, "send", "-h")
 	if r.code != 0 || !strings.Contains(r.stderr, "-to") || !strings.Contains(r.stderr, "LATTICE_NODE") {
 		t.Errorf("send -h: exit %d, stderr %q; want 0 and the flags", r.code, r.stderr)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,10 +33,14 @@ type Client struct {
 }
 
 // New returns a client for the API at baseURL (such as
-// http://127.0.0.1:8090) using apiKey. A nil hc means http.DefaultClient.
+// http://127.0.0.1:8090, or 127.0.0.1:8090: an address without a scheme is
+// taken as http) using apiKey. A nil hc means http.DefaultClient.
 func New(baseURL, apiKey string, hc *http.Client) *Client {
 	if hc == nil {
 		hc = http.DefaultClient
+	}
+	if !strings.Contains(baseURL, "://") {
+		baseURL = "http://" + baseURL
 	}
 	// The API never redirects; following one would resend the key to
 	// wherever it points.
@@ -87,13 +92,19 @@ func (c *Client) request(ctx context.Context, method, path string, body io.Reade
 func (c *Client) send(req *http.Request) (*http.Response, error) {
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("cloud API %s: %w", c.base, err)
+		if req.Context().Err() != nil {
+			return nil, fmt.Errorf("cloud API %s: %w", c.base, err)
+		}
+		return nil, fmt.Errorf("cannot reach the cloud API at %s (start one with `lattice dev`): %w", c.base, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err := wrongService(c.base, data); err != nil {
+		return nil, err
+	}
 	var env struct {
 		Error struct{ Code, Message string } `json:"error"`
 	}
@@ -102,6 +113,26 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 		e.Code, e.Message = env.Error.Code, env.Error.Message
 	}
 	return nil, e
+}
+
+// ErrWrongService is wrapped by the error of a request answered by another
+// Lattice service (a ledger node, the S3 endpoint) rather than the cloud
+// API.
+var ErrWrongService = errors.New("cloudclient: not the cloud API")
+
+// wrongService recognises the answers of the other Lattice services: a
+// node's {"error": "message"} and the S3 endpoint's XML errors.
+func wrongService(base string, data []byte) error {
+	var node struct {
+		Error string `json:"error"`
+	}
+	switch {
+	case json.Unmarshal(data, &node) == nil && node.Error != "":
+		return fmt.Errorf("%w: %s answers as a Lattice ledger node; point --api (or LATTICE_API_URL) at the cloud API's URL, which `lattice dev` prints", ErrWrongService, base)
+	case bytes.HasPrefix(bytes.TrimSpace(data), []byte("<?xml")) || bytes.Contains(data, []byte("<Error>")):
+		return fmt.Errorf("%w: %s answers as the S3 endpoint; point --api (or LATTICE_API_URL) at the cloud REST API's URL, which `lattice dev` prints", ErrWrongService, base)
+	}
+	return nil
 }
 
 // CreateKey creates an API key for account (creating the account if new);

@@ -41,12 +41,35 @@ type Client struct {
 }
 
 // New returns a client for the node at baseURL (such as
-// http://127.0.0.1:8080). A nil hc means http.DefaultClient.
+// http://127.0.0.1:8080, or 127.0.0.1:8080: an address without a scheme is
+// taken as http). A nil hc means http.DefaultClient.
 func New(baseURL string, hc *http.Client) *Client {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
+	if !strings.Contains(baseURL, "://") {
+		baseURL = "http://" + baseURL
+	}
 	return &Client{base: strings.TrimRight(baseURL, "/"), hc: hc}
+}
+
+// ErrWrongService is wrapped by the error of a request answered by another
+// Lattice service (the cloud API, the S3 endpoint) rather than a node.
+var ErrWrongService = errors.New("nodeclient: not a ledger node")
+
+// wrongService recognises the answers of the other Lattice services: the
+// cloud API's {"error": {"code": ...}} and the S3 endpoint's XML errors.
+func wrongService(base string, data []byte) error {
+	var cloud struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	switch {
+	case json.Unmarshal(data, &cloud) == nil && cloud.Error.Code != "":
+		return fmt.Errorf("%w: %s answers as the Lattice cloud API; point --node (or LATTICE_NODE) at a node's URL, which `lattice dev` prints", ErrWrongService, base)
+	case bytes.HasPrefix(bytes.TrimSpace(data), []byte("<?xml")) || bytes.Contains(data, []byte("<Error>")):
+		return fmt.Errorf("%w: %s answers as an S3 endpoint; point --node (or LATTICE_NODE) at a node's URL, which `lattice dev` prints", ErrWrongService, base)
+	}
+	return nil
 }
 
 // BaseURL returns the node's URL.
@@ -75,6 +98,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if err := wrongService(c.base, data); err != nil {
+			return err
+		}
 		var e nodewire.Error
 		msg := strings.TrimSpace(string(data))
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
