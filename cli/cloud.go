@@ -63,19 +63,35 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 // s3Region is the region the S3 endpoint serves.
 const s3Region = "us-east-1"
 
-// serve runs the REST API on apiAddr and the S3 endpoint on s3Addr until
-// ctx ends or either fails. Both listeners open before either serves, so
-// the REST API's endpoint record names the S3 address really bound.
-func (c *cloudServer) serve(ctx context.Context, e *env, log *slog.Logger, apiAddr, s3Addr string, ready func(apiURL, s3URL string)) error {
-	apiLn, err := net.Listen("tcp", apiAddr)
+// listenFor binds addr for the service that flag (and env) configure, and
+// names them in the error, so that a port in use says how to pick another.
+func listenFor(addr, flag, env string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", apiAddr, err)
+		return nil, fmt.Errorf("listen %s: %w (choose another address with --%s or %s)", addr, err, flag, env)
 	}
-	s3Ln, err := net.Listen("tcp", s3Addr)
-	if err != nil {
+	return ln, nil
+}
+
+// listenCloud binds the REST API's and the S3 endpoint's addresses. The
+// commands bind every listener before they create any state, so that a
+// port in use fails before a data directory or an admin key is made.
+func listenCloud(apiAddr, s3Addr string) (apiLn, s3Ln net.Listener, err error) {
+	if apiLn, err = listenFor(apiAddr, "api", "LATTICE_API"); err != nil {
+		return nil, nil, err
+	}
+	if s3Ln, err = listenFor(s3Addr, "s3", "LATTICE_S3"); err != nil {
 		apiLn.Close()
-		return fmt.Errorf("listen %s: %w", s3Addr, err)
+		return nil, nil, err
 	}
+	return apiLn, s3Ln, nil
+}
+
+// serve runs the REST API on apiLn and the S3 endpoint on s3Ln until ctx
+// ends or either fails, and closes both. Both are bound before either
+// serves, so the REST API's endpoint record names the S3 address really
+// bound.
+func (c *cloudServer) serve(ctx context.Context, e *env, log *slog.Logger, apiLn, s3Ln net.Listener, ready func(apiURL, s3URL string)) error {
 	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log, S3Endpoint: s3Ln.Addr().String(), Region: s3Region, PublicURL: c.publicURL})
 	c.s3 = s3api.New(c.st, s3api.Options{Logger: log, Region: s3Region})
 	ctx, cancel := context.WithCancel(ctx)
@@ -94,7 +110,7 @@ func (c *cloudServer) serve(ctx context.Context, e *env, log *slog.Logger, apiAd
 		}()
 	}
 	ready("http://"+apiLn.Addr().String(), "http://"+s3Ln.Addr().String())
-	err = <-done
+	err := <-done
 	if err2 := <-done; err == nil {
 		err = err2
 	}
@@ -142,13 +158,19 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	apiLn, s3Ln, err := listenCloud(*apiAddr, *s3Addr)
+	if err != nil {
+		return err
+	}
 	c, err := openCloud(e, *data, log)
 	if err != nil {
+		apiLn.Close()
+		s3Ln.Close()
 		return err
 	}
 	defer c.close()
 	c.publicURL = *publicURL
-	return c.serve(ctx, e, log, *apiAddr, *s3Addr, func(apiURL, s3URL string) {
+	return c.serve(ctx, e, log, apiLn, s3Ln, func(apiURL, s3URL string) {
 		fmt.Fprintf(e.stdout, "lattice cloud: REST API %s (data %s)\n", apiURL, *data)
 		fmt.Fprintf(e.stdout, "lattice cloud: S3 endpoint %s (region %s)\n", s3URL, s3Region)
 	})

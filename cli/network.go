@@ -111,3 +111,28 @@ func offsetHostPort(addr string, i int) (string, error) {
 	}
 	return net.JoinHostPort(host, strconv.Itoa(p+i)), nil
 }
+
+// p2pPortFree checks that addr's TCP port can be bound, then releases it:
+// libp2p binds its own listeners, later, and a port in use must fail
+// before any state is created, naming the flag that changes it.
+func p2pPortFree(addr string) error {
+	m, err := ma.NewMultiaddr(addr)
+	if err != nil {
+		return usageErr("--p2p %q: %v", addr, err)
+	}
+	port, err := m.ValueForProtocol(ma.P_TCP)
+	if err != nil || port == "0" {
+		return nil
+	}
+	host, err := m.ValueForProtocol(ma.P_IP4)
+	if err != nil {
+		if host, err = m.ValueForProtocol(ma.P_IP6); err != nil {
+			return nil // a DNS name: libp2p resolves and reports it
+		}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return fmt.Errorf("listen %s: %w (choose another address with --p2p or LATTICE_P2P)", addr, err)
+	}
+	return ln.Close()
+}

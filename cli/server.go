@@ -53,6 +53,39 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Every listener is bound before any state is created: a port in use
+	// fails here, before a data directory or a key exists, and names the
+	// flag that changes it. libp2p binds its own ports; they are checked
+	// here and released just before the nodes take them.
+	httpLns := make([]gonet.Listener, count)
+	var cloudAPILn, cloudS3Ln gonet.Listener
+	defer func() {
+		for _, ln := range append(httpLns, cloudAPILn, cloudS3Ln) {
+			if ln != nil {
+				ln.Close() // no-op for those already served and closed
+			}
+		}
+	}()
+	for i := range count {
+		addr, err := offsetHostPort(*httpAddr, i)
+		if err != nil {
+			return usageErr("--http %q: %v", *httpAddr, err)
+		}
+		if httpLns[i], err = listenFor(addr, "http", "LATTICE_HTTP"); err != nil {
+			return err
+		}
+		p2p, err := offsetTCP(*p2pAddr, i)
+		if err != nil {
+			return usageErr("--p2p %q: %v", *p2pAddr, err)
+		}
+		if err := p2pPortFree(p2p); err != nil {
+			return err
+		}
+	}
+	if cloudAPILn, cloudS3Ln, err = listenCloud(*apiAddr, *s3Addr); err != nil {
+		return err
+	}
+
 	keyPath := filepath.Join(*data, "dev-key.json")
 	dirs := make([]string, count)
 	for i := range dirs {
@@ -84,10 +117,11 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	}()
 	var bootstrap []string
 	for i := range count {
-		d, err := openDevNode(ctx, i, dirs[i], net, devKey, *p2pAddr, *httpAddr, bootstrap, log)
+		d, err := openDevNode(ctx, i, dirs[i], net, devKey, *p2pAddr, httpLns[i], bootstrap, log)
 		if err != nil {
 			return err
 		}
+		httpLns[i] = nil // the node owns it now
 		devNodes[i] = d
 		bootstrap = append(bootstrap, d.pn.host.Addrs()...)
 	}
@@ -107,7 +141,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	go func() {
 		// The first node's server says "shutting down..." for all.
 		quiet := &env{stdout: e.stdout, stderr: io.Discard}
-		cloudDone <- cloud.serve(ctx, quiet, log, *apiAddr, *s3Addr, func(api, s3 string) { cloudURLs <- [2]string{api, s3} })
+		cloudDone <- cloud.serve(ctx, quiet, log, cloudAPILn, cloudS3Ln, func(api, s3 string) { cloudURLs <- [2]string{api, s3} })
 		cancel()
 	}()
 	var urls [2]string
@@ -180,33 +214,29 @@ type devNode struct {
 	ln  gonet.Listener
 }
 
-func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, p2pAddr, httpAddr string, bootstrap []string, log *slog.Logger) (*devNode, error) {
+// openDevNode opens node i of a dev network, serving its API on ln (which
+// it owns from then on, closed by d.close) once served.
+func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, p2pAddr string, ln gonet.Listener, bootstrap []string, log *slog.Logger) (*devNode, error) {
 	listen, err := offsetTCP(p2pAddr, i)
 	if err != nil {
 		return nil, usageErr("--p2p %q: %v", p2pAddr, err)
 	}
-	httpI, err := offsetHostPort(httpAddr, i)
-	if err != nil {
-		return nil, usageErr("--http %q: %v", httpAddr, err)
-	}
 	n, err := node.Open(node.Config{DataDir: dir, Network: net, Logger: log.With("node", i)})
 	if err != nil {
+		ln.Close()
 		return nil, err
 	}
-	d := &devNode{n: n}
+	d := &devNode{n: n, ln: ln}
 	reps := []wallet.Key{n.Key}
 	if i == 0 {
 		reps = append(reps, devKey)
 	}
 	if d.pn, err = joinNetwork(ctx, n, dir, listen, bootstrap, reps, log.With("node", i)); err != nil {
+		ln.Close()
 		n.Close()
 		return nil, err
 	}
 	d.api = nodeapi.New(n, nodeapi.Options{Network: d.pn.svc})
-	if d.ln, err = gonet.Listen("tcp", httpI); err != nil {
-		d.close()
-		return nil, fmt.Errorf("listen %s: %w", httpI, err)
-	}
 	return d, nil
 }
 
@@ -318,6 +348,16 @@ func runNode(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Listeners first: a port in use fails before the data directory or
+	// the node's keys are created.
+	ln, err := listenFor(*httpAddr, "http", "LATTICE_HTTP")
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // closed by the server already, unless startup fails
+	if err := p2pPortFree(*p2pAddr); err != nil {
+		return err
+	}
 	var net *node.Network
 	if *genesis != "" {
 		if net, err = node.LoadNetwork(*genesis); err != nil {
@@ -344,7 +384,7 @@ func runNode(ctx context.Context, e *env, args []string) error {
 	defer pn.close()
 	api := nodeapi.New(n, nodeapi.Options{MaxClockSkew: maxSkew, Network: pn.svc})
 	defer api.Wait() // runs before n.Close: no handler outlives the node
-	return serve(ctx, e, log, *httpAddr, api, n.Engine.Failed(), func(url string) {
+	return serveOn(ctx, e, log, ln, api, n.Engine.Failed(), func(url string) {
 		log.Info("node API listening", "url", url, "peer_id", pn.host.ID())
 		fmt.Fprintf(e.stdout, "lattice node: network %q, API %s\n", n.Network.Name, url)
 		for _, a := range pn.host.Addrs() {
@@ -411,17 +451,9 @@ func runGenesis(_ context.Context, e *env, args []string) error {
 	return nil
 }
 
-// serve runs handler on addr until ctx ends or failed is closed, then shuts
+// serveOn serves handler on ln, which the caller bound before creating any
+// state, until ctx ends, failed is closed or the server fails, then shuts
 // down gracefully. A nil failed never fires.
-func serve(ctx context.Context, e *env, log *slog.Logger, addr string, handler http.Handler, failed <-chan struct{}, ready func(url string)) error {
-	ln, err := gonet.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", addr, err)
-	}
-	return serveOn(ctx, e, log, ln, handler, failed, ready)
-}
-
-// serveOn is serve on a listener the caller opened.
 func serveOn(ctx context.Context, e *env, log *slog.Logger, ln gonet.Listener, handler http.Handler, failed <-chan struct{}, ready func(url string)) error {
 	srv := &http.Server{
 		Handler:           handler,

@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,4 +35,58 @@ func TestAddressesAndWrongServices(t *testing.T) {
 	wantFail(t, run(t, "s3", "ls", "--api", tn.url), 1, "answers as a Lattice ledger node", "--api")
 	// An unreachable cloud API.
 	wantFail(t, run(t, "s3", "ls", "--api", deadURL(t)), 1, "cannot reach the cloud API", "lattice dev")
+}
+
+// TestBusyPortFailsBeforeState: a port in use fails `lattice dev` and
+// `lattice cloud` before they create a data directory or an admin key,
+// and the error names the flag that changes the port.
+func TestBusyPortFailsBeforeState(t *testing.T) {
+	cleanEnv(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"dev", "--http", addr, "--api", "127.0.0.1:0", "--s3", "127.0.0.1:0", "--p2p", "/ip4/127.0.0.1/tcp/0"}, "--http"},
+		{[]string{"dev", "--http", "127.0.0.1:0", "--api", addr, "--s3", "127.0.0.1:0", "--p2p", "/ip4/127.0.0.1/tcp/0"}, "--api"},
+		{[]string{"dev", "--http", "127.0.0.1:0", "--api", "127.0.0.1:0", "--s3", addr, "--p2p", "/ip4/127.0.0.1/tcp/0"}, "--s3"},
+		{[]string{"dev", "--http", "127.0.0.1:0", "--api", "127.0.0.1:0", "--s3", "127.0.0.1:0", "--p2p", "/ip4/127.0.0.1/tcp/" + addr[strings.LastIndex(addr, ":")+1:]}, "--p2p"},
+		{[]string{"cloud", "--api", addr, "--s3", "127.0.0.1:0"}, "--api"},
+		{[]string{"cloud", "--api", "127.0.0.1:0", "--s3", addr}, "--s3"},
+	} {
+		dir := filepath.Join(t.TempDir(), "state")
+		r := run(t, append(tc.args, "--data", dir)...)
+		if r.code == 0 || !strings.Contains(r.stderr, "address already in use") || !strings.Contains(r.stderr, tc.flag) {
+			t.Errorf("%v: exit %d, stderr %q; want a failure naming %s", tc.args, r.code, r.stderr, tc.flag)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: the data directory was created (%v)", tc.args, err)
+		}
+		if strings.Contains(r.stdout, "admin API key") {
+			t.Errorf("%v: printed an admin key before failing:\n%s", tc.args, r.stdout)
+		}
+	}
+}
+
+// TestNodeBusyPortFailsBeforeState: the same for `lattice node`.
+func TestNodeBusyPortFailsBeforeState(t *testing.T) {
+	cleanEnv(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dir := filepath.Join(t.TempDir(), "state")
+	r := run(t, "node", "--data", dir, "--http", busy.Addr().String(), "--p2p", "/ip4/127.0.0.1/tcp/0")
+	if r.code == 0 || !strings.Contains(r.stderr, "--http") {
+		t.Errorf("node on a busy port: exit %d, stderr %q; want a failure naming --http", r.code, r.stderr)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the data directory was created (%v)", err)
+	}
 }
