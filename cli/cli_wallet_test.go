@@ -166,7 +166,7 @@ func TestClaim(t *testing.T) {
 	if blk.Type != ledger.TypeClaim || blk.Account != tn.genesis.Address() || blk.Amount != ledger.NewAmount(ledger.FaucetAmount) {
 		t.Errorf("claim block = %+v", blk)
 	}
-	wantFail(t, tn.as(tn.gkey, "claim"), 1, "rate-limited")
+	wantFail(t, tn.as(tn.gkey, "claim"), 1, "one claim a day", "the next is allowed at 20", " UTC (in 2")
 	if b := parseBalance(t, tn.mustAs(tn.gkey, "balance").stdout); b.units["stable"] != "100" {
 		t.Errorf("stable after a refused second claim = %s, want 100", b.units["stable"])
 	}
@@ -183,7 +183,7 @@ func TestClaim(t *testing.T) {
 	if m["amount"] != "100000000" || m["balance"] != "100000000" || m["asset"] != "stable" || m["type"] != "claim" {
 		t.Errorf("claim --json fields = %v, want amount and balance \"100000000\" of stable", m)
 	}
-	wantFail(t, tn.as(k, "claim", "--json"), 1, "rate-limited")
+	wantFail(t, tn.as(k, "claim", "--json"), 1, "one claim a day")
 }
 
 func TestSendAndReceive(t *testing.T) {

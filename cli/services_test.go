@@ -90,3 +90,21 @@ func TestNodeBusyPortFailsBeforeState(t *testing.T) {
 		t.Errorf("the data directory was created (%v)", err)
 	}
 }
+
+func TestWhen(t *testing.T) {
+	const now = 1795526291371 // 2026-11-24 13:18:11 UTC
+	for _, tt := range []struct {
+		ms   int64
+		want string
+	}{
+		{now + 86_400_000, "2026-11-25 13:18:11 UTC (in 24h0m)"},
+		{now + 3*3_600_000 + 12*60_000 + 30_000, "2026-11-24 16:30:41 UTC (in 3h13m)"},
+		{now + 45_500, "2026-11-24 13:18:56 UTC (in 46s)"},
+		{now - 90_000, "2026-11-24 13:16:41 UTC (1m30s ago)"},
+		{now, "2026-11-24 13:18:11 UTC (now)"},
+	} {
+		if got := when(tt.ms, now); got != tt.want {
+			t.Errorf("when(%d) = %q, want %q", tt.ms, got, tt.want)
+		}
+	}
+}

@@ -271,7 +271,11 @@ func runClaim(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := wallet.Claim(h, nowMS())
+	now := nowMS()
+	if err := claimAllowed(ctx, s.c, s.account, now); err != nil {
+		return err
+	}
+	b, err := wallet.Claim(h, now)
 	if err != nil {
 		return err
 	}
@@ -279,6 +283,54 @@ func runClaim(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return report(e, *s.f.json, b, "claimed %s stable; stable balance %s", b.Amount.Units(), b.Balance.Units())
+}
+
+// claimAllowed checks the faucet's window before the work of a claim is
+// done, and says when the next claim is allowed as a date and a wait
+// rather than a timestamp. The node still judges the block.
+func claimAllowed(ctx context.Context, c *nodeclient.Client, a ledger.Address, now int64) error {
+	chain, err := c.Chain(ctx, a)
+	if errors.Is(err, nodeclient.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		b := chain[i].Block
+		if b.Type != ledger.TypeClaim {
+			continue
+		}
+		if next := b.Timestamp + ledger.ClaimInterval; now < next {
+			return fmt.Errorf("the faucet gives one claim a day: the last was at %s; the next is allowed at %s",
+				when(b.Timestamp, now), when(next, now))
+		}
+		return nil
+	}
+	return nil
+}
+
+// when shows a block timestamp (ms) as a UTC date and its distance from
+// now: "2026-11-25 21:03:07 UTC (in 23h59m)".
+func when(ms, now int64) string {
+	t := time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05 UTC")
+	d := time.Duration(ms-now) * time.Millisecond
+	switch {
+	case d > 0:
+		return fmt.Sprintf("%s (in %s)", t, roundDuration(d))
+	case d < 0:
+		return fmt.Sprintf("%s (%s ago)", t, roundDuration(-d))
+	}
+	return t + " (now)"
+}
+
+// roundDuration rounds d to what a person reads: minutes past an hour,
+// seconds below.
+func roundDuration(d time.Duration) string {
+	if d >= time.Hour {
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+	}
+	return d.Round(time.Second).String()
 }
 
 func runSend(ctx context.Context, e *env, args []string) error {
