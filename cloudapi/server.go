@@ -258,6 +258,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
+	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+		s.health(rec, r)
+		return
+	}
 	// ServeMux would answer a path that is not clean with a redirect to the
 	// cleaned one, which names another object (x/../a is a, c//d is c/d),
 	// and clients follow redirects with their key: refuse instead.
@@ -390,4 +394,21 @@ func cleanPath(p string) bool {
 		c += "/"
 	}
 	return c == p
+}
+
+// health answers the unauthenticated probes of load balancers and
+// orchestrators: /healthz is 200 while the process serves; /readyz is 200
+// while the store takes writes and 503, with the reason, once a failed
+// disk write has made it read-only (reads still work; a restart is
+// needed).
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeError(w, &Error{http.StatusMethodNotAllowed, "method_not_allowed", "use GET", 0})
+		return
+	}
+	if err := s.st.Err(); err != nil && r.URL.Path == "/readyz" {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "read-only", "reason": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }

@@ -115,6 +115,10 @@ func New(n *node.Node, opts Options) *Server {
 	m.HandleFunc("GET /conflicts", s.conflicts)
 	m.HandleFunc("GET /conflicts/{account}", s.conflicts)
 	m.HandleFunc("GET /network", s.networkInfo)
+	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	m.HandleFunc("GET /readyz", s.readyz)
 	m.HandleFunc("/", s.notFound)
 	return s
 }
@@ -516,4 +520,15 @@ func (s *Server) networkInfo(w http.ResponseWriter, r *http.Request) {
 
 func msTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// readyz is 200 while the node accepts blocks, and 503 with the reason
+// once a failed write has stopped its engine (the node then shuts down and
+// exits 1, see docs/operations.md).
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if err := s.n.Engine.Err(); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed", "reason": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }

@@ -114,6 +114,13 @@ func TestCloudFullDisk(t *testing.T) {
 			t.Errorf("a small upload once the store failed: got %d %s, want 503", r.status, r.body)
 		}
 	}
+	// The probes say so: alive, not ready.
+	if r, err := p.call("GET", "/healthz", "", "", nil); err != nil || r.status != http.StatusOK {
+		t.Errorf("/healthz of a read-only platform: %v %d %s, want 200", err, r.status, r.body)
+	}
+	if r, err := p.call("GET", "/readyz", "", "", nil); err != nil || r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), "read-only") {
+		t.Errorf("/readyz of a read-only platform: %v %d %s, want 503 read-only", err, r.status, r.body)
+	}
 	// Reads go on.
 	checkAll := func(p *cloudProc) {
 		t.Helper()
