@@ -90,21 +90,37 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		err := c.run(ctx, e, args[1:])
+		code := 1
 		switch {
-		case err == nil:
-			return 0
-		case errors.Is(err, flag.ErrHelp):
+		case err == nil, errors.Is(err, flag.ErrHelp):
 			return 0
 		case errors.Is(err, ErrUsage):
-			fmt.Fprintf(stderr, "lattice %s: %v\n", c.name, err)
-			return 2
-		default:
-			fmt.Fprintf(stderr, "lattice %s: %v\n", c.name, err)
-			return 1
+			code = 2
 		}
+		if wantsJSON(args[1:]) {
+			// A script that asked for JSON gets its errors as JSON too.
+			json.NewEncoder(stderr).Encode(map[string]any{"command": c.name, "error": err.Error(), "exit_status": code})
+		} else {
+			fmt.Fprintf(stderr, "lattice %s: %v\n", c.name, err)
+		}
+		return code
 	}
 	fmt.Fprintf(stderr, "lattice: unknown command %q; run `lattice help`\n", args[0])
 	return 2
+}
+
+// wantsJSON reports whether a command line asks for --json output.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		switch a {
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
 }
 
 func usage(w io.Writer) {

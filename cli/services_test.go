@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -106,5 +107,24 @@ func TestWhen(t *testing.T) {
 		if got := when(tt.ms, now); got != tt.want {
 			t.Errorf("when(%d) = %q, want %q", tt.ms, got, tt.want)
 		}
+	}
+}
+
+// TestJSONErrors: with --json, errors are JSON on stderr too, with the
+// exit status.
+func TestJSONErrors(t *testing.T) {
+	cleanEnv(t)
+	r := run(t, "balance", "--json", "--node", deadURL(t), "--key", filepath.Join(t.TempDir(), "none.json"))
+	var e struct {
+		Command    string `json:"command"`
+		Error      string `json:"error"`
+		ExitStatus int    `json:"exit_status"`
+	}
+	if err := json.Unmarshal([]byte(r.stderr), &e); err != nil || r.code == 0 || e.Command != "balance" || e.Error == "" || e.ExitStatus != r.code {
+		t.Errorf("balance --json failing: exit %d, stderr %q (%v); want a JSON error with the exit status", r.code, r.stderr, err)
+	}
+	r = run(t, "send", "--json", "--to", "nonsense", "--amount", "1")
+	if err := json.Unmarshal([]byte(r.stderr), &e); err != nil || r.code != 2 || e.ExitStatus != 2 {
+		t.Errorf("send --json with a bad address: exit %d, stderr %q; want a JSON usage error, exit 2", r.code, r.stderr)
 	}
 }
