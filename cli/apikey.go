@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/latticenet/lattice/cloudclient"
 )
@@ -62,7 +63,11 @@ func runAPIKey(ctx context.Context, e *env, args []string) error {
 				if k.Admin {
 					state += ", admin"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s…\t%s\t%s\n", k.ID, k.Account, k.Name, k.Prefix, k.CreatedAt, state)
+				created := k.CreatedAt
+				if t, err := time.Parse(time.RFC3339Nano, created); err == nil {
+					created = t.UTC().Format("2006-01-02 15:04:05 UTC")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s…\t%s\t%s\n", k.ID, k.Account, k.Name, k.Prefix, created, state)
 			}
 			if page*l.Meta.PerPage >= l.Meta.Total {
 				break

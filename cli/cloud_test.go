@@ -107,6 +107,10 @@ func TestCloudAPIKey(t *testing.T) {
 	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "ID ACCOUNT NAME PREFIX CREATED STATE" {
 		t.Errorf("list header = %q", lines[0])
 	}
+	// Times to the second, in UTC, not RFC 3339 with nanoseconds.
+	if !regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC`).MatchString(lines[1]) || strings.Contains(lines[1], "T") && strings.Contains(lines[1], "Z ") {
+		t.Errorf("list row %q: want the creation time as 2006-01-02 15:04:05 UTC", lines[1])
+	}
 	for _, s := range []string{secret, created.Secret, admin} {
 		if strings.Contains(r.stdout, s[len(cloudstore.KeyPrefix):]) {
 			t.Errorf("list shows a secret:\n%s", r.stdout)

@@ -510,6 +510,13 @@ func runS3Remove(ctx context.Context, e *env, args []string) error {
 		return usageErr("%s names a whole bucket: give a key, or --recursive to delete every object (then `lattice s3 rb` for the bucket)", p)
 	}
 	if err := c.DeleteObject(ctx, p.bucket, p.key); err != nil {
+		var ae *cloudclient.APIError
+		if errors.As(err, &ae) && ae.Code == "not_found" {
+			// Not an object: perhaps a prefix the user meant to empty.
+			if l, lerr := c.Objects(ctx, p.bucket, cloudclient.ListOptions{Prefix: p.key, PerPage: 1}); lerr == nil && len(l.Data) > 0 {
+				return fmt.Errorf("%s is not an object, but objects are under it: add --recursive to delete every object under %s", p, p)
+			}
+		}
 		return explainObject(ctx, c, err, p)
 	}
 	if *f.json {

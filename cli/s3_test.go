@@ -444,6 +444,8 @@ func TestS3Remove(t *testing.T) {
 	}
 	wantFail(t, run(t, "s3", "rm", "s3://box/a.txt"), 1, "object s3://box/a.txt not found")
 	wantFail(t, run(t, "s3", "rm", "s3://box"), 2, "--recursive")
+	// A prefix without --recursive: not an object, and a hint.
+	wantFail(t, run(t, "s3", "rm", "s3://box/dir"), 1, "is not an object, but objects are under it", "--recursive")
 	// -r on "dir" means the folder dir/, not "dirt".
 	r := mustRun(t, "s3", "rm", "-r", "box/dir")
 	if r.stdout != "delete: s3://box/dir/1\ndelete: s3://box/dir/2\ndelete: s3://box/dir/sub/3\n" {

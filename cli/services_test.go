@@ -128,3 +128,10 @@ func TestJSONErrors(t *testing.T) {
 		t.Errorf("send --json with a bad address: exit %d, stderr %q; want a JSON usage error, exit 2", r.code, r.stderr)
 	}
 }
+
+// TestAmountPrecisionSaid: an amount with more decimals than the ledger
+// keeps says how many it may have.
+func TestAmountPrecisionSaid(t *testing.T) {
+	cleanEnv(t)
+	wantFail(t, run(t, "send", "--to", strings.Repeat("a", 64), "--amount", "1.1234567"), 2, "at most 6 decimals")
+}

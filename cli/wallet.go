@@ -239,7 +239,11 @@ func runBalance(ctx context.Context, e *env, args []string) error {
 		for _, p := range pending {
 			fmt.Fprintf(e.stdout, "  %s %s from %s\n", p.Amount.Units(), p.Asset, p.Source)
 		}
-		fmt.Fprintln(e.stdout, "run `lattice receive` to take them")
+		if own, err := wallet.LoadKey(*cf.key); err == nil && own.Address() == addr {
+			fmt.Fprintln(e.stdout, "run `lattice receive` to take them")
+		} else {
+			fmt.Fprintln(e.stdout, "the account's owner takes them with `lattice receive` and their key")
+		}
 	}
 	return nil
 }
@@ -348,7 +352,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	}
 	amt, err := ledger.ParseUnits(*amount)
 	if err != nil || amt.IsZero() {
-		return usageErr("--amount %q: want a positive amount in units, like 12 or 0.5", *amount)
+		return usageErr("--amount %q: want a positive amount in units, with at most 6 decimals, like 12 or 0.5", *amount)
 	}
 	asset, err := ledger.ParseAsset(*assetName)
 	if err != nil {
