@@ -67,6 +67,7 @@ func commands() []command {
 		{"audit", "check a stopped node's ledger invariants offline", runAudit},
 		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network) or S3 throughput against MinIO (bench s3)", runBench},
 		{"version", "print the version", runVersion},
+		{"profile", "list, show or choose the named client settings `lattice dev` writes (ls, show, use)", runProfile},
 	}
 }
 
@@ -82,6 +83,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if args[0] == "--version" || args[0] == "-version" {
 		args = []string{"version"}
+	}
+	args, err := takeProfileFlag(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "lattice: %v\n", err)
+		return 2
+	}
+	if len(args) == 0 {
+		usage(stdout)
+		return 0
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
@@ -107,6 +117,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "lattice: unknown command %q; run `lattice help`\n", args[0])
 	return 2
+}
+
+// isProfiled reports whether a flag's environment variable is one a
+// profile can set.
+func isProfiled(envVar string) bool {
+	switch envVar {
+	case "LATTICE_NODE", "LATTICE_KEY", "LATTICE_API_URL", "LATTICE_API_KEY":
+		return true
+	}
+	return false
 }
 
 // wantsJSON reports whether a command line asks for --json output.
@@ -201,6 +221,20 @@ func (f *flags) parse(args []string) error {
 			continue
 		}
 		if v, ok := os.LookupEnv(b.env); ok && v != "" {
+			f.Set(b.name, v)
+			set[b.name] = true
+		}
+	}
+	// Then the profile in use, for the client settings it keeps.
+	for _, b := range f.bound {
+		if set[b.name] || !isProfiled(b.env) {
+			continue
+		}
+		_, p, err := activeProfile()
+		if err != nil {
+			return err
+		}
+		if v := p.value(b.env); v != "" {
 			f.Set(b.name, v)
 			set[b.name] = true
 		}

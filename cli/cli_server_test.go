@@ -288,7 +288,7 @@ func TestDev(t *testing.T) {
 	for _, want := range []string{
 		"dev key     " + keyPath,
 		"account     " + key.Address().String() + " (genesis, 1000000000 native)",
-		"export LATTICE_NODE=" + s.url + " LATTICE_KEY=" + keyPath,
+		"profile     dev, in ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dev output lacks %q:\n%s", want, out)
@@ -308,10 +308,23 @@ func TestDev(t *testing.T) {
 		t.Errorf("GET /node = %+v, want network dev, genesis %s", info, net.Genesis.Hash)
 	}
 
-	// The printed export line works as is.
-	t.Setenv("LATTICE_NODE", s.url)
-	t.Setenv("LATTICE_KEY", keyPath)
+	// The profile dev wrote makes the client commands work with no flags
+	// and no exports: the wallet and the cloud's (with the admin key).
 	b := parseBalance(t, mustRun(t, "balance").stdout)
+	mustRun(t, "s3", "mb", "from-the-profile")
+	if r := mustRun(t, "s3", "ls"); !strings.Contains(r.stdout, "from-the-profile") {
+		t.Errorf("s3 ls through the dev profile: %q", r.stdout)
+	}
+	parseBalance(t, mustRun(t, "--profile", "dev", "balance").stdout)
+	parseBalance(t, mustRun(t, "balance", "--profile=dev").stdout)
+	if r := mustRun(t, "profile", "ls"); !strings.Contains(r.stdout, "*  dev") {
+		t.Errorf("profile ls = %q, want dev as the current profile", r.stdout)
+	}
+	// A flag or a variable still wins over the profile.
+	wantFail(t, run(t, "balance", "--node", deadURL(t)), 1, "cannot reach the node")
+	t.Setenv("LATTICE_PROFILE", "nonesuch")
+	wantFail(t, run(t, "balance"), 2, "profile \"nonesuch\" is not in")
+	t.Setenv("LATTICE_PROFILE", "")
 	if b.account != key.Address().String() || b.units["native"] != "1000000000" {
 		t.Errorf("dev key balance = %+v, want 1000000000 native", b)
 	}

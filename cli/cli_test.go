@@ -93,7 +93,8 @@ func cleanEnv(t *testing.T) (home string) {
 	home = t.TempDir()
 	t.Setenv("HOME", home)
 	for _, v := range []string{"LATTICE_NODE", "LATTICE_KEY", "LATTICE_DATA", "LATTICE_HTTP", "LATTICE_CONFIG",
-		"LATTICE_LOG_LEVEL", "LATTICE_GENESIS", "LATTICE_MAX_CLOCK_SKEW"} {
+		"LATTICE_LOG_LEVEL", "LATTICE_GENESIS", "LATTICE_MAX_CLOCK_SKEW", "LATTICE_PROFILE", "LATTICE_API_URL",
+		"LATTICE_API_KEY", "XDG_CONFIG_HOME"} {
 		t.Setenv(v, "")
 	}
 	// Servers started by tests never take the real S3 port.

@@ -189,9 +189,15 @@ func runDev(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "  account     %s (genesis of %s native, shared with the other nodes' keys)\n\n",
 				net.Genesis.Account, net.Genesis.Balance.Units())
 		}
-		fmt.Fprintf(e.stdout, "Try, in another terminal:\n")
-		fmt.Fprintf(e.stdout, "  export LATTICE_NODE=%s LATTICE_KEY=%s\n", url, keyPath)
-		fmt.Fprintf(e.stdout, "  go run ./cmd/lattice balance\n\nStop with Ctrl-C.\n")
+		if path, err := saveDevProfile(url, keyPath, apiURL, filepath.Join(cloudDir, "admin-api-key")); err != nil {
+			fmt.Fprintf(e.stdout, "Try, in another terminal:\n")
+			fmt.Fprintf(e.stdout, "  export LATTICE_NODE=%s LATTICE_KEY=%s\n", url, keyPath)
+			fmt.Fprintf(e.stdout, "  lattice balance\n\n(the profile could not be written: %v)\n", err)
+		} else {
+			fmt.Fprintf(e.stdout, "  profile     dev, in %s: the commands use it with no flags\n\n", path)
+			fmt.Fprintf(e.stdout, "Try, in another terminal:\n  lattice balance\n  lattice s3 ls\n")
+		}
+		fmt.Fprintf(e.stdout, "\nStop with Ctrl-C.\n")
 	})
 	cancel()
 	for i := 1; i < count; i++ {

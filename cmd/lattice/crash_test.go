@@ -34,6 +34,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building lattice: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// The binaries the tests start never read or write the user's client
+	// profiles: they get a config directory of their own.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Setenv("LATTICE_PROFILE", "")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/latticenet/lattice/durablefile"
+)
+
+// A profile is a named set of client settings (the node's URL, a key
+// file, the cloud API's URL and an API key), kept in the user's config
+// directory as aws, doctl and mc keep theirs, so that commands need no
+// flags or exports. `lattice dev` writes the profile "dev". Precedence:
+// flag, environment variable, profile, default. The profile in use is
+// --profile NAME (before or after the command), else LATTICE_PROFILE, else
+// the file's current one.
+type profile struct {
+	Node   string `json:"node,omitempty"`
+	Key    string `json:"key,omitempty"`
+	API    string `json:"api,omitempty"`
+	APIKey string `json:"api_key,omitempty"`
+}
+
+// value returns the profile's setting for a flag's environment variable.
+func (p profile) value(envVar string) string {
+	switch envVar {
+	case "LATTICE_NODE":
+		return p.Node
+	case "LATTICE_KEY":
+		return p.Key
+	case "LATTICE_API_URL":
+		return p.API
+	case "LATTICE_API_KEY":
+		return p.APIKey
+	}
+	return ""
+}
+
+type profileFile struct {
+	Current  string             `json:"current,omitempty"`
+	Profiles map[string]profile `json:"profiles"`
+}
+
+// profilesPath is where the profiles live: lattice/profiles.json under
+// the user's config directory ($XDG_CONFIG_HOME, else ~/.config on Linux).
+func profilesPath() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "lattice", "profiles.json"), nil
+}
+
+// loadProfiles reads the profiles; no file is no profiles.
+func loadProfiles() (profileFile, string, error) {
+	pf := profileFile{Profiles: map[string]profile{}}
+	path, err := profilesPath()
+	if err != nil {
+		return pf, "", err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return pf, path, nil
+	}
+	if err != nil {
+		return pf, path, err
+	}
+	if err := json.Unmarshal(data, &pf); err != nil {
+		return pf, path, fmt.Errorf("profiles %s: %w", path, err)
+	}
+	if pf.Profiles == nil {
+		pf.Profiles = map[string]profile{}
+	}
+	return pf, path, nil
+}
+
+// save writes the profiles whole, mode 0600: a profile may hold an API key.
+func (pf profileFile) save(path string) error {
+	data, err := json.MarshalIndent(pf, "", "  ")
+	if err != nil {
+		return err
+	}
+	return durablefile.Write(path, append(data, '\n'), 0o600)
+}
+
+// activeProfile returns the profile commands use now, if any.
+func activeProfile() (string, profile, error) {
+	name := os.Getenv("LATTICE_PROFILE")
+	pf, path, err := loadProfiles()
+	if err != nil {
+		if name == "" {
+			return "", profile{}, nil // a broken file does not stop a command that names none
+		}
+		return "", profile{}, err
+	}
+	if name == "" {
+		name = pf.Current
+	}
+	if name == "" {
+		return "", profile{}, nil
+	}
+	p, ok := pf.Profiles[name]
+	if !ok {
+		return "", profile{}, usageErr("profile %q is not in %s (`lattice profile ls` lists them)", name, path)
+	}
+	return name, p, nil
+}
+
+// takeProfileFlag removes --profile NAME (or --profile=NAME) from args,
+// wherever it is, and makes NAME the profile in use for this run.
+func takeProfileFlag(args []string) ([]string, error) {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		name, ok := "", false
+		switch {
+		case a == "--profile" || a == "-profile":
+			if i+1 >= len(args) {
+				return nil, usageErr("--profile needs a NAME")
+			}
+			name, ok = args[i+1], true
+			i++
+		case strings.HasPrefix(a, "--profile=") || strings.HasPrefix(a, "-profile="):
+			_, name, _ = strings.Cut(a, "=")
+			ok = true
+		}
+		if !ok {
+			out = append(out, a)
+			continue
+		}
+		os.Setenv("LATTICE_PROFILE", name)
+	}
+	return out, nil
+}
+
+// saveDevProfile records the dev network's settings as the profile "dev",
+// and makes it the current profile unless another is.
+func saveDevProfile(nodeURL, keyPath, apiURL, adminKeyPath string) (string, error) {
+	pf, path, err := loadProfiles()
+	if err != nil {
+		return "", err
+	}
+	key, _ := filepath.Abs(keyPath)
+	p := profile{Node: nodeURL, Key: key, API: apiURL}
+	if data, err := os.ReadFile(adminKeyPath); err == nil {
+		p.APIKey = strings.TrimSpace(string(data))
+	}
+	pf.Profiles["dev"] = p
+	if pf.Current == "" {
+		pf.Current = "dev"
+	}
+	return path, pf.save(path)
+}
+
+func runProfile(_ context.Context, e *env, args []string) error {
+	usage := "profile ls | profile show [NAME] | profile use NAME"
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintf(e.stderr, "Usage: lattice %s\n\nNamed client settings (node URL, key file, cloud API URL and key), which\n`lattice dev` writes; select one with --profile NAME or LATTICE_PROFILE.\n", usage)
+		if len(args) == 0 {
+			return usageErr("want ls, show or use")
+		}
+		return nil
+	}
+	pf, path, err := loadProfiles()
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "ls":
+		names := make([]string, 0, len(pf.Profiles))
+		for n := range pf.Profiles {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if len(names) == 0 {
+			fmt.Fprintf(e.stdout, "no profiles in %s: `lattice dev` writes one\n", path)
+			return nil
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "\tNAME\tNODE\tAPI")
+		for _, n := range names {
+			mark := ""
+			if n == pf.Current {
+				mark = "*"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", mark, n, pf.Profiles[n].Node, pf.Profiles[n].API)
+		}
+		return tw.Flush()
+	case "show":
+		name := pf.Current
+		if len(args) > 1 {
+			name = args[1]
+		}
+		p, ok := pf.Profiles[name]
+		if !ok {
+			return fmt.Errorf("profile %q is not in %s", name, path)
+		}
+		apiKey := p.APIKey
+		if len(apiKey) > 13 {
+			apiKey = apiKey[:13] + "…"
+		}
+		fmt.Fprintf(e.stdout, "profile  %s\nnode     %s\nkey      %s\napi      %s\napi key  %s\n", name, p.Node, p.Key, p.API, apiKey)
+		return nil
+	case "use":
+		if len(args) != 2 {
+			return usageErr("want `lattice profile use NAME`")
+		}
+		if _, ok := pf.Profiles[args[1]]; !ok {
+			return fmt.Errorf("profile %q is not in %s", args[1], path)
+		}
+		pf.Current = args[1]
+		if err := pf.save(path); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "commands now use profile %s\n", args[1])
+		return nil
+	}
+	return usageErr("want %s", usage)
+}
