@@ -352,19 +352,25 @@ func TestBlock(t *testing.T) {
 	_, x := tn.newKey("x")
 	send := printedBlock(t, tn.mustAs(tn.gkey, "send", "--to", x, "--amount", "3"))
 
-	for _, args := range [][]string{{send}, {"--json", send}} {
-		r := tn.mustAs(tn.gkey, "block", args...)
-		b := blockOf(t, r)
-		if b.Hash.String() != send || b.Type != ledger.TypeSend || b.Destination.String() != x ||
-			b.Amount != ledger.NewAmount(3_000_000) || b.Previous != tn.gblock.Hash {
-			t.Errorf("block %v = %+v", args, b)
-		}
-		m := rawFields(t, r)
-		if m["hash"] != send || m["type"] != "send" || m["amount"] != "3000000" || m["balance"] != "997000000" {
-			t.Errorf("block %v JSON fields = %v", args, m)
+	r := tn.mustAs(tn.gkey, "block", "--json", send)
+	b := blockOf(t, r)
+	if b.Hash.String() != send || b.Type != ledger.TypeSend || b.Destination.String() != x ||
+		b.Amount != ledger.NewAmount(3_000_000) || b.Previous != tn.gblock.Hash {
+		t.Errorf("block --json = %+v", b)
+	}
+	m := rawFields(t, r)
+	if m["hash"] != send || m["type"] != "send" || m["amount"] != "3000000" || m["balance"] != "997000000" {
+		t.Errorf("block --json fields = %v", m)
+	}
+	// Text is for a person: units, the asset, a date, whether confirmed.
+	text := tn.mustAs(tn.gkey, "block", send).stdout
+	for _, want := range []string{`(?m)^block +` + send + `$`, `(?m)^type +send$`, `(?m)^to +` + x + `$`,
+		`(?m)^amount +3 native$`, `(?m)^balance +997 native$`, `(?m)^time +20\d\d-\d\d-\d\d [0-9:.]+ UTC$`, `(?m)^confirmed +(yes|no)`} {
+		if !regexp.MustCompile(want).MatchString(text) {
+			t.Errorf("block text does not match %s:\n%s", want, text)
 		}
 	}
-	if b := blockOf(t, tn.mustAs(tn.gkey, "block", tn.gblock.Hash.String())); b.Hash != tn.gblock.Hash || !ledger.IsGenesis(b) {
+	if b := blockOf(t, tn.mustAs(tn.gkey, "block", "--json", tn.gblock.Hash.String())); b.Hash != tn.gblock.Hash || !ledger.IsGenesis(b) {
 		t.Errorf("block GENESIS = %+v, want the genesis block", b)
 	}
 
@@ -637,7 +643,7 @@ func TestMultisig(t *testing.T) {
 	if want := ledger.MultisigAddress(ledger.NewKeyset(2, aa, ba, ca)).String(); ms != want {
 		t.Errorf("multisig address = %s, want %s (derived from the keyset)", ms, want)
 	}
-	open := blockOf(t, tn.mustAs(tn.gkey, "block", printedBlock(t, r)))
+	open := blockOf(t, tn.mustAs(tn.gkey, "block", "--json", printedBlock(t, r)))
 	if open.Type != ledger.TypeMultisigOpen || open.Account.String() != ms || len(open.Signatures) != 2 {
 		t.Errorf("multisig_open block = %+v", open)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 	"text/tabwriter"
@@ -476,7 +477,47 @@ func runBlock(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return unreachable(*cf.node, err)
 	}
-	return printJSON(e.stdout, b)
+	if *cf.json {
+		return printJSON(e.stdout, b)
+	}
+	printBlock(e.stdout, b)
+	return nil
+}
+
+// printBlock shows a block for a person: its set fields, one a line,
+// amounts in units with their asset, times as UTC dates.
+func printBlock(w io.Writer, b nodewire.Block) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	line := func(name, v string) { fmt.Fprintf(tw, "%s\t%s\n", name, v) }
+	line("block", b.Hash.String())
+	line("type", b.Type.String())
+	line("account", b.Account.String())
+	if !b.Previous.IsZero() {
+		line("previous", b.Previous.String())
+	}
+	if !b.Destination.IsZero() {
+		line("to", b.Destination.String())
+	}
+	if !b.Source.IsZero() {
+		line("source", b.Source.String())
+	}
+	if !b.Amount.IsZero() {
+		line("amount", b.Amount.Units()+" "+b.Asset.String())
+	}
+	line("balance", b.Balance.Units()+" "+b.Asset.String())
+	if !b.Representative.IsZero() {
+		line("representative", b.Representative.String())
+	}
+	line("time", time.UnixMilli(b.Timestamp).UTC().Format("2006-01-02 15:04:05.000 UTC"))
+	confirmed := "no (the network may still settle it otherwise)"
+	if b.Confirmed {
+		confirmed = "yes"
+	}
+	line("confirmed", confirmed)
+	if len(b.Signatures) > 0 {
+		line("signatures", fmt.Sprintf("%d of the keyset", len(b.Signatures)))
+	}
+	tw.Flush()
 }
 
 func runMultisig(ctx context.Context, e *env, args []string) error {
