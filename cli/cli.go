@@ -28,13 +28,14 @@ type command struct {
 // env is what every command writes to.
 type env struct {
 	stdout, stderr io.Writer
+	profile        string // --profile, for this run; "" for LATTICE_PROFILE or the current one
 }
 
 // synced returns e with writers safe for the concurrent use of servers,
 // whose listeners and logger write from several goroutines.
 func (e *env) synced() *env {
 	var mu sync.Mutex
-	return &env{stdout: &lockedWriter{mu: &mu, w: e.stdout}, stderr: &lockedWriter{mu: &mu, w: e.stderr}}
+	return &env{stdout: &lockedWriter{mu: &mu, w: e.stdout}, stderr: &lockedWriter{mu: &mu, w: e.stderr}, profile: e.profile}
 }
 
 // lockedWriter serialises writes to w under mu.
@@ -84,7 +85,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if args[0] == "--version" || args[0] == "-version" {
 		args = []string{"version"}
 	}
-	args, err := takeProfileFlag(args)
+	args, profile, err := takeProfileFlag(args)
+	e.profile = profile
 	if err != nil {
 		fmt.Fprintf(stderr, "lattice: %v\n", err)
 		return 2
@@ -163,6 +165,7 @@ type flags struct {
 	*flag.FlagSet
 	bound      []binding
 	positional []string
+	profile    string // the --profile of the run, if any
 }
 
 type binding struct {
@@ -172,7 +175,7 @@ type binding struct {
 func newFlags(e *env, name, usageLine string) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	f := &flags{FlagSet: fs}
+	f := &flags{FlagSet: fs, profile: e.profile}
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: lattice %s\n\nFlags:\n", usageLine)
 		fs.PrintDefaults()
@@ -226,15 +229,19 @@ func (f *flags) parse(args []string) error {
 		}
 	}
 	// Then the profile in use, for the client settings it keeps.
+	var prof *profile
 	for _, b := range f.bound {
 		if set[b.name] || !isProfiled(b.env) {
 			continue
 		}
-		_, p, err := activeProfile()
-		if err != nil {
-			return err
+		if prof == nil {
+			_, p, err := activeProfile(f.profile)
+			if err != nil {
+				return err
+			}
+			prof = &p
 		}
-		if v := p.value(b.env); v != "" {
+		if v := prof.value(b.env); v != "" {
 			f.Set(b.name, v)
 			set[b.name] = true
 		}

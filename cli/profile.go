@@ -91,9 +91,13 @@ func (pf profileFile) save(path string) error {
 	return durablefile.Write(path, append(data, '\n'), 0o600)
 }
 
-// activeProfile returns the profile commands use now, if any.
-func activeProfile() (string, profile, error) {
-	name := os.Getenv("LATTICE_PROFILE")
+// activeProfile returns the profile commands use now, if any: named, else
+// LATTICE_PROFILE's, else the file's current one.
+func activeProfile(named string) (string, profile, error) {
+	name := named
+	if name == "" {
+		name = os.Getenv("LATTICE_PROFILE")
+	}
 	pf, path, err := loadProfiles()
 	if err != nil {
 		if name == "" {
@@ -115,8 +119,8 @@ func activeProfile() (string, profile, error) {
 }
 
 // takeProfileFlag removes --profile NAME (or --profile=NAME) from args,
-// wherever it is, and makes NAME the profile in use for this run.
-func takeProfileFlag(args []string) ([]string, error) {
+// wherever it is, and returns NAME, the profile in use for this run.
+func takeProfileFlag(args []string) (rest []string, name string, err error) {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -124,25 +128,20 @@ func takeProfileFlag(args []string) ([]string, error) {
 			out = append(out, args[i:]...)
 			break
 		}
-		name, ok := "", false
 		switch {
 		case a == "--profile" || a == "-profile":
 			if i+1 >= len(args) {
-				return nil, usageErr("--profile needs a NAME")
+				return nil, "", usageErr("--profile needs a NAME")
 			}
-			name, ok = args[i+1], true
+			name = args[i+1]
 			i++
 		case strings.HasPrefix(a, "--profile=") || strings.HasPrefix(a, "-profile="):
 			_, name, _ = strings.Cut(a, "=")
-			ok = true
-		}
-		if !ok {
+		default:
 			out = append(out, a)
-			continue
 		}
-		os.Setenv("LATTICE_PROFILE", name)
 	}
-	return out, nil
+	return out, name, nil
 }
 
 // saveDevProfile records the dev network's settings as the profile "dev",
@@ -199,7 +198,13 @@ func runProfile(_ context.Context, e *env, args []string) error {
 		}
 		return tw.Flush()
 	case "show":
-		name := pf.Current
+		name := e.profile
+		if name == "" {
+			name = os.Getenv("LATTICE_PROFILE")
+		}
+		if name == "" {
+			name = pf.Current
+		}
 		if len(args) > 1 {
 			name = args[1]
 		}
