@@ -115,9 +115,6 @@ type Store struct {
 // on a disk that works. Reads go on. Nothing acknowledged was lost.
 var ErrUnavailable = errors.New("cloudstore: a write to the disk failed (full disk?); the store is read-only until restarted")
 
-// Failed is closed when the store stops taking writes; Err says why.
-func (s *Store) Failed() <-chan struct{} { return s.failed }
-
 // Err returns the failure that made the store read-only, or nil.
 func (s *Store) Err() error {
 	select {
