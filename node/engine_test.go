@@ -111,14 +111,24 @@ func TestPowerLossKeepsAcknowledgedBlocks(t *testing.T) {
 	}
 }
 
-func TestEngineAnswers(t *testing.T) {
-	g, wl := genWorkload(t, 2, 2)
+// openTestLedger opens a ledger on disk holding genesis g, closed when the
+// test ends.
+func openTestLedger(t *testing.T, g *ledger.Block) *ledgerstore.Store {
+	t.Helper()
 	st, err := ledgerstore.Open(t.TempDir(), ledgerstore.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g})
+	t.Cleanup(func() { st.Close() })
+	if err := st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestEngineAnswers(t *testing.T) {
+	g, wl := genWorkload(t, 2, 2)
+	st := openTestLedger(t, g)
 	e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
 	ctx := context.Background()
 	for _, b := range wl.Setup {
@@ -238,12 +248,7 @@ func TestClaimRateLimitNearMaxTimestamp(t *testing.T) {
 // caller must get its own block's answer, and the good blocks all land.
 func TestSubmitBatchedChecks(t *testing.T) {
 	g, wl := genWorkload(t, 64, 1)
-	st, err := ledgerstore.Open(t.TempDir(), ledgerstore.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g})
+	st := openTestLedger(t, g)
 	e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
 	defer e.Close()
 	ctx := context.Background()
