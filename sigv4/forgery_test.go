@@ -68,16 +68,7 @@ func TestForgedChunkSignatureRefused(t *testing.T) {
 			t.Run(sig[:8]+" "+f.name, func(t *testing.T) {
 				// Content-Length is signed: it stays, whatever the
 				// forgery does to the body's length.
-				r := exampleChunked(strings.Replace(good, sig, f.sig, 1))
-				a, err := Verify(r, lookup, exampleTime)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rd, _, err := a.Body(r, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := io.ReadAll(rd); err == nil {
+				if _, err := readSigned(t, exampleChunked(strings.Replace(good, sig, f.sig, 1))); err == nil {
 					t.Errorf("the body was read whole, want the chunk refused")
 				} else if len(f.sig) == len(sig) && code(err) != "SignatureDoesNotMatch" {
 					t.Errorf("got %v, want SignatureDoesNotMatch", err)

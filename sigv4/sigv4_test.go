@@ -164,16 +164,7 @@ func TestChunkedRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := exampleChunked(tt.body)
-			a, err := Verify(r, lookup, exampleTime)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rd, _, err := a.Body(r, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.ReadAll(rd); code(err) != tt.want {
+			if _, err := readSigned(t, exampleChunked(tt.body)); code(err) != tt.want {
 				t.Fatalf("err = %v, want %s", err, tt.want)
 			}
 		})
