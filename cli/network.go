@@ -11,17 +11,19 @@ import (
 
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/latticenet/lattice/chatnet"
 	"github.com/latticenet/lattice/ledgernet"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/p2p"
 	"github.com/latticenet/lattice/wallet"
 )
 
-// peered is a node's network side: its host and the service that gossips,
-// syncs and votes over it.
+// peered is a node's network side: its host, the service that gossips,
+// syncs and votes over it, and chat with the directory.
 type peered struct {
 	host *p2p.Host
 	svc  *ledgernet.Service
+	chat *chatnet.Service
 }
 
 // joinNetwork starts n's peer-to-peer host on listen, dialling bootstrap,
@@ -43,11 +45,18 @@ func joinNetwork(ctx context.Context, n *node.Node, dataDir, listen string, boot
 		h.Close()
 		return nil, err
 	}
-	return &peered{host: h, svc: svc}, nil
+	ch, err := chatnet.Start(ctx, chatnet.Config{Dir: filepath.Join(dataDir, "chat"), Host: h, Key: n.Key, Logger: log, Now: n.Now})
+	if err != nil {
+		svc.Close()
+		h.Close()
+		return nil, err
+	}
+	return &peered{host: h, svc: svc, chat: ch}, nil
 }
 
-// close stops the service, then the host.
+// close stops the services, then the host.
 func (p *peered) close() {
+	p.chat.Close()
 	p.svc.Close()
 	p.host.Close()
 }

@@ -242,7 +242,7 @@ func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devK
 		n.Close()
 		return nil, err
 	}
-	d.api = nodeapi.New(n, nodeapi.Options{Network: d.pn.svc})
+	d.api = nodeapi.New(n, nodeapi.Options{Network: d.pn.svc, Chat: d.pn.chat})
 	return d, nil
 }
 
@@ -388,7 +388,7 @@ func runNode(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer pn.close()
-	api := nodeapi.New(n, nodeapi.Options{MaxClockSkew: maxSkew, Network: pn.svc})
+	api := nodeapi.New(n, nodeapi.Options{MaxClockSkew: maxSkew, Network: pn.svc, Chat: pn.chat})
 	defer api.Wait() // runs before n.Close: no handler outlives the node
 	return serveOn(ctx, e, log, ln, api, n.Engine.Failed(), func(url string) {
 		log.Info("node API listening", "url", url, "peer_id", pn.host.ID())
@@ -470,6 +470,9 @@ func serveOn(ctx context.Context, e *env, log *slog.Logger, ln gonet.Listener, h
 		WriteTimeout: 10 * time.Minute,
 		IdleTimeout:  2 * time.Minute,
 		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if ss, ok := handler.(interface{ StopStreams() }); ok {
+		srv.RegisterOnShutdown(ss.StopStreams)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/latticenet/lattice/chatnet"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgernet"
 	"github.com/latticenet/lattice/node"
@@ -52,6 +53,9 @@ type Options struct {
 	// Net tunes every node's ledgernet service (Node, Host and Reps are
 	// set by the cluster).
 	Net ledgernet.Config
+	// Chat tunes every node's chat service (Dir, FS, Host, Key and Logger
+	// are set by the cluster; RetryMax and SyncInterval default to 1 s).
+	Chat chatnet.Config
 	// Logger receives the nodes' logs; default: discarded, or stderr at
 	// debug level when LATTICE_TEST_LOG is set.
 	Logger *slog.Logger
@@ -75,6 +79,7 @@ type Node struct {
 	N     *node.Node
 	Host  *p2p.Host
 	Svc   *ledgernet.Service
+	Chat  *chatnet.Service
 	API   *httptest.Server
 	Reps  []wallet.Key
 }
@@ -149,8 +154,26 @@ func (c *Cluster) StartNode(dir string, fs vfs.FS, reps ...wallet.Key) *Node {
 		n.Close()
 		c.t.Fatalf("nettest: ledgernet: %v", err)
 	}
-	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: h, Svc: svc, Reps: cfg.Reps}
-	nd.API = httptest.NewServer(nodeapi.New(n, nodeapi.Options{Network: svc}))
+	chatCfg := c.opts.Chat
+	chatCfg.Dir, chatCfg.FS, chatCfg.Host, chatCfg.Key, chatCfg.Logger = filepath.Join(dir, "chat"), fs, h, n.Key, log
+	if chatCfg.RetryMax == 0 {
+		chatCfg.RetryMax = time.Second
+	}
+	if chatCfg.SyncInterval == 0 {
+		chatCfg.SyncInterval = time.Second
+	}
+	ch, err := chatnet.Start(context.Background(), chatCfg)
+	if err != nil {
+		svc.Close()
+		h.Close()
+		n.Close()
+		c.t.Fatalf("nettest: chatnet: %v", err)
+	}
+	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: h, Svc: svc, Chat: ch, Reps: cfg.Reps}
+	api := nodeapi.New(n, nodeapi.Options{Network: svc, Chat: ch})
+	nd.API = httptest.NewUnstartedServer(api)
+	nd.API.Config.RegisterOnShutdown(api.StopStreams)
+	nd.API.Start()
 	return nd
 }
 
@@ -160,7 +183,9 @@ func (c *Cluster) Stop(i int) {
 	if nd == nil || nd.N == nil {
 		return
 	}
+	nd.Chat.StopStreams() // httptest's Close waits for the event streams
 	nd.API.Close()
+	nd.Chat.Close()
 	nd.Svc.Close()
 	nd.Host.Close()
 	nd.N.Close()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/accesslog"
+	"github.com/latticenet/lattice/chatnet"
 	"github.com/latticenet/lattice/consensus"
 	"github.com/latticenet/lattice/drain"
 	"github.com/latticenet/lattice/ledger"
@@ -40,6 +41,9 @@ type Options struct {
 	PoWTimeout time.Duration
 	// Network is the node's peer-to-peer side, or nil when it runs alone.
 	Network Network
+	// Chat serves the Chat and Directory endpoints; without it they are
+	// absent.
+	Chat *chatnet.Service
 }
 
 // Network is what the API shows of the node's life on the network.
@@ -119,6 +123,9 @@ func New(n *node.Node, opts Options) *Server {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	m.HandleFunc("GET /readyz", s.readyz)
+	if opts.Chat != nil {
+		s.chatRoutes(m)
+	}
 	m.HandleFunc("/", s.notFound)
 	return s
 }
@@ -140,7 +147,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet:
 		timeout = s.opts.ReadTimeout
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if r.URL.Path == "/chat/events" {
+		// An event stream lasts as long as its client stays; it ends
+		// when the client goes or the node stops (StopStreams).
+		ctx, cancel = context.WithCancel(r.Context())
+	} else {
+		ctx, cancel = context.WithTimeout(r.Context(), timeout)
+	}
 	defer cancel()
 	rec := accesslog.New(w)
 	defer func() {
@@ -159,6 +174,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	s.mux.ServeHTTP(rec, r.WithContext(ctx))
+}
+
+// StopStreams ends the event streams, which otherwise last as long as
+// their clients: call it when the HTTP server starts shutting down
+// (http.Server.RegisterOnShutdown).
+func (s *Server) StopStreams() {
+	if s.opts.Chat != nil {
+		s.opts.Chat.StopStreams()
+	}
 }
 
 // Wait blocks until every running handler has returned. Call it after

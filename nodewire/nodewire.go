@@ -1,11 +1,16 @@
 // Package nodewire holds the JSON resources of the ledger node's HTTP API,
 // shared by the server (nodeapi) and its clients.
 //
-// It depends only on the standard library and the ledger core, so that a
-// client can speak the API without linking the node, its store or Pebble.
+// It depends only on the standard library and the pure cores (ledger, chat,
+// directory), so that a client can speak the API without linking the node,
+// its store or Pebble.
 package nodewire
 
-import "github.com/latticenet/lattice/ledger"
+import (
+	"github.com/latticenet/lattice/chat"
+	"github.com/latticenet/lattice/directory"
+	"github.com/latticenet/lattice/ledger"
+)
 
 // The JSON resources of the API, as the API description names them.
 
@@ -103,4 +108,16 @@ type PoWResponse struct {
 // Error is the error body of every failed request.
 type Error struct {
 	Error string `json:"error"`
+}
+
+// ChatMessage is a signed chat message (package chat has its rules).
+type ChatMessage = chat.Message
+
+// DirectoryRegistration says an account is reached at a node's peer
+// (package directory has its rules).
+type DirectoryRegistration = directory.Registration
+
+// OkResponse answers a chat or directory submission.
+type OkResponse struct {
+	Ok bool `json:"ok"`
 }
