@@ -96,10 +96,12 @@ func (m *Message) Check() error {
 // now+future], saying which way it misses. A zero past or future leaves
 // that side open.
 func CheckTime(ts, now, past, future int64) error {
-	if future > 0 && ts > now+future {
+	// Compared as differences, which cannot overflow for the positive
+	// timestamps Check requires and a positive clock.
+	if future > 0 && ts > now && ts-now > future {
 		return fmt.Errorf("timestamp %d is %d ms ahead of this node's clock (%d), more than the %d ms allowed", ts, ts-now, now, future)
 	}
-	if past > 0 && ts < now-past {
+	if past > 0 && ts < now && now-ts > past {
 		return fmt.Errorf("timestamp %d is %d ms behind this node's clock (%d), more than the %d ms allowed", ts, now-ts, now, past)
 	}
 	return nil
