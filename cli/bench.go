@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/latticenet/lattice/chatbench"
+	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgerbench"
 	"github.com/latticenet/lattice/netbench"
 	"github.com/latticenet/lattice/s3bench"
@@ -28,9 +30,61 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return runBenchS3(ctx, e, args[1:])
 		case "network":
 			return runBenchNetwork(ctx, e, args[1:])
+		case "chat":
+			return runBenchChat(ctx, e, args[1:])
+		case "chat-subscribers":
+			// Not for people: bench chat runs it to hold event streams
+			// beyond its own open-file limit.
+			if len(args) != 4 {
+				return usageErr("want `lattice bench chat-subscribers HOST ACCOUNT N`")
+			}
+			a, err := ledger.ParseAddress(args[2])
+			n, nerr := strconv.Atoi(args[3])
+			if err != nil || nerr != nil {
+				return usageErr("want `lattice bench chat-subscribers HOST ACCOUNT N`")
+			}
+			return chatbench.HoldStreams(args[1], a, n, os.Stdin, e.stdout)
 		}
 	}
-	return usageErr("want `lattice bench ledger [flags]`, `lattice bench network [flags]` or `lattice bench s3 [flags]`")
+	return usageErr("want `lattice bench ledger [flags]`, `lattice bench network [flags]`, `lattice bench chat [flags]` or `lattice bench s3 [flags]`")
+}
+
+func runBenchChat(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "bench chat", "bench chat [--messages N] [--latency N] [--subscribers N] [--rounds N] [flags]")
+	messages := f.Int("messages", 20000, "messages submitted to one node per round, to measure how many it accepts a second")
+	concurrency := f.Int("concurrency", 64, "requests in flight while submitting them")
+	latency := f.Int("latency", 300, "messages timed from a send at one node to the event at another, per round")
+	subs := f.Int("subscribers", 10000, "event streams held open on one node at once")
+	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
+	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if *messages < 1 || *concurrency < 1 || *latency < 1 || *subs < 1 || *rounds < 1 {
+		return usageErr("--messages, --concurrency, --latency, --subscribers and --rounds must be positive")
+	}
+	r, err := chatbench.Run(ctx, chatbench.Config{Messages: *messages, Concurrency: *concurrency, Latency: *latency,
+		Subscribers: *subs, Rounds: *rounds, Progress: e.stderr})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(e.stdout, r)
+	}
+	fmt.Fprintf(e.stdout, "2 nodes on loopback, %d messages, %d timed deliveries, %d subscribers per round, %d cpus\n\n", *messages, *latency, *subs, runtime.NumCPU())
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "round\taccepted msgs/s\tdelivery p50 ms\tp99 ms\tsubscribers\tdelivered\theap B/sub\tRSS B/sub\t")
+	row := func(name string, rd chatbench.Round) {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%d\t%d\t%.0f\t%.0f\t\n", name, rd.AcceptedPerSec, rd.LatencyP50ms, rd.LatencyP99ms,
+			rd.Subscribers, rd.Delivered, rd.HeapBytesPerSubscriber, rd.RSSBytesPerSubscriber)
+	}
+	for i, rd := range r.Rounds {
+		row(fmt.Sprint(i+1), rd)
+	}
+	row("median", r.Median)
+	tw.Flush()
+	fmt.Fprintf(e.stdout, "\ntargets: delivery p50 < 20 ms, >= 10,000 subscribers with bounded memory\n")
+	return nil
 }
 
 func runBenchNetwork(ctx context.Context, e *env, args []string) error {

@@ -9,11 +9,9 @@ package netbench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -79,15 +77,15 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		var rd Round
 		steps := []struct {
 			name string
-			f    func(t *runT) error
+			f    func(t nettest.T) error
 		}{
-			{"confirmation", func(t *runT) error { return confirmation(ctx, t, cfg.Blocks, &rd) }},
-			{"forks", func(t *runT) error { return forks(t, cfg.Forks, &rd) }},
-			{"sync", func(t *runT) error { return syncFresh(ctx, t, cfg.SyncBlocks, &rd) }},
+			{"confirmation", func(t nettest.T) error { return confirmation(ctx, t, cfg.Blocks, &rd) }},
+			{"forks", func(t nettest.T) error { return forks(t, cfg.Forks, &rd) }},
+			{"sync", func(t nettest.T) error { return syncFresh(ctx, t, cfg.SyncBlocks, &rd) }},
 		}
 		for _, s := range steps {
 			fmt.Fprintf(cfg.Progress, "round %d: %s...\n", i+1, s.name)
-			if err := run(s.f); err != nil {
+			if err := nettest.Run("bench-network", s.f); err != nil {
 				return rep, fmt.Errorf("netbench: round %d, %s: %w", i+1, s.name, err)
 			}
 		}
@@ -120,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 // confirmation submits n blocks to node 0 of three and times them until the
 // last is confirmed on all three; and, first, the same blocks on a lone
 // node that has what the cluster had before them.
-func confirmation(ctx context.Context, t *runT, n int, rd *Round) error {
+func confirmation(ctx context.Context, t nettest.T, n int, rd *Round) error {
 	// Sync is the safety net under gossip; it need not run during a burst.
 	c := nettest.Start(t, nettest.Options{Nodes: 3, OnDisk: true, Net: ledgernet.Config{SyncInterval: 30 * time.Second}})
 	blocks, err := chainOfSends(c.Chains, c.Genesis, n)
@@ -165,7 +163,7 @@ func confirmation(ctx context.Context, t *runT, n int, rd *Round) error {
 // forks makes n forks in a row on one account, the two contenders
 // submitted to nodes 0 and 2 at once, and times each until one contender
 // is confirmed on all three nodes.
-func forks(t *runT, n int, rd *Round) error {
+func forks(t nettest.T, n int, rd *Round) error {
 	c := nettest.Start(t, nettest.Options{Nodes: 3, OnDisk: true})
 	alice := wallet.NewKey()
 	head := c.Open(alice, 1_000_000)
@@ -209,7 +207,7 @@ func forks(t *runT, n int, rd *Round) error {
 
 // syncFresh writes about n blocks to a lone node, then times a fresh node
 // pulling all of them.
-func syncFresh(ctx context.Context, t *runT, n int, rd *Round) error {
+func syncFresh(ctx context.Context, t nettest.T, n int, rd *Round) error {
 	c := nettest.Start(t, nettest.Options{Nodes: 1, OnDisk: true, Supply: 1 << 62})
 	accounts := 256
 	perPair := max(1, (n-2*accounts)/accounts)
@@ -294,51 +292,3 @@ func submitAll(ctx context.Context, n *node.Node, blocks []*ledger.Block) error 
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// runT is a nettest.T for a benchmark command: a fatal error ends the step
-// with an error, and cleanups run when it ends.
-type runT struct {
-	dir      string
-	cleanups []func()
-}
-
-type fatal struct{ err error }
-
-func (t *runT) Helper()                           {}
-func (t *runT) Logf(format string, args ...any)   {}
-func (t *runT) Errorf(format string, args ...any) { panic(fatal{fmt.Errorf(format, args...)}) }
-func (t *runT) Fatal(args ...any)                 { panic(fatal{errors.New(fmt.Sprint(args...))}) }
-func (t *runT) Fatalf(format string, args ...any) { panic(fatal{fmt.Errorf(format, args...)}) }
-func (t *runT) Cleanup(f func())                  { t.cleanups = append(t.cleanups, f) }
-
-func (t *runT) TempDir() string {
-	d, err := os.MkdirTemp(t.dir, "node-")
-	if err != nil {
-		panic(fatal{err})
-	}
-	return d
-}
-
-// run runs step with a fresh runT, turning a fatal error into an error and
-// stopping what the step started.
-func run(step func(t *runT) error) (err error) {
-	dir, err := os.MkdirTemp("", "lattice-bench-network-")
-	if err != nil {
-		return err
-	}
-	t := &runT{dir: dir}
-	defer func() {
-		if p := recover(); p != nil {
-			f, ok := p.(fatal)
-			if !ok {
-				panic(p)
-			}
-			err = f.err
-		}
-		for i := len(t.cleanups) - 1; i >= 0; i-- {
-			t.cleanups[i]()
-		}
-		os.RemoveAll(dir)
-	}()
-	return step(t)
-}
