@@ -52,6 +52,20 @@ func (s *Service) kickOutbox() {
 	}
 }
 
+// registered makes the messages waiting for account due at once and kicks
+// the outbox: a new registration of their recipient is what they waited
+// for (or a move to another node), whatever retry wait they backed off to.
+func (s *Service) registered(account ledger.Address) {
+	s.outMu.Lock()
+	for _, it := range s.out {
+		if it.m.To == account {
+			it.next = time.Time{}
+		}
+	}
+	s.outMu.Unlock()
+	s.kickOutbox()
+}
+
 // Outbox returns how many messages wait for delivery.
 func (s *Service) Outbox() int {
 	s.outMu.Lock()
@@ -269,12 +283,8 @@ func (s *Service) take(data []byte) (byte, string) {
 	if ok, _ := s.relay.allow(m.From, now); !ok {
 		return statusBusy, "rate limited"
 	}
-	seq, added, err := s.st.addMessage(m, false)
-	if err != nil {
+	if _, err := s.add(m, false); err != nil {
 		return statusBusy, "the store is unavailable"
-	}
-	if added {
-		s.hub.publish(Event{Seq: seq, Message: m})
 	}
 	return statusOK, ""
 }

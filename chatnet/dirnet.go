@@ -38,7 +38,12 @@ func (s *Service) publish(ctx context.Context, r *directory.Registration) {
 // stops here).
 func (s *Service) validateRegistration(_ context.Context, from peer.ID, data []byte) p2p.Verdict {
 	r, err := s.judge(data)
-	if err != nil {
+	switch {
+	case errors.Is(err, errEarly):
+		// Not the sender's fault when this node's clock is behind:
+		// ignored, never scored against the peer.
+		return p2p.Ignore
+	case err != nil:
 		return p2p.Reject
 	}
 	if from == s.self {
@@ -73,10 +78,14 @@ func (s *Service) judge(data []byte) (*directory.Registration, error) {
 		return nil, err
 	}
 	if r.Timestamp > s.now().Add(s.cfg.MaxClockSkew).UnixMilli() {
-		return nil, errors.New("stamped ahead of this node's clock")
+		return nil, errEarly
 	}
 	return r, nil
 }
+
+// errEarly says a registration is stamped further ahead of this node's
+// clock than the skew allows.
+var errEarly = errors.New("chatnet: a registration stamped ahead of this node's clock")
 
 // keep stores a checked registration from a peer when it is newer.
 func (s *Service) keep(r *directory.Registration) {
@@ -90,7 +99,7 @@ func (s *Service) keep(r *directory.Registration) {
 		return
 	}
 	if added {
-		s.kickOutbox()
+		s.registered(r.Account)
 	}
 }
 

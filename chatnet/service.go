@@ -133,6 +133,8 @@ type Service struct {
 	relay  *limiter
 	regLim *limiter
 
+	addMu sync.Mutex // see add
+
 	outMu    sync.Mutex
 	out      map[ledger.Hash]*outItem
 	inflight map[peer.ID]bool
@@ -254,6 +256,9 @@ func (s *Service) Send(_ context.Context, m *chat.Message) error {
 	if err := chat.CheckTime(m.Timestamp, now.UnixMilli(), skew, skew); err != nil {
 		return fmt.Errorf("%w: %v", chat.ErrInvalid, err)
 	}
+	if _, _, held, err := s.st.message(m.Hash()); err != nil || held {
+		return err // a resubmission changes nothing and costs no rate
+	}
 	if ok, wait := s.send.allow(m.From, now); !ok {
 		return &RateLimitError{Account: m.From, What: "messages", Rate: s.cfg.SendRate, RetryAfter: wait}
 	}
@@ -262,15 +267,29 @@ func (s *Service) Send(_ context.Context, m *chat.Message) error {
 		return err
 	}
 	remote := !found || reg.NodePeer != s.self.String()
-	seq, added, err := s.st.addMessage(m, remote)
+	added, err := s.add(m, remote)
 	if err != nil || !added {
 		return err
 	}
-	s.hub.publish(Event{Seq: seq, Message: m})
 	if remote {
 		s.queue(m)
 	}
 	return nil
+}
+
+// add stores m, in the outbox when outbox is set, and shows it to the
+// subscribers when it is new. Both happen under addMu, so that events
+// reach subscribers in the order of their sequence numbers: a client
+// resumes after the last id it saw, and would never get one that a later
+// event overtook.
+func (s *Service) add(m *chat.Message, outbox bool) (bool, error) {
+	s.addMu.Lock()
+	defer s.addMu.Unlock()
+	seq, added, err := s.st.addMessage(m, outbox)
+	if err == nil && added {
+		s.hub.publish(Event{Seq: seq, Message: m})
+	}
+	return added, err
 }
 
 // Messages calls fn for the messages from or to account stored here,
@@ -349,7 +368,7 @@ func (s *Service) Register(ctx context.Context, r *directory.Registration) error
 		return fmt.Errorf("%w: a newer registration of %s is held (timestamp %d)", directory.ErrInvalid, r.Account, held.Timestamp)
 	}
 	s.publish(ctx, r)
-	s.kickOutbox()
+	s.registered(r.Account)
 	return nil
 }
 

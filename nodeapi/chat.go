@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -44,7 +45,8 @@ func decodeRecord(w http.ResponseWriter, r *http.Request, v any) error {
 		}
 		return err
 	}
-	if dec.More() {
+	// Only the end may follow: dec.More would let a stray '}' or ']' pass.
+	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("trailing data after the JSON object")
 	}
 	return nil
