@@ -7,6 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/peerstore"
 )
 
 // Handle serves the stream protocol "/lattice/<Network>/<name>": handler
@@ -35,11 +36,18 @@ func (h *Host) Handle(name string, handler func(s network.Stream)) {
 }
 
 // Open opens a stream to peer p with protocol "/lattice/<Network>/<name>",
-// dialling p first if needed (with the addresses the host knows for it).
+// dialling p first if needed: with the addresses the host knows for it,
+// or, when it knows none (a peer never met, such as the node a chat
+// recipient is registered at), with those the network's DHT finds.
 // ctx bounds the dial and the protocol negotiation; the stream then gets
 // ctx's deadline, or one Config.StreamTimeout away if ctx has none, which
 // the caller may move. The caller must Close or Reset the stream.
 func (h *Host) Open(ctx context.Context, p peer.ID, name string) (network.Stream, error) {
+	if len(h.host.Peerstore().Addrs(p)) == 0 && h.dht != nil {
+		if info, err := h.dht.FindPeer(ctx, p); err == nil {
+			h.host.Peerstore().AddAddrs(p, info.Addrs, peerstore.TempAddrTTL)
+		}
+	}
 	s, err := h.host.NewStream(ctx, p, h.protocolID(name))
 	if err != nil {
 		return nil, fmt.Errorf("p2p: open %s to %s: %w", name, p, err)
