@@ -65,6 +65,8 @@ func commands() []command {
 		{"chain", "list an account's blocks, oldest first", runChain},
 		{"block", "show one block", runBlock},
 		{"multisig", "open a multisig account or rotate its keyset (multisig open | update)", runMultisig},
+		{"chat", "send, read and follow signed messages, optionally end-to-end encrypted (chat send | read | follow | contacts)", runChat},
+		{"directory", "register your account at the node you use, or show where an account is registered (directory register | show)", runDirectory},
 		{"audit", "check a stopped node's ledger invariants offline", runAudit},
 		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network) or S3 throughput against MinIO (bench s3)", runBench},
 		{"version", "print the version", runVersion},
@@ -75,8 +77,17 @@ func commands() []command {
 // ErrUsage marks errors that the command line itself is wrong.
 var ErrUsage = errors.New("usage")
 
-// Main runs the command line args and returns the process exit code.
+// Main runs the command line args and returns the process exit code. An
+// interrupt (Ctrl-C) or SIGTERM ends the command's context.
 func Main(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return mainContext(ctx, args, stdout, stderr)
+}
+
+// mainContext is Main, with the command's context given: tests end
+// long-running commands with it.
+func mainContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
@@ -99,8 +110,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
 		err := c.run(ctx, e, args[1:])
 		code := 1
 		switch {
@@ -148,8 +157,12 @@ func wantsJSON(args []string) bool {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "lattice: a block-lattice ledger node and its wallet.")
 	fmt.Fprintln(w, "\nUsage: lattice COMMAND [flags]\n\nCommands:")
+	width := 0
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun `lattice COMMAND -h` for a command's flags. Quick start: `lattice dev`.")
 }

@@ -206,7 +206,7 @@ func TestHelpAndVersion(t *testing.T) {
 			t.Errorf("lattice %v: exit %d, want 0", args, r.code)
 		}
 		for _, cmd := range []string{"dev", "node", "genesis", "key", "balance", "claim", "send", "receive",
-			"chain", "block", "multisig", "audit", "bench", "version"} {
+			"chain", "block", "multisig", "chat", "directory", "audit", "bench", "version"} {
 			if !strings.Contains(r.stdout, "  "+cmd+" ") {
 				t.Errorf("lattice %v: usage does not list %q:\n%s", args, cmd, r.stdout)
 			}

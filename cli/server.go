@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latticenet/lattice/directory"
 	"github.com/latticenet/lattice/durablefile"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
@@ -127,6 +128,9 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	}
 	if err := shareDevWeight(ctx, devNodes, devKey); err != nil {
 		return fmt.Errorf("sharing the genesis weight among the nodes: %w", err)
+	}
+	if err := registerDevKey(ctx, devNodes[0], devKey); err != nil {
+		return fmt.Errorf("registering the dev key in the directory: %w", err)
 	}
 
 	// The cloud platform runs beside the nodes until either stops.
@@ -257,6 +261,19 @@ func (d *devNode) close() {
 	}
 	d.pn.close()
 	d.n.Close()
+}
+
+// registerDevKey registers the dev key at node 0 in the directory, so that
+// messages to it reach node 0 with no step of the user's, unless it is
+// registered there already.
+func registerDevKey(ctx context.Context, d *devNode, devKey wallet.Key) error {
+	self := d.pn.host.ID().String()
+	if r, found, err := d.pn.chat.Lookup(devKey.Address()); err != nil || (found && r.NodePeer == self) {
+		return err
+	}
+	r := &directory.Registration{NodePeer: self, Timestamp: d.n.Now().UnixMilli()}
+	r.Sign(devKey.Private())
+	return d.pn.chat.Register(ctx, r)
 }
 
 // shareDevWeight gives every node of a new multi-node dev network an equal

@@ -193,6 +193,11 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// An id-only block (no data, so no event) sets the client's last
+	// event id to where this stream starts: a client whose stream drops
+	// before its first event resumes from here, missing nothing.
+	buf = strconv.AppendUint(append(buf, "id: "...), last, 10)
+	buf = append(buf, "\n\n"...)
 	if !flush() {
 		return
 	}

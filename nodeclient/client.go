@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/nodewire"
@@ -25,6 +26,9 @@ var ErrNotFound = errors.New("nodeclient: not found")
 type APIError struct {
 	StatusCode int
 	Message    string // the Error body's error field, or the raw body
+	// RetryAfter is how long the answer's Retry-After says to wait
+	// before trying again (a 429 or a 503 may have one), or zero.
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string { return fmt.Sprintf("node: %s (HTTP %d)", e.Message, e.StatusCode) }
@@ -97,16 +101,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if err := wrongService(c.base, data); err != nil {
-			return err
-		}
-		var e nodewire.Error
-		msg := strings.TrimSpace(string(data))
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			msg = e.Error
-		}
-		return &APIError{StatusCode: resp.StatusCode, Message: msg}
+		return c.apiError(resp)
 	}
 	if out == nil {
 		_, err = io.Copy(io.Discard, resp.Body)
@@ -116,6 +111,29 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("node %s %s: decode response: %w", method, path, err)
 	}
 	return nil
+}
+
+// apiError reads a non-2xx answer into an *APIError, or the error that
+// says another service answered.
+func (c *Client) apiError(resp *http.Response) error {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err := wrongService(c.base, data); err != nil {
+		return err
+	}
+	var e nodewire.Error
+	msg := strings.TrimSpace(string(data))
+	if json.Unmarshal(data, &e) == nil && e.Error != "" {
+		msg = e.Error
+	}
+	var retry time.Duration
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+			retry = time.Duration(secs) * time.Second
+		} else if t, err := http.ParseTime(v); err == nil {
+			retry = max(0, time.Until(t))
+		}
+	}
+	return &APIError{StatusCode: resp.StatusCode, Message: msg, RetryAfter: retry}
 }
 
 // Node returns the node's info.
