@@ -177,18 +177,21 @@ func runChatSend(ctx context.Context, e *env, args []string) error {
 	f := newHelpFlags(e, "chat send", "chat send --to ADDRESS [--encrypt] TEXT... [flags]", fmt.Sprintf(`
 Signs a message with your key, stamped now, and sends it to the node you
 use, which delivers it to the node where the recipient is registered
-(while the recipient is not, it keeps trying, for a week by default). The
-words of TEXT are joined by spaces; put "--" before a text that starts
-with "-". A message carries at most %d bytes of UTF-8; with --encrypt, at
+(while the recipient is not, it keeps trying, for a week by default).
+Flags go before TEXT: from its first word on, everything is text, joined
+by spaces ("-la" included); put "--" before a text that starts with "-".
+A message carries at most %d bytes of UTF-8; with --encrypt, at
 most %d, encrypted so that only you and the recipient can read it (X25519
 of your keys, AES-256-GCM).`, chat.MaxMessageBytes, chat.MaxSealedPlaintext), `  BOB=$(lattice key show --key bob.json)    # an address: 64 hex digits
   lattice chat send --to $BOB hello bob
   lattice chat send --to $BOB --encrypt -- -5 degrees and snowing
   lattice chat send --to $BOB --json hi      # prints the signed message
+  lattice chat send --to $BOB please run ls -la now
 `)
 	cf := addClientFlags(f, false)
 	to := f.String("to", "", "the recipient's address (required)")
 	encrypt := f.Bool("encrypt", false, "encrypt end to end: only you and the recipient can read the text")
+	f.textAfterFlags = true
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -213,7 +216,7 @@ of your keys, AES-256-GCM).`, chat.MaxMessageBytes, chat.MaxSealedPlaintext), ` 
 	m := chat.Message{To: dest, Timestamp: nowMS()}
 	if *encrypt {
 		if err := chat.Seal(s.key.Private(), &m, []byte(text), rand.Reader); err != nil {
-			return err
+			return fmt.Errorf("cannot encrypt for %s: it is not an account's public key, so nobody could read the message (check --to)", dest)
 		}
 	} else {
 		m.Message = text
@@ -234,12 +237,21 @@ of your keys, AES-256-GCM).`, chat.MaxMessageBytes, chat.MaxSealedPlaintext), ` 
 	if _, err := s.c.Registration(ctx, dest); errors.Is(err, nodeclient.ErrNotFound) {
 		fmt.Fprintf(e.stderr, "note: %s is not in the directory yet; the node delivers the message once they run `lattice directory register`\n", shortAddr(dest))
 	}
-	if reg, err := s.c.Registration(ctx, s.account); errors.Is(err, nodeclient.ErrNotFound) {
-		fmt.Fprintln(e.stderr, "note: you are not in the directory: replies cannot reach you until you run `lattice directory register`")
-	} else if err == nil && s.info.PeerID != "" && reg.NodePeer != s.info.PeerID {
-		fmt.Fprintf(e.stderr, "note: you are registered at another node (peer %s): replies reach you there, not here\n", reg.NodePeer)
-	}
+	noteWhereYouAre(ctx, e, s, "replies")
 	return nil
+}
+
+// noteWhereYouAre tells the user, on stderr, when messages to them do not
+// arrive at the node they use: they are not registered, or registered at
+// another node. what names the messages: "replies", "messages to you".
+func noteWhereYouAre(ctx context.Context, e *env, s *session, what string) {
+	reg, err := s.c.Registration(ctx, s.account)
+	switch {
+	case errors.Is(err, nodeclient.ErrNotFound):
+		fmt.Fprintf(e.stderr, "note: you are not in the directory: %s wait on their senders' nodes until you run `lattice directory register`\n", what)
+	case err == nil && s.info.PeerID != "" && reg.NodePeer != s.info.PeerID:
+		fmt.Fprintf(e.stderr, "note: you are registered at another node (peer %s): %s reach you there, not here\n", reg.NodePeer, what)
+	}
 }
 
 // sinceFlag parses --since: Unix milliseconds, an RFC 3339 time, or a
@@ -394,6 +406,7 @@ key and marked 🔒. Messages to you are on the node you registered at
 	if err != nil {
 		return err
 	}
+	noteWhereYouAre(ctx, e, s, "messages to you")
 	msgs, err := s.c.ChatMessages(ctx, s.account, after)
 	if err != nil {
 		return chatErr(*cf.node, err)
@@ -477,6 +490,7 @@ message it saw.`,
 	if err != nil {
 		return err
 	}
+	noteWhereYouAre(ctx, e, s, "messages to you")
 	fl := &follower{e: e, s: s, asJSON: *cf.json}
 	const minWait, maxWait = time.Second, 30 * time.Second
 	wait := minWait
@@ -607,6 +621,11 @@ node; a later one, at this node or another, replaces it.`,
 	if s.info.PeerID == "" {
 		return fmt.Errorf("the node at %s reports no peer ID: it is not on a peer-to-peer network, so no message can be delivered to it", *cf.node)
 	}
+	prev, err := s.c.Registration(ctx, s.account)
+	moved := err == nil && prev.NodePeer != s.info.PeerID
+	if err != nil && !errors.Is(err, nodeclient.ErrNotFound) {
+		return chatErr(*cf.node, err)
+	}
 	r := directory.Registration{NodePeer: s.info.PeerID, Timestamp: nowMS()}
 	r.Sign(s.key.Private())
 	if err := s.c.Register(ctx, &r); err != nil {
@@ -616,7 +635,10 @@ node; a later one, at this node or another, replaces it.`,
 		return printJSON(e.stdout, r)
 	}
 	fmt.Fprintf(e.stdout, "registered %s at the node at %s (peer %s)\n", s.account, *cf.node, r.NodePeer)
-	fmt.Fprintln(e.stdout, "messages to you are delivered there: read them with `lattice chat read` or `lattice chat follow`")
+	if moved {
+		fmt.Fprintf(e.stdout, "moved from peer %s: messages sent to you from now on arrive here; those delivered there stay there\n", prev.NodePeer)
+	}
+	fmt.Fprintf(e.stdout, "messages to you are delivered there: read them with `lattice chat read%s` or `lattice chat follow%s`\n", cf.sameFlags(), cf.sameFlags())
 	return nil
 }
 

@@ -615,3 +615,57 @@ func TestChatLine(t *testing.T) {
 		t.Errorf("line of a sealed message for others = %q", got)
 	}
 }
+
+// TestChatWhereYouAre: the words of a message are never read as flags;
+// registering at a second node says you moved; reading at a node you are
+// not registered at says where your messages go.
+func TestChatWhereYouAre(t *testing.T) {
+	cleanEnv(t)
+	c := nettest.Start(t, nettest.Options{Nodes: 2})
+	dir := t.TempDir()
+	alice := newChatUser(t, dir, "alice", c.Nodes[0].API.URL)
+	bob := newChatUser(t, dir, "bob", c.Nodes[0].API.URL)
+	alice.must("directory register")
+	bob.must("directory register")
+	alice.must("chat send", "--to", bob.addr, "please run ls -la --encrypt now")
+	msgs, err := nodeclient.New(c.Nodes[0].API.URL, nil).ChatMessages(context.Background(), mustAddr(t, bob.addr), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].Message != "please run ls -la --encrypt now" {
+		t.Fatalf("stored messages = %+v, want the text with its dashes, unencrypted", msgs)
+	}
+
+	// Bob moves to node 1: the register says so, and names his flags.
+	bob.node = c.Nodes[1].API.URL
+	eventually(t, "bob's first registration everywhere", func() bool {
+		_, err := nodeclient.New(c.Nodes[1].API.URL, nil).Registration(context.Background(), mustAddr(t, bob.addr))
+		return err == nil
+	})
+	time.Sleep(5 * time.Millisecond) // a later timestamp than the first registration
+	out := bob.must("directory register")
+	for _, want := range []string{"moved from peer " + c.Nodes[0].Host.ID().String(), "--node " + bob.node, "--key " + bob.key} {
+		if !strings.Contains(out.stdout, want) {
+			t.Errorf("directory register after a move says:\n%s\nwant it to contain %q", out.stdout, want)
+		}
+	}
+	// Reading at node 0, where Bob is no longer registered, says so.
+	bob.node = c.Nodes[0].API.URL
+	eventually(t, "node 0 knows bob moved", func() bool {
+		r, err := nodeclient.New(c.Nodes[0].API.URL, nil).Registration(context.Background(), mustAddr(t, bob.addr))
+		return err == nil && r.NodePeer == c.Nodes[1].Host.ID().String()
+	})
+	read := bob.must("chat read")
+	if !strings.Contains(read.stderr, "you are registered at another node (peer "+c.Nodes[1].Host.ID().String()+"): messages to you reach you there") {
+		t.Errorf("chat read at the old node: stderr %q, want a note naming the node bob is registered at", read.stderr)
+	}
+}
+
+func mustAddr(t *testing.T, s string) ledger.Address {
+	t.Helper()
+	a, err := ledger.ParseAddress(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -68,7 +69,7 @@ func commands() []command {
 		{"chat", "send, read and follow signed messages, optionally end-to-end encrypted (chat send | read | follow | contacts)", runChat},
 		{"directory", "register your account at the node you use, or show where an account is registered (directory register | show)", runDirectory},
 		{"audit", "check a stopped node's ledger invariants offline", runAudit},
-		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network) or S3 throughput against MinIO (bench s3)", runBench},
+		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network), chat (bench chat) or S3 throughput against MinIO (bench s3)", runBench},
 		{"version", "print the version", runVersion},
 		{"profile", "list, show or choose the named client settings `lattice dev` writes (ls, show, use)", runProfile},
 	}
@@ -179,6 +180,12 @@ type flags struct {
 	bound      []binding
 	positional []string
 	profile    string // the --profile of the run, if any
+	// textAfterFlags makes every argument from the first positional one
+	// on positional: a message's words are never read as flags.
+	textAfterFlags bool
+	// given holds the flags given on the command line (not filled from
+	// the environment or a profile), once parsed.
+	given map[string]bool
 }
 
 type binding struct {
@@ -223,7 +230,7 @@ func (f *flags) parse(args []string) error {
 		if len(rest) == 0 {
 			break
 		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+		if f.textAfterFlags || (len(args) > len(rest) && args[len(args)-len(rest)-1] == "--") {
 			f.positional = append(f.positional, rest...)
 			break
 		}
@@ -232,6 +239,7 @@ func (f *flags) parse(args []string) error {
 	}
 	set := map[string]bool{}
 	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	f.given = maps.Clone(set)
 	for _, b := range f.bound {
 		if set[b.name] || b.env == "" {
 			continue

@@ -19,15 +19,17 @@ import (
 
 // clientFlags are the flags every wallet command takes.
 type clientFlags struct {
+	flags                       *flags
 	node, key, account, signers *string
 	json, remotePow             *bool
 }
 
 func addClientFlags(f *flags, signing bool) *clientFlags {
 	c := &clientFlags{
-		node: f.string("node", "LATTICE_NODE", "", "http://127.0.0.1:8080", "node API URL"),
-		key:  f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file"),
-		json: f.Bool("json", false, "print machine-readable JSON"),
+		flags: f,
+		node:  f.string("node", "LATTICE_NODE", "", "http://127.0.0.1:8080", "node API URL"),
+		key:   f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file"),
+		json:  f.Bool("json", false, "print machine-readable JSON"),
 	}
 	if signing {
 		c.remotePow = f.Bool("remote-pow", false, "ask the node's POST /pow for proof of work instead of computing it on every local core")
@@ -46,6 +48,20 @@ type session struct {
 	account ledger.Address
 	key     wallet.Key   // signs ordinary accounts
 	signers []wallet.Key // sign multisig accounts
+}
+
+// sameFlags returns the --node and --key flags given on the command line,
+// as " --node URL --key FILE", for a command line that suggests another
+// command to the same person at the same node.
+func (f *clientFlags) sameFlags() string {
+	var b strings.Builder
+	if f.flags.given["node"] {
+		fmt.Fprintf(&b, " --node %s", *f.node)
+	}
+	if f.flags.given["key"] {
+		fmt.Fprintf(&b, " --key %s", *f.key)
+	}
+	return b.String()
 }
 
 func (f *clientFlags) connect(ctx context.Context, needKey bool) (*session, error) {
@@ -93,8 +109,8 @@ func (f *clientFlags) connect(ctx context.Context, needKey bool) (*session, erro
 // node (API errors) pass through unchanged.
 func unreachable(node string, err error) error {
 	var apiErr *nodeclient.APIError
-	if errors.As(err, &apiErr) {
-		return err
+	if errors.As(err, &apiErr) || errors.Is(err, nodeclient.ErrWrongService) {
+		return err // the node answered, or something else did: it is reachable
 	}
 	return fmt.Errorf("cannot reach the node at %s (start one with `lattice dev`): %w", node, err)
 }
