@@ -26,10 +26,12 @@ const (
 	statusOK      byte = 0 // stored, or held already
 	statusInvalid byte = 1 // never valid here: given up
 	statusNotHere byte = 2 // the recipient is not registered at this node (yet)
-	statusBusy    byte = 3 // rate limited, or the store is unavailable: retried
+	statusBusy    byte = 3 // rate limited, stamped ahead of this clock, or the store is unavailable: retried
 )
 
-const maxFrame = 4 + 32 + 32 + 8 + 2 + chat.MaxMessageBytes + 64
+// maxFrame is the largest message frame: a message's binary form with the
+// longest text.
+const maxFrame = 32 + 32 + 8 + 2 + chat.MaxMessageBytes + 64
 
 // outItem is a message waiting for delivery.
 type outItem struct {
@@ -128,7 +130,12 @@ func (s *Service) due() map[peer.ID][]*outItem {
 			groups[p] = append(groups[p], it)
 		}
 	}
+	// At most MaxDeliveries peers at once: the rest wait their turn.
 	for p := range groups {
+		if len(s.inflight) >= s.cfg.MaxDeliveries {
+			delete(groups, p)
+			continue
+		}
 		s.inflight[p] = true
 	}
 	return groups
@@ -189,6 +196,8 @@ func (s *Service) push(ctx context.Context, p peer.ID, items []*outItem) ([]stat
 		return nil, err
 	}
 	defer st.Close()
+	stop := context.AfterFunc(ctx, func() { st.Reset() }) // Close need not wait out the deadline
+	defer stop()
 	w := bufio.NewWriter(st)
 	for _, it := range items {
 		data := it.m.AppendBinary(nil)
@@ -222,11 +231,11 @@ func (s *Service) push(ctx context.Context, p peer.ID, items []*outItem) ([]stat
 // serveChat takes the messages a peer delivers on st.
 func (s *Service) serveChat(st network.Stream) {
 	defer st.Close()
-	if !s.enter() {
-		st.Reset()
+	if !s.streams.add(st) {
 		return
 	}
-	defer s.leave()
+	defer s.streams.remove(st)
+	from := st.Conn().RemotePeer()
 	r := bufio.NewReader(st)
 	w := bufio.NewWriter(st)
 	for range maxFramesPerOpen {
@@ -247,7 +256,17 @@ func (s *Service) serveChat(st network.Stream) {
 			st.Reset()
 			return
 		}
-		code, reason := s.take(data)
+		var code byte
+		var reason string
+		if ok, _ := s.perPeer.allow(from, s.now()); !ok {
+			code, reason = statusBusy, "rate limited: this peer delivers too many messages"
+		} else if s.enter() {
+			code, reason = s.take(data)
+			s.leave()
+		} else {
+			st.Reset()
+			return
+		}
 		w.WriteByte(code)
 		w.Write(binary.BigEndian.AppendUint16(nil, uint16(len(reason))))
 		w.WriteString(reason)
@@ -267,8 +286,13 @@ func (s *Service) take(data []byte) (byte, string) {
 		return statusInvalid, err.Error()
 	}
 	now := s.now()
-	if err := chat.CheckTime(m.Timestamp, now.UnixMilli(), s.cfg.Retention.Milliseconds(), s.cfg.MaxClockSkew.Milliseconds()); err != nil {
-		return statusInvalid, err.Error()
+	if err := chat.CheckTime(m.Timestamp, now.UnixMilli(), s.cfg.Retention.Milliseconds(), 0); err != nil {
+		return statusInvalid, err.Error() // too old: it never gets younger
+	}
+	if err := chat.CheckTime(m.Timestamp, now.UnixMilli(), 0, s.cfg.MaxClockSkew.Milliseconds()); err != nil {
+		// The sender's node took it within its own window; this clock
+		// may be the one behind. Retried, it is taken in time.
+		return statusBusy, err.Error()
 	}
 	reg, found, err := s.st.registration(m.To)
 	if err != nil {

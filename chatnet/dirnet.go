@@ -110,7 +110,7 @@ func (s *Service) syncLoop(ctx context.Context, own *directory.Registration) {
 	announced, synced := false, false
 	for {
 		wait := s.cfg.SyncInterval
-		if !announced || !synced {
+		if !synced || (!announced && len(s.h.Peers()) > 0) {
 			wait = time.Second
 		}
 		select {
@@ -150,6 +150,8 @@ func (s *Service) pull(ctx context.Context, p peer.ID) (int, error) {
 		return 0, err
 	}
 	defer st.Close()
+	stop := context.AfterFunc(ctx, func() { st.Reset() }) // Close need not wait out the deadline
+	defer stop()
 	if err := st.CloseWrite(); err != nil {
 		st.Reset()
 		return 0, err
@@ -168,6 +170,9 @@ func (s *Service) pull(ctx context.Context, p peer.ID) (int, error) {
 			return n, err
 		}
 		reg, err := s.judge(data)
+		if errors.Is(err, errEarly) {
+			continue // this clock may be the one behind: a later pull takes it
+		}
 		if err != nil {
 			st.Reset()
 			return n, err // a peer that serves invalid registrations is not read further
@@ -181,6 +186,10 @@ func (s *Service) pull(ctx context.Context, p peer.ID) (int, error) {
 // length, then closes.
 func (s *Service) serveDirectory(st network.Stream) {
 	defer st.Close()
+	if !s.streams.add(st) {
+		return
+	}
+	defer s.streams.remove(st)
 	if !s.enter() {
 		st.Reset()
 		return

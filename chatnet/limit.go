@@ -3,18 +3,19 @@ package chatnet
 import (
 	"sync"
 	"time"
-
-	"github.com/latticenet/lattice/ledger"
 )
 
-// limiter is a token bucket per account: Rate tokens a second, at most
-// Burst saved up. The buckets of idle accounts are forgotten once there
-// are many, so an attacker cycling through keys cannot grow it forever.
-type limiter struct {
+// limiter is a token bucket per key (an account, a peer, a source
+// address): rate tokens a second, at most burst saved up. It tracks at
+// most maxBuckets keys: past that it forgets the keys whose buckets are
+// full again, then, if an attacker cycling through keys keeps it full,
+// arbitrary ones (a forgotten key starts with a full bucket, which only
+// lets that key send its burst again).
+type limiter[K comparable] struct {
 	mu      sync.Mutex
 	rate    float64
 	burst   float64
-	buckets map[ledger.Address]*bucket
+	buckets map[K]*bucket
 }
 
 type bucket struct {
@@ -22,26 +23,25 @@ type bucket struct {
 	at     time.Time
 }
 
-// maxBuckets is how many accounts a limiter tracks before it forgets the
-// ones whose buckets are full again.
+// maxBuckets is how many keys a limiter tracks.
 const maxBuckets = 1 << 16
 
-func newLimiter(rate float64, burst int) *limiter {
-	return &limiter{rate: rate, burst: float64(burst), buckets: make(map[ledger.Address]*bucket)}
+func newLimiter[K comparable](rate float64, burst int) *limiter[K] {
+	return &limiter[K]{rate: rate, burst: float64(max(burst, 1)), buckets: make(map[K]*bucket)}
 }
 
-// allow takes a token of a's bucket at now. When there is none, it says
+// allow takes a token of k's bucket at now. When there is none, it says
 // how long until there is.
-func (l *limiter) allow(a ledger.Address, now time.Time) (bool, time.Duration) {
+func (l *limiter[K]) allow(k K, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.buckets[a]
+	b := l.buckets[k]
 	if b == nil {
 		if len(l.buckets) >= maxBuckets {
 			l.prune(now)
 		}
 		b = &bucket{tokens: l.burst, at: now}
-		l.buckets[a] = b
+		l.buckets[k] = b
 	}
 	if el := now.Sub(b.at).Seconds(); el > 0 {
 		b.tokens = min(l.burst, b.tokens+el*l.rate)
@@ -55,10 +55,16 @@ func (l *limiter) allow(a ledger.Address, now time.Time) (bool, time.Duration) {
 	return false, wait
 }
 
-func (l *limiter) prune(now time.Time) {
-	for a, b := range l.buckets {
+func (l *limiter[K]) prune(now time.Time) {
+	for k, b := range l.buckets {
 		if b.tokens+now.Sub(b.at).Seconds()*l.rate >= l.burst {
-			delete(l.buckets, a)
+			delete(l.buckets, k)
 		}
+	}
+	for k := range l.buckets { // map order is random
+		if len(l.buckets) < maxBuckets*3/4 {
+			break
+		}
+		delete(l.buckets, k)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/latticenet/lattice/chat"
@@ -63,6 +64,20 @@ type Config struct {
 	// Defaults 50 and 500.
 	RelayRate  float64
 	RelayBurst int
+	// PeerRate and PeerBurst bound what one peer delivers, whatever the
+	// accounts (keys cost nothing to make). Defaults 100 and 1000.
+	PeerRate  float64
+	PeerBurst int
+	// SourceRate and SourceBurst bound the messages and registrations
+	// submitted from one network address (see AllowSource). Defaults 20
+	// and 200.
+	SourceRate  float64
+	SourceBurst int
+	// MaxOutbox is how many messages may wait for delivery at once; past
+	// it, Send answers ErrOutboxFull. Default 100,000.
+	MaxOutbox int
+	// MaxDeliveries is how many peers are delivered to at once. Default 16.
+	MaxDeliveries int
 	// RegisterRate and RegisterBurst bound registrations of one account
 	// submitted here. Defaults 0.2 (one per 5 s) and 5.
 	RegisterRate  float64
@@ -102,36 +117,61 @@ func (c *Config) setDefaults() {
 	if c.RegisterRate == 0 {
 		c.RegisterRate, c.RegisterBurst = 0.2, 5
 	}
+	if c.PeerRate == 0 {
+		c.PeerRate, c.PeerBurst = 100, 1000
+	}
+	if c.SourceRate == 0 {
+		c.SourceRate, c.SourceBurst = 20, 200
+	}
+	if c.MaxOutbox == 0 {
+		c.MaxOutbox = 100_000
+	}
+	if c.MaxDeliveries == 0 {
+		c.MaxDeliveries = 16
+	}
 	if c.SubscriberBuffer == 0 {
 		c.SubscriberBuffer = 256
 	}
 }
 
-// RateLimitError says an account sent more than its rate allows.
+// RateLimitError says an account, or a network address, sent more than
+// its rate allows.
 type RateLimitError struct {
-	Account    ledger.Address
-	What       string // "messages" or "registrations"
+	Account    ledger.Address // or zero, for Source
+	Source     string         // the network address, when it is the source's rate
+	What       string         // "messages" or "registrations"
 	Rate       float64
 	RetryAfter time.Duration
 }
 
 func (e *RateLimitError) Error() string {
-	return fmt.Sprintf("rate limited: account %s may submit %g %s a second through this node; retry in %s",
-		e.Account, e.Rate, e.What, e.RetryAfter.Round(time.Millisecond))
+	who := "account " + e.Account.String()
+	if e.Source != "" {
+		who, e.What = "address "+e.Source, "messages and registrations"
+	}
+	return fmt.Sprintf("rate limited: %s may submit %g %s a second through this node; retry in %s",
+		who, e.Rate, e.What, e.RetryAfter.Round(time.Millisecond))
 }
+
+// ErrOutboxFull is returned by Send when MaxOutbox messages wait for
+// delivery already: the node takes more once some are delivered.
+var ErrOutboxFull = errors.New("chatnet: the outbox is full; retry later")
 
 // Service is a node's chat and directory. Close stops it.
 type Service struct {
-	cfg    Config
-	st     *store
-	h      *p2p.Host
-	self   peer.ID
-	log    *slog.Logger
-	hub    *hub
-	topic  *p2p.Topic
-	send   *limiter
-	relay  *limiter
-	regLim *limiter
+	cfg     Config
+	st      *store
+	h       *p2p.Host
+	self    peer.ID
+	log     *slog.Logger
+	hub     *hub
+	topic   *p2p.Topic
+	send    *limiter[ledger.Address]
+	relay   *limiter[ledger.Address]
+	regLim  *limiter[ledger.Address]
+	perPeer *limiter[peer.ID]
+	source  *limiter[string]
+	streams streamSet
 
 	addMu sync.Mutex // see add
 
@@ -169,8 +209,8 @@ func (s *Service) leave() { s.life.RUnlock() }
 // delivering the outbox.
 func Start(ctx context.Context, cfg Config) (*Service, error) {
 	cfg.setDefaults()
-	if cfg.Host == nil || cfg.Dir == "" {
-		return nil, errors.New("chatnet: Dir and Host are required")
+	if cfg.Host == nil || cfg.Dir == "" || cfg.Key.Private() == nil {
+		return nil, errors.New("chatnet: Dir, Host and Key are required")
 	}
 	st, err := openStore(filepath.Clean(cfg.Dir), cfg.FS, cfg.Logger)
 	if err != nil {
@@ -178,10 +218,13 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{cfg: cfg, st: st, h: cfg.Host, self: cfg.Host.ID(), log: cfg.Logger.With("component", "chatnet"),
-		hub:  newHub(cfg.SubscriberBuffer),
-		send: newLimiter(cfg.SendRate, cfg.SendBurst), relay: newLimiter(cfg.RelayRate, cfg.RelayBurst),
-		regLim: newLimiter(cfg.RegisterRate, cfg.RegisterBurst),
-		out:    make(map[ledger.Hash]*outItem), inflight: make(map[peer.ID]bool), kick: make(chan struct{}, 1),
+		hub:     newHub(cfg.SubscriberBuffer),
+		send:    newLimiter[ledger.Address](cfg.SendRate, cfg.SendBurst),
+		relay:   newLimiter[ledger.Address](cfg.RelayRate, cfg.RelayBurst),
+		regLim:  newLimiter[ledger.Address](cfg.RegisterRate, cfg.RegisterBurst),
+		perPeer: newLimiter[peer.ID](cfg.PeerRate, cfg.PeerBurst),
+		source:  newLimiter[string](cfg.SourceRate, cfg.SourceBurst),
+		out:     make(map[ledger.Hash]*outItem), inflight: make(map[peer.ID]bool), kick: make(chan struct{}, 1),
 		cancel: cancel}
 	pending, err := st.outbox()
 	if err != nil {
@@ -192,17 +235,21 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	for _, m := range pending {
 		s.out[m.Hash()] = &outItem{m: m}
 	}
+	own := &directory.Registration{NodePeer: s.self.String(), Timestamp: s.now().UnixMilli()}
+	own.Sign(cfg.Key.Private())
+	if added, err := st.register(own); err != nil {
+		cancel()
+		st.close()
+		return nil, fmt.Errorf("chatnet: registering the node's account: %w", err)
+	} else if !added {
+		s.log.Warn("the node's account keeps a newer registration than its clock's (was the clock set back?)", "account", own.Account)
+	}
+	// Joined last: from here on the host calls into the service, which
+	// must be whole.
 	if s.topic, err = s.h.Join(topicDirectory, s.validateRegistration, s.deliverRegistration); err != nil {
 		cancel()
 		st.close()
 		return nil, err
-	}
-	own := &directory.Registration{NodePeer: s.self.String(), Timestamp: s.now().UnixMilli()}
-	own.Sign(cfg.Key.Private())
-	if _, err := st.register(own); err != nil {
-		cancel()
-		st.close()
-		return nil, fmt.Errorf("chatnet: registering the node's account: %w", err)
 	}
 	s.h.Handle(protocolChat, s.serveChat)
 	s.h.Handle(protocolDirSync, s.serveDirectory)
@@ -230,6 +277,7 @@ func (s *Service) Close() error {
 	s.once.Do(func() {
 		s.cancel()
 		s.hub.close()
+		s.streams.resetAll() // handlers fail fast and leave
 		s.wg.Wait()
 		s.life.Lock()
 		defer s.life.Unlock()
@@ -251,22 +299,25 @@ func (s *Service) Send(_ context.Context, m *chat.Message) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
+	if _, _, held, err := s.st.message(m.Hash()); err != nil || held {
+		return err // a resubmission changes nothing, whenever it comes
+	}
 	now := s.now()
 	skew := s.cfg.MaxClockSkew.Milliseconds()
 	if err := chat.CheckTime(m.Timestamp, now.UnixMilli(), skew, skew); err != nil {
 		return fmt.Errorf("%w: %v", chat.ErrInvalid, err)
-	}
-	if _, _, held, err := s.st.message(m.Hash()); err != nil || held {
-		return err // a resubmission changes nothing and costs no rate
-	}
-	if ok, wait := s.send.allow(m.From, now); !ok {
-		return &RateLimitError{Account: m.From, What: "messages", Rate: s.cfg.SendRate, RetryAfter: wait}
 	}
 	reg, found, err := s.st.registration(m.To)
 	if err != nil {
 		return err
 	}
 	remote := !found || reg.NodePeer != s.self.String()
+	if remote && s.Outbox() >= s.cfg.MaxOutbox {
+		return ErrOutboxFull
+	}
+	if ok, wait := s.send.allow(m.From, now); !ok {
+		return &RateLimitError{Account: m.From, What: "messages", Rate: s.cfg.SendRate, RetryAfter: wait}
+	}
 	added, err := s.add(m, remote)
 	if err != nil || !added {
 		return err
@@ -347,6 +398,13 @@ func (s *Service) Register(ctx context.Context, r *directory.Registration) error
 	}
 	now := s.now()
 	skew := s.cfg.MaxClockSkew.Milliseconds()
+	held, found, err := s.st.registration(r.Account)
+	if err != nil {
+		return err
+	}
+	if found && held.Hash() == r.Hash() {
+		return nil // a resubmission changes nothing, whenever it comes
+	}
 	if err := chat.CheckTime(r.Timestamp, now.UnixMilli(), skew, skew); err != nil {
 		return fmt.Errorf("%w: %v", directory.ErrInvalid, err)
 	}
@@ -362,13 +420,23 @@ func (s *Service) Register(ctx context.Context, r *directory.Registration) error
 		if err != nil {
 			return err
 		}
-		if held.Hash() == r.Hash() {
-			return nil
+		if held.Timestamp == r.Timestamp {
+			return fmt.Errorf("%w: another registration of %s with the same timestamp (%d) is held and wins the tie (the greater digest); sign a new one", directory.ErrInvalid, r.Account, held.Timestamp)
 		}
 		return fmt.Errorf("%w: a newer registration of %s is held (timestamp %d)", directory.ErrInvalid, r.Account, held.Timestamp)
 	}
 	s.publish(ctx, r)
 	s.registered(r.Account)
+	return nil
+}
+
+// AllowSource takes a token of the rate of a network address (the HTTP
+// client's IP) that submits messages and registrations: an account's rate
+// alone is no limit, since new keys cost nothing.
+func (s *Service) AllowSource(addr string) error {
+	if ok, wait := s.source.allow(addr, s.now()); !ok {
+		return &RateLimitError{Source: addr, Rate: s.cfg.SourceRate, RetryAfter: wait}
+	}
 	return nil
 }
 
@@ -392,4 +460,42 @@ func checkRegistration(r *directory.Registration) error {
 		return fmt.Errorf("%w: node_peer %q is not a peer ID: %v", directory.ErrInvalid, r.NodePeer, err)
 	}
 	return nil
+}
+
+// streamSet holds the inbound streams being served, so that Close can
+// reset them rather than wait out their deadlines.
+type streamSet struct {
+	mu     sync.Mutex
+	m      map[network.Stream]struct{}
+	closed bool
+}
+
+// add tracks st; false when the service is closing (st is reset).
+func (ss *streamSet) add(st network.Stream) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.closed {
+		st.Reset()
+		return false
+	}
+	if ss.m == nil {
+		ss.m = make(map[network.Stream]struct{})
+	}
+	ss.m[st] = struct{}{}
+	return true
+}
+
+func (ss *streamSet) remove(st network.Stream) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	delete(ss.m, st)
+}
+
+func (ss *streamSet) resetAll() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.closed = true
+	for st := range ss.m {
+		st.Reset()
+	}
 }

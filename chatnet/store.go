@@ -195,25 +195,44 @@ func (s *store) lastSeq() uint64 {
 }
 
 // since calls fn for the messages stored after sequence number after, up
-// to and including upTo, in order.
+// to and including upTo, in order. It reads a page at a time and calls fn
+// with no iterator open, so a slow reader (an event stream's client)
+// never pins the database.
 func (s *store) since(after, upTo uint64, fn func(seq uint64, m *chat.Message) error) error {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: key(pSeq, u64(after+1)), UpperBound: key(pSeq, u64(upTo+1))})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		m, seq, found, err := s.message(ledger.Hash(it.Value()))
+	const page = 256
+	for after < upTo {
+		var hashes []ledger.Hash
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: key(pSeq, u64(after+1)), UpperBound: key(pSeq, u64(upTo+1))})
 		if err != nil {
 			return err
 		}
-		if found {
-			if err := fn(seq, m); err != nil {
+		for it.First(); it.Valid() && len(hashes) < page; it.Next() {
+			hashes = append(hashes, ledger.Hash(it.Value()))
+			after = binary.BigEndian.Uint64(it.Key()[1:])
+		}
+		err = it.Error()
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		if len(hashes) == 0 {
+			return nil
+		}
+		for _, h := range hashes {
+			m, seq, found, err := s.message(h)
+			if err != nil {
 				return err
+			}
+			if found {
+				if err := fn(seq, m); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	return it.Error()
+	return nil
 }
 
 // messages calls fn for account's messages with a timestamp after since,

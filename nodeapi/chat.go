@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -63,6 +64,9 @@ func (s *Server) submitted(w http.ResponseWriter, r *http.Request, what string, 
 	case errors.As(err, &rl):
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(rl.RetryAfter.Seconds()))))
 		writeError(w, http.StatusTooManyRequests, err.Error())
+	case errors.Is(err, chatnet.ErrOutboxFull):
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, "the node's outbox is full of messages waiting for delivery; retry later")
 	case errors.Is(err, chatnet.ErrUnavailable):
 		writeError(w, http.StatusServiceUnavailable, "the node's chat store failed a write; it accepts no "+what+" until it is restarted")
 	default:
@@ -70,7 +74,20 @@ func (s *Server) submitted(w http.ResponseWriter, r *http.Request, what string, 
 	}
 }
 
+// source is the network address a submission comes from, for its rate.
+func source(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
 func (s *Server) chatSend(w http.ResponseWriter, r *http.Request) {
+	if err := s.opts.Chat.AllowSource(source(r)); err != nil {
+		s.submitted(w, r, "messages", err)
+		return
+	}
 	var m nodewire.ChatMessage
 	if err := decodeRecord(w, r, &m); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid chat message: "+err.Error())
@@ -132,6 +149,9 @@ func (s *Server) chatContacts(w http.ResponseWriter, r *http.Request) {
 // that proxies and clients see it alive.
 const heartbeat = 15 * time.Second
 
+// writeWait bounds each write to an event stream.
+const writeWait = 2 * heartbeat
+
 // chatEvents streams new messages as Server-Sent Events: "id: <seq>",
 // "event: message", one "data:" line of a ChatMessage, a blank line. A
 // client that reconnects with Last-Event-ID gets what it missed first. A
@@ -151,8 +171,10 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
+	// The stream lasts as long as the client stays, but each write must
+	// go out within writeWait: a client that stops reading is cut off,
+	// not given a goroutine and a socket for as long as TCP takes.
 	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Time{}) // the stream lasts as long as the client stays
 	sub, last, ok := s.opts.Chat.Subscribe(a)
 	defer sub.Close()
 	if !ok {
@@ -175,6 +197,7 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 		return nil
 	}
 	flush := func() bool {
+		rc.SetWriteDeadline(time.Now().Add(writeWait))
 		_, err := w.Write(buf)
 		buf = buf[:0]
 		return err == nil && rc.Flush() == nil
@@ -224,6 +247,10 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) directoryRegister(w http.ResponseWriter, r *http.Request) {
+	if err := s.opts.Chat.AllowSource(source(r)); err != nil {
+		s.submitted(w, r, "registrations", err)
+		return
+	}
 	var reg nodewire.DirectoryRegistration
 	if err := decodeRecord(w, r, &reg); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid registration: "+err.Error())

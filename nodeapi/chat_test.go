@@ -360,7 +360,7 @@ func TestDirectoryRegisterRefused(t *testing.T) {
 		h.accepted("/directory/register", other, "POST /directory/register, same timestamp, greater digest")
 		held = other
 	} else {
-		h.refused("/directory/register", other, http.StatusBadRequest, "POST /directory/register, same timestamp, lesser digest", nil, "newer registration")
+		h.refused("/directory/register", other, http.StatusBadRequest, "POST /directory/register, same timestamp, lesser digest", nil, "same timestamp", "wins the tie")
 	}
 	h.advance(5 * time.Second) // a token for one more registration of k's
 	newer := reg(k, h.peer(), now+1)
@@ -750,4 +750,24 @@ func TestChatEventsEndAtShutdown(t *testing.T) {
 		}
 		s.ended(time.Second)
 	})
+}
+
+// TestChatSourceRateLimited: new keys cost nothing, so the address that
+// submits is limited too, messages and registrations together.
+func TestChatSourceRateLimited(t *testing.T) {
+	h := newChatHarness(t, chatnet.Config{SourceRate: 1, SourceBurst: 3})
+	bob := wallet.NewKey()
+	for i := range 2 {
+		h.accepted("/chat/send", msg(wallet.NewKey(), bob.Address(), fmt.Sprintf("fresh key %d", i), h.now()), fmt.Sprintf("POST /chat/send from a fresh key, %d of 3", i+1))
+	}
+	h.accepted("/directory/register", reg(wallet.NewKey(), h.peer(), h.now()), "POST /directory/register from a fresh key, 3 of 3")
+	r := h.refused("/chat/send", msg(wallet.NewKey(), bob.Address(), "one too many", h.now()), http.StatusTooManyRequests,
+		"POST /chat/send, the 4th from one address", []ledger.Address{bob.Address()}, "rate limited", "address 127.0.0.1", "1 messages and registrations a second")
+	if got := r.header.Get("Retry-After"); got != "1" {
+		t.Errorf("429's Retry-After: got %q, want \"1\"", got)
+	}
+	h.refused("/directory/register", reg(wallet.NewKey(), h.peer(), h.now()), http.StatusTooManyRequests,
+		"POST /directory/register, the 5th from one address", nil, "address 127.0.0.1")
+	h.advance(time.Second)
+	h.accepted("/chat/send", msg(wallet.NewKey(), bob.Address(), "a second later", h.now()), "POST /chat/send a second later")
 }
