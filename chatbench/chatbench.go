@@ -68,12 +68,12 @@ type Round struct {
 	LatencyP50ms   float64 `json:"latency_p50_ms"`
 	LatencyP99ms   float64 `json:"latency_p99_ms"`
 	Subscribers    int     `json:"subscribers"`
-	// Memory per subscriber: the Go heap and stacks it holds, and the
-	// process's resident memory, both as growth over the idle node
-	// divided by the subscribers (the raw client sockets are counted in,
-	// so the figures are upper bounds).
+	// Memory per subscriber: the Go heap and goroutine stacks the open
+	// streams hold, as growth over the idle node divided by the
+	// subscribers (when this process holds the client sockets too, their
+	// few hundred bytes each are counted in). The process's resident set
+	// is no measure here: the runtime keeps memory an earlier round freed.
 	HeapBytesPerSubscriber float64 `json:"heap_bytes_per_subscriber"`
-	RSSBytesPerSubscriber  float64 `json:"rss_bytes_per_subscriber"`
 	Delivered              int     `json:"delivered"` // subscribers that got the message sent to all
 }
 
@@ -133,7 +133,6 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		LatencyP99ms:           med(func(r Round) float64 { return r.LatencyP99ms }),
 		Subscribers:            cfg.Subscribers,
 		HeapBytesPerSubscriber: med(func(r Round) float64 { return r.HeapBytesPerSubscriber }),
-		RSSBytesPerSubscriber:  med(func(r Round) float64 { return r.RSSBytesPerSubscriber }),
 		Delivered:              int(med(func(r Round) float64 { return float64(r.Delivered) })),
 	}
 	return rep, nil
@@ -343,7 +342,7 @@ func subscribers(ctx context.Context, c *nettest.Cluster, n int, rd *Round) erro
 	if err := register(ctx, c, dave, 0); err != nil {
 		return err
 	}
-	heap0, rss0 := memory()
+	heap0 := memory()
 	var h holder
 	if fileLimit() >= uint64(2*n+4096) {
 		h = &localHolder{}
@@ -360,10 +359,9 @@ func subscribers(ctx context.Context, c *nettest.Cluster, n int, rd *Round) erro
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	heap1, rss1 := memory()
+	heap1 := memory()
 	rd.Subscribers = n
 	rd.HeapBytesPerSubscriber = float64(int64(heap1)-int64(heap0)) / float64(n)
-	rd.RSSBytesPerSubscriber = float64(int64(rss1)-int64(rss0)) / float64(n)
 
 	_, data := body(dave.Address(), "to every subscriber")
 	hc := &http.Client{Timeout: time.Minute}
@@ -530,20 +528,12 @@ func HoldStreams(host string, account ledger.Address, n int, in io.Reader, out i
 	return sc.Err()
 }
 
-// memory returns the Go heap and stacks in use after a collection, and the
-// process's resident set, in bytes.
-func memory() (heap, rss uint64) {
+// memory returns the Go heap and stacks in use after a collection.
+func memory() uint64 {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	heap = ms.HeapInuse + ms.StackInuse
-	if data, err := os.ReadFile("/proc/self/statm"); err == nil {
-		if f := strings.Fields(string(data)); len(f) > 1 {
-			pages, _ := strconv.ParseUint(f[1], 10, 64)
-			rss = pages * uint64(os.Getpagesize())
-		}
-	}
-	return heap, rss
+	return ms.HeapInuse + ms.StackInuse
 }
 
 // fileLimit returns how many files this process may open, after raising

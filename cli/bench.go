@@ -73,10 +73,10 @@ func runBenchChat(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "2 nodes on loopback, %d messages, %d timed deliveries, %d subscribers per round, %d cpus\n\n", *messages, *latency, *subs, runtime.NumCPU())
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "round\taccepted msgs/s\tdelivery p50 ms\tp99 ms\tsubscribers\tdelivered\theap B/sub\tRSS B/sub\t")
+	fmt.Fprintln(tw, "round\taccepted msgs/s\tdelivery p50 ms\tp99 ms\tsubscribers\tdelivered\theap+stack B/sub\t")
 	row := func(name string, rd chatbench.Round) {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%d\t%d\t%.0f\t%.0f\t\n", name, rd.AcceptedPerSec, rd.LatencyP50ms, rd.LatencyP99ms,
-			rd.Subscribers, rd.Delivered, rd.HeapBytesPerSubscriber, rd.RSSBytesPerSubscriber)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%d\t%d\t%.0f\t\n", name, rd.AcceptedPerSec, rd.LatencyP50ms, rd.LatencyP99ms,
+			rd.Subscribers, rd.Delivered, rd.HeapBytesPerSubscriber)
 	}
 	for i, rd := range r.Rounds {
 		row(fmt.Sprint(i+1), rd)
