@@ -348,6 +348,16 @@ func TestDev(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node", "ledger")); err != nil {
 		t.Errorf("dev keeps the node under DIR/node: %v", err)
 	}
+	// dev logs to DIR/dev.log too, at info, as JSON naming each service.
+	devLog, err := os.ReadFile(filepath.Join(dir, "dev.log"))
+	if err != nil {
+		t.Fatalf("dev.log: %v", err)
+	}
+	for _, want := range []string{`"service":"node"`, `"service":"dev"`, `"msg":"http"`} {
+		if !bytes.Contains(devLog, []byte(want)) {
+			t.Errorf("dev.log lacks %s", want)
+		}
+	}
 
 	// A second start reuses the key, the genesis and the ledger.
 	keyBefore, _ := os.ReadFile(keyPath)

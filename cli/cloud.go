@@ -11,9 +11,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/durablefile"
+	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/s3api"
 )
 
@@ -25,6 +28,11 @@ type cloudServer struct {
 	publicURL string           // the REST API's URL as clients reach it, for presigned URLs; "" for the request's Host
 	api       *cloudapi.Server // set by serve
 	s3        *s3api.Server    // set by serve
+	// reg holds the platform's metrics: the store's, and those of both
+	// servers once serve runs. They are served at GET /metrics on the
+	// REST API, or on metricsLn alone if it is set (--metrics).
+	reg       *prometheus.Registry
+	metricsLn net.Listener
 	stopSweep context.CancelFunc
 	swept     chan struct{}
 }
@@ -33,11 +41,13 @@ type cloudServer struct {
 const sweepInterval = 10 * time.Minute
 
 // openCloud opens the cloud platform in dir, creating the admin API key on
-// first start: printed once and written to dir/admin-api-key (0600).
+// first start: printed once and written to dir/admin-api-key (0600). log
+// is the base logger (see newLogger): the cloud's lines add "service".
 func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	log = log.With("service", "cloud")
 	st, err := cloudstore.OpenDir(dir, log)
 	if err != nil {
 		return nil, err
@@ -52,7 +62,9 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 		fmt.Fprintf(e.stdout, "created the admin API key (shown once, also in %s, mode 0600):\n  %s\n", path, secret)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &cloudServer{st: st, log: log, stopSweep: cancel, swept: make(chan struct{})}
+	reg := httpmetrics.NewRegistry()
+	reg.MustRegister(storeCollector{st: st, log: log})
+	c := &cloudServer{st: st, log: log, reg: reg, stopSweep: cancel, swept: make(chan struct{})}
 	go func() {
 		defer close(c.swept)
 		st.RunLifecycle(ctx, sweepInterval, time.Now, log)
@@ -87,34 +99,92 @@ func listenCloud(apiAddr, s3Addr string) (apiLn, s3Ln net.Listener, err error) {
 	return apiLn, s3Ln, nil
 }
 
-// serve runs the REST API on apiLn and the S3 endpoint on s3Ln until ctx
-// ends or either fails, and closes both. Both are bound before either
-// serves, so the REST API's endpoint record names the S3 address really
-// bound.
-func (c *cloudServer) serve(ctx context.Context, e *env, log *slog.Logger, apiLn, s3Ln net.Listener, ready func(apiURL, s3URL string)) error {
-	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log, S3Endpoint: s3Ln.Addr().String(), Region: s3Region, PublicURL: c.publicURL})
-	c.s3 = s3api.New(c.st, s3api.Options{Logger: log, Region: s3Region})
+// serve runs the REST API on apiLn and the S3 endpoint on s3Ln (and the
+// metrics on c.metricsLn, if set) until ctx ends or one fails, and closes
+// them all. All are bound before any serves, so the REST API's endpoint
+// record names the S3 address really bound.
+func (c *cloudServer) serve(ctx context.Context, e *env, base *slog.Logger, apiLn, s3Ln net.Listener, ready func(apiURL, s3URL string)) error {
+	log := base.With("service", "cloud")
+	var onAPI http.Handler // /metrics on the REST API, unless it has a listener of its own
+	if c.metricsLn == nil {
+		onAPI = httpmetrics.Handler(c.reg)
+	}
+	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log, S3Endpoint: s3Ln.Addr().String(), Region: s3Region, PublicURL: c.publicURL,
+		Metrics: httpmetrics.New(c.reg, "cloud"), MetricsHandler: onAPI})
+	c.s3 = s3api.New(c.st, s3api.Options{Logger: base.With("service", "s3"), Region: s3Region, Metrics: httpmetrics.New(c.reg, "s3")})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	urls := make(chan string, 2)
-	done := make(chan error, 2)
 	quiet := &env{stdout: e.stdout, stderr: io.Discard} // one "shutting down..." is enough
-	for _, srv := range []struct {
+	type server struct {
 		ln net.Listener
 		h  http.Handler
 		e  *env
-	}{{apiLn, c.api, e}, {s3Ln, c.s3, quiet}} {
+	}
+	servers := []server{{apiLn, c.api, e}, {s3Ln, c.s3, quiet}}
+	if c.metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", httpmetrics.Handler(c.reg))
+		servers = append(servers, server{c.metricsLn, mux, quiet})
+	}
+	done := make(chan error, len(servers))
+	for _, srv := range servers {
 		go func() {
-			done <- serveOn(ctx, srv.e, log, srv.ln, srv.h, nil, func(url string) { urls <- url })
+			done <- serveOn(ctx, srv.e, log, srv.ln, srv.h, nil, func(string) {})
 			cancel()
 		}()
 	}
 	ready("http://"+apiLn.Addr().String(), "http://"+s3Ln.Addr().String())
-	err := <-done
-	if err2 := <-done; err == nil {
-		err = err2
+	var err error
+	for range servers {
+		if err2 := <-done; err == nil {
+			err = err2
+		}
 	}
 	return err
+}
+
+// storeCollector gives Prometheus the cloud store's sizes, read at each
+// scrape (docs/operations.md lists them).
+type storeCollector struct {
+	st  *cloudstore.Store
+	log *slog.Logger
+}
+
+var (
+	storeDiskBytes = prometheus.NewDesc("lattice_cloud_store_disk_bytes",
+		"Bytes the metadata database (Pebble, in DATA/meta) takes on disk; object bodies over 64 KiB, in DATA/objects, are not included.", nil, nil)
+	storeBuckets = prometheus.NewDesc("lattice_cloud_store_buckets",
+		"Buckets, of all accounts.", nil, nil)
+	storeObjects = prometheus.NewDesc("lattice_cloud_store_objects",
+		"Objects in all buckets.", nil, nil)
+	storeObjectBytes = prometheus.NewDesc("lattice_cloud_store_object_bytes",
+		"Sum of the sizes of all objects (a copy counts again, though it shares its body on disk).", nil, nil)
+	storeReadOnly = prometheus.NewDesc("lattice_cloud_store_read_only",
+		"1 once a failed disk write has made the store read-only (until a restart), else 0.", nil, nil)
+)
+
+func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{storeDiskBytes, storeBuckets, storeObjects, storeObjectBytes, storeReadOnly} {
+		ch <- d
+	}
+}
+
+func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
+	readOnly := 0.0
+	if c.st.Err() != nil {
+		readOnly = 1
+	}
+	ch <- prometheus.MustNewConstMetric(storeReadOnly, prometheus.GaugeValue, readOnly)
+	ch <- prometheus.MustNewConstMetric(storeDiskBytes, prometheus.GaugeValue, float64(c.st.DiskUsage()))
+	t, err := c.st.Totals()
+	if err != nil {
+		// The scrape goes on without the totals rather than failing.
+		c.log.Warn("metrics: reading the store's totals", "err", err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(storeBuckets, prometheus.GaugeValue, float64(t.Buckets))
+	ch <- prometheus.MustNewConstMetric(storeObjects, prometheus.GaugeValue, float64(t.Objects))
+	ch <- prometheus.MustNewConstMetric(storeObjectBytes, prometheus.GaugeValue, float64(t.Bytes))
 }
 
 func (c *cloudServer) close() {
@@ -138,13 +208,15 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 		return runAPIKey(ctx, e, args[1:])
 	}
 	e = e.synced()
-	f := newFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR] [--public-url URL]")
+	f := newFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR] [--public-url URL] [--metrics ADDR]")
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "cloud"), "data directory")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "REST API address")
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
 	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, public_url, log_level")
+	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics at http://ADDR/metrics instead of at the REST API's GET /metrics")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, public_url, metrics, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
+	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -154,7 +226,7 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 			return usageErr("--public-url %q: want http(s)://host[:port][/path]", *publicURL)
 		}
 	}
-	log, err := newLogger(e, *logLevel)
+	log, err := newLogger(e, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}
@@ -162,16 +234,33 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var metricsLn net.Listener
+	if *metricsAddr != "" {
+		if metricsLn, err = listenFor(*metricsAddr, "metrics", "LATTICE_METRICS"); err != nil {
+			apiLn.Close()
+			s3Ln.Close()
+			return err
+		}
+	}
 	c, err := openCloud(e, *data, log)
 	if err != nil {
 		apiLn.Close()
 		s3Ln.Close()
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
 		return err
 	}
 	defer c.close()
 	c.publicURL = *publicURL
+	c.metricsLn = metricsLn
 	return c.serve(ctx, e, log, apiLn, s3Ln, func(apiURL, s3URL string) {
 		fmt.Fprintf(e.stdout, "lattice cloud: REST API %s (data %s)\n", apiURL, *data)
 		fmt.Fprintf(e.stdout, "lattice cloud: S3 endpoint %s (region %s)\n", s3URL, s3Region)
+		metricsURL := apiURL + "/metrics"
+		if metricsLn != nil {
+			metricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
+		}
+		fmt.Fprintf(e.stdout, "lattice cloud: metrics %s\n", metricsURL)
 	})
 }

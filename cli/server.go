@@ -16,8 +16,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/latticenet/lattice/directory"
 	"github.com/latticenet/lattice/durablefile"
+	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeapi"
@@ -38,8 +41,9 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	nodes := f.string("nodes", "LATTICE_NODES", "nodes", "1", "how many nodes to run, each a representative")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "cloud REST API address")
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, log_level")
-	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level: debug, info, warn, error")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, log_level, log_format")
+	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level on stderr: debug, info, warn, error (DATA/dev.log gets info and above)")
+	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format on stderr: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -50,7 +54,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	if err := checkMultiaddr("p2p", *p2pAddr); err != nil {
 		return err
 	}
-	log, err := newLogger(e, *logLevel)
+	stderrLog, err := logHandler(e.stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}
@@ -86,6 +90,19 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	if cloudAPILn, cloudS3Ln, err = listenCloud(*apiAddr, *s3Addr); err != nil {
 		return err
 	}
+	// The log goes to stderr at the level asked, and to DATA/dev.log at
+	// info and above, as JSON, for a look at what happened afterwards.
+	if err := os.MkdirAll(*data, 0o700); err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(filepath.Join(*data, "dev.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	fileLog, _ := logHandler(logFile, "info", "json")
+	base := slog.New(teeHandler{stderrLog, fileLog})
+	log := base.With("service", "dev")
 
 	keyPath := filepath.Join(*data, "dev-key.json")
 	dirs := make([]string, count)
@@ -118,7 +135,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	}()
 	var bootstrap []string
 	for i := range count {
-		d, err := openDevNode(ctx, i, dirs[i], net, devKey, *p2pAddr, httpLns[i], bootstrap, log)
+		d, err := openDevNode(ctx, i, dirs[i], net, devKey, *p2pAddr, httpLns[i], bootstrap, base.With("service", "node"))
 		if err != nil {
 			return err
 		}
@@ -135,7 +152,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 
 	// The cloud platform runs beside the nodes until either stops.
 	cloudDir := filepath.Join(*data, "cloud")
-	cloud, err := openCloud(e, cloudDir, log)
+	cloud, err := openCloud(e, cloudDir, base)
 	if err != nil {
 		return err
 	}
@@ -145,7 +162,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	go func() {
 		// The first node's server says "shutting down..." for all.
 		quiet := &env{stdout: e.stdout, stderr: io.Discard}
-		cloudDone <- cloud.serve(ctx, quiet, log, cloudAPILn, cloudS3Ln, func(api, s3 string) { cloudURLs <- [2]string{api, s3} })
+		cloudDone <- cloud.serve(ctx, quiet, base, cloudAPILn, cloudS3Ln, func(api, s3 string) { cloudURLs <- [2]string{api, s3} })
 		cancel()
 	}()
 	var urls [2]string
@@ -231,7 +248,8 @@ func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devK
 	if err != nil {
 		return nil, usageErr("--p2p %q: %v", p2pAddr, err)
 	}
-	n, err := node.Open(node.Config{DataDir: dir, Network: net, Logger: log.With("node", i)})
+	reg := httpmetrics.NewRegistry()
+	n, err := node.Open(node.Config{DataDir: dir, Network: net, Logger: log.With("node", i), Metrics: reg})
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -246,7 +264,9 @@ func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devK
 		n.Close()
 		return nil, err
 	}
-	d.api = nodeapi.New(n, nodeapi.Options{Network: d.pn.svc, Chat: d.pn.chat})
+	reg.MustRegister(d.pn.svc, d.pn.chat)
+	d.api = nodeapi.New(n, nodeapi.Options{Network: d.pn.svc, Chat: d.pn.chat,
+		Metrics: httpmetrics.New(reg, "node"), MetricsHandler: httpmetrics.Handler(reg)})
 	return d, nil
 }
 
@@ -348,9 +368,11 @@ func runNode(ctx context.Context, e *env, args []string) error {
 	p2pAddr := f.string("p2p", "LATTICE_P2P", "p2p", "/ip4/0.0.0.0/tcp/4001", "peer-to-peer listen multiaddr")
 	bootstrap := f.string("bootstrap", "LATTICE_BOOTSTRAP", "bootstrap", "", "comma-separated multiaddrs of peers to join, each ending in /p2p/<peer id>")
 	repKey := f.string("rep-key", "LATTICE_REP_KEY", "rep_key", "", "key file of a representative account this node votes for, besides its own key")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, max_clock_skew")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew")
 	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a submitted block's timestamp may be from this node's clock")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
+	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
+	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics on this address instead of the API's GET /metrics")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -367,10 +389,11 @@ func runNode(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	log, err := newLogger(e, *logLevel)
+	base, err := newLogger(e, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}
+	log := base.With("service", "node")
 	// Listeners first: a port in use fails before the data directory or
 	// the node's keys are created.
 	ln, err := listenFor(*httpAddr, "http", "LATTICE_HTTP")
@@ -378,6 +401,13 @@ func runNode(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ln.Close() // closed by the server already, unless startup fails
+	var metricsLn gonet.Listener
+	if *metricsAddr != "" {
+		if metricsLn, err = listenFor(*metricsAddr, "metrics", "LATTICE_METRICS"); err != nil {
+			return err
+		}
+		defer metricsLn.Close()
+	}
 	if err := p2pPortFree(*p2pAddr); err != nil {
 		return err
 	}
@@ -387,7 +417,8 @@ func runNode(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	n, err := node.Open(node.Config{DataDir: *data, Network: net, Logger: log})
+	reg := httpmetrics.NewRegistry()
+	n, err := node.Open(node.Config{DataDir: *data, Network: net, Logger: log, Metrics: reg})
 	if err != nil {
 		return err
 	}
@@ -405,7 +436,15 @@ func runNode(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer pn.close()
-	api := nodeapi.New(n, nodeapi.Options{MaxClockSkew: maxSkew, Network: pn.svc, Chat: pn.chat})
+	reg.MustRegister(pn.svc, pn.chat)
+	opts := nodeapi.Options{MaxClockSkew: maxSkew, Network: pn.svc, Chat: pn.chat, Metrics: httpmetrics.New(reg, "node")}
+	if metricsLn != nil {
+		stop := serveMetrics(metricsLn, reg, log)
+		defer stop()
+	} else {
+		opts.MetricsHandler = httpmetrics.Handler(reg)
+	}
+	api := nodeapi.New(n, opts)
 	defer api.Wait() // runs before n.Close: no handler outlives the node
 	return serveOn(ctx, e, log, ln, api, n.Engine.Failed(), func(url string) {
 		log.Info("node API listening", "url", url, "peer_id", pn.host.ID())
@@ -515,12 +554,55 @@ func serveOn(ctx context.Context, e *env, log *slog.Logger, ln gonet.Listener, h
 	return failure
 }
 
-func newLogger(e *env, level string) (*slog.Logger, error) {
+// newLogger returns the base logger of a server: level and format (text,
+// json, or "" for text on a terminal and json otherwise) as the flags
+// say. Each part adds the service its lines come from under "service"
+// (node, cloud, s3, dev), once: a logger that has one is not given
+// another.
+func newLogger(e *env, level, format string) (*slog.Logger, error) {
+	h, err := logHandler(e.stderr, level, format)
+	if err != nil {
+		return nil, err
+	}
+	return slog.New(h), nil
+}
+
+func logHandler(w io.Writer, level, format string) (slog.Handler, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usageErr("log level %q: want debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "":
+		if isTerminal(w) {
+			return slog.NewTextHandler(w, opts), nil
+		}
+		return slog.NewJSONHandler(w, opts), nil
+	case "text":
+		return slog.NewTextHandler(w, opts), nil
+	case "json":
+		return slog.NewJSONHandler(w, opts), nil
+	}
+	return nil, usageErr("--log-format %q: want text or json", format)
+}
+
+// serveMetrics serves reg's metrics at /metrics on ln (the --metrics
+// listener) until the returned stop is called.
+func serveMetrics(ln gonet.Listener, reg *prometheus.Registry, log *slog.Logger) (stop func()) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", httpmetrics.Handler(reg))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go srv.Serve(ln)
+	log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			srv.Close()
+		}
+	}
 }
 
 // writeFileAtomic writes v as indented JSON to path, durably and whole.

@@ -26,6 +26,7 @@ import (
 	"github.com/latticenet/lattice/accesslog"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/drain"
+	"github.com/latticenet/lattice/httpmetrics"
 )
 
 // Options tune the API; zero values take the defaults.
@@ -48,6 +49,14 @@ type Options struct {
 	PublicURL string
 	Now       func() time.Time
 	Logger    *slog.Logger
+	// Metrics, if set, counts every request (package httpmetrics) under
+	// its route's pattern ("GET /api/storage/buckets/{name}"), or
+	// "healthz", "readyz", "metrics" or "unmatched" (no route: 404, 405,
+	// or a path refused as not clean).
+	Metrics *httpmetrics.Metrics
+	// MetricsHandler, if set, answers GET /metrics without an API key, for
+	// Prometheus' scrapes; nil leaves /metrics unrouted (404).
+	MetricsHandler http.Handler
 }
 
 func (o *Options) setDefaults() {
@@ -80,11 +89,15 @@ func (o *Options) setDefaults() {
 
 // Server is the REST API.
 type Server struct {
-	st    *cloudstore.Store
-	opts  Options
-	mux   *http.ServeMux
-	limit *limiter
-	gate  drain.Gate // admits handlers until Wait
+	st   *cloudstore.Store
+	opts Options
+	mux  *http.ServeMux
+	// patterns are the routes' patterns, the only names of requests in
+	// the metrics besides the fixed ones, so that no client can make
+	// series without bound.
+	patterns map[string]bool
+	limit    *limiter
+	gate     drain.Gate // admits handlers until Wait
 }
 
 // handler is an endpoint: it may write a success answer, or return an
@@ -111,7 +124,7 @@ var transferRoutes = map[string]bool{
 // New returns the API over st.
 func New(st *cloudstore.Store, opts Options) *Server {
 	opts.setDefaults()
-	s := &Server{st: st, opts: opts, mux: http.NewServeMux(), limit: newLimiter(opts.RatePerSecond, opts.Burst)}
+	s := &Server{st: st, opts: opts, mux: http.NewServeMux(), patterns: map[string]bool{}, limit: newLimiter(opts.RatePerSecond, opts.Burst)}
 	s.route("GET /api/storage/buckets", s.listBuckets)
 	s.route("POST /api/storage/buckets", s.createBucket)
 	s.route("GET /api/storage/buckets/{name}", s.getBucket)
@@ -153,6 +166,7 @@ func (s *Server) route(pattern string, h handler) { s.metered(pattern, "", h) }
 // metered is route for an endpoint whose requests count in the bucket's
 // access metrics as op.
 func (s *Server) metered(pattern, op string, h handler) {
+	s.patterns[pattern] = true
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(ctxKey{}).(caller)
 		start := s.opts.Now()
@@ -241,6 +255,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", id)
 	rec := accesslog.New(w)
 	var account string
+	// The request's name in the metrics, and its body's bytes as read.
+	op := "unmatched"
+	in := &countingReader{r: r.Body}
+	if r.Body != nil {
+		r.Body = in
+	}
 	defer func() {
 		p := recover()
 		switch {
@@ -253,13 +273,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.opts.Logger.Info("http", "request_id", id, "account", account, "method", r.Method, "path", r.URL.Path,
 			"status", rec.Status, "bytes", rec.Bytes, "duration", s.opts.Now().Sub(start), "remote", r.RemoteAddr)
+		s.opts.Metrics.Observe(op, rec.Status, s.opts.Now().Sub(start), in.n, rec.Bytes)
 		if p == http.ErrAbortHandler {
 			panic(p)
 		}
 	}()
 
-	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+	switch {
+	case r.URL.Path == "/healthz" || r.URL.Path == "/readyz":
+		op = r.URL.Path[1:]
 		s.health(rec, r)
+		return
+	case r.URL.Path == "/metrics" && s.opts.MetricsHandler != nil:
+		op = "metrics"
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			rec.Header().Set("Allow", "GET, HEAD")
+			writeError(rec, &Error{http.StatusMethodNotAllowed, "method_not_allowed", "use GET", 0})
+			return
+		}
+		s.opts.MetricsHandler.ServeHTTP(rec, r)
 		return
 	}
 	// ServeMux would answer a path that is not clean with a redirect to the
@@ -270,6 +302,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, pattern := s.mux.Handler(r)
+	if s.patterns[pattern] {
+		op = pattern
+	}
 	c, err := s.authenticate(r, pattern)
 	if err != nil {
 		writeError(rec, apiError(err))

@@ -590,3 +590,7 @@ func prefixBounds(prefix []byte) *pebble.IterOptions {
 }
 
 var _ io.Closer = (*Store)(nil)
+
+// DiskUsage returns the bytes the database takes on disk (its tables, WAL
+// and manifests), as Pebble counts them.
+func (s *Store) DiskUsage() uint64 { return s.db.Metrics().DiskSpaceUsage() }

@@ -72,6 +72,7 @@ type Engine struct {
 	wg      sync.WaitGroup
 	once    sync.Once
 	feed    feed
+	metrics *Metrics // nil: none
 }
 
 // opKind tells the writer what a request asks.
@@ -99,15 +100,21 @@ type request struct {
 }
 
 type group struct {
-	batch *ledgerstore.Batch
-	reqs  []*request
-	err   error // apply failed before commit
+	batch   *ledgerstore.Batch
+	reqs    []*request
+	err     error // apply failed before commit
+	started time.Time
 }
 
 // NewEngine starts an engine writing to store. Close stops it.
 func NewEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger, now func() time.Time) *Engine {
+	return newEngine(store, params, log, now, nil)
+}
+
+// newEngine is NewEngine recording m (nil: nothing).
+func newEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger, now func() time.Time, m *Metrics) *Engine {
 	e := &Engine{
-		store: store, params: params, log: log, now: now,
+		store: store, params: params, log: log, now: now, metrics: m,
 		in:      make(chan *request, maxGroup),
 		verify:  make(chan *request),
 		synced:  make(chan *group, 2),
@@ -230,6 +237,11 @@ func (e *Engine) submitAll(ctx context.Context, blocks []*ledger.Block, check bo
 	}
 	if check {
 		errs = e.checkAll(blocks)
+		for i, err := range errs {
+			if err != nil {
+				e.metrics.block(blocks[i], Result{}, false, err)
+			}
+		}
 	}
 	e.await(ctx, e.queue(ctx, blocks, errs), res, errs)
 	return res, errs
@@ -423,6 +435,7 @@ func (e *Engine) write() {
 			g.batch.Close()
 			g.batch = e.store.NewBatch()
 		} else if g.batch.Len() > 0 {
+			g.started = time.Now()
 			if g.err = g.batch.CommitNoSyncWait(); g.err != nil {
 				e.fail(g.err)
 			}
@@ -488,6 +501,8 @@ func (e *Engine) acknowledge() {
 		if g.err == nil && g.batch.Len() > 0 {
 			if err := g.batch.SyncWait(); err != nil {
 				e.fail(err)
+			} else {
+				e.metrics.committed(g.started, len(g.reqs))
 			}
 		}
 		g.batch.Close()
@@ -502,6 +517,9 @@ func (e *Engine) acknowledge() {
 		for _, r := range g.reqs {
 			if err != nil {
 				r.res, r.err = Result{}, err
+			}
+			if r.kind == opSubmit {
+				e.metrics.block(r.b, r.res, r.fork != nil, r.err)
 			}
 			close(r.done)
 		}

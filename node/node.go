@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgerstore"
@@ -86,6 +87,9 @@ type Config struct {
 	// on vfs.NewCrashableMem to cut the power. Key files stay in DataDir
 	// on the operating system's file system.
 	FS vfs.FS
+	// Metrics, when set, receives the engine's and the ledger's
+	// Prometheus metrics (see NewMetrics).
+	Metrics prometheus.Registerer
 }
 
 // Node is an open ledger node.
@@ -126,7 +130,12 @@ func Open(cfg Config) (*Node, error) {
 		st.Close()
 		return nil, err
 	}
-	n.Engine = NewEngine(st, ledger.Params{Work: n.Network.Work}, log, now)
+	var m *Metrics
+	if cfg.Metrics != nil {
+		m = NewMetrics(cfg.Metrics)
+		cfg.Metrics.MustRegister(ledgerCollector{n})
+	}
+	n.Engine = newEngine(st, ledger.Params{Work: n.Network.Work}, log, now, m)
 	log.Info("ledger node open", "data", cfg.DataDir, "network", n.Network.Name,
 		"genesis", n.Network.Genesis.Hash, "account", key.Address())
 	return n, nil

@@ -76,6 +76,7 @@ func (e *Engine) verifiers() {
 					r := batch[i]
 					if err != nil {
 						r.err = err
+						e.metrics.block(r.b, Result{}, false, err)
 						close(r.done)
 						continue
 					}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeapi"
@@ -62,11 +63,13 @@ func newHarnessAt(t *testing.T, genesisAge time.Duration) *harness {
 	gk := wallet.NewKey()
 	gb := ledger.NewGenesis(gk.Private(), ledger.NewAmount(supply), t0-genesisAge.Milliseconds())
 	net := &node.Network{Name: "apitest", Work: ledger.DevWork, Genesis: gb}
+	reg := httpmetrics.NewRegistry()
 	n, err := node.Open(node.Config{
 		DataDir: t.TempDir(),
 		Network: net,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:     clock.now,
+		Metrics: reg,
 	})
 	if err != nil {
 		t.Fatalf("node.Open: %v", err)
@@ -76,7 +79,7 @@ func newHarnessAt(t *testing.T, genesisAge time.Duration) *harness {
 			t.Errorf("node.Close: %v", err)
 		}
 	})
-	srv := httptest.NewServer(nodeapi.New(n, nodeapi.Options{}))
+	srv := httptest.NewServer(nodeapi.New(n, nodeapi.Options{Metrics: httpmetrics.New(reg, "node"), MetricsHandler: httpmetrics.Handler(reg)}))
 	t.Cleanup(srv.Close) // runs before n.Close: cleanups are last in, first out
 	hc := srv.Client()
 	hc.Timeout = 30 * time.Second

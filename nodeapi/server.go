@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/latticenet/lattice/chatnet"
 	"github.com/latticenet/lattice/consensus"
 	"github.com/latticenet/lattice/drain"
+	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgernet"
 	"github.com/latticenet/lattice/ledgerstore"
@@ -44,6 +46,11 @@ type Options struct {
 	// Chat serves the Chat and Directory endpoints; without it they are
 	// absent.
 	Chat *chatnet.Service
+	// Metrics counts the API's requests; nil counts nothing.
+	Metrics *httpmetrics.Metrics
+	// MetricsHandler, when set, is served at GET /metrics (the node's
+	// Prometheus registry); without it /metrics is absent.
+	MetricsHandler http.Handler
 }
 
 // Network is what the API shows of the node's life on the network.
@@ -123,6 +130,9 @@ func New(n *node.Node, opts Options) *Server {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	m.HandleFunc("GET /readyz", s.readyz)
+	if opts.MetricsHandler != nil {
+		m.Handle("GET /metrics", opts.MetricsHandler)
+	}
 	if opts.Chat != nil {
 		s.chatRoutes(m)
 	}
@@ -158,6 +168,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer cancel()
 	rec := accesslog.New(w)
+	_, op := s.mux.Handler(r) // the route pattern: a bounded label
+	var read int64
+	if r.Body != nil {
+		r.Body = &countingBody{r.Body, &read}
+	}
+	defer func() {
+		s.opts.Metrics.Observe(op, rec.Status, time.Since(start), read, rec.Bytes)
+	}()
 	defer func() {
 		p := recover()
 		aborted := p == http.ErrAbortHandler
@@ -183,6 +201,18 @@ func (s *Server) StopStreams() {
 	if s.opts.Chat != nil {
 		s.opts.Chat.StopStreams()
 	}
+}
+
+// countingBody counts the bytes read from a request body.
+type countingBody struct {
+	io.ReadCloser
+	n *int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	*c.n += int64(n)
+	return n, err
 }
 
 // Wait blocks until every running handler has returned. Call it after

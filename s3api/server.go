@@ -17,12 +17,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/latticenet/lattice/accesslog"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/drain"
+	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/sigv4"
 )
 
@@ -41,6 +43,10 @@ type Options struct {
 	Timeout time.Duration
 	Now     func() time.Time
 	Logger  *slog.Logger
+	// Metrics, if set, counts every request (package httpmetrics) under
+	// its S3 operation's name ("PutObject", "ListObjectsV2"; see
+	// metricOp).
+	Metrics *httpmetrics.Metrics
 }
 
 func (o *Options) setDefaults() {
@@ -136,6 +142,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		s.opts.Logger.Info("s3", "request_id", req.id, "account", req.account, "access_key", req.s3key.AccessKeyID,
 			"op", op, "method", hr.Method, "bucket", req.bucket, "key", req.key, "status", rec.Status,
 			"bytes_out", rec.Bytes, "duration", s.opts.Now().Sub(start), "remote", hr.RemoteAddr)
+		s.opts.Metrics.Observe(metricOp(op), rec.Status, s.opts.Now().Sub(start), req.read, rec.Bytes)
 		// Only the bucket owner's requests count in its metrics, with the
 		// bytes really read: nobody else can add to them. They count at
 		// their end, so that a CreateBucket's counts are not taken for an
@@ -255,6 +262,20 @@ func (s *Server) lookup(id string) (string, error) {
 		return "", sigv4.ErrUnknownKey
 	}
 	return secret, err
+}
+
+// metricOp is an operation's name in the Prometheus metrics: its name,
+// but "Unsupported" for a write naming a query parameter no operation
+// takes (the name is the client's; the unsupported subresources S3 has
+// keep theirs), so that clients cannot make series without bound.
+func metricOp(op string) string {
+	if sub, ok := strings.CutPrefix(op, "Unsupported:"); ok && !slices.Contains(unsupported, sub) {
+		return "Unsupported"
+	}
+	if op == "" {
+		return "unknown"
+	}
+	return op
 }
 
 // opKind is the metrics kind of an operation.
