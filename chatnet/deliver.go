@@ -258,7 +258,7 @@ func (s *Service) serveChat(st network.Stream) {
 		}
 		var code byte
 		var reason string
-		if ok, _ := s.perPeer.allow(from, s.now()); !ok {
+		if ok, _ := s.perPeer.Allow(from, s.now()); !ok {
 			code, reason = statusBusy, "rate limited: this peer delivers too many messages"
 		} else if s.enter() {
 			code, reason = s.take(data)
@@ -304,7 +304,7 @@ func (s *Service) take(data []byte) (byte, string) {
 	if _, _, found, err := s.st.message(m.Hash()); err == nil && found {
 		return statusOK, ""
 	}
-	if ok, _ := s.relay.allow(m.From, now); !ok {
+	if ok, _ := s.relay.Allow(m.From, now); !ok {
 		return statusBusy, "rate limited"
 	}
 	if _, err := s.add(m, false); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/latticenet/lattice/directory"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/p2p"
+	"github.com/latticenet/lattice/ratelimit"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -166,11 +167,11 @@ type Service struct {
 	log     *slog.Logger
 	hub     *hub
 	topic   *p2p.Topic
-	send    *limiter[ledger.Address]
-	relay   *limiter[ledger.Address]
-	regLim  *limiter[ledger.Address]
-	perPeer *limiter[peer.ID]
-	source  *limiter[string]
+	send    *ratelimit.Limiter[ledger.Address]
+	relay   *ratelimit.Limiter[ledger.Address]
+	regLim  *ratelimit.Limiter[ledger.Address]
+	perPeer *ratelimit.Limiter[peer.ID]
+	source  *ratelimit.Limiter[string]
 	streams streamSet
 
 	addMu sync.Mutex // see add
@@ -219,11 +220,11 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{cfg: cfg, st: st, h: cfg.Host, self: cfg.Host.ID(), log: cfg.Logger.With("component", "chatnet"),
 		hub:     newHub(cfg.SubscriberBuffer),
-		send:    newLimiter[ledger.Address](cfg.SendRate, cfg.SendBurst),
-		relay:   newLimiter[ledger.Address](cfg.RelayRate, cfg.RelayBurst),
-		regLim:  newLimiter[ledger.Address](cfg.RegisterRate, cfg.RegisterBurst),
-		perPeer: newLimiter[peer.ID](cfg.PeerRate, cfg.PeerBurst),
-		source:  newLimiter[string](cfg.SourceRate, cfg.SourceBurst),
+		send:    ratelimit.New[ledger.Address](cfg.SendRate, cfg.SendBurst),
+		relay:   ratelimit.New[ledger.Address](cfg.RelayRate, cfg.RelayBurst),
+		regLim:  ratelimit.New[ledger.Address](cfg.RegisterRate, cfg.RegisterBurst),
+		perPeer: ratelimit.New[peer.ID](cfg.PeerRate, cfg.PeerBurst),
+		source:  ratelimit.New[string](cfg.SourceRate, cfg.SourceBurst),
 		out:     make(map[ledger.Hash]*outItem), inflight: make(map[peer.ID]bool), kick: make(chan struct{}, 1),
 		cancel: cancel}
 	pending, err := st.outbox()
@@ -315,7 +316,7 @@ func (s *Service) Send(_ context.Context, m *chat.Message) error {
 	if remote && s.Outbox() >= s.cfg.MaxOutbox {
 		return ErrOutboxFull
 	}
-	if ok, wait := s.send.allow(m.From, now); !ok {
+	if ok, wait := s.send.Allow(m.From, now); !ok {
 		return &RateLimitError{Account: m.From, What: "messages", Rate: s.cfg.SendRate, RetryAfter: wait}
 	}
 	added, err := s.add(m, remote)
@@ -408,7 +409,7 @@ func (s *Service) Register(ctx context.Context, r *directory.Registration) error
 	if err := chat.CheckTime(r.Timestamp, now.UnixMilli(), skew, skew); err != nil {
 		return fmt.Errorf("%w: %v", directory.ErrInvalid, err)
 	}
-	if ok, wait := s.regLim.allow(r.Account, now); !ok {
+	if ok, wait := s.regLim.Allow(r.Account, now); !ok {
 		return &RateLimitError{Account: r.Account, What: "registrations", Rate: s.cfg.RegisterRate, RetryAfter: wait}
 	}
 	added, err := s.st.register(r)
@@ -434,7 +435,7 @@ func (s *Service) Register(ctx context.Context, r *directory.Registration) error
 // client's IP) that submits messages and registrations: an account's rate
 // alone is no limit, since new keys cost nothing.
 func (s *Service) AllowSource(addr string) error {
-	if ok, wait := s.source.allow(addr, s.now()); !ok {
+	if ok, wait := s.source.Allow(addr, s.now()); !ok {
 		return &RateLimitError{Source: addr, Rate: s.cfg.SourceRate, RetryAfter: wait}
 	}
 	return nil
