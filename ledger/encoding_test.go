@@ -192,3 +192,57 @@ func TestCanonicalJSONTakesFastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestNoKeysetDecodesAsNone: a block without a keyset comes out of the
+// binary and JSON decoders without one, whether the JSON leaves the field
+// out or writes it empty; a keyset there would make Check refuse the send.
+func TestNoKeysetDecodesAsNone(t *testing.T) {
+	k := wallet.NewKey()
+	send := signed(must(t)(wallet.Send(wallet.Head{Account: k.Address(), Balances: [2]ledger.Amount{ledger.NewAmount(5)}},
+		ledger.Address{1}, ledger.NewAmount(2), ledger.Native, t0)), k)
+	bin, err := send.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(send)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		decode func() (*ledger.Block, error)
+	}{
+		{"binary", func() (*ledger.Block, error) {
+			b := new(ledger.Block)
+			return b, b.UnmarshalBinary(bin)
+		}},
+		{"JSON without the field", func() (*ledger.Block, error) { return ledger.ParseJSON(js) }},
+		{"JSON with an empty keyset", func() (*ledger.Block, error) {
+			return ledger.ParseJSON(append([]byte(`{"keyset":{"threshold":0,"keys":[]},`), js[1:]...))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Keyset != nil {
+				t.Errorf("keyset: got %+v, want none", *got.Keyset)
+			}
+			if err := (ledger.Params{}).Check(got); err != nil {
+				t.Errorf("Check: got %v, want nil", err)
+			}
+		})
+	}
+}
+
+func must(t *testing.T) func(*ledger.Block, error) *ledger.Block {
+	return func(b *ledger.Block, err error) *ledger.Block {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+}

@@ -85,6 +85,11 @@ func (s *sim) next() *ledger.Block {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	if s.rng.IntN(4) == 0 {
+		// Name a representative (sometimes the account itself).
+		b.Representative = s.keys[s.rng.IntN(len(s.keys))].Address()
+		b.Seal()
+	}
 	if s.rng.IntN(10) == 0 && !acct.Frontier.IsZero() {
 		// A fork: rebuild on the previous block.
 		e, _, _ := s.mem.Entry(acct.Frontier)
@@ -171,9 +176,42 @@ func compare(t *testing.T, mem *ledger.Mem, st *Store) {
 			t.Fatalf("account %s: store %+v (found %v, %v), mem %+v", a.Address, got, found, err, a)
 		}
 		var chain []ledger.Hash
-		st.Chain(a.Address, func(e *ledger.Entry) error { chain = append(chain, e.Block.Hash); return nil })
+		var sends []ledger.Hash
+		st.Chain(a.Address, func(e *ledger.Entry) error {
+			chain = append(chain, e.Block.Hash)
+			if e.Block.Type == ledger.TypeSend {
+				sends = append(sends, e.Block.Hash)
+			}
+			return nil
+		})
 		if uint64(len(chain)) != a.Height || chain[len(chain)-1] != a.Frontier {
 			t.Fatalf("chain of %s: %d blocks, want %d", a.Address, len(chain), a.Height)
+		}
+		// The receiver index names the block that took each send, and
+		// nothing for a send still pending.
+		for _, h := range sends {
+			want, wantFound, _ := mem.Receiver(h)
+			got, found, err := st.Receiver(h)
+			if err != nil || found != wantFound || got != want {
+				t.Fatalf("receiver of send %s: got %s (found %v, %v), want %s (found %v)", h, got, found, err, want, wantFound)
+			}
+		}
+	}
+	// Every representative's weight is the native balance of the accounts
+	// that name it, its own included when it represents itself.
+	want := make(map[ledger.Address]ledger.Amount)
+	for _, a := range accts {
+		want[a.Address] = want[a.Address] // accounts that nobody names weigh nothing
+		rep := a.Rep()
+		w, err := want[rep].Add(a.Balance(ledger.Native))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[rep] = w
+	}
+	for rep, w := range want {
+		if got, err := st.Weight(rep); err != nil || got != w {
+			t.Fatalf("weight of %s: got %s (%v), want %s", rep, got, err, w)
 		}
 	}
 }
