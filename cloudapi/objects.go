@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"os"
 	"path"
@@ -72,6 +73,9 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 	if err != nil {
 		return err
 	}
+	if err := declaredSize(r, MaxObjectSize+1<<20); err != nil {
+		return err
+	}
 	s.extendDeadlines(w)
 	if _, err := s.st.Bucket(key.Account, bucket); err != nil {
 		return bucketErr(err)
@@ -91,7 +95,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 		r.Body = body // bound the whole form, not only each part
 		mr, err := r.MultipartReader()
 		if err != nil {
-			return validation("malformed multipart form: %v", err)
+			return formErr(err)
 		}
 		var name, prefix string
 		for {
@@ -100,13 +104,13 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.K
 				break
 			}
 			if err != nil {
-				return validation("malformed multipart form: %v", err)
+				return formErr(err)
 			}
 			switch p.FormName() {
 			case "key", "prefix":
 				v, err := io.ReadAll(io.LimitReader(p, cloudstore.MaxKeyLen+1))
 				if err != nil {
-					return validation("malformed multipart form: %v", err)
+					return formErr(err)
 				}
 				if p.FormName() == "key" {
 					name = string(v)
@@ -161,10 +165,10 @@ func (s *Server) storeObject(r *http.Request, account, bucket, objKey, ctype str
 		switch {
 		case errors.As(err, &mbe):
 			return ObjectInfo{}, objectErr(cloudstore.ErrTooLarge)
-		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
-			return ObjectInfo{}, &Error{http.StatusRequestTimeout, "request_timeout", "the upload took longer than the transfer time limit", 0}
+		case isTimeout(err):
+			return ObjectInfo{}, errBodyTimeout
 		case errors.Is(err, cloudstore.ErrBody):
-			return ObjectInfo{}, validation("the upload body could not be read to its end (a truncated form or connection): %v", err)
+			return ObjectInfo{}, errBodyCut
 		}
 		return ObjectInfo{}, objectErr(bucketErr(err))
 	}
@@ -180,6 +184,9 @@ func (s *Server) putObject(w http.ResponseWriter, r *http.Request, key cloudstor
 	}
 	bucket, err := bucketName(r)
 	if err != nil {
+		return err
+	}
+	if err := declaredSize(r, MaxObjectSize); err != nil {
 		return err
 	}
 	s.extendDeadlines(w)
@@ -198,12 +205,19 @@ func callerOf(r *http.Request) caller {
 
 // extendDeadlines lets a transfer run for TransferTimeout: the server's
 // read and write timeouts are sized for ordinary requests.
+//
+// Writing may go on for answerGrace after reading must stop, so that a
+// body that ran out of time is still told so (408), not cut off.
 func (s *Server) extendDeadlines(w http.ResponseWriter) {
 	rc := http.NewResponseController(w)
 	deadline := time.Now().Add(s.opts.TransferTimeout)
 	rc.SetReadDeadline(deadline)
-	rc.SetWriteDeadline(deadline)
+	rc.SetWriteDeadline(deadline.Add(answerGrace))
 }
+
+// answerGrace is how long past a transfer's read deadline its answer may
+// take to write.
+const answerGrace = 10 * time.Second
 
 // download answers GET .../download/{key...} with the body, honouring
 // Range and the conditional headers (http.ServeContent). A public bucket's
@@ -247,7 +261,75 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key cloudstore
 	defer body.Close()
 	w.Header().Set("ETag", `"`+obj.ETag+`"`)
 	w.Header().Set("Content-Type", obj.ContentType)
+	userContent(w.Header(), obj.ContentType, objKey)
 	http.ServeContent(w, r, "", obj.LastModified, body)
+	return nil
+}
+
+// userContent sets the headers of a body someone uploaded: browsers must
+// take its Content-Type as it is (nosniff), and a type a browser would
+// run (HTML, SVG, XML, JavaScript) is served as an attachment, so that a
+// public bucket or a shared link cannot run a page with this origin's
+// cookies and credentials.
+func userContent(h http.Header, contentType, key string) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil || activeType(mt) {
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(key)}))
+	}
+}
+
+// activeType reports whether a browser would run content of media type
+// mt rather than only show it.
+func activeType(mt string) bool {
+	switch mt {
+	case "text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml",
+		"text/javascript", "application/javascript", "application/ecmascript", "text/ecmascript",
+		"application/x-shockwave-flash", "application/pdf", "text/xsl", "multipart/x-mixed-replace":
+		return true
+	}
+	return strings.HasSuffix(mt, "+xml")
+}
+
+// The REST API's answers to an upload body that could not be read.
+var (
+	errBodyTimeout = &Error{http.StatusRequestTimeout, "request_timeout", "the upload body did not arrive in time: the connection stalled, or the transfer took longer than its time limit", 0}
+	errBodyCut     = &Error{http.StatusBadRequest, "validation_error", "the upload body could not be read to its end: the form or the connection was cut short", 0}
+)
+
+// isTimeout reports whether err is a read that ran out of time.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// formErr answers a failure to read a multipart form: a timeout or a cut
+// connection as a body failure, never with the socket's addresses in the
+// message; a malformed form as what it is.
+func formErr(err error) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return objectErr(cloudstore.ErrTooLarge)
+	case isTimeout(err):
+		return errBodyTimeout
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errBodyCut
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return errBodyCut
+	}
+	return validation("malformed multipart form: %v", err)
+}
+
+// declaredSize refuses at once an upload whose Content-Length says it is
+// larger than limit: the client learns it before it sends the body.
+func declaredSize(r *http.Request, limit int64) error {
+	if r.ContentLength > limit {
+		return &Error{http.StatusRequestEntityTooLarge, "payload_too_large",
+			fmt.Sprintf("the body declares %d bytes (Content-Length); an upload may carry at most %d", r.ContentLength, limit), 0}
+	}
 	return nil
 }
 

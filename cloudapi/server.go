@@ -172,6 +172,7 @@ func (s *Server) metered(pattern, op string, h handler) {
 		start := s.opts.Now()
 		if rec, ok := w.(*accesslog.Recorder); ok && op != "" {
 			in := &countingReader{r: r.Body}
+			r = r.WithContext(r.Context()) // see ServeHTTP
 			r.Body = in
 			defer s.record(r, op, start, in, rec) // also when a stream is cut (a panic)
 		}
@@ -259,6 +260,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op := "unmatched"
 	in := &countingReader{r: r.Body}
 	if r.Body != nil {
+		// On a copy of the request: net/http looks at the original's
+		// Body after the handler, and a body it does not recognise it
+		// drains first (256 KiB), which holds an early answer (a 413
+		// for a declared size) until the client sends that much.
+		r = r.WithContext(r.Context())
 		r.Body = in
 	}
 	defer func() {

@@ -67,3 +67,127 @@ func TestTransferOutlivesReadTimeout(t *testing.T) {
 }
 
 func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
+
+// fairEnv is a store with one account's bucket, served with opts.
+func fairEnv(t *testing.T, opts cloudapi.Options) (url, key string) {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := cloudstore.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
+		t.Fatal(err)
+	}
+	_, key, _ = st.CreateKey("acme", "", false, time.Now())
+	st.CreateBucket("acme", "fair", "", time.Now())
+	opts.RatePerSecond = -1
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(cloudapi.New(st, opts))
+	t.Cleanup(srv.Close)
+	return srv.URL, key
+}
+
+// rawRequest writes head (with a blank line after) and then body to the
+// server, and reads the answer within wait.
+func rawRequest(t *testing.T, url, head string, body []byte, wait time.Duration) (*http.Response, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	io.WriteString(conn, head+"\r\n")
+	conn.Write(body)
+	conn.SetReadDeadline(time.Now().Add(wait))
+	resp, err := http.ReadResponse(bufioReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer within %v: %v", wait, err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	return resp, string(got)
+}
+
+// TestDeclaredSizeRefusedAtOnce: an upload that declares more than the
+// limit is refused before its body is sent, not after.
+func TestDeclaredSizeRefusedAtOnce(t *testing.T) {
+	url, key := fairEnv(t, cloudapi.Options{})
+	for _, tt := range []struct{ name, path string }{
+		{"PUT of an object", "PUT /api/storage/buckets/fair/objects/big HTTP/1.1"},
+		{"raw upload", "POST /api/storage/buckets/fair/upload?key=big HTTP/1.1"},
+	} {
+		head := fmt.Sprintf("%s\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n",
+			tt.path, key, int64(cloudapi.MaxObjectSize)+2<<20)
+		resp, body := rawRequest(t, url, head, nil, 2*time.Second) // no body sent at all
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "payload_too_large") {
+			t.Errorf("%s declaring over the limit: got %d %s, want 413 payload_too_large", tt.name, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestStalledBodyIs408: a body that stops arriving is answered 408
+// request_timeout, with no socket address in the message, for raw bodies
+// and forms alike.
+func TestStalledBodyIs408(t *testing.T) {
+	url, key := fairEnv(t, cloudapi.Options{TransferTimeout: 300 * time.Millisecond})
+	form := "--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\npart of a fi"
+	for _, tt := range []struct {
+		name, path, ctype, body string
+	}{
+		{"PUT of an object", "PUT /api/storage/buckets/fair/objects/stalled HTTP/1.1", "application/octet-stream", "ten bytes."},
+		{"raw upload", "POST /api/storage/buckets/fair/upload?key=stalled HTTP/1.1", "application/octet-stream", "ten bytes."},
+		{"form upload", "POST /api/storage/buckets/fair/upload HTTP/1.1", "multipart/form-data; boundary=XX", form},
+	} {
+		head := fmt.Sprintf("%s\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: 1000\r\n",
+			tt.path, key, tt.ctype)
+		resp, body := rawRequest(t, url, head, []byte(tt.body), 5*time.Second) // 1000 declared, fewer sent, then silence
+		if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(body, "request_timeout") {
+			t.Errorf("%s that stalls: got %d %s, want 408 request_timeout", tt.name, resp.StatusCode, body)
+		}
+		if strings.Contains(body, "127.0.0.1") {
+			t.Errorf("%s that stalls: the message shows a socket address: %s", tt.name, body)
+		}
+	}
+}
+
+// TestUserContentHeaders: downloads are nosniff, and types a browser
+// would run are attachments.
+func TestUserContentHeaders(t *testing.T) {
+	url, key := fairEnv(t, cloudapi.Options{})
+	for _, tt := range []struct {
+		ctype      string
+		attachment bool
+	}{
+		{"text/html; charset=utf-8", true},
+		{"image/svg+xml", true},
+		{"application/javascript", true},
+		{"application/atom+xml", true},
+		{"not a media type", true},
+		{"image/png", false},
+		{"text/plain", false},
+		{"application/octet-stream", false},
+	} {
+		req, _ := http.NewRequest("PUT", url+"/api/storage/buckets/fair/objects/page", strings.NewReader("<script>alert(1)</script>"))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", tt.ctype)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		req, _ = http.NewRequest("GET", url+"/api/storage/buckets/fair/download/page", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s: X-Content-Type-Options %q, want nosniff", tt.ctype, got)
+		}
+		disp := resp.Header.Get("Content-Disposition")
+		if got := strings.HasPrefix(disp, "attachment"); got != tt.attachment {
+			t.Errorf("%s: Content-Disposition %q: attachment %v, want %v", tt.ctype, disp, got, tt.attachment)
+		}
+	}
+}

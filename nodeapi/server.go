@@ -171,6 +171,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, op := s.mux.Handler(r) // the route pattern: a bounded label
 	var read int64
 	if r.Body != nil {
+		// On a copy of the request: net/http drains a body it does not
+		// recognise on the original before it answers.
+		r = r.WithContext(r.Context())
 		r.Body = &countingBody{r.Body, &read}
 	}
 	defer func() {

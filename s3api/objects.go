@@ -213,6 +213,7 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	h.Set("Content-Type", obj.ContentType)
+	h.Set("X-Content-Type-Options", "nosniff") // the type stored is the type served
 	for name, v := range obj.Meta {
 		if strings.HasPrefix(name, "x-amz-meta-") {
 			// As S3 sends them: lower case. h.Set would canonicalise

@@ -47,6 +47,9 @@ type Options struct {
 	// its S3 operation's name ("PutObject", "ListObjectsV2"; see
 	// metricOp).
 	Metrics *httpmetrics.Metrics
+	// Limits keep one account or address from taking the endpoint from
+	// the others (see Limits for the defaults).
+	Limits Limits
 }
 
 func (o *Options) setDefaults() {
@@ -68,6 +71,7 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.Limits.setDefaults()
 }
 
 // Server is the S3 endpoint.
@@ -75,12 +79,13 @@ type Server struct {
 	st   *cloudstore.Store
 	opts Options
 	gate drain.Gate // admits requests until Wait
+	fair *fairUse
 }
 
 // New returns the S3 endpoint over st.
 func New(st *cloudstore.Store, opts Options) *Server {
 	opts.setDefaults()
-	return &Server{st: st, opts: opts}
+	return &Server{st: st, opts: opts, fair: newFairUse(opts.Limits)}
 }
 
 // Wait refuses new requests and blocks until running ones have returned.
@@ -167,9 +172,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	req.bucket, req.key = s.locate(hr)
 	o := route(req)
 	op = o.name
+	if s.fair.authBlocked(hr, start) {
+		// Too many failed authentications from this address: no
+		// signature is even checked until its budget refills.
+		writeError(rec, hr, errSlowDown, req.id)
+		return
+	}
 	if err := s.authorize(req, o); err != nil {
+		s.fair.authFailed(hr, start)
 		writeError(rec, hr, toError(err, errAccessDenied), req.id)
 		return
+	}
+	done, refused := s.fair.admit(req.account, o.transfer, start)
+	if refused != nil {
+		writeError(rec, hr, refused, req.id)
+		return
+	}
+	defer done()
+	if o.transfer {
+		req.body = newMinRate(req.body, w, s.opts.Limits, s.opts.Now)
 	}
 	req.body = counter{req.body, &req.read}
 	if o.transfer {
