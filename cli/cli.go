@@ -68,6 +68,7 @@ func commands() []command {
 		{"multisig", "open a multisig account or rotate its keyset (multisig open | update)", runMultisig},
 		{"chat", "send, read and follow signed messages, optionally end-to-end encrypted (chat send | read | follow | contacts)", runChat},
 		{"directory", "register your account at the node you use, or show where an account is registered (directory register | show)", runDirectory},
+		{"ledger", "what a node holds: info, pending sends, frontiers, conflicts, recent blocks (ledger info | pending | frontiers | conflicts | recent)", runLedger},
 		{"audit", "check a stopped node's ledger invariants offline", runAudit},
 		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network), chat (bench chat) or S3 throughput against MinIO (bench s3)", runBench},
 		{"version", "print the version", runVersion},

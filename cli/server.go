@@ -202,6 +202,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "  cloud API   %s  (admin key in %s)\n", apiURL, filepath.Join(cloudDir, "admin-api-key"))
 		fmt.Fprintf(e.stdout, "  S3 endpoint %s  (region %s; keys from POST /api/storage/keys)\n", s3URL, s3Region)
+		fmt.Fprintf(e.stdout, "  metrics     GET /metrics on every node API and on the cloud API (Prometheus)\n")
 		fmt.Fprintf(e.stdout, "  data        %s  (genesis file %s)\n", *data, filepath.Join(*data, "genesis.json"))
 		fmt.Fprintf(e.stdout, "  dev key     %s\n", keyPath)
 		if count == 1 {
