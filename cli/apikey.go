@@ -11,17 +11,69 @@ import (
 
 // runAPIKey is `lattice cloud apikey create|list|revoke`, run with an
 // admin's --api and --api-key.
+const apikeyUsage = `Usage: lattice cloud apikey COMMAND [flags]
+
+API keys of the cloud platform's REST API: each belongs to an account and
+authorizes ` + "`lattice s3`" + ` and the REST API for it. Managing them takes an admin
+key (--api-key, env LATTICE_API_KEY), such as DATA/cloud/admin-api-key.
+
+Commands:
+  create --account NAME [--name LABEL]   create a key; prints its secret once
+  list [--account NAME]                  list keys, of every account or one
+  revoke ID                              revoke a key
+
+Every command takes --api URL (env LATTICE_API_URL, default
+http://127.0.0.1:8090), --api-key KEY and --json.
+
+Examples:
+  export LATTICE_API_KEY=$(cat ~/.lattice/dev/cloud/admin-api-key)
+  lattice cloud apikey create --account alice --name laptop
+  lattice cloud apikey list --account alice
+  lattice cloud apikey revoke key_4fQ9xT2mZ8rB1cLd
+
+Run ` + "`lattice cloud apikey COMMAND -h`" + ` for a command's flags.
+`
+
 func runAPIKey(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || (args[0] != "create" && args[0] != "list" && args[0] != "revoke") {
-		return usageErr("want `lattice cloud apikey create --account NAME [--name LABEL]`, `apikey list` or `apikey revoke ID`")
+	const want = "want `lattice cloud apikey create --account NAME [--name LABEL]`, `apikey list` or `apikey revoke ID`"
+	if done, err := groupHelp(e, args, apikeyUsage, want); done {
+		return err
+	}
+	if args[0] != "create" && args[0] != "list" && args[0] != "revoke" {
+		return usageErr("%s", want)
 	}
 	op := args[0]
-	f := newFlags(e, "cloud apikey "+op, "cloud apikey "+op+" [flags]")
+	var f *flags
+	switch op {
+	case "create":
+		f = newHelpFlags(e, "cloud apikey create", "cloud apikey create --account NAME [--name LABEL] [flags]", `
+Creates an API key for an account (the account is created if new) and
+prints its secret, which is shown only once. Needs an admin --api-key.`, `  lattice cloud apikey create --account alice --name laptop
+  lattice cloud apikey create --account alice --json --api-key $(cat ~/.lattice/dev/cloud/admin-api-key)
+`)
+	case "list":
+		f = newHelpFlags(e, "cloud apikey list", "cloud apikey list [--account NAME] [flags]", `
+Lists the API keys, of every account or of --account: ID, account, label,
+secret prefix, creation time and whether revoked. Needs an admin --api-key.`, `  lattice cloud apikey list
+  lattice cloud apikey list --account alice --json
+`)
+	default:
+		f = newHelpFlags(e, "cloud apikey revoke", "cloud apikey revoke ID [flags]", `
+Revokes the API key with this ID (as `+"`cloud apikey list`"+` shows it): requests
+signed with it fail from then on. Needs an admin --api-key.`, `  lattice cloud apikey revoke key_4fQ9xT2mZ8rB1cLd
+`)
+	}
 	apiURL := f.string("api", "LATTICE_API_URL", "", "http://127.0.0.1:8090", "cloud REST API URL")
-	apiKey := f.string("api-key", "LATTICE_API_KEY", "", "", "an admin API key")
+	apiKey := f.string("api-key", "LATTICE_API_KEY", "", "", "an admin API key (required)")
 	asJSON := f.Bool("json", false, "print machine-readable JSON")
-	account := f.String("account", "", "the account the key belongs to (created if new)")
-	name := f.String("name", "", "a label for the key")
+	account, name := new(string), new(string)
+	switch op {
+	case "create":
+		account = f.String("account", "", "the account the key belongs to, created if new (required)")
+		name = f.String("name", "", "a label for the key")
+	case "list":
+		account = f.String("account", "", "list only this account's keys")
+	}
 	if err := f.parse(args[1:]); err != nil {
 		return err
 	}

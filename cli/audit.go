@@ -16,7 +16,12 @@ import (
 // runAudit checks a stopped node's ledger offline: it replays every chain
 // and verifies the ledger's invariants (see ledger.Audit).
 func runAudit(_ context.Context, e *env, args []string) error {
-	f := newFlags(e, "audit", "audit --data DIR")
+	f := newHelpFlags(e, "audit", "audit --data DIR [flags]", `
+Checks a stopped node's ledger offline: replays every chain and verifies
+the ledger's invariants (balances, supply, pending sends), and reports
+what it found; it fails if any invariant is broken.`, `  lattice audit --data ~/.lattice/node
+  lattice audit --data ./node1 --json
+`)
 	data := f.string("data", "LATTICE_DATA", "", homeDir(".lattice", "node"), "node data directory (the node must be stopped)")
 	asJSON := f.Bool("json", false, "print machine-readable JSON")
 	if err := f.parse(args); err != nil {

@@ -21,7 +21,32 @@ import (
 	"github.com/latticenet/lattice/s3bench"
 )
 
+const benchUsage = `Usage: lattice bench COMMAND [flags]
+
+Benchmarks that start their own nodes or servers on this machine, run
+several rounds and report each and their median, or JSON with --json. See
+docs/benchmarks.md for what each measures and its targets.
+
+Commands:
+  ledger     ledger ingestion: blocks a second through HTTP and in process
+  network    the ledger network: confirmation, forks and sync on 3 nodes
+  chat       chat: accepted messages a second, delivery latency, subscribers
+  s3         S3 throughput of lattice, optionally against MinIO
+
+Examples:
+  lattice bench ledger --rounds 5
+  lattice bench network --blocks 12000 --forks 30 --sync-blocks 1000000
+  lattice bench chat --json
+  lattice bench s3 --minio /tmp/minio-bin/minio
+
+Run ` + "`lattice bench COMMAND -h`" + ` for a command's flags.
+`
+
 func runBench(ctx context.Context, e *env, args []string) error {
+	const want = "want `lattice bench ledger [flags]`, `lattice bench network [flags]`, `lattice bench chat [flags]` or `lattice bench s3 [flags]`"
+	if done, err := groupHelp(e, args, benchUsage, want); done {
+		return err
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "ledger":
@@ -46,11 +71,16 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return chatbench.HoldStreams(args[1], a, n, os.Stdin, e.stdout)
 		}
 	}
-	return usageErr("want `lattice bench ledger [flags]`, `lattice bench network [flags]`, `lattice bench chat [flags]` or `lattice bench s3 [flags]`")
+	return usageErr("%s", want)
 }
 
 func runBenchChat(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "bench chat", "bench chat [--messages N] [--latency N] [--subscribers N] [--rounds N] [flags]")
+	f := newHelpFlags(e, "bench chat", "bench chat [--messages N] [--latency N] [--subscribers N] [--rounds N] [flags]", `
+Starts 2 nodes on loopback and measures, per round, the messages one
+accepts a second, the delivery latency from a send at one node to the
+event at the other, and the memory of many open event streams.`, `  lattice bench chat
+  lattice bench chat --rounds 5 --subscribers 20000 --json
+`)
 	messages := f.Int("messages", 20000, "messages submitted to one node per round, to measure how many it accepts a second")
 	concurrency := f.Int("concurrency", 64, "requests in flight while submitting them")
 	latency := f.Int("latency", 300, "messages timed from a send at one node to the event at another, per round")
@@ -88,7 +118,12 @@ func runBenchChat(ctx context.Context, e *env, args []string) error {
 }
 
 func runBenchNetwork(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "bench network", "bench network [--blocks N] [--forks N] [--sync-blocks N] [--rounds N] [flags]")
+	f := newHelpFlags(e, "bench network", "bench network [--blocks N] [--forks N] [--sync-blocks N] [--rounds N] [flags]", `
+Starts 3 nodes on loopback and measures, per round, confirmed blocks a
+second against one node alone, how fast forks are decided, and how fast a
+fresh node syncs.`, `  lattice bench network
+  lattice bench network --blocks 12000 --forks 30 --sync-blocks 1000000 --rounds 3
+`)
 	blocks := f.Int("blocks", 12000, "blocks confirmed on three nodes per round")
 	forks := f.Int("forks", 30, "forks decided per round")
 	syncBlocks := f.Int("sync-blocks", 100000, "blocks a fresh node syncs per round")
@@ -130,7 +165,13 @@ func runBenchNetwork(ctx context.Context, e *env, args []string) error {
 }
 
 func runBenchLedger(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "bench ledger", "bench ledger [--blocks N] [--accounts N] [--concurrency N] [flags]")
+	f := newHelpFlags(e, "bench ledger", "bench ledger [--blocks N] [--accounts N] [--concurrency N] [flags]", `
+Measures ledger ingestion: blocks a second submitted through the HTTP API
+and in process, with latencies, against how fast this machine verifies
+signatures.`, `  lattice bench ledger
+  lattice bench ledger --rounds 5 --json
+  lattice bench ledger --phases http --cpuprofile cpu.prof
+`)
 	blocks := f.Int("blocks", 40000, "measured blocks per phase")
 	accounts := f.Int("accounts", 1024, "accounts, paying each other in pairs")
 	conc := f.Int("concurrency", 64, "HTTP requests in flight")
@@ -195,7 +236,13 @@ func startCPUProfile(path string) (stop func(), err error) {
 }
 
 func runBenchS3(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "bench s3", "bench s3 [--count N] [--concurrency N] [--large-count N] [--large-size SIZE] [--minio PATH | --endpoint URL ...] [flags]")
+	f := newHelpFlags(e, "bench s3", "bench s3 [--count N] [--concurrency N] [--large-count N] [--large-size SIZE] [--minio PATH | --endpoint URL ...] [flags]", `
+Measures S3 throughput: small and large objects PUT then GET against
+lattice in process, or --endpoint, and with --minio against MinIO too, in
+alternating rounds.`, `  lattice bench s3
+  lattice bench s3 --minio /tmp/minio-bin/minio --rounds 3 --count 12000 --large-count 8
+  lattice bench s3 --endpoint http://127.0.0.1:9000 --access-key ID --secret-key S
+`)
 	count := f.Int("count", 4000, "small objects PUT then GET per round")
 	smallSize := f.String("size", "4KiB", "size of a small object")
 	conc := f.Int("concurrency", 16, "requests in flight for small objects")

@@ -56,7 +56,7 @@ func commands() []command {
 		{"dev", "start a network of one node (or --nodes N) and the cloud on this machine, with a funded key", runDev},
 		{"node", "run a ledger node from a data directory and a genesis file", runNode},
 		{"cloud", "run the cloud platform's REST API and S3 endpoint; `cloud apikey` manages API keys", runCloud},
-		{"s3", "buckets and objects: mb, ls, cp (with progress), rm, presign, keys", runS3},
+		{"s3", "buckets and objects: mb, rb, ls, cp (with progress), rm, public, usage, presign, keys", runS3},
 		{"genesis", "create a network's genesis file (genesis new)", runGenesis},
 		{"key", "create or show a key file (key new | key show)", runKey},
 		{"balance", "show an account's balances and pending receipts", runBalance},
@@ -69,6 +69,7 @@ func commands() []command {
 		{"chat", "send, read and follow signed messages, optionally end-to-end encrypted (chat send | read | follow | contacts)", runChat},
 		{"directory", "register your account at the node you use, or show where an account is registered (directory register | show)", runDirectory},
 		{"ledger", "what a node holds: info, pending sends, frontiers, conflicts, recent blocks (ledger info | pending | frontiers | conflicts | recent)", runLedger},
+		{"completion", "print a bash or zsh script that completes lattice's commands and flags (completion bash | zsh)", runCompletion},
 		{"audit", "check a stopped node's ledger invariants offline", runAudit},
 		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network), chat (bench chat) or S3 throughput against MinIO (bench s3)", runBench},
 		{"version", "print the version", runVersion},
@@ -97,6 +98,13 @@ func mainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	if args[0] == "--version" || args[0] == "-version" {
 		args = []string{"version"}
+	}
+	if args[0] == "__complete" { // the completion scripts' call back, not for people
+		if err := runComplete(ctx, e, args[1:]); err != nil {
+			fmt.Fprintf(stderr, "lattice: %v\n", err)
+			return 2
+		}
+		return 0
 	}
 	args, profile, err := takeProfileFlag(args)
 	e.profile = profile
@@ -338,7 +346,11 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func runVersion(_ context.Context, e *env, _ []string) error {
+func runVersion(_ context.Context, e *env, args []string) error {
+	if wantsHelp(args) {
+		fmt.Fprint(e.stderr, "Usage: lattice version\n\nPrints the version of lattice (also `lattice --version`).\n\nFlags: none\n\nExamples:\n  lattice version\n  lattice --version\n")
+		return nil
+	}
 	fmt.Fprintln(e.stdout, "lattice", version())
 	return nil
 }

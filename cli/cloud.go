@@ -208,7 +208,21 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 		return runAPIKey(ctx, e, args[1:])
 	}
 	e = e.synced()
-	f := newFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR] [--public-url URL] [--metrics ADDR]")
+	f := newHelpFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR] [--public-url URL] [--metrics ADDR]", `
+Runs the cloud platform: its REST API and its S3-compatible endpoint, over
+the data directory, until interrupted. On first start it writes an admin
+API key to DATA/admin-api-key. Flags also come from the environment
+and from a JSON --config file.
+
+Commands:
+  apikey create|list|revoke   manage API keys (`+"`lattice cloud apikey -h`"+`)`, `  lattice cloud --data /var/lib/lattice-cloud
+  lattice cloud --api 0.0.0.0:8090 --s3 0.0.0.0:9000 --public-url https://cloud.example.com
+  lattice cloud apikey create --account alice --api-key $(cat ~/.lattice/cloud/admin-api-key)
+`)
+	if len(args) > 0 && args[0] == "help" {
+		f.Usage()
+		return nil
+	}
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "cloud"), "data directory")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "REST API address")
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")

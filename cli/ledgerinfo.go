@@ -43,6 +43,8 @@ Examples:
   lattice ledger info
   lattice ledger pending $(lattice key show)
   lattice ledger recent --limit 5 --node http://127.0.0.1:8081
+
+Run ` + "`lattice ledger COMMAND -h`" + ` for a command's flags.
 `
 
 // runLedger is `lattice ledger COMMAND ...`.

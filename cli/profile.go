@@ -163,13 +163,44 @@ func saveDevProfile(nodeURL, keyPath, apiURL, adminKeyPath string) (string, erro
 	return path, pf.save(path)
 }
 
+const profileUsage = `Usage: lattice profile COMMAND [NAME]
+
+Named client settings (node URL, key file, cloud API URL and key), which
+` + "`lattice dev`" + ` writes to lattice/profiles.json in the user's config directory
+(~/.config on Linux); select one for a command with --profile NAME or
+LATTICE_PROFILE, or for every command with ` + "`lattice profile use`" + `. Flags and
+environment variables override its settings.
+
+Commands:
+  ls            list the profiles; * marks the current one
+  show [NAME]   show a profile's settings (default: the one in use)
+  use NAME      make NAME the current profile
+
+Examples:
+  lattice profile ls
+  lattice profile show dev
+  lattice profile use dev
+  lattice --profile staging balance
+
+Run ` + "`lattice profile COMMAND -h`" + ` for a command's help.
+`
+
+// profileHelp is the -h of each profile command: usage line, what it does,
+// examples. None takes flags.
+var profileHelp = map[string][3]string{
+	"ls": {"profile ls", "Lists the profiles, with their node and cloud API URLs; * marks the\ncurrent one.", "  lattice profile ls\n"},
+	"show": {"profile show [NAME]", "Shows a profile's node URL, key file, cloud API URL and the start of its\nAPI key: of NAME, or by default of the profile in use (--profile,\nLATTICE_PROFILE, else the current one).",
+		"  lattice profile show\n  lattice profile show dev\n  lattice --profile staging profile show\n"},
+	"use": {"profile use NAME", "Makes NAME the current profile: the one commands use without --profile\nor LATTICE_PROFILE.", "  lattice profile use dev\n"},
+}
+
 func runProfile(_ context.Context, e *env, args []string) error {
 	usage := "profile ls | profile show [NAME] | profile use NAME"
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintf(e.stderr, "Usage: lattice %s\n\nNamed client settings (node URL, key file, cloud API URL and key), which\n`lattice dev` writes; select one with --profile NAME or LATTICE_PROFILE.\n", usage)
-		if len(args) == 0 {
-			return usageErr("want ls, show or use")
-		}
+	if done, err := groupHelp(e, args, profileUsage, "want ls, show or use"); done {
+		return err
+	}
+	if h, ok := profileHelp[args[0]]; ok && wantsHelp(args[1:]) {
+		fmt.Fprintf(e.stderr, "Usage: lattice %s\n\n%s\n\nFlags: none\n\nExamples:\n%s", h[0], h[1], h[2])
 		return nil
 	}
 	pf, path, err := loadProfiles()

@@ -94,12 +94,13 @@ type s3Flags struct {
 	json        *bool
 }
 
-// newS3Flags returns the flag set of `lattice s3 ` + usageLine.
-func newS3Flags(e *env, usageLine string) *s3Flags {
+// newS3Flags returns the flag set of `lattice s3 ` + usageLine, whose -h
+// says what it does (about) and shows examples.
+func newS3Flags(e *env, usageLine, about, examples string) *s3Flags {
 	name, _, _ := strings.Cut(usageLine, " ")
-	f := &s3Flags{flags: newFlags(e, "s3 "+name, "s3 "+usageLine)}
+	f := &s3Flags{flags: newHelpFlags(e, "s3 "+name, "s3 "+usageLine, about, examples)}
 	f.api = f.string("api", "LATTICE_API_URL", "", "http://127.0.0.1:8090", "cloud REST API URL")
-	f.apiKey = f.string("api-key", "LATTICE_API_KEY", "", "", "API key")
+	f.apiKey = f.string("api-key", "LATTICE_API_KEY", "", "", "API key (required)")
 	f.json = f.Bool("json", false, "print machine-readable JSON")
 	return f
 }
@@ -257,7 +258,10 @@ func localTime(rfc3339 string) string {
 }
 
 func runS3MakeBucket(ctx context.Context, e *env, args []string) error {
-	f := newS3Flags(e, "mb BUCKET [--notes TEXT]")
+	f := newS3Flags(e, "mb BUCKET [--notes TEXT]", `
+Makes a bucket of your account, optionally with notes kept with it.`, `  lattice s3 mb photos
+  lattice s3 mb backups --notes "nightly database dumps"
+`)
 	notes := f.String("notes", "", "free text kept with the bucket")
 	if err := f.parseN(args, 1, "one bucket name"); err != nil {
 		return err
@@ -283,7 +287,10 @@ func runS3MakeBucket(ctx context.Context, e *env, args []string) error {
 }
 
 func runS3RemoveBucket(ctx context.Context, e *env, args []string) error {
-	f := newS3Flags(e, "rb BUCKET [--force]")
+	f := newS3Flags(e, "rb BUCKET [--force]", `
+Removes an empty bucket; with --force, deletes every object in it first.`, `  lattice s3 rb photos
+  lattice s3 rb scratch --force
+`)
 	force := f.Bool("force", false, "delete every object in the bucket first")
 	if err := f.parseN(args, 1, "one bucket name"); err != nil {
 		return err
@@ -323,7 +330,12 @@ func nonNil[T any](s []T) []T {
 }
 
 func runS3List(ctx context.Context, e *env, args []string) error {
-	f := newS3Flags(e, "ls [BUCKET[/PREFIX]] [--recursive]")
+	f := newS3Flags(e, "ls [BUCKET[/PREFIX]] [--recursive]", `
+Without an argument, lists your buckets; with BUCKET[/PREFIX], the objects
+and folders one level under the prefix (--recursive: every key under it).`, `  lattice s3 ls
+  lattice s3 ls photos/2026/
+  lattice s3 ls s3://photos --recursive --json
+`)
 	recursive := f.recursive("list every key under the prefix instead of one folder level")
 	if err := f.parse(args); err != nil {
 		return err
@@ -414,7 +426,11 @@ func listKeys(ctx context.Context, e *env, c *cloudclient.Client, p s3Path, recu
 }
 
 func runS3Public(ctx context.Context, e *env, args []string) error {
-	f := newS3Flags(e, "public BUCKET on|off")
+	f := newS3Flags(e, "public BUCKET on|off", `
+Allows (on) or stops (off) downloads of a bucket's objects without
+credentials, at the S3 endpoint.`, `  lattice s3 public photos on
+  lattice s3 public photos off
+`)
 	if err := f.parseN(args, 2, "a bucket and on or off"); err != nil {
 		return err
 	}
@@ -450,7 +466,10 @@ func runS3Public(ctx context.Context, e *env, args []string) error {
 }
 
 func runS3Usage(ctx context.Context, e *env, args []string) error {
-	f := newS3Flags(e, "usage")
+	f := newS3Flags(e, "usage", `
+Shows the bytes and objects your account stores, in total and per bucket.`, `  lattice s3 usage
+  lattice s3 usage --json
+`)
 	if err := f.parseN(args, 0, "no arguments"); err != nil {
 		return err
 	}
@@ -479,7 +498,10 @@ func runS3Usage(ctx context.Context, e *env, args []string) error {
 }
 
 func runS3Remove(ctx context.Context, e *env, args []string) error {
-	f := newS3Flags(e, "rm s3://BUCKET/KEY [--recursive]")
+	f := newS3Flags(e, "rm s3://BUCKET/KEY [--recursive]", `
+Deletes an object; with --recursive, every object under a prefix.`, `  lattice s3 rm s3://photos/2026/beach.jpg
+  lattice s3 rm s3://photos/2025/ --recursive
+`)
 	recursive := f.recursive("delete every object under the prefix")
 	if err := f.parseN(args, 1, "one s3://BUCKET/KEY"); err != nil {
 		return err

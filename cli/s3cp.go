@@ -42,7 +42,15 @@ type copier struct {
 }
 
 func runS3Copy(ctx context.Context, e *env, args []string) error {
-	f := newS3Flags(e, "cp SRC DST [--recursive]")
+	f := newS3Flags(e, "cp SRC DST [--recursive]", `
+Uploads a file or (with --recursive) a folder, downloads an object or a
+prefix, or copies an object within its bucket; one of SRC and DST is an
+s3://BUCKET/KEY URL, and - is stdin or stdout. Draws progress bars when
+stderr is a terminal.`, `  lattice s3 cp report.pdf s3://docs/
+  lattice s3 cp ./holiday s3://photos/2026/ --recursive
+  lattice s3 cp s3://photos/2026/beach.jpg .
+  tar c . | lattice s3 cp - s3://backups/site.tar
+`)
 	recursive := f.recursive("copy a folder: every file under SRC")
 	progress := f.Bool("progress", false, "draw progress bars on stderr even when it is not a terminal")
 	noProgress := f.Bool("no-progress", false, "draw no progress bars")

@@ -11,11 +11,38 @@ import (
 	"github.com/latticenet/lattice/cloudclient"
 )
 
+const s3KeysUsage = `Usage: lattice s3 keys COMMAND [ARGS] [flags]
+
+S3 access keys of your account, for S3 SDKs and tools (aws, rclone, ...)
+that sign their requests to the S3 endpoint. A key may read, write or both,
+in every bucket of the account or in one.
+
+Commands:
+  create [--name N] [--permissions read|write|readwrite] [--bucket BUCKET]
+                            create a key; prints its secret once
+  list                      list your S3 keys
+  delete ACCESS_KEY_ID      delete a key
+
+Every command takes --api URL (env LATTICE_API_URL, default
+http://127.0.0.1:8090), --api-key KEY (env LATTICE_API_KEY) and --json.
+
+Examples:
+  lattice s3 keys create --name backup --permissions write --bucket backups
+  lattice s3 keys list
+  lattice s3 keys delete LK0A1B2C3D4E5F6G7H8I
+
+Run ` + "`lattice s3 keys COMMAND -h`" + ` for a command's flags.
+`
+
 // runS3Keys is `lattice s3 keys create|list|delete`: the S3 access keys
 // that S3 SDKs sign their requests with.
 func runS3Keys(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || (args[0] != "create" && args[0] != "list" && args[0] != "delete") {
-		return usageErr("want `lattice s3 keys create [--name N] [--permissions read|write|readwrite] [--bucket BUCKET]`, `keys list` or `keys delete ACCESS_KEY_ID`")
+	const want = "want `lattice s3 keys create [--name N] [--permissions read|write|readwrite] [--bucket BUCKET]`, `keys list` or `keys delete ACCESS_KEY_ID`"
+	if done, err := groupHelp(e, args, s3KeysUsage, want); done {
+		return err
+	}
+	if args[0] != "create" && args[0] != "list" && args[0] != "delete" {
+		return usageErr("%s", want)
 	}
 	switch args[0] {
 	case "create":
@@ -35,7 +62,11 @@ func scopeText(scope string) string {
 }
 
 func runS3KeysCreate(ctx context.Context, e *env, args []string) error {
-	f := newS3Flags(e, "keys create [--name N] [--permissions read|write|readwrite] [--bucket BUCKET]")
+	f := newS3Flags(e, "keys create [--name N] [--permissions read|write|readwrite] [--bucket BUCKET]", `
+Creates an S3 access key of your account and prints its ID and secret; the
+secret is shown only once.`, `  lattice s3 keys create --name laptop
+  lattice s3 keys create --name backup --permissions write --bucket backups --json
+`)
 	name := f.String("name", "", "a label for the key")
 	perms := f.String("permissions", "readwrite", "what the key may do: read, write or readwrite")
 	scope := f.String("bucket", "*", "the one bucket the key may use, or * for every bucket of the account")
@@ -64,7 +95,11 @@ func runS3KeysCreate(ctx context.Context, e *env, args []string) error {
 }
 
 func runS3KeysList(ctx context.Context, e *env, args []string) error {
-	f := newS3Flags(e, "keys list")
+	f := newS3Flags(e, "keys list", `
+Lists your account's S3 access keys: ID, label, permissions, buckets and
+creation time (never the secrets).`, `  lattice s3 keys list
+  lattice s3 keys list --json
+`)
 	if err := f.parseN(args, 0, "no arguments"); err != nil {
 		return err
 	}
@@ -94,7 +129,9 @@ func runS3KeysList(ctx context.Context, e *env, args []string) error {
 }
 
 func runS3KeysDelete(ctx context.Context, e *env, args []string) error {
-	f := newS3Flags(e, "keys delete ACCESS_KEY_ID")
+	f := newS3Flags(e, "keys delete ACCESS_KEY_ID", `
+Deletes an S3 access key: requests signed with it fail from then on.`, `  lattice s3 keys delete LK0A1B2C3D4E5F6G7H8I
+`)
 	if err := f.parseN(args, 1, "one access key ID"); err != nil {
 		return err
 	}
@@ -118,7 +155,12 @@ func runS3KeysDelete(ctx context.Context, e *env, args []string) error {
 }
 
 func runS3Presign(ctx context.Context, e *env, args []string) error {
-	f := newS3Flags(e, "presign s3://BUCKET/KEY [--upload] [--expires 1h]")
+	f := newS3Flags(e, "presign s3://BUCKET/KEY [--upload] [--expires 1h]", `
+Prints a URL that downloads the object (or with --upload, uploads it with
+PUT) without a key, until it expires.`, `  lattice s3 presign s3://photos/2026/beach.jpg
+  lattice s3 presign s3://inbox/report.pdf --upload --expires 2d
+  curl -T report.pdf "$(lattice s3 presign s3://inbox/report.pdf --upload)"
+`)
 	upload := f.Bool("upload", false, "a URL that uploads (PUT) the object instead of downloading it")
 	expires := f.String("expires", "1h", "how long the URL works: a number with s, m, h or d (at most 7d)")
 	if err := f.parseN(args, 1, "one s3://BUCKET/KEY"); err != nil {

@@ -34,7 +34,14 @@ const devSupplyUnits = "1000000000"
 
 func runDev(ctx context.Context, e *env, args []string) error {
 	e = e.synced()
-	f := newFlags(e, "dev", "dev [flags]")
+	f := newHelpFlags(e, "dev", "dev [flags]", `
+Starts a development network on this machine: one node (or --nodes N, each
+a representative), the cloud platform's REST API and S3 endpoint, and a key
+funded with the whole supply; it writes the "dev" profile the client
+commands use. Runs until interrupted.`, `  lattice dev
+  lattice dev --nodes 3 --data /tmp/lattice-dev
+  lattice dev --log-level info --http 127.0.0.1:18080
+`)
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "dev"), "directory for all dev state")
 	httpAddr := f.string("http", "LATTICE_HTTP", "http", "127.0.0.1:8080", "node HTTP API address (node i listens on its port + i)")
 	p2pAddr := f.string("p2p", "LATTICE_P2P", "p2p", "/ip4/127.0.0.1/tcp/4001", "peer-to-peer multiaddr (node i listens on its port + i)")
@@ -362,7 +369,14 @@ func devNetwork(dir, keyPath string) (*node.Network, error) {
 
 func runNode(ctx context.Context, e *env, args []string) error {
 	e = e.synced()
-	f := newFlags(e, "node", "node --data DIR [--genesis FILE] [flags]")
+	f := newHelpFlags(e, "node", "node --data DIR [--genesis FILE] [flags]", `
+Runs a ledger node: its HTTP API, the peer-to-peer network and its votes.
+On first start it creates the data directory from --genesis; later starts
+read the ledger already there. Flags also come from the environment and
+from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.json
+  lattice node --data ./node2 --http 127.0.0.1:8081 --p2p /ip4/0.0.0.0/tcp/4002 --bootstrap /ip4/127.0.0.1/tcp/4001/p2p/12D3Koo...
+  lattice node --config node.json
+`)
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "node"), "data directory")
 	genesis := f.string("genesis", "LATTICE_GENESIS", "genesis", "", "genesis file; needed on first start only")
 	httpAddr := f.string("http", "LATTICE_HTTP", "http", "127.0.0.1:8080", "HTTP API address")
@@ -456,14 +470,38 @@ func runNode(ctx context.Context, e *env, args []string) error {
 	})
 }
 
+const genesisUsage = `Usage: lattice genesis COMMAND [flags]
+
+A network starts from a genesis file: its name, proof-of-work thresholds and
+the account that holds the whole native supply. Every node of the network
+starts from the same file (` + "`lattice node --genesis FILE`" + `).
+
+Commands:
+  new --key FILE --network NAME [--out FILE]   create a genesis file
+
+Examples:
+  lattice genesis new --key genesis-key.json --network testnet --out genesis.json
+  lattice genesis new --key genesis-key.json --network devnet --work dev --supply 1000
+
+Run ` + "`lattice genesis new -h`" + ` for its flags.
+`
+
 func runGenesis(_ context.Context, e *env, args []string) error {
-	if len(args) == 0 || args[0] != "new" {
+	if done, err := groupHelp(e, args, genesisUsage, "want `lattice genesis new --key FILE --network NAME`"); done {
+		return err
+	}
+	if args[0] != "new" {
 		return usageErr("want `lattice genesis new --key FILE --out FILE`")
 	}
-	f := newFlags(e, "genesis new", "genesis new --key FILE --out FILE [flags]")
-	keyPath := f.string("key", "LATTICE_KEY", "", "", "key file of the genesis account (created if missing)")
+	f := newHelpFlags(e, "genesis new", "genesis new --key FILE --network NAME [--out FILE] [flags]", `
+Creates a network's genesis file: the genesis account (its key file is
+created if missing) holds the whole native supply. Refuses to overwrite an
+existing --out file.`, `  lattice genesis new --key genesis-key.json --network testnet --out genesis.json
+  lattice genesis new --key genesis-key.json --network devnet --work dev --supply 1000
+`)
+	keyPath := f.string("key", "LATTICE_KEY", "", "", "key file of the genesis account, created if missing (required)")
 	out := f.string("out", "", "", "genesis.json", "where to write the genesis file")
-	name := f.string("network", "", "", "", "network name")
+	name := f.string("network", "", "", "", "network name (required)")
 	supply := f.string("supply", "", "", "1000000000", "native supply in units")
 	work := f.string("work", "", "", "public", "proof-of-work thresholds: public or dev")
 	rep := f.string("representative", "", "", "", "address of the representative of the whole supply (default: the genesis account itself)")

@@ -171,13 +171,51 @@ func (s *session) multisig() bool { return len(s.signers) > 0 }
 
 func nowMS() int64 { return time.Now().UnixMilli() }
 
+const keyUsage = `Usage: lattice key COMMAND [flags]
+
+A key file holds an account's private key (mode 0600); its address is the
+account. Commands that sign use --key FILE (env LATTICE_KEY, or the
+profile's; default ~/.lattice/key.json).
+
+Commands:
+  new [--out FILE]    create a key file and print its address
+  show [--key FILE]   print a key file's address
+
+Examples:
+  lattice key new --out alice.json
+  lattice key show --key alice.json
+  BOB=$(lattice key show --key bob.json)
+
+Run ` + "`lattice key COMMAND -h`" + ` for a command's flags.
+`
+
 func runKey(_ context.Context, e *env, args []string) error {
-	if len(args) == 0 || (args[0] != "new" && args[0] != "show") {
+	if done, err := groupHelp(e, args, keyUsage, "want `lattice key new [--out FILE]` or `lattice key show`"); done {
+		return err
+	}
+	if args[0] != "new" && args[0] != "show" {
 		return usageErr("want `lattice key new [--out FILE]` or `lattice key show`")
 	}
-	f := newFlags(e, "key "+args[0], "key "+args[0]+" [flags]")
+	var f *flags
+	if args[0] == "new" {
+		f = newHelpFlags(e, "key new", "key new [--out FILE] [flags]", `
+Creates a new key file (mode 0600) and prints its address; the file is
+--out, or --key if --out is not given. Keep the file safe: it is the
+account.`, `  lattice key new --out alice.json
+  lattice key new --key ~/.lattice/key.json --json
+`)
+	} else {
+		f = newHelpFlags(e, "key show", "key show [--key FILE] [flags]", `
+Prints the address of the account whose key is in --key.`, `  lattice key show
+  lattice key show --key alice.json --json
+  BOB=$(lattice key show --key bob.json)
+`)
+	}
 	key := f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file")
-	out := f.String("out", "", "where to write the new key (default: --key)")
+	out := new(string)
+	if args[0] == "new" {
+		out = f.String("out", "", "where to write the new key (default: --key)")
+	}
 	asJSON := f.Bool("json", false, "print machine-readable JSON")
 	if err := f.parse(args[1:]); err != nil {
 		return err
@@ -210,8 +248,8 @@ func runKey(_ context.Context, e *env, args []string) error {
 
 // accountCommand parses the flags of a command that reads one account
 // and resolves which account that is.
-func accountCommand(e *env, name string, args []string) (*clientFlags, ledger.Address, error) {
-	f := newFlags(e, name, name+" [ADDRESS] [flags]")
+func accountCommand(e *env, name, about, examples string, args []string) (*clientFlags, ledger.Address, error) {
+	f := newHelpFlags(e, name, name+" [ADDRESS] [flags]", about, examples)
 	cf := addClientFlags(f, false)
 	cf.account = f.String("account", "", "show this account (default: the key's)")
 	if err := f.parse(args); err != nil {
@@ -222,7 +260,12 @@ func accountCommand(e *env, name string, args []string) (*clientFlags, ledger.Ad
 }
 
 func runBalance(ctx context.Context, e *env, args []string) error {
-	cf, addr, err := accountCommand(e, "balance", args)
+	cf, addr, err := accountCommand(e, "balance", `
+Shows an account's balances of every asset and the sends to it not yet
+received: of ADDRESS, or --account, or by default the account of your key.`, `  lattice balance
+  lattice balance $(lattice key show --key bob.json)
+  lattice balance --node http://127.0.0.1:8081 --json
+`, args)
 	if err != nil {
 		return err
 	}
@@ -274,8 +317,8 @@ func orZero(s string) string {
 
 // signingCommand parses a signing command that has no flags of its own and
 // connects to the node.
-func signingCommand(ctx context.Context, e *env, name string, args []string) (*session, error) {
-	f := newFlags(e, name, name+" [flags]")
+func signingCommand(ctx context.Context, e *env, name, about, examples string, args []string) (*session, error) {
+	f := newHelpFlags(e, name, name+" [flags]", about, examples)
 	cf := addClientFlags(f, true)
 	if err := f.parse(args); err != nil {
 		return nil, err
@@ -284,7 +327,13 @@ func signingCommand(ctx context.Context, e *env, name string, args []string) (*s
 }
 
 func runClaim(ctx context.Context, e *env, args []string) error {
-	s, err := signingCommand(ctx, e, "claim", args)
+	s, err := signingCommand(ctx, e, "claim", `
+Claims 100 stable from the faucet for your account (or the multisig
+--account), once per 24 hours: signs a claim block, computes its proof of
+work and submits it.`, `  lattice claim
+  lattice claim --key alice.json --node http://127.0.0.1:8081
+  lattice claim --account $MULTISIG --signers a.json,b.json
+`, args)
 	if err != nil {
 		return err
 	}
@@ -355,10 +404,16 @@ func roundDuration(d time.Duration) string {
 }
 
 func runSend(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "send", "send --to ADDRESS --amount N [--asset native|stable] [flags]")
+	f := newHelpFlags(e, "send", "send --to ADDRESS --amount N [--asset native|stable] [flags]", `
+Sends native or stable from your account (or the multisig --account) to
+an address: signs a send block, computes its proof of work and submits it.
+The recipient takes it with `+"`lattice receive`"+`.`, `  lattice send --to $(lattice key show --key bob.json) --amount 12.5
+  lattice send --to $BOB --amount 0.5 --asset stable --json
+  lattice send --to $BOB --amount 1 --account $MULTISIG --signers a.json,b.json
+`)
 	cf := addClientFlags(f, true)
-	to := f.String("to", "", "recipient address")
-	amount := f.String("amount", "", "amount in units, up to 6 decimals (1.5 = 1500000 base units)")
+	to := f.String("to", "", "recipient address (required)")
+	amount := f.String("amount", "", "amount in units, up to 6 decimals (1.5 = 1500000 base units) (required)")
 	assetName := f.String("asset", "native", "native or stable")
 	if err := f.parse(args); err != nil {
 		return err
@@ -394,7 +449,11 @@ func runSend(ctx context.Context, e *env, args []string) error {
 }
 
 func runReceive(ctx context.Context, e *env, args []string) error {
-	s, err := signingCommand(ctx, e, "receive", args)
+	s, err := signingCommand(ctx, e, "receive", `
+Receives every pending send to your account (or the multisig --account):
+one signed receive block for each, with its proof of work.`, `  lattice receive
+  lattice receive --key bob.json --json
+`, args)
 	if err != nil {
 		return err
 	}
@@ -444,7 +503,12 @@ func report(e *env, asJSON bool, b *ledger.Block, format string, args ...any) er
 }
 
 func runChain(ctx context.Context, e *env, args []string) error {
-	cf, addr, err := accountCommand(e, "chain", args)
+	cf, addr, err := accountCommand(e, "chain", `
+Lists an account's blocks, oldest first, with amounts, balances, times and
+whether each is confirmed: of ADDRESS, or --account, or by default the
+account of your key.`, `  lattice chain
+  lattice chain $(lattice key show --key bob.json) --json
+`, args)
 	if err != nil {
 		return err
 	}
@@ -477,7 +541,12 @@ func runChain(ctx context.Context, e *env, args []string) error {
 }
 
 func runBlock(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "block", "block HASH [flags]")
+	f := newHelpFlags(e, "block", "block HASH [flags]", `
+Shows one block by its hash: type, account, amounts, balance, time and
+whether it is confirmed.`, `  HASH=...    # a block hash: 64 hex digits, as `+"`lattice chain`"+` lists them
+  lattice block $HASH
+  lattice block $HASH --json --node http://127.0.0.1:8081
+`)
 	cf := addClientFlags(f, false)
 	if err := f.parse(args); err != nil {
 		return err
@@ -536,15 +605,57 @@ func printBlock(w io.Writer, b nodewire.Block) {
 	tw.Flush()
 }
 
+const multisigUsage = `Usage: lattice multisig COMMAND [flags]
+
+A multisig account belongs to a keyset: its blocks need the signatures of
+THRESHOLD of its keys. Its address derives from the keyset it was opened
+with. Other commands act for it with --account ADDRESS --signers FILES.
+
+Commands:
+  open --keys A,B,C --threshold N --signers FILES
+      open the account of a keyset
+  update --account ADDRESS --keys A,B,C --threshold N --signers FILES
+      replace a multisig account's keyset
+
+Examples:
+  lattice multisig open --keys $A,$B,$C --threshold 2 --signers a.json,b.json
+  lattice multisig update --account $MULTISIG --keys $A,$B,$D --threshold 2 --signers a.json,b.json
+  lattice send --account $MULTISIG --signers a.json,c.json --to $BOB --amount 5
+
+Run ` + "`lattice multisig COMMAND -h`" + ` for a command's flags.
+`
+
 func runMultisig(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || (args[0] != "open" && args[0] != "update") {
-		return usageErr("want `lattice multisig open --keys A,B,C --threshold N --signers FILES` or `lattice multisig update --account ADDRESS --keys ... --threshold N --signers FILES`")
+	const want = "want `lattice multisig open --keys A,B,C --threshold N --signers FILES` or `lattice multisig update --account ADDRESS --keys ... --threshold N --signers FILES`"
+	if done, err := groupHelp(e, args, multisigUsage, want); done {
+		return err
+	}
+	if args[0] != "open" && args[0] != "update" {
+		return usageErr("%s", want)
 	}
 	op := args[0]
-	f := newFlags(e, "multisig "+op, "multisig "+op+" --keys ADDRESSES --threshold N --signers FILES [flags]")
+	var f *flags
+	if op == "open" {
+		f = newHelpFlags(e, "multisig open", "multisig open --keys ADDRESSES --threshold N --signers FILES [flags]", `
+Opens the multisig account of a keyset: THRESHOLD of the keys in --keys
+must sign its blocks. The account's address derives from the keyset and is
+printed; --signers are key files of the keyset that sign the open block.`, `  lattice multisig open --keys $A,$B,$C --threshold 2 --signers a.json,b.json
+  lattice multisig open --keys $A,$B --threshold 1 --signers a.json --json
+`)
+	} else {
+		f = newHelpFlags(e, "multisig update", "multisig update --account ADDRESS --keys ADDRESSES --threshold N --signers FILES [flags]", `
+Replaces the keyset of the multisig account --account with --keys and
+--threshold; --signers are the key files that sign the update for the
+account.`, `  lattice multisig update --account $MULTISIG --keys $A,$B,$D --threshold 2 --signers a.json,b.json
+`)
+	}
 	cf := addClientFlags(f, true)
-	keys := f.String("keys", "", "comma-separated addresses of the keyset")
-	threshold := f.Int("threshold", 0, "how many keys must sign")
+	if op == "update" {
+		f.Lookup("account").Usage = "the multisig account whose keyset to replace (required)"
+	}
+	f.Lookup("signers").Usage += " (required)"
+	keys := f.String("keys", "", "comma-separated addresses of the keyset (required)")
+	threshold := f.Int("threshold", 0, "how many keys must sign (required)")
 	if err := f.parse(args[1:]); err != nil {
 		return err
 	}
