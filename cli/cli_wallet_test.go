@@ -483,6 +483,7 @@ func TestUsageErrors(t *testing.T) {
 		{"multisig threshold too high", []string{"--keys", x, "--threshold", "2", "--signers", tn.gkey}, "multisig open", "lattice multisig"},
 		{"multisig threshold zero", []string{"--keys", x, "--threshold", "0", "--signers", tn.gkey}, "multisig open", "lattice multisig"},
 		{"multisig without signers", []string{"--keys", x, "--threshold", "1"}, "multisig open", "--signers is required"},
+		{"multisig open for another account", []string{"--keys", x, "--threshold", "1", "--signers", tn.gkey, "--account", tn.genesis.Address().String()}, "multisig open", "leave --account out"},
 		{"genesis without op", nil, "genesis", "genesis new"},
 		{"bench without op", nil, "bench", "bench ledger"},
 	}
@@ -649,6 +650,11 @@ func TestMultisig(t *testing.T) {
 	}
 
 	tn.mustAs(tn.gkey, "send", "--to", ms, "--amount", "10")
+	// The balance of a multisig account with pending sends says how its
+	// signers take them, not how an owner's key would.
+	if out := tn.mustAs(tn.gkey, "balance", ms).stdout; !strings.Contains(out, "lattice receive --account "+ms+" --signers") {
+		t.Errorf("balance of the multisig account with a pending send: %q, want the --account --signers hint", out)
+	}
 	r = ok(t, run(t, "receive", "--node", tn.url, "--account", ms, "--signers", f1+","+f3), "receive --account")
 	if !strings.HasPrefix(r.stdout, "received 10 native from "+tn.genesis.Address().String()) {
 		t.Errorf("multisig receive printed %q", r.stdout)

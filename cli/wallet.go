@@ -301,6 +301,8 @@ received: of ADDRESS, or --account, or by default the account of your key.`, `  
 		}
 		if own, err := wallet.LoadKey(*cf.key); err == nil && own.Address() == addr {
 			fmt.Fprintln(e.stdout, "run `lattice receive` to take them")
+		} else if _, kerr := s.c.Keyset(ctx, addr); kerr == nil {
+			fmt.Fprintf(e.stdout, "its signers take them with `lattice receive --account %s --signers FILE,FILE`\n", addr)
 		} else {
 			fmt.Fprintln(e.stdout, "the account's owner takes them with `lattice receive` and their key")
 		}
@@ -652,6 +654,8 @@ account.`, `  lattice multisig update --account $MULTISIG --keys $A,$B,$D --thre
 	cf := addClientFlags(f, true)
 	if op == "update" {
 		f.Lookup("account").Usage = "the multisig account whose keyset to replace (required)"
+	} else {
+		f.Lookup("account").Usage = "not needed: the account's address derives from --keys and --threshold; if given, it must be that address"
 	}
 	f.Lookup("signers").Usage += " (required)"
 	keys := f.String("keys", "", "comma-separated addresses of the keyset (required)")
@@ -673,9 +677,11 @@ account.`, `  lattice multisig update --account $MULTISIG --keys $A,$B,$D --thre
 	}
 	if op == "open" {
 		// The account is derived from the keyset.
-		if *cf.account == "" {
-			*cf.account = ledger.MultisigAddress(ks).String()
+		derived := ledger.MultisigAddress(ks).String()
+		if *cf.account != "" && !strings.EqualFold(*cf.account, derived) {
+			return usageErr("--account %s: multisig open opens the keyset's own account, %s; leave --account out", *cf.account, derived)
 		}
+		*cf.account = derived
 	}
 	if *cf.signers == "" {
 		return usageErr("--signers is required: the key files that sign")
