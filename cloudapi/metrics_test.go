@@ -13,47 +13,19 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/httpmetrics"
 )
 
-// sample returns the value of the series of family name whose labels
-// include want: a counter's or gauge's value, a histogram's count; 0 if
-// there is none.
+// sample is httpmetrics.Sample, failing the test on a gather error.
 func sample(t *testing.T, reg prometheus.Gatherer, name string, want map[string]string) float64 {
 	t.Helper()
-	fams, err := reg.Gather()
+	v, err := httpmetrics.Sample(reg, name, want)
 	if err != nil {
 		t.Fatalf("gather: %v", err)
 	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if labels[k] != v {
-					continue series
-				}
-			}
-			switch f.GetType() {
-			case dto.MetricType_COUNTER:
-				return m.GetCounter().GetValue()
-			case dto.MetricType_GAUGE:
-				return m.GetGauge().GetValue()
-			case dto.MetricType_HISTOGRAM:
-				return float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return 0
+	return v
 }
 
 func TestPrometheusMetrics(t *testing.T) {

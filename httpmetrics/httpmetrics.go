@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Metrics counts one server's requests. A nil *Metrics counts nothing.
@@ -77,4 +78,40 @@ func NewRegistry() *prometheus.Registry {
 // asked). Its own errors go to the scraper as 500s.
 func Handler(reg *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+}
+
+// Sample returns the value of the first series of family name whose
+// labels include want: a counter's or gauge's value, a histogram's count;
+// 0 if there is none. For tests and tools that read a registry.
+func Sample(g prometheus.Gatherer, name string, want map[string]string) (float64, error) {
+	fams, err := g.Gather()
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if labels[k] != v {
+					continue series
+				}
+			}
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				return m.GetCounter().GetValue(), nil
+			case dto.MetricType_GAUGE:
+				return m.GetGauge().GetValue(), nil
+			case dto.MetricType_HISTOGRAM:
+				return float64(m.GetHistogram().GetSampleCount()), nil
+			}
+		}
+	}
+	return 0, nil
 }

@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/latticenet/lattice/internal/benchstat"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeapi"
@@ -163,9 +164,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	for _, rd := range r.Rounds {
 		verify = append(verify, rd.Verify...)
 	}
-	r.VerifyPerSec = median(verify)
-	r.HTTPRatio = median(collect(r.Rounds, func(rd Round) float64 { return rd.HTTPRatio }))
-	r.InProcessRatio = median(collect(r.Rounds, func(rd Round) float64 { return rd.InProcessRatio }))
+	r.VerifyPerSec = benchstat.Median(verify)
+	r.HTTPRatio = benchstat.Median(collect(r.Rounds, func(rd Round) float64 { return rd.HTTPRatio }))
+	r.InProcessRatio = benchstat.Median(collect(r.Rounds, func(rd Round) float64 { return rd.InProcessRatio }))
 	r.HTTP = medianPhase(collect(r.Rounds, func(rd Round) Phase { return rd.HTTP }))
 	r.InProcess = medianPhase(collect(r.Rounds, func(rd Round) Phase { return rd.InProcess }))
 	return r, nil
@@ -177,18 +178,6 @@ func collect[T any](rounds []Round, f func(Round) T) []T {
 		out[i] = f(rd)
 	}
 	return out
-}
-
-func median(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	if len(v) == 0 {
-		return 0
-	}
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // medianPhase returns the phase with the median rate.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latticenet/lattice/internal/benchstat"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgernet"
 	"github.com/latticenet/lattice/nettest"
@@ -91,17 +92,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 		rep.Rounds = append(rep.Rounds, rd)
 	}
-	med := func(f func(Round) float64) float64 {
-		v := make([]float64, len(rep.Rounds))
-		for i, r := range rep.Rounds {
-			v[i] = f(r)
-		}
-		slices.Sort(v)
-		if len(v)%2 == 1 {
-			return v[len(v)/2]
-		}
-		return (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
+	med := func(f func(Round) float64) float64 { return benchstat.MedianOf(rep.Rounds, f) }
 	rep.Median = Round{
 		SingleBlocksPerSec:    med(func(r Round) float64 { return r.SingleBlocksPerSec }),
 		ConfirmedBlocksPerSec: med(func(r Round) float64 { return r.ConfirmedBlocksPerSec }),
