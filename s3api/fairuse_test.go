@@ -43,29 +43,39 @@ func TestRequestRatePerAccount(t *testing.T) {
 	}
 }
 
+// openUpload starts a PutObject of 10 bytes whose body stops after 5:
+// the returned function sends the rest, and the channel gives the
+// answer's status (-1 for a failed request). The pipe is closed at the
+// test's end, before the server (cleanups run last in, first out), so
+// that a failure cannot leave the server waiting on it.
+func openUpload(t *testing.T, e *env, path string) (finish func(), status <-chan int) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) })
+	ch := make(chan int, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(e.signedAs(t, e.id, e.secret, "PUT", path, pr, 10))
+		if err != nil {
+			ch <- -1
+			return
+		}
+		resp.Body.Close()
+		ch <- resp.StatusCode
+	}()
+	pw.Write([]byte("hello"))
+	return func() { pw.Write([]byte("world")); pw.Close() }, ch
+}
+
 func TestTransfersPerAccount(t *testing.T) {
 	e := startEnv(t, false, s3api.Options{Limits: s3api.Limits{Transfers: 1}})
 	if code, s3e := do(t, e.signed(t, "PUT", "/tbucket", nil, "", nil)); code != 200 {
 		t.Fatalf("CreateBucket: %d %s", code, s3e.Code)
 	}
-	// The first upload's body stays open: it holds alice's one slot. The
-	// pipe is closed before the server (cleanups run last in, first out),
-	// so that a failure here cannot leave the server waiting on it.
-	pr, pw := io.Pipe()
-	t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) })
-	first := make(chan int, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(e.signedAs(t, e.id, e.secret, "PUT", "/tbucket/slow", pr, 10))
-		if err != nil {
-			first <- -1
-			return
-		}
-		resp.Body.Close()
-		first <- resp.StatusCode
-	}()
-	pw.Write([]byte("hello"))
+	// The first upload's body stays open: it holds alice's one slot once
+	// the server has it. Until then a second upload may take the slot
+	// first, and the first is refused: it is started again.
+	finish, first := openUpload(t, e, "/tbucket/slow")
 	deadline := time.Now().Add(30 * time.Second) // under -race on a loaded machine the first may take a while
-
 	for {
 		code, s3e := do(t, e.signed(t, "PUT", "/tbucket/second", strings.NewReader("x"), sha("x"), nil))
 		if code == http.StatusServiceUnavailable && s3e.Code == "SlowDown" {
@@ -73,7 +83,10 @@ func TestTransfersPerAccount(t *testing.T) {
 		}
 		select {
 		case c := <-first:
-			t.Fatalf("the first upload ended before its body did: %d", c)
+			if c != http.StatusServiceUnavailable {
+				t.Fatalf("the first upload ended before its body did: %d", c)
+			}
+			finish, first = openUpload(t, e, "/tbucket/slow") // it lost the race
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -81,12 +94,22 @@ func TestTransfersPerAccount(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // the first may not have started yet
 	}
+	// A refused upload is answered at once, although its body has not
+	// all come: the server does not wait for a body it will not use.
+	_, refused := openUpload(t, e, "/tbucket/refused")
+	select {
+	case c := <-refused:
+		if c != http.StatusServiceUnavailable && c != -1 { // -1: the connection closed before the answer was read
+			t.Errorf("an upload past the limit, its body open: got %d, want 503", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an upload past the limit, its body open, had no answer in 10 s: the server waits for its body")
+	}
 	// Listing carries no body: it takes no slot.
 	if code, s3e := do(t, e.signed(t, "GET", "/tbucket?list-type=2", nil, "", nil)); code != 200 {
 		t.Errorf("ListObjectsV2 while a transfer runs: got %d %s, want 200", code, s3e.Code)
 	}
-	pw.Write([]byte("world"))
-	pw.Close()
+	finish()
 	if code := <-first; code != 200 {
 		t.Fatalf("the first upload: got %d, want 200", code)
 	}

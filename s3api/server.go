@@ -175,17 +175,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	if s.fair.authBlocked(hr, start) {
 		// Too many failed authentications from this address: no
 		// signature is even checked until its budget refills.
-		writeError(rec, hr, errSlowDown, req.id)
+		refuse(rec, hr, errSlowDown, req.id)
 		return
 	}
 	if err := s.authorize(req, o); err != nil {
 		s.fair.authFailed(hr, start)
-		writeError(rec, hr, toError(err, errAccessDenied), req.id)
+		refuse(rec, hr, toError(err, errAccessDenied), req.id)
 		return
 	}
 	done, refused := s.fair.admit(req.account, o.transfer, start)
 	if refused != nil {
-		writeError(rec, hr, refused, req.id)
+		refuse(rec, hr, refused, req.id)
 		return
 	}
 	defer done()
@@ -214,6 +214,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		}
 		writeError(rec, hr, e, req.id)
 	}
+}
+
+// refuse answers a request turned away before its body was read. A
+// request with a body is answered with Connection: close: otherwise
+// net/http reads up to 256 KiB of the unwanted body before it sends the
+// answer, which a client trickling its body (or one the limits just
+// refused) would hold back for as long as it likes.
+func refuse(w http.ResponseWriter, r *http.Request, e *Error, requestID string) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+	writeError(w, r, e, requestID)
 }
 
 // locate finds the bucket and key of r, virtual-hosted style when the
