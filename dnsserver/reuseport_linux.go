@@ -1,0 +1,5 @@
+package dnsserver
+
+import "golang.org/x/sys/unix"
+
+const reusePort = unix.SO_REUSEPORT

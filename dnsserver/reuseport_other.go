@@ -1,0 +1,5 @@
+//go:build !linux
+
+package dnsserver
+
+const reusePort = 0
