@@ -13,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/latticenet/lattice/chatbench"
+	"github.com/latticenet/lattice/dnsbench"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgerbench"
 	"github.com/latticenet/lattice/netbench"
@@ -32,18 +34,20 @@ Commands:
   network    the ledger network: confirmation, forks and sync on 3 nodes
   chat       chat: accepted messages a second, delivery latency, subscribers
   s3         S3 throughput of lattice, optionally against MinIO
+  dns        DNS queries a second of lattice, NSD and PowerDNS, with dnsperf
 
 Examples:
   lattice bench ledger --rounds 5
   lattice bench network --blocks 12000 --forks 30 --sync-blocks 1000000
   lattice bench chat --json
   lattice bench s3 --minio /tmp/minio-bin/minio
+  lattice bench dns --rounds 3
 
 Run ` + "`lattice bench COMMAND -h`" + ` for a command's flags.
 `
 
 func runBench(ctx context.Context, e *env, args []string) error {
-	const want = "want `lattice bench ledger [flags]`, `lattice bench network [flags]`, `lattice bench chat [flags]` or `lattice bench s3 [flags]`"
+	const want = "want `lattice bench ledger [flags]`, `lattice bench network [flags]`, `lattice bench chat [flags]`, `lattice bench s3 [flags]` or `lattice bench dns [flags]`"
 	if done, err := groupHelp(e, args, benchUsage, want); done {
 		return err
 	}
@@ -57,6 +61,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return runBenchNetwork(ctx, e, args[1:])
 		case "chat":
 			return runBenchChat(ctx, e, args[1:])
+		case "dns":
+			return runBenchDNS(ctx, e, args[1:])
 		case "chat-subscribers":
 			// Not for people: bench chat runs it to hold event streams
 			// beyond its own open-file limit.
@@ -368,4 +374,50 @@ func sizeString(n int) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+func runBenchDNS(ctx context.Context, e *env, args []string) error {
+	f := newHelpFlags(e, "bench dns", "bench dns [--hosts N] [--duration D] [--clients N] [--rounds N] [flags]", `
+Serves one zone with lattice's DNS server, NSD and PowerDNS (its BIND
+backend) in turn on loopback, each with as many threads as the machine has
+cores, and measures each with dnsperf (the same query mix: hosts, a CNAME,
+the MX, a wildcard, a missing name). Reports queries a second, average
+latency, and lattice's ratio to each peer per round and their median.
+Needs the Debian packages nsd, pdns-server, pdns-backend-bind and dnsperf.`, `  lattice bench dns
+  lattice bench dns --duration 20s --rounds 5 --json
+`)
+	hosts := f.Int("hosts", 1000, "A records in the zone")
+	duration := f.Duration("duration", 10*time.Second, "how long dnsperf runs against each server in each round")
+	clients := f.Int("clients", 4, "dnsperf's clients (-c)")
+	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
+	nsd := f.String("nsd", "", "path of nsd (default: found on PATH or in /usr/sbin)")
+	pdns := f.String("pdns", "", "path of pdns_server (default: found on PATH or in /usr/sbin)")
+	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if *hosts < 1 || *clients < 1 || *rounds < 1 || *duration <= 0 {
+		return usageErr("--hosts, --clients, --rounds and --duration must be positive")
+	}
+	r, err := dnsbench.Run(ctx, dnsbench.Config{Hosts: *hosts, Duration: *duration, Clients: *clients, Rounds: *rounds,
+		NSD: *nsd, PDNS: *pdns, Progress: e.stderr})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(e.stdout, r)
+	}
+	fmt.Fprintf(e.stdout, "one zone of %d hosts, dnsperf -c %d for %s per server per round, %d server threads, %d cpus\n\n",
+		r.Hosts, r.Clients, *duration, r.ServerCores, runtime.NumCPU())
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "round\tlattice q/s\tnsd q/s\tpowerdns q/s\tlattice/nsd\tlattice/powerdns\tlattice ms\tnsd ms\tpowerdns ms\t")
+	row := func(name string, x dnsbench.Round) {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.2f\t%.2f\t%.3f\t%.3f\t%.3f\t\n", name, x.Lattice.QPS, x.NSD.QPS, x.PDNS.QPS,
+			x.VsNSD, x.VsPDNS, x.Lattice.AvgLatencyMs, x.NSD.AvgLatencyMs, x.PDNS.AvgLatencyMs)
+	}
+	for i, x := range r.Rounds {
+		row(strconv.Itoa(i+1), x)
+	}
+	row("median", r.Median)
+	return tw.Flush()
 }

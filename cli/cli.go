@@ -57,6 +57,7 @@ func commands() []command {
 		{"node", "run a ledger node from a data directory and a genesis file", runNode},
 		{"cloud", "run the cloud platform's REST API and S3 endpoint; `cloud apikey` manages API keys", runCloud},
 		{"s3", "buckets and objects: mb, rb, ls, cp (with progress), rm, public, usage, presign, keys", runS3},
+		{"dns", "DNS zones and records, served by the platform's DNS server (dns zone create|ls|rm, dns record add|ls|set|rm)", runDNS},
 		{"genesis", "create a network's genesis file (genesis new)", runGenesis},
 		{"key", "create or show a key file (key new | key show)", runKey},
 		{"balance", "show an account's balances and pending receipts", runBalance},

@@ -94,11 +94,12 @@ func cleanEnv(t *testing.T) (home string) {
 	t.Setenv("HOME", home)
 	for _, v := range []string{"LATTICE_NODE", "LATTICE_KEY", "LATTICE_DATA", "LATTICE_HTTP", "LATTICE_CONFIG",
 		"LATTICE_LOG_LEVEL", "LATTICE_GENESIS", "LATTICE_MAX_CLOCK_SKEW", "LATTICE_PROFILE", "LATTICE_API_URL",
-		"LATTICE_API_KEY", "XDG_CONFIG_HOME"} {
+		"LATTICE_API_KEY", "XDG_CONFIG_HOME", "LATTICE_DNS_NS", "LATTICE_DNS_NOTIFY", "LATTICE_DNS_TRANSFER_FROM"} {
 		t.Setenv(v, "")
 	}
 	// Servers started by tests never take the real S3 port.
 	t.Setenv("LATTICE_S3", "127.0.0.1:0")
+	t.Setenv("LATTICE_DNS", "127.0.0.1:0") // nor the real DNS port
 	return home
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"time"
@@ -15,6 +16,9 @@ import (
 
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/dnsapi"
+	"github.com/latticenet/lattice/dnsserver"
+	"github.com/latticenet/lattice/dnsstore"
 	"github.com/latticenet/lattice/durablefile"
 	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/s3api"
@@ -24,6 +28,8 @@ import (
 // lifecycle sweeper, which close stops.
 type cloudServer struct {
 	st        *cloudstore.Store
+	dns       *dnsstore.Store
+	opts      cloudOptions
 	log       *slog.Logger
 	publicURL string           // the REST API's URL as clients reach it, for presigned URLs; "" for the request's Host
 	api       *cloudapi.Server // set by serve
@@ -32,7 +38,6 @@ type cloudServer struct {
 	// servers once serve runs. They are served at GET /metrics on the
 	// REST API, or on metricsLn alone if it is set (--metrics).
 	reg       *prometheus.Registry
-	metricsLn net.Listener
 	stopSweep context.CancelFunc
 	swept     chan struct{}
 }
@@ -40,10 +45,23 @@ type cloudServer struct {
 // sweepInterval is how often expired objects are deleted.
 const sweepInterval = 10 * time.Minute
 
+// cloudOptions are the cloud platform's settings beyond its addresses.
+type cloudOptions struct {
+	// PublicURL is the REST API's URL as clients reach it, for presigned
+	// URLs; "" for the request's Host.
+	PublicURL string
+	// Nameservers name the platform's DNS servers (every zone's apex NS
+	// records); default ns1.lattice.test.
+	Nameservers []string
+	// DNSTransferFrom may transfer zones; DNSNotify are told of changes.
+	DNSTransferFrom []netip.Prefix
+	DNSNotify       []string
+}
+
 // openCloud opens the cloud platform in dir, creating the admin API key on
 // first start: printed once and written to dir/admin-api-key (0600). log
 // is the base logger (see newLogger): the cloud's lines add "service".
-func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
+func openCloud(e *env, dir string, log *slog.Logger, opts cloudOptions) (*cloudServer, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -52,9 +70,15 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	dns, err := dnsstore.Open(filepath.Join(dir, "dns"), dnsstore.Options{Nameservers: opts.Nameservers, Logger: log.With("service", "dns")})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	path := filepath.Join(dir, "admin-api-key")
 	_, secret, err := st.EnsureAdmin(time.Now(), func(secret string) error { return writeSecretFile(path, secret) })
 	if err != nil {
+		dns.Close()
 		st.Close()
 		return nil, err
 	}
@@ -64,7 +88,7 @@ func openCloud(e *env, dir string, log *slog.Logger) (*cloudServer, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	reg := httpmetrics.NewRegistry()
 	reg.MustRegister(storeCollector{st: st, log: log})
-	c := &cloudServer{st: st, log: log, reg: reg, stopSweep: cancel, swept: make(chan struct{})}
+	c := &cloudServer{st: st, dns: dns, opts: opts, log: log, reg: reg, stopSweep: cancel, swept: make(chan struct{})}
 	go func() {
 		defer close(c.swept)
 		st.RunLifecycle(ctx, sweepInterval, time.Now, log)
@@ -85,32 +109,85 @@ func listenFor(addr, flag, env string) (net.Listener, error) {
 	return ln, nil
 }
 
-// listenCloud binds the REST API's and the S3 endpoint's addresses. The
-// commands bind every listener before they create any state, so that a
-// port in use fails before a data directory or an admin key is made.
-func listenCloud(apiAddr, s3Addr string) (apiLn, s3Ln net.Listener, err error) {
-	if apiLn, err = listenFor(apiAddr, "api", "LATTICE_API"); err != nil {
-		return nil, nil, err
-	}
-	if s3Ln, err = listenFor(s3Addr, "s3", "LATTICE_S3"); err != nil {
-		apiLn.Close()
-		return nil, nil, err
-	}
-	return apiLn, s3Ln, nil
+// cloudAddrs are the addresses the cloud platform serves on; DNS ""
+// runs no DNS server (the API still keeps zones), Metrics "" serves the
+// metrics on the REST API.
+type cloudAddrs struct{ API, S3, DNS, Metrics string }
+
+// cloudListeners are the platform's bound sockets.
+type cloudListeners struct {
+	api, s3, metrics net.Listener
+	dnsUDP           []net.PacketConn
+	dnsTCP           net.Listener
 }
 
-// serve runs the REST API on apiLn and the S3 endpoint on s3Ln (and the
-// metrics on c.metricsLn, if set) until ctx ends or one fails, and closes
-// them all. All are bound before any serves, so the REST API's endpoint
-// record names the S3 address really bound.
-func (c *cloudServer) serve(ctx context.Context, e *env, base *slog.Logger, apiLn, s3Ln net.Listener, ready func(apiURL, s3URL string)) error {
+// listenCloud binds every address of a. The commands bind every listener
+// before they create any state, so that a port in use fails before a data
+// directory or an admin key is made.
+func listenCloud(a cloudAddrs) (_ *cloudListeners, err error) {
+	l := &cloudListeners{}
+	defer func() {
+		if err != nil {
+			l.close()
+		}
+	}()
+	if l.api, err = listenFor(a.API, "api", "LATTICE_API"); err != nil {
+		return nil, err
+	}
+	if l.s3, err = listenFor(a.S3, "s3", "LATTICE_S3"); err != nil {
+		return nil, err
+	}
+	if a.DNS != "" {
+		if l.dnsUDP, l.dnsTCP, err = listenDNS(a.DNS); err != nil {
+			return nil, err
+		}
+	}
+	if a.Metrics != "" {
+		if l.metrics, err = listenFor(a.Metrics, "metrics", "LATTICE_METRICS"); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// listenDNS binds addr for the DNS server (dnsserver.Listen), naming the
+// flag in the error.
+func listenDNS(addr string) ([]net.PacketConn, net.Listener, error) {
+	udp, tcp, err := dnsserver.Listen(addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen %s (DNS): %w (choose another address with --dns or LATTICE_DNS; \"\" runs no DNS server)", addr, err)
+	}
+	return udp, tcp, nil
+}
+
+func (l *cloudListeners) close() {
+	for _, ln := range []net.Listener{l.api, l.s3, l.metrics, l.dnsTCP} {
+		if ln != nil {
+			ln.Close() // a no-op once served and closed
+		}
+	}
+	for _, pc := range l.dnsUDP {
+		pc.Close()
+	}
+}
+
+// cloudURLs are where the platform serves, for the banner: DNS is the
+// server's host:port ("" when none runs).
+type cloudURLs struct{ API, S3, DNS, Metrics string }
+
+// serve runs the REST API, the S3 endpoint, the DNS server and (if it has
+// a listener of its own) the metrics on l until ctx ends or one fails,
+// and closes them all. All are bound before any serves, so the REST API's
+// endpoint record names the S3 address really bound.
+func (c *cloudServer) serve(ctx context.Context, e *env, base *slog.Logger, l *cloudListeners, ready func(cloudURLs)) error {
 	log := base.With("service", "cloud")
 	var onAPI http.Handler // /metrics on the REST API, unless it has a listener of its own
-	if c.metricsLn == nil {
+	if l.metrics == nil {
 		onAPI = httpmetrics.Handler(c.reg)
 	}
-	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log, S3Endpoint: s3Ln.Addr().String(), Region: s3Region, PublicURL: c.publicURL,
+	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log, S3Endpoint: l.s3.Addr().String(), Region: s3Region, PublicURL: c.opts.PublicURL,
 		Metrics: httpmetrics.New(c.reg, "cloud"), MetricsHandler: onAPI})
+	dnsapi.Register(c.api, c.dns)
 	c.s3 = s3api.New(c.st, s3api.Options{Logger: base.With("service", "s3"), Region: s3Region, Metrics: httpmetrics.New(c.reg, "s3")})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -120,22 +197,41 @@ func (c *cloudServer) serve(ctx context.Context, e *env, base *slog.Logger, apiL
 		h  http.Handler
 		e  *env
 	}
-	servers := []server{{apiLn, c.api, e}, {s3Ln, c.s3, quiet}}
-	if c.metricsLn != nil {
+	servers := []server{{l.api, c.api, e}, {l.s3, c.s3, quiet}}
+	urls := cloudURLs{API: "http://" + l.api.Addr().String(), S3: "http://" + l.s3.Addr().String()}
+	urls.Metrics = urls.API + "/metrics"
+	if l.metrics != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", httpmetrics.Handler(c.reg))
-		servers = append(servers, server{c.metricsLn, mux, quiet})
+		servers = append(servers, server{l.metrics, mux, quiet})
+		urls.Metrics = "http://" + l.metrics.Addr().String() + "/metrics"
 	}
-	done := make(chan error, len(servers))
+	done := make(chan error, len(servers)+1)
 	for _, srv := range servers {
 		go func() {
 			done <- serveOn(ctx, srv.e, log, srv.ln, srv.h, nil, func(string) {})
 			cancel()
 		}()
 	}
-	ready("http://"+apiLn.Addr().String(), "http://"+s3Ln.Addr().String())
+	running := len(servers)
+	if l.dnsTCP != nil {
+		dns := dnsserver.New(dnsserver.Options{TransferFrom: c.opts.DNSTransferFrom, Notify: c.opts.DNSNotify, Logger: base.With("service", "dns")})
+		c.dns.Watch(dns.Update)
+		c.reg.MustRegister(dnsCollector{dns})
+		running++
+		urls.DNS = l.dnsTCP.Addr().String()
+		go func() {
+			err := dns.Serve(ctx, l.dnsUDP[0], l.dnsTCP, l.dnsUDP[1:]...)
+			if err != nil {
+				err = fmt.Errorf("dns: %w", err)
+			}
+			done <- err
+			cancel()
+		}()
+	}
+	ready(urls)
 	var err error
-	for range servers {
+	for range running {
 		if err2 := <-done; err == nil {
 			err = err2
 		}
@@ -187,6 +283,30 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(storeObjectBytes, prometheus.GaugeValue, float64(t.Bytes))
 }
 
+// dnsCollector gives Prometheus the DNS server's counters.
+type dnsCollector struct{ srv *dnsserver.Server }
+
+var (
+	dnsQueries  = prometheus.NewDesc("lattice_dns_queries_total", "DNS messages the server answered, UDP and TCP (zone transfers included).", nil, nil)
+	dnsRefused  = prometheus.NewDesc("lattice_dns_refused_total", "Messages answered REFUSED: zones not served, transfers not allowed, NOTIFYs.", nil, nil)
+	dnsNXDomain = prometheus.NewDesc("lattice_dns_nxdomain_total", "Queries answered NXDOMAIN.", nil, nil)
+	dnsZones    = prometheus.NewDesc("lattice_dns_zones", "Zones the server answers for.", nil, nil)
+)
+
+func (dnsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{dnsQueries, dnsRefused, dnsNXDomain, dnsZones} {
+		ch <- d
+	}
+}
+
+func (c dnsCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.srv.Stats()
+	ch <- prometheus.MustNewConstMetric(dnsQueries, prometheus.CounterValue, float64(st.Queries))
+	ch <- prometheus.MustNewConstMetric(dnsRefused, prometheus.CounterValue, float64(st.Refused))
+	ch <- prometheus.MustNewConstMetric(dnsNXDomain, prometheus.CounterValue, float64(st.NXDomain))
+	ch <- prometheus.MustNewConstMetric(dnsZones, prometheus.GaugeValue, float64(st.Zones))
+}
+
 func (c *cloudServer) close() {
 	c.stopSweep()
 	<-c.swept
@@ -194,6 +314,7 @@ func (c *cloudServer) close() {
 		c.api.Wait()
 		c.s3.Wait()
 	}
+	c.dns.Close()
 	c.st.Close()
 }
 
@@ -208,15 +329,16 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 		return runAPIKey(ctx, e, args[1:])
 	}
 	e = e.synced()
-	f := newHelpFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR] [--public-url URL] [--metrics ADDR]", `
-Runs the cloud platform: its REST API and its S3-compatible endpoint, over
-the data directory, until interrupted. On first start it writes an admin
-API key to DATA/admin-api-key. Flags also come from the environment
-and from a JSON --config file.
+	f := newHelpFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR] [--dns ADDR] [--public-url URL] [--metrics ADDR]", `
+Runs the cloud platform: its REST API, its S3-compatible endpoint and its
+authoritative DNS server, over the data directory, until interrupted. On
+first start it writes an admin API key to DATA/admin-api-key. Flags also
+come from the environment and from a JSON --config file.
 
 Commands:
   apikey create|list|revoke   manage API keys (`+"`lattice cloud apikey -h`"+`)`, `  lattice cloud --data /var/lib/lattice-cloud
   lattice cloud --api 0.0.0.0:8090 --s3 0.0.0.0:9000 --public-url https://cloud.example.com
+  lattice cloud --dns 0.0.0.0:53 --dns-ns ns1.example.net,ns2.example.net --dns-notify 192.0.2.53:53 --dns-transfer-from 192.0.2.53/32
   lattice cloud apikey create --account alice --api-key $(cat ~/.lattice/cloud/admin-api-key)
 `)
 	if len(args) > 0 && args[0] == "help" {
@@ -226,9 +348,10 @@ Commands:
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "cloud"), "data directory")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "REST API address")
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
+	dnsFlags := addDNSFlags(f, "0.0.0.0:53")
 	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
 	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics at http://ADDR/metrics instead of at the REST API's GET /metrics")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, public_url, metrics, log_level, log_format")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, public_url, metrics, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -240,41 +363,69 @@ Commands:
 			return usageErr("--public-url %q: want http(s)://host[:port][/path]", *publicURL)
 		}
 	}
+	opts, err := dnsFlags.options()
+	if err != nil {
+		return err
+	}
+	opts.PublicURL = *publicURL
 	log, err := newLogger(e, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}
-	apiLn, s3Ln, err := listenCloud(*apiAddr, *s3Addr)
+	lns, err := listenCloud(cloudAddrs{API: *apiAddr, S3: *s3Addr, DNS: *dnsFlags.addr, Metrics: *metricsAddr})
 	if err != nil {
 		return err
 	}
-	var metricsLn net.Listener
-	if *metricsAddr != "" {
-		if metricsLn, err = listenFor(*metricsAddr, "metrics", "LATTICE_METRICS"); err != nil {
-			apiLn.Close()
-			s3Ln.Close()
-			return err
-		}
-	}
-	c, err := openCloud(e, *data, log)
+	defer lns.close()
+	c, err := openCloud(e, *data, log, opts)
 	if err != nil {
-		apiLn.Close()
-		s3Ln.Close()
-		if metricsLn != nil {
-			metricsLn.Close()
-		}
 		return err
 	}
 	defer c.close()
-	c.publicURL = *publicURL
-	c.metricsLn = metricsLn
-	return c.serve(ctx, e, log, apiLn, s3Ln, func(apiURL, s3URL string) {
-		fmt.Fprintf(e.stdout, "lattice cloud: REST API %s (data %s)\n", apiURL, *data)
-		fmt.Fprintf(e.stdout, "lattice cloud: S3 endpoint %s (region %s)\n", s3URL, s3Region)
-		metricsURL := apiURL + "/metrics"
-		if metricsLn != nil {
-			metricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
+	return c.serve(ctx, e, log, lns, func(u cloudURLs) {
+		fmt.Fprintf(e.stdout, "lattice cloud: REST API %s (data %s)\n", u.API, *data)
+		fmt.Fprintf(e.stdout, "lattice cloud: S3 endpoint %s (region %s)\n", u.S3, s3Region)
+		if u.DNS != "" {
+			fmt.Fprintf(e.stdout, "lattice cloud: DNS %s (UDP and TCP)\n", u.DNS)
 		}
-		fmt.Fprintf(e.stdout, "lattice cloud: metrics %s\n", metricsURL)
+		fmt.Fprintf(e.stdout, "lattice cloud: metrics %s\n", u.Metrics)
 	})
+}
+
+// dnsFlags are the DNS server's flags, which cloud and dev share.
+type dnsFlags struct {
+	addr, ns, notify, transferFrom *string
+}
+
+func addDNSFlags(f *flags, def string) dnsFlags {
+	return dnsFlags{
+		addr:         f.string("dns", "LATTICE_DNS", "dns", def, `authoritative DNS server address, UDP and TCP ("" for none)`),
+		ns:           f.string("dns-ns", "LATTICE_DNS_NS", "dns_ns", "ns1.lattice.test", "the platform's name server names, comma-separated: every zone's apex NS records"),
+		notify:       f.string("dns-notify", "LATTICE_DNS_NOTIFY", "dns_notify", "", "secondaries (HOST:PORT,...) sent a NOTIFY after every zone change"),
+		transferFrom: f.string("dns-transfer-from", "LATTICE_DNS_TRANSFER_FROM", "dns_transfer_from", "", "networks (CIDR,...) allowed to transfer zones (AXFR, IXFR); none by default"),
+	}
+}
+
+// options checks the DNS flags.
+func (d dnsFlags) options() (cloudOptions, error) {
+	var o cloudOptions
+	o.Nameservers = splitList(*d.ns)
+	for _, t := range splitList(*d.notify) {
+		if _, _, err := net.SplitHostPort(t); err != nil {
+			return o, usageErr("--dns-notify %q: want HOST:PORT", t)
+		}
+		o.DNSNotify = append(o.DNSNotify, t)
+	}
+	for _, c := range splitList(*d.transferFrom) {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			a, aerr := netip.ParseAddr(c)
+			if aerr != nil {
+				return o, usageErr("--dns-transfer-from %q: want an address or a network such as 192.0.2.0/24", c)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		o.DNSTransferFrom = append(o.DNSTransferFrom, p.Masked())
+	}
+	return o, nil
 }

@@ -254,7 +254,7 @@ func TestOpenCloudAdminKey(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cloud")
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var out strings.Builder
-	c, err := openCloud(&env{stdout: &out, stderr: io.Discard}, dir, log)
+	c, err := openCloud(&env{stdout: &out, stderr: io.Discard}, dir, log, cloudOptions{})
 	if err != nil {
 		t.Fatalf("openCloud: %v", err)
 	}
@@ -280,7 +280,7 @@ func TestOpenCloudAdminKey(t *testing.T) {
 
 	// A second start prints nothing and keeps the file and the key.
 	out.Reset()
-	c, err = openCloud(&env{stdout: &out, stderr: io.Discard}, dir, log)
+	c, err = openCloud(&env{stdout: &out, stderr: io.Discard}, dir, log, cloudOptions{})
 	if err != nil {
 		t.Fatalf("second openCloud: %v", err)
 	}
@@ -388,7 +388,7 @@ func TestStaleAdminKeyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	c, err := openCloud(&env{stdout: &out, stderr: io.Discard}, dir, nil)
+	c, err := openCloud(&env{stdout: &out, stderr: io.Discard}, dir, nil, cloudOptions{})
 	if err != nil {
 		t.Fatalf("openCloud with a stale key file: %v", err)
 	}

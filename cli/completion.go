@@ -23,6 +23,9 @@ func commandTree() map[string][]string {
 	return map[string][]string{
 		"s3":           names(s3Commands()),
 		"s3 keys":      {"create", "list", "delete"},
+		"dns":          {"zone", "record"},
+		"dns zone":     dnsZoneCommands(),
+		"dns record":   dnsRecordCommands(),
 		"cloud":        {"apikey"},
 		"cloud apikey": {"create", "list", "revoke"},
 		"chat":         names(chatCommands()),
@@ -31,7 +34,7 @@ func commandTree() map[string][]string {
 		"genesis":      {"new"},
 		"key":          {"new", "show"},
 		"multisig":     {"open", "update"},
-		"bench":        {"ledger", "network", "chat", "s3"},
+		"bench":        {"ledger", "network", "chat", "s3", "dns"},
 		"profile":      {"ls", "show", "use"},
 		"completion":   {"bash", "zsh"},
 	}

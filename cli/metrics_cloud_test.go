@@ -95,6 +95,8 @@ func TestCloudMetrics(t *testing.T) {
 				"lattice_cloud_store_objects 0",
 				"lattice_cloud_store_object_bytes 0",
 				"lattice_cloud_store_read_only 0",
+				"lattice_dns_zones 0",
+				"lattice_dns_queries_total 0",
 				"go_goroutines ",
 			} {
 				if !strings.Contains(body, want) {

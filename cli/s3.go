@@ -98,7 +98,13 @@ type s3Flags struct {
 // says what it does (about) and shows examples.
 func newS3Flags(e *env, usageLine, about, examples string) *s3Flags {
 	name, _, _ := strings.Cut(usageLine, " ")
-	f := &s3Flags{flags: newHelpFlags(e, "s3 "+name, "s3 "+usageLine, about, examples)}
+	return newAPIFlags(e, "s3 "+name, "s3 "+usageLine, about, examples)
+}
+
+// newAPIFlags returns the flag set of the command name ("dns zone create")
+// of the cloud's REST API, used as `lattice ` + usageLine.
+func newAPIFlags(e *env, name, usageLine, about, examples string) *s3Flags {
+	f := &s3Flags{flags: newHelpFlags(e, name, usageLine, about, examples)}
 	f.api = f.string("api", "LATTICE_API_URL", "", "http://127.0.0.1:8090", "cloud REST API URL")
 	f.apiKey = f.string("api-key", "LATTICE_API_KEY", "", "", "API key (required)")
 	f.json = f.Bool("json", false, "print machine-readable JSON")

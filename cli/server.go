@@ -48,7 +48,8 @@ commands use. Runs until interrupted.`, `  lattice dev
 	nodes := f.string("nodes", "LATTICE_NODES", "nodes", "1", "how many nodes to run, each a representative")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "cloud REST API address")
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, log_level, log_format")
+	dnsFlags := addDNSFlags(f, "127.0.0.1:8053")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level on stderr: debug, info, warn, error (DATA/dev.log gets info and above)")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format on stderr: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -61,6 +62,10 @@ commands use. Runs until interrupted.`, `  lattice dev
 	if err := checkMultiaddr("p2p", *p2pAddr); err != nil {
 		return err
 	}
+	cloudOpts, err := dnsFlags.options()
+	if err != nil {
+		return err
+	}
 	stderrLog, err := logHandler(e.stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
@@ -70,9 +75,8 @@ commands use. Runs until interrupted.`, `  lattice dev
 	// flag that changes it. libp2p binds its own ports; they are checked
 	// here and released just before the nodes take them.
 	httpLns := make([]gonet.Listener, count)
-	var cloudAPILn, cloudS3Ln gonet.Listener
 	defer func() {
-		for _, ln := range append(httpLns, cloudAPILn, cloudS3Ln) {
+		for _, ln := range httpLns {
 			if ln != nil {
 				ln.Close() // no-op for those already served and closed
 			}
@@ -94,9 +98,11 @@ commands use. Runs until interrupted.`, `  lattice dev
 			return err
 		}
 	}
-	if cloudAPILn, cloudS3Ln, err = listenCloud(*apiAddr, *s3Addr); err != nil {
+	cloudLns, err := listenCloud(cloudAddrs{API: *apiAddr, S3: *s3Addr, DNS: *dnsFlags.addr})
+	if err != nil {
 		return err
 	}
+	defer cloudLns.close()
 	// The log goes to stderr at the level asked, and to DATA/dev.log at
 	// info and above, as JSON, for a look at what happened afterwards.
 	if err := os.MkdirAll(*data, 0o700); err != nil {
@@ -159,26 +165,26 @@ commands use. Runs until interrupted.`, `  lattice dev
 
 	// The cloud platform runs beside the nodes until either stops.
 	cloudDir := filepath.Join(*data, "cloud")
-	cloud, err := openCloud(e, cloudDir, base)
+	cloud, err := openCloud(e, cloudDir, base, cloudOpts)
 	if err != nil {
 		return err
 	}
 	defer cloud.close()
-	cloudURLs := make(chan [2]string, 1)
+	cloudReady := make(chan cloudURLs, 1)
 	cloudDone := make(chan error, 1)
 	go func() {
 		// The first node's server says "shutting down..." for all.
 		quiet := &env{stdout: e.stdout, stderr: io.Discard}
-		cloudDone <- cloud.serve(ctx, quiet, base, cloudAPILn, cloudS3Ln, func(api, s3 string) { cloudURLs <- [2]string{api, s3} })
+		cloudDone <- cloud.serve(ctx, quiet, base, cloudLns, func(u cloudURLs) { cloudReady <- u })
 		cancel()
 	}()
-	var urls [2]string
+	var urls cloudURLs
 	select {
-	case urls = <-cloudURLs:
+	case urls = <-cloudReady:
 	case err := <-cloudDone:
 		return fmt.Errorf("cloud: %w", err)
 	}
-	apiURL, s3URL := urls[0], urls[1]
+	apiURL, s3URL := urls.API, urls.S3
 
 	// Nodes 1.. serve in the background; node 0 in the foreground prints
 	// the banner once every listener is up.
@@ -209,6 +215,10 @@ commands use. Runs until interrupted.`, `  lattice dev
 		}
 		fmt.Fprintf(e.stdout, "  cloud API   %s  (admin key in %s)\n", apiURL, filepath.Join(cloudDir, "admin-api-key"))
 		fmt.Fprintf(e.stdout, "  S3 endpoint %s  (region %s; keys from POST /api/storage/keys)\n", s3URL, s3Region)
+		if urls.DNS != "" {
+			host, port, _ := gonet.SplitHostPort(urls.DNS)
+			fmt.Fprintf(e.stdout, "  DNS         %s  (UDP and TCP: dig @%s -p %s NAME)\n", urls.DNS, host, port)
+		}
 		fmt.Fprintf(e.stdout, "  metrics     GET /metrics on every node API and on the cloud API (Prometheus)\n")
 		fmt.Fprintf(e.stdout, "  data        %s  (genesis file %s)\n", *data, filepath.Join(*data, "genesis.json"))
 		fmt.Fprintf(e.stdout, "  dev key     %s\n", keyPath)
