@@ -268,10 +268,29 @@ func (s *Server) Serve(ctx context.Context, udp net.PacketConn, tcp net.Listener
 		{Listener: tcp, Handler: s, MsgAcceptFunc: accept, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
 			IdleTimeout: func() time.Duration { return 10 * time.Second }},
 	}
+	var batched []net.PacketConn
 	for _, pc := range append([]net.PacketConn{udp}, moreUDP...) {
+		if batchable(pc) {
+			batched = append(batched, pc)
+			continue
+		}
 		servers = append(servers, &dns.Server{PacketConn: pc, Handler: s, MsgAcceptFunc: accept, UDPSize: UDPSize})
 	}
-	errs := make(chan error, len(servers))
+	errs := make(chan error, len(servers)+len(batched))
+	var readers sync.WaitGroup
+	for _, pc := range batched {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			errs <- s.serveUDP(pc)
+		}()
+	}
+	defer func() {
+		for _, pc := range batched {
+			pc.Close()
+		}
+		readers.Wait()
+	}()
 	started := make(chan struct{}, len(servers))
 	for _, srv := range servers {
 		srv.NotifyStartedFunc = func() { started <- struct{}{} }
