@@ -7,20 +7,6 @@ import (
 	"github.com/latticenet/lattice/cloudstore"
 )
 
-// MaxNotes bounds a bucket's notes.
-const MaxNotes = 1024
-
-// Bucket is the Bucket resource.
-type Bucket struct {
-	Name        string `json:"name"`
-	Notes       string `json:"notes"`
-	IsPublic    bool   `json:"is_public"`
-	ObjectCount int64  `json:"object_count"`
-	SizeBytes   int64  `json:"size_bytes"`
-	CreatedAt   string `json:"created_at"` // RFC 3339
-	UpdatedAt   string `json:"updated_at"`
-}
-
 func bucketJSON(b cloudstore.Bucket) Bucket {
 	return Bucket{Name: b.Name, Notes: b.Notes, IsPublic: b.Public, ObjectCount: b.Objects, SizeBytes: b.Bytes,
 		CreatedAt: b.CreatedAt.Format(time.RFC3339Nano), UpdatedAt: b.UpdatedAt.Format(time.RFC3339Nano)}

@@ -7,20 +7,6 @@ import (
 	"github.com/latticenet/lattice/cloudstore"
 )
 
-// APIKey is an API key as the admin endpoints show it; Secret is set only
-// in the answer that creates the key.
-type APIKey struct {
-	ID        string `json:"id"`
-	Account   string `json:"account"`
-	Name      string `json:"name"`
-	Admin     bool   `json:"admin"`
-	Prefix    string `json:"prefix"`
-	CreatedAt string `json:"created_at"`
-	Revoked   bool   `json:"revoked"`
-	RevokedAt string `json:"revoked_at,omitempty"`
-	Secret    string `json:"secret,omitempty"`
-}
-
 func keyJSON(k cloudstore.Key) APIKey {
 	out := APIKey{ID: k.ID, Account: k.Account, Name: k.Name, Admin: k.Admin, Prefix: k.Prefix,
 		CreatedAt: k.CreatedAt.Format(time.RFC3339Nano), Revoked: k.Revoked}

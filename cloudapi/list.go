@@ -5,25 +5,6 @@ import (
 	"strconv"
 )
 
-// Pagination limits of every list endpoint (decisions.md).
-const (
-	DefaultPerPage = 20
-	MaxPerPage     = 100
-)
-
-// Meta describes one page of a list.
-type Meta struct {
-	Total   int `json:"total"`
-	Page    int `json:"page"`
-	PerPage int `json:"per_page"`
-}
-
-// List is the envelope of every list answer.
-type List[T any] struct {
-	Data []T  `json:"data"`
-	Meta Meta `json:"meta"`
-}
-
 // pageOf parses page and per_page and cuts the page out of all.
 func pageOf[T any](r *http.Request, all []T) (List[T], error) {
 	page, err := intParam(r, "page", 1, 1, 1<<30)

@@ -19,38 +19,9 @@ import (
 // MaxObjectSize bounds an object uploaded through the REST API.
 const MaxObjectSize = 5 << 30
 
-// ObjectInfo is the object resource.
-type ObjectInfo struct {
-	Key          string `json:"key"`
-	Size         int64  `json:"size"`
-	ETag         string `json:"etag"`
-	ContentType  string `json:"content_type"`
-	LastModified string `json:"last_modified"` // RFC 3339
-}
-
 func objectJSON(o cloudstore.Object) ObjectInfo {
 	return ObjectInfo{Key: o.Key, Size: o.Size, ETag: o.ETag, ContentType: o.ContentType,
 		LastModified: o.LastModified.Format(time.RFC3339Nano)}
-}
-
-// ValidRESTKey checks what the REST API adds to the store's key rules:
-// object keys travel in URL paths, which routers clean, so a key with an
-// empty, "." or ".." segment, or a leading "/", could not be addressed (a
-// cleaned path would name another object). A trailing "/" is allowed.
-// Such keys are refused here; the S3 endpoint carries them. Clients check
-// keys with it before they address them.
-func ValidRESTKey(key string) error {
-	if err := cloudstore.ValidObjectKey(key); err != nil {
-		return err
-	}
-	segs := strings.Split(key, "/")
-	for i, seg := range segs {
-		last := i == len(segs)-1
-		if (seg == "" && !(last && i > 0)) || seg == "." || seg == ".." {
-			return fmt.Errorf("object key %q has an empty, \".\" or \"..\" path segment, which URLs cannot carry", key)
-		}
-	}
-	return nil
 }
 
 // objectErr maps the store's object errors that apiError does not know.
@@ -400,15 +371,6 @@ func (s *Server) folder(w http.ResponseWriter, r *http.Request, key cloudstore.K
 	}
 	writeJSON(w, http.StatusCreated, objectJSON(o))
 	return nil
-}
-
-// ObjectList is the answer of GET .../objects: the list envelope, plus the
-// common prefixes of a delimited listing and the marker to continue from.
-type ObjectList struct {
-	Data       []ObjectInfo `json:"data"`
-	Prefixes   []string     `json:"prefixes"`
-	NextMarker string       `json:"next_marker,omitempty"`
-	Meta       Meta         `json:"meta"`
 }
 
 // listObjects answers GET .../objects?prefix&delimiter&marker with pages of

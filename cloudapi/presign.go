@@ -22,13 +22,6 @@ const (
 // presignLabel names the key tokens are signed with (cloudstore.DerivedKey).
 const presignLabel = "presign v1"
 
-// PresignedURL is the answer of POST .../presign.
-type PresignedURL struct {
-	URL     string `json:"url"`
-	Method  string `json:"method"`  // PUT for upload, GET for download
-	Expires string `json:"expires"` // RFC 3339, whole seconds
-}
-
 // presign answers POST .../presign {key, action, expires}.
 func (s *Server) presign(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
 	bucket, err := bucketName(r)

@@ -7,18 +7,6 @@ import (
 	"github.com/latticenet/lattice/cloudstore"
 )
 
-// S3Key is the S3 access key resource. Secret is set only in the answer
-// that creates the key.
-type S3Key struct {
-	ID          string `json:"id"`
-	AccessKeyID string `json:"access_key_id"`
-	Name        string `json:"name"`
-	Permissions string `json:"permissions"`
-	BucketScope string `json:"bucketScope"`
-	CreatedAt   string `json:"created_at"`
-	Secret      string `json:"secret_access_key,omitempty"`
-}
-
 func s3KeyJSON(k cloudstore.S3Key) S3Key {
 	return S3Key{ID: k.AccessKeyID, AccessKeyID: k.AccessKeyID, Name: k.Name, Permissions: k.Permissions,
 		BucketScope: k.BucketScope, CreatedAt: k.CreatedAt.Format(time.RFC3339Nano)}
@@ -84,21 +72,6 @@ func (s *Server) deleteS3Key(w http.ResponseWriter, r *http.Request, key cloudst
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// Usage is the answer of GET /api/storage/usage.
-type Usage struct {
-	TotalBytes   int64         `json:"total_bytes"`
-	ObjectCount  int64         `json:"object_count"`
-	BucketCount  int           `json:"bucket_count"`
-	BucketsUsage []BucketUsage `json:"buckets"`
-}
-
-// BucketUsage is one bucket's line of Usage.
-type BucketUsage struct {
-	Name        string `json:"name"`
-	ObjectCount int64  `json:"object_count"`
-	SizeBytes   int64  `json:"size_bytes"`
 }
 
 func (s *Server) usage(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {

@@ -12,7 +12,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/latticenet/lattice/cloudapi"
+	"github.com/latticenet/lattice/cloudwire"
 )
 
 // APIError is an error answer of the API.
@@ -137,51 +137,51 @@ func wrongService(base string, data []byte) error {
 
 // CreateKey creates an API key for account (creating the account if new);
 // the answer carries the secret, shown only this once. Admin only.
-func (c *Client) CreateKey(ctx context.Context, account, name string) (cloudapi.APIKey, error) {
-	var k cloudapi.APIKey
+func (c *Client) CreateKey(ctx context.Context, account, name string) (cloudwire.APIKey, error) {
+	var k cloudwire.APIKey
 	return k, c.do(ctx, "POST", "/api/admin/keys", map[string]string{"account": account, "name": name}, &k)
 }
 
 // Keys lists API keys, of one account if account is not "". Admin only.
-func (c *Client) Keys(ctx context.Context, account string, page, perPage int) (cloudapi.List[cloudapi.APIKey], error) {
+func (c *Client) Keys(ctx context.Context, account string, page, perPage int) (cloudwire.List[cloudwire.APIKey], error) {
 	q := url.Values{}
 	if account != "" {
 		q.Set("account", account)
 	}
 	q.Set("page", fmt.Sprint(page))
 	q.Set("per_page", fmt.Sprint(perPage))
-	var l cloudapi.List[cloudapi.APIKey]
+	var l cloudwire.List[cloudwire.APIKey]
 	return l, c.do(ctx, "GET", "/api/admin/keys?"+q.Encode(), nil, &l)
 }
 
 // RevokeKey revokes an API key. Admin only.
-func (c *Client) RevokeKey(ctx context.Context, id string) (cloudapi.APIKey, error) {
-	var k cloudapi.APIKey
+func (c *Client) RevokeKey(ctx context.Context, id string) (cloudwire.APIKey, error) {
+	var k cloudwire.APIKey
 	return k, c.do(ctx, "DELETE", "/api/admin/keys/"+url.PathEscape(id), nil, &k)
 }
 
 // CreateBucket creates a bucket.
-func (c *Client) CreateBucket(ctx context.Context, name, notes string) (cloudapi.Bucket, error) {
-	var b cloudapi.Bucket
+func (c *Client) CreateBucket(ctx context.Context, name, notes string) (cloudwire.Bucket, error) {
+	var b cloudwire.Bucket
 	return b, c.do(ctx, "POST", "/api/storage/buckets", map[string]string{"name": name, "notes": notes}, &b)
 }
 
 // Bucket returns a bucket.
-func (c *Client) Bucket(ctx context.Context, name string) (cloudapi.Bucket, error) {
-	var b cloudapi.Bucket
+func (c *Client) Bucket(ctx context.Context, name string) (cloudwire.Bucket, error) {
+	var b cloudwire.Bucket
 	return b, c.do(ctx, "GET", "/api/storage/buckets/"+url.PathEscape(name), nil, &b)
 }
 
 // Buckets lists a page of the account's buckets.
-func (c *Client) Buckets(ctx context.Context, page, perPage int) (cloudapi.List[cloudapi.Bucket], error) {
-	var l cloudapi.List[cloudapi.Bucket]
+func (c *Client) Buckets(ctx context.Context, page, perPage int) (cloudwire.List[cloudwire.Bucket], error) {
+	var l cloudwire.List[cloudwire.Bucket]
 	return l, c.do(ctx, "GET", fmt.Sprintf("/api/storage/buckets?page=%d&per_page=%d", page, perPage), nil, &l)
 }
 
 // SetPublic sets whether the bucket's objects download without
 // credentials.
-func (c *Client) SetPublic(ctx context.Context, name string, public bool) (cloudapi.Bucket, error) {
-	var b cloudapi.Bucket
+func (c *Client) SetPublic(ctx context.Context, name string, public bool) (cloudwire.Bucket, error) {
+	var b cloudwire.Bucket
 	return b, c.do(ctx, "PATCH", "/api/storage/buckets/"+url.PathEscape(name)+"/public", map[string]bool{"is_public": public}, &b)
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/latticenet/lattice/cloudapi"
+	"github.com/latticenet/lattice/cloudwire"
 	"github.com/latticenet/lattice/dnszone"
 )
 
@@ -17,8 +17,8 @@ func (c *Client) CreateZone(ctx context.Context, name string) (dnszone.ZoneInfo,
 }
 
 // Zones lists a page of the account's zones, by name.
-func (c *Client) Zones(ctx context.Context, page, perPage int) (cloudapi.List[dnszone.ZoneInfo], error) {
-	var l cloudapi.List[dnszone.ZoneInfo]
+func (c *Client) Zones(ctx context.Context, page, perPage int) (cloudwire.List[dnszone.ZoneInfo], error) {
+	var l cloudwire.List[dnszone.ZoneInfo]
 	return l, c.do(ctx, "GET", fmt.Sprintf("/api/dns/zones?page=%d&per_page=%d", page, perPage), nil, &l)
 }
 
@@ -38,7 +38,7 @@ func (c *Client) DeleteZone(ctx context.Context, id string) error {
 type RecordFilter struct{ Name, Type string }
 
 // Records lists a page of a zone's records, by name, type and value.
-func (c *Client) Records(ctx context.Context, zoneID string, f RecordFilter, page, perPage int) (cloudapi.List[dnszone.Record], error) {
+func (c *Client) Records(ctx context.Context, zoneID string, f RecordFilter, page, perPage int) (cloudwire.List[dnszone.Record], error) {
 	q := url.Values{"page": {fmt.Sprint(page)}, "per_page": {fmt.Sprint(perPage)}}
 	if f.Name != "" {
 		q.Set("name", f.Name)
@@ -46,7 +46,7 @@ func (c *Client) Records(ctx context.Context, zoneID string, f RecordFilter, pag
 	if f.Type != "" {
 		q.Set("type", f.Type)
 	}
-	var l cloudapi.List[dnszone.Record]
+	var l cloudwire.List[dnszone.Record]
 	return l, c.do(ctx, "GET", "/api/dns/zones/"+url.PathEscape(zoneID)+"/records?"+q.Encode(), nil, &l)
 }
 
@@ -66,4 +66,10 @@ func (c *Client) UpdateRecord(ctx context.Context, zoneID, id string, in dnszone
 // DeleteRecord deletes a record of a zone.
 func (c *Client) DeleteRecord(ctx context.Context, zoneID, id string) error {
 	return c.do(ctx, "DELETE", "/api/dns/zones/"+url.PathEscape(zoneID)+"/records/"+url.PathEscape(id), nil, nil)
+}
+
+// Record returns one record of a zone.
+func (c *Client) Record(ctx context.Context, zoneID, id string) (dnszone.Record, error) {
+	var r dnszone.Record
+	return r, c.do(ctx, "GET", "/api/dns/zones/"+url.PathEscape(zoneID)+"/records/"+url.PathEscape(id), nil, &r)
 }

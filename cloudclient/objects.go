@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latticenet/lattice/cloudapi"
+	"github.com/latticenet/lattice/cloudwire"
 )
 
 // objectPath is the path of key under bucket's endpoint op ("download",
@@ -19,13 +19,13 @@ import (
 // the key stay path separators and nothing else in it ("?", "#", "%")
 // changes the URL.
 // ErrKeyNotAddressable wraps the refusal of a key the REST API cannot
-// address (see cloudapi.ValidRESTKey); the S3 endpoint can.
+// address (see cloudwire.ValidRESTKey); the S3 endpoint can.
 var ErrKeyNotAddressable = errors.New("cloudclient: object key not addressable over the REST API")
 
 // checkKey refuses, before anything is sent, a key whose URL path would
 // be cleaned into another object's.
 func checkKey(key string) error {
-	if err := cloudapi.ValidRESTKey(key); err != nil {
+	if err := cloudwire.ValidRESTKey(key); err != nil {
 		return fmt.Errorf("%w: %w", ErrKeyNotAddressable, err)
 	}
 	return nil
@@ -50,7 +50,7 @@ type ListOptions struct {
 
 // Objects lists a page of a bucket's objects and, with a delimiter, its
 // common prefixes. A NextMarker in the answer continues the listing.
-func (c *Client) Objects(ctx context.Context, bucket string, o ListOptions) (cloudapi.ObjectList, error) {
+func (c *Client) Objects(ctx context.Context, bucket string, o ListOptions) (cloudwire.ObjectList, error) {
 	q := url.Values{}
 	for name, v := range map[string]string{"prefix": o.Prefix, "delimiter": o.Delimiter, "marker": o.Marker} {
 		if v != "" {
@@ -67,7 +67,7 @@ func (c *Client) Objects(ctx context.Context, bucket string, o ListOptions) (clo
 	if len(q) > 0 {
 		p += "?" + q.Encode()
 	}
-	var l cloudapi.ObjectList
+	var l cloudwire.ObjectList
 	return l, c.do(ctx, "GET", p, nil, &l)
 }
 
@@ -75,13 +75,13 @@ func (c *Client) Objects(ctx context.Context, bucket string, o ListOptions) (clo
 // body. size is body's length, or -1 if unknown (the body is then sent
 // chunked); contentType "" lets the server choose
 // (application/octet-stream). An existing object is replaced.
-func (c *Client) Upload(ctx context.Context, bucket, key, contentType string, body io.Reader, size int64) (cloudapi.ObjectInfo, error) {
+func (c *Client) Upload(ctx context.Context, bucket, key, contentType string, body io.Reader, size int64) (cloudwire.ObjectInfo, error) {
 	if size == 0 {
 		body = http.NoBody // a zero ContentLength with a body would mean "unknown"
 	}
 	req, err := c.request(ctx, "POST", "/api/storage/buckets/"+url.PathEscape(bucket)+"/upload?"+url.Values{"key": {key}}.Encode(), body)
 	if err != nil {
-		return cloudapi.ObjectInfo{}, err
+		return cloudwire.ObjectInfo{}, err
 	}
 	req.ContentLength = size
 	if contentType != "" {
@@ -89,17 +89,17 @@ func (c *Client) Upload(ctx context.Context, bucket, key, contentType string, bo
 	}
 	resp, err := c.send(req)
 	if err != nil {
-		return cloudapi.ObjectInfo{}, err
+		return cloudwire.ObjectInfo{}, err
 	}
 	defer resp.Body.Close()
 	var out struct {
-		Objects []cloudapi.ObjectInfo `json:"objects"`
+		Objects []cloudwire.ObjectInfo `json:"objects"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return cloudapi.ObjectInfo{}, fmt.Errorf("cloud API %s: upload answer: %w", c.base, err)
+		return cloudwire.ObjectInfo{}, fmt.Errorf("cloud API %s: upload answer: %w", c.base, err)
 	}
 	if len(out.Objects) != 1 {
-		return cloudapi.ObjectInfo{}, fmt.Errorf("cloud API %s: upload answered %d objects, want 1", c.base, len(out.Objects))
+		return cloudwire.ObjectInfo{}, fmt.Errorf("cloud API %s: upload answered %d objects, want 1", c.base, len(out.Objects))
 	}
 	return out.Objects[0], nil
 }
@@ -107,19 +107,19 @@ func (c *Client) Upload(ctx context.Context, bucket, key, contentType string, bo
 // Download opens the object key of bucket. The caller reads and closes the
 // body; the ObjectInfo comes from the answer's headers (Size is -1 if the
 // server did not send a length, LastModified is "" if it sent no date).
-func (c *Client) Download(ctx context.Context, bucket, key string) (io.ReadCloser, cloudapi.ObjectInfo, error) {
+func (c *Client) Download(ctx context.Context, bucket, key string) (io.ReadCloser, cloudwire.ObjectInfo, error) {
 	if err := checkKey(key); err != nil {
-		return nil, cloudapi.ObjectInfo{}, err
+		return nil, cloudwire.ObjectInfo{}, err
 	}
 	req, err := c.request(ctx, "GET", objectPath(bucket, "download", key), nil)
 	if err != nil {
-		return nil, cloudapi.ObjectInfo{}, err
+		return nil, cloudwire.ObjectInfo{}, err
 	}
 	resp, err := c.send(req)
 	if err != nil {
-		return nil, cloudapi.ObjectInfo{}, err
+		return nil, cloudwire.ObjectInfo{}, err
 	}
-	info := cloudapi.ObjectInfo{
+	info := cloudwire.ObjectInfo{
 		Key:         key,
 		Size:        resp.ContentLength,
 		ETag:        strings.Trim(resp.Header.Get("ETag"), `"`),
@@ -140,8 +140,8 @@ func (c *Client) DeleteObject(ctx context.Context, bucket, key string) error {
 }
 
 // CopyObject copies the object src of bucket to dst in the same bucket.
-func (c *Client) CopyObject(ctx context.Context, bucket, src, dst string) (cloudapi.ObjectInfo, error) {
-	var o cloudapi.ObjectInfo
+func (c *Client) CopyObject(ctx context.Context, bucket, src, dst string) (cloudwire.ObjectInfo, error) {
+	var o cloudwire.ObjectInfo
 	return o, c.do(ctx, "POST", "/api/storage/buckets/"+url.PathEscape(bucket)+"/copy", map[string]string{"source_key": src, "dest_key": dst}, &o)
 }
 
@@ -149,11 +149,11 @@ func (c *Client) CopyObject(ctx context.Context, bucket, src, dst string) (cloud
 // "download", method GET) or upload (action "upload", method PUT) the
 // object key of bucket without an API key. expires is a duration such
 // as "30m", "1h" or "7d"; "" means the server's default (1h).
-func (c *Client) Presign(ctx context.Context, bucket, key, action, expires string) (cloudapi.PresignedURL, error) {
+func (c *Client) Presign(ctx context.Context, bucket, key, action, expires string) (cloudwire.PresignedURL, error) {
 	in := map[string]string{"key": key, "action": action}
 	if expires != "" {
 		in["expires"] = expires
 	}
-	var p cloudapi.PresignedURL
+	var p cloudwire.PresignedURL
 	return p, c.do(ctx, "POST", "/api/storage/buckets/"+url.PathEscape(bucket)+"/presign", in, &p)
 }

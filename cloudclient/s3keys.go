@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/latticenet/lattice/cloudapi"
+	"github.com/latticenet/lattice/cloudwire"
 )
 
 // S3KeyOptions describe a new S3 access key; zero fields take the
@@ -18,7 +18,7 @@ type S3KeyOptions struct {
 
 // CreateS3Key creates an S3 access key; the answer carries the secret,
 // shown only this once.
-func (c *Client) CreateS3Key(ctx context.Context, o S3KeyOptions) (cloudapi.S3Key, error) {
+func (c *Client) CreateS3Key(ctx context.Context, o S3KeyOptions) (cloudwire.S3Key, error) {
 	in := map[string]string{}
 	if o.Name != "" {
 		in["name"] = o.Name
@@ -29,13 +29,13 @@ func (c *Client) CreateS3Key(ctx context.Context, o S3KeyOptions) (cloudapi.S3Ke
 	if o.BucketScope != "" {
 		in["bucketScope"] = o.BucketScope
 	}
-	var k cloudapi.S3Key
+	var k cloudwire.S3Key
 	return k, c.do(ctx, "POST", "/api/storage/keys", in, &k)
 }
 
 // S3Keys lists a page of the account's S3 access keys, newest first.
-func (c *Client) S3Keys(ctx context.Context, page, perPage int) (cloudapi.List[cloudapi.S3Key], error) {
-	var l cloudapi.List[cloudapi.S3Key]
+func (c *Client) S3Keys(ctx context.Context, page, perPage int) (cloudwire.List[cloudwire.S3Key], error) {
+	var l cloudwire.List[cloudwire.S3Key]
 	return l, c.do(ctx, "GET", fmt.Sprintf("/api/storage/keys?page=%d&per_page=%d", page, perPage), nil, &l)
 }
 
@@ -45,7 +45,7 @@ func (c *Client) DeleteS3Key(ctx context.Context, id string) error {
 }
 
 // Usage returns the account's storage totals and a line per bucket.
-func (c *Client) Usage(ctx context.Context) (cloudapi.Usage, error) {
-	var u cloudapi.Usage
+func (c *Client) Usage(ctx context.Context) (cloudwire.Usage, error) {
+	var u cloudwire.Usage
 	return u, c.do(ctx, "GET", "/api/storage/usage", nil, &u)
 }

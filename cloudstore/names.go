@@ -1,92 +1,22 @@
 package cloudstore
 
-import (
-	"fmt"
-	"net/netip"
-	"strings"
-)
+import "github.com/latticenet/lattice/storagenames"
 
-// ValidBucketName applies S3's bucket naming rules to a new bucket's name:
-// 3 to 63 characters of lowercase letters, digits, hyphens and dots; a
-// letter or digit at each end and on each side of every dot; no two
-// adjacent dots; not an IPv4 address; none of the prefixes and suffixes S3
-// reserves.
-func ValidBucketName(name string) error {
-	if err := ExistingBucketName(name); err != nil {
-		return err
-	}
-	if strings.Contains(name, "-.") || strings.Contains(name, ".-") {
-		// Each dot-separated label is a DNS label in virtual-hosted
-		// names, and must begin and end with a letter or digit.
-		return fmt.Errorf("bucket name %q must not hold a hyphen next to a dot", name)
-	}
-	return nil
-}
+// The naming rules live in package storagenames, free of I/O, so that
+// clients check names without linking the store; these are the store's
+// names for them.
 
-// ExistingBucketName checks a name that may belong to an existing bucket:
-// ValidBucketName's rules as they were when the first buckets were made,
-// which allowed a hyphen next to a dot. Lookups use it, so that tightening
-// the rules for new buckets leaves no old bucket unreachable.
-func ExistingBucketName(name string) error {
-	if len(name) < 3 || len(name) > 63 {
-		return fmt.Errorf("bucket name %q must be 3 to 63 characters long", name)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
-			return fmt.Errorf("bucket name %q may hold only lowercase letters, digits, hyphens and dots", name)
-		}
-	}
-	if !isAlnum(name[0]) || !isAlnum(name[len(name)-1]) {
-		return fmt.Errorf("bucket name %q must begin and end with a letter or digit", name)
-	}
-	if strings.Contains(name, "..") {
-		return fmt.Errorf("bucket name %q must not hold two adjacent dots", name)
-	}
-	if _, err := netip.ParseAddr(name); err == nil || looksLikeIPv4(name) {
-		return fmt.Errorf("bucket name %q must not be formatted as an IP address", name)
-	}
-	for _, p := range []string{"xn--", "sthree-", "amzn-s3-demo-"} {
-		if strings.HasPrefix(name, p) {
-			return fmt.Errorf("bucket name %q must not begin with %q", name, p)
-		}
-	}
-	for _, suf := range []string{"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"} {
-		if strings.HasSuffix(name, suf) {
-			return fmt.Errorf("bucket name %q must not end with %q", name, suf)
-		}
-	}
-	return nil
-}
+// ValidBucketName applies S3's bucket naming rules to a new bucket's name.
+func ValidBucketName(name string) error { return storagenames.ValidBucketName(name) }
 
-// looksLikeIPv4 reports four dot-separated groups of digits, whatever
-// their values (01.2.3.4 and 999.1.1.1 included).
-func looksLikeIPv4(name string) bool {
-	parts := strings.Split(name, ".")
-	if len(parts) != 4 {
-		return false
-	}
-	for _, p := range parts {
-		if p == "" || strings.Trim(p, "0123456789") != "" {
-			return false
-		}
-	}
-	return true
-}
+// ExistingBucketName checks a name that may belong to an existing bucket.
+func ExistingBucketName(name string) error { return storagenames.ExistingBucketName(name) }
 
-func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+// ValidAccountName checks an account name.
+func ValidAccountName(name string) error { return storagenames.ValidAccountName(name) }
 
-// ValidAccountName allows 1 to 64 characters of letters, digits, '-', '_'
-// and '.'.
-func ValidAccountName(name string) error {
-	if name == "" || len(name) > 64 {
-		return fmt.Errorf("account name must be 1 to 64 characters long")
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(isAlnum(c) || c >= 'A' && c <= 'Z' || c == '-' || c == '_' || c == '.') {
-			return fmt.Errorf("account name %q may hold only letters, digits, '-', '_' and '.'", name)
-		}
-	}
-	return nil
-}
+// ValidObjectKey checks an object key.
+func ValidObjectKey(key string) error { return storagenames.ValidObjectKey(key) }
+
+// ErrInvalidKey matches (with errors.Is) every error of ValidObjectKey.
+var ErrInvalidKey = storagenames.ErrInvalidKey

@@ -13,15 +13,16 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/latticenet/lattice/storagenames"
 )
 
 // Object limits.
 const (
-	MaxKeyLen = 1024 // bytes of UTF-8, as in S3
+	MaxKeyLen = storagenames.MaxKeyLen // bytes of UTF-8, as in S3
 	// InlineMax is the largest body kept inside the metadata record: small
 	// objects then cost one Pebble write, not a file and two fsyncs.
 	InlineMax = 64 << 10
@@ -99,32 +100,6 @@ const (
 	tObject = 'O' // O | bucket | 0 | key -> Object
 	tBlob   = 'R' // R | blob id -> reference count (decimal)
 )
-
-// ErrInvalidKey matches (with errors.Is) every error of ValidObjectKey.
-var ErrInvalidKey = errors.New("cloudstore: invalid object key")
-
-// keyError is a key-rule violation; its text is the rule, for people.
-type keyError string
-
-func (e keyError) Error() string      { return string(e) }
-func (keyError) Is(target error) bool { return target == ErrInvalidKey }
-
-// ValidObjectKey checks an object key: 1 to 1024 bytes of valid UTF-8,
-// without NUL or other control characters.
-func ValidObjectKey(key string) error {
-	if key == "" || len(key) > MaxKeyLen {
-		return keyError(fmt.Sprintf("object key must be 1 to %d bytes long", MaxKeyLen))
-	}
-	if !utf8.ValidString(key) {
-		return keyError("object key must be valid UTF-8")
-	}
-	for _, r := range key {
-		if r < 0x20 || r == 0x7f {
-			return keyError("object key must not hold control characters")
-		}
-	}
-	return nil
-}
 
 // OpenBlobs sets the directory for object bodies and removes what an
 // interrupted upload left there: temporary files, and body files that no

@@ -1,4 +1,4 @@
-package cloudstore
+package storagenames
 
 import (
 	"strings"
