@@ -284,6 +284,15 @@ func (r recordFlags) input(typ, name, value string) (dnszone.Input, error) {
 	return in, nil
 }
 
+// quoteHint adds to an unknown-flag error the likely cause: a value with
+// words beginning with "-" (TXT "v=spf1 mx -all") not in quotes.
+func quoteHint(err error) error {
+	if strings.Contains(err.Error(), "flag provided but not defined") {
+		return fmt.Errorf("%w (a VALUE with spaces goes in quotes: lattice dns record add example.com TXT @ \"v=spf1 mx -all\")", err)
+	}
+	return err
+}
+
 // recordValue joins the VALUE arguments: a TXT or CAA value may come as
 // several words without quotes.
 func recordValue(args []string) string { return strings.Join(args, " ") }
@@ -291,7 +300,10 @@ func recordValue(args []string) string { return strings.Join(args, " ") }
 func runRecordAdd(ctx context.Context, e *env, args []string) error {
 	f := newDNSFlags(e, "record add", "ZONE TYPE NAME VALUE [--ttl S] [--priority N] [--weight N] [--port N]", `
 Adds a record to a zone; the DNS server answers with it at once. NAME is
-relative to the zone ("www", "@" for the apex) or a full name in it. VALUE
+relative to the zone ("www", "@" for the apex) or a full name in it; a
+name without a final dot that does not end in the zone's name is relative,
+as in a zone file ("www.example.org" in example.com is
+www.example.org.example.com). VALUE
 is an address (A, AAAA), a host name (CNAME, NS, MX, SRV), text (TXT) or
 flags, tag and value (CAA).`, `  lattice dns record add example.com A www 192.0.2.10
   lattice dns record add example.com AAAA www 2001:db8::10 --ttl 300
@@ -303,7 +315,7 @@ flags, tag and value (CAA).`, `  lattice dns record add example.com A www 192.0.
 `)
 	rf := addRecordFlags(f)
 	if err := f.parse(args); err != nil {
-		return err
+		return quoteHint(err)
 	}
 	if f.NArg() < 4 {
 		return usageErr("want ZONE TYPE NAME VALUE; run `lattice dns record add -h`")
@@ -387,13 +399,14 @@ Lists a zone's records: ID, name, type, TTL and data.`, `  lattice dns record ls
 
 func runRecordSet(ctx context.Context, e *env, args []string) error {
 	f := newDNSFlags(e, "record set", "ZONE ID TYPE NAME VALUE [--ttl S] [--priority N] [--weight N] [--port N]", `
-Replaces a record whole (its ID stays): fields not given take their
-defaults, as on creation.`, `  lattice dns record set example.com 3f2a9c0d1e4b5a6f A www 192.0.2.20
+Replaces a record's type, name and value (its ID stays). Its TTL, priority,
+weight and port stay as they were unless given, when the type stays the
+same; for a new type, those not given take their defaults.`, `  lattice dns record set example.com 3f2a9c0d1e4b5a6f A www 192.0.2.20
   lattice dns record set example.com 3f2a9c0d1e4b5a6f A www 192.0.2.20 --ttl 60
 `)
 	rf := addRecordFlags(f)
 	if err := f.parse(args); err != nil {
-		return err
+		return quoteHint(err)
 	}
 	if f.NArg() < 5 {
 		return usageErr("want ZONE ID TYPE NAME VALUE; run `lattice dns record set -h`")
@@ -409,6 +422,25 @@ defaults, as on creation.`, `  lattice dns record set example.com 3f2a9c0d1e4b5a
 	z, err := findZone(ctx, c, f.Arg(0))
 	if err != nil {
 		return err
+	}
+	// What the flags leave out stays as it was, for a record of the same
+	// type (the API replaces a record whole).
+	if old, err := c.Record(ctx, z.ID, f.Arg(1)); err != nil {
+		return explainDNS(err, f.Arg(0))
+	} else if strings.EqualFold(old.Type, in.Type) {
+		keep := func(to **int64, v *uint16) {
+			if *to == nil && v != nil {
+				n := int64(*v)
+				*to = &n
+			}
+		}
+		if in.TTL == nil {
+			ttl := int64(old.TTL)
+			in.TTL = &ttl
+		}
+		keep(&in.Priority, old.Priority)
+		keep(&in.Weight, old.Weight)
+		keep(&in.Port, old.Port)
 	}
 	r, err := c.UpdateRecord(ctx, z.ID, f.Arg(1), in)
 	if err != nil {

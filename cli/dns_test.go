@@ -94,11 +94,17 @@ func TestDNSCommands(t *testing.T) {
 	serial := func() uint32 { return ask("udp", "example.com.", dns.TypeSOA).Answer[0].(*dns.SOA).Serial }
 	before := serial()
 	mustRun(t, "dns", "record", "set", "example.com", wwwID, "A", "www", "192.0.2.99")
-	if in := ask("udp", "www.example.com.", dns.TypeA); len(in.Answer) != 1 || in.Answer[0].(*dns.A).A.String() != "192.0.2.99" || in.Answer[0].Header().Ttl != dnszone.DefaultTTL {
-		t.Errorf("www A after record set: %v", in)
+	if in := ask("udp", "www.example.com.", dns.TypeA); len(in.Answer) != 1 || in.Answer[0].(*dns.A).A.String() != "192.0.2.99" || in.Answer[0].Header().Ttl != 300 {
+		t.Errorf("www A after record set (the TTL of 300 kept): %v", in)
 	}
-	if after := serial(); after != before+1 {
-		t.Errorf("serial %d after one change from %d", after, before)
+	mustRun(t, "dns", "record", "set", "example.com", wwwID, "A", "www", "192.0.2.99", "--ttl", "60")
+	if in := ask("udp", "www.example.com.", dns.TypeA); len(in.Answer) != 1 || in.Answer[0].Header().Ttl != 60 {
+		t.Errorf("www A after record set --ttl 60: %v", in)
+	}
+	wantFail(t, run(t, "dns", "record", "add", "example.com", "TXT", "@", "v=spf1", "-all"), 2, "goes in quotes")
+	wantFail(t, run(t, "dns", "record", "add", "example.com", "MX", "@", "10 mail.example.com"), 1, "priority")
+	if after := serial(); after != before+2 {
+		t.Errorf("serial %d after two changes from %d", after, before)
 	}
 	mustRun(t, "dns", "record", "rm", "example.com", wwwID)
 	if in := ask("udp", "www.example.com.", dns.TypeA); in.Rcode != dns.RcodeNameError {

@@ -283,10 +283,23 @@ func (s *Store) CreateZone(account, name string) (Zone, error) {
 	}
 	n := 0
 	for _, z := range s.zones {
-		if z.Account == account {
-			n++
-		} else if dnszone.InZone(z.Name, name) || dnszone.InZone(name, z.Name) {
-			return Zone{}, fmt.Errorf("%s is inside or above another account's zone: %w", name, ErrExists)
+		if z.Account != account {
+			if dnszone.InZone(z.Name, name) || dnszone.InZone(name, z.Name) {
+				return Zone{}, fmt.Errorf("%s is inside or above another account's zone: %w", name, ErrExists)
+			}
+			continue
+		}
+		n++
+		if dnszone.InZone(z.Name, name) {
+			// A zone of one's own inside another: the server answers
+			// for its names from the new zone, so records of the outer
+			// zone at or below it would stop being answered.
+			for _, r := range z.records {
+				if dnszone.InZone(name, r.Name) && !(r.Type == "NS" && r.Name == name) {
+					return Zone{}, fmt.Errorf("%w: zone %s has records at or below %s (%s %s): a zone %s would hide them; delete them first",
+						dnszone.ErrInvalid, z.Name, name, r.Name, r.Type, name)
+				}
+			}
 		}
 	}
 	if n >= MaxZones {
@@ -394,6 +407,9 @@ func (s *Store) change(account, zoneID, id string, in *dnszone.Input) (dnszone.R
 		if err := dnszone.Check(z.Name, others, r); err != nil {
 			return dnszone.Record{}, err
 		}
+		if child := s.childZone(z, r.Name); child != "" && !(r.Type == "NS" && r.Name == child) {
+			return dnszone.Record{}, fmt.Errorf("%w: %s is in the zone %s, which answers for it: add the record there", dnszone.ErrInvalid, r.Name, child)
+		}
 		if i >= 0 && !(r.Type == "NS" && r.Name == z.Name) {
 			// The record replaced goes: the apex keeps an NS record.
 			if err := dnszone.CheckRemove(z.Name, z.records, z.records[i]); err != nil {
@@ -428,6 +444,18 @@ func (s *Store) change(account, zoneID, id string, in *dnszone.Input) (dnszone.R
 	z.Zone, z.records = next, others
 	s.publish(z)
 	return r, nil
+}
+
+// childZone returns the zone below z that name is in, if any: the server
+// answers for name from it, not from z.
+func (s *Store) childZone(z *zone, name string) string {
+	best := ""
+	for _, c := range s.zones {
+		if c != z && c.Name != z.Name && dnszone.InZone(z.Name, c.Name) && dnszone.InZone(c.Name, name) && len(c.Name) > len(best) {
+			best = c.Name
+		}
+	}
+	return best
 }
 
 // publish rebuilds z's snapshot and hands it to the watchers.

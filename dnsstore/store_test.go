@@ -1065,3 +1065,33 @@ func TestConcurrentChanges(t *testing.T) {
 		t.Errorf("watcher calls: %d, want %d (1 at registration + 1 per change)", got, want)
 	}
 }
+
+// TestNestedZonesHideNothing: a zone of one's own inside another takes
+// over the names below it, so neither side may hold records the other
+// would hide; a delegation (NS at the inner apex) stays allowed.
+func TestNestedZonesHideNothing(t *testing.T) {
+	st, err := dnsstore.Open(t.TempDir(), dnsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	outer, err := st.CreateZone("alice", "example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddRecord("alice", outer.ID, dnszone.Input{Type: "A", Name: "www.shop", Value: "192.0.2.1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateZone("alice", "shop.example.com"); !errors.Is(err, dnszone.ErrInvalid) {
+		t.Errorf("a zone over the outer zone's www.shop: got %v, want refused (it would hide the record)", err)
+	}
+	if _, err := st.CreateZone("alice", "blog.example.com"); err != nil {
+		t.Fatalf("a zone with nothing of the outer zone below it: %v", err)
+	}
+	if _, err := st.AddRecord("alice", outer.ID, dnszone.Input{Type: "A", Name: "www.blog", Value: "192.0.2.2"}); !errors.Is(err, dnszone.ErrInvalid) {
+		t.Errorf("a record of the outer zone inside the inner one: got %v, want refused", err)
+	}
+	if _, err := st.AddRecord("alice", outer.ID, dnszone.Input{Type: "NS", Name: "blog", Value: "ns1.lattice.test"}); err != nil {
+		t.Errorf("the delegation of the inner zone in the outer one: %v", err)
+	}
+}

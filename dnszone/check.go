@@ -40,7 +40,7 @@ func Check(zone string, others []Record, r Record) error {
 			return invalid("%s is delegated (NS records at %s): only its NS records and A/AAAA glue may be at or below it", r.Name, o.Name)
 		}
 		if r.Type == "NS" && r.Name != zone && below(o.Name, r.Name) && !mayBeBelowCut(o, r.Name) {
-			return invalid("an NS record at %s would delegate it, but the zone has a %s record at %s: only NS records and A/AAAA glue may be at or below a delegation", r.Name, o.Type, o.Name)
+			return invalid("an NS record at %s would delegate it, but the zone has %s record at %s: only NS records and A/AAAA glue may be at or below a delegation", r.Name, article(o.Type), o.Name)
 		}
 	}
 	return nil

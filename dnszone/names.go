@@ -31,6 +31,9 @@ const (
 // case, no final dot. A zone has at least two labels (no top-level domain
 // alone), each of letters, digits and inner hyphens.
 func ZoneName(s string) (string, error) {
+	if strings.Contains(s, "/") || strings.Contains(s, ":") {
+		return "", invalid("zone name %q: give the domain only, such as example.com (no scheme, port or path)", s)
+	}
 	name, err := hostname(s, false)
 	if err != nil {
 		return "", err

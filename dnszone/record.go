@@ -114,7 +114,7 @@ func (r *Record) numbers(in Input) error {
 	field := func(name string, v *int64, def int64, required bool) (*uint16, error) {
 		if v == nil {
 			if required {
-				return nil, invalid("a %s record needs %s (0 to 65535)", r.Type, name)
+				return nil, invalid("%s record needs %s (0 to 65535)", article(r.Type), name)
 			}
 			v = &def
 		}
@@ -141,7 +141,7 @@ func (r *Record) numbers(in Input) error {
 		r.Port, err = field("port", in.Port, 0, true)
 	default:
 		if in.Priority != nil || in.Weight != nil || in.Port != nil {
-			err = invalid("a %s record has no priority, weight or port", r.Type)
+			err = invalid("%s record has no priority, weight or port", article(r.Type))
 		}
 	}
 	return err
@@ -153,7 +153,7 @@ func value(zone, typ, v string) (string, error) {
 		v = strings.TrimSpace(v)
 	}
 	if v == "" {
-		return "", invalid("the value is empty: a %s record needs %s", typ, valueHelp[typ])
+		return "", invalid("the value is empty: %s record needs %s", article(typ), valueHelp[typ])
 	}
 	switch typ {
 	case "A":
@@ -180,12 +180,15 @@ func value(zone, typ, v string) (string, error) {
 		}
 		// A CNAME may point at a service name (_acme-challenge, DKIM's
 		// _domainkey); servers' names are host names.
+		if (typ == "MX" || typ == "SRV") && strings.Contains(v, " ") {
+			return "", invalid("value %q has a space: give the target's host name only; the priority (and for SRV the weight and port) are fields of their own", v)
+		}
 		name, err := hostname(v, typ == "CNAME")
 		if err == nil && strings.HasPrefix(name, "*") {
-			err = invalid("a %s target cannot be a wildcard", typ)
+			err = invalid("%s target cannot be a wildcard", article(typ))
 		}
 		if err != nil {
-			return "", invalid("value of a %s record: %v", typ, strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+			return "", invalid("value of %s record: %v", article(typ), strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
 		}
 		return name, nil
 	case "TXT":
@@ -330,4 +333,13 @@ type ZoneInfo struct {
 	Records     int      `json:"records"`
 	CreatedAt   string   `json:"created_at"` // RFC 3339
 	UpdatedAt   string   `json:"updated_at"`
+}
+
+// article is "a TYPE" or "an TYPE", as the type's name is said.
+func article(typ string) string {
+	switch typ {
+	case "A", "AAAA", "MX", "NS", "SRV":
+		return "an " + typ
+	}
+	return "a " + typ
 }
