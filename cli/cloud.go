@@ -425,6 +425,11 @@ func (d dnsFlags) options() (cloudOptions, error) {
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			// ::ffff:192.0.2.53 is how an IPv4 client looks on an IPv6
+			// socket; the server compares IPv4 addresses unmapped.
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
 		o.DNSTransferFrom = append(o.DNSTransferFrom, p.Masked())
 	}
 	return o, nil

@@ -34,7 +34,16 @@ type handlers struct {
 }
 
 func (h *handlers) zoneJSON(z dnsstore.Zone, records int) dnszone.ZoneInfo {
-	return dnszone.ZoneInfo{ID: z.ID, Name: z.Name, Serial: z.Serial, Nameservers: h.st.Nameservers(), Records: records,
+	// The name servers to delegate to are the zone's own apex NS records.
+	ns := []string{}
+	if recs, err := h.st.Records(z.Account, z.ID); err == nil {
+		for _, r := range recs {
+			if r.Type == "NS" && r.Name == z.Name {
+				ns = append(ns, r.Value)
+			}
+		}
+	}
+	return dnszone.ZoneInfo{ID: z.ID, Name: z.Name, Serial: z.Serial, Nameservers: ns, Records: records,
 		CreatedAt: z.CreatedAt.Format(time.RFC3339), UpdatedAt: z.UpdatedAt.Format(time.RFC3339)}
 }
 

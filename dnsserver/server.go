@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"golang.org/x/net/netutil"
 
 	"github.com/latticenet/lattice/dnszone"
 )
@@ -46,6 +47,8 @@ type Server struct {
 	zones atomic.Pointer[map[string]*dnszone.Snapshot] // by name with a final dot
 
 	notifiers []*notifier // one per secondary
+
+	notifyFrom net.IP // the address NOTIFYs leave from; nil: the kernel's choice
 
 	queries  atomic.Uint64
 	refused  atomic.Uint64
@@ -160,9 +163,21 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	}
 	q := r.Question[0]
 	qname := dnszone.LowerASCII(q.Name)
-	z := s.zoneFor(qname)
+	var z *dnszone.Snapshot
+	if !strings.Contains(qname, `\`) {
+		// A name with an escaped dot or other escape holds a label no
+		// zone here can have; cutting it at its dots would misplace it.
+		z = s.zoneFor(qname)
+	}
 	if z == nil || q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
 		refuse()
+		return
+	}
+	if r.IsTsig() != nil {
+		// No TSIG keys are configured: a signed request cannot be
+		// verified (RFC 8945 §5.2 answers NOTAUTH).
+		m.Rcode = dns.RcodeNotAuth
+		w.WriteMsg(m)
 		return
 	}
 	switch q.Qtype {
@@ -181,11 +196,27 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		return
 	}
 	ans := z.Answer(qname, q.Qtype)
+	if q.Qtype == dns.TypeANY && !tcp && len(ans.Answer) > 0 {
+		// ANY over UDP gets one RRset (RFC 8482): a small question must
+		// not buy a large answer for someone whose address it forges.
+		first := ans.Answer[0].Header().Rrtype
+		n := 0
+		for n < len(ans.Answer) && ans.Answer[n].Header().Rrtype == first {
+			n++
+		}
+		ans.Answer, ans.Extra = ans.Answer[:n], nil
+	}
 	m.Rcode, m.Authoritative = ans.Rcode, ans.Authoritative
 	m.Answer, m.Ns = ans.Answer, ans.Ns
 	m.Extra = append(ans.Extra, m.Extra...) // the OPT, if any, last
 	if ans.Rcode == dns.RcodeNameError {
 		s.notFound.Add(1)
+	}
+	if m.Len() > size && len(ans.Extra) > 0 {
+		// The additional records are a courtesy: drop them before
+		// anything that was asked for, and say nothing was cut (TC is
+		// for a cut answer, RFC 2181 §9).
+		m.Extra = m.Extra[len(ans.Extra):]
 	}
 	m.Truncate(size) // keeps the OPT, and room for it; over TCP, 64 KiB
 	if err := w.WriteMsg(m); err != nil {
@@ -256,6 +287,17 @@ func (s *Server) transfer(w dns.ResponseWriter, r *dns.Msg, z *dnszone.Snapshot)
 	s.opts.Logger.Info("dns: zone transferred", "zone", z.Name, "serial", soa.Serial, "remote", w.RemoteAddr().String())
 }
 
+// MaxTCP bounds the TCP connections served at once (NSD's tcp-count is 100).
+const MaxTCP = 256
+
+// localIP is the address a listener is bound to, nil for every address.
+func localIP(a net.Addr) net.IP {
+	if t, ok := a.(*net.TCPAddr); ok && !t.IP.IsUnspecified() {
+		return t.IP
+	}
+	return nil
+}
+
 // transferChunk bounds the records of one transfer message, in bytes.
 const transferChunk = 32 << 10
 
@@ -264,8 +306,11 @@ const transferChunk = 32 << 10
 // secondaries, until ctx ends; then it stops the listeners and returns.
 func (s *Server) Serve(ctx context.Context, udp net.PacketConn, tcp net.Listener, moreUDP ...net.PacketConn) error {
 	accept := func(h dns.Header) dns.MsgAcceptAction { return dns.DefaultMsgAcceptFunc(h) }
+	// Each TCP connection holds a file descriptor of the whole platform's:
+	// past MaxTCP at once, more wait in the kernel's backlog.
+	s.notifyFrom = localIP(tcp.Addr())
 	servers := []*dns.Server{
-		{Listener: tcp, Handler: s, MsgAcceptFunc: accept, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+		{Listener: netutil.LimitListener(tcp, MaxTCP), Handler: s, MsgAcceptFunc: accept, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
 			IdleTimeout: func() time.Duration { return 10 * time.Second }},
 	}
 	var batched []net.PacketConn
@@ -395,6 +440,10 @@ func (s *Server) notify(ctx context.Context, zone, target string) error {
 		m.Answer = []dns.RR{z.SOA()}
 	}
 	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second}
+	if s.notifyFrom != nil {
+		// From the address the secondary knows us by (its allow-notify).
+		c.Dialer = &net.Dialer{LocalAddr: &net.UDPAddr{IP: s.notifyFrom}}
+	}
 	var err error
 	for try := 0; try < 5; try++ {
 		var in *dns.Msg

@@ -37,7 +37,7 @@ func (s *Server) serveUDP(pc net.PacketConn) error {
 	out := make([]ipv4.Message, 0, udpBatch)
 	bufs := make([][]byte, udpBatch)
 	for i := range bufs {
-		bufs[i] = make([]byte, 0, 4096)
+		bufs[i] = make([]byte, 4096) // PackBuffer packs into len(buf)
 	}
 	w := &batchWriter{local: pc.LocalAddr()}
 	for {
@@ -55,10 +55,10 @@ func (s *Server) serveUDP(pc net.PacketConn) error {
 		out = out[:0]
 		for i := range in[:n] {
 			addr, ok := in[i].Addr.(*net.UDPAddr)
-			if !ok {
-				continue
+			if !ok || addr.Port == 0 {
+				continue // nothing can be sent back to port 0
 			}
-			w.remote, w.buf, w.packed = addr, bufs[len(out)][:0], nil
+			w.remote, w.buf, w.packed = addr, bufs[len(out)], nil
 			s.handlePacket(w, in[i].Buffers[0][:in[i].N])
 			if w.packed != nil {
 				out = append(out, ipv4.Message{Buffers: [][]byte{w.packed}, Addr: addr})
@@ -70,8 +70,13 @@ func (s *Server) serveUDP(pc net.PacketConn) error {
 				if errors.Is(err, net.ErrClosed) {
 					return nil
 				}
-				s.opts.Logger.Debug("dns: writing answers", "err", err)
-				break // those answers are lost, as datagrams may be
+				// The first unsent answer cannot go (a destination the
+				// kernel refuses): drop it alone, not the others.
+				if k >= len(out) {
+					break
+				}
+				s.opts.Logger.Debug("dns: writing an answer", "err", err, "to", out[k].Addr.String())
+				k++
 			}
 			out = out[k:]
 		}
@@ -135,7 +140,7 @@ func (w *batchWriter) WriteMsg(m *dns.Msg) error {
 }
 
 func (w *batchWriter) Write(b []byte) (int, error) {
-	w.packed = append(w.buf, b...)
+	w.packed = append(w.buf[:0], b...)
 	return len(b), nil
 }
 

@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/latticenet/lattice/dnszone"
 	"github.com/latticenet/lattice/pebblelog"
@@ -40,12 +42,13 @@ const MaxZones = 100
 // The tables: every key begins with its table's prefix, declared here
 // once (a test checks that no prefix begins another).
 const (
-	tableZones   = "zone/"   // zone/<zone id> → Zone (JSON)
-	tableNames   = "name/"   // name/<zone name> → zone id
-	tableRecords = "record/" // record/<zone id>/<record id> → dnszone.Record (JSON)
+	tableZones   = "zone/"    // zone/<zone id> → Zone (JSON)
+	tableNames   = "name/"    // name/<zone name> → zone id
+	tableRecords = "record/"  // record/<zone id>/<record id> → dnszone.Record (JSON)
+	tableRetired = "retired/" // retired/<zone name> → the last serial of the deleted zone (decimal)
 )
 
-var tables = []string{tableZones, tableNames, tableRecords}
+var tables = []string{tableZones, tableNames, tableRecords, tableRetired}
 
 // Zone is a zone's own fields.
 type Zone struct {
@@ -75,6 +78,7 @@ type Store struct {
 	mu      sync.RWMutex
 	zones   map[string]*zone  // by id
 	byName  map[string]string // zone name → id
+	retired map[string]uint32 // the last serial of each deleted zone, by name
 	watch   []func(name string, snap *dnszone.Snapshot)
 	failure error
 }
@@ -111,7 +115,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dnsstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, opts: opts, zones: map[string]*zone{}, byName: map[string]string{}}
+	s := &Store{db: db, opts: opts, zones: map[string]*zone{}, byName: map[string]string{}, retired: map[string]uint32{}}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -139,6 +143,12 @@ func (s *Store) load() error {
 			}
 			s.zones[z.ID] = &z
 			s.byName[z.Name] = z.ID
+		case strings.HasPrefix(key, tableRetired):
+			n, err := strconv.ParseUint(string(it.Value()), 10, 32)
+			if err != nil {
+				return fmt.Errorf("dnsstore: %s: %w", key, err)
+			}
+			s.retired[strings.TrimPrefix(key, tableRetired)] = uint32(n)
 		case strings.HasPrefix(key, tableRecords):
 			zoneID, _, _ := strings.Cut(strings.TrimPrefix(key, tableRecords), "/")
 			var r dnszone.Record
@@ -276,6 +286,9 @@ func (s *Store) CreateZone(account, name string) (Zone, error) {
 	if err != nil {
 		return Zone{}, err
 	}
+	if ps, _ := publicsuffix.PublicSuffix(name); ps == name {
+		return Zone{}, fmt.Errorf("%w: %s is a public suffix (such as com, co.uk or github.io): a zone is a domain registered under one", dnszone.ErrInvalid, name)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byName[name]; ok {
@@ -306,7 +319,13 @@ func (s *Store) CreateZone(account, name string) (Zone, error) {
 		return Zone{}, fmt.Errorf("%w: an account has at most %d zones", ErrLimit, MaxZones)
 	}
 	now := s.opts.Now().UTC()
-	z := &zone{Zone: Zone{ID: newID(), Account: account, Name: name, Serial: 1, CreatedAt: now, UpdatedAt: now}}
+	// A zone deleted and made again goes on from the serial it had: its
+	// secondaries would take a lower one for old data and ignore it.
+	serial := s.retired[name] + 1
+	if serial == 0 {
+		serial = 1 // serial arithmetic (RFC 1982) wraps; 0 is avoided
+	}
+	z := &zone{Zone: Zone{ID: newID(), Account: account, Name: name, Serial: serial, CreatedAt: now, UpdatedAt: now}}
 	for _, ns := range s.opts.Nameservers {
 		r, err := dnszone.Parse(name, dnszone.Input{Type: "NS", Name: "@", Value: ns})
 		if err != nil {
@@ -342,6 +361,7 @@ func (s *Store) DeleteZone(account, id string) error {
 	defer b.Close()
 	b.Delete([]byte(tableZones+id), nil)
 	b.Delete([]byte(tableNames+z.Name), nil)
+	b.Set([]byte(tableRetired+z.Name), []byte(strconv.FormatUint(uint64(z.Serial), 10)), nil)
 	for _, r := range z.records {
 		b.Delete(recordKey(id, r.ID), nil)
 	}
@@ -350,6 +370,7 @@ func (s *Store) DeleteZone(account, id string) error {
 	}
 	delete(s.zones, id)
 	delete(s.byName, z.Name)
+	s.retired[z.Name] = z.Serial
 	for _, fn := range s.watch {
 		fn(z.Name, nil)
 	}

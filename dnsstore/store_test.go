@@ -1095,3 +1095,55 @@ func TestNestedZonesHideNothing(t *testing.T) {
 		t.Errorf("the delegation of the inner zone in the outer one: %v", err)
 	}
 }
+
+// TestRecreatedZoneKeepsItsSerialRising: a zone deleted and made again
+// goes on from the serial it had, across a restart, so that secondaries
+// that hold the old zone take the new one for newer.
+func TestRecreatedZoneKeepsItsSerialRising(t *testing.T) {
+	dir := t.TempDir()
+	st, err := dnsstore.Open(dir, dnsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := st.CreateZone("alice", "example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := st.AddRecord("alice", z.ID, dnszone.Input{Type: "A", Name: fmt.Sprintf("h%d", i), Value: "192.0.2.1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.DeleteZone("alice", z.ID); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, err = dnsstore.Open(dir, dnsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	again, err := st.CreateZone("bob", "example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Serial != 5 {
+		t.Errorf("serial of the zone made again: got %d, want 5 (the deleted zone's 4, plus one)", again.Serial)
+	}
+}
+
+func TestPublicSuffixRefused(t *testing.T) {
+	st, err := dnsstore.Open(t.TempDir(), dnsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, name := range []string{"co.uk", "com.au", "github.io"} {
+		if _, err := st.CreateZone("bob", name); !errors.Is(err, dnszone.ErrInvalid) {
+			t.Errorf("CreateZone(%q): got %v, want refused as a public suffix", name, err)
+		}
+	}
+	if _, err := st.CreateZone("bob", "example.co.uk"); err != nil {
+		t.Errorf("CreateZone(example.co.uk): %v", err)
+	}
+}

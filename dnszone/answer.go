@@ -67,7 +67,13 @@ func Build(zone string, serial uint32, records []Record) *Snapshot {
 			}
 		}
 	}
-	slices.SortFunc(s.rrs, func(a, b dns.RR) int { return strings.Compare(a.String(), b.String()) })
+	// One fixed order, the text of each record computed once: a zone of
+	// 10,000 long TXT records sorted on String() took seconds.
+	keys := make(map[dns.RR]string, len(s.rrs))
+	for _, rr := range s.rrs {
+		keys[rr] = rr.String()
+	}
+	slices.SortFunc(s.rrs, func(a, b dns.RR) int { return strings.Compare(keys[a], keys[b]) })
 	return s
 }
 
@@ -136,8 +142,16 @@ const maxChain = 8
 func (s *Snapshot) Answer(qname string, qtype uint16) Response {
 	resp := Response{Authoritative: true}
 	name := qname
+	seen := map[string]bool{}
 	for hops := 0; ; hops++ {
-		if cut := s.cut(name); cut != nil {
+		seen[name] = true
+		from := name
+		if qtype == dns.TypeDS && name != s.apex {
+			// DS records live on the parent's side of a delegation
+			// (RFC 4035 §3.1.4.1): the parent answers, it does not refer.
+			from = parent(name)
+		}
+		if cut := s.cut(from); cut != nil {
 			// Delegated: refer to the child's servers.
 			resp.Authoritative = len(resp.Answer) > 0
 			resp.Ns = cut
@@ -169,8 +183,8 @@ func (s *Snapshot) Answer(qname string, qtype uint16) Response {
 		if cn := n.sets[dns.TypeCNAME]; len(cn) > 0 {
 			resp.Answer = append(resp.Answer, rename(cn, owner)...)
 			target := LowerASCII(cn[0].(*dns.CNAME).Target)
-			if !dns.IsSubDomain(s.apex, target) || hops+1 >= maxChain {
-				return resp // the resolver follows it from here
+			if !dns.IsSubDomain(s.apex, target) || hops+1 >= maxChain || seen[target] {
+				return resp // the resolver follows it from here (or sees the loop)
 			}
 			name = target
 			continue

@@ -22,6 +22,9 @@ func Check(zone string, others []Record, r Record) error {
 	if r.Type == "CNAME" && r.Name == zone {
 		return invalid("a CNAME cannot be at the zone's apex, which has SOA and NS records")
 	}
+	if r.Type == "CNAME" && r.Value == r.Name {
+		return invalid("a CNAME at %s points at itself", r.Name)
+	}
 	for _, o := range others {
 		if Same(o, r) {
 			return invalid("the zone already has this %s record for %s (id %s)", r.Type, r.Name, o.ID)

@@ -187,6 +187,11 @@ func value(zone, typ, v string) (string, error) {
 		if err == nil && strings.HasPrefix(name, "*") {
 			err = invalid("%s target cannot be a wildcard", article(typ))
 		}
+		if err == nil && !strings.Contains(name, ".") {
+			// A name is relative to the zone only as an owner; a one-label
+			// target is almost always a name in the zone written short.
+			err = invalid("%s target %q has one label: give the full name, such as %s.%s (or @ for the apex)", article(typ), v, name, zone)
+		}
 		if err != nil {
 			return "", invalid("value of %s record: %v", article(typ), strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/miekg/dns"
+
 	"github.com/latticenet/lattice/dnszone"
 )
 
@@ -66,5 +68,49 @@ func TestTargetsAndNullRecords(t *testing.T) {
 	other, _ := parse("MX", "sub", "mail.example.com")
 	if err := dnszone.Check(zone, []dnszone.Record{null}, other); err != nil {
 		t.Errorf("an MX at another name than a null MX: got %v, want allowed", err)
+	}
+}
+
+func TestTargetsNeedFullNames(t *testing.T) {
+	for _, tt := range []struct{ typ, value string }{{"CNAME", "www"}, {"MX", "mail"}, {"NS", "ns1"}, {"SRV", "sip"}} {
+		in := dnszone.Input{Type: tt.typ, Name: "x", Value: tt.value}
+		if tt.typ == "SRV" {
+			port := int64(5060)
+			in.Port = &port
+		}
+		if _, err := dnszone.Parse("example.com", in); !errors.Is(err, dnszone.ErrInvalid) {
+			t.Errorf("%s %q: got %v, want refused (one label)", tt.typ, tt.value, err)
+		}
+	}
+}
+
+func TestCNAMELoops(t *testing.T) {
+	self, err := dnszone.Parse("example.com", dnszone.Input{Type: "CNAME", Name: "loop", Value: "loop.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dnszone.Check("example.com", nil, self); !errors.Is(err, dnszone.ErrInvalid) {
+		t.Errorf("a CNAME to itself: got %v, want refused", err)
+	}
+	// A loop of two is a loop a zone may pass through while it is being
+	// edited; the answer follows it once and stops, with no repeats.
+	a, _ := dnszone.Parse("example.com", dnszone.Input{Type: "CNAME", Name: "a", Value: "b.example.com"})
+	b, _ := dnszone.Parse("example.com", dnszone.Input{Type: "CNAME", Name: "b", Value: "a.example.com"})
+	resp := dnszone.Build("example.com", 1, []dnszone.Record{a, b}).Answer("a.example.com.", dns.TypeA)
+	if len(resp.Answer) != 2 {
+		t.Errorf("a loop of two: %d records in the answer, want the two CNAMEs once each: %v", len(resp.Answer), resp.Answer)
+	}
+}
+
+func TestDSAtADelegationIsTheParents(t *testing.T) {
+	ns, _ := dnszone.Parse("example.com", dnszone.Input{Type: "NS", Name: "sub", Value: "ns.example.net"})
+	apexNS, _ := dnszone.Parse("example.com", dnszone.Input{Type: "NS", Name: "@", Value: "ns1.example.net"})
+	snap := dnszone.Build("example.com", 1, []dnszone.Record{ns, apexNS})
+	resp := snap.Answer("sub.example.com.", dns.TypeDS)
+	if !resp.Authoritative || len(resp.Answer) != 0 || len(resp.Ns) != 1 || resp.Ns[0].Header().Rrtype != dns.TypeSOA {
+		t.Errorf("DS at the cut: got %+v, want an authoritative NODATA with the SOA", resp)
+	}
+	if resp := snap.Answer("x.sub.example.com.", dns.TypeDS); resp.Authoritative || len(resp.Ns) != 1 || resp.Ns[0].Header().Rrtype != dns.TypeNS {
+		t.Errorf("DS below the cut: got %+v, want a referral", resp)
 	}
 }
