@@ -212,7 +212,7 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	if ans.Rcode == dns.RcodeNameError {
 		s.notFound.Add(1)
 	}
-	if m.Len() > size && len(ans.Extra) > 0 {
+	if len(ans.Extra) > 0 && m.Len() > size {
 		// The additional records are a courtesy: drop them before
 		// anything that was asked for, and say nothing was cut (TC is
 		// for a cut answer, RFC 2181 §9).

@@ -142,9 +142,8 @@ const maxChain = 8
 func (s *Snapshot) Answer(qname string, qtype uint16) Response {
 	resp := Response{Authoritative: true}
 	name := qname
-	seen := map[string]bool{}
+	var seen []string // the names a CNAME chain has passed
 	for hops := 0; ; hops++ {
-		seen[name] = true
 		from := name
 		if qtype == dns.TypeDS && name != s.apex {
 			// DS records live on the parent's side of a delegation
@@ -183,7 +182,8 @@ func (s *Snapshot) Answer(qname string, qtype uint16) Response {
 		if cn := n.sets[dns.TypeCNAME]; len(cn) > 0 {
 			resp.Answer = append(resp.Answer, rename(cn, owner)...)
 			target := LowerASCII(cn[0].(*dns.CNAME).Target)
-			if !dns.IsSubDomain(s.apex, target) || hops+1 >= maxChain || seen[target] {
+			seen = append(seen, name)
+			if !dns.IsSubDomain(s.apex, target) || hops+1 >= maxChain || slices.Contains(seen, target) {
 				return resp // the resolver follows it from here (or sees the loop)
 			}
 			name = target
