@@ -14,8 +14,8 @@ import (
 
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/directory"
+	"github.com/latticenet/lattice/internal/pebblelog"
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/pebblelog"
 )
 
 // ErrUnavailable is returned by every write once a write has failed (a

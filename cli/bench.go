@@ -15,12 +15,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/latticenet/lattice/chatbench"
-	"github.com/latticenet/lattice/dnsbench"
+	"github.com/latticenet/lattice/bench/chatbench"
+	"github.com/latticenet/lattice/bench/dnsbench"
+	"github.com/latticenet/lattice/bench/ledgerbench"
+	"github.com/latticenet/lattice/bench/netbench"
+	"github.com/latticenet/lattice/bench/s3bench"
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/ledgerbench"
-	"github.com/latticenet/lattice/netbench"
-	"github.com/latticenet/lattice/s3bench"
 )
 
 const benchUsage = `Usage: lattice bench COMMAND [flags]

@@ -19,8 +19,8 @@ import (
 	"github.com/latticenet/lattice/dnsapi"
 	"github.com/latticenet/lattice/dnsserver"
 	"github.com/latticenet/lattice/dnsstore"
-	"github.com/latticenet/lattice/durablefile"
 	"github.com/latticenet/lattice/httpmetrics"
+	"github.com/latticenet/lattice/internal/durablefile"
 	"github.com/latticenet/lattice/s3api"
 )
 

@@ -19,8 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/latticenet/lattice/directory"
-	"github.com/latticenet/lattice/durablefile"
 	"github.com/latticenet/lattice/httpmetrics"
+	"github.com/latticenet/lattice/internal/durablefile"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeapi"

@@ -23,10 +23,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latticenet/lattice/accesslog"
 	"github.com/latticenet/lattice/cloudstore"
-	"github.com/latticenet/lattice/drain"
 	"github.com/latticenet/lattice/httpmetrics"
+	"github.com/latticenet/lattice/internal/accesslog"
+	"github.com/latticenet/lattice/internal/drain"
 )
 
 // Options tune the API; zero values take the defaults.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/latticenet/lattice/durablefile"
+	"github.com/latticenet/lattice/internal/durablefile"
 )
 
 // S3 key permissions.

@@ -26,7 +26,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/latticenet/lattice/pebblelog"
+	"github.com/latticenet/lattice/internal/pebblelog"
 )
 
 // Errors callers tell apart.

@@ -22,7 +22,7 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/latticenet/lattice/dnszone"
-	"github.com/latticenet/lattice/pebblelog"
+	"github.com/latticenet/lattice/internal/pebblelog"
 )
 
 // Errors of the store; rule errors wrap dnszone.ErrInvalid.

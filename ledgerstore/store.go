@@ -27,8 +27,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/latticenet/lattice/internal/pebblelog"
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/pebblelog"
 )
 
 // ErrNotInitialised is returned by Genesis before Init has run.

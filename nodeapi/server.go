@@ -16,11 +16,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latticenet/lattice/accesslog"
 	"github.com/latticenet/lattice/chatnet"
 	"github.com/latticenet/lattice/consensus"
-	"github.com/latticenet/lattice/drain"
 	"github.com/latticenet/lattice/httpmetrics"
+	"github.com/latticenet/lattice/internal/accesslog"
+	"github.com/latticenet/lattice/internal/drain"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgernet"
 	"github.com/latticenet/lattice/ledgerstore"

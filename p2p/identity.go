@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/latticenet/lattice/durablefile"
+	"github.com/latticenet/lattice/internal/durablefile"
 	"github.com/libp2p/go-libp2p/core/crypto"
 )
 

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/latticenet/lattice/durablefile"
+	"github.com/latticenet/lattice/internal/durablefile"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 )

@@ -21,10 +21,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latticenet/lattice/accesslog"
 	"github.com/latticenet/lattice/cloudstore"
-	"github.com/latticenet/lattice/drain"
 	"github.com/latticenet/lattice/httpmetrics"
+	"github.com/latticenet/lattice/internal/accesslog"
+	"github.com/latticenet/lattice/internal/drain"
 	"github.com/latticenet/lattice/sigv4"
 )
 

@@ -13,7 +13,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/latticenet/lattice/durablefile"
+	"github.com/latticenet/lattice/internal/durablefile"
 	"github.com/latticenet/lattice/ledger"
 )
 
