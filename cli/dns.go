@@ -250,6 +250,31 @@ at once.`, `  lattice dns zone rm example.com
 	return nil
 }
 
+// recordCommand parses the arguments of record add and set, named by want
+// ("ZONE [ID] TYPE NAME VALUE"), builds the record from TYPE NAME VALUE
+// (the last three names; VALUE takes every argument left) and the flags,
+// and finds ZONE.
+func recordCommand(ctx context.Context, f *s3Flags, args []string, want string) (*cloudclient.Client, dnszone.ZoneInfo, dnszone.Input, error) {
+	rf := addRecordFlags(f)
+	if err := f.parse(args); err != nil {
+		return nil, dnszone.ZoneInfo{}, dnszone.Input{}, quoteHint(err)
+	}
+	lead := len(strings.Fields(want)) - 3 // ZONE, and ID for set
+	if f.NArg() < lead+3 {
+		return nil, dnszone.ZoneInfo{}, dnszone.Input{}, usageErr("want %s; run `lattice %s -h`", want, f.Name())
+	}
+	in, err := rf.input(f.Arg(lead), f.Arg(lead+1), recordValue(f.Args()[lead+2:]))
+	if err != nil {
+		return nil, dnszone.ZoneInfo{}, dnszone.Input{}, err
+	}
+	c, err := f.client()
+	if err != nil {
+		return nil, dnszone.ZoneInfo{}, dnszone.Input{}, err
+	}
+	z, err := findZone(ctx, c, f.Arg(0))
+	return c, z, in, err
+}
+
 // recordFlags are the optional fields of a record.
 type recordFlags struct {
 	ttl, priority, weight, port *string
@@ -313,22 +338,7 @@ flags, tag and value (CAA).`, `  lattice dns record add example.com A www 192.0.
   lattice dns record add example.com SRV _sip._tcp sip.example.com --port 5060
   lattice dns record add example.com CAA @ '0 issue "letsencrypt.org"'
 `)
-	rf := addRecordFlags(f)
-	if err := f.parse(args); err != nil {
-		return quoteHint(err)
-	}
-	if f.NArg() < 4 {
-		return usageErr("want ZONE TYPE NAME VALUE; run `lattice dns record add -h`")
-	}
-	in, err := rf.input(f.Arg(1), f.Arg(2), recordValue(f.Args()[3:]))
-	if err != nil {
-		return err
-	}
-	c, err := f.client()
-	if err != nil {
-		return err
-	}
-	z, err := findZone(ctx, c, f.Arg(0))
+	c, z, in, err := recordCommand(ctx, f, args, "ZONE TYPE NAME VALUE")
 	if err != nil {
 		return err
 	}
@@ -404,22 +414,7 @@ weight and port stay as they were unless given, when the type stays the
 same; for a new type, those not given take their defaults.`, `  lattice dns record set example.com 3f2a9c0d1e4b5a6f A www 192.0.2.20
   lattice dns record set example.com 3f2a9c0d1e4b5a6f A www 192.0.2.20 --ttl 60
 `)
-	rf := addRecordFlags(f)
-	if err := f.parse(args); err != nil {
-		return quoteHint(err)
-	}
-	if f.NArg() < 5 {
-		return usageErr("want ZONE ID TYPE NAME VALUE; run `lattice dns record set -h`")
-	}
-	in, err := rf.input(f.Arg(2), f.Arg(3), recordValue(f.Args()[4:]))
-	if err != nil {
-		return err
-	}
-	c, err := f.client()
-	if err != nil {
-		return err
-	}
-	z, err := findZone(ctx, c, f.Arg(0))
+	c, z, in, err := recordCommand(ctx, f, args, "ZONE ID TYPE NAME VALUE")
 	if err != nil {
 		return err
 	}

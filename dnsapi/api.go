@@ -33,28 +33,15 @@ type handlers struct {
 	st  *dnsstore.Store
 }
 
-func (h *handlers) zoneJSON(z dnsstore.Zone, records int) dnszone.ZoneInfo {
-	// The name servers to delegate to are the zone's own apex NS records.
-	ns := []string{}
-	if recs, err := h.st.Records(z.Account, z.ID); err == nil {
-		for _, r := range recs {
-			if r.Type == "NS" && r.Name == z.Name {
-				ns = append(ns, r.Value)
-			}
-		}
-	}
-	return dnszone.ZoneInfo{ID: z.ID, Name: z.Name, Serial: z.Serial, Nameservers: ns, Records: records,
+func zoneJSON(z dnsstore.Summary) dnszone.ZoneInfo {
+	return dnszone.ZoneInfo{ID: z.ID, Name: z.Name, Serial: z.Serial, Nameservers: z.Nameservers, Records: z.Records,
 		CreatedAt: z.CreatedAt.Format(time.RFC3339), UpdatedAt: z.UpdatedAt.Format(time.RFC3339)}
 }
 
 func (h *handlers) listZones(w http.ResponseWriter, r *http.Request, account string) error {
-	var out []dnszone.ZoneInfo
-	for _, z := range h.st.Zones(account) {
-		_, n, err := h.st.Zone(account, z.ID)
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		out = append(out, h.zoneJSON(z, n))
+	out := []dnszone.ZoneInfo{}
+	for _, z := range h.st.Summaries(account) {
+		out = append(out, zoneJSON(z))
 	}
 	page, err := cloudapi.Page(r, out)
 	if err != nil {
@@ -75,17 +62,20 @@ func (h *handlers) createZone(w http.ResponseWriter, r *http.Request, account st
 	if err != nil {
 		return apiError(err, "zone")
 	}
-	_, n, _ := h.st.Zone(account, z.ID)
-	cloudapi.WriteJSON(w, http.StatusCreated, h.zoneJSON(z, n))
+	sm, err := h.st.Summary(account, z.ID)
+	if err != nil {
+		return apiError(err, "zone") // deleted meanwhile
+	}
+	cloudapi.WriteJSON(w, http.StatusCreated, zoneJSON(sm))
 	return nil
 }
 
 func (h *handlers) getZone(w http.ResponseWriter, r *http.Request, account string) error {
-	z, n, err := h.st.Zone(account, r.PathValue("id"))
+	sm, err := h.st.Summary(account, r.PathValue("id"))
 	if err != nil {
 		return apiError(err, "zone")
 	}
-	cloudapi.WriteJSON(w, http.StatusOK, h.zoneJSON(z, n))
+	cloudapi.WriteJSON(w, http.StatusOK, zoneJSON(sm))
 	return nil
 }
 

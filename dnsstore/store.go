@@ -187,29 +187,63 @@ func (s *Store) Watch(fn func(name string, snap *dnszone.Snapshot)) {
 	}
 }
 
-// Zones returns account's zones by name.
-func (s *Store) Zones(account string) []Zone {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var out []Zone
-	for _, z := range s.zones {
-		if z.Account == account {
-			out = append(out, z.Zone)
+// Summary is a zone with what the API shows beside it: its record count
+// and the name servers its apex's NS records name.
+type Summary struct {
+	Zone
+	Records     int
+	Nameservers []string
+}
+
+func (z *zone) summary() Summary {
+	sm := Summary{Zone: z.Zone, Records: len(z.records), Nameservers: []string{}}
+	for _, r := range z.records {
+		if r.Type == "NS" && r.Name == z.Name {
+			sm.Nameservers = append(sm.Nameservers, r.Value)
 		}
 	}
-	slices.SortFunc(out, func(a, b Zone) int { return strings.Compare(a.Name, b.Name) })
+	slices.Sort(sm.Nameservers)
+	return sm
+}
+
+// Summaries returns account's zones by name.
+func (s *Store) Summaries(account string) []Summary {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []Summary
+	for _, z := range s.zones {
+		if z.Account == account {
+			out = append(out, z.summary())
+		}
+	}
+	slices.SortFunc(out, func(a, b Summary) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Summary returns account's zone id.
+func (s *Store) Summary(account, id string) (Summary, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	z, err := s.owned(account, id)
+	if err != nil {
+		return Summary{}, err
+	}
+	return z.summary(), nil
+}
+
+// Zones returns account's zones by name.
+func (s *Store) Zones(account string) []Zone {
+	var out []Zone
+	for _, sm := range s.Summaries(account) {
+		out = append(out, sm.Zone)
+	}
 	return out
 }
 
 // Zone returns account's zone id, with its record count.
 func (s *Store) Zone(account, id string) (Zone, int, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	z, err := s.owned(account, id)
-	if err != nil {
-		return Zone{}, 0, err
-	}
-	return z.Zone, len(z.records), nil
+	sm, err := s.Summary(account, id)
+	return sm.Zone, sm.Records, err
 }
 
 // Records returns the records of account's zone id in DNS order (the
