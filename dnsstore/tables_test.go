@@ -1,93 +1,20 @@
 package dnsstore
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/latticenet/lattice/dnszone"
+	"github.com/latticenet/lattice/internal/tabletest"
 )
 
-// tableConsts returns the value of every const named table* that the
-// package's own (non-test) files declare, by name.
-func tableConsts(t *testing.T) map[string]string {
-	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	consts := map[string]string{}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, decl := range f.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.CONST {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, id := range vs.Names {
-					if !strings.HasPrefix(id.Name, "table") || i >= len(vs.Values) {
-						continue
-					}
-					lit, ok := vs.Values[i].(*ast.BasicLit)
-					if !ok || lit.Kind != token.STRING {
-						t.Errorf("const %s is not a string literal", id.Name)
-						continue
-					}
-					v, err := strconv.Unquote(lit.Value)
-					if err != nil {
-						t.Fatal(err)
-					}
-					consts[id.Name] = v
-				}
-			}
-		}
-	}
-	return consts
-}
-
 // TestTablePrefixesAreDistinct: every key begins with its table's prefix,
-// so no prefix may begin another (a scan of one table would read the
-// other's keys), every table const must be in tables (else nobody checks
-// it), and tables holds nothing else.
+// so no prefix may begin another, every table const must be in tables
+// (else nobody checks it), and tables holds nothing else.
 func TestTablePrefixesAreDistinct(t *testing.T) {
-	consts := tableConsts(t)
-	if len(consts) != len(tables) || len(consts) < 4 {
-		t.Errorf("found %d table consts %v, want one for each of tables %q", len(consts), consts, tables)
-	}
-	for name, v := range consts {
-		if !slices.Contains(tables, v) {
-			t.Errorf("const %s = %q is not listed in tables %q", name, v, tables)
-		}
-	}
-	if len(tables) != len(consts) {
-		t.Errorf("tables has %d entries %q, want the %d table consts", len(tables), tables, len(consts))
-	}
-	for i, a := range tables {
-		if a == "" || !strings.HasSuffix(a, "/") {
-			t.Errorf("table prefix %q: want a non-empty prefix ending in /", a)
-		}
-		for j, b := range tables {
-			if i != j && strings.HasPrefix(b, a) {
-				t.Errorf("table prefix %q (tables[%d]) is a prefix of %q (tables[%d])", a, i, b, j)
-			}
-		}
-	}
+	tabletest.Check(t, ".", tables, 4)
 	for _, want := range []string{tableZones, tableNames, tableRecords} {
 		if !slices.Contains(tables, want) {
 			t.Errorf("tables %q lacks %q", tables, want)
