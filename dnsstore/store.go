@@ -562,3 +562,22 @@ func newID() string {
 // Nameservers are the platform's name servers, which every zone's apex
 // names and which a registrar delegates a zone to.
 func (s *Store) Nameservers() []string { return slices.Clone(s.opts.Nameservers) }
+
+// Containing returns the zone, of any account, that name lies in: the
+// zone named name or its closest ancestor. The CDN uses it to attach a
+// custom domain through the platform's own DNS.
+func (s *Store) Containing(name string) (Zone, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for n := name; n != ""; {
+		if id, ok := s.byName[n]; ok {
+			return s.zones[id].Zone, true
+		}
+		_, rest, ok := strings.Cut(n, ".")
+		if !ok {
+			break
+		}
+		n = rest
+	}
+	return Zone{}, false
+}
