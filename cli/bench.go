@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/latticenet/lattice/bench/cdnbench"
 	"github.com/latticenet/lattice/bench/chatbench"
 	"github.com/latticenet/lattice/bench/dnsbench"
 	"github.com/latticenet/lattice/bench/ledgerbench"
@@ -35,6 +36,7 @@ Commands:
   chat       chat: accepted messages a second, delivery latency, subscribers
   s3         S3 throughput of lattice, optionally against MinIO
   dns        DNS queries a second of lattice, NSD and PowerDNS, with dnsperf
+  cdn        CDN cache hits a second of lattice's edge and nginx, with wrk
 
 Examples:
   lattice bench ledger --rounds 5
@@ -42,12 +44,13 @@ Examples:
   lattice bench chat --json
   lattice bench s3 --minio /tmp/minio-bin/minio
   lattice bench dns --rounds 3
+  lattice bench cdn --rounds 3
 
 Run ` + "`lattice bench COMMAND -h`" + ` for a command's flags.
 `
 
 func runBench(ctx context.Context, e *env, args []string) error {
-	const want = "want `lattice bench ledger [flags]`, `lattice bench network [flags]`, `lattice bench chat [flags]`, `lattice bench s3 [flags]` or `lattice bench dns [flags]`"
+	const want = "want `lattice bench ledger [flags]`, `lattice bench network [flags]`, `lattice bench chat [flags]`, `lattice bench s3 [flags]`, `lattice bench dns [flags]` or `lattice bench cdn [flags]`"
 	if done, err := groupHelp(e, args, benchUsage, want); done {
 		return err
 	}
@@ -63,6 +66,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return runBenchChat(ctx, e, args[1:])
 		case "dns":
 			return runBenchDNS(ctx, e, args[1:])
+		case "cdn":
+			return runBenchCDN(ctx, e, args[1:])
 		case "chat-subscribers":
 			// Not for people: bench chat runs it to hold event streams
 			// beyond its own open-file limit.
@@ -420,4 +425,62 @@ Needs the Debian packages nsd, pdns-server, pdns-backend-bind and dnsperf.`, `  
 	}
 	row("median", r.Median)
 	return tw.Flush()
+}
+
+func runBenchCDN(ctx context.Context, e *env, args []string) error {
+	f := newHelpFlags(e, "bench cdn", "bench cdn [--objects N] [--size BYTES] [--duration D] [--connections N] [--rounds N] [flags]", `
+Serves a set of objects from an origin on loopback through lattice's CDN
+edge (this binary as `+"`lattice cloud`"+`, in a process of its own) and through
+nginx with proxy_cache, each with as many cores as GOMAXPROCS, warms both
+caches and checks that they answer hits, then measures cache hits with wrk
+cycling through the objects, the servers taking turns in each round.
+Reports requests a second, p50 and p99 latency, and lattice's ratio to
+nginx per round, their median and the ratio's range. Needs the Debian
+packages nginx and wrk.`, `  lattice bench cdn
+  lattice bench cdn --objects 1000 --size 16KiB --duration 20s --rounds 5 --json
+`)
+	objects := f.Int("objects", 100, "objects the origin serves and wrk cycles through")
+	size := f.String("size", "1KiB", "size of an object (e.g. 1024, 1KiB, 1MiB)")
+	duration := f.Duration("duration", 10*time.Second, "how long wrk runs against each server in each round (whole seconds)")
+	conns := f.Int("connections", 64, "wrk's open connections (-c)")
+	threads := f.Int("threads", 2, "wrk's threads (-t)")
+	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
+	nginx := f.String("nginx", "", "path of nginx (default: found on PATH or in /usr/sbin)")
+	wrk := f.String("wrk", "", "path of wrk (default: found on PATH)")
+	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	n, err := parseSize(*size)
+	if err != nil {
+		return usageErr("--size: %v", err)
+	}
+	if *objects < 1 || n < 1 || *conns < 1 || *threads < 1 || *rounds < 1 || *duration < time.Second {
+		return usageErr("--objects, --size, --connections, --threads and --rounds must be positive, --duration at least 1s")
+	}
+	r, err := cdnbench.Run(ctx, cdnbench.Config{Objects: *objects, ObjectSize: n, Duration: *duration, Rounds: *rounds,
+		Connections: *conns, Threads: *threads, NGINX: *nginx, Wrk: *wrk, Progress: e.stderr})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(e.stdout, r)
+	}
+	fmt.Fprintf(e.stdout, "%d objects of %s, cache hits only, wrk -t %d -c %d for %gs per server per round, %d server cores, %s, %d cpus\n\n",
+		r.Objects, sizeString(r.ObjectSize), r.Threads, r.Connections, r.DurationS, r.ServerCores, r.NGINXVersion, runtime.NumCPU())
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "round\tlattice req/s\tnginx req/s\tlattice/nginx\tlattice p50 ms\tp99 ms\tnginx p50 ms\tp99 ms\t")
+	row := func(name string, x cdnbench.Round) {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", name, x.Lattice.RequestsPerSec, x.NGINX.RequestsPerSec,
+			x.Ratio, x.Lattice.P50ms, x.Lattice.P99ms, x.NGINX.P50ms, x.NGINX.P99ms)
+	}
+	for i, x := range r.Rounds {
+		row(strconv.Itoa(i+1), x)
+	}
+	row("median", r.Median)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "\nlattice/nginx %.2f (%.2f..%.2f); target >= 0.8 on cache hits\n", r.Median.Ratio, r.RatioMin, r.RatioMax)
+	return nil
 }

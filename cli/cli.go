@@ -58,6 +58,7 @@ func commands() []command {
 		{"cloud", "run the cloud platform's REST API and S3 endpoint; `cloud apikey` manages API keys", runCloud},
 		{"s3", "buckets and objects: mb, rb, ls, cp (with progress), rm, public, usage, presign, keys", runS3},
 		{"dns", "DNS zones and records, served by the platform's DNS server (dns zone create|ls|rm, dns record add|ls|set|rm)", runDNS},
+		{"cdn", "CDN deployments in front of an origin or a bucket, served by the platform's caching edge (cdn create|ls|show|rm|domains|domain|purge)", runCDN},
 		{"genesis", "create a network's genesis file (genesis new)", runGenesis},
 		{"key", "create or show a key file (key new | key show)", runKey},
 		{"balance", "show an account's balances and pending receipts", runBalance},

@@ -100,6 +100,7 @@ func cleanEnv(t *testing.T) (home string) {
 	// Servers started by tests never take the real S3 port.
 	t.Setenv("LATTICE_S3", "127.0.0.1:0")
 	t.Setenv("LATTICE_DNS", "127.0.0.1:0")          // nor the real DNS port
+	t.Setenv("LATTICE_CDN", "127.0.0.1:0")          // nor the real CDN edge port
 	t.Setenv("LATTICE_P2P", "/ip4/127.0.0.1/tcp/0") // nor lattice dev's peer port
 	return home
 }

@@ -10,10 +10,14 @@ import (
 	"net/netip"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/latticenet/lattice/cdnapi"
+	"github.com/latticenet/lattice/cdnedge"
+	"github.com/latticenet/lattice/cdnstore"
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/dnsapi"
@@ -29,6 +33,8 @@ import (
 type cloudServer struct {
 	st        *cloudstore.Store
 	dns       *dnsstore.Store
+	cdn       *cdnstore.Store
+	edge      *cdnedge.Edge
 	opts      cloudOptions
 	log       *slog.Logger
 	publicURL string           // the REST API's URL as clients reach it, for presigned URLs; "" for the request's Host
@@ -56,6 +62,11 @@ type cloudOptions struct {
 	// DNSTransferFrom may transfer zones; DNSNotify are told of changes.
 	DNSTransferFrom []netip.Prefix
 	DNSNotify       []string
+	// CDNDomain is the CDN's own domain (deployment NAME answers at
+	// NAME.CDNDomain); CDNPrivateOrigins lets origins be loopback or
+	// private addresses.
+	CDNDomain         string
+	CDNPrivateOrigins bool
 }
 
 // openCloud opens the cloud platform in dir, creating the admin API key on
@@ -75,9 +86,25 @@ func openCloud(e *env, dir string, log *slog.Logger, opts cloudOptions) (*cloudS
 		st.Close()
 		return nil, err
 	}
+	cdn, err := cdnstore.Open(filepath.Join(dir, "cdn"), cdnstore.Options{Domain: opts.CDNDomain, Logger: log.With("service", "cdn")})
+	if err != nil {
+		dns.Close()
+		st.Close()
+		return nil, err
+	}
+	edge, err := cdnedge.New(cdnedge.Options{Store: cdn, Buckets: st, CacheDir: filepath.Join(dir, "cdn-cache"),
+		AllowPrivateOrigins: opts.CDNPrivateOrigins, Logger: log.With("service", "cdn")})
+	if err != nil {
+		cdn.Close()
+		dns.Close()
+		st.Close()
+		return nil, err
+	}
 	path := filepath.Join(dir, "admin-api-key")
 	_, secret, err := st.EnsureAdmin(time.Now(), func(secret string) error { return writeSecretFile(path, secret) })
 	if err != nil {
+		edge.Close()
+		cdn.Close()
 		dns.Close()
 		st.Close()
 		return nil, err
@@ -87,8 +114,8 @@ func openCloud(e *env, dir string, log *slog.Logger, opts cloudOptions) (*cloudS
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	reg := httpmetrics.NewRegistry()
-	reg.MustRegister(storeCollector{st: st, log: log})
-	c := &cloudServer{st: st, dns: dns, opts: opts, log: log, reg: reg, stopSweep: cancel, swept: make(chan struct{})}
+	reg.MustRegister(storeCollector{st: st, log: log}, cdnCollector{edge})
+	c := &cloudServer{st: st, dns: dns, cdn: cdn, edge: edge, opts: opts, log: log, reg: reg, stopSweep: cancel, swept: make(chan struct{})}
 	go func() {
 		defer close(c.swept)
 		st.RunLifecycle(ctx, sweepInterval, time.Now, log)
@@ -110,15 +137,16 @@ func listenFor(addr, flag, env string) (net.Listener, error) {
 }
 
 // cloudAddrs are the addresses the cloud platform serves on; DNS ""
-// runs no DNS server (the API still keeps zones), Metrics "" serves the
-// metrics on the REST API.
-type cloudAddrs struct{ API, S3, DNS, Metrics string }
+// runs no DNS server (the API still keeps zones), CDN "" no edge (the
+// API still keeps deployments), Metrics "" serves the metrics on the
+// REST API.
+type cloudAddrs struct{ API, S3, DNS, CDN, Metrics string }
 
 // cloudListeners are the platform's bound sockets.
 type cloudListeners struct {
-	api, s3, metrics net.Listener
-	dnsUDP           []net.PacketConn
-	dnsTCP           net.Listener
+	api, s3, cdn, metrics net.Listener
+	dnsUDP                []net.PacketConn
+	dnsTCP                net.Listener
 }
 
 // listenCloud binds every address of a. The commands bind every listener
@@ -142,6 +170,11 @@ func listenCloud(a cloudAddrs) (_ *cloudListeners, err error) {
 			return nil, err
 		}
 	}
+	if a.CDN != "" {
+		if l.cdn, err = listenFor(a.CDN, "cdn", "LATTICE_CDN"); err != nil {
+			return nil, err
+		}
+	}
 	if a.Metrics != "" {
 		if l.metrics, err = listenFor(a.Metrics, "metrics", "LATTICE_METRICS"); err != nil {
 			return nil, err
@@ -161,7 +194,7 @@ func listenDNS(addr string) ([]net.PacketConn, net.Listener, error) {
 }
 
 func (l *cloudListeners) close() {
-	for _, ln := range []net.Listener{l.api, l.s3, l.metrics, l.dnsTCP} {
+	for _, ln := range []net.Listener{l.api, l.s3, l.cdn, l.metrics, l.dnsTCP} {
 		if ln != nil {
 			ln.Close() // a no-op once served and closed
 		}
@@ -172,8 +205,9 @@ func (l *cloudListeners) close() {
 }
 
 // cloudURLs are where the platform serves, for the banner: DNS is the
-// server's host:port ("" when none runs).
-type cloudURLs struct{ API, S3, DNS, Metrics string }
+// server's host:port ("" when none runs), CDN the edge's URL ("" when
+// none runs).
+type cloudURLs struct{ API, S3, DNS, CDN, Metrics string }
 
 // serve runs the REST API, the S3 endpoint, the DNS server and (if it has
 // a listener of its own) the metrics on l until ctx ends or one fails,
@@ -188,6 +222,7 @@ func (c *cloudServer) serve(ctx context.Context, e *env, base *slog.Logger, l *c
 	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log, S3Endpoint: l.s3.Addr().String(), Region: s3Region, PublicURL: c.opts.PublicURL,
 		Metrics: httpmetrics.New(c.reg, "cloud"), MetricsHandler: onAPI})
 	dnsapi.Register(c.api, c.dns)
+	cdnapi.Register(c.api, cdnapi.Options{Store: c.cdn, Edge: c.edge, Buckets: c.st, DNS: c.dns, AllowPrivateOrigins: c.opts.CDNPrivateOrigins})
 	c.s3 = s3api.New(c.st, s3api.Options{Logger: base.With("service", "s3"), Region: s3Region, Metrics: httpmetrics.New(c.reg, "s3")})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -200,6 +235,10 @@ func (c *cloudServer) serve(ctx context.Context, e *env, base *slog.Logger, l *c
 	servers := []server{{l.api, c.api, e}, {l.s3, c.s3, quiet}}
 	urls := cloudURLs{API: "http://" + l.api.Addr().String(), S3: "http://" + l.s3.Addr().String()}
 	urls.Metrics = urls.API + "/metrics"
+	if l.cdn != nil {
+		servers = append(servers, server{l.cdn, c.edge, quiet})
+		urls.CDN = "http://" + l.cdn.Addr().String()
+	}
 	if l.metrics != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", httpmetrics.Handler(c.reg))
@@ -314,6 +353,8 @@ func (c *cloudServer) close() {
 		c.api.Wait()
 		c.s3.Wait()
 	}
+	c.edge.Close()
+	c.cdn.Close()
 	c.dns.Close()
 	c.st.Close()
 }
@@ -329,9 +370,10 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 		return runAPIKey(ctx, e, args[1:])
 	}
 	e = e.synced()
-	f := newHelpFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR] [--dns ADDR] [--public-url URL] [--metrics ADDR]", `
-Runs the cloud platform: its REST API, its S3-compatible endpoint and its
-authoritative DNS server, over the data directory, until interrupted. On
+	f := newHelpFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR] [--dns ADDR] [--cdn ADDR] [--public-url URL] [--metrics ADDR]", `
+Runs the cloud platform: its REST API, its S3-compatible endpoint, its
+authoritative DNS server and its CDN edge, over the data directory, until
+interrupted. On
 first start it writes an admin API key to DATA/admin-api-key. Flags also
 come from the environment and from a JSON --config file.
 
@@ -339,6 +381,7 @@ Commands:
   apikey create|list|revoke   manage API keys (`+"`lattice cloud apikey -h`"+`)`, `  lattice cloud --data /var/lib/lattice-cloud
   lattice cloud --api 0.0.0.0:8090 --s3 0.0.0.0:9000 --public-url https://cloud.example.com
   lattice cloud --dns 0.0.0.0:53 --dns-ns ns1.example.net,ns2.example.net --dns-notify 192.0.2.53:53 --dns-transfer-from 192.0.2.53/32
+  lattice cloud --cdn 0.0.0.0:80 --cdn-domain cdn.example.net
   lattice cloud apikey create --account alice --api-key $(cat ~/.lattice/cloud/admin-api-key)
 `)
 	if len(args) > 0 && args[0] == "help" {
@@ -349,9 +392,10 @@ Commands:
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "REST API address")
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
 	dnsFlags := addDNSFlags(f, "0.0.0.0:53")
+	cdnFlags := addCDNFlags(f, false)
 	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
 	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics at http://ADDR/metrics instead of at the REST API's GET /metrics")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, public_url, metrics, log_level, log_format")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, public_url, metrics, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -367,12 +411,15 @@ Commands:
 	if err != nil {
 		return err
 	}
+	if err := cdnFlags.apply(&opts); err != nil {
+		return err
+	}
 	opts.PublicURL = *publicURL
 	log, err := newLogger(e, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}
-	lns, err := listenCloud(cloudAddrs{API: *apiAddr, S3: *s3Addr, DNS: *dnsFlags.addr, Metrics: *metricsAddr})
+	lns, err := listenCloud(cloudAddrs{API: *apiAddr, S3: *s3Addr, DNS: *dnsFlags.addr, CDN: *cdnFlags.addr, Metrics: *metricsAddr})
 	if err != nil {
 		return err
 	}
@@ -388,8 +435,36 @@ Commands:
 		if u.DNS != "" {
 			fmt.Fprintf(e.stdout, "lattice cloud: DNS %s (UDP and TCP)\n", u.DNS)
 		}
+		if u.CDN != "" {
+			fmt.Fprintf(e.stdout, "lattice cloud: CDN edge %s (deployments answer at NAME.%s)\n", u.CDN, c.cdn.CDNDomain())
+		}
 		fmt.Fprintf(e.stdout, "lattice cloud: metrics %s\n", u.Metrics)
 	})
+}
+
+// cdnFlags are the CDN edge's flags, which cloud and dev share.
+type cdnFlags struct {
+	addr, domain, private *string
+}
+
+// addCDNFlags adds the edge's flags; private is whether origins may be
+// loopback or private addresses by default (yes for dev).
+func addCDNFlags(f *flags, private bool) cdnFlags {
+	return cdnFlags{
+		addr:    f.string("cdn", "LATTICE_CDN", "cdn", "127.0.0.1:8088", `CDN edge address, HTTP ("" for none)`),
+		domain:  f.string("cdn-domain", "LATTICE_CDN_DOMAIN", "cdn_domain", cdnstore.DefaultDomain, "the CDN's domain: deployment NAME answers at NAME.DOMAIN (point a wildcard DNS record for *.DOMAIN at the edge)"),
+		private: f.string("cdn-private-origins", "LATTICE_CDN_PRIVATE_ORIGINS", "cdn_private_origins", strconv.FormatBool(private), "let CDN origins be loopback, private or link-local addresses (true or false)"),
+	}
+}
+
+func (c cdnFlags) apply(o *cloudOptions) error {
+	o.CDNDomain = *c.domain
+	p, err := strconv.ParseBool(*c.private)
+	if err != nil {
+		return usageErr("--cdn-private-origins %q: want true or false", *c.private)
+	}
+	o.CDNPrivateOrigins = p
+	return nil
 }
 
 // dnsFlags are the DNS server's flags, which cloud and dev share.
@@ -433,4 +508,26 @@ func (d dnsFlags) options() (cloudOptions, error) {
 		o.DNSTransferFrom = append(o.DNSTransferFrom, p.Masked())
 	}
 	return o, nil
+}
+
+// cdnCollector gives Prometheus the edge cache's sizes.
+type cdnCollector struct{ edge *cdnedge.Edge }
+
+var (
+	cdnObjects   = prometheus.NewDesc("lattice_cdn_cached_objects", "Responses the CDN edge holds, of all deployments.", nil, nil)
+	cdnMemBytes  = prometheus.NewDesc("lattice_cdn_cache_memory_bytes", "Bytes of response bodies in the edge's memory tier.", nil, nil)
+	cdnDiskBytes = prometheus.NewDesc("lattice_cdn_cache_disk_bytes", "Bytes of response bodies in the edge's disk tier (DATA/cdn-cache).", nil, nil)
+)
+
+func (cdnCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{cdnObjects, cdnMemBytes, cdnDiskBytes} {
+		ch <- d
+	}
+}
+
+func (c cdnCollector) Collect(ch chan<- prometheus.Metric) {
+	t := c.edge.Totals()
+	ch <- prometheus.MustNewConstMetric(cdnObjects, prometheus.GaugeValue, float64(t.Objects))
+	ch <- prometheus.MustNewConstMetric(cdnMemBytes, prometheus.GaugeValue, float64(t.MemoryBytes))
+	ch <- prometheus.MustNewConstMetric(cdnDiskBytes, prometheus.GaugeValue, float64(t.DiskBytes))
 }

@@ -26,6 +26,8 @@ func commandTree() map[string][]string {
 		"dns":          {"zone", "record"},
 		"dns zone":     dnsZoneCommands(),
 		"dns record":   dnsRecordCommands(),
+		"cdn":          cdnCommands(),
+		"cdn domain":   cdnDomainCommands(),
 		"cloud":        {"apikey"},
 		"cloud apikey": {"create", "list", "revoke"},
 		"chat":         names(chatCommands()),
@@ -34,7 +36,7 @@ func commandTree() map[string][]string {
 		"genesis":      {"new"},
 		"key":          {"new", "show"},
 		"multisig":     {"open", "update"},
-		"bench":        {"ledger", "network", "chat", "s3", "dns"},
+		"bench":        {"ledger", "network", "chat", "s3", "dns", "cdn"},
 		"profile":      {"ls", "show", "use"},
 		"completion":   {"bash", "zsh"},
 	}

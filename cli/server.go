@@ -36,9 +36,9 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	e = e.synced()
 	f := newHelpFlags(e, "dev", "dev [flags]", `
 Starts a development network on this machine: one node (or --nodes N, each
-a representative), the cloud platform's REST API and S3 endpoint, and a key
-funded with the whole supply; it writes the "dev" profile the client
-commands use. Runs until interrupted.`, `  lattice dev
+a representative), the cloud platform (REST API, S3 endpoint, DNS server
+and CDN edge), and a key funded with the whole supply; it writes the "dev"
+profile the client commands use. Runs until interrupted.`, `  lattice dev
   lattice dev --nodes 3 --data /tmp/lattice-dev
   lattice dev --log-level info --http 127.0.0.1:18080
 `)
@@ -49,7 +49,8 @@ commands use. Runs until interrupted.`, `  lattice dev
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "cloud REST API address")
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
 	dnsFlags := addDNSFlags(f, "127.0.0.1:8053")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, log_level, log_format")
+	cdnFlags := addCDNFlags(f, true)
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level on stderr: debug, info, warn, error (DATA/dev.log gets info and above)")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format on stderr: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -64,6 +65,9 @@ commands use. Runs until interrupted.`, `  lattice dev
 	}
 	cloudOpts, err := dnsFlags.options()
 	if err != nil {
+		return err
+	}
+	if err := cdnFlags.apply(&cloudOpts); err != nil {
 		return err
 	}
 	stderrLog, err := logHandler(e.stderr, *logLevel, *logFormat)
@@ -98,7 +102,7 @@ commands use. Runs until interrupted.`, `  lattice dev
 			return err
 		}
 	}
-	cloudLns, err := listenCloud(cloudAddrs{API: *apiAddr, S3: *s3Addr, DNS: *dnsFlags.addr})
+	cloudLns, err := listenCloud(cloudAddrs{API: *apiAddr, S3: *s3Addr, DNS: *dnsFlags.addr, CDN: *cdnFlags.addr})
 	if err != nil {
 		return err
 	}
@@ -218,6 +222,9 @@ commands use. Runs until interrupted.`, `  lattice dev
 		if urls.DNS != "" {
 			host, port, _ := gonet.SplitHostPort(urls.DNS)
 			fmt.Fprintf(e.stdout, "  DNS         %s  (UDP and TCP: dig @%s -p %s NAME)\n", urls.DNS, host, port)
+		}
+		if urls.CDN != "" {
+			fmt.Fprintf(e.stdout, "  CDN edge    %s  (deployment NAME answers at NAME.%s)\n", urls.CDN, cloud.cdn.CDNDomain())
 		}
 		fmt.Fprintf(e.stdout, "  metrics     GET /metrics on every node API and on the cloud API (Prometheus)\n")
 		fmt.Fprintf(e.stdout, "  data        %s  (genesis file %s)\n", *data, filepath.Join(*data, "genesis.json"))
