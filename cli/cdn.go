@@ -500,6 +500,10 @@ path goes to the origin. At most 100 paths and prefixes in one purge.`, `  latti
 	if len(p.Paths)+len(p.Prefixes) > 0 {
 		what = fmt.Sprintf("%d paths and prefixes", len(p.Paths)+len(p.Prefixes))
 	}
-	fmt.Fprintf(e.stdout, "purged %d cached responses of %s (%s)\n", r.Purged, d.Name, what)
+	noun := "responses"
+	if r.Purged == 1 {
+		noun = "response"
+	}
+	fmt.Fprintf(e.stdout, "purged %d cached %s of %s (%s)\n", r.Purged, noun, d.Name, what)
 	return nil
 }
