@@ -56,8 +56,9 @@ type entry struct {
 	header http.Header
 	fresh  cdnpolicy.Freshness
 	size   int64
-	body   []byte // the memory copy, nil when there is none
-	file   string // the body file, "" with no disk tier
+	body   []byte      // the memory copy, nil when there is none
+	file   string      // the body file, "" with no disk tier
+	wire   *wireHeader // the header as the fast path sends it; nil when it cannot
 
 	all, mem links
 }
@@ -122,6 +123,7 @@ type view struct {
 	fresh  cdnpolicy.Freshness
 	size   int64
 	body   []byte
+	wire   *wireHeader
 	// f is the body file, opened while the entry was still in the cache
 	// (so an eviction that unlinks it later cannot take it from the
 	// reader), when there is no memory copy; the taker of the view closes
@@ -132,7 +134,7 @@ type view struct {
 // view copies e; c.mu is held. It opens e's body file when e has no
 // memory copy, and reports false when that fails.
 func (e *entry) view() (view, bool) {
-	v := view{e: e, status: e.status, header: e.header, fresh: e.fresh, size: e.size, body: e.body}
+	v := view{e: e, status: e.status, header: e.header, fresh: e.fresh, size: e.size, body: e.body, wire: e.wire}
 	if v.body == nil && e.file != "" {
 		f, err := os.Open(e.file)
 		if err != nil {
@@ -150,9 +152,10 @@ func (v view) close() {
 	}
 }
 
-// lookup finds the entry of dep's key that matches req's Vary fields; the
+// lookup finds the entry of dep's key that matches the request's Vary
+// fields (req gives its header, called only when the key varies); the
 // caller closes the view.
-func (c *cache) lookup(dep, key string, req http.Header) (view, bool) {
+func (c *cache) lookup(dep, key string, req func() http.Header) (view, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.deps[dep]
@@ -163,7 +166,11 @@ func (c *cache) lookup(dep, key string, req http.Header) (view, bool) {
 	if vs == nil {
 		return view{}, false
 	}
-	e := vs.byKey[cdnpolicy.VaryKey(vs.fields, req)]
+	var h http.Header
+	if len(vs.fields) > 0 {
+		h = req()
+	}
+	e := vs.byKey[cdnpolicy.VaryKey(vs.fields, h)]
 	if e == nil {
 		return view{}, false
 	}
@@ -284,17 +291,17 @@ func (c *cache) drop(d *depCache, vs *variants, e *entry, doomed []string) []str
 	return doomed
 }
 
-// refresh replaces e's header and freshness after a 304 from the origin;
+// refresh replaces e's header, freshness and wire header after a 304 from the origin;
 // it reports false when e has been dropped meanwhile. The caller closes
 // the view.
-func (c *cache) refresh(e *entry, header http.Header, fresh cdnpolicy.Freshness) (view, bool) {
+func (c *cache) refresh(e *entry, header http.Header, fresh cdnpolicy.Freshness, wire *wireHeader) (view, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.deps[e.dep]
 	if d == nil || d.paths[e.key] == nil || d.paths[e.key].byKey[e.vkey] != e {
 		return view{}, false
 	}
-	e.header, e.fresh = header, fresh
+	e.header, e.fresh, e.wire = header, fresh, wire
 	return e.view()
 }
 

@@ -72,6 +72,8 @@ type Edge struct {
 	log       *slog.Logger
 	since     time.Time
 
+	fastHits atomic.Int64 // hits answered on the fast path (hitserve.go)
+
 	mu      sync.Mutex
 	flights map[string]*flight
 	stats   sync.Map // deployment id → *counters
@@ -173,16 +175,17 @@ func (e *Edge) Stats(dep string) cloudwire.CDNStats {
 	return s
 }
 
-// Totals are the whole cache's figures, for metrics.
-type Totals struct{ Objects, MemoryBytes, DiskBytes int64 }
+// Totals are the whole edge's figures, for metrics: the cache's sizes,
+// and how many hits the fast path answered.
+type Totals struct{ Objects, MemoryBytes, DiskBytes, FastPathHits int64 }
 
-// Totals returns the cache's figures.
+// Totals returns the edge's figures.
 func (e *Edge) Totals() Totals {
 	o, m, d := e.cache.totals()
 	if e.opts.CacheDir == "" {
 		d = 0
 	}
-	return Totals{o, m, d}
+	return Totals{o, m, d, e.fastHits.Load()}
 }
 
 // Purge drops deployment dep's cached responses (see cloudwire.Purge) at
@@ -226,7 +229,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rq := &request{d: d, o: o, key: key, r: r, c: c}
 	for attempt := 0; ; attempt++ {
-		v, found := e.cache.lookup(d.ID, key, r.Header)
+		v, found := e.cache.lookup(d.ID, key, func() http.Header { return r.Header })
 		var stale *view
 		if found {
 			defer v.close()
@@ -380,10 +383,11 @@ func (e *Edge) fill(w http.ResponseWriter, rq *request, stale *view, f *flight) 
 	if resp.StatusCode == http.StatusNotModified && stale != nil {
 		header := cdnpolicy.Refresh(stale.header, resp.Header)
 		fresh := cdnpolicy.Compute(stale.status, header, sent, got, e.ttl(rq.d))
-		v, ok := e.cache.refresh(stale.e, header, fresh)
+		wire := renderWire(stale.status, header, stale.body)
+		v, ok := e.cache.refresh(stale.e, header, fresh, wire)
 		if !ok { // purged meanwhile: the stale copy answers this request only
 			v = *stale
-			v.header, v.fresh = header, fresh
+			v.header, v.fresh, v.wire = header, fresh, wire
 		} else {
 			defer v.close()
 			if f != nil {
@@ -443,6 +447,7 @@ func (e *Edge) fill(w http.ResponseWriter, rq *request, stale *view, f *flight) 
 	fields, _ := cdnpolicy.VaryFields(resp.Header)
 	ent.vkey = cdnpolicy.VaryKey(fields, rq.r.Header)
 	ent.fresh = cdnpolicy.Compute(resp.StatusCode, resp.Header, sent, got, e.ttl(rq.d))
+	ent.wire = renderWire(ent.status, ent.header, ent.body)
 	// The view is taken before the entry is published: whatever happens to
 	// the entry then (a purge that raced the fill, an eviction), its body
 	// still answers this request.

@@ -93,7 +93,8 @@ type env struct {
 	edge   *Edge
 	srv    *httptest.Server
 	client *http.Client
-	// arrived counts the requests that reached the edge's handler.
+	// arrived counts the requests that reached the edge's handler (not
+	// the fast path's hits).
 	arrived atomic.Int64
 }
 
@@ -117,10 +118,14 @@ func newEnv(t *testing.T, set func(*Options)) *env {
 	}
 	t.Cleanup(e.Close)
 	v := &env{t: t, clock: clk, store: st, edge: e}
-	v.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// As in production, the edge's listener answers fresh hits on its fast
+	// path and gives net/http the rest.
+	v.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v.arrived.Add(1)
 		e.ServeHTTP(w, r)
 	}))
+	v.srv.Listener = e.Listener(v.srv.Listener)
+	v.srv.Start()
 	t.Cleanup(v.srv.Close)
 	tr := &http.Transport{DisableCompression: true}
 	t.Cleanup(tr.CloseIdleConnections)

@@ -236,7 +236,7 @@ func (c *cloudServer) serve(ctx context.Context, e *env, base *slog.Logger, l *c
 	urls := cloudURLs{API: "http://" + l.api.Addr().String(), S3: "http://" + l.s3.Addr().String()}
 	urls.Metrics = urls.API + "/metrics"
 	if l.cdn != nil {
-		servers = append(servers, server{l.cdn, c.edge, quiet})
+		servers = append(servers, server{c.edge.Listener(l.cdn), c.edge, quiet}) // fresh hits on the edge's fast path
 		urls.CDN = "http://" + l.cdn.Addr().String()
 	}
 	if l.metrics != nil {
@@ -517,10 +517,11 @@ var (
 	cdnObjects   = prometheus.NewDesc("lattice_cdn_cached_objects", "Responses the CDN edge holds, of all deployments.", nil, nil)
 	cdnMemBytes  = prometheus.NewDesc("lattice_cdn_cache_memory_bytes", "Bytes of response bodies in the edge's memory tier.", nil, nil)
 	cdnDiskBytes = prometheus.NewDesc("lattice_cdn_cache_disk_bytes", "Bytes of response bodies in the edge's disk tier (DATA/cdn-cache).", nil, nil)
+	cdnFastHits  = prometheus.NewDesc("lattice_cdn_fast_path_hits_total", "Fresh cache hits the edge answered on its fast path, without net/http.", nil, nil)
 )
 
 func (cdnCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{cdnObjects, cdnMemBytes, cdnDiskBytes} {
+	for _, d := range []*prometheus.Desc{cdnObjects, cdnMemBytes, cdnDiskBytes, cdnFastHits} {
 		ch <- d
 	}
 }
@@ -530,4 +531,5 @@ func (c cdnCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(cdnObjects, prometheus.GaugeValue, float64(t.Objects))
 	ch <- prometheus.MustNewConstMetric(cdnMemBytes, prometheus.GaugeValue, float64(t.MemoryBytes))
 	ch <- prometheus.MustNewConstMetric(cdnDiskBytes, prometheus.GaugeValue, float64(t.DiskBytes))
+	ch <- prometheus.MustNewConstMetric(cdnFastHits, prometheus.CounterValue, float64(t.FastPathHits))
 }
