@@ -5,8 +5,6 @@
 package cdnstore
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/latticenet/lattice/cloudwire"
 	"github.com/latticenet/lattice/dnszone"
+	"github.com/latticenet/lattice/internal/failstop"
 	"github.com/latticenet/lattice/internal/pebblelog"
 )
 
@@ -93,10 +92,10 @@ type Store struct {
 	opts Options
 
 	mu          sync.Mutex
-	deployments map[string]*Deployment // by id
-	byName      map[string]string      // name → id
-	domains     map[string]*Domain     // by host name
-	failure     error
+	deployments map[string]*Deployment                // by id
+	byName      map[string]string                     // name → id
+	domains     map[string]*Domain                    // by host name
+	w           *failstop.Writer                      // commits; refuses every write after a failed one
 	routes      atomic.Pointer[map[string]Deployment] // host → deployment: cnames and active domains
 }
 
@@ -123,7 +122,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cdnstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, opts: opts, deployments: map[string]*Deployment{}, byName: map[string]string{}, domains: map[string]*Domain{}}
+	s := &Store{db: db, opts: opts, w: failstop.New(ErrUnavailable, opts.Logger, "cdnstore: a write failed; refusing CDN changes until restarted, the edge still serves"), deployments: map[string]*Deployment{}, byName: map[string]string{}, domains: map[string]*Domain{}}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -228,11 +227,11 @@ func (s *Store) Create(account string, in cloudwire.DeploymentInput) (Deployment
 	if n >= MaxDeployments {
 		return Deployment{}, fmt.Errorf("%w: an account may have %d deployments", ErrLimit, MaxDeployments)
 	}
-	d := &Deployment{ID: newID(), Account: account, Name: in.Name, Origin: o.String(), DefaultTTL: ttl, CreatedAt: s.opts.Now().UTC().Truncate(time.Second)}
+	d := &Deployment{ID: failstop.NewID(), Account: account, Name: in.Name, Origin: o.String(), DefaultTTL: ttl, CreatedAt: s.opts.Now().UTC().Truncate(time.Second)}
 	b := s.db.NewBatch()
 	defer b.Close()
-	setJSON(b, tableDeployments+d.ID, d)
-	if err := s.commit(b); err != nil {
+	failstop.SetJSON(b, tableDeployments+d.ID, d)
+	if err := s.w.Commit(b); err != nil {
 		return Deployment{}, err
 	}
 	s.deployments[d.ID] = d
@@ -294,7 +293,7 @@ func (s *Store) Delete(account, id string) ([]Domain, error) {
 			gone = append(gone, *dom)
 		}
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.w.Commit(b); err != nil {
 		return nil, err
 	}
 	for _, dom := range gone {
@@ -364,8 +363,8 @@ func (s *Store) AddDomain(account string, dom Domain) (Domain, error) {
 	dom.Name, dom.Account, dom.CreatedAt = host, account, s.opts.Now().UTC().Truncate(time.Second)
 	b := s.db.NewBatch()
 	defer b.Close()
-	setJSON(b, tableDomains+host, dom)
-	if err := s.commit(b); err != nil {
+	failstop.SetJSON(b, tableDomains+host, dom)
+	if err := s.w.Commit(b); err != nil {
 		return Domain{}, err
 	}
 	s.domains[host] = &dom
@@ -388,8 +387,8 @@ func (s *Store) Activate(account, id, host string) (Domain, error) {
 	next.Active = true
 	b := s.db.NewBatch()
 	defer b.Close()
-	setJSON(b, tableDomains+host, next)
-	if err := s.commit(b); err != nil {
+	failstop.SetJSON(b, tableDomains+host, next)
+	if err := s.w.Commit(b); err != nil {
 		return Domain{}, err
 	}
 	*dom = next
@@ -431,44 +430,10 @@ func (s *Store) RemoveDomain(account, id, host string) (Domain, error) {
 	b := s.db.NewBatch()
 	defer b.Close()
 	b.Delete([]byte(tableDomains+dom.Name), nil)
-	if err := s.commit(b); err != nil {
+	if err := s.w.Commit(b); err != nil {
 		return Domain{}, err
 	}
 	delete(s.domains, dom.Name)
 	s.publish()
 	return *dom, nil
-}
-
-// commit writes b synced; s.mu is held. The first failure makes the store
-// refuse every later write.
-func (s *Store) commit(b *pebble.Batch) (err error) {
-	if s.failure != nil {
-		return s.failure
-	}
-	defer func() {
-		if p := recover(); p != nil { // Pebble panics when it cannot write its log
-			err = fmt.Errorf("%v", p)
-		}
-		if err != nil {
-			s.failure = fmt.Errorf("%w: %v", ErrUnavailable, err)
-			s.opts.Logger.Error("cdnstore: a write failed; refusing CDN changes until restarted, the edge still serves", "err", err)
-			err = s.failure
-		}
-	}()
-	return b.Commit(pebble.Sync)
-}
-
-func setJSON(b *pebble.Batch, key string, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // plain structs: cannot fail
-	}
-	b.Set([]byte(key), data, nil)
-}
-
-// newID returns a random id of 16 hex digits.
-func newID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -5,8 +5,6 @@
 package dnsstore
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/latticenet/lattice/dnszone"
+	"github.com/latticenet/lattice/internal/failstop"
 	"github.com/latticenet/lattice/internal/pebblelog"
 )
 
@@ -80,7 +79,7 @@ type Store struct {
 	byName  map[string]string // zone name → id
 	retired map[string]uint32 // the last serial of each deleted zone, by name
 	watch   []func(name string, snap *dnszone.Snapshot)
-	failure error
+	w       *failstop.Writer // commits; refuses every write after a failed one
 }
 
 type zone struct {
@@ -115,7 +114,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dnsstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, opts: opts, zones: map[string]*zone{}, byName: map[string]string{}, retired: map[string]uint32{}}
+	s := &Store{db: db, opts: opts, w: failstop.New(ErrUnavailable, opts.Logger, "dnsstore: a write failed; refusing DNS changes until restarted, still answering queries"), zones: map[string]*zone{}, byName: map[string]string{}, retired: map[string]uint32{}}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -359,23 +358,23 @@ func (s *Store) CreateZone(account, name string) (Zone, error) {
 	if serial == 0 {
 		serial = 1 // serial arithmetic (RFC 1982) wraps; 0 is avoided
 	}
-	z := &zone{Zone: Zone{ID: newID(), Account: account, Name: name, Serial: serial, CreatedAt: now, UpdatedAt: now}}
+	z := &zone{Zone: Zone{ID: failstop.NewID(), Account: account, Name: name, Serial: serial, CreatedAt: now, UpdatedAt: now}}
 	for _, ns := range s.opts.Nameservers {
 		r, err := dnszone.Parse(name, dnszone.Input{Type: "NS", Name: "@", Value: ns})
 		if err != nil {
 			return Zone{}, err
 		}
-		r.ID, r.CreatedAt, r.UpdatedAt = newID(), stamp(now), stamp(now)
+		r.ID, r.CreatedAt, r.UpdatedAt = failstop.NewID(), stamp(now), stamp(now)
 		z.records = append(z.records, r)
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	setJSON(b, tableZones+z.ID, z.Zone)
+	failstop.SetJSON(b, tableZones+z.ID, z.Zone)
 	b.Set([]byte(tableNames+name), []byte(z.ID), nil)
 	for _, r := range z.records {
-		setJSON(b, string(recordKey(z.ID, r.ID)), r)
+		failstop.SetJSON(b, string(recordKey(z.ID, r.ID)), r)
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.w.Commit(b); err != nil {
 		return Zone{}, err
 	}
 	s.zones[z.ID], s.byName[name] = z, z.ID
@@ -399,7 +398,7 @@ func (s *Store) DeleteZone(account, id string) error {
 	for _, r := range z.records {
 		b.Delete(recordKey(id, r.ID), nil)
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.w.Commit(b); err != nil {
 		return err
 	}
 	delete(s.zones, id)
@@ -471,7 +470,7 @@ func (s *Store) change(account, zoneID, id string, in *dnszone.Input) (dnszone.R
 				return dnszone.Record{}, err
 			}
 		}
-		r.ID, r.CreatedAt, r.UpdatedAt = newID(), stamp(now), stamp(now)
+		r.ID, r.CreatedAt, r.UpdatedAt = failstop.NewID(), stamp(now), stamp(now)
 		if i >= 0 {
 			r.ID, r.CreatedAt = z.records[i].ID, z.records[i].CreatedAt
 		}
@@ -486,14 +485,14 @@ func (s *Store) change(account, zoneID, id string, in *dnszone.Input) (dnszone.R
 	next.UpdatedAt = now
 	b := s.db.NewBatch()
 	defer b.Close()
-	setJSON(b, tableZones+z.ID, next)
+	failstop.SetJSON(b, tableZones+z.ID, next)
 	if in != nil {
-		setJSON(b, string(recordKey(z.ID, r.ID)), r)
+		failstop.SetJSON(b, string(recordKey(z.ID, r.ID)), r)
 		others = append(others, r)
 	} else {
 		b.Delete(recordKey(z.ID, id), nil)
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.w.Commit(b); err != nil {
 		return dnszone.Record{}, err
 	}
 	z.Zone, z.records = next, others
@@ -521,43 +520,9 @@ func (s *Store) publish(z *zone) {
 	}
 }
 
-// commit writes b and syncs it. A failed write makes the store refuse
-// every later write: the database may hold what was not acknowledged.
-func (s *Store) commit(b *pebble.Batch) (err error) {
-	if s.failure != nil {
-		return s.failure
-	}
-	defer func() {
-		if p := recover(); p != nil { // Pebble panics when it cannot write its log
-			err = fmt.Errorf("%v", p)
-		}
-		if err != nil {
-			s.failure = fmt.Errorf("%w: %v", ErrUnavailable, err)
-			s.opts.Logger.Error("dnsstore: a write failed; refusing DNS changes until restarted, still answering queries", "err", err)
-			err = s.failure
-		}
-	}()
-	return b.Commit(pebble.Sync)
-}
-
-func setJSON(b *pebble.Batch, key string, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // plain structs: cannot fail
-	}
-	b.Set([]byte(key), data, nil)
-}
-
 func recordKey(zoneID, id string) []byte { return []byte(tableRecords + zoneID + "/" + id) }
 
 func stamp(t time.Time) string { return t.Format(time.RFC3339) }
-
-// newID returns a random id of 16 hex digits.
-func newID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
 
 // Nameservers are the platform's name servers, which every zone's apex
 // names and which a registrar delegates a zone to.
