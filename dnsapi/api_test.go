@@ -26,6 +26,7 @@ import (
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/dnsapi"
 	"github.com/latticenet/lattice/dnsstore"
+	"github.com/latticenet/lattice/internal/apitest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -88,94 +89,20 @@ func newAPI(t *testing.T, opts dnsstore.Options) *testAPI {
 }
 
 // response is one answer, read whole.
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
+type response = apitest.Response
 
 // do sends a request with the API key (none if "") and a JSON body (none
 // if "").
 func (a *testAPI) do(method, path, key, body string) response {
 	a.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, a.url+path, rd)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		a.t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	return response{resp.StatusCode, resp.Header, data}
+	return apitest.Do(a.t, method, a.url+path, key, body)
 }
 
-// decode unmarshals r's body into v, strictly.
-func decode(t *testing.T, what string, r response, v any) {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(string(r.body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		t.Fatalf("%s: body %s: %v", what, r.body, err)
-	}
-}
-
-// want checks an answer's status, and that it is JSON when it has a body.
-func want(t *testing.T, what string, r response, status int) {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("%s: status %d, want %d (body %s)", what, r.status, status, r.body)
-	}
-	if status == http.StatusNoContent {
-		if len(r.body) != 0 {
-			t.Errorf("%s: a 204 with a body: %s", what, r.body)
-		}
-		return
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("%s: Content-Type %q, want application/json", what, ct)
-	}
-}
-
-// wantError checks an error answer: status, code, and a message holding
-// fragment.
-func wantError(t *testing.T, what string, r response, status int, code, fragment string) {
-	t.Helper()
-	if r.status != status {
-		t.Errorf("%s: status %d, want %d (body %s)", what, r.status, status, r.body)
-		return
-	}
-	var env struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	decode(t, what, r, &env)
-	if env.Error.Code != code {
-		t.Errorf("%s: code %q, want %q (message %q)", what, env.Error.Code, code, env.Error.Message)
-	}
-	if env.Error.Message == "" || !strings.Contains(env.Error.Message, fragment) {
-		t.Errorf("%s: message %q, want it to hold %q", what, env.Error.Message, fragment)
-	}
-	if strings.HasPrefix(env.Error.Message, "invalid:") || strings.Contains(env.Error.Message, "dnsstore:") {
-		t.Errorf("%s: message %q leaks an internal error prefix", what, env.Error.Message)
-	}
-}
+var (
+	decode    = apitest.Decode
+	want      = apitest.Want
+	wantError = apitest.WantError
+)
 
 // zone is a zone as the API shows it.
 type zone struct {
@@ -250,7 +177,7 @@ func TestCreateZone(t *testing.T) {
 	r := a.do("POST", "/api/dns/zones", a.alice, `{"name":"Example.com"}`)
 	want(t, "create", r, http.StatusCreated)
 	var keys map[string]json.RawMessage
-	json.Unmarshal(r.body, &keys)
+	json.Unmarshal(r.Body, &keys)
 	var names []string
 	for k := range keys {
 		names = append(names, k)
@@ -315,7 +242,7 @@ func TestZoneTenancy(t *testing.T) {
 	want(t, "alice lists", r, http.StatusOK)
 	decode(t, "alice lists", r, &list)
 	if len(list.Data) != 2 || list.Data[0].ID != org.ID || list.Data[1].ID != ex.ID || list.Meta != (meta{Total: 2, Page: 1, PerPage: 20}) {
-		t.Errorf("alice's list: %s; want alice.org then example.com, total 2, page 1 of 20", r.body)
+		t.Errorf("alice's list: %s; want alice.org then example.com, total 2, page 1 of 20", r.Body)
 	}
 	if l := list.Data[1]; l.Name != ex.Name || l.Serial != ex.Serial || l.Records != ex.Records || l.CreatedAt != ex.CreatedAt || !slices.Equal(l.Nameservers, ex.Nameservers) {
 		t.Errorf("listed zone %+v, want %+v", l, ex)
@@ -324,13 +251,13 @@ func TestZoneTenancy(t *testing.T) {
 	want(t, "alice lists page 2", r, http.StatusOK)
 	decode(t, "alice lists page 2", r, &list)
 	if len(list.Data) != 1 || list.Data[0].ID != ex.ID || list.Meta != (meta{Total: 2, Page: 2, PerPage: 1}) {
-		t.Errorf("page 2 of 1: %s", r.body)
+		t.Errorf("page 2 of 1: %s", r.Body)
 	}
 	wantError(t, "per_page 0", a.do("GET", "/api/dns/zones?per_page=0", a.alice, ""), http.StatusBadRequest, "validation_error", "per_page")
 
 	r = a.do("GET", "/api/dns/zones", a.bob, "")
 	want(t, "bob lists", r, http.StatusOK)
-	if got := strings.TrimSpace(string(r.body)); got != `{"data":[],"meta":{"total":0,"page":1,"per_page":20}}` {
+	if got := strings.TrimSpace(string(r.Body)); got != `{"data":[],"meta":{"total":0,"page":1,"per_page":20}}` {
 		t.Errorf("bob's list: %s, want an empty data array", got)
 	}
 
@@ -362,7 +289,7 @@ func TestZoneTenancy(t *testing.T) {
 	r = a.do("GET", "/api/dns/zones", a.alice, "")
 	decode(t, "alice lists after delete", r, &list)
 	if len(list.Data) != 1 || list.Data[0].ID != org.ID {
-		t.Errorf("alice's list after the delete: %s", r.body)
+		t.Errorf("alice's list after the delete: %s", r.Body)
 	}
 	// The name is free again, for anyone.
 	a.createZone(a.bob, "example.com")
@@ -389,7 +316,7 @@ func TestRecords(t *testing.T) {
 	decode(t, "add A", r, &www)
 	if www.ID == "" || www.Type != "A" || www.Name != "www.example.com" || www.Value != "192.0.2.1" || www.TTL != 300 || www.CreatedAt != "2026-11-21T12:00:00Z" ||
 		www.Priority != nil || www.Weight != nil || www.Port != nil {
-		t.Errorf("added record %s: want A www.example.com 192.0.2.1 ttl 300 with an id and created_at", r.body)
+		t.Errorf("added record %s: want A www.example.com 192.0.2.1 ttl 300 with an id and created_at", r.Body)
 	}
 	checkSerial("one add")
 	for _, body := range []string{
@@ -517,8 +444,8 @@ func TestRecords(t *testing.T) {
 	wantError(t, "a put of a record that does not exist", a.do("PUT", base+"/0000000000000000", a.alice, `{"type":"A","name":"y","value":"192.0.2.5"}`), http.StatusNotFound, "not_found", "record not found")
 	wantError(t, "a put with an unknown field", a.do("PUT", rec, a.alice, `{"type":"A","name":"www","value":"192.0.2.5","id":"x"}`), http.StatusBadRequest, "validation_error", "unknown field")
 	checkSerial("refused puts")
-	if r := a.do("GET", rec, a.alice, ""); !strings.Contains(string(r.body), `"192.0.2.99"`) {
-		t.Errorf("the record after refused puts: %s", r.body)
+	if r := a.do("GET", rec, a.alice, ""); !strings.Contains(string(r.Body), `"192.0.2.99"`) {
+		t.Errorf("the record after refused puts: %s", r.Body)
 	}
 
 	wantError(t, "bob deletes the record", a.do("DELETE", rec, a.bob, ""), http.StatusNotFound, "not_found", "zone not found")
@@ -584,7 +511,7 @@ func TestPutKeepsAnApexNS(t *testing.T) {
 	var l recordList
 	decode(t, "list NS", r, &l)
 	if len(l.Data) != 1 {
-		t.Fatalf("apex NS records: %s, want 1", r.body)
+		t.Fatalf("apex NS records: %s, want 1", r.Body)
 	}
 	path := "/api/dns/zones/" + z.ID + "/records/" + l.Data[0].ID
 	wantError(t, "delete the last apex NS", a.do("DELETE", path, a.alice, ""), http.StatusBadRequest, "validation_error", "last NS record")
@@ -626,7 +553,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	for _, tc := range tests {
 		r := a.do(tc.method, tc.path, a.alice, "")
 		wantError(t, tc.method+" "+tc.path, r, http.StatusMethodNotAllowed, "method_not_allowed", tc.method)
-		if got := r.header.Get("Allow"); got != tc.allow {
+		if got := r.Header.Get("Allow"); got != tc.allow {
 			t.Errorf("%s %s: Allow %q, want %q", tc.method, tc.path, got, tc.allow)
 		}
 	}
@@ -653,8 +580,8 @@ func TestNeedsAKey(t *testing.T) {
 		for _, key := range []string{"", "lat_live_0000000000000000000000000000000000000000", "not-a-key"} {
 			r := a.do(rt.method, rt.path, key, rt.body)
 			wantError(t, rt.method+" "+rt.path+" with key "+key, r, http.StatusUnauthorized, "unauthorized", "API key")
-			if !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
-				t.Errorf("%s %s: WWW-Authenticate %q, want Bearer", rt.method, rt.path, r.header.Get("WWW-Authenticate"))
+			if !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%s %s: WWW-Authenticate %q, want Bearer", rt.method, rt.path, r.Header.Get("WWW-Authenticate"))
 			}
 		}
 	}
