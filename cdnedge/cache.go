@@ -349,12 +349,12 @@ func (c *cache) purge(dep string, paths, prefixes []string) int {
 	return n
 }
 
-// forget drops a deleted deployment's part of the cache.
+// forget drops a deleted deployment's part of the cache. Its (empty)
+// record stays, with the generation the purge bumped, so that a fill
+// begun before the deletion is not stored after it; a deleted
+// deployment's id is never reused, and the record is a few words.
 func (c *cache) forget(dep string) {
 	c.purge(dep, nil, nil)
-	c.mu.Lock()
-	delete(c.deps, dep)
-	c.mu.Unlock()
 }
 
 func matches(path string, paths, prefixes []string) bool {

@@ -40,8 +40,8 @@ const (
 // request it accepts, net/http reads the same way (same method, host,
 // cache key and length: a fuzz test holds it to that), and anything
 // unusual (other methods and versions, bodies, Range, validators, an
-// Expect or Upgrade, bare LF, folded lines, characters net/http would
-// re-escape or refuse) is parseSlow, for net/http to answer.
+// Expect, Upgrade or Pragma, bare LF, folded lines, characters net/http
+// would re-escape or refuse) is parseSlow, for net/http to answer.
 func parseHit(b []byte) (r hitRequest, n int, outcome int) {
 	end := bytes.Index(b, []byte("\r\n\r\n"))
 	scan := b
@@ -83,8 +83,8 @@ func parseHit(b []byte) (r hitRequest, n int, outcome int) {
 		return r, 0, parseSlow
 	}
 	r.key = string(target)
-	if len(target) > 0 && target[len(target)-1] == '?' {
-		r.key = r.key[:len(r.key)-1] // an empty query is no query
+	if q := bytes.IndexByte(target, '?'); q == len(target)-1 {
+		r.key = r.key[:q] // an empty query is no query (but "/a?b?" has the query "b?")
 	}
 
 	hosts := 0
@@ -118,7 +118,8 @@ func parseHit(b []byte) (r hitRequest, n int, outcome int) {
 		case equalFold(name, "content-length"), equalFold(name, "transfer-encoding"),
 			equalFold(name, "expect"), equalFold(name, "upgrade"), equalFold(name, "range"),
 			equalFold(name, "if-range"), equalFold(name, "if-none-match"), equalFold(name, "if-modified-since"),
-			equalFold(name, "if-match"), equalFold(name, "if-unmodified-since"):
+			equalFold(name, "if-match"), equalFold(name, "if-unmodified-since"),
+			equalFold(name, "pragma"): // net/http turns Pragma: no-cache into Cache-Control, which Vary may name
 			return r, 0, parseSlow
 		}
 		r.fields = append(r.fields, [2]string{string(name), string(value)})

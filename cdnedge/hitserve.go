@@ -2,10 +2,12 @@ package cdnedge
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,13 +31,12 @@ import (
 // what it has buffered, goes to net/http for the rest of its life, so
 // every rule of HTTP stays net/http's and ServeHTTP's.
 
-// Timeouts of the fast path's connections: a connection idle (or a
-// client not reading) for idleTimeout is closed, one that has sent part of
-// a request header has headerTimeout to send the rest. They match the
-// http.Server the edge runs under.
+// Timeouts of the fast path's connections, those of the http.Server the
+// edge runs under (see serve).
 const (
 	idleTimeout   = 2 * time.Minute
 	headerTimeout = 10 * time.Second
+	writeTimeout  = 10 * time.Minute
 )
 
 // wireHeader is a stored 200's header as the fast path sends it.
@@ -79,7 +80,7 @@ func renderWire(status int, h http.Header, body []byte) *wireHeader {
 		for _, v := range h[k] {
 			b = append(b, k...)
 			b = append(b, ": "...)
-			b = append(b, newlineToSpace.Replace(strings.TrimSpace(v))...)
+			b = append(b, newlineToSpace.Replace(textproto.TrimString(v))...)
 			b = append(b, "\r\n"...)
 		}
 	}
@@ -96,7 +97,13 @@ var newlineToSpace = strings.NewReplacer("\n", " ", "\r", " ")
 // listener closes ln and ends the fast path's connections once their
 // current answer is written.
 func (e *Edge) Listener(ln net.Listener) net.Listener {
-	l := &hitListener{e: e, ln: ln, handoff: make(chan net.Conn), done: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	return e.listen(ln, idleTimeout, headerTimeout, writeTimeout)
+}
+
+// listen is Listener with the timeouts given (tests shorten them).
+func (e *Edge) listen(ln net.Listener, idle, header, write time.Duration) *hitListener {
+	l := &hitListener{e: e, ln: ln, handoff: make(chan net.Conn), done: make(chan struct{}), conns: map[net.Conn]struct{}{},
+		idle: idle, header: header, write: write}
 	go l.acceptLoop()
 	return l
 }
@@ -109,8 +116,35 @@ type hitListener struct {
 	once    sync.Once
 	err     error // why accepting stopped; set before done closes
 
+	idle, header, write time.Duration // the timeouts (see serve)
+
 	mu    sync.Mutex
 	conns map[net.Conn]struct{} // on the fast path
+	wg    sync.WaitGroup        // one per connection on the fast path
+}
+
+// Wait waits, after Close, for the connections on the fast path to end
+// (each once its answer in progress is written); when ctx ends first it
+// closes them and returns ctx's error. A server's shutdown calls it after
+// http.Server.Shutdown, which does not know these connections.
+func (l *hitListener) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		l.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		l.mu.Lock()
+		for c := range l.conns {
+			c.Close()
+		}
+		l.mu.Unlock()
+		<-done
+		return ctx.Err()
+	}
 }
 
 func (l *hitListener) Accept() (net.Conn, error) {
@@ -177,6 +211,7 @@ func (l *hitListener) acceptLoop() {
 			continue
 		}
 		l.conns[c] = struct{}{}
+		l.wg.Add(1)
 		l.mu.Unlock()
 		go l.serve(c)
 	}
@@ -189,54 +224,76 @@ func (l *hitListener) forget(c net.Conn) {
 }
 
 // serve answers c's requests while they are fresh hits, then hands c to
-// net/http or closes it.
+// net/http or closes it. Deadlines follow net/http's: a request's header
+// must arrive within headerTimeout (of the connection's start for the
+// first, of the wait's start for a later one that arrives in pieces), a
+// connection may idle idleTimeout between requests, and an answer has
+// writeTimeout. Setting a deadline is a timer update, so the idle and
+// write deadlines are pushed back at most once a second.
 func (l *hitListener) serve(c net.Conn) {
+	defer l.wg.Done()
 	br := bufio.NewReaderSize(c, 4096)
 	bw := bufio.NewWriterSize(c, 8192)
-	var refreshed time.Time // when the idle deadline was last pushed back
+	var idleSet, writeSet time.Time // when the idle and write deadlines were last pushed back
+	first := true
 	for {
 		if br.Buffered() == 0 {
 			if bw.Flush() != nil {
 				break
 			}
-			// Deadlines cost a timer update each: push the idle deadline
-			// back at most once a second.
-			if now := time.Now(); now.Sub(refreshed) > time.Second {
-				c.SetDeadline(now.Add(idleTimeout))
-				refreshed = now
+			now := time.Now()
+			if first {
+				c.SetReadDeadline(now.Add(l.header))
+			} else if now.Sub(idleSet) > time.Second {
+				c.SetReadDeadline(now.Add(l.idle))
+				idleSet = now
 			}
-			if l.closed() {
+			if l.closed() { // after the deadline change: Close's own wins
 				break
 			}
 			if _, err := br.Peek(1); err != nil {
 				break
 			}
 		}
+		first = false
 		buf, _ := br.Peek(br.Buffered())
 		req, n, outcome := parseHit(buf)
-		for outcome == parseMore {
-			if br.Buffered() == br.Size() {
-				outcome = parseSlow // a header this long is net/http's
+		if outcome == parseMore {
+			// The rest of a header: answers to the requests before it go
+			// out first, and the whole header has headerTimeout.
+			if bw.Flush() != nil {
 				break
 			}
-			c.SetReadDeadline(time.Now().Add(headerTimeout))
-			refreshed = time.Time{}
-			if _, err := br.Peek(br.Buffered() + 1); err != nil {
-				outcome = -1
-				break
+			c.SetReadDeadline(time.Now().Add(l.header))
+			idleSet = time.Time{}
+			for outcome == parseMore {
+				if l.closed() {
+					outcome = -1
+				} else if br.Buffered() == br.Size() {
+					outcome = parseSlow // a header this long is net/http's
+				} else if _, err := br.Peek(br.Buffered() + 1); err != nil {
+					outcome = -1
+				} else {
+					buf, _ = br.Peek(br.Buffered())
+					req, n, outcome = parseHit(buf)
+				}
 			}
-			buf, _ = br.Peek(br.Buffered())
-			req, n, outcome = parseHit(buf)
 		}
 		if outcome == -1 {
+			bw.Flush()
 			break
 		}
-		served, err := false, error(nil)
+		served, closing := false, false
 		if outcome == parseOK {
-			served, err = l.e.serveHit(bw, c, &req)
-		}
-		if err != nil {
-			break
+			if now := time.Now(); now.Sub(writeSet) > time.Second {
+				c.SetWriteDeadline(now.Add(l.write))
+				writeSet = now
+			}
+			closing = req.close || l.closed()
+			var err error
+			if served, err = l.e.serveHit(bw, c, &req, closing); err != nil {
+				break
+			}
 		}
 		if !served {
 			if bw.Flush() != nil || l.closed() {
@@ -247,22 +304,40 @@ func (l *hitListener) serve(c net.Conn) {
 			select {
 			case l.handoff <- &bufferedConn{Conn: c, r: br}:
 			case <-l.done:
+				// Shutting down: a request net/http would answer is not
+				// answered; clients retry a GET on a closed connection.
 				c.Close()
 			}
 			return
 		}
 		br.Discard(n)
-		if req.close {
-			bw.Flush()
-			break
+		if closing {
+			l.forget(c)
+			finish(c, bw)
+			return
 		}
 	}
 	l.forget(c)
 	c.Close()
 }
 
+// finish ends a connection after its last answer as net/http does: the
+// answer flushed, the write side shut, then a short wait for the client
+// to close, so that bytes it sent meanwhile do not turn the close into a
+// reset that discards the answer.
+func finish(c net.Conn, bw *bufio.Writer) {
+	if bw.Flush() == nil {
+		if cw, ok := c.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+			c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			io.Copy(io.Discard, c)
+		}
+	}
+	c.Close()
+}
+
 // bufferedConn is a connection handed to net/http with the bytes the fast
-// path had read and not answered.
+// path had read and not answered. It keeps the TCP connection's ReadFrom
+// (sendfile) and CloseWrite, which net/http uses when it finds them.
 type bufferedConn struct {
 	net.Conn
 	r *bufio.Reader
@@ -270,11 +345,25 @@ type bufferedConn struct {
 
 func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
+func (c *bufferedConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
+
+func (c *bufferedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // serveHit answers req from the cache when its stored response is fresh
-// and prepared for the fast path; it reports false, having written
-// nothing, when net/http must answer, and an error when the connection
-// broke.
-func (e *Edge) serveHit(bw *bufio.Writer, c net.Conn, req *hitRequest) (bool, error) {
+// and prepared for the fast path (with Connection: close when closing);
+// it reports false, having written nothing, when net/http must answer,
+// and an error when the connection broke.
+func (e *Edge) serveHit(bw *bufio.Writer, c net.Conn, req *hitRequest, closing bool) (bool, error) {
 	d, ok := e.opts.Store.Route(req.host)
 	if !ok {
 		return false, nil
@@ -309,7 +398,7 @@ func (e *Edge) serveHit(bw *bufio.Writer, c net.Conn, req *hitRequest) (bool, er
 	bw.Write(strconv.AppendInt(num[:0], int64(v.fresh.Age(now)/time.Second), 10))
 	bw.WriteString("\r\nX-Cache: HIT\r\nCache-Status: lattice; hit\r\nContent-Length: ")
 	bw.Write(strconv.AppendInt(num[:0], v.size, 10))
-	if req.close {
+	if closing {
 		bw.WriteString("\r\nConnection: close")
 	}
 	_, err := bw.WriteString("\r\n\r\n")

@@ -299,3 +299,133 @@ func TestFastPathConnections(t *testing.T) {
 		}
 	})
 }
+
+// TestFastPathTimeouts shortens the fast path's timeouts and checks the
+// limits a connection has: an answer is not held back by an incomplete
+// request behind it, a header sent slowly gets headerTimeout in all (not
+// per piece), and a connection that never sends anything is closed after
+// headerTimeout.
+func TestFastPathTimeouts(t *testing.T) {
+	const headerTimeout = 300 * time.Millisecond
+	v := newEnv(t, nil)
+	o := v.origin(text("hello", "Cache-Control", "max-age=600", "Content-Type", "text/plain"))
+	v.deploy("site", o.srv.URL, -1)
+	v.get("site", "/a")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: v.edge}
+	go srv.Serve(v.edge.listen(ln, time.Second, headerTimeout, time.Minute))
+	t.Cleanup(func() { srv.Close() })
+	addr := ln.Addr().String()
+	dial := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		return c, bufio.NewReader(c)
+	}
+
+	t.Run("an answer before an incomplete request", func(t *testing.T) {
+		c, br := dial()
+		io.WriteString(c, "GET /a HTTP/1.1\r\nHost: site.cdn.localhost\r\n\r\nGET /a HTTP/1.1\r\n")
+		c.SetReadDeadline(time.Now().Add(headerTimeout / 2))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("the first answer did not come before the second request was whole: %v", err)
+		}
+		if b, _ := io.ReadAll(resp.Body); string(b) != "hello" {
+			t.Errorf("body %q", b)
+		}
+	})
+	t.Run("a slow header", func(t *testing.T) {
+		c, br := dial()
+		start := time.Now()
+		raw := "GET /a HTTP/1.1\r\nHost: site.cdn.localhost\r\nX-Slow: 1\r\n\r\n"
+		var werr error
+		for i := 0; i < len(raw) && werr == nil; i++ {
+			_, werr = io.WriteString(c, raw[i:i+1])
+			time.Sleep(headerTimeout / 10)
+		}
+		_, err := http.ReadResponse(br, nil)
+		if err == nil {
+			t.Errorf("a header sent over %v (headerTimeout %v) was answered", time.Since(start), headerTimeout)
+		}
+	})
+	t.Run("a silent connection", func(t *testing.T) {
+		_, br := dial()
+		start := time.Now()
+		if _, err := br.ReadByte(); err != io.EOF {
+			t.Errorf("a silent connection: %v, want EOF", err)
+		}
+		if d := time.Since(start); d > 3*headerTimeout {
+			t.Errorf("a silent connection lived %v (headerTimeout %v)", d, headerTimeout)
+		}
+	})
+}
+
+// TestFastPathDrain checks that Wait, after Close, lets an answer in
+// progress finish and returns once the fast path's connections are gone.
+func TestFastPathDrain(t *testing.T) {
+	v := newEnv(t, func(o *Options) { o.CacheDir = t.TempDir() })
+	big := strings.Repeat("z", 8<<20)
+	o := v.origin(text(big, "Cache-Control", "max-age=600", "Content-Type", "application/octet-stream"))
+	v.deploy("site", o.srv.URL, -1)
+	v.get("site", "/big")
+	c, err := net.Dial("tcp", v.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	io.WriteString(c, "GET /big HTTP/1.1\r\nHost: site.cdn.localhost\r\n\r\n")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 1<<20)); err != nil { // the answer is under way
+		t.Fatal(err)
+	}
+	ln := v.srv.Listener.(*hitListener)
+	ln.Close()
+	waited := make(chan error, 1)
+	go func() { waited <- ln.Wait(t.Context()) }()
+	select {
+	case err := <-waited:
+		t.Fatalf("Wait returned (%v) with an answer in progress", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil || len(rest) != len(big)-1<<20 {
+		t.Errorf("the rest of the answer: %d bytes, %v; want %d", len(rest), err, len(big)-1<<20)
+	}
+	if resp.Header.Get("Connection") == "close" {
+		t.Errorf("an answer begun before the close says Connection: close")
+	}
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Errorf("Wait: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("Wait did not return after the last connection ended")
+	}
+}
+
+// TestForgetThenFill checks that a fill begun before its deployment was
+// deleted is not stored after.
+func TestForgetThenFill(t *testing.T) {
+	c := newCache("", 1<<20, 1<<20, 1<<20)
+	gen := c.generation("dep")
+	c.forget("dep")
+	if c.insert(&entry{dep: "dep", key: "/a", size: 1, body: []byte("x")}, nil, gen) {
+		t.Errorf("a fill begun before the deployment was deleted was stored")
+	}
+	if n, _ := c.usage("dep"); n != 0 {
+		t.Errorf("%d objects cached for a deleted deployment", n)
+	}
+}

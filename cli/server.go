@@ -607,6 +607,13 @@ func serveOn(ctx context.Context, e *env, log *slog.Logger, ln gonet.Listener, h
 		log.Warn("graceful shutdown timed out; closing connections", "err", err)
 		srv.Close()
 	}
+	// A listener that serves connections of its own (the CDN edge's fast
+	// path) drains them in the same grace period.
+	if w, ok := ln.(interface{ Wait(context.Context) error }); ok {
+		if err := w.Wait(sctx); err != nil {
+			log.Warn("graceful shutdown timed out; closed the edge's connections", "err", err)
+		}
+	}
 	return failure
 }
 
