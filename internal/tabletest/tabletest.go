@@ -90,3 +90,52 @@ func Check(t testing.TB, dir string, tables []string, min int) {
 		}
 	}
 }
+
+// CheckBytes checks a package whose tables are one-byte prefixes (consts
+// named t followed by an upper-case letter, of character literals, such
+// as tBucket = 'b'): at least min of them, and no two alike.
+func CheckBytes(t testing.TB, dir string, min int) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byValue := map[string]string{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, id := range vs.Names {
+					n := id.Name
+					if len(n) < 2 || n[0] != 't' || n[1] < 'A' || n[1] > 'Z' || i >= len(vs.Values) {
+						continue
+					}
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.CHAR {
+						t.Errorf("table const %s is not a character literal", n)
+						continue
+					}
+					if other, dup := byValue[lit.Value]; dup {
+						t.Errorf("tables %s and %s share the prefix %s", other, n, lit.Value)
+					}
+					byValue[lit.Value] = n
+				}
+			}
+		}
+	}
+	if len(byValue) < min {
+		t.Errorf("found %d table consts %v, want at least %d", len(byValue), byValue, min)
+	}
+}
