@@ -87,7 +87,8 @@ func newAPI(t *testing.T, o options) *testAPI {
 		a.edge = es.URL
 		t.Cleanup(func() { es.Close(); edge.Close() })
 	}
-	api := cloudapi.New(cs, cloudapi.Options{RatePerSecond: -1, Logger: quiet})
+	acc := apitest.Accounts(t)
+	api := cloudapi.New(cs, acc, cloudapi.Options{RatePerSecond: -1, Logger: quiet})
 	cdnapi.Register(api, cdnapi.Options{Store: st, Edge: edge, Buckets: cs, DNS: ds, AllowPrivateOrigins: o.private, Resolver: o.resolver})
 	srv := httptest.NewServer(api)
 	t.Cleanup(func() {
@@ -102,7 +103,7 @@ func newAPI(t *testing.T, o options) *testAPI {
 		name   string
 		secret *string
 	}{{"alice", &a.alice}, {"bob", &a.bob}} {
-		_, secret, err := cs.CreateKey(acct.name, "", false, t0)
+		_, secret, err := acc.CreateKey(acct.name, "", false, t0)
 		if err != nil {
 			t.Fatal(err)
 		}

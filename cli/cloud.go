@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cdnapi"
 	"github.com/latticenet/lattice/cdnedge"
 	"github.com/latticenet/lattice/cdnstore"
@@ -32,6 +33,7 @@ import (
 // lifecycle sweeper, which close stops.
 type cloudServer struct {
 	st        *cloudstore.Store
+	acc       *accounts.Store
 	dns       *dnsstore.Store
 	cdn       *cdnstore.Store
 	edge      *cdnedge.Edge
@@ -81,6 +83,11 @@ func openCloud(e *env, dir string, log *slog.Logger, opts cloudOptions) (*cloudS
 	if err != nil {
 		return nil, err
 	}
+	acc, err := openAccounts(dir, st, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	dns, err := dnsstore.Open(filepath.Join(dir, "dns"), dnsstore.Options{Nameservers: opts.Nameservers, Logger: log.With("service", "dns")})
 	if err != nil {
 		st.Close()
@@ -89,6 +96,7 @@ func openCloud(e *env, dir string, log *slog.Logger, opts cloudOptions) (*cloudS
 	cdn, err := cdnstore.Open(filepath.Join(dir, "cdn"), cdnstore.Options{Domain: opts.CDNDomain, Logger: log.With("service", "cdn")})
 	if err != nil {
 		dns.Close()
+		acc.Close()
 		st.Close()
 		return nil, err
 	}
@@ -97,15 +105,17 @@ func openCloud(e *env, dir string, log *slog.Logger, opts cloudOptions) (*cloudS
 	if err != nil {
 		cdn.Close()
 		dns.Close()
+		acc.Close()
 		st.Close()
 		return nil, err
 	}
 	path := filepath.Join(dir, "admin-api-key")
-	_, secret, err := st.EnsureAdmin(time.Now(), func(secret string) error { return writeSecretFile(path, secret) })
+	_, secret, err := acc.EnsureAdmin(time.Now(), func(secret string) error { return writeSecretFile(path, secret) })
 	if err != nil {
 		edge.Close()
 		cdn.Close()
 		dns.Close()
+		acc.Close()
 		st.Close()
 		return nil, err
 	}
@@ -115,7 +125,7 @@ func openCloud(e *env, dir string, log *slog.Logger, opts cloudOptions) (*cloudS
 	ctx, cancel := context.WithCancel(context.Background())
 	reg := httpmetrics.NewRegistry()
 	reg.MustRegister(storeCollector{st: st, log: log}, cdnCollector{edge})
-	c := &cloudServer{st: st, dns: dns, cdn: cdn, edge: edge, opts: opts, log: log, reg: reg, stopSweep: cancel, swept: make(chan struct{})}
+	c := &cloudServer{st: st, acc: acc, dns: dns, cdn: cdn, edge: edge, opts: opts, log: log, reg: reg, stopSweep: cancel, swept: make(chan struct{})}
 	go func() {
 		defer close(c.swept)
 		st.RunLifecycle(ctx, sweepInterval, time.Now, log)
@@ -219,7 +229,7 @@ func (c *cloudServer) serve(ctx context.Context, e *env, base *slog.Logger, l *c
 	if l.metrics == nil {
 		onAPI = httpmetrics.Handler(c.reg)
 	}
-	c.api = cloudapi.New(c.st, cloudapi.Options{Logger: log, S3Endpoint: l.s3.Addr().String(), Region: s3Region, PublicURL: c.opts.PublicURL,
+	c.api = cloudapi.New(c.st, c.acc, cloudapi.Options{Logger: log, S3Endpoint: l.s3.Addr().String(), Region: s3Region, PublicURL: c.opts.PublicURL,
 		Metrics: httpmetrics.New(c.reg, "cloud"), MetricsHandler: onAPI})
 	dnsapi.Register(c.api, c.dns)
 	cdnapi.Register(c.api, cdnapi.Options{Store: c.cdn, Edge: c.edge, Buckets: c.st, DNS: c.dns, AllowPrivateOrigins: c.opts.CDNPrivateOrigins})
@@ -356,7 +366,31 @@ func (c *cloudServer) close() {
 	c.edge.Close()
 	c.cdn.Close()
 	c.dns.Close()
+	c.acc.Close()
 	c.st.Close()
+}
+
+// openAccounts opens the accounts store in dir/accounts and moves into it,
+// once, the accounts and API keys that versions before it kept in the
+// object store.
+func openAccounts(dir string, st *cloudstore.Store, log *slog.Logger) (*accounts.Store, error) {
+	acc, err := accounts.Open(filepath.Join(dir, "accounts"), accounts.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	old, err := st.Legacy()
+	if err == nil {
+		err = acc.Import(old.Keys, old.Accounts, old.AdminKeyID)
+	}
+	if err == nil && (len(old.Keys) > 0 || len(old.Accounts) > 0 || old.AdminKeyID != "") {
+		log.Info("moved the accounts and API keys out of the object store", "keys", len(old.Keys), "accounts", len(old.Accounts))
+		err = st.DropLegacy()
+	}
+	if err != nil {
+		acc.Close()
+		return nil, fmt.Errorf("moving the accounts and API keys to %s: %w", filepath.Join(dir, "accounts"), err)
+	}
+	return acc, nil
 }
 
 // writeSecretFile writes a secret to a 0600 file, durably, replacing a

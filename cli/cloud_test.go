@@ -19,17 +19,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/internal/apitest"
 	"github.com/latticenet/lattice/sigv4"
 )
 
 var apiSecretPattern = regexp.MustCompile(`^lat_live_[0-9A-Za-z]{40}$`)
 
-// newTestCloud serves the cloud API over a fresh store and returns its URL,
-// the store and the admin key's secret. The environment is clean, including
-// the API variables.
-func newTestCloud(t *testing.T) (string, *cloudstore.Store, string) {
+// newTestCloud serves the cloud API over fresh stores and returns its URL,
+// the accounts store and the admin key's secret. The environment is clean,
+// including the API variables.
+func newTestCloud(t *testing.T) (string, *accounts.Store, string) {
 	t.Helper()
 	cleanEnv(t)
 	t.Setenv("LATTICE_API_URL", "")
@@ -38,16 +40,17 @@ func newTestCloud(t *testing.T) (string, *cloudstore.Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, admin, err := st.EnsureAdmin(time.Now(), func(string) error { return nil })
+	acc := apitest.Accounts(t)
+	_, admin, err := acc.EnsureAdmin(time.Now(), func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(cloudapi.New(st, cloudapi.Options{RatePerSecond: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	srv := httptest.NewServer(cloudapi.New(st, acc, cloudapi.Options{RatePerSecond: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(func() {
 		srv.Close()
 		st.Close()
 	})
-	return srv.URL, st, admin
+	return srv.URL, acc, admin
 }
 
 // status answers the status of GET /api/storage/buckets with key.
@@ -112,7 +115,7 @@ func TestCloudAPIKey(t *testing.T) {
 		t.Errorf("list row %q: want the creation time as 2006-01-02 15:04:05 UTC", lines[1])
 	}
 	for _, s := range []string{secret, created.Secret, admin} {
-		if strings.Contains(r.stdout, s[len(cloudstore.KeyPrefix):]) {
+		if strings.Contains(r.stdout, s[len(accounts.KeyPrefix):]) {
 			t.Errorf("list shows a secret:\n%s", r.stdout)
 		}
 	}
@@ -241,7 +244,7 @@ func TestCloudAPIKeyErrors(t *testing.T) {
 	}
 }
 
-func mustAdminID(t *testing.T, st *cloudstore.Store) string {
+func mustAdminID(t *testing.T, st *accounts.Store) string {
 	t.Helper()
 	keys, err := st.Keys("admin")
 	if err != nil || len(keys) != 1 {
@@ -273,7 +276,7 @@ func TestOpenCloudAdminKey(t *testing.T) {
 	if strings.Count(out.String(), secret) != 1 || !strings.Contains(out.String(), path) {
 		t.Errorf("first start printed %q, want the secret once and the file", out.String())
 	}
-	if k, err := c.st.Authenticate(secret); err != nil || !k.Admin {
+	if k, err := c.acc.Authenticate(secret); err != nil || !k.Admin {
 		t.Errorf("the admin key file's secret = %+v, %v", k, err)
 	}
 	c.close()
@@ -291,7 +294,7 @@ func TestOpenCloudAdminKey(t *testing.T) {
 	if again, _ := os.ReadFile(path); string(again) != string(data) {
 		t.Errorf("second start rewrote the admin key file")
 	}
-	if _, err := c.st.Authenticate(secret); err != nil {
+	if _, err := c.acc.Authenticate(secret); err != nil {
 		t.Errorf("the admin key after a restart: %v", err)
 	}
 }
@@ -360,7 +363,7 @@ func TestCloudServer(t *testing.T) {
 	if !strings.Contains(log, `"msg":"http"`) || !strings.Contains(log, `"request_id":"trace-cli-1"`) || !strings.Contains(log, `"account":"acme"`) {
 		t.Errorf("access log lacks the request:\n%s", log)
 	}
-	if strings.Contains(log, secret[len(cloudstore.KeyPrefix):]) || strings.Contains(log, admin[len(cloudstore.KeyPrefix):]) {
+	if strings.Contains(log, secret[len(accounts.KeyPrefix):]) || strings.Contains(log, admin[len(accounts.KeyPrefix):]) {
 		t.Errorf("the log holds an API key:\n%s", log)
 	}
 
@@ -398,7 +401,7 @@ func TestStaleAdminKeyFile(t *testing.T) {
 	if secret == "lat_live_stale" || !strings.Contains(out.String(), secret) {
 		t.Fatalf("key file holds %q; output:\n%s", secret, out.String())
 	}
-	if k, err := c.st.Authenticate(secret); err != nil || !k.Admin {
+	if k, err := c.acc.Authenticate(secret); err != nil || !k.Admin {
 		t.Errorf("the admin key in the file does not authenticate as admin: %+v, %v", k, err)
 	}
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {

@@ -22,9 +22,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudclient"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/internal/apitest"
 )
 
 // s3Cloud is a cloud API with one account, "acme", whose API key is in
@@ -33,6 +35,7 @@ import (
 type s3Cloud struct {
 	url, key string
 	st       *cloudstore.Store
+	acc      *accounts.Store
 	c        *cloudclient.Client // acme's
 }
 
@@ -44,18 +47,19 @@ func newS3Cloud(t *testing.T) *s3Cloud {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := st.CreateKey("acme", "", false, time.Now())
+	acc := apitest.Accounts(t)
+	_, key, err := acc.CreateKey("acme", "", false, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(cloudapi.New(st, cloudapi.Options{RatePerSecond: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	srv := httptest.NewServer(cloudapi.New(st, acc, cloudapi.Options{RatePerSecond: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(func() {
 		srv.Close()
 		st.Close()
 	})
 	t.Setenv("LATTICE_API_URL", srv.URL)
 	t.Setenv("LATTICE_API_KEY", key)
-	return &s3Cloud{srv.URL, key, st, cloudclient.New(srv.URL, key, nil)}
+	return &s3Cloud{srv.URL, key, st, acc, cloudclient.New(srv.URL, key, nil)}
 }
 
 // object returns the body of an object, failing the test if it cannot.
@@ -553,7 +557,7 @@ func TestS3Errors(t *testing.T) {
 	writeFile(t, file, []byte("f"))
 	mustRun(t, "s3", "cp", file, "s3://box/f.txt")
 	out := t.TempDir()
-	_, other, err := s.st.CreateKey("globex", "", false, time.Now())
+	_, other, err := s.acc.CreateKey("globex", "", false, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
 )
 
@@ -66,7 +67,7 @@ func pageSize(r *http.Request, def, maxLimit int) (page, size int, err error) {
 }
 
 // events answers GET .../events: the bucket's activity, newest first.
-func (s *Server) events(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) events(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
@@ -145,7 +146,7 @@ func (s *Server) window(r *http.Request, account, bucket string) (hours int, fro
 	return hours, from, to, hs, bucketErr(err)
 }
 
-func (s *Server) metrics(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
@@ -163,7 +164,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request, key cloudstore.
 	return nil
 }
 
-func (s *Server) metricsSummary(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) metricsSummary(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
@@ -195,7 +196,7 @@ type TopObject struct {
 	LastAccess string `json:"last_access"` // RFC 3339
 }
 
-func (s *Server) topObjects(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) topObjects(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
@@ -224,7 +225,7 @@ type FileType struct {
 	SizeBytes   int64  `json:"size_bytes"`
 }
 
-func (s *Server) fileTypes(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) fileTypes(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err

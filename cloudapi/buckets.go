@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
 )
 
@@ -12,7 +13,7 @@ func bucketJSON(b cloudstore.Bucket) Bucket {
 		CreatedAt: b.CreatedAt.Format(time.RFC3339Nano), UpdatedAt: b.UpdatedAt.Format(time.RFC3339Nano)}
 }
 
-func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bs, err := s.st.Buckets(key.Account)
 	if err != nil {
 		return err
@@ -29,7 +30,7 @@ func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, key cloudst
 	return nil
 }
 
-func (s *Server) createBucket(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) createBucket(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	var req struct {
 		Name  string `json:"name"`
 		Notes string `json:"notes"`
@@ -61,7 +62,7 @@ func bucketName(r *http.Request) (string, error) {
 	return name, nil
 }
 
-func (s *Server) getBucket(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) getBucket(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	name, err := bucketName(r)
 	if err != nil {
 		return err
@@ -74,7 +75,7 @@ func (s *Server) getBucket(w http.ResponseWriter, r *http.Request, key cloudstor
 	return nil
 }
 
-func (s *Server) patchBucket(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) patchBucket(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	name, err := bucketName(r)
 	if err != nil {
 		return err
@@ -99,7 +100,7 @@ func (s *Server) patchBucket(w http.ResponseWriter, r *http.Request, key cloudst
 	return nil
 }
 
-func (s *Server) setPublic(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) setPublic(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	name, err := bucketName(r)
 	if err != nil {
 		return err
@@ -121,7 +122,7 @@ func (s *Server) setPublic(w http.ResponseWriter, r *http.Request, key cloudstor
 	return nil
 }
 
-func (s *Server) deleteBucket(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) deleteBucket(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	name, err := bucketName(r)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
 )
 
@@ -45,15 +46,15 @@ func apiError(err error) *Error {
 	switch {
 	case errors.As(err, &e):
 		return e
-	case errors.Is(err, cloudstore.ErrNotFound):
+	case errors.Is(err, cloudstore.ErrNotFound), errors.Is(err, accounts.ErrNotFound):
 		return notFound("resource")
-	case errors.Is(err, cloudstore.ErrUnauthorized):
+	case errors.Is(err, accounts.ErrUnauthorized):
 		return errUnauthorized
 	case errors.Is(err, cloudstore.ErrNotEmpty):
 		return &Error{http.StatusConflict, "bucket_not_empty", "the bucket still holds objects; delete them first", 0}
 	case errors.Is(err, cloudstore.ErrExists):
 		return &Error{http.StatusConflict, "conflict", "the name is already taken", 0}
-	case errors.Is(err, cloudstore.ErrUnavailable), errors.Is(err, syscall.ENOSPC):
+	case errors.Is(err, cloudstore.ErrUnavailable), errors.Is(err, accounts.ErrUnavailable), errors.Is(err, syscall.ENOSPC):
 		return errUnavailable
 	}
 	return &Error{http.StatusInternalServerError, "internal_error", "internal error", 0}

@@ -4,10 +4,11 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
 )
 
-func keyJSON(k cloudstore.Key) APIKey {
+func keyJSON(k accounts.Key) APIKey {
 	out := APIKey{ID: k.ID, Account: k.Account, Name: k.Name, Admin: k.Admin, Prefix: k.Prefix,
 		CreatedAt: k.CreatedAt.Format(time.RFC3339Nano), Revoked: k.Revoked}
 	if k.Revoked {
@@ -16,7 +17,7 @@ func keyJSON(k cloudstore.Key) APIKey {
 	return out
 }
 
-func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ cloudstore.Key) error {
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ accounts.Key) error {
 	var req struct {
 		Account string `json:"account"`
 		Name    string `json:"name"`
@@ -30,7 +31,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ cloudstore.
 	if len(req.Name) > 100 {
 		return validation("name must be at most 100 characters")
 	}
-	k, secret, err := s.st.CreateKey(req.Account, req.Name, false, s.opts.Now())
+	k, secret, err := s.acc.CreateKey(req.Account, req.Name, false, s.opts.Now())
 	if err != nil {
 		return err
 	}
@@ -40,14 +41,14 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ cloudstore.
 	return nil
 }
 
-func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ cloudstore.Key) error {
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ accounts.Key) error {
 	account := r.URL.Query().Get("account")
 	if account != "" {
 		if err := cloudstore.ValidAccountName(account); err != nil {
 			return validation("%v", err)
 		}
 	}
-	keys, err := s.st.Keys(account)
+	keys, err := s.acc.Keys(account)
 	if err != nil {
 		return err
 	}
@@ -63,12 +64,12 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ cloudstore.K
 	return nil
 }
 
-func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, caller cloudstore.Key) error {
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, caller accounts.Key) error {
 	id := r.PathValue("id")
 	if id == caller.ID {
 		return validation("an admin key cannot revoke itself; use another admin key")
 	}
-	k, err := s.st.RevokeKey(id, s.opts.Now())
+	k, err := s.acc.RevokeKey(id, s.opts.Now())
 	if err != nil {
 		if apiError(err).Code == "not_found" {
 			return notFound("API key")

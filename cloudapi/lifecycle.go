@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
 )
 
@@ -19,7 +20,7 @@ func ruleJSON(r cloudstore.Rule) LifecycleRule {
 	return LifecycleRule{ID: r.ID, Prefix: r.Prefix, ExpireDays: r.ExpireDays, CreatedAt: r.CreatedAt.Format(time.RFC3339Nano)}
 }
 
-func (s *Server) listRules(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) listRules(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
@@ -40,7 +41,7 @@ func (s *Server) listRules(w http.ResponseWriter, r *http.Request, key cloudstor
 	return nil
 }
 
-func (s *Server) addRule(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) addRule(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
@@ -69,7 +70,7 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request, key cloudstore.
 	return nil
 }
 
-func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
 )
 
@@ -39,7 +40,7 @@ func objectErr(err error) error {
 // optional "key" field names the object of a single file; an optional
 // "prefix" field is put before every file name), or a raw body whose key
 // is the "key" query parameter. Fields must come before the files.
-func (s *Server) upload(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) upload(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
@@ -149,7 +150,7 @@ func (s *Server) storeObject(r *http.Request, account, bucket, objKey, ctype str
 // putObject answers PUT .../objects/{key...}: the raw body is the object,
 // its type the Content-Type. An extension of the API description, and
 // where presigned upload URLs point.
-func (s *Server) putObject(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) putObject(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	if err := callerOf(r).allowed(r, r.PathValue("name"), r.PathValue("key")); err != nil {
 		return err
 	}
@@ -194,7 +195,7 @@ const answerGrace = 10 * time.Second
 // Range and the conditional headers (http.ServeContent). A public bucket's
 // objects download for every caller, with an API key of any account or
 // with none; without a key, a private or missing bucket is 401 alike.
-func (s *Server) download(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	c, objKey := callerOf(r), r.PathValue("key")
 	if err := c.allowed(r, r.PathValue("name"), objKey); err != nil {
 		return err
@@ -304,7 +305,7 @@ func declaredSize(r *http.Request, limit int64) error {
 	return nil
 }
 
-func (s *Server) deleteObject(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) deleteObject(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
@@ -319,7 +320,7 @@ func (s *Server) deleteObject(w http.ResponseWriter, r *http.Request, key clouds
 	return nil
 }
 
-func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
@@ -347,7 +348,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, key cloudsto
 
 // folder answers POST .../folders: a folder is an empty object whose key
 // ends with "/".
-func (s *Server) folder(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) folder(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
@@ -378,7 +379,7 @@ func (s *Server) folder(w http.ResponseWriter, r *http.Request, key cloudstore.K
 // entry after marker, so each listing walks their keys, though it decodes
 // and keeps only the page; a per-prefix count would make large buckets
 // cheap (not built yet).
-func (s *Server) listObjects(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) listObjects(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
 )
 
@@ -23,7 +24,7 @@ const (
 const presignLabel = "presign v1"
 
 // presign answers POST .../presign {key, action, expires}.
-func (s *Server) presign(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) presign(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
@@ -122,14 +123,14 @@ func (s *Server) presigned(r *http.Request) (caller, error) {
 	case err != nil:
 		return caller{}, errTokenBad
 	}
-	key, err := s.st.KeyByID(c.KeyID)
+	key, err := s.acc.KeyByID(c.KeyID)
 	if errors.Is(err, cloudstore.ErrNotFound) || (err == nil && (key.Revoked || key.Account != c.Account)) {
 		return caller{}, &Error{http.StatusUnauthorized, "unauthorized", "the API key that made this presigned URL has been revoked", 0}
 	}
 	if err != nil {
 		return caller{}, err
 	}
-	return caller{key: cloudstore.Key{ID: key.ID, Account: c.Account}, token: &c}, nil
+	return caller{key: accounts.Key{ID: key.ID, Account: c.Account}, token: &c}, nil
 }
 
 // allowed checks that a presigned caller's token is for this bucket, key
@@ -156,7 +157,7 @@ type S3Endpoint struct {
 }
 
 // endpoint answers GET /api/storage/endpoint: where S3 SDKs connect.
-func (s *Server) endpoint(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) endpoint(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	if s.opts.S3Endpoint == "" {
 		return &Error{http.StatusNotFound, "not_found", "this platform runs no S3 endpoint", 0}
 	}

@@ -239,7 +239,7 @@ func newServerOver(t *testing.T, a *testAPI, opts cloudapi.Options) *testAPI {
 	opts.Now = a.clock.Now
 	opts.RatePerSecond = -1
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(cloudapi.New(a.st, opts))
+	srv := httptest.NewServer(cloudapi.New(a.st, a.acc, opts))
 	t.Cleanup(srv.Close) // before newAPI's clean-up closes the store
 	b := *a
 	b.url = srv.URL

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
 )
 
@@ -12,7 +13,7 @@ func s3KeyJSON(k cloudstore.S3Key) S3Key {
 		BucketScope: k.BucketScope, CreatedAt: k.CreatedAt.Format(time.RFC3339Nano)}
 }
 
-func (s *Server) listS3Keys(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) listS3Keys(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	keys, err := s.st.S3Keys(key.Account)
 	if err != nil {
 		return err
@@ -29,7 +30,7 @@ func (s *Server) listS3Keys(w http.ResponseWriter, r *http.Request, key cloudsto
 	return nil
 }
 
-func (s *Server) createS3Key(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) createS3Key(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	var req struct {
 		Name        string `json:"name"`
 		Permissions string `json:"permissions"`
@@ -63,7 +64,7 @@ func (s *Server) createS3Key(w http.ResponseWriter, r *http.Request, key cloudst
 	return nil
 }
 
-func (s *Server) deleteS3Key(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) deleteS3Key(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	if err := s.st.DeleteS3Key(key.Account, r.PathValue("id")); err != nil {
 		if apiError(err).Code == "not_found" {
 			return notFound("S3 key")
@@ -74,7 +75,7 @@ func (s *Server) deleteS3Key(w http.ResponseWriter, r *http.Request, key cloudst
 	return nil
 }
 
-func (s *Server) usage(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) usage(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bs, err := s.st.Buckets(key.Account)
 	if err != nil {
 		return err

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/internal/accesslog"
@@ -90,6 +91,7 @@ func (o *Options) setDefaults() {
 // Server is the REST API.
 type Server struct {
 	st   *cloudstore.Store
+	acc  *accounts.Store // who calls: accounts and their API keys
 	opts Options
 	mux  *http.ServeMux
 	// patterns are the routes' patterns, the only names of requests in
@@ -104,7 +106,7 @@ type Server struct {
 // error for ServeHTTP to answer. key is the caller's API key; on the routes
 // that take presigned tokens or anonymous callers (see caller) it may be a
 // stand-in holding only the account the token acts for, or nothing.
-type handler func(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error
+type handler func(w http.ResponseWriter, r *http.Request, key accounts.Key) error
 
 // Routes that answer without an API key: a presigned token's, and (GET)
 // anyone's for a public bucket.
@@ -121,10 +123,10 @@ var transferRoutes = map[string]bool{
 	"POST /api/storage/buckets/{name}/download-zip": true,
 }
 
-// New returns the API over st.
-func New(st *cloudstore.Store, opts Options) *Server {
+// New returns the API over st, its callers authenticated by acc.
+func New(st *cloudstore.Store, acc *accounts.Store, opts Options) *Server {
 	opts.setDefaults()
-	s := &Server{st: st, opts: opts, mux: http.NewServeMux(), patterns: map[string]bool{}, limit: newLimiter(opts.RatePerSecond, opts.Burst)}
+	s := &Server{st: st, acc: acc, opts: opts, mux: http.NewServeMux(), patterns: map[string]bool{}, limit: newLimiter(opts.RatePerSecond, opts.Burst)}
 	s.route("GET /api/storage/buckets", s.listBuckets)
 	s.route("POST /api/storage/buckets", s.createBucket)
 	s.route("GET /api/storage/buckets/{name}", s.getBucket)
@@ -227,7 +229,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (c *countingReader) Close() error { return c.r.Close() }
 
 func admin(h handler) handler {
-	return func(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	return func(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 		if !key.Admin {
 			return errForbidden
 		}
@@ -339,7 +341,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // (key then holds only the token's account and key ID), or, for downloads
 // from public buckets, anyone.
 type caller struct {
-	key       cloudstore.Key
+	key       accounts.Key
 	token     *claims // set for a presigned request
 	anonymous bool
 }
@@ -371,10 +373,10 @@ func (s *Server) authenticate(r *http.Request, pattern string) (caller, error) {
 		return caller{anonymous: true}, nil
 	}
 	scheme, secret, _ := strings.Cut(header, " ")
-	if !strings.EqualFold(scheme, "Bearer") || !strings.HasPrefix(secret, cloudstore.KeyPrefix) {
+	if !strings.EqualFold(scheme, "Bearer") || !strings.HasPrefix(secret, accounts.KeyPrefix) {
 		return caller{}, errUnauthorized
 	}
-	key, err := s.st.Authenticate(secret)
+	key, err := s.acc.Authenticate(secret)
 	if err != nil {
 		return caller{}, err
 	}

@@ -21,8 +21,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/internal/apitest"
 )
 
 // t0 is when every test's fake clock starts.
@@ -50,6 +52,7 @@ func (c *clock) Advance(d time.Duration) {
 type testAPI struct {
 	t       *testing.T
 	st      *cloudstore.Store
+	acc     *accounts.Store
 	url     string
 	clock   *clock
 	admin   string // the admin key's secret
@@ -71,9 +74,9 @@ func newAPI(t *testing.T, opts cloudapi.Options) *testAPI {
 	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
 		t.Fatal(err)
 	}
-	a := &testAPI{t: t, st: st, clock: &clock{now: t0}}
+	a := &testAPI{t: t, st: st, acc: apitest.Accounts(t), clock: &clock{now: t0}}
 	st.SetClock(a.clock.Now)
-	k, secret, err := st.EnsureAdmin(t0, func(string) error { return nil })
+	k, secret, err := a.acc.EnsureAdmin(t0, func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +88,7 @@ func newAPI(t *testing.T, opts cloudapi.Options) *testAPI {
 		opts.RatePerSecond = -1
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(cloudapi.New(st, opts))
+	srv := httptest.NewServer(cloudapi.New(st, a.acc, opts))
 	a.url = srv.URL
 	t.Cleanup(func() {
 		srv.Close()
@@ -338,7 +341,7 @@ func TestContentTypeIsExact(t *testing.T) {
 func TestRateLimitIdleRefill(t *testing.T) {
 	c := &clock{now: t0}
 	a := newAPI(t, cloudapi.Options{RatePerSecond: 1, Burst: 100, Now: c.Now})
-	_, acme, err := a.st.CreateKey("acme", "", false, t0)
+	_, acme, err := a.acc.CreateKey("acme", "", false, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +404,7 @@ func TestAdminOnly(t *testing.T) {
 	if r := a.do("GET", "/api/storage/buckets", acme, ""); r.status != http.StatusOK {
 		t.Errorf("acme's key after its admin attempts: %d", r.status)
 	}
-	if keys, _ := a.st.Keys(""); len(keys) != 2 {
+	if keys, _ := a.acc.Keys(""); len(keys) != 2 {
 		t.Errorf("%d keys after forbidden attempts, want 2", len(keys))
 	}
 }
@@ -739,15 +742,15 @@ func TestRateLimit(t *testing.T) {
 	c := &clock{now: t0}
 	a := newAPI(t, cloudapi.Options{RatePerSecond: 1, Burst: 2, Now: c.Now})
 	// Keys straight from the store, so that making them spends no tokens.
-	_, acme, err := a.st.CreateKey("acme", "", false, t0)
+	_, acme, err := a.acc.CreateKey("acme", "", false, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, acme2, err := a.st.CreateKey("acme", "second", false, t0)
+	_, acme2, err := a.acc.CreateKey("acme", "second", false, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, globex, err := a.st.CreateKey("globex", "", false, t0)
+	_, globex, err := a.acc.CreateKey("globex", "", false, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -806,7 +809,7 @@ func TestRateLimit(t *testing.T) {
 func TestRetryAfterRoundsUp(t *testing.T) {
 	c := &clock{now: t0}
 	a := newAPI(t, cloudapi.Options{RatePerSecond: 0.25, Burst: 1, Now: c.Now})
-	_, acme, err := a.st.CreateKey("acme", "", false, t0)
+	_, acme, err := a.acc.CreateKey("acme", "", false, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1017,7 +1020,7 @@ func TestAdminKeys(t *testing.T) {
 	} {
 		wantError(t, "create "+body, a.do("POST", "/api/admin/keys", a.admin, body), http.StatusBadRequest, "validation_error")
 	}
-	if keys, _ := a.st.Keys(""); len(keys) != 4 {
+	if keys, _ := a.acc.Keys(""); len(keys) != 4 {
 		t.Errorf("bad creations made keys: %d, want 4", len(keys))
 	}
 
@@ -1053,7 +1056,7 @@ func TestAdminKeys(t *testing.T) {
 		t.Errorf("the admin key after trying to revoke itself: %d", r.status)
 	}
 	// Another admin key can.
-	_, admin2, err := a.st.CreateKey("admin", "second admin", true, t0)
+	_, admin2, err := a.acc.CreateKey("admin", "second admin", true, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1089,12 +1092,13 @@ func TestInternalError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, admin, err := st.EnsureAdmin(t0, func(string) error { return nil })
+	acc := apitest.Accounts(t)
+	_, admin, err := acc.EnsureAdmin(t0, func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log lockedBuffer
-	srv := httptest.NewServer(cloudapi.New(st, cloudapi.Options{Logger: slog.New(slog.NewJSONHandler(&log, nil))}))
+	srv := httptest.NewServer(cloudapi.New(st, acc, cloudapi.Options{Logger: slog.New(slog.NewJSONHandler(&log, nil))}))
 	defer srv.Close()
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -1116,12 +1120,13 @@ func TestDefaultRateLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, acme, err := st.CreateKey("acme", "", false, t0)
+	acc := apitest.Accounts(t)
+	_, acme, err := acc.CreateKey("acme", "", false, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &clock{now: t0}
-	srv := httptest.NewServer(cloudapi.New(st, cloudapi.Options{Now: c.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	srv := httptest.NewServer(cloudapi.New(st, acc, cloudapi.Options{Now: c.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(func() {
 		srv.Close()
 		st.Close()

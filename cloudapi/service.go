@@ -3,7 +3,7 @@ package cloudapi
 import (
 	"net/http"
 
-	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/accounts"
 )
 
 // The seam for the platform's other services (DNS, and CDN and compute
@@ -18,7 +18,7 @@ type Handler func(w http.ResponseWriter, r *http.Request, account string) error
 // Handle routes pattern ("GET /api/dns/zones/{id}") to h. It needs an API
 // key; call it before the server serves.
 func (s *Server) Handle(pattern string, h Handler) {
-	s.route(pattern, func(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+	s.route(pattern, func(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 		return h(w, r, key.Account)
 	})
 }

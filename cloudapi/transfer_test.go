@@ -16,6 +16,7 @@ import (
 
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/internal/apitest"
 )
 
 // TestTransferOutlivesReadTimeout: an upload slower than the server's
@@ -31,9 +32,10 @@ func TestTransferOutlivesReadTimeout(t *testing.T) {
 	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
 		t.Fatal(err)
 	}
-	_, key, _ := st.CreateKey("acme", "", false, time.Now())
+	acc := apitest.Accounts(t)
+	_, key, _ := acc.CreateKey("acme", "", false, time.Now())
 	st.CreateBucket("acme", "slow", "", time.Now())
-	srv := httptest.NewUnstartedServer(cloudapi.New(st, cloudapi.Options{RatePerSecond: -1,
+	srv := httptest.NewUnstartedServer(cloudapi.New(st, acc, cloudapi.Options{RatePerSecond: -1,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	srv.Config.ReadTimeout = 300 * time.Millisecond
 	srv.Start()
@@ -80,11 +82,12 @@ func fairEnv(t *testing.T, opts cloudapi.Options) (url, key string) {
 	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
 		t.Fatal(err)
 	}
-	_, key, _ = st.CreateKey("acme", "", false, time.Now())
+	acc := apitest.Accounts(t)
+	_, key, _ = acc.CreateKey("acme", "", false, time.Now())
 	st.CreateBucket("acme", "fair", "", time.Now())
 	opts.RatePerSecond = -1
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(cloudapi.New(st, opts))
+	srv := httptest.NewServer(cloudapi.New(st, acc, opts))
 	t.Cleanup(srv.Close)
 	return srv.URL, key
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
 )
 
@@ -19,7 +20,7 @@ const MaxZipKeys = 100
 // the objects, streamed as it is made. Every object is opened before the
 // first byte is sent, so a missing key is a 404, and an object deleted
 // meanwhile is still archived whole.
-func (s *Server) downloadZip(w http.ResponseWriter, r *http.Request, key cloudstore.Key) error {
+func (s *Server) downloadZip(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err

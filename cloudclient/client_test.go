@@ -18,9 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudclient"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/internal/apitest"
 )
 
 var ctx = context.Background()
@@ -34,11 +36,12 @@ func serve(t *testing.T) (string, *cloudstore.Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, admin, err := st.EnsureAdmin(time.Now(), func(string) error { return nil })
+	acc := apitest.Accounts(t)
+	_, admin, err := acc.EnsureAdmin(time.Now(), func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(cloudapi.New(st, cloudapi.Options{RatePerSecond: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	srv := httptest.NewServer(cloudapi.New(st, acc, cloudapi.Options{RatePerSecond: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(func() {
 		srv.Close()
 		st.Close()
@@ -69,7 +72,7 @@ func TestKeys(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CreateKey: %v", err)
 	}
-	if k.Account != "acme" || k.Name != "ci" || k.Admin || k.Revoked || !strings.HasPrefix(k.Secret, cloudstore.KeyPrefix) || k.Prefix != k.Secret[:13] {
+	if k.Account != "acme" || k.Name != "ci" || k.Admin || k.Revoked || !strings.HasPrefix(k.Secret, accounts.KeyPrefix) || k.Prefix != k.Secret[:13] {
 		t.Errorf("CreateKey = %+v", k)
 	}
 	k2, err := admin.CreateKey(ctx, "acme", "")

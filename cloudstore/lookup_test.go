@@ -32,27 +32,6 @@ func TestPublicBucket(t *testing.T) {
 	}
 }
 
-func TestKeyByID(t *testing.T) {
-	s := newStore(t)
-	k, _, err := s.CreateKey("acme", "ci", false, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.KeyByID(k.ID)
-	if err != nil || got != k {
-		t.Errorf("KeyByID = %+v, %v; want %+v", got, err, k)
-	}
-	if _, err := s.RevokeKey(k.ID, t0); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.KeyByID(k.ID); err != nil || !got.Revoked {
-		t.Errorf("KeyByID of a revoked key = %+v, %v; want it, revoked", got, err)
-	}
-	if _, err := s.KeyByID("key_nope"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("KeyByID of an unknown id: %v, want ErrNotFound", err)
-	}
-}
-
 func TestDerivedKey(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "secret.key")

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"crypto/cipher"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -31,27 +29,10 @@ import (
 
 // Errors callers tell apart.
 var (
-	ErrNotFound     = errors.New("cloudstore: not found")
-	ErrExists       = errors.New("cloudstore: already exists")
-	ErrUnauthorized = errors.New("cloudstore: unknown or revoked API key")
-	ErrNotEmpty     = errors.New("cloudstore: bucket not empty")
+	ErrNotFound = errors.New("cloudstore: not found")
+	ErrExists   = errors.New("cloudstore: already exists")
+	ErrNotEmpty = errors.New("cloudstore: bucket not empty")
 )
-
-// KeyPrefix opens every API key.
-const KeyPrefix = "lat_live_"
-
-// Key is an API key's record. The secret itself is never stored: only its
-// SHA-256, which is enough because secrets carry 238 bits of randomness.
-type Key struct {
-	ID        string    `json:"id"`
-	Account   string    `json:"account"`
-	Name      string    `json:"name"`
-	Admin     bool      `json:"admin"`
-	Prefix    string    `json:"prefix"` // the first characters, to tell keys apart
-	CreatedAt time.Time `json:"created_at"`
-	Revoked   bool      `json:"revoked"`
-	RevokedAt time.Time `json:"revoked_at,omitzero"`
-}
 
 // Bucket is a bucket's record.
 type Bucket struct {
@@ -65,26 +46,16 @@ type Bucket struct {
 	Bytes     int64     `json:"size_bytes"`
 }
 
-// Account is an account's record.
-type Account struct {
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
 // Key prefixes of the Pebble tables.
 const (
-	tKeyByHash = 'k' // k | sha256(secret) -> Key
-	tKeyByID   = 'i' // i | id -> sha256(secret)
-	tAccount   = 'a' // a | name -> Account
-	tBucket    = 'b' // b | name -> Bucket (bucket names are global, as in S3)
-	tOwned     = 'o' // o | account | 0 | bucket name -> nothing (an account's buckets, in name order)
+	tBucket = 'b' // b | name -> Bucket (bucket names are global, as in S3)
+	tOwned  = 'o' // o | account | 0 | bucket name -> nothing (an account's buckets, in name order)
 )
 
 // Store is the metadata store. It is safe for concurrent use.
 type Store struct {
 	db      *pebble.DB
 	mu      sync.Mutex  // serialises read-modify-write operations
-	adminMu sync.Mutex  // serialises EnsureAdmin (which takes mu itself)
 	aead    cipher.AEAD // seals S3 secrets; set by OpenSecrets
 	master  []byte      // the secret key, for DerivedKey; set by OpenSecrets
 	fs      vfs.FS      // holds the body files: the OS's, or a test's
@@ -356,127 +327,6 @@ func randomFrom(alphabet string, n int) string {
 	return string(out)
 }
 
-func hashSecret(secret string) []byte {
-	h := sha256.Sum256([]byte(secret))
-	return h[:]
-}
-
-// CreateKey makes a new API key for account, creating the account if it
-// is new, and returns the record and the secret (shown once).
-func (s *Store) CreateKey(account, name string, admin bool, now time.Time) (Key, string, error) {
-	if err := ValidAccountName(account); err != nil {
-		return Key{}, "", err
-	}
-	if len(name) > 100 {
-		return Key{}, "", fmt.Errorf("key name is longer than 100 characters")
-	}
-	secret := KeyPrefix + randomBase62(40)
-	key := Key{ID: "key_" + randomBase62(16), Account: account, Name: name, Admin: admin,
-		Prefix: secret[:len(KeyPrefix)+4], CreatedAt: now.UTC()}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.db.NewBatch()
-	defer b.Close()
-	var acct Account
-	if err := s.getJSON(k(tAccount, account), &acct); errors.Is(err, ErrNotFound) {
-		if err := setJSON(b, k(tAccount, account), Account{Name: account, CreatedAt: now.UTC()}); err != nil {
-			return Key{}, "", err
-		}
-	} else if err != nil {
-		return Key{}, "", err
-	}
-	h := hashSecret(secret)
-	if err := setJSON(b, k(tKeyByHash, string(h)), key); err != nil {
-		return Key{}, "", err
-	}
-	b.Set(k(tKeyByID, key.ID), h, nil)
-	return key, secret, s.commit(b)
-}
-
-// KeyByID returns an API key's record, revoked or not.
-func (s *Store) KeyByID(id string) (Key, error) {
-	key, _, err := s.keyByID(id)
-	return key, err
-}
-
-// keyByID returns an API key's record and the hash it is stored under.
-func (s *Store) keyByID(id string) (Key, []byte, error) {
-	data, closer, err := s.db.Get(k(tKeyByID, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return Key{}, nil, ErrNotFound
-	}
-	if err != nil {
-		return Key{}, nil, fmt.Errorf("cloudstore: %w", err)
-	}
-	h := bytes.Clone(data)
-	closer.Close()
-	var key Key
-	if err := s.getJSON(k(tKeyByHash, string(h)), &key); err != nil {
-		return Key{}, nil, err
-	}
-	return key, h, nil
-}
-
-// Authenticate returns the live key whose secret this is.
-func (s *Store) Authenticate(secret string) (Key, error) {
-	var key Key
-	if err := s.getJSON(k(tKeyByHash, string(hashSecret(secret))), &key); err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return Key{}, ErrUnauthorized
-		}
-		return Key{}, err
-	}
-	if key.Revoked {
-		return Key{}, ErrUnauthorized
-	}
-	return key, nil
-}
-
-// Keys returns every key, or only account's when account is not "", newest
-// first.
-func (s *Store) Keys(account string) ([]Key, error) {
-	var keys []Key
-	err := s.scan([]byte{tKeyByHash}, func(_, v []byte) error {
-		var key Key
-		if err := json.Unmarshal(v, &key); err != nil {
-			return err
-		}
-		if account == "" || key.Account == account {
-			keys = append(keys, key)
-		}
-		return nil
-	})
-	sort.Slice(keys, func(i, j int) bool {
-		if !keys[i].CreatedAt.Equal(keys[j].CreatedAt) {
-			return keys[i].CreatedAt.After(keys[j].CreatedAt)
-		}
-		return keys[i].ID < keys[j].ID
-	})
-	return keys, err
-}
-
-// RevokeKey revokes a key at once: the next request with it fails.
-func (s *Store) RevokeKey(id string, now time.Time) (Key, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	key, h, err := s.keyByID(id)
-	if err != nil {
-		return Key{}, err
-	}
-	if !key.Revoked {
-		key.Revoked, key.RevokedAt = true, now.UTC()
-		b := s.db.NewBatch()
-		defer b.Close()
-		if err := setJSON(b, k(tKeyByHash, string(h)), key); err != nil {
-			return Key{}, err
-		}
-		if err := s.commit(b); err != nil {
-			return Key{}, err
-		}
-	}
-	return key, nil
-}
-
 // CreateBucket creates a bucket owned by account. Bucket names are global:
 // ErrExists whoever owns the name.
 func (s *Store) CreateBucket(account, name, notes string, now time.Time) (Bucket, error) {
@@ -648,49 +498,4 @@ func successor(prefix []byte) []byte {
 		}
 	}
 	return nil
-}
-
-// EnsureAdmin creates the first admin key, for account "admin", if the
-// store has never had one, and hands its secret to persist (which writes it
-// where the operator will find it) before recording that it exists; if
-// persist fails the key is revoked and the next start tries again. It
-// returns the secret only when it creates it.
-func (s *Store) EnsureAdmin(now time.Time, persist func(secret string) error) (Key, string, error) {
-	s.adminMu.Lock()
-	defer s.adminMu.Unlock()
-	marker := []byte("madmin-created")
-	if _, closer, err := s.db.Get(marker); err == nil {
-		closer.Close()
-		return Key{}, "", nil
-	} else if !errors.Is(err, pebble.ErrNotFound) {
-		return Key{}, "", fmt.Errorf("cloudstore: %w", err)
-	}
-	// Without the marker, an admin key can only come from a first start
-	// that crashed before recording it; its secret may have been shown
-	// but was never saved, so it is revoked.
-	stale, err := s.Keys("admin")
-	if err != nil {
-		return Key{}, "", err
-	}
-	for _, old := range stale {
-		if old.Admin && !old.Revoked {
-			if _, err := s.RevokeKey(old.ID, now); err != nil {
-				return Key{}, "", err
-			}
-		}
-	}
-	key, secret, err := s.CreateKey("admin", "admin", true, now)
-	if err != nil {
-		return Key{}, "", err
-	}
-	if err := persist(secret); err != nil {
-		if _, rerr := s.RevokeKey(key.ID, now); rerr != nil {
-			return Key{}, "", errors.Join(err, rerr)
-		}
-		return Key{}, "", err
-	}
-	if err := s.durable(func() error { return s.db.Set(marker, []byte(key.ID), pebble.Sync) }); err != nil {
-		return Key{}, "", err
-	}
-	return key, secret, nil
 }

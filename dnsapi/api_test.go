@@ -65,7 +65,8 @@ func newAPI(t *testing.T, opts dnsstore.Options) *testAPI {
 		cs.Close()
 		t.Fatal(err)
 	}
-	api := cloudapi.New(cs, cloudapi.Options{RatePerSecond: -1, Logger: quiet})
+	acc := apitest.Accounts(t)
+	api := cloudapi.New(cs, acc, cloudapi.Options{RatePerSecond: -1, Logger: quiet})
 	dnsapi.Register(api, ds)
 	srv := httptest.NewServer(api)
 	t.Cleanup(func() {
@@ -79,7 +80,7 @@ func newAPI(t *testing.T, opts dnsstore.Options) *testAPI {
 		name   string
 		secret *string
 	}{{"alice", &a.alice}, {"bob", &a.bob}} {
-		_, secret, err := cs.CreateKey(acct.name, "", false, t0)
+		_, secret, err := acc.CreateKey(acct.name, "", false, t0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,12 +86,9 @@ func startEnv(t *testing.T, tls bool, opts s3api.Options) *env {
 	return e
 }
 
-// key makes an S3 key for account (created if new).
+// key makes an S3 key for account.
 func (e *env) key(t *testing.T, account, perms, scope string) (id, secret string) {
 	t.Helper()
-	if _, _, err := e.st.CreateKey(account, "test", false, time.Now()); err != nil {
-		t.Fatal(err)
-	}
 	k, secret, err := e.st.CreateS3Key(account, "test", perms, scope, time.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -56,9 +56,6 @@ func StartLattice(parent string, log *slog.Logger) (l *Lattice, err error) {
 	}
 	const account = "bench"
 	now := time.Now()
-	if _, _, err := l.st.CreateKey(account, "s3bench", false, now); err != nil {
-		return nil, err
-	}
 	key, secret, err := l.st.CreateS3Key(account, "s3bench", cloudstore.PermReadWrite, "*", now)
 	if err != nil {
 		return nil, err

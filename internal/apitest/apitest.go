@@ -6,9 +6,12 @@ package apitest
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/latticenet/lattice/accounts"
 )
 
 // Response is one answer, read whole.
@@ -101,4 +104,16 @@ func WantError(t testing.TB, what string, r Response, status int, code, fragment
 			t.Errorf("%s: message %q leaks an internal error prefix (%q)", what, env.Error.Message, leak)
 		}
 	}
+}
+
+// Accounts opens an accounts store in a temporary directory, closed when
+// the test ends.
+func Accounts(t testing.TB) *accounts.Store {
+	t.Helper()
+	acc, err := accounts.Open(t.TempDir(), accounts.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { acc.Close() })
+	return acc
 }
