@@ -1,7 +1,7 @@
 package cli
 
 // Tests of `lattice cloud apikey` against a real cloud API (cloudstore in a
-// temporary directory, cloudapi over loopback HTTP), and of openCloud's
+// temporary directory, cloudapi over loopback HTTP), and of the platform's
 // first-start admin key.
 
 import (
@@ -23,6 +23,7 @@ import (
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/internal/apitest"
+	"github.com/latticenet/lattice/platform"
 	"github.com/latticenet/lattice/sigv4"
 )
 
@@ -255,12 +256,8 @@ func mustAdminID(t *testing.T, st *accounts.Store) string {
 
 func TestOpenCloudAdminKey(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cloud")
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var out strings.Builder
-	c, err := openCloud(&env{stdout: &out, stderr: io.Discard}, dir, log, cloudOptions{})
-	if err != nil {
-		t.Fatalf("openCloud: %v", err)
-	}
+	c := openTestCloud(t, &out, dir)
 	path := filepath.Join(dir, "admin-api-key")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -276,25 +273,22 @@ func TestOpenCloudAdminKey(t *testing.T) {
 	if strings.Count(out.String(), secret) != 1 || !strings.Contains(out.String(), path) {
 		t.Errorf("first start printed %q, want the secret once and the file", out.String())
 	}
-	if k, err := c.acc.Authenticate(secret); err != nil || !k.Admin {
+	if k, err := c.Accounts().Authenticate(secret); err != nil || !k.Admin {
 		t.Errorf("the admin key file's secret = %+v, %v", k, err)
 	}
-	c.close()
+	c.Close()
 
 	// A second start prints nothing and keeps the file and the key.
 	out.Reset()
-	c, err = openCloud(&env{stdout: &out, stderr: io.Discard}, dir, log, cloudOptions{})
-	if err != nil {
-		t.Fatalf("second openCloud: %v", err)
-	}
-	defer c.close()
+	c = openTestCloud(t, &out, dir)
+	defer c.Close()
 	if out.String() != "" {
 		t.Errorf("second start printed %q, want nothing", out.String())
 	}
 	if again, _ := os.ReadFile(path); string(again) != string(data) {
 		t.Errorf("second start rewrote the admin key file")
 	}
-	if _, err := c.acc.Authenticate(secret); err != nil {
+	if _, err := c.Accounts().Authenticate(secret); err != nil {
 		t.Errorf("the admin key after a restart: %v", err)
 	}
 }
@@ -391,17 +385,14 @@ func TestStaleAdminKeyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	c, err := openCloud(&env{stdout: &out, stderr: io.Discard}, dir, nil, cloudOptions{})
-	if err != nil {
-		t.Fatalf("openCloud with a stale key file: %v", err)
-	}
-	defer c.close()
+	c := openTestCloud(t, &out, dir)
+	defer c.Close()
 	data, _ := os.ReadFile(path)
 	secret := strings.TrimSpace(string(data))
 	if secret == "lat_live_stale" || !strings.Contains(out.String(), secret) {
 		t.Fatalf("key file holds %q; output:\n%s", secret, out.String())
 	}
-	if k, err := c.acc.Authenticate(secret); err != nil || !k.Admin {
+	if k, err := c.Accounts().Authenticate(secret); err != nil || !k.Admin {
 		t.Errorf("the admin key in the file does not authenticate as admin: %+v, %v", k, err)
 	}
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
@@ -465,4 +456,23 @@ func TestCloudPublicURL(t *testing.T) {
 		t.Errorf("presigned URL = %q", r.stdout)
 	}
 	s.stop()
+}
+
+// openTestCloud provisions the platform in dir, as lattice cloud does,
+// on loopback ports with no DNS server and no edge; the first start's
+// admin key is printed on out.
+func openTestCloud(t *testing.T, out io.Writer, dir string) *platform.Platform {
+	t.Helper()
+	p, _ := newCloud(&env{stdout: out, stderr: io.Discard}, cloudConfig{
+		Config:  platform.Config{Dir: dir, API: "127.0.0.1:0"},
+		Storage: platform.StorageConfig{S3: "127.0.0.1:0"},
+	})
+	if err := p.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Provision(); err != nil {
+		p.Close()
+		t.Fatalf("Provision: %v", err)
+	}
+	return p
 }

@@ -21,9 +21,11 @@ import (
 	"github.com/latticenet/lattice/directory"
 	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/internal/durablefile"
+	"github.com/latticenet/lattice/internal/httpserve"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeapi"
+	"github.com/latticenet/lattice/platform"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -63,11 +65,12 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 	if err := checkMultiaddr("p2p", *p2pAddr); err != nil {
 		return err
 	}
-	cloudOpts, err := dnsFlags.options()
-	if err != nil {
+	cloudDir := filepath.Join(*data, "cloud")
+	cloudCfg := cloudConfig{Config: platform.Config{Dir: cloudDir, API: *apiAddr}, Storage: platform.StorageConfig{S3: *s3Addr}}
+	if err := dnsFlags.apply(&cloudCfg); err != nil {
 		return err
 	}
-	if err := cdnFlags.apply(&cloudOpts); err != nil {
+	if err := cdnFlags.apply(&cloudCfg); err != nil {
 		return err
 	}
 	stderrLog, err := logHandler(e.stderr, *logLevel, *logFormat)
@@ -102,11 +105,13 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 			return err
 		}
 	}
-	cloudLns, err := listenCloud(cloudAddrs{API: *apiAddr, S3: *s3Addr, DNS: *dnsFlags.addr, CDN: *cdnFlags.addr})
-	if err != nil {
+	// The platform binds its listeners now, before any state exists; it
+	// is provisioned once the nodes run (its logger is set before then).
+	cloud, cdn := newCloud(e, cloudCfg)
+	defer cloud.Close()
+	if err := cloud.Listen(); err != nil {
 		return err
 	}
-	defer cloudLns.close()
 	// The log goes to stderr at the level asked, and to DATA/dev.log at
 	// info and above, as JSON, for a look at what happened afterwards.
 	if err := os.MkdirAll(*data, 0o700); err != nil {
@@ -168,27 +173,24 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 	}
 
 	// The cloud platform runs beside the nodes until either stops.
-	cloudDir := filepath.Join(*data, "cloud")
-	cloud, err := openCloud(e, cloudDir, base, cloudOpts)
-	if err != nil {
+	cloud.SetLogger(base)
+	if err := cloud.Provision(); err != nil {
 		return err
 	}
-	defer cloud.close()
-	cloudReady := make(chan cloudURLs, 1)
+	cloudReady := make(chan map[string]string, 1)
 	cloudDone := make(chan error, 1)
 	go func() {
 		// The first node's server says "shutting down..." for all.
-		quiet := &env{stdout: e.stdout, stderr: io.Discard}
-		cloudDone <- cloud.serve(ctx, quiet, base, cloudLns, func(u cloudURLs) { cloudReady <- u })
+		cloudDone <- cloud.Serve(ctx, func(u map[string]string) { cloudReady <- u }, nil)
 		cancel()
 	}()
-	var urls cloudURLs
+	var urls map[string]string
 	select {
 	case urls = <-cloudReady:
 	case err := <-cloudDone:
 		return fmt.Errorf("cloud: %w", err)
 	}
-	apiURL, s3URL := urls.API, urls.S3
+	apiURL, s3URL := urls["API"], urls["S3"]
 
 	// Nodes 1.. serve in the background; node 0 in the foreground prints
 	// the banner once every listener is up.
@@ -218,13 +220,13 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 			}
 		}
 		fmt.Fprintf(e.stdout, "  cloud API   %s  (admin key in %s)\n", apiURL, filepath.Join(cloudDir, "admin-api-key"))
-		fmt.Fprintf(e.stdout, "  S3 endpoint %s  (region %s; keys from POST /api/storage/keys)\n", s3URL, s3Region)
-		if urls.DNS != "" {
-			host, port, _ := gonet.SplitHostPort(urls.DNS)
-			fmt.Fprintf(e.stdout, "  DNS         %s  (UDP and TCP: dig @%s -p %s NAME)\n", urls.DNS, host, port)
+		fmt.Fprintf(e.stdout, "  S3 endpoint %s  (region %s; keys from POST /api/storage/keys)\n", s3URL, platform.S3Region)
+		if urls["DNS"] != "" {
+			host, port, _ := gonet.SplitHostPort(urls["DNS"])
+			fmt.Fprintf(e.stdout, "  DNS         %s  (UDP and TCP: dig @%s -p %s NAME)\n", urls["DNS"], host, port)
 		}
-		if urls.CDN != "" {
-			fmt.Fprintf(e.stdout, "  CDN edge    %s  (deployment NAME answers at NAME.%s)\n", urls.CDN, cloud.cdn.CDNDomain())
+		if urls["CDN"] != "" {
+			fmt.Fprintf(e.stdout, "  CDN edge    %s  (deployment NAME answers at NAME.%s)\n", urls["CDN"], cdn.Domain())
 		}
 		fmt.Fprintf(e.stdout, "  metrics     GET /metrics on every node API and on the cloud API (Prometheus)\n")
 		fmt.Fprintf(e.stdout, "  data        %s  (genesis file %s)\n", *data, filepath.Join(*data, "genesis.json"))
@@ -569,52 +571,12 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	return nil
 }
 
-// serveOn serves handler on ln, which the caller bound before creating any
-// state, until ctx ends, failed is closed or the server fails, then shuts
-// down gracefully. A nil failed never fires.
+// serveOn serves handler on ln (httpserve.Serve) until ctx ends, failed
+// is closed or the server fails, telling ready its URL once it serves and
+// the user when it shuts down.
 func serveOn(ctx context.Context, e *env, log *slog.Logger, ln gonet.Listener, handler http.Handler, failed <-chan struct{}, ready func(url string)) error {
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		// Streams of large lists take longer than a request; handlers
-		// bound their own work.
-		WriteTimeout: 10 * time.Minute,
-		IdleTimeout:  2 * time.Minute,
-		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	if ss, ok := handler.(interface{ StopStreams() }); ok {
-		srv.RegisterOnShutdown(ss.StopStreams)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 	ready("http://" + ln.Addr().String())
-	var failure error
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	case <-failed:
-		failure = errors.New("storage failure: stopping so that a restart recovers what was synced")
-	}
-	log.Info("shutting down")
-	fmt.Fprintln(e.stderr, "shutting down...")
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		// Requests still running after the grace period lose their
-		// connections; their handlers then fail fast and return.
-		log.Warn("graceful shutdown timed out; closing connections", "err", err)
-		srv.Close()
-	}
-	// A listener that serves connections of its own (the CDN edge's fast
-	// path) drains them in the same grace period.
-	if w, ok := ln.(interface{ Wait(context.Context) error }); ok {
-		if err := w.Wait(sctx); err != nil {
-			log.Warn("graceful shutdown timed out; closed the edge's connections", "err", err)
-		}
-	}
-	return failure
+	return httpserve.Serve(ctx, log, ln, handler, failed, func() { fmt.Fprintln(e.stderr, "shutting down...") })
 }
 
 // newLogger returns the base logger of a server: level and format (text,

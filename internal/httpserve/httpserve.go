@@ -1,0 +1,71 @@
+// Package httpserve runs the servers' HTTP listeners with the timeouts and
+// the graceful shutdown every one of them shares.
+package httpserve
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// ErrFailed is returned when failed fired: a store failed under the
+// server, which stopped so that a restart recovers what was synced.
+var ErrFailed = errors.New("storage failure: stopping so that a restart recovers what was synced")
+
+// Grace is how long a shutdown waits for running requests.
+const Grace = 15 * time.Second
+
+// Serve serves handler on ln, which the caller bound before creating any
+// state, until ctx ends, failed is closed or the server fails, then shuts
+// down gracefully: new requests are refused, running ones get Grace to
+// finish; stopping, if not nil, is called as the shutdown begins. A nil
+// failed never fires. A handler with StopStreams has it
+// called at shutdown (long-lived streams end), and a listener with Wait
+// (the CDN edge's, which serves connections of its own) is drained in the
+// same grace period.
+func Serve(ctx context.Context, log *slog.Logger, ln net.Listener, handler http.Handler, failed <-chan struct{}, stopping func()) error {
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// Streams of large lists take longer than a request; handlers
+		// bound their own work.
+		WriteTimeout: 10 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if ss, ok := handler.(interface{ StopStreams() }); ok {
+		srv.RegisterOnShutdown(ss.StopStreams)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var failure error
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	case <-failed:
+		failure = ErrFailed
+	}
+	log.Info("shutting down")
+	if stopping != nil {
+		stopping()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), Grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		// Requests still running after the grace period lose their
+		// connections; their handlers then fail fast and return.
+		log.Warn("graceful shutdown timed out; closing connections", "err", err)
+		srv.Close()
+	}
+	if w, ok := ln.(interface{ Wait(context.Context) error }); ok {
+		if err := w.Wait(sctx); err != nil {
+			log.Warn("graceful shutdown timed out; closed the edge's connections", "err", err)
+		}
+	}
+	return failure
+}
