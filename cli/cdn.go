@@ -39,7 +39,7 @@ Examples:
   lattice s3 mb site && lattice s3 cp index.html s3://site/
   lattice cdn create site --origin s3://site
   curl -i http://site.cdn.localhost:8088/      # X-Cache: MISS, then HIT
-  lattice cdn purge site /index.html
+  lattice cdn purge site /                     # that URL again from the origin (or: purge site, for all)
   lattice cdn show site
 
 Run ` + "`lattice cdn COMMAND -h`" + ` for a command's flags.
@@ -207,7 +207,7 @@ private or public, or another account's public bucket.`, `  lattice cdn create s
 		return err
 	}
 	if strings.HasSuffix(d.CNAME, ".localhost") {
-		fmt.Fprintf(e.stderr, "try it on the edge of `lattice dev`: curl -i http://%s:8088/\n", d.CNAME)
+		fmt.Fprintf(e.stderr, "try it on the edge of `lattice dev` (port 8088 unless its --cdn says otherwise): curl -i http://%s:8088/\n", d.CNAME)
 	}
 	return nil
 }
@@ -281,32 +281,48 @@ what is cached.`, `  lattice cdn show site
 		return err
 	}
 	fmt.Fprintln(e.stdout)
-	if err := domainTable(e.stdout, doms); err != nil {
+	if err := domainTable(e.stdout, doms, zoneNames(ctx, c, doms)); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout)
 	return statsTable(e.stdout, st)
 }
 
-// domainTable prints domains as a table.
-func domainTable(w io.Writer, doms []cloudwire.Domain) error {
+// zoneNames names the platform zones that domains' CNAMEs were made in,
+// by zone id; a zone that cannot be read keeps its id.
+func zoneNames(ctx context.Context, c *cloudclient.Client, doms []cloudwire.Domain) map[string]string {
+	names := map[string]string{}
+	for _, d := range doms {
+		if d.Zone == "" || names[d.Zone] != "" {
+			continue
+		}
+		names[d.Zone] = d.Zone
+		if z, err := c.Zone(ctx, d.Zone); err == nil {
+			names[d.Zone] = z.Name
+		}
+	}
+	return names
+}
+
+// domainTable prints domains as a table; zones names their zones.
+func domainTable(w io.Writer, doms []cloudwire.Domain, zones map[string]string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DOMAIN\tTYPE\tSTATUS\tDNS")
 	for _, d := range doms {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Name, d.Type, d.Status, domainDNS(d))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Name, d.Type, d.Status, domainDNS(d, zones))
 	}
 	return tw.Flush()
 }
 
 // domainDNS says where a domain's DNS stands.
-func domainDNS(d cloudwire.Domain) string {
+func domainDNS(d cloudwire.Domain, zones map[string]string) string {
 	switch {
 	case d.Type == cloudwire.DomainDefault:
 		return "the CDN domain's"
 	case d.Verification != nil:
 		return fmt.Sprintf("wants %s %s %s, then `cdn domain verify`", d.Verification.Name, d.Verification.Type, d.Verification.Value)
 	case d.Zone != "":
-		return "CNAME made in your zone " + d.Zone
+		return "CNAME made in your zone " + zones[d.Zone]
 	}
 	return "CNAME verified"
 }
@@ -363,7 +379,7 @@ domains, active or pending (with the CNAME a pending one needs).`, `  lattice cd
 	if *f.json {
 		return printJSON(e.stdout, nonNil(doms))
 	}
-	return domainTable(e.stdout, doms)
+	return domainTable(e.stdout, doms, zoneNames(ctx, c, doms))
 }
 
 // domainArg is a domain as the API keys it: lower case, no final dot.
@@ -394,7 +410,7 @@ the domain's DNS provider, then run `+"`lattice cdn domain verify`"+`.`, `  latt
 		fmt.Fprintf(e.stdout, "create this record at the domain's DNS provider, then run `lattice cdn domain verify %s %s`:\n  %s %s %s\n",
 			d.Name, dom.Name, dom.Verification.Name, dom.Verification.Type, dom.Verification.Value)
 	case dom.Zone != "":
-		fmt.Fprintf(e.stdout, "the CNAME %s → %s is in your zone %s\n", dom.Name, d.CNAME, dom.Zone)
+		fmt.Fprintf(e.stdout, "the CNAME %s → %s is in your zone %s\n", dom.Name, d.CNAME, zoneNames(ctx, c, []cloudwire.Domain{dom})[dom.Zone])
 	}
 	return nil
 }

@@ -121,7 +121,8 @@ func TestCDNCommands(t *testing.T) {
 	// A custom domain in a zone of the platform's DNS: its CNAME is made,
 	// and the edge answers for it at once.
 	mustRun(t, "dns", "zone", "create", "example.com")
-	if r := mustRun(t, "cdn", "domain", "add", "site", "www.example.com"); !strings.Contains(r.stdout, "active") {
+	if r := mustRun(t, "cdn", "domain", "add", "site", "www.example.com"); !strings.Contains(r.stdout, "active") ||
+		!strings.Contains(r.stdout, "is in your zone example.com") {
 		t.Errorf("cdn domain add in a platform zone: %q", r.stdout)
 	}
 	if ls := mustRun(t, "dns", "record", "ls", "example.com").stdout; !regexp.MustCompile(`www\.example\.com +CNAME .*site\.cdn\.localhost`).MatchString(ls) {
@@ -140,7 +141,7 @@ func TestCDNCommands(t *testing.T) {
 		t.Errorf("a pending domain on the edge: %d, want 404", code)
 	}
 	doms := mustRun(t, "cdn", "domains", "site").stdout
-	for _, want := range []string{"site.cdn.localhost", "www.example.com", "www.elsewhere.invalid"} {
+	for _, want := range []string{"site.cdn.localhost", "www.example.com", "www.elsewhere.invalid", "CNAME made in your zone example.com"} {
 		if !strings.Contains(doms, want) {
 			t.Errorf("cdn domains lacks %s:\n%s", want, doms)
 		}

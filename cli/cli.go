@@ -55,7 +55,7 @@ func commands() []command {
 	return []command{
 		{"dev", "start a network of one node (or --nodes N) and the cloud on this machine, with a funded key", runDev},
 		{"node", "run a ledger node from a data directory and a genesis file", runNode},
-		{"cloud", "run the cloud platform's REST API and S3 endpoint; `cloud apikey` manages API keys", runCloud},
+		{"cloud", "run the cloud platform (REST API, S3 endpoint, DNS server, CDN edge); `cloud apikey` manages API keys", runCloud},
 		{"s3", "buckets and objects: mb, rb, ls, cp (with progress), rm, public, usage, presign, keys", runS3},
 		{"dns", "DNS zones and records, served by the platform's DNS server (dns zone create|ls|rm, dns record add|ls|set|rm)", runDNS},
 		{"cdn", "CDN deployments in front of an origin or a bucket, served by the platform's caching edge (cdn create|ls|show|rm|domains|domain|purge)", runCDN},
@@ -73,7 +73,7 @@ func commands() []command {
 		{"ledger", "what a node holds: info, pending sends, frontiers, conflicts, recent blocks (ledger info | pending | frontiers | conflicts | recent)", runLedger},
 		{"completion", "print a bash or zsh script that completes lattice's commands and flags (completion bash | zsh)", runCompletion},
 		{"audit", "check a stopped node's ledger invariants offline", runAudit},
-		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network), chat (bench chat) or S3 throughput against MinIO (bench s3)", runBench},
+		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network), chat (bench chat), S3 against MinIO (bench s3), DNS against NSD and PowerDNS (bench dns) or the CDN edge against nginx (bench cdn)", runBench},
 		{"version", "print the version", runVersion},
 		{"profile", "list, show or choose the named client settings `lattice dev` writes (ls, show, use)", runProfile},
 	}

@@ -287,7 +287,7 @@ func TestDev(t *testing.T) {
 	}
 	for _, want := range []string{
 		"dev key     " + keyPath,
-		"account     " + key.Address().String() + " (genesis, 1000000000 native)",
+		"account     " + key.Address().String() + " (the genesis account, created with 1000000000 native)",
 		"profile     dev, in ",
 	} {
 		if !strings.Contains(out, want) {

@@ -232,7 +232,7 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 		fmt.Fprintf(e.stdout, "  data        %s  (genesis file %s)\n", *data, filepath.Join(*data, "genesis.json"))
 		fmt.Fprintf(e.stdout, "  dev key     %s\n", keyPath)
 		if count == 1 {
-			fmt.Fprintf(e.stdout, "  account     %s (genesis, %s native)\n\n", net.Genesis.Account, net.Genesis.Balance.Units())
+			fmt.Fprintf(e.stdout, "  account     %s (the genesis account, created with %s native)\n\n", net.Genesis.Account, net.Genesis.Balance.Units())
 		} else {
 			fmt.Fprintf(e.stdout, "  account     %s (genesis of %s native, shared with the other nodes' keys)\n\n",
 				net.Genesis.Account, net.Genesis.Balance.Units())
