@@ -8,14 +8,6 @@ import (
 	"github.com/latticenet/lattice/cloudstore"
 )
 
-// LifecycleRule is the lifecycle rule resource.
-type LifecycleRule struct {
-	ID         string `json:"id"`
-	Prefix     string `json:"prefix"`
-	ExpireDays int    `json:"expire_days"`
-	CreatedAt  string `json:"created_at"`
-}
-
 func ruleJSON(r cloudstore.Rule) LifecycleRule {
 	return LifecycleRule{ID: r.ID, Prefix: r.Prefix, ExpireDays: r.ExpireDays, CreatedAt: r.CreatedAt.Format(time.RFC3339Nano)}
 }

@@ -15,6 +15,15 @@ type (
 	ObjectInfo   = cloudwire.ObjectInfo
 	ObjectList   = cloudwire.ObjectList
 	PresignedURL = cloudwire.PresignedURL
+
+	Event          = cloudwire.Event
+	Requests       = cloudwire.Requests
+	HourMetrics    = cloudwire.HourMetrics
+	Metrics        = cloudwire.Metrics
+	MetricsSummary = cloudwire.MetricsSummary
+	TopObject      = cloudwire.TopObject
+	FileType       = cloudwire.FileType
+	LifecycleRule  = cloudwire.LifecycleRule
 )
 
 // Pagination limits of every list endpoint (decisions.md), and a bucket's
