@@ -22,11 +22,16 @@ func s3Commands() []command {
 		{"rb", "remove a bucket", runS3RemoveBucket},
 		{"ls", "list buckets, or a bucket's objects and folders", runS3List},
 		{"cp", "upload or download files and folders", runS3Copy},
+		{"mv", "move an object: copy it, then delete the source", runS3Move},
 		{"rm", "delete an object, or every object under a prefix", runS3Remove},
 		{"public", "allow or stop downloads without credentials", runS3Public},
 		{"usage", "show bytes and objects stored", runS3Usage},
 		{"presign", "make a URL that downloads or uploads one object", runS3Presign},
 		{"keys", "create, list or delete S3 access keys", runS3Keys},
+		{"lifecycle", "list, add or remove a bucket's lifecycle rules", runS3Lifecycle},
+		{"events", "show a bucket's activity log", runS3Events},
+		{"metrics", "show a bucket's traffic, top objects or file types", runS3Metrics},
+		{"zip", "download every object under a prefix as one ZIP", runS3Zip},
 	}
 }
 
@@ -41,6 +46,10 @@ Buckets:
   ls BUCKET[/PREFIX] [--recursive]      list objects and folders (--recursive: every key)
   public BUCKET on|off                  allow or stop downloads without credentials
   usage                                 bytes and objects, in total and per bucket
+  lifecycle ls|add|rm BUCKET ...        rules that delete objects some days after their last write
+  events BUCKET                         the activity log: objects created, copied, deleted, expired
+  metrics BUCKET [--hourly|--top|--types]
+                                        traffic, most requested objects, objects by extension
 
 Objects (s3://BUCKET/KEY names an object, s3://BUCKET/PREFIX/ a folder):
   cp FILE s3://BUCKET/[KEY]             upload a file (to KEY, or under its own name)
@@ -49,10 +58,12 @@ Objects (s3://BUCKET/KEY names an object, s3://BUCKET/PREFIX/ a folder):
   cp s3://BUCKET/KEY FILE|DIR|-         download an object (- writes it to stdout)
   cp s3://BUCKET/[PREFIX] DIR -r        download every object under PREFIX
   cp s3://BUCKET/KEY s3://BUCKET/KEY2   copy an object within its bucket
+  mv SRC DST                            move one object (cp, then delete the source)
   rm s3://BUCKET/KEY                    delete an object
   rm s3://BUCKET/[PREFIX] -r            delete every object under PREFIX
   presign s3://BUCKET/KEY [--upload] [--expires 1h]
                                         a URL that downloads (or uploads) without a key
+  zip s3://BUCKET/[PREFIX] FILE|-       every object under PREFIX (at most 100) as one ZIP
 
 S3 access keys, for S3 SDKs and tools:
   keys create [--name N] [--permissions read|write|readwrite] [--bucket BUCKET]
