@@ -16,15 +16,14 @@ import (
 	"testing"
 )
 
-// Consts returns the value of every const named table* that the package
-// in dir declares in its non-test files, by name.
-func Consts(t testing.TB, dir string) map[string]string {
+// eachConst calls fn with the name and value of every const that the
+// package in dir declares in its non-test files.
+func eachConst(t testing.TB, dir string, fn func(name string, value ast.Expr)) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	consts := map[string]string{}
 	fset := token.NewFileSet()
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
@@ -42,23 +41,35 @@ func Consts(t testing.TB, dir string) map[string]string {
 			for _, spec := range gd.Specs {
 				vs := spec.(*ast.ValueSpec)
 				for i, id := range vs.Names {
-					if !strings.HasPrefix(id.Name, "table") || i >= len(vs.Values) {
-						continue
+					if i < len(vs.Values) {
+						fn(id.Name, vs.Values[i])
 					}
-					lit, ok := vs.Values[i].(*ast.BasicLit)
-					if !ok || lit.Kind != token.STRING {
-						t.Errorf("const %s is not a string literal", id.Name)
-						continue
-					}
-					v, err := strconv.Unquote(lit.Value)
-					if err != nil {
-						t.Fatal(err)
-					}
-					consts[id.Name] = v
 				}
 			}
 		}
 	}
+}
+
+// Consts returns the value of every const named table* that the package
+// in dir declares in its non-test files, by name.
+func Consts(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	consts := map[string]string{}
+	eachConst(t, dir, func(name string, value ast.Expr) {
+		if !strings.HasPrefix(name, "table") {
+			return
+		}
+		lit, ok := value.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			t.Errorf("const %s is not a string literal", name)
+			return
+		}
+		v, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		consts[name] = v
+	})
 	return consts
 }
 
@@ -96,45 +107,21 @@ func Check(t testing.TB, dir string, tables []string, min int) {
 // as tBucket = 'b'): at least min of them, and no two alike.
 func CheckBytes(t testing.TB, dir string, min int) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	byValue := map[string]string{}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
+	eachConst(t, dir, func(n string, value ast.Expr) {
+		if len(n) < 2 || n[0] != 't' || n[1] < 'A' || n[1] > 'Z' {
+			return
 		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
+		lit, ok := value.(*ast.BasicLit)
+		if !ok || lit.Kind != token.CHAR {
+			t.Errorf("table const %s is not a character literal", n)
+			return
 		}
-		for _, decl := range f.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.CONST {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, id := range vs.Names {
-					n := id.Name
-					if len(n) < 2 || n[0] != 't' || n[1] < 'A' || n[1] > 'Z' || i >= len(vs.Values) {
-						continue
-					}
-					lit, ok := vs.Values[i].(*ast.BasicLit)
-					if !ok || lit.Kind != token.CHAR {
-						t.Errorf("table const %s is not a character literal", n)
-						continue
-					}
-					if other, dup := byValue[lit.Value]; dup {
-						t.Errorf("tables %s and %s share the prefix %s", other, n, lit.Value)
-					}
-					byValue[lit.Value] = n
-				}
-			}
+		if other, dup := byValue[lit.Value]; dup {
+			t.Errorf("tables %s and %s share the prefix %s", other, n, lit.Value)
 		}
-	}
+		byValue[lit.Value] = n
+	})
 	if len(byValue) < min {
 		t.Errorf("found %d table consts %v, want at least %d", len(byValue), byValue, min)
 	}
