@@ -23,6 +23,7 @@ func s3Commands() []command {
 		{"ls", "list buckets, or a bucket's objects and folders", runS3List},
 		{"cp", "upload or download files and folders", runS3Copy},
 		{"mv", "move an object: copy it, then delete the source", runS3Move},
+		{"sync", "make a prefix hold what a folder holds, or the other way", runS3Sync},
 		{"rm", "delete an object, or every object under a prefix", runS3Remove},
 		{"public", "allow or stop downloads without credentials", runS3Public},
 		{"usage", "show bytes and objects stored", runS3Usage},
@@ -59,6 +60,8 @@ Objects (s3://BUCKET/KEY names an object, s3://BUCKET/PREFIX/ a folder):
   cp s3://BUCKET/[PREFIX] DIR -r        download every object under PREFIX
   cp s3://BUCKET/KEY s3://BUCKET/KEY2   copy an object within its bucket
   mv SRC DST                            move one object (cp, then delete the source)
+  sync DIR s3://BUCKET/[PREFIX] [--delete]
+                                        send what differs (either way); --dry-run to look first
   rm s3://BUCKET/KEY                    delete an object
   rm s3://BUCKET/[PREFIX] -r            delete every object under PREFIX
   presign s3://BUCKET/KEY [--upload] [--expires 1h]
@@ -72,7 +75,9 @@ S3 access keys, for S3 SDKs and tools:
 
 Every command takes --api URL (env LATTICE_API_URL, default http://127.0.0.1:8090),
 --api-key KEY (env LATTICE_API_KEY) and --json. Transfers draw a progress bar
-when stderr is a terminal (--progress, --no-progress to choose).
+when stderr is a terminal (--progress, --no-progress to choose). A recursive
+cp and a sync move 4 files at once (--parallel N, 1 to 32), printing a line
+as each is done.
 
 Examples:
   export LATTICE_API_KEY=$(cat ~/.lattice/dev/cloud/admin-api-key)

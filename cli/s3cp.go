@@ -12,7 +12,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/latticenet/lattice/cloudapi"
@@ -35,10 +37,52 @@ type copier struct {
 	draw     bool // draw progress bars on stderr
 	quiet    bool // no summary lines (--json)
 	now      func() time.Time
-	done     []transfer
-	bytes    int64
 	started  time.Time
 	toStdout bool
+	// parallel is how many files a recursive cp or a sync moves at once;
+	// with more than one, each file's line is printed when it is done
+	// instead of a progress bar.
+	parallel int
+
+	mu    sync.Mutex // guards done, bytes and the lines on stdout
+	done  []transfer
+	bytes int64
+}
+
+// each runs fn(i) for i in [0, n), cp.parallel at a time, and returns the
+// first error; after an error no new fn starts and ctx is cancelled for
+// those running.
+func (cp *copier) each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+		slots = make(chan struct{}, max(cp.parallel, 1))
+	)
+	for i := range n {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// parallelFlag defines --parallel for cp and sync.
+func parallelFlag(f *s3Flags) *int {
+	return f.Int("parallel", 4, "files moved at once by a recursive cp or a sync (1 to 32)")
 }
 
 func runS3Copy(ctx context.Context, e *env, args []string) error {
@@ -52,6 +96,7 @@ stderr is a terminal.`, `  lattice s3 cp report.pdf s3://docs/
   tar c . | lattice s3 cp - s3://backups/site.tar
 `)
 	recursive := f.recursive("copy a folder: every file under SRC")
+	parallel := parallelFlag(f)
 	progress := f.Bool("progress", false, "draw progress bars on stderr even when it is not a terminal")
 	noProgress := f.Bool("no-progress", false, "draw no progress bars")
 	if err := f.parseN(args, 2, "SRC and DST, one of them an s3://BUCKET/KEY URL"); err != nil {
@@ -59,6 +104,9 @@ stderr is a terminal.`, `  lattice s3 cp report.pdf s3://docs/
 	}
 	if *progress && *noProgress {
 		return usageErr("--progress and --no-progress contradict each other")
+	}
+	if *parallel < 1 || *parallel > 32 {
+		return usageErr("--parallel must be 1 to 32")
 	}
 	src, dst := f.Arg(0), f.Arg(1)
 	if !isS3URL(src) && !isS3URL(dst) {
@@ -72,7 +120,13 @@ stderr is a terminal.`, `  lattice s3 cp report.pdf s3://docs/
 	if err != nil {
 		return err
 	}
-	cp := &copier{e: e, c: c, draw: *progress || (!*noProgress && isTerminal(e.stderr)), quiet: *f.json, now: time.Now}
+	cp := &copier{e: e, c: c, draw: *progress || (!*noProgress && isTerminal(e.stderr)), quiet: *f.json, now: time.Now, parallel: *parallel}
+	if !*recursive {
+		cp.parallel = 1
+	}
+	if cp.parallel > 1 {
+		cp.draw = false // bars of files moving at once would overwrite each other
+	}
 	cp.started = cp.now()
 	switch {
 	case isS3URL(src) && isS3URL(dst):
@@ -89,6 +143,8 @@ stderr is a terminal.`, `  lattice s3 cp report.pdf s3://docs/
 		return err
 	}
 	if *f.json {
+		// Files moved at once finish in any order: report them in one.
+		slices.SortFunc(cp.done, func(a, b transfer) int { return strings.Compare(a.Destination, b.Destination) })
 		return printJSON(e.stdout, nonNil(cp.done))
 	}
 	if len(cp.done) > 1 {
@@ -155,12 +211,9 @@ func (cp *copier) uploadArg(ctx context.Context, src, dst string, recursive bool
 	if len(files) == 0 {
 		fmt.Fprintf(cp.e.stderr, "%s holds no files: nothing to upload\n", src)
 	}
-	for _, f := range files {
-		if err := cp.uploadFile(ctx, f.local, s3Path{to.bucket, f.key}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return cp.each(ctx, len(files), func(ctx context.Context, i int) error {
+		return cp.uploadFile(ctx, files[i].local, s3Path{to.bucket, files[i].key})
+	})
 }
 
 func (cp *copier) uploadFile(ctx context.Context, local string, to s3Path) error {
@@ -215,6 +268,8 @@ func checkSum(etag string, sum hash.Hash) error {
 }
 
 func (cp *copier) record(t transfer, n int64, elapsed time.Duration) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
 	cp.done = append(cp.done, t)
 	cp.bytes += n
 	if !cp.quiet && !cp.toStdout {
@@ -260,6 +315,11 @@ func (cp *copier) downloadArg(ctx context.Context, src, dst string, recursive bo
 			err = fmt.Errorf("%d object(s) skipped (listed above)", skipped)
 		}
 	}()
+	type job struct {
+		from  s3Path
+		local string
+	}
+	var jobs []job
 	for _, o := range objs {
 		rel := filepath.FromSlash(strings.TrimPrefix(o.Key, from.key))
 		if !filepath.IsLocal(rel) && rel != "" {
@@ -279,11 +339,11 @@ func (cp *copier) downloadArg(ctx context.Context, src, dst string, recursive bo
 			}
 			continue
 		}
-		if err := cp.download(ctx, s3Path{from.bucket, o.Key}, local); err != nil {
-			return err
-		}
+		jobs = append(jobs, job{s3Path{from.bucket, o.Key}, local})
 	}
-	return nil
+	return cp.each(ctx, len(jobs), func(ctx context.Context, i int) error {
+		return cp.download(ctx, jobs[i].from, jobs[i].local)
+	})
 }
 
 // download writes the object from to the file local ("-" for stdout). The
