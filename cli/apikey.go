@@ -65,7 +65,7 @@ signed with it fail from then on. Needs an admin --api-key.`, `  lattice cloud a
 	}
 	apiURL := f.string("api", "LATTICE_API_URL", "", "http://127.0.0.1:8090", "cloud REST API URL")
 	apiKey := f.string("api-key", "LATTICE_API_KEY", "", "", "an admin API key (required)")
-	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	asJSON := f.jsonFlag()
 	account, name := new(string), new(string)
 	switch op {
 	case "create":

@@ -23,7 +23,7 @@ what it found; it fails if any invariant is broken.`, `  lattice audit --data ~/
   lattice audit --data ./node1 --json
 `)
 	data := f.string("data", "LATTICE_DATA", "", homeDir(".lattice", "node"), "node data directory (the node must be stopped)")
-	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	asJSON := f.jsonFlag()
 	if err := f.parse(args); err != nil {
 		return err
 	}

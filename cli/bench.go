@@ -97,7 +97,7 @@ event at the other, and the memory of many open event streams.`, `  lattice benc
 	latency := f.Int("latency", 300, "messages timed from a send at one node to the event at another, per round")
 	subs := f.Int("subscribers", 10000, "event streams held open on one node at once")
 	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
-	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	asJSON := f.jsonFlag()
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ fresh node syncs.`, `  lattice bench network
 	forks := f.Int("forks", 30, "forks decided per round")
 	syncBlocks := f.Int("sync-blocks", 100000, "blocks a fresh node syncs per round")
 	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
-	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	asJSON := f.jsonFlag()
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := f.parse(args); err != nil {
 		return err
@@ -189,7 +189,7 @@ signatures.`, `  lattice bench ledger
 	inConc := f.Int("inprocess-concurrency", 128, "blocks in flight in the in-process phase")
 	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
 	dir := f.String("dir", "", "data directory for the benchmark nodes (default: a temporary directory)")
-	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	asJSON := f.jsonFlag()
 	phases := f.String("phases", "all", "what to measure: all, http or inprocess (one alone is for profiling)")
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := f.parse(args); err != nil {
@@ -268,7 +268,7 @@ alternating rounds.`, `  lattice bench s3
 	minio := f.String("minio", "", "also start this MinIO server binary and measure it in alternating rounds")
 	minioOSync := f.Bool("minio-osync", true, "run MinIO with MINIO_FS_OSYNC=on, so that its 200 means the object is on disk")
 	dir := f.String("dir", "", "where the in-process lattice and MinIO keep their data (default: the temporary directory)")
-	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	asJSON := f.jsonFlag()
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := f.parse(args); err != nil {
 		return err
@@ -397,7 +397,7 @@ Needs the Debian packages nsd, pdns-server, pdns-backend-bind and dnsperf.`, `  
 	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
 	nsd := f.String("nsd", "", "path of nsd (default: found on PATH or in /usr/sbin)")
 	pdns := f.String("pdns", "", "path of pdns_server (default: found on PATH or in /usr/sbin)")
-	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	asJSON := f.jsonFlag()
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -447,7 +447,7 @@ packages nginx and wrk.`, `  lattice bench cdn
 	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
 	nginx := f.String("nginx", "", "path of nginx (default: found on PATH or in /usr/sbin)")
 	wrk := f.String("wrk", "", "path of wrk (default: found on PATH)")
-	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	asJSON := f.jsonFlag()
 	if err := f.parse(args); err != nil {
 		return err
 	}

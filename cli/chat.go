@@ -572,7 +572,7 @@ only yours.`,
   lattice chat contacts --json --node http://127.0.0.1:8081
 `)
 	node := f.string("node", "LATTICE_NODE", "", "http://127.0.0.1:8080", "node API URL")
-	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	asJSON := f.jsonFlag()
 	if err := f.parse(args); err != nil {
 		return err
 	}

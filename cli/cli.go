@@ -229,6 +229,25 @@ func (f *flags) string(name, envVar, confKey, def, usage string) *string {
 // the config file named by the flag "config", if the set has one. Flags
 // may come before or after positional arguments ("block HASH --json"); a
 // "--" ends the flags.
+// jsonFlag defines --json and --output FORMAT (table, the default, or
+// json), the words of kubectl and doctl for the same choice; the last one
+// given wins. It reports whether to print JSON.
+func (f *flags) jsonFlag() *bool {
+	asJSON := f.Bool("json", false, "print machine-readable JSON (same as --output json)")
+	f.Func("output", "`FORMAT` of the output: table (the default) or json", func(s string) error {
+		switch s {
+		case "json":
+			*asJSON = true
+		case "table", "text":
+			*asJSON = false
+		default:
+			return fmt.Errorf("want table or json, not %q", s)
+		}
+		return nil
+	})
+	return asJSON
+}
+
 func (f *flags) parse(args []string) error {
 	for {
 		if err := f.Parse(args); err != nil {

@@ -123,7 +123,7 @@ func newAPIFlags(e *env, name, usageLine, about, examples string) *s3Flags {
 	f := &s3Flags{flags: newHelpFlags(e, name, usageLine, about, examples)}
 	f.api = f.string("api", "LATTICE_API_URL", "", "http://127.0.0.1:8090", "cloud REST API URL")
 	f.apiKey = f.string("api-key", "LATTICE_API_KEY", "", "", "API key (required)")
-	f.json = f.Bool("json", false, "print machine-readable JSON")
+	f.json = f.jsonFlag()
 	return f
 }
 

@@ -44,6 +44,14 @@ func TestS3LifecycleEventsMetrics(t *testing.T) {
 		len(rules) != 1 || rules[0].ID != id || rules[0].ExpireDays != 30 || rules[0].Prefix != "tmp/" {
 		t.Errorf("lifecycle ls --json: %+v, %v", rules, err)
 	}
+	// --output json is --json; --output table the default.
+	if a, b := mustRun(t, "s3", "lifecycle", "ls", "logs", "--output", "json").stdout, mustRun(t, "s3", "lifecycle", "ls", "logs", "--json").stdout; a != b {
+		t.Errorf("--output json printed %q, --json %q", a, b)
+	}
+	if r := mustRun(t, "s3", "lifecycle", "ls", "logs", "--json", "--output", "table"); !strings.HasPrefix(r.stdout, "ID ") {
+		t.Errorf("--output table after --json: %q", r.stdout)
+	}
+	wantFail(t, run(t, "s3", "lifecycle", "ls", "logs", "--output", "yaml"), 2, "want table or json")
 	wantFail(t, run(t, "s3", "lifecycle", "add", "logs"), 2, "--expire-days is required")
 	wantFail(t, run(t, "s3", "lifecycle", "add", "logs", "--expire-days", "100000"), 1, "expire_days")
 	wantFail(t, run(t, "s3", "lifecycle", "add", "nosuch", "--expire-days", "3"), 1, "nosuch")

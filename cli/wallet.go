@@ -29,7 +29,7 @@ func addClientFlags(f *flags, signing bool) *clientFlags {
 		flags: f,
 		node:  f.string("node", "LATTICE_NODE", "", "http://127.0.0.1:8080", "node API URL"),
 		key:   f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file"),
-		json:  f.Bool("json", false, "print machine-readable JSON"),
+		json:  f.jsonFlag(),
 	}
 	if signing {
 		c.remotePow = f.Bool("remote-pow", false, "ask the node's POST /pow for proof of work instead of computing it on every local core")
@@ -216,7 +216,7 @@ Prints the address of the account whose key is in --key.`, `  lattice key show
 	if args[0] == "new" {
 		out = f.String("out", "", "where to write the new key (default: --key)")
 	}
-	asJSON := f.Bool("json", false, "print machine-readable JSON")
+	asJSON := f.jsonFlag()
 	if err := f.parse(args[1:]); err != nil {
 		return err
 	}
