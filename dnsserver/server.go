@@ -53,6 +53,8 @@ type Server struct {
 	queries  atomic.Uint64
 	refused  atomic.Uint64
 	notFound atomic.Uint64
+
+	cache *packetCache // UDP answers by query (cache.go)
 }
 
 // New returns a server with no zones: Update adds them.
@@ -60,7 +62,7 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts}
+	s := &Server{opts: opts, cache: newPacketCache()}
 	for _, t := range opts.Notify {
 		s.notifiers = append(s.notifiers, &notifier{target: t, pending: map[string]bool{}, wake: make(chan struct{}, 1)})
 	}
@@ -87,6 +89,7 @@ func (s *Server) Update(name string, snap *dnszone.Snapshot) {
 			break
 		}
 	}
+	s.cache.clear() // after the swap: an answer from the old zones made meanwhile is not stored
 	if snap != nil {
 		for _, n := range s.notifiers {
 			n.add(name)

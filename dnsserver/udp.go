@@ -58,9 +58,24 @@ func (s *Server) serveUDP(pc net.PacketConn) error {
 			if !ok || addr.Port == 0 {
 				continue // nothing can be sent back to port 0
 			}
+			q := in[i].Buffers[0][:in[i].N]
+			cached := cacheable(q)
+			var gen uint64
+			if cached {
+				wire, rcode, g, ok := s.cache.answer(q, bufs[len(out)])
+				if ok {
+					s.countCached(rcode)
+					out = append(out, ipv4.Message{Buffers: [][]byte{wire}, Addr: addr})
+					continue
+				}
+				gen = g
+			}
 			w.remote, w.buf, w.packed = addr, bufs[len(out)], nil
-			s.handlePacket(w, in[i].Buffers[0][:in[i].N])
+			s.handlePacket(w, q)
 			if w.packed != nil {
+				if cached {
+					s.cache.store(q, w.packed, gen)
+				}
 				out = append(out, ipv4.Message{Buffers: [][]byte{w.packed}, Addr: addr})
 			}
 		}
@@ -80,6 +95,18 @@ func (s *Server) serveUDP(pc net.PacketConn) error {
 			}
 			out = out[k:]
 		}
+	}
+}
+
+// countCached counts an answer from the packet cache as ServeDNS would
+// have counted it.
+func (s *Server) countCached(rcode int) {
+	s.queries.Add(1)
+	switch rcode {
+	case dns.RcodeRefused:
+		s.refused.Add(1)
+	case dns.RcodeNameError:
+		s.notFound.Add(1)
 	}
 }
 
