@@ -18,9 +18,9 @@ import (
 // answers from a packet cache the same way.
 
 const (
-	cacheShards     = 16
-	cacheMaxEntries = 1 << 16 // per cache; a full shard is emptied and starts again
-	cacheMaxQuery   = 512     // longer queries are not cached
+	cacheShards   = 16
+	cacheMaxBytes = 32 << 20 // keys and answers, all shards; a full shard is emptied and starts again
+	cacheMaxQuery = 512      // longer queries are not cached
 )
 
 type packetCache struct {
@@ -32,6 +32,7 @@ type cacheShard struct {
 	mu      sync.Mutex
 	gen     uint64
 	entries map[string]cachedAnswer
+	bytes   int // of keys and answers
 }
 
 type cachedAnswer struct {
@@ -96,10 +97,15 @@ func (c *packetCache) store(q, wire []byte, gen uint64) {
 	if sh.gen != gen {
 		return
 	}
-	if len(sh.entries) >= cacheMaxEntries/cacheShards {
-		sh.entries = map[string]cachedAnswer{}
+	size := len(key) + len(wire)
+	if sh.bytes+size > cacheMaxBytes/cacheShards {
+		sh.entries, sh.bytes = map[string]cachedAnswer{}, 0
+	}
+	if old, ok := sh.entries[string(key)]; ok {
+		sh.bytes -= len(key) + len(old.wire)
 	}
 	sh.entries[string(key)] = cachedAnswer{wire: append([]byte(nil), wire...), rcode: rcode}
+	sh.bytes += size
 }
 
 // clear empties the cache: the zones changed.
@@ -108,7 +114,7 @@ func (c *packetCache) clear() {
 		sh := &c.shards[i]
 		sh.mu.Lock()
 		sh.gen++
-		sh.entries = map[string]cachedAnswer{}
+		sh.entries, sh.bytes = map[string]cachedAnswer{}, 0
 		sh.mu.Unlock()
 	}
 }
