@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/textproto"
+	"strings"
 )
 
 // hitRequest is a request the fast path may answer from the cache: GET or
@@ -143,7 +144,7 @@ func validTarget(t []byte) bool {
 		c := t[i]
 		switch {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case bytes.IndexByte([]byte("-._~!$&'()*+,;=:@/"), c) >= 0:
+		case strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0:
 		case c == '%':
 			if i+2 >= len(t) || !isHex(t[i+1]) || !isHex(t[i+2]) {
 				return false
@@ -170,7 +171,7 @@ func validName(b []byte) bool {
 	for _, c := range b {
 		switch {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0:
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
 		default:
 			return false
 		}

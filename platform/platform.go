@@ -44,7 +44,7 @@ import (
 
 // A Service is one part of the platform. Its methods are called in the
 // order of the package comment, each at most once; Close is called for
-// every service whose Provision was called, even when it failed.
+// every service, whichever step failed, and releases what is open.
 type Service interface {
 	// Name names the service in errors and logs ("storage", "dns").
 	Name() string
@@ -95,7 +95,6 @@ type Platform struct {
 	accounts         *accounts.Store
 	registry         *prometheus.Registry
 	api              *cloudapi.Server
-	provisioned      int // services provisioned (or tried), for Close
 	closeOnce        sync.Once
 }
 
@@ -135,6 +134,7 @@ func (p *Platform) Registry() *prometheus.Registry { return p.registry }
 func (p *Platform) API() *cloudapi.Server { return p.api }
 
 // Listen binds the REST API's address, the metrics' and every service's.
+// After a failure, Close releases what was bound.
 func (p *Platform) Listen() error {
 	var err error
 	if p.apiLn, err = ListenTCP(p.cfg.API, "api", "LATTICE_API"); err != nil {
@@ -142,16 +142,11 @@ func (p *Platform) Listen() error {
 	}
 	if p.cfg.Metrics != "" {
 		if p.metricsLn, err = ListenTCP(p.cfg.Metrics, "metrics", "LATTICE_METRICS"); err != nil {
-			p.closeListeners()
 			return err
 		}
 	}
 	for _, s := range p.services {
 		if err := s.Listen(); err != nil {
-			p.closeListeners()
-			for _, s := range p.services {
-				s.Close()
-			}
 			return err
 		}
 	}
@@ -190,7 +185,6 @@ func (p *Platform) Provision() error {
 	}
 	p.accounts = acc
 	for _, s := range p.services {
-		p.provisioned++
 		if err := s.Provision(p); err != nil {
 			return fmt.Errorf("%s: %w", s.Name(), err)
 		}
@@ -304,11 +298,7 @@ func (p *Platform) Close() error {
 	var errs []error
 	p.closeOnce.Do(func() {
 		for i := len(p.services) - 1; i >= 0; i-- {
-			if i < p.provisioned {
-				errs = append(errs, p.services[i].Close())
-			} else {
-				p.services[i].Close() // bound, never provisioned: only listeners to close
-			}
+			errs = append(errs, p.services[i].Close())
 		}
 		if p.accounts != nil {
 			errs = append(errs, p.accounts.Close())

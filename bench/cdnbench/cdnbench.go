@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/internal/benchstat"
+	"github.com/latticenet/lattice/internal/program"
 )
 
 // Config sets a run; zero fields take the defaults.
@@ -113,10 +114,10 @@ const (
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.setDefaults()
 	var err error
-	if cfg.NGINX, err = find(cfg.NGINX, "nginx", "Debian package nginx"); err != nil {
+	if cfg.NGINX, err = program.Find(cfg.NGINX, "nginx", "Debian package nginx"); err != nil {
 		return nil, err
 	}
-	if cfg.Wrk, err = find(cfg.Wrk, "wrk", "Debian package wrk"); err != nil {
+	if cfg.Wrk, err = program.Find(cfg.Wrk, "wrk", "Debian package wrk"); err != nil {
 		return nil, err
 	}
 	if cfg.Lattice == "" {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/latticenet/lattice/internal/program"
 )
 
 // RunLatticeEnv, set to 1 in the environment, makes the test binary
@@ -134,7 +136,7 @@ func TestNGINXConf(t *testing.T) {
 // speed.
 func TestRunSmoke(t *testing.T) {
 	for _, tool := range []string{"wrk", "nginx"} {
-		if _, err := find("", tool, ""); err != nil {
+		if _, err := program.Find("", tool, ""); err != nil {
 			if os.Getenv("CI") == "true" {
 				t.Fatalf("%s is missing; CI installs it (.ci/run)", tool)
 			}

@@ -17,26 +17,6 @@ import (
 	"time"
 )
 
-// find resolves a program: the path given, or name on PATH or in
-// /usr/sbin (where Debian puts servers, often not on a user's PATH).
-func find(given, name, pkg string) (string, error) {
-	if given != "" {
-		return given, nil
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	if p := filepath.Join("/usr/sbin", name); fileExists(p) {
-		return p, nil
-	}
-	return "", fmt.Errorf("cdnbench: %s not found: install %s (apt-get install ...) or give its path", name, pkg)
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 func objectPath(i int) string { return "/obj/" + strconv.Itoa(i) }
 
 // origin is the HTTP server both caches stand in front of, on loopback in

@@ -26,6 +26,7 @@ import (
 	"github.com/latticenet/lattice/dnsserver"
 	"github.com/latticenet/lattice/dnszone"
 	"github.com/latticenet/lattice/internal/benchstat"
+	"github.com/latticenet/lattice/internal/program"
 )
 
 // Config sets a run; zero fields take the defaults.
@@ -89,13 +90,13 @@ type Report struct {
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.setDefaults()
 	var err error
-	if cfg.NSD, err = find(cfg.NSD, "nsd", "Debian package nsd"); err != nil {
+	if cfg.NSD, err = program.Find(cfg.NSD, "nsd", "Debian package nsd"); err != nil {
 		return nil, err
 	}
-	if cfg.PDNS, err = find(cfg.PDNS, "pdns_server", "Debian packages pdns-server and pdns-backend-bind"); err != nil {
+	if cfg.PDNS, err = program.Find(cfg.PDNS, "pdns_server", "Debian packages pdns-server and pdns-backend-bind"); err != nil {
 		return nil, err
 	}
-	if cfg.DNSPerf, err = find(cfg.DNSPerf, "dnsperf", "Debian package dnsperf"); err != nil {
+	if cfg.DNSPerf, err = program.Find(cfg.DNSPerf, "dnsperf", "Debian package dnsperf"); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "lattice-bench-dns-")
@@ -163,26 +164,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		VsPDNS:  med(func(r Round) float64 { return r.VsPDNS }),
 	}
 	return rep, nil
-}
-
-// find resolves a program: the path given, or name on PATH or in
-// /usr/sbin (where Debian puts servers, often not on a user's PATH).
-func find(given, name, pkg string) (string, error) {
-	if given != "" {
-		return given, nil
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	if p := filepath.Join("/usr/sbin", name); fileExists(p) {
-		return p, nil
-	}
-	return "", fmt.Errorf("%s not found: install %s (apt-get install ...) or give its path", name, pkg)
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // zone builds the benchmark's zone: example.com with hosts A records

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/latticenet/lattice/internal/program"
 )
 
 func TestParsePerf(t *testing.T) {
@@ -62,7 +64,7 @@ func TestRunSmoke(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"nsd", "pdns_server"} {
-		if _, err := find("", p, ""); err != nil {
+		if _, err := program.Find("", p, ""); err != nil {
 			if os.Getenv("CI") == "true" {
 				t.Fatalf("%s is missing; CI installs it (.ci/run)", p)
 			}
