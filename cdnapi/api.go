@@ -6,9 +6,11 @@
 package cdnapi
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -48,7 +50,7 @@ func Register(api *cloudapi.Server, opts Options) {
 	if opts.Resolver == nil {
 		opts.Resolver = net.DefaultResolver
 	}
-	h := &handlers{api: api, Options: opts}
+	h := &handlers{api: api, Options: opts, registered: time.Now()}
 	api.Handle("GET /api/cdn/deployments", h.list)
 	api.Handle("POST /api/cdn/deployments", h.create)
 	api.Handle("GET /api/cdn/deployments/{id}", h.get)
@@ -65,6 +67,9 @@ func Register(api *cloudapi.Server, opts Options) {
 type handlers struct {
 	api *cloudapi.Server
 	Options
+	// registered is when the routes were made: without an edge, the
+	// (empty) figures count from then.
+	registered time.Time
 }
 
 func (h *handlers) deploymentJSON(d cdnstore.Deployment) cloudwire.Deployment {
@@ -245,14 +250,16 @@ func (h *handlers) cname(account string, z dnsstore.Zone, host, target string, d
 	return dom, nil
 }
 
+// dnsError maps the DNS store's errors to the API's, their messages
+// without the stores' prefixes ("invalid: ", "dnsstore: limit reached: ").
 func dnsError(err error) error {
 	switch {
 	case errors.Is(err, dnszone.ErrInvalid):
-		return cloudapi.Validation("%v", err)
+		return cloudapi.Validation("%s", strings.TrimPrefix(err.Error(), dnszone.ErrInvalid.Error()+": "))
 	case errors.Is(err, dnsstore.ErrUnavailable):
 		return cloudapi.Unavailable()
 	case errors.Is(err, dnsstore.ErrLimit):
-		return cloudapi.Validation("%v", err)
+		return cloudapi.Validation("%s", strings.TrimPrefix(err.Error(), dnsstore.ErrLimit.Error()+": "))
 	}
 	return err
 }
@@ -328,8 +335,17 @@ func (h *handlers) removeDomain(w http.ResponseWriter, r *http.Request, account 
 func (h *handlers) purge(w http.ResponseWriter, r *http.Request, account string) error {
 	var in cloudwire.Purge
 	if r.ContentLength != 0 {
-		if err := h.api.Decode(w, r, &in); err != nil {
-			return err
+		// A body of unknown length (chunked) may still be empty: that is
+		// no body, as with Content-Length: 0.
+		body := bufio.NewReader(r.Body)
+		if _, err := body.Peek(1); err != io.EOF {
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{body, r.Body}
+			if err := h.api.Decode(w, r, &in); err != nil {
+				return err
+			}
 		}
 	}
 	id := r.PathValue("id")
@@ -377,7 +393,7 @@ func (h *handlers) stats(w http.ResponseWriter, r *http.Request, account string)
 	if _, err := h.Store.Deployment(account, id); err != nil {
 		return apiError(err, "deployment")
 	}
-	var s cloudwire.CDNStats
+	s := cloudwire.CDNStats{Since: h.registered.UTC().Format(time.RFC3339)}
 	if h.Edge != nil {
 		s = h.Edge.Stats(id)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/latticenet/lattice/dnsstore"
 	"github.com/latticenet/lattice/dnszone"
 	"github.com/latticenet/lattice/internal/apitest"
+	"github.com/latticenet/lattice/internal/openapitest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -90,7 +91,7 @@ func newAPI(t *testing.T, o options) *testAPI {
 	acc := apitest.Accounts(t)
 	api := cloudapi.New(cs, acc, cloudapi.Options{RatePerSecond: -1, Logger: quiet})
 	cdnapi.Register(api, cdnapi.Options{Store: st, Edge: edge, Buckets: cs, DNS: ds, AllowPrivateOrigins: o.private, Resolver: o.resolver})
-	srv := httptest.NewServer(api)
+	srv := httptest.NewServer(openapitest.Cloud.Handler(t, api))
 	t.Cleanup(func() {
 		srv.Close()
 		api.Wait()
@@ -326,6 +327,18 @@ func TestPurgeAndStats(t *testing.T) {
 	if st.BytesServed == 0 || st.OriginBytes == 0 || st.CachedBytes == 0 {
 		t.Errorf("stats count no bytes: %+v", st)
 	}
+	// An empty body of unknown length (chunked) is no body too.
+	req, _ := http.NewRequest("POST", a.url+base+"/purge", io.NopCloser(strings.NewReader("")))
+	req.Header.Set("Authorization", "Bearer "+a.alice)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("purge with an empty chunked body: got %d %s, want 200", resp.StatusCode, data)
+	}
 }
 
 // TestNoEdge: without an edge the API keeps deployments; purges and
@@ -335,7 +348,13 @@ func TestNoEdge(t *testing.T) {
 	d := a.create(a.alice, "site", "https://example.com")
 	r := a.do("POST", "/api/cdn/deployments/"+d.ID+"/purge", a.alice, "{}")
 	apitest.Want(t, "purge", r, http.StatusOK)
-	apitest.Want(t, "stats", a.do("GET", "/api/cdn/deployments/"+d.ID+"/stats", a.alice, ""), http.StatusOK)
+	r = a.do("GET", "/api/cdn/deployments/"+d.ID+"/stats", a.alice, "")
+	apitest.Want(t, "stats", r, http.StatusOK)
+	var st cloudwire.CDNStats
+	apitest.Decode(t, "stats", r, &st)
+	if _, err := time.Parse(time.RFC3339, st.Since); err != nil || st.Requests != 0 || st.CachedObjects != 0 {
+		t.Errorf("stats without an edge: got %+v, want zero counts since an RFC 3339 time", st)
+	}
 }
 
 // domainList returns a deployment's domains.
@@ -364,6 +383,9 @@ func TestDomainInPlatformDNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := a.dns.AddRecord("alice", z.ID, dnszone.Input{Type: "A", Name: "taken", Value: "192.0.2.1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.dns.AddRecord("alice", z.ID, dnszone.Input{Type: "NS", Name: "deleg", Value: "ns1.elsewhere.example"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -396,7 +418,9 @@ func TestDomainInPlatformDNS(t *testing.T) {
 		{"another account's zone", "www.bob.example", 409, "conflict", "another account"},
 		{"under the CDN domain", "x.cdn.localhost", 400, "validation_error", "CDN's own domain"},
 		{"already attached", "www.alice.example", 409, "conflict", "taken"},
-		{"not a host name", "http://x.example/", 400, "validation_error", "domain"},
+		{"below a delegation", "www.deleg.alice.example", 400, "validation_error", "delegated"},
+		{"not a host name", "http://x.example/", 400, "validation_error", "no scheme"},
+		{"a bad label", "exa mple.example", 400, "validation_error", "exa mple"},
 	} {
 		apitest.WantError(t, c.name, a.do("POST", base+"/domains", a.alice, fmt.Sprintf(`{"name": %q}`, c.domain)), c.status, c.code, c.msg)
 	}
@@ -470,6 +494,9 @@ func TestDomainVerifiedThroughDNS(t *testing.T) {
 	if status, _, _ := a.get("www.shop.example", "/"); status != 404 {
 		t.Errorf("the edge answers a pending domain: %d", status)
 	}
+	if doms := a.domainList(a.alice, d.ID); len(doms) != 2 || doms[1].Status != "pending" || doms[1].Verification == nil || *doms[1].Verification != want {
+		t.Errorf("domains with a pending one: got %+v, want the cname and www.shop.example pending with %+v", doms, want)
+	}
 	apitest.WantError(t, "verify before the CNAME", a.do("POST", base+"/domains/www.shop.example/verify", a.alice, ""), 409, "conflict", "site.cdn.localhost")
 	wrong, err := ext.AddRecord("carol", z.ID, dnszone.Input{Type: "CNAME", Name: "www", Value: "elsewhere.example."})
 	if err != nil {
@@ -488,6 +515,12 @@ func TestDomainVerifiedThroughDNS(t *testing.T) {
 	}
 	if status, xc, _ := a.get("www.shop.example", "/"); status != 200 || xc != "MISS" {
 		t.Errorf("the edge for the verified domain: %d %s", status, xc)
+	}
+	r = a.do("POST", base+"/domains/www.shop.example./verify", a.alice, "")
+	apitest.Want(t, "verify an active domain", r, http.StatusOK)
+	apitest.Decode(t, "verify an active domain", r, &verified)
+	if verified.Status != "active" {
+		t.Errorf("verify an active domain: got %+v, want it active", verified)
 	}
 	r = a.do("GET", base+"/domains/WWW.shop.example", a.alice, "")
 	apitest.Want(t, "get domain", r, http.StatusOK)

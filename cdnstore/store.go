@@ -327,7 +327,9 @@ func (s *Store) Domains(account, id string) ([]Domain, error) {
 func (s *Store) CheckDomain(name string) (string, error) {
 	host, err := dnszone.ZoneName(name)
 	if err != nil {
-		return "", fmt.Errorf("%w: domain: %w", ErrInvalid, errors.Unwrap(err))
+		// dnszone's reason without its "invalid: " prefix (unwrapping
+		// the error gave the bare "invalid" and lost the reason).
+		return "", fmt.Errorf("%w: domain: %s", ErrInvalid, strings.TrimPrefix(err.Error(), dnszone.ErrInvalid.Error()+": "))
 	}
 	if host == s.opts.Domain || strings.HasSuffix(host, "."+s.opts.Domain) {
 		return "", fmt.Errorf("%w: %s is under the CDN's own domain %s: every deployment already answers at NAME.%s", ErrInvalid, host, s.opts.Domain, s.opts.Domain)

@@ -28,3 +28,16 @@ func TestHealth(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorPathsAllow: the paths outside /api answer another method
+// than GET and HEAD with 405 and the Allow header, like the API's routes.
+func TestOperatorPathsAllow(t *testing.T) {
+	a := newAPI(t, cloudapi.Options{})
+	for _, path := range []string{"/healthz", "/readyz", "/openapi.json"} {
+		r := a.do("POST", path, "", "")
+		wantError(t, "POST "+path, r, http.StatusMethodNotAllowed, "method_not_allowed")
+		if got, want := r.header.Get("Allow"), "GET, HEAD"; got != want {
+			t.Errorf("POST %s: Allow got %v, want %v", path, got, want)
+		}
+	}
+}

@@ -232,7 +232,13 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.K
 	}
 	defer body.Close()
 	w.Header().Set("ETag", `"`+obj.ETag+`"`)
-	w.Header().Set("Content-Type", obj.ContentType)
+	ctype := obj.ContentType
+	if _, _, err := mime.ParseMediaType(ctype); err != nil {
+		// A stored type that is no media type is not sent as one (an
+		// invalid header); userContent makes the body an attachment.
+		ctype = "application/octet-stream"
+	}
+	w.Header().Set("Content-Type", ctype)
 	userContent(w.Header(), obj.ContentType, objKey)
 	http.ServeContent(w, r, "", obj.LastModified, body)
 	return nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloudapi"
+	"github.com/latticenet/lattice/internal/openapitest"
 )
 
 // presign asks for a presigned URL and returns the answer as it came.
@@ -239,7 +240,7 @@ func newServerOver(t *testing.T, a *testAPI, opts cloudapi.Options) *testAPI {
 	opts.Now = a.clock.Now
 	opts.RatePerSecond = -1
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(cloudapi.New(a.st, a.acc, opts))
+	srv := httptest.NewServer(openapitest.Cloud.Handler(t, cloudapi.New(a.st, a.acc, opts)))
 	t.Cleanup(srv.Close) // before newAPI's clean-up closes the store
 	b := *a
 	b.url = srv.URL

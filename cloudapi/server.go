@@ -7,6 +7,7 @@
 package cloudapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -20,11 +21,13 @@ import (
 	"net/http"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/docs/openapi"
 	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/internal/accesslog"
 	"github.com/latticenet/lattice/internal/drain"
@@ -242,13 +245,6 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // ServeHTTP authenticates, rate-limits, bounds and logs every request,
 // then routes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.gate.Enter() {
-		w.Header().Set("Connection", "close")
-		writeError(w, &Error{http.StatusServiceUnavailable, "unavailable", "the platform is shutting down", 0})
-		return
-	}
-	defer s.gate.Leave()
-	start := s.opts.Now()
 	id := r.Header.Get("X-Request-Id")
 	if !requestIDPattern.MatchString(id) {
 		var b [8]byte
@@ -256,6 +252,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = hex.EncodeToString(b[:])
 	}
 	w.Header().Set("X-Request-Id", id)
+	if !s.gate.Enter() {
+		w.Header().Set("Connection", "close")
+		writeError(w, &Error{http.StatusServiceUnavailable, "unavailable", "the platform is shutting down", 0})
+		return
+	}
+	defer s.gate.Leave()
+	start := s.opts.Now()
 	rec := accesslog.New(w)
 	var account string
 	// The request's name in the metrics, and its body's bytes as read.
@@ -291,6 +294,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/healthz" || r.URL.Path == "/readyz":
 		op = r.URL.Path[1:]
 		s.health(rec, r)
+		return
+	case r.URL.Path == "/openapi.json":
+		op = "openapi"
+		serveDocument(rec, r)
 		return
 	case r.URL.Path == "/metrics" && s.opts.MetricsHandler != nil:
 		op = "metrics"
@@ -439,6 +446,34 @@ func cleanPath(p string) bool {
 	return c == p
 }
 
+// Routes are the patterns of the endpoints this server answers ("GET
+// /api/storage/buckets/{name}"), those of the services registered with
+// Handle included, as docs/openapi/cloud.json describes them.
+func (s *Server) Routes() []string {
+	ps := []string{"GET /healthz", "GET /readyz", "GET /openapi.json"}
+	if s.opts.MetricsHandler != nil {
+		ps = append(ps, "GET /metrics")
+	}
+	for p := range s.patterns {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// serveDocument answers GET /openapi.json, unauthenticated: the API's
+// OpenAPI document.
+func serveDocument(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, &Error{http.StatusMethodNotAllowed, "method_not_allowed", "use GET", 0})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(openapi.Cloud))
+}
+
 // health answers the unauthenticated probes of load balancers and
 // orchestrators: /healthz is 200 while the process serves; /readyz is 200
 // while the store takes writes and 503, with the reason, once a failed
@@ -446,6 +481,7 @@ func cleanPath(p string) bool {
 // needed).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
 		writeError(w, &Error{http.StatusMethodNotAllowed, "method_not_allowed", "use GET", 0})
 		return
 	}

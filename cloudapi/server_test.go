@@ -25,6 +25,7 @@ import (
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/internal/apitest"
+	"github.com/latticenet/lattice/internal/openapitest"
 )
 
 // t0 is when every test's fake clock starts.
@@ -88,7 +89,7 @@ func newAPI(t *testing.T, opts cloudapi.Options) *testAPI {
 		opts.RatePerSecond = -1
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(cloudapi.New(st, a.acc, opts))
+	srv := httptest.NewServer(openapitest.Cloud.Handler(t, cloudapi.New(st, a.acc, opts)))
 	a.url = srv.URL
 	t.Cleanup(func() {
 		srv.Close()
@@ -1098,7 +1099,7 @@ func TestInternalError(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log lockedBuffer
-	srv := httptest.NewServer(cloudapi.New(st, acc, cloudapi.Options{Logger: slog.New(slog.NewJSONHandler(&log, nil))}))
+	srv := httptest.NewServer(openapitest.Cloud.Handler(t, cloudapi.New(st, acc, cloudapi.Options{Logger: slog.New(slog.NewJSONHandler(&log, nil))})))
 	defer srv.Close()
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -1126,7 +1127,7 @@ func TestDefaultRateLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &clock{now: t0}
-	srv := httptest.NewServer(cloudapi.New(st, acc, cloudapi.Options{Now: c.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	srv := httptest.NewServer(openapitest.Cloud.Handler(t, cloudapi.New(st, acc, cloudapi.Options{Now: c.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})))
 	t.Cleanup(func() {
 		srv.Close()
 		st.Close()

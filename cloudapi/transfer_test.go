@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"github.com/latticenet/lattice/cloudapi"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/internal/apitest"
+	"github.com/latticenet/lattice/internal/openapitest"
 )
 
 // TestTransferOutlivesReadTimeout: an upload slower than the server's
@@ -87,7 +89,7 @@ func fairEnv(t *testing.T, opts cloudapi.Options) (url, key string) {
 	st.CreateBucket("acme", "fair", "", time.Now())
 	opts.RatePerSecond = -1
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(cloudapi.New(st, acc, opts))
+	srv := httptest.NewServer(openapitest.Cloud.Handler(t, cloudapi.New(st, acc, opts)))
 	t.Cleanup(srv.Close)
 	return srv.URL, key
 }
@@ -187,6 +189,11 @@ func TestUserContentHeaders(t *testing.T) {
 		resp.Body.Close()
 		if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 			t.Errorf("%s: X-Content-Type-Options %q, want nosniff", tt.ctype, got)
+		}
+		if _, _, err := mime.ParseMediaType(tt.ctype); err != nil {
+			if got, want := resp.Header.Get("Content-Type"), "application/octet-stream"; got != want {
+				t.Errorf("%s: Content-Type got %v, want %v", tt.ctype, got, want)
+			}
 		}
 		disp := resp.Header.Get("Content-Disposition")
 		if got := strings.HasPrefix(disp, "attachment"); got != tt.attachment {

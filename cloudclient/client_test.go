@@ -23,6 +23,7 @@ import (
 	"github.com/latticenet/lattice/cloudclient"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/internal/apitest"
+	"github.com/latticenet/lattice/internal/openapitest"
 )
 
 var ctx = context.Background()
@@ -41,7 +42,7 @@ func serve(t *testing.T) (string, *cloudstore.Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(cloudapi.New(st, acc, cloudapi.Options{RatePerSecond: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	srv := httptest.NewServer(openapitest.Cloud.Handler(t, cloudapi.New(st, acc, cloudapi.Options{RatePerSecond: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})))
 	t.Cleanup(func() {
 		srv.Close()
 		st.Close()

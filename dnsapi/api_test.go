@@ -27,6 +27,7 @@ import (
 	"github.com/latticenet/lattice/dnsapi"
 	"github.com/latticenet/lattice/dnsstore"
 	"github.com/latticenet/lattice/internal/apitest"
+	"github.com/latticenet/lattice/internal/openapitest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -68,7 +69,7 @@ func newAPI(t *testing.T, opts dnsstore.Options) *testAPI {
 	acc := apitest.Accounts(t)
 	api := cloudapi.New(cs, acc, cloudapi.Options{RatePerSecond: -1, Logger: quiet})
 	dnsapi.Register(api, ds)
-	srv := httptest.NewServer(api)
+	srv := httptest.NewServer(openapitest.Cloud.Handler(t, api))
 	t.Cleanup(func() {
 		srv.Close()
 		api.Wait()

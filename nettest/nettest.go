@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -59,6 +60,8 @@ type Options struct {
 	// Logger receives the nodes' logs; default: discarded, or stderr at
 	// debug level when LATTICE_TEST_LOG is set.
 	Logger *slog.Logger
+	// Wrap, if set, wraps every node's HTTP API (to check its answers).
+	Wrap func(http.Handler) http.Handler
 }
 
 // Cluster is a running network.
@@ -81,7 +84,9 @@ type Node struct {
 	Svc   *ledgernet.Service
 	Chat  *chatnet.Service
 	API   *httptest.Server
-	Reps  []wallet.Key
+	// Handler is the node's HTTP API, which API serves.
+	Handler *nodeapi.Server
+	Reps    []wallet.Key
 }
 
 // Start starts a cluster and shares the supply among its nodes' keys.
@@ -171,7 +176,12 @@ func (c *Cluster) StartNode(dir string, fs vfs.FS, reps ...wallet.Key) *Node {
 	}
 	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: h, Svc: svc, Chat: ch, Reps: cfg.Reps}
 	api := nodeapi.New(n, nodeapi.Options{Network: svc, Chat: ch})
-	nd.API = httptest.NewUnstartedServer(api)
+	var handler http.Handler = api
+	if c.opts.Wrap != nil {
+		handler = c.opts.Wrap(api)
+	}
+	nd.Handler = api
+	nd.API = httptest.NewUnstartedServer(handler)
 	nd.API.Config.RegisterOnShutdown(api.StopStreams)
 	nd.API.Start()
 	return nd

@@ -24,7 +24,7 @@ import (
 const maxRecordJSON = 6*chat.MaxMessageBytes + 1024
 
 // chatRoutes registers the Chat and Directory endpoints.
-func (s *Server) chatRoutes(m *http.ServeMux) {
+func (s *Server) chatRoutes(m routes) {
 	m.HandleFunc("POST /chat/send", s.chatSend)
 	m.HandleFunc("GET /chat/messages", s.chatMessages)
 	m.HandleFunc("GET /chat/contacts", s.chatContacts)

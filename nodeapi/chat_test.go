@@ -17,6 +17,7 @@ import (
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/chatnet"
 	"github.com/latticenet/lattice/directory"
+	"github.com/latticenet/lattice/internal/openapitest"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/nettest"
 	"github.com/latticenet/lattice/wallet"
@@ -42,11 +43,13 @@ func newChatHarness(t *testing.T, cfg chatnet.Config) *chatHarness {
 	clock := &testClock{}
 	clock.ms.Store(time.Now().UnixMilli())
 	cfg.Now = clock.now
-	c := nettest.Start(t, nettest.Options{Nodes: 1, Chat: cfg})
+	c := nettest.Start(t, nettest.Options{Nodes: 1, Chat: cfg, Wrap: func(h http.Handler) http.Handler {
+		return openapitest.Node.Handler(t, h)
+	}})
 	nd := c.Nodes[0]
 	hc := nd.API.Client()
 	hc.Timeout = 30 * time.Second
-	h := &harness{t: t, n: nd.N, url: nd.API.URL, hc: hc, clock: clock}
+	h := &harness{t: t, n: nd.N, api: nd.Handler, url: nd.API.URL, hc: hc, clock: clock}
 	return &chatHarness{harness: h, c: c, svc: nd.Chat, api: nd.API.URL}
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/httpmetrics"
+	"github.com/latticenet/lattice/internal/openapitest"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeapi"
@@ -41,6 +42,7 @@ func (c *testClock) now() time.Time { return time.UnixMilli(c.ms.Load()) }
 type harness struct {
 	t       *testing.T
 	n       *node.Node
+	api     *nodeapi.Server
 	url     string
 	hc      *http.Client
 	clock   *testClock
@@ -79,11 +81,12 @@ func newHarnessAt(t *testing.T, genesisAge time.Duration) *harness {
 			t.Errorf("node.Close: %v", err)
 		}
 	})
-	srv := httptest.NewServer(nodeapi.New(n, nodeapi.Options{Metrics: httpmetrics.New(reg, "node"), MetricsHandler: httpmetrics.Handler(reg)}))
+	api := nodeapi.New(n, nodeapi.Options{Metrics: httpmetrics.New(reg, "node"), MetricsHandler: httpmetrics.Handler(reg)})
+	srv := httptest.NewServer(openapitest.Node.Handler(t, api))
 	t.Cleanup(srv.Close) // runs before n.Close: cleanups are last in, first out
 	hc := srv.Client()
 	hc.Timeout = 30 * time.Second
-	return &harness{t: t, n: n, url: srv.URL, hc: hc, clock: clock, genesis: gk, gblock: gb, work: net.Work}
+	return &harness{t: t, n: n, api: api, url: srv.URL, hc: hc, clock: clock, genesis: gk, gblock: gb, work: net.Work}
 }
 
 // tick advances the clock by one millisecond and returns the new time, so

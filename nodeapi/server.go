@@ -5,6 +5,7 @@
 package nodeapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,12 +13,14 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/latticenet/lattice/chatnet"
 	"github.com/latticenet/lattice/consensus"
+	"github.com/latticenet/lattice/docs/openapi"
 	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/internal/accesslog"
 	"github.com/latticenet/lattice/internal/drain"
@@ -85,6 +88,8 @@ type Server struct {
 	n    *node.Node
 	opts Options
 	mux  *http.ServeMux
+	// patterns are the routes of the API, for Routes.
+	patterns []string
 	// powSlot admits one POST /pow at a time: a search already uses every
 	// core, so running two at once only makes both slower.
 	powSlot chan struct{}
@@ -97,7 +102,7 @@ type Server struct {
 func New(n *node.Node, opts Options) *Server {
 	opts.setDefaults()
 	s := &Server{n: n, opts: opts, mux: http.NewServeMux(), powSlot: make(chan struct{}, 1)}
-	m := s.mux
+	m := routes{s.mux, &s.patterns}
 	m.HandleFunc("GET /accounts", s.accounts)
 	m.HandleFunc("GET /accounts/{address}", s.accountInfo)
 	m.HandleFunc("GET /accounts/{address}/balance", s.balance)
@@ -109,7 +114,7 @@ func New(n *node.Node, opts Options) *Server {
 	}
 	// Block types of later versions (lease, lease_accept, lease_settle)
 	// are absent: a 404 that says what is accepted.
-	m.HandleFunc(noBlockType, func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc(noBlockType, func(w http.ResponseWriter, r *http.Request) {
 		if _, err := ledger.ParseBlockType(r.PathValue("type")); err != nil {
 			s.notFound(w, r) // POST /blocks/recent, /blocks/<hash>: wrong method
 			return
@@ -130,14 +135,39 @@ func New(n *node.Node, opts Options) *Server {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	m.HandleFunc("GET /readyz", s.readyz)
+	m.HandleFunc("GET /openapi.json", serveDocument)
 	if opts.MetricsHandler != nil {
 		m.Handle("GET /metrics", opts.MetricsHandler)
 	}
 	if opts.Chat != nil {
 		s.chatRoutes(m)
 	}
-	m.HandleFunc("/", s.notFound)
+	s.mux.HandleFunc("/", s.notFound)
 	return s
+}
+
+// Routes are the patterns of the endpoints this server answers ("GET
+// /accounts/{address}"), as docs/openapi/node.json describes them.
+func (s *Server) Routes() []string { return slices.Clone(s.patterns) }
+
+// routes registers handlers on a mux and keeps their patterns.
+type routes struct {
+	mux      *http.ServeMux
+	patterns *[]string
+}
+
+func (r routes) HandleFunc(pattern string, h http.HandlerFunc) { r.Handle(pattern, h) }
+
+func (r routes) Handle(pattern string, h http.Handler) {
+	*r.patterns = append(*r.patterns, pattern)
+	r.mux.Handle(pattern, h)
+}
+
+// serveDocument answers GET /openapi.json: the API's OpenAPI document.
+func serveDocument(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(openapi.Node))
 }
 
 // ServeHTTP implements http.Handler: it bounds the request's time, recovers
@@ -489,7 +519,7 @@ func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
 func (s *Server) nodeInfo(w http.ResponseWriter, r *http.Request) {
 	peerID, addrs := "", []string{}
 	if nw := s.opts.Network; nw != nil {
-		peerID, addrs = nw.PeerID(), nw.Addrs()
+		peerID, addrs = nw.PeerID(), p2pAddrs(nw)
 	}
 	writeJSON(w, http.StatusOK, nodewire.NodeInfo{
 		Version:       node.Version,
@@ -572,7 +602,15 @@ func (s *Server) networkInfo(w http.ResponseWriter, r *http.Request) {
 		PeerID string   `json:"peer_id"`
 		Addrs  []string `json:"p2p_addrs"`
 		ledgernet.Stats
-	}{nw.PeerID(), nw.Addrs(), nw.Stats()})
+	}{nw.PeerID(), p2pAddrs(nw), nw.Stats()})
+}
+
+// p2pAddrs are nw's addresses, [] rather than null when it has none.
+func p2pAddrs(nw Network) []string {
+	if a := nw.Addrs(); a != nil {
+		return a
+	}
+	return []string{}
 }
 
 func msTime(ms int64) string {

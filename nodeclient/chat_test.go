@@ -15,6 +15,7 @@ import (
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/chatnet"
 	"github.com/latticenet/lattice/directory"
+	"github.com/latticenet/lattice/internal/openapitest"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/nettest"
 	"github.com/latticenet/lattice/nodeclient"
@@ -56,7 +57,8 @@ func nextEvent(t *testing.T, s *nodeclient.EventStream) nodeclient.ChatEvent {
 // real node with its chat service.
 func TestChatAndDirectory(t *testing.T) {
 	t.Parallel()
-	cl := nettest.Start(t, nettest.Options{Nodes: 1, Chat: chatnet.Config{SendRate: 0.5, SendBurst: 6}})
+	cl := nettest.Start(t, nettest.Options{Nodes: 1, Chat: chatnet.Config{SendRate: 0.5, SendBurst: 6},
+		Wrap: func(h http.Handler) http.Handler { return openapitest.Node.Handler(t, h) }})
 	nd := cl.Nodes[0]
 	c := nodeclient.New(nd.API.URL, nil)
 	alice, bob := wallet.NewKey(), wallet.NewKey()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latticenet/lattice/internal/openapitest"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeapi"
@@ -51,7 +52,8 @@ func newTestNode(t *testing.T) *testNode {
 			t.Errorf("node.Close: %v", err)
 		}
 	})
-	srv := httptest.NewServer(nodeapi.New(n, nodeapi.Options{}))
+	// Every answer is held to docs/openapi/node.json.
+	srv := httptest.NewServer(openapitest.Node.Handler(t, nodeapi.New(n, nodeapi.Options{})))
 	t.Cleanup(srv.Close)
 	// A trailing slash on the base URL is harmless.
 	c := nodeclient.New(srv.URL+"/", &http.Client{Timeout: 30 * time.Second})
