@@ -4,6 +4,7 @@
 package wallet
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
@@ -52,10 +53,15 @@ func (k Key) Private() ed25519.PrivateKey { return k.priv }
 // Seed returns the 32-byte seed the key derives from.
 func (k Key) Seed() []byte { return k.priv.Seed() }
 
-// keyFile is the on-disk form of a key: JSON, mode 0600.
+// keyFile is the on-disk form of a key: JSON, mode 0600. SaveKey writes
+// the 32-byte ed25519 seed as "seed". Files of earlier versions named it
+// "private_key", a name that elsewhere (the test vectors, most ed25519
+// libraries) means the 64-byte seed ‖ public key; LoadKey reads that field
+// in either length.
 type keyFile struct {
 	Address    ledger.Address `json:"address"`
-	PrivateKey string         `json:"private_key"` // hex of the 32-byte ed25519 seed
+	Seed       string         `json:"seed,omitempty"`
+	PrivateKey string         `json:"private_key,omitempty"`
 }
 
 // ErrKeyExists is returned by SaveKey when the file is already there.
@@ -65,7 +71,7 @@ var ErrKeyExists = errors.New("wallet: key file already exists")
 // never overwrites an existing file, and the file appears whole or not at
 // all.
 func SaveKey(path string, k Key) error {
-	data, err := json.MarshalIndent(keyFile{Address: k.Address(), PrivateKey: hex.EncodeToString(k.Seed())}, "", "  ")
+	data, err := json.MarshalIndent(keyFile{Address: k.Address(), Seed: hex.EncodeToString(k.Seed())}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -99,11 +105,7 @@ func LoadKey(path string) (Key, error) {
 	if err := dec.Decode(&kf); err != nil {
 		return Key{}, fmt.Errorf("wallet: key file %s: %w", path, err)
 	}
-	seed, err := hex.DecodeString(kf.PrivateKey)
-	if err != nil {
-		return Key{}, fmt.Errorf("wallet: key file %s: private_key is not hex", path)
-	}
-	k, err := KeyFromSeed(seed)
+	k, err := kf.key()
 	if err != nil {
 		return Key{}, fmt.Errorf("wallet: key file %s: %w", path, err)
 	}
@@ -111,4 +113,36 @@ func LoadKey(path string) (Key, error) {
 		return Key{}, fmt.Errorf("wallet: key file %s: address %s does not match its private key", path, kf.Address)
 	}
 	return k, nil
+}
+
+// key is the key a file holds: its seed, or its legacy private_key (a
+// seed, or a seed followed by its public key).
+func (kf keyFile) key() (Key, error) {
+	field, text := "seed", kf.Seed
+	switch {
+	case kf.Seed != "" && kf.PrivateKey != "":
+		return Key{}, errors.New("both seed and private_key: keep one")
+	case kf.Seed == "" && kf.PrivateKey == "":
+		return Key{}, errors.New("no seed")
+	case kf.PrivateKey != "":
+		field, text = "private_key", kf.PrivateKey
+	}
+	b, err := hex.DecodeString(text)
+	if err != nil {
+		return Key{}, fmt.Errorf("%s is not hex", field)
+	}
+	if field == "private_key" && len(b) != ed25519.SeedSize && len(b) != ed25519.PrivateKeySize {
+		return Key{}, fmt.Errorf("private_key must be %d bytes (a seed) or %d (a seed and its public key), got %d", ed25519.SeedSize, ed25519.PrivateKeySize, len(b))
+	}
+	if len(b) == ed25519.PrivateKeySize && field == "private_key" {
+		k, err := KeyFromSeed(b[:ed25519.SeedSize])
+		if err != nil {
+			return Key{}, err
+		}
+		if !bytes.Equal(k.Private(), b) {
+			return Key{}, errors.New("private_key: its last 32 bytes are not the public key of its seed")
+		}
+		return k, nil
+	}
+	return KeyFromSeed(b)
 }

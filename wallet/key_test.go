@@ -52,9 +52,14 @@ func TestLoadKeyRefuses(t *testing.T) {
 		{"readable by others", `{"address":"` + k.Address().String() + `","private_key":"` + hexSeed(k) + `"}`, 0o644, "chmod 600"},
 		{"not JSON", `not json`, 0o600, "key file"},
 		{"unknown field", `{"address":"` + k.Address().String() + `","private_key":"` + hexSeed(k) + `","x":1}`, 0o600, "unknown field"},
-		{"short seed", `{"address":"` + k.Address().String() + `","private_key":"abcd"}`, 0o600, "seed must be 32 bytes"},
-		{"non-hex seed", `{"address":"` + k.Address().String() + `","private_key":"zz"}`, 0o600, "not hex"},
-		{"address of another key", `{"address":"` + other.Address().String() + `","private_key":"` + hexSeed(k) + `"}`, 0o600, "does not match"},
+		{"short seed", `{"address":"` + k.Address().String() + `","seed":"abcd"}`, 0o600, "seed must be 32 bytes"},
+		{"non-hex seed", `{"address":"` + k.Address().String() + `","seed":"zz"}`, 0o600, "seed is not hex"},
+		{"short legacy private_key", `{"address":"` + k.Address().String() + `","private_key":"abcd"}`, 0o600, "private_key must be 32 bytes (a seed) or 64"},
+		{"non-hex legacy private_key", `{"address":"` + k.Address().String() + `","private_key":"zz"}`, 0o600, "private_key is not hex"},
+		{"private_key with another public key", `{"address":"` + k.Address().String() + `","private_key":"` + hexSeed(k) + other.Address().String() + `"}`, 0o600, "not the public key of its seed"},
+		{"both fields", `{"address":"` + k.Address().String() + `","seed":"` + hexSeed(k) + `","private_key":"` + hexSeed(k) + `"}`, 0o600, "both seed and private_key"},
+		{"no key", `{"address":"` + k.Address().String() + `"}`, 0o600, "no seed"},
+		{"address of another key", `{"address":"` + other.Address().String() + `","seed":"` + hexSeed(k) + `"}`, 0o600, "does not match"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,6 +76,44 @@ func TestLoadKeyRefuses(t *testing.T) {
 	}
 	if _, err := LoadKey(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("LoadKey of a missing file: got %v, want ErrNotExist", err)
+	}
+}
+
+// TestKeyFileForms reads the three forms a key file may take: the seed
+// SaveKey writes, and the private_key of earlier versions, as a seed or as
+// a seed followed by its public key (the vectors' and most libraries'
+// form).
+func TestKeyFileForms(t *testing.T) {
+	k := NewKey()
+	addr := k.Address().String()
+	tests := []struct{ name, content string }{
+		{"seed", `{"address":"` + addr + `","seed":"` + hexSeed(k) + `"}`},
+		{"legacy private_key, a seed", `{"address":"` + addr + `","private_key":"` + hexSeed(k) + `"}`},
+		{"legacy private_key, seed and public key", `{"address":"` + addr + `","private_key":"` + hexSeed(k) + addr + `"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "key.json")
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := LoadKey(path)
+			if err != nil {
+				t.Fatalf("LoadKey: %v", err)
+			}
+			if got.Address() != k.Address() {
+				t.Errorf("LoadKey: got address %s, want %s", got.Address(), addr)
+			}
+		})
+	}
+	path := filepath.Join(t.TempDir(), "key.json")
+	if err := SaveKey(path, k); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	want := "{\n  \"address\": \"" + addr + "\",\n  \"seed\": \"" + hexSeed(k) + "\"\n}\n"
+	if string(data) != want {
+		t.Errorf("SaveKey wrote %q, want %q", data, want)
 	}
 }
 
