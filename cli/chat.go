@@ -182,15 +182,21 @@ Flags go before TEXT: from its first word on, everything is text, joined
 by spaces ("-la" included); put "--" before a text that starts with "-".
 A message carries at most %d bytes of UTF-8; with --encrypt, at
 most %d, encrypted so that only you and the recipient can read it (X25519
-of your keys, AES-256-GCM).`, chat.MaxMessageBytes, chat.MaxSealedPlaintext), `  BOB=$(lattice key show --key bob.json)    # an address: 64 hex digits
+of your keys, AES-256-GCM).
+
+With --sign-only it prints the signed message, the JSON body of POST
+/chat/send, on one line and sends nothing: post it within 5 minutes, the
+node's clock window.`, chat.MaxMessageBytes, chat.MaxSealedPlaintext), `  BOB=$(lattice key show --key bob.json)    # an address: 64 hex digits
   lattice chat send --to $BOB hello bob
   lattice chat send --to $BOB --encrypt -- -5 degrees and snowing
   lattice chat send --to $BOB --json hi      # prints the signed message
   lattice chat send --to $BOB please run ls -la now
+  lattice chat send --to $BOB --sign-only hi > msg.json   # then: curl --data-binary @msg.json $NODE/chat/send
 `)
 	cf := addClientFlags(f, false)
 	to := f.String("to", "", "the recipient's address (required)")
 	encrypt := f.Bool("encrypt", false, "encrypt end to end: only you and the recipient can read the text")
+	signOnly := signOnlyFlag(f, "the signed message, the JSON body of POST /chat/send,")
 	f.textAfterFlags = true
 	if err := f.parse(args); err != nil {
 		return err
@@ -222,6 +228,9 @@ of your keys, AES-256-GCM).`, chat.MaxMessageBytes, chat.MaxSealedPlaintext), ` 
 		m.Message = text
 	}
 	m.Sign(s.key.Private())
+	if *signOnly {
+		return printBody(e.stdout, &m)
+	}
 	if err := s.c.SendChat(ctx, &m); err != nil {
 		return chatErr(*cf.node, err)
 	}
@@ -603,11 +612,17 @@ func runDirectoryRegister(ctx context.Context, e *env, args []string) error {
 Registers your account at the node you use: signs, with your key, that
 messages to you are delivered to that node (its peer ID, which it reports
 at GET /node), stamped now. The node spreads the registration to every
-node; a later one, at this node or another, replaces it.`,
+node; a later one, at this node or another, replaces it.
+
+With --sign-only it prints the signed registration, the JSON body of POST
+/directory/register, on one line and submits nothing: post it within 5
+minutes, the node's clock window.`,
 		`  lattice directory register
   lattice directory register --node http://127.0.0.1:8081 --key bob.json
+  lattice directory register --key bob.json --sign-only > reg.json   # then: curl --data-binary @reg.json $NODE/directory/register
 `)
 	cf := addClientFlags(f, false)
+	signOnly := signOnlyFlag(f, "the signed registration, the JSON body of POST /directory/register,")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -628,6 +643,9 @@ node; a later one, at this node or another, replaces it.`,
 	}
 	r := directory.Registration{NodePeer: s.info.PeerID, Timestamp: nowMS()}
 	r.Sign(s.key.Private())
+	if *signOnly {
+		return printBody(e.stdout, &r)
+	}
 	if err := s.c.Register(ctx, &r); err != nil {
 		return chatErr(*cf.node, err)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ import (
 type clientFlags struct {
 	flags                       *flags
 	node, key, account, signers *string
-	json, remotePow             *bool
+	json, remotePow, signOnly   *bool
 }
 
 func addClientFlags(f *flags, signing bool) *clientFlags {
@@ -35,8 +36,36 @@ func addClientFlags(f *flags, signing bool) *clientFlags {
 		c.remotePow = f.Bool("remote-pow", false, "ask the node's POST /pow for proof of work instead of computing it on every local core")
 		c.account = f.String("account", "", "act for this multisig account; sign with --signers")
 		c.signers = f.String("signers", "", "comma-separated key files that sign for a multisig account")
+		c.signOnly = signOnlyFlag(f, "the signed block, the JSON body of POST /blocks/TYPE,")
 	}
 	return c
+}
+
+// signOnlyFlag defines --sign-only (Solana's name for the same thing): the
+// command prints the signed body it would submit, one line of JSON, and
+// submits nothing, so that any HTTP client can post it.
+func signOnlyFlag(f *flags, what string) *bool {
+	return f.Bool("sign-only", false, "print "+what+" on one line and submit nothing")
+}
+
+// signOnlyBlock names the block type of a command's --sign-only.
+func signOnlyBlock(f *flags, typ string) {
+	what := "the signed block, the JSON body of POST /blocks/" + typ + ", on one line"
+	if typ == "receive" {
+		what = "the signed blocks, the JSON bodies of POST /blocks/receive, one a line in the order to post them,"
+	}
+	f.Lookup("sign-only").Usage = "print " + what + " and submit nothing"
+}
+
+// printBody writes v as one line of compact JSON: a request body, as
+// --sign-only prints it.
+func printBody(w io.Writer, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
 }
 
 // session is a connected wallet: a client, the node's info and, for
@@ -145,7 +174,8 @@ func (f *clientFlags) target(args []string) (ledger.Address, error) {
 	return k.Address(), nil
 }
 
-// finish signs b, finds its proof of work and submits it.
+// finish signs b, finds its proof of work and submits it, unless the
+// command only signs (--sign-only).
 func (s *session) finish(ctx context.Context, b *ledger.Block, multisig bool) error {
 	if multisig {
 		for _, k := range s.signers {
@@ -163,11 +193,37 @@ func (s *session) finish(ctx context.Context, b *ledger.Block, multisig bool) er
 	if err != nil {
 		return fmt.Errorf("proof of work: %w", err)
 	}
+	if s.signOnly() {
+		return nil
+	}
 	_, err = s.c.Submit(ctx, b)
 	return err
 }
 
 func (s *session) multisig() bool { return len(s.signers) > 0 }
+
+// signOnlyAbout is the paragraph of a block command's -h on --sign-only;
+// typ is the block's type, the last segment of its endpoint.
+func signOnlyAbout(typ string) string {
+	return `
+
+With --sign-only it prints the signed block, the JSON body of POST
+/blocks/` + typ + `, on one line and submits nothing: post it within 10 minutes,
+the node's clock window, and before the account signs another block.`
+}
+
+// signOnly reports whether the command prints its signed block rather than
+// submitting it.
+func (s *session) signOnly() bool { return s.f.signOnly != nil && *s.f.signOnly }
+
+// report says what a submitted block did; with --sign-only it prints the
+// signed block instead, the body of POST /blocks/TYPE.
+func (s *session) report(e *env, b *ledger.Block, format string, args ...any) error {
+	if s.signOnly() {
+		return printBody(e.stdout, b)
+	}
+	return report(e, *s.f.json, b, format, args...)
+}
 
 func nowMS() int64 { return time.Now().UnixMilli() }
 
@@ -322,6 +378,7 @@ func orZero(s string) string {
 func signingCommand(ctx context.Context, e *env, name, about, examples string, args []string) (*session, error) {
 	f := newHelpFlags(e, name, name+" [flags]", about, examples)
 	cf := addClientFlags(f, true)
+	signOnlyBlock(f, name)
 	if err := f.parse(args); err != nil {
 		return nil, err
 	}
@@ -332,9 +389,10 @@ func runClaim(ctx context.Context, e *env, args []string) error {
 	s, err := signingCommand(ctx, e, "claim", `
 Claims 100 stable from the faucet for your account (or the multisig
 --account), once per 24 hours: signs a claim block, computes its proof of
-work and submits it.`, `  lattice claim
+work and submits it.`+signOnlyAbout("claim"), `  lattice claim
   lattice claim --key alice.json --node http://127.0.0.1:8081
   lattice claim --account $MULTISIG --signers a.json,b.json
+  lattice claim --sign-only > claim.json      # then: curl --data-binary @claim.json $NODE/blocks/claim
 `, args)
 	if err != nil {
 		return err
@@ -354,7 +412,7 @@ work and submits it.`, `  lattice claim
 	if err := s.finish(ctx, b, s.multisig()); err != nil {
 		return err
 	}
-	return report(e, *s.f.json, b, "claimed %s stable; stable balance %s", b.Amount.Units(), b.Balance.Units())
+	return s.report(e, b, "claimed %s stable; stable balance %s", b.Amount.Units(), b.Balance.Units())
 }
 
 // claimAllowed checks the faucet's window before the work of a claim is
@@ -409,11 +467,13 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	f := newHelpFlags(e, "send", "send --to ADDRESS --amount N [--asset native|stable] [flags]", `
 Sends native or stable from your account (or the multisig --account) to
 an address: signs a send block, computes its proof of work and submits it.
-The recipient takes it with `+"`lattice receive`"+`.`, `  lattice send --to $(lattice key show --key bob.json) --amount 12.5
+The recipient takes it with `+"`lattice receive`"+`.`+signOnlyAbout("send"), `  lattice send --to $(lattice key show --key bob.json) --amount 12.5
   lattice send --to $BOB --amount 0.5 --asset stable --json
   lattice send --to $BOB --amount 1 --account $MULTISIG --signers a.json,b.json
+  lattice send --to $BOB --amount 1 --sign-only > send.json   # then: curl --data-binary @send.json $NODE/blocks/send
 `)
 	cf := addClientFlags(f, true)
+	signOnlyBlock(f, "send")
 	to := f.String("to", "", "recipient address (required)")
 	amount := f.String("amount", "", "amount in units, up to 6 decimals (1.5 = 1500000 base units) (required)")
 	assetName := f.String("asset", "native", "native or stable")
@@ -447,14 +507,20 @@ The recipient takes it with `+"`lattice receive`"+`.`, `  lattice send --to $(la
 	if err := s.finish(ctx, b, s.multisig()); err != nil {
 		return err
 	}
-	return report(e, *cf.json, b, "sent %s %s to %s; %s balance %s", amt.Units(), asset, dest, asset, b.Balance.Units())
+	return s.report(e, b, "sent %s %s to %s; %s balance %s", amt.Units(), asset, dest, asset, b.Balance.Units())
 }
 
 func runReceive(ctx context.Context, e *env, args []string) error {
 	s, err := signingCommand(ctx, e, "receive", `
 Receives every pending send to your account (or the multisig --account):
-one signed receive block for each, with its proof of work.`, `  lattice receive
+one signed receive block for each, with its proof of work.
+
+With --sign-only it prints the signed blocks, the JSON bodies of POST
+/blocks/receive, one a line in the order to post them (each builds on the
+one before), and submits nothing: post them within 10 minutes, the node's
+clock window, and before the account signs another block.`, `  lattice receive
   lattice receive --key bob.json --json
+  lattice receive --key bob.json --sign-only > receive.json   # then: curl --data-binary @receive.json $NODE/blocks/receive
 `, args)
 	if err != nil {
 		return err
@@ -479,11 +545,25 @@ one signed receive block for each, with its proof of work.`, `  lattice receive
 		h.Frontier, h.Timestamp = b.Hash, b.Timestamp
 		h.Balances[b.Asset-1] = b.Balance
 		done = append(done, b)
+		if s.signOnly() {
+			// One body a line, in the order to post them: each builds on
+			// the one before.
+			if err := printBody(e.stdout, b); err != nil {
+				return err
+			}
+			continue
+		}
 		if !*s.f.json {
 			fmt.Fprintf(e.stdout, "received %s %s from %s (block %s)\n", b.Amount.Units(), b.Asset, p.Source, b.Hash)
 		}
 	}
-	if *s.f.json {
+	switch {
+	case s.signOnly():
+		if len(done) == 0 {
+			fmt.Fprintln(e.stderr, "nothing pending: no block to sign")
+		}
+		return nil
+	case *s.f.json:
 		if done == nil {
 			done = []*ledger.Block{}
 		}
@@ -641,17 +721,20 @@ func runMultisig(ctx context.Context, e *env, args []string) error {
 		f = newHelpFlags(e, "multisig open", "multisig open --keys ADDRESSES --threshold N --signers FILES [flags]", `
 Opens the multisig account of a keyset: THRESHOLD of the keys in --keys
 must sign its blocks. The account's address derives from the keyset and is
-printed; --signers are key files of the keyset that sign the open block.`, `  lattice multisig open --keys $A,$B,$C --threshold 2 --signers a.json,b.json
+printed; --signers are key files of the keyset that sign the open block.`+signOnlyAbout("multisig_open"), `  lattice multisig open --keys $A,$B,$C --threshold 2 --signers a.json,b.json
   lattice multisig open --keys $A,$B --threshold 1 --signers a.json --json
+  lattice multisig open --keys $A,$B --threshold 1 --signers a.json --sign-only > open.json
 `)
 	} else {
 		f = newHelpFlags(e, "multisig update", "multisig update --account ADDRESS --keys ADDRESSES --threshold N --signers FILES [flags]", `
 Replaces the keyset of the multisig account --account with --keys and
 --threshold; --signers are the key files that sign the update for the
-account.`, `  lattice multisig update --account $MULTISIG --keys $A,$B,$D --threshold 2 --signers a.json,b.json
+account.`+signOnlyAbout("multisig_update"), `  lattice multisig update --account $MULTISIG --keys $A,$B,$D --threshold 2 --signers a.json,b.json
+  lattice multisig update --account $MULTISIG --keys $A,$D --threshold 1 --signers a.json,b.json --sign-only > update.json
 `)
 	}
 	cf := addClientFlags(f, true)
+	signOnlyBlock(f, "multisig_"+op)
 	if op == "update" {
 		f.Lookup("account").Usage = "the multisig account whose keyset to replace (required)"
 	} else {
@@ -706,5 +789,5 @@ account.`, `  lattice multisig update --account $MULTISIG --keys $A,$B,$D --thre
 	if err := s.finish(ctx, b, true); err != nil {
 		return err
 	}
-	return report(e, *cf.json, b, "multisig account %s: keyset of %d keys, threshold %d", b.Account, len(ks.Keys), ks.Threshold)
+	return s.report(e, b, "multisig account %s: keyset of %d keys, threshold %d", b.Account, len(ks.Keys), ks.Threshold)
 }
