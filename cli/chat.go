@@ -180,6 +180,8 @@ use, which delivers it to the node where the recipient is registered
 (while the recipient is not, it keeps trying, for a week by default).
 Flags go before TEXT: from its first word on, everything is text, joined
 by spaces ("-la" included); put "--" before a text that starts with "-".
+A word of TEXT that is one of the flags below ("hi --encrypt") is refused,
+so that a misplaced flag never sends in the clear; after "--" it is text.
 A message carries at most %d bytes of UTF-8; with --encrypt, at
 most %d, encrypted so that only you and the recipient can read it (X25519
 of your keys, AES-256-GCM).

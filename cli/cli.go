@@ -167,7 +167,7 @@ func wantsJSON(args []string) bool {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "lattice: a block-lattice ledger node and its wallet.")
+	fmt.Fprintln(w, "lattice: a decentralized cloud on one binary: a block-lattice ledger node, the cloud platform (storage, S3, DNS, CDN) and their clients.")
 	fmt.Fprintln(w, "\nUsage: lattice COMMAND [flags]\n\nCommands:")
 	width := 0
 	for _, c := range commands() {
@@ -248,6 +248,23 @@ func (f *flags) jsonFlag() *bool {
 	return asJSON
 }
 
+// flagInText refuses a text that holds one of the command's own flags
+// ("hello --encrypt"): sent as words, it would do silently what the user
+// did not mean (a message in the clear). "--" before the text sends it as
+// it is.
+func (f *flags) flagInText(words []string) error {
+	for _, w := range words {
+		if len(w) < 2 || w[0] != '-' {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(w, "-"), "-"), "=")
+		if name != "" && f.Lookup(name) != nil {
+			return usageErr("the text holds %s, a flag of this command: put flags before the text; to send %s as text, put -- before the text", w, w)
+		}
+	}
+	return nil
+}
+
 func (f *flags) parse(args []string) error {
 	for {
 		if err := f.Parse(args); err != nil {
@@ -260,7 +277,13 @@ func (f *flags) parse(args []string) error {
 		if len(rest) == 0 {
 			break
 		}
-		if f.textAfterFlags || (len(args) > len(rest) && args[len(args)-len(rest)-1] == "--") {
+		dashes := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
+		if f.textAfterFlags && !dashes {
+			if err := f.flagInText(rest); err != nil {
+				return err
+			}
+		}
+		if f.textAfterFlags || dashes {
 			f.positional = append(f.positional, rest...)
 			break
 		}
