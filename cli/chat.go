@@ -125,9 +125,9 @@ func runDirectory(ctx context.Context, e *env, args []string) error {
 func newHelpFlags(e *env, name, usageLine, about, examples string) *flags {
 	f := newFlags(e, name, usageLine)
 	f.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: lattice %s\n\n%s\n\nFlags:\n", usageLine, strings.TrimSpace(about))
+		fmt.Fprintf(f.Output(), "Usage: lattice %s\n\n%s\n\nFlags:\n", usageLine, strings.TrimSpace(about))
 		f.PrintDefaults()
-		fmt.Fprintf(e.stderr, "\nExamples:\n%s", examples)
+		fmt.Fprintf(f.Output(), "\nExamples:\n%s", examples)
 	}
 	return f
 }

@@ -550,10 +550,10 @@ func TestChatHelp(t *testing.T) {
 	cleanEnv(t)
 	for _, cmd := range []string{"chat send", "chat read", "chat follow", "chat contacts", "directory register", "directory show"} {
 		r := run(t, append(strings.Fields(cmd), "-h")...)
-		if r.code != 0 || !strings.HasPrefix(r.stderr, "Usage: lattice "+cmd) || !strings.Contains(r.stderr, "\nExamples:\n") ||
-			!strings.Contains(r.stderr, "\n  lattice "+cmd) ||
-			!strings.Contains(r.stderr, "LATTICE_NODE") {
-			t.Errorf("lattice %s -h: exit %d, stderr %q; want 0, the usage, the flags and examples", cmd, r.code, r.stderr)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "Usage: lattice "+cmd) || !strings.Contains(r.stdout, "\nExamples:\n") ||
+			!strings.Contains(r.stdout, "\n  lattice "+cmd) ||
+			!strings.Contains(r.stdout, "LATTICE_NODE") || r.stderr != "" {
+			t.Errorf("lattice %s -h: exit %d, stdout %q, stderr %q; want 0, the usage, the flags and examples on stdout", cmd, r.code, r.stdout, r.stderr)
 		}
 	}
 	for _, cmd := range []string{"chat", "directory"} {

@@ -197,6 +197,8 @@ type flags struct {
 	// given holds the flags given on the command line (not filled from
 	// the environment or a profile), once parsed.
 	given map[string]bool
+	// stdout receives the help a user asks for with -h.
+	stdout io.Writer
 }
 
 type binding struct {
@@ -206,9 +208,9 @@ type binding struct {
 func newFlags(e *env, name, usageLine string) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	f := &flags{FlagSet: fs, profile: e.profile}
+	f := &flags{FlagSet: fs, profile: e.profile, stdout: e.stdout}
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: lattice %s\n\nFlags:\n", usageLine)
+		fmt.Fprintf(fs.Output(), "Usage: lattice %s\n\nFlags:\n", usageLine)
 		fs.PrintDefaults()
 	}
 	return f
@@ -267,11 +269,21 @@ func (f *flags) flagInText(words []string) error {
 
 func (f *flags) parse(args []string) error {
 	for {
-		if err := f.Parse(args); err != nil {
+		// The flag package prints the usage on every error; a mistyped
+		// flag gets the one-line error and a pointer to -h instead, and
+		// asked-for help goes to stdout, where a pager can read it.
+		out := f.Output()
+		f.SetOutput(io.Discard)
+		err := f.Parse(args)
+		f.SetOutput(out)
+		if err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				f.SetOutput(f.stdout)
+				f.Usage()
+				f.SetOutput(out)
 				return err
 			}
-			return fmt.Errorf("%w: %v", ErrUsage, err)
+			return fmt.Errorf("%w: %v; run `lattice %s -h`", ErrUsage, err, f.Name())
 		}
 		rest := f.FlagSet.Args()
 		if len(rest) == 0 {
@@ -392,7 +404,7 @@ func printJSON(w io.Writer, v any) error {
 
 func runVersion(_ context.Context, e *env, args []string) error {
 	if wantsHelp(args) {
-		fmt.Fprint(e.stderr, "Usage: lattice version\n\nPrints the version of lattice (also `lattice --version`).\n\nFlags: none\n\nExamples:\n  lattice version\n  lattice --version\n")
+		fmt.Fprint(e.stdout, "Usage: lattice version\n\nPrints the version of lattice (also `lattice --version`).\n\nFlags: none\n\nExamples:\n  lattice version\n  lattice --version\n")
 		return nil
 	}
 	fmt.Fprintln(e.stdout, "lattice", version())

@@ -221,10 +221,16 @@ func TestHelpAndVersion(t *testing.T) {
 			t.Errorf("lattice %v printed %q, want %q", args, got, want)
 		}
 	}
-	// -h on a command prints its flags and succeeds.
+	// -h on a command prints its flags on stdout and succeeds.
 	r := run(t, "send", "-h")
-	if r.code != 0 || !strings.Contains(r.stderr, "-to") || !strings.Contains(r.stderr, "LATTICE_NODE") {
-		t.Errorf("send -h: exit %d, stderr %q; want 0 and the flags", r.code, r.stderr)
+	if r.code != 0 || !strings.Contains(r.stdout, "-to") || !strings.Contains(r.stdout, "LATTICE_NODE") {
+		t.Errorf("send -h: exit %d, stdout %q; want 0 and the flags", r.code, r.stdout)
+	}
+	// A mistyped flag gets one line that says so and where help is, not
+	// the whole help.
+	r = run(t, "send", "--bogus")
+	if want := "lattice send: usage: flag provided but not defined: -bogus; run `lattice send -h`\n"; r.code != 2 || r.stderr != want || r.stdout != "" {
+		t.Errorf("send --bogus: exit %d, stdout %q, stderr %q; want 2 and stderr %q", r.code, r.stdout, r.stderr, want)
 	}
 }
 

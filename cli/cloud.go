@@ -59,6 +59,7 @@ Commands:
   lattice cloud apikey create --account alice --api-key $(cat ~/.lattice/cloud/admin-api-key)
 `)
 	if len(args) > 0 && args[0] == "help" {
+		f.SetOutput(e.stdout)
 		f.Usage()
 		return nil
 	}

@@ -24,6 +24,9 @@ func TestHelpTree(t *testing.T) {
 		for _, h := range hs {
 			r := run(t, append(args, h)...)
 			out := r.stdout + r.stderr
+			if r.stderr != "" {
+				t.Errorf("lattice %s %s: got stderr %q, want the help on stdout alone, where a pager reads it", path, h, r.stderr)
+			}
 			if r.code != 0 || !strings.Contains(out, "Usage: lattice "+path) || !strings.Contains(out, "\nExamples:\n") ||
 				!strings.Contains(out, "\n  lattice "+path) {
 				t.Errorf("lattice %s %s: exit %d, want 0, \"Usage: lattice %s\" and examples of it:\n%s", path, h, r.code, path, out)

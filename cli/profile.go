@@ -200,7 +200,7 @@ func runProfile(_ context.Context, e *env, args []string) error {
 		return err
 	}
 	if h, ok := profileHelp[args[0]]; ok && wantsHelp(args[1:]) {
-		fmt.Fprintf(e.stderr, "Usage: lattice %s\n\n%s\n\nFlags: none\n\nExamples:\n%s", h[0], h[1], h[2])
+		fmt.Fprintf(e.stdout, "Usage: lattice %s\n\n%s\n\nFlags: none\n\nExamples:\n%s", h[0], h[1], h[2])
 		return nil
 	}
 	pf, path, err := loadProfiles()

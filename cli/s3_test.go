@@ -160,8 +160,8 @@ func TestS3Help(t *testing.T) {
 	wantFail(t, run(t, "s3", "bogus"), 2, `unknown command "bogus"`, "lattice s3 help")
 	// A command's -h prints its usage line and flags.
 	r := run(t, "s3", "cp", "-h")
-	if r.code != 0 || !strings.Contains(r.stderr, "Usage: lattice s3 cp SRC DST") || !strings.Contains(r.stderr, "-no-progress") {
-		t.Errorf("s3 cp -h: exit %d, stderr %q", r.code, r.stderr)
+	if r.code != 0 || !strings.Contains(r.stdout, "Usage: lattice s3 cp SRC DST") || !strings.Contains(r.stdout, "-no-progress") {
+		t.Errorf("s3 cp -h: exit %d, stdout %q", r.code, r.stdout)
 	}
 }
 
