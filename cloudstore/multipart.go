@@ -52,6 +52,7 @@ type Part struct {
 	Size         int64     `json:"size"`
 	LastModified time.Time `json:"last_modified"`
 	Blob         string    `json:"blob"`
+	Checksum     *Checksum `json:"checksum,omitempty"`
 }
 
 // CompletedPart names a part in a completion request.
@@ -108,6 +109,12 @@ func (s *Store) upload(account, bucket, key, id string) (Upload, error) {
 // of the same number. Like PutObject, it returns only once the part is on
 // disk.
 func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n int, body io.Reader, now time.Time) (Part, error) {
+	return s.PutPartChecksum(ctx, account, bucket, key, id, n, body, now, nil)
+}
+
+// PutPartChecksum is PutPart keeping the part's checksum: sum, if not
+// nil, is called once the body was read to its end.
+func (s *Store) PutPartChecksum(ctx context.Context, account, bucket, key, id string, n int, body io.Reader, now time.Time, sum func() *Checksum) (Part, error) {
 	if n < 1 || n > MaxPartNumber {
 		return Part{}, ErrBadPartNumber
 	}
@@ -120,6 +127,9 @@ func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n 
 		return Part{}, err
 	}
 	p := Part{Number: n, ETag: hex.EncodeToString(h.Sum(nil)), Size: size, LastModified: now.UTC(), Blob: blob}
+	if sum != nil {
+		p.Checksum = sum()
+	}
 	if err := s.commitPart(account, bucket, key, id, p); err != nil {
 		s.removeBlob(p.Blob)
 		return Part{}, err
@@ -130,6 +140,12 @@ func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n 
 func (s *Store) commitPart(account, bucket, key, id string, p Part) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.commitPartLocked(account, bucket, key, id, p)
+}
+
+// commitPartLocked records part p of an upload, replacing an earlier part
+// of its number; s.mu held.
+func (s *Store) commitPartLocked(account, bucket, key, id string, p Part) error {
 	if _, err := s.upload(account, bucket, key, id); err != nil {
 		return err // aborted or completed while the part was uploading
 	}
@@ -138,14 +154,22 @@ func (s *Store) commitPart(account, bucket, key, id string, p Part) error {
 	var old Part
 	switch err := s.getJSON(partKey(id, p.Number), &old); {
 	case err == nil:
+	case errors.Is(err, ErrNotFound):
+		old = Part{}
+	default:
+		return err
+	}
+	// One adjustment per body: the counts are read from the database, so
+	// two adjustments of the same body in one batch would overwrite each
+	// other (the same object copied twice into one part number shares
+	// its body both times).
+	if old.Blob != p.Blob {
 		if err := s.ref(b, old.Blob, -1); err != nil {
 			return err
 		}
-	case !errors.Is(err, ErrNotFound):
-		return err
-	}
-	if err := s.ref(b, p.Blob, 1); err != nil {
-		return err
+		if err := s.ref(b, p.Blob, 1); err != nil {
+			return err
+		}
 	}
 	if err := setJSON(b, partKey(id, p.Number), p); err != nil {
 		return err
@@ -153,8 +177,123 @@ func (s *Store) commitPart(account, bucket, key, id string, p Part) error {
 	if err := s.commit(b); err != nil {
 		return err
 	}
-	s.dropUnreferenced(old.Blob)
+	if old.Blob != p.Blob {
+		s.dropUnreferenced(old.Blob)
+	}
 	return nil
+}
+
+// ErrCopyRange is returned by CopyPart when the span it is given does not
+// lie within the source object, or is larger than a part may be.
+var ErrCopyRange = errors.New("cloudstore: the range to copy is not within the source object")
+
+// CopyPart stores part number n of an upload from the bytes of an existing
+// object of the account's, srcKey in srcBucket (UploadPartCopy). span is
+// called under the store's lock with the source object as it is then; it
+// returns the bytes to copy (first and length, within the object and at
+// most MaxPartSize) or an error (a copy condition that does not hold),
+// which CopyPart returns as it is, having stored nothing.
+//
+// A whole single-part object stored in a body file is shared by
+// reference, as CopyObject shares it, and the part's ETag is the object's
+// (the MD5 of its body). Any other span is streamed from the source's
+// body file into a new part body file, MD5 computed on the way, through
+// the same write path as an uploaded part (written, fsync'd, renamed);
+// the source stays readable even if it is replaced or deleted meanwhile,
+// and the copy is of the object as span saw it. Like PutPart, CopyPart
+// returns only once the part is on disk.
+func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n int, srcBucket, srcKey string,
+	span func(src Object) (first, length int64, err error), now time.Time) (Part, error) {
+	if n < 1 || n > MaxPartNumber {
+		return Part{}, ErrBadPartNumber
+	}
+	if err := s.Err(); err != nil {
+		return Part{}, err
+	}
+	if _, err := s.upload(account, bucket, key, id); err != nil {
+		return Part{}, err
+	}
+	var (
+		part   Part
+		shared bool
+		body   io.ReadCloser
+		length int64
+	)
+	err := s.locked(func() error {
+		src, err := s.objectLocked(account, srcBucket, srcKey)
+		if err != nil {
+			return err
+		}
+		first, n64, err := span(src)
+		if err != nil {
+			return err
+		}
+		if first < 0 || n64 < 0 || first > src.Size-n64 || n64 > MaxPartSize {
+			return fmt.Errorf("%w: bytes %d to %d of %d", ErrCopyRange, first, first+n64-1, src.Size)
+		}
+		length = n64
+		if first == 0 && n64 == src.Size && src.Blob != "" && isMD5(src.ETag) {
+			// The whole body, whose ETag is its MD5: share it.
+			part = Part{Number: n, ETag: src.ETag, Size: src.Size, LastModified: now.UTC(), Blob: src.Blob}
+			shared = true
+			return s.commitPartLocked(account, bucket, key, id, part)
+		}
+		if src.Blob == "" {
+			body = io.NopCloser(bytes.NewReader(src.Inline[first : first+n64]))
+			return nil
+		}
+		// Opened under the lock, so that a replacement or delete of the
+		// source cannot remove the file first; once open it stays
+		// readable.
+		f, err := s.openBody(src.Blob, src.Size)
+		if err != nil {
+			return fmt.Errorf("cloudstore: body of %s/%s: %w", srcBucket, srcKey, err)
+		}
+		if _, err := f.Seek(first, io.SeekStart); err != nil {
+			f.Close()
+			return fmt.Errorf("cloudstore: body of %s/%s: %w", srcBucket, srcKey, err)
+		}
+		body = f
+		return nil
+	})
+	if err != nil {
+		return Part{}, err
+	}
+	if shared {
+		return part, nil
+	}
+	defer body.Close()
+	h := md5.New()
+	blob, size, err := s.writeBlob(ctx, io.LimitReader(body, length), length, h)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return Part{}, fmt.Errorf("cloudstore: copying a part: %w", ctx.Err())
+	case errors.Is(err, ErrBody) || errors.Is(err, ErrTooLarge):
+		// The source is our own file: a failure to read it is ours, not
+		// the client's.
+		return Part{}, fmt.Errorf("cloudstore: copying a part: %v", err)
+	case err != nil:
+		return Part{}, err
+	case size != length:
+		s.removeBlob(blob)
+		return Part{}, fmt.Errorf("cloudstore: copying a part: %d bytes read, the source range holds %d", size, length)
+	}
+	part = Part{Number: n, ETag: hex.EncodeToString(h.Sum(nil)), Size: size, LastModified: now.UTC(), Blob: blob}
+	if err := s.commitPart(account, bucket, key, id, part); err != nil {
+		s.removeBlob(blob)
+		return Part{}, err
+	}
+	return part, nil
+}
+
+// isMD5 reports whether etag is a hex MD5 (a single-part object's ETag),
+// not a multipart ETag.
+func isMD5(etag string) bool {
+	if len(etag) != 2*md5.Size {
+		return false
+	}
+	_, err := hex.DecodeString(etag)
+	return err == nil
 }
 
 // Parts lists an upload's parts numbered above marker, at most max; more
@@ -276,19 +415,31 @@ func (s *Store) dropUpload(u Upload) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
+	// One adjustment per body: the counts are read from the database, so
+	// two adjustments of the same body in one batch would overwrite each
+	// other (one object copied into several parts shares its body with
+	// each).
+	drops := map[string]int{}
+	var blobs []string
 	for _, p := range parts {
-		if err := s.ref(b, p.Blob, -1); err != nil {
+		if p.Blob != "" && drops[p.Blob] == 0 {
+			blobs = append(blobs, p.Blob)
+		}
+		drops[p.Blob]++
+		b.Delete(partKey(u.ID, p.Number), nil)
+	}
+	for _, blob := range blobs {
+		if err := s.ref(b, blob, -drops[blob]); err != nil {
 			return err
 		}
-		b.Delete(partKey(u.ID, p.Number), nil)
 	}
 	b.Delete(k(tUpload, u.ID), nil)
 	b.Delete(k(tUploadBy, u.Bucket, u.Key, u.ID), nil)
 	if err := s.commit(b); err != nil {
 		return err
 	}
-	for _, p := range parts {
-		s.dropUnreferenced(p.Blob)
+	for _, blob := range blobs {
+		s.dropUnreferenced(blob)
 	}
 	return nil
 }
@@ -317,6 +468,8 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 	u, err := s.upload(account, bucket, key, id)
 	var blobs []string
 	var etags []byte
+	var sizes []int64
+	var sums []*Checksum
 	var total int64
 	if err == nil {
 		for i, c := range list {
@@ -334,6 +487,8 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 			blobs = append(blobs, p.Blob)
 			sum, _ := hex.DecodeString(p.ETag)
 			etags = append(etags, sum...)
+			sizes = append(sizes, p.Size)
+			sums = append(sums, p.Checksum)
 			total += p.Size
 		}
 	}
@@ -355,7 +510,12 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 	}
 	sum := md5.Sum(etags)
 	o := PutOptions{ContentType: u.ContentType, Meta: u.Meta, Max: total, Now: now, If: pre}
-	obj, err := s.putJoined(ctx, account, bucket, key, io.MultiReader(readers...), o, fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)))
+	if c := compositeChecksum(sums); c != nil {
+		// Every part has a checksum of one algorithm (putJoined keeps
+		// them for part reads): the object's is composite.
+		o.Checksum = func() *Checksum { return c }
+	}
+	obj, err := s.putJoined(ctx, account, bucket, key, io.MultiReader(readers...), o, fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)), sizes, sums)
 	if err != nil {
 		return Object{}, err
 	}
@@ -369,9 +529,20 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 	return obj, nil
 }
 
-// putJoined stores a completed upload's body with the given ETag.
-func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body io.Reader, o PutOptions, etag string) (Object, error) {
-	obj := Object{Key: key, ETag: etag, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Size: o.Max}
+// putJoined stores a completed upload's body with the given ETag and part
+// sizes.
+func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body io.Reader, o PutOptions, etag string, sizes []int64, sums []*Checksum) (Object, error) {
+	obj := Object{Key: key, ETag: etag, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Size: o.Max, PartSizes: sizes}
+	if o.Checksum != nil {
+		obj.Checksum = o.Checksum()
+	}
+	if alg := partsAlgorithm(sums); alg != "" {
+		obj.PartChecksumAlgorithm = alg
+		obj.PartChecksums = make([]string, len(sums))
+		for i, c := range sums {
+			obj.PartChecksums[i] = c.Value
+		}
+	}
 	if o.Max <= InlineMax {
 		data, err := io.ReadAll(ctxReader{ctx, body})
 		if err != nil {

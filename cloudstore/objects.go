@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -50,6 +51,46 @@ type Object struct {
 	Meta   map[string]string `json:"meta,omitempty"`
 	Blob   string            `json:"blob,omitempty"`   // body file id, when not inline
 	Inline []byte            `json:"inline,omitempty"` // body, when small
+	// PartSizes are the sizes of the parts, in order, of an object
+	// completed from a multipart upload, for reads of one part
+	// (partNumber) and GetObjectAttributes. Objects uploaded whole have
+	// none; so have objects completed before the store kept them, whose
+	// ETag alone tells they had parts (MultipartCount).
+	PartSizes []int64 `json:"part_sizes,omitempty"`
+	// Checksum is the object's additional checksum, if it was uploaded
+	// with one. PartChecksums are its parts' values, all of
+	// PartChecksumAlgorithm, when every part was uploaded with a checksum
+	// of that one algorithm.
+	Checksum              *Checksum `json:"checksum,omitempty"`
+	PartChecksums         []string  `json:"part_checksums,omitempty"`
+	PartChecksumAlgorithm string    `json:"part_checksum_algorithm,omitempty"`
+}
+
+// MultipartCount is the number of parts an object was completed from, as
+// its ETag tells ("…-N"), or 0 for an object uploaded whole.
+func (o Object) MultipartCount() int {
+	_, n, ok := strings.Cut(o.ETag, "-")
+	if !ok {
+		return 0
+	}
+	c, err := strconv.Atoi(n)
+	if err != nil || c < 1 {
+		return 0
+	}
+	return c
+}
+
+// Part returns the offset and size of part n (1-based) of an object
+// completed from a multipart upload whose part sizes are kept; ok is false
+// when there is no such part or the sizes are not known.
+func (o Object) Part(n int) (offset, size int64, ok bool) {
+	if n < 1 || n > len(o.PartSizes) {
+		return 0, 0, false
+	}
+	for _, s := range o.PartSizes[:n-1] {
+		offset += s
+	}
+	return offset, o.PartSizes[n-1], true
 }
 
 // PutOptions describe an upload beyond its key and body.
@@ -59,6 +100,10 @@ type PutOptions struct {
 	Max         int64     // the body may hold at most Max bytes
 	Now         time.Time // the object's LastModified
 	If          Preconditions
+	// Checksum, if not nil, is called once the body was read to its
+	// end, and gives the checksum to keep with the object (nil for
+	// none).
+	Checksum func() *Checksum
 }
 
 // ErrPrecondition is returned by a conditional write whose condition does
@@ -224,6 +269,9 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	}
 	obj := Object{Key: key, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC()}
 	if n <= InlineMax {
+		if o.Checksum != nil {
+			obj.Checksum = o.Checksum()
+		}
 		h.Write(head[:n])
 		obj.Size, obj.ETag, obj.Inline = int64(n), hex.EncodeToString(h.Sum(nil)), head[:n:n]
 		return obj, s.commitObject(account, bucket, obj, o.If)
@@ -232,6 +280,9 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 		return Object{}, err
 	}
 	obj.ETag = hex.EncodeToString(h.Sum(nil))
+	if o.Checksum != nil {
+		obj.Checksum = o.Checksum()
+	}
 	if err := s.commitObject(account, bucket, obj, o.If); err != nil {
 		s.removeBlob(obj.Blob)
 		return Object{}, err

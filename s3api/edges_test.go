@@ -93,7 +93,7 @@ func TestS3Edges(t *testing.T) {
 		for _, tt := range []struct {
 			query  string
 			status int
-		}{{"partNumber=1", 200}, {"partNumber=2", 416}, {"partNumber=0", 400}, {"partNumber=x", 400}} {
+		}{{"partNumber=1", 206}, {"partNumber=2", 416}, {"partNumber=0", 400}, {"partNumber=x", 400}} {
 			if status, data := get("/edges/whole?"+tt.query, nil); status != tt.status {
 				t.Errorf("%s: got %d %s, want %d", tt.query, status, data, tt.status)
 			}

@@ -83,7 +83,7 @@ func toError(err error, notFound *Error) *Error {
 		return s3err(http.StatusBadRequest, "InvalidPartOrder", "The list of parts was not in ascending order. The parts list must be specified in order by part number.")
 	case errors.Is(err, cloudstore.ErrPartTooSmall):
 		return s3err(http.StatusBadRequest, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed object size: "+err.Error())
-	case errors.Is(err, cloudstore.ErrNoParts), errors.Is(err, cloudstore.ErrBadPartNumber):
+	case errors.Is(err, cloudstore.ErrNoParts), errors.Is(err, cloudstore.ErrBadPartNumber), errors.Is(err, cloudstore.ErrCopyRange):
 		return s3err(http.StatusBadRequest, "InvalidArgument", err.Error())
 	case errors.Is(err, cloudstore.ErrPrecondition):
 		return errPrecondition

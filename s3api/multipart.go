@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"encoding/xml"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -36,25 +37,120 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
-func (s *Server) uploadPart(w http.ResponseWriter, r *request) error {
-	q := r.URL.Query()
+// partNumber reads the partNumber of an UploadPart or UploadPartCopy.
+func partNumber(q url.Values) (int, error) {
 	n, err := strconv.Atoi(q.Get("partNumber"))
 	if err != nil || n < 1 || n > cloudstore.MaxPartNumber {
-		return s3err(http.StatusBadRequest, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive")
+		return 0, s3err(http.StatusBadRequest, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive")
+	}
+	return n, nil
+}
+
+func (s *Server) uploadPart(w http.ResponseWriter, r *request) error {
+	q := r.URL.Query()
+	n, err := partNumber(q)
+	if err != nil {
+		return err
 	}
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
+	}
+	sum, err := uploadChecksum(r, "")
+	if err != nil {
+		return err
 	}
 	body, err := s.uploadBody(r, cloudstore.MaxPartSize)
 	if err != nil {
 		return err
 	}
-	p, err := s.st.PutPart(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, body, s.opts.Now())
+	p, err := s.st.PutPartChecksum(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, body, s.opts.Now(), sum)
 	if err != nil {
 		return bodyError(err)
 	}
 	w.Header().Set("ETag", `"`+p.ETag+`"`)
+	setChecksumHeaders(w.Header(), p.Checksum)
 	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+var (
+	errCopyRangeSyntax = s3err(http.StatusBadRequest, "InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+	errCopyTooLarge    = s3err(http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("The specified copy source is larger than the maximum allowable size for a copy source: %d", int64(cloudstore.MaxPartSize)))
+)
+
+// copyRange parses x-amz-copy-source-range: unlike a GET's Range, only
+// the explicit form bytes=first-last, first <= last.
+func copyRange(v string) (first, last int64, err error) {
+	spec, ok := strings.CutPrefix(strings.TrimSpace(v), "bytes=")
+	a, b, found := strings.Cut(spec, "-")
+	if !ok || !found || a == "" || b == "" || strings.ContainsAny(a+b, "+-") {
+		return 0, 0, errCopyRangeSyntax
+	}
+	first, err1 := strconv.ParseInt(a, 10, 64)
+	last, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil || first > last {
+		return 0, 0, errCopyRangeSyntax
+	}
+	return first, last, nil
+}
+
+// uploadPartCopy answers UploadPartCopy: part N of an upload made of an
+// existing object of the account's, or of a byte range of it. The route
+// checked the key's permission to read and write, and its scope over
+// both buckets; another account's source bucket is NoSuchBucket, as for
+// CopyObject.
+func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
+	q := r.URL.Query()
+	n, err := partNumber(q)
+	if err != nil {
+		return err
+	}
+	srcBucket, srcKey, err := copySource(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	if _, err := s.st.Bucket(r.account, srcBucket); err != nil {
+		return errNoSuchBucket
+	}
+	ranged := r.Header.Get("X-Amz-Copy-Source-Range") != ""
+	var first, last int64
+	if ranged {
+		if first, last, err = copyRange(r.Header.Get("X-Amz-Copy-Source-Range")); err != nil {
+			return err
+		}
+	}
+	span := func(src cloudstore.Object) (int64, int64, error) {
+		if err := checkConditions(r.Header, "X-Amz-Copy-Source-", `"`+src.ETag+`"`, src.LastModified); err != nil {
+			return 0, 0, err
+		}
+		if !ranged {
+			if src.Size > cloudstore.MaxPartSize {
+				return 0, 0, errCopyTooLarge
+			}
+			return 0, src.Size, nil
+		}
+		if last >= src.Size {
+			return 0, 0, s3err(http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("Range specified is not valid for source object of size: %d", src.Size))
+		}
+		if last-first+1 > cloudstore.MaxPartSize {
+			return 0, 0, errCopyTooLarge
+		}
+		return first, last - first + 1, nil
+	}
+	p, err := s.st.CopyPart(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, srcBucket, srcKey, span, s.opts.Now())
+	if err != nil {
+		return err // a missing source is NoSuchKey, as the request names a key
+	}
+	type result struct {
+		XMLName      xml.Name `xml:"CopyPartResult"`
+		Xmlns        string   `xml:"xmlns,attr"`
+		LastModified string
+		ETag         string
+	}
+	writeXML(w, http.StatusOK, result{Xmlns: xmlns, LastModified: s3Time(p.LastModified), ETag: `"` + p.ETag + `"`})
 	return nil
 }
 
@@ -94,8 +190,13 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {
 		Bucket   string
 		Key      string
 		ETag     string
+		checksumXML
 	}
-	writeXML(w, http.StatusOK, result{Xmlns: xmlns, Location: objectURL(r), Bucket: r.bucket, Key: r.key, ETag: `"` + obj.ETag + `"`})
+	res := result{Xmlns: xmlns, Location: objectURL(r), Bucket: r.bucket, Key: r.key, ETag: `"` + obj.ETag + `"`}
+	if c := objectChecksumXML(obj); c != nil {
+		res.checksumXML = *c
+	}
+	writeXML(w, http.StatusOK, res)
 	return nil
 }
 
@@ -157,6 +258,7 @@ func (s *Server) listParts(w http.ResponseWriter, r *request) error {
 		LastModified string
 		ETag         string
 		Size         int64
+		checksumXML
 	}
 	type result struct {
 		XMLName              xml.Name `xml:"ListPartsResult"`
@@ -176,7 +278,11 @@ func (s *Server) listParts(w http.ResponseWriter, r *request) error {
 	res := result{Xmlns: xmlns, Bucket: r.bucket, Key: r.key, UploadID: q.Get("uploadId"), Initiator: ownerOf(r.account),
 		Owner: ownerOf(r.account), StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: maxParts, IsTruncated: more}
 	for _, p := range parts {
-		res.Parts = append(res.Parts, part{p.Number, s3Time(p.LastModified), `"` + p.ETag + `"`, p.Size})
+		var sum checksumXML
+		if p.Checksum != nil {
+			sum = checksumOf(p.Checksum.Algorithm, p.Checksum.Value, "")
+		}
+		res.Parts = append(res.Parts, part{p.Number, s3Time(p.LastModified), `"` + p.ETag + `"`, p.Size, sum})
 		res.NextPartNumberMarker = p.Number
 	}
 	writeXML(w, http.StatusOK, res)

@@ -101,6 +101,9 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if o.If, err = writePreconditions(r.Header); err != nil {
 		return err
 	}
+	if o.Checksum, err = uploadChecksum(r, cloudstore.FullObject); err != nil {
+		return err
+	}
 	body, err := s.uploadBody(r, s.opts.MaxObjectSize)
 	if err != nil {
 		return err
@@ -117,6 +120,7 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 		return bodyError(err)
 	}
 	w.Header().Set("ETag", `"`+obj.ETag+`"`)
+	setChecksumHeaders(w.Header(), obj.Checksum)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -161,31 +165,46 @@ func bodyError(err error) error {
 	return errIncompleteBody
 }
 
-// checkPartNumber refuses a partNumber read this endpoint cannot answer.
-// An object uploaded in one piece has one part, the whole object, as in
-// S3: partNumber=1 reads it, any other number is not satisfiable. Reading
-// one part of a multipart object is not implemented yet (the store keeps
-// no part boundaries), and says so.
-func checkPartNumber(r *request, obj cloudstore.Object) error {
+// partRead is a read of one part of an object (partNumber).
+type partRead struct {
+	first, length int64
+	count         int // parts to report in x-amz-mp-parts-count; 0 for none
+	number        int
+}
+
+// readPart reads the partNumber of a GET or HEAD, if there is one, as S3
+// does: part N of an object completed from a multipart upload is its
+// bytes within the object; an object uploaded whole has one part, the
+// whole object, and reports no part count. An object completed before
+// the store kept its part sizes is read the same way as one part: its
+// ETag still says how many parts it was made of, but not where they
+// lie. A number past the last part is 416 InvalidPartNumber.
+func readPart(r *request, obj cloudstore.Object) (*partRead, error) {
 	q := r.URL.Query()
 	if !q.Has("partNumber") {
-		return nil
+		return nil, nil
 	}
 	n, err := strconv.Atoi(q.Get("partNumber"))
 	if err != nil || n < 1 || n > cloudstore.MaxPartNumber {
-		return s3err(http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("Part number must be an integer between 1 and %d, inclusive", cloudstore.MaxPartNumber))
+		return nil, s3err(http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("Part number must be an integer between 1 and %d, inclusive", cloudstore.MaxPartNumber))
 	}
 	if r.Header.Get("Range") != "" {
-		return s3err(http.StatusBadRequest, "InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
+		return nil, s3err(http.StatusBadRequest, "InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
 	}
-	if strings.Contains(obj.ETag, "-") {
-		return s3err(http.StatusNotImplemented, "NotImplemented", "Reading one part of an object uploaded in parts is not supported yet; read a byte range instead.")
+	if len(obj.PartSizes) > 0 {
+		first, length, ok := obj.Part(n)
+		if !ok {
+			return nil, errInvalidPartNumber
+		}
+		return &partRead{first, length, len(obj.PartSizes), n}, nil
 	}
 	if n != 1 {
-		return s3err(http.StatusRequestedRangeNotSatisfiable, "InvalidPartNumber", "The requested partnumber is not satisfiable")
+		return nil, errInvalidPartNumber
 	}
-	return nil
+	return &partRead{0, obj.Size, 0, n}, nil
 }
+
+var errInvalidPartNumber = s3err(http.StatusRequestedRangeNotSatisfiable, "InvalidPartNumber", "The requested partnumber is not satisfiable")
 
 // getObject answers GetObject and HeadObject: conditional requests, one
 // byte range, the stored headers and metadata, and the response-*
@@ -201,7 +220,8 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	defer body.Close()
-	if err := checkPartNumber(r, obj); err != nil {
+	part, err := readPart(r, obj)
+	if err != nil {
 		return err
 	}
 	h := w.Header()
@@ -234,7 +254,28 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	}
 	start, length := int64(0), obj.Size
 	status := http.StatusOK
-	if rng := r.Header.Get("Range"); rng != "" {
+	if checksumMode(r) && r.Header.Get("Range") == "" {
+		// The checksum of what is sent: the object's, or the part's.
+		// A byte range has none, as in S3.
+		switch {
+		case part == nil || len(obj.PartSizes) == 0 && obj.MultipartCount() == 0:
+			setChecksumHeaders(h, obj.Checksum)
+		default:
+			setChecksumHeaders(h, partChecksum(obj, part.number))
+		}
+	}
+	if part != nil {
+		// A part is a range of the object: 206 with its Content-Range,
+		// unless it is empty, which no Content-Range can name.
+		start, length = part.first, part.length
+		if part.count > 0 {
+			h.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(part.count))
+		}
+		if length > 0 {
+			status = http.StatusPartialContent
+			h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, start+length-1, obj.Size))
+		}
+	} else if rng := r.Header.Get("Range"); rng != "" {
 		first, last, ok, err := parseRange(rng, obj.Size)
 		if err != nil {
 			h.Set("Content-Range", fmt.Sprintf("bytes */%d", obj.Size))

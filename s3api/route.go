@@ -86,7 +86,7 @@ func route(r *request) operation {
 		}
 	}
 	for _, sub := range unsupported {
-		if q.Has(sub) {
+		if q.Has(sub) && !(sub == "attributes" && r.key != "" && r.Method == http.MethodGet) {
 			return notImplemented("Unsupported:" + sub)
 		}
 	}
@@ -149,8 +149,11 @@ func bucketRoute(m string, q url.Values) operation {
 func objectRoute(r *request, m string, q url.Values) operation {
 	switch m {
 	case http.MethodGet:
-		if q.Has("uploadId") {
+		switch {
+		case q.Has("uploadId"):
 			return operation{name: "ListParts", read: true, run: (*Server).listParts}
+		case q.Has("attributes"):
+			return operation{name: "GetObjectAttributes", read: true, run: (*Server).getObjectAttributes}
 		}
 		return operation{name: "GetObject", read: true, transfer: true, run: (*Server).getObject}
 	case http.MethodHead:
@@ -159,7 +162,7 @@ func objectRoute(r *request, m string, q url.Values) operation {
 		copySource := r.Header.Get("X-Amz-Copy-Source") != ""
 		switch {
 		case q.Has("partNumber") && q.Has("uploadId") && copySource:
-			return notImplemented("UploadPartCopy")
+			return operation{name: "UploadPartCopy", read: true, write: true, transfer: true, run: (*Server).uploadPartCopy, also: copySourceBucket}
 		case q.Has("partNumber") && q.Has("uploadId"):
 			return operation{name: "UploadPart", write: true, transfer: true, run: (*Server).uploadPart}
 		case copySource:

@@ -65,6 +65,8 @@ func TestBucketScopeEveryOperation(t *testing.T) {
 			{"CopyObject from", "PUT", "/" + other + "/copy", "", map[string]string{"X-Amz-Copy-Source": b + "/x"}},
 			{"CreateMultipartUpload", "POST", "/" + b + "/m2?uploads", "", nil},
 			{"UploadPart", "PUT", "/" + b + "/m?partNumber=1&uploadId=" + u, "part", nil},
+			{"UploadPartCopy into", "PUT", "/" + b + "/m?partNumber=2&uploadId=" + u, "", map[string]string{"X-Amz-Copy-Source": other + "/x"}},
+			{"UploadPartCopy from", "PUT", "/" + other + "/m?partNumber=2&uploadId=" + uploads[other], "", map[string]string{"X-Amz-Copy-Source": b + "/x"}},
 			{"ListParts", "GET", "/" + b + "/m?uploadId=" + u, "", nil},
 			{"CompleteMultipartUpload", "POST", "/" + b + "/m?uploadId=" + u, completeBody, nil},
 			{"AbortMultipartUpload", "DELETE", "/" + b + "/m?uploadId=" + u, "", nil},
@@ -103,6 +105,11 @@ func TestBucketScopeEveryOperation(t *testing.T) {
 	}
 	if _, err := e.st.Object("alice", "theirs", "copy"); err == nil {
 		t.Errorf("theirs/copy was written out of scope")
+	}
+	for _, b := range []string{"mine", "theirs"} {
+		if parts, _, err := e.st.Parts("alice", b, "m", uploads[b], 0, 10); err != nil || len(parts) != 0 {
+			t.Errorf("the upload in %s has parts %+v (%v) after the refused requests", b, parts, err)
+		}
 	}
 	// In scope, the same operations get past the scope check (they may
 	// fail for their own reasons: the part listed for completion is bogus).

@@ -104,7 +104,8 @@ type request struct {
 	// chunk signatures, checksums); size its decoded length or -1.
 	body io.Reader
 	size int64
-	read int64 // bytes of body read so far
+	sums *sigv4.Checksums // the body's x-amz-checksum-* values; nil when anonymous
+	read int64            // bytes of body read so far
 }
 
 // counter counts the bytes read through it.
@@ -275,7 +276,7 @@ func (s *Server) authorize(req *request, o operation) error {
 		return err
 	}
 	req.auth, req.s3key, req.account = auth, key, key.Account
-	if req.body, req.size, err = auth.Body(req.Request, o.name != "CompleteMultipartUpload"); err != nil {
+	if req.body, req.size, req.sums, err = auth.BodyChecksums(req.Request, o.name != "CompleteMultipartUpload"); err != nil {
 		return err
 	}
 	if o.write && key.Permissions == cloudstore.PermRead || o.read && key.Permissions == cloudstore.PermWrite {

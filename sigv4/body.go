@@ -40,16 +40,76 @@ const (
 // object's data (checksums true): on CompleteMultipartUpload they describe
 // the whole object, not the request's XML.
 func (a *Auth) Body(r *http.Request, checksums bool) (io.Reader, int64, error) {
+	body, size, _, err := a.BodyChecksums(r, checksums)
+	return body, size, err
+}
+
+// Checksums are the x-amz-checksum-* values of a body, in its headers or
+// its trailer.
+type Checksums struct {
+	list []*checksum
+	done bool // the body was read to its end: every check passed
+}
+
+// Algorithms names the body's checksums (crc32, crc32c, crc64nvme, sha1,
+// sha256), as its headers and x-amz-trailer declare them.
+func (c *Checksums) Algorithms() []string {
+	var out []string
+	for _, cs := range c.list {
+		out = append(out, cs.alg)
+	}
+	return out
+}
+
+// Values returns the body's checksums, base64 by algorithm, once the body
+// was read to its end, which it reaches only if every one matched; nil
+// before.
+func (c *Checksums) Values() map[string]string {
+	if c == nil || !c.done || len(c.list) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, cs := range c.list {
+		out[cs.alg] = base64.StdEncoding.EncodeToString(cs.h.Sum(nil))
+	}
+	return out
+}
+
+// ended marks its Checksums done when the body ends without error.
+type ended struct {
+	r io.Reader
+	c *Checksums
+}
+
+func (e ended) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.c.done = true
+	}
+	return n, err
+}
+
+// BodyChecksums is Body that also returns the body's checksums, whose
+// values are known once the body is read.
+func (a *Auth) BodyChecksums(r *http.Request, checksums bool) (io.Reader, int64, *Checksums, error) {
+	body, size, sums, err := a.body(r, checksums)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return ended{body, sums}, size, sums, nil
+}
+
+func (a *Auth) body(r *http.Request, checksums bool) (io.Reader, int64, *Checksums, error) {
 	size := r.ContentLength
 	var body io.Reader = r.Body
 	if body == nil {
 		body = http.NoBody
 	}
-	var sums []*checksum
+	var sums, trailers []*checksum
 	if checksums {
 		var err error
 		if sums, err = headerChecksums(r.Header); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 	}
 	var err error
@@ -65,7 +125,7 @@ func (a *Auth) Body(r *http.Request, checksums bool) (io.Reader, int64, error) {
 				}
 				cs, err := newChecksum(name, "")
 				if err != nil {
-					return nil, 0, err
+					return nil, 0, nil, err
 				}
 				c.trailers = append(c.trailers, cs)
 			}
@@ -73,13 +133,13 @@ func (a *Auth) Body(r *http.Request, checksums bool) (io.Reader, int64, error) {
 		size = -1
 		if v := r.Header.Get("X-Amz-Decoded-Content-Length"); v != "" {
 			if size, err = strconv.ParseInt(v, 10, 64); err != nil || size < 0 {
-				return nil, 0, errorf("InvalidArgument", "x-amz-decoded-content-length %q is not a length", v)
+				return nil, 0, nil, errorf("InvalidArgument", "x-amz-decoded-content-length %q is not a length", v)
 			}
 		} else if a.PayloadHash == StreamingSigned {
-			return nil, 0, errorf("MissingContentLength", "x-amz-decoded-content-length is required with %s", StreamingSigned)
+			return nil, 0, nil, errorf("MissingContentLength", "x-amz-decoded-content-length is required with %s", StreamingSigned)
 		}
 		c.want = size
-		body = c
+		body, trailers = c, c.trailers
 	default:
 		want, _ := hex.DecodeString(a.PayloadHash)
 		body = &verified{r: body, h: sha256.New(), want: want, err: &Error{"XAmzContentSHA256Mismatch", "the body's SHA-256 is not the x-amz-content-sha256 the request was signed with"}}
@@ -91,16 +151,16 @@ func (a *Auth) Body(r *http.Request, checksums bool) (io.Reader, int64, error) {
 	if vs, ok := r.Header["Content-Md5"]; ok && (len(vs) != 1 || vs[0] == "") {
 		// Present but empty (or repeated): S3 refuses it rather than
 		// taking it for absent.
-		return nil, 0, errorf("InvalidDigest", "the Content-MD5 header is empty; send the body's base64 MD5, or no header")
+		return nil, 0, nil, errorf("InvalidDigest", "the Content-MD5 header is empty; send the body's base64 MD5, or no header")
 	}
 	if v := r.Header.Get("Content-MD5"); v != "" {
 		want, err := base64.StdEncoding.DecodeString(v)
 		if err != nil || len(want) != md5.Size {
-			return nil, 0, errorf("InvalidDigest", "the Content-MD5 %q is not a base64 MD5", v)
+			return nil, 0, nil, errorf("InvalidDigest", "the Content-MD5 %q is not a base64 MD5", v)
 		}
 		body = &verified{r: body, h: md5.New(), want: want, err: errorf("BadDigest", "the body's MD5 does not match the Content-MD5 header")}
 	}
-	return body, size, nil
+	return body, size, &Checksums{list: append(sums, trailers...)}, nil
 }
 
 // verified passes a body through a hash and, at its end, returns err
