@@ -23,10 +23,10 @@ Commands:
   revoke ID                              revoke a key
 
 Every command takes --api URL (env LATTICE_API_URL, default
-http://127.0.0.1:8090), --api-key KEY and --json.
+http://127.0.0.1:8090), --api-key KEY and --json; under lattice dev, the
+dev profile gives both (the admin key).
 
 Examples:
-  export LATTICE_API_KEY=$(cat ~/.lattice/dev/cloud/admin-api-key)
   lattice cloud apikey create --account alice --name laptop
   lattice cloud apikey list --account alice
   lattice cloud apikey revoke key_4fQ9xT2mZ8rB1cLd
@@ -64,7 +64,7 @@ signed with it fail from then on. Needs an admin --api-key.`, `  lattice cloud a
 `)
 	}
 	apiURL := f.string("api", "LATTICE_API_URL", "", "http://127.0.0.1:8090", "cloud REST API URL")
-	apiKey := f.string("api-key", "LATTICE_API_KEY", "", "", "an admin API key (required)")
+	apiKey := f.string("api-key", "LATTICE_API_KEY", "", "", "an admin API key (required): the profile's, under lattice dev")
 	asJSON := f.jsonFlag()
 	account, name := new(string), new(string)
 	switch op {

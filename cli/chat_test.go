@@ -435,7 +435,7 @@ func TestChatFollowText(t *testing.T) {
 	alice := newChatUser(t, dir, "alice", c.Nodes[0].API.URL)
 	bob := newChatUser(t, dir, "bob", c.Nodes[0].API.URL)
 	// The profile in use gives the node and the key.
-	if _, err := saveDevProfile(bob.node, bob.key, "", filepath.Join(dir, "no-admin-key")); err != nil {
+	if _, err := saveDevProfile("dev", dir, bob.node, bob.key, "", filepath.Join(dir, "no-admin-key")); err != nil {
 		t.Fatal(err)
 	}
 	if r := mustRun(t, "directory", "register"); !strings.HasPrefix(r.stdout, "registered "+bob.addr+" at the node at "+bob.node) {

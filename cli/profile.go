@@ -27,6 +27,8 @@ type profile struct {
 	Key    string `json:"key,omitempty"`
 	API    string `json:"api,omitempty"`
 	APIKey string `json:"api_key,omitempty"`
+	// Data is the data directory of the `lattice dev` that wrote it.
+	Data string `json:"data,omitempty"`
 }
 
 // value returns the profile's setting for a flag's environment variable.
@@ -144,21 +146,45 @@ func takeProfileFlag(args []string) (rest []string, name string, err error) {
 	return out, name, nil
 }
 
-// saveDevProfile records the dev network's settings as the profile "dev",
+// devProfileName is the profile `lattice dev` writes for a data directory:
+// "dev" for the default one, for the first, and for the one that wrote it;
+// for another, "dev-" and the directory's name, so that a second,
+// throwaway dev network (a walkthrough's) never takes over the settings of
+// the one the user keeps running.
+func devProfileName(data string) string {
+	data, _ = filepath.Abs(data)
+	pf, _, err := loadProfiles()
+	if err != nil {
+		return "dev"
+	}
+	if prev, ok := pf.Profiles["dev"]; !ok || prev.Data == "" && data == filepath.Clean(homeDir(".lattice", "dev")) || prev.Data == data {
+		return "dev"
+	}
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '-'
+	}, filepath.Base(filepath.Clean(data)))
+	return "dev-" + name
+}
+
+// saveDevProfile records the dev network's settings as the profile name,
 // and makes it the current profile unless another is.
-func saveDevProfile(nodeURL, keyPath, apiURL, adminKeyPath string) (string, error) {
+func saveDevProfile(name, data, nodeURL, keyPath, apiURL, adminKeyPath string) (string, error) {
 	pf, path, err := loadProfiles()
 	if err != nil {
 		return "", err
 	}
 	key, _ := filepath.Abs(keyPath)
-	p := profile{Node: nodeURL, Key: key, API: apiURL}
+	data, _ = filepath.Abs(data)
+	p := profile{Node: nodeURL, Key: key, API: apiURL, Data: data}
 	if data, err := os.ReadFile(adminKeyPath); err == nil {
 		p.APIKey = strings.TrimSpace(string(data))
 	}
-	pf.Profiles["dev"] = p
+	pf.Profiles[name] = p
 	if pf.Current == "" {
-		pf.Current = "dev"
+		pf.Current = name
 	}
 	return path, pf.save(path)
 }

@@ -74,13 +74,13 @@ S3 access keys, for S3 SDKs and tools:
   keys delete ACCESS_KEY_ID
 
 Every command takes --api URL (env LATTICE_API_URL, default http://127.0.0.1:8090),
---api-key KEY (env LATTICE_API_KEY) and --json. Transfers draw a progress bar
+--api-key KEY (env LATTICE_API_KEY) and --json; under lattice dev, the dev
+profile gives both. Transfers draw a progress bar
 when stderr is a terminal (--progress, --no-progress to choose). A recursive
 cp and a sync move 4 files at once (--parallel N, 1 to 32), printing a line
 as each is done.
 
 Examples:
-  export LATTICE_API_KEY=$(cat ~/.lattice/dev/cloud/admin-api-key)
   lattice s3 mb photos
   lattice s3 cp ./holiday s3://photos/2026/ --recursive
   lattice s3 ls photos/2026/
@@ -122,7 +122,7 @@ func newS3Flags(e *env, usageLine, about, examples string) *s3Flags {
 func newAPIFlags(e *env, name, usageLine, about, examples string) *s3Flags {
 	f := &s3Flags{flags: newHelpFlags(e, name, usageLine, about, examples)}
 	f.api = f.string("api", "LATTICE_API_URL", "", "http://127.0.0.1:8090", "cloud REST API URL")
-	f.apiKey = f.string("api-key", "LATTICE_API_KEY", "", "", "API key (required)")
+	f.apiKey = f.string("api-key", "LATTICE_API_KEY", "", "", "API key (required): the profile's, under lattice dev")
 	f.json = f.jsonFlag()
 	return f
 }

@@ -237,13 +237,19 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 			fmt.Fprintf(e.stdout, "  account     %s (genesis of %s native, shared with the other nodes' keys)\n\n",
 				net.Genesis.Account, net.Genesis.Balance.Units())
 		}
-		if path, err := saveDevProfile(url, keyPath, apiURL, filepath.Join(cloudDir, "admin-api-key")); err != nil {
+		name := devProfileName(*data)
+		if path, err := saveDevProfile(name, *data, url, keyPath, apiURL, filepath.Join(cloudDir, "admin-api-key")); err != nil {
 			fmt.Fprintf(e.stdout, "Try, in another terminal:\n")
 			fmt.Fprintf(e.stdout, "  export LATTICE_NODE=%s LATTICE_KEY=%s\n", url, keyPath)
 			fmt.Fprintf(e.stdout, "  lattice balance\n\n(the profile could not be written: %v)\n", err)
 		} else {
-			fmt.Fprintf(e.stdout, "  profile     dev, in %s: the commands use it with no flags\n\n", path)
-			fmt.Fprintf(e.stdout, "Try, in another terminal:\n  lattice balance\n  lattice s3 ls\n")
+			if pf, _, err := loadProfiles(); err == nil && pf.Current == name {
+				fmt.Fprintf(e.stdout, "  profile     %s, in %s: the commands use it with no flags\n\n", name, path)
+				fmt.Fprintf(e.stdout, "Try, in another terminal:\n  lattice balance\n  lattice s3 ls\n  lattice chat send --to ADDRESS hello\n")
+			} else {
+				fmt.Fprintf(e.stdout, "  profile     %s, in %s (the current profile is %s)\n\n", name, path, pf.Current)
+				fmt.Fprintf(e.stdout, "Try, in another terminal:\n  lattice --profile %s balance\n  lattice --profile %s s3 ls\n  lattice profile use %s    # then with no flags\n", name, name, name)
+			}
 		}
 		fmt.Fprintf(e.stdout, "\nStop with Ctrl-C.\n")
 	})

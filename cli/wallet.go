@@ -29,7 +29,7 @@ func addClientFlags(f *flags, signing bool) *clientFlags {
 	c := &clientFlags{
 		flags: f,
 		node:  f.string("node", "LATTICE_NODE", "", "http://127.0.0.1:8080", "node API URL"),
-		key:   f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file"),
+		key:   f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file: the profile's (the dev key, under lattice dev), else this default"),
 		json:  f.jsonFlag(),
 	}
 	if signing {
@@ -267,7 +267,7 @@ Prints the address of the account whose key is in --key.`, `  lattice key show
   BOB=$(lattice key show --key bob.json)
 `)
 	}
-	key := f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file")
+	key := f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file: the profile's (the dev key, under lattice dev), else this default")
 	out := new(string)
 	if args[0] == "new" {
 		out = f.String("out", "", "where to write the new key (default: --key)")

@@ -247,7 +247,7 @@ func (h *Host) startGossip(ctx context.Context) error {
 		// burst, left for sync to recover.
 		pubsub.WithPeerOutboundQueueSize(1024),
 		pubsub.WithValidateQueueSize(4096),
-		pubsub.WithLogger(h.log.With("component", "p2p/pubsub")),
+		pubsub.WithLogger(h.cfg.Logger.With("component", "p2p/pubsub")), // not h.log: one component key
 	)
 	if err != nil {
 		return fmt.Errorf("p2p: start gossipsub: %w", err)

@@ -1,5 +1,5 @@
 // Package pebblelog sends Pebble's log messages to log/slog: its routine
-// chatter at debug level, its errors as errors, tagged component=pebble.
+// chatter at debug level, its errors as errors, tagged db=pebble.
 // Errors are rate-limited: a failing disk makes Pebble retry a flush in a
 // loop, hundreds of times a second, and each retry logs.
 package pebblelog
@@ -30,7 +30,7 @@ func New(log *slog.Logger) *Logger { return &Logger{log: log} }
 
 // Infof implements pebble.Logger.
 func (l *Logger) Infof(format string, args ...any) {
-	l.log.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+	l.log.Debug(fmt.Sprintf(format, args...), "db", "pebble")
 }
 
 // Errorf implements pebble.Logger, at most once per errorInterval.
@@ -45,7 +45,7 @@ func (l *Logger) Errorf(format string, args ...any) {
 	suppressed := l.suppressed
 	l.last, l.suppressed = now, 0
 	l.mu.Unlock()
-	attrs := []any{"component", "pebble"}
+	attrs := []any{"db", "pebble"}
 	if suppressed > 0 {
 		attrs = append(attrs, "suppressed", suppressed)
 	}
@@ -55,6 +55,6 @@ func (l *Logger) Errorf(format string, args ...any) {
 // Fatalf implements pebble.Logger: it logs, then panics, as Pebble expects
 // Fatalf not to return. The stores recover the panic and stop writing.
 func (l *Logger) Fatalf(format string, args ...any) {
-	l.log.Error(fmt.Sprintf(format, args...), "component", "pebble")
+	l.log.Error(fmt.Sprintf(format, args...), "db", "pebble")
 	panic(fmt.Sprintf(format, args...))
 }
