@@ -42,6 +42,8 @@ type Upload struct {
 	ContentType string            `json:"content_type"`
 	Meta        map[string]string `json:"meta,omitempty"`
 	Initiated   time.Time         `json:"initiated"`
+	// Tags are given to the object when the upload completes.
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // Part is an uploaded part. Its body is a body file like an object's,
@@ -74,11 +76,14 @@ func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload,
 	if err := ValidObjectKey(key); err != nil {
 		return Upload{}, err
 	}
+	if err := checkTags(o.Tags, MaxObjectTags); err != nil {
+		return Upload{}, err
+	}
 	if _, err := s.Bucket(account, bucket); err != nil {
 		return Upload{}, err
 	}
 	u := Upload{ID: randomFrom("0123456789abcdef", 32), Account: account, Bucket: bucket, Key: key,
-		ContentType: o.ContentType, Meta: o.Meta, Initiated: o.Now.UTC()}
+		ContentType: o.ContentType, Meta: o.Meta, Initiated: o.Now.UTC(), Tags: tagsOrNil(o.Tags)}
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := setJSON(b, k(tUpload, u.ID), u); err != nil {
@@ -509,7 +514,7 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 		readers[i] = lf
 	}
 	sum := md5.Sum(etags)
-	o := PutOptions{ContentType: u.ContentType, Meta: u.Meta, Max: total, Now: now, If: pre}
+	o := PutOptions{ContentType: u.ContentType, Meta: u.Meta, Max: total, Now: now, If: pre, Tags: u.Tags}
 	if c := compositeChecksum(sums); c != nil {
 		// Every part has a checksum of one algorithm (putJoined keeps
 		// them for part reads): the object's is composite.
@@ -532,7 +537,8 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 // putJoined stores a completed upload's body with the given ETag and part
 // sizes.
 func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body io.Reader, o PutOptions, etag string, sizes []int64, sums []*Checksum) (Object, error) {
-	obj := Object{Key: key, ETag: etag, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Size: o.Max, PartSizes: sizes}
+	obj := Object{Key: key, ETag: etag, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Size: o.Max, PartSizes: sizes,
+		Tags: tagsOrNil(o.Tags)}
 	if o.Checksum != nil {
 		obj.Checksum = o.Checksum()
 	}

@@ -64,6 +64,9 @@ type Object struct {
 	Checksum              *Checksum `json:"checksum,omitempty"`
 	PartChecksums         []string  `json:"part_checksums,omitempty"`
 	PartChecksumAlgorithm string    `json:"part_checksum_algorithm,omitempty"`
+	// Tags are the object's tag set (S3 object tagging), at most
+	// MaxObjectTags; records written before tags were kept have none.
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // MultipartCount is the number of parts an object was completed from, as
@@ -104,6 +107,8 @@ type PutOptions struct {
 	// end, and gives the checksum to keep with the object (nil for
 	// none).
 	Checksum func() *Checksum
+	// Tags is the new object's tag set (none when empty).
+	Tags map[string]string
 }
 
 // ErrPrecondition is returned by a conditional write whose condition does
@@ -243,6 +248,9 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	if err := ValidObjectKey(key); err != nil {
 		return Object{}, err
 	}
+	if err := checkTags(o.Tags, MaxObjectTags); err != nil {
+		return Object{}, err
+	}
 	if _, err := s.Bucket(account, bucket); err != nil {
 		return Object{}, err
 	}
@@ -267,7 +275,7 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	if int64(n) > o.Max {
 		return Object{}, ErrTooLarge
 	}
-	obj := Object{Key: key, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC()}
+	obj := Object{Key: key, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Tags: tagsOrNil(o.Tags)}
 	if n <= InlineMax {
 		if o.Checksum != nil {
 			obj.Checksum = o.Checksum()
@@ -600,9 +608,32 @@ func (s *Store) CopyObject(account, bucket, src, dst string, now time.Time) (Obj
 // CopyObjectTo copies an object to another key, in the same bucket or in
 // another of the account's buckets, sharing its body. A non-nil replace
 // gives the copy that content type and metadata instead of the source's.
+// The copy keeps the source's tags.
 func (s *Store) CopyObjectTo(account, srcBucket, src, dstBucket, dst string, now time.Time, replace *PutOptions) (Object, error) {
+	return s.Copy(account, srcBucket, src, dstBucket, dst, now, CopyOptions{Replace: replace})
+}
+
+// CopyOptions say what a copy takes other than from its source.
+type CopyOptions struct {
+	// Replace, if not nil, gives the copy its content type and metadata
+	// instead of the source's.
+	Replace *PutOptions
+	// ReplaceTags gives the copy Tags (none when empty) instead of the
+	// source's tags.
+	ReplaceTags bool
+	Tags        map[string]string
+}
+
+// Copy copies an object to another key, in the same bucket or in another
+// of the account's buckets, sharing its body, as o says.
+func (s *Store) Copy(account, srcBucket, src, dstBucket, dst string, now time.Time, o CopyOptions) (Object, error) {
 	if err := ValidObjectKey(dst); err != nil {
 		return Object{}, err
+	}
+	if o.ReplaceTags {
+		if err := checkTags(o.Tags, MaxObjectTags); err != nil {
+			return Object{}, err
+		}
 	}
 	// Read the source and apply the copy under one lock, so that the
 	// source's body cannot be deleted in between.
@@ -613,8 +644,11 @@ func (s *Store) CopyObjectTo(account, srcBucket, src, dstBucket, dst string, now
 			return err
 		}
 		obj.Key, obj.LastModified = dst, now.UTC()
-		if replace != nil {
-			obj.ContentType, obj.Meta = replace.ContentType, replace.Meta
+		if o.Replace != nil {
+			obj.ContentType, obj.Meta = o.Replace.ContentType, o.Replace.Meta
+		}
+		if o.ReplaceTags {
+			obj.Tags = tagsOrNil(o.Tags)
 		}
 		ev := Event{Type: EventObjectCopied, Time: now, Key: dst, Size: obj.Size, SourceKey: src}
 		if srcBucket != dstBucket {
@@ -730,10 +764,12 @@ type objectMeta struct {
 	LastModified time.Time         `json:"last_modified"`
 	Meta         map[string]string `json:"meta,omitempty"`
 	Blob         string            `json:"blob,omitempty"`
+	Tags         map[string]string `json:"tags,omitempty"`
 }
 
 func (m objectMeta) withoutBody() Object {
-	return Object{Key: m.Key, Size: m.Size, ETag: m.ETag, ContentType: m.ContentType, LastModified: m.LastModified, Meta: m.Meta, Blob: m.Blob}
+	return Object{Key: m.Key, Size: m.Size, ETag: m.ETag, ContentType: m.ContentType, LastModified: m.LastModified, Meta: m.Meta, Blob: m.Blob,
+		Tags: m.Tags}
 }
 
 // lastOf is the greatest key or common prefix listed.

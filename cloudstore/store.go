@@ -454,6 +454,7 @@ func (s *Store) DeleteBucket(account, name string) error {
 	for _, r := range rules {
 		b.Delete(k(tRule, name, r.ID), nil)
 	}
+	b.Delete(k(tBucketTags, name), nil)
 	// Its log and metrics go with it: a bucket created later under the
 	// name, perhaps by another account, starts with none.
 	if err := deleteEvents(b, name); err != nil {

@@ -75,6 +75,8 @@ func toError(err error, notFound *Error) *Error {
 		return errBucketNotEmpty
 	case errors.Is(err, cloudstore.ErrTooLarge):
 		return errTooLarge
+	case errors.Is(err, cloudstore.ErrTooManyTags):
+		return s3err(http.StatusBadRequest, "BadRequest", "The tag set has more tags than allowed: "+err.Error())
 	case errors.Is(err, cloudstore.ErrInvalidKey):
 		return s3err(http.StatusBadRequest, "InvalidArgument", err.Error())
 	case errors.Is(err, cloudstore.ErrInvalidPart):

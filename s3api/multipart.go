@@ -19,6 +19,9 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	if o.Tags, err = requestTags(r); err != nil {
+		return err
+	}
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}

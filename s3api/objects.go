@@ -98,6 +98,9 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	if o.Tags, err = requestTags(r); err != nil {
+		return err
+	}
 	if o.If, err = writePreconditions(r.Header); err != nil {
 		return err
 	}
@@ -243,6 +246,11 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 		} else {
 			h.Set(name, v)
 		}
+	}
+	if len(obj.Tags) > 0 && r.auth != nil {
+		// As S3 sends it to whoever may read the tags: not to an
+		// anonymous reader of a public bucket.
+		h.Set("X-Amz-Tagging-Count", strconv.Itoa(len(obj.Tags)))
 	}
 	if r.auth != nil {
 		q := r.URL.Query()
@@ -438,10 +446,20 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	if err := checkConditions(r.Header, "X-Amz-Copy-Source-", `"`+src.ETag+`"`, src.LastModified); err != nil {
 		return err
 	}
-	var replace *cloudstore.PutOptions
+	replaceTags, err := taggingDirective(r.Header)
+	if err != nil {
+		return err
+	}
+	co := cloudstore.CopyOptions{ReplaceTags: replaceTags}
+	if replaceTags {
+		if co.Tags, err = requestTags(r); err != nil {
+			return err
+		}
+	}
 	switch d := r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
-		if srcBucket == r.bucket && srcKey == r.key {
+		// Replacing the tags alone is a change, as it is in S3.
+		if srcBucket == r.bucket && srcKey == r.key && !replaceTags {
 			return s3err(http.StatusBadRequest, "InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 		}
 	case "REPLACE":
@@ -449,11 +467,11 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 		if err != nil {
 			return err
 		}
-		replace = &o
+		co.Replace = &o
 	default:
 		return s3err(http.StatusBadRequest, "InvalidArgument", "Unknown metadata directive.")
 	}
-	obj, err := s.st.CopyObjectTo(r.account, srcBucket, srcKey, r.bucket, r.key, s.opts.Now(), replace)
+	obj, err := s.st.Copy(r.account, srcBucket, srcKey, r.bucket, r.key, s.opts.Now(), co)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // Tools read a bucket's configurations before they act (rclone its
-// versioning, mc its object lock and versions, the AWS CLI its tagging).
+// versioning, mc its object lock and versions).
 // This endpoint keeps none of them, so it answers those reads as S3 does
 // for a bucket that has none: an empty document where S3 gives one, the
 // specific 404 where S3 gives that. Writing a configuration stays 501
@@ -33,7 +33,6 @@ var emptyConfigs = map[string]emptyConfig{
 // of their own when nothing is configured.
 var missingConfigs = map[string]*Error{
 	"object-lock":       s3err(http.StatusNotFound, "ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket"),
-	"tagging":           s3err(http.StatusNotFound, "NoSuchTagSet", "The TagSet does not exist"),
 	"policy":            s3err(http.StatusNotFound, "NoSuchBucketPolicy", "The bucket policy does not exist"),
 	"policyStatus":      s3err(http.StatusNotFound, "NoSuchBucketPolicy", "The bucket policy does not exist"),
 	"cors":              s3err(http.StatusNotFound, "NoSuchCORSConfiguration", "The CORS configuration does not exist"),
@@ -51,10 +50,7 @@ func probeRoute(r *request, q url.Values) (operation, bool) {
 		return operation{}, false
 	}
 	if r.key != "" {
-		switch {
-		case q.Has("tagging"):
-			return operation{name: "GetObjectTagging", read: true, run: (*Server).objectTagging}, true
-		case q.Has("acl"):
+		if q.Has("acl") {
 			return operation{name: "GetObjectAcl", read: true, run: (*Server).acl}, true
 		}
 		return operation{}, false
@@ -89,20 +85,6 @@ func probeRoute(r *request, q url.Values) (operation, bool) {
 		}
 	}
 	return operation{}, false
-}
-
-// objectTagging answers GetObjectTagging: an object has no tags here.
-func (s *Server) objectTagging(w http.ResponseWriter, r *request) error {
-	if _, err := s.st.Object(r.account, r.bucket, r.key); err != nil {
-		return err
-	}
-	type result struct {
-		XMLName xml.Name `xml:"Tagging"`
-		Xmlns   string   `xml:"xmlns,attr"`
-		TagSet  struct{}
-	}
-	writeXML(w, http.StatusOK, result{Xmlns: xmlns})
-	return nil
 }
 
 // acl answers GetBucketAcl and GetObjectAcl with the grants that hold:
