@@ -709,7 +709,9 @@ func (s *Store) list(account, bucket, prefix, delimiter, marker string, skip, ma
 		// NextMarker of a delimited page) skips everything under it.
 		after := append(append(bytes.Clone(base), marker...), 0)
 		if delimiter != "" && strings.HasPrefix(marker, prefix) && strings.HasSuffix(marker[len(prefix):], delimiter) {
-			after = append(bytes.Clone(base), successor([]byte(marker))...)
+			// Of base and marker together: base ends in 0, so this
+			// has a successor even when the marker is all 0xff.
+			after = successor(append(bytes.Clone(base), marker...))
 		}
 		if bytes.Compare(after, lower) > 0 {
 			lower = after
@@ -738,7 +740,7 @@ func (s *Store) list(account, bucket, prefix, delimiter, marker string, skip, ma
 					kept++
 				}
 				// Skip every key under this common prefix.
-				ok = it.SeekGE(append(bytes.Clone(base), successor([]byte(cp))...))
+				ok = it.SeekGE(successor(append(bytes.Clone(base), cp...)))
 				continue
 			}
 		}

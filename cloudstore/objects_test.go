@@ -594,9 +594,11 @@ func (r *failingReader) Read(p []byte) (int, error) {
 
 func TestPutObjectInterrupted(t *testing.T) {
 	b := newBlobStore(t)
+	// The client's failure, not the disk's (IncompleteBody, not a 500),
+	// whether it cuts the inline head or the body file short.
 	for _, n := range []int{0, 10, 200 << 10} {
-		if _, err := b.PutObject(context.Background(), "acme", "pics", "k", "", &failingReader{n}, 1<<20, t0); err == nil {
-			t.Errorf("PutObject with a body failing after %d bytes succeeded", n)
+		if _, err := b.PutObject(context.Background(), "acme", "pics", "k", "", &failingReader{n}, 1<<20, t0); !errors.Is(err, ErrBody) {
+			t.Errorf("PutObject with a body failing after %d bytes: got %v, want ErrBody", n, err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -834,6 +836,11 @@ func TestListObjects(t *testing.T) {
 		{"", "", "z", 100, " | "},
 		{"", "", "zz", 100, " | "},
 		{"", "", "\x00", 100, strings.Join(listKeys, " ") + " | "},
+		// A marker of 0xff bytes (no key holds one: keys are UTF-8) is
+		// after every key, as a common prefix too.
+		{"", "", "\xff", 100, " | "},
+		{"", "\xff", "\xff", 100, " | "},
+		{"", "\xff", "\xff\xff", 100, " | "},
 		// A marker that is a common prefix skips everything under it.
 		{"", "/", "photos/", 100, "photos0 z P:videos/ | "},
 		{"", "/", "videos/", 100, "z | "},
