@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 )
@@ -83,4 +84,49 @@ func TestConditionalWrites(t *testing.T) {
 	if _, err := s.CompleteUpload(ctx, "acme", "pics", "k10", u.ID, list, t0, Preconditions{IfMatch: cur.ETag}); err != nil {
 		t.Errorf("complete with the right If-Match after a refusal: %v", err)
 	}
+}
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestPreconditionRefusedBeforeTheBody: a write whose precondition
+// already fails is refused before a byte of its body is read, so that a
+// client is not made to send gigabytes only to hear 412 (the commit checks
+// again, atomically, for a write that raced).
+func TestPreconditionRefusedBeforeTheBody(t *testing.T) {
+	s := newBlobStore(t)
+	ctx := context.Background()
+	old, err := s.Put(ctx, "acme", "pics", "there", bytes.NewReader([]byte("v1")), PutOptions{Max: 1 << 20, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, key string
+		pre       Preconditions
+	}{
+		{"If-None-Match: * on an object", "there", Preconditions{IfNoneMatch: "*"}},
+		{"If-Match: * on no object", "missing", Preconditions{IfMatch: "*"}},
+		{"If-Match of another ETag", "there", Preconditions{IfMatch: old.ETag[1:] + "0"}},
+	} {
+		for _, size := range []int{10, InlineMax + 10} {
+			body := &countingReader{r: bytes.NewReader(bytes.Repeat([]byte{'x'}, size))}
+			_, err := s.Put(ctx, "acme", "pics", tc.key, body, PutOptions{Max: 1 << 20, Now: t0, If: tc.pre})
+			if !errors.Is(err, ErrPrecondition) {
+				t.Errorf("%s, %d bytes: got %v, want ErrPrecondition", tc.name, size, err)
+			}
+			if body.n != 0 {
+				t.Errorf("%s, %d bytes: bytes of the body read: got %d, want 0", tc.name, size, body.n)
+			}
+		}
+	}
+	s.wantFiles("after the refused writes", 0)
 }
