@@ -261,17 +261,8 @@ func TestPutObjectFile(t *testing.T) {
 // *os.File is.
 func TestOpenObjectRanges(t *testing.T) {
 	body := randomBody(InlineMax + 100<<10)
-	mem, err := open("db", nil, vfs.NewMem())
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := openWithBucket(t, vfs.NewMem())
 	defer mem.Close()
-	if err := mem.OpenBlobs("objects"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := mem.CreateBucket("acme", "pics", "", t0); err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name     string
 		s        *Store

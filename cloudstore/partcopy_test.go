@@ -277,17 +277,8 @@ func TestCopyPartRefusals(t *testing.T) {
 func TestCopyPartSurvivesPowerLoss(t *testing.T) {
 	ctx := context.Background()
 	fs := vfs.NewCrashableMem()
-	s, err := open("db", nil, fs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openWithBucket(t, fs)
 	defer s.Close()
-	if err := s.OpenBlobs("objects"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CreateBucket("acme", "pics", "", t0); err != nil {
-		t.Fatal(err)
-	}
 	body := randomBody(MinPartSize + 5000)
 	if _, err := s.PutObject(ctx, "acme", "pics", "src", "", bytes.NewReader(body), 10<<20, t0); err != nil {
 		t.Fatal(err)

@@ -166,17 +166,8 @@ func powerLossRound(t *testing.T, round int) {
 func uploadUntilCrash(t *testing.T, round int) crashImage {
 	ctx := context.Background()
 	fs := vfs.NewCrashableMem()
-	s, err := open("db", nil, fs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openWithBucket(t, fs)
 	defer s.Close()
-	if err := s.OpenBlobs("objects"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CreateBucket("acme", "pics", "", t0); err != nil {
-		t.Fatal(err)
-	}
 	run := &crashRun{started: map[string]wantObject{}, acked: map[string]wantObject{}, uploads: map[string]*multipartUpload{}}
 	var (
 		stop    atomic.Bool
@@ -490,4 +481,23 @@ func wantWhole(t *testing.T, s *Store, round int, key string, want wantObject) {
 		t.Errorf("round %d: %s after the crash: size %d, %d bytes read (%v), ETag %s, MD5 %x; want %d bytes, ETag %s, MD5 %x",
 			round, key, o.Size, n, err, o.ETag, h.Sum(nil), want.size, want.etag, want.sum)
 	}
+}
+
+// openWithBucket opens a store, its database and body files on fs, with
+// the bucket pics of acme. The caller closes it.
+func openWithBucket(t *testing.T, fs vfs.FS) *Store {
+	t.Helper()
+	s, err := open("db", nil, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.OpenBlobs("objects"); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	if _, err := s.CreateBucket("acme", "pics", "", t0); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s
 }
