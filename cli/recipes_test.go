@@ -23,6 +23,7 @@ import (
 
 	"github.com/latticenet/lattice/chatnet"
 	"github.com/latticenet/lattice/internal/openapitest"
+	"github.com/latticenet/lattice/internal/tooltest"
 	"github.com/latticenet/lattice/nodeapi"
 	"github.com/latticenet/lattice/platform"
 )
@@ -392,20 +393,6 @@ printf 'meow' | curl -fsS -X PUT --data-binary @- "$URL"
 	}
 }
 
-// need returns the path of a program the recipes run: a test that cannot
-// find it is skipped, except in CI, where it fails.
-func need(t *testing.T, prog string) string {
-	t.Helper()
-	path, err := exec.LookPath(prog)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the doc recipes need %s (.ci/run installs it): %v", prog, err)
-		}
-		t.Skipf("the doc recipes need %s: %v", prog, err)
-	}
-	return path
-}
-
 // TestDocRecipesRun runs every recipe of docs/api.md and docs/cloud-api.md,
 // in the order of its page, with sh -eu (an unset variable fails too)
 // against a fresh `lattice dev`, and fails at the first that exits non-zero,
@@ -417,9 +404,9 @@ func need(t *testing.T, prog string) string {
 // itself (GET /chat/events) bounds itself, as a reader's would, with
 // curl --max-time.
 func TestDocRecipesRun(t *testing.T) {
-	sh := need(t, "sh")
+	sh := tooltest.Need(t, "sh")
 	for _, prog := range []string{"curl", "jq"} {
-		need(t, prog)
+		tooltest.Need(t, prog)
 	}
 	cleanEnv(t)
 	start := time.Now()

@@ -12,24 +12,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-)
 
-// needTool returns the path of a client this test drives: a skip when it
-// is missing, a failure when CI=true (CI must install it).
-func needTool(t *testing.T, name string, check ...string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil && len(check) > 0 {
-		err = exec.Command(path, check...).Run()
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s %s is not usable (%v), and CI=true: CI must install it", name, strings.Join(check, " "), err)
-		}
-		t.Skipf("%s %s is not usable (%v); set CI=true to make this a failure", name, strings.Join(check, " "), err)
-	}
-	return path
-}
+	"github.com/latticenet/lattice/internal/tooltest"
+)
 
 // clientEnv is the environment of a real client of e: alice's key, the
 // region, and no configuration of the user's.
@@ -75,7 +60,7 @@ func (e *env) run(t *testing.T, path string, args ...string) {
 // object between buckets, which the CLI does with UploadPartCopy above
 // its 8 MiB multipart threshold.
 func TestAWSCLICopiesBetweenBuckets(t *testing.T) {
-	cli := needTool(t, "aws", "--version")
+	cli := tooltest.Need(t, "aws", "--version")
 	e := newEnv(t)
 	ctx := context.Background()
 	c := e.sdk(e.id, e.secret)
@@ -126,7 +111,7 @@ boto3.resource("s3", endpoint_url=url).Object(dst, key + ".2").copy({"Bucket": s
 // TestBoto3ManagedCopy: boto3's copy of a 20 MiB object between buckets,
 // with the client and with the resource API.
 func TestBoto3ManagedCopy(t *testing.T) {
-	python := needTool(t, "python3", "-c", "import boto3")
+	python := tooltest.Need(t, "python3", "-c", "import boto3")
 	e := newEnv(t)
 	c := e.sdk(e.id, e.secret)
 	mustBuckets(t, c, "boto-a", "boto-b")

@@ -147,13 +147,7 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err // a missing source is NoSuchKey, as the request names a key
 	}
-	type result struct {
-		XMLName      xml.Name `xml:"CopyPartResult"`
-		Xmlns        string   `xml:"xmlns,attr"`
-		LastModified string
-		ETag         string
-	}
-	writeXML(w, http.StatusOK, result{Xmlns: xmlns, LastModified: s3Time(p.LastModified), ETag: `"` + p.ETag + `"`})
+	writeCopyResult(w, "CopyPartResult", p.LastModified, p.ETag)
 	return nil
 }
 

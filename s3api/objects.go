@@ -475,14 +475,20 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	writeCopyResult(w, "CopyObjectResult", obj.LastModified, obj.ETag)
+	return nil
+}
+
+// writeCopyResult answers a copy (CopyObjectResult, CopyPartResult): the
+// copy's time and quoted ETag under the root element named root.
+func writeCopyResult(w http.ResponseWriter, root string, modified time.Time, etag string) {
 	type result struct {
-		XMLName      xml.Name `xml:"CopyObjectResult"`
+		XMLName      xml.Name // root, set below
 		Xmlns        string   `xml:"xmlns,attr"`
 		LastModified string
 		ETag         string
 	}
-	writeXML(w, http.StatusOK, result{Xmlns: xmlns, LastModified: s3Time(obj.LastModified), ETag: `"` + obj.ETag + `"`})
-	return nil
+	writeXML(w, http.StatusOK, result{XMLName: xml.Name{Local: root}, Xmlns: xmlns, LastModified: s3Time(modified), ETag: `"` + etag + `"`})
 }
 
 // deleteObjects answers DeleteObjects: up to 1000 keys, each deleted on

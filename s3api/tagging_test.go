@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/internal/tooltest"
 	"github.com/latticenet/lattice/s3api"
 )
 
@@ -766,7 +767,7 @@ func TestTagsSurviveRestart(t *testing.T) {
 // tagged object between buckets, which keeps its tags (CopyObject's
 // default tagging directive, COPY).
 func TestAWSCLITagging(t *testing.T) {
-	cli := needTool(t, "aws", "--version")
+	cli := tooltest.Need(t, "aws", "--version")
 	e := newEnv(t)
 	c := e.sdk(e.id, e.secret)
 	mustBuckets(t, c, "cli-tags", "cli-copy")

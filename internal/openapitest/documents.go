@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,14 +15,35 @@ import (
 
 // A Document is one of the embedded API documents, loaded once per test
 // binary so that Covered sees every test's requests.
-type Document struct{ load func() (*Checker, error) }
+type Document struct {
+	name string // its file, for messages
+	load func() (*Checker, error)
+}
 
 var (
 	// Node is docs/openapi/node.json, the ledger node's API.
-	Node = Document{sync.OnceValues(func() (*Checker, error) { return New(openapi.Node) })}
+	Node = Document{"docs/openapi/node.json", sync.OnceValues(func() (*Checker, error) { return New(openapi.Node) })}
 	// Cloud is docs/openapi/cloud.json, the cloud platform's REST API.
-	Cloud = Document{sync.OnceValues(func() (*Checker, error) { return New(openapi.Cloud) })}
+	Cloud = Document{"docs/openapi/cloud.json", sync.OnceValues(func() (*Checker, error) { return New(openapi.Cloud) })}
 )
+
+// Describes fails t for each route ("GET /accounts/{address}") the
+// document does not describe, and each operation it describes that is not
+// among routes: the document and the server, held to each other both ways.
+func (d Document) Describes(t testing.TB, routes []string) {
+	t.Helper()
+	documented := d.Checker(t).Patterns()
+	for _, r := range routes {
+		if !slices.Contains(documented, r) {
+			t.Errorf("route %q is not in %s", r, d.name)
+		}
+	}
+	for _, p := range documented {
+		if !slices.Contains(routes, p) {
+			t.Errorf("%s describes %q, which the server does not route", d.name, p)
+		}
+	}
+}
 
 // Checker is the document's checker; a document that does not load fails
 // t.

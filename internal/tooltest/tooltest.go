@@ -1,0 +1,31 @@
+// Package tooltest finds the external programs a test drives (curl, jq,
+// the AWS CLI, python3 with boto3): where one is missing the test is
+// skipped on a developer's machine and fails in CI (CI=true), whose
+// .ci/run installs it, so that a missing tool never hides a failure there.
+package tooltest
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Need returns the path of name on PATH; with check, it also runs
+// `name check...`, which must succeed (python3 -c "import boto3"). Where
+// either fails, t is skipped, or failed when CI=true.
+func Need(t testing.TB, name string, check ...string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil && len(check) > 0 {
+		err = exec.Command(path, check...).Run()
+	}
+	if err != nil {
+		what := strings.Join(append([]string{name}, check...), " ")
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not usable (%v), and CI=true: .ci/run must install it", what, err)
+		}
+		t.Skipf("%s is not usable (%v); with CI=true this fails", what, err)
+	}
+	return path
+}
