@@ -39,12 +39,15 @@ const (
 type Event struct {
 	// ID numbers the bucket's events from 1, without gaps; a bucket
 	// deleted and created again starts over.
-	ID        int64     `json:"id"`
-	Type      string    `json:"type"`
-	Time      time.Time `json:"time"`
-	Key       string    `json:"key,omitempty"`        // the object's key (the destination of a copy)
-	Size      int64     `json:"size,omitempty"`       // the object's size
-	SourceKey string    `json:"source_key,omitempty"` // of a copy
+	ID   int64     `json:"id"`
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+	Key  string    `json:"key,omitempty"`  // the object's key (the destination of a copy)
+	Size int64     `json:"size,omitempty"` // the object's size
+	// VersionID is the version made or deleted, in a bucket that keeps
+	// versions ("null" or "" for the null version).
+	VersionID string `json:"version_id,omitempty"`
+	SourceKey string `json:"source_key,omitempty"` // of a copy
 	// SourceBucket is a copy's source bucket, when it is another one.
 	SourceBucket string `json:"source_bucket,omitempty"`
 	RuleID       string `json:"rule_id,omitempty"` // of a rule event, or of the rule that expired an object

@@ -144,7 +144,7 @@ rules:
 						continue rules
 					}
 					ev := Event{Type: EventObjectExpired, Time: now, RuleID: r.ID}
-					if err := s.deleteObject(bk.Account, r.Bucket, o.Key, ev); err == nil {
+					if _, err := s.deleteObject(bk.Account, r.Bucket, o.Key, ev); err == nil {
 						deleted++
 					} else if !errors.Is(err, ErrNotFound) { // deleted meanwhile: fine
 						return deleted, err

@@ -558,7 +558,10 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 			return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", len(data), o.Max)
 		}
 		obj.Inline = data
-		return obj, s.commitObject(account, bucket, obj, o.If)
+		if err := s.commitObject(account, bucket, &obj, o.If); err != nil {
+			return Object{}, err
+		}
+		return obj, nil
 	}
 	blob, n, err := s.writeBlob(ctx, body, o.Max, nil)
 	switch {
@@ -573,7 +576,7 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 		return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", n, o.Max)
 	}
 	obj.Blob = blob
-	if err := s.commitObject(account, bucket, obj, o.If); err != nil {
+	if err := s.commitObject(account, bucket, &obj, o.If); err != nil {
 		s.removeBlob(obj.Blob)
 		return Object{}, err
 	}

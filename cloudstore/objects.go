@@ -67,6 +67,13 @@ type Object struct {
 	// Tags are the object's tag set (S3 object tagging), at most
 	// MaxObjectTags; records written before tags were kept have none.
 	Tags map[string]string `json:"tags,omitempty"`
+	// VersionID is the version's id in a bucket that keeps versions; ""
+	// is the null version (every object of a bucket never versioned).
+	// Seq orders the versions of a key; DeleteMarker marks a version that
+	// is a delete marker (no body). See versions.go.
+	VersionID    string `json:"version_id,omitempty"`
+	Seq          uint64 `json:"seq,omitempty"`
+	DeleteMarker bool   `json:"delete_marker,omitempty"`
 }
 
 // MultipartCount is the number of parts an object was completed from, as
@@ -282,7 +289,10 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 		}
 		h.Write(head[:n])
 		obj.Size, obj.ETag, obj.Inline = int64(n), hex.EncodeToString(h.Sum(nil)), head[:n:n]
-		return obj, s.commitObject(account, bucket, obj, o.If)
+		if err := s.commitObject(account, bucket, &obj, o.If); err != nil {
+			return Object{}, err
+		}
+		return obj, nil
 	}
 	if obj.Blob, obj.Size, err = s.writeBlob(ctx, io.MultiReader(bytes.NewReader(head[:n]), body), o.Max, h); err != nil {
 		return Object{}, err
@@ -291,7 +301,7 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	if o.Checksum != nil {
 		obj.Checksum = o.Checksum()
 	}
-	if err := s.commitObject(account, bucket, obj, o.If); err != nil {
+	if err := s.commitObject(account, bucket, &obj, o.If); err != nil {
 		s.removeBlob(obj.Blob)
 		return Object{}, err
 	}
@@ -395,14 +405,17 @@ func (s *Store) keepBlob(f vfs.File, tmp string) (string, error) {
 // commitObject records obj in the bucket, replacing what was there if pre
 // allows, and keeps the bucket's counters and the body reference counts
 // right.
-func (s *Store) commitObject(account, bucket string, obj Object, pre Preconditions) error {
+func (s *Store) commitObject(account, bucket string, obj *Object, pre Preconditions) error {
 	return s.write(func(t *tx) error {
 		return s.commitEventTx(t, account, bucket, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size}, pre)
 	})
 }
 
 // commitEventTx records obj, logging ev for the change, in t (s.mu held).
-func (s *Store) commitEventTx(t *tx, account, bucket string, obj Object, ev Event, pre Preconditions) error {
+// In a bucket that keeps versions, obj becomes a new version (its
+// VersionID and Seq are set here) and the one it replaces is kept, as
+// versionWrite.retire says.
+func (s *Store) commitEventTx(t *tx, account, bucket string, obj *Object, ev Event, pre Preconditions) error {
 	bk, err := s.Bucket(account, bucket)
 	if err != nil {
 		return err // deleted while the body was uploading
@@ -414,23 +427,30 @@ func (s *Store) commitEventTx(t *tx, account, bucket string, obj Object, ev Even
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	if err := pre.check(old, err == nil); err != nil {
+	exists := err == nil
+	if err := pre.check(old, exists); err != nil {
 		return err
 	}
-	if err == nil {
+	refs := refDeltas{}
+	obj.VersionID, obj.Seq = "", 0
+	if bk.Versioning != "" {
+		w := versionWrite{s: s, b: b, bk: &bk, refs: refs}
+		seq, err := w.retire(obj.Key, old, exists)
+		if err != nil {
+			return err
+		}
+		obj.Seq = seq
+		if bk.Versioning == VersioningEnabled {
+			obj.VersionID = newVersionID(seq)
+		}
+	} else if exists {
 		bk.Objects--
 		bk.Bytes -= old.Size
+		refs.add(old.Blob, -1)
 	}
-	// One adjustment per body: the counts are read from the database, so
-	// two adjustments of the same body in one batch would overwrite each
-	// other (an object copied onto one sharing its body).
-	if old.Blob != obj.Blob {
-		if err := s.ref(b, old.Blob, -1); err != nil {
-			return err
-		}
-		if err := s.ref(b, obj.Blob, 1); err != nil {
-			return err
-		}
+	refs.add(obj.Blob, 1)
+	if err := refs.write(s, b, t); err != nil {
+		return err
 	}
 	bk.Objects++
 	bk.Bytes += obj.Size
@@ -441,16 +461,11 @@ func (s *Store) commitEventTx(t *tx, account, bucket string, obj Object, ev Even
 	if err := setJSON(b, k(tBucket, bucket), bk); err != nil {
 		return err
 	}
+	ev.VersionID = obj.VersionID
 	if err := s.logEventsLocked(b, bucket, ev); err != nil {
 		return err
 	}
-	if err := s.apply(t, b); err != nil {
-		return err
-	}
-	if old.Blob != obj.Blob {
-		t.dropLater(old.Blob)
-	}
-	return nil
+	return s.apply(t, b)
 }
 
 func (s *Store) ref(b *pebble.Batch, id string, delta int) error {
@@ -519,12 +534,17 @@ func (s *Store) OpenObject(account, bucket, key string) (Object, Body, error) {
 	if err != nil {
 		return Object{}, nil, err
 	}
+	return s.openLocked(bucket, obj)
+}
+
+// openLocked opens obj's body (s.mu held).
+func (s *Store) openLocked(bucket string, obj Object) (Object, Body, error) {
 	if obj.Blob == "" {
 		return obj, nopCloser{bytes.NewReader(obj.Inline)}, nil
 	}
 	body, err := s.openBody(obj.Blob, obj.Size)
 	if err != nil {
-		return Object{}, nil, fmt.Errorf("cloudstore: body of %s/%s: %w", bucket, key, err)
+		return Object{}, nil, fmt.Errorf("cloudstore: body of %s/%s: %w", bucket, obj.Key, err)
 	}
 	return obj, body, nil
 }
@@ -554,49 +574,88 @@ type sectionBody struct {
 	io.Closer
 }
 
-// DeleteObject deletes an object.
+// DeleteObject deletes an object. In a bucket that keeps versions it
+// makes a delete marker instead (see DeleteObjectVersioned).
 func (s *Store) DeleteObject(account, bucket, key string) error {
+	_, err := s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()})
+	return err
+}
+
+// DeleteObjectVersioned is DeleteObject, saying what it did: in a bucket
+// that keeps versions, the latest version becomes a delete marker (made
+// even when the key has no current version, as in S3); in a suspended
+// bucket the marker is the null version, and replaces the one there was.
+// Elsewhere the object is deleted; a missing one is ErrNotFound.
+func (s *Store) DeleteObjectVersioned(account, bucket, key string) (Deletion, error) {
 	return s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()})
 }
 
 // deleteObject deletes an object and logs ev, given the object's key and
 // size.
-func (s *Store) deleteObject(account, bucket, key string, ev Event) error {
-	return s.write(func(t *tx) error { return s.deleteObjectTx(t, account, bucket, key, ev) })
+func (s *Store) deleteObject(account, bucket, key string, ev Event) (Deletion, error) {
+	var del Deletion
+	err := s.write(func(t *tx) error {
+		var err error
+		del, err = s.deleteObjectTx(t, account, bucket, key, ev)
+		return err
+	})
+	return del, err
 }
 
-func (s *Store) deleteObjectTx(t *tx, account, bucket, key string, ev Event) error {
+func (s *Store) deleteObjectTx(t *tx, account, bucket, key string, ev Event) (Deletion, error) {
 	bk, err := s.Bucket(account, bucket)
 	if err != nil {
-		return err
+		return Deletion{}, err
 	}
 	var obj Object
-	if err := s.getJSON(k(tObject, bucket, key), &obj); err != nil {
-		return err
+	err = s.getJSON(k(tObject, bucket, key), &obj)
+	exists := err == nil
+	if err != nil && (bk.Versioning == "" || !errors.Is(err, ErrNotFound)) {
+		return Deletion{}, err
 	}
 	b := s.db.NewBatch()
 	defer t.closeUnapplied(b)
-	b.Delete(k(tObject, bucket, key), nil)
-	if err := s.ref(b, obj.Blob, -1); err != nil {
-		return err
+	refs := refDeltas{}
+	var del Deletion
+	if bk.Versioning != "" {
+		w := versionWrite{s: s, b: b, bk: &bk, refs: refs}
+		seq, err := w.retire(key, obj, exists)
+		if err != nil {
+			return Deletion{}, err
+		}
+		marker := Object{Key: key, LastModified: ev.Time.UTC(), Seq: seq, DeleteMarker: true}
+		if bk.Versioning == VersioningEnabled {
+			marker.VersionID = newVersionID(seq)
+		}
+		if err := w.keep(marker); err != nil {
+			return Deletion{}, err
+		}
+		del = Deletion{VersionID: marker.VersionID, DeleteMarker: true, Versioned: true}
+		ev.VersionID = marker.VersionID
+	} else {
+		if err := b.Delete(k(tObject, bucket, key), nil); err != nil {
+			return Deletion{}, err
+		}
+		refs.add(obj.Blob, -1)
+		bk.Objects--
+		bk.Bytes -= obj.Size
 	}
-	bk.Objects--
-	bk.Bytes -= obj.Size
+	if err := refs.write(s, b, t); err != nil {
+		return Deletion{}, err
+	}
 	if err := setJSON(b, k(tBucket, bucket), bk); err != nil {
-		return err
+		return Deletion{}, err
 	}
-	if err := b.Delete(topKey(bucket, key), nil); err != nil {
-		return err
+	if exists {
+		if err := b.Delete(topKey(bucket, key), nil); err != nil {
+			return Deletion{}, err
+		}
 	}
 	ev.Key, ev.Size = key, obj.Size
 	if err := s.logEventsLocked(b, bucket, ev); err != nil {
-		return err
+		return Deletion{}, err
 	}
-	if err := s.apply(t, b); err != nil {
-		return err
-	}
-	t.dropLater(obj.Blob)
-	return nil
+	return del, s.apply(t, b)
 }
 
 // CopyObject copies src to dst within a bucket. Large bodies are shared,
@@ -622,6 +681,9 @@ type CopyOptions struct {
 	// source's tags.
 	ReplaceTags bool
 	Tags        map[string]string
+	// SourceVersion, if not "", copies that version of the source (as
+	// ObjectVersion names it) rather than its current one.
+	SourceVersion string
 }
 
 // Copy copies an object to another key, in the same bucket or in another
@@ -640,8 +702,11 @@ func (s *Store) Copy(account, srcBucket, src, dstBucket, dst string, now time.Ti
 	var obj Object
 	err := s.write(func(t *tx) error {
 		var err error
-		if obj, err = s.objectLocked(account, srcBucket, src); err != nil {
+		if obj, err = s.versionLocked(account, srcBucket, src, o.SourceVersion); err != nil {
 			return err
+		}
+		if obj.DeleteMarker {
+			return &DeleteMarkerError{VersionID: obj.VersionID}
 		}
 		obj.Key, obj.LastModified = dst, now.UTC()
 		if o.Replace != nil {
@@ -654,7 +719,7 @@ func (s *Store) Copy(account, srcBucket, src, dstBucket, dst string, now time.Ti
 		if srcBucket != dstBucket {
 			ev.SourceBucket = srcBucket
 		}
-		return s.commitEventTx(t, account, dstBucket, obj, ev, Preconditions{})
+		return s.commitEventTx(t, account, dstBucket, &obj, ev, Preconditions{})
 	})
 	if err != nil {
 		return Object{}, err

@@ -42,8 +42,15 @@ type Bucket struct {
 	Public    bool      `json:"is_public"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
-	Objects   int64     `json:"object_count"`
-	Bytes     int64     `json:"size_bytes"`
+	Objects   int64     `json:"object_count"` // current versions
+	Bytes     int64     `json:"size_bytes"`   // of current versions
+	// Versioning is the bucket's versioning state: "" (never versioned),
+	// VersioningEnabled or VersioningSuspended. Versions and VersionBytes
+	// count the versions that are not current (delete markers included)
+	// and their bytes.
+	Versioning   string `json:"versioning,omitempty"`
+	Versions     int64  `json:"version_count,omitempty"`
+	VersionBytes int64  `json:"version_bytes,omitempty"`
 }
 
 // Key prefixes of the Pebble tables.
@@ -440,7 +447,7 @@ func (s *Store) DeleteBucket(account, name string) error {
 	if err != nil {
 		return err
 	}
-	if bk.Objects > 0 {
+	if bk.Objects > 0 || bk.Versions > 0 {
 		return ErrNotEmpty
 	}
 	b := s.db.NewBatch()
