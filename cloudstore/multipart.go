@@ -207,7 +207,7 @@ var ErrCopyRange = errors.New("cloudstore: the range to copy is not within the s
 // the source stays readable even if it is replaced or deleted meanwhile,
 // and the copy is of the object as span saw it. Like PutPart, CopyPart
 // returns only once the part is on disk.
-func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n int, srcBucket, srcKey string,
+func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n int, srcBucket, srcKey, srcVersion string,
 	span func(src Object) (first, length int64, err error), now time.Time) (Part, error) {
 	if n < 1 || n > MaxPartNumber {
 		return Part{}, ErrBadPartNumber
@@ -225,9 +225,12 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 		length int64
 	)
 	err := s.locked(func() error {
-		src, err := s.objectLocked(account, srcBucket, srcKey)
+		src, err := s.versionLocked(account, srcBucket, srcKey, srcVersion)
 		if err != nil {
 			return err
+		}
+		if src.DeleteMarker {
+			return &DeleteMarkerError{VersionID: src.VersionID}
 		}
 		first, n64, err := span(src)
 		if err != nil {

@@ -74,6 +74,10 @@ type Object struct {
 	VersionID    string `json:"version_id,omitempty"`
 	Seq          uint64 `json:"seq,omitempty"`
 	DeleteMarker bool   `json:"delete_marker,omitempty"`
+	// Versioned, not stored, tells whether the object was read from (or
+	// written to) a bucket that keeps versions, where S3 names even the
+	// null version to clients.
+	Versioned bool `json:"-"`
 }
 
 // MultipartCount is the number of parts an object was completed from, as
@@ -465,7 +469,11 @@ func (s *Store) commitEventTx(t *tx, account, bucket string, obj *Object, ev Eve
 	if err := s.logEventsLocked(b, bucket, ev); err != nil {
 		return err
 	}
-	return s.apply(t, b)
+	if err := s.apply(t, b); err != nil {
+		return err
+	}
+	obj.Versioned = bk.Versioning != ""
+	return nil
 }
 
 func (s *Store) ref(b *pebble.Batch, id string, delta int) error {

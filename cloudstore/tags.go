@@ -38,19 +38,34 @@ func tagsOrNil(tags map[string]string) map[string]string {
 // when tags is empty). The object is otherwise unchanged: its body, ETag
 // and LastModified stay. A missing bucket or object is ErrNotFound.
 func (s *Store) SetObjectTags(account, bucket, key string, tags map[string]string) (Object, error) {
+	return s.SetVersionTags(account, bucket, key, "", tags)
+}
+
+// SetVersionTags is SetObjectTags of a version, named as ObjectVersion
+// takes it ("" for the current one). A delete marker has no tags: it is a
+// DeleteMarkerError.
+func (s *Store) SetVersionTags(account, bucket, key, id string, tags map[string]string) (Object, error) {
 	if err := checkTags(tags, MaxObjectTags); err != nil {
 		return Object{}, err
 	}
 	var obj Object
 	err := s.write(func(t *tx) error {
 		var err error
-		if obj, err = s.objectLocked(account, bucket, key); err != nil {
+		if obj, err = s.versionLocked(account, bucket, key, id); err != nil {
 			return err
+		}
+		if obj.DeleteMarker {
+			return &DeleteMarkerError{VersionID: obj.VersionID}
+		}
+		where := k(tObject, bucket, key)
+		var cur Object
+		if err := s.getJSON(where, &cur); err != nil || cur.VersionID != obj.VersionID {
+			where = versionKey(bucket, obj) // not the current version
 		}
 		obj.Tags = tagsOrNil(tags)
 		b := s.db.NewBatch()
 		defer t.closeUnapplied(b)
-		if err := setJSON(b, k(tObject, bucket, key), obj); err != nil {
+		if err := setJSON(b, where, obj); err != nil {
 			return err
 		}
 		return s.apply(t, b)

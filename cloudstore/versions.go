@@ -346,15 +346,24 @@ func (s *Store) versionLocked(account, bucket, key, id string) (Object, error) {
 			return Object{}, err
 		}
 	}
-	obj, err := s.objectLocked(account, bucket, key) // the bucket's owner checked first
+	bk, err := s.Bucket(account, bucket)
+	if err != nil {
+		return Object{}, err
+	}
+	obj, err := s.versionIn(bucket, key, id)
+	obj.Versioned = bk.Versioning != ""
+	return obj, err
+}
+
+// versionIn looks a version up in bucket, whose owner was checked.
+func (s *Store) versionIn(bucket, key, id string) (Object, error) {
+	var obj Object
+	err := s.getJSON(k(tObject, bucket, key), &obj)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Object{}, err
 	}
 	if err == nil && (id == "" || obj.VersionID == storedID(id)) {
 		return obj, nil
-	}
-	if _, err := s.Bucket(account, bucket); err != nil {
-		return Object{}, err
 	}
 	if id != "" {
 		return findVersion(s.db, bucket, key, storedID(id))

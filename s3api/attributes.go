@@ -2,7 +2,6 @@ package s3api
 
 import (
 	"encoding/xml"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -70,14 +69,16 @@ func (s *Server) getObjectAttributes(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	obj, err := s.st.Object(r.account, r.bucket, r.key)
-	if errors.Is(err, cloudstore.ErrNotFound) {
-		if _, berr := s.st.Bucket(r.account, r.bucket); berr != nil {
-			return errNoSuchBucket
-		}
-	}
+	id, err := versionParam(r)
 	if err != nil {
 		return err
+	}
+	obj, err := s.st.ObjectVersion(r.account, r.bucket, r.key, id)
+	if err == nil && obj.DeleteMarker {
+		err = &cloudstore.DeleteMarkerError{VersionID: obj.VersionID}
+	}
+	if err != nil {
+		return s.lookupError(w, r, r.bucket, id, err)
 	}
 	type result struct {
 		XMLName      xml.Name `xml:"GetObjectAttributesResponse"`
@@ -116,6 +117,7 @@ func (s *Server) getObjectAttributes(w http.ResponseWriter, r *request) error {
 		res.ObjectParts = p
 	}
 	w.Header().Set("Last-Modified", obj.LastModified.UTC().Format(http.TimeFormat))
+	setVersionHeader(w.Header(), obj)
 	writeXML(w, http.StatusOK, res)
 	return nil
 }

@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -108,7 +109,7 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, err := copySource(r)
+	srcBucket, srcKey, srcVersion, err := copySource(r)
 	if err != nil {
 		return err
 	}
@@ -118,6 +119,7 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, srcBucket); err != nil {
 		return errNoSuchBucket
 	}
+	var source cloudstore.Object // as the copy read it
 	ranged := r.Header.Get("X-Amz-Copy-Source-Range") != ""
 	var first, last int64
 	if ranged {
@@ -126,6 +128,7 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 		}
 	}
 	span := func(src cloudstore.Object) (int64, int64, error) {
+		source = src
 		if err := checkConditions(r.Header, "X-Amz-Copy-Source-", `"`+src.ETag+`"`, src.LastModified); err != nil {
 			return 0, 0, err
 		}
@@ -143,10 +146,14 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 		}
 		return first, last - first + 1, nil
 	}
-	p, err := s.st.CopyPart(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, srcBucket, srcKey, span, s.opts.Now())
-	if err != nil {
-		return err // a missing source is NoSuchKey, as the request names a key
+	p, err := s.st.CopyPart(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, srcBucket, srcKey, srcVersion, span, s.opts.Now())
+	if errors.Is(err, cloudstore.ErrNoSuchUpload) {
+		return err
 	}
+	if err != nil {
+		return s.copySourceError(err, r.account, srcBucket, srcVersion)
+	}
+	setCopyVersionHeaders(w.Header(), source, srcVersion)
 	writeCopyResult(w, "CopyPartResult", p.LastModified, p.ETag)
 	return nil
 }
@@ -190,6 +197,7 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {
 		checksumXML
 	}
 	res := result{Xmlns: xmlns, Location: objectURL(r), Bucket: r.bucket, Key: r.key, ETag: `"` + obj.ETag + `"`}
+	setVersionHeader(w.Header(), obj)
 	if c := objectChecksumXML(obj); c != nil {
 		res.checksumXML = *c
 	}

@@ -124,6 +124,7 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	}
 	w.Header().Set("ETag", `"`+obj.ETag+`"`)
 	setChecksumHeaders(w.Header(), obj.Checksum)
+	setVersionHeader(w.Header(), obj)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -213,14 +214,13 @@ var errInvalidPartNumber = s3err(http.StatusRequestedRangeNotSatisfiable, "Inval
 // byte range, the stored headers and metadata, and the response-*
 // overrides of a signed request.
 func (s *Server) getObject(w http.ResponseWriter, r *request) error {
-	obj, body, err := s.st.OpenObject(r.account, r.bucket, r.key)
-	if errors.Is(err, cloudstore.ErrNotFound) {
-		if _, berr := s.st.Bucket(r.account, r.bucket); berr != nil {
-			return errNoSuchBucket
-		}
-	}
+	id, err := versionParam(r)
 	if err != nil {
 		return err
+	}
+	obj, body, err := s.st.OpenObjectVersion(r.account, r.bucket, r.key, id)
+	if err != nil {
+		return s.lookupError(w, r, r.bucket, id, err)
 	}
 	defer body.Close()
 	part, err := readPart(r, obj)
@@ -232,6 +232,7 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	h.Set("ETag", etag)
 	h.Set("Last-Modified", obj.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
+	setVersionHeader(h, obj)
 	if err := checkConditions(r.Header, "", etag, obj.LastModified); err != nil {
 		return err
 	}
@@ -388,37 +389,73 @@ func etagMatches(list, etag string) bool {
 	return false
 }
 
+// deleteObject answers DeleteObject: of a version, with versionId; in a
+// bucket that keeps versions, otherwise, it makes a delete marker.
 func (s *Server) deleteObject(w http.ResponseWriter, r *request) error {
+	id, err := versionParam(r)
+	if err != nil {
+		return err
+	}
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
-	// Deleting a missing key succeeds, as in S3.
-	if err := s.st.DeleteObject(r.account, r.bucket, r.key); err != nil && !errors.Is(err, cloudstore.ErrNotFound) {
+	del, err := s.deleteOne(r.account, r.bucket, r.key, id)
+	if err != nil {
 		return err
+	}
+	h := w.Header()
+	if del.DeleteMarker {
+		h.Set("X-Amz-Delete-Marker", "true")
+	}
+	if del.Versioned || id != "" {
+		h.Set("X-Amz-Version-Id", cloudstore.Object{VersionID: del.VersionID}.VersionName())
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// copySource parses x-amz-copy-source: "[/]bucket/key", URL-encoded.
-func copySource(r *request) (bucket, key string, err error) {
+// deleteOne deletes key, or its version id if not "". Deleting a missing
+// key succeeds, as in S3.
+func (s *Server) deleteOne(account, bucket, key, id string) (cloudstore.Deletion, error) {
+	if id != "" {
+		return s.st.DeleteVersion(account, bucket, key, id)
+	}
+	del, err := s.st.DeleteObjectVersioned(account, bucket, key)
+	if errors.Is(err, cloudstore.ErrNotFound) {
+		if _, berr := s.st.Bucket(account, bucket); berr == nil {
+			return cloudstore.Deletion{}, nil
+		}
+	}
+	return del, err
+}
+
+// copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=id]",
+// the bucket and key URL-encoded.
+func copySource(r *request) (bucket, key, version string, err error) {
 	v := r.Header.Get("X-Amz-Copy-Source")
-	if i := strings.Index(v, "?versionId="); i >= 0 {
-		return "", "", s3err(http.StatusNotImplemented, "NotImplemented", "This endpoint does not keep object versions.")
+	if i := strings.Index(v, "?"); i >= 0 {
+		q, err := url.ParseQuery(v[i+1:])
+		if err != nil || len(q) != 1 || len(q["versionId"]) != 1 {
+			return "", "", "", s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-copy-source may carry only ?versionId=")
+		}
+		if version = q.Get("versionId"); cloudstore.CheckVersionID(version) != nil {
+			return "", "", "", errInvalidVersion
+		}
+		v = v[:i]
 	}
 	v, err = url.PathUnescape(strings.TrimPrefix(v, "/"))
 	if err != nil {
-		return "", "", s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-copy-source is not URL-encoded correctly")
+		return "", "", "", s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-copy-source is not URL-encoded correctly")
 	}
 	bucket, key, _ = strings.Cut(v, "/")
 	if bucket == "" || key == "" {
-		return "", "", s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-copy-source must be bucket/key")
+		return "", "", "", s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-copy-source must be bucket/key")
 	}
-	return bucket, key, nil
+	return bucket, key, version, nil
 }
 
 func copySourceBucket(r *request) []string {
-	b, _, err := copySource(r)
+	b, _, _, err := copySource(r)
 	if err != nil {
 		return nil
 	}
@@ -426,7 +463,7 @@ func copySourceBucket(r *request) []string {
 }
 
 func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
-	srcBucket, srcKey, err := copySource(r)
+	srcBucket, srcKey, srcVersion, err := copySource(r)
 	if err != nil {
 		return err
 	}
@@ -436,12 +473,9 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
-	if _, err := s.st.Bucket(r.account, srcBucket); err != nil {
-		return errNoSuchBucket
-	}
-	src, err := s.st.Object(r.account, srcBucket, srcKey)
+	src, err := s.st.ObjectVersion(r.account, srcBucket, srcKey, srcVersion)
 	if err != nil {
-		return err
+		return s.copySourceError(err, r.account, srcBucket, srcVersion)
 	}
 	if err := checkConditions(r.Header, "X-Amz-Copy-Source-", `"`+src.ETag+`"`, src.LastModified); err != nil {
 		return err
@@ -450,7 +484,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	co := cloudstore.CopyOptions{ReplaceTags: replaceTags}
+	co := cloudstore.CopyOptions{ReplaceTags: replaceTags, SourceVersion: srcVersion}
 	if replaceTags {
 		if co.Tags, err = requestTags(r); err != nil {
 			return err
@@ -459,7 +493,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	switch d := r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
 		// Replacing the tags alone is a change, as it is in S3.
-		if srcBucket == r.bucket && srcKey == r.key && !replaceTags {
+		if srcBucket == r.bucket && srcKey == r.key && srcVersion == "" && !replaceTags {
 			return s3err(http.StatusBadRequest, "InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 		}
 	case "REPLACE":
@@ -473,10 +507,42 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	}
 	obj, err := s.st.Copy(r.account, srcBucket, srcKey, r.bucket, r.key, s.opts.Now(), co)
 	if err != nil {
-		return err
+		return s.copySourceError(err, r.account, srcBucket, srcVersion)
 	}
+	setCopyVersionHeaders(w.Header(), src, srcVersion)
+	setVersionHeader(w.Header(), obj)
 	writeCopyResult(w, "CopyObjectResult", obj.LastModified, obj.ETag)
 	return nil
+}
+
+// copySourceError answers a copy whose source could not be read: a
+// missing bucket, key or version, or a delete marker, which S3 refuses as
+// an invalid source when named by its id and as a missing key otherwise.
+func (s *Server) copySourceError(err error, account, bucket, version string) error {
+	var dm *cloudstore.DeleteMarkerError
+	switch {
+	case errors.As(err, &dm) && version != "":
+		return s3err(http.StatusBadRequest, "InvalidRequest", "The source of a copy request may not specifically refer to a delete marker by version id.")
+	case errors.Is(err, cloudstore.ErrBadVersion):
+		return errInvalidVersion
+	case errors.Is(err, cloudstore.ErrNotFound):
+		if _, berr := s.st.Bucket(account, bucket); berr != nil {
+			return errNoSuchBucket
+		}
+		if version != "" {
+			return errNoSuchVersion
+		}
+		return errNoSuchKey
+	}
+	return err
+}
+
+// setCopyVersionHeaders names the version a copy read, as S3 does when
+// the source's bucket keeps versions or a version was asked for.
+func setCopyVersionHeaders(h http.Header, src cloudstore.Object, asked string) {
+	if src.Versioned || asked != "" {
+		h.Set("X-Amz-Copy-Source-Version-Id", src.VersionName())
+	}
 }
 
 // writeCopyResult answers a copy (CopyObjectResult, CopyPartResult): the
@@ -491,8 +557,8 @@ func writeCopyResult(w http.ResponseWriter, root string, modified time.Time, eta
 	writeXML(w, http.StatusOK, result{XMLName: xml.Name{Local: root}, Xmlns: xmlns, LastModified: s3Time(modified), ETag: `"` + etag + `"`})
 }
 
-// deleteObjects answers DeleteObjects: up to 1000 keys, each deleted on
-// its own; missing keys count as deleted, as in S3.
+// deleteObjects answers DeleteObjects: up to 1000 keys, or versions of
+// keys, each deleted on its own; missing keys count as deleted, as in S3.
 func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
@@ -504,19 +570,24 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 	var req struct {
 		Quiet   bool
 		Objects []struct {
-			Key string
+			Key       string
+			VersionID string `xml:"VersionId"`
 		} `xml:"Object"`
 	}
 	if err := xml.Unmarshal(data, &req); err != nil || len(req.Objects) == 0 || len(req.Objects) > 1000 {
 		return errMalformedXML
 	}
 	type deleted struct {
-		Key string
+		Key                   string
+		VersionID             string `xml:"VersionId,omitempty"`
+		DeleteMarker          bool   `xml:",omitempty"`
+		DeleteMarkerVersionID string `xml:"DeleteMarkerVersionId,omitempty"`
 	}
 	type failed struct {
-		Key     string
-		Code    string
-		Message string
+		Key       string
+		VersionID string `xml:"VersionId,omitempty"`
+		Code      string
+		Message   string
 	}
 	type result struct {
 		XMLName xml.Name `xml:"DeleteResult"`
@@ -526,15 +597,24 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 	}
 	res := result{Xmlns: xmlns}
 	for _, o := range req.Objects {
-		err := s.st.DeleteObject(r.account, r.bucket, o.Key)
-		if err != nil && !errors.Is(err, cloudstore.ErrNotFound) {
-			e := toError(err, errNoSuchKey)
-			res.Error = append(res.Error, failed{o.Key, e.Code, e.Message})
+		if o.VersionID != "" && cloudstore.CheckVersionID(o.VersionID) != nil {
+			res.Error = append(res.Error, failed{o.Key, o.VersionID, errNoSuchVersion.Code, errNoSuchVersion.Message})
 			continue
 		}
-		if !req.Quiet {
-			res.Deleted = append(res.Deleted, deleted{o.Key})
+		del, err := s.deleteOne(r.account, r.bucket, o.Key, o.VersionID)
+		if err != nil {
+			e := toError(err, errNoSuchKey)
+			res.Error = append(res.Error, failed{o.Key, o.VersionID, e.Code, e.Message})
+			continue
 		}
+		if req.Quiet {
+			continue
+		}
+		d := deleted{Key: o.Key, VersionID: o.VersionID, DeleteMarker: del.DeleteMarker}
+		if del.DeleteMarker {
+			d.DeleteMarkerVersionID = cloudstore.Object{VersionID: del.VersionID}.VersionName()
+		}
+		res.Deleted = append(res.Deleted, d)
 	}
 	writeXML(w, http.StatusOK, res)
 	return nil

@@ -303,7 +303,11 @@ func TestAWSSDKUploadPartCopyRefusals(t *testing.T) {
 		{"missing source bucket", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("nobucket/obj") }, 404, "NoSuchBucket"},
 		{"another account's source", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("bobs/obj") }, 404, "NoSuchBucket"},
 		{"a source without a key", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("src") }, 400, "InvalidArgument"},
-		{"a source version", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("src/obj?versionId=3") }, 501, "NotImplemented"},
+		{"a malformed source version", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("src/obj?versionId=3") }, 400, "InvalidArgument"},
+		{"a missing source version", c, func(in *s3.UploadPartCopyInput) {
+			in.CopySource = aws.String("src/obj?versionId=" + strings.Repeat("0", 24))
+		}, 404, "NoSuchVersion"},
+		{"a source with another query", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("src/obj?acl") }, 400, "InvalidArgument"},
 		{"scoped key, source out of scope", e.sdk(scopedID, scopedSecret), nil, 403, "AccessDenied"},
 		{"read-only key", e.sdk(readID, readSecret), nil, 403, "AccessDenied"},
 		{"write-only key", e.sdk(writeID, writeSecret), nil, 403, "AccessDenied"},

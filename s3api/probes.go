@@ -21,7 +21,6 @@ type emptyConfig struct {
 }
 
 var emptyConfigs = map[string]emptyConfig{
-	"versioning":        {root: "VersioningConfiguration"},
 	"logging":           {root: "BucketLoggingStatus"},
 	"notification":      {root: "NotificationConfiguration"},
 	"accelerate":        {root: "AccelerateConfiguration"},
@@ -121,57 +120,6 @@ func (s *Server) acl(w http.ResponseWriter, r *request) error {
 	res := result{Xmlns: xmlns, Owner: own, Grants: []grant{{grantee{xsi, "CanonicalUser", own.ID, own.DisplayName, ""}, "FULL_CONTROL"}}}
 	if b.Public {
 		res.Grants = append(res.Grants, grant{grantee{XMLNSXsi: xsi, Type: "Group", URI: "http://acs.amazonaws.com/groups/global/AllUsers"}, "READ"})
-	}
-	writeXML(w, http.StatusOK, res)
-	return nil
-}
-
-// listObjectVersions answers ListObjectVersions for a bucket without
-// versioning, as S3 does: every object is its only version, "null".
-func (s *Server) listObjectVersions(w http.ResponseWriter, r *request) error {
-	q := r.URL.Query()
-	p, err := parseListParams(q)
-	if err != nil {
-		return err
-	}
-	l, contents, prefixes, err := s.list(r, p, q.Get("key-marker"), true)
-	if err != nil {
-		return err
-	}
-	type version struct {
-		Key          string
-		VersionID    string `xml:"VersionId"`
-		IsLatest     bool
-		LastModified string
-		ETag         string
-		Size         int64
-		Owner        *owner `xml:",omitempty"`
-		StorageClass string
-	}
-	type result struct {
-		XMLName             xml.Name `xml:"ListVersionsResult"`
-		Xmlns               string   `xml:"xmlns,attr"`
-		Name                string
-		Prefix              string
-		KeyMarker           string
-		VersionIDMarker     string `xml:"VersionIdMarker"`
-		NextKeyMarker       string `xml:",omitempty"`
-		NextVersionIDMarker string `xml:"NextVersionIdMarker,omitempty"`
-		MaxKeys             int
-		Delimiter           string `xml:",omitempty"`
-		IsTruncated         bool
-		Versions            []version `xml:"Version"`
-		CommonPrefixes      []commonPrefix
-		EncodingType        string `xml:",omitempty"`
-	}
-	res := result{Xmlns: xmlns, Name: r.bucket, Prefix: p.name(p.prefix), KeyMarker: p.name(q.Get("key-marker")),
-		VersionIDMarker: q.Get("version-id-marker"), MaxKeys: p.maxKeys, Delimiter: p.name(p.delimiter),
-		IsTruncated: l.NextMarker != "", CommonPrefixes: prefixes, EncodingType: p.encoding}
-	for _, c := range contents {
-		res.Versions = append(res.Versions, version{c.Key, "null", true, c.LastModified, c.ETag, c.Size, c.Owner, c.StorageClass})
-	}
-	if res.IsTruncated {
-		res.NextKeyMarker, res.NextVersionIDMarker = p.name(l.NextMarker), "null"
 	}
 	writeXML(w, http.StatusOK, res)
 	return nil

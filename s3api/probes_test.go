@@ -76,11 +76,6 @@ func TestConfigurationProbes(t *testing.T) {
 			_, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String("no-such-bucket")})
 			return err
 		}, "NoSuchBucket"},
-		{"PutBucketVersioning", func() error {
-			_, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
-				VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}})
-			return err
-		}, "NotImplemented"},
 	} {
 		if err := tc.call(); apiCode(err) != tc.want {
 			t.Errorf("%s: got %v, want %s", tc.name, err, tc.want)

@@ -35,16 +35,16 @@ func (o operation) buckets(r *request) []string {
 // unsupported are the S3 subresources this endpoint does not implement;
 // a request naming one answers NotImplemented rather than being taken
 // for a plain GET or PUT.
-var unsupported = []string{"acl", "policy", "policyStatus", "versioning", "cors", "lifecycle", "website",
+var unsupported = []string{"acl", "policy", "policyStatus", "cors", "lifecycle", "website",
 	"logging", "notification", "replication", "encryption", "object-lock", "retention", "legal-hold", "torrent",
 	"restore", "select", "accelerate", "requestPayment", "ownershipControls", "publicAccessBlock",
-	"intelligent-tiering", "inventory", "analytics", "metrics", "versions", "versionId", "attributes", "uploadPartCopy",
+	"intelligent-tiering", "inventory", "analytics", "metrics", "attributes", "uploadPartCopy",
 	"metadataTable", "metadataConfiguration", "renameObject", "session"}
 
 // writeParams are the query parameters a write (PUT, POST, DELETE) may
 // carry; any other names a subresource this endpoint does not know, and
 // is refused rather than taken for a plain write.
-var writeParams = map[string]bool{"partNumber": true, "uploadId": true, "uploads": true, "delete": true, "x-id": true,
+var writeParams = map[string]bool{"partNumber": true, "uploadId": true, "uploads": true, "delete": true, "x-id": true, "versionId": true,
 	"x-amz-tagging": true, "X-Amz-Tagging": true, // a presigned upload's tags (requestTags)
 	"X-Amz-Algorithm": true, "X-Amz-Credential": true, "X-Amz-Date": true, "X-Amz-Expires": true,
 	"X-Amz-SignedHeaders": true, "X-Amz-Signature": true, "X-Amz-Content-Sha256": true, "X-Amz-Security-Token": true}
@@ -83,6 +83,9 @@ func route(r *request) operation {
 	q := r.URL.Query()
 	if r.bucket != "" {
 		if o, ok := taggingRoute(r, q); ok {
+			return o
+		}
+		if o, ok := versionRoute(r, q); ok {
 			return o
 		}
 		if o, ok := probeRoute(r, q); ok {

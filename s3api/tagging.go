@@ -192,11 +192,10 @@ func taggingDirective(h http.Header) (replace bool, err error) {
 }
 
 // taggingRoute returns the operation of a request for ?tagging, if r is
-// one: on an object or a bucket, GET, PUT or DELETE. A version other than
-// "null" (the only one an object has here) is left to the route's
-// refusal of versionId.
+// one: on an object (of a version, with versionId) or a bucket, GET, PUT
+// or DELETE.
 func taggingRoute(r *request, q url.Values) (operation, bool) {
-	if !q.Has("tagging") || q.Has("versionId") && q.Get("versionId") != "null" {
+	if !q.Has("tagging") {
 		return operation{}, false
 	}
 	if r.key != "" {
@@ -251,10 +250,18 @@ func (s *Server) getObjectTagging(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
-	obj, err := s.st.Object(r.account, r.bucket, r.key)
+	id, err := versionParam(r)
 	if err != nil {
 		return err
 	}
+	obj, err := s.st.ObjectVersion(r.account, r.bucket, r.key, id)
+	if err == nil && obj.DeleteMarker {
+		err = &cloudstore.DeleteMarkerError{VersionID: obj.VersionID}
+	}
+	if err != nil {
+		return s.lookupError(w, r, r.bucket, id, err)
+	}
+	setVersionHeader(w.Header(), obj)
 	writeTagging(w, obj.Tags)
 	return nil
 }
@@ -271,10 +278,22 @@ func (s *Server) putObjectTagging(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.st.SetObjectTags(r.account, r.bucket, r.key, tags); err != nil {
+	return s.setObjectTags(w, r, tags, http.StatusOK)
+}
+
+// setObjectTags gives r's object (its version, with versionId) tags, and
+// answers status.
+func (s *Server) setObjectTags(w http.ResponseWriter, r *request, tags map[string]string, status int) error {
+	id, err := versionParam(r)
+	if err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusOK)
+	obj, err := s.st.SetVersionTags(r.account, r.bucket, r.key, id, tags)
+	if err != nil {
+		return s.lookupError(w, r, r.bucket, id, err)
+	}
+	setVersionHeader(w.Header(), obj)
+	w.WriteHeader(status)
 	return nil
 }
 
@@ -282,11 +301,7 @@ func (s *Server) deleteObjectTagging(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
-	if _, err := s.st.SetObjectTags(r.account, r.bucket, r.key, nil); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return s.setObjectTags(w, r, nil, http.StatusNoContent)
 }
 
 func (s *Server) getBucketTagging(w http.ResponseWriter, r *request) error {
