@@ -1,7 +1,8 @@
 // Package s3api serves the S3-compatible endpoint over the cloud
 // platform's buckets and objects: the same store the REST API uses, so a
 // bucket made in one is seen by the other. It authenticates with the S3
-// keys of the REST API (AWS Signature V4, package sigv4), enforces their
+// keys of the REST API (AWS Signature V4, package sigv4, and the
+// Version 2 of legacy clients, package sigv2), enforces their
 // permissions and bucket scope on every request, and answers S3's XML.
 //
 // Both path-style (http://host/bucket/key) and virtual-hosted-style
@@ -25,6 +26,7 @@ import (
 	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/internal/accesslog"
 	"github.com/latticenet/lattice/internal/drain"
+	"github.com/latticenet/lattice/sigv2"
 	"github.com/latticenet/lattice/sigv4"
 )
 
@@ -97,6 +99,7 @@ type request struct {
 	id      string
 	bucket  string
 	key     string
+	vhost   bool        // the bucket is in the host name, not the path
 	auth    *sigv4.Auth // nil for an anonymous request
 	s3key   cloudstore.S3Key
 	account string
@@ -170,7 +173,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	defer cancel()
 	req.Request = hr.WithContext(ctx)
 
-	req.bucket, req.key = s.locate(hr)
+	req.bucket, req.key, req.vhost = s.locate(hr)
 	o := route(req)
 	op = o.name
 	if s.fair.authBlocked(hr, start) {
@@ -231,7 +234,7 @@ func refuse(w http.ResponseWriter, r *http.Request, e *Error, requestID string) 
 
 // locate finds the bucket and key of r, virtual-hosted style when the
 // host is a subdomain of a configured domain, path style otherwise.
-func (s *Server) locate(r *http.Request) (bucket, key string) {
+func (s *Server) locate(r *http.Request) (bucket, key string, vhost bool) {
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -240,21 +243,21 @@ func (s *Server) locate(r *http.Request) (bucket, key string) {
 	path := strings.TrimPrefix(r.URL.Path, "/")
 	for _, d := range s.opts.Domains {
 		if b, ok := strings.CutSuffix(host, "."+d); ok && b != "" {
-			return b, path
+			return b, path, true
 		}
 	}
 	bucket, key, _ = strings.Cut(path, "/")
-	return bucket, key
+	return bucket, key, false
 }
 
 // authorize authenticates req (anonymous requests are allowed only to
 // read a public bucket's objects) and checks its key's permission and
 // bucket scope for the operation.
 func (s *Server) authorize(req *request, o operation) error {
-	if req.URL.Query().Has("AWSAccessKeyId") {
-		return s3err(http.StatusForbidden, "AccessDenied", "Signature Version 2 is not supported; presign with AWS4-HMAC-SHA256 (Signature Version 4)")
+	if authMechanisms(req.Request) > 1 {
+		return errOneAuth
 	}
-	if !sigv4.IsSigned(req.Request) {
+	if !sigv4.IsSigned(req.Request) && !sigv2.IsSigned(req.Request) {
 		if o.name == "GetObject" || o.name == "HeadObject" {
 			if b, err := s.st.PublicBucket(req.bucket); err == nil && b.Public {
 				req.account = b.Account
@@ -264,9 +267,25 @@ func (s *Server) authorize(req *request, o operation) error {
 		}
 		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: sign requests with an S3 key from /api/storage/keys")
 	}
-	auth, err := sigv4.Verify(req.Request, s.lookup, s.opts.Now())
+	v2 := sigv2.IsSigned(req.Request)
+	var auth *sigv4.Auth
+	var err error
+	if v2 {
+		auth, err = s.verifyV2(req)
+	} else {
+		auth, err = sigv4.Verify(req.Request, s.lookup, s.opts.Now())
+	}
 	if err != nil {
 		return err
+	}
+	if auth.Presigned {
+		if err := hoistQuery(req.Request, v2); err != nil {
+			return err
+		}
+	} else if v2 {
+		if err := unsignedQuery(req.URL.Query()); err != nil {
+			return err
+		}
 	}
 	if auth.Region != s.opts.Region && auth.Region != "auto" {
 		return s3err(http.StatusBadRequest, "AuthorizationHeaderMalformed", "the request is signed for region "+auth.Region+"; this endpoint serves "+s.opts.Region)

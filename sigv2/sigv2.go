@@ -164,7 +164,7 @@ func check(r *http.Request, h http.Header, bucket, date, id, want string, lookup
 	if err != nil {
 		return err
 	}
-	for _, path := range candidatePaths(r) {
+	for _, path := range candidatePaths(r, bucket) {
 		sts := StringToSign(r.Method, h, Resource(bucket, path, r.URL.Query()), date)
 		if hmac.Equal([]byte(Sign(secret, sts)), []byte(want)) {
 			return nil
@@ -175,15 +175,21 @@ func check(r *http.Request, h http.Header, bucket, date, id, want string, lookup
 
 // candidatePaths are the paths r may have been signed with: as it came
 // on the wire, and, if different, encoded the way S3 signers encode it.
-func candidatePaths(r *http.Request) []string {
+// A path-style request to a bucket (bucket is then "") is signed as
+// "/bucket/" by botocore, and as "/bucket" by others: both are tried.
+func candidatePaths(r *http.Request, bucket string) []string {
 	raw := r.URL.EscapedPath()
 	if raw == "" {
 		raw = "/"
 	}
+	out := []string{raw}
 	if p := sigv4.EncodePath(r.URL.Path); p != raw {
-		return []string{raw, p}
+		out = append(out, p)
 	}
-	return []string{raw}
+	if bucket == "" && len(raw) > 1 && !strings.Contains(raw[1:], "/") {
+		out = append(out, raw+"/")
+	}
+	return out
 }
 
 // StringToSign is what a Version 2 signature signs: the method, the
