@@ -122,6 +122,8 @@ func route(r *request) operation {
 			return operation{name: "ListBuckets", read: true, run: (*Server).listBuckets}
 		}
 		return methodNotAllowed("Service")
+	case r.key == "" && isPostForm(r.Request) && !q.Has("delete"):
+		return operation{name: "PostObject", write: true, transfer: true, run: (*Server).postObject}
 	case r.key == "":
 		return bucketRoute(m, q)
 	}

@@ -109,6 +109,7 @@ type request struct {
 	size int64
 	sums *sigv4.Checksums // the body's x-amz-checksum-* values; nil when anonymous
 	read int64            // bytes of body read so far
+	form *postForm        // a POST Object's form, read up to its file
 }
 
 // counter counts the bytes read through it.
@@ -257,6 +258,10 @@ func (s *Server) authorize(req *request, o operation) error {
 	if authMechanisms(req.Request) > 1 {
 		return errOneAuth
 	}
+	if o.name == "PostObject" {
+		// Signed by its form, not its headers: see postobject.go.
+		return s.authorizeAs(req, o, s.verifyPost)
+	}
 	if !sigv4.IsSigned(req.Request) && !sigv2.IsSigned(req.Request) {
 		if o.name == "GetObject" || o.name == "HeadObject" {
 			if b, err := s.st.PublicBucket(req.bucket); err == nil && b.Public {
@@ -267,22 +272,29 @@ func (s *Server) authorize(req *request, o operation) error {
 		}
 		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: sign requests with an S3 key from /api/storage/keys")
 	}
-	v2 := sigv2.IsSigned(req.Request)
-	var auth *sigv4.Auth
-	var err error
-	if v2 {
-		auth, err = s.verifyV2(req)
-	} else {
-		auth, err = sigv4.Verify(req.Request, s.lookup, s.opts.Now())
+	if sigv2.IsSigned(req.Request) {
+		return s.authorizeAs(req, o, s.verifyV2)
 	}
+	return s.authorizeAs(req, o, func(req *request) (*sigv4.Auth, error) {
+		return sigv4.Verify(req.Request, s.lookup, s.opts.Now())
+	})
+}
+
+// authorizeAs authenticates req with verify and checks its key's
+// permission and bucket scope for the operation.
+func (s *Server) authorizeAs(req *request, o operation, verify func(*request) (*sigv4.Auth, error)) error {
+	auth, err := verify(req)
 	if err != nil {
 		return err
 	}
-	if auth.Presigned {
+	v2 := sigv2.IsSigned(req.Request)
+	switch {
+	case req.form != nil:
+	case auth.Presigned:
 		if err := hoistQuery(req.Request, v2); err != nil {
 			return err
 		}
-	} else if v2 {
+	case v2:
 		if err := unsignedQuery(req.URL.Query()); err != nil {
 			return err
 		}
@@ -295,7 +307,9 @@ func (s *Server) authorize(req *request, o operation) error {
 		return err
 	}
 	req.auth, req.s3key, req.account = auth, key, key.Account
-	if req.body, req.size, req.sums, err = auth.BodyChecksums(req.Request, o.name != "CompleteMultipartUpload"); err != nil {
+	if req.form != nil {
+		req.body, req.size = req.form.file, -1
+	} else if req.body, req.size, req.sums, err = auth.BodyChecksums(req.Request, o.name != "CompleteMultipartUpload"); err != nil {
 		return err
 	}
 	if o.write && key.Permissions == cloudstore.PermRead || o.read && key.Permissions == cloudstore.PermWrite {

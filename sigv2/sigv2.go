@@ -289,3 +289,21 @@ func parseTime(v string) (time.Time, error) {
 	}
 	return http.ParseTime(v)
 }
+
+// VerifyPolicy checks the Version 2 signature of an HTML form upload's
+// policy (POST Object): signature is the base64 HMAC-SHA1 of the base64
+// policy text with id's secret. The policy's expiration is its caller's
+// to check.
+func VerifyPolicy(policy, id, signature string, lookup sigv4.Lookup) (*Auth, error) {
+	secret, err := lookup(id)
+	if errors.Is(err, sigv4.ErrUnknownKey) {
+		return nil, errorf("InvalidAccessKeyId", "The AWS Access Key Id %q you provided does not exist in our records.", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !hmac.Equal([]byte(Sign(secret, policy)), []byte(signature)) {
+		return nil, errorf("SignatureDoesNotMatch", "The policy signature we calculated does not match the signature you provided. Check your key and signing method.")
+	}
+	return &Auth{AccessKeyID: id}, nil
+}

@@ -245,3 +245,20 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+func TestVerifyPolicy(t *testing.T) {
+	// A policy botocore's generate_presigned_post made, and its signature
+	// with the example secret by Python's hmac and hashlib.
+	const policy = "eyJleHBpcmF0aW9uIjogIjIwMjYtMTEtMjZUMTY6NDg6NTVaIiwgImNvbmRpdGlvbnMiOiBbeyJidWNrZXQiOiAiYiJ9LCB7ImtleSI6ICJrIn1dfQ=="
+	const good = "j06tBG3BPFoJuSqDVjk4MLMycbU="
+	tests := []struct{ name, id, signature, want string }{
+		{"good", exampleID, good, ""},
+		{"wrong signature", exampleID, Sign("other", policy), "SignatureDoesNotMatch"},
+		{"unknown key", "NOBODY", good, "InvalidAccessKeyId"},
+	}
+	for _, tt := range tests {
+		if _, err := VerifyPolicy(policy, tt.id, tt.signature, lookup); code(err) != tt.want {
+			t.Errorf("%s: VerifyPolicy = %v, want code %q", tt.name, err, tt.want)
+		}
+	}
+}
