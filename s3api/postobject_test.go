@@ -107,6 +107,7 @@ func TestPostObject(t *testing.T) {
 	c := e.sdk(e.id, e.secret)
 	mustBuckets(t, c, "forms")
 	readID, readSecret := e.key(t, "alice", cloudstore.PermRead, "*")
+	scopedID, scopedSecret := e.key(t, "alice", cloudstore.PermReadWrite, "elsewhere")
 	now := time.Now()
 	later := now.Add(time.Hour)
 	file := []byte("a file from a form")
@@ -146,6 +147,7 @@ func TestPostObject(t *testing.T) {
 		{"wrong secret", base(e.id, "not the secret", nil), file, nil, "forms", 403, "SignatureDoesNotMatch", "", ""},
 		{"unknown key", base("AKNOBODY", e.secret, nil), file, nil, "forms", 403, "InvalidAccessKeyId", "", ""},
 		{"read-only key", base(readID, readSecret, nil), file, nil, "forms", 403, "AccessDenied", "", ""},
+		{"key scoped to another bucket", base(scopedID, scopedSecret, nil), file, nil, "forms", 403, "AccessDenied", "", ""},
 		{"expired policy", append([]field{{"key", "uploads/x"}}, signV4Form(e.id, e.secret, "us-east-1", now, policyDoc(now.Add(-time.Second), v4Conditions(e.id, "us-east-1", now)...))...),
 			file, nil, "forms", 403, "AccessDenied", "", ""},
 		{"key outside the policy", append(base(e.id, e.secret, nil)[1:], field{"key", "other/x"}), file, nil, "forms", 403, "AccessDenied", "", ""},
