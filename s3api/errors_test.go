@@ -165,7 +165,7 @@ func TestErrorAnswers(t *testing.T) {
 			r, _ := http.NewRequest("GET", e.srv.URL+"/errs/kept", nil)
 			return r
 		}, 403, "AccessDenied"},
-		{"signature version 2 URL", func() *http.Request {
+		{"expired signature version 2 URL", func() *http.Request {
 			r, _ := http.NewRequest("GET", e.srv.URL+"/errs/kept?AWSAccessKeyId=x&Signature=y&Expires=1", nil)
 			return r
 		}, 403, "AccessDenied"},

@@ -49,6 +49,10 @@ var writeParams = map[string]bool{"partNumber": true, "uploadId": true, "uploads
 	"X-Amz-Algorithm": true, "X-Amz-Credential": true, "X-Amz-Date": true, "X-Amz-Expires": true,
 	"X-Amz-SignedHeaders": true, "X-Amz-Signature": true, "X-Amz-Content-Sha256": true, "X-Amz-Security-Token": true}
 
+// v2Params are the query parameters of a Signature Version 2 presigned
+// URL (package sigv2).
+var v2Params = map[string]bool{"AWSAccessKeyId": true, "Expires": true, "Signature": true}
+
 func notImplemented(name string) operation {
 	return operation{name: name, run: func(*Server, http.ResponseWriter, *request) error { return errNotImplemented }}
 }
@@ -110,7 +114,7 @@ func route(r *request) operation {
 	m := r.Method
 	if m != http.MethodGet && m != http.MethodHead {
 		for name := range q {
-			if !writeParams[name] {
+			if !writeParams[name] && !(presignedQuery(q) && queryHeader(name)) && !v2Params[name] {
 				return notImplemented("Unsupported:" + name)
 			}
 		}
@@ -121,6 +125,8 @@ func route(r *request) operation {
 			return operation{name: "ListBuckets", read: true, run: (*Server).listBuckets}
 		}
 		return methodNotAllowed("Service")
+	case r.key == "" && isPostForm(r.Request) && !q.Has("delete"):
+		return operation{name: "PostObject", write: true, transfer: true, run: (*Server).postObject}
 	case r.key == "":
 		return bucketRoute(m, q)
 	}

@@ -1,7 +1,8 @@
 // Package s3api serves the S3-compatible endpoint over the cloud
 // platform's buckets and objects: the same store the REST API uses, so a
 // bucket made in one is seen by the other. It authenticates with the S3
-// keys of the REST API (AWS Signature V4, package sigv4), enforces their
+// keys of the REST API (AWS Signature V4, package sigv4, and the
+// Version 2 of legacy clients, package sigv2), enforces their
 // permissions and bucket scope on every request, and answers S3's XML.
 //
 // Both path-style (http://host/bucket/key) and virtual-hosted-style
@@ -25,6 +26,7 @@ import (
 	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/internal/accesslog"
 	"github.com/latticenet/lattice/internal/drain"
+	"github.com/latticenet/lattice/sigv2"
 	"github.com/latticenet/lattice/sigv4"
 )
 
@@ -97,6 +99,7 @@ type request struct {
 	id      string
 	bucket  string
 	key     string
+	vhost   bool        // the bucket is in the host name, not the path
 	auth    *sigv4.Auth // nil for an anonymous request
 	s3key   cloudstore.S3Key
 	account string
@@ -106,6 +109,7 @@ type request struct {
 	size int64
 	sums *sigv4.Checksums // the body's x-amz-checksum-* values; nil when anonymous
 	read int64            // bytes of body read so far
+	form *postForm        // a POST Object's form, read up to its file
 }
 
 // counter counts the bytes read through it.
@@ -170,7 +174,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	defer cancel()
 	req.Request = hr.WithContext(ctx)
 
-	req.bucket, req.key = s.locate(hr)
+	req.bucket, req.key, req.vhost = s.locate(hr)
 	o := route(req)
 	op = o.name
 	if s.fair.authBlocked(hr, start) {
@@ -231,7 +235,7 @@ func refuse(w http.ResponseWriter, r *http.Request, e *Error, requestID string) 
 
 // locate finds the bucket and key of r, virtual-hosted style when the
 // host is a subdomain of a configured domain, path style otherwise.
-func (s *Server) locate(r *http.Request) (bucket, key string) {
+func (s *Server) locate(r *http.Request) (bucket, key string, vhost bool) {
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -240,21 +244,25 @@ func (s *Server) locate(r *http.Request) (bucket, key string) {
 	path := strings.TrimPrefix(r.URL.Path, "/")
 	for _, d := range s.opts.Domains {
 		if b, ok := strings.CutSuffix(host, "."+d); ok && b != "" {
-			return b, path
+			return b, path, true
 		}
 	}
 	bucket, key, _ = strings.Cut(path, "/")
-	return bucket, key
+	return bucket, key, false
 }
 
 // authorize authenticates req (anonymous requests are allowed only to
 // read a public bucket's objects) and checks its key's permission and
 // bucket scope for the operation.
 func (s *Server) authorize(req *request, o operation) error {
-	if req.URL.Query().Has("AWSAccessKeyId") {
-		return s3err(http.StatusForbidden, "AccessDenied", "Signature Version 2 is not supported; presign with AWS4-HMAC-SHA256 (Signature Version 4)")
+	if authMechanisms(req.Request) > 1 {
+		return errOneAuth
 	}
-	if !sigv4.IsSigned(req.Request) {
+	if o.name == "PostObject" {
+		// Signed by its form, not its headers: see postobject.go.
+		return s.authorizeAs(req, o, s.verifyPost)
+	}
+	if !sigv4.IsSigned(req.Request) && !sigv2.IsSigned(req.Request) {
 		if o.name == "GetObject" || o.name == "HeadObject" {
 			if b, err := s.st.PublicBucket(req.bucket); err == nil && b.Public {
 				req.account = b.Account
@@ -264,9 +272,32 @@ func (s *Server) authorize(req *request, o operation) error {
 		}
 		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: sign requests with an S3 key from /api/storage/keys")
 	}
-	auth, err := sigv4.Verify(req.Request, s.lookup, s.opts.Now())
+	if sigv2.IsSigned(req.Request) {
+		return s.authorizeAs(req, o, s.verifyV2)
+	}
+	return s.authorizeAs(req, o, func(req *request) (*sigv4.Auth, error) {
+		return sigv4.Verify(req.Request, s.lookup, s.opts.Now())
+	})
+}
+
+// authorizeAs authenticates req with verify and checks its key's
+// permission and bucket scope for the operation.
+func (s *Server) authorizeAs(req *request, o operation, verify func(*request) (*sigv4.Auth, error)) error {
+	auth, err := verify(req)
 	if err != nil {
 		return err
+	}
+	v2 := sigv2.IsSigned(req.Request)
+	switch {
+	case req.form != nil:
+	case auth.Presigned:
+		if err := hoistQuery(req.Request, v2); err != nil {
+			return err
+		}
+	case v2:
+		if err := unsignedQuery(req.URL.Query()); err != nil {
+			return err
+		}
 	}
 	if auth.Region != s.opts.Region && auth.Region != "auto" {
 		return s3err(http.StatusBadRequest, "AuthorizationHeaderMalformed", "the request is signed for region "+auth.Region+"; this endpoint serves "+s.opts.Region)
@@ -276,7 +307,9 @@ func (s *Server) authorize(req *request, o operation) error {
 		return err
 	}
 	req.auth, req.s3key, req.account = auth, key, key.Account
-	if req.body, req.size, req.sums, err = auth.BodyChecksums(req.Request, o.name != "CompleteMultipartUpload"); err != nil {
+	if req.form != nil {
+		req.body, req.size = req.form.file, -1
+	} else if req.body, req.size, req.sums, err = auth.BodyChecksums(req.Request, o.name != "CompleteMultipartUpload"); err != nil {
 		return err
 	}
 	if o.write && key.Permissions == cloudstore.PermRead || o.read && key.Permissions == cloudstore.PermWrite {

@@ -450,3 +450,35 @@ func Sign(r *http.Request, id, secret, region, payloadHash string, t time.Time) 
 	sig := hex.EncodeToString(hmacSHA256(key, StringToSign(t, cred.scope(), creq)))
 	r.Header.Set("Authorization", algorithm+" Credential="+id+"/"+cred.scope()+",SignedHeaders="+strings.Join(signed, ";")+",Signature="+sig)
 }
+
+// VerifyPolicy checks the Version 4 signature of an HTML form upload's
+// policy (POST Object): signature is the hex HMAC-SHA256 of the base64
+// policy text with the signing key of credential's day, region and
+// service, and date (x-amz-date) must fall on credential's day. The
+// policy's own expiration is its caller's to check. The Auth it returns
+// has an unsigned payload: the policy bounds the file, not a hash.
+func VerifyPolicy(policy, credential, date, signature string, lookup Lookup) (*Auth, error) {
+	cred, err := parseCredential(credential)
+	if err != nil {
+		return nil, &Error{"InvalidArgument", err.(*Error).Message}
+	}
+	t, err := time.Parse(timeFormat, date)
+	if err != nil {
+		return nil, errorf("InvalidArgument", "x-amz-date %q is not YYYYMMDDTHHMMSSZ", date)
+	}
+	if t.Format(dateFormat) != cred.date {
+		return nil, errorf("InvalidArgument", "the credential date %s is not x-amz-date's %s", cred.date, t.Format(dateFormat))
+	}
+	secret, err := lookup(cred.id)
+	if errors.Is(err, ErrUnknownKey) {
+		return nil, errorf("InvalidAccessKeyId", "the access key id %q does not exist", cred.id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	key := SigningKey(secret, cred.date, cred.region, cred.service)
+	if !hmac.Equal([]byte(hex.EncodeToString(hmacSHA256(key, policy))), []byte(signature)) {
+		return nil, errorf("SignatureDoesNotMatch", "the policy signature we calculated does not match the x-amz-signature you provided; check your secret access key and signing method")
+	}
+	return &Auth{AccessKeyID: cred.id, Region: cred.region, PayloadHash: UnsignedPayload, time: t, scope: cred.scope(), key: key}, nil
+}

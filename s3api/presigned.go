@@ -1,0 +1,108 @@
+package s3api
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/latticenet/lattice/sigv2"
+	"github.com/latticenet/lattice/sigv4"
+)
+
+// Presigners put some of what a client would send as headers in the
+// query, where the signature covers it: the JS SDK v3 its checksum and
+// metadata, botocore's Signature Version 2 presigner every x-amz-*
+// header and Content-Type. A presigned request's such parameters are
+// taken as its headers (hoistQuery), once its signature is verified.
+
+// queryHeader reports whether a query parameter of a presigned request
+// stands for a header.
+func queryHeader(name string) bool {
+	lower := strings.ToLower(name)
+	if strings.HasPrefix(lower, "x-amz-meta-") {
+		return true
+	}
+	switch lower {
+	case "x-amz-checksum-crc32", "x-amz-checksum-crc32c", "x-amz-checksum-crc64nvme", "x-amz-checksum-sha1",
+		"x-amz-checksum-sha256", "x-amz-sdk-checksum-algorithm", "x-amz-checksum-algorithm",
+		"content-type", "content-md5":
+		return true
+	}
+	return false
+}
+
+// presignedQuery reports whether q claims a presigned signature of
+// either version.
+func presignedQuery(q url.Values) bool {
+	return q.Has("X-Amz-Signature") || q.Has("AWSAccessKeyId") || q.Has("Signature")
+}
+
+// hoistQuery adds the query parameters of a verified presigned request
+// that stand for headers to its headers. Content-Type and Content-MD5
+// count only under Signature Version 2, whose string to sign holds them;
+// Version 4 signs them as headers. A name both in the headers and the
+// query is refused: one of the two would be ignored.
+func hoistQuery(r *http.Request, v2 bool) error {
+	for name, values := range r.URL.Query() {
+		if !queryHeader(name) {
+			continue
+		}
+		lower := strings.ToLower(name)
+		if !v2 && (lower == "content-type" || lower == "content-md5") {
+			continue
+		}
+		if _, ok := r.Header[http.CanonicalHeaderKey(lower)]; ok {
+			return s3err(http.StatusBadRequest, "InvalidRequest", lower+" is both a header and a query parameter of the presigned request; send it once.")
+		}
+		for _, v := range values {
+			r.Header.Add(lower, v)
+		}
+	}
+	return nil
+}
+
+// unsignedQuery refuses the x-amz-* query parameters of a request signed
+// with Signature Version 2 in its header, whose string to sign leaves
+// them out: honouring one (x-amz-tagging) would take what nobody signed.
+func unsignedQuery(q url.Values) error {
+	for name := range q {
+		if strings.HasPrefix(strings.ToLower(name), "x-amz-") {
+			return s3err(http.StatusForbidden, "AccessDenied", "Signature Version 2 does not sign the query parameter "+name+"; send it as a header, which it signs.")
+		}
+	}
+	return nil
+}
+
+var errOneAuth = s3err(http.StatusBadRequest, "InvalidArgument", "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified")
+
+// verifyV2 checks a Signature Version 2 request and returns it as an
+// Auth whose body is unsigned, as Version 2 never signs the payload
+// (Content-MD5 and x-amz-checksum-* headers are still checked).
+func (s *Server) verifyV2(req *request) (*sigv4.Auth, error) {
+	bucket := ""
+	if req.vhost {
+		bucket = req.bucket
+	}
+	a, err := sigv2.Verify(req.Request, bucket, s.lookup, s.opts.Now())
+	if err != nil {
+		return nil, err
+	}
+	return &sigv4.Auth{AccessKeyID: a.AccessKeyID, Region: s.opts.Region, Presigned: a.Presigned, PayloadHash: sigv4.UnsignedPayload}, nil
+}
+
+// authMechanisms counts the signatures r claims: its Authorization
+// header, a Version 4 presigned query, a Version 2 presigned query.
+func authMechanisms(r *http.Request) int {
+	q := r.URL.Query()
+	n := 0
+	if r.Header.Get("Authorization") != "" {
+		n++
+	}
+	if q.Has("X-Amz-Signature") || q.Has("X-Amz-Algorithm") || q.Has("X-Amz-Credential") {
+		n++
+	}
+	if q.Has("AWSAccessKeyId") || q.Has("Signature") {
+		n++
+	}
+	return n
+}
