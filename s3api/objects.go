@@ -526,6 +526,10 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 	}
 	res := result{Xmlns: xmlns}
 	for _, o := range req.Objects {
+		if s.deleteDenied(r, o.Key) {
+			res.Error = append(res.Error, failed{o.Key, errPolicyDenied.Code, errPolicyDenied.Message})
+			continue
+		}
 		err := s.st.DeleteObject(r.account, r.bucket, o.Key)
 		if err != nil && !errors.Is(err, cloudstore.ErrNotFound) {
 			e := toError(err, errNoSuchKey)

@@ -33,8 +33,6 @@ var emptyConfigs = map[string]emptyConfig{
 // of their own when nothing is configured.
 var missingConfigs = map[string]*Error{
 	"object-lock":       s3err(http.StatusNotFound, "ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket"),
-	"policy":            s3err(http.StatusNotFound, "NoSuchBucketPolicy", "The bucket policy does not exist"),
-	"policyStatus":      s3err(http.StatusNotFound, "NoSuchBucketPolicy", "The bucket policy does not exist"),
 	"cors":              s3err(http.StatusNotFound, "NoSuchCORSConfiguration", "The CORS configuration does not exist"),
 	"lifecycle":         s3err(http.StatusNotFound, "NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist"),
 	"encryption":        s3err(http.StatusNotFound, "ServerSideEncryptionConfigurationNotFoundError", "The server side encryption configuration was not found"),

@@ -35,7 +35,7 @@ func (o operation) buckets(r *request) []string {
 // unsupported are the S3 subresources this endpoint does not implement;
 // a request naming one answers NotImplemented rather than being taken
 // for a plain GET or PUT.
-var unsupported = []string{"acl", "policy", "policyStatus", "versioning", "cors", "lifecycle", "website",
+var unsupported = []string{"acl", "versioning", "cors", "lifecycle", "website",
 	"logging", "notification", "replication", "encryption", "object-lock", "retention", "legal-hold", "torrent",
 	"restore", "select", "accelerate", "requestPayment", "ownershipControls", "publicAccessBlock",
 	"intelligent-tiering", "inventory", "analytics", "metrics", "versions", "versionId", "attributes", "uploadPartCopy",
@@ -83,6 +83,9 @@ func route(r *request) operation {
 	q := r.URL.Query()
 	if r.bucket != "" {
 		if o, ok := taggingRoute(r, q); ok {
+			return o
+		}
+		if o, ok := policyRoute(r, q); ok {
 			return o
 		}
 		if o, ok := probeRoute(r, q); ok {

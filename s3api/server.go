@@ -80,6 +80,8 @@ type Server struct {
 	opts Options
 	gate drain.Gate // admits requests until Wait
 	fair *fairUse
+	// policies caches the buckets' parsed policies (policy.go).
+	policies policyCache
 }
 
 // New returns the S3 endpoint over st.
@@ -247,22 +249,16 @@ func (s *Server) locate(r *http.Request) (bucket, key string) {
 	return bucket, key
 }
 
-// authorize authenticates req (anonymous requests are allowed only to
-// read a public bucket's objects) and checks its key's permission and
-// bucket scope for the operation.
+// authorize authenticates req (anonymous requests are allowed only what
+// the bucket's policy grants them, and to read a public bucket's objects),
+// checks its key's permission and bucket scope for the operation, and
+// refuses what the bucket's policy denies.
 func (s *Server) authorize(req *request, o operation) error {
 	if req.URL.Query().Has("AWSAccessKeyId") {
 		return s3err(http.StatusForbidden, "AccessDenied", "Signature Version 2 is not supported; presign with AWS4-HMAC-SHA256 (Signature Version 4)")
 	}
 	if !sigv4.IsSigned(req.Request) {
-		if o.name == "GetObject" || o.name == "HeadObject" {
-			if b, err := s.st.PublicBucket(req.bucket); err == nil && b.Public {
-				req.account = b.Account
-				req.body = req.Body
-				return nil
-			}
-		}
-		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: sign requests with an S3 key from /api/storage/keys")
+		return s.authorizeAnonymous(req, o) // policy.go: the bucket's policy, or its public toggle
 	}
 	auth, err := sigv4.Verify(req.Request, s.lookup, s.opts.Now())
 	if err != nil {
@@ -287,7 +283,7 @@ func (s *Server) authorize(req *request, o operation) error {
 			return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: this S3 key is scoped to bucket "+key.BucketScope)
 		}
 	}
-	return nil
+	return s.checkPolicy(req, o) // policy.go: a Deny of the bucket's policy
 }
 
 func (s *Server) lookup(id string) (string, error) {
