@@ -94,6 +94,9 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if err := validKey(r.key); err != nil {
 		return err
 	}
+	if err := s.checkObjectACL(r); err != nil {
+		return err
+	}
 	o, err := s.putOptions(r.Header)
 	if err != nil {
 		return err
@@ -435,6 +438,9 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	}
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
+	}
+	if err := s.checkObjectACL(r); err != nil {
+		return err
 	}
 	if _, err := s.st.Bucket(r.account, srcBucket); err != nil {
 		return errNoSuchBucket

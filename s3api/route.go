@@ -35,9 +35,9 @@ func (o operation) buckets(r *request) []string {
 // unsupported are the S3 subresources this endpoint does not implement;
 // a request naming one answers NotImplemented rather than being taken
 // for a plain GET or PUT.
-var unsupported = []string{"acl", "versioning", "cors", "lifecycle", "website",
+var unsupported = []string{"versioning", "cors", "lifecycle", "website",
 	"logging", "notification", "replication", "encryption", "object-lock", "retention", "legal-hold", "torrent",
-	"restore", "select", "accelerate", "requestPayment", "ownershipControls", "publicAccessBlock",
+	"restore", "select", "accelerate", "requestPayment", "publicAccessBlock",
 	"intelligent-tiering", "inventory", "analytics", "metrics", "versions", "versionId", "attributes", "uploadPartCopy",
 	"metadataTable", "metadataConfiguration", "renameObject", "session"}
 
@@ -86,6 +86,9 @@ func route(r *request) operation {
 			return o
 		}
 		if o, ok := policyRoute(r, q); ok {
+			return o
+		}
+		if o, ok := aclRoute(r, q); ok {
 			return o
 		}
 		if o, ok := probeRoute(r, q); ok {
