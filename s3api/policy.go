@@ -1,14 +1,12 @@
 package s3api
 
 import (
-	"bytes"
 	"encoding/xml"
 	"errors"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/s3policy"
@@ -68,17 +66,6 @@ var actions = map[string]string{
 // policyOps are the operations a policy never refuses to its owner.
 var policyOps = map[string]bool{"GetBucketPolicy": true, "PutBucketPolicy": true, "DeleteBucketPolicy": true}
 
-// policyCache keeps each bucket's parsed policy with the bytes it was
-// parsed from: a request reads the stored bytes (to see a change made
-// anywhere, the REST API's bucket deletion included) but parses them only
-// when they changed.
-type policyCache struct{ m sync.Map } // bucket name -> *cachedPolicy
-
-type cachedPolicy struct {
-	raw []byte
-	p   *s3policy.Policy
-}
-
 // bucketPolicy returns the bucket called name, whoever owns it, and its
 // parsed policy (nil when it has none).
 func (s *Server) bucketPolicy(name string) (cloudstore.Bucket, *s3policy.Policy, error) {
@@ -86,20 +73,10 @@ func (s *Server) bucketPolicy(name string) (cloudstore.Bucket, *s3policy.Policy,
 	if err != nil {
 		return bk, nil, err
 	}
-	if raw == nil {
-		s.policies.m.Delete(name)
-		return bk, nil, nil
-	}
-	if c, ok := s.policies.m.Load(name); ok && bytes.Equal(c.(*cachedPolicy).raw, raw) {
-		return bk, c.(*cachedPolicy).p, nil
-	}
-	p, err := s3policy.Parse(raw, name)
-	if err != nil {
-		// Stored only once parsed; refuse rather than ignore a Deny.
-		return bk, nil, err
-	}
-	s.policies.m.Store(name, &cachedPolicy{raw, p})
-	return bk, p, nil
+	// A stored policy was parsed before it was stored; should it no
+	// longer parse, requests are refused rather than a Deny ignored.
+	p, err := s.policies.get(name, raw, func(raw []byte) (*s3policy.Policy, error) { return s3policy.Parse(raw, name) })
+	return bk, p, err
 }
 
 // policyRequest is what a policy is evaluated against for req.
@@ -133,6 +110,9 @@ func resourceOf(req *request) string { return s3policy.Resource(req.bucket, req.
 // for a missing bucket, so that anonymous callers never learn which names
 // exist. Anonymous requests only ever read.
 func (s *Server) authorizeAnonymous(req *request, o operation) error {
+	if o.name == "PreflightCORS" {
+		return s.authorizePreflight(req)
+	}
 	action := actions[o.name]
 	if req.bucket == "" || action == "" || o.write {
 		return errAnonymous
@@ -279,7 +259,7 @@ func (s *Server) putBucketPolicy(w http.ResponseWriter, r *request) error {
 	if err := s.st.SetBucketConfig(r.account, r.bucket, cloudstore.ConfigPolicy, data); err != nil {
 		return err
 	}
-	s.policies.m.Store(r.bucket, &cachedPolicy{data, p})
+	s.policies.put(r.bucket, data, p)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -288,7 +268,7 @@ func (s *Server) deleteBucketPolicy(w http.ResponseWriter, r *request) error {
 	if err := s.st.SetBucketConfig(r.account, r.bucket, cloudstore.ConfigPolicy, nil); err != nil {
 		return err
 	}
-	s.policies.m.Delete(r.bucket)
+	s.policies.drop(r.bucket)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -35,7 +35,7 @@ func (o operation) buckets(r *request) []string {
 // unsupported are the S3 subresources this endpoint does not implement;
 // a request naming one answers NotImplemented rather than being taken
 // for a plain GET or PUT.
-var unsupported = []string{"versioning", "cors", "lifecycle", "website",
+var unsupported = []string{"versioning", "lifecycle", "website",
 	"logging", "notification", "replication", "encryption", "object-lock", "retention", "legal-hold", "torrent",
 	"restore", "select", "accelerate", "requestPayment", "publicAccessBlock",
 	"intelligent-tiering", "inventory", "analytics", "metrics", "versions", "versionId", "attributes", "uploadPartCopy",
@@ -82,6 +82,9 @@ func methodNotAllowed(name string) operation {
 func route(r *request) operation {
 	q := r.URL.Query()
 	if r.bucket != "" {
+		if o, ok := corsRoute(r, q); ok {
+			return o
+		}
 		if o, ok := taggingRoute(r, q); ok {
 			return o
 		}

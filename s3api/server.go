@@ -25,6 +25,8 @@ import (
 	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/internal/accesslog"
 	"github.com/latticenet/lattice/internal/drain"
+	"github.com/latticenet/lattice/s3cors"
+	"github.com/latticenet/lattice/s3policy"
 	"github.com/latticenet/lattice/sigv4"
 )
 
@@ -80,8 +82,10 @@ type Server struct {
 	opts Options
 	gate drain.Gate // admits requests until Wait
 	fair *fairUse
-	// policies caches the buckets' parsed policies (policy.go).
-	policies policyCache
+	// policies and cors cache the buckets' parsed policies (policy.go)
+	// and CORS rules (cors.go).
+	policies parsedCache[*s3policy.Policy]
+	cors     parsedCache[*s3cors.Config]
 }
 
 // New returns the S3 endpoint over st.
@@ -175,6 +179,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	req.bucket, req.key = s.locate(hr)
 	o := route(req)
 	op = o.name
+	s.setCORSHeaders(w, req) // cors.go: on every answer, refusals included, as S3 does
 	if s.fair.authBlocked(hr, start) {
 		// Too many failed authentications from this address: no
 		// signature is even checked until its budget refills.
