@@ -462,6 +462,9 @@ func (s *Store) DeleteBucket(account, name string) error {
 		b.Delete(k(tRule, name, r.ID), nil)
 	}
 	b.Delete(k(tBucketTags, name), nil)
+	if err := deleteBucketConfigs(b, name); err != nil {
+		return err
+	}
 	// Its log and metrics go with it: a bucket created later under the
 	// name, perhaps by another account, starts with none.
 	if err := deleteEvents(b, name); err != nil {

@@ -97,6 +97,10 @@ func (s *Server) createBucket(w http.ResponseWriter, r *request) error {
 	if err := cloudstore.ValidBucketName(r.bucket); err != nil {
 		return s3err(http.StatusBadRequest, "InvalidBucketName", err.Error())
 	}
+	public, err := createBucketACL(r.Header)
+	if err != nil {
+		return err
+	}
 	body, err := readBody(r.body, 64<<10)
 	if err != nil {
 		return err
@@ -120,6 +124,13 @@ func (s *Server) createBucket(w http.ResponseWriter, r *request) error {
 		return s3err(http.StatusConflict, "BucketAlreadyExists", "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.")
 	} else if err != nil {
 		return err
+	}
+	if public {
+		// x-amz-acl: public-read. Made public after it is made: should
+		// this fail, the bucket is left private, never the reverse.
+		if _, err := s.st.UpdateBucket(r.account, r.bucket, s.opts.Now(), func(b *cloudstore.Bucket) { b.Public = true }); err != nil {
+			return err
+		}
 	}
 	w.Header().Set("Location", "/"+r.bucket)
 	w.WriteHeader(http.StatusOK)

@@ -26,6 +26,9 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
+	if err := s.checkObjectACL(r); err != nil {
+		return err
+	}
 	u, err := s.st.CreateUpload(r.account, r.bucket, r.key, o)
 	if err != nil {
 		return err

@@ -94,6 +94,9 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if err := validKey(r.key); err != nil {
 		return err
 	}
+	if err := s.checkObjectACL(r); err != nil {
+		return err
+	}
 	o, err := s.putOptions(r.Header)
 	if err != nil {
 		return err
@@ -473,6 +476,9 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
+	if err := s.checkObjectACL(r); err != nil {
+		return err
+	}
 	src, err := s.st.ObjectVersion(r.account, srcBucket, srcKey, srcVersion)
 	if err != nil {
 		return s.copySourceError(err, r.account, srcBucket, srcVersion)
@@ -597,6 +603,10 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 	}
 	res := result{Xmlns: xmlns}
 	for _, o := range req.Objects {
+		if s.deleteDenied(r, o.Key) {
+			res.Error = append(res.Error, failed{o.Key, o.VersionID, errPolicyDenied.Code, errPolicyDenied.Message})
+			continue
+		}
 		if o.VersionID != "" && cloudstore.CheckVersionID(o.VersionID) != nil {
 			res.Error = append(res.Error, failed{o.Key, o.VersionID, errNoSuchVersion.Code, errNoSuchVersion.Message})
 			continue

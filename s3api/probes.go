@@ -21,20 +21,16 @@ type emptyConfig struct {
 }
 
 var emptyConfigs = map[string]emptyConfig{
-	"logging":           {root: "BucketLoggingStatus"},
-	"notification":      {root: "NotificationConfiguration"},
-	"accelerate":        {root: "AccelerateConfiguration"},
-	"requestPayment":    {root: "RequestPaymentConfiguration", inner: "<Payer>BucketOwner</Payer>"},
-	"ownershipControls": {root: "OwnershipControls", inner: "<Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule>"},
+	"logging":        {root: "BucketLoggingStatus"},
+	"notification":   {root: "NotificationConfiguration"},
+	"accelerate":     {root: "AccelerateConfiguration"},
+	"requestPayment": {root: "RequestPaymentConfiguration", inner: "<Payer>BucketOwner</Payer>"},
 }
 
 // missingConfigs are the bucket configuration reads S3 answers with a 404
 // of their own when nothing is configured.
 var missingConfigs = map[string]*Error{
 	"object-lock":       s3err(http.StatusNotFound, "ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket"),
-	"policy":            s3err(http.StatusNotFound, "NoSuchBucketPolicy", "The bucket policy does not exist"),
-	"policyStatus":      s3err(http.StatusNotFound, "NoSuchBucketPolicy", "The bucket policy does not exist"),
-	"cors":              s3err(http.StatusNotFound, "NoSuchCORSConfiguration", "The CORS configuration does not exist"),
 	"lifecycle":         s3err(http.StatusNotFound, "NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist"),
 	"encryption":        s3err(http.StatusNotFound, "ServerSideEncryptionConfigurationNotFoundError", "The server side encryption configuration was not found"),
 	"website":           s3err(http.StatusNotFound, "NoSuchWebsiteConfiguration", "The specified bucket does not have a website configuration"),
@@ -49,16 +45,10 @@ func probeRoute(r *request, q url.Values) (operation, bool) {
 		return operation{}, false
 	}
 	if r.key != "" {
-		if q.Has("acl") {
-			return operation{name: "GetObjectAcl", read: true, run: (*Server).acl}, true
-		}
 		return operation{}, false
 	}
 	if q.Has("versions") {
 		return operation{name: "ListObjectVersions", read: true, run: (*Server).listObjectVersions}, true
-	}
-	if q.Has("acl") {
-		return operation{name: "GetBucketAcl", read: true, run: (*Server).acl}, true
 	}
 	for sub, c := range emptyConfigs {
 		if q.Has(sub) {
@@ -84,43 +74,4 @@ func probeRoute(r *request, q url.Values) (operation, bool) {
 		}
 	}
 	return operation{}, false
-}
-
-// acl answers GetBucketAcl and GetObjectAcl with the grants that hold:
-// the owner's FULL_CONTROL, and everyone's READ of a public bucket.
-func (s *Server) acl(w http.ResponseWriter, r *request) error {
-	b, err := s.st.Bucket(r.account, r.bucket)
-	if err != nil {
-		return err
-	}
-	if r.key != "" {
-		if _, err := s.st.Object(r.account, r.bucket, r.key); err != nil {
-			return err
-		}
-	}
-	type grantee struct {
-		XMLNSXsi    string `xml:"xmlns:xsi,attr"`
-		Type        string `xml:"xsi:type,attr"`
-		ID          string `xml:",omitempty"`
-		DisplayName string `xml:",omitempty"`
-		URI         string `xml:",omitempty"`
-	}
-	type grant struct {
-		Grantee    grantee
-		Permission string
-	}
-	type result struct {
-		XMLName xml.Name `xml:"AccessControlPolicy"`
-		Xmlns   string   `xml:"xmlns,attr"`
-		Owner   owner
-		Grants  []grant `xml:"AccessControlList>Grant"`
-	}
-	const xsi = "http://www.w3.org/2001/XMLSchema-instance"
-	own := ownerOf(r.account)
-	res := result{Xmlns: xmlns, Owner: own, Grants: []grant{{grantee{xsi, "CanonicalUser", own.ID, own.DisplayName, ""}, "FULL_CONTROL"}}}
-	if b.Public {
-		res.Grants = append(res.Grants, grant{grantee{XMLNSXsi: xsi, Type: "Group", URI: "http://acs.amazonaws.com/groups/global/AllUsers"}, "READ"})
-	}
-	writeXML(w, http.StatusOK, res)
-	return nil
 }

@@ -35,9 +35,9 @@ func (o operation) buckets(r *request) []string {
 // unsupported are the S3 subresources this endpoint does not implement;
 // a request naming one answers NotImplemented rather than being taken
 // for a plain GET or PUT.
-var unsupported = []string{"acl", "policy", "policyStatus", "cors", "lifecycle", "website",
+var unsupported = []string{"lifecycle", "website",
 	"logging", "notification", "replication", "encryption", "object-lock", "retention", "legal-hold", "torrent",
-	"restore", "select", "accelerate", "requestPayment", "ownershipControls", "publicAccessBlock",
+	"restore", "select", "accelerate", "requestPayment", "publicAccessBlock",
 	"intelligent-tiering", "inventory", "analytics", "metrics", "attributes", "uploadPartCopy",
 	"metadataTable", "metadataConfiguration", "renameObject", "session"}
 
@@ -86,10 +86,19 @@ func methodNotAllowed(name string) operation {
 func route(r *request) operation {
 	q := r.URL.Query()
 	if r.bucket != "" {
+		if o, ok := corsRoute(r, q); ok {
+			return o
+		}
 		if o, ok := taggingRoute(r, q); ok {
 			return o
 		}
 		if o, ok := versionRoute(r, q); ok {
+			return o
+		}
+		if o, ok := policyRoute(r, q); ok {
+			return o
+		}
+		if o, ok := aclRoute(r, q); ok {
 			return o
 		}
 		if o, ok := probeRoute(r, q); ok {

@@ -26,6 +26,8 @@ import (
 	"github.com/latticenet/lattice/httpmetrics"
 	"github.com/latticenet/lattice/internal/accesslog"
 	"github.com/latticenet/lattice/internal/drain"
+	"github.com/latticenet/lattice/s3cors"
+	"github.com/latticenet/lattice/s3policy"
 	"github.com/latticenet/lattice/sigv2"
 	"github.com/latticenet/lattice/sigv4"
 )
@@ -82,6 +84,10 @@ type Server struct {
 	opts Options
 	gate drain.Gate // admits requests until Wait
 	fair *fairUse
+	// policies and cors cache the buckets' parsed policies (policy.go)
+	// and CORS rules (cors.go).
+	policies parsedCache[*s3policy.Policy]
+	cors     parsedCache[*s3cors.Config]
 }
 
 // New returns the S3 endpoint over st.
@@ -177,6 +183,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	req.bucket, req.key, req.vhost = s.locate(hr)
 	o := route(req)
 	op = o.name
+	s.setCORSHeaders(w, req) // cors.go: on every answer, refusals included, as S3 does
 	if s.fair.authBlocked(hr, start) {
 		// Too many failed authentications from this address: no
 		// signature is even checked until its budget refills.
@@ -251,9 +258,10 @@ func (s *Server) locate(r *http.Request) (bucket, key string, vhost bool) {
 	return bucket, key, false
 }
 
-// authorize authenticates req (anonymous requests are allowed only to
-// read a public bucket's objects) and checks its key's permission and
-// bucket scope for the operation.
+// authorize authenticates req (anonymous requests are allowed only what
+// the bucket's policy grants them, and to read a public bucket's objects),
+// checks its key's permission and bucket scope for the operation, and
+// refuses what the bucket's policy denies.
 func (s *Server) authorize(req *request, o operation) error {
 	if authMechanisms(req.Request) > 1 {
 		return errOneAuth
@@ -263,14 +271,7 @@ func (s *Server) authorize(req *request, o operation) error {
 		return s.authorizeAs(req, o, s.verifyPost)
 	}
 	if !sigv4.IsSigned(req.Request) && !sigv2.IsSigned(req.Request) {
-		if o.name == "GetObject" || o.name == "HeadObject" {
-			if b, err := s.st.PublicBucket(req.bucket); err == nil && b.Public {
-				req.account = b.Account
-				req.body = req.Body
-				return nil
-			}
-		}
-		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: sign requests with an S3 key from /api/storage/keys")
+		return s.authorizeAnonymous(req, o) // policy.go: the bucket's policy, or its public toggle
 	}
 	if sigv2.IsSigned(req.Request) {
 		return s.authorizeAs(req, o, s.verifyV2)
@@ -320,7 +321,7 @@ func (s *Server) authorizeAs(req *request, o operation, verify func(*request) (*
 			return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: this S3 key is scoped to bucket "+key.BucketScope)
 		}
 	}
-	return nil
+	return s.checkPolicy(req, o) // policy.go: a Deny of the bucket's policy
 }
 
 func (s *Server) lookup(id string) (string, error) {

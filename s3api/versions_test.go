@@ -382,3 +382,62 @@ func TestVersioningRefusals(t *testing.T) {
 		t.Fatalf("attributes of the null version: %+v, %v", attrs, err)
 	}
 }
+
+// TestVersionsAndPolicies: reads of a version are s3:GetObjectVersion to
+// a bucket policy, as in S3, and a public bucket shows anonymous readers
+// its current objects only, not the versions they replaced.
+func TestVersionsAndPolicies(t *testing.T) {
+	e := newEnv(t)
+	c := e.sdk(e.id, e.secret)
+	ctx := context.Background()
+	b := aws.String("pub")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	old := aws.ToString(putString(t, c, "pub", "k", "secret draft").VersionId)
+	putString(t, c, "pub", "k", "published")
+	if _, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, ACL: types.BucketCannedACLPublicRead}); err != nil {
+		t.Fatal(err)
+	}
+	anon := func(path string) int {
+		t.Helper()
+		resp, err := http.Get(e.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := anon("/pub/k"); got != 200 {
+		t.Fatalf("anonymous read of a public bucket's object: %d", got)
+	}
+	if got := anon("/pub/k?versionId=" + old); got != 403 {
+		t.Fatalf("anonymous read of a replaced version: %d, want 403", got)
+	}
+	// A policy granting s3:GetObjectVersion opens versions to everyone;
+	// one denying it refuses the owner's key too.
+	for _, tc := range []struct {
+		effect string
+		anon   int
+		owner  string
+	}{{"Allow", 200, ""}, {"Deny", 403, "AccessDenied"}} {
+		policy := `{"Version":"2012-10-17","Statement":[{"Effect":"` + tc.effect + `","Principal":"*","Action":"s3:GetObjectVersion","Resource":"arn:aws:s3:::pub/*"}]}`
+		if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: b, Policy: aws.String(policy)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := anon("/pub/k?versionId=" + old); got != tc.anon {
+			t.Errorf("%s GetObjectVersion: anonymous read of a version: %d, want %d", tc.effect, got, tc.anon)
+		}
+		_, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("k"), VersionId: aws.String(old)})
+		if apiCode(err) != tc.owner {
+			t.Errorf("%s GetObjectVersion: the owner's read of a version: %v", tc.effect, err)
+		}
+		if _, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("k")}); err != nil {
+			t.Errorf("%s GetObjectVersion: the owner's read of the current object: %v", tc.effect, err)
+		}
+	}
+}

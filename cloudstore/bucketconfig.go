@@ -1,0 +1,114 @@
+package cloudstore
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// ConfigKind names a bucket configuration kept as a document: the S3
+// endpoint's bucket policy (JSON) and CORS configuration (XML). The store
+// keeps the bytes as given; the S3 endpoint checks them before it stores
+// them and parses them when it reads them.
+type ConfigKind string
+
+// The configurations kept.
+const (
+	ConfigPolicy ConfigKind = "policy"
+	ConfigCORS   ConfigKind = "cors"
+)
+
+// MaxConfigSize bounds one configuration document, so that no record
+// grows without bound (S3's own limits are lower: 20 KiB for a policy,
+// 64 KiB for a CORS configuration).
+const MaxConfigSize = 256 << 10
+
+// ErrConfigTooLarge is returned for a document over MaxConfigSize; nothing
+// was written.
+var ErrConfigTooLarge = errors.New("cloudstore: configuration too large")
+
+const tBucketConfig = 'C' // C | bucket | 0 | kind -> the document; none when unset
+
+func checkConfig(kind ConfigKind, data []byte) error {
+	if !slices.Contains([]ConfigKind{ConfigPolicy, ConfigCORS}, kind) {
+		return fmt.Errorf("cloudstore: unknown bucket configuration %q", kind)
+	}
+	if len(data) > MaxConfigSize {
+		return fmt.Errorf("%w: %d bytes, at most %d", ErrConfigTooLarge, len(data), MaxConfigSize)
+	}
+	return nil
+}
+
+// BucketConfig returns the kind configuration of account's bucket, nil
+// when it has none. A missing bucket, or another account's, is
+// ErrNotFound.
+func (s *Store) BucketConfig(account, name string, kind ConfigKind) ([]byte, error) {
+	bk, data, err := s.BucketWithConfig(name, kind)
+	if err != nil {
+		return nil, err
+	}
+	if bk.Account != account {
+		return nil, ErrNotFound
+	}
+	return data, nil
+}
+
+// BucketWithConfig returns the bucket called name, whoever owns it, and
+// its kind configuration (nil when it has none), read from one snapshot.
+// It is for the S3 endpoint's authorisation of requests that may not be
+// the owner's (anonymous ones, CORS preflights), which must answer a
+// missing bucket and another's alike.
+func (s *Store) BucketWithConfig(name string, kind ConfigKind) (Bucket, []byte, error) {
+	if err := checkConfig(kind, nil); err != nil {
+		return Bucket{}, nil, err
+	}
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	var bk Bucket
+	if err := getJSONFrom(snap, k(tBucket, name), &bk); err != nil {
+		return Bucket{}, nil, err
+	}
+	data, closer, err := snap.Get(k(tBucketConfig, name, string(kind)))
+	if err != nil {
+		if errors.Is(err, pebble.ErrNotFound) {
+			return bk, nil, nil
+		}
+		return Bucket{}, nil, fmt.Errorf("cloudstore: %w", err)
+	}
+	defer closer.Close()
+	return bk, slices.Clone(data), nil
+}
+
+// SetBucketConfig replaces the kind configuration of account's bucket
+// (removes it, when data is empty), with a synced commit. It is kept
+// beside the bucket's record and deleted with the bucket. A missing
+// bucket, or another account's, is ErrNotFound.
+func (s *Store) SetBucketConfig(account, name string, kind ConfigKind, data []byte) error {
+	if err := checkConfig(kind, data); err != nil {
+		return err
+	}
+	return s.write(func(t *tx) error {
+		if _, err := s.Bucket(account, name); err != nil {
+			return err
+		}
+		b := s.db.NewBatch()
+		defer t.closeUnapplied(b)
+		key := k(tBucketConfig, name, string(kind))
+		if len(data) == 0 {
+			if err := b.Delete(key, nil); err != nil {
+				return err
+			}
+		} else if err := b.Set(key, data, nil); err != nil {
+			return err
+		}
+		return s.apply(t, b)
+	})
+}
+
+// deleteBucketConfigs deletes every configuration of bucket in b.
+func deleteBucketConfigs(b *pebble.Batch, bucket string) error {
+	prefix := append(k(tBucketConfig, bucket), 0)
+	return b.DeleteRange(prefix, successor(prefix), nil)
+}

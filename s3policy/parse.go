@@ -1,0 +1,367 @@
+package s3policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Parse reads the policy of bucket, checking everything S3 checks and
+// refusing what this package cannot evaluate:
+//
+//   - Version "2012-10-17" or "2008-10-17" (absent: 2008-10-17), an
+//     optional Id, and Statement: one statement or a non-empty list;
+//     nothing else.
+//   - Each statement: an optional Sid (unique in the policy), Effect
+//     Allow or Deny, a Principal, Action or NotAction, Resource or
+//     NotResource, an optional Condition. NotPrincipal is ErrUnsupported.
+//   - Principal: "*", or {"AWS": VALUE or [VALUES]} where a value is "*"
+//     (everyone, anonymous requests included), an S3 access key id
+//     (LK...), arn:aws:iam::ACCOUNT:user/ACCESSKEYID (that key, if it is
+//     ACCOUNT's) or arn:aws:iam::ACCOUNT:root (every key of ACCOUNT).
+//     Other principal types (Service, Federated, CanonicalUser) are
+//     ErrUnsupported.
+//   - Action: "*", or s3:NAME patterns with * and ? wildcards, matched
+//     case-insensitively; a pattern that matches no S3 action is
+//     malformed, as in S3.
+//   - Resource: arn:aws:s3:::BUCKET or arn:aws:s3:::BUCKET/KEYPATTERN,
+//     BUCKET exactly the policy's bucket (another bucket's resource is
+//     malformed, as in S3); * and ? wildcards in the key pattern.
+//   - Condition: Bool on aws:SecureTransport; IpAddress and NotIpAddress
+//     on aws:SourceIp (addresses or CIDR prefixes, IPv4 or IPv6);
+//     StringEquals, StringNotEquals, StringEqualsIgnoreCase,
+//     StringNotEqualsIgnoreCase, StringLike and StringNotLike on s3:prefix,
+//     s3:delimiter, aws:UserAgent and aws:Referer. Other operators and
+//     keys S3 knows are ErrUnsupported; ones it does not know, malformed.
+//   - Policy variables (${...}) in a 2012-10-17 policy are ErrUnsupported.
+func Parse(data []byte, bucket string) (*Policy, error) {
+	if len(data) > MaxSize {
+		return nil, malformed("Policies must be less than %d bytes", MaxSize)
+	}
+	if !utf8.Valid(data) {
+		return nil, malformed("This policy contains invalid Json")
+	}
+	var doc map[string]json.RawMessage
+	if err := strictJSON(data, &doc); err != nil || doc == nil {
+		return nil, malformed("This policy contains invalid Json")
+	}
+	p := &Policy{Version: "2008-10-17"}
+	for name, raw := range doc {
+		switch name {
+		case "Version":
+			if err := json.Unmarshal(raw, &p.Version); err != nil || p.Version != "2012-10-17" && p.Version != "2008-10-17" {
+				return nil, malformed("The policy must contain a valid version string")
+			}
+		case "Id":
+			var id string
+			if err := json.Unmarshal(raw, &id); err != nil {
+				return nil, malformed("Id must be a string")
+			}
+		case "Statement":
+		default:
+			return nil, malformed("Policy has an invalid element: %s", name)
+		}
+	}
+	raw, ok := doc["Statement"]
+	if !ok {
+		return nil, malformed("Missing required field Statement")
+	}
+	var list []json.RawMessage
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		list = []json.RawMessage{raw}
+	} else if err := json.Unmarshal(raw, &list); err != nil || len(list) == 0 {
+		return nil, malformed("Statement must be a statement or a non-empty list of them")
+	}
+	sids := map[string]bool{}
+	for _, raw := range list {
+		st, err := parseStatement(raw, bucket, p.Version)
+		if err != nil {
+			return nil, err
+		}
+		if st.Sid != "" {
+			if sids[st.Sid] {
+				return nil, malformed("Statement IDs (SID) in a single policy must be unique")
+			}
+			sids[st.Sid] = true
+		}
+		p.Statements = append(p.Statements, st)
+	}
+	return p, nil
+}
+
+// strictJSON decodes data into v, refusing trailing data.
+func strictJSON(data []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return malformed("trailing data")
+	}
+	if _, err := d.Token(); err == nil {
+		return malformed("trailing data")
+	}
+	return nil
+}
+
+func parseStatement(raw json.RawMessage, bucket, version string) (Statement, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return Statement{}, malformed("A statement must be a JSON object")
+	}
+	var st Statement
+	for name, v := range fields {
+		var err error
+		switch name {
+		case "Sid":
+			if json.Unmarshal(v, &st.Sid) != nil {
+				err = malformed("Sid must be a string")
+			}
+		case "Effect":
+			var e string
+			if json.Unmarshal(v, &e) != nil || e != string(Allow) && e != string(Deny) {
+				err = malformed("Invalid effect: Effect must be Allow or Deny")
+			}
+			st.Effect = Effect(e)
+		case "Principal":
+			err = st.parsePrincipal(v)
+		case "NotPrincipal":
+			err = unsupported("NotPrincipal is not supported; use Principal with a Deny statement's conditions")
+		case "Action", "NotAction":
+			st.NotAction = name == "NotAction"
+			st.Actions, err = parseActions(v, name)
+		case "Resource", "NotResource":
+			st.NotResource = name == "NotResource"
+			st.Resources, err = parseResources(v, name, bucket, version)
+		case "Condition":
+			st.Conditions, err = parseConditions(v, version)
+		default:
+			err = malformed("Statement has an invalid element: %s", name)
+		}
+		if err != nil {
+			return Statement{}, err
+		}
+	}
+	switch {
+	case st.Effect == "":
+		return Statement{}, malformed("Missing required field Effect")
+	case fields["Principal"] == nil && fields["NotPrincipal"] == nil:
+		return Statement{}, malformed("Missing required field Principal")
+	case (fields["Action"] == nil) == (fields["NotAction"] == nil):
+		return Statement{}, malformed("A statement must have exactly one of Action and NotAction")
+	case (fields["Resource"] == nil) == (fields["NotResource"] == nil):
+		return Statement{}, malformed("A statement must have exactly one of Resource and NotResource")
+	}
+	return st, nil
+}
+
+var (
+	accessKeyID = regexp.MustCompile(`^LK[0-9A-Z]{18}$`)
+	// An account's name is any run of what a name may hold here; the
+	// store checks names where accounts are made.
+	userARN = regexp.MustCompile(`^arn:aws:iam::([A-Za-z0-9._-]{1,64}):(root|user/(LK[0-9A-Z]{18}))$`)
+)
+
+func (st *Statement) parsePrincipal(raw json.RawMessage) error {
+	var star string
+	if json.Unmarshal(raw, &star) == nil {
+		if star != "*" {
+			return malformed("Invalid principal in policy: a string principal must be \"*\"")
+		}
+		st.Everyone = true
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || len(m) == 0 {
+		return malformed("Invalid principal in policy")
+	}
+	for typ, v := range m {
+		switch typ {
+		case "AWS":
+		case "Service", "Federated", "CanonicalUser":
+			return unsupported("Principal %s is not supported; name S3 keys with AWS", typ)
+		default:
+			return malformed("Invalid principal in policy: unknown type %s", typ)
+		}
+		values, err := stringOrList(v, "Principal")
+		if err != nil {
+			return err
+		}
+		for _, id := range values {
+			switch {
+			case id == "*":
+				st.Everyone = true
+			case accessKeyID.MatchString(id):
+				st.Keys, st.KeyAccounts = append(st.Keys, id), append(st.KeyAccounts, "")
+			default:
+				m := userARN.FindStringSubmatch(id)
+				switch {
+				case m == nil:
+					return malformed("Invalid principal in policy: %q", id)
+				case m[2] == "root":
+					st.Accounts = append(st.Accounts, m[1])
+				default:
+					st.Keys, st.KeyAccounts = append(st.Keys, m[3]), append(st.KeyAccounts, m[1])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func parseActions(raw json.RawMessage, name string) ([]string, error) {
+	values, err := stringOrList(raw, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(values))
+	for _, a := range values {
+		a = strings.ToLower(a)
+		if a != "*" {
+			rest, ok := strings.CutPrefix(a, "s3:")
+			if !ok || rest == "" || !slices.ContainsFunc(actions, func(known string) bool { return match(a, known) }) {
+				return nil, malformed("Policy has invalid action: %q", a)
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func parseResources(raw json.RawMessage, name, bucket, version string) ([]string, error) {
+	values, err := stringOrList(raw, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range values {
+		if version == "2012-10-17" && strings.Contains(r, "${") {
+			return nil, unsupported("policy variables (%s) are not supported", r)
+		}
+		rest, ok := strings.CutPrefix(r, "arn:aws:s3:::")
+		b, _, _ := strings.Cut(rest, "/")
+		if !ok || b != bucket {
+			return nil, malformed("Policy has invalid resource: %q is not bucket %s or one of its objects", r, bucket)
+		}
+	}
+	return values, nil
+}
+
+// Condition keys and operators: those evaluated, then those S3 knows
+// that are refused as unsupported.
+var (
+	stringKeys = []string{"s3:prefix", "s3:delimiter", "aws:useragent", "aws:referer"}
+	stringOps  = []string{"StringEquals", "StringNotEquals", "StringEqualsIgnoreCase", "StringNotEqualsIgnoreCase", "StringLike", "StringNotLike"}
+	cmpOps     = []string{"Equals", "NotEquals", "LessThan", "LessThanEquals", "GreaterThan", "GreaterThanEquals"}
+)
+
+// knownOp reports whether op is an operator of the IAM policy language.
+func knownOp(op string) bool {
+	op = strings.TrimPrefix(strings.TrimPrefix(op, "ForAllValues:"), "ForAnyValue:")
+	op = strings.TrimSuffix(op, "IfExists")
+	if slices.Contains(stringOps, op) || slices.Contains([]string{"Bool", "BinaryEquals", "IpAddress", "NotIpAddress", "Null",
+		"ArnEquals", "ArnLike", "ArnNotEquals", "ArnNotLike"}, op) {
+		return true
+	}
+	for _, family := range []string{"Numeric", "Date"} {
+		if rest, ok := strings.CutPrefix(op, family); ok && slices.Contains(cmpOps, rest) {
+			return true
+		}
+	}
+	return false
+}
+
+func parseConditions(raw json.RawMessage, version string) ([]Condition, error) {
+	var ops map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &ops); err != nil {
+		return nil, malformed("Condition must map operators to maps of keys and values")
+	}
+	var out []Condition
+	for op, keys := range ops {
+		if !slices.Contains(stringOps, op) && op != "Bool" && op != "IpAddress" && op != "NotIpAddress" {
+			if knownOp(op) {
+				return nil, unsupported("condition operator %s is not supported", op)
+			}
+			return nil, malformed("Invalid Condition type: %s", op)
+		}
+		if len(keys) == 0 {
+			return nil, malformed("Condition %s names no key", op)
+		}
+		for key, v := range keys {
+			c := Condition{Operator: op, Key: strings.ToLower(key)}
+			var err error
+			if c.Values, err = conditionValues(v); err != nil {
+				return nil, err
+			}
+			if err := c.check(version); err != nil {
+				return nil, err
+			}
+			out = append(out, c)
+		}
+	}
+	// Map order is random; keep the statement's conditions in one order.
+	slices.SortFunc(out, func(a, b Condition) int { return strings.Compare(a.Operator+"\x00"+a.Key, b.Operator+"\x00"+b.Key) })
+	return out, nil
+}
+
+func conditionValues(raw json.RawMessage) ([]string, error) {
+	var b bool
+	if json.Unmarshal(raw, &b) == nil {
+		return []string{map[bool]string{true: "true", false: "false"}[b]}, nil
+	}
+	var bs []bool
+	if json.Unmarshal(raw, &bs) == nil && len(bs) > 0 {
+		out := make([]string, len(bs))
+		for i, b := range bs {
+			out[i] = map[bool]string{true: "true", false: "false"}[b]
+		}
+		return out, nil
+	}
+	return stringOrList(raw, "A condition's value")
+}
+
+// check checks that c's operator applies to its key and that its values
+// suit both.
+func (c *Condition) check(version string) error {
+	switch {
+	case c.Key == "aws:securetransport":
+		if c.Operator != "Bool" {
+			return malformed("aws:SecureTransport takes the Bool operator, not %s", c.Operator)
+		}
+		for _, v := range c.Values {
+			if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
+				return malformed("Bool takes true or false, not %q", v)
+			}
+		}
+	case c.Key == "aws:sourceip":
+		if c.Operator != "IpAddress" && c.Operator != "NotIpAddress" {
+			return malformed("aws:SourceIp takes IpAddress or NotIpAddress, not %s", c.Operator)
+		}
+		for _, v := range c.Values {
+			p, err := netip.ParsePrefix(v)
+			if err != nil {
+				a, aerr := netip.ParseAddr(v)
+				if aerr != nil || a.Zone() != "" {
+					return malformed("Invalid IP address or CIDR prefix in aws:SourceIp: %q", v)
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			c.prefixes = append(c.prefixes, p.Masked())
+		}
+	case slices.Contains(stringKeys, c.Key):
+		if !slices.Contains(stringOps, c.Operator) {
+			return malformed("%s takes a String operator, not %s", c.Key, c.Operator)
+		}
+		if version == "2012-10-17" && slices.ContainsFunc(c.Values, func(v string) bool { return strings.Contains(v, "${") }) {
+			return unsupported("policy variables in condition values are not supported")
+		}
+	case strings.HasPrefix(c.Key, "aws:") || strings.HasPrefix(c.Key, "s3:"):
+		return unsupported("condition key %s is not supported", c.Key)
+	default:
+		return malformed("Policy has an invalid condition key: %s", c.Key)
+	}
+	return nil
+}

@@ -1,0 +1,314 @@
+// Package s3policy parses S3 bucket policies and evaluates them against a
+// request, as IAM does: an explicit Deny wins over any Allow, an Allow
+// grants, and a request no statement applies to is left to the caller's
+// other checks. It is pure: no I/O, no clock, no network; the S3 endpoint
+// (package s3api) reads the policy from the store, parses it once, and
+// builds a Request from each HTTP request.
+//
+// The grammar kept is the part of the IAM policy language a bucket policy
+// uses, less what this implementation cannot honour: a policy that needs
+// something it does not evaluate (NotPrincipal, policy variables, a
+// condition operator or key not listed in Parse's doc) is refused with
+// ErrUnsupported rather than kept and ignored.
+package s3policy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// MaxSize is the largest policy document S3 accepts, in bytes.
+const MaxSize = 20 << 10
+
+// Errors callers tell apart: ErrMalformed for a document S3 would refuse
+// (the S3 endpoint answers 400 MalformedPolicy), ErrUnsupported for valid
+// grammar this package does not evaluate (501 NotImplemented).
+var (
+	ErrMalformed   = errors.New("s3policy: malformed policy")
+	ErrUnsupported = errors.New("s3policy: unsupported policy element")
+)
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}
+
+func unsupported(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUnsupported, fmt.Sprintf(format, args...))
+}
+
+// Effect is a statement's effect.
+type Effect string
+
+// The two effects.
+const (
+	Allow Effect = "Allow"
+	Deny  Effect = "Deny"
+)
+
+// Decision is what a policy says of a request.
+type Decision int
+
+// Decisions. None means no statement applies: the policy neither grants
+// nor refuses.
+const (
+	None Decision = iota
+	Allowed
+	Denied
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Allowed:
+		return "Allowed"
+	case Denied:
+		return "Denied"
+	}
+	return "None"
+}
+
+// Policy is a parsed bucket policy. It is immutable and safe for
+// concurrent use.
+type Policy struct {
+	Version    string
+	Statements []Statement
+}
+
+// Statement is one statement of a policy.
+type Statement struct {
+	Sid    string
+	Effect Effect
+	// Principal: Everyone, or the access key ids and account names of
+	// Keys and Accounts (see Parse for how a principal names them).
+	Everyone bool
+	Keys     []string // access key ids, bare or from arn:aws:iam::ACCOUNT:user/ID (with the ACCOUNT in KeyAccounts)
+	// KeyAccounts[i] is the account Keys[i] was named under, "" for a
+	// bare id.
+	KeyAccounts []string
+	Accounts    []string // arn:aws:iam::ACCOUNT:root: every key of ACCOUNT
+	// Actions are patterns (s3:Get*), lower-cased; NotAction inverts them.
+	Actions   []string
+	NotAction bool
+	// Resources are ARN patterns; NotResource inverts them.
+	Resources   []string
+	NotResource bool
+	Conditions  []Condition
+}
+
+// Condition is one operator applied to one key: the key's value must
+// match one of Values (for a negated operator, none of them).
+type Condition struct {
+	Operator string // as written, e.g. StringLike
+	Key      string // lower-cased, e.g. aws:sourceip
+	Values   []string
+	prefixes []netip.Prefix // IpAddress, NotIpAddress
+}
+
+// Request is what a policy is evaluated against.
+type Request struct {
+	Action   string // e.g. s3:GetObject
+	Resource string // arn:aws:s3:::bucket or arn:aws:s3:::bucket/key
+	// Anonymous is an unsigned request; otherwise AccessKeyID and Account
+	// name the signer.
+	Anonymous   bool
+	AccessKeyID string
+	Account     string
+	// SecureTransport is aws:SecureTransport: the request came over TLS.
+	SecureTransport bool
+	SourceIP        netip.Addr // aws:SourceIp; invalid when unknown
+	// Values are the other condition keys, lower-cased (s3:prefix,
+	// aws:useragent, ...); a key absent from the map is absent from the
+	// request.
+	Values map[string]string
+}
+
+// Evaluate decides r, as IAM does: Denied if a Deny statement applies,
+// else Allowed if an Allow statement does, else None.
+func (p *Policy) Evaluate(r Request) Decision {
+	d := None
+	for i := range p.Statements {
+		st := &p.Statements[i]
+		if !st.applies(r) {
+			continue
+		}
+		if st.Effect == Deny {
+			return Denied
+		}
+		d = Allowed
+	}
+	return d
+}
+
+// Public reports whether the policy grants anything to everyone,
+// anonymous requests included, as S3's GetBucketPolicyStatus does: an
+// Allow statement whose principal is "*", unless it holds to fixed source
+// addresses (an IpAddress condition on aws:SourceIp).
+func (p *Policy) Public() bool {
+	for _, st := range p.Statements {
+		if st.Effect != Allow || !st.Everyone {
+			continue
+		}
+		fixed := slices.ContainsFunc(st.Conditions, func(c Condition) bool {
+			return c.Operator == "IpAddress" && c.Key == "aws:sourceip"
+		})
+		if !fixed {
+			return true
+		}
+	}
+	return false
+}
+
+// Grants reports whether an Allow statement of p may apply to an
+// anonymous request for action: what the S3 endpoint checks to refuse
+// grants it cannot honour (anonymous writes).
+func (p *Policy) Grants(action string) bool {
+	for _, st := range p.Statements {
+		if st.Effect == Allow && st.Everyone && st.matchesAction(action) {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *Statement) applies(r Request) bool {
+	return st.matchesPrincipal(r) && st.matchesAction(r.Action) && st.matchesResource(r.Resource) && st.matchesConditions(r)
+}
+
+func (st *Statement) matchesPrincipal(r Request) bool {
+	if st.Everyone {
+		return true
+	}
+	if r.Anonymous {
+		return false
+	}
+	for i, id := range st.Keys {
+		if id == r.AccessKeyID && (st.KeyAccounts[i] == "" || st.KeyAccounts[i] == r.Account) {
+			return true
+		}
+	}
+	return slices.Contains(st.Accounts, r.Account)
+}
+
+func (st *Statement) matchesAction(action string) bool {
+	action = strings.ToLower(action)
+	m := slices.ContainsFunc(st.Actions, func(p string) bool { return match(p, action) })
+	return m != st.NotAction
+}
+
+func (st *Statement) matchesResource(res string) bool {
+	m := slices.ContainsFunc(st.Resources, func(p string) bool { return match(p, res) })
+	return m != st.NotResource
+}
+
+func (st *Statement) matchesConditions(r Request) bool {
+	for _, c := range st.Conditions {
+		if !c.matches(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c Condition) matches(r Request) bool {
+	switch c.Key {
+	case "aws:securetransport":
+		want := fmt.Sprint(r.SecureTransport)
+		return slices.ContainsFunc(c.Values, func(v string) bool { return strings.EqualFold(v, want) })
+	case "aws:sourceip":
+		in := r.SourceIP.IsValid() && slices.ContainsFunc(c.prefixes, func(p netip.Prefix) bool { return p.Contains(r.SourceIP.Unmap()) })
+		if c.Operator == "NotIpAddress" {
+			return r.SourceIP.IsValid() && !in
+		}
+		return in
+	}
+	v, present := r.Values[c.Key]
+	negated := strings.Contains(c.Operator, "Not")
+	if !present {
+		// As IAM: a key the request lacks matches no value, so a negated
+		// operator holds and a positive one does not.
+		return negated
+	}
+	var eq func(pattern, v string) bool
+	switch strings.TrimPrefix(strings.Replace(c.Operator, "Not", "", 1), "String") {
+	case "Equals":
+		eq = func(p, v string) bool { return p == v }
+	case "EqualsIgnoreCase":
+		eq = strings.EqualFold
+	case "Like":
+		eq = match
+	}
+	m := slices.ContainsFunc(c.Values, func(p string) bool { return eq(p, v) })
+	return m != negated
+}
+
+// match reports whether s matches pattern, where * matches any run of
+// characters and ? any one character. It runs in O(len(pattern)*len(s))
+// at worst, whatever the pattern.
+func match(pattern, s string) bool {
+	p, i := 0, 0
+	star, mark := -1, 0
+	for i < len(s) {
+		switch {
+		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
+			// ? matches one byte; a multi-byte character is several, as
+			// IAM compares runes, so step it whole.
+			if pattern[p] == '?' && s[i] >= 0x80 {
+				i += runeLen(s[i:])
+			} else {
+				i++
+			}
+			p++
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, i
+			p++
+		case star >= 0:
+			p = star + 1
+			mark += runeLen(s[mark:])
+			i = mark
+		default:
+			return false
+		}
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}
+
+func runeLen(s string) int {
+	for i := 1; i < len(s) && i < 4; i++ {
+		if s[i]&0xc0 != 0x80 {
+			return i
+		}
+	}
+	return min(len(s), 4)
+}
+
+// Resource is the ARN of a bucket (key "") or of one of its objects.
+func Resource(bucket, key string) string {
+	if key == "" {
+		return "arn:aws:s3:::" + bucket
+	}
+	return "arn:aws:s3:::" + bucket + "/" + key
+}
+
+// marshal-free helpers for Parse.
+
+// stringOrList reads a JSON string or array of strings.
+func stringOrList(raw json.RawMessage, what string) ([]string, error) {
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return []string{one}, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, malformed("%s must be a string or a list of strings", what)
+	}
+	if len(list) == 0 {
+		return nil, malformed("%s must not be empty", what)
+	}
+	return list, nil
+}

@@ -1,0 +1,225 @@
+package s3policy
+
+import (
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+const key = "LKAAAAAAAAAAAAAAAAAA" // an access key id of alice's
+const other = "LKBBBBBBBBBBBBBBBBBB"
+
+func TestParseRefuses(t *testing.T) {
+	stmt := func(s string) string { return `{"Version":"2012-10-17","Statement":[` + s + `]}` }
+	ok := `"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"`
+	for _, tc := range []struct {
+		name, doc string
+		want      error
+	}{
+		{"not JSON", `{`, ErrMalformed},
+		{"trailing data", stmt(`{`+ok+`}`) + `{}`, ErrMalformed},
+		{"a list", `[]`, ErrMalformed},
+		{"null", `null`, ErrMalformed},
+		{"bad version", `{"Version":"2020-01-01","Statement":{` + ok + `}}`, ErrMalformed},
+		{"unknown element", `{"Version":"2012-10-17","Statment":{` + ok + `}}`, ErrMalformed},
+		{"no statement", `{"Version":"2012-10-17"}`, ErrMalformed},
+		{"empty statement list", stmt(``), ErrMalformed},
+		{"statement not an object", stmt(`"x"`), ErrMalformed},
+		{"no effect", stmt(`{"Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"bad effect", stmt(`{"Effect":"allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"no principal", stmt(`{"Effect":"Allow","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"principal not *", stmt(`{"Effect":"Allow","Principal":"bob","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"bad key id", stmt(`{"Effect":"Allow","Principal":{"AWS":"AKIA123"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"bad arn", stmt(`{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::alice:group/x"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"unknown principal type", stmt(`{"Effect":"Allow","Principal":{"Robot":"*"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"service principal", stmt(`{"Effect":"Allow","Principal":{"Service":"logging.s3.amazonaws.com"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*"}`), ErrUnsupported},
+		{"NotPrincipal", stmt(`{"Effect":"Deny","NotPrincipal":{"AWS":"*"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrUnsupported},
+		{"no action", stmt(`{"Effect":"Allow","Principal":"*","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"Action and NotAction", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","NotAction":"s3:PutObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"other service's action", stmt(`{"Effect":"Allow","Principal":"*","Action":"ec2:RunInstances","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"unknown action", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObjekt","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"empty action list", stmt(`{"Effect":"Allow","Principal":"*","Action":[],"Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"action a number", stmt(`{"Effect":"Allow","Principal":"*","Action":3,"Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"no resource", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject"}`), ErrMalformed},
+		{"another bucket", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::other/*"}`), ErrMalformed},
+		{"a bucket prefix", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site*"}`), ErrMalformed},
+		{"resource *", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"*"}`), ErrMalformed},
+		{"one of two resources another bucket's", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":["arn:aws:s3:::site/*","arn:aws:s3:::sites/*"]}`), ErrMalformed},
+		{"policy variable", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/${aws:username}/*"}`), ErrUnsupported},
+		{"duplicate sid", stmt(`{"Sid":"a",` + ok + `},{"Sid":"a",` + ok + `}`), ErrMalformed},
+		{"unknown statement element", stmt(`{"Efect":"Allow",` + ok + `}`), ErrMalformed},
+		{"unknown operator", stmt(`{` + ok + `,"Condition":{"StringSortOf":{"s3:prefix":"a"}}}`), ErrMalformed},
+		{"unsupported operator", stmt(`{` + ok + `,"Condition":{"NumericLessThan":{"s3:max-keys":"10"}}}`), ErrUnsupported},
+		{"unsupported key", stmt(`{` + ok + `,"Condition":{"StringEquals":{"aws:PrincipalOrgID":"o-1"}}}`), ErrUnsupported},
+		{"unknown key", stmt(`{` + ok + `,"Condition":{"StringEquals":{"colour":"blue"}}}`), ErrMalformed},
+		{"bad bool", stmt(`{` + ok + `,"Condition":{"Bool":{"aws:SecureTransport":"maybe"}}}`), ErrMalformed},
+		{"bool op on a string key", stmt(`{` + ok + `,"Condition":{"Bool":{"s3:prefix":"true"}}}`), ErrMalformed},
+		{"bad CIDR", stmt(`{` + ok + `,"Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/33"}}}`), ErrMalformed},
+		{"string op on SourceIp", stmt(`{` + ok + `,"Condition":{"StringEquals":{"aws:SourceIp":"10.0.0.1"}}}`), ErrMalformed},
+		{"empty operator", stmt(`{` + ok + `,"Condition":{"StringEquals":{}}}`), ErrMalformed},
+		{"condition a list", stmt(`{` + ok + `,"Condition":[]}`), ErrMalformed},
+		{"too large", `{"Id":"` + strings.Repeat("x", MaxSize) + `"}`, ErrMalformed},
+		{"invalid UTF-8", "{\"Id\":\"\xff\"}", ErrMalformed},
+	} {
+		if _, err := Parse([]byte(tc.doc), "site"); !errors.Is(err, tc.want) {
+			t.Errorf("%s: Parse(%.80s) = %v, want %v", tc.name, tc.doc, err, tc.want)
+		}
+	}
+}
+
+func mustParse(t *testing.T, doc string) *Policy {
+	t.Helper()
+	p, err := Parse([]byte(doc), "site")
+	if err != nil {
+		t.Fatalf("Parse(%s): %v", doc, err)
+	}
+	return p
+}
+
+func TestEvaluate(t *testing.T) {
+	publicRead := `{"Version":"2012-10-17","Statement":{"Sid":"pub","Effect":"Allow","Principal":{"AWS":"*"},"Action":["s3:GetObject"],"Resource":"arn:aws:s3:::site/public/*"}}`
+	listPrefix := `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::site",
+		"Condition":{"StringLike":{"s3:prefix":["public/*",""]}}}]}`
+	tlsOnly := `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Principal":"*","Action":"s3:Get*","Resource":"arn:aws:s3:::site/*"},
+		{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":["arn:aws:s3:::site","arn:aws:s3:::site/*"],"Condition":{"Bool":{"aws:SecureTransport":false}}}]}`
+	perKey := `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Deny","Principal":{"AWS":["` + key + `"]},"Action":["s3:DeleteObject","s3:PutObject"],"Resource":"arn:aws:s3:::site/*"},
+		{"Effect":"Deny","Principal":{"AWS":"arn:aws:iam::alice:user/` + other + `"},"NotAction":"s3:GetObject","Resource":"arn:aws:s3:::site/*"},
+		{"Effect":"Deny","Principal":{"AWS":"arn:aws:iam::bob:root"},"Action":"*","NotResource":"arn:aws:s3:::site/bob/*"}]}`
+	ipOnly := `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"IpAddress":{"aws:SourceIp":["10.0.0.0/8","2001:db8::/32"]}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"},"StringNotLike":{"aws:UserAgent":"*monitor*"}}}]}`
+
+	anon := func(action, res string) Request {
+		return Request{Action: action, Resource: res, Anonymous: true, SourceIP: netip.MustParseAddr("192.0.2.1")}
+	}
+	signed := func(id, account, action, res string) Request {
+		return Request{Action: action, Resource: res, AccessKeyID: id, Account: account, SecureTransport: true}
+	}
+	with := func(r Request, edit func(*Request)) Request { edit(&r); return r }
+	for _, tc := range []struct {
+		name, policy string
+		req          Request
+		want         Decision
+	}{
+		{"public prefix, anonymous GetObject", publicRead, anon("s3:GetObject", "arn:aws:s3:::site/public/a.txt"), Allowed},
+		{"public prefix, action case-insensitive", publicRead, anon("S3:GETOBJECT", "arn:aws:s3:::site/public/a.txt"), Allowed},
+		{"public prefix, another prefix", publicRead, anon("s3:GetObject", "arn:aws:s3:::site/private/a.txt"), None},
+		{"public prefix, resource case-sensitive", publicRead, anon("s3:GetObject", "arn:aws:s3:::site/PUBLIC/a.txt"), None},
+		{"public prefix, another action", publicRead, anon("s3:PutObject", "arn:aws:s3:::site/public/a.txt"), None},
+		{"public prefix, a signed request too", publicRead, signed(key, "alice", "s3:GetObject", "arn:aws:s3:::site/public/a"), Allowed},
+		{"list with an allowed prefix", listPrefix, with(anon("s3:ListBucket", "arn:aws:s3:::site"), func(r *Request) { r.Values = map[string]string{"s3:prefix": "public/x"} }), Allowed},
+		{"list with the empty prefix", listPrefix, with(anon("s3:ListBucket", "arn:aws:s3:::site"), func(r *Request) { r.Values = map[string]string{"s3:prefix": ""} }), Allowed},
+		{"list with another prefix", listPrefix, with(anon("s3:ListBucket", "arn:aws:s3:::site"), func(r *Request) { r.Values = map[string]string{"s3:prefix": "private/"} }), None},
+		{"list without the key", listPrefix, anon("s3:ListBucket", "arn:aws:s3:::site"), None},
+		{"TLS only, over TLS", tlsOnly, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) { r.SecureTransport = true }), Allowed},
+		{"TLS only, plain", tlsOnly, anon("s3:GetObject", "arn:aws:s3:::site/a"), Denied},
+		{"TLS only, a plain signed write", tlsOnly, with(signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/a"), func(r *Request) { r.SecureTransport = false }), Denied},
+		{"TLS only, a plain bucket request", tlsOnly, with(signed(key, "alice", "s3:ListBucket", "arn:aws:s3:::site"), func(r *Request) { r.SecureTransport = false }), Denied},
+		{"TLS only, a signed write over TLS", tlsOnly, signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/a"), None},
+		{"per key, the key's write", perKey, signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/a"), Denied},
+		{"per key, the key's read", perKey, signed(key, "alice", "s3:GetObject", "arn:aws:s3:::site/a"), None},
+		{"per key, another key's write", perKey, signed("LKCCCCCCCCCCCCCCCCCC", "alice", "s3:PutObject", "arn:aws:s3:::site/a"), None},
+		{"per key, anonymous", perKey, anon("s3:PutObject", "arn:aws:s3:::site/a"), None},
+		{"per key ARN, NotAction", perKey, signed(other, "alice", "s3:DeleteObject", "arn:aws:s3:::site/a"), Denied},
+		{"per key ARN, the action excepted", perKey, signed(other, "alice", "s3:GetObject", "arn:aws:s3:::site/a"), None},
+		{"per key ARN, another account's key of that id", perKey, signed(other, "mallory", "s3:DeleteObject", "arn:aws:s3:::site/a"), None},
+		{"account root, outside NotResource", perKey, signed("LKDDDDDDDDDDDDDDDDDD", "bob", "s3:GetObject", "arn:aws:s3:::site/a"), Denied},
+		{"account root, inside NotResource", perKey, signed("LKDDDDDDDDDDDDDDDDDD", "bob", "s3:GetObject", "arn:aws:s3:::site/bob/a"), None},
+		{"source IP in range", ipOnly, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) { r.SourceIP = netip.MustParseAddr("10.1.2.3") }), Allowed},
+		{"source IPv6 in range", ipOnly, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) { r.SourceIP = netip.MustParseAddr("2001:db8::1") }), Denied},
+		{"source IPv4-mapped in range", ipOnly, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) { r.SourceIP = netip.MustParseAddr("::ffff:10.0.0.1") }), Allowed},
+		{"source IP out of range", ipOnly, anon("s3:GetObject", "arn:aws:s3:::site/a"), Denied},
+		{"source IP out of range, a monitor", ipOnly, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) {
+			r.Values = map[string]string{"aws:useragent": "uptime-monitor/1"}
+		}), None},
+		{"source IP unknown", ipOnly, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) { r.SourceIP = netip.Addr{} }), None},
+	} {
+		p := mustParse(t, tc.policy)
+		if got := p.Evaluate(tc.req); got != tc.want {
+			t.Errorf("%s: Evaluate(%+v) = %v, want %v", tc.name, tc.req, got, tc.want)
+		}
+	}
+}
+
+func TestPublic(t *testing.T) {
+	for _, tc := range []struct {
+		name, policy string
+		want         bool
+	}{
+		{"everyone reads", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}}`, true},
+		{"everyone, with a prefix condition", `{"Statement":{"Effect":"Allow","Principal":{"AWS":["*"]},"Action":"s3:ListBucket","Resource":"arn:aws:s3:::site","Condition":{"StringLike":{"s3:prefix":"a*"}}}}`, true},
+		{"everyone from fixed addresses", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"}}}}`, false},
+		{"one key", `{"Statement":{"Effect":"Allow","Principal":{"AWS":"` + key + `"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}}`, false},
+		{"everyone denied", `{"Statement":{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":"arn:aws:s3:::site/*"}}`, false},
+	} {
+		if got := mustParse(t, tc.policy).Public(); got != tc.want {
+			t.Errorf("%s: Public() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestGrants(t *testing.T) {
+	p := mustParse(t, `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:Get*","Resource":"arn:aws:s3:::site/*"},
+		{"Effect":"Allow","Principal":{"AWS":"`+key+`"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*"}]}`)
+	for action, want := range map[string]bool{"s3:GetObject": true, "s3:GetBucketAcl": true, "s3:PutObject": false, "s3:DeleteObject": false} {
+		if got := p.Grants(action); got != want {
+			t.Errorf("Grants(%s) = %v, want %v", action, got, want)
+		}
+	}
+}
+
+func TestMatch(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"", "", true}, {"", "a", false}, {"*", "", true}, {"*", "anything", true},
+		{"a*", "abc", true}, {"a*c", "abc", true}, {"a*c", "abd", false}, {"a?c", "abc", true}, {"a?c", "ac", false},
+		{"a?c", "aéc", true}, {"*é", "xxé", true}, {"a**b", "ab", true}, {"*a*a*a*a*b", strings.Repeat("a", 200), false},
+		{"public/*", "public/", true}, {"public/*", "public", false}, {"s3:get*", "s3:getobject", true},
+	} {
+		if got := match(tc.pattern, tc.s); got != tc.want {
+			t.Errorf("match(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
+		}
+	}
+}
+
+// FuzzParsePolicy checks that a policy either is refused with one of the
+// two errors callers tell apart or parses into statements that keep the
+// rules Parse states, and that evaluating it does not panic.
+func FuzzParsePolicy(f *testing.F) {
+	f.Add([]byte(`{"Version":"2012-10-17","Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}}`), "s3:GetObject", "a")
+	f.Add([]byte(`{"Statement":[{"Sid":"x","Effect":"Deny","Principal":{"AWS":["LKAAAAAAAAAAAAAAAAAA","arn:aws:iam::alice:root"]},"NotAction":"s3:Get*","NotResource":"arn:aws:s3:::site/p?*",
+		"Condition":{"Bool":{"aws:SecureTransport":false},"IpAddress":{"aws:SourceIp":["10.0.0.0/8","::1"]},"StringNotLike":{"s3:prefix":"*"}}}]}`), "s3:PutObject", "p/q")
+	f.Add([]byte(`{"Statement":[]}`), "", "")
+	f.Fuzz(func(t *testing.T, doc []byte, action, key string) {
+		p, err := Parse(doc, "site")
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnsupported) {
+				t.Fatalf("Parse(%q) = %v, neither ErrMalformed nor ErrUnsupported", doc, err)
+			}
+			return
+		}
+		if len(p.Statements) == 0 {
+			t.Fatalf("Parse(%q) gave no statements", doc)
+		}
+		for _, st := range p.Statements {
+			if st.Effect != Allow && st.Effect != Deny || len(st.Actions) == 0 || len(st.Resources) == 0 {
+				t.Fatalf("Parse(%q) gave statement %+v", doc, st)
+			}
+			for _, r := range st.Resources {
+				if r != "arn:aws:s3:::site" && !strings.HasPrefix(r, "arn:aws:s3:::site/") {
+					t.Fatalf("Parse(%q) kept resource %q of another bucket", doc, r)
+				}
+			}
+		}
+		for _, anonymous := range []bool{true, false} {
+			p.Evaluate(Request{Action: action, Resource: Resource("site", key), Anonymous: anonymous, AccessKeyID: key, Account: key,
+				SourceIP: netip.MustParseAddr("10.0.0.1"), Values: map[string]string{"s3:prefix": key}})
+		}
+		p.Public()
+	})
+}
