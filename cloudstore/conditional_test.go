@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 )
@@ -86,17 +85,6 @@ func TestConditionalWrites(t *testing.T) {
 	}
 }
 
-// countingReader counts the bytes read from it.
-type countingReader struct {
-	r io.Reader
-	n int
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
-	return n, err
-}
 
 // TestPreconditionRefusedBeforeTheBody: a write whose precondition
 // already fails is refused before a byte of its body is read, so that a

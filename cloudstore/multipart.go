@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/latticenet/lattice/sse"
 )
 
 // Multipart upload limits, as in S3.
@@ -44,6 +46,9 @@ type Upload struct {
 	Initiated   time.Time         `json:"initiated"`
 	// Tags are given to the object when the upload completes.
 	Tags map[string]string `json:"tags,omitempty"`
+	// Encryption is how the parts, and so the object, are encrypted:
+	// each part is a stream of its own under the upload's data key.
+	Encryption *Encryption `json:"encryption,omitempty"`
 }
 
 // Part is an uploaded part. Its body is a body file like an object's,
@@ -79,11 +84,20 @@ func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload,
 	if err := checkTags(o.Tags, MaxObjectTags); err != nil {
 		return Upload{}, err
 	}
-	if _, err := s.Bucket(account, bucket); err != nil {
+	bk, err := s.Bucket(account, bucket)
+	if err != nil {
+		return Upload{}, err
+	}
+	target := o.Encrypt
+	if target == nil && bk.Encryption == SSES3 {
+		target = &SSE{Mode: SSES3}
+	}
+	enc, _, err := s.newEncryption(target)
+	if err != nil {
 		return Upload{}, err
 	}
 	u := Upload{ID: randomFrom("0123456789abcdef", 32), Account: account, Bucket: bucket, Key: key,
-		ContentType: o.ContentType, Meta: o.Meta, Initiated: o.Now.UTC(), Tags: tagsOrNil(o.Tags)}
+		ContentType: o.ContentType, Meta: o.Meta, Initiated: o.Now.UTC(), Tags: tagsOrNil(o.Tags), Encryption: enc}
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := setJSON(b, k(tUpload, u.ID), u); err != nil {
@@ -120,20 +134,40 @@ func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n 
 // PutPartChecksum is PutPart keeping the part's checksum: sum, if not
 // nil, is called once the body was read to its end.
 func (s *Store) PutPartChecksum(ctx context.Context, account, bucket, key, id string, n int, body io.Reader, now time.Time, sum func() *Checksum) (Part, error) {
+	return s.PutPartWith(ctx, account, bucket, key, id, n, body, PartOptions{Now: now, Checksum: sum})
+}
+
+// PartOptions describe a part's upload beyond its body.
+type PartOptions struct {
+	Now time.Time
+	// Checksum, if not nil, is called once the body was read to its end,
+	// and gives the part's checksum.
+	Checksum func() *Checksum
+	// CustomerKey is the upload's SSE-C key, which every part of an
+	// upload encrypted with one must give.
+	CustomerKey []byte
+}
+
+// PutPartWith is PutPart with every option.
+func (s *Store) PutPartWith(ctx context.Context, account, bucket, key, id string, n int, body io.Reader, o PartOptions) (Part, error) {
 	if n < 1 || n > MaxPartNumber {
 		return Part{}, ErrBadPartNumber
 	}
-	if _, err := s.upload(account, bucket, key, id); err != nil {
-		return Part{}, err
-	}
-	h := md5.New()
-	blob, size, err := s.writeBlob(ctx, body, MaxPartSize, h)
+	u, err := s.upload(account, bucket, key, id)
 	if err != nil {
 		return Part{}, err
 	}
-	p := Part{Number: n, ETag: hex.EncodeToString(h.Sum(nil)), Size: size, LastModified: now.UTC(), Blob: blob}
-	if sum != nil {
-		p.Checksum = sum()
+	dataKey, err := s.dataKey(u.Encryption, o.CustomerKey)
+	if err != nil {
+		return Part{}, err
+	}
+	sb, err := s.storeBody(ctx, body, MaxPartSize, u.Encryption, dataKey, false)
+	if err != nil {
+		return Part{}, err
+	}
+	p := Part{Number: n, ETag: sb.etag, Size: sb.size, LastModified: o.Now.UTC(), Blob: sb.blob}
+	if o.Checksum != nil {
+		p.Checksum = o.Checksum()
 	}
 	if err := s.commitPart(account, bucket, key, id, p); err != nil {
 		s.removeBlob(p.Blob)
@@ -207,7 +241,7 @@ var ErrCopyRange = errors.New("cloudstore: the range to copy is not within the s
 // the source stays readable even if it is replaced or deleted meanwhile,
 // and the copy is of the object as span saw it. Like PutPart, CopyPart
 // returns only once the part is on disk.
-func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n int, srcBucket, srcKey, srcVersion string,
+func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n int, src PartSource,
 	span func(src Object) (first, length int64, err error), now time.Time) (Part, error) {
 	if n < 1 || n > MaxPartNumber {
 		return Part{}, ErrBadPartNumber
@@ -215,7 +249,12 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 	if err := s.Err(); err != nil {
 		return Part{}, err
 	}
-	if _, err := s.upload(account, bucket, key, id); err != nil {
+	u, err := s.upload(account, bucket, key, id)
+	if err != nil {
+		return Part{}, err
+	}
+	dataKey, err := s.dataKey(u.Encryption, src.TargetKey)
+	if err != nil {
 		return Part{}, err
 	}
 	var (
@@ -224,42 +263,41 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 		body   io.ReadCloser
 		length int64
 	)
-	err := s.locked(func() error {
-		src, err := s.versionLocked(account, srcBucket, srcKey, srcVersion)
+	err = s.locked(func() error {
+		obj, err := s.versionLocked(account, src.Bucket, src.Key, src.Version)
 		if err != nil {
 			return err
 		}
-		if src.DeleteMarker {
-			return &DeleteMarkerError{VersionID: src.VersionID}
+		if obj.DeleteMarker {
+			return &DeleteMarkerError{VersionID: obj.VersionID}
 		}
-		first, n64, err := span(src)
+		first, n64, err := span(obj)
 		if err != nil {
 			return err
 		}
-		if first < 0 || n64 < 0 || first > src.Size-n64 || n64 > MaxPartSize {
-			return fmt.Errorf("%w: bytes %d to %d of %d", ErrCopyRange, first, first+n64-1, src.Size)
+		if first < 0 || n64 < 0 || first > obj.Size-n64 || n64 > MaxPartSize {
+			return fmt.Errorf("%w: bytes %d to %d of %d", ErrCopyRange, first, first+n64-1, obj.Size)
 		}
 		length = n64
-		if first == 0 && n64 == src.Size && src.Blob != "" && isMD5(src.ETag) {
+		if first == 0 && n64 == obj.Size && obj.Blob != "" && isMD5(obj.ETag) && obj.Encryption == nil && u.Encryption == nil {
+			if src.CustomerKey != nil {
+				return ErrKeyNotApplicable
+			}
 			// The whole body, whose ETag is its MD5: share it.
-			part = Part{Number: n, ETag: src.ETag, Size: src.Size, LastModified: now.UTC(), Blob: src.Blob}
+			part = Part{Number: n, ETag: obj.ETag, Size: obj.Size, LastModified: now.UTC(), Blob: obj.Blob}
 			shared = true
 			return s.commitPartLocked(account, bucket, key, id, part)
 		}
-		if src.Blob == "" {
-			body = io.NopCloser(bytes.NewReader(src.Inline[first : first+n64]))
-			return nil
-		}
 		// Opened under the lock, so that a replacement or delete of the
 		// source cannot remove the file first; once open it stays
-		// readable.
-		f, err := s.openBody(src.Blob, src.Size)
+		// readable. An encrypted source is read decrypted.
+		_, f, err := s.openLocked(src.Bucket, obj, src.CustomerKey)
 		if err != nil {
-			return fmt.Errorf("cloudstore: body of %s/%s: %w", srcBucket, srcKey, err)
+			return err
 		}
 		if _, err := f.Seek(first, io.SeekStart); err != nil {
 			f.Close()
-			return fmt.Errorf("cloudstore: body of %s/%s: %w", srcBucket, srcKey, err)
+			return fmt.Errorf("cloudstore: body of %s/%s: %w", src.Bucket, src.Key, err)
 		}
 		body = f
 		return nil
@@ -271,8 +309,7 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 		return part, nil
 	}
 	defer body.Close()
-	h := md5.New()
-	blob, size, err := s.writeBlob(ctx, io.LimitReader(body, length), length, h)
+	sb, err := s.storeBody(ctx, io.LimitReader(body, length), length, u.Encryption, dataKey, false)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return Part{}, fmt.Errorf("cloudstore: copying a part: %w", ctx.Err())
@@ -282,16 +319,25 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 		return Part{}, fmt.Errorf("cloudstore: copying a part: %v", err)
 	case err != nil:
 		return Part{}, err
-	case size != length:
-		s.removeBlob(blob)
-		return Part{}, fmt.Errorf("cloudstore: copying a part: %d bytes read, the source range holds %d", size, length)
+	case sb.size != length:
+		s.removeBlob(sb.blob)
+		return Part{}, fmt.Errorf("cloudstore: copying a part: %d bytes read, the source range holds %d", sb.size, length)
 	}
-	part = Part{Number: n, ETag: hex.EncodeToString(h.Sum(nil)), Size: size, LastModified: now.UTC(), Blob: blob}
+	part = Part{Number: n, ETag: sb.etag, Size: sb.size, LastModified: now.UTC(), Blob: sb.blob}
 	if err := s.commitPart(account, bucket, key, id, part); err != nil {
-		s.removeBlob(blob)
+		s.removeBlob(sb.blob)
 		return Part{}, err
 	}
 	return part, nil
+}
+
+// PartSource is what UploadPartCopy copies from: a version of an object
+// ("" for the current one), with the keys of SSE-C: the source's, and the
+// upload's.
+type PartSource struct {
+	Bucket, Key, Version string
+	CustomerKey          []byte // the source's SSE-C key
+	TargetKey            []byte // the upload's SSE-C key
 }
 
 // isMD5 reports whether etag is a hex MD5 (a single-part object's ETag),
@@ -523,7 +569,7 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 		// them for part reads): the object's is composite.
 		o.Checksum = func() *Checksum { return c }
 	}
-	obj, err := s.putJoined(ctx, account, bucket, key, io.MultiReader(readers...), o, fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)), sizes, sums)
+	obj, err := s.putJoined(ctx, account, bucket, key, io.MultiReader(readers...), o, fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)), sizes, sums, u.Encryption)
 	if err != nil {
 		return Object{}, err
 	}
@@ -538,10 +584,19 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 }
 
 // putJoined stores a completed upload's body with the given ETag and part
-// sizes.
-func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body io.Reader, o PutOptions, etag string, sizes []int64, sums []*Checksum) (Object, error) {
+// sizes. The parts of an encrypted upload are joined as they are, stream
+// after stream, without being decrypted (an SSE-C upload completes
+// without its key, as in S3).
+func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body io.Reader, o PutOptions, etag string, sizes []int64, sums []*Checksum, enc *Encryption) (Object, error) {
 	obj := Object{Key: key, ETag: etag, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Size: o.Max, PartSizes: sizes,
-		Tags: tagsOrNil(o.Tags)}
+		Tags: tagsOrNil(o.Tags), Encryption: enc}
+	stored := o.Max // bytes in the body files
+	if enc != nil {
+		stored = 0
+		for _, n := range sizes {
+			stored += sse.EncryptedSize(n)
+		}
+	}
 	if o.Checksum != nil {
 		obj.Checksum = o.Checksum()
 	}
@@ -557,8 +612,8 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 		if err != nil {
 			return Object{}, fmt.Errorf("cloudstore: %w", err)
 		}
-		if int64(len(data)) != o.Max {
-			return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", len(data), o.Max)
+		if int64(len(data)) != stored {
+			return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", len(data), stored)
 		}
 		obj.Inline = data
 		if err := s.commitObject(account, bucket, &obj, o.If); err != nil {
@@ -566,7 +621,7 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 		}
 		return obj, nil
 	}
-	blob, n, err := s.writeBlob(ctx, body, o.Max, nil)
+	blob, n, err := s.writeBlob(ctx, body, stored, nil)
 	switch {
 	case errors.Is(err, ErrBody) || errors.Is(err, ErrTooLarge):
 		// The parts are our own files: a failure to read them, or more
@@ -574,9 +629,9 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 		return Object{}, fmt.Errorf("cloudstore: joining parts: %v", err)
 	case err != nil:
 		return Object{}, err
-	case n != o.Max:
+	case n != stored:
 		s.removeBlob(blob)
-		return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", n, o.Max)
+		return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", n, stored)
 	}
 	obj.Blob = blob
 	if err := s.commitObject(account, bucket, &obj, o.If); err != nil {

@@ -74,6 +74,8 @@ type Object struct {
 	VersionID    string `json:"version_id,omitempty"`
 	Seq          uint64 `json:"seq,omitempty"`
 	DeleteMarker bool   `json:"delete_marker,omitempty"`
+	// Encryption is how the body is encrypted at rest; nil for none.
+	Encryption *Encryption `json:"encryption,omitempty"`
 	// Versioned, not stored, tells whether the object was read from (or
 	// written to) a bucket that keeps versions, where S3 names even the
 	// null version to clients.
@@ -120,6 +122,9 @@ type PutOptions struct {
 	Checksum func() *Checksum
 	// Tags is the new object's tag set (none when empty).
 	Tags map[string]string
+	// Encrypt, if not nil, encrypts the body at rest; without it, the
+	// bucket's default encryption applies.
+	Encrypt *SSE
 }
 
 // ErrPrecondition is returned by a conditional write whose condition does
@@ -216,8 +221,12 @@ func newBlobID() string {
 	return hex.EncodeToString(id[:])
 }
 
-// removeBlob removes a body file, if it is there.
-func (s *Store) removeBlob(id string) { s.fs.Remove(s.blobPath(id)) }
+// removeBlob removes a body file, if it is there ("" is none).
+func (s *Store) removeBlob(id string) {
+	if id != "" {
+		s.fs.Remove(s.blobPath(id))
+	}
+}
 
 // syncDir fsyncs a directory, making the names created in it durable.
 func (s *Store) syncDir(dir string) error {
@@ -262,7 +271,8 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	if err := checkTags(o.Tags, MaxObjectTags); err != nil {
 		return Object{}, err
 	}
-	if _, err := s.Bucket(account, bucket); err != nil {
+	bk, err := s.Bucket(account, bucket)
+	if err != nil {
 		return Object{}, err
 	}
 	if o.If != (Preconditions{}) {
@@ -276,32 +286,20 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 			return Object{}, err
 		}
 	}
-	body = io.LimitReader(ctxReader{ctx, body}, o.Max+1)
-	h := md5.New()
-	head := make([]byte, min(o.Max+1, InlineMax+1))
-	n, err := readUpTo(body, head)
+	target := o.Encrypt
+	if target == nil && bk.Encryption == SSES3 {
+		target = &SSE{Mode: SSES3} // the bucket's default
+	}
+	enc, dataKey, err := s.newEncryption(target)
 	if err != nil {
-		return Object{}, fmt.Errorf("%w: %w", ErrBody, err)
-	}
-	if int64(n) > o.Max {
-		return Object{}, ErrTooLarge
-	}
-	obj := Object{Key: key, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Tags: tagsOrNil(o.Tags)}
-	if n <= InlineMax {
-		if o.Checksum != nil {
-			obj.Checksum = o.Checksum()
-		}
-		h.Write(head[:n])
-		obj.Size, obj.ETag, obj.Inline = int64(n), hex.EncodeToString(h.Sum(nil)), head[:n:n]
-		if err := s.commitObject(account, bucket, &obj, o.If); err != nil {
-			return Object{}, err
-		}
-		return obj, nil
-	}
-	if obj.Blob, obj.Size, err = s.writeBlob(ctx, io.MultiReader(bytes.NewReader(head[:n]), body), o.Max, h); err != nil {
 		return Object{}, err
 	}
-	obj.ETag = hex.EncodeToString(h.Sum(nil))
+	sb, err := s.storeBody(ctx, body, o.Max, enc, dataKey, true)
+	if err != nil {
+		return Object{}, err
+	}
+	obj := Object{Key: key, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Tags: tagsOrNil(o.Tags),
+		Size: sb.size, ETag: sb.etag, Inline: sb.inline, Blob: sb.blob, Encryption: enc}
 	if o.Checksum != nil {
 		obj.Checksum = o.Checksum()
 	}
@@ -310,6 +308,54 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 		return Object{}, err
 	}
 	return obj, nil
+}
+
+// storedBody is a body as the store keeps it: inline or in a body file.
+type storedBody struct {
+	inline []byte
+	blob   string
+	size   int64  // of the plaintext
+	etag   string // hex MD5: of the plaintext, or as writeEncrypted says
+}
+
+// storeBody reads body, at most max bytes, and keeps it: encrypted with
+// key when enc is not nil; inline when it fits and inline allows, else in
+// a new body file. A body over max is ErrTooLarge, one that cannot be
+// read wraps ErrBody; on any error nothing is left.
+func (s *Store) storeBody(ctx context.Context, body io.Reader, max int64, enc *Encryption, key []byte, inline bool) (storedBody, error) {
+	if enc != nil {
+		sb, err := s.writeEncrypted(ctx, body, max, enc.Mode, key, inline)
+		if err != nil {
+			return storedBody{}, err
+		}
+		return storedBody{inline: sb.inline, blob: sb.blob, size: sb.size, etag: hex.EncodeToString(sb.md5)}, nil
+	}
+	h := md5.New()
+	if !inline {
+		blob, size, err := s.writeBlob(ctx, body, max, h)
+		if err != nil {
+			return storedBody{}, err
+		}
+		return storedBody{blob: blob, size: size, etag: hex.EncodeToString(h.Sum(nil))}, nil
+	}
+	body = io.LimitReader(ctxReader{ctx, body}, max+1)
+	head := make([]byte, min(max+1, InlineMax+1))
+	n, err := readUpTo(body, head)
+	if err != nil {
+		return storedBody{}, fmt.Errorf("%w: %w", ErrBody, err)
+	}
+	if int64(n) > max {
+		return storedBody{}, ErrTooLarge
+	}
+	if n <= InlineMax {
+		h.Write(head[:n])
+		return storedBody{inline: head[:n:n], size: int64(n), etag: hex.EncodeToString(h.Sum(nil))}, nil
+	}
+	blob, size, err := s.writeBlob(ctx, io.MultiReader(bytes.NewReader(head[:n]), body), max, h)
+	if err != nil {
+		return storedBody{}, err
+	}
+	return storedBody{blob: blob, size: size, etag: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // readUpTo reads into p until p is full or r ends. Unlike io.ReadFull,
@@ -542,11 +588,35 @@ func (s *Store) OpenObject(account, bucket, key string) (Object, Body, error) {
 	if err != nil {
 		return Object{}, nil, err
 	}
-	return s.openLocked(bucket, obj)
+	return s.openLocked(bucket, obj, nil)
 }
 
-// openLocked opens obj's body (s.mu held).
-func (s *Store) openLocked(bucket string, obj Object) (Object, Body, error) {
+// openLocked opens obj's body (s.mu held), decrypting it with what
+// customerKey unseals, or the store's key.
+func (s *Store) openLocked(bucket string, obj Object, customerKey []byte) (Object, Body, error) {
+	key, err := s.dataKey(obj.Encryption, customerKey)
+	if err != nil {
+		return Object{}, nil, err
+	}
+	if key != nil {
+		var src io.ReaderAt = bytes.NewReader(obj.Inline)
+		var closer io.Closer
+		if obj.Blob != "" {
+			f, err := s.fs.Open(s.blobPath(obj.Blob))
+			if err != nil {
+				return Object{}, nil, fmt.Errorf("cloudstore: body of %s/%s: %w", bucket, obj.Key, err)
+			}
+			src, closer = f, f
+		}
+		body, err := decryptBody(key, src, closer, streamSizes(obj))
+		if err != nil {
+			if closer != nil {
+				closer.Close()
+			}
+			return Object{}, nil, fmt.Errorf("cloudstore: body of %s/%s: %w", bucket, obj.Key, err)
+		}
+		return obj, body, nil
+	}
 	if obj.Blob == "" {
 		return obj, nopCloser{bytes.NewReader(obj.Inline)}, nil
 	}
@@ -677,7 +747,7 @@ func (s *Store) CopyObject(account, bucket, src, dst string, now time.Time) (Obj
 // gives the copy that content type and metadata instead of the source's.
 // The copy keeps the source's tags.
 func (s *Store) CopyObjectTo(account, srcBucket, src, dstBucket, dst string, now time.Time, replace *PutOptions) (Object, error) {
-	return s.Copy(account, srcBucket, src, dstBucket, dst, now, CopyOptions{Replace: replace})
+	return s.Copy(context.Background(), account, srcBucket, src, dstBucket, dst, now, CopyOptions{Replace: replace, KeepEncryption: true})
 }
 
 // CopyOptions say what a copy takes other than from its source.
@@ -692,11 +762,20 @@ type CopyOptions struct {
 	// SourceVersion, if not "", copies that version of the source (as
 	// ObjectVersion names it) rather than its current one.
 	SourceVersion string
+	// SourceKey is the source's SSE-C key, if it is encrypted with one.
+	SourceKey []byte
+	// Encrypt is how the copy is encrypted. Without it, KeepEncryption
+	// keeps the source's mode (with SourceKey for SSE-C); otherwise the
+	// destination bucket's default applies. A copy encrypted as its
+	// source (SSE-S3, or SSE-C with the same key) shares its body; any
+	// other is decrypted and written anew.
+	Encrypt        *SSE
+	KeepEncryption bool
 }
 
 // Copy copies an object to another key, in the same bucket or in another
 // of the account's buckets, sharing its body, as o says.
-func (s *Store) Copy(account, srcBucket, src, dstBucket, dst string, now time.Time, o CopyOptions) (Object, error) {
+func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, dst string, now time.Time, o CopyOptions) (Object, error) {
 	if err := ValidObjectKey(dst); err != nil {
 		return Object{}, err
 	}
@@ -706,8 +785,14 @@ func (s *Store) Copy(account, srcBucket, src, dstBucket, dst string, now time.Ti
 		}
 	}
 	// Read the source and apply the copy under one lock, so that the
-	// source's body cannot be deleted in between.
-	var obj Object
+	// source's body cannot be deleted in between. A copy that encrypts
+	// otherwise than its source opens the source's body under the lock
+	// and writes the new one after it.
+	var (
+		obj     Object
+		target  *SSE
+		rewrite Body
+	)
 	err := s.write(func(t *tx) error {
 		var err error
 		if obj, err = s.versionLocked(account, srcBucket, src, o.SourceVersion); err != nil {
@@ -716,6 +801,20 @@ func (s *Store) Copy(account, srcBucket, src, dstBucket, dst string, now time.Ti
 		if obj.DeleteMarker {
 			return &DeleteMarkerError{VersionID: obj.VersionID}
 		}
+		dbk, err := s.Bucket(account, dstBucket)
+		if err != nil {
+			return err
+		}
+		if _, err := s.dataKey(obj.Encryption, o.SourceKey); err != nil {
+			return err
+		}
+		switch target = o.Encrypt; {
+		case target != nil:
+		case o.KeepEncryption && obj.Encryption != nil:
+			target = &SSE{Mode: obj.Encryption.Mode, CustomerKey: o.SourceKey}
+		case dbk.Encryption == SSES3:
+			target = &SSE{Mode: SSES3}
+		}
 		obj.Key, obj.LastModified = dst, now.UTC()
 		if o.Replace != nil {
 			obj.ContentType, obj.Meta = o.Replace.ContentType, o.Replace.Meta
@@ -723,16 +822,57 @@ func (s *Store) Copy(account, srcBucket, src, dstBucket, dst string, now time.Ti
 		if o.ReplaceTags {
 			obj.Tags = tagsOrNil(o.Tags)
 		}
-		ev := Event{Type: EventObjectCopied, Time: now, Key: dst, Size: obj.Size, SourceKey: src}
-		if srcBucket != dstBucket {
-			ev.SourceBucket = srcBucket
+		if !sameKey(obj.Encryption, o.SourceKey, target) {
+			_, rewrite, err = s.openLocked(srcBucket, obj, o.SourceKey)
+			return err
 		}
-		return s.commitEventTx(t, account, dstBucket, &obj, ev, Preconditions{})
+		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), Preconditions{})
 	})
+	if err != nil || rewrite == nil {
+		if err != nil {
+			return Object{}, err
+		}
+		return obj, nil
+	}
+	defer rewrite.Close()
+	enc, dataKey, err := s.newEncryption(target)
 	if err != nil {
 		return Object{}, err
 	}
+	sb, err := s.storeBody(ctx, rewrite, obj.Size, enc, dataKey, true)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return Object{}, fmt.Errorf("cloudstore: copying: %w", ctx.Err())
+	case errors.Is(err, ErrBody) || errors.Is(err, ErrTooLarge):
+		return Object{}, fmt.Errorf("cloudstore: copying: %v", err) // our own file: ours, not the client's
+	case err != nil:
+		return Object{}, err
+	}
+	// One body now, of one stream: the copy of an object made of parts
+	// is a single-part object, as in S3, and keeps only a checksum of
+	// the whole object.
+	if len(obj.PartSizes) > 0 || obj.MultipartCount() > 0 {
+		obj.Checksum = nil
+	}
+	obj.Inline, obj.Blob, obj.Size, obj.ETag, obj.Encryption = sb.inline, sb.blob, sb.size, sb.etag, enc
+	obj.PartSizes, obj.PartChecksums, obj.PartChecksumAlgorithm = nil, nil, ""
+	err = s.write(func(t *tx) error {
+		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), Preconditions{})
+	})
+	if err != nil {
+		s.removeBlob(obj.Blob)
+		return Object{}, err
+	}
 	return obj, nil
+}
+
+// copyEvent is the event of a copy of src into obj.
+func copyEvent(obj Object, srcBucket, src, dstBucket string, now time.Time) Event {
+	ev := Event{Type: EventObjectCopied, Time: now, Key: obj.Key, Size: obj.Size, SourceKey: src}
+	if srcBucket != dstBucket {
+		ev.SourceBucket = srcBucket
+	}
+	return ev
 }
 
 // Listing is one page of a bucket listing.

@@ -51,7 +51,7 @@ func TestCopyPartSharesWholeBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := b.CopyPart(ctx, "acme", "other", "dst", u.ID, 1, "pics", "src", "", whole, t0.Add(time.Minute))
+	p, err := b.CopyPart(ctx, "acme", "other", "dst", u.ID, 1, PartSource{Bucket: "pics", Key: "src"}, whole, t0.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestCopyPartSharesWholeBody(t *testing.T) {
 	b.wantFiles("a shared part", 1)
 	// Copying the same body into the same number again keeps one
 	// reference, not two or none.
-	if _, err := b.CopyPart(ctx, "acme", "other", "dst", u.ID, 1, "pics", "src", "", whole, t0); err != nil {
+	if _, err := b.CopyPart(ctx, "acme", "other", "dst", u.ID, 1, PartSource{Bucket: "pics", Key: "src"}, whole, t0); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := b.refs(src.Blob); n != 2 {
@@ -117,7 +117,7 @@ func TestCopyPartIntoSeveralParts(t *testing.T) {
 			}
 			var list []CompletedPart
 			for n := 1; n <= 2; n++ {
-				p, err := b.CopyPart(ctx, "acme", "pics", "dst", u.ID, n, "pics", "src", "", whole, t0)
+				p, err := b.CopyPart(ctx, "acme", "pics", "dst", u.ID, n, PartSource{Bucket: "pics", Key: "src"}, whole, t0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -190,7 +190,7 @@ func TestCopyPartRanges(t *testing.T) {
 	}
 	var etags []string
 	for i, c := range cases {
-		p, err := b.CopyPart(ctx, "acme", "pics", "dst", u.ID, i+1, "pics", c.src, "", bytesOf(c.first, c.length), t0)
+		p, err := b.CopyPart(ctx, "acme", "pics", "dst", u.ID, i+1, PartSource{Bucket: "pics", Key: c.src}, bytesOf(c.first, c.length), t0)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -255,13 +255,13 @@ func TestCopyPartRefusals(t *testing.T) {
 		{"part 0", u.ID, 0, "pics", "src", whole, ErrBadPartNumber},
 		{"part 10001", u.ID, MaxPartNumber + 1, "pics", "src", whole, ErrBadPartNumber},
 	} {
-		_, err := b.CopyPart(ctx, "acme", "pics", "dst", c.id, c.n, c.srcBucket, c.src, "", c.span, t0)
+		_, err := b.CopyPart(ctx, "acme", "pics", "dst", c.id, c.n, PartSource{Bucket: c.srcBucket, Key: c.src}, c.span, t0)
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
 	// mallory cannot copy into acme's upload either.
-	if _, err := b.CopyPart(ctx, "mallory", "pics", "dst", u.ID, 1, "theirs", "src", "", whole, t0); !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoSuchUpload) {
+	if _, err := b.CopyPart(ctx, "mallory", "pics", "dst", u.ID, 1, PartSource{Bucket: "theirs", Key: "src"}, whole, t0); !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoSuchUpload) {
 		t.Errorf("another account's copy into the upload: %v", err)
 	}
 	parts, _, err := b.Parts("acme", "pics", "dst", u.ID, 0, 10)
@@ -287,11 +287,11 @@ func TestCopyPartSurvivesPowerLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p1, err := s.CopyPart(ctx, "acme", "pics", "dst", u.ID, 1, "pics", "src", "", whole, t0)
+	p1, err := s.CopyPart(ctx, "acme", "pics", "dst", u.ID, 1, PartSource{Bucket: "pics", Key: "src"}, whole, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := s.CopyPart(ctx, "acme", "pics", "dst", u.ID, 2, "pics", "src", "", bytesOf(7, 4000), t0)
+	p2, err := s.CopyPart(ctx, "acme", "pics", "dst", u.ID, 2, PartSource{Bucket: "pics", Key: "src"}, bytesOf(7, 4000), t0)
 	if err != nil {
 		t.Fatal(err)
 	}

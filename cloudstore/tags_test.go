@@ -121,17 +121,17 @@ func TestObjectTagsWithWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("CopyObject", "copied", map[string]string{"src": "1"})
-	if _, err := s.Copy("alice", "tags", "obj", "tags", "replaced", t0, CopyOptions{ReplaceTags: true, Tags: map[string]string{"new": "2"}}); err != nil {
+	if _, err := s.Copy(context.Background(), "alice", "tags", "obj", "tags", "replaced", t0, CopyOptions{ReplaceTags: true, Tags: map[string]string{"new": "2"}}); err != nil {
 		t.Fatal(err)
 	}
 	check("Copy, ReplaceTags", "replaced", map[string]string{"new": "2"})
-	if _, err := s.Copy("alice", "tags", "obj", "tags", "cleared", t0, CopyOptions{ReplaceTags: true}); err != nil {
+	if _, err := s.Copy(context.Background(), "alice", "tags", "obj", "tags", "cleared", t0, CopyOptions{ReplaceTags: true}); err != nil {
 		t.Fatal(err)
 	}
 	check("Copy, ReplaceTags without tags", "cleared", nil)
 	eleven := tenTags()
 	eleven["k10"] = "v"
-	if _, err := s.Copy("alice", "tags", "obj", "tags", "refused", t0, CopyOptions{ReplaceTags: true, Tags: eleven}); !errors.Is(err, ErrTooManyTags) {
+	if _, err := s.Copy(context.Background(), "alice", "tags", "obj", "tags", "refused", t0, CopyOptions{ReplaceTags: true, Tags: eleven}); !errors.Is(err, ErrTooManyTags) {
 		t.Errorf("Copy with 11 tags: got %v, want %v", err, ErrTooManyTags)
 	}
 	if _, err := s.Put(ctx, "alice", "tags", "refused", strings.NewReader("x"), PutOptions{Max: 10, Now: t0, Tags: eleven}); !errors.Is(err, ErrTooManyTags) {

@@ -380,8 +380,9 @@ func (s *Store) versionIn(bucket, key, id string) (Object, error) {
 }
 
 // OpenObjectVersion is OpenObject of a version (id as ObjectVersion
-// takes it). A delete marker has no body: it is a DeleteMarkerError.
-func (s *Store) OpenObjectVersion(account, bucket, key, id string) (Object, Body, error) {
+// takes it), with the customer key of an object encrypted with SSE-C (nil
+// for none). A delete marker has no body: it is a DeleteMarkerError.
+func (s *Store) OpenObjectVersion(account, bucket, key, id string, customerKey []byte) (Object, Body, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	obj, err := s.versionLocked(account, bucket, key, id)
@@ -391,7 +392,7 @@ func (s *Store) OpenObjectVersion(account, bucket, key, id string) (Object, Body
 	if obj.DeleteMarker {
 		return obj, nil, &DeleteMarkerError{VersionID: obj.VersionID}
 	}
-	return s.openLocked(bucket, obj)
+	return s.openLocked(bucket, obj, customerKey)
 }
 
 // Deletion says what a delete did.

@@ -92,7 +92,7 @@ func TestVersioningAgainstModel(t *testing.T) {
 					}
 					v := vs[rng.IntN(len(vs))]
 					what = fmt.Sprintf("copy %s version %q to %s", src, v.id, key)
-					obj, err := b.Copy("acme", "pics", src, "pics", key, clock, CopyOptions{SourceVersion: nameOf(v.id)})
+					obj, err := b.Copy(ctx, "acme", "pics", src, "pics", key, clock, CopyOptions{SourceVersion: nameOf(v.id)})
 					if v.marker {
 						var dm *DeleteMarkerError
 						if !errors.As(err, &dm) {
@@ -228,7 +228,7 @@ func checkModel(t *testing.T, b *blobStore, m *versionModel, when string) {
 	// Reads: the current version, and each version by its id.
 	for _, key := range []string{"a", "a/b", "a/c", "b"} {
 		cur, hasCur := m.current(key)
-		obj, body, err := b.OpenObjectVersion("acme", "pics", key, "")
+		obj, body, err := b.OpenObjectVersion("acme", "pics", key, "", nil)
 		var dm *DeleteMarkerError
 		switch {
 		case hasCur:
@@ -246,7 +246,7 @@ func checkModel(t *testing.T, b *blobStore, m *versionModel, when string) {
 			}
 		}
 		for _, v := range m.keys[key] {
-			obj, body, err := b.OpenObjectVersion("acme", "pics", key, nameOf(v.id))
+			obj, body, err := b.OpenObjectVersion("acme", "pics", key, nameOf(v.id), nil)
 			if v.marker {
 				if !errors.As(err, &dm) || !obj.DeleteMarker {
 					t.Fatalf("%s: read %s@%s (a marker): %v", when, key, nameOf(v.id), err)

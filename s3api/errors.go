@@ -89,6 +89,14 @@ func toError(err error, notFound *Error) *Error {
 		return s3err(http.StatusBadRequest, "InvalidArgument", err.Error())
 	case errors.Is(err, cloudstore.ErrPrecondition):
 		return errPrecondition
+	case errors.Is(err, cloudstore.ErrKeyRequired):
+		return s3err(http.StatusBadRequest, "InvalidRequest", "The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")
+	case errors.Is(err, cloudstore.ErrWrongKey):
+		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: the customer key given is not the one the object was encrypted with.")
+	case errors.Is(err, cloudstore.ErrKeyNotApplicable):
+		return s3err(http.StatusBadRequest, "InvalidRequest", "The encryption parameters are not applicable to this object.")
+	case errors.Is(err, cloudstore.ErrBadEncryption):
+		return s3err(http.StatusBadRequest, "InvalidArgument", err.Error())
 	case errors.Is(err, cloudstore.ErrBody):
 		return errIncompleteBody
 	case errors.Is(err, cloudstore.ErrUnavailable), errors.Is(err, syscall.ENOSPC):

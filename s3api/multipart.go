@@ -23,6 +23,10 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	if o.Tags, err = requestTags(r); err != nil {
 		return err
 	}
+	var keyMD5 string
+	if o.Encrypt, keyMD5, err = writeEncryption(r); err != nil {
+		return err
+	}
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
@@ -33,6 +37,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	setEncryptionHeaders(w.Header(), u.Encryption, keyMD5)
 	type result struct {
 		XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
 		Xmlns    string   `xml:"xmlns,attr"`
@@ -66,13 +71,21 @@ func (s *Server) uploadPart(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	ck, keyMD5, err := customerKey(r, hSSEC)
+	if err != nil {
+		return err
+	}
 	body, err := s.uploadBody(r, cloudstore.MaxPartSize)
 	if err != nil {
 		return err
 	}
-	p, err := s.st.PutPartChecksum(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, body, s.opts.Now(), sum)
+	p, err := s.st.PutPartWith(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, body,
+		cloudstore.PartOptions{Now: s.opts.Now(), Checksum: sum, CustomerKey: ck})
 	if err != nil {
 		return bodyError(err)
+	}
+	if ck != nil {
+		setEncryptionHeaders(w.Header(), &cloudstore.Encryption{Mode: cloudstore.SSEC}, keyMD5)
 	}
 	w.Header().Set("ETag", `"`+p.ETag+`"`)
 	setChecksumHeaders(w.Header(), p.Checksum)
@@ -149,7 +162,14 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 		}
 		return first, last - first + 1, nil
 	}
-	p, err := s.st.CopyPart(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, srcBucket, srcKey, srcVersion, span, s.opts.Now())
+	ps := cloudstore.PartSource{Bucket: srcBucket, Key: srcKey, Version: srcVersion}
+	if ps.CustomerKey, _, err = customerKey(r, hCopySSEC); err != nil {
+		return err
+	}
+	if ps.TargetKey, _, err = customerKey(r, hSSEC); err != nil {
+		return err
+	}
+	p, err := s.st.CopyPart(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, ps, span, s.opts.Now())
 	if errors.Is(err, cloudstore.ErrNoSuchUpload) {
 		return err
 	}
@@ -201,6 +221,7 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {
 	}
 	res := result{Xmlns: xmlns, Location: objectURL(r), Bucket: r.bucket, Key: r.key, ETag: `"` + obj.ETag + `"`}
 	setVersionHeader(w.Header(), obj)
+	setEncryptionHeaders(w.Header(), obj.Encryption, "")
 	if c := objectChecksumXML(obj); c != nil {
 		res.checksumXML = *c
 	}

@@ -110,6 +110,10 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if o.Checksum, err = uploadChecksum(r, cloudstore.FullObject); err != nil {
 		return err
 	}
+	var keyMD5 string
+	if o.Encrypt, keyMD5, err = writeEncryption(r); err != nil {
+		return err
+	}
 	body, err := s.uploadBody(r, s.opts.MaxObjectSize)
 	if err != nil {
 		return err
@@ -128,6 +132,7 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	w.Header().Set("ETag", `"`+obj.ETag+`"`)
 	setChecksumHeaders(w.Header(), obj.Checksum)
 	setVersionHeader(w.Header(), obj)
+	setEncryptionHeaders(w.Header(), obj.Encryption, keyMD5)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -221,7 +226,11 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	obj, body, err := s.st.OpenObjectVersion(r.account, r.bucket, r.key, id)
+	ck, keyMD5, err := readEncryption(r)
+	if err != nil {
+		return err
+	}
+	obj, body, err := s.st.OpenObjectVersion(r.account, r.bucket, r.key, id, ck)
 	if err != nil {
 		return s.lookupError(w, r, r.bucket, id, err)
 	}
@@ -236,6 +245,7 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	h.Set("Last-Modified", obj.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
 	setVersionHeader(h, obj)
+	setEncryptionHeaders(h, obj.Encryption, keyMD5)
 	if err := checkConditions(r.Header, "", etag, obj.LastModified); err != nil {
 		return err
 	}
@@ -491,6 +501,13 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	co := cloudstore.CopyOptions{ReplaceTags: replaceTags, SourceVersion: srcVersion}
+	var keyMD5 string
+	if co.Encrypt, keyMD5, err = writeEncryption(r); err != nil {
+		return err
+	}
+	if co.SourceKey, _, err = customerKey(r, hCopySSEC); err != nil {
+		return err
+	}
 	if replaceTags {
 		if co.Tags, err = requestTags(r); err != nil {
 			return err
@@ -499,7 +516,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	switch d := r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
 		// Replacing the tags alone is a change, as it is in S3.
-		if srcBucket == r.bucket && srcKey == r.key && srcVersion == "" && !replaceTags {
+		if srcBucket == r.bucket && srcKey == r.key && srcVersion == "" && !replaceTags && co.Encrypt == nil {
 			return s3err(http.StatusBadRequest, "InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 		}
 	case "REPLACE":
@@ -511,12 +528,13 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	default:
 		return s3err(http.StatusBadRequest, "InvalidArgument", "Unknown metadata directive.")
 	}
-	obj, err := s.st.Copy(r.account, srcBucket, srcKey, r.bucket, r.key, s.opts.Now(), co)
+	obj, err := s.st.Copy(r.Context(), r.account, srcBucket, srcKey, r.bucket, r.key, s.opts.Now(), co)
 	if err != nil {
 		return s.copySourceError(err, r.account, srcBucket, srcVersion)
 	}
 	setCopyVersionHeaders(w.Header(), src, srcVersion)
 	setVersionHeader(w.Header(), obj)
+	setEncryptionHeaders(w.Header(), obj.Encryption, keyMD5)
 	writeCopyResult(w, "CopyObjectResult", obj.LastModified, obj.ETag)
 	return nil
 }

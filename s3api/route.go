@@ -3,7 +3,6 @@ package s3api
 import (
 	"net/http"
 	"net/url"
-	"strings"
 )
 
 // operation is one S3 operation: what it needs of the key, and its
@@ -36,7 +35,7 @@ func (o operation) buckets(r *request) []string {
 // a request naming one answers NotImplemented rather than being taken
 // for a plain GET or PUT.
 var unsupported = []string{"lifecycle", "website",
-	"logging", "notification", "replication", "encryption", "object-lock", "retention", "legal-hold", "torrent",
+	"logging", "notification", "replication", "object-lock", "retention", "legal-hold", "torrent",
 	"restore", "select", "accelerate", "requestPayment", "publicAccessBlock",
 	"intelligent-tiering", "inventory", "analytics", "metrics", "attributes", "uploadPartCopy",
 	"metadataTable", "metadataConfiguration", "renameObject", "session"}
@@ -63,18 +62,6 @@ func refused(name string, err error) operation {
 	return operation{name: name, run: func(*Server, http.ResponseWriter, *request) error { return err }}
 }
 
-// encryptionHeader returns the name of the first server-side encryption
-// header of h (SSE-S3, SSE-KMS or SSE-C, also on a copy's source), or "".
-func encryptionHeader(h http.Header) string {
-	for name := range h {
-		lower := strings.ToLower(name)
-		if strings.HasPrefix(lower, "x-amz-server-side-encryption") || strings.HasPrefix(lower, "x-amz-copy-source-server-side-encryption") {
-			return lower
-		}
-	}
-	return ""
-}
-
 func methodNotAllowed(name string) operation {
 	return operation{name: name, run: func(*Server, http.ResponseWriter, *request) error {
 		return s3err(http.StatusMethodNotAllowed, "MethodNotAllowed", "The specified method is not allowed against this resource.")
@@ -95,6 +82,9 @@ func route(r *request) operation {
 		if o, ok := versionRoute(r, q); ok {
 			return o
 		}
+		if o, ok := encryptionRoute(r, q); ok {
+			return o
+		}
 		if o, ok := policyRoute(r, q); ok {
 			return o
 		}
@@ -109,11 +99,6 @@ func route(r *request) operation {
 		if q.Has(sub) && !(sub == "attributes" && r.key != "" && r.Method == http.MethodGet) {
 			return notImplemented("Unsupported:" + sub)
 		}
-	}
-	if name := encryptionHeader(r.Header); name != "" {
-		return refused("ServerSideEncryption", s3err(http.StatusNotImplemented, "NotImplemented",
-			"Server-side encryption ("+name+") is not supported by this endpoint: it stores objects unencrypted, "+
-				"so it refuses the request rather than pretend. Send it without the x-amz-server-side-encryption headers."))
 	}
 	if r.bucket == "" && r.key != "" {
 		// A path such as //bucket/key: an empty bucket name, not the

@@ -2,6 +2,8 @@ package s3api_test
 
 import (
 	"bufio"
+	"crypto/md5"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -85,21 +87,52 @@ func TestRefusedRequests(t *testing.T) {
 		wantStatus int
 		wantCode   string
 	}{
-		{"SSE-S3 on PUT", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "AES256"}, 501, "NotImplemented"},
 		{"SSE-KMS on PUT", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms"}, 501, "NotImplemented"},
-		{"SSE-C on PUT", "PUT", "/refuse/k", map[string]string{
+		{"SSE-KMS key id on PUT", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id": "k1"}, 501, "NotImplemented"},
+		{"SSE-KMS on multipart", "POST", "/refuse/k?uploads", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms:dsse"}, 501, "NotImplemented"},
+		{"an unknown SSE algorithm", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "AES128"}, 400, "InvalidArgument"},
+		{"SSE-C with a wrong key MD5", "PUT", "/refuse/k", map[string]string{
 			"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256",
-			"X-Amz-Server-Side-Encryption-Customer-Key":       "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+			"X-Amz-Server-Side-Encryption-Customer-Key":       "KEY32",
 			"X-Amz-Server-Side-Encryption-Customer-Key-Md5":   "x",
-		}, 501, "NotImplemented"},
-		{"SSE-C on GET", "GET", "/refuse/there", map[string]string{"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256"}, 501, "NotImplemented"},
-		{"SSE on multipart", "POST", "/refuse/k?uploads", map[string]string{"X-Amz-Server-Side-Encryption": "AES256"}, 501, "NotImplemented"},
-		{"SSE-C on a copy's source", "PUT", "/refuse/k", map[string]string{
+		}, 400, "InvalidArgument"},
+		{"SSE-C with a short key", "PUT", "/refuse/k", map[string]string{
+			"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256",
+			"X-Amz-Server-Side-Encryption-Customer-Key":       "c2hvcnQ=",
+			"X-Amz-Server-Side-Encryption-Customer-Key-Md5":   "MJ1OYkTyvMGx5+5cO3rPBg==",
+		}, 400, "InvalidArgument"},
+		{"SSE-C with another algorithm", "PUT", "/refuse/k", map[string]string{
+			"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES128",
+			"X-Amz-Server-Side-Encryption-Customer-Key":       "KEY32",
+			"X-Amz-Server-Side-Encryption-Customer-Key-Md5":   "KEYMD5",
+		}, 400, "InvalidEncryptionAlgorithmError"},
+		{"SSE-C without its MD5", "PUT", "/refuse/k", map[string]string{
+			"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256",
+			"X-Amz-Server-Side-Encryption-Customer-Key":       "KEY32",
+		}, 400, "InvalidArgument"},
+		{"SSE-C and SSE-S3 together", "PUT", "/refuse/k", map[string]string{
+			"X-Amz-Server-Side-Encryption":                    "AES256",
+			"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256",
+			"X-Amz-Server-Side-Encryption-Customer-Key":       "KEY32",
+			"X-Amz-Server-Side-Encryption-Customer-Key-Md5":   "KEYMD5",
+		}, 400, "InvalidArgument"},
+		{"SSE-C on GET of an object without it", "GET", "/refuse/there", map[string]string{
+			"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256",
+			"X-Amz-Server-Side-Encryption-Customer-Key":       "KEY32",
+			"X-Amz-Server-Side-Encryption-Customer-Key-Md5":   "KEYMD5",
+		}, 400, "InvalidRequest"},
+		{"SSE-S3 header on GET", "GET", "/refuse/there", map[string]string{"X-Amz-Server-Side-Encryption": "AES256"}, 400, "InvalidArgument"},
+		{"SSE-C on a copy's source without it", "PUT", "/refuse/k", map[string]string{
 			"X-Amz-Copy-Source": "refuse/there", "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm": "AES256",
-		}, 501, "NotImplemented"},
+		}, 400, "InvalidArgument"},
 		{"empty bucket in the path", "GET", "//refuse/there", nil, 400, "InvalidURI"},
 	}
+	sum := md5.Sum([]byte("0123456789abcdef0123456789abcdef"))
 	for _, tt := range tests {
+		for k, v := range tt.header {
+			v = strings.ReplaceAll(v, "KEY32", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+			tt.header[k] = strings.ReplaceAll(v, "KEYMD5", base64.StdEncoding.EncodeToString(sum[:]))
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			var body io.Reader
 			if tt.method == "PUT" {

@@ -1,0 +1,326 @@
+package cloudstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/latticenet/lattice/sse"
+)
+
+// Encryption modes of object bodies at rest.
+const (
+	// SSES3 is server-side encryption with the store's keys (S3's
+	// SSE-S3, "AES256"): each body has its own data key, sealed under a
+	// key derived from the store's secret key.
+	SSES3 = "AES256"
+	// SSEC is server-side encryption with a key the client gives on
+	// every write and read (S3's SSE-C). The client's key is never
+	// stored: it seals the body's data key, and a read without it
+	// cannot unseal it.
+	SSEC = "SSE-C"
+)
+
+// Errors of encrypted objects.
+var (
+	ErrKeyRequired      = errors.New("cloudstore: the object is encrypted with a customer key (SSE-C), which the request must give")
+	ErrWrongKey         = errors.New("cloudstore: the customer key given is not the one the object was encrypted with")
+	ErrKeyNotApplicable = errors.New("cloudstore: a customer key was given for an object not encrypted with one")
+	ErrBadEncryption    = errors.New("cloudstore: unknown encryption mode")
+)
+
+// Encryption is how a body (an object's, an upload's parts') is encrypted
+// at rest. Bodies are streams of package sse; an object completed from
+// parts is its parts' streams one after the other (PartSizes says where),
+// so a completion joins them without decrypting.
+type Encryption struct {
+	Mode      string `json:"mode"`       // SSES3 or SSEC
+	SealedKey []byte `json:"sealed_key"` // the body's data key, sealed
+}
+
+// SSE asks for a write to be encrypted (Mode), or gives the customer key
+// of an SSE-C object to read (CustomerKey alone).
+type SSE struct {
+	Mode        string
+	CustomerKey []byte // SSE-C: the client's 32-byte key
+}
+
+// Contexts bound into sealed data keys, so a key sealed for one mode is
+// never taken for the other's.
+var (
+	ctxSSES3 = []byte("lattice/cloudstore/sse-s3/v1")
+	ctxSSEC  = []byte("lattice/cloudstore/sse-c/v1")
+)
+
+// kek is the key that seals SSE-S3 data keys.
+func (s *Store) kek() ([]byte, error) { return s.DerivedKey("sse-s3") }
+
+// newEncryption makes a data key for a write that e asks to encrypt, and
+// seals it. A nil e is no encryption.
+func (s *Store) newEncryption(e *SSE) (*Encryption, []byte, error) {
+	if e == nil {
+		return nil, nil, nil
+	}
+	data := sse.NewKey()
+	var sealed []byte
+	var err error
+	switch e.Mode {
+	case SSES3:
+		kek, kerr := s.kek()
+		if kerr != nil {
+			return nil, nil, kerr
+		}
+		sealed, err = sse.SealKey(kek, data, ctxSSES3)
+	case SSEC:
+		sealed, err = sse.SealKey(e.CustomerKey, data, ctxSSEC)
+	default:
+		return nil, nil, fmt.Errorf("%w: %q", ErrBadEncryption, e.Mode)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Encryption{Mode: e.Mode, SealedKey: sealed}, data, nil
+}
+
+// dataKey unseals the data key of a body encrypted as enc, with the
+// customer key a reader gave (nil for none). A body not encrypted has
+// none, and takes no customer key.
+func (s *Store) dataKey(enc *Encryption, customerKey []byte) ([]byte, error) {
+	switch {
+	case enc == nil && customerKey != nil:
+		return nil, ErrKeyNotApplicable
+	case enc == nil:
+		return nil, nil
+	case enc.Mode == SSES3:
+		if customerKey != nil {
+			return nil, ErrKeyNotApplicable
+		}
+		kek, err := s.kek()
+		if err != nil {
+			return nil, err
+		}
+		key, err := sse.OpenKey(kek, enc.SealedKey, ctxSSES3)
+		if err != nil {
+			return nil, fmt.Errorf("cloudstore: an SSE-S3 data key does not open under this store's secret key: %w", err)
+		}
+		return key, nil
+	case enc.Mode == SSEC:
+		if customerKey == nil {
+			return nil, ErrKeyRequired
+		}
+		key, err := sse.OpenKey(customerKey, enc.SealedKey, ctxSSEC)
+		if err != nil {
+			return nil, ErrWrongKey
+		}
+		return key, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrBadEncryption, enc.Mode)
+}
+
+// sameKey tells whether a body encrypted as enc may be shared, as it is,
+// by a copy that asks for target (nil: none), given the customer keys of
+// source and target: only with the same mode and, for SSE-C, the same key.
+func sameKey(enc *Encryption, srcKey []byte, target *SSE) bool {
+	switch {
+	case enc == nil || target == nil:
+		return enc == nil && target == nil
+	case enc.Mode != target.Mode:
+		return false
+	case enc.Mode == SSEC:
+		return subtle.ConstantTimeCompare(srcKey, target.CustomerKey) == 1
+	}
+	return true
+}
+
+// streamSizes are the plaintext sizes of the streams an encrypted body of
+// obj is made of: one per part of an object completed from parts.
+func streamSizes(obj Object) []int64 {
+	if len(obj.PartSizes) > 0 {
+		return obj.PartSizes
+	}
+	return []int64{obj.Size}
+}
+
+// decryptBody is a Body reading the plaintext of obj's encrypted streams,
+// which src holds one after the other; closer closes src.
+func decryptBody(key []byte, src io.ReaderAt, closer io.Closer, sizes []int64) (Body, error) {
+	d := &multiDecrypter{closer: closer}
+	var off int64
+	for _, n := range sizes {
+		seg, err := sse.NewDecrypter(key, io.NewSectionReader(src, off, sse.EncryptedSize(n)), n)
+		if err != nil {
+			return nil, err
+		}
+		d.segs = append(d.segs, seg)
+		d.starts = append(d.starts, d.size)
+		d.size += n
+		off += sse.EncryptedSize(n)
+	}
+	return d, nil
+}
+
+// multiDecrypter reads streams one after the other as one body.
+type multiDecrypter struct {
+	segs   []*sse.Decrypter
+	starts []int64 // each segment's first byte in the body
+	size   int64
+	pos    int64
+	closer io.Closer
+}
+
+func (d *multiDecrypter) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && d.pos < d.size {
+		i := sort.Search(len(d.starts), func(i int) bool { return d.starts[i] > d.pos }) - 1
+		seg := d.segs[i]
+		if _, err := seg.Seek(d.pos-d.starts[i], io.SeekStart); err != nil {
+			return n, err
+		}
+		m, err := seg.Read(p[n:])
+		n += m
+		d.pos += int64(m)
+		if err != nil && err != io.EOF {
+			return n, err
+		}
+		if m == 0 && err == io.EOF {
+			break
+		}
+	}
+	if n == 0 && d.pos >= d.size {
+		if d.size == 0 && len(d.segs) == 1 {
+			// An empty body proves it is whole.
+			if _, err := d.segs[0].Read(nil); err != nil && err != io.EOF {
+				return 0, err
+			}
+		}
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (d *multiDecrypter) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += d.pos
+	case io.SeekEnd:
+		offset += d.size
+	default:
+		return 0, errors.New("cloudstore: bad whence")
+	}
+	if offset < 0 {
+		return 0, errors.New("cloudstore: seek before the start")
+	}
+	d.pos = offset
+	return offset, nil
+}
+
+func (d *multiDecrypter) Close() error {
+	if d.closer != nil {
+		return d.closer.Close()
+	}
+	return nil
+}
+
+// sealedBody is a body written encrypted: the plaintext's size and the
+// MD5 an ETag is made of (the plaintext's for SSE-S3, as S3 gives; the
+// stream's for SSE-C, so that the ETag says nothing of a plaintext the
+// store cannot read).
+type sealedBody struct {
+	inline []byte
+	blob   string
+	size   int64
+	md5    []byte
+}
+
+// writeEncrypted encrypts body (at most max bytes of plaintext) with key
+// into a stream kept inline, when inline allows and the plaintext fits,
+// or in a new body file. Errors are as writeBlob's.
+func (s *Store) writeEncrypted(ctx context.Context, body io.Reader, max int64, mode string, key []byte, inline bool) (sealedBody, error) {
+	plain := &countingReader{r: io.LimitReader(ctxReader{ctx, body}, max+1)}
+	plainMD5, cipherMD5 := md5.New(), md5.New()
+	head := make([]byte, min(max+1, InlineMax+1))
+	if !inline {
+		head = head[:0]
+	}
+	n, err := readUpTo(plain, head)
+	if err != nil {
+		return sealedBody{}, fmt.Errorf("%w: %w", ErrBody, err)
+	}
+	if int64(n) > max {
+		return sealedBody{}, ErrTooLarge
+	}
+	sum := func() []byte {
+		if mode == SSEC {
+			return cipherMD5.Sum(nil)
+		}
+		return plainMD5.Sum(nil)
+	}
+	if inline && n <= InlineMax {
+		plainMD5.Write(head[:n])
+		e, err := sse.NewEncrypter(key, bytes.NewReader(head[:n]))
+		if err != nil {
+			return sealedBody{}, err
+		}
+		stream, err := io.ReadAll(e)
+		if err != nil {
+			return sealedBody{}, err
+		}
+		cipherMD5.Write(stream)
+		return sealedBody{inline: stream, size: int64(n), md5: sum()}, nil
+	}
+	e, err := sse.NewEncrypter(key, io.TeeReader(io.MultiReader(bytes.NewReader(head[:n]), plain), plainMD5))
+	if err != nil {
+		return sealedBody{}, err
+	}
+	blob, _, err := s.writeBlob(ctx, e, sse.EncryptedSize(max+1), cipherMD5)
+	if err != nil {
+		return sealedBody{}, err
+	}
+	if plain.n > max {
+		s.removeBlob(blob)
+		return sealedBody{}, ErrTooLarge
+	}
+	return sealedBody{blob: blob, size: plain.n, md5: sum()}, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// SetBucketEncryption sets the default encryption of account's bucket's
+// new objects: SSES3, or "" for none. Objects already there stay as they
+// are, as in S3.
+func (s *Store) SetBucketEncryption(account, bucket, mode string) error {
+	if mode != "" && mode != SSES3 {
+		return fmt.Errorf("%w: %q as a bucket's default", ErrBadEncryption, mode)
+	}
+	return s.write(func(t *tx) error {
+		bk, err := s.Bucket(account, bucket)
+		if err != nil {
+			return err
+		}
+		if bk.Encryption == mode {
+			return nil
+		}
+		bk.Encryption = mode
+		b := s.db.NewBatch()
+		defer t.closeUnapplied(b)
+		if err := setJSON(b, k(tBucket, bucket), bk); err != nil {
+			return err
+		}
+		return s.apply(t, b)
+	})
+}

@@ -1,0 +1,294 @@
+package s3api_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// sseCKey is an SSE-C key as the SDK takes it: the key in base64, and
+// the base64 of its MD5.
+type sseCKey struct{ key, md5 *string }
+
+func newSSECKey(b byte) sseCKey {
+	raw := bytes.Repeat([]byte{b}, 32)
+	sum := md5.Sum(raw)
+	return sseCKey{aws.String(base64.StdEncoding.EncodeToString(raw)), aws.String(base64.StdEncoding.EncodeToString(sum[:]))}
+}
+
+// secretBody is a body a search of the disk can find any 16 bytes of.
+func secretBody(n int) []byte {
+	var b bytes.Buffer
+	for b.Len() < n {
+		fmt.Fprintf(&b, "SECRET%010d", b.Len())
+	}
+	return b.Bytes()[:n]
+}
+
+// plaintextOnDisk tells whether any file under dir holds "SECRET00000".
+func plaintextOnDisk(t *testing.T, dir string) bool {
+	t.Helper()
+	found := false
+	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if data, _ := os.ReadFile(path); bytes.Contains(data, []byte("SECRET00000")) {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+func readAll(t *testing.T, out *s3.GetObjectOutput, err error) []byte {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestAWSSDKEncryption: SSE-S3 and SSE-C with the AWS SDK, whole and
+// multipart, with range reads, copies between the modes, and the keys
+// asked for as S3 asks; nothing reaches the disk in the clear.
+func TestAWSSDKEncryption(t *testing.T) {
+	e := newEnv(t)
+	c := e.sdk(e.id, e.secret)
+	ctx := context.Background()
+	b := aws.String("enc")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	small, large := secretBody(4<<10), secretBody(3<<20+123)
+	must := func(out *s3.GetObjectOutput, err error) []byte { t.Helper(); return readAll(t, out, err) }
+	k1, k2 := newSSECKey(1), newSSECKey(2)
+
+	// SSE-S3.
+	for name, body := range map[string][]byte{"s3-small": small, "s3-large": large} {
+		put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(name), Body: bytes.NewReader(body),
+			ServerSideEncryption: types.ServerSideEncryptionAes256})
+		if err != nil || put.ServerSideEncryption != types.ServerSideEncryptionAes256 {
+			t.Fatalf("put %s: %+v %v", name, put, err)
+		}
+		sum := md5.Sum(body)
+		if aws.ToString(put.ETag) != fmt.Sprintf(`"%x"`, sum) {
+			t.Errorf("%s: ETag %s, not the body's MD5 (S3 gives it for SSE-S3)", name, aws.ToString(put.ETag))
+		}
+		out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String(name)})
+		if out != nil && out.ServerSideEncryption != types.ServerSideEncryptionAes256 {
+			t.Errorf("get %s: ServerSideEncryption %q", name, out.ServerSideEncryption)
+		}
+		if got := readAll(t, out, err); !bytes.Equal(got, body) {
+			t.Fatalf("get %s: %d bytes", name, len(got))
+		}
+		got := must(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String(name), Range: aws.String("bytes=100-70000")}))
+		if want := body[100:min(70001, len(body))]; !bytes.Equal(got, want) {
+			t.Fatalf("range of %s: %d bytes", name, len(got))
+		}
+	}
+
+	// SSE-C: the key on every read, the wrong one refused.
+	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("c"), Body: bytes.NewReader(large),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5})
+	if err != nil || aws.ToString(put.SSECustomerKeyMD5) != *k1.md5 || aws.ToString(put.SSECustomerAlgorithm) != "AES256" {
+		t.Fatalf("SSE-C put: %+v %v", put, err)
+	}
+	got := must(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("c"),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5, Range: aws.String("bytes=1048570-1048600")}))
+	if !bytes.Equal(got, large[1048570:1048601]) {
+		t.Fatalf("SSE-C range: %q", got)
+	}
+	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("c")})
+	if httpStatus(err) != 400 || apiCode(err) != "InvalidRequest" {
+		t.Errorf("SSE-C get without the key: %v", err)
+	}
+	_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("c"), SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k2.key, SSECustomerKeyMD5: k2.md5})
+	if httpStatus(err) != 403 {
+		t.Errorf("SSE-C head with another key: %v", err)
+	}
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("c"), SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5})
+	if err != nil || aws.ToString(head.SSECustomerKeyMD5) != *k1.md5 || aws.ToInt64(head.ContentLength) != int64(len(large)) {
+		t.Fatalf("SSE-C head: %+v %v", head, err)
+	}
+	// The REST side reads SSE-S3 objects as they are, and cannot read
+	// SSE-C ones.
+	if _, body, err := e.st.OpenObject("alice", "enc", "s3-small"); err != nil {
+		t.Fatal(err)
+	} else {
+		data, _ := io.ReadAll(body)
+		body.Close()
+		if !bytes.Equal(data, small) {
+			t.Fatal("the store's read of an SSE-S3 object")
+		}
+	}
+	if _, _, err := e.st.OpenObject("alice", "enc", "c"); err == nil {
+		t.Fatal("an SSE-C object read without its key")
+	}
+
+	// Multipart SSE-C: each part with the key, completed without it.
+	cu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("mp"),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := secretBody(5<<20 + 1000)
+	var parts []types.CompletedPart
+	for i, p := range [][]byte{mp[:5<<20], mp[5<<20:]} {
+		// (A small body: the refusal comes before the body is read.)
+		_, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("mp"), UploadId: cu.UploadId, PartNumber: aws.Int32(int32(i + 1)), Body: bytes.NewReader(p[:10])})
+		if httpStatus(err) != 400 {
+			t.Fatalf("a part without the upload's key: %v", err)
+		}
+		up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("mp"), UploadId: cu.UploadId, PartNumber: aws.Int32(int32(i + 1)), Body: bytes.NewReader(p),
+			SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, types.CompletedPart{ETag: up.ETag, PartNumber: aws.Int32(int32(i + 1))})
+	}
+	if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: aws.String("mp"), UploadId: cu.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}}); err != nil {
+		t.Fatal(err)
+	}
+	got = must(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("mp"),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5}))
+	if !bytes.Equal(got, mp) {
+		t.Fatalf("SSE-C multipart: %d bytes", len(got))
+	}
+
+	// Copies: SSE-C to SSE-S3, and back with another key.
+	cp, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("c-to-s3"), CopySource: aws.String("enc/c"),
+		CopySourceSSECustomerAlgorithm: aws.String("AES256"), CopySourceSSECustomerKey: k1.key, CopySourceSSECustomerKeyMD5: k1.md5,
+		ServerSideEncryption: types.ServerSideEncryptionAes256})
+	if err != nil || cp.ServerSideEncryption != types.ServerSideEncryptionAes256 {
+		t.Fatalf("copy SSE-C to SSE-S3: %+v %v", cp, err)
+	}
+	if got := must(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("c-to-s3")})); !bytes.Equal(got, large) {
+		t.Fatal("the copy to SSE-S3")
+	}
+	_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("x"), CopySource: aws.String("enc/c")})
+	if httpStatus(err) != 400 {
+		t.Errorf("a copy of an SSE-C object without its key: %v", err)
+	}
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("s3-to-c"), CopySource: aws.String("enc/s3-large"),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k2.key, SSECustomerKeyMD5: k2.md5}); err != nil {
+		t.Fatal(err)
+	}
+	got = must(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("s3-to-c"),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k2.key, SSECustomerKeyMD5: k2.md5}))
+	if !bytes.Equal(got, large) {
+		t.Fatal("the copy to SSE-C")
+	}
+	// An object copied onto itself to encrypt it, as `aws s3 cp
+	// --sse` does to objects already there.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("plain"), Body: bytes.NewReader(small)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("plain"), CopySource: aws.String("enc/plain"),
+		ServerSideEncryption: types.ServerSideEncryptionAes256}); err != nil {
+		t.Fatalf("encrypt in place: %v", err)
+	}
+	// UploadPartCopy from an SSE-C source into an SSE-S3 upload.
+	cu, err = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("pc"), ServerSideEncryption: types.ServerSideEncryptionAes256})
+	if err != nil || cu.ServerSideEncryption != types.ServerSideEncryptionAes256 {
+		t.Fatalf("SSE-S3 upload: %+v %v", cu, err)
+	}
+	pc, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: b, Key: aws.String("pc"), UploadId: cu.UploadId, PartNumber: aws.Int32(1),
+		CopySource: aws.String("enc/c"), CopySourceRange: aws.String("bytes=10-1000009"),
+		CopySourceSSECustomerAlgorithm: aws.String("AES256"), CopySourceSSECustomerKey: k1.key, CopySourceSSECustomerKeyMD5: k1.md5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: aws.String("pc"), UploadId: cu.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: pc.CopyPartResult.ETag, PartNumber: aws.Int32(1)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("pc")})); !bytes.Equal(got, large[10:1000010]) {
+		t.Fatal("the part copied from an SSE-C source")
+	}
+	if plaintextOnDisk(t, e.dir) {
+		t.Fatal("plaintext on disk")
+	}
+}
+
+// TestAWSSDKBucketEncryption: a bucket's default encryption, and the
+// refusal of SSE-KMS, with nothing changed by a refusal.
+func TestAWSSDKBucketEncryption(t *testing.T) {
+	e := newEnv(t)
+	c := e.sdk(e.id, e.secret)
+	ctx := context.Background()
+	b := aws.String("benc")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: b}); apiCode(err) != "ServerSideEncryptionConfigurationNotFoundError" {
+		t.Fatalf("a new bucket's encryption: %v", err)
+	}
+	config := func(alg types.ServerSideEncryption) *types.ServerSideEncryptionConfiguration {
+		return &types.ServerSideEncryptionConfiguration{Rules: []types.ServerSideEncryptionRule{{
+			ApplyServerSideEncryptionByDefault: &types.ServerSideEncryptionByDefault{SSEAlgorithm: alg}}}}
+	}
+	_, err := c.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: b, ServerSideEncryptionConfiguration: config(types.ServerSideEncryptionAwsKms)})
+	if httpStatus(err) != 501 {
+		t.Fatalf("a KMS default without a KMS: %v", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("kms"), Body: strings.NewReader("x"), ServerSideEncryption: types.ServerSideEncryptionAwsKms}); httpStatus(err) != 501 {
+		t.Fatalf("an SSE-KMS put: %v", err)
+	}
+	if _, err := c.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: b, ServerSideEncryptionConfiguration: config(types.ServerSideEncryptionAes256)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: b})
+	if err != nil || len(out.ServerSideEncryptionConfiguration.Rules) != 1 ||
+		out.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault.SSEAlgorithm != types.ServerSideEncryptionAes256 {
+		t.Fatalf("GetBucketEncryption: %+v %v", out, err)
+	}
+	body := secretBody(100 << 10)
+	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k"), Body: bytes.NewReader(body)})
+	if err != nil || put.ServerSideEncryption != types.ServerSideEncryptionAes256 {
+		t.Fatalf("a put into a bucket encrypting by default: %+v %v", put, err)
+	}
+	// Presigned reads see the plaintext, as any read does.
+	ps, err := s3.NewPresignClient(c).PresignGetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(ps.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Equal(data, body) || resp.Header.Get("X-Amz-Server-Side-Encryption") != "AES256" {
+		t.Fatalf("presigned read: %d, %d bytes", resp.StatusCode, len(data))
+	}
+	if _, err := c.DeleteBucketEncryption(ctx, &s3.DeleteBucketEncryptionInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: b}); apiCode(err) != "ServerSideEncryptionConfigurationNotFoundError" {
+		t.Fatalf("after DeleteBucketEncryption: %v", err)
+	}
+	if put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k2"), Body: strings.NewReader("x")}); err != nil || put.ServerSideEncryption != "" {
+		t.Fatalf("a put after the default went: %+v %v", put, err)
+	}
+	if plaintextOnDisk(t, e.dir) {
+		t.Fatal("plaintext on disk")
+	}
+}
