@@ -26,6 +26,8 @@ func s3Commands() []command {
 		{"sync", "make a prefix hold what a folder holds, or the other way", runS3Sync},
 		{"rm", "delete an object, or every object under a prefix", runS3Remove},
 		{"public", "allow or stop downloads without credentials", runS3Public},
+		{"versioning", "show, turn on or suspend a bucket's object versions", runS3Versioning},
+		{"versions", "list the versions and delete markers of a bucket's objects", runS3Versions},
 		{"usage", "show bytes and objects stored", runS3Usage},
 		{"presign", "make a URL that downloads or uploads one object", runS3Presign},
 		{"keys", "create, list or delete S3 access keys", runS3Keys},
@@ -46,6 +48,8 @@ Buckets:
   ls                                    list your buckets
   ls BUCKET[/PREFIX] [--recursive]      list objects and folders (--recursive: every key)
   public BUCKET on|off                  allow or stop downloads without credentials
+  versioning BUCKET [on|suspend]        keep a version of every write and delete, or stop making them
+  versions BUCKET [--prefix P]          every version and delete marker, each key's newest first
   usage                                 bytes and objects, in total and per bucket
   lifecycle ls|add|rm BUCKET ...        rules that delete objects some days after their last write
   events BUCKET                         the activity log: objects created, copied, deleted, expired
