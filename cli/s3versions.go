@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -77,6 +78,53 @@ versioned. List the versions with `+"`lattice s3 versions BUCKET`"+`.`, `  latti
 	return nil
 }
 
+// removeVersions deletes every version and delete marker of a bucket that
+// keeps or kept versions (what a delete there leaves behind), saying so for
+// each unless quiet. A bucket never versioned has none: nothing is asked.
+func removeVersions(ctx context.Context, e *env, c *cloudclient.Client, p s3Path, quiet bool) error {
+	b, err := c.Bucket(ctx, p.bucket)
+	if err != nil {
+		return explain(err, p)
+	}
+	if b.Versioning == "" {
+		return nil
+	}
+	// List first, then delete, as removeAll does.
+	vs, err := allVersions(ctx, c, p)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		op := s3Path{p.bucket, v.Key}
+		var ae *cloudclient.APIError
+		if err := c.DeleteVersion(ctx, p.bucket, v.Key, v.VersionID); err != nil && !(errors.As(err, &ae) && ae.Code == "not_found") {
+			return explain(err, op)
+		}
+		if !quiet {
+			fmt.Fprintf(e.stdout, "delete: %s (version %s)\n", op, v.VersionID)
+		}
+	}
+	return nil
+}
+
+// allVersions returns every version and delete marker under p's key,
+// following the listing's markers.
+func allVersions(ctx context.Context, c *cloudclient.Client, p s3Path) ([]cloudwire.ObjectVersion, error) {
+	var all []cloudwire.ObjectVersion
+	o := cloudclient.VersionOptions{Prefix: p.key, PerPage: cloudapi.MaxPerPage}
+	for {
+		l, err := c.Versions(ctx, p.bucket, o)
+		if err != nil {
+			return nil, explain(err, p)
+		}
+		all = append(all, l.Data...)
+		if l.NextKeyMarker == "" {
+			return all, nil
+		}
+		o.KeyMarker, o.VersionIDMarker = l.NextKeyMarker, l.NextVersionIDMarker
+	}
+}
+
 func runS3Versions(ctx context.Context, e *env, args []string) error {
 	f := newS3Flags(e, "versions BUCKET[/PREFIX] [--prefix P]", `
 Lists every version and delete marker of a bucket's objects (those whose
@@ -105,18 +153,9 @@ Download a version with the REST API's version_id (docs/cloud-api.md).`, `  latt
 	if err != nil {
 		return err
 	}
-	var all []cloudwire.ObjectVersion
-	o := cloudclient.VersionOptions{Prefix: p.key, PerPage: cloudapi.MaxPerPage}
-	for {
-		l, err := c.Versions(ctx, p.bucket, o)
-		if err != nil {
-			return explain(err, p)
-		}
-		all = append(all, l.Data...)
-		if l.NextKeyMarker == "" {
-			break
-		}
-		o.KeyMarker, o.VersionIDMarker = l.NextKeyMarker, l.NextVersionIDMarker
+	all, err := allVersions(ctx, c, p)
+	if err != nil {
+		return err
 	}
 	if *f.json {
 		return printJSON(e.stdout, nonNil(all))

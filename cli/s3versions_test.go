@@ -92,6 +92,19 @@ func TestS3Versioning(t *testing.T) {
 	if got, want := len(vs), 3+1+cloudapi.MaxPerPage+1; got != want {
 		t.Errorf("versions of the bucket: %d, want %d", got, want)
 	}
+
+	// rb refuses a bucket that holds versions only; --force deletes them.
+	if err := s.c.DeleteObject(t.Context(), "drafts", "old.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.c.DeleteObject(t.Context(), "drafts", "many"); err != nil {
+		t.Fatal(err)
+	}
+	wantFail(t, run(t, "s3", "rb", "drafts"), 1, `bucket "drafts" is not empty`, "lattice s3 versions drafts", "rb --force")
+	r = mustRun(t, "s3", "rb", "drafts", "--force")
+	if got, want := strings.Count(r.stdout, " (version "), 3+2+cloudapi.MaxPerPage+2; got != want || !strings.HasSuffix(r.stdout, "remove_bucket: drafts\n") {
+		t.Errorf("rb --force: %d versions deleted, want %d:\n%s", got, want, r.stdout)
+	}
 }
 
 func TestS3VersioningErrors(t *testing.T) {

@@ -44,3 +44,12 @@ func (c *Client) Versions(ctx context.Context, bucket string, o VersionOptions) 
 	var l cloudwire.VersionList
 	return l, c.do(ctx, "GET", p, nil, &l)
 }
+
+// DeleteVersion deletes one version of the object key of bucket, or one
+// delete marker, for good: id is a listing's VersionID ("null" included).
+func (c *Client) DeleteVersion(ctx context.Context, bucket, key, id string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	return c.do(ctx, "DELETE", objectPath(bucket, "objects", key)+"?version_id="+url.QueryEscape(id), nil, nil)
+}
