@@ -56,7 +56,7 @@ func commands() []command {
 		{"dev", "start a network of one node (or --nodes N) and the cloud on this machine, with a funded key", runDev},
 		{"node", "run a ledger node from a data directory and a genesis file", runNode},
 		{"cloud", "run the cloud platform (REST API, S3 endpoint, DNS server, CDN edge); `cloud apikey` manages API keys", runCloud},
-		{"s3", "buckets and objects: mb, rb, ls, cp (with progress), mv, sync, rm, public, usage, presign, zip, lifecycle, events, metrics, keys", runS3},
+		{"s3", "buckets and objects: mb, rb, ls, cp (with progress), mv, sync, rm, public, versioning, versions, usage, presign, zip, lifecycle, events, metrics, keys", runS3},
 		{"dns", "DNS zones and records, served by the platform's DNS server (dns zone create|ls|rm, dns record add|ls|set|rm)", runDNS},
 		{"cdn", "CDN deployments in front of an origin or a bucket, served by the platform's caching edge (cdn create|ls|show|rm|domains|domain|purge)", runCDN},
 		{"genesis", "create a network's genesis file (genesis new)", runGenesis},

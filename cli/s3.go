@@ -26,6 +26,8 @@ func s3Commands() []command {
 		{"sync", "make a prefix hold what a folder holds, or the other way", runS3Sync},
 		{"rm", "delete an object, or every object under a prefix", runS3Remove},
 		{"public", "allow or stop downloads without credentials", runS3Public},
+		{"versioning", "show, turn on or suspend a bucket's object versions", runS3Versioning},
+		{"versions", "list the versions and delete markers of a bucket's objects", runS3Versions},
 		{"usage", "show bytes and objects stored", runS3Usage},
 		{"presign", "make a URL that downloads or uploads one object", runS3Presign},
 		{"keys", "create, list or delete S3 access keys", runS3Keys},
@@ -46,6 +48,8 @@ Buckets:
   ls                                    list your buckets
   ls BUCKET[/PREFIX] [--recursive]      list objects and folders (--recursive: every key)
   public BUCKET on|off                  allow or stop downloads without credentials
+  versioning BUCKET [on|suspend]        keep a version of every write and delete, or stop making them
+  versions BUCKET [--prefix P]          every version and delete marker, each key's newest first
   usage                                 bytes and objects, in total and per bucket
   lifecycle ls|add|rm BUCKET ...        rules that delete objects some days after their last write
   events BUCKET                         the activity log: objects created, copied, deleted, expired
@@ -220,7 +224,7 @@ func explain(err error, p s3Path) error {
 	case ae.Code == "unauthorized":
 		msg += " (check --api-key or LATTICE_API_KEY)"
 	case ae.Code == "bucket_not_empty":
-		msg = fmt.Sprintf("bucket %q is not empty: delete its objects first (lattice s3 rm -r s3://%s/), or use rb --force", p.bucket, p.bucket)
+		msg = fmt.Sprintf("bucket %q is not empty: delete its objects first (lattice s3 rm -r s3://%s/; in a bucket that keeps versions, every version too: lattice s3 versions %s), or use rb --force", p.bucket, p.bucket, p.bucket)
 	case msg == "":
 		msg = fmt.Sprintf("the API answered HTTP %d", ae.StatusCode)
 	}
@@ -310,10 +314,11 @@ Makes a bucket of your account, optionally with notes kept with it.`, `  lattice
 
 func runS3RemoveBucket(ctx context.Context, e *env, args []string) error {
 	f := newS3Flags(e, "rb BUCKET [--force]", `
-Removes an empty bucket; with --force, deletes every object in it first.`, `  lattice s3 rb photos
+Removes an empty bucket; with --force, deletes every object in it first
+and, in a bucket that keeps versions, every version and delete marker.`, `  lattice s3 rb photos
   lattice s3 rb scratch --force
 `)
-	force := f.Bool("force", false, "delete every object in the bucket first")
+	force := f.Bool("force", false, "delete every object (and every version) in the bucket first")
 	if err := f.parseN(args, 1, "one bucket name"); err != nil {
 		return err
 	}
@@ -331,6 +336,9 @@ Removes an empty bucket; with --force, deletes every object in it first.`, `  la
 	var deleted []string
 	if *force {
 		if deleted, err = removeAll(ctx, e, c, p, *f.json); err != nil {
+			return err
+		}
+		if err := removeVersions(ctx, e, c, p, *f.json); err != nil {
 			return err
 		}
 	}

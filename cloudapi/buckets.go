@@ -9,8 +9,13 @@ import (
 )
 
 func bucketJSON(b cloudstore.Bucket) Bucket {
-	return Bucket{Name: b.Name, Notes: b.Notes, IsPublic: b.Public, ObjectCount: b.Objects, SizeBytes: b.Bytes,
+	out := Bucket{Name: b.Name, Notes: b.Notes, IsPublic: b.Public, ObjectCount: b.Objects, SizeBytes: b.Bytes,
 		CreatedAt: b.CreatedAt.Format(time.RFC3339Nano), UpdatedAt: b.UpdatedAt.Format(time.RFC3339Nano)}
+	if b.Versioning != "" {
+		out.Versioning = b.Versioning
+		out.NoncurrentVersionCount, out.NoncurrentSizeBytes = &b.Versions, &b.VersionBytes
+	}
+	return out
 }
 
 func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, key accounts.Key) error {

@@ -200,6 +200,9 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.K
 	if err := c.allowed(r, r.PathValue("name"), objKey); err != nil {
 		return err
 	}
+	if q := r.URL.Query(); q.Has("version_id") {
+		return s.downloadVersion(w, r, c, q.Get("version_id"))
+	}
 	bucket, err := bucketName(r)
 	if err != nil {
 		if c.anonymous {
@@ -231,6 +234,12 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.K
 		return err
 	}
 	defer body.Close()
+	serveObject(w, r, obj, body)
+	return nil
+}
+
+// serveObject answers a download with obj's body.
+func serveObject(w http.ResponseWriter, r *http.Request, obj cloudstore.Object, body cloudstore.Body) {
 	w.Header().Set("ETag", `"`+obj.ETag+`"`)
 	ctype := obj.ContentType
 	if _, _, err := mime.ParseMediaType(ctype); err != nil {
@@ -239,9 +248,8 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.K
 		ctype = "application/octet-stream"
 	}
 	w.Header().Set("Content-Type", ctype)
-	userContent(w.Header(), obj.ContentType, objKey)
+	userContent(w.Header(), obj.ContentType, obj.Key)
 	http.ServeContent(w, r, "", obj.LastModified, body)
-	return nil
 }
 
 // userContent sets the headers of a body someone uploaded: browsers must
@@ -311,10 +319,16 @@ func declaredSize(r *http.Request, limit int64) error {
 	return nil
 }
 
+// deleteObject answers DELETE .../objects/{key...}: in a bucket that keeps
+// versions, the store makes a delete marker (also for a key with no
+// current version, as S3 does); with version_id, that version goes.
 func (s *Server) deleteObject(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
 	bucket, err := bucketName(r)
 	if err != nil {
 		return err
+	}
+	if q := r.URL.Query(); q.Has("version_id") {
+		return s.deleteVersion(w, r, key.Account, bucket, q.Get("version_id"))
 	}
 	if err := s.st.DeleteObject(key.Account, bucket, r.PathValue("key")); err != nil {
 		if apiError(err).Code == "not_found" {

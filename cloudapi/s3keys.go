@@ -81,10 +81,20 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request, key accounts.Key)
 		return err
 	}
 	u := Usage{BucketCount: len(bs), BucketsUsage: []BucketUsage{}}
+	// Noncurrent versions are counted apart, not in the spec's totals,
+	// which stay the sums of the buckets' object_count and size_bytes
+	// (current objects, as listings show them).
+	var noncurrent int64
 	for _, b := range bs {
 		u.TotalBytes += b.Bytes
 		u.ObjectCount += b.Objects
-		u.BucketsUsage = append(u.BucketsUsage, BucketUsage{Name: b.Name, ObjectCount: b.Objects, SizeBytes: b.Bytes})
+		line := BucketUsage{Name: b.Name, ObjectCount: b.Objects, SizeBytes: b.Bytes}
+		if b.Versioning != "" {
+			line.NoncurrentSizeBytes = &b.VersionBytes
+			noncurrent += b.VersionBytes
+			u.NoncurrentSizeBytes = &noncurrent
+		}
+		u.BucketsUsage = append(u.BucketsUsage, line)
 	}
 	writeJSON(w, http.StatusOK, u)
 	return nil

@@ -136,6 +136,8 @@ func New(st *cloudstore.Store, acc *accounts.Store, opts Options) *Server {
 	s.route("PATCH /api/storage/buckets/{name}", s.patchBucket)
 	s.route("DELETE /api/storage/buckets/{name}", s.deleteBucket)
 	s.route("PATCH /api/storage/buckets/{name}/public", s.setPublic)
+	s.route("PUT /api/storage/buckets/{name}/versioning", s.setVersioning)
+	s.metered("GET /api/storage/buckets/{name}/versions", cloudstore.OpList, s.listVersions)
 	s.metered("GET /api/storage/buckets/{name}/objects", cloudstore.OpList, s.listObjects)
 	s.metered("POST /api/storage/buckets/{name}/upload", cloudstore.OpPut, s.upload)
 	s.metered(downloadRoute, cloudstore.OpGet, s.download)

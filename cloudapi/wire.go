@@ -5,16 +5,18 @@ import "github.com/latticenet/lattice/cloudwire"
 // The API's resources are package cloudwire's, which clients share
 // without linking the server.
 type (
-	Meta         = cloudwire.Meta
-	List[T any]  = cloudwire.List[T]
-	Bucket       = cloudwire.Bucket
-	APIKey       = cloudwire.APIKey
-	S3Key        = cloudwire.S3Key
-	Usage        = cloudwire.Usage
-	BucketUsage  = cloudwire.BucketUsage
-	ObjectInfo   = cloudwire.ObjectInfo
-	ObjectList   = cloudwire.ObjectList
-	PresignedURL = cloudwire.PresignedURL
+	Meta          = cloudwire.Meta
+	List[T any]   = cloudwire.List[T]
+	Bucket        = cloudwire.Bucket
+	APIKey        = cloudwire.APIKey
+	S3Key         = cloudwire.S3Key
+	Usage         = cloudwire.Usage
+	BucketUsage   = cloudwire.BucketUsage
+	ObjectInfo    = cloudwire.ObjectInfo
+	ObjectList    = cloudwire.ObjectList
+	ObjectVersion = cloudwire.ObjectVersion
+	VersionList   = cloudwire.VersionList
+	PresignedURL  = cloudwire.PresignedURL
 
 	Event          = cloudwire.Event
 	Requests       = cloudwire.Requests

@@ -42,7 +42,26 @@ type Bucket struct {
 	SizeBytes   int64  `json:"size_bytes"`
 	CreatedAt   string `json:"created_at"` // RFC 3339
 	UpdatedAt   string `json:"updated_at"`
+	// Versioning is VersioningEnabled or VersioningSuspended; "" (absent)
+	// for a bucket never versioned, which has no noncurrent versions and
+	// leaves the two counts out. The counts are of the versions that are
+	// not current, delete markers included, and their bytes: they are
+	// not in ObjectCount and SizeBytes.
+	Versioning             string `json:"versioning,omitempty"`
+	NoncurrentVersionCount *int64 `json:"noncurrent_version_count,omitempty"`
+	NoncurrentSizeBytes    *int64 `json:"noncurrent_size_bytes,omitempty"`
 }
+
+// Versioning states of a bucket (Bucket.Versioning, and the body of PUT
+// .../versioning), as S3 names them.
+const (
+	VersioningEnabled   = "Enabled"
+	VersioningSuspended = "Suspended"
+)
+
+// NullVersion is the version id of an object written while its bucket
+// did not keep versions.
+const NullVersion = "null"
 
 // APIKey is an API key as the admin endpoints show it; Secret is set only
 // in the answer that creates the key.
@@ -76,6 +95,10 @@ type Usage struct {
 	ObjectCount  int64         `json:"object_count"`
 	BucketCount  int           `json:"bucket_count"`
 	BucketsUsage []BucketUsage `json:"buckets"`
+	// NoncurrentSizeBytes sums the buckets' noncurrent versions: set when
+	// one of them keeps or kept versions, and not in TotalBytes, which is
+	// the sum of the buckets' SizeBytes (current versions).
+	NoncurrentSizeBytes *int64 `json:"noncurrent_size_bytes,omitempty"`
 }
 
 // BucketUsage is one bucket's line of Usage.
@@ -83,6 +106,9 @@ type BucketUsage struct {
 	Name        string `json:"name"`
 	ObjectCount int64  `json:"object_count"`
 	SizeBytes   int64  `json:"size_bytes"`
+	// NoncurrentSizeBytes is Bucket's: set for a bucket that keeps or
+	// kept versions, and not in SizeBytes.
+	NoncurrentSizeBytes *int64 `json:"noncurrent_size_bytes,omitempty"`
 }
 
 // ObjectInfo is the object resource.
@@ -121,6 +147,32 @@ type ObjectList struct {
 	Prefixes   []string     `json:"prefixes"`
 	NextMarker string       `json:"next_marker,omitempty"`
 	Meta       Meta         `json:"meta"`
+}
+
+// ObjectVersion is an entry of GET .../versions: a version of an object,
+// or a delete marker (DeleteMarker set; Size 0, ETag "" and no
+// ContentType).
+type ObjectVersion struct {
+	Key          string `json:"key"`
+	VersionID    string `json:"version_id"` // NullVersion for the null version
+	IsLatest     bool   `json:"is_latest"`
+	DeleteMarker bool   `json:"delete_marker"`
+	Size         int64  `json:"size"`
+	ETag         string `json:"etag"`
+	ContentType  string `json:"content_type,omitempty"`
+	LastModified string `json:"last_modified"` // RFC 3339
+}
+
+// VersionList is the answer of GET .../versions: the list envelope, plus
+// the common prefixes of a delimited listing and the markers to continue
+// from (both absent when nothing follows; NextVersionIDMarker also when the
+// page ends with a common prefix).
+type VersionList struct {
+	Data                []ObjectVersion `json:"data"`
+	Prefixes            []string        `json:"prefixes"`
+	NextKeyMarker       string          `json:"next_key_marker,omitempty"`
+	NextVersionIDMarker string          `json:"next_version_id_marker,omitempty"`
+	Meta                Meta            `json:"meta"`
 }
 
 // PresignedURL is the answer of POST .../presign.
