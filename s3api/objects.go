@@ -125,6 +125,7 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	w.Header().Set("ETag", `"`+obj.ETag+`"`)
 	setChecksumHeaders(w.Header(), obj.Checksum)
 	setVersionHeader(w.Header(), obj)
+	s.setExpiration(w.Header(), r, obj)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -233,6 +234,9 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	h.Set("Last-Modified", obj.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
 	setVersionHeader(h, obj)
+	if id == "" {
+		s.setExpiration(h, r, obj)
+	}
 	if err := checkConditions(r.Header, "", etag, obj.LastModified); err != nil {
 		return err
 	}
@@ -511,6 +515,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	}
 	setCopyVersionHeaders(w.Header(), src, srcVersion)
 	setVersionHeader(w.Header(), obj)
+	s.setExpiration(w.Header(), r, obj)
 	writeCopyResult(w, "CopyObjectResult", obj.LastModified, obj.ETag)
 	return nil
 }

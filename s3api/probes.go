@@ -35,7 +35,6 @@ var missingConfigs = map[string]*Error{
 	"policy":            s3err(http.StatusNotFound, "NoSuchBucketPolicy", "The bucket policy does not exist"),
 	"policyStatus":      s3err(http.StatusNotFound, "NoSuchBucketPolicy", "The bucket policy does not exist"),
 	"cors":              s3err(http.StatusNotFound, "NoSuchCORSConfiguration", "The CORS configuration does not exist"),
-	"lifecycle":         s3err(http.StatusNotFound, "NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist"),
 	"encryption":        s3err(http.StatusNotFound, "ServerSideEncryptionConfigurationNotFoundError", "The server side encryption configuration was not found"),
 	"website":           s3err(http.StatusNotFound, "NoSuchWebsiteConfiguration", "The specified bucket does not have a website configuration"),
 	"replication":       s3err(http.StatusNotFound, "ReplicationConfigurationNotFoundError", "The replication configuration was not found"),

@@ -35,7 +35,7 @@ func (o operation) buckets(r *request) []string {
 // unsupported are the S3 subresources this endpoint does not implement;
 // a request naming one answers NotImplemented rather than being taken
 // for a plain GET or PUT.
-var unsupported = []string{"acl", "policy", "policyStatus", "cors", "lifecycle", "website",
+var unsupported = []string{"acl", "policy", "policyStatus", "cors", "website",
 	"logging", "notification", "replication", "encryption", "object-lock", "retention", "legal-hold", "torrent",
 	"restore", "select", "accelerate", "requestPayment", "ownershipControls", "publicAccessBlock",
 	"intelligent-tiering", "inventory", "analytics", "metrics", "attributes", "uploadPartCopy",
@@ -90,6 +90,9 @@ func route(r *request) operation {
 			return o
 		}
 		if o, ok := versionRoute(r, q); ok {
+			return o
+		}
+		if o, ok := lifecycleRoute(r, q); ok {
 			return o
 		}
 		if o, ok := probeRoute(r, q); ok {
