@@ -54,6 +54,10 @@ func apiError(err error) *Error {
 		return &Error{http.StatusConflict, "bucket_not_empty", "the bucket still holds objects; delete them first", 0}
 	case errors.Is(err, cloudstore.ErrExists):
 		return &Error{http.StatusConflict, "conflict", "the name is already taken", 0}
+	case errors.Is(err, cloudstore.ErrKeyRequired):
+		// An SSE-C object: only its client's key, given over S3, reads it.
+		return &Error{http.StatusBadRequest, "customer_key_required",
+			"the object is encrypted with a customer-provided key (SSE-C): read or copy it over the S3 endpoint, giving the key", 0}
 	case errors.Is(err, cloudstore.ErrUnavailable), errors.Is(err, accounts.ErrUnavailable), errors.Is(err, syscall.ENOSPC):
 		return errUnavailable
 	}

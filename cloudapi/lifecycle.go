@@ -6,10 +6,28 @@ import (
 
 	"github.com/latticenet/lattice/accounts"
 	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/cloudwire"
 )
 
+// ruleJSON writes a rule. A rule made over S3 carries what the REST fields
+// cannot say in s3; its prefix and expire_days keep their meaning, but its
+// days end at the next midnight UTC, as S3 counts them.
 func ruleJSON(r cloudstore.Rule) LifecycleRule {
-	return LifecycleRule{ID: r.ID, Prefix: r.Prefix, ExpireDays: r.ExpireDays, CreatedAt: r.CreatedAt.Format(time.RFC3339Nano)}
+	out := LifecycleRule{ID: r.ID, Prefix: r.Prefix, ExpireDays: r.ExpireDays, CreatedAt: r.CreatedAt.Format(time.RFC3339Nano)}
+	if !r.S3 {
+		return out
+	}
+	s3 := &cloudwire.LifecycleRuleS3{Status: "Enabled", Tags: r.Tags, ObjectSizeGreaterThan: r.SizeGreaterThan, ObjectSizeLessThan: r.SizeLessThan,
+		ExpiredObjectDeleteMarker: r.ExpiredObjectDeleteMarker != nil && *r.ExpiredObjectDeleteMarker,
+		NoncurrentDays:            r.NoncurrentDays, NewerNoncurrentVersions: r.NewerNoncurrentVersions, AbortIncompleteUploadDays: r.AbortDays}
+	if r.Disabled {
+		s3.Status = "Disabled"
+	}
+	if !r.ExpireDate.IsZero() {
+		s3.ExpirationDate = r.ExpireDate.UTC().Format(time.RFC3339)
+	}
+	out.S3 = s3
+	return out
 }
 
 func (s *Server) listRules(w http.ResponseWriter, r *http.Request, key accounts.Key) error {

@@ -85,7 +85,6 @@ func TestConditionalWrites(t *testing.T) {
 	}
 }
 
-
 // TestPreconditionRefusedBeforeTheBody: a write whose precondition
 // already fails is refused before a byte of its body is read, so that a
 // client is not made to send gigabytes only to hear 412 (the commit checks

@@ -658,14 +658,19 @@ func (s *Store) ExpireUploads(cutoff time.Time) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	n := 0
 	for _, u := range stale {
-		if err := s.dropUpload(u); err != nil {
-			return 0, err
+		// An upload completed or aborted since the scan is gone: dropping
+		// it again would release its parts' bodies twice.
+		ok, err := s.abortStale(u)
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
 		}
 	}
-	return len(stale), nil
+	return n, nil
 }
 
 // unpin releases pinned body files, removing those nothing refers to any

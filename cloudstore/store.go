@@ -48,10 +48,10 @@ type Bucket struct {
 	// VersioningEnabled or VersioningSuspended. Versions and VersionBytes
 	// count the versions that are not current (delete markers included)
 	// and their bytes.
-	Versioning   string `json:"versioning,omitempty"`
+	Versioning string `json:"versioning,omitempty"`
 	// Encryption is the bucket's default encryption of new objects:
 	// SSES3, or "" for none.
-	Encryption string `json:"encryption,omitempty"`
+	Encryption   string `json:"encryption,omitempty"`
 	Versions     int64  `json:"version_count,omitempty"`
 	VersionBytes int64  `json:"version_bytes,omitempty"`
 }

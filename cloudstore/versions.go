@@ -412,10 +412,20 @@ type Deletion struct {
 // becomes current. Deleting a version that is not there succeeds, as in
 // S3; a malformed id is ErrBadVersion.
 func (s *Store) DeleteVersion(account, bucket, key, id string) (Deletion, error) {
+	del, _, err := s.deleteVersion(account, bucket, key, id, Event{Type: EventObjectDeleted}, nil)
+	return del, err
+}
+
+// deleteVersion is DeleteVersion logging ev (its Key and VersionID set
+// here; its Time, when zero, now), and only if cond, when not nil, holds
+// of the key's current version (nil for none) and its versions in the
+// version table; it says whether it deleted anything.
+func (s *Store) deleteVersion(account, bucket, key, id string, ev Event, cond func(cur *Object, vs []Object) bool) (Deletion, bool, error) {
 	if err := CheckVersionID(id); err != nil {
-		return Deletion{}, err
+		return Deletion{}, false, err
 	}
 	del := Deletion{VersionID: storedID(id)}
+	done := false
 	err := s.write(func(t *tx) error {
 		bk, err := s.Bucket(account, bucket)
 		if err != nil {
@@ -434,6 +444,15 @@ func (s *Store) DeleteVersion(account, bucket, key, id string) (Deletion, error)
 		vs, err := versionsOf(s.db, bucket, key)
 		if err != nil {
 			return err
+		}
+		if cond != nil {
+			curp := &cur
+			if !hasCur {
+				curp = nil
+			}
+			if !cond(curp, vs) {
+				return nil
+			}
 		}
 		if hasCur && cur.VersionID == del.VersionID {
 			w.dropCurrent(cur)
@@ -468,12 +487,17 @@ func (s *Store) DeleteVersion(account, bucket, key, id string) (Deletion, error)
 		if err := setJSON(b, k(tBucket, bucket), bk); err != nil {
 			return err
 		}
-		if err := s.logEventsLocked(b, bucket, Event{Type: EventObjectDeleted, Time: s.now(), Key: key, VersionID: del.VersionID}); err != nil {
+		ev.Key, ev.VersionID = key, del.VersionID
+		if ev.Time.IsZero() {
+			ev.Time = s.now()
+		}
+		if err := s.logEventsLocked(b, bucket, ev); err != nil {
 			return err
 		}
+		done = true
 		return s.apply(t, b)
 	})
-	return del, err
+	return del, done && err == nil, err
 }
 
 // VersionListing is one page of a bucket's versions.

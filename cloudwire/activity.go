@@ -76,10 +76,28 @@ type FileType struct {
 	SizeBytes   int64  `json:"size_bytes"`
 }
 
-// LifecycleRule is the lifecycle rule resource.
+// LifecycleRule is the lifecycle rule resource. ExpireDays is 0 (left out)
+// only for a rule made over S3 that expires no current versions by age; S3
+// is set for every rule made over S3.
 type LifecycleRule struct {
-	ID         string `json:"id"`
-	Prefix     string `json:"prefix"`
-	ExpireDays int    `json:"expire_days"`
-	CreatedAt  string `json:"created_at"`
+	ID         string           `json:"id"`
+	Prefix     string           `json:"prefix"`
+	ExpireDays int              `json:"expire_days,omitempty"`
+	CreatedAt  string           `json:"created_at"`
+	S3         *LifecycleRuleS3 `json:"s3,omitempty"`
+}
+
+// LifecycleRuleS3 is what a rule made over S3's
+// PutBucketLifecycleConfiguration holds beyond a prefix and expire_days
+// (docs/cloud-api.md, "Lifecycle rules").
+type LifecycleRuleS3 struct {
+	Status                    string            `json:"status"` // Enabled or Disabled
+	Tags                      map[string]string `json:"tags,omitempty"`
+	ObjectSizeGreaterThan     *int64            `json:"object_size_greater_than,omitempty"`
+	ObjectSizeLessThan        *int64            `json:"object_size_less_than,omitempty"`
+	ExpirationDate            string            `json:"expiration_date,omitempty"`
+	ExpiredObjectDeleteMarker bool              `json:"expired_object_delete_marker,omitempty"`
+	NoncurrentDays            int               `json:"noncurrent_days,omitempty"`
+	NewerNoncurrentVersions   int               `json:"newer_noncurrent_versions,omitempty"`
+	AbortIncompleteUploadDays int               `json:"abort_incomplete_upload_days,omitempty"`
 }

@@ -45,6 +45,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 		Key      string
 		UploadID string `xml:"UploadId"`
 	}
+	s.setAbortDate(w.Header(), r, u)
 	writeXML(w, http.StatusOK, result{Xmlns: xmlns, Bucket: r.bucket, Key: r.key, UploadID: u.ID})
 	return nil
 }
@@ -222,6 +223,7 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {
 	res := result{Xmlns: xmlns, Location: objectURL(r), Bucket: r.bucket, Key: r.key, ETag: `"` + obj.ETag + `"`}
 	setVersionHeader(w.Header(), obj)
 	setEncryptionHeaders(w.Header(), obj.Encryption, "")
+	s.setExpiration(w.Header(), r, obj)
 	if c := objectChecksumXML(obj); c != nil {
 		res.checksumXML = *c
 	}

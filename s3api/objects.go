@@ -133,6 +133,7 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	setChecksumHeaders(w.Header(), obj.Checksum)
 	setVersionHeader(w.Header(), obj)
 	setEncryptionHeaders(w.Header(), obj.Encryption, keyMD5)
+	s.setExpiration(w.Header(), r, obj)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -246,6 +247,9 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	h.Set("Accept-Ranges", "bytes")
 	setVersionHeader(h, obj)
 	setEncryptionHeaders(h, obj.Encryption, keyMD5)
+	if id == "" {
+		s.setExpiration(h, r, obj)
+	}
 	if err := checkConditions(r.Header, "", etag, obj.LastModified); err != nil {
 		return err
 	}
@@ -535,6 +539,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	setCopyVersionHeaders(w.Header(), src, srcVersion)
 	setVersionHeader(w.Header(), obj)
 	setEncryptionHeaders(w.Header(), obj.Encryption, keyMD5)
+	s.setExpiration(w.Header(), r, obj)
 	writeCopyResult(w, "CopyObjectResult", obj.LastModified, obj.ETag)
 	return nil
 }

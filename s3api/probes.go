@@ -31,7 +31,6 @@ var emptyConfigs = map[string]emptyConfig{
 // of their own when nothing is configured.
 var missingConfigs = map[string]*Error{
 	"object-lock":       s3err(http.StatusNotFound, "ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket"),
-	"lifecycle":         s3err(http.StatusNotFound, "NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist"),
 	"website":           s3err(http.StatusNotFound, "NoSuchWebsiteConfiguration", "The specified bucket does not have a website configuration"),
 	"replication":       s3err(http.StatusNotFound, "ReplicationConfigurationNotFoundError", "The replication configuration was not found"),
 	"publicAccessBlock": s3err(http.StatusNotFound, "NoSuchPublicAccessBlockConfiguration", "The public access block configuration was not found"),

@@ -34,7 +34,7 @@ func (o operation) buckets(r *request) []string {
 // unsupported are the S3 subresources this endpoint does not implement;
 // a request naming one answers NotImplemented rather than being taken
 // for a plain GET or PUT.
-var unsupported = []string{"lifecycle", "website",
+var unsupported = []string{"website",
 	"logging", "notification", "replication", "object-lock", "retention", "legal-hold", "torrent",
 	"restore", "select", "accelerate", "requestPayment", "publicAccessBlock",
 	"intelligent-tiering", "inventory", "analytics", "metrics", "attributes", "uploadPartCopy",
@@ -83,6 +83,9 @@ func route(r *request) operation {
 			return o
 		}
 		if o, ok := encryptionRoute(r, q); ok {
+			return o
+		}
+		if o, ok := lifecycleRoute(r, q); ok {
 			return o
 		}
 		if o, ok := policyRoute(r, q); ok {
