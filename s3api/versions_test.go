@@ -39,6 +39,15 @@ func getString(t *testing.T, c *s3.Client, bucket, key, version string) (string,
 	return string(data), out
 }
 
+// setVersioning sets bucket's versioning state, or fails the test.
+func setVersioning(t *testing.T, c *s3.Client, bucket *string, status types.BucketVersioningStatus) {
+	t.Helper()
+	if _, err := c.PutBucketVersioning(context.Background(), &s3.PutBucketVersioningInput{Bucket: bucket,
+		VersioningConfiguration: &types.VersioningConfiguration{Status: status}}); err != nil {
+		t.Fatalf("versioning %s: %v", status, err)
+	}
+}
+
 // versionsOf lists every version and delete marker of bucket, a page of
 // two at a time, as "key@id" ("key@id DM" for markers, "*" for the
 // latest), in S3's order.
@@ -116,10 +125,7 @@ func TestAWSSDKVersioning(t *testing.T) {
 	if _, out := getString(t, c, "ver", "old", ""); out.VersionId != nil {
 		t.Fatalf("unversioned get answered version %q", *out.VersionId)
 	}
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	setVersioning(t, c, b, types.BucketVersioningStatusEnabled)
 	if s := state(); s != types.BucketVersioningStatusEnabled {
 		t.Fatalf("versioning %q after enabling", s)
 	}
@@ -217,10 +223,7 @@ func TestAWSSDKVersioning(t *testing.T) {
 	}
 	// Suspended: new writes are the null version, replacing the null
 	// version there was; other versions stay.
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusSuspended}}); err != nil {
-		t.Fatal(err)
-	}
+	setVersioning(t, c, b, types.BucketVersioningStatusSuspended)
 	if out := putString(t, c, "ver", "old", "replaced"); aws.ToString(out.VersionId) != "null" {
 		t.Fatalf("a suspended put's version: %q", aws.ToString(out.VersionId))
 	}
@@ -344,10 +347,7 @@ func TestVersioningRefusals(t *testing.T) {
 		t.Fatalf("versions after refusals: %v", got)
 	}
 	// A delete marker can be neither copied by id nor tagged.
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	setVersioning(t, c, b, types.BucketVersioningStatusEnabled)
 	del, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("k")})
 	if err != nil {
 		t.Fatal(err)
@@ -394,10 +394,7 @@ func TestVersionsAndPolicies(t *testing.T) {
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	setVersioning(t, c, b, types.BucketVersioningStatusEnabled)
 	old := aws.ToString(putString(t, c, "pub", "k", "secret draft").VersionId)
 	putString(t, c, "pub", "k", "published")
 	if _, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, ACL: types.BucketCannedACLPublicRead}); err != nil {
