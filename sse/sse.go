@@ -152,6 +152,11 @@ func newEncrypter(key []byte, src io.Reader, prefix []byte) (*Encrypter, error) 
 	return e, nil
 }
 
+// Prefix is the stream's nonce prefix, which a reader may keep to know
+// the stream again (Decrypter.Prefix): it is random, new for every
+// stream, so it tells apart streams sealed under one key.
+func (e *Encrypter) Prefix() []byte { return bytes.Clone(e.prefix) }
+
 // Read implements io.Reader.
 func (e *Encrypter) Read(p []byte) (int, error) {
 	for len(e.out) == 0 {
@@ -301,6 +306,9 @@ func (d *Decrypter) Seek(offset int64, whence int) (int64, error) {
 	d.pos = offset
 	return offset, nil
 }
+
+// Prefix is the nonce prefix the stream's header holds.
+func (d *Decrypter) Prefix() []byte { return bytes.Clone(d.prefix) }
 
 // Size is the body's size.
 func (d *Decrypter) Size() int64 { return d.size }
