@@ -380,3 +380,49 @@ func TestVersioningRules(t *testing.T) {
 		t.Fatalf("page after the prefix: %+v, %v", l, err)
 	}
 }
+
+// TestListVersionsMarkerGone: a listing continued from a version marker
+// whose version was deleted between the pages (by a client, or by the
+// lifecycle sweep) goes on with the versions older than it, as if it were
+// still there, rather than skipping the rest of its key.
+func TestListVersionsMarkerGone(t *testing.T) {
+	for _, gone := range []int{0, 1, 2} { // which of a's versions ends page 1
+		t.Run(fmt.Sprint("version ", gone), func(t *testing.T) {
+			b := newBlobStore(t)
+			ctx := context.Background()
+			if err := b.SetVersioning("acme", "pics", VersioningEnabled); err != nil {
+				t.Fatal(err)
+			}
+			for _, key := range []string{"a", "a", "a", "a", "b"} {
+				if _, err := b.Put(ctx, "acme", "pics", key, strings.NewReader("x"), PutOptions{Max: 10, Now: t0}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			all, err := b.ListVersions("acme", "pics", "", "", "", "", 100)
+			if err != nil || len(all.Versions) != 5 {
+				t.Fatalf("%d versions, %v", len(all.Versions), err)
+			}
+			page, err := b.ListVersions("acme", "pics", "", "", "", "", gone+1)
+			if err != nil || page.NextKeyMarker != "a" || page.NextVersionIDMarker != all.Versions[gone].VersionName() {
+				t.Fatalf("page 1: %+v, %v", page, err)
+			}
+			if _, err := b.DeleteVersion("acme", "pics", "a", page.NextVersionIDMarker); err != nil {
+				t.Fatal(err)
+			}
+			rest, err := b.ListVersions("acme", "pics", "", "", page.NextKeyMarker, page.NextVersionIDMarker, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want []string
+			for _, v := range rest.Versions {
+				got = append(got, v.Key+" "+v.VersionName())
+			}
+			for _, v := range all.Versions[gone+1:] {
+				want = append(want, v.Key+" "+v.VersionName())
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("after the marker: %q, want %q", got, want)
+			}
+		})
+	}
+}
