@@ -159,6 +159,16 @@ func (s *Store) dataKey(enc *Encryption, customerKey []byte) ([]byte, error) {
 	return nil, fmt.Errorf("%w: %q", ErrBadEncryption, enc.Mode)
 }
 
+// CheckKey tells whether a reader giving customerKey (nil for none) may
+// read obj, as a read of its body would: nil, ErrKeyRequired, ErrWrongKey
+// or ErrKeyNotApplicable. It is for reads of an object's metadata that S3
+// gives only to holders of an SSE-C object's key (GetObjectAttributes:
+// the checksum kept is the plaintext's).
+func (s *Store) CheckKey(obj Object, customerKey []byte) error {
+	_, err := s.dataKey(obj.Encryption, customerKey)
+	return err
+}
+
 // sameKey tells whether a body encrypted as enc may be shared, as it is,
 // by a copy that asks for target (nil: none), given the customer keys of
 // source and target: only with the same mode and, for SSE-C, the same key.
