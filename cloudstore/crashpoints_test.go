@@ -384,6 +384,15 @@ func TestCrashPointsOfVersions(t *testing.T) {
 			_, err = s.DeleteVersion("acme", "pics", "k", l.Versions[1].VersionName())
 			return err
 		}},
+		{"suspended copy of the noncurrent null version onto its key", func(t *testing.T, s *Store) {
+			mustPut(t, s, "k", bodyOf("null", 100<<10), sse3)
+			s.SetVersioning("acme", "pics", VersioningEnabled)
+			mustPut(t, s, "k", bodyOf("v1", 100<<10), nil)
+			s.SetVersioning("acme", "pics", VersioningSuspended)
+		}, func(s *Store) error {
+			_, err := s.Copy(context.Background(), "acme", "pics", "k", "pics", "k", t0, CopyOptions{SourceVersion: NullVersion, KeepEncryption: true})
+			return err
+		}},
 		{"encrypted multipart completion", func(t *testing.T, s *Store) {
 			s.SetVersioning("acme", "pics", VersioningEnabled)
 			mustPut(t, s, "k", bodyOf("v1", 100<<10), nil)
