@@ -13,7 +13,10 @@
 // but the last holds exactly ChunkSize bytes of plaintext; an empty body
 // is one empty last chunk, so that even emptiness is authenticated. The
 // random prefix makes every stream's nonces its own, so one key may seal
-// many streams (the parts of a multipart upload).
+// many streams (the parts of a multipart upload). A stream authenticates
+// only itself: streams sealed under one key can be swapped for one another
+// whole, so a caller that joins several keeps their prefixes (Encrypter's
+// and Decrypter's Prefix) to know them again, as package cloudstore does.
 //
 // Each object has its own random data key; the package also seals data
 // keys under a key-encryption key (SealKey, OpenKey). It does no I/O of
