@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -41,6 +42,42 @@ var (
 type Encryption struct {
 	Mode      string `json:"mode"`       // SSES3 or SSEC
 	SealedKey []byte `json:"sealed_key"` // the body's data key, sealed
+	// Streams is the SHA-256 of the nonce prefixes of the body's streams,
+	// in order (streamsDigest). Every stream of a body is sealed under
+	// its one data key, the parts of a multipart object each a stream of
+	// its own, so each stream authenticates only itself: without this, a
+	// body whose streams were swapped, repeated or replaced by an earlier
+	// upload of the same part would decrypt to other bytes without an
+	// error. A read checks it; records written before it was kept have
+	// none, and are not checked.
+	Streams []byte `json:"streams,omitempty"`
+}
+
+// streamsDigest is Encryption.Streams of streams of these nonce prefixes.
+func streamsDigest(prefixes ...[]byte) []byte {
+	h := sha256.New()
+	for _, p := range prefixes {
+		h.Write(p)
+	}
+	return h.Sum(nil)
+}
+
+// sealedAs is enc, for a body of streams with these nonce prefixes: a
+// copy with Streams set (nil stays nil). When a prefix is not known (a
+// part uploaded before they were kept), Streams is left out.
+func sealedAs(enc *Encryption, prefixes ...[]byte) *Encryption {
+	if enc == nil {
+		return nil
+	}
+	e := *enc
+	e.Streams = nil
+	for _, p := range prefixes {
+		if len(p) == 0 {
+			return &e
+		}
+	}
+	e.Streams = streamsDigest(prefixes...)
+	return &e
 }
 
 // SSE asks for a write to be encrypted (Mode), or gives the customer key
@@ -122,6 +159,16 @@ func (s *Store) dataKey(enc *Encryption, customerKey []byte) ([]byte, error) {
 	return nil, fmt.Errorf("%w: %q", ErrBadEncryption, enc.Mode)
 }
 
+// CheckKey tells whether a reader giving customerKey (nil for none) may
+// read obj, as a read of its body would: nil, ErrKeyRequired, ErrWrongKey
+// or ErrKeyNotApplicable. It is for reads of an object's metadata that S3
+// gives only to holders of an SSE-C object's key (GetObjectAttributes:
+// the checksum kept is the plaintext's).
+func (s *Store) CheckKey(obj Object, customerKey []byte) error {
+	_, err := s.dataKey(obj.Encryption, customerKey)
+	return err
+}
+
 // sameKey tells whether a body encrypted as enc may be shared, as it is,
 // by a copy that asks for target (nil: none), given the customer keys of
 // source and target: only with the same mode and, for SSE-C, the same key.
@@ -147,19 +194,26 @@ func streamSizes(obj Object) []int64 {
 }
 
 // decryptBody is a Body reading the plaintext of obj's encrypted streams,
-// which src holds one after the other; closer closes src.
-func decryptBody(key []byte, src io.ReaderAt, closer io.Closer, sizes []int64) (Body, error) {
+// which src holds one after the other; closer closes src. streams, if not
+// nil, is the Encryption.Streams the body was recorded with: streams
+// other than those, though each decrypts, are ErrCorrupt.
+func decryptBody(key []byte, src io.ReaderAt, closer io.Closer, sizes []int64, streams []byte) (Body, error) {
 	d := &multiDecrypter{closer: closer}
 	var off int64
+	h := sha256.New()
 	for _, n := range sizes {
 		seg, err := sse.NewDecrypter(key, io.NewSectionReader(src, off, sse.EncryptedSize(n)), n)
 		if err != nil {
 			return nil, err
 		}
+		h.Write(seg.Prefix())
 		d.segs = append(d.segs, seg)
 		d.starts = append(d.starts, d.size)
 		d.size += n
 		off += sse.EncryptedSize(n)
+	}
+	if streams != nil && subtle.ConstantTimeCompare(h.Sum(nil), streams) != 1 {
+		return nil, fmt.Errorf("%w: the body's streams are not the ones written (moved, repeated or replaced)", sse.ErrCorrupt)
 	}
 	return d, nil
 }
@@ -236,6 +290,7 @@ type sealedBody struct {
 	blob   string
 	size   int64
 	md5    []byte
+	prefix []byte // the stream's nonce prefix
 }
 
 // writeEncrypted encrypts body (at most max bytes of plaintext) with key
@@ -272,7 +327,7 @@ func (s *Store) writeEncrypted(ctx context.Context, body io.Reader, max int64, m
 			return sealedBody{}, err
 		}
 		cipherMD5.Write(stream)
-		return sealedBody{inline: stream, size: int64(n), md5: sum()}, nil
+		return sealedBody{inline: stream, size: int64(n), md5: sum(), prefix: e.Prefix()}, nil
 	}
 	e, err := sse.NewEncrypter(key, io.TeeReader(io.MultiReader(bytes.NewReader(head[:n]), plain), plainMD5))
 	if err != nil {
@@ -286,7 +341,7 @@ func (s *Store) writeEncrypted(ctx context.Context, body io.Reader, max int64, m
 		s.removeBlob(blob)
 		return sealedBody{}, ErrTooLarge
 	}
-	return sealedBody{blob: blob, size: plain.n, md5: sum()}, nil
+	return sealedBody{blob: blob, size: plain.n, md5: sum(), prefix: e.Prefix()}, nil
 }
 
 type countingReader struct {

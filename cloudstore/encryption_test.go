@@ -375,3 +375,82 @@ func TestEncryptedPartCopy(t *testing.T) {
 		t.Fatalf("the copied object: %v", err)
 	}
 }
+
+// TestEncryptedPartsSpliced: the parts of an encrypted multipart object
+// share its data key, each a stream of its own. Someone who can write the
+// body files must not be able to make a read return other bytes without
+// an error by moving whole part streams: swapping two parts of one size,
+// or putting back an earlier upload of a part (same number, same size).
+func TestEncryptedPartsSpliced(t *testing.T) {
+	for _, mode := range []string{SSES3, SSEC} {
+		t.Run(mode, func(t *testing.T) {
+			b := newSecretStore(t)
+			ctx := context.Background()
+			enc := &SSE{Mode: mode}
+			var ck []byte
+			if mode == SSEC {
+				enc.CustomerKey, ck = customerKey, customerKey
+			}
+			u, err := b.CreateUpload("acme", "pics", "mp", PutOptions{Now: t0, Encrypt: enc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain := plaintext(2 * MinPartSize)
+			parts := [][]byte{plain[:MinPartSize], plain[MinPartSize:]}
+			// Part 2 is uploaded twice: the first stream is kept aside, as
+			// an attacker with a copy of the disk would keep it.
+			stale := bytes.Repeat([]byte("STALE"), MinPartSize/5)
+			p, err := b.PutPartWith(ctx, "acme", "pics", "mp", u.ID, 2, bytes.NewReader(stale), PartOptions{Now: t0, CustomerKey: ck})
+			if err != nil {
+				t.Fatal(err)
+			}
+			staleStream, err := os.ReadFile(b.blobPath(p.Blob))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var list []CompletedPart
+			for i, p := range parts {
+				part, err := b.PutPartWith(ctx, "acme", "pics", "mp", u.ID, i+1, bytes.NewReader(p), PartOptions{Now: t0, CustomerKey: ck})
+				if err != nil {
+					t.Fatal(err)
+				}
+				list = append(list, CompletedPart{Number: i + 1, ETag: part.ETag})
+			}
+			obj, err := b.CompleteUpload(ctx, "acme", "pics", "mp", u.ID, list, t0, Preconditions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := b.blobPath(obj.Blob)
+			orig, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := int(sse.EncryptedSize(MinPartSize))
+			if len(orig) != 2*n || len(staleStream) != n {
+				t.Fatalf("streams of %d and %d bytes", len(orig), len(staleStream))
+			}
+			for _, c := range []struct {
+				name string
+				body []byte
+			}{
+				{"parts swapped", append(bytes.Clone(orig[n:]), orig[:n]...)},
+				{"part 1 twice", append(bytes.Clone(orig[:n]), orig[:n]...)},
+				{"an earlier upload of part 2", append(bytes.Clone(orig[:n]), staleStream...)},
+			} {
+				if err := os.WriteFile(path, c.body, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				got, _, err := b.readVersion("mp", "", ck)
+				if err == nil {
+					t.Errorf("%s: read %d bytes without an error (same as written: %v)", c.name, len(got), bytes.Equal(got, plain))
+				} else if !errors.Is(err, sse.ErrCorrupt) {
+					t.Errorf("%s: %v, want ErrCorrupt", c.name, err)
+				}
+			}
+			os.WriteFile(path, orig, 0o600)
+			if got, _, err := b.readVersion("mp", "", ck); err != nil || !bytes.Equal(got, plain) {
+				t.Fatalf("the body as written: %d bytes, %v", len(got), err)
+			}
+		})
+	}
+}

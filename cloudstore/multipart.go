@@ -60,6 +60,9 @@ type Part struct {
 	LastModified time.Time `json:"last_modified"`
 	Blob         string    `json:"blob"`
 	Checksum     *Checksum `json:"checksum,omitempty"`
+	// Prefix is the nonce prefix of an encrypted part's stream, which the
+	// completed object's Encryption.Streams binds in its place.
+	Prefix []byte `json:"prefix,omitempty"`
 }
 
 // CompletedPart names a part in a completion request.
@@ -165,7 +168,7 @@ func (s *Store) PutPartWith(ctx context.Context, account, bucket, key, id string
 	if err != nil {
 		return Part{}, err
 	}
-	p := Part{Number: n, ETag: sb.etag, Size: sb.size, LastModified: o.Now.UTC(), Blob: sb.blob}
+	p := Part{Number: n, ETag: sb.etag, Size: sb.size, LastModified: o.Now.UTC(), Blob: sb.blob, Prefix: sb.prefix}
 	if o.Checksum != nil {
 		p.Checksum = o.Checksum()
 	}
@@ -323,7 +326,7 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 		s.removeBlob(sb.blob)
 		return Part{}, fmt.Errorf("cloudstore: copying a part: %d bytes read, the source range holds %d", sb.size, length)
 	}
-	part = Part{Number: n, ETag: sb.etag, Size: sb.size, LastModified: now.UTC(), Blob: sb.blob}
+	part = Part{Number: n, ETag: sb.etag, Size: sb.size, LastModified: now.UTC(), Blob: sb.blob, Prefix: sb.prefix}
 	if err := s.commitPart(account, bucket, key, id, part); err != nil {
 		s.removeBlob(sb.blob)
 		return Part{}, err
@@ -524,6 +527,7 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 	var etags []byte
 	var sizes []int64
 	var sums []*Checksum
+	var prefixes [][]byte
 	var total int64
 	if err == nil {
 		for i, c := range list {
@@ -543,6 +547,7 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 			etags = append(etags, sum...)
 			sizes = append(sizes, p.Size)
 			sums = append(sums, p.Checksum)
+			prefixes = append(prefixes, p.Prefix)
 			total += p.Size
 		}
 	}
@@ -569,7 +574,7 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 		// them for part reads): the object's is composite.
 		o.Checksum = func() *Checksum { return c }
 	}
-	obj, err := s.putJoined(ctx, account, bucket, key, io.MultiReader(readers...), o, fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)), sizes, sums, u.Encryption)
+	obj, err := s.putJoined(ctx, account, bucket, key, io.MultiReader(readers...), o, fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)), sizes, sums, sealedAs(u.Encryption, prefixes...))
 	if err != nil {
 		return Object{}, err
 	}

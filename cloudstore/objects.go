@@ -299,7 +299,7 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 		return Object{}, err
 	}
 	obj := Object{Key: key, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Tags: tagsOrNil(o.Tags),
-		Size: sb.size, ETag: sb.etag, Inline: sb.inline, Blob: sb.blob, Encryption: enc}
+		Size: sb.size, ETag: sb.etag, Inline: sb.inline, Blob: sb.blob, Encryption: sealedAs(enc, sb.prefix)}
 	if o.Checksum != nil {
 		obj.Checksum = o.Checksum()
 	}
@@ -316,6 +316,7 @@ type storedBody struct {
 	blob   string
 	size   int64  // of the plaintext
 	etag   string // hex MD5: of the plaintext, or as writeEncrypted says
+	prefix []byte // an encrypted body's nonce prefix
 }
 
 // storeBody reads body, at most max bytes, and keeps it: encrypted with
@@ -328,7 +329,7 @@ func (s *Store) storeBody(ctx context.Context, body io.Reader, max int64, enc *E
 		if err != nil {
 			return storedBody{}, err
 		}
-		return storedBody{inline: sb.inline, blob: sb.blob, size: sb.size, etag: hex.EncodeToString(sb.md5)}, nil
+		return storedBody{inline: sb.inline, blob: sb.blob, size: sb.size, etag: hex.EncodeToString(sb.md5), prefix: sb.prefix}, nil
 	}
 	h := md5.New()
 	if !inline {
@@ -608,7 +609,7 @@ func (s *Store) openLocked(bucket string, obj Object, customerKey []byte) (Objec
 			}
 			src, closer = f, f
 		}
-		body, err := decryptBody(key, src, closer, streamSizes(obj))
+		body, err := decryptBody(key, src, closer, streamSizes(obj), obj.Encryption.Streams)
 		if err != nil {
 			if closer != nil {
 				closer.Close()
@@ -854,7 +855,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 	if len(obj.PartSizes) > 0 || obj.MultipartCount() > 0 {
 		obj.Checksum = nil
 	}
-	obj.Inline, obj.Blob, obj.Size, obj.ETag, obj.Encryption = sb.inline, sb.blob, sb.size, sb.etag, enc
+	obj.Inline, obj.Blob, obj.Size, obj.ETag, obj.Encryption = sb.inline, sb.blob, sb.size, sb.etag, sealedAs(enc, sb.prefix)
 	obj.PartSizes, obj.PartChecksums, obj.PartChecksumAlgorithm = nil, nil, ""
 	err = s.write(func(t *tx) error {
 		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), Preconditions{})

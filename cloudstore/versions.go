@@ -576,12 +576,7 @@ func (s *Store) ListVersions(account, bucket, prefix, delimiter, keyMarker, vers
 		if key == keyMarker {
 			start = len(vs) // no version marker: after every version
 			if versionMarker != "" {
-				for i, v := range vs {
-					if v.VersionName() == versionMarker {
-						start = i + 1
-						break
-					}
-				}
+				start = afterVersion(vs, versionMarker)
 			}
 		}
 		for _, v := range vs[start:] {
@@ -597,6 +592,29 @@ func (s *Store) ListVersions(account, bucket, prefix, delimiter, keyMarker, vers
 	}
 	l.NextKeyMarker, l.NextVersionIDMarker = "", ""
 	return l, keys.err()
+}
+
+// afterVersion is the index in vs, a key's versions newest first, of the
+// first version after the version marker id. A marker whose version is
+// gone (deleted between two pages) still has its place: an id other than
+// null says its order (versionKey's), so the listing goes on with the
+// versions older than it rather than skipping the rest of the key. A gone
+// null version has no known place: the key is done.
+func afterVersion(vs []ListedVersion, id string) int {
+	for i, v := range vs {
+		if v.VersionName() == id {
+			return i + 1
+		}
+	}
+	if id == NullVersion {
+		return len(vs)
+	}
+	for i, v := range vs {
+		if fmt.Sprintf("%016x%s", ^v.seq(), v.VersionID) > id {
+			return i
+		}
+	}
+	return len(vs)
 }
 
 // keyWalk walks the keys of a bucket that have a current version or

@@ -380,3 +380,120 @@ func TestVersioningRules(t *testing.T) {
 		t.Fatalf("page after the prefix: %+v, %v", l, err)
 	}
 }
+
+// TestListVersionsMarkerGone: a listing continued from a version marker
+// whose version was deleted between the pages (by a client, or by the
+// lifecycle sweep) goes on with the versions older than it, as if it were
+// still there, rather than skipping the rest of its key.
+func TestListVersionsMarkerGone(t *testing.T) {
+	for _, gone := range []int{0, 1, 2} { // which of a's versions ends page 1
+		t.Run(fmt.Sprint("version ", gone), func(t *testing.T) {
+			b := newBlobStore(t)
+			ctx := context.Background()
+			if err := b.SetVersioning("acme", "pics", VersioningEnabled); err != nil {
+				t.Fatal(err)
+			}
+			for _, key := range []string{"a", "a", "a", "a", "b"} {
+				if _, err := b.Put(ctx, "acme", "pics", key, strings.NewReader("x"), PutOptions{Max: 10, Now: t0}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			all, err := b.ListVersions("acme", "pics", "", "", "", "", 100)
+			if err != nil || len(all.Versions) != 5 {
+				t.Fatalf("%d versions, %v", len(all.Versions), err)
+			}
+			page, err := b.ListVersions("acme", "pics", "", "", "", "", gone+1)
+			if err != nil || page.NextKeyMarker != "a" || page.NextVersionIDMarker != all.Versions[gone].VersionName() {
+				t.Fatalf("page 1: %+v, %v", page, err)
+			}
+			if _, err := b.DeleteVersion("acme", "pics", "a", page.NextVersionIDMarker); err != nil {
+				t.Fatal(err)
+			}
+			rest, err := b.ListVersions("acme", "pics", "", "", page.NextKeyMarker, page.NextVersionIDMarker, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want []string
+			for _, v := range rest.Versions {
+				got = append(got, v.Key+" "+v.VersionName())
+			}
+			for _, v := range all.Versions[gone+1:] {
+				want = append(want, v.Key+" "+v.VersionName())
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("after the marker: %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestListVersionsPaging pages through a bucket's versions with every
+// page size, with and without a prefix and a delimiter, over keys that
+// are prefixes of one another, and checks the pages join into the whole
+// listing: nothing lost, nothing twice, markers in the middle of a key's
+// versions and on common prefixes alike.
+func TestListVersionsPaging(t *testing.T) {
+	b := newBlobStore(t)
+	ctx := context.Background()
+	put := func(key string) {
+		if _, err := b.Put(ctx, "acme", "pics", key, strings.NewReader(key), PutOptions{Max: 100, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a") // the null version
+	if err := b.SetVersioning("acme", "pics", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"a", "a", "a/", "a/b", "a/b", "a/c", "ab", "b/x/y", "b/x/z", "b/y", "é", "é/1"} {
+		put(key)
+	}
+	for _, key := range []string{"a/c", "ab", "zz"} {
+		if _, err := b.DeleteObjectVersioned("acme", "pics", key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []struct{ prefix, delimiter string }{{"", ""}, {"", "/"}, {"a", ""}, {"a", "/"}, {"a/", "/"}, {"b/", "/"}, {"b", "x"}} {
+		all, err := b.ListVersions("acme", "pics", q.prefix, q.delimiter, "", "", 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := entries(all)
+		for size := 1; size <= len(want)+1; size++ {
+			var got []string
+			km, vm := "", ""
+			for pages := 0; ; pages++ {
+				if pages > len(want)+2 {
+					t.Fatalf("%+v, pages of %d: does not end", q, size)
+				}
+				l, err := b.ListVersions("acme", "pics", q.prefix, q.delimiter, km, vm, size)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := len(l.Versions) + len(l.Prefixes); n > size || n == 0 && l.NextKeyMarker != "" {
+					t.Fatalf("%+v, pages of %d: a page of %d", q, size, n)
+				}
+				got = append(got, entries(l)...)
+				if l.NextKeyMarker == "" {
+					break
+				}
+				km, vm = l.NextKeyMarker, l.NextVersionIDMarker
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%+v, pages of %d:\n%q\nwant\n%q", q, size, got, want)
+			}
+		}
+	}
+}
+
+// entries are a listing's versions and common prefixes in key order.
+func entries(l VersionListing) []string {
+	var out []string
+	for _, v := range l.Versions {
+		out = append(out, fmt.Sprintf("%s %s latest=%v marker=%v", v.Key, v.VersionName(), v.IsLatest, v.DeleteMarker))
+	}
+	for _, p := range l.Prefixes {
+		out = append(out, p+" (prefix)")
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return strings.Compare(strings.Fields(a)[0], strings.Fields(b)[0]) })
+	return out
+}

@@ -73,12 +73,21 @@ func (s *Server) getObjectAttributes(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	ck, _, err := readEncryption(r)
+	if err != nil {
+		return err
+	}
 	obj, err := s.st.ObjectVersion(r.account, r.bucket, r.key, id)
 	if err == nil && obj.DeleteMarker {
 		err = &cloudstore.DeleteMarkerError{VersionID: obj.VersionID}
 	}
 	if err != nil {
 		return s.lookupError(w, r, r.bucket, id, err)
+	}
+	// As in S3, an SSE-C object's attributes are its key holder's: its
+	// checksum is the plaintext's.
+	if err := s.st.CheckKey(obj, ck); err != nil {
+		return err
 	}
 	type result struct {
 		XMLName      xml.Name `xml:"GetObjectAttributesResponse"`

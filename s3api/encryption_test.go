@@ -292,3 +292,48 @@ func TestAWSSDKBucketEncryption(t *testing.T) {
 		t.Fatal("plaintext on disk")
 	}
 }
+
+// TestAWSSDKEncryptionAttributes: GetObjectAttributes of an SSE-C object
+// needs its key, as in S3: the checksum kept with it is of the plaintext,
+// which nobody without the key may learn anything of.
+func TestAWSSDKEncryptionAttributes(t *testing.T) {
+	e := newEnv(t)
+	c := e.sdk(e.id, e.secret)
+	ctx := context.Background()
+	b := aws.String("enc")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	k1, k2 := newSSECKey(1), newSSECKey(2)
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("c"), Body: bytes.NewReader(secretBody(1000)),
+		ChecksumAlgorithm:    types.ChecksumAlgorithmSha256,
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5}); err != nil {
+		t.Fatal(err)
+	}
+	attrs := []types.ObjectAttributes{types.ObjectAttributesChecksum, types.ObjectAttributesEtag, types.ObjectAttributesObjectSize}
+	for _, c2 := range []struct {
+		name   string
+		key    *sseCKey
+		status int
+	}{{"without the key", nil, 400}, {"with another key", &k2, 403}, {"with the key", &k1, 200}} {
+		in := &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("c"), ObjectAttributes: attrs}
+		if c2.key != nil {
+			in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = aws.String("AES256"), c2.key.key, c2.key.md5
+		}
+		out, err := c.GetObjectAttributes(ctx, in)
+		switch {
+		case c2.status == 200 && (err != nil || out.Checksum == nil || aws.ToString(out.Checksum.ChecksumSHA256) == ""):
+			t.Errorf("%s: %+v, %v", c2.name, out, err)
+		case c2.status != 200 && httpStatus(err) != c2.status:
+			t.Errorf("%s: %v (%+v), want %d", c2.name, err, out, c2.status)
+		}
+	}
+	// An object not encrypted with SSE-C needs no key.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("s"), Body: bytes.NewReader(secretBody(10)),
+		ServerSideEncryption: types.ServerSideEncryptionAes256}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("s"), ObjectAttributes: attrs}); err != nil {
+		t.Errorf("SSE-S3: %v", err)
+	}
+}

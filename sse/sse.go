@@ -13,7 +13,10 @@
 // but the last holds exactly ChunkSize bytes of plaintext; an empty body
 // is one empty last chunk, so that even emptiness is authenticated. The
 // random prefix makes every stream's nonces its own, so one key may seal
-// many streams (the parts of a multipart upload).
+// many streams (the parts of a multipart upload). A stream authenticates
+// only itself: streams sealed under one key can be swapped for one another
+// whole, so a caller that joins several keeps their prefixes (Encrypter's
+// and Decrypter's Prefix) to know them again, as package cloudstore does.
 //
 // Each object has its own random data key; the package also seals data
 // keys under a key-encryption key (SealKey, OpenKey). It does no I/O of
@@ -151,6 +154,11 @@ func newEncrypter(key []byte, src io.Reader, prefix []byte) (*Encrypter, error) 
 	e.out = append([]byte(magic), e.prefix...)
 	return e, nil
 }
+
+// Prefix is the stream's nonce prefix, which a reader may keep to know
+// the stream again (Decrypter.Prefix): it is random, new for every
+// stream, so it tells apart streams sealed under one key.
+func (e *Encrypter) Prefix() []byte { return bytes.Clone(e.prefix) }
 
 // Read implements io.Reader.
 func (e *Encrypter) Read(p []byte) (int, error) {
@@ -301,6 +309,9 @@ func (d *Decrypter) Seek(offset int64, whence int) (int64, error) {
 	d.pos = offset
 	return offset, nil
 }
+
+// Prefix is the nonce prefix the stream's header holds.
+func (d *Decrypter) Prefix() []byte { return bytes.Clone(d.prefix) }
 
 // Size is the body's size.
 func (d *Decrypter) Size() int64 { return d.size }
