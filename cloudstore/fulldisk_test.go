@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -141,4 +142,50 @@ func TestPanicInAWriteReleasesTheLock(t *testing.T) {
 			t.Errorf("a read after the panic: %v", err)
 		}
 	})
+}
+
+// TestFailedSyncKeepsTheBody: when the database's log cannot be synced
+// after a new object's record was written to it, the write fails, but the
+// record may still be on the disk: its body file must stay, so that a
+// restart that finds the record finds the body too (and one that does
+// not, removes the file).
+func TestFailedSyncKeepsTheBody(t *testing.T) {
+	var failSync atomic.Bool
+	mem := vfs.NewMem()
+	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if failSync.Load() && (op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo) && strings.HasSuffix(op.Path, ".log") {
+			return syscall.EIO
+		}
+		return nil
+	}))
+	s := openWithBucket(t, fs)
+	large := bytes.Repeat([]byte("B"), InlineMax+1000)
+	failSync.Store(true)
+	within(t, "a PUT whose log sync fails", func() {
+		if _, err := s.PutObject(context.Background(), "acme", "pics", "k", "x", bytes.NewReader(large), 1<<20, t0); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("PUT: got %v, want ErrUnavailable", err)
+		}
+	})
+	within(t, "Close", func() { s.Close() })
+	failSync.Store(false)
+	s2, err := open("db", nil, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if err := s2.OpenBlobs("objects"); err != nil {
+		t.Fatal(err)
+	}
+	obj, body, err := s2.OpenObject("acme", "pics", "k")
+	if errors.Is(err, ErrNotFound) {
+		return // the record did not survive: nothing names a body
+	}
+	if err != nil {
+		t.Fatalf("the record survived the failed sync, but its object does not open: %v", err)
+	}
+	got, err := io.ReadAll(body)
+	body.Close()
+	if err != nil || !bytes.Equal(got, large) || obj.Size != int64(len(large)) {
+		t.Fatalf("the record survived the failed sync: %d bytes, %v", len(got), err)
+	}
 }

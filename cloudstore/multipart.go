@@ -110,6 +110,12 @@ func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload,
 	return u, s.commit(b)
 }
 
+// Upload returns account's upload id of key in bucket: ErrNoSuchUpload
+// when there is none.
+func (s *Store) Upload(account, bucket, key, id string) (Upload, error) {
+	return s.upload(account, bucket, key, id)
+}
+
 // upload finds an upload of account's key in bucket.
 func (s *Store) upload(account, bucket, key, id string) (Upload, error) {
 	var u Upload
@@ -173,7 +179,7 @@ func (s *Store) PutPartWith(ctx context.Context, account, bucket, key, id string
 		p.Checksum = o.Checksum()
 	}
 	if err := s.commitPart(account, bucket, key, id, p); err != nil {
-		s.removeBlob(p.Blob)
+		s.discardBlob(p.Blob, err)
 		return Part{}, err
 	}
 	return p, nil
@@ -328,7 +334,7 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 	}
 	part = Part{Number: n, ETag: sb.etag, Size: sb.size, LastModified: now.UTC(), Blob: sb.blob, Prefix: sb.prefix}
 	if err := s.commitPart(account, bucket, key, id, part); err != nil {
-		s.removeBlob(sb.blob)
+		s.discardBlob(sb.blob, err)
 		return Part{}, err
 	}
 	return part, nil
@@ -640,7 +646,7 @@ func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body
 	}
 	obj.Blob = blob
 	if err := s.commitObject(account, bucket, &obj, o.If); err != nil {
-		s.removeBlob(obj.Blob)
+		s.discardBlob(obj.Blob, err)
 		return Object{}, err
 	}
 	return obj, nil

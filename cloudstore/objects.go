@@ -221,6 +221,16 @@ func newBlobID() string {
 	return hex.EncodeToString(id[:])
 }
 
+// discardBlob removes the body file of a write that failed with err,
+// unless the failure was the disk's: then the record naming the file may
+// still have reached the disk, and the file stays for OpenBlobs to remove
+// at the next start if nothing names it.
+func (s *Store) discardBlob(id string, err error) {
+	if !errors.Is(err, ErrUnavailable) {
+		s.removeBlob(id)
+	}
+}
+
 // removeBlob removes a body file, if it is there ("" is none).
 func (s *Store) removeBlob(id string) {
 	if id != "" {
@@ -304,7 +314,7 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 		obj.Checksum = o.Checksum()
 	}
 	if err := s.commitObject(account, bucket, &obj, o.If); err != nil {
-		s.removeBlob(obj.Blob)
+		s.discardBlob(obj.Blob, err)
 		return Object{}, err
 	}
 	return obj, nil
@@ -861,7 +871,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), Preconditions{})
 	})
 	if err != nil {
-		s.removeBlob(obj.Blob)
+		s.discardBlob(obj.Blob, err)
 		return Object{}, err
 	}
 	return obj, nil

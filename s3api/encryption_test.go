@@ -337,3 +337,48 @@ func TestAWSSDKEncryptionAttributes(t *testing.T) {
 		t.Errorf("SSE-S3: %v", err)
 	}
 }
+
+// TestListPartsOfSSECUpload: the parts' checksums (of the plaintext) of
+// an SSE-C upload are listed only to a request giving its key; without
+// one the parts are listed without them, and another key is refused.
+func TestListPartsOfSSECUpload(t *testing.T) {
+	e := newEnv(t)
+	c := e.sdk(e.id, e.secret)
+	ctx := context.Background()
+	b := aws.String("enc")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	k1, k2 := newSSECKey(1), newSSECKey(2)
+	cu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("mp"),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("mp"), UploadId: cu.UploadId, PartNumber: aws.Int32(1),
+		Body: bytes.NewReader(secretBody(1000)), ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		key    *sseCKey
+		status int
+		sum    bool
+	}{{"without the key", nil, 200, false}, {"with another key", &k2, 403, false}, {"with the key", &k1, 200, true}} {
+		in := &s3.ListPartsInput{Bucket: b, Key: aws.String("mp"), UploadId: cu.UploadId}
+		if tc.key != nil {
+			in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = aws.String("AES256"), tc.key.key, tc.key.md5
+		}
+		out, err := c.ListParts(ctx, in)
+		if tc.status != 200 {
+			if httpStatus(err) != tc.status {
+				t.Errorf("%s: %v, want %d", tc.name, err, tc.status)
+			}
+			continue
+		}
+		if err != nil || len(out.Parts) != 1 || (aws.ToString(out.Parts[0].ChecksumSHA256) != "") != tc.sum {
+			t.Errorf("%s: %+v, %v; want the checksum shown: %v", tc.name, out, err, tc.sum)
+		}
+	}
+}

@@ -280,6 +280,26 @@ func (s *Server) listParts(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
+	// The checksums kept are the plaintext's: of an SSE-C upload's parts,
+	// they are shown only to a request giving its key (S3 asks for the
+	// key when there are checksums); without one the parts are listed
+	// without them.
+	u, err := s.st.Upload(r.account, r.bucket, r.key, q.Get("uploadId"))
+	if err != nil {
+		return err
+	}
+	ck, _, err := customerKey(r, hSSEC)
+	if err != nil {
+		return err
+	}
+	sums := true
+	if ck != nil || u.Encryption != nil && u.Encryption.Mode == cloudstore.SSEC {
+		if err := s.st.CheckKey(cloudstore.Object{Encryption: u.Encryption}, ck); errors.Is(err, cloudstore.ErrKeyRequired) {
+			sums = false
+		} else if err != nil {
+			return err
+		}
+	}
 	parts, more, err := s.st.Parts(r.account, r.bucket, r.key, q.Get("uploadId"), marker, maxParts)
 	if err != nil {
 		return err
@@ -310,7 +330,7 @@ func (s *Server) listParts(w http.ResponseWriter, r *request) error {
 		Owner: ownerOf(r.account), StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: maxParts, IsTruncated: more}
 	for _, p := range parts {
 		var sum checksumXML
-		if p.Checksum != nil {
+		if p.Checksum != nil && sums {
 			sum = checksumOf(p.Checksum.Algorithm, p.Checksum.Value, "")
 		}
 		res.Parts = append(res.Parts, part{p.Number, s3Time(p.LastModified), `"` + p.ETag + `"`, p.Size, sum})
