@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 
 	"github.com/latticenet/lattice/sse"
 )
@@ -198,85 +197,31 @@ func streamSizes(obj Object) []int64 {
 // nil, is the Encryption.Streams the body was recorded with: streams
 // other than those, though each decrypts, are ErrCorrupt.
 func decryptBody(key []byte, src io.ReaderAt, closer io.Closer, sizes []int64, streams []byte) (Body, error) {
-	d := &multiDecrypter{closer: closer}
-	var off int64
-	h := sha256.New()
-	for _, n := range sizes {
-		seg, err := sse.NewDecrypter(key, io.NewSectionReader(src, off, sse.EncryptedSize(n)), n)
-		if err != nil {
-			return nil, err
+	d, err := sse.NewStreams(key, src, sizes)
+	if err != nil {
+		return nil, err
+	}
+	if streams != nil {
+		h := sha256.New()
+		for _, p := range d.Prefixes() {
+			h.Write(p)
 		}
-		h.Write(seg.Prefix())
-		d.segs = append(d.segs, seg)
-		d.starts = append(d.starts, d.size)
-		d.size += n
-		off += sse.EncryptedSize(n)
+		if subtle.ConstantTimeCompare(h.Sum(nil), streams) != 1 {
+			return nil, fmt.Errorf("%w: the body's streams are not the ones written (moved, repeated or replaced)", sse.ErrCorrupt)
+		}
 	}
-	if streams != nil && subtle.ConstantTimeCompare(h.Sum(nil), streams) != 1 {
-		return nil, fmt.Errorf("%w: the body's streams are not the ones written (moved, repeated or replaced)", sse.ErrCorrupt)
-	}
-	return d, nil
+	return streamsBody{d, closer}, nil
 }
 
-// multiDecrypter reads streams one after the other as one body.
-type multiDecrypter struct {
-	segs   []*sse.Decrypter
-	starts []int64 // each segment's first byte in the body
-	size   int64
-	pos    int64
+// streamsBody is an encrypted body being read, and what closes its file.
+type streamsBody struct {
+	*sse.Streams
 	closer io.Closer
 }
 
-func (d *multiDecrypter) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) && d.pos < d.size {
-		i := sort.Search(len(d.starts), func(i int) bool { return d.starts[i] > d.pos }) - 1
-		seg := d.segs[i]
-		if _, err := seg.Seek(d.pos-d.starts[i], io.SeekStart); err != nil {
-			return n, err
-		}
-		m, err := seg.Read(p[n:])
-		n += m
-		d.pos += int64(m)
-		if err != nil && err != io.EOF {
-			return n, err
-		}
-		if m == 0 && err == io.EOF {
-			break
-		}
-	}
-	if n == 0 && d.pos >= d.size {
-		if d.size == 0 && len(d.segs) == 1 {
-			// An empty body proves it is whole.
-			if _, err := d.segs[0].Read(nil); err != nil && err != io.EOF {
-				return 0, err
-			}
-		}
-		return 0, io.EOF
-	}
-	return n, nil
-}
-
-func (d *multiDecrypter) Seek(offset int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekStart:
-	case io.SeekCurrent:
-		offset += d.pos
-	case io.SeekEnd:
-		offset += d.size
-	default:
-		return 0, errors.New("cloudstore: bad whence")
-	}
-	if offset < 0 {
-		return 0, errors.New("cloudstore: seek before the start")
-	}
-	d.pos = offset
-	return offset, nil
-}
-
-func (d *multiDecrypter) Close() error {
-	if d.closer != nil {
-		return d.closer.Close()
+func (b streamsBody) Close() error {
+	if b.closer != nil {
+		return b.closer.Close()
 	}
 	return nil
 }

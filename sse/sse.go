@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 )
 
 // Sizes of the format.
@@ -294,19 +295,24 @@ func (d *Decrypter) Read(p []byte) (int, error) {
 
 // Seek implements io.Seeker, in the plaintext's offsets.
 func (d *Decrypter) Seek(offset int64, whence int) (int64, error) {
+	return seek(&d.pos, d.size, offset, whence)
+}
+
+// seek moves *pos, in a body of size bytes, as io.Seeker says.
+func seek(pos *int64, size, offset int64, whence int) (int64, error) {
 	switch whence {
 	case io.SeekStart:
 	case io.SeekCurrent:
-		offset += d.pos
+		offset += *pos
 	case io.SeekEnd:
-		offset += d.size
+		offset += size
 	default:
 		return 0, errors.New("sse: bad whence")
 	}
 	if offset < 0 {
 		return 0, errors.New("sse: seek before the start")
 	}
-	d.pos = offset
+	*pos = offset
 	return offset, nil
 }
 
@@ -315,3 +321,77 @@ func (d *Decrypter) Prefix() []byte { return bytes.Clone(d.prefix) }
 
 // Size is the body's size.
 func (d *Decrypter) Size() int64 { return d.size }
+
+// Streams reads streams stored one after the other (the parts of an
+// object completed from a multipart upload) as one body, seeking across
+// them.
+type Streams struct {
+	segs   []*Decrypter
+	starts []int64 // each stream's first byte in the body
+	size   int64
+	pos    int64
+}
+
+// NewStreams returns a reader of the streams src holds one after the
+// other, of bodies of sizes bytes each, all under key. It reads each
+// stream's header.
+func NewStreams(key []byte, src io.ReaderAt, sizes []int64) (*Streams, error) {
+	d := &Streams{}
+	var off int64
+	for _, n := range sizes {
+		seg, err := NewDecrypter(key, io.NewSectionReader(src, off, EncryptedSize(n)), n)
+		if err != nil {
+			return nil, err
+		}
+		d.segs = append(d.segs, seg)
+		d.starts = append(d.starts, d.size)
+		d.size += n
+		off += EncryptedSize(n)
+	}
+	return d, nil
+}
+
+// Prefixes are the streams' nonce prefixes, in order.
+func (d *Streams) Prefixes() [][]byte {
+	out := make([][]byte, len(d.segs))
+	for i, seg := range d.segs {
+		out[i] = seg.Prefix()
+	}
+	return out
+}
+
+// Read implements io.Reader.
+func (d *Streams) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && d.pos < d.size {
+		i := sort.Search(len(d.starts), func(i int) bool { return d.starts[i] > d.pos }) - 1
+		seg := d.segs[i]
+		if _, err := seg.Seek(d.pos-d.starts[i], io.SeekStart); err != nil {
+			return n, err
+		}
+		m, err := seg.Read(p[n:])
+		n += m
+		d.pos += int64(m)
+		if err != nil && err != io.EOF {
+			return n, err
+		}
+		if m == 0 && err == io.EOF {
+			break
+		}
+	}
+	if n == 0 && d.pos >= d.size {
+		if d.size == 0 && len(d.segs) == 1 {
+			// An empty body proves it is whole.
+			if _, err := d.segs[0].Read(nil); err != nil && err != io.EOF {
+				return 0, err
+			}
+		}
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// Seek implements io.Seeker, in the body's offsets.
+func (d *Streams) Seek(offset int64, whence int) (int64, error) {
+	return seek(&d.pos, d.size, offset, whence)
+}

@@ -245,3 +245,39 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// TestStreams reads streams one after the other as one body, across
+// their boundaries, and refuses a stream of another key among them.
+func TestStreams(t *testing.T) {
+	key := NewKey()
+	sizes := []int64{ChunkSize + 5, 10, 2*ChunkSize + 1}
+	var all, stored []byte
+	for i, n := range sizes {
+		p := body(int(n) + i)[:n]
+		all = append(all, p...)
+		stored = append(stored, encrypt(t, key, p)...)
+	}
+	d, err := NewStreams(key, bytes.NewReader(stored), sizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(d); err != nil || !bytes.Equal(got, all) {
+		t.Fatalf("whole: %d bytes, %v", len(got), err)
+	}
+	for _, r := range [][2]int64{{ChunkSize, 10}, {ChunkSize + 3, 20}, {ChunkSize + 14, 2}, {int64(len(all)) - 1, 1}} {
+		d.Seek(r[0], io.SeekStart)
+		got := make([]byte, r[1])
+		if _, err := io.ReadFull(d, got); err != nil || !bytes.Equal(got, all[r[0]:r[0]+r[1]]) {
+			t.Fatalf("range %v: %v", r, err)
+		}
+	}
+	if len(d.Prefixes()) != 3 {
+		t.Fatalf("%d prefixes", len(d.Prefixes()))
+	}
+	other := append(bytes.Clone(stored[:EncryptedSize(sizes[0])]), encrypt(t, NewKey(), all[sizes[0]:sizes[0]+10])...)
+	other = append(other, stored[EncryptedSize(sizes[0])+EncryptedSize(sizes[1]):]...)
+	d, _ = NewStreams(key, bytes.NewReader(other), sizes)
+	if _, err := io.ReadAll(d); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a stream of another key among them: %v", err)
+	}
+}
