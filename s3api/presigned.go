@@ -38,10 +38,12 @@ func presignedQuery(q url.Values) bool {
 }
 
 // hoistQuery adds the query parameters of a verified presigned request
-// that stand for headers to its headers. Content-Type and Content-MD5
-// count only under Signature Version 2, whose string to sign holds them;
-// Version 4 signs them as headers. A name both in the headers and the
-// query is refused: one of the two would be ignored.
+// that stand for headers to its headers. Content-Type and Content-MD5 count only under Signature
+// Version 2, whose string to sign holds them; Version 4 signs them as
+// headers. A name both in the headers and the query is taken once when
+// both say the same (a client that sends the Content-Type the URL was
+// signed with, as S3 asks of Version 2 URLs), and refused when they
+// differ: one of the two would be ignored.
 func hoistQuery(r *http.Request, v2 bool) error {
 	for name, values := range r.URL.Query() {
 		if !queryHeader(name) {
@@ -51,14 +53,32 @@ func hoistQuery(r *http.Request, v2 bool) error {
 		if !v2 && (lower == "content-type" || lower == "content-md5") {
 			continue
 		}
-		if _, ok := r.Header[http.CanonicalHeaderKey(lower)]; ok {
-			return s3err(http.StatusBadRequest, "InvalidRequest", lower+" is both a header and a query parameter of the presigned request; send it once.")
+		key := http.CanonicalHeaderKey(lower)
+		if have, ok := r.Header[key]; ok {
+			if sameValues(have, values) {
+				continue
+			}
+			return s3err(http.StatusBadRequest, "InvalidRequest", lower+" is both a header and a query parameter of the presigned request, with different values; send it once.")
 		}
 		for _, v := range values {
 			r.Header.Add(lower, v)
 		}
 	}
 	return nil
+}
+
+// sameValues reports whether a header's values are a query parameter's,
+// each trimmed as signatures trim them.
+func sameValues(header, query []string) bool {
+	if len(header) != len(query) {
+		return false
+	}
+	for i := range header {
+		if strings.TrimSpace(header[i]) != strings.TrimSpace(query[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // unsignedQuery refuses the x-amz-* query parameters of a request signed

@@ -76,7 +76,8 @@ func TestPresignedChecksumAndMetadata(t *testing.T) {
 		{"checksum not base64", url.Values{"x-amz-checksum-crc32": {"not a checksum"}}, nil, nil, 400, "InvalidArgument", "", ""},
 		{"two checksums", url.Values{"x-amz-checksum-crc32": {sum}, "x-amz-checksum-sha256": {"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}}, nil, nil, 400, "InvalidRequest", "", ""},
 		{"metadata too large", url.Values{"x-amz-meta-owner": {strings.Repeat("x", 2100)}}, nil, nil, 400, "MetadataTooLarge", "", ""},
-		{"metadata in query and header", url.Values{"x-amz-meta-owner": {"bob"}}, http.Header{"X-Amz-Meta-Owner": {"bob"}}, nil, 400, "InvalidRequest", "", ""},
+		{"metadata in query and header, alike", url.Values{"x-amz-meta-owner": {"bob"}}, http.Header{"X-Amz-Meta-Owner": {"bob"}}, nil, 200, "", "bob", ""},
+		{"metadata in query and header, different", url.Values{"x-amz-meta-owner": {"bob"}}, http.Header{"X-Amz-Meta-Owner": {"eve"}}, nil, 400, "InvalidRequest", "", ""},
 		{"metadata added after signing", url.Values{"x-amz-meta-owner": {"bob"}}, nil, func(u string) string { return u + "&x-amz-meta-role=admin" }, 403, "SignatureDoesNotMatch", "", ""},
 		{"checksum changed after signing", url.Values{"x-amz-checksum-crc32": {sum}}, nil, func(u string) string {
 			return strings.Replace(u, url.QueryEscape(sum), url.QueryEscape(crc32Of(t, "x")), 1)
