@@ -655,7 +655,7 @@ type sectionBody struct {
 // DeleteObject deletes an object. In a bucket that keeps versions it
 // makes a delete marker instead (see DeleteObjectVersioned).
 func (s *Store) DeleteObject(account, bucket, key string) error {
-	_, err := s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()})
+	_, err := s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()}, Preconditions{})
 	return err
 }
 
@@ -665,22 +665,32 @@ func (s *Store) DeleteObject(account, bucket, key string) error {
 // bucket the marker is the null version, and replaces the one there was.
 // Elsewhere the object is deleted; a missing one is ErrNotFound.
 func (s *Store) DeleteObjectVersioned(account, bucket, key string) (Deletion, error) {
-	return s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()})
+	return s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()}, Preconditions{})
 }
 
-// deleteObject deletes an object and logs ev, given the object's key and
-// size.
-func (s *Store) deleteObject(account, bucket, key string, ev Event) (Deletion, error) {
+// DeleteObjectIf is DeleteObjectVersioned when pre holds for the key's
+// current object, checked in the same atomic step as the delete: S3's
+// conditional delete, If-Match with the object's ETag, or * for any
+// object. Only pre.IfMatch is meaningful here. A key without a current
+// object (none, or a delete marker) fails with an error wrapping both
+// ErrPrecondition and ErrNotFound, and nothing is deleted or marked.
+func (s *Store) DeleteObjectIf(account, bucket, key string, pre Preconditions) (Deletion, error) {
+	return s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()}, pre)
+}
+
+// deleteObject deletes an object if pre holds and logs ev, given the
+// object's key and size.
+func (s *Store) deleteObject(account, bucket, key string, ev Event, pre Preconditions) (Deletion, error) {
 	var del Deletion
 	err := s.write(func(t *tx) error {
 		var err error
-		del, err = s.deleteObjectTx(t, account, bucket, key, ev)
+		del, err = s.deleteObjectTx(t, account, bucket, key, ev, pre)
 		return err
 	})
 	return del, err
 }
 
-func (s *Store) deleteObjectTx(t *tx, account, bucket, key string, ev Event) (Deletion, error) {
+func (s *Store) deleteObjectTx(t *tx, account, bucket, key string, ev Event, pre Preconditions) (Deletion, error) {
 	bk, err := s.Bucket(account, bucket)
 	if err != nil {
 		return Deletion{}, err
@@ -688,7 +698,13 @@ func (s *Store) deleteObjectTx(t *tx, account, bucket, key string, ev Event) (De
 	var obj Object
 	err = s.getJSON(k(tObject, bucket, key), &obj)
 	exists := err == nil
-	if err != nil && (bk.Versioning == "" || !errors.Is(err, ErrNotFound)) {
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Deletion{}, err
+	}
+	if perr := pre.check(obj, exists); perr != nil {
+		return Deletion{}, perr
+	}
+	if err != nil && bk.Versioning == "" {
 		return Deletion{}, err
 	}
 	b := s.db.NewBatch()
