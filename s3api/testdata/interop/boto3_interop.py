@@ -589,6 +589,26 @@ def conditional_writes():
     etag = s3.head_object(Bucket=b, Key="k")["ETag"]
     eq(code(s3.get_object, Bucket=b, Key="k", IfNoneMatch=etag), ("304", 304), "if-none-match read")
     eq(code(s3.get_object, Bucket=b, Key="k", IfMatch='"x"'), ("PreconditionFailed", 412), "if-match read")
+    # conditional deletes (S3, 2025): If-Match on DeleteObject, ETag in DeleteObjects
+    other = '"0123456789abcdef0123456789abcdef"'
+    if "IfMatch" in s3.meta.service_model.operation_model("DeleteObject").input_shape.members:
+        eq(code(s3.delete_object, Bucket=b, Key="k", IfMatch=other), ("PreconditionFailed", 412), "conditional delete, other ETag")
+        eq(s3.get_object(Bucket=b, Key="k")["Body"].read() != b"", True, "kept by a refused delete")
+        s3.delete_object(Bucket=b, Key="k", IfMatch=etag)
+    else:  # boto3 before the feature: the header by hand
+        undo = add_header(s3, "DeleteObject", "If-Match", other)
+        try:
+            eq(code(s3.delete_object, Bucket=b, Key="k"), ("PreconditionFailed", 412), "conditional delete, other ETag")
+        finally:
+            undo()
+        s3.delete_object(Bucket=b, Key="k")
+    eq(code(s3.head_object, Bucket=b, Key="k")[1], 404, "conditionally deleted")
+    if "ETag" in s3.meta.service_model.shape_for("ObjectIdentifier").members:
+        e1 = s3.put_object(Bucket=b, Key="m1", Body=b"1")["ETag"]
+        s3.put_object(Bucket=b, Key="m2", Body=b"2")
+        r = s3.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "m1", "ETag": e1}, {"Key": "m2", "ETag": other}]})
+        eq([d["Key"] for d in r.get("Deleted", [])], ["m1"], "DeleteObjects with ETags: deleted")
+        eq([(x["Key"], x["Code"]) for x in r.get("Errors", [])], [("m2", "PreconditionFailed")], "DeleteObjects with ETags: refused")
     empty(b)
 
 

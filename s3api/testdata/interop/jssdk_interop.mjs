@@ -482,6 +482,16 @@ await feature("conditional_writes", async () => {
   await send("PutObject", { Bucket: b, Key: "k", Body: "3", IfMatch: ETag });
   eq((await code(send("PutObject", { Bucket: b, Key: "k", Body: "4", IfMatch: ETag })))[1], 412, "stale If-Match");
   eq((await code(send("GetObject", { Bucket: b, Key: "k", IfNoneMatch: (await send("HeadObject", { Bucket: b, Key: "k" })).ETag })))[1], 304, "304");
+  // conditional deletes (S3, 2025): If-Match on DeleteObject, ETag in DeleteObjects
+  const other = '"0123456789abcdef0123456789abcdef"';
+  eq((await code(send("DeleteObject", { Bucket: b, Key: "k", IfMatch: other })))?.[1], 412, "conditional delete, other ETag");
+  await send("DeleteObject", { Bucket: b, Key: "k", IfMatch: (await send("HeadObject", { Bucket: b, Key: "k" })).ETag });
+  eq((await code(send("HeadObject", { Bucket: b, Key: "k" })))?.[1], 404, "conditionally deleted");
+  const e1 = (await send("PutObject", { Bucket: b, Key: "m1", Body: "1" })).ETag;
+  await send("PutObject", { Bucket: b, Key: "m2", Body: "2" });
+  const dr = await send("DeleteObjects", { Bucket: b, Delete: { Objects: [{ Key: "m1", ETag: e1 }, { Key: "m2", ETag: other }] } });
+  eq([(dr.Deleted ?? []).map((d) => d.Key), (dr.Errors ?? []).map((x) => [x.Key, x.Code])], [["m1"], [["m2", "PreconditionFailed"]]], "DeleteObjects with ETags");
+  await send("PutObject", { Bucket: b, Key: "k", Body: "5" });
   // lib-storage multipart with If-None-Match on completion
   const up = new Upload({ client: s3, params: { Bucket: b, Key: "k", Body: rand(6 * MiB, "c"), IfNoneMatch: "*" }, partSize: 5 * MiB });
   eq((await code(up.done()))?.[1], 412, "multipart create-only");
