@@ -787,6 +787,10 @@ type CopyOptions struct {
 	// other is decrypted and written anew.
 	Encrypt        *SSE
 	KeepEncryption bool
+	// If makes the copy depend on the object it would replace at the
+	// destination, as Put's do (S3's If-Match and If-None-Match on
+	// CopyObject), checked in the step that writes it.
+	If Preconditions
 }
 
 // Copy copies an object to another key, in the same bucket or in another
@@ -821,6 +825,18 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		if err != nil {
 			return err
 		}
+		if o.If != (Preconditions{}) {
+			// Checked here too, so that a copy bound to fail is not
+			// rewritten first.
+			var cur Object
+			err := s.getJSON(k(tObject, dstBucket, dst), &cur)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			if err := o.If.check(cur, err == nil); err != nil {
+				return err
+			}
+		}
 		if _, err := s.dataKey(obj.Encryption, o.SourceKey); err != nil {
 			return err
 		}
@@ -842,7 +858,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 			_, rewrite, err = s.openLocked(srcBucket, obj, o.SourceKey)
 			return err
 		}
-		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), Preconditions{})
+		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If)
 	})
 	if err != nil || rewrite == nil {
 		if err != nil {
@@ -873,7 +889,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 	obj.Inline, obj.Blob, obj.Size, obj.ETag, obj.Encryption = sb.inline, sb.blob, sb.size, sb.etag, enc
 	obj.PartSizes, obj.PartChecksums, obj.PartChecksumAlgorithm = nil, nil, ""
 	err = s.write(func(t *tx) error {
-		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), Preconditions{})
+		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If)
 	})
 	if err != nil {
 		s.removeBlob(obj.Blob)

@@ -139,7 +139,7 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 }
 
 // writePreconditions reads the conditions of a write (PutObject,
-// CompleteMultipartUpload), as S3 takes them: If-None-Match: * (create
+// CopyObject's destination, CompleteMultipartUpload), as S3 takes them: If-None-Match: * (create
 // only), If-Match: ETag (replace only that version). Another
 // If-None-Match value is refused: S3 does not implement it on writes.
 func writePreconditions(h http.Header) (cloudstore.Preconditions, error) {
@@ -543,6 +543,9 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	co := cloudstore.CopyOptions{ReplaceTags: replaceTags, SourceVersion: srcVersion}
+	if co.If, err = writePreconditions(r.Header); err != nil {
+		return err
+	}
 	var keyMD5 string
 	if co.Encrypt, keyMD5, err = writeEncryption(r); err != nil {
 		return err
@@ -571,7 +574,12 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 		return s3err(http.StatusBadRequest, "InvalidArgument", "Unknown metadata directive.")
 	}
 	obj, err := s.st.Copy(r.Context(), r.account, srcBucket, srcKey, r.bucket, r.key, s.opts.Now(), co)
-	if err != nil {
+	switch {
+	case errors.Is(err, cloudstore.ErrPrecondition) && errors.Is(err, cloudstore.ErrNotFound):
+		return errNoSuchKey // If-Match, and no object at the destination to match
+	case errors.Is(err, cloudstore.ErrPrecondition):
+		return errPrecondition
+	case err != nil:
 		return s.copySourceError(err, r.account, srcBucket, srcVersion)
 	}
 	setCopyVersionHeaders(w.Header(), src, srcVersion)
