@@ -241,6 +241,11 @@ def copies():
     eq(s3.head_object(Bucket=a, Key="small")["Metadata"], {"x": "y"}, "self copy REPLACE")
     eq(code(s3.copy_object, Bucket=b, Key="c3", CopySource={"Bucket": a, "Key": "small"}, CopySourceIfMatch='"nope"'),
        ("PreconditionFailed", 412), "copy-source-if-match")
+    if "IfNoneMatch" in s3.meta.service_model.operation_model("CopyObject").input_shape.members:
+        # conditional writes on the destination (boto3 1.3x and later)
+        eq(code(s3.copy_object, Bucket=b, Key="c1", CopySource={"Bucket": a, "Key": "small"}, IfNoneMatch="*"),
+           ("PreconditionFailed", 412), "copy If-None-Match onto an object")
+        s3.copy_object(Bucket=b, Key="c4", CopySource={"Bucket": a, "Key": "small"}, IfNoneMatch="*")
     empty(a)
     empty(b)
 

@@ -188,6 +188,8 @@ await feature("copies", async () => {
   await send("CopyObject", { Bucket: b, Key: "c2", CopySource: encodeURIComponent(`${a}/small`), MetadataDirective: "REPLACE", ContentType: "text/csv", Metadata: { n: "2" } });
   h = await send("HeadObject", { Bucket: b, Key: "c2" });
   eq([h.ContentType, h.Metadata], ["text/csv", { n: "2" }], "REPLACE");
+  eq((await code(send("CopyObject", { Bucket: b, Key: "c1", CopySource: `${a}/small`, IfNoneMatch: "*" })))?.[1], 412, "copy If-None-Match onto an object");
+  await send("CopyObject", { Bucket: b, Key: "c3", CopySource: `${a}/small`, IfNoneMatch: "*" });
   // UploadPartCopy
   const body = rand(6 * MiB, "copy");
   await send("PutObject", { Bucket: a, Key: "big", Body: body });
