@@ -70,6 +70,26 @@ func (s *Server) putOptions(h http.Header) (cloudstore.PutOptions, error) {
 	return o, nil
 }
 
+// unkeptWriteHeaders refuses the headers of an object write (PutObject,
+// CopyObject, CreateMultipartUpload) that ask for what this endpoint does
+// not do and whose loss would go unnoticed: Object Lock's retention and
+// legal hold, refused as S3 refuses them in a bucket without Object Lock
+// (which every bucket here is), so that nobody takes an object for
+// write-protected; and x-amz-write-offset-bytes, an append in S3's
+// directory buckets, which ignored would replace the object with the
+// appended bytes alone.
+func unkeptWriteHeaders(h http.Header) error {
+	for _, name := range []string{"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold"} {
+		if h.Get(name) != "" {
+			return s3err(http.StatusBadRequest, "InvalidRequest", "Bucket is missing Object Lock Configuration")
+		}
+	}
+	if h.Get("X-Amz-Write-Offset-Bytes") != "" {
+		return s3err(http.StatusNotImplemented, "NotImplemented", "Appending to an object (x-amz-write-offset-bytes) is not supported.")
+	}
+	return nil
+}
+
 func validKey(key string) error {
 	if len(key) > cloudstore.MaxKeyLen {
 		return s3err(http.StatusBadRequest, "KeyTooLongError", fmt.Sprintf("Your key is too long: the limit is %d bytes.", cloudstore.MaxKeyLen))
@@ -92,6 +112,9 @@ func (s *Server) uploadBody(r *request, limit int64) (io.Reader, error) {
 
 func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if err := validKey(r.key); err != nil {
+		return err
+	}
+	if err := unkeptWriteHeaders(r.Header); err != nil {
 		return err
 	}
 	if err := s.checkObjectACL(r); err != nil {
@@ -520,6 +543,9 @@ func copySourceBucket(r *request) []string {
 func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	srcBucket, srcKey, srcVersion, err := copySource(r)
 	if err != nil {
+		return err
+	}
+	if err := unkeptWriteHeaders(r.Header); err != nil {
 		return err
 	}
 	if err := validKey(r.key); err != nil {
