@@ -666,7 +666,7 @@ type sectionBody struct {
 // DeleteObject deletes an object. In a bucket that keeps versions it
 // makes a delete marker instead (see DeleteObjectVersioned).
 func (s *Store) DeleteObject(account, bucket, key string) error {
-	_, err := s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()})
+	_, err := s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()}, Preconditions{})
 	return err
 }
 
@@ -676,22 +676,32 @@ func (s *Store) DeleteObject(account, bucket, key string) error {
 // bucket the marker is the null version, and replaces the one there was.
 // Elsewhere the object is deleted; a missing one is ErrNotFound.
 func (s *Store) DeleteObjectVersioned(account, bucket, key string) (Deletion, error) {
-	return s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()})
+	return s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()}, Preconditions{})
 }
 
-// deleteObject deletes an object and logs ev, given the object's key and
-// size.
-func (s *Store) deleteObject(account, bucket, key string, ev Event) (Deletion, error) {
+// DeleteObjectIf is DeleteObjectVersioned when pre holds for the key's
+// current object, checked in the same atomic step as the delete: S3's
+// conditional delete, If-Match with the object's ETag, or * for any
+// object. Only pre.IfMatch is meaningful here. A key without a current
+// object (none, or a delete marker) fails with an error wrapping both
+// ErrPrecondition and ErrNotFound, and nothing is deleted or marked.
+func (s *Store) DeleteObjectIf(account, bucket, key string, pre Preconditions) (Deletion, error) {
+	return s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()}, pre)
+}
+
+// deleteObject deletes an object if pre holds and logs ev, given the
+// object's key and size.
+func (s *Store) deleteObject(account, bucket, key string, ev Event, pre Preconditions) (Deletion, error) {
 	var del Deletion
 	err := s.write(func(t *tx) error {
 		var err error
-		del, err = s.deleteObjectTx(t, account, bucket, key, ev)
+		del, err = s.deleteObjectTx(t, account, bucket, key, ev, pre)
 		return err
 	})
 	return del, err
 }
 
-func (s *Store) deleteObjectTx(t *tx, account, bucket, key string, ev Event) (Deletion, error) {
+func (s *Store) deleteObjectTx(t *tx, account, bucket, key string, ev Event, pre Preconditions) (Deletion, error) {
 	bk, err := s.Bucket(account, bucket)
 	if err != nil {
 		return Deletion{}, err
@@ -699,7 +709,13 @@ func (s *Store) deleteObjectTx(t *tx, account, bucket, key string, ev Event) (De
 	var obj Object
 	err = s.getJSON(k(tObject, bucket, key), &obj)
 	exists := err == nil
-	if err != nil && (bk.Versioning == "" || !errors.Is(err, ErrNotFound)) {
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Deletion{}, err
+	}
+	if perr := pre.check(obj, exists); perr != nil {
+		return Deletion{}, perr
+	}
+	if err != nil && bk.Versioning == "" {
 		return Deletion{}, err
 	}
 	b := s.db.NewBatch()
@@ -782,6 +798,10 @@ type CopyOptions struct {
 	// other is decrypted and written anew.
 	Encrypt        *SSE
 	KeepEncryption bool
+	// If makes the copy depend on the object it would replace at the
+	// destination, as Put's do (S3's If-Match and If-None-Match on
+	// CopyObject), checked in the step that writes it.
+	If Preconditions
 }
 
 // Copy copies an object to another key, in the same bucket or in another
@@ -816,6 +836,18 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		if err != nil {
 			return err
 		}
+		if o.If != (Preconditions{}) {
+			// Checked here too, so that a copy bound to fail is not
+			// rewritten first.
+			var cur Object
+			err := s.getJSON(k(tObject, dstBucket, dst), &cur)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			if err := o.If.check(cur, err == nil); err != nil {
+				return err
+			}
+		}
 		if _, err := s.dataKey(obj.Encryption, o.SourceKey); err != nil {
 			return err
 		}
@@ -837,7 +869,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 			_, rewrite, err = s.openLocked(srcBucket, obj, o.SourceKey)
 			return err
 		}
-		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), Preconditions{})
+		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If)
 	})
 	if err != nil || rewrite == nil {
 		if err != nil {
@@ -868,7 +900,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 	obj.Inline, obj.Blob, obj.Size, obj.ETag, obj.Encryption = sb.inline, sb.blob, sb.size, sb.etag, sealedAs(enc, sb.prefix)
 	obj.PartSizes, obj.PartChecksums, obj.PartChecksumAlgorithm = nil, nil, ""
 	err = s.write(func(t *tx) error {
-		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), Preconditions{})
+		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If)
 	})
 	if err != nil {
 		s.discardBlob(obj.Blob, err)

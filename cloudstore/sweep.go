@@ -135,7 +135,7 @@ func (s *Store) expireCurrent(account, bucket string, o Object, ev Event) (bool,
 		if !cur.LastModified.Equal(o.LastModified) || cur.ETag != o.ETag {
 			return nil
 		}
-		_, err := s.deleteObjectTx(t, account, bucket, o.Key, ev)
+		_, err := s.deleteObjectTx(t, account, bucket, o.Key, ev, Preconditions{})
 		done = err == nil
 		return err
 	})

@@ -101,6 +101,11 @@ func (s *Server) createBucket(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	if strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled")), "true") {
+		// Made without it, the bucket would be taken for one whose
+		// objects can be locked.
+		return s3err(http.StatusNotImplemented, "NotImplemented", "Object Lock is not supported: a bucket cannot be created with x-amz-bucket-object-lock-enabled.")
+	}
 	body, err := readBody(r.body, 64<<10)
 	if err != nil {
 		return err

@@ -16,6 +16,9 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	if err := validKey(r.key); err != nil {
 		return err
 	}
+	if err := unkeptWriteHeaders(r.Header); err != nil {
+		return err
+	}
 	o, err := s.putOptions(r.Header)
 	if err != nil {
 		return err

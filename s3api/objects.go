@@ -70,6 +70,26 @@ func (s *Server) putOptions(h http.Header) (cloudstore.PutOptions, error) {
 	return o, nil
 }
 
+// unkeptWriteHeaders refuses the headers of an object write (PutObject,
+// CopyObject, CreateMultipartUpload) that ask for what this endpoint does
+// not do and whose loss would go unnoticed: Object Lock's retention and
+// legal hold, refused as S3 refuses them in a bucket without Object Lock
+// (which every bucket here is), so that nobody takes an object for
+// write-protected; and x-amz-write-offset-bytes, an append in S3's
+// directory buckets, which ignored would replace the object with the
+// appended bytes alone.
+func unkeptWriteHeaders(h http.Header) error {
+	for _, name := range []string{"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold"} {
+		if h.Get(name) != "" {
+			return s3err(http.StatusBadRequest, "InvalidRequest", "Bucket is missing Object Lock Configuration")
+		}
+	}
+	if h.Get("X-Amz-Write-Offset-Bytes") != "" {
+		return s3err(http.StatusNotImplemented, "NotImplemented", "Appending to an object (x-amz-write-offset-bytes) is not supported.")
+	}
+	return nil
+}
+
 func validKey(key string) error {
 	if len(key) > cloudstore.MaxKeyLen {
 		return s3err(http.StatusBadRequest, "KeyTooLongError", fmt.Sprintf("Your key is too long: the limit is %d bytes.", cloudstore.MaxKeyLen))
@@ -92,6 +112,9 @@ func (s *Server) uploadBody(r *request, limit int64) (io.Reader, error) {
 
 func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if err := validKey(r.key); err != nil {
+		return err
+	}
+	if err := unkeptWriteHeaders(r.Header); err != nil {
 		return err
 	}
 	if err := s.checkObjectACL(r); err != nil {
@@ -139,7 +162,7 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 }
 
 // writePreconditions reads the conditions of a write (PutObject,
-// CompleteMultipartUpload), as S3 takes them: If-None-Match: * (create
+// CopyObject's destination, CompleteMultipartUpload), as S3 takes them: If-None-Match: * (create
 // only), If-Match: ETag (replace only that version). Another
 // If-None-Match value is refused: S3 does not implement it on writes.
 func writePreconditions(h http.Header) (cloudstore.Preconditions, error) {
@@ -407,16 +430,26 @@ func etagMatches(list, etag string) bool {
 }
 
 // deleteObject answers DeleteObject: of a version, with versionId; in a
-// bucket that keeps versions, otherwise, it makes a delete marker.
+// bucket that keeps versions, otherwise, it makes a delete marker. With
+// If-Match it is S3's conditional delete.
 func (s *Server) deleteObject(w http.ResponseWriter, r *request) error {
 	id, err := versionParam(r)
 	if err != nil {
 		return err
 	}
+	if r.Header.Get("X-Amz-If-Match-Last-Modified-Time") != "" || r.Header.Get("X-Amz-If-Match-Size") != "" {
+		// S3 takes these in directory buckets only; ignoring them would
+		// delete what the client meant to keep.
+		return s3err(http.StatusNotImplemented, "NotImplemented", "x-amz-if-match-last-modified-time and x-amz-if-match-size are not supported; use If-Match with the object's ETag.")
+	}
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
-	del, err := s.deleteOne(r.account, r.bucket, r.key, id)
+	ifMatch := strings.Trim(strings.TrimSpace(r.Header.Get("If-Match")), `"`)
+	if err := s.conditionalDelete(r, id, ifMatch); err != nil {
+		return err
+	}
+	del, err := s.deleteOne(r.account, r.bucket, r.key, id, ifMatch)
 	if err != nil {
 		return err
 	}
@@ -431,11 +464,39 @@ func (s *Server) deleteObject(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
+// conditionalDelete checks that a delete's If-Match (ifMatch, unquoted;
+// "" for none) can be honoured: S3 evaluates it against the current
+// version only, so it is refused with a version id rather than applied to
+// the wrong one; and, as S3 asks s3:GetObject of it, an ETag (which the
+// answer confirms or denies) needs a key that may read.
+func (s *Server) conditionalDelete(r *request, id, ifMatch string) error {
+	if ifMatch == "" {
+		return nil
+	}
+	if id != "" {
+		return s3err(http.StatusNotImplemented, "NotImplemented", "A conditional delete (If-Match) applies to the current version; it is not supported with versionId.")
+	}
+	if ifMatch != "*" && r.s3key.Permissions == cloudstore.PermWrite {
+		return s3err(http.StatusForbidden, "AccessDenied", "A conditional delete with an ETag needs a key that may also read the object.")
+	}
+	return nil
+}
+
 // deleteOne deletes key, or its version id if not "". Deleting a missing
-// key succeeds, as in S3.
-func (s *Server) deleteOne(account, bucket, key, id string) (cloudstore.Deletion, error) {
+// key succeeds, as in S3, unless ifMatch (an ETag, or * for any object)
+// asks for an object: then the current one must match, checked in the
+// same step as the delete (412 PreconditionFailed, or 404 NoSuchKey when
+// there is none).
+func (s *Server) deleteOne(account, bucket, key, id, ifMatch string) (cloudstore.Deletion, error) {
 	if id != "" {
 		return s.st.DeleteVersion(account, bucket, key, id)
+	}
+	if ifMatch != "" {
+		del, err := s.st.DeleteObjectIf(account, bucket, key, cloudstore.Preconditions{IfMatch: ifMatch})
+		if errors.Is(err, cloudstore.ErrPrecondition) && errors.Is(err, cloudstore.ErrNotFound) {
+			return del, errNoSuchKey
+		}
+		return del, err
 	}
 	del, err := s.st.DeleteObjectVersioned(account, bucket, key)
 	if errors.Is(err, cloudstore.ErrNotFound) {
@@ -484,6 +545,9 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	if err := unkeptWriteHeaders(r.Header); err != nil {
+		return err
+	}
 	if err := validKey(r.key); err != nil {
 		return err
 	}
@@ -505,6 +569,9 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	co := cloudstore.CopyOptions{ReplaceTags: replaceTags, SourceVersion: srcVersion}
+	if co.If, err = writePreconditions(r.Header); err != nil {
+		return err
+	}
 	var keyMD5 string
 	if co.Encrypt, keyMD5, err = writeEncryption(r); err != nil {
 		return err
@@ -533,7 +600,12 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 		return s3err(http.StatusBadRequest, "InvalidArgument", "Unknown metadata directive.")
 	}
 	obj, err := s.st.Copy(r.Context(), r.account, srcBucket, srcKey, r.bucket, r.key, s.opts.Now(), co)
-	if err != nil {
+	switch {
+	case errors.Is(err, cloudstore.ErrPrecondition) && errors.Is(err, cloudstore.ErrNotFound):
+		return errNoSuchKey // If-Match, and no object at the destination to match
+	case errors.Is(err, cloudstore.ErrPrecondition):
+		return errPrecondition
+	case err != nil:
 		return s.copySourceError(err, r.account, srcBucket, srcVersion)
 	}
 	setCopyVersionHeaders(w.Header(), src, srcVersion)
@@ -601,10 +673,20 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 		Objects []struct {
 			Key       string
 			VersionID string `xml:"VersionId"`
+			// ETag makes the delete of this key conditional, as
+			// If-Match does DeleteObject's.
+			ETag             string
+			LastModifiedTime string
+			Size             string
 		} `xml:"Object"`
 	}
 	if err := xml.Unmarshal(data, &req); err != nil || len(req.Objects) == 0 || len(req.Objects) > 1000 {
 		return errMalformedXML
+	}
+	for _, o := range req.Objects {
+		if o.LastModifiedTime != "" || o.Size != "" {
+			return s3err(http.StatusNotImplemented, "NotImplemented", "LastModifiedTime and Size conditions are not supported; use ETag.")
+		}
 	}
 	type deleted struct {
 		Key                   string
@@ -634,7 +716,13 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 			res.Error = append(res.Error, failed{o.Key, o.VersionID, errNoSuchVersion.Code, errNoSuchVersion.Message})
 			continue
 		}
-		del, err := s.deleteOne(r.account, r.bucket, o.Key, o.VersionID)
+		etag := strings.Trim(strings.TrimSpace(o.ETag), `"`)
+		if err := s.conditionalDelete(r, o.VersionID, etag); err != nil {
+			e := toError(err, errNoSuchKey)
+			res.Error = append(res.Error, failed{o.Key, o.VersionID, e.Code, e.Message})
+			continue
+		}
+		del, err := s.deleteOne(r.account, r.bucket, o.Key, o.VersionID, etag)
 		if err != nil {
 			e := toError(err, errNoSuchKey)
 			res.Error = append(res.Error, failed{o.Key, o.VersionID, e.Code, e.Message})

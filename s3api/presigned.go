@@ -12,8 +12,13 @@ import (
 // Presigners put some of what a client would send as headers in the
 // query, where the signature covers it: the JS SDK v3 its checksum and
 // metadata, botocore's Signature Version 2 presigner every x-amz-*
-// header and Content-Type. A presigned request's such parameters are
-// taken as its headers (hoistQuery), once its signature is verified.
+// header and Content-Type. A presigned request's metadata (and, under
+// Version 2, its Content-Type and Content-MD5) are taken as its headers
+// (hoistQuery), once its signature is verified. Its checksum parameters
+// are accepted and ignored, as S3 ignores them: a presigner has no body
+// to hash, and the JS SDK v3 (since 3.729) signs the CRC32 of an empty
+// body into every presigned PUT, which no upload of a file would match.
+// A checksum sent as a header is verified as on any request.
 
 // queryHeader reports whether a query parameter of a presigned request
 // stands for a header.
@@ -37,28 +42,56 @@ func presignedQuery(q url.Values) bool {
 	return q.Has("X-Amz-Signature") || q.Has("AWSAccessKeyId") || q.Has("Signature")
 }
 
+// queryChecksum reports whether a query parameter (lower-case) names a
+// checksum or its algorithm, which a presigned request's query may hold
+// but S3 does not take from there.
+func queryChecksum(lower string) bool {
+	return strings.HasPrefix(lower, "x-amz-checksum-") || lower == "x-amz-sdk-checksum-algorithm"
+}
+
 // hoistQuery adds the query parameters of a verified presigned request
-// that stand for headers to its headers. Content-Type and Content-MD5
-// count only under Signature Version 2, whose string to sign holds them;
-// Version 4 signs them as headers. A name both in the headers and the
-// query is refused: one of the two would be ignored.
+// that stand for headers to its headers, but for its checksums (see
+// above). Content-Type and Content-MD5 count only under Signature
+// Version 2, whose string to sign holds them; Version 4 signs them as
+// headers. A name both in the headers and the query is taken once when
+// both say the same (a client that sends the Content-Type the URL was
+// signed with, as S3 asks of Version 2 URLs), and refused when they
+// differ: one of the two would be ignored.
 func hoistQuery(r *http.Request, v2 bool) error {
 	for name, values := range r.URL.Query() {
 		if !queryHeader(name) {
 			continue
 		}
 		lower := strings.ToLower(name)
-		if !v2 && (lower == "content-type" || lower == "content-md5") {
+		if queryChecksum(lower) || !v2 && (lower == "content-type" || lower == "content-md5") {
 			continue
 		}
-		if _, ok := r.Header[http.CanonicalHeaderKey(lower)]; ok {
-			return s3err(http.StatusBadRequest, "InvalidRequest", lower+" is both a header and a query parameter of the presigned request; send it once.")
+		key := http.CanonicalHeaderKey(lower)
+		if have, ok := r.Header[key]; ok {
+			if sameValues(have, values) {
+				continue
+			}
+			return s3err(http.StatusBadRequest, "InvalidRequest", lower+" is both a header and a query parameter of the presigned request, with different values; send it once.")
 		}
 		for _, v := range values {
 			r.Header.Add(lower, v)
 		}
 	}
 	return nil
+}
+
+// sameValues reports whether a header's values are a query parameter's,
+// each trimmed as signatures trim them.
+func sameValues(header, query []string) bool {
+	if len(header) != len(query) {
+		return false
+	}
+	for i := range header {
+		if strings.TrimSpace(header[i]) != strings.TrimSpace(query[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // unsignedQuery refuses the x-amz-* query parameters of a request signed

@@ -209,9 +209,23 @@ func TestSignatureV2Answers(t *testing.T) {
 		{"unsigned x-amz query parameter", func() *http.Request {
 			return signV2(req("PUT", "/sigv2/new?x-amz-tagging=a%3D1", "body"), e.id, e.secret, "", now)
 		}, 403, "AccessDenied", ""},
-		{"metadata in URL and header", func() *http.Request {
+		{"metadata in URL and header, alike", func() *http.Request {
 			r := presignV2(req("PUT", "/sigv2/new?x-amz-meta-a=1", "body"), e.id, e.secret, now.Add(time.Minute))
 			return withHeader(r, "X-Amz-Meta-A", "1")
+		}, 200, "", "body"},
+		{"metadata in URL and header, different", func() *http.Request {
+			r := presignV2(req("PUT", "/sigv2/new?x-amz-meta-a=1", "body"), e.id, e.secret, now.Add(time.Minute))
+			return withHeader(r, "X-Amz-Meta-A", "2")
+		}, 403, "SignatureDoesNotMatch", ""},
+		// botocore's URL names the Content-Type; S3 signs Version 2 over
+		// the headers sent, so clients send it as well.
+		{"Content-Type in URL and header, alike", func() *http.Request {
+			r := presignV2(req("PUT", "/sigv2/new?Content-Type=text%2Fcsv", "body"), e.id, e.secret, now.Add(time.Minute))
+			return withHeader(r, "Content-Type", "text/csv")
+		}, 200, "", "body"},
+		{"Content-Type in URL and header, different", func() *http.Request {
+			r := presignV2(req("PUT", "/sigv2/new?Content-Type=text%2Fcsv", "body"), e.id, e.secret, now.Add(time.Minute))
+			return withHeader(r, "Content-Type", "text/html")
 		}, 403, "SignatureDoesNotMatch", ""},
 		{"wrong Content-MD5", func() *http.Request {
 			r := withHeader(req("PUT", "/sigv2/new", "body"), "Content-Md5", "1B2M2Y8AsgTpgAmY7PhCfg==")

@@ -140,18 +140,37 @@ func verifyQuery(r *http.Request, bucket string, lookup sigv4.Lookup, now time.T
 // queryHeaders are the headers a presigned request's string to sign
 // covers: its own, with the x-amz-*, content-type and content-md5 query
 // parameters added, which presigners (botocore's) move there from the
-// headers they sign.
+// headers they sign. A parameter the request also sends as a header with
+// the same value counts once: S3 signs Version 2 URLs over the headers
+// sent, so clients send the Content-Type the URL was made with.
 func queryHeaders(r *http.Request) http.Header {
 	h := r.Header.Clone()
 	for name, values := range r.URL.Query() {
 		lower := strings.ToLower(name)
 		if strings.HasPrefix(lower, "x-amz-") || lower == "content-type" || lower == "content-md5" {
+			if have, ok := r.Header[http.CanonicalHeaderKey(lower)]; ok && same(have, values) {
+				continue
+			}
 			for _, v := range values {
 				h.Add(lower, v)
 			}
 		}
 	}
 	return h
+}
+
+// same reports whether a header's values, trimmed, are a query
+// parameter's.
+func same(header, query []string) bool {
+	if len(header) != len(query) {
+		return false
+	}
+	for i := range header {
+		if strings.TrimSpace(header[i]) != strings.TrimSpace(query[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // check compares want with the signature of r's string to sign, for
