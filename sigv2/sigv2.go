@@ -287,6 +287,13 @@ func parseTime(v string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC1123Z, v); err == nil {
 		return t, nil // "+0000" rather than "GMT", as in S3's own examples
 	}
+	if t, err := time.Parse("Mon, 02 Jan 2006 15:04:05 UTC", v); err == nil {
+		// "UTC" rather than "GMT": Go's time.RFC1123 of a UTC time, which
+		// rclone's Version 2 signer (--s3-v2-auth) sends as its Date.
+		// Only the literal zone UTC: another abbreviation would parse as
+		// an unknown zone at offset 0 and be read hours off.
+		return t, nil
+	}
 	return http.ParseTime(v)
 }
 

@@ -262,3 +262,31 @@ func TestVerifyPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestDateFormats: the dates Version 2 signers send are accepted, each
+// read as the same instant; a zone other than GMT, UTC or a numeric
+// offset is refused rather than guessed.
+func TestDateFormats(t *testing.T) {
+	tests := []struct {
+		date string
+		want string // the error code, "" for accepted
+	}{
+		{"Tue, 27 Mar 2007 19:36:42 GMT", ""},   // http.TimeFormat: botocore, s3cmd
+		{"Tue, 27 Mar 2007 19:36:42 +0000", ""}, // S3's examples
+		{"Tue, 27 Mar 2007 19:36:42 UTC", ""},   // time.RFC1123 of a UTC time: rclone --s3-v2-auth
+		{"Tuesday, 27-Mar-07 19:36:42 GMT", ""}, // RFC 850
+		{"Tue Mar 27 19:36:42 2007", ""},        // ANSI C
+		{"Tue, 27 Mar 2007 19:36:42 EST", "AccessDenied"},
+		{"Tue, 27 Mar 2007 19:36:42", "AccessDenied"},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("GET", "http://127.0.0.1/johnsmith/photos/puppy.jpg", nil)
+		r.Header.Set("Date", tt.date)
+		sts := StringToSign("GET", r.Header, "/johnsmith/photos/puppy.jpg", tt.date)
+		r.Header.Set("Authorization", "AWS "+exampleID+":"+Sign(exampleSecret, sts))
+		_, err := Verify(r, "", lookup, exampleTime)
+		if got := code(err); got != tt.want {
+			t.Errorf("Date %q: Verify = %v, want code %q", tt.date, err, tt.want)
+		}
+	}
+}
