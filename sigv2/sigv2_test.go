@@ -290,3 +290,37 @@ func TestDateFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestDisputedSubresources: botocore signs object-lock but not
+// encryption, legal-hold or retention; minio-go the opposite. Either
+// signature of such a request verifies; the subresources every signer
+// signs must still be signed.
+func TestDisputedSubresources(t *testing.T) {
+	date := "Tue, 27 Mar 2007 19:36:42 GMT"
+	tests := []struct {
+		query, signed string
+		want          string
+	}{
+		{"encryption", "/johnsmith?encryption", ""}, // minio-go
+		{"encryption", "/johnsmith", ""},            // botocore
+		{"object-lock", "/johnsmith?object-lock", ""},
+		{"object-lock", "/johnsmith", ""},
+		{"retention&versionId=v1", "/johnsmith?retention&versionId=v1", ""},
+		{"retention&versionId=v1", "/johnsmith?versionId=v1", ""},
+		{"legal-hold", "/johnsmith?legal-hold", ""},
+		{"encryption", "/johnsmith?acl", "SignatureDoesNotMatch"},
+		{"acl", "/johnsmith", "SignatureDoesNotMatch"},
+		{"encryption&acl", "/johnsmith?encryption", "SignatureDoesNotMatch"},
+		{"encryption&acl", "/johnsmith?acl", ""},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("GET", "http://127.0.0.1/johnsmith?"+tt.query, nil)
+		r.Header.Set("Date", date)
+		sts := StringToSign("GET", r.Header, tt.signed, date)
+		r.Header.Set("Authorization", "AWS "+exampleID+":"+Sign(exampleSecret, sts))
+		_, err := Verify(r, "", lookup, exampleTime)
+		if got := code(err); got != tt.want {
+			t.Errorf("?%s signed as %s: Verify = %v, want code %q", tt.query, tt.signed, err, tt.want)
+		}
+	}
+}
