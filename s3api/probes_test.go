@@ -109,3 +109,40 @@ func TestConfigurationProbes(t *testing.T) {
 		t.Errorf("versions = %v, want a/1, a/2, b", keys)
 	}
 }
+
+// TestPutBucketRequestPayment: the owner pays for every request here, so
+// setting Payer BucketOwner (s3cmd's payer command) is accepted and
+// changes nothing; Requester Pays is NotImplemented, and a bucket's
+// RequestPayment still reads BucketOwner.
+func TestPutBucketRequestPayment(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	b := aws.String("payer")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(p types.Payer) error {
+		_, err := c.PutBucketRequestPayment(ctx, &s3.PutBucketRequestPaymentInput{Bucket: b,
+			RequestPaymentConfiguration: &types.RequestPaymentConfiguration{Payer: p}})
+		return err
+	}
+	if err := put(types.PayerBucketOwner); err != nil {
+		t.Errorf("PutBucketRequestPayment BucketOwner: %v, want success", err)
+	}
+	if err := put(types.PayerRequester); apiCode(err) != "NotImplemented" {
+		t.Errorf("PutBucketRequestPayment Requester: %v, want NotImplemented", err)
+	}
+	if err := put("Anyone"); apiCode(err) != "MalformedXML" {
+		t.Errorf("PutBucketRequestPayment Anyone: %v, want MalformedXML", err)
+	}
+	_, err := c.PutBucketRequestPayment(ctx, &s3.PutBucketRequestPaymentInput{Bucket: aws.String("no-such-bucket"),
+		RequestPaymentConfiguration: &types.RequestPaymentConfiguration{Payer: types.PayerBucketOwner}})
+	if apiCode(err) != "NoSuchBucket" {
+		t.Errorf("PutBucketRequestPayment of a missing bucket: %v, want NoSuchBucket", err)
+	}
+	got, err := c.GetBucketRequestPayment(ctx, &s3.GetBucketRequestPaymentInput{Bucket: b})
+	if err != nil || got.Payer != types.PayerBucketOwner {
+		t.Errorf("GetBucketRequestPayment = %+v, %v; want BucketOwner", got, err)
+	}
+}
