@@ -171,4 +171,8 @@ func TestNotImplementedNamesWhat(t *testing.T) {
 	if code != 501 || !strings.Contains(s3e.Message, "?cors is a bucket's configuration") {
 		t.Errorf("GET object ?cors: %d %+v, want 501 saying ?cors is a bucket's configuration", code, s3e)
 	}
+	code, s3e = do(t, e.signed(t, "GET", "/unsupported?attributes", nil, "", nil))
+	if code != 501 || !strings.Contains(s3e.Message, "GetObjectAttributes, a GET of an object") {
+		t.Errorf("GET bucket ?attributes: %d %+v, want 501 saying it is a GET of an object", code, s3e)
+	}
 }

@@ -81,6 +81,8 @@ func notImplemented(name string) operation {
 			what = f + " (?" + sub + ") is not supported by this endpoint"
 		case bucketConfigs[sub]:
 			what = "?" + sub + " is a bucket's configuration; it is not supported on an object"
+		case sub == "attributes":
+			what = "?attributes is GetObjectAttributes, a GET of an object; it is not supported otherwise"
 		}
 		err = s3err(http.StatusNotImplemented, "NotImplemented", "A header or query you provided implies functionality that is not implemented: "+
 			what+". docs/s3.md lists what is.")
