@@ -36,6 +36,9 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	if err := s.checkObjectACL(r); err != nil {
 		return err
 	}
+	if err := checkStorageClass(r.Header.Get("X-Amz-Storage-Class")); err != nil {
+		return err
+	}
 	u, err := s.st.CreateUpload(r.account, r.bucket, r.key, o)
 	if err != nil {
 		return err

@@ -120,6 +120,9 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if err := s.checkObjectACL(r); err != nil {
 		return err
 	}
+	if err := checkStorageClass(r.Header.Get("X-Amz-Storage-Class")); err != nil {
+		return err
+	}
 	o, err := s.putOptions(r.Header)
 	if err != nil {
 		return err
@@ -555,6 +558,9 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 		return errNoSuchBucket
 	}
 	if err := s.checkObjectACL(r); err != nil {
+		return err
+	}
+	if err := checkStorageClass(r.Header.Get("X-Amz-Storage-Class")); err != nil {
 		return err
 	}
 	src, err := s.st.ObjectVersion(r.account, srcBucket, srcKey, srcVersion)

@@ -59,8 +59,9 @@ var actions = map[string]string{
 	"DeleteBucketEncryption": "s3:PutEncryptionConfiguration",
 	"GetBucketVersioning":    "s3:GetBucketVersioning", "PutBucketVersioning": "s3:PutBucketVersioning", "GetBucket:logging": "s3:GetBucketLogging",
 	"GetBucket:notification": "s3:GetBucketNotification", "GetBucket:accelerate": "s3:GetAccelerateConfiguration",
-	"GetBucket:requestPayment": "s3:GetBucketRequestPayment", "GetBucket:object-lock": "s3:GetBucketObjectLockConfiguration",
-	"GetBucket:lifecycle": "s3:GetLifecycleConfiguration", "GetBucket:encryption": "s3:GetEncryptionConfiguration",
+	"GetBucket:requestPayment": "s3:GetBucketRequestPayment", "PutBucketRequestPayment": "s3:PutBucketRequestPayment",
+	"GetBucket:object-lock": "s3:GetBucketObjectLockConfiguration",
+	"GetBucket:lifecycle":   "s3:GetLifecycleConfiguration", "GetBucket:encryption": "s3:GetEncryptionConfiguration",
 	"GetBucket:website": "s3:GetBucketWebsite", "GetBucket:replication": "s3:GetReplicationConfiguration",
 	"GetBucket:publicAccessBlock": "s3:GetBucketPublicAccessBlock",
 }

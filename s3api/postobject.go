@@ -197,6 +197,10 @@ func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 			return s3err(http.StatusNotImplemented, "NotImplemented", "The form field "+name+" is not supported by this endpoint; send the form without it.")
 		case name == "acl" && v != "private" && v != "bucket-owner-full-control":
 			return s3err(http.StatusNotImplemented, "NotImplemented", "Object ACLs are not supported: acl may only be private or bucket-owner-full-control.")
+		case name == "x-amz-storage-class":
+			if err := checkStorageClass(v); err != nil {
+				return err
+			}
 		case name == "content-type" || strings.HasPrefix(name, "x-amz-meta-"):
 			h.Set(name, v)
 		default:

@@ -39,6 +39,9 @@ var missingConfigs = map[string]*Error{
 // probeRoute returns the operation answering a GET of a configuration
 // this endpoint does not keep, if q asks for one.
 func probeRoute(r *request, q url.Values) (operation, bool) {
+	if r.Method == http.MethodPut && r.key == "" && q.Has("requestPayment") {
+		return operation{name: "PutBucketRequestPayment", write: true, run: (*Server).putRequestPayment}, true
+	}
 	if r.Method != http.MethodGet {
 		return operation{}, false
 	}
@@ -72,4 +75,34 @@ func probeRoute(r *request, q url.Values) (operation, bool) {
 		}
 	}
 	return operation{}, false
+}
+
+// putRequestPayment is PutBucketRequestPayment. The bucket's owner pays
+// for every request here, which is S3's BucketOwner: setting that (as
+// s3cmd's payer command does without --requester-pays) is 200 and
+// changes nothing, like PutBucketOwnershipControls of the one ownership
+// kept. Requester Pays is 501: no request here is charged to its sender.
+func (s *Server) putRequestPayment(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return err
+	}
+	body, err := readBody(r.body, 64<<10)
+	if err != nil {
+		return err
+	}
+	var doc struct {
+		XMLName xml.Name `xml:"RequestPaymentConfiguration"`
+		Payer   string
+	}
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		return errMalformedXML
+	}
+	switch doc.Payer {
+	case "BucketOwner":
+		w.WriteHeader(http.StatusOK)
+		return nil
+	case "Requester":
+		return s3err(http.StatusNotImplemented, "NotImplemented", "Requester Pays is not supported: the bucket's owner pays for every request here (Payer BucketOwner).")
+	}
+	return errMalformedXML
 }

@@ -109,3 +109,70 @@ func TestConfigurationProbes(t *testing.T) {
 		t.Errorf("versions = %v, want a/1, a/2, b", keys)
 	}
 }
+
+// TestPutBucketRequestPayment: the owner pays for every request here, so
+// setting Payer BucketOwner (s3cmd's payer command) is accepted and
+// changes nothing; Requester Pays is NotImplemented, and a bucket's
+// RequestPayment still reads BucketOwner.
+func TestPutBucketRequestPayment(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	b := aws.String("payer")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(p types.Payer) error {
+		_, err := c.PutBucketRequestPayment(ctx, &s3.PutBucketRequestPaymentInput{Bucket: b,
+			RequestPaymentConfiguration: &types.RequestPaymentConfiguration{Payer: p}})
+		return err
+	}
+	if err := put(types.PayerBucketOwner); err != nil {
+		t.Errorf("PutBucketRequestPayment BucketOwner: %v, want success", err)
+	}
+	if err := put(types.PayerRequester); apiCode(err) != "NotImplemented" {
+		t.Errorf("PutBucketRequestPayment Requester: %v, want NotImplemented", err)
+	}
+	if err := put("Anyone"); apiCode(err) != "MalformedXML" {
+		t.Errorf("PutBucketRequestPayment Anyone: %v, want MalformedXML", err)
+	}
+	_, err := c.PutBucketRequestPayment(ctx, &s3.PutBucketRequestPaymentInput{Bucket: aws.String("no-such-bucket"),
+		RequestPaymentConfiguration: &types.RequestPaymentConfiguration{Payer: types.PayerBucketOwner}})
+	if apiCode(err) != "NoSuchBucket" {
+		t.Errorf("PutBucketRequestPayment of a missing bucket: %v, want NoSuchBucket", err)
+	}
+	got, err := c.GetBucketRequestPayment(ctx, &s3.GetBucketRequestPaymentInput{Bucket: b})
+	if err != nil || got.Payer != types.PayerBucketOwner {
+		t.Errorf("GetBucketRequestPayment = %+v, %v; want BucketOwner", got, err)
+	}
+}
+
+// TestNotImplementedNamesWhat: a subresource this endpoint does not
+// implement is refused 501 with a message naming it (mc sql, mc event
+// add, aws s3 website see what is missing), and a bucket configuration
+// asked of an object says so.
+func TestNotImplementedNamesWhat(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	mustBuckets(t, c, "unsupported")
+	mustPut(t, c, "unsupported", "k", []byte("k"))
+	_, err := c.PutBucketWebsite(ctx, &s3.PutBucketWebsiteInput{Bucket: aws.String("unsupported"),
+		WebsiteConfiguration: &types.WebsiteConfiguration{IndexDocument: &types.IndexDocument{Suffix: aws.String("index.html")}}})
+	if apiCode(err) != "NotImplemented" || !strings.Contains(err.Error(), "static website hosting (?website) is not supported") {
+		t.Errorf("PutBucketWebsite: %v, want NotImplemented naming static website hosting", err)
+	}
+	_, err = c.PutBucketNotificationConfiguration(ctx, &s3.PutBucketNotificationConfigurationInput{Bucket: aws.String("unsupported"),
+		NotificationConfiguration: &types.NotificationConfiguration{}})
+	if apiCode(err) != "NotImplemented" || !strings.Contains(err.Error(), "event notifications (?notification)") {
+		t.Errorf("PutBucketNotificationConfiguration: %v, want NotImplemented naming event notifications", err)
+	}
+	code, s3e := do(t, e.signed(t, "GET", "/unsupported/k?cors", nil, "", nil))
+	if code != 501 || !strings.Contains(s3e.Message, "?cors is a bucket's configuration") {
+		t.Errorf("GET object ?cors: %d %+v, want 501 saying ?cors is a bucket's configuration", code, s3e)
+	}
+	code, s3e = do(t, e.signed(t, "GET", "/unsupported?attributes", nil, "", nil))
+	if code != 501 || !strings.Contains(s3e.Message, "GetObjectAttributes, a GET of an object") {
+		t.Errorf("GET bucket ?attributes: %d %+v, want 501 saying it is a GET of an object", code, s3e)
+	}
+}

@@ -3,6 +3,7 @@ package s3api
 import (
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // operation is one S3 operation: what it needs of the key, and its
@@ -52,8 +53,41 @@ var writeParams = map[string]bool{"partNumber": true, "uploadId": true, "uploads
 // URL (package sigv2).
 var v2Params = map[string]bool{"AWSAccessKeyId": true, "Expires": true, "Signature": true}
 
+// features name what some subresources ask for, for the message that
+// refuses them.
+var features = map[string]string{
+	"website": "static website hosting", "logging": "server access logging", "notification": "event notifications",
+	"replication": "replication", "object-lock": "Object Lock", "retention": "Object Lock retention",
+	"legal-hold": "Object Lock legal holds", "torrent": "BitTorrent", "select": "S3 Select (SelectObjectContent)",
+	"restore": "restoring archived objects (every object here is STANDARD)", "accelerate": "Transfer Acceleration",
+	"publicAccessBlock": "Block Public Access settings", "intelligent-tiering": "Intelligent-Tiering",
+	"inventory": "S3 Inventory", "analytics": "Storage Class Analysis", "metrics": "CloudWatch request metrics",
+}
+
+// bucketConfigs are the bucket configurations kept here whose
+// subresource on an object is refused.
+var bucketConfigs = map[string]bool{"cors": true, "lifecycle": true, "policy": true, "ownershipControls": true}
+
+// notImplemented is an operation refused 501 NotImplemented. For
+// "Unsupported:SUB" the message names the subresource (and what it is
+// for), so that a tool's user sees what is missing rather than S3's
+// generic text.
 func notImplemented(name string) operation {
-	return operation{name: name, run: func(*Server, http.ResponseWriter, *request) error { return errNotImplemented }}
+	err := errNotImplemented
+	if sub, ok := strings.CutPrefix(name, "Unsupported:"); ok {
+		what := "?" + sub + " is not supported by this endpoint"
+		switch f, ok := features[sub]; {
+		case ok:
+			what = f + " (?" + sub + ") is not supported by this endpoint"
+		case bucketConfigs[sub]:
+			what = "?" + sub + " is a bucket's configuration; it is not supported on an object"
+		case sub == "attributes":
+			what = "?attributes is GetObjectAttributes, a GET of an object; it is not supported otherwise"
+		}
+		err = s3err(http.StatusNotImplemented, "NotImplemented", "A header or query you provided implies functionality that is not implemented: "+
+			what+". docs/s3.md lists what is.")
+	}
+	return operation{name: name, run: func(*Server, http.ResponseWriter, *request) error { return err }}
 }
 
 // refused is an operation that answers err, once the request is

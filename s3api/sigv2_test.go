@@ -25,10 +25,16 @@ import (
 // standard output, failing the test if it fails.
 func (e *env) output(t *testing.T, path string, args ...string) string {
 	t.Helper()
+	return e.outputEnv(t, e.clientEnv(t), path, args...)
+}
+
+// outputEnv is output with the environment env.
+func (e *env) outputEnv(t *testing.T, env []string, path string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = e.clientEnv(t)
+	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

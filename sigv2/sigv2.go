@@ -32,14 +32,23 @@ import (
 // resource; any other parameter is left out of the string to sign.
 var subresources = map[string]bool{
 	"accelerate": true, "acl": true, "analytics": true, "cors": true, "defaultObjectAcl": true, "delete": true,
-	"inventory": true, "lifecycle": true, "location": true, "logging": true, "metrics": true,
-	"notification": true, "object-lock": true, "partNumber": true, "policy": true, "replication": true,
-	"requestPayment": true, "restore": true, "select": true, "select-type": true, "storageClass": true,
+	"encryption": true, "inventory": true, "legal-hold": true, "lifecycle": true, "location": true,
+	"logging": true, "metrics": true, "notification": true, "object-lock": true, "partNumber": true,
+	"policy": true, "replication": true, "requestPayment": true, "restore": true, "retention": true,
+	"select": true, "select-type": true, "storageClass": true,
 	"tagging": true, "torrent": true, "uploadId": true, "uploads": true, "versionId": true,
 	"versioning": true, "versions": true, "website": true,
 	"response-cache-control": true, "response-content-disposition": true, "response-content-encoding": true,
 	"response-content-language": true, "response-content-type": true, "response-expires": true,
 }
+
+// disputed are the subresources Version 2 signers disagree on, S3 having
+// never listed them: botocore signs object-lock and leaves out
+// encryption, legal-hold and retention; minio-go (mc --api S3v2) does the
+// opposite. A request naming one is checked both with it in the
+// resource and without, so that both kinds of client work; the
+// operation it names is then one its signer could have meant.
+var disputed = []string{"encryption", "legal-hold", "object-lock", "retention"}
 
 // Auth is a verified Version 2 request.
 type Auth struct {
@@ -184,12 +193,39 @@ func check(r *http.Request, h http.Header, bucket, date, id, want string, lookup
 		return err
 	}
 	for _, path := range candidatePaths(r, bucket) {
-		sts := StringToSign(r.Method, h, Resource(bucket, path, r.URL.Query()), date)
-		if hmac.Equal([]byte(Sign(secret, sts)), []byte(want)) {
-			return nil
+		for _, q := range candidateQueries(r.URL.Query()) {
+			sts := StringToSign(r.Method, h, Resource(bucket, path, q), date)
+			if hmac.Equal([]byte(Sign(secret, sts)), []byte(want)) {
+				return nil
+			}
 		}
 	}
 	return errorf("SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your key and signing method.")
+}
+
+// candidateQueries are the queries q may have been signed with: q, and
+// q without each combination of the disputed subresources it holds.
+func candidateQueries(q url.Values) []url.Values {
+	var present []string
+	for _, name := range disputed {
+		if q.Has(name) {
+			present = append(present, name)
+		}
+	}
+	out := []url.Values{q}
+	for mask := 1; mask < 1<<len(present); mask++ {
+		c := url.Values{}
+		for k, v := range q {
+			c[k] = v
+		}
+		for i, name := range present {
+			if mask&(1<<i) != 0 {
+				delete(c, name)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // candidatePaths are the paths r may have been signed with: as it came
@@ -305,6 +341,13 @@ func parseTime(v string) (time.Time, error) {
 	}
 	if t, err := time.Parse(time.RFC1123Z, v); err == nil {
 		return t, nil // "+0000" rather than "GMT", as in S3's own examples
+	}
+	if t, err := time.Parse("Mon, 02 Jan 2006 15:04:05 UTC", v); err == nil {
+		// "UTC" rather than "GMT": Go's time.RFC1123 of a UTC time, which
+		// rclone's Version 2 signer (--s3-v2-auth) sends as its Date.
+		// Only the literal zone UTC: another abbreviation would parse as
+		// an unknown zone at offset 0 and be read hours off.
+		return t, nil
 	}
 	return http.ParseTime(v)
 }

@@ -262,3 +262,65 @@ func TestVerifyPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestDateFormats: the dates Version 2 signers send are accepted, each
+// read as the same instant; a zone other than GMT, UTC or a numeric
+// offset is refused rather than guessed.
+func TestDateFormats(t *testing.T) {
+	tests := []struct {
+		date string
+		want string // the error code, "" for accepted
+	}{
+		{"Tue, 27 Mar 2007 19:36:42 GMT", ""},   // http.TimeFormat: botocore, s3cmd
+		{"Tue, 27 Mar 2007 19:36:42 +0000", ""}, // S3's examples
+		{"Tue, 27 Mar 2007 19:36:42 UTC", ""},   // time.RFC1123 of a UTC time: rclone --s3-v2-auth
+		{"Tuesday, 27-Mar-07 19:36:42 GMT", ""}, // RFC 850
+		{"Tue Mar 27 19:36:42 2007", ""},        // ANSI C
+		{"Tue, 27 Mar 2007 19:36:42 EST", "AccessDenied"},
+		{"Tue, 27 Mar 2007 19:36:42", "AccessDenied"},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("GET", "http://127.0.0.1/johnsmith/photos/puppy.jpg", nil)
+		r.Header.Set("Date", tt.date)
+		sts := StringToSign("GET", r.Header, "/johnsmith/photos/puppy.jpg", tt.date)
+		r.Header.Set("Authorization", "AWS "+exampleID+":"+Sign(exampleSecret, sts))
+		_, err := Verify(r, "", lookup, exampleTime)
+		if got := code(err); got != tt.want {
+			t.Errorf("Date %q: Verify = %v, want code %q", tt.date, err, tt.want)
+		}
+	}
+}
+
+// TestDisputedSubresources: botocore signs object-lock but not
+// encryption, legal-hold or retention; minio-go the opposite. Either
+// signature of such a request verifies; the subresources every signer
+// signs must still be signed.
+func TestDisputedSubresources(t *testing.T) {
+	date := "Tue, 27 Mar 2007 19:36:42 GMT"
+	tests := []struct {
+		query, signed string
+		want          string
+	}{
+		{"encryption", "/johnsmith?encryption", ""}, // minio-go
+		{"encryption", "/johnsmith", ""},            // botocore
+		{"object-lock", "/johnsmith?object-lock", ""},
+		{"object-lock", "/johnsmith", ""},
+		{"retention&versionId=v1", "/johnsmith?retention&versionId=v1", ""},
+		{"retention&versionId=v1", "/johnsmith?versionId=v1", ""},
+		{"legal-hold", "/johnsmith?legal-hold", ""},
+		{"encryption", "/johnsmith?acl", "SignatureDoesNotMatch"},
+		{"acl", "/johnsmith", "SignatureDoesNotMatch"},
+		{"encryption&acl", "/johnsmith?encryption", "SignatureDoesNotMatch"},
+		{"encryption&acl", "/johnsmith?acl", ""},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("GET", "http://127.0.0.1/johnsmith?"+tt.query, nil)
+		r.Header.Set("Date", date)
+		sts := StringToSign("GET", r.Header, tt.signed, date)
+		r.Header.Set("Authorization", "AWS "+exampleID+":"+Sign(exampleSecret, sts))
+		_, err := Verify(r, "", lookup, exampleTime)
+		if got := code(err); got != tt.want {
+			t.Errorf("?%s signed as %s: Verify = %v, want code %q", tt.query, tt.signed, err, tt.want)
+		}
+	}
+}
