@@ -40,11 +40,28 @@ type cloudProc struct {
 }
 
 // startCloud starts `lattice cloud` on dir and waits until its API answers
-// the admin key.
+// the admin key. The free ports it picks may be taken by another process
+// before the server binds them (a test running beside this one): it then
+// tries again, on other ports.
 func startCloud(t *testing.T, dir string) *cloudProc {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		p, taken := tryStartCloud(t, dir)
+		if !taken {
+			return p
+		}
+		if attempt == 3 {
+			t.Fatalf("lattice cloud found its ports taken 3 times:\n%s", p.stderr.String())
+		}
+	}
+}
+
+// tryStartCloud is startCloud's one attempt; taken says the ports it
+// picked were taken meanwhile.
+func tryStartCloud(t *testing.T, dir string) (p *cloudProc, taken bool) {
+	t.Helper()
 	addr := freeAddr(t)
-	p := &cloudProc{url: "http://" + addr, exited: make(chan struct{})}
+	p = &cloudProc{url: "http://" + addr, exited: make(chan struct{})}
 	p.s3 = "http://" + freeAddr(t)
 	p.cmd = exec.Command(binary, "cloud", "--data", dir, "--api", addr, "--s3", strings.TrimPrefix(p.s3, "http://"), "--log-level", "warn")
 	p.cmd.Env = append(os.Environ(), "LATTICE_CONFIG=", "LATTICE_API=", "LATTICE_DATA=", "LATTICE_S3=")
@@ -66,13 +83,16 @@ func startCloud(t *testing.T, dir string) *cloudProc {
 	for {
 		select {
 		case <-p.exited:
+			if strings.Contains(p.stderr.String(), "address already in use") {
+				return p, true
+			}
 			t.Fatalf("lattice cloud exited at start: %v\n%s", p.err, p.stderr.String())
 		default:
 		}
 		if data, err := os.ReadFile(filepath.Join(dir, "admin-api-key")); err == nil {
 			p.admin = strings.TrimSpace(string(data))
 			if r, err := p.call("GET", "/api/storage/buckets", p.admin, "", nil); err == nil && r.status == http.StatusOK {
-				return p
+				return p, false
 			}
 		}
 		if time.Now().After(deadline) {
