@@ -270,6 +270,8 @@ UploadPartCopy of a large object, or picks a few phases for a short run.`, `  la
 	copySize := f.String("copy-size", "1GiB", "size of the object that upload-part-copy copies")
 	copyParts := f.Int("copy-parts", 8, "UploadPartCopy parts of a copy (ranges of equal size)")
 	copyConc := f.Int("copy-concurrency", 2, "UploadPartCopy requests in flight")
+	quiet := f.Float64("quiet", 0.25, "before each phase, wait until other processes use at most this many cores (0: do not wait)")
+	quietWait := f.Duration("quiet-wait", 10*time.Second, "the longest a phase waits for --quiet; then it runs, marked busy")
 	endpoint := f.String("endpoint", "", "measure this S3 endpoint (http://host:port) instead of lattice in process")
 	accessKey := f.String("access-key", "", "access key id for --endpoint")
 	secretKey := f.String("secret-key", "", "secret key for --endpoint")
@@ -339,7 +341,8 @@ UploadPartCopy of a large object, or picks a few phases for a short run.`, `  la
 	defer stop()
 	r, err := s3bench.Run(ctx, s3bench.Config{SmallCount: *count, SmallSize: small, Concurrency: *conc, LargeCount: *largeCount,
 		LargeSize: large, LargeConcurrency: *largeConc, Rounds: *rounds, Phases: phases, VersionKeys: *versionKeys,
-		CopySize: int64(cSize), CopyParts: *copyParts, CopyConcurrency: *copyConc, Progress: e.stderr}, targets)
+		CopySize: int64(cSize), CopyParts: *copyParts, CopyConcurrency: *copyConc, Quiet: *quiet, QuietWait: *quietWait,
+		Progress: e.stderr}, targets)
 	if err != nil {
 		return err
 	}
@@ -361,6 +364,9 @@ func printS3Report(w io.Writer, r s3bench.Report) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "cores: CPU used by client and server during the phase; others: by every other process of the machine")
+	if r.Quiet > 0 {
+		fmt.Fprintf(w, "each phase waited for other processes to use at most %.2f cores; * marks one that gave up waiting\n", r.Quiet)
+	}
 	bytesRate := func(name string) bool {
 		return name == s3bench.LargePut || name == s3bench.LargeGet || name == s3bench.SSELargePut || name == s3bench.SSELargeGet || name == s3bench.UploadPartCopy
 	}
@@ -388,10 +394,14 @@ func printS3Report(w io.Writer, r s3bench.Report) {
 				}
 				return "unsupported\t\t\t\t\t"
 			}
-			if big {
-				return fmt.Sprintf("%.1f\t%.0f\t%.0f\t%.2f\t%.2f\t", p.MiBPerSec, p.P50ms, p.P99ms, p.Cores, p.Others)
+			others := fmt.Sprintf("%.2f", p.Others)
+			if p.Busy {
+				others += "*"
 			}
-			return fmt.Sprintf("%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t", p.OpsPerSec, p.P50ms, p.P99ms, p.Cores, p.Others)
+			if big {
+				return fmt.Sprintf("%.1f\t%.0f\t%.0f\t%.2f\t%s\t", p.MiBPerSec, p.P50ms, p.P99ms, p.Cores, others)
+			}
+			return fmt.Sprintf("%.0f\t%.2f\t%.2f\t%.2f\t%s\t", p.OpsPerSec, p.P50ms, p.P99ms, p.Cores, others)
 		}
 		ratio := func(m map[string]float64) string {
 			if v, ok := m[name]; ok {

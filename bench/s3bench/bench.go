@@ -53,7 +53,14 @@ type Config struct {
 	CopySize        int64
 	CopyParts       int
 	CopyConcurrency int
-	Progress        io.Writer
+	// Quiet, if above 0, makes each phase wait, before it starts, until
+	// the other processes of the machine used at most Quiet cores over
+	// half a second, or QuietWait has passed (default 10 s): on a machine
+	// shared with builds and tests, a phase of a second or two is
+	// otherwise measured against whatever burst of theirs it meets.
+	Quiet     float64
+	QuietWait time.Duration
+	Progress  io.Writer
 }
 
 func (c *Config) setDefaults() {
@@ -92,6 +99,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.CopyConcurrency <= 0 {
 		c.CopyConcurrency = 2
+	}
+	if c.QuietWait <= 0 {
+		c.QuietWait = 10 * time.Second
 	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
@@ -204,6 +214,10 @@ type Phase struct {
 	// only; a server not started by this run counts as others.
 	Cores  float64 `json:"cores"`
 	Others float64 `json:"others_cores"`
+	// Waited is how long the phase waited for the machine to be quiet
+	// (Config.Quiet) before it started; Busy, that it gave up waiting.
+	Waited float64 `json:"waited_s,omitempty"`
+	Busy   bool    `json:"busy,omitempty"`
 	// Unsupported, if not empty, says why the server could not run the
 	// phase (its answer to the first request, say a 501); the phase then
 	// has no figures and takes no part in medians and ratios.
@@ -283,6 +297,7 @@ type Report struct {
 	LargeSize        int            `json:"large_size"`
 	LargeConcurrency int            `json:"large_concurrency"`
 	Phases           []string       `json:"phases"`
+	Quiet            float64        `json:"quiet_cores,omitempty"`
 	VersionKeys      int            `json:"version_keys,omitempty"`
 	CopySize         int64          `json:"copy_size,omitempty"`
 	CopyParts        int            `json:"copy_parts,omitempty"`
@@ -301,7 +316,7 @@ func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 	}
 	cfg.Phases = phases
 	rep := Report{CPUs: runtime.GOMAXPROCS(0), SmallCount: cfg.SmallCount, SmallSize: cfg.SmallSize, Concurrency: cfg.Concurrency,
-		LargeCount: cfg.LargeCount, LargeSize: cfg.LargeSize, LargeConcurrency: cfg.LargeConcurrency, Phases: phases}
+		LargeCount: cfg.LargeCount, LargeSize: cfg.LargeSize, LargeConcurrency: cfg.LargeConcurrency, Phases: phases, Quiet: cfg.Quiet}
 	if slices.Contains(phases, VersionedPut) {
 		rep.VersionKeys = cfg.VersionKeys
 	}
@@ -462,8 +477,14 @@ func (r *runner) round(ctx context.Context, t *Target, bucket string, round int,
 			fmt.Fprintf(cfg.Progress, "  %-16s unsupported: %s\n", name, ph.Unsupported)
 			continue
 		}
-		fmt.Fprintf(cfg.Progress, "  %-16s %8.0f ops/s %8.1f MiB/s  p50 %7.2f ms  p99 %7.2f ms  cores %.2f, others %.2f\n",
-			name, ph.OpsPerSec, ph.MiBPerSec, ph.P50ms, ph.P99ms, ph.Cores, ph.Others)
+		note := ""
+		if ph.Busy {
+			note = fmt.Sprintf(" (busy: others above %.2f cores for the %.0f s it waited)", cfg.Quiet, ph.Waited)
+		} else if ph.Waited >= 1 {
+			note = fmt.Sprintf(" (waited %.0f s for a quiet machine)", ph.Waited)
+		}
+		fmt.Fprintf(cfg.Progress, "  %-16s %8.0f ops/s %8.1f MiB/s  p50 %7.2f ms  p99 %7.2f ms  cores %.2f, others %.2f%s\n",
+			name, ph.OpsPerSec, ph.MiBPerSec, ph.P50ms, ph.P99ms, ph.Cores, ph.Others, note)
 	}
 	return rd, nil
 }
@@ -473,6 +494,7 @@ func (r *runner) round(ctx context.Context, t *Target, bucket string, round int,
 // body runs the phase: it opens its connections, calls start, and
 // returns the latencies of its operations.
 func (r *runner) measure(ctx context.Context, t *Target, name string, bytes int64, body func(ctx context.Context, start func()) ([]time.Duration, error)) (Phase, error) {
+	waited, busy := r.settle(ctx, t)
 	if t.phase != nil {
 		t.phase(name)
 		defer t.phase("")
@@ -498,7 +520,37 @@ func (r *runner) measure(ctx context.Context, t *Target, name string, bytes int6
 		MiBPerSec: float64(bytes) / (1 << 20) / elapsed, P50ms: ms(percentile(lat, 0.50)), P99ms: ms(percentile(lat, 0.99))}
 	ph.Cores = (c1.ours - c0.ours) / elapsed
 	ph.Others = max(0, (c1.busy-c0.busy)-(c1.ours-c0.ours)) / elapsed
+	ph.Waited, ph.Busy = waited.Seconds(), busy
 	return ph, nil
+}
+
+// settle prepares the machine for a phase: dirty pages written out, and,
+// with Config.Quiet, other processes down to Quiet cores over half a
+// second, waiting at most QuietWait. It returns how long it waited and
+// whether it gave up.
+func (r *runner) settle(ctx context.Context, t *Target) (time.Duration, bool) {
+	start := time.Now()
+	syncDisks()
+	if r.cfg.Quiet <= 0 {
+		return 0, false
+	}
+	const window = 500 * time.Millisecond
+	for {
+		c0 := sampleCPU(t.pids)
+		select {
+		case <-ctx.Done():
+			return time.Since(start), true
+		case <-time.After(window):
+		}
+		c1 := sampleCPU(t.pids)
+		others := ((c1.busy - c0.busy) - (c1.ours - c0.ours)) / window.Seconds()
+		if others <= r.cfg.Quiet {
+			return time.Since(start), false
+		}
+		if time.Since(start) >= r.cfg.QuietWait {
+			return time.Since(start), true
+		}
+	}
 }
 
 // objects runs a phase of PUTs or GETs of s.n objects, verifying GETs.

@@ -286,3 +286,19 @@ func TestPhaseSet(t *testing.T) {
 		}
 	}
 }
+
+// TestQuiet checks that with Config.Quiet a phase samples the machine
+// before it starts, and starts once the others are under the bound.
+func TestQuiet(t *testing.T) {
+	srv := httptest.NewServer(&memS3{objects: map[string][]byte{}})
+	defer srv.Close()
+	cfg := Config{SmallCount: 4, SmallSize: 100, Concurrency: 2, Rounds: 1, Phases: []string{SmallPut}, Quiet: 1000, QuietWait: 5 * time.Second}
+	rep, err := Run(context.Background(), cfg, []Target{{Name: "mem", Endpoint: srv.URL, AccessKey: "a", SecretKey: "s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := rep.Targets[0].Rounds[0].SmallPut
+	if ph.Busy || ph.Waited < 0.4 || ph.Waited > 5 || rep.Quiet != 1000 {
+		t.Errorf("phase %+v, report quiet %v: want one that waited one window, not busy", ph, rep.Quiet)
+	}
+}

@@ -6,3 +6,5 @@ package s3bench
 type cpuSample struct{ busy, ours float64 }
 
 func sampleCPU([]int) cpuSample { return cpuSample{} }
+
+func syncDisks() {}
