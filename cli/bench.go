@@ -297,8 +297,8 @@ UploadPartCopy of a large object, or picks a few phases for a short run.`, `  la
 		return usageErr("--copy-size: %v", err)
 	}
 	if *count < 1 || *conc < 1 || *largeCount < 1 || *largeConc < 1 || *rounds < 1 || small < 1 || large < 1 ||
-		*versionKeys < 1 || *copyParts < 1 || *copyConc < 1 || cSize < 1 {
-		return usageErr("counts, sizes, concurrencies and rounds must be positive")
+		*versionKeys < 1 || *copyParts < 1 || *copyConc < 1 || cSize < 1 || *quiet < 0 || *quietWait < 0 {
+		return usageErr("counts, sizes, concurrencies and rounds must be positive, --quiet and --quiet-wait not negative")
 	}
 	phases, err := s3bench.PhaseSet(strings.Split(*phaseList, ","))
 	if err != nil {
