@@ -247,11 +247,14 @@ func startCPUProfile(path string) (stop func(), err error) {
 }
 
 func runBenchS3(ctx context.Context, e *env, args []string) error {
-	f := newHelpFlags(e, "bench s3", "bench s3 [--count N] [--concurrency N] [--large-count N] [--large-size SIZE] [--minio PATH | --endpoint URL ...] [flags]", `
+	f := newHelpFlags(e, "bench s3", "bench s3 [--phases LIST] [--count N] [--concurrency N] [--large-count N] [--large-size SIZE] [--minio PATH | --endpoint URL ...] [flags]", `
 Measures S3 throughput: small and large objects PUT then GET against
 lattice in process, or --endpoint, and with --minio against MinIO too, in
-alternating rounds.`, `  lattice bench s3
+alternating rounds. --phases adds versioned PUTs, SSE-S3 PUT/GET and
+UploadPartCopy of a large object, or picks a few phases for a short run.`, `  lattice bench s3
   lattice bench s3 --minio /tmp/minio-bin/minio --rounds 3 --count 12000 --large-count 8
+  lattice bench s3 --minio /tmp/minio-bin/minio --phases all
+  lattice bench s3 --minio /tmp/minio-bin/minio --phases large-put --large-count 16 --rounds 5
   lattice bench s3 --endpoint http://127.0.0.1:9000 --access-key ID --secret-key S
 `)
 	count := f.Int("count", 4000, "small objects PUT then GET per round")
@@ -261,6 +264,14 @@ alternating rounds.`, `  lattice bench s3
 	largeSize := f.String("large-size", "64MiB", "size of a large object")
 	largeConc := f.Int("large-concurrency", 2, "requests in flight for large objects")
 	rounds := f.Int("rounds", 3, "rounds per target; the report gives medians")
+	phaseList := f.String("phases", "classic", "comma-separated phases to run: "+strings.Join(s3bench.AllPhases, ", ")+
+		"; or groups: classic (small-put, small-get, large-put, large-get), sse, versioned, copy, all. A GET brings its PUT")
+	versionKeys := f.Int("version-keys", 8, "keys that versioned-put overwrites (--count PUTs over them)")
+	copySize := f.String("copy-size", "1GiB", "size of the object that upload-part-copy copies")
+	copyParts := f.Int("copy-parts", 8, "UploadPartCopy parts of a copy (ranges of equal size)")
+	copyConc := f.Int("copy-concurrency", 2, "UploadPartCopy requests in flight")
+	quiet := f.Float64("quiet", 0.25, "before each phase, wait until other processes use at most this many cores (0: do not wait)")
+	quietWait := f.Duration("quiet-wait", 10*time.Second, "the longest a phase waits for --quiet; then it runs, marked busy")
 	endpoint := f.String("endpoint", "", "measure this S3 endpoint (http://host:port) instead of lattice in process")
 	accessKey := f.String("access-key", "", "access key id for --endpoint")
 	secretKey := f.String("secret-key", "", "secret key for --endpoint")
@@ -281,8 +292,20 @@ alternating rounds.`, `  lattice bench s3
 	if err != nil {
 		return usageErr("--large-size: %v", err)
 	}
-	if *count < 1 || *conc < 1 || *largeCount < 1 || *largeConc < 1 || *rounds < 1 || small < 1 || large < 1 {
-		return usageErr("counts, sizes, concurrencies and rounds must be positive")
+	cSize, err := parseSize(*copySize)
+	if err != nil {
+		return usageErr("--copy-size: %v", err)
+	}
+	if *count < 1 || *conc < 1 || *largeCount < 1 || *largeConc < 1 || *rounds < 1 || small < 1 || large < 1 ||
+		*versionKeys < 1 || *copyParts < 1 || *copyConc < 1 || cSize < 1 || *quiet < 0 || *quietWait < 0 {
+		return usageErr("counts, sizes, concurrencies and rounds must be positive, --quiet and --quiet-wait not negative")
+	}
+	phases, err := s3bench.PhaseSet(strings.Split(*phaseList, ","))
+	if err != nil {
+		return usageErr("--phases: %v", err)
+	}
+	if ps := int64(cSize) / int64(*copyParts); slices.Contains(phases, s3bench.UploadPartCopy) && ps < 5<<20 {
+		return usageErr("--copy-size / --copy-parts is %d bytes: an UploadPartCopy part but the last must be at least 5 MiB", ps)
 	}
 	if *endpoint != "" && (*accessKey == "" || *secretKey == "") {
 		return usageErr("--endpoint needs --access-key and --secret-key")
@@ -300,8 +323,11 @@ alternating rounds.`, `  lattice bench s3
 		targets = append(targets, l.Target())
 	}
 	if *minio != "" {
-		fmt.Fprintf(e.stderr, "starting %s (MINIO_FS_OSYNC=%v)...\n", *minio, *minioOSync)
-		m, err := s3bench.StartMinIO(ctx, *minio, s3bench.MinIOOptions{Parent: *dir, OSync: *minioOSync})
+		// SSE-S3 needs a KMS key; the other phases run without one, as
+		// they always have.
+		kms := slices.ContainsFunc(phases, func(p string) bool { return strings.HasPrefix(p, "sse-") })
+		fmt.Fprintf(e.stderr, "starting %s (MINIO_FS_OSYNC=%v, KMS key %v)...\n", *minio, *minioOSync, kms)
+		m, err := s3bench.StartMinIO(ctx, *minio, s3bench.MinIOOptions{Parent: *dir, OSync: *minioOSync, KMS: kms})
 		if err != nil {
 			return err
 		}
@@ -314,7 +340,9 @@ alternating rounds.`, `  lattice bench s3
 	}
 	defer stop()
 	r, err := s3bench.Run(ctx, s3bench.Config{SmallCount: *count, SmallSize: small, Concurrency: *conc, LargeCount: *largeCount,
-		LargeSize: large, LargeConcurrency: *largeConc, Rounds: *rounds, Progress: e.stderr}, targets)
+		LargeSize: large, LargeConcurrency: *largeConc, Rounds: *rounds, Phases: phases, VersionKeys: *versionKeys,
+		CopySize: int64(cSize), CopyParts: *copyParts, CopyConcurrency: *copyConc, Quiet: *quiet, QuietWait: *quietWait,
+		Progress: e.stderr}, targets)
 	if err != nil {
 		return err
 	}
@@ -326,35 +354,110 @@ alternating rounds.`, `  lattice bench s3
 }
 
 func printS3Report(w io.Writer, r s3bench.Report) {
-	fmt.Fprintf(w, "cpus %d; small: %d objects of %s at %d in flight; large: %d objects of %s at %d in flight\n",
+	fmt.Fprintf(w, "cpus %d; small: %d objects of %s at %d in flight; large: %d objects of %s at %d in flight",
 		r.CPUs, r.SmallCount, sizeString(r.SmallSize), r.Concurrency, r.LargeCount, sizeString(r.LargeSize), r.LargeConcurrency)
-	for _, t := range r.Targets {
-		fmt.Fprintf(w, "\n%s\n", t.Name)
+	if r.VersionKeys > 0 {
+		fmt.Fprintf(w, "; versioned: %d PUTs over %d keys", r.SmallCount, r.VersionKeys)
+	}
+	if r.CopySize > 0 {
+		fmt.Fprintf(w, "; copy: %s in %d parts at %d in flight", sizeString64(r.CopySize), r.CopyParts, r.CopyConcurrency)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "cores: CPU used by client and server during the phase; others: by every other process of the machine")
+	if r.Quiet > 0 {
+		fmt.Fprintf(w, "each phase waited for other processes to use at most %.2f cores; * marks one that gave up waiting\n", r.Quiet)
+	}
+	bytesRate := func(name string) bool {
+		return name == s3bench.LargePut || name == s3bench.LargeGet || name == s3bench.SSELargePut || name == s3bench.SSELargeGet || name == s3bench.UploadPartCopy
+	}
+	for _, name := range r.Phases {
+		unit, big := "ops/s", bytesRate(name)
+		if big {
+			unit = "MiB/s"
+		}
+		fmt.Fprintf(w, "\n%s (%s)\n", name, unit)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "round\tPUT small ops/s\tp50 ms\tp99 ms\tGET small ops/s\tp50 ms\tp99 ms\tPUT large MiB/s\tp50 ms\tp99 ms\tGET large MiB/s\tp50 ms\tp99 ms\t")
-		row := func(label string, rd s3bench.Round) {
-			fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.0f\t%.2f\t%.2f\t%.1f\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\t\n", label,
-				rd.SmallPut.OpsPerSec, rd.SmallPut.P50ms, rd.SmallPut.P99ms, rd.SmallGet.OpsPerSec, rd.SmallGet.P50ms, rd.SmallGet.P99ms,
-				rd.LargePut.MiBPerSec, rd.LargePut.P50ms, rd.LargePut.P99ms, rd.LargeGet.MiBPerSec, rd.LargeGet.P50ms, rd.LargeGet.P99ms)
+		head := "round\t"
+		for _, t := range r.Targets {
+			head += t.Name + "\tp50 ms\tp99 ms\tcores\tothers\t"
 		}
-		for i, rd := range t.Rounds {
-			row(fmt.Sprint(i+1), rd)
+		for _, ra := range r.Ratios {
+			head += ra.Of + "/" + ra.To + "\t"
 		}
-		row("median", t.Median)
+		fmt.Fprintln(tw, head)
+		var notes []string
+		cells := func(t string, p s3bench.Phase) string {
+			if p.Unsupported != "" {
+				note := t + ": unsupported: " + p.Unsupported
+				if !slices.Contains(notes, note) {
+					notes = append(notes, note)
+				}
+				return "unsupported\t\t\t\t\t"
+			}
+			others := fmt.Sprintf("%.2f", p.Others)
+			if p.Busy {
+				others += "*"
+			}
+			if big {
+				return fmt.Sprintf("%.1f\t%.0f\t%.0f\t%.2f\t%s\t", p.MiBPerSec, p.P50ms, p.P99ms, p.Cores, others)
+			}
+			return fmt.Sprintf("%.0f\t%.2f\t%.2f\t%.2f\t%s\t", p.OpsPerSec, p.P50ms, p.P99ms, p.Cores, others)
+		}
+		ratio := func(m map[string]float64) string {
+			if v, ok := m[name]; ok {
+				return fmt.Sprintf("%.2f\t", v)
+			}
+			return "-\t"
+		}
+		for k := range r.Targets[0].Rounds {
+			line := fmt.Sprint(k+1, "\t")
+			for _, t := range r.Targets {
+				line += cells(t.Name, t.Rounds[k].Phase(name))
+			}
+			for _, ra := range r.Ratios {
+				line += ratio(ra.Rounds[k])
+			}
+			fmt.Fprintln(tw, line)
+		}
+		line := "median\t"
+		for _, t := range r.Targets {
+			line += cells(t.Name, t.Median.Phase(name))
+		}
+		for _, ra := range r.Ratios {
+			line += ratio(ra.Median)
+		}
+		fmt.Fprintln(tw, line)
 		tw.Flush()
+		for _, n := range notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
 	}
 	for _, ra := range r.Ratios {
 		fmt.Fprintf(w, "\n%s / %s (median rates; per-round range)\n", ra.Of, ra.To)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		for _, name := range s3bench.Phases {
+		for _, name := range r.Phases {
+			med, ok := ra.Median[name]
+			if !ok {
+				fmt.Fprintf(tw, "%s\tn/a\tnot run by both\t\n", name)
+				continue
+			}
 			lo, hi := math.Inf(1), math.Inf(-1)
 			for _, rd := range ra.Rounds {
-				lo, hi = min(lo, rd[name]), max(hi, rd[name])
+				if v, ok := rd[name]; ok {
+					lo, hi = min(lo, v), max(hi, v)
+				}
 			}
-			fmt.Fprintf(tw, "%s\t%.2f\t%.2f..%.2f\t\n", name, ra.Median[name], lo, hi)
+			fmt.Fprintf(tw, "%s\t%.2f\t%.2f..%.2f\t\n", name, med, lo, hi)
 		}
 		tw.Flush()
 	}
+}
+
+func sizeString64(n int64) string {
+	if n >= 1<<30 && n%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", n>>30)
+	}
+	return sizeString(int(n))
 }
 
 // parseSize reads a byte count: a number with an optional unit, B, KiB,

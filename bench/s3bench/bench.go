@@ -15,14 +15,18 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,7 +41,26 @@ type Config struct {
 	LargeSize        int // bytes per large object (default 64 MiB)
 	LargeConcurrency int // requests in flight for large objects (default 2)
 	Rounds           int // rounds per target; medians are reported (default 3)
-	Progress         io.Writer
+	// Phases are the phases each round runs, in the order of AllPhases
+	// whatever the order here (default: DefaultPhases). A GET phase needs
+	// its PUT phase.
+	Phases      []string
+	VersionKeys int // keys the versioned PUTs overwrite (default 8)
+	// The UploadPartCopy phase copies a source object of CopySize bytes,
+	// made once per target by a multipart upload of CopyParts parts, into
+	// a new multipart upload of CopyParts ranged UploadPartCopy parts,
+	// CopyConcurrency at a time (defaults 1 GiB, 8, 2).
+	CopySize        int64
+	CopyParts       int
+	CopyConcurrency int
+	// Quiet, if above 0, makes each phase wait, before it starts, until
+	// the other processes of the machine used at most Quiet cores over
+	// half a second, or QuietWait has passed (default 10 s): on a machine
+	// shared with builds and tests, a phase of a second or two is
+	// otherwise measured against whatever burst of theirs it meets.
+	Quiet     float64
+	QuietWait time.Duration
+	Progress  io.Writer
 }
 
 func (c *Config) setDefaults() {
@@ -62,6 +85,24 @@ func (c *Config) setDefaults() {
 	if c.Rounds <= 0 {
 		c.Rounds = 3
 	}
+	if len(c.Phases) == 0 {
+		c.Phases = DefaultPhases
+	}
+	if c.VersionKeys <= 0 {
+		c.VersionKeys = 8
+	}
+	if c.CopySize <= 0 {
+		c.CopySize = 1 << 30
+	}
+	if c.CopyParts <= 0 {
+		c.CopyParts = 8
+	}
+	if c.CopyConcurrency <= 0 {
+		c.CopyConcurrency = 2
+	}
+	if c.QuietWait <= 0 {
+		c.QuietWait = 10 * time.Second
+	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -81,15 +122,82 @@ type Target struct {
 	// phase, if set, is told the phase about to be measured, so that a
 	// server in this process can label its CPU profile with it.
 	phase func(string)
+	// pids are the server's processes, whose CPU time a phase counts as
+	// its own (a server in this process is counted with the client).
+	pids []int
 }
 
 // Phase names, in the order a round runs them.
 const (
-	SmallPut = "small-put"
-	SmallGet = "small-get"
-	LargePut = "large-put"
-	LargeGet = "large-get"
+	SmallPut       = "small-put"
+	SmallGet       = "small-get"
+	LargePut       = "large-put"
+	LargeGet       = "large-get"
+	VersionedPut   = "versioned-put"    // small PUTs overwriting a few keys of a bucket that keeps versions
+	SSESmallPut    = "sse-small-put"    // small PUTs with x-amz-server-side-encryption: AES256 (SSE-S3)
+	SSESmallGet    = "sse-small-get"    // GETs of those
+	SSELargePut    = "sse-large-put"    // large PUTs with SSE-S3
+	SSELargeGet    = "sse-large-get"    // GETs of those
+	UploadPartCopy = "upload-part-copy" // a multipart copy of a large object in ranged UploadPartCopy parts
 )
+
+// AllPhases lists every phase, in the order a round runs them.
+var AllPhases = []string{SmallPut, SmallGet, LargePut, LargeGet, VersionedPut, SSESmallPut, SSESmallGet, SSELargePut, SSELargeGet, UploadPartCopy}
+
+// DefaultPhases are the phases a round runs unless told otherwise.
+var DefaultPhases = []string{SmallPut, SmallGet, LargePut, LargeGet}
+
+// Phases is DefaultPhases, under its older name.
+var Phases = DefaultPhases
+
+// needs maps a GET phase to the PUT phase that makes its objects.
+var needs = map[string]string{SmallGet: SmallPut, LargeGet: LargePut, SSESmallGet: SSESmallPut, SSELargeGet: SSELargePut}
+
+// PhaseSet turns a list of phase names and groups (classic: the default
+// four; sse; versioned: versioned-put; copy: upload-part-copy; all) into
+// phases in the order of AllPhases, adding the PUT phase a GET needs.
+func PhaseSet(names []string) ([]string, error) {
+	groups := map[string][]string{
+		"classic":   DefaultPhases,
+		"default":   DefaultPhases,
+		"sse":       {SSESmallPut, SSESmallGet, SSELargePut, SSELargeGet},
+		"versioned": {VersionedPut},
+		"copy":      {UploadPartCopy},
+		"all":       AllPhases,
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if g, ok := groups[n]; ok {
+			for _, p := range g {
+				want[p] = true
+			}
+			continue
+		}
+		if !slices.Contains(AllPhases, n) {
+			return nil, fmt.Errorf("s3bench: unknown phase %q: want one of %s, or a group: classic, sse, versioned, copy, all", n, strings.Join(AllPhases, ", "))
+		}
+		want[n] = true
+	}
+	for get, put := range needs {
+		if want[get] {
+			want[put] = true
+		}
+	}
+	var out []string
+	for _, p := range AllPhases {
+		if want[p] {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("s3bench: no phase")
+	}
+	return out, nil
+}
 
 // Phase is the measurement of one phase of one round.
 type Phase struct {
@@ -100,14 +208,35 @@ type Phase struct {
 	MiBPerSec float64 `json:"mib_per_second"`
 	P50ms     float64 `json:"p50_ms"`
 	P99ms     float64 `json:"p99_ms"`
+	// Cores is the CPU the client and the server used during the phase,
+	// in cores (CPU seconds per second); Others, what every other process
+	// of the machine used meanwhile, the kernel's threads included. Linux
+	// only; a server not started by this run counts as others.
+	Cores  float64 `json:"cores"`
+	Others float64 `json:"others_cores"`
+	// Waited is how long the phase waited for the machine to be quiet
+	// (Config.Quiet) before it started; Busy, that it gave up waiting.
+	Waited float64 `json:"waited_s,omitempty"`
+	Busy   bool    `json:"busy,omitempty"`
+	// Unsupported, if not empty, says why the server could not run the
+	// phase (its answer to the first request, say a 501); the phase then
+	// has no figures and takes no part in medians and ratios.
+	Unsupported string `json:"unsupported,omitempty"`
 }
 
-// Round is one round of one target: each phase once, on a fresh bucket.
+// Round is one round of one target: each phase chosen once, on a fresh
+// bucket. Phases not run are zero.
 type Round struct {
-	SmallPut Phase `json:"small_put"`
-	SmallGet Phase `json:"small_get"`
-	LargePut Phase `json:"large_put"`
-	LargeGet Phase `json:"large_get"`
+	SmallPut       Phase `json:"small_put,omitzero"`
+	SmallGet       Phase `json:"small_get,omitzero"`
+	LargePut       Phase `json:"large_put,omitzero"`
+	LargeGet       Phase `json:"large_get,omitzero"`
+	VersionedPut   Phase `json:"versioned_put,omitzero"`
+	SSESmallPut    Phase `json:"sse_small_put,omitzero"`
+	SSESmallGet    Phase `json:"sse_small_get,omitzero"`
+	SSELargePut    Phase `json:"sse_large_put,omitzero"`
+	SSELargeGet    Phase `json:"sse_large_get,omitzero"`
+	UploadPartCopy Phase `json:"upload_part_copy,omitzero"`
 }
 
 func (r *Round) phase(name string) *Phase {
@@ -120,12 +249,21 @@ func (r *Round) phase(name string) *Phase {
 		return &r.LargePut
 	case LargeGet:
 		return &r.LargeGet
+	case VersionedPut:
+		return &r.VersionedPut
+	case SSESmallPut:
+		return &r.SSESmallPut
+	case SSESmallGet:
+		return &r.SSESmallGet
+	case SSELargePut:
+		return &r.SSELargePut
+	case SSELargeGet:
+		return &r.SSELargeGet
+	case UploadPartCopy:
+		return &r.UploadPartCopy
 	}
 	panic("s3bench: unknown phase " + name)
 }
-
-// Phases lists the phase names in the order a round runs them.
-var Phases = []string{SmallPut, SmallGet, LargePut, LargeGet}
 
 // Phase returns the measurement of the named phase.
 func (r Round) Phase(name string) Phase { return *r.phase(name) }
@@ -140,7 +278,8 @@ type TargetReport struct {
 
 // Ratio compares the first target with another: per phase, the first's
 // median rate over the other's, and the same ratio for each round, taken
-// between rounds run back to back.
+// between rounds run back to back. A phase either target could not run is
+// missing from the maps.
 type Ratio struct {
 	Of     string               `json:"of"`
 	To     string               `json:"to"`
@@ -157,6 +296,12 @@ type Report struct {
 	LargeCount       int            `json:"large_count"`
 	LargeSize        int            `json:"large_size"`
 	LargeConcurrency int            `json:"large_concurrency"`
+	Phases           []string       `json:"phases"`
+	Quiet            float64        `json:"quiet_cores,omitempty"`
+	VersionKeys      int            `json:"version_keys,omitempty"`
+	CopySize         int64          `json:"copy_size,omitempty"`
+	CopyParts        int            `json:"copy_parts,omitempty"`
+	CopyConcurrency  int            `json:"copy_concurrency,omitempty"`
 	Targets          []TargetReport `json:"targets"`
 	Ratios           []Ratio        `json:"ratios,omitempty"`
 }
@@ -165,8 +310,22 @@ type Report struct {
 // turn, then round 2, and so on.
 func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 	cfg.setDefaults()
+	phases, err := PhaseSet(cfg.Phases)
+	if err != nil {
+		return Report{}, err
+	}
+	cfg.Phases = phases
 	rep := Report{CPUs: runtime.GOMAXPROCS(0), SmallCount: cfg.SmallCount, SmallSize: cfg.SmallSize, Concurrency: cfg.Concurrency,
-		LargeCount: cfg.LargeCount, LargeSize: cfg.LargeSize, LargeConcurrency: cfg.LargeConcurrency}
+		LargeCount: cfg.LargeCount, LargeSize: cfg.LargeSize, LargeConcurrency: cfg.LargeConcurrency, Phases: phases, Quiet: cfg.Quiet}
+	if slices.Contains(phases, VersionedPut) {
+		rep.VersionKeys = cfg.VersionKeys
+	}
+	if slices.Contains(phases, UploadPartCopy) {
+		if cfg.CopySize/int64(cfg.CopyParts) < 5<<20 || cfg.CopySize/int64(cfg.CopyParts) > math.MaxInt32 {
+			return rep, fmt.Errorf("s3bench: copy parts of %d bytes: S3 wants 5 MiB to 5 GiB (and here under 2 GiB)", cfg.CopySize/int64(cfg.CopyParts))
+		}
+		rep.CopySize, rep.CopyParts, rep.CopyConcurrency = cfg.CopySize, cfg.CopyParts, cfg.CopyConcurrency
+	}
 	if len(targets) == 0 {
 		return rep, errors.New("s3bench: no target")
 	}
@@ -176,31 +335,33 @@ func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 		}
 		rep.Targets = append(rep.Targets, TargetReport{Name: targets[i].Name})
 	}
-	small := newPool(cfg.SmallSize)
-	large := newPool(cfg.LargeSize)
 	var tag [4]byte
 	rand.Read(tag[:])
-	run := "s3bench-" + hex.EncodeToString(tag[:])
-	var made []cleanup
+	r := &runner{cfg: cfg, run: "s3bench-" + hex.EncodeToString(tag[:]), sources: map[*Target]string{}}
+	if slices.ContainsFunc(phases, func(p string) bool { return p == SmallPut || p == VersionedPut || p == SSESmallPut }) {
+		r.small = newPool(cfg.SmallSize)
+	}
+	if slices.Contains(phases, LargePut) || slices.Contains(phases, SSELargePut) {
+		r.large = newPool(cfg.LargeSize)
+	}
+	if slices.Contains(phases, UploadPartCopy) {
+		r.part = newPool(int(cfg.CopySize / int64(cfg.CopyParts)))
+	}
 	defer func() {
-		for _, c := range made {
+		for _, c := range slices.Backward(r.made) {
 			c.run(cfg)
 		}
 	}()
 	for round := 1; round <= cfg.Rounds; round++ {
 		for i := range targets {
 			t := &targets[i]
-			bucket := fmt.Sprintf("%s-r%d", run, round)
-			fmt.Fprintf(cfg.Progress, "round %d of %d, %s: %d × %d B at %d in flight, %d × %d MiB at %d in flight\n",
-				round, cfg.Rounds, t.Name, cfg.SmallCount, cfg.SmallSize, cfg.Concurrency,
-				cfg.LargeCount, cfg.LargeSize>>20, cfg.LargeConcurrency)
+			bucket := fmt.Sprintf("%s-r%d", r.run, round)
+			fmt.Fprintf(cfg.Progress, "round %d of %d, %s: %s\n", round, cfg.Rounds, t.Name, strings.Join(phases, ", "))
 			if err := request(t, http.MethodPut, "/"+bucket); err != nil {
 				return rep, fmt.Errorf("%s: %w", t.Name, err)
 			}
-			if t.Cleanup {
-				made = append(made, cleanup{t, bucket})
-			}
-			rd, err := runRound(ctx, cfg, t, bucket, small, large)
+			cl := r.cleanup(t, bucket)
+			rd, err := r.round(ctx, t, bucket, round, cl)
 			if err != nil {
 				return rep, fmt.Errorf("%s, round %d: %w", t.Name, round, err)
 			}
@@ -209,7 +370,7 @@ func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 	}
 	for i := range rep.Targets {
 		tr := &rep.Targets[i]
-		for _, name := range Phases {
+		for _, name := range phases {
 			var ps []Phase
 			for _, rd := range tr.Rounds {
 				ps = append(ps, rd.Phase(name))
@@ -220,13 +381,17 @@ func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 	for _, other := range rep.Targets[1:] {
 		base := rep.Targets[0]
 		r := Ratio{Of: base.Name, To: other.Name, Median: map[string]float64{}}
-		for _, name := range Phases {
-			r.Median[name] = rate(base.Median.Phase(name)) / rate(other.Median.Phase(name))
+		for _, name := range phases {
+			if x, y := rate(base.Median.Phase(name)), rate(other.Median.Phase(name)); x > 0 && y > 0 {
+				r.Median[name] = x / y
+			}
 		}
 		for k := range base.Rounds {
 			m := map[string]float64{}
-			for _, name := range Phases {
-				m[name] = rate(base.Rounds[k].Phase(name)) / rate(other.Rounds[k].Phase(name))
+			for _, name := range phases {
+				if x, y := rate(base.Rounds[k].Phase(name)), rate(other.Rounds[k].Phase(name)); x > 0 && y > 0 {
+					m[name] = x / y
+				}
 			}
 			r.Rounds = append(r.Rounds, m)
 		}
@@ -236,64 +401,473 @@ func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 }
 
 // rate is what a phase is judged by: operations per second (for large
-// objects, in proportion to MiB per second).
+// objects, in proportion to MiB per second). An unsupported phase's is 0.
 func rate(p Phase) float64 { return p.OpsPerSec }
 
-func runRound(ctx context.Context, cfg Config, t *Target, bucket string, small, large *pool) (Round, error) {
-	var rd Round
-	steps := []struct {
-		name   string
-		n      int
-		conc   int
-		pool   *pool
-		method string
-	}{
-		{SmallPut, cfg.SmallCount, cfg.Concurrency, small, http.MethodPut},
-		{SmallGet, cfg.SmallCount, cfg.Concurrency, small, http.MethodGet},
-		{LargePut, cfg.LargeCount, cfg.LargeConcurrency, large, http.MethodPut},
-		{LargeGet, cfg.LargeCount, cfg.LargeConcurrency, large, http.MethodGet},
+// runner is the state of one run.
+type runner struct {
+	cfg                Config
+	run                string // prefix of the run's bucket names
+	small, large, part *pool
+	sources            map[*Target]string // path of each target's copy source
+	made               []*cleanup
+}
+
+// cleanup returns the cleanup of bucket on t, nil if t needs none.
+func (r *runner) cleanup(t *Target, bucket string) *cleanup {
+	if !t.Cleanup {
+		return nil
 	}
-	for _, s := range steps {
-		prefix := "s/"
-		if s.pool == large {
-			prefix = "l/"
-		}
-		op := func(cl *client, i int) error {
-			path := fmt.Sprintf("/%s/%s%07d", bucket, prefix, i)
-			if s.method == http.MethodPut {
-				return cl.do(http.MethodPut, path, s.pool.object(i), nil)
-			}
-			return cl.do(http.MethodGet, path, nil, func(r io.Reader, n int64) error {
-				return s.pool.verify(r, n, i, cl.buf)
-			})
-		}
-		if t.phase != nil {
-			t.phase(s.name)
-		}
+	c := &cleanup{t: t, bucket: bucket}
+	r.made = append(r.made, c)
+	return c
+}
+
+// step is a phase of objects of one pool: n requests, conc in flight.
+type step struct {
+	n, conc int
+	pool    *pool
+	prefix  string
+	method  string
+	header  [][2]string
+}
+
+var sseHeader = [][2]string{{"X-Amz-Server-Side-Encryption", "AES256"}}
+
+func (r *runner) round(ctx context.Context, t *Target, bucket string, round int, cl *cleanup) (Round, error) {
+	var rd Round
+	cfg := r.cfg
+	for _, name := range cfg.Phases {
 		var ph Phase
 		var err error
-		pprof.Do(ctx, pprof.Labels("target", t.Name, "phase", s.name, "side", "client"), func(ctx context.Context) {
-			ph, err = drive(ctx, t, s.n, s.conc, op)
-		})
-		if t.phase != nil {
-			t.phase("")
+		switch name {
+		case SmallPut:
+			ph, err = r.objects(ctx, t, bucket, name, step{cfg.SmallCount, cfg.Concurrency, r.small, "s/", http.MethodPut, nil}, cl)
+		case SmallGet:
+			ph, err = r.objects(ctx, t, bucket, name, step{cfg.SmallCount, cfg.Concurrency, r.small, "s/", http.MethodGet, nil}, cl)
+		case LargePut:
+			ph, err = r.objects(ctx, t, bucket, name, step{cfg.LargeCount, cfg.LargeConcurrency, r.large, "l/", http.MethodPut, nil}, cl)
+		case LargeGet:
+			ph, err = r.objects(ctx, t, bucket, name, step{cfg.LargeCount, cfg.LargeConcurrency, r.large, "l/", http.MethodGet, nil}, cl)
+		case SSESmallPut:
+			ph, err = r.ssePut(ctx, t, bucket, name, step{cfg.SmallCount, cfg.Concurrency, r.small, "sse-s/", http.MethodPut, sseHeader}, cl)
+		case SSELargePut:
+			ph, err = r.ssePut(ctx, t, bucket, name, step{cfg.LargeCount, cfg.LargeConcurrency, r.large, "sse-l/", http.MethodPut, sseHeader}, cl)
+		case SSESmallGet, SSELargeGet:
+			put := rd.Phase(needs[name])
+			if put.Unsupported != "" {
+				ph = Phase{Unsupported: "needs " + needs[name] + ", unsupported"}
+				break
+			}
+			s := step{cfg.SmallCount, cfg.Concurrency, r.small, "sse-s/", http.MethodGet, nil}
+			if name == SSELargeGet {
+				s = step{cfg.LargeCount, cfg.LargeConcurrency, r.large, "sse-l/", http.MethodGet, nil}
+			}
+			ph, err = r.objects(ctx, t, bucket, name, s, cl)
+		case VersionedPut:
+			ph, err = r.versioned(ctx, t, fmt.Sprintf("%s-v%d", r.run, round), cl)
+		case UploadPartCopy:
+			ph, err = r.copy(ctx, t, bucket, cl)
 		}
 		if err != nil {
-			return rd, fmt.Errorf("%s: %w", s.name, err)
+			return rd, fmt.Errorf("%s: %w", name, err)
 		}
-		ph.Bytes = int64(s.n) * int64(s.pool.size)
-		ph.MiBPerSec = float64(ph.Bytes) / (1 << 20) / ph.Seconds
-		*rd.phase(s.name) = ph
-		fmt.Fprintf(cfg.Progress, "  %-9s %8.0f ops/s %8.1f MiB/s  p50 %7.2f ms  p99 %7.2f ms\n",
-			s.name, ph.OpsPerSec, ph.MiBPerSec, ph.P50ms, ph.P99ms)
+		*rd.phase(name) = ph
+		if ph.Unsupported != "" {
+			fmt.Fprintf(cfg.Progress, "  %-16s unsupported: %s\n", name, ph.Unsupported)
+			continue
+		}
+		note := ""
+		if ph.Busy {
+			note = fmt.Sprintf(" (busy: others above %.2f cores for the %.0f s it waited)", cfg.Quiet, ph.Waited)
+		} else if ph.Waited >= 1 {
+			note = fmt.Sprintf(" (waited %.0f s for a quiet machine)", ph.Waited)
+		}
+		fmt.Fprintf(cfg.Progress, "  %-16s %8.0f ops/s %8.1f MiB/s  p50 %7.2f ms  p99 %7.2f ms  cores %.2f, others %.2f%s\n",
+			name, ph.OpsPerSec, ph.MiBPerSec, ph.P50ms, ph.P99ms, ph.Cores, ph.Others, note)
 	}
 	return rd, nil
 }
 
+// measure runs a phase under t's profile labels, timing it from the moment
+// its connections are open, and fills in the phase's bytes, rate and CPU.
+// body runs the phase: it opens its connections, calls start, and
+// returns the latencies of its operations.
+func (r *runner) measure(ctx context.Context, t *Target, name string, bytes int64, body func(ctx context.Context, start func()) ([]time.Duration, error)) (Phase, error) {
+	waited, busy := r.settle(ctx, t)
+	if t.phase != nil {
+		t.phase(name)
+		defer t.phase("")
+	}
+	var lat []time.Duration
+	var err error
+	var t0 time.Time
+	var c0 cpuSample
+	start := func() {
+		c0 = sampleCPU(t.pids)
+		t0 = time.Now()
+	}
+	pprof.Do(ctx, pprof.Labels("target", t.Name, "phase", name, "side", "client"), func(ctx context.Context) {
+		lat, err = body(ctx, start)
+	})
+	elapsed := time.Since(t0).Seconds()
+	c1 := sampleCPU(t.pids)
+	if err != nil {
+		return Phase{}, err
+	}
+	slices.Sort(lat)
+	ph := Phase{Ops: len(lat), Bytes: bytes, Seconds: elapsed, OpsPerSec: float64(len(lat)) / elapsed,
+		MiBPerSec: float64(bytes) / (1 << 20) / elapsed, P50ms: ms(percentile(lat, 0.50)), P99ms: ms(percentile(lat, 0.99))}
+	ph.Cores = (c1.ours - c0.ours) / elapsed
+	ph.Others = max(0, (c1.busy-c0.busy)-(c1.ours-c0.ours)) / elapsed
+	ph.Waited, ph.Busy = waited.Seconds(), busy
+	return ph, nil
+}
+
+// settle prepares the machine for a phase: dirty pages written out, and,
+// with Config.Quiet, other processes down to Quiet cores over half a
+// second, waiting at most QuietWait. It returns how long it waited and
+// whether it gave up.
+func (r *runner) settle(ctx context.Context, t *Target) (time.Duration, bool) {
+	start := time.Now()
+	syncDisks()
+	if r.cfg.Quiet <= 0 {
+		return 0, false
+	}
+	const window = 500 * time.Millisecond
+	for {
+		c0 := sampleCPU(t.pids)
+		select {
+		case <-ctx.Done():
+			return time.Since(start), true
+		case <-time.After(window):
+		}
+		c1 := sampleCPU(t.pids)
+		others := ((c1.busy - c0.busy) - (c1.ours - c0.ours)) / window.Seconds()
+		if others <= r.cfg.Quiet {
+			return time.Since(start), false
+		}
+		if time.Since(start) >= r.cfg.QuietWait {
+			return time.Since(start), true
+		}
+	}
+}
+
+// objects runs a phase of PUTs or GETs of s.n objects, verifying GETs.
+func (r *runner) objects(ctx context.Context, t *Target, bucket, name string, s step, cl *cleanup) (Phase, error) {
+	path := func(i int) string { return fmt.Sprintf("/%s/%s%07d", bucket, s.prefix, i) }
+	op := func(c *client, i int) error {
+		if s.method == http.MethodPut {
+			return c.send(&req{method: http.MethodPut, path: path(i), header: s.header, body: s.pool.object(i)})
+		}
+		return c.do(http.MethodGet, path(i), nil, func(rd io.Reader, n int64) error {
+			return s.pool.verify(rd, n, i, c.buf)
+		})
+	}
+	if cl != nil && s.method == http.MethodPut {
+		for i := range s.n {
+			cl.paths = append(cl.paths, path(i))
+		}
+	}
+	return r.measure(ctx, t, name, int64(s.n)*int64(s.pool.size), func(ctx context.Context, start func()) ([]time.Duration, error) {
+		return drive(ctx, t, s.n, s.conc, start, op)
+	})
+}
+
+// ssePut is a phase of PUTs with SSE-S3, after a first PUT, not timed,
+// that finds out whether the server does SSE-S3: it must answer 2xx and
+// say x-amz-server-side-encryption: AES256. A server that does not is
+// reported as unsupported, with its answer.
+func (r *runner) ssePut(ctx context.Context, t *Target, bucket, name string, s step, cl *cleanup) (Phase, error) {
+	c, err := dial(t)
+	if err != nil {
+		return Phase{}, err
+	}
+	h := http.Header{}
+	path := fmt.Sprintf("/%s/%s%07d", bucket, s.prefix, 0)
+	err = c.send(&req{method: http.MethodPut, path: path, header: s.header, body: s.pool.object(0), respHeader: h})
+	c.close()
+	if se := (*statusError)(nil); errors.As(err, &se) {
+		return Phase{Unsupported: fmt.Sprintf("a PUT with x-amz-server-side-encryption: AES256 is answered %d %s", se.status, errorCode(se.body))}, nil
+	}
+	if err != nil {
+		return Phase{}, err
+	}
+	if cl != nil {
+		cl.paths = append(cl.paths, path)
+	}
+	if v := h.Get("X-Amz-Server-Side-Encryption"); v != "AES256" {
+		return Phase{Unsupported: fmt.Sprintf("a PUT with x-amz-server-side-encryption: AES256 is answered 2xx with x-amz-server-side-encryption %q, not AES256", v)}, nil
+	}
+	return r.objects(ctx, t, bucket, name, s, cl)
+}
+
+// errorCode is the <Code> of an S3 error body, or the body's start.
+func errorCode(body string) string {
+	if _, rest, ok := strings.Cut(body, "<Code>"); ok {
+		if code, _, ok := strings.Cut(rest, "</Code>"); ok {
+			msg := ""
+			if _, m, ok := strings.Cut(rest, "<Message>"); ok {
+				msg, _, _ = strings.Cut(m, "</Message>")
+			}
+			if len(msg) > 160 {
+				msg = msg[:160] + "..."
+			}
+			return strings.TrimSpace(code + ": " + msg)
+		}
+	}
+	return strings.TrimSpace(body[:min(len(body), 200)])
+}
+
+// versioned is a phase of small PUTs into a new bucket that keeps
+// versions, object i to key i mod VersionKeys, so that most PUTs make a
+// new version of a key that has some. Every PUT must be answered with a
+// version id of its own; after the clock, each key's current body must
+// be one of those PUT to it.
+func (r *runner) versioned(ctx context.Context, t *Target, bucket string, cl *cleanup) (Phase, error) {
+	if err := request(t, http.MethodPut, "/"+bucket); err != nil {
+		return Phase{}, err
+	}
+	vcl := r.cleanup(t, bucket)
+	c, err := dial(t)
+	if err != nil {
+		return Phase{}, err
+	}
+	const enable = `<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>`
+	err = c.send(&req{method: http.MethodPut, path: "/" + bucket, query: url.Values{"versioning": {""}}, body: [][]byte{[]byte(enable)}})
+	c.close()
+	if se := (*statusError)(nil); errors.As(err, &se) {
+		return Phase{Unsupported: fmt.Sprintf("PutBucketVersioning is answered %d %s", se.status, errorCode(se.body))}, nil
+	}
+	if err != nil {
+		return Phase{}, err
+	}
+	keys, n := r.cfg.VersionKeys, r.cfg.SmallCount
+	path := func(i int) string { return fmt.Sprintf("/%s/v/%07d", bucket, i%keys) }
+	versions := make([]string, n)
+	op := func(c *client, i int) error {
+		h := http.Header{}
+		if err := c.send(&req{method: http.MethodPut, path: path(i), body: r.small.object(i), respHeader: h}); err != nil {
+			return err
+		}
+		if versions[i] = h.Get("X-Amz-Version-Id"); versions[i] == "" || versions[i] == "null" {
+			return fmt.Errorf("s3bench: PUT %s in a bucket that keeps versions: answered without a version id", path(i))
+		}
+		return nil
+	}
+	ph, err := r.measure(ctx, t, VersionedPut, int64(n)*int64(r.small.size), func(ctx context.Context, start func()) ([]time.Duration, error) {
+		return drive(ctx, t, n, r.cfg.Concurrency, start, op)
+	})
+	if err != nil {
+		return ph, err
+	}
+	seen := map[string]bool{}
+	for i, v := range versions {
+		if seen[v] {
+			return ph, fmt.Errorf("s3bench: two PUTs to a bucket that keeps versions were given version id %q", v)
+		}
+		seen[v] = true
+		if vcl != nil {
+			vcl.paths = append(vcl.paths, path(i)+"?versionId="+url.QueryEscape(v))
+		}
+	}
+	_, err = drive(ctx, t, min(keys, n), r.cfg.Concurrency, nil, func(c *client, k int) error {
+		return c.do(http.MethodGet, path(k), nil, func(rd io.Reader, length int64) error {
+			var stamp [8]byte
+			if _, err := io.ReadFull(rd, stamp[:min(8, r.small.size)]); err != nil {
+				return fmt.Errorf("s3bench: GET %s: %w", path(k), err)
+			}
+			i := int(binary.BigEndian.Uint64(stamp[:]))
+			if r.small.size < 8 || i%keys != k || i >= n {
+				if r.small.size < 8 {
+					return nil // too short to name its object
+				}
+				return fmt.Errorf("s3bench: GET %s: the body of object %d, not one PUT to this key", path(k), i)
+			}
+			return r.small.verify(io.MultiReader(bytes.NewReader(stamp[:]), rd), length, i, c.buf)
+		})
+	})
+	return ph, err
+}
+
+// copy is the UploadPartCopy phase: the source is made once per target,
+// by a multipart upload, not timed; the clock covers creating a multipart
+// upload, copying the source into it in CopyParts ranged UploadPartCopy
+// parts, CopyConcurrency at a time, and completing it. The copy is then
+// read back and checked against the source's bytes.
+func (r *runner) copy(ctx context.Context, t *Target, bucket string, cl *cleanup) (Phase, error) {
+	parts, size := r.cfg.CopyParts, int64(r.part.size)
+	src, ok := r.sources[t]
+	if !ok {
+		srcBucket := r.run + "-src"
+		if err := request(t, http.MethodPut, "/"+srcBucket); err != nil {
+			return Phase{}, err
+		}
+		scl := r.cleanup(t, srcBucket)
+		src = "/" + srcBucket + "/source"
+		c, err := dial(t)
+		if err != nil {
+			return Phase{}, err
+		}
+		defer c.close()
+		fmt.Fprintf(r.cfg.Progress, "  making the copy source: %d parts of %d MiB\n", parts, size>>20)
+		id, err := createUpload(c, src)
+		if se := (*statusError)(nil); errors.As(err, &se) {
+			return Phase{Unsupported: fmt.Sprintf("CreateMultipartUpload is answered %d %s", se.status, errorCode(se.body))}, nil
+		}
+		if err != nil {
+			return Phase{}, err
+		}
+		etags := make([]string, parts)
+		for j := range parts {
+			h := http.Header{}
+			q := url.Values{"partNumber": {strconv.Itoa(j + 1)}, "uploadId": {id}}
+			if err := c.send(&req{method: http.MethodPut, path: src, query: q, body: r.part.object(j), respHeader: h}); err != nil {
+				return Phase{}, err
+			}
+			etags[j] = h.Get("ETag")
+		}
+		if err := completeUpload(c, src, id, etags); err != nil {
+			return Phase{}, err
+		}
+		if scl != nil {
+			scl.paths = append(scl.paths, src)
+		}
+		r.sources[t] = src
+	}
+	dst := fmt.Sprintf("/%s/c/%07d", bucket, 0)
+	var id string
+	etags := make([]string, parts)
+	op := func(c *client, j int) error {
+		h := http.Header{}
+		q := url.Values{"partNumber": {strconv.Itoa(j + 1)}, "uploadId": {id}}
+		var body bytes.Buffer
+		err := c.send(&req{method: http.MethodPut, path: dst, query: q, respHeader: h, header: [][2]string{
+			{"X-Amz-Copy-Source", src},
+			{"X-Amz-Copy-Source-Range", fmt.Sprintf("bytes=%d-%d", int64(j)*size, int64(j+1)*size-1)},
+		}, read: func(rd io.Reader, _ int64) error { _, err := io.Copy(&body, rd); return err }})
+		if err != nil {
+			return err
+		}
+		etags[j], err = xmlValue(body.String(), "ETag")
+		return err
+	}
+	var unsupported string
+	ph, err := r.measure(ctx, t, UploadPartCopy, int64(parts)*size, func(ctx context.Context, start func()) ([]time.Duration, error) {
+		c, err := dial(t)
+		if err != nil {
+			return nil, err
+		}
+		defer c.close()
+		var lat []time.Duration
+		lat, err = drive(ctx, t, parts, r.cfg.CopyConcurrency, func() {
+			start()
+			if id, err = createUpload(c, dst); err != nil {
+				id = ""
+			}
+		}, func(c *client, j int) error {
+			if id == "" {
+				return err
+			}
+			return op(c, j)
+		})
+		if se := (*statusError)(nil); errors.As(err, &se) {
+			unsupported = fmt.Sprintf("%s is answered %d %s", map[bool]string{true: "CreateMultipartUpload", false: "UploadPartCopy"}[id == ""], se.status, errorCode(se.body))
+			return nil, err
+		}
+		if err != nil {
+			return nil, err
+		}
+		return lat, completeUpload(c, dst, id, etags)
+	})
+	if unsupported != "" {
+		return Phase{Unsupported: unsupported}, nil
+	}
+	if err != nil {
+		return Phase{}, err
+	}
+	if cl != nil {
+		cl.paths = append(cl.paths, dst)
+	}
+	c, err := dial(t)
+	if err != nil {
+		return ph, err
+	}
+	defer c.close()
+	err = c.do(http.MethodGet, dst, nil, func(rd io.Reader, n int64) error {
+		if n >= 0 && n != int64(parts)*size {
+			return fmt.Errorf("copy of %d bytes, want %d", n, int64(parts)*size)
+		}
+		for j := range parts {
+			if err := r.part.verify(io.LimitReader(rd, size), size, j, c.buf); err != nil {
+				return fmt.Errorf("copy, part %d: %w", j+1, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return ph, fmt.Errorf("s3bench: GET %s: %w", dst, err)
+	}
+	return ph, nil
+}
+
+// createUpload starts a multipart upload of path and returns its id.
+func createUpload(c *client, path string) (string, error) {
+	var body bytes.Buffer
+	err := c.send(&req{method: http.MethodPost, path: path, query: url.Values{"uploads": {""}},
+		read: func(rd io.Reader, _ int64) error { _, err := io.Copy(&body, rd); return err }})
+	if err != nil {
+		return "", err
+	}
+	return xmlValue(body.String(), "UploadId")
+}
+
+// completeUpload completes a multipart upload with its parts' ETags. A
+// 200 whose body is an <Error> is an error, as S3 may answer one late.
+func completeUpload(c *client, path, id string, etags []string) error {
+	var b strings.Builder
+	b.WriteString("<CompleteMultipartUpload>")
+	for j, e := range etags {
+		fmt.Fprintf(&b, "<Part><PartNumber>%d</PartNumber><ETag>%s</ETag></Part>", j+1, e)
+	}
+	b.WriteString("</CompleteMultipartUpload>")
+	var body bytes.Buffer
+	err := c.send(&req{method: http.MethodPost, path: path, query: url.Values{"uploadId": {id}}, body: [][]byte{[]byte(b.String())},
+		read: func(rd io.Reader, _ int64) error { _, err := io.Copy(&body, rd); return err }})
+	if err != nil {
+		return err
+	}
+	if strings.Contains(body.String(), "<Error>") {
+		return fmt.Errorf("s3bench: completing %s: %s", path, errorCode(body.String()))
+	}
+	return nil
+}
+
+// xmlValue is the text of the first element name in an XML body.
+func xmlValue(body, name string) (string, error) {
+	var v struct {
+		Value string `xml:",chardata"`
+	}
+	d := xml.NewDecoder(strings.NewReader(body))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return "", fmt.Errorf("s3bench: no <%s> in %q", name, body[:min(len(body), 300)])
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == name {
+			if err := d.DecodeElement(&v, &se); err != nil {
+				return "", err
+			}
+			return strings.TrimSpace(v.Value), nil
+		}
+	}
+}
+
 // drive runs op for i in [0, n) with conc workers, each on its own
-// connection, opened before the clock starts.
-func drive(ctx context.Context, t *Target, n, conc int, op func(cl *client, i int) error) (Phase, error) {
-	conc = min(conc, n)
+// connection, opened before start (if not nil) is called and the workers
+// start, and returns the latencies of the operations.
+func drive(ctx context.Context, t *Target, n, conc int, start func(), op func(cl *client, i int) error) ([]time.Duration, error) {
+	conc = max(1, min(conc, n))
 	clients := make([]*client, conc)
 	defer func() {
 		for _, cl := range clients {
@@ -305,7 +879,7 @@ func drive(ctx context.Context, t *Target, n, conc int, op func(cl *client, i in
 	for i := range clients {
 		cl, err := dial(t)
 		if err != nil {
-			return Phase{}, err
+			return nil, err
 		}
 		clients[i] = cl
 	}
@@ -326,7 +900,9 @@ func drive(ctx context.Context, t *Target, n, conc int, op func(cl *client, i in
 	var next atomic.Int64
 	lat := make([][]time.Duration, conc)
 	var wg sync.WaitGroup
-	start := time.Now()
+	if start != nil {
+		start()
+	}
 	for w := range conc {
 		wg.Go(func() {
 			for {
@@ -344,16 +920,12 @@ func drive(ctx context.Context, t *Target, n, conc int, op func(cl *client, i in
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
 	mu.Lock()
 	defer mu.Unlock()
 	if failure != nil {
-		return Phase{}, failure
+		return nil, failure
 	}
-	all := slices.Concat(lat...)
-	slices.Sort(all)
-	return Phase{Ops: len(all), Seconds: elapsed.Seconds(), OpsPerSec: float64(len(all)) / elapsed.Seconds(),
-		P50ms: ms(percentile(all, 0.50)), P99ms: ms(percentile(all, 0.99))}, nil
+	return slices.Concat(lat...), nil
 }
 
 // percentile returns the nearest-rank p-th percentile of sorted samples.
@@ -373,7 +945,11 @@ func medianPhase(ps []Phase) Phase {
 	if len(ps) == 0 {
 		return Phase{}
 	}
-	ps = slices.Clone(ps)
+	if ok := slices.DeleteFunc(slices.Clone(ps), func(p Phase) bool { return p.Unsupported != "" }); len(ok) > 0 {
+		ps = ok
+	} else {
+		return ps[0] // none ran: the first says why
+	}
 	slices.SortFunc(ps, func(a, b Phase) int {
 		switch {
 		case rate(a) < rate(b):
@@ -396,23 +972,24 @@ func request(t *Target, method, path string) error {
 	return cl.do(method, path, nil, nil)
 }
 
-// cleanup is a bucket of the run to delete at the end.
+// cleanup is a bucket of the run to delete at the end, with the objects
+// (paths, a query allowed: ?versionId=) put in it.
 type cleanup struct {
 	t      *Target
 	bucket string
+	paths  []string
 }
 
 // run deletes the bucket's objects and the bucket, best effort.
-func (c cleanup) run(cfg Config) {
-	var names []string
-	for i := range cfg.SmallCount {
-		names = append(names, fmt.Sprintf("/%s/s/%07d", c.bucket, i))
-	}
-	for i := range cfg.LargeCount {
-		names = append(names, fmt.Sprintf("/%s/l/%07d", c.bucket, i))
-	}
-	_, err := drive(context.Background(), c.t, len(names), cfg.Concurrency, func(cl *client, i int) error {
-		return cl.do(http.MethodDelete, names[i], nil, nil)
+func (c *cleanup) run(cfg Config) {
+	paths := slices.Compact(slices.Sorted(slices.Values(c.paths)))
+	_, err := drive(context.Background(), c.t, len(paths), cfg.Concurrency, nil, func(cl *client, i int) error {
+		p, q, _ := strings.Cut(paths[i], "?")
+		var query url.Values
+		if q != "" {
+			query, _ = url.ParseQuery(q)
+		}
+		return cl.send(&req{method: http.MethodDelete, path: p, query: query})
 	})
 	if err == nil {
 		err = request(c.t, http.MethodDelete, "/"+c.bucket)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,6 +60,7 @@ type memS3 struct {
 	mu      sync.Mutex
 	objects map[string][]byte
 	corrupt func(key string, body []byte) []byte
+	sse     bool // answers a PUT with x-amz-server-side-encryption as S3 does
 }
 
 func (m *memS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -68,6 +70,9 @@ func (m *memS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPut:
 		body, _ := io.ReadAll(r.Body)
 		m.objects[r.URL.Path] = body
+		if v := r.Header.Get("X-Amz-Server-Side-Encryption"); v != "" && m.sse {
+			w.Header().Set("X-Amz-Server-Side-Encryption", v)
+		}
 	case http.MethodGet:
 		body, ok := m.objects[r.URL.Path]
 		if !ok {
@@ -182,5 +187,118 @@ func TestRunCanceled(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Run took %v to notice its context ended", d)
+	}
+}
+
+// TestRunLatticeAllPhases runs every phase against the endpoint in
+// process: each moves every object, SSE-S3 (which this endpoint refuses
+// with a 501) is reported as unsupported rather than failing the run, and
+// a phase only one target ran has no ratio.
+func TestRunLatticeAllPhases(t *testing.T) {
+	l, err := StartLattice(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cfg := tiny
+	cfg.Rounds = 1
+	cfg.Phases = []string{"all"}
+	cfg.VersionKeys = 3
+	cfg.CopySize, cfg.CopyParts, cfg.CopyConcurrency = 2*(5<<20), 2, 2
+	rep, err := Run(context.Background(), cfg, []Target{l.Target()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Phases, AllPhases) {
+		t.Errorf("phases %v, want %v", rep.Phases, AllPhases)
+	}
+	rd := rep.Targets[0].Rounds[0]
+	for _, name := range AllPhases {
+		ph := rd.Phase(name)
+		if strings.HasPrefix(name, "sse-") {
+			if ph.Unsupported == "" || ph.Ops != 0 {
+				t.Errorf("%s: %+v, want unsupported", name, ph)
+			}
+			continue
+		}
+		want := map[string]int{LargePut: cfg.LargeCount, LargeGet: cfg.LargeCount, UploadPartCopy: cfg.CopyParts}[name]
+		if want == 0 {
+			want = cfg.SmallCount
+		}
+		if ph.Unsupported != "" || ph.Ops != want || ph.OpsPerSec <= 0 {
+			t.Errorf("%s: %+v, want %d ops", name, ph, want)
+		}
+	}
+	if rd.UploadPartCopy.Bytes != cfg.CopySize {
+		t.Errorf("upload-part-copy moved %d bytes, want %d", rd.UploadPartCopy.Bytes, cfg.CopySize)
+	}
+	if !strings.Contains(rd.SSESmallPut.Unsupported, "501") {
+		t.Errorf("sse-small-put: %q, want the server's 501", rd.SSESmallPut.Unsupported)
+	}
+	if m := rep.Targets[0].Median.SSELargePut; m.Unsupported == "" {
+		t.Errorf("median sse-large-put %+v, want unsupported", m)
+	}
+}
+
+// TestSSE checks that an SSE phase runs against a server that says it
+// encrypted (x-amz-server-side-encryption: AES256 in the answer) and is
+// reported unsupported, not measured, against one that ignores the header.
+func TestSSE(t *testing.T) {
+	cfg := Config{SmallCount: 10, SmallSize: 100, Concurrency: 2, LargeCount: 2, LargeSize: 200 << 10, LargeConcurrency: 2, Rounds: 1,
+		Phases: []string{"sse"}}
+	for _, sse := range []bool{true, false} {
+		srv := httptest.NewServer(&memS3{objects: map[string][]byte{}, sse: sse})
+		rep, err := Run(context.Background(), cfg, []Target{{Name: "mem", Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", Cleanup: true}})
+		srv.Close()
+		if err != nil {
+			t.Fatalf("sse %v: Run: %v", sse, err)
+		}
+		rd := rep.Targets[0].Rounds[0]
+		for _, name := range []string{SSESmallPut, SSESmallGet, SSELargePut, SSELargeGet} {
+			ph := rd.Phase(name)
+			if sse && (ph.Unsupported != "" || ph.Ops == 0) {
+				t.Errorf("server that encrypts, %s: %+v", name, ph)
+			}
+			if !sse && (ph.Unsupported == "" || ph.Ops != 0) {
+				t.Errorf("server that ignores the header, %s: %+v, want unsupported", name, ph)
+			}
+		}
+	}
+}
+
+func TestPhaseSet(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want []string
+		err  bool
+	}{
+		{[]string{"classic"}, DefaultPhases, false},
+		{[]string{"large-get", "small-put"}, []string{SmallPut, LargePut, LargeGet}, false},
+		{[]string{"copy", "versioned"}, []string{VersionedPut, UploadPartCopy}, false},
+		{[]string{"sse-large-get"}, []string{SSELargePut, SSELargeGet}, false},
+		{[]string{"all"}, AllPhases, false},
+		{[]string{"large-putt"}, nil, true},
+		{[]string{""}, nil, true},
+	} {
+		got, err := PhaseSet(tc.in)
+		if (err != nil) != tc.err || !slices.Equal(got, tc.want) {
+			t.Errorf("PhaseSet(%q) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestQuiet checks that with Config.Quiet a phase samples the machine
+// before it starts, and starts once the others are under the bound.
+func TestQuiet(t *testing.T) {
+	srv := httptest.NewServer(&memS3{objects: map[string][]byte{}})
+	defer srv.Close()
+	cfg := Config{SmallCount: 4, SmallSize: 100, Concurrency: 2, Rounds: 1, Phases: []string{SmallPut}, Quiet: 1000, QuietWait: 5 * time.Second}
+	rep, err := Run(context.Background(), cfg, []Target{{Name: "mem", Endpoint: srv.URL, AccessKey: "a", SecretKey: "s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := rep.Targets[0].Rounds[0].SmallPut
+	if ph.Busy || ph.Waited < 0.4 || ph.Waited > 5 || rep.Quiet != 1000 {
+		t.Errorf("phase %+v, report quiet %v: want one that waited one window, not busy", ph, rep.Quiet)
 	}
 }

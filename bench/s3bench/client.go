@@ -106,27 +106,63 @@ func (e *statusError) Error() string {
 // length (-1 if chunked); read must consume it all. Any other status is a
 // *statusError.
 func (cl *client) do(method, path string, body [][]byte, read func(r io.Reader, n int64) error) error {
+	return cl.send(&req{method: method, path: path, body: body, read: read})
+}
+
+// req is a request for send: do's arguments and the rarer parts, a query,
+// extra headers (x-amz-* ones are signed) and the response's headers.
+type req struct {
+	method, path string
+	query        url.Values // nil: none
+	header       [][2]string
+	body         [][]byte
+	read         func(r io.Reader, n int64) error
+	respHeader   http.Header // if not nil, receives the response's headers
+}
+
+// send is do with every part of req.
+func (cl *client) send(rq *req) error {
+	method, path := rq.method, rq.path
 	var length int
-	for _, b := range body {
+	for _, b := range rq.body {
 		length += len(b)
 	}
 	req := &http.Request{Method: method, URL: &url.URL{Scheme: "http", Host: cl.host, Path: path}, Host: cl.host, Header: http.Header{}}
+	target := sigv4.EncodePath(path)
+	if rq.query != nil {
+		req.URL.RawQuery = rq.query.Encode()
+		target += "?" + req.URL.RawQuery
+	}
+	for _, h := range rq.header {
+		req.Header.Set(h[0], h[1])
+	}
 	sigv4.Sign(req, cl.t.AccessKey, cl.t.SecretKey, cl.t.Region, "UNSIGNED-PAYLOAD", time.Now())
 	cl.hdr.Reset()
-	fmt.Fprintf(&cl.hdr, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, sigv4.EncodePath(path), cl.host)
+	fmt.Fprintf(&cl.hdr, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, target, cl.host)
 	for _, k := range []string{"X-Amz-Date", "X-Amz-Content-Sha256", "Authorization"} {
 		fmt.Fprintf(&cl.hdr, "%s: %s\r\n", k, req.Header.Get(k))
 	}
-	if method == http.MethodPut || length > 0 {
+	for _, h := range rq.header {
+		fmt.Fprintf(&cl.hdr, "%s: %s\r\n", h[0], h[1])
+	}
+	if method == http.MethodPut || method == http.MethodPost || length > 0 {
 		fmt.Fprintf(&cl.hdr, "Content-Length: %d\r\n", length)
 	}
 	cl.hdr.WriteString("\r\n")
 	cl.c.SetDeadline(time.Now().Add(opTimeout))
-	bufs := append(net.Buffers{cl.hdr.Bytes()}, body...)
+	bufs := append(net.Buffers{cl.hdr.Bytes()}, rq.body...)
 	if _, err := bufs.WriteTo(cl.c); err != nil {
-		return fmt.Errorf("s3bench: %s %s: %w", method, path, err)
+		// A server may answer before it has read the body, a refusal
+		// say, and close the connection: its answer is the error.
+		if rerr := cl.response(method, path, nil, nil); errors.As(rerr, new(*statusError)) {
+			err = rerr
+		} else {
+			err = fmt.Errorf("s3bench: %s %s: %w", method, path, err)
+		}
+		cl.c.Close()
+		return errors.Join(err, cl.redial())
 	}
-	err := cl.response(method, path, read)
+	err := cl.response(method, path, rq.read, rq.respHeader)
 	if err != nil && !errors.As(err, new(*statusError)) {
 		err = fmt.Errorf("s3bench: %s %s: %w", method, path, err)
 	}
@@ -134,7 +170,7 @@ func (cl *client) do(method, path string, body [][]byte, read func(r io.Reader, 
 }
 
 // response reads one response; see do.
-func (cl *client) response(method, path string, read func(r io.Reader, n int64) error) error {
+func (cl *client) response(method, path string, read func(r io.Reader, n int64) error, respHeader http.Header) error {
 	line, err := cl.r.ReadString('\n')
 	if err != nil {
 		return err
@@ -162,6 +198,9 @@ func (cl *client) response(method, path string, read func(r io.Reader, n int64) 
 			return fmt.Errorf("malformed header line %q", h)
 		}
 		v = strings.TrimSpace(v)
+		if respHeader != nil {
+			respHeader.Add(k, v)
+		}
 		switch {
 		case strings.EqualFold(k, "Content-Length"):
 			if length, err = strconv.ParseInt(v, 10, 64); err != nil || length < 0 {

@@ -3,6 +3,7 @@ package s3bench
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -37,6 +38,10 @@ type MinIOOptions struct {
 	// with a rename that is not synced: a power loss right after a 200
 	// can lose the object.
 	OSync bool
+	// KMS gives MinIO a static KMS key (MINIO_KMS_SECRET_KEY, a random
+	// one), which it needs to do SSE-S3: without one it refuses a PUT with
+	// x-amz-server-side-encryption. A key alone encrypts nothing else.
+	KMS bool
 }
 
 // StartMinIO starts the MinIO server binary bin and waits until it is
@@ -67,6 +72,11 @@ func StartMinIO(ctx context.Context, bin string, opts MinIOOptions) (m *MinIO, e
 	}
 	m.cmd = exec.Command(bin, "server", filepath.Join(dir, "data"), "--address", addr, "--console-address", console)
 	m.cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+user, "MINIO_ROOT_PASSWORD="+password, "MINIO_FS_OSYNC="+osync)
+	if opts.KMS {
+		key := make([]byte, 32)
+		rand.Read(key)
+		m.cmd.Env = append(m.cmd.Env, "MINIO_KMS_SECRET_KEY=s3bench-key:"+base64.StdEncoding.EncodeToString(key))
+	}
 	m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
 	detach(m.cmd)
 	if err := m.cmd.Start(); err != nil {
@@ -77,7 +87,8 @@ func StartMinIO(ctx context.Context, bin string, opts MinIOOptions) (m *MinIO, e
 		m.cmd.Wait()
 		close(m.exited)
 	}()
-	m.target = Target{Name: "minio", Endpoint: "http://" + addr, AccessKey: user, SecretKey: password, Region: "us-east-1"}
+	m.target = Target{Name: "minio", Endpoint: "http://" + addr, AccessKey: user, SecretKey: password, Region: "us-east-1",
+		pids: []int{m.cmd.Process.Pid}}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for {
