@@ -208,7 +208,9 @@ func checkConsistent(t *testing.T, s *Store, when string) {
 		}
 		objects++
 		bytes_ += o.Size
-		refs[o.Blob]++
+		for _, id := range o.bodyFiles() {
+			refs[id]++
+		}
 		cur[o.Key] = o
 		return nil
 	})
@@ -223,7 +225,9 @@ func checkConsistent(t *testing.T, s *Store, when string) {
 		}
 		versions++
 		versionBytes += o.Size
-		refs[o.Blob]++
+		for _, id := range o.bodyFiles() {
+			refs[id]++
+		}
 		table[o.Key] = append(table[o.Key], o)
 		return nil
 	})

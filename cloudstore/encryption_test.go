@@ -420,25 +420,33 @@ func TestEncryptedPartsSpliced(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := b.blobPath(obj.Blob)
-			orig, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
+			// The object is its parts' files, as they were uploaded.
+			if len(obj.Blobs) != 2 {
+				t.Fatalf("the object names %d body files, want its 2 parts'", len(obj.Blobs))
+			}
+			paths := []string{b.blobPath(obj.Blobs[0]), b.blobPath(obj.Blobs[1])}
+			var orig [2][]byte
+			for i, path := range paths {
+				if orig[i], err = os.ReadFile(path); err != nil {
+					t.Fatal(err)
+				}
 			}
 			n := int(sse.EncryptedSize(MinPartSize))
-			if len(orig) != 2*n || len(staleStream) != n {
-				t.Fatalf("streams of %d and %d bytes", len(orig), len(staleStream))
+			if len(orig[0]) != n || len(orig[1]) != n || len(staleStream) != n {
+				t.Fatalf("streams of %d, %d and %d bytes", len(orig[0]), len(orig[1]), len(staleStream))
 			}
 			for _, c := range []struct {
-				name string
-				body []byte
+				name   string
+				bodies [2][]byte
 			}{
-				{"parts swapped", append(bytes.Clone(orig[n:]), orig[:n]...)},
-				{"part 1 twice", append(bytes.Clone(orig[:n]), orig[:n]...)},
-				{"an earlier upload of part 2", append(bytes.Clone(orig[:n]), staleStream...)},
+				{"parts swapped", [2][]byte{orig[1], orig[0]}},
+				{"part 1 twice", [2][]byte{orig[0], orig[0]}},
+				{"an earlier upload of part 2", [2][]byte{orig[0], staleStream}},
 			} {
-				if err := os.WriteFile(path, c.body, 0o600); err != nil {
-					t.Fatal(err)
+				for i, path := range paths {
+					if err := os.WriteFile(path, c.bodies[i], 0o600); err != nil {
+						t.Fatal(err)
+					}
 				}
 				got, _, err := b.readVersion("mp", "", ck)
 				if err == nil {
@@ -447,7 +455,9 @@ func TestEncryptedPartsSpliced(t *testing.T) {
 					t.Errorf("%s: %v, want ErrCorrupt", c.name, err)
 				}
 			}
-			os.WriteFile(path, orig, 0o600)
+			for i, path := range paths {
+				os.WriteFile(path, orig[i], 0o600)
+			}
 			if got, _, err := b.readVersion("mp", "", ck); err != nil || !bytes.Equal(got, plain) {
 				t.Fatalf("the body as written: %d bytes, %v", len(got), err)
 			}

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -472,45 +474,60 @@ func (s *Store) AbortUpload(account, bucket, key, id string) error {
 
 // dropUpload deletes an upload's records and its parts' bodies; s.mu held.
 func (s *Store) dropUpload(u Upload) error {
+	var t tx
+	err := s.dropUploadTx(&t, u)
+	for _, b := range t.applied {
+		if serr := s.durable(b.SyncWait); serr != nil && err == nil {
+			err = serr
+		}
+		b.Close()
+	}
+	if err != nil {
+		return err
+	}
+	for _, id := range t.drop {
+		s.dropUnreferenced(id)
+	}
+	return nil
+}
+
+// dropUploadTx deletes an upload's records and lets its parts' bodies go,
+// in t (s.mu held): a body an object now names stays.
+func (s *Store) dropUploadTx(t *tx, u Upload) error {
 	parts, err := s.partsOf(u.ID)
 	if err != nil {
 		return err
 	}
 	b := s.db.NewBatch()
-	defer b.Close()
-	// One adjustment per body: the counts are read from the database, so
-	// two adjustments of the same body in one batch would overwrite each
-	// other (one object copied into several parts shares its body with
-	// each).
-	drops := map[string]int{}
-	var blobs []string
+	defer t.closeUnapplied(b)
+	refs := refDeltas{}
 	for _, p := range parts {
-		if p.Blob != "" && drops[p.Blob] == 0 {
-			blobs = append(blobs, p.Blob)
-		}
-		drops[p.Blob]++
-		b.Delete(partKey(u.ID, p.Number), nil)
-	}
-	for _, blob := range blobs {
-		if err := s.ref(b, blob, -drops[blob]); err != nil {
+		refs.add(p.Blob, -1)
+		if err := b.Delete(partKey(u.ID, p.Number), nil); err != nil {
 			return err
 		}
 	}
-	b.Delete(k(tUpload, u.ID), nil)
-	b.Delete(k(tUploadBy, u.Bucket, u.Key, u.ID), nil)
-	if err := s.commit(b); err != nil {
+	if err := refs.write(s, b, t); err != nil {
 		return err
 	}
-	for _, blob := range blobs {
-		s.dropUnreferenced(blob)
+	if err := b.Delete(k(tUpload, u.ID), nil); err != nil {
+		return err
 	}
-	return nil
+	if err := b.Delete(k(tUploadBy, u.Bucket, u.Key, u.ID), nil); err != nil {
+		return err
+	}
+	return s.apply(t, b)
 }
 
-// CompleteUpload joins the listed parts, in order, into the object and
-// ends the upload, if pre holds for the object it replaces (ErrPrecondition
+// CompleteUpload makes the listed parts, in order, the object and ends
+// the upload, if pre holds for the object it replaces (ErrPrecondition
 // otherwise, and the upload stays). The object's ETag is S3's multipart
-// ETag: the MD5 of the parts' MD5s, a dash and the number of parts.
+// ETag: the MD5 of the parts' MD5s, a dash and the number of parts. The
+// parts' body files become the object's as they are (Object.Blobs): a
+// completion writes no byte of the body again, and an encrypted upload's
+// streams are kept without being decrypted (so an SSE-C upload completes
+// without its key, as in S3). The check of the parts, the object's
+// record and the end of the upload are one step under the store's lock.
 func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id string, list []CompletedPart, now time.Time, pre Preconditions) (Object, error) {
 	if len(list) == 0 {
 		return Object{}, ErrNoParts
@@ -523,30 +540,33 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 			return Object{}, ErrPartOrder
 		}
 	}
-	// Check the parts and pin their body files under the lock: a pinned
-	// file outlives a concurrent abort, expiry or part replacement until
-	// unpinned. Files are then opened one at a time, so that an upload of
-	// 10 000 parts does not hold 10 000 descriptors.
-	s.mu.Lock()
-	u, err := s.upload(account, bucket, key, id)
-	var blobs []string
-	var etags []byte
-	var sizes []int64
-	var sums []*Checksum
-	var prefixes [][]byte
-	var total int64
-	if err == nil {
+	if err := ctx.Err(); err != nil {
+		return Object{}, err
+	}
+	var obj Object
+	err := s.write(func(t *tx) error {
+		u, err := s.upload(account, bucket, key, id)
+		if err != nil {
+			return err
+		}
+		var (
+			blobs    []string
+			etags    []byte
+			sizes    []int64
+			sums     []*Checksum
+			prefixes [][]byte
+			total    int64
+		)
 		for i, c := range list {
 			var p Part
 			if err = s.getJSON(partKey(id, c.Number), &p); errors.Is(err, ErrNotFound) || err == nil && strings.Trim(c.ETag, `"`) != p.ETag {
 				err = fmt.Errorf("%w: part %d", ErrInvalidPart, c.Number)
 			}
 			if err != nil {
-				break
+				return err
 			}
 			if i < len(list)-1 && p.Size < MinPartSize {
-				err = fmt.Errorf("%w: part %d holds %d bytes", ErrPartTooSmall, c.Number, p.Size)
-				break
+				return fmt.Errorf("%w: part %d holds %d bytes", ErrPartTooSmall, c.Number, p.Size)
 			}
 			blobs = append(blobs, p.Blob)
 			sum, _ := hex.DecodeString(p.ETag)
@@ -556,97 +576,26 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 			prefixes = append(prefixes, p.Prefix)
 			total += p.Size
 		}
-	}
-	if err == nil {
-		for _, b := range blobs {
-			s.pins[b]++
+		sum := md5.Sum(etags)
+		obj = Object{Key: key, ETag: fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)), ContentType: u.ContentType, Meta: u.Meta,
+			LastModified: now.UTC(), Size: total, PartSizes: sizes, Blobs: blobs, Tags: tagsOrNil(u.Tags), Encryption: sealedAs(u.Encryption, prefixes...)}
+		// Every part has a checksum of one algorithm: the object's is
+		// composite, and the parts' are kept for part reads.
+		obj.Checksum = compositeChecksum(sums)
+		if alg := partsAlgorithm(sums); alg != "" {
+			obj.PartChecksumAlgorithm = alg
+			obj.PartChecksums = make([]string, len(sums))
+			for i, c := range sums {
+				obj.PartChecksums[i] = c.Value
+			}
 		}
-		defer s.unpin(blobs)
-	}
-	s.mu.Unlock()
+		ev := Event{Type: EventObjectCreated, Time: obj.LastModified, Key: key, Size: total}
+		if err := s.commitEventTx(t, account, bucket, &obj, ev, pre); err != nil {
+			return err
+		}
+		return s.dropUploadTx(t, u)
+	})
 	if err != nil {
-		return Object{}, err
-	}
-	readers := make([]io.Reader, len(blobs))
-	for i, b := range blobs {
-		lf := &lazyFile{fs: s.fs, path: s.blobPath(b)}
-		defer lf.Close() // a join cut short leaves one open
-		readers[i] = lf
-	}
-	sum := md5.Sum(etags)
-	o := PutOptions{ContentType: u.ContentType, Meta: u.Meta, Max: total, Now: now, If: pre, Tags: u.Tags}
-	if c := compositeChecksum(sums); c != nil {
-		// Every part has a checksum of one algorithm (putJoined keeps
-		// them for part reads): the object's is composite.
-		o.Checksum = func() *Checksum { return c }
-	}
-	obj, err := s.putJoined(ctx, account, bucket, key, io.MultiReader(readers...), o, fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)), sizes, sums, sealedAs(u.Encryption, prefixes...))
-	if err != nil {
-		return Object{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// The object is committed; ending the upload is cleanup. A crash in
-	// between leaves the upload listed, to be completed again or aborted.
-	if err := s.dropUpload(u); err != nil && !errors.Is(err, ErrNotFound) {
-		return Object{}, err
-	}
-	return obj, nil
-}
-
-// putJoined stores a completed upload's body with the given ETag and part
-// sizes. The parts of an encrypted upload are joined as they are, stream
-// after stream, without being decrypted (an SSE-C upload completes
-// without its key, as in S3).
-func (s *Store) putJoined(ctx context.Context, account, bucket, key string, body io.Reader, o PutOptions, etag string, sizes []int64, sums []*Checksum, enc *Encryption) (Object, error) {
-	obj := Object{Key: key, ETag: etag, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Size: o.Max, PartSizes: sizes,
-		Tags: tagsOrNil(o.Tags), Encryption: enc}
-	stored := o.Max // bytes in the body files
-	if enc != nil {
-		stored = 0
-		for _, n := range sizes {
-			stored += sse.EncryptedSize(n)
-		}
-	}
-	if o.Checksum != nil {
-		obj.Checksum = o.Checksum()
-	}
-	if alg := partsAlgorithm(sums); alg != "" {
-		obj.PartChecksumAlgorithm = alg
-		obj.PartChecksums = make([]string, len(sums))
-		for i, c := range sums {
-			obj.PartChecksums[i] = c.Value
-		}
-	}
-	if o.Max <= InlineMax {
-		data, err := io.ReadAll(ctxReader{ctx, body})
-		if err != nil {
-			return Object{}, fmt.Errorf("cloudstore: %w", err)
-		}
-		if int64(len(data)) != stored {
-			return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", len(data), stored)
-		}
-		obj.Inline = data
-		if err := s.commitObject(account, bucket, &obj, o.If); err != nil {
-			return Object{}, err
-		}
-		return obj, nil
-	}
-	blob, n, err := s.writeBlob(ctx, body, stored, nil)
-	switch {
-	case errors.Is(err, ErrBody) || errors.Is(err, ErrTooLarge):
-		// The parts are our own files: a failure to read them, or more
-		// bytes than they record, is ours, not the client's.
-		return Object{}, fmt.Errorf("cloudstore: joining parts: %v", err)
-	case err != nil:
-		return Object{}, err
-	case n != stored:
-		s.removeBlob(blob)
-		return Object{}, fmt.Errorf("cloudstore: joining parts: %d bytes, the parts record %d", n, stored)
-	}
-	obj.Blob = blob
-	if err := s.commitObject(account, bucket, &obj, o.If); err != nil {
-		s.discardBlob(obj.Blob, err)
 		return Object{}, err
 	}
 	return obj, nil
@@ -689,47 +638,17 @@ func (s *Store) ExpireUploads(cutoff time.Time) (int, error) {
 func (s *Store) unpin(blobs []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.unpinLocked(blobs)
+}
+
+// unpinLocked is unpin with s.mu held.
+func (s *Store) unpinLocked(blobs []string) {
 	for _, b := range blobs {
 		if s.pins[b]--; s.pins[b] <= 0 {
 			delete(s.pins, b)
 			s.dropUnreferenced(b)
 		}
 	}
-}
-
-// lazyFile opens its file at the first read and closes it at its end.
-type lazyFile struct {
-	fs   vfs.FS
-	path string
-	f    vfs.File
-	done bool
-}
-
-func (l *lazyFile) Read(p []byte) (int, error) {
-	if l.done {
-		return 0, io.EOF
-	}
-	if l.f == nil {
-		f, err := l.fs.Open(l.path)
-		if err != nil {
-			return 0, fmt.Errorf("cloudstore: part body: %w", err)
-		}
-		l.f = f
-	}
-	n, err := l.f.Read(p)
-	if err != nil {
-		l.Close()
-	}
-	return n, err
-}
-
-func (l *lazyFile) Close() error {
-	l.done = true
-	if l.f != nil {
-		l.f.Close()
-		l.f = nil
-	}
-	return nil
 }
 
 // writebackEvery is how much of a body is written before its writeback
@@ -774,4 +693,95 @@ func (s *Store) abortBucketUploads(account, bucket string) {
 	for _, u := range ups {
 		s.dropUpload(u)
 	}
+}
+
+// partFiles reads the body files of an object completed from parts as
+// one, at any offset. The files are pinned while it is open, so that a
+// delete or overwrite of the object meanwhile cannot remove them, and
+// opened one at a time as reads reach them, so that an object of 10 000
+// parts never holds 10 000 descriptors.
+type partFiles struct {
+	s      *Store
+	ids    []string
+	starts []int64 // each file's first byte
+	sizes  []int64 // each file's bytes
+	cur    int     // the open file's index, or -1
+	f      vfs.File
+}
+
+// openParts pins obj's body files (s.mu held) and returns a reader of
+// them; encrypted says they hold sse streams, whose sizes differ from
+// the parts'.
+func (s *Store) openParts(obj Object, encrypted bool) (*partFiles, error) {
+	if len(obj.PartSizes) != len(obj.Blobs) {
+		return nil, fmt.Errorf("%d body files for %d parts", len(obj.Blobs), len(obj.PartSizes))
+	}
+	p := &partFiles{s: s, ids: slices.Clone(obj.Blobs), cur: -1}
+	var off int64
+	for _, n := range obj.PartSizes {
+		if encrypted {
+			n = sse.EncryptedSize(n)
+		}
+		p.starts = append(p.starts, off)
+		p.sizes = append(p.sizes, n)
+		off += n
+	}
+	for _, id := range p.ids {
+		s.pins[id]++
+	}
+	return p, nil
+}
+
+// ReadAt implements io.ReaderAt across the files.
+func (p *partFiles) ReadAt(b []byte, off int64) (int, error) {
+	n := 0
+	for n < len(b) {
+		i := sort.Search(len(p.starts), func(i int) bool { return p.starts[i] > off }) - 1
+		if i < 0 || off >= p.starts[i]+p.sizes[i] {
+			return n, io.EOF
+		}
+		if p.cur != i {
+			if p.f != nil {
+				p.f.Close()
+				p.f = nil
+			}
+			f, err := p.s.fs.Open(p.s.blobPath(p.ids[i]))
+			if err != nil {
+				return n, fmt.Errorf("cloudstore: part body: %w", err)
+			}
+			p.f, p.cur = f, i
+		}
+		want := min(int64(len(b)-n), p.starts[i]+p.sizes[i]-off)
+		m, err := p.f.ReadAt(b[n:n+int(want)], off-p.starts[i])
+		n += m
+		off += int64(m)
+		if err != nil && !(err == io.EOF && int64(m) == want) {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF // a file shorter than its part
+			}
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Close closes the open file and unpins the files, removing those that
+// lost their last reference meanwhile.
+func (p *partFiles) Close() error {
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	return p.closeLocked()
+}
+
+// closeLocked is Close with s.mu held.
+func (p *partFiles) closeLocked() error {
+	if p.f != nil {
+		p.f.Close()
+		p.f = nil
+	}
+	if p.ids != nil {
+		p.s.unpinLocked(p.ids)
+		p.ids = nil
+	}
+	return nil
 }

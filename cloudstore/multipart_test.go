@@ -88,8 +88,8 @@ func TestMultipartSurvivesRestart(t *testing.T) {
 	if !bytes.Equal(got, append(bytes.Clone(p1), p2...)) {
 		t.Fatalf("joined body holds %d bytes", len(got))
 	}
-	if n := b.blobFiles(); n != 1 {
-		t.Fatalf("%d body files after completion, want the object's only", n)
+	if n := b.blobFiles(); n != 2 {
+		t.Fatalf("%d body files after completion, want the object's two: its parts', kept as they are", n)
 	}
 	if _, _, err := b.Parts("acme", "pics", "movie", u.ID, 0, 10); !errors.Is(err, ErrNoSuchUpload) {
 		t.Fatalf("the completed upload is still there: %v", err)

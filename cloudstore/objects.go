@@ -51,6 +51,11 @@ type Object struct {
 	Meta   map[string]string `json:"meta,omitempty"`
 	Blob   string            `json:"blob,omitempty"`   // body file id, when not inline
 	Inline []byte            `json:"inline,omitempty"` // body, when small
+	// Blobs are the body files of an object completed from a multipart
+	// upload: its parts' files, in order, kept as they were uploaded
+	// (PartSizes says how much each holds), so that a completion writes
+	// no byte again. Blob and Inline are then empty.
+	Blobs []string `json:"blobs,omitempty"`
 	// PartSizes are the sizes of the parts, in order, of an object
 	// completed from a multipart upload, for reads of one part
 	// (partNumber) and GetObjectAttributes. Objects uploaded whole have
@@ -80,6 +85,17 @@ type Object struct {
 	// written to) a bucket that keeps versions, where S3 names even the
 	// null version to clients.
 	Versioned bool `json:"-"`
+}
+
+// bodyFiles are the ids of the body files obj's body is in, in order.
+func (o Object) bodyFiles() []string {
+	if len(o.Blobs) > 0 {
+		return o.Blobs
+	}
+	if o.Blob != "" {
+		return []string{o.Blob}
+	}
+	return nil
 }
 
 // MultipartCount is the number of parts an object was completed from, as
@@ -507,9 +523,9 @@ func (s *Store) commitEventTx(t *tx, account, bucket string, obj *Object, ev Eve
 	} else if exists {
 		bk.Objects--
 		bk.Bytes -= old.Size
-		refs.add(old.Blob, -1)
+		refs.addFiles(old, -1)
 	}
-	refs.add(obj.Blob, 1)
+	refs.addFiles(*obj, 1)
 	if err := refs.write(s, b, t); err != nil {
 		return err
 	}
@@ -608,6 +624,21 @@ func (s *Store) openLocked(bucket string, obj Object, customerKey []byte) (Objec
 	key, err := s.dataKey(obj.Encryption, customerKey)
 	if err != nil {
 		return Object{}, nil, err
+	}
+	if len(obj.Blobs) > 0 {
+		files, err := s.openParts(obj, key != nil)
+		if err != nil {
+			return Object{}, nil, fmt.Errorf("cloudstore: body of %s/%s: %w", bucket, obj.Key, err)
+		}
+		if key == nil {
+			return obj, sectionBody{io.NewSectionReader(files, 0, obj.Size), files}, nil
+		}
+		body, err := decryptBody(key, files, files, streamSizes(obj), obj.Encryption.Streams)
+		if err != nil {
+			files.closeLocked()
+			return Object{}, nil, fmt.Errorf("cloudstore: body of %s/%s: %w", bucket, obj.Key, err)
+		}
+		return obj, body, nil
 	}
 	if key != nil {
 		var src io.ReaderAt = bytes.NewReader(obj.Inline)
@@ -741,7 +772,7 @@ func (s *Store) deleteObjectTx(t *tx, account, bucket, key string, ev Event, pre
 		if err := b.Delete(k(tObject, bucket, key), nil); err != nil {
 			return Deletion{}, err
 		}
-		refs.add(obj.Blob, -1)
+		refs.addFiles(obj, -1)
 		bk.Objects--
 		bk.Bytes -= obj.Size
 	}
@@ -897,7 +928,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 	if len(obj.PartSizes) > 0 || obj.MultipartCount() > 0 {
 		obj.Checksum = nil
 	}
-	obj.Inline, obj.Blob, obj.Size, obj.ETag, obj.Encryption = sb.inline, sb.blob, sb.size, sb.etag, sealedAs(enc, sb.prefix)
+	obj.Inline, obj.Blob, obj.Blobs, obj.Size, obj.ETag, obj.Encryption = sb.inline, sb.blob, nil, sb.size, sb.etag, sealedAs(enc, sb.prefix)
 	obj.PartSizes, obj.PartChecksums, obj.PartChecksumAlgorithm = nil, nil, ""
 	err = s.write(func(t *tx) error {
 		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If)
@@ -1022,11 +1053,12 @@ type objectMeta struct {
 	LastModified time.Time         `json:"last_modified"`
 	Meta         map[string]string `json:"meta,omitempty"`
 	Blob         string            `json:"blob,omitempty"`
+	Blobs        []string          `json:"blobs,omitempty"`
 	Tags         map[string]string `json:"tags,omitempty"`
 }
 
 func (m objectMeta) withoutBody() Object {
-	return Object{Key: m.Key, Size: m.Size, ETag: m.ETag, ContentType: m.ContentType, LastModified: m.LastModified, Meta: m.Meta, Blob: m.Blob,
+	return Object{Key: m.Key, Size: m.Size, ETag: m.ETag, ContentType: m.ContentType, LastModified: m.LastModified, Meta: m.Meta, Blob: m.Blob, Blobs: m.Blobs,
 		Tags: m.Tags}
 }
 

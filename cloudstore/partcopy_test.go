@@ -95,7 +95,15 @@ func TestCopyPartSharesWholeBody(t *testing.T) {
 	if !bytes.Equal(got.Bytes(), want) {
 		t.Fatalf("completed body: %d bytes, want %d", got.Len(), len(want))
 	}
-	b.wantFiles("after completion (the joined body only)", 1)
+	// The object is its parts' files: the shared body, now named by the
+	// object alone, and the tail's.
+	b.wantFiles("after completion (the parts' files, now the object's)", 2)
+	if n, _ := b.refs(src.Blob); n != 1 {
+		t.Fatalf("the shared body has %d references after completion, want 1 (the object)", n)
+	}
+	if err := b.DeleteObject("acme", "other", "dst"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(b.blobPath(src.Blob)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the shared body outlived every reference: %v", err)
 	}
@@ -134,14 +142,22 @@ func TestCopyPartIntoSeveralParts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := b.refs(src.Blob); got != 1 {
-				t.Fatalf("after %s: got %d references, want 1 (the object)", end, got)
+			// After an abort only the source names the body; after a
+			// completion the new object does too, twice (its two parts).
+			want := map[string]int{"abort": 1, "complete": 3}[end]
+			if got, _ := b.refs(src.Blob); got != want {
+				t.Fatalf("after %s: got %d references, want %d", end, got, want)
 			}
 			if err := b.DeleteObject("acme", "pics", "src"); err != nil {
 				t.Fatal(err)
 			}
+			if end == "complete" {
+				if err := b.DeleteObject("acme", "pics", "dst"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if _, err := os.Stat(b.blobPath(src.Blob)); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("after %s and deleting the source: got %v, want the body file gone", end, err)
+				t.Fatalf("after %s and deleting the objects: got %v, want the body file gone", end, err)
 			}
 		})
 	}
@@ -199,8 +215,9 @@ func TestCopyPartRanges(t *testing.T) {
 		}
 		etags = append(etags, p.ETag)
 	}
-	// Every part is a file; the sources' two files are untouched.
-	b.wantFiles("the copied parts", 2+len(cases))
+	// Every part is a file; the sources' three files (big's, and
+	// multi's two parts) are untouched.
+	b.wantFiles("the copied parts", 3+len(cases))
 	// The first three complete into one object, byte for byte.
 	obj, err := b.CompleteUpload(ctx, "acme", "pics", "dst", u.ID,
 		[]CompletedPart{{1, etags[0]}, {2, etags[1]}, {3, etags[2]}}, t0, Preconditions{})
@@ -214,7 +231,7 @@ func TestCopyPartRanges(t *testing.T) {
 	b.wantBody("dst", want)
 	b.wantBody("big", big)
 	b.wantBody("multi", multiBody)
-	b.wantFiles("after completion", 3)
+	b.wantFiles("after completion (dst's three parts, big's, multi's two)", 6)
 }
 
 // TestCopyPartRefusals: every refusal leaves the upload's parts and the

@@ -320,8 +320,8 @@ func wantObjectsAfterCrash(t *testing.T, round int, after *Store, img crashImage
 	// an object nor a part refers to.
 	referenced := map[string]bool{}
 	for _, o := range l.Objects {
-		if o.Blob != "" {
-			referenced[o.Blob] = true
+		for _, id := range o.bodyFiles() {
+			referenced[id] = true
 		}
 	}
 	ul, err := after.Uploads("acme", "pics", "", "", "", "", 1<<20)

@@ -192,6 +192,13 @@ func (d refDeltas) add(id string, n int) {
 	}
 }
 
+// addFiles adds n to the counts of every body file of o.
+func (d refDeltas) addFiles(o Object, n int) {
+	for _, id := range o.bodyFiles() {
+		d.add(id, n)
+	}
+}
+
 // write adds the changes to b, and says which bodies may have lost their
 // last reference, for the caller to drop once b is durable.
 func (d refDeltas) write(s *Store, b *pebble.Batch, t *tx) error {
@@ -269,7 +276,7 @@ func (w versionWrite) keep(v Object) error {
 func (w versionWrite) dropCurrent(cur Object) {
 	w.bk.Objects--
 	w.bk.Bytes -= cur.Size
-	w.refs.add(cur.Blob, -1)
+	w.refs.addFiles(cur, -1)
 }
 
 // promote makes v, a version in the version table, the current version.
@@ -301,7 +308,7 @@ func (w versionWrite) dropNull(key string) error {
 func (w versionWrite) drop(v Object) error {
 	w.bk.Versions--
 	w.bk.VersionBytes -= v.Size
-	w.refs.add(v.Blob, -1)
+	w.refs.addFiles(v, -1)
 	return w.b.Delete(versionKey(w.bk.Name, v), nil)
 }
 
