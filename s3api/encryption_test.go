@@ -69,13 +69,8 @@ func readAll(t *testing.T, out *s3.GetObjectOutput, err error) []byte {
 // multipart, with range reads, copies between the modes, and the keys
 // asked for as S3 asks; nothing reaches the disk in the clear.
 func TestAWSSDKEncryption(t *testing.T) {
-	e := newEnv(t)
-	c := e.sdk(e.id, e.secret)
+	e, c, b := newBucket(t, "enc")
 	ctx := context.Background()
-	b := aws.String("enc")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	small, large := secretBody(4<<10), secretBody(3<<20+123)
 	must := func(out *s3.GetObjectOutput, err error) []byte { t.Helper(); return readAll(t, out, err) }
 	k1, k2 := newSSECKey(1), newSSECKey(2)
@@ -231,13 +226,8 @@ func TestAWSSDKEncryption(t *testing.T) {
 // TestAWSSDKBucketEncryption: a bucket's default encryption, and the
 // refusal of SSE-KMS, with nothing changed by a refusal.
 func TestAWSSDKBucketEncryption(t *testing.T) {
-	e := newEnv(t)
-	c := e.sdk(e.id, e.secret)
+	e, c, b := newBucket(t, "benc")
 	ctx := context.Background()
-	b := aws.String("benc")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: b}); apiCode(err) != "ServerSideEncryptionConfigurationNotFoundError" {
 		t.Fatalf("a new bucket's encryption: %v", err)
 	}
@@ -297,13 +287,8 @@ func TestAWSSDKBucketEncryption(t *testing.T) {
 // needs its key, as in S3: the checksum kept with it is of the plaintext,
 // which nobody without the key may learn anything of.
 func TestAWSSDKEncryptionAttributes(t *testing.T) {
-	e := newEnv(t)
-	c := e.sdk(e.id, e.secret)
+	_, c, b := newBucket(t, "enc")
 	ctx := context.Background()
-	b := aws.String("enc")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	k1, k2 := newSSECKey(1), newSSECKey(2)
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("c"), Body: bytes.NewReader(secretBody(1000)),
 		ChecksumAlgorithm:    types.ChecksumAlgorithmSha256,
@@ -342,13 +327,8 @@ func TestAWSSDKEncryptionAttributes(t *testing.T) {
 // an SSE-C upload are listed only to a request giving its key; without
 // one the parts are listed without them, and another key is refused.
 func TestListPartsOfSSECUpload(t *testing.T) {
-	e := newEnv(t)
-	c := e.sdk(e.id, e.secret)
+	_, c, b := newBucket(t, "enc")
 	ctx := context.Background()
-	b := aws.String("enc")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	k1, k2 := newSSECKey(1), newSSECKey(2)
 	cu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("mp"),
 		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5})

@@ -39,6 +39,20 @@ func getString(t *testing.T, c *s3.Client, bucket, key, version string) (string,
 	return string(data), out
 }
 
+// newBucket starts an endpoint and makes a bucket called name with alice's
+// key; it returns the endpoint, an AWS SDK client with that key and the
+// bucket's name as the SDK takes it.
+func newBucket(t *testing.T, name string) (*env, *s3.Client, *string) {
+	t.Helper()
+	e := newEnv(t)
+	c := e.sdk(e.id, e.secret)
+	b := aws.String(name)
+	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	return e, c, b
+}
+
 // setVersioning sets bucket's versioning state, or fails the test.
 func setVersioning(t *testing.T, c *s3.Client, bucket *string, status types.BucketVersioningStatus) {
 	t.Helper()
@@ -101,13 +115,8 @@ func versionsOf(t *testing.T, c *s3.Client, bucket string) []string {
 // deleting versions (and markers) for good, DeleteObjects with versions,
 // suspending it and the null version.
 func TestAWSSDKVersioning(t *testing.T) {
-	e := newEnv(t)
-	c := e.sdk(e.id, e.secret)
+	e, c, b := newBucket(t, "ver")
 	ctx := context.Background()
-	b := aws.String("ver")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	state := func() types.BucketVersioningStatus {
 		out, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: b})
 		if err != nil {
@@ -268,13 +277,8 @@ func (e *env) rawGet(t *testing.T, path string) *http.Response {
 // TestVersioningRefusals: what S3 refuses about versions is refused here
 // the same way, and changes nothing.
 func TestVersioningRefusals(t *testing.T) {
-	e := newEnv(t)
-	c := e.sdk(e.id, e.secret)
+	e, c, b := newBucket(t, "ver")
 	ctx := context.Background()
-	b := aws.String("ver")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	putString(t, c, "ver", "k", "x")
 	missing := strings.Repeat("0", 24)
 	readID, readSecret := e.key(t, "alice", "read", "*")
@@ -387,13 +391,8 @@ func TestVersioningRefusals(t *testing.T) {
 // a bucket policy, as in S3, and a public bucket shows anonymous readers
 // its current objects only, not the versions they replaced.
 func TestVersionsAndPolicies(t *testing.T) {
-	e := newEnv(t)
-	c := e.sdk(e.id, e.secret)
+	e, c, b := newBucket(t, "pub")
 	ctx := context.Background()
-	b := aws.String("pub")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	setVersioning(t, c, b, types.BucketVersioningStatusEnabled)
 	old := aws.ToString(putString(t, c, "pub", "k", "secret draft").VersionId)
 	putString(t, c, "pub", "k", "published")
