@@ -117,7 +117,7 @@ func TestAWSCLIv1Presign(t *testing.T) {
 	mustPut(t, c, "cli", "k", []byte("from the cli"))
 	u := strings.TrimSpace(e.output(t, cli, "--endpoint-url", e.srv.URL, "s3", "presign", "s3://cli/k", "--expires-in", "300"))
 	if !strings.Contains(u, "AWSAccessKeyId=") {
-		t.Skipf("this AWS CLI presigns with Signature Version 4 (%s); TestAWSSDKPresigned covers it", u)
+		t.Skipf("this AWS CLI presigns with Signature Version 4 (%s); TestAWSSDKPresigned covers it, and Signature Version 2 presigning is held by TestBoto3Interop (boto3 presigns with V2 against a custom endpoint), which fails rather than skips with CI=true", u)
 	}
 	resp, err := http.Get(u)
 	if err != nil {
