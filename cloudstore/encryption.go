@@ -243,7 +243,16 @@ type sealedBody struct {
 // or in a new body file. Errors are as writeBlob's.
 func (s *Store) writeEncrypted(ctx context.Context, body io.Reader, max int64, mode string, key []byte, inline bool) (sealedBody, error) {
 	plain := &countingReader{r: io.LimitReader(ctxReader{ctx, body}, max+1)}
-	plainMD5, cipherMD5 := md5.New(), md5.New()
+	// One MD5, of the side the ETag is made of: an SSE-S3 ETag is the
+	// plaintext's MD5, as S3 gives it (the AWS CLI checks it); an SSE-C
+	// ETag is the stream's, so that it tells nothing about a plaintext
+	// only the customer's key should reveal. MD5 is most of a large PUT's
+	// CPU, so the other side is not hashed.
+	sum := md5.New()
+	var plainSum, cipherSum io.Writer = sum, io.Discard
+	if mode == SSEC {
+		plainSum, cipherSum = io.Discard, sum
+	}
 	head := make([]byte, min(max+1, InlineMax+1))
 	if !inline {
 		head = head[:0]
@@ -255,14 +264,8 @@ func (s *Store) writeEncrypted(ctx context.Context, body io.Reader, max int64, m
 	if int64(n) > max {
 		return sealedBody{}, ErrTooLarge
 	}
-	sum := func() []byte {
-		if mode == SSEC {
-			return cipherMD5.Sum(nil)
-		}
-		return plainMD5.Sum(nil)
-	}
 	if inline && n <= InlineMax {
-		plainMD5.Write(head[:n])
+		plainSum.Write(head[:n])
 		e, err := sse.NewEncrypter(key, bytes.NewReader(head[:n]))
 		if err != nil {
 			return sealedBody{}, err
@@ -271,14 +274,22 @@ func (s *Store) writeEncrypted(ctx context.Context, body io.Reader, max int64, m
 		if err != nil {
 			return sealedBody{}, err
 		}
-		cipherMD5.Write(stream)
-		return sealedBody{inline: stream, size: int64(n), md5: sum(), prefix: e.Prefix()}, nil
+		cipherSum.Write(stream)
+		return sealedBody{inline: stream, size: int64(n), md5: sum.Sum(nil), prefix: e.Prefix()}, nil
 	}
-	e, err := sse.NewEncrypter(key, io.TeeReader(io.MultiReader(bytes.NewReader(head[:n]), plain), plainMD5))
+	src := io.MultiReader(bytes.NewReader(head[:n]), plain)
+	if mode != SSEC {
+		src = io.TeeReader(src, plainSum)
+	}
+	e, err := sse.NewEncrypter(key, src)
 	if err != nil {
 		return sealedBody{}, err
 	}
-	blob, _, err := s.writeBlob(ctx, e, sse.EncryptedSize(max+1), cipherMD5)
+	var blobSum io.Writer
+	if mode == SSEC {
+		blobSum = cipherSum
+	}
+	blob, _, err := s.writeBlob(ctx, e, sse.EncryptedSize(max+1), blobSum)
 	if err != nil {
 		return sealedBody{}, err
 	}
@@ -286,7 +297,7 @@ func (s *Store) writeEncrypted(ctx context.Context, body io.Reader, max int64, m
 		s.removeBlob(blob)
 		return sealedBody{}, ErrTooLarge
 	}
-	return sealedBody{blob: blob, size: plain.n, md5: sum(), prefix: e.Prefix()}, nil
+	return sealedBody{blob: blob, size: plain.n, md5: sum.Sum(nil), prefix: e.Prefix()}, nil
 }
 
 type countingReader struct {

@@ -281,3 +281,39 @@ func TestStreams(t *testing.T) {
 		t.Fatalf("a stream of another key among them: %v", err)
 	}
 }
+
+// TestEncrypterAllocations holds the encrypter to a fixed number of
+// allocations whatever the body's length: sealing each chunk into a new
+// slice made a large encrypted PUT spend as much CPU clearing memory as
+// encrypting it.
+func TestEncrypterAllocations(t *testing.T) {
+	key := NewKey()
+	small, large := body(ChunkSize+1), body(64*ChunkSize+1)
+	buf := make([]byte, 32<<10)
+	count := func(plain []byte) float64 {
+		return testing.AllocsPerRun(5, func() {
+			e, err := NewEncrypter(key, bytes.NewReader(plain))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{e}, buf); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if a, b := count(small), count(large); b > a {
+		t.Errorf("encrypting %d bytes allocated %v times, %d bytes %v times: allocations grow with the body", len(small), a, len(large), b)
+	}
+}
+
+func BenchmarkEncrypt(b *testing.B) {
+	key, plain := NewKey(), body(8<<20)
+	buf := make([]byte, 32<<10)
+	b.SetBytes(int64(len(plain)))
+	for b.Loop() {
+		e, _ := NewEncrypter(key, bytes.NewReader(plain))
+		if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{e}, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
