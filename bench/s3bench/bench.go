@@ -307,7 +307,10 @@ type Report struct {
 }
 
 // Run measures every target, round by round: round 1 of each target in
-// turn, then round 2, and so on.
+// turn, then round 2, and so on. Each round starts with the next target
+// (with two: A then B, B then A, A then B, ...), so that a cost that grows
+// or shrinks over a run (this machine's first touch of new memory grows
+// as the run fills it) does not fall on the same target every round.
 func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 	cfg.setDefaults()
 	phases, err := PhaseSet(cfg.Phases)
@@ -353,7 +356,8 @@ func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 		}
 	}()
 	for round := 1; round <= cfg.Rounds; round++ {
-		for i := range targets {
+		for j := range targets {
+			i := (round - 1 + j) % len(targets)
 			t := &targets[i]
 			bucket := fmt.Sprintf("%s-r%d", r.run, round)
 			fmt.Fprintf(cfg.Progress, "round %d of %d, %s: %s\n", round, cfg.Rounds, t.Name, strings.Join(phases, ", "))
