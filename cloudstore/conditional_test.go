@@ -75,7 +75,7 @@ func TestConditionalWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := []CompletedPart{{1, p.ETag}}
+	list := []CompletedPart{{Number: 1, ETag: p.ETag}}
 	if _, err := s.CompleteUpload(ctx, "acme", "pics", "k10", u.ID, list, t0, Preconditions{IfNoneMatch: "*"}); !errors.Is(err, ErrPrecondition) {
 		t.Errorf("complete onto an existing object with If-None-Match: *: got %v, want ErrPrecondition", err)
 	}

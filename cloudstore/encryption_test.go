@@ -368,7 +368,7 @@ func TestEncryptedPartCopy(t *testing.T) {
 	if p1.ETag != hex.EncodeToString(sum[:]) {
 		t.Errorf("an SSE-S3 part's ETag is its plaintext's MD5 (as S3 gives it): %s", p1.ETag)
 	}
-	if _, err := b.CompleteUpload(ctx, "acme", "pics", "dst", u.ID, []CompletedPart{{1, p1.ETag}, {2, p2.ETag}}, t0, Preconditions{}); err != nil {
+	if _, err := b.CompleteUpload(ctx, "acme", "pics", "dst", u.ID, []CompletedPart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}}, t0, Preconditions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _, err := b.readVersion("dst", "", nil); err != nil || !bytes.Equal(got, plain) {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"slices"
 	"sort"
@@ -35,6 +37,16 @@ var (
 	ErrPartTooSmall  = errors.New("cloudstore: every part but the last must hold at least 5 MiB")
 	ErrNoParts       = errors.New("cloudstore: a multipart upload must be completed with at least one part")
 	ErrBadPartNumber = errors.New("cloudstore: part numbers are 1 to 10000")
+	// ErrPartChecksumMissing: the upload was created with a COMPOSITE
+	// checksum, and a listed part was not given its checksum.
+	ErrPartChecksumMissing = errors.New("cloudstore: the upload was created with a checksum; the completion must give each part's")
+	// ErrChecksumMismatch: a checksum given for a listed part, or for the
+	// whole object, is of another algorithm than the one kept, or (for
+	// the whole object) of another value.
+	ErrChecksumMismatch = errors.New("cloudstore: the checksum given does not match the one computed")
+	// ErrChecksumSpec: an upload's checksum algorithm and type do not go
+	// together (a full-object SHA, a composite CRC64NVME, a type alone).
+	ErrChecksumSpec = errors.New("cloudstore: the checksum type cannot be used with the checksum algorithm")
 )
 
 // Upload is a multipart upload in progress.
@@ -51,6 +63,13 @@ type Upload struct {
 	// Encryption is how the parts, and so the object, are encrypted:
 	// each part is a stream of its own under the upload's data key.
 	Encryption *Encryption `json:"encryption,omitempty"`
+	// ChecksumAlgorithm, if set, is the checksum every part has (S3's
+	// x-amz-checksum-algorithm on CreateMultipartUpload), and
+	// ChecksumType says what the object's is: COMPOSITE (of the parts'
+	// checksums, which the completion must list) or FULL_OBJECT (a CRC of
+	// the whole body, combined from the parts').
+	ChecksumAlgorithm string `json:"checksum_algorithm,omitempty"`
+	ChecksumType      string `json:"checksum_type,omitempty"`
 }
 
 // Part is an uploaded part. Its body is a body file like an object's,
@@ -71,6 +90,20 @@ type Part struct {
 type CompletedPart struct {
 	Number int
 	ETag   string
+	// Checksum, if not nil, is the part's checksum as the completion
+	// lists it: it must be the one the part was uploaded with.
+	Checksum *Checksum
+}
+
+// CompleteOptions are a completion's time, its precondition on the object
+// it replaces, and the whole object's checksum the client computed.
+type CompleteOptions struct {
+	Now time.Time
+	If  Preconditions
+	// Checksum, if not nil, is checked against the object's full-object
+	// checksum (ErrChecksumMismatch): only an upload created with a
+	// FULL_OBJECT checksum of its algorithm has one to check it against.
+	Checksum *Checksum
 }
 
 const (
@@ -97,12 +130,17 @@ func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload,
 	if target == nil && bk.Encryption == SSES3 {
 		target = &SSE{Mode: SSES3}
 	}
+	typ, err := UploadChecksumType(o.ChecksumAlgorithm, o.ChecksumType)
+	if err != nil {
+		return Upload{}, err
+	}
 	enc, _, err := s.newEncryption(target)
 	if err != nil {
 		return Upload{}, err
 	}
 	u := Upload{ID: randomFrom("0123456789abcdef", 32), Account: account, Bucket: bucket, Key: key,
-		ContentType: o.ContentType, Meta: o.Meta, Initiated: o.Now.UTC(), Tags: tagsOrNil(o.Tags), Encryption: enc}
+		ContentType: o.ContentType, Meta: o.Meta, Initiated: o.Now.UTC(), Tags: tagsOrNil(o.Tags), Encryption: enc,
+		ChecksumAlgorithm: o.ChecksumAlgorithm, ChecksumType: typ}
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := setJSON(b, k(tUpload, u.ID), u); err != nil {
@@ -151,6 +189,12 @@ func (s *Store) PutPartChecksum(ctx context.Context, account, bucket, key, id st
 // PartOptions describe a part's upload beyond its body.
 type PartOptions struct {
 	Now time.Time
+	// ChecksumAlgorithm is the algorithm of the checksum the part comes
+	// with ("" for none), known before its body is read: an upload
+	// created with a checksum algorithm takes parts of that one only
+	// (ChecksumAlgorithmError), and, if its type is FULL_OBJECT, parts
+	// without one, whose checksum the store then computes.
+	ChecksumAlgorithm string
 	// Checksum, if not nil, is called once the body was read to its end,
 	// and gives the part's checksum.
 	Checksum func() *Checksum
@@ -171,6 +215,21 @@ func (s *Store) PutPartWith(ctx context.Context, account, bucket, key, id string
 	dataKey, err := s.dataKey(u.Encryption, o.CustomerKey)
 	if err != nil {
 		return Part{}, err
+	}
+	if u.ChecksumAlgorithm != "" {
+		got := o.ChecksumAlgorithm
+		if got != u.ChecksumAlgorithm && (got != "" || u.ChecksumType == Composite) {
+			return Part{}, &ChecksumAlgorithmError{Want: u.ChecksumAlgorithm, Got: got}
+		}
+		if got == "" {
+			// A FULL_OBJECT upload's part may come without its CRC, as in
+			// S3: the store computes it, for the object's to be made of.
+			h := newChecksumHash(u.ChecksumAlgorithm)
+			body = io.TeeReader(body, h)
+			o.Checksum = func() *Checksum {
+				return &Checksum{Algorithm: u.ChecksumAlgorithm, Value: base64.StdEncoding.EncodeToString(h.Sum(nil))}
+			}
+		}
 	}
 	sb, err := s.storeBody(ctx, body, MaxPartSize, u.Encryption, dataKey, false)
 	if err != nil {
@@ -290,12 +349,20 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 			return fmt.Errorf("%w: bytes %d to %d of %d", ErrCopyRange, first, first+n64-1, obj.Size)
 		}
 		length = n64
-		if first == 0 && n64 == obj.Size && obj.Blob != "" && isMD5(obj.ETag) && obj.Encryption == nil && u.Encryption == nil {
+		// An upload with a checksum algorithm gives each part a checksum
+		// of it: a whole source whose own checksum is one keeps it,
+		// another is computed as the part is copied.
+		var sum *Checksum
+		if c := obj.Checksum; u.ChecksumAlgorithm != "" && c != nil && c.Algorithm == u.ChecksumAlgorithm && c.Type != Composite {
+			sum = &Checksum{Algorithm: c.Algorithm, Value: c.Value}
+		}
+		if first == 0 && n64 == obj.Size && obj.Blob != "" && isMD5(obj.ETag) && obj.Encryption == nil && u.Encryption == nil &&
+			(u.ChecksumAlgorithm == "" || sum != nil) {
 			if src.CustomerKey != nil {
 				return ErrKeyNotApplicable
 			}
 			// The whole body, whose ETag is its MD5: share it.
-			part = Part{Number: n, ETag: obj.ETag, Size: obj.Size, LastModified: now.UTC(), Blob: obj.Blob}
+			part = Part{Number: n, ETag: obj.ETag, Size: obj.Size, LastModified: now.UTC(), Blob: obj.Blob, Checksum: sum}
 			shared = true
 			return s.commitPartLocked(account, bucket, key, id, part)
 		}
@@ -320,7 +387,13 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 		return part, nil
 	}
 	defer body.Close()
-	sb, err := s.storeBody(ctx, io.LimitReader(body, length), length, u.Encryption, dataKey, false)
+	var in io.Reader = io.LimitReader(body, length)
+	var sum hash.Hash
+	if u.ChecksumAlgorithm != "" {
+		sum = newChecksumHash(u.ChecksumAlgorithm)
+		in = io.TeeReader(in, sum)
+	}
+	sb, err := s.storeBody(ctx, in, length, u.Encryption, dataKey, false)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return Part{}, fmt.Errorf("cloudstore: copying a part: %w", ctx.Err())
@@ -335,6 +408,9 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 		return Part{}, fmt.Errorf("cloudstore: copying a part: %d bytes read, the source range holds %d", sb.size, length)
 	}
 	part = Part{Number: n, ETag: sb.etag, Size: sb.size, LastModified: now.UTC(), Blob: sb.blob, Prefix: sb.prefix}
+	if sum != nil {
+		part.Checksum = &Checksum{Algorithm: u.ChecksumAlgorithm, Value: base64.StdEncoding.EncodeToString(sum.Sum(nil))}
+	}
 	if err := s.commitPart(account, bucket, key, id, part); err != nil {
 		s.discardBlob(sb.blob, err)
 		return Part{}, err
@@ -529,6 +605,18 @@ func (s *Store) dropUploadTx(t *tx, u Upload) error {
 // without its key, as in S3). The check of the parts, the object's
 // record and the end of the upload are one step under the store's lock.
 func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id string, list []CompletedPart, now time.Time, pre Preconditions) (Object, error) {
+	return s.CompleteUploadWith(ctx, account, bucket, key, id, list, CompleteOptions{Now: now, If: pre})
+}
+
+// CompleteUploadWith is CompleteUpload with its checksum checks: a part
+// listed with a checksum must have been uploaded with that one
+// (ErrChecksumMismatch for another algorithm, ErrInvalidPart for another
+// value); an upload created with a COMPOSITE checksum must list every
+// part's (ErrPartChecksumMissing); one created with a FULL_OBJECT
+// checksum gets the CRC of its whole body, which o.Checksum, if given,
+// must equal.
+func (s *Store) CompleteUploadWith(ctx context.Context, account, bucket, key, id string, list []CompletedPart, o CompleteOptions) (Object, error) {
+	now, pre := o.Now, o.If
 	if len(list) == 0 {
 		return Object{}, ErrNoParts
 	}
@@ -568,6 +656,9 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 			if i < len(list)-1 && p.Size < MinPartSize {
 				return fmt.Errorf("%w: part %d holds %d bytes", ErrPartTooSmall, c.Number, p.Size)
 			}
+			if err := checkListedChecksum(u, c, p); err != nil {
+				return err
+			}
 			blobs = append(blobs, p.Blob)
 			sum, _ := hex.DecodeString(p.ETag)
 			etags = append(etags, sum...)
@@ -580,8 +671,16 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 		obj = Object{Key: key, ETag: fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)), ContentType: u.ContentType, Meta: u.Meta,
 			LastModified: now.UTC(), Size: total, PartSizes: sizes, Blobs: blobs, Tags: tagsOrNil(u.Tags), Encryption: sealedAs(u.Encryption, prefixes...)}
 		// Every part has a checksum of one algorithm: the object's is
-		// composite, and the parts' are kept for part reads.
-		obj.Checksum = compositeChecksum(sums)
+		// composite, or the whole body's CRC when the upload asked for
+		// that, and the parts' are kept for part reads.
+		if u.ChecksumType == FullObject {
+			obj.Checksum = fullObjectChecksum(u.ChecksumAlgorithm, sums, sizes)
+		} else {
+			obj.Checksum = compositeChecksum(sums)
+		}
+		if c := o.Checksum; c != nil && u.ChecksumAlgorithm != "" && !sameChecksum(c, obj.Checksum) {
+			return fmt.Errorf("%w: the object's %s", ErrChecksumMismatch, c.Algorithm)
+		}
 		if alg := partsAlgorithm(sums); alg != "" {
 			obj.PartChecksumAlgorithm = alg
 			obj.PartChecksums = make([]string, len(sums))
@@ -600,6 +699,48 @@ func (s *Store) CompleteUpload(ctx context.Context, account, bucket, key, id str
 	}
 	return obj, nil
 }
+
+// checkListedChecksum checks the checksum a completion lists for part c
+// against p, the part as uploaded into u.
+func checkListedChecksum(u Upload, c CompletedPart, p Part) error {
+	switch {
+	case c.Checksum == nil:
+		if u.ChecksumAlgorithm != "" && u.ChecksumType == Composite {
+			return &PartChecksumError{Err: ErrPartChecksumMissing, Part: c.Number, Algorithm: u.ChecksumAlgorithm}
+		}
+	case p.Checksum == nil || p.Checksum.Algorithm != c.Checksum.Algorithm:
+		return &PartChecksumError{Err: ErrChecksumMismatch, Part: c.Number, Algorithm: c.Checksum.Algorithm}
+	case p.Checksum.Value != c.Checksum.Value:
+		return fmt.Errorf("%w: part %d's %s", ErrInvalidPart, c.Number, c.Checksum.Algorithm)
+	}
+	return nil
+}
+
+// ChecksumAlgorithmError refuses a part whose checksum's algorithm (Got,
+// "" for none) is not its upload's (Want).
+type ChecksumAlgorithmError struct{ Want, Got string }
+
+func (e *ChecksumAlgorithmError) Error() string {
+	got := e.Got
+	if got == "" {
+		got = "none"
+	}
+	return fmt.Sprintf("cloudstore: the upload's parts have %s checksums; this one has %s", e.Want, got)
+}
+
+// PartChecksumError names the part and the algorithm of a completion's
+// checksum error; it wraps ErrPartChecksumMissing or ErrChecksumMismatch.
+type PartChecksumError struct {
+	Err       error
+	Part      int
+	Algorithm string
+}
+
+func (e *PartChecksumError) Error() string {
+	return fmt.Sprintf("%v: part %d, %s", e.Err, e.Part, e.Algorithm)
+}
+
+func (e *PartChecksumError) Unwrap() error { return e.Err }
 
 // ExpireUploads aborts the uploads started before cutoff, and those whose
 // bucket was deleted, as S3's AbortIncompleteMultipartUpload rule does.

@@ -66,7 +66,7 @@ func TestMultipartSurvivesRestart(t *testing.T) {
 		t.Fatalf("Parts page = %+v, %v, %v", parts, more, err)
 	}
 	obj, err := b.CompleteUpload(ctx, "acme", "pics", "movie", u.ID,
-		[]CompletedPart{{1, `"` + etags[0] + `"`}, {2, etags[1]}}, t0.Add(time.Minute), Preconditions{})
+		[]CompletedPart{{Number: 1, ETag: `"` + etags[0] + `"`}, {Number: 2, ETag: etags[1]}}, t0.Add(time.Minute), Preconditions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +117,9 @@ func TestMultipartRefusals(t *testing.T) {
 		{"part 10001", put(b, u, "k", 10001), ErrBadPartNumber},
 		{"another key", put(b, u, "other", 1), ErrNoSuchUpload},
 		{"no parts", complete(b, u), ErrNoParts},
-		{"unknown part", complete(b, u, CompletedPart{1, "x"}), ErrInvalidPart},
-		{"parts out of order", complete(b, u, CompletedPart{2, "x"}, CompletedPart{1, "x"}), ErrPartOrder},
-		{"a part listed twice", complete(b, u, CompletedPart{1, "x"}, CompletedPart{1, "x"}), ErrPartOrder},
+		{"unknown part", complete(b, u, CompletedPart{Number: 1, ETag: "x"}), ErrInvalidPart},
+		{"parts out of order", complete(b, u, CompletedPart{Number: 2, ETag: "x"}, CompletedPart{Number: 1, ETag: "x"}), ErrPartOrder},
+		{"a part listed twice", complete(b, u, CompletedPart{Number: 1, ETag: "x"}, CompletedPart{Number: 1, ETag: "x"}), ErrPartOrder},
 	}
 	for _, tt := range tests {
 		if !errors.Is(tt.err, tt.want) {

@@ -141,6 +141,10 @@ type PutOptions struct {
 	// Encrypt, if not nil, encrypts the body at rest; without it, the
 	// bucket's default encryption applies.
 	Encrypt *SSE
+	// ChecksumAlgorithm and ChecksumType are, for CreateUpload only, the
+	// checksum the upload's parts and object have (Upload's fields of
+	// those names; UploadChecksumType says which go together).
+	ChecksumAlgorithm, ChecksumType string
 }
 
 // ErrPrecondition is returned by a conditional write whose condition does

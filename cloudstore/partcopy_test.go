@@ -77,7 +77,7 @@ func TestCopyPartSharesWholeBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := b.CompleteUpload(ctx, "acme", "other", "dst", u.ID, []CompletedPart{{1, p.ETag}, {2, p2.ETag}}, t0, Preconditions{})
+	obj, err := b.CompleteUpload(ctx, "acme", "other", "dst", u.ID, []CompletedPart{{Number: 1, ETag: p.ETag}, {Number: 2, ETag: p2.ETag}}, t0, Preconditions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestCopyPartIntoSeveralParts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				list = append(list, CompletedPart{n, p.ETag})
+				list = append(list, CompletedPart{Number: n, ETag: p.ETag})
 			}
 			if got, _ := b.refs(src.Blob); got != 3 {
 				t.Fatalf("after two copies: got %d references, want 3 (the object, two parts)", got)
@@ -184,7 +184,7 @@ func TestCopyPartRanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	multi, err := b.CompleteUpload(ctx, "acme", "pics", "multi", mu.ID, []CompletedPart{{1, mp1.ETag}, {2, mp2.ETag}}, t0, Preconditions{})
+	multi, err := b.CompleteUpload(ctx, "acme", "pics", "multi", mu.ID, []CompletedPart{{Number: 1, ETag: mp1.ETag}, {Number: 2, ETag: mp2.ETag}}, t0, Preconditions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestCopyPartRanges(t *testing.T) {
 	b.wantFiles("the copied parts", 3+len(cases))
 	// The first three complete into one object, byte for byte.
 	obj, err := b.CompleteUpload(ctx, "acme", "pics", "dst", u.ID,
-		[]CompletedPart{{1, etags[0]}, {2, etags[1]}, {3, etags[2]}}, t0, Preconditions{})
+		[]CompletedPart{{Number: 1, ETag: etags[0]}, {Number: 2, ETag: etags[1]}, {Number: 3, ETag: etags[2]}}, t0, Preconditions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestCopyPartSurvivesPowerLoss(t *testing.T) {
 	if err := after.DeleteObject("acme", "pics", "src"); err != nil {
 		t.Fatal(err)
 	}
-	obj, err := after.CompleteUpload(ctx, "acme", "pics", "dst", u.ID, []CompletedPart{{1, p1.ETag}, {2, p2.ETag}}, t0, Preconditions{})
+	obj, err := after.CompleteUpload(ctx, "acme", "pics", "dst", u.ID, []CompletedPart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}}, t0, Preconditions{})
 	if err != nil {
 		t.Fatalf("completing the copied parts after the crash: %v", err)
 	}

@@ -27,7 +27,7 @@ func TestPartSizesKept(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		list = append(list, CompletedPart{i + 1, p.ETag})
+		list = append(list, CompletedPart{Number: i + 1, ETag: p.ETag})
 	}
 	if _, err := b.CompleteUpload(ctx, "acme", "pics", "movie", u.ID, list, t0, Preconditions{}); err != nil {
 		t.Fatal(err)

@@ -162,7 +162,7 @@ func TestObjectTagsWithWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CompleteUpload(ctx, "alice", "tags", "up", u.ID, []CompletedPart{{1, p.ETag}}, t0, Preconditions{}); err != nil {
+	if _, err := s.CompleteUpload(ctx, "alice", "tags", "up", u.ID, []CompletedPart{{Number: 1, ETag: p.ETag}}, t0, Preconditions{}); err != nil {
 		t.Fatal(err)
 	}
 	check("CompleteUpload", "up", map[string]string{"from": "upload"})

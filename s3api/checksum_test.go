@@ -161,8 +161,8 @@ func TestChecksumRefusals(t *testing.T) {
 
 // TestMultipartChecksums uploads parts with SHA-256, CRC32 and CRC64NVME
 // checksums: ListParts and CompleteMultipartUpload return them, the
-// object's checksum is composite (none for CRC64NVME, which S3 never makes
-// composite), and a part read returns its part's.
+// object's checksum is composite (for CRC64NVME, which S3 never makes
+// composite, the whole body's), and a part read returns its part's.
 func TestMultipartChecksums(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -210,7 +210,8 @@ func TestMultipartChecksums(t *testing.T) {
 			}
 			composite, compositeType := sumOf(alg, raw)+"-2", types.ChecksumTypeComposite
 			if alg == types.ChecksumAlgorithmCrc64nvme {
-				composite, compositeType = "", ""
+				// Never composite: the CRC of the whole body.
+				composite, compositeType = sumOf(alg, append(bytes.Clone(parts[0]), parts[1]...)), types.ChecksumTypeFullObject
 			}
 			if got := pick(alg, out.ChecksumCRC32, out.ChecksumCRC32C, out.ChecksumCRC64NVME, out.ChecksumSHA1, out.ChecksumSHA256); got != composite || out.ChecksumType != compositeType {
 				t.Errorf("CompleteMultipartUpload: got %q %q, want %q %q", got, out.ChecksumType, composite, compositeType)

@@ -67,6 +67,8 @@ func toError(err error, notFound *Error) *Error {
 			status = http.StatusBadRequest
 		}
 		return s3err(status, se.Code, se.Message)
+	case checksumError(err) != nil:
+		return checksumError(err)
 	case errors.Is(err, cloudstore.ErrNoSuchUpload):
 		return errNoSuchUpload
 	case errors.Is(err, cloudstore.ErrNotFound):

@@ -39,11 +39,18 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	if err := checkStorageClass(r.Header.Get("X-Amz-Storage-Class")); err != nil {
 		return err
 	}
+	if o.ChecksumAlgorithm, o.ChecksumType, err = uploadChecksumSpec(r.Header); err != nil {
+		return err
+	}
 	u, err := s.st.CreateUpload(r.account, r.bucket, r.key, o)
 	if err != nil {
 		return err
 	}
 	setEncryptionHeaders(w.Header(), u.Encryption, keyMD5)
+	if u.ChecksumAlgorithm != "" {
+		w.Header().Set("X-Amz-Checksum-Algorithm", strings.ToUpper(u.ChecksumAlgorithm))
+		w.Header().Set("X-Amz-Checksum-Type", u.ChecksumType)
+	}
 	type result struct {
 		XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
 		Xmlns    string   `xml:"xmlns,attr"`
@@ -87,7 +94,7 @@ func (s *Server) uploadPart(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	p, err := s.st.PutPartWith(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, body,
-		cloudstore.PartOptions{Now: s.opts.Now(), Checksum: sum, CustomerKey: ck})
+		cloudstore.PartOptions{Now: s.opts.Now(), Checksum: sum, ChecksumAlgorithm: declaredChecksum(r), CustomerKey: ck})
 	if err != nil {
 		return bodyError(err)
 	}
@@ -184,7 +191,7 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 		return s.copySourceError(err, r.account, srcBucket, srcVersion)
 	}
 	setCopyVersionHeaders(w.Header(), source, srcVersion)
-	writeCopyResult(w, "CopyPartResult", p.LastModified, p.ETag)
+	writeCopyResult(w, "CopyPartResult", p.LastModified, p.ETag, p.Checksum)
 	return nil
 }
 
@@ -200,6 +207,7 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {
 		Parts []struct {
 			PartNumber int
 			ETag       string
+			checksumXML
 		} `xml:"Part"`
 	}
 	if err := xml.Unmarshal(data, &req); err != nil {
@@ -208,12 +216,28 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {
 	list := make([]cloudstore.CompletedPart, len(req.Parts))
 	for i, p := range req.Parts {
 		list[i] = cloudstore.CompletedPart{Number: p.PartNumber, ETag: p.ETag}
+		if list[i].Checksum, err = p.checksumXML.given(); err != nil {
+			return err
+		}
 	}
-	pre, err := writePreconditions(r.Header)
-	if err != nil {
+	o := cloudstore.CompleteOptions{Now: s.opts.Now()}
+	if o.If, err = writePreconditions(r.Header); err != nil {
 		return err
 	}
-	obj, err := s.st.CompleteUpload(r.Context(), r.account, r.bucket, r.key, r.URL.Query().Get("uploadId"), list, s.opts.Now(), pre)
+	id := r.URL.Query().Get("uploadId")
+	if o.Checksum, err = completeChecksum(r.Header); err != nil {
+		return err
+	}
+	if typ := r.Header.Get("X-Amz-Checksum-Type"); typ != "" || o.Checksum != nil {
+		u, err := s.st.Upload(r.account, r.bucket, r.key, id)
+		if err != nil {
+			return err
+		}
+		if err := checkCompleteChecksum(u, typ, o.Checksum); err != nil {
+			return err
+		}
+	}
+	obj, err := s.st.CompleteUploadWith(r.Context(), r.account, r.bucket, r.key, id, list, o)
 	if err != nil {
 		return err
 	}
@@ -331,9 +355,12 @@ func (s *Server) listParts(w http.ResponseWriter, r *request) error {
 		MaxParts             int
 		IsTruncated          bool
 		Parts                []part `xml:"Part"`
+		ChecksumAlgorithm    string `xml:",omitempty"`
+		ChecksumType         string `xml:",omitempty"`
 	}
 	res := result{Xmlns: xmlns, Bucket: r.bucket, Key: r.key, UploadID: q.Get("uploadId"), Initiator: ownerOf(r.account),
-		Owner: ownerOf(r.account), StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: maxParts, IsTruncated: more}
+		Owner: ownerOf(r.account), StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: maxParts, IsTruncated: more,
+		ChecksumAlgorithm: strings.ToUpper(u.ChecksumAlgorithm), ChecksumType: u.ChecksumType}
 	for _, p := range parts {
 		var sum checksumXML
 		if p.Checksum != nil && sums {

@@ -618,7 +618,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	setVersionHeader(w.Header(), obj)
 	setEncryptionHeaders(w.Header(), obj.Encryption, keyMD5)
 	s.setExpiration(w.Header(), r, obj)
-	writeCopyResult(w, "CopyObjectResult", obj.LastModified, obj.ETag)
+	writeCopyResult(w, "CopyObjectResult", obj.LastModified, obj.ETag, nil)
 	return nil
 }
 
@@ -654,14 +654,19 @@ func setCopyVersionHeaders(h http.Header, src cloudstore.Object, asked string) {
 
 // writeCopyResult answers a copy (CopyObjectResult, CopyPartResult): the
 // copy's time and quoted ETag under the root element named root.
-func writeCopyResult(w http.ResponseWriter, root string, modified time.Time, etag string) {
+func writeCopyResult(w http.ResponseWriter, root string, modified time.Time, etag string, sum *cloudstore.Checksum) {
 	type result struct {
 		XMLName      xml.Name // root, set below
 		Xmlns        string   `xml:"xmlns,attr"`
 		LastModified string
 		ETag         string
+		checksumXML
 	}
-	writeXML(w, http.StatusOK, result{XMLName: xml.Name{Local: root}, Xmlns: xmlns, LastModified: s3Time(modified), ETag: `"` + etag + `"`})
+	res := result{XMLName: xml.Name{Local: root}, Xmlns: xmlns, LastModified: s3Time(modified), ETag: `"` + etag + `"`}
+	if sum != nil {
+		res.checksumXML = checksumOf(sum.Algorithm, sum.Value, "")
+	}
+	writeXML(w, http.StatusOK, res)
 }
 
 // deleteObjects answers DeleteObjects: up to 1000 keys, or versions of
