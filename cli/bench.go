@@ -272,6 +272,7 @@ UploadPartCopy of a large object, or picks a few phases for a short run.`, `  la
 	copyConc := f.Int("copy-concurrency", 2, "UploadPartCopy requests in flight")
 	quiet := f.Float64("quiet", 0.25, "before each phase, wait until other processes use at most this many cores (0: do not wait)")
 	quietWait := f.Duration("quiet-wait", 10*time.Second, "the longest a phase waits for --quiet; then it runs, marked busy")
+	keep := f.Bool("keep-objects", false, "keep every round's objects to the end of the run (by default each round deletes what it wrote before the next starts)")
 	endpoint := f.String("endpoint", "", "measure this S3 endpoint (http://host:port) instead of lattice in process")
 	accessKey := f.String("access-key", "", "access key id for --endpoint")
 	secretKey := f.String("secret-key", "", "secret key for --endpoint")
@@ -341,7 +342,7 @@ UploadPartCopy of a large object, or picks a few phases for a short run.`, `  la
 	defer stop()
 	r, err := s3bench.Run(ctx, s3bench.Config{SmallCount: *count, SmallSize: small, Concurrency: *conc, LargeCount: *largeCount,
 		LargeSize: large, LargeConcurrency: *largeConc, Rounds: *rounds, Phases: phases, VersionKeys: *versionKeys,
-		CopySize: int64(cSize), CopyParts: *copyParts, CopyConcurrency: *copyConc, Quiet: *quiet, QuietWait: *quietWait,
+		CopySize: int64(cSize), CopyParts: *copyParts, CopyConcurrency: *copyConc, Quiet: *quiet, QuietWait: *quietWait, KeepObjects: *keep,
 		Progress: e.stderr}, targets)
 	if err != nil {
 		return err

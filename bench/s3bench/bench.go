@@ -60,7 +60,15 @@ type Config struct {
 	// otherwise measured against whatever burst of theirs it meets.
 	Quiet     float64
 	QuietWait time.Duration
-	Progress  io.Writer
+	// KeepObjects keeps every round's objects until the end of the run.
+	// By default a target's round deletes what it wrote (not the copy
+	// source) before the next round or target starts, so that every
+	// round meets the same machine: on a VM whose memory is overcommitted
+	// on its host, objects kept round after round fill the page cache
+	// until the host reclaims and each new page costs several times more,
+	// and the later rounds measure that instead of the servers.
+	KeepObjects bool
+	Progress    io.Writer
 }
 
 func (c *Config) setDefaults() {
@@ -352,7 +360,9 @@ func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 	}
 	defer func() {
 		for _, c := range slices.Backward(r.made) {
-			c.run(cfg)
+			if c.t.Cleanup { // the others' data is thrown away whole
+				c.run(context.Background(), cfg)
+			}
 		}
 	}()
 	for round := 1; round <= cfg.Rounds; round++ {
@@ -364,12 +374,15 @@ func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 			if err := request(t, http.MethodPut, "/"+bucket); err != nil {
 				return rep, fmt.Errorf("%s: %w", t.Name, err)
 			}
-			cl := r.cleanup(t, bucket)
+			cl := r.cleanup(t, bucket, round)
 			rd, err := r.round(ctx, t, bucket, round, cl)
 			if err != nil {
 				return rep, fmt.Errorf("%s, round %d: %w", t.Name, round, err)
 			}
 			rep.Targets[i].Rounds = append(rep.Targets[i].Rounds, rd)
+			if !cfg.KeepObjects {
+				r.clean(ctx, t, round)
+			}
 		}
 	}
 	for i := range rep.Targets {
@@ -418,13 +431,30 @@ type runner struct {
 }
 
 // cleanup returns the cleanup of bucket on t, nil if t needs none.
-func (r *runner) cleanup(t *Target, bucket string) *cleanup {
-	if !t.Cleanup {
+// cleanup registers bucket, made by t's round (0 for one kept for the
+// whole run), to be deleted with the objects put in it: after the round,
+// unless KeepObjects, else at the end if t asks for it.
+func (r *runner) cleanup(t *Target, bucket string, round int) *cleanup {
+	if !t.Cleanup && (r.cfg.KeepObjects || round == 0) {
 		return nil
 	}
-	c := &cleanup{t: t, bucket: bucket}
+	c := &cleanup{t: t, bucket: bucket, round: round}
 	r.made = append(r.made, c)
 	return c
+}
+
+// clean deletes what t's round made and was registered to be deleted,
+// untimed, and then syncs, so that the next phase does not pay for the
+// deletes' writes.
+func (r *runner) clean(ctx context.Context, t *Target, round int) {
+	r.made = slices.DeleteFunc(r.made, func(c *cleanup) bool {
+		if c.t != t || c.round != round {
+			return false
+		}
+		c.run(ctx, r.cfg)
+		return true
+	})
+	syncDisks()
 }
 
 // step is a phase of objects of one pool: n requests, conc in flight.
@@ -469,7 +499,7 @@ func (r *runner) round(ctx context.Context, t *Target, bucket string, round int,
 			}
 			ph, err = r.objects(ctx, t, bucket, name, s, cl)
 		case VersionedPut:
-			ph, err = r.versioned(ctx, t, fmt.Sprintf("%s-v%d", r.run, round), cl)
+			ph, err = r.versioned(ctx, t, fmt.Sprintf("%s-v%d", r.run, round), round)
 		case UploadPartCopy:
 			ph, err = r.copy(ctx, t, bucket, cl)
 		}
@@ -628,11 +658,11 @@ func errorCode(body string) string {
 // new version of a key that has some. Every PUT must be answered with a
 // version id of its own; after the clock, each key's current body must
 // be one of those PUT to it.
-func (r *runner) versioned(ctx context.Context, t *Target, bucket string, cl *cleanup) (Phase, error) {
+func (r *runner) versioned(ctx context.Context, t *Target, bucket string, round int) (Phase, error) {
 	if err := request(t, http.MethodPut, "/"+bucket); err != nil {
 		return Phase{}, err
 	}
-	vcl := r.cleanup(t, bucket)
+	vcl := r.cleanup(t, bucket, round)
 	c, err := dial(t)
 	if err != nil {
 		return Phase{}, err
@@ -707,7 +737,7 @@ func (r *runner) copy(ctx context.Context, t *Target, bucket string, cl *cleanup
 		if err := request(t, http.MethodPut, "/"+srcBucket); err != nil {
 			return Phase{}, err
 		}
-		scl := r.cleanup(t, srcBucket)
+		scl := r.cleanup(t, srcBucket, 0)
 		src = "/" + srcBucket + "/source"
 		c, err := dial(t)
 		if err != nil {
@@ -981,13 +1011,14 @@ func request(t *Target, method, path string) error {
 type cleanup struct {
 	t      *Target
 	bucket string
+	round  int // the round that made it; 0: the run
 	paths  []string
 }
 
 // run deletes the bucket's objects and the bucket, best effort.
-func (c *cleanup) run(cfg Config) {
+func (c *cleanup) run(ctx context.Context, cfg Config) {
 	paths := slices.Compact(slices.Sorted(slices.Values(c.paths)))
-	_, err := drive(context.Background(), c.t, len(paths), cfg.Concurrency, nil, func(cl *client, i int) error {
+	_, err := drive(ctx, c.t, len(paths), cfg.Concurrency, nil, func(cl *client, i int) error {
 		p, q, _ := strings.Cut(paths[i], "?")
 		var query url.Values
 		if q != "" {

@@ -61,6 +61,9 @@ type memS3 struct {
 	objects map[string][]byte
 	corrupt func(key string, body []byte) []byte
 	sse     bool // answers a PUT with x-amz-server-side-encryption as S3 does
+	// onBucket, if set, is told of each bucket made and how many objects
+	// the server holds then.
+	onBucket func(bucket string, objects int)
 }
 
 func (m *memS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -68,6 +71,12 @@ func (m *memS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer m.mu.Unlock()
 	switch r.Method {
 	case http.MethodPut:
+		if strings.Count(r.URL.Path, "/") == 1 {
+			if m.onBucket != nil {
+				m.onBucket(r.URL.Path, len(m.objects))
+			}
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		m.objects[r.URL.Path] = body
 		if v := r.Header.Get("X-Amz-Server-Side-Encryption"); v != "" && m.sse {
@@ -130,6 +139,30 @@ func TestVerify(t *testing.T) {
 				t.Fatalf("Run: got error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRoundsDeleteTheirObjects checks that each round starts on a server
+// holding nothing of the rounds before it, unless KeepObjects, and that a
+// target that does not ask for a cleanup at the end gets none then.
+func TestRoundsDeleteTheirObjects(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		var held []int
+		m := &memS3{objects: map[string][]byte{}, onBucket: func(_ string, n int) { held = append(held, n) }}
+		srv := httptest.NewServer(m)
+		cfg := Config{SmallCount: 5, SmallSize: 100, Concurrency: 2, Rounds: 3, Phases: []string{SmallPut, SmallGet}, KeepObjects: keep}
+		_, err := Run(context.Background(), cfg, []Target{{Name: "mem", Endpoint: srv.URL, AccessKey: "a", SecretKey: "s"}})
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, left := []int{0, 0, 0}, 0
+		if keep {
+			want, left = []int{0, 5, 10}, 15
+		}
+		if !slices.Equal(held, want) || len(m.objects) != left {
+			t.Errorf("KeepObjects %v: objects held as each round began %v, want %v; %d left at the end, want %d", keep, held, want, len(m.objects), left)
+		}
 	}
 }
 
