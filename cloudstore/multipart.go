@@ -44,6 +44,10 @@ var (
 	// whole object, is of another algorithm than the one kept, or (for
 	// the whole object) of another value.
 	ErrChecksumMismatch = errors.New("cloudstore: the checksum given does not match the one computed")
+	// ErrChecksumUnchecked: a completion gives the object's checksum in
+	// an algorithm none of its parts has a checksum in, which leaves
+	// nothing to check it against.
+	ErrChecksumUnchecked = errors.New("cloudstore: the object's checksum cannot be checked: its parts have none of that algorithm")
 	// ErrChecksumSpec: an upload's checksum algorithm and type do not go
 	// together (a full-object SHA, a composite CRC64NVME, a type alone).
 	ErrChecksumSpec = errors.New("cloudstore: the checksum type cannot be used with the checksum algorithm")
@@ -678,8 +682,10 @@ func (s *Store) CompleteUploadWith(ctx context.Context, account, bucket, key, id
 		} else {
 			obj.Checksum = compositeChecksum(sums)
 		}
-		if c := o.Checksum; c != nil && u.ChecksumAlgorithm != "" && !sameChecksum(c, obj.Checksum) {
-			return fmt.Errorf("%w: the object's %s", ErrChecksumMismatch, c.Algorithm)
+		if c := o.Checksum; c != nil {
+			if err := checkObjectChecksum(u, c, obj.Checksum, sums, sizes); err != nil {
+				return err
+			}
 		}
 		if alg := partsAlgorithm(sums); alg != "" {
 			obj.PartChecksumAlgorithm = alg
@@ -698,6 +704,24 @@ func (s *Store) CompleteUploadWith(ctx context.Context, account, bucket, key, id
 		return Object{}, err
 	}
 	return obj, nil
+}
+
+// checkObjectChecksum checks given, the whole object's checksum a
+// completion of u gives, against the object's, kept. An upload created
+// without an algorithm has a composite checksum when its parts share one;
+// given may then also be the full-object CRC of those parts. One that
+// cannot be checked (the parts have no checksum of its algorithm) is
+// ErrChecksumUnchecked rather than taken on trust.
+func checkObjectChecksum(u Upload, given, kept *Checksum, parts []*Checksum, sizes []int64) error {
+	switch {
+	case sameChecksum(given, kept):
+		return nil
+	case u.ChecksumAlgorithm == "" && partsAlgorithm(parts) != given.Algorithm:
+		return fmt.Errorf("%w: the object's %s", ErrChecksumUnchecked, given.Algorithm)
+	case u.ChecksumAlgorithm == "" && sameChecksum(given, fullObjectChecksum(given.Algorithm, parts, sizes)):
+		return nil
+	}
+	return fmt.Errorf("%w: the object's %s", ErrChecksumMismatch, given.Algorithm)
 }
 
 // checkListedChecksum checks the checksum a completion lists for part c

@@ -224,7 +224,11 @@ func checksumError(err error) *Error {
 	case errors.As(err, &pe):
 		return s3err(http.StatusBadRequest, "BadDigest", fmt.Sprintf("The %s you specified for part %d did not match what we received.", pe.Algorithm, pe.Part))
 	case errors.Is(err, cloudstore.ErrChecksumMismatch):
-		return s3err(http.StatusBadRequest, "BadDigest", "The checksum you specified did not match the calculated checksum: "+err.Error())
+		return s3err(http.StatusBadRequest, "BadDigest", "The checksum you specified for the object did not match the checksum of its parts.")
+	case errors.Is(err, cloudstore.ErrChecksumUnchecked):
+		return s3err(http.StatusBadRequest, "InvalidRequest", "The upload was created without a checksum algorithm and its parts have no checksum of the one given for the object: create the upload with x-amz-checksum-algorithm.")
+	case errors.Is(err, cloudstore.ErrChecksumSpec):
+		return s3err(http.StatusBadRequest, "InvalidRequest", "The checksum type cannot be used with the checksum algorithm.")
 	}
 	return nil
 }

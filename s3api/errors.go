@@ -15,11 +15,17 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
+	// Region, if set, is the region the request should have been signed
+	// for: S3's AuthorizationHeaderMalformed carries it, and SDKs (boto3)
+	// read it to sign again for the right one.
+	Region string
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
-func s3err(status int, code, msg string) *Error { return &Error{status, code, msg} }
+func s3err(status int, code, msg string) *Error {
+	return &Error{Status: status, Code: code, Message: msg}
+}
 
 var (
 	errAccessDenied   = s3err(http.StatusForbidden, "AccessDenied", "Access Denied")
@@ -58,6 +64,9 @@ var statusOf = map[string]int{
 func toError(err error, notFound *Error) *Error {
 	var e *Error
 	var se *sigv4.Error
+	if ce := checksumError(err); ce != nil {
+		return ce
+	}
 	switch {
 	case errors.As(err, &e):
 		return e
@@ -67,8 +76,6 @@ func toError(err error, notFound *Error) *Error {
 			status = http.StatusBadRequest
 		}
 		return s3err(status, se.Code, se.Message)
-	case checksumError(err) != nil:
-		return checksumError(err)
 	case errors.Is(err, cloudstore.ErrNoSuchUpload):
 		return errNoSuchUpload
 	case errors.Is(err, cloudstore.ErrNotFound):
@@ -112,16 +119,21 @@ type errorBody struct {
 	Code      string
 	Message   string
 	Resource  string
+	Region    string `xml:",omitempty"`
 	RequestID string `xml:"RequestId"`
 }
 
 // writeError answers e as S3 does: an XML body, none for HEAD.
 func writeError(w http.ResponseWriter, r *http.Request, e *Error, requestID string) {
+	if e.Region != "" {
+		// For a HEAD, whose answer has no body, the only place it is.
+		w.Header().Set("X-Amz-Bucket-Region", e.Region)
+	}
 	if e.Status == http.StatusNotModified || r.Method == http.MethodHead {
 		w.WriteHeader(e.Status)
 		return
 	}
-	writeXML(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Resource: r.URL.Path, RequestID: requestID})
+	writeXML(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Resource: r.URL.Path, Region: e.Region, RequestID: requestID})
 }
 
 func writeXML(w http.ResponseWriter, status int, v any) {

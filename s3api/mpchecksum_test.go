@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"hash"
 	"hash/crc32"
+	"io"
 	"strings"
 	"testing"
 
@@ -88,6 +89,18 @@ func TestMultipartChecksumTypes(t *testing.T) {
 		if _, err := complete(b64sum(crc32.NewIEEE(), p2, p1)); apiCode(err) != "BadDigest" {
 			t.Errorf("completing with another CRC32 of the object: %v, want BadDigest", err)
 		}
+		parts := &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: o1.ETag}, {PartNumber: aws.Int32(2), ETag: o2.ETag}}}
+		if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("sums"), Key: aws.String("full"), UploadId: cu.UploadId,
+			ChecksumType: types.ChecksumTypeComposite, MultipartUpload: parts}); apiCode(err) != "InvalidRequest" {
+			t.Errorf("completing a FULL_OBJECT upload as COMPOSITE: %v, want InvalidRequest", err)
+		}
+		if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("sums"), Key: aws.String("full"), UploadId: cu.UploadId,
+			ChecksumCRC32C: aws.String(whole), MultipartUpload: parts}); apiCode(err) != "InvalidRequest" {
+			t.Errorf("completing a CRC32 upload with a CRC32C of the object: %v, want InvalidRequest", err)
+		}
+		if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("sums"), Key: aws.String("full")}); httpStatus(err) != 404 {
+			t.Errorf("refused completions made the object: HEAD %v", err)
+		}
 		out, err := complete(whole)
 		if err != nil {
 			t.Fatalf("completing with the object's CRC32: %v", err)
@@ -168,14 +181,63 @@ func TestMultipartChecksumTypes(t *testing.T) {
 				t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
 			}
 		}
-		out, err := complete(first, types.CompletedPart{PartNumber: aws.Int32(2), ETag: o2.ETag, ChecksumSHA256: o2.ChecksumSHA256})
+		raw1, _ := base64.StdEncoding.DecodeString(*o1.ChecksumSHA256)
+		raw2, _ := base64.StdEncoding.DecodeString(*o2.ChecksumSHA256)
+		composite := b64sum(sha256.New(), raw1, raw2)
+		second := types.CompletedPart{PartNumber: aws.Int32(2), ETag: o2.ETag, ChecksumSHA256: o2.ChecksumSHA256}
+		withSum := func(sum string) (*s3.CompleteMultipartUploadOutput, error) {
+			return c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("sums"), Key: aws.String("comp"), UploadId: cu.UploadId,
+				ChecksumSHA256: aws.String(sum), MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{first, second}}})
+		}
+		if _, err := withSum(b64sum(sha256.New(), raw2, raw1) + "-2"); apiCode(err) != "BadDigest" {
+			t.Errorf("completing with another composite SHA256: %v, want BadDigest", err)
+		}
+		if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("sums"), Key: aws.String("comp")}); httpStatus(err) != 404 {
+			t.Errorf("refused completions made the object: HEAD %v", err)
+		}
+		// The object's composite checksum, given without its -N, as S3
+		// takes it.
+		out, err := withSum(composite)
 		if err != nil {
 			t.Fatalf("the refusals above left the upload unusable: %v", err)
 		}
-		raw1, _ := base64.StdEncoding.DecodeString(*o1.ChecksumSHA256)
-		raw2, _ := base64.StdEncoding.DecodeString(*o2.ChecksumSHA256)
-		if want := b64sum(sha256.New(), raw1, raw2) + "-2"; aws.ToString(out.ChecksumSHA256) != want || out.ChecksumType != types.ChecksumTypeComposite {
+		if want := composite + "-2"; aws.ToString(out.ChecksumSHA256) != want || out.ChecksumType != types.ChecksumTypeComposite {
 			t.Errorf("composite SHA256 %q (%s), want %q", aws.ToString(out.ChecksumSHA256), out.ChecksumType, want)
+		}
+	})
+
+	t.Run("no algorithm", func(t *testing.T) {
+		cu, err := create("plain", "", "")
+		if err != nil || cu.ChecksumAlgorithm != "" || cu.ChecksumType != "" {
+			t.Fatalf("CreateMultipartUpload without a checksum: %+v, %v", cu, err)
+		}
+		crc := func(in *s3.UploadPartInput) { in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32 }
+		o1, err := upload("plain", cu.UploadId, 1, p1, crc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o2, err := upload("plain", cu.UploadId, 2, p2, crc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: o1.ETag}, {PartNumber: aws.Int32(2), ETag: o2.ETag}}}
+		for _, tc := range []struct {
+			name, code string
+			in         *s3.CompleteMultipartUploadInput
+		}{
+			{"a CRC32C the parts cannot check", "InvalidRequest", &s3.CompleteMultipartUploadInput{ChecksumCRC32C: aws.String(b64sum(crc32.New(crc32.MakeTable(crc32.Castagnoli)), p1, p2))}},
+			{"another CRC32", "BadDigest", &s3.CompleteMultipartUploadInput{ChecksumCRC32: aws.String(b64sum(crc32.NewIEEE(), p2, p1))}},
+			{"a type", "InvalidRequest", &s3.CompleteMultipartUploadInput{ChecksumType: types.ChecksumTypeFullObject}},
+		} {
+			tc.in.Bucket, tc.in.Key, tc.in.UploadId, tc.in.MultipartUpload = aws.String("sums"), aws.String("plain"), cu.UploadId, parts
+			if _, err := c.CompleteMultipartUpload(ctx, tc.in); apiCode(err) != tc.code {
+				t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
+			}
+		}
+		// The CRC32 of the whole body, which the parts' CRC32s check.
+		if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("sums"), Key: aws.String("plain"), UploadId: cu.UploadId,
+			ChecksumCRC32: aws.String(b64sum(crc32.NewIEEE(), p1, p2)), MultipartUpload: parts}); err != nil {
+			t.Fatalf("completing with the body's CRC32: %v", err)
 		}
 	})
 
@@ -209,19 +271,41 @@ func TestMultipartChecksumTypes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, rng := range []string{"", "bytes=10-2000"} {
-			in := &s3.UploadPartCopyInput{Bucket: aws.String("sums"), Key: aws.String("copied"), UploadId: cu.UploadId, PartNumber: aws.Int32(1), CopySource: aws.String("sums/src")}
+		// A source PUT with its CRC32, whose body file the part shares.
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("sums"), Key: aws.String("src-crc"), Body: bytes.NewReader(p1),
+			ChecksumAlgorithm: types.ChecksumAlgorithmCrc32}); err != nil {
+			t.Fatal(err)
+		}
+		var done []types.CompletedPart
+		var body []byte
+		for n, tc := range []struct{ src, rng string }{{"sums/src", ""}, {"sums/src-crc", ""}, {"sums/src", "bytes=10-2000"}} {
+			in := &s3.UploadPartCopyInput{Bucket: aws.String("sums"), Key: aws.String("copied"), UploadId: cu.UploadId, PartNumber: aws.Int32(int32(n + 1)), CopySource: aws.String(tc.src)}
 			want := p1
-			if rng != "" {
-				in.CopySourceRange, want = aws.String(rng), p1[10:2001]
+			if tc.rng != "" {
+				in.CopySourceRange, want = aws.String(tc.rng), p1[10:2001]
 			}
 			out, err := c.UploadPartCopy(ctx, in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, w := aws.ToString(out.CopyPartResult.ChecksumCRC32), b64sum(crc32.NewIEEE(), want); got != w {
-				t.Errorf("UploadPartCopy %q into a CRC32 upload: checksum %q, want %q", rng, got, w)
+				t.Errorf("UploadPartCopy of %s %q into a CRC32 upload: checksum %q, want %q", tc.src, tc.rng, got, w)
 			}
+			done = append(done, types.CompletedPart{PartNumber: aws.Int32(int32(n + 1)), ETag: out.CopyPartResult.ETag, ChecksumCRC32: out.CopyPartResult.ChecksumCRC32})
+			body = append(body, want...)
+		}
+		if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("sums"), Key: aws.String("copied"), UploadId: cu.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: done}}); err != nil {
+			t.Fatalf("completing the copied parts: %v", err)
+		}
+		get, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("sums"), Key: aws.String("copied")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(get.Body)
+		get.Body.Close()
+		if err != nil || !bytes.Equal(got, body) {
+			t.Errorf("the copied object: %d bytes, %v; want the %d copied", len(got), err, len(body))
 		}
 	})
 }

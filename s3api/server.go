@@ -195,6 +195,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		refuse(rec, hr, toError(err, errAccessDenied), req.id)
 		return
 	}
+	if err := expectedOwner(req, o); err != nil {
+		refuse(rec, hr, err, req.id)
+		return
+	}
 	done, refused := s.fair.admit(req.account, o.transfer, start)
 	if refused != nil {
 		refuse(rec, hr, refused, req.id)
@@ -301,7 +305,12 @@ func (s *Server) authorizeAs(req *request, o operation, verify func(*request) (*
 		}
 	}
 	if auth.Region != s.opts.Region && auth.Region != "auto" {
-		return s3err(http.StatusBadRequest, "AuthorizationHeaderMalformed", "the request is signed for region "+auth.Region+"; this endpoint serves "+s.opts.Region)
+		e := s3err(http.StatusBadRequest, "AuthorizationHeaderMalformed", "The authorization header is malformed; the region '"+auth.Region+"' is wrong; expecting '"+s.opts.Region+"'")
+		if auth.Presigned {
+			e = s3err(http.StatusBadRequest, "AuthorizationQueryParametersError", "Error parsing the X-Amz-Credential parameter; the region '"+auth.Region+"' is wrong; expecting '"+s.opts.Region+"'")
+		}
+		e.Region = s.opts.Region
+		return e
 	}
 	key, _, err := s.st.S3Secret(auth.AccessKeyID)
 	if err != nil {
@@ -322,6 +331,28 @@ func (s *Server) authorizeAs(req *request, o operation, verify func(*request) (*
 		}
 	}
 	return s.checkPolicy(req, o) // policy.go: a Deny of the bucket's policy
+}
+
+// expectedOwner holds a request to x-amz-expected-bucket-owner and, for a
+// copy (CopyObject, UploadPartCopy), x-amz-source-expected-bucket-owner:
+// the account that owns the
+// bucket (every bucket a request names is its account's, the account of
+// its key or, for an anonymous one, the bucket's owner), as the Owner ID
+// of ListBuckets names it. Another is 403 AccessDenied, as S3 answers.
+func expectedOwner(req *request, o operation) *Error {
+	if req.bucket == "" {
+		return nil
+	}
+	headers := []string{"X-Amz-Expected-Bucket-Owner"}
+	if o.name == "CopyObject" || o.name == "UploadPartCopy" {
+		headers = append(headers, "X-Amz-Source-Expected-Bucket-Owner")
+	}
+	for _, h := range headers {
+		if v := req.Header.Get(h); v != "" && v != req.account {
+			return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: the bucket is not owned by the account "+h[len("X-Amz-"):]+" names")
+		}
+	}
+	return nil
 }
 
 func (s *Server) lookup(id string) (string, error) {

@@ -367,6 +367,9 @@ func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 	}()
 	for round := 1; round <= cfg.Rounds; round++ {
 		for j := range targets {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
 			i := (round - 1 + j) % len(targets)
 			t := &targets[i]
 			bucket := fmt.Sprintf("%s-r%d", r.run, round)
@@ -448,11 +451,9 @@ func (r *runner) cleanup(t *Target, bucket string, round int) *cleanup {
 // deletes' writes.
 func (r *runner) clean(ctx context.Context, t *Target, round int) {
 	r.made = slices.DeleteFunc(r.made, func(c *cleanup) bool {
-		if c.t != t || c.round != round {
-			return false
-		}
-		c.run(ctx, r.cfg)
-		return true
+		// One that fails (the run canceled) stays for the end of the
+		// run, when a target that asks for a cleanup gets it.
+		return c.t == t && c.round == round && c.run(ctx, r.cfg) == nil
 	})
 	syncDisks()
 }
@@ -1015,8 +1016,9 @@ type cleanup struct {
 	paths  []string
 }
 
-// run deletes the bucket's objects and the bucket, best effort.
-func (c *cleanup) run(ctx context.Context, cfg Config) {
+// run deletes the bucket's objects and the bucket, best effort: a
+// failure is reported to cfg.Progress and returned.
+func (c *cleanup) run(ctx context.Context, cfg Config) error {
 	paths := slices.Compact(slices.Sorted(slices.Values(c.paths)))
 	_, err := drive(ctx, c.t, len(paths), cfg.Concurrency, nil, func(cl *client, i int) error {
 		p, q, _ := strings.Cut(paths[i], "?")
@@ -1032,6 +1034,7 @@ func (c *cleanup) run(ctx context.Context, cfg Config) {
 	if err != nil {
 		fmt.Fprintf(cfg.Progress, "cleaning up %s on %s: %v\n", c.bucket, c.t.Name, err)
 	}
+	return err
 }
 
 // pool makes the bodies of objects of one size: object i is its index

@@ -166,6 +166,37 @@ func TestRoundsDeleteTheirObjects(t *testing.T) {
 	}
 }
 
+// TestRoundsAlternate checks that each round starts with the target that
+// went second in the one before, and that per-round ratios still pair the
+// rounds of one number.
+func TestRoundsAlternate(t *testing.T) {
+	var order []string
+	var mu sync.Mutex
+	target := func(name string) (Target, func()) {
+		srv := httptest.NewServer(&memS3{objects: map[string][]byte{}, onBucket: func(string, int) {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+		}})
+		return Target{Name: name, Endpoint: srv.URL, AccessKey: "a", SecretKey: "s"}, srv.Close
+	}
+	a, stopA := target("a")
+	defer stopA()
+	b, stopB := target("b")
+	defer stopB()
+	cfg := Config{SmallCount: 5, SmallSize: 100, Concurrency: 2, Rounds: 3, Phases: []string{SmallPut}}
+	rep, err := Run(context.Background(), cfg, []Target{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b", "b", "a", "a", "b"}; !slices.Equal(order, want) {
+		t.Errorf("rounds ran %v, want %v", order, want)
+	}
+	if len(rep.Targets) != 2 || len(rep.Targets[0].Rounds) != 3 || len(rep.Targets[1].Rounds) != 3 || len(rep.Ratios) != 1 || len(rep.Ratios[0].Rounds) != 3 {
+		t.Errorf("report: %d targets, rounds %d and %d, ratios %+v", len(rep.Targets), len(rep.Targets[0].Rounds), len(rep.Targets[1].Rounds), rep.Ratios)
+	}
+}
+
 func TestPercentile(t *testing.T) {
 	ms := func(v ...int) []time.Duration {
 		var out []time.Duration
