@@ -432,6 +432,22 @@ func (r reader) IsConfirmed(e *ledger.Entry) (bool, error) {
 	return e.Height <= height, err
 }
 
+// EntryConfirmed returns the entry of block h and whether it is
+// confirmed, both read from one snapshot. Read apart, a block rolled back
+// between the two reads (the loser of a fork) would be reported confirmed
+// once the winner at its height was, since confirmation is kept as a
+// height per account.
+func (s *Store) EntryConfirmed(h ledger.Hash) (e *ledger.Entry, found, confirmed bool, err error) {
+	snap := s.Snapshot()
+	defer snap.Close()
+	e, found, err = snap.Entry(h)
+	if err != nil || !found {
+		return nil, false, false, err
+	}
+	confirmed, err = snap.IsConfirmed(e)
+	return e, true, confirmed, err
+}
+
 // Certificate returns the votes stored with a confirmed block, as the
 // engine's caller encoded them.
 func (r reader) Certificate(h ledger.Hash) ([]byte, bool, error) {

@@ -261,13 +261,8 @@ func (c *Cluster) Submit(i int, blocks ...*ledger.Block) {
 
 // Confirmed reports whether node i has block h confirmed.
 func (c *Cluster) Confirmed(i int, h ledger.Hash) bool {
-	st := c.Nodes[i].N.Store
-	e, found, err := st.Entry(h)
-	if err != nil || !found {
-		return false
-	}
-	ok, err := st.IsConfirmed(e)
-	return err == nil && ok
+	_, found, ok, err := c.Nodes[i].N.Store.EntryConfirmed(h)
+	return err == nil && found && ok
 }
 
 // WaitConfirmed waits until every running node has block h confirmed.

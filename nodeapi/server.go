@@ -447,18 +447,13 @@ func (s *Server) block(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid block hash in path: "+err.Error())
 		return
 	}
-	e, found, err := s.n.Store.Entry(h)
+	e, found, confirmed, err := s.n.Store.EntryConfirmed(h)
 	if err != nil {
 		s.internal(w, r, err)
 		return
 	}
 	if !found {
 		writeError(w, http.StatusNotFound, "block not found: "+h.String())
-		return
-	}
-	confirmed, err := s.n.Store.IsConfirmed(e)
-	if err != nil {
-		s.internal(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, nodewire.Block{Block: e.Block, Confirmed: confirmed})
@@ -478,8 +473,12 @@ func (s *Server) recent(w http.ResponseWriter, r *http.Request) {
 		limit = v
 	}
 	st := s.newStream(w, '[', ']')
-	st.end(s.n.Store.Recent(limit, func(e *ledger.Entry) error {
-		confirmed, err := s.n.Store.IsConfirmed(e)
+	// One snapshot: a block and its confirmation read apart could show a
+	// fork's rolled-back loser as confirmed (ledgerstore.EntryConfirmed).
+	snap := s.n.Store.Snapshot()
+	defer snap.Close()
+	st.end(snap.Recent(limit, func(e *ledger.Entry) error {
+		confirmed, err := snap.IsConfirmed(e)
 		if err != nil {
 			return err
 		}
