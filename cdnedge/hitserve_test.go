@@ -371,7 +371,7 @@ func TestFastPathTimeouts(t *testing.T) {
 // progress finish and returns once the fast path's connections are gone.
 func TestFastPathDrain(t *testing.T) {
 	v := newEnv(t, func(o *Options) { o.CacheDir = t.TempDir() })
-	big := strings.Repeat("z", 8<<20)
+	big := strings.Repeat("z", 32<<20)
 	o := v.origin(text(big, "Cache-Control", "max-age=600", "Content-Type", "application/octet-stream"))
 	v.deploy("site", o.srv.URL, -1)
 	v.get("site", "/big")
@@ -380,6 +380,10 @@ func TestFastPathDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// A small receive buffer, so that the kernel's buffers cannot take
+	// the whole answer: the edge would then have finished it, rightly
+	// letting Wait return (a CI run under -race saw that).
+	c.(*net.TCPConn).SetReadBuffer(32 << 10)
 	c.SetDeadline(time.Now().Add(20 * time.Second))
 	io.WriteString(c, "GET /big HTTP/1.1\r\nHost: site.cdn.localhost\r\n\r\n")
 	br := bufio.NewReader(c)

@@ -77,7 +77,9 @@ func (s *Server) putOptions(h http.Header) (cloudstore.PutOptions, error) {
 // (which every bucket here is), so that nobody takes an object for
 // write-protected; and x-amz-write-offset-bytes, an append in S3's
 // directory buckets, which ignored would replace the object with the
-// appended bytes alone.
+// appended bytes alone; and x-amz-website-redirect-location, a redirect
+// S3 keeps with the object and static website hosting follows, which
+// ignored would be silently lost.
 func unkeptWriteHeaders(h http.Header) error {
 	for _, name := range []string{"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold"} {
 		if h.Get(name) != "" {
@@ -86,6 +88,9 @@ func unkeptWriteHeaders(h http.Header) error {
 	}
 	if h.Get("X-Amz-Write-Offset-Bytes") != "" {
 		return s3err(http.StatusNotImplemented, "NotImplemented", "Appending to an object (x-amz-write-offset-bytes) is not supported.")
+	}
+	if h.Get("X-Amz-Website-Redirect-Location") != "" {
+		return s3err(http.StatusNotImplemented, "NotImplemented", "Website redirects (x-amz-website-redirect-location) are not supported: static website hosting is not.")
 	}
 	return nil
 }

@@ -16,7 +16,8 @@ import (
 // nothing: Object Lock retention and legal holds (400 InvalidRequest, as
 // S3 answers in a bucket without Object Lock), an append
 // (x-amz-write-offset-bytes, which ignored replaced the object with the
-// appended bytes) and a bucket with Object Lock (501).
+// appended bytes), a website redirect (x-amz-website-redirect-location,
+// which ignored would be lost) and a bucket with Object Lock (501).
 func TestUnkeptWriteHeadersRefused(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -43,6 +44,16 @@ func TestUnkeptWriteHeadersRefused(t *testing.T) {
 		{"PutObject, append", func() error {
 			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("unkept"), Key: aws.String("k"), Body: strings.NewReader("world"),
 				WriteOffsetBytes: aws.Int64(6)})
+			return err
+		}, 501, "NotImplemented"},
+		{"PutObject, website redirect", func() error {
+			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("unkept"), Key: aws.String("k"), Body: strings.NewReader("x"),
+				WebsiteRedirectLocation: aws.String("/elsewhere.html")})
+			return err
+		}, 501, "NotImplemented"},
+		{"CreateMultipartUpload, website redirect", func() error {
+			_, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("unkept"), Key: aws.String("k"),
+				WebsiteRedirectLocation: aws.String("https://example.com/")})
 			return err
 		}, 501, "NotImplemented"},
 		{"CopyObject, legal hold", func() error {
