@@ -8,6 +8,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"hash/crc64"
+	"io"
 	"strings"
 )
 
@@ -75,6 +76,15 @@ func newChecksumHash(alg string) hash.Hash {
 		return sha256.New()
 	}
 	return nil
+}
+
+// checksumming returns r passed through alg's hash (a known algorithm)
+// and what gives, once r was read to its end, the checksum of its bytes.
+func checksumming(alg string, r io.Reader) (io.Reader, func() *Checksum) {
+	h := newChecksumHash(alg)
+	return io.TeeReader(r, h), func() *Checksum {
+		return &Checksum{Algorithm: alg, Value: base64.StdEncoding.EncodeToString(h.Sum(nil))}
+	}
 }
 
 // compositeChecksum is S3's checksum of an object completed from parts

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"slices"
 	"sort"
@@ -104,9 +102,8 @@ type CompletedPart struct {
 type CompleteOptions struct {
 	Now time.Time
 	If  Preconditions
-	// Checksum, if not nil, is checked against the object's full-object
-	// checksum (ErrChecksumMismatch): only an upload created with a
-	// FULL_OBJECT checksum of its algorithm has one to check it against.
+	// Checksum, if not nil, is the client's checksum of the whole
+	// object, checked against the object's (checkObjectChecksum).
 	Checksum *Checksum
 }
 
@@ -228,11 +225,7 @@ func (s *Store) PutPartWith(ctx context.Context, account, bucket, key, id string
 		if got == "" {
 			// A FULL_OBJECT upload's part may come without its CRC, as in
 			// S3: the store computes it, for the object's to be made of.
-			h := newChecksumHash(u.ChecksumAlgorithm)
-			body = io.TeeReader(body, h)
-			o.Checksum = func() *Checksum {
-				return &Checksum{Algorithm: u.ChecksumAlgorithm, Value: base64.StdEncoding.EncodeToString(h.Sum(nil))}
-			}
+			body, o.Checksum = checksumming(u.ChecksumAlgorithm, body)
 		}
 	}
 	sb, err := s.storeBody(ctx, body, MaxPartSize, u.Encryption, dataKey, false)
@@ -392,10 +385,9 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 	}
 	defer body.Close()
 	var in io.Reader = io.LimitReader(body, length)
-	var sum hash.Hash
+	var sum func() *Checksum
 	if u.ChecksumAlgorithm != "" {
-		sum = newChecksumHash(u.ChecksumAlgorithm)
-		in = io.TeeReader(in, sum)
+		in, sum = checksumming(u.ChecksumAlgorithm, in)
 	}
 	sb, err := s.storeBody(ctx, in, length, u.Encryption, dataKey, false)
 	switch {
@@ -413,7 +405,7 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 	}
 	part = Part{Number: n, ETag: sb.etag, Size: sb.size, LastModified: now.UTC(), Blob: sb.blob, Prefix: sb.prefix}
 	if sum != nil {
-		part.Checksum = &Checksum{Algorithm: u.ChecksumAlgorithm, Value: base64.StdEncoding.EncodeToString(sum.Sum(nil))}
+		part.Checksum = sum()
 	}
 	if err := s.commitPart(account, bucket, key, id, part); err != nil {
 		s.discardBlob(sb.blob, err)

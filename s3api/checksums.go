@@ -131,7 +131,7 @@ func declaredChecksum(r *request) string {
 func uploadChecksumSpec(h http.Header) (alg, typ string, err error) {
 	if v := h.Get("X-Amz-Checksum-Algorithm"); v != "" {
 		alg = strings.ToLower(v)
-		if alg == "" || !slices.Contains(cloudstore.ChecksumAlgorithms, alg) {
+		if !slices.Contains(cloudstore.ChecksumAlgorithms, alg) {
 			return "", "", s3err(http.StatusBadRequest, "InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]")
 		}
 	}
