@@ -185,6 +185,54 @@ func TestBatchAgreesWithVerify(t *testing.T) {
 	}
 }
 
+// TestBatchOneKey checks batches whose signatures share keys, which
+// Batch.Verify folds into one term per key: a bad signature among a key's
+// good ones is still found, wherever it sits.
+func TestBatchOneKey(t *testing.T) {
+	var chain, pair []signed
+	for i := range 64 {
+		chain = append(chain, newSigned(t, 7, fmt.Sprint("block ", i)))
+		pair = append(pair, newSigned(t, byte(8+i%2), fmt.Sprint("block ", i)))
+	}
+	tests := []struct {
+		name string
+		sigs []signed
+		bad  int // -1: none
+	}{
+		{"one key, all good", chain, -1},
+		{"one key, first bad", chain, 0},
+		{"one key, middle bad", chain, 31},
+		{"one key, last bad", chain, 63},
+		{"two keys alternating, all good", pair, -1},
+		{"two keys alternating, one bad", pair, 10},
+		{"one key, small-order R", chain, -2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sigs := append([]signed(nil), tt.sigs...)
+			switch {
+			case tt.bad >= 0:
+				sigs[tt.bad] = signed{sigs[tt.bad].pub, []byte("tampered"), sigs[tt.bad].sig}
+			case tt.bad == -2:
+				// Valid under the cofactored rule: the batch must agree.
+				sigs[5] = withSmallOrderR(t, 7, sigs[5])
+			}
+			var b signature.Batch
+			for _, s := range sigs {
+				b.Add(s.pub, s.msg, s.sig)
+			}
+			for i, got := range b.Verify() {
+				if want := signature.Verify(sigs[i].pub, sigs[i].msg, sigs[i].sig); got != want {
+					t.Errorf("signature %d: got %v, want %v", i, got, want)
+				}
+				if want := i != tt.bad; got != want {
+					t.Errorf("signature %d: got %v, want %v", i, got, want)
+				}
+			}
+		})
+	}
+}
+
 // FuzzBatch checks that an arbitrary (key, message, signature) gets the
 // same answer alone and inside a batch of valid signatures.
 func FuzzBatch(f *testing.F) {
@@ -213,6 +261,32 @@ func BenchmarkVerify(b *testing.B) {
 		if !signature.Verify(s.pub, s.msg, s.sig) {
 			b.Fatal("refused")
 		}
+	}
+}
+
+// BenchmarkBatchOneKey is a chain's blocks arriving together, as in sync:
+// every signature by one key.
+func BenchmarkBatchOneKey(b *testing.B) {
+	for _, n := range []int{16, 64} {
+		items := make([]signed, n)
+		for i := range items {
+			items[i] = newSigned(b, 1, fmt.Sprint("message ", i))
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var batch signature.Batch
+			for b.Loop() {
+				batch.Reset()
+				for _, s := range items {
+					batch.Add(s.pub, s.msg, s.sig)
+				}
+				for _, ok := range batch.Verify() {
+					if !ok {
+						b.Fatal("refused")
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e3, "µs/signature")
+		})
 	}
 }
 

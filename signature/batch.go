@@ -1,0 +1,185 @@
+package signature
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha512"
+	"sync"
+
+	"filippo.io/edwards25519"
+)
+
+// minBatch is the smallest batch Batch.Verify verifies at once: below it,
+// one by one is as fast (a batch of 4 costs about 0.7 of four single checks,
+// of 2 about the same as two).
+const minBatch = 3
+
+// Batch collects signatures to verify together. The zero value is an empty
+// batch. A Batch is not safe for concurrent use.
+type Batch struct {
+	items []item
+}
+
+type item struct {
+	pub      ed25519.PublicKey
+	msg, sig []byte
+}
+
+// Add adds a signature to the batch. The batch keeps the slices until Reset:
+// the caller must not change them before Verify.
+func (b *Batch) Add(pub ed25519.PublicKey, msg, sig []byte) {
+	b.items = append(b.items, item{pub, msg, sig})
+}
+
+// Len returns the number of signatures added since the last Reset.
+func (b *Batch) Len() int { return len(b.items) }
+
+// Reset empties the batch, keeping its storage.
+func (b *Batch) Reset() {
+	clear(b.items)
+	b.items = b.items[:0]
+}
+
+// Verify checks every signature in the batch and returns, for each in the
+// order added, whether it is valid: the same answers Verify would give one
+// by one. When the batch as a whole fails, it tells which signatures are bad
+// by verifying each alone, so a bad signature costs its batch about one and a
+// half times what single checks would have.
+func (b *Batch) Verify() []bool {
+	ok := make([]bool, len(b.items))
+	if len(b.items) >= minBatch && verifyAll(b.items) {
+		for i := range ok {
+			ok[i] = true
+		}
+		return ok
+	}
+	for i, it := range b.items {
+		ok[i] = Verify(it.pub, it.msg, it.sig)
+	}
+	return ok
+}
+
+// verifyAll reports whether every signature of items is valid, by the
+// cofactored batch equation of ZIP 215:
+//
+//	[8]( [-Σ zᵢsᵢ]B + Σ [zᵢ]Rᵢ + Σ [zᵢkᵢ]Aᵢ ) = 0
+//
+// where (Rᵢ, sᵢ) is signature i, Aᵢ its public key, kᵢ = SHA-512(Rᵢ ‖ Aᵢ ‖
+// Mᵢ) reduced mod ℓ, and zᵢ a secret random 128-bit coefficient, so that
+// invalid signatures cannot cancel each other out (a batch holding one passes
+// with probability 2⁻¹²⁸).
+//
+// Two things make it cheaper than a general batch verifier. Public keys are
+// decoded through keyCache, since the same accounts and representatives sign
+// again and again, and decoding a point costs about a seventh of a
+// signature's share of the batch. And signatures by one key share its term:
+// Σ [zᵢkᵢ]A over a key's signatures is [Σ zᵢkᵢ]A, one point in the
+// multiscalar multiplication instead of one per signature (a chain's blocks
+// arriving together, as in sync, are all signed by one key).
+func verifyAll(items []item) bool {
+	n := len(items)
+	// One read of the random coefficients for the whole batch.
+	random := make([]byte, 16*n)
+	if _, err := rand.Read(random); err != nil {
+		return false
+	}
+	// Scalars and points of the multiscalar multiplication: B first, then
+	// each signature's R and each distinct key's A in the order met.
+	svals := make([]edwards25519.Scalar, 1+2*n)
+	rvals := make([]edwards25519.Point, n)
+	scalars := make([]*edwards25519.Scalar, 1, 1+2*n)
+	points := make([]*edwards25519.Point, 1, 1+2*n)
+	scalars[0], points[0] = &svals[0], edwards25519.NewGeneratorPoint()
+	keyAt := make(map[*edwards25519.Point]int, n) // a key's index in scalars
+	free := 1 + n                                 // next unused svals for a key
+
+	h := sha512.New()
+	var digest [sha512.Size]byte
+	var zbytes [32]byte
+	var s, k edwards25519.Scalar
+	for i, it := range items {
+		if len(it.pub) != ed25519.PublicKeySize || len(it.sig) != ed25519.SignatureSize {
+			return false
+		}
+		if _, err := s.SetCanonicalBytes(it.sig[32:]); err != nil {
+			return false
+		}
+		R := &rvals[i]
+		if _, err := R.SetBytes(it.sig[:32]); err != nil {
+			return false
+		}
+		A, err := keys.point(it.pub)
+		if err != nil {
+			return false
+		}
+		h.Reset()
+		h.Write(it.sig[:32])
+		h.Write(it.pub)
+		h.Write(it.msg)
+		if _, err := k.SetUniformBytes(h.Sum(digest[:0])); err != nil {
+			return false
+		}
+		z := &svals[1+i]
+		copy(zbytes[:16], random[16*i:]) // below 2¹²⁸, so canonical
+		if _, err := z.SetCanonicalBytes(zbytes[:]); err != nil {
+			return false
+		}
+		svals[0].MultiplyAdd(z, &s, &svals[0])
+		scalars, points = append(scalars, z), append(points, R)
+		if j, seen := keyAt[A]; seen {
+			scalars[j].MultiplyAdd(z, &k, scalars[j])
+		} else {
+			c := &svals[free]
+			free++
+			c.Multiply(z, &k)
+			keyAt[A] = len(scalars)
+			scalars, points = append(scalars, c), append(points, A)
+		}
+	}
+	svals[0].Negate(&svals[0])
+	var check edwards25519.Point
+	check.VarTimeMultiScalarMult(scalars, points)
+	check.MultByCofactor(&check)
+	return check.Equal(edwards25519.NewIdentityPoint()) == 1
+}
+
+// keyCacheSize bounds the decoded public keys kept: 8192 points of 160
+// bytes, about 2 MB with the map.
+const keyCacheSize = 8192
+
+// keys is the process's cache of decoded public keys. Decoding is a pure
+// function of the 32 bytes, so a cached point is the same whoever decoded
+// it; keys that do not decode are not kept.
+var keys = keyCache{m: make(map[[32]byte]*edwards25519.Point, keyCacheSize)}
+
+type keyCache struct {
+	mu sync.Mutex
+	m  map[[32]byte]*edwards25519.Point
+}
+
+// point returns the point pub (32 bytes) encodes, accepting non-canonical
+// encodings as ZIP 215 does. The point is shared: callers must not change
+// it. Once the cache is full, each new key replaces an arbitrary one.
+func (c *keyCache) point(pub []byte) (*edwards25519.Point, error) {
+	key := [32]byte(pub)
+	c.mu.Lock()
+	p, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := new(edwards25519.Point).SetBytes(pub)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if len(c.m) >= keyCacheSize {
+		for old := range c.m {
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[key] = p
+	c.mu.Unlock()
+	return p, nil
+}
