@@ -339,3 +339,91 @@ func (f slowSyncFile) SyncTo(n int64) (bool, error) {
 	time.Sleep(f.delay)
 	return f.File.SyncTo(n)
 }
+
+// TestCheckSplit checks a batch split between two goroutines, on an engine
+// whose writer is not running so that what reaches it can be read: the
+// good blocks reach the writer in the batch's order, whichever half they
+// are in, and the bad ones (at both ends of both halves) are answered with
+// their error. Once the engine is closing, the good ones are answered
+// ErrClosed instead and check returns.
+func TestCheckSplit(t *testing.T) {
+	_, wl := genWorkload(t, 128, 1)
+	var blocks []*ledger.Block
+	for _, s := range wl.Streams {
+		blocks = append(blocks, s[0])
+	}
+	if len(blocks) != 64 {
+		t.Fatalf("%d blocks, want 64", len(blocks))
+	}
+	bad := map[int]bool{0: true, 31: true, 32: true, 63: true}
+	requests := func() []*request {
+		var rs []*request
+		for i, b := range blocks {
+			if bad[i] {
+				b = b.Clone()
+				b.Signature[3] ^= 0x10
+			}
+			rs = append(rs, &request{kind: opSubmit, b: b, done: make(chan struct{})})
+		}
+		return rs
+	}
+	checked := func(rs []*request) []*ledger.Block {
+		bs := make([]*ledger.Block, len(rs))
+		for i, r := range rs {
+			bs[i] = r.b
+		}
+		return bs
+	}
+
+	for _, split := range []bool{true, false} {
+		e := &Engine{params: ledger.Params{Work: ledger.DevWork}, in: make(chan *request, len(blocks)), quit: make(chan struct{})}
+		rs := requests()
+		e.check(rs, checked(rs), split)
+		close(e.in)
+		var got []*request
+		for r := range e.in {
+			got = append(got, r)
+		}
+		if want := len(blocks) - len(bad); len(got) != want {
+			t.Fatalf("split %v: %d blocks reached the writer, want %d", split, len(got), want)
+		}
+		i := 0
+		for j, r := range rs {
+			if bad[j] {
+				select {
+				case <-r.done:
+				default:
+					t.Fatalf("split %v: bad block %d was not answered", split, j)
+				}
+				if !errors.Is(r.err, ledger.ErrBadSignature) {
+					t.Errorf("split %v: bad block %d: got %v, want ErrBadSignature", split, j, r.err)
+				}
+				continue
+			}
+			if got[i] != r {
+				t.Errorf("split %v: the writer's block %d is not the batch's block %d", split, i, j)
+			}
+			i++
+		}
+	}
+
+	// Closing: no writer takes anything; every request is answered.
+	e := &Engine{params: ledger.Params{Work: ledger.DevWork}, in: make(chan *request), quit: make(chan struct{})}
+	close(e.quit)
+	rs := requests()
+	e.check(rs, checked(rs), true)
+	for j, r := range rs {
+		select {
+		case <-r.done:
+		default:
+			t.Fatalf("closing: block %d was not answered", j)
+		}
+		if want := ErrClosed; bad[j] {
+			if !errors.Is(r.err, ledger.ErrBadSignature) {
+				t.Errorf("closing: bad block %d: got %v, want ErrBadSignature", j, r.err)
+			}
+		} else if !errors.Is(r.err, want) {
+			t.Errorf("closing: block %d: got %v, want ErrClosed", j, r.err)
+		}
+	}
+}

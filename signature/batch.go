@@ -67,7 +67,7 @@ func (b *Batch) Verify() []bool {
 // where (Rᵢ, sᵢ) is signature i, Aᵢ its public key, kᵢ = SHA-512(Rᵢ ‖ Aᵢ ‖
 // Mᵢ) reduced mod ℓ, and zᵢ a secret random 128-bit coefficient, so that
 // invalid signatures cannot cancel each other out (a batch holding one passes
-// with probability 2⁻¹²⁸).
+// with probability at most 2⁻¹²⁸).
 //
 // Two things make it cheaper than a general batch verifier. Public keys are
 // decoded through keyCache, since the same accounts and representatives sign
@@ -150,11 +150,12 @@ const keyCacheSize = 8192
 // keys is the process's cache of decoded public keys. Decoding is a pure
 // function of the 32 bytes, so a cached point is the same whoever decoded
 // it; keys that do not decode are not kept.
-var keys = keyCache{m: make(map[[32]byte]*edwards25519.Point, keyCacheSize)}
+var keys = keyCache{size: keyCacheSize}
 
 type keyCache struct {
-	mu sync.Mutex
-	m  map[[32]byte]*edwards25519.Point
+	size int // most keys kept
+	mu   sync.Mutex
+	m    map[[32]byte]*edwards25519.Point // made on first use
 }
 
 // point returns the point pub (32 bytes) encodes, accepting non-canonical
@@ -173,13 +174,19 @@ func (c *keyCache) point(pub []byte) (*edwards25519.Point, error) {
 		return nil, err
 	}
 	c.mu.Lock()
-	if len(c.m) >= keyCacheSize {
+	defer c.mu.Unlock()
+	if q, ok := c.m[key]; ok {
+		return q, nil // decoded meanwhile by another batch
+	}
+	if c.m == nil {
+		c.m = make(map[[32]byte]*edwards25519.Point)
+	}
+	if len(c.m) >= c.size {
 		for old := range c.m {
 			delete(c.m, old)
 			break
 		}
 	}
 	c.m[key] = p
-	c.mu.Unlock()
 	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"filippo.io/edwards25519"
@@ -221,6 +222,16 @@ func TestBatchOneKey(t *testing.T) {
 			for _, s := range sigs {
 				b.Add(s.pub, s.msg, s.sig)
 			}
+			// Whole, without the fallback that would hide a refusal of
+			// good signatures: with the keys not yet cached, then cached.
+			for _, cache := range []string{"cold", "warm"} {
+				if got, want := signature.BatchPasses(&b), tt.bad < 0; got != want {
+					t.Errorf("%s: the batch passes whole: %v, want %v", cache, got, want)
+				}
+			}
+			if err := signature.CheckCachedKeys(); err != nil {
+				t.Error(err)
+			}
 			for i, got := range b.Verify() {
 				if want := signature.Verify(sigs[i].pub, sigs[i].msg, sigs[i].sig); got != want {
 					t.Errorf("signature %d: got %v, want %v", i, got, want)
@@ -233,6 +244,86 @@ func TestBatchOneKey(t *testing.T) {
 	}
 }
 
+// TestBatchPassesWhole checks that batches of good signatures pass as a
+// whole, whatever mix of repeated and distinct keys they hold, including a
+// key written in two encodings (the identity point as y = 1 and as the
+// non-canonical y = p + 1, which ZIP 215 accepts and the cache keeps apart).
+func TestBatchPassesWhole(t *testing.T) {
+	identity := make([]byte, 32)
+	identity[0] = 1
+	identityPlusP, _ := hex.DecodeString("eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f")
+	zeroS := make([]byte, 32)
+	// R = identity, S = 0 is a valid signature by the identity key of any
+	// message under the cofactored check: [8]0B = [8]R + [8]kA = 0.
+	trivial := func(pub []byte, msg string) signed {
+		return signed{pub, []byte(msg), append(append([]byte(nil), identity...), zeroS...)}
+	}
+	var mixed []signed
+	for i := range 70 {
+		mixed = append(mixed, newSigned(t, byte(20+i%5*(1+i%3)), fmt.Sprint("mixed ", i)))
+	}
+	tests := []struct {
+		name string
+		sigs []signed
+	}{
+		{"identity key in two encodings", []signed{trivial(identity, "a"), trivial(identityPlusP, "b"), newSigned(t, 1, "c"), trivial(identity, "d")}},
+		{"3, mixed keys", mixed[:3]},
+		{"4, mixed keys", mixed[:4]},
+		{"70, mixed keys", mixed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b signature.Batch
+			for _, s := range tt.sigs {
+				if !signature.Verify(s.pub, s.msg, s.sig) {
+					t.Fatalf("%x does not verify alone", s.sig)
+				}
+				b.Add(s.pub, s.msg, s.sig)
+			}
+			for _, cache := range []string{"cold", "warm"} {
+				if !signature.BatchPasses(&b) {
+					t.Errorf("%s: the batch does not pass whole", cache)
+				}
+			}
+			if err := signature.CheckCachedKeys(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestBatchConcurrent verifies batches with overlapping keys from several
+// goroutines at once, sharing the key cache (run it with -race).
+func TestBatchConcurrent(t *testing.T) {
+	var pool []signed
+	for i := range 48 {
+		pool = append(pool, newSigned(t, byte(40+i%12), fmt.Sprint("concurrent ", i)))
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var b signature.Batch
+			for round := range 20 {
+				b.Reset()
+				for i := range 16 {
+					s := pool[(g*5+round*3+i)%len(pool)]
+					b.Add(s.pub, s.msg, s.sig)
+				}
+				if !signature.BatchPasses(&b) {
+					t.Errorf("goroutine %d, round %d: a good batch failed", g, round)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := signature.CheckCachedKeys(); err != nil {
+		t.Error(err)
+	}
+}
+
 // FuzzBatch checks that an arbitrary (key, message, signature) gets the
 // same answer alone and inside a batch of valid signatures.
 func FuzzBatch(f *testing.F) {
@@ -241,6 +332,8 @@ func FuzzBatch(f *testing.F) {
 	f.Add([]byte(good.pub), good.msg, withSmallOrderR(f, 1, good).sig)
 	f.Add(make([]byte, 32), []byte{}, make([]byte, 64))
 	others := []signed{newSigned(f, 2, "a"), newSigned(f, 3, "b"), newSigned(f, 4, "c")}
+	sameKey := []signed{newSigned(f, 1, "a"), newSigned(f, 1, "b"), newSigned(f, 1, "c")}
+	f.Add([]byte(good.pub), []byte("another message"), good.sig)
 	f.Fuzz(func(t *testing.T, pub, msg, sig []byte) {
 		want := signature.Verify(pub, msg, sig)
 		var b signature.Batch
@@ -251,6 +344,17 @@ func FuzzBatch(f *testing.F) {
 		got := b.Verify()
 		if got[1] != want || !got[0] || !got[2] || !got[3] {
 			t.Fatalf("batch %v, alone %v", got, want)
+		}
+		// The same among signatures by good's key, whose term the fuzzed
+		// signature shares when its key is good's.
+		b.Reset()
+		b.Add(sameKey[0].pub, sameKey[0].msg, sameKey[0].sig)
+		b.Add(pub, msg, sig)
+		b.Add(sameKey[1].pub, sameKey[1].msg, sameKey[1].sig)
+		b.Add(sameKey[2].pub, sameKey[2].msg, sameKey[2].sig)
+		got = b.Verify()
+		if got[1] != want || !got[0] || !got[2] || !got[3] {
+			t.Fatalf("batch by one key %v, alone %v", got, want)
 		}
 	})
 }

@@ -1,0 +1,26 @@
+package signature
+
+import (
+	"fmt"
+
+	"filippo.io/edwards25519"
+)
+
+// BatchPasses reports whether b passes as a whole, without the one-by-one
+// fallback of Batch.Verify, which would hide a batch equation that refuses
+// good signatures.
+func BatchPasses(b *Batch) bool { return verifyAll(b.items) }
+
+// CheckCachedKeys returns an error if a cached point is not what its key
+// decodes to afresh: a batch must never change a shared point.
+func CheckCachedKeys() error {
+	keys.mu.Lock()
+	defer keys.mu.Unlock()
+	for k, p := range keys.m {
+		q, err := new(edwards25519.Point).SetBytes(k[:])
+		if err != nil || p.Equal(q) != 1 {
+			return fmt.Errorf("cached key %x: the point changed", k)
+		}
+	}
+	return nil
+}
