@@ -368,37 +368,24 @@ func BenchmarkVerify(b *testing.B) {
 	}
 }
 
+// BenchmarkBatch verifies batches of n signatures by n keys.
+func BenchmarkBatch(b *testing.B) {
+	benchmarkBatches(b, []int{2, 3, 4, 8, 16, 64, 256}, func(i int) byte { return byte(i) })
+}
+
 // BenchmarkBatchOneKey is a chain's blocks arriving together, as in sync:
 // every signature by one key.
 func BenchmarkBatchOneKey(b *testing.B) {
-	for _, n := range []int{16, 64} {
-		items := make([]signed, n)
-		for i := range items {
-			items[i] = newSigned(b, 1, fmt.Sprint("message ", i))
-		}
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			var batch signature.Batch
-			for b.Loop() {
-				batch.Reset()
-				for _, s := range items {
-					batch.Add(s.pub, s.msg, s.sig)
-				}
-				for _, ok := range batch.Verify() {
-					if !ok {
-						b.Fatal("refused")
-					}
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e3, "µs/signature")
-		})
-	}
+	benchmarkBatches(b, []int{16, 64}, func(int) byte { return 1 })
 }
 
-func BenchmarkBatch(b *testing.B) {
-	for _, n := range []int{2, 3, 4, 8, 16, 64, 256} {
+// benchmarkBatches verifies batches of each size, signature i by the key
+// of seed(i), and reports the time per signature.
+func benchmarkBatches(b *testing.B, sizes []int, seed func(i int) byte) {
+	for _, n := range sizes {
 		items := make([]signed, n)
 		for i := range items {
-			items[i] = newSigned(b, byte(i), fmt.Sprint("message ", i))
+			items[i] = newSigned(b, seed(i), fmt.Sprint("message ", i))
 		}
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			var batch signature.Batch
