@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -182,6 +183,7 @@ and in process, with latencies, against how fast this machine verifies
 signatures.`, `  lattice bench ledger
   lattice bench ledger --rounds 5 --json
   lattice bench ledger --phases http --cpuprofile cpu.prof
+  lattice bench ledger --phases http --rounds 1 --blocks 20000 --trace trace.out
 `)
 	blocks := f.Int("blocks", 40000, "measured blocks per phase")
 	accounts := f.Int("accounts", 1024, "accounts, paying each other in pairs")
@@ -192,6 +194,7 @@ signatures.`, `  lattice bench ledger
 	asJSON := f.jsonFlag()
 	phases := f.String("phases", "all", "what to measure: all, http or inprocess (one alone is for profiling)")
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	traceFile := f.String("trace", "", "write a Go execution trace of the run to this file (go tool trace; about 4 MB a second)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -203,6 +206,11 @@ signatures.`, `  lattice bench ledger
 		return err
 	}
 	defer stop()
+	stopTrace, err := startTrace(*traceFile)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
 	r, err := ledgerbench.Run(ctx, ledgerbench.Config{Blocks: *blocks, Accounts: *accounts, Concurrency: *conc, InProcConc: *inConc, Rounds: *rounds, Dir: *dir, Progress: e.stderr, Phases: *phases})
 	if err != nil {
 		return err
@@ -243,6 +251,28 @@ func startCPUProfile(path string) (stop func(), err error) {
 	return func() {
 		pprof.StopCPUProfile()
 		pf.Close()
+	}, nil
+}
+
+// startTrace writes a Go execution trace of the process into path until
+// stop is called; an empty path traces nothing. A trace shows what each
+// goroutine did and when, which a CPU profile cannot: how long work waited,
+// and which stage of a pipeline ran while the others were idle.
+func startTrace(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	tf, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(tf); err != nil {
+		tf.Close()
+		return nil, err
+	}
+	return func() {
+		trace.Stop()
+		tf.Close()
 	}, nil
 }
 
