@@ -237,21 +237,7 @@ signatures.`, `  lattice bench ledger
 // startCPUProfile profiles the process into path until stop is called;
 // an empty path profiles nothing.
 func startCPUProfile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	pf, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(pf); err != nil {
-		pf.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		pf.Close()
-	}, nil
+	return record(path, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 // startTrace writes a Go execution trace of the process into path until
@@ -259,20 +245,26 @@ func startCPUProfile(path string) (stop func(), err error) {
 // goroutine did and when, which a CPU profile cannot: how long work waited,
 // and which stage of a pipeline ran while the others were idle.
 func startTrace(path string) (stop func(), err error) {
+	return record(path, trace.Start, trace.Stop)
+}
+
+// record creates path and starts writing into it with start; the returned
+// stop ends it with end and closes the file. An empty path records nothing.
+func record(path string, start func(io.Writer) error, end func()) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
 	}
-	tf, err := os.Create(path)
+	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := trace.Start(tf); err != nil {
-		tf.Close()
+	if err := start(f); err != nil {
+		f.Close()
 		return nil, err
 	}
 	return func() {
-		trace.Stop()
-		tf.Close()
+		end()
+		f.Close()
 	}, nil
 }
 
