@@ -90,8 +90,9 @@ func verifyAll(items []item) bool {
 	scalars := make([]*edwards25519.Scalar, 1, 1+2*n)
 	points := make([]*edwards25519.Point, 1, 1+2*n)
 	scalars[0], points[0] = &svals[0], edwards25519.NewGeneratorPoint()
-	keyAt := make(map[*edwards25519.Point]int, n) // a key's index in scalars
-	free := 1 + n                                 // next unused svals for a key
+	// A key's index in scalars; the keys' coefficients follow the
+	// signatures' in svals, in the order the keys are met.
+	keyAt := make(map[*edwards25519.Point]int, n)
 
 	h := sha512.New()
 	var digest [sha512.Size]byte
@@ -129,8 +130,7 @@ func verifyAll(items []item) bool {
 		if j, seen := keyAt[A]; seen {
 			scalars[j].MultiplyAdd(z, &k, scalars[j])
 		} else {
-			c := &svals[free]
-			free++
+			c := &svals[1+n+len(keyAt)]
 			c.Multiply(z, &k)
 			keyAt[A] = len(scalars)
 			scalars, points = append(scalars, c), append(points, A)
