@@ -301,7 +301,10 @@ func TestEncrypterAllocations(t *testing.T) {
 			}
 		})
 	}
-	if a, b := count(small), count(large); b > a {
+	// The large body has 63 more chunks: an allocation per chunk would add
+	// 63. A few either way are the runtime's, not the encrypter's (CI saw
+	// 10 against 11 under -race).
+	if a, b := count(small), count(large); b > a+8 {
 		t.Errorf("encrypting %d bytes allocated %v times, %d bytes %v times: allocations grow with the body", len(small), a, len(large), b)
 	}
 }
