@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -64,5 +66,38 @@ func TestBenchLedgerProfiles(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "HTTP/verify") {
 		t.Errorf("measured although the trace file could not be created:\n%s", r.stdout)
+	}
+}
+
+// TestBenchNetwork runs a small bench network and checks the report has
+// both ratios, in process and over HTTP, with figures in them; bad sizes
+// are usage errors, before anything starts.
+func TestBenchNetwork(t *testing.T) {
+	r := mustRun(t, "bench", "network", "--blocks", "200", "--forks", "2", "--sync-blocks", "500", "--rounds", "1", "--concurrency", "4")
+	var header, median []string
+	for line := range strings.Lines(r.stdout) {
+		switch f := strings.Fields(line); {
+		case len(f) > 0 && f[0] == "round":
+			header = f
+		case len(f) > 0 && f[0] == "median":
+			median = f
+		}
+	}
+	if !slices.Contains(header, "ratio") || !slices.Contains(header, "HTTP") || len(median) != 11 {
+		t.Fatalf("no report with both ratios:\n%s", r.stdout)
+	}
+	for i, v := range median[1:] {
+		if f, err := strconv.ParseFloat(v, 64); err != nil || f <= 0 {
+			t.Errorf("median column %d = %q, want a positive figure:\n%s", i+1, v, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "4 in flight") {
+		t.Errorf("the report does not say how many requests were in flight:\n%s", r.stdout)
+	}
+	for _, bad := range [][]string{{"--concurrency", "0"}, {"--blocks", "-1"}, {"--rounds", "0"}} {
+		r := run(t, append([]string{"bench", "network"}, bad...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, "must be positive") || r.stdout != "" {
+			t.Errorf("bench network %v: exit %d, stdout %q, stderr %q; want a usage error", bad, r.code, r.stdout, r.stderr)
+		}
 	}
 }

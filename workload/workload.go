@@ -23,6 +23,7 @@ type Config struct {
 	Claim      bool          // each account also claims from the faucet in setup
 	PerPair    int           // send+receive rounds in each pair's stream
 	Timestamp  int64         // block timestamp (Unix ms) for every block
+	From       *wallet.Head  // the genesis account's head to build on; nil: the genesis block
 }
 
 // Workload is a generated set of blocks. Setup must be applied first, in
@@ -48,6 +49,9 @@ func Generate(ctx context.Context, c Config) (*Workload, error) {
 	w := &Workload{}
 	gh := wallet.Head{Account: c.GenesisKey.Address(), Frontier: c.Genesis.Hash, Timestamp: c.Genesis.Timestamp}
 	gh.Balances[ledger.Native-1] = c.Genesis.Balance
+	if c.From != nil {
+		gh = *c.From
+	}
 	n := c.Accounts &^ 1
 	keys := make([]wallet.Key, n)
 	heads := make([]wallet.Head, n)

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/latticenet/lattice/ledger"
@@ -10,18 +11,16 @@ import (
 
 // TestWorkloadApplies checks that a generated workload is valid: applied in
 // order to the reference ledger, every block is accepted and the ledger
-// audits clean.
+// audits clean, on a fresh ledger and on one whose genesis chain has grown.
 func TestWorkloadApplies(t *testing.T) {
+	for _, before := range []int{0, 2} {
+		t.Run(fmt.Sprint(before, " blocks before"), func(t *testing.T) { testWorkloadApplies(t, before) })
+	}
+}
+
+func testWorkloadApplies(t *testing.T, before int) {
 	gk := wallet.NewKey()
 	g := ledger.NewGenesis(gk.Private(), ledger.NewAmount(1e12), 1767225600000)
-	w, err := Generate(context.Background(), Config{GenesisKey: gk, Genesis: g, Work: ledger.DevWork,
-		Accounts: 6, Fund: ledger.NewAmount(1000), Claim: true, PerPair: 5, Timestamp: g.Timestamp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := w.Len(), 6*3+3*5*2; got != want {
-		t.Fatalf("workload has %d blocks, want %d", got, want)
-	}
 	m := ledger.NewMem()
 	m.Commit(ledger.GenesisDelta(g))
 	p := ledger.Params{Work: ledger.DevWork}
@@ -36,6 +35,25 @@ func TestWorkloadApplies(t *testing.T) {
 		}
 		m.Commit(d)
 	}
+	chains := wallet.NewChains(ledger.DevWork, gk, g)
+	var from *wallet.Head
+	for range before {
+		s, err := chains.Send(gk, wallet.NewKey().Address(), 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apply(s)
+		h := chains.Head(gk.Address())
+		from = &h
+	}
+	w, err := Generate(context.Background(), Config{GenesisKey: gk, Genesis: g, From: from, Work: ledger.DevWork,
+		Accounts: 6, Fund: ledger.NewAmount(1000), Claim: true, PerPair: 5, Timestamp: g.Timestamp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.Len(), 6*3+3*5*2; got != want {
+		t.Fatalf("workload has %d blocks, want %d", got, want)
+	}
 	for _, b := range w.Setup {
 		apply(b)
 	}
@@ -48,7 +66,7 @@ func TestWorkloadApplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Blocks != uint64(w.Len()+1) || r.Minted != ledger.NewAmount(6*ledger.FaucetAmount) {
+	if r.Blocks != uint64(w.Len()+1+before) || r.Minted != ledger.NewAmount(6*ledger.FaucetAmount) {
 		t.Errorf("audit = %+v", r)
 	}
 }

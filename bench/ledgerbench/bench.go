@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/internal/benchstat"
+	"github.com/latticenet/lattice/internal/blockload"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/nodeapi"
@@ -72,13 +73,7 @@ func (c *Config) setDefaults() {
 }
 
 // Phase is the measurement of one ingestion path.
-type Phase struct {
-	Blocks    int     `json:"blocks"`
-	Seconds   float64 `json:"seconds"`
-	PerSecond float64 `json:"blocks_per_second"`
-	P50ms     float64 `json:"p50_ms"`
-	P99ms     float64 `json:"p99_ms"`
-}
+type Phase = blockload.Phase
 
 // Round is one measurement round: each phase's ratio divides its rate by
 // the mean of the verification samples taken just before and just after it,
@@ -269,59 +264,13 @@ func (w *benchLoad) openNode(ctx context.Context, dir string) (*node.Node, error
 	return n, nil
 }
 
-// drive runs the streams with conc workers; each worker owns whole streams
-// and submits their blocks one at a time with submit.
-func (w *benchLoad) drive(conc int, submit func(worker int, b *ledger.Block) error) (Phase, error) {
-	var next atomic.Int64
-	lat := make([][]time.Duration, conc)
-	errc := make(chan error, conc)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				s := int(next.Add(1) - 1)
-				if s >= len(w.streams) {
-					return
-				}
-				for _, b := range w.streams[s] {
-					t := time.Now()
-					if err := submit(i, b); err != nil {
-						errc <- err
-						return
-					}
-					lat[i] = append(lat[i], time.Since(t))
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	close(errc)
-	if err := <-errc; err != nil {
-		return Phase{}, err
-	}
-	all := slices.Concat(lat...)
-	slices.Sort(all)
-	ph := Phase{Blocks: len(all), Seconds: elapsed.Seconds(), PerSecond: float64(len(all)) / elapsed.Seconds()}
-	if len(all) > 0 {
-		ph.P50ms = ms(all[len(all)/2])
-		ph.P99ms = ms(all[len(all)*99/100])
-	}
-	return ph, nil
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 func (w *benchLoad) runInProcess(ctx context.Context, dir string, conc int) (Phase, error) {
 	n, err := w.openNode(ctx, dir)
 	if err != nil {
 		return Phase{}, err
 	}
 	defer n.Close()
-	return w.drive(conc, func(_ int, b *ledger.Block) error {
+	return blockload.Drive(w.streams, conc, func(_ int, b *ledger.Block) error {
 		// A fresh copy, as if parsed off the wire: nothing cached on b.
 		_, err := n.Engine.Submit(ctx, b.Clone())
 		return err
@@ -342,23 +291,12 @@ func (w *benchLoad) runHTTP(ctx context.Context, dir string, conc int) (Phase, e
 	go srv.Serve(ln)
 	defer srv.Close()
 	// One connection per worker, opened before the clock starts.
-	conns := make([]*conn, conc)
-	for i := range conns {
-		if conns[i], err = dial(ln.Addr().String()); err != nil {
-			return Phase{}, err
-		}
-		defer conns[i].close()
+	post, err := blockload.DialHTTP(ln.Addr().String(), conc, func(b *ledger.Block) []byte { return w.json[b] })
+	if err != nil {
+		return Phase{}, err
 	}
-	return w.drive(conc, func(worker int, b *ledger.Block) error {
-		status, body, err := conns[worker].post("/blocks/"+b.Type.String(), w.json[b])
-		if err != nil {
-			return err
-		}
-		if status != http.StatusOK {
-			return fmt.Errorf("POST %s: %d %s", b.Type, status, body)
-		}
-		return nil
-	})
+	defer post.Close()
+	return blockload.Drive(w.streams, conc, post.Submit)
 }
 
 // verifyRate measures ed25519 verifications per second on every core.

@@ -1,7 +1,8 @@
 // Package netbench measures the ledger network (lattice bench network):
 // confirmed blocks per second on a three-node network beside single-node
-// ingest of the same blocks in the same round, how long a fork takes to be
-// decided on every node, and how fast a fresh node syncs a ledger. Every
+// ingest of the same blocks in the same round, submitted in process and
+// over HTTP, how long a fork takes to be decided on every node, and how
+// fast a fresh node syncs a ledger. Every
 // node is real (package nettest: libp2p on loopback, the ledgernet service,
 // Pebble on disk in a temporary directory, fsync'd) and they all share this
 // machine's cores and disk.
@@ -9,18 +10,23 @@ package netbench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/latticenet/lattice/internal/benchstat"
+	"github.com/latticenet/lattice/internal/blockload"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/ledgernet"
 	"github.com/latticenet/lattice/nettest"
 	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/nodeapi"
 	"github.com/latticenet/lattice/wallet"
 	"github.com/latticenet/lattice/workload"
 )
@@ -31,6 +37,7 @@ type Config struct {
 	Forks      int       // forks decided per round (default 30)
 	SyncBlocks int       // blocks a fresh node syncs per round (default 100000)
 	Rounds     int       // rounds; the report gives medians (default 3)
+	HTTPConc   int       // HTTP requests in flight in the HTTP phase (default 64)
 	Progress   io.Writer // progress messages, or nil
 }
 
@@ -47,6 +54,9 @@ func (c *Config) setDefaults() {
 	if c.Rounds <= 0 {
 		c.Rounds = 3
 	}
+	if c.HTTPConc <= 0 {
+		c.HTTPConc = 64
+	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -57,11 +67,17 @@ type Round struct {
 	SingleBlocksPerSec    float64 `json:"single_blocks_per_sec"`
 	ConfirmedBlocksPerSec float64 `json:"confirmed_blocks_per_sec"`
 	Ratio                 float64 `json:"ratio"`
-	ForkP50ms             float64 `json:"fork_p50_ms"`
-	ForkP99ms             float64 `json:"fork_p99_ms"`
-	SyncBlocks            int     `json:"sync_blocks"`
-	SyncSeconds           float64 `json:"sync_seconds"`
-	SyncBlocksPerSec      float64 `json:"sync_blocks_per_sec"`
+	// The same over HTTP: Blocks blocks of independent streams posted one
+	// per request to node 0 (and to the lone node) from HTTPConc
+	// connections, as wallets submit them.
+	SingleHTTPBlocksPerSec    float64 `json:"single_http_blocks_per_sec"`
+	ConfirmedHTTPBlocksPerSec float64 `json:"confirmed_http_blocks_per_sec"`
+	HTTPRatio                 float64 `json:"http_ratio"`
+	ForkP50ms                 float64 `json:"fork_p50_ms"`
+	ForkP99ms                 float64 `json:"fork_p99_ms"`
+	SyncBlocks                int     `json:"sync_blocks"`
+	SyncSeconds               float64 `json:"sync_seconds"`
+	SyncBlocksPerSec          float64 `json:"sync_blocks_per_sec"`
 }
 
 // Report is a run's rounds and their medians.
@@ -81,6 +97,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			f    func(t nettest.T) error
 		}{
 			{"confirmation", func(t nettest.T) error { return confirmation(ctx, t, cfg.Blocks, &rd) }},
+			{"confirmation over HTTP", func(t nettest.T) error { return confirmationHTTP(ctx, t, cfg.Blocks, cfg.HTTPConc, &rd) }},
 			{"forks", func(t nettest.T) error { return forks(t, cfg.Forks, &rd) }},
 			{"sync", func(t nettest.T) error { return syncFresh(ctx, t, cfg.SyncBlocks, &rd) }},
 		}
@@ -94,14 +111,17 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	med := func(f func(Round) float64) float64 { return benchstat.MedianOf(rep.Rounds, f) }
 	rep.Median = Round{
-		SingleBlocksPerSec:    med(func(r Round) float64 { return r.SingleBlocksPerSec }),
-		ConfirmedBlocksPerSec: med(func(r Round) float64 { return r.ConfirmedBlocksPerSec }),
-		Ratio:                 med(func(r Round) float64 { return r.Ratio }),
-		ForkP50ms:             med(func(r Round) float64 { return r.ForkP50ms }),
-		ForkP99ms:             med(func(r Round) float64 { return r.ForkP99ms }),
-		SyncBlocks:            cfg.SyncBlocks,
-		SyncSeconds:           med(func(r Round) float64 { return r.SyncSeconds }),
-		SyncBlocksPerSec:      med(func(r Round) float64 { return r.SyncBlocksPerSec }),
+		SingleBlocksPerSec:        med(func(r Round) float64 { return r.SingleBlocksPerSec }),
+		ConfirmedBlocksPerSec:     med(func(r Round) float64 { return r.ConfirmedBlocksPerSec }),
+		Ratio:                     med(func(r Round) float64 { return r.Ratio }),
+		SingleHTTPBlocksPerSec:    med(func(r Round) float64 { return r.SingleHTTPBlocksPerSec }),
+		ConfirmedHTTPBlocksPerSec: med(func(r Round) float64 { return r.ConfirmedHTTPBlocksPerSec }),
+		HTTPRatio:                 med(func(r Round) float64 { return r.HTTPRatio }),
+		ForkP50ms:                 med(func(r Round) float64 { return r.ForkP50ms }),
+		ForkP99ms:                 med(func(r Round) float64 { return r.ForkP99ms }),
+		SyncBlocks:                cfg.SyncBlocks,
+		SyncSeconds:               med(func(r Round) float64 { return r.SyncSeconds }),
+		SyncBlocksPerSec:          med(func(r Round) float64 { return r.SyncBlocksPerSec }),
 	}
 	return rep, nil
 }
@@ -116,25 +136,11 @@ func confirmation(ctx context.Context, t nettest.T, n int, rd *Round) error {
 	if err != nil {
 		return err
 	}
-	single, err := node.Open(node.Config{DataDir: t.TempDir(), Network: c.Network,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	single, err := lone(ctx, t, c)
 	if err != nil {
 		return err
 	}
 	defer single.Close()
-	var before []*ledger.Block
-	err = c.Nodes[0].N.Store.Log(0, 1<<20, func(_ uint64, e *ledger.Entry) error {
-		if !ledger.IsGenesis(e.Block) {
-			before = append(before, e.Block)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := submitAll(ctx, single, before); err != nil {
-		return err
-	}
 	start := time.Now()
 	if err := submitAll(ctx, single, blocks); err != nil {
 		return err
@@ -149,6 +155,100 @@ func confirmation(ctx context.Context, t nettest.T, n int, rd *Round) error {
 	rd.ConfirmedBlocksPerSec = float64(len(blocks)) / time.Since(start).Seconds()
 	rd.Ratio = rd.ConfirmedBlocksPerSec / rd.SingleBlocksPerSec
 	return nil
+}
+
+// confirmationHTTP posts n blocks of conc independent streams to node 0's
+// HTTP API, one block per request from conc connections, and times them
+// until every block is confirmed on all three nodes; and, first, the same
+// blocks posted the same way to a lone node that has what the cluster had
+// before them.
+func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, rd *Round) error {
+	c := nettest.Start(t, nettest.Options{Nodes: 3, OnDisk: true, Net: ledgernet.Config{SyncInterval: 30 * time.Second}})
+	from := c.Chains.Head(c.Genesis.Address())
+	pairs := conc
+	wl, err := workload.Generate(ctx, workload.Config{GenesisKey: c.Genesis, Genesis: c.Network.Genesis, From: &from,
+		Work: c.Network.Work, Accounts: 2 * pairs, Fund: ledger.NewAmount(1_000_000),
+		PerPair: (n + 2*pairs - 1) / (2 * pairs), Timestamp: time.Now().UnixMilli()})
+	if err != nil {
+		return err
+	}
+	body := make(map[*ledger.Block][]byte)
+	for _, st := range wl.Streams {
+		for _, b := range st {
+			if body[b], err = json.Marshal(b); err != nil {
+				return err
+			}
+		}
+	}
+	// The setup goes in unmeasured; the cluster confirms it before the
+	// clock starts.
+	single, err := lone(ctx, t, c)
+	if err != nil {
+		return err
+	}
+	defer single.Close()
+	for _, nd := range []*node.Node{single, c.Nodes[0].N} {
+		if err := submitAll(ctx, nd, wl.Setup); err != nil {
+			return err
+		}
+	}
+	for _, b := range wl.Setup {
+		c.WaitConfirmed(b.Hash, 5*time.Minute)
+	}
+	api := httptest.NewServer(nodeapi.New(single, nodeapi.Options{}))
+	defer api.Close()
+	bodyOf := func(b *ledger.Block) []byte { return body[b] }
+	drive := func(url string) (blockload.Phase, error) {
+		post, err := blockload.DialHTTP(strings.TrimPrefix(url, "http://"), conc, bodyOf)
+		if err != nil {
+			return blockload.Phase{}, err
+		}
+		defer post.Close()
+		return blockload.Drive(wl.Streams, conc, post.Submit)
+	}
+	ph, err := drive(api.URL)
+	if err != nil {
+		return fmt.Errorf("lone node: %w", err)
+	}
+	rd.SingleHTTPBlocksPerSec = ph.PerSecond
+
+	start := time.Now()
+	if _, err := drive(c.Nodes[0].API.URL); err != nil {
+		return fmt.Errorf("node 0: %w", err)
+	}
+	// A stream's last block depends on every block of its two chains
+	// before it, so it is confirmed last.
+	for _, st := range wl.Streams {
+		c.WaitConfirmed(st[len(st)-1].Hash, 5*time.Minute)
+	}
+	rd.ConfirmedHTTPBlocksPerSec = float64(ph.Blocks) / time.Since(start).Seconds()
+	rd.HTTPRatio = rd.ConfirmedHTTPBlocksPerSec / rd.SingleHTTPBlocksPerSec
+	return nil
+}
+
+// lone opens a node alone, outside c's network, with every block c's node
+// 0 has: the same ledger the cluster starts from.
+func lone(ctx context.Context, t nettest.T, c *nettest.Cluster) (*node.Node, error) {
+	single, err := node.Open(node.Config{DataDir: t.TempDir(), Network: c.Network,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	var before []*ledger.Block
+	err = c.Nodes[0].N.Store.Log(0, 1<<20, func(_ uint64, e *ledger.Entry) error {
+		if !ledger.IsGenesis(e.Block) {
+			before = append(before, e.Block)
+		}
+		return nil
+	})
+	if err == nil {
+		err = submitAll(ctx, single, before)
+	}
+	if err != nil {
+		single.Close()
+		return nil, err
+	}
+	return single, nil
 }
 
 // forks makes n forks in a row on one account, the two contenders

@@ -1,4 +1,4 @@
-package ledgerbench
+package blockload
 
 import (
 	"bufio"
