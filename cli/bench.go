@@ -166,7 +166,7 @@ over HTTP), how fast forks are decided, and how fast a fresh node syncs.`, `  la
 	// "alone": the lone node's blocks/s; "confirmed": confirmed on three.
 	fmt.Fprintln(tw, "round\talone blocks/s\tconfirmed blocks/s\tratio\tHTTP alone\tHTTP confirmed\tHTTP ratio\tfork p50 ms\tfork p99 ms\tsync s\tsync blocks/s\t")
 	row := func(name string, rd netbench.Round) {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%.3f\t%.1f\t%.1f\t%.1f\t%.0f\t\n", name,
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%.3f\t%.1f\t%.1f\t%.2f\t%.0f\t\n", name,
 			rd.SingleBlocksPerSec, rd.ConfirmedBlocksPerSec, rd.Ratio,
 			rd.SingleHTTPBlocksPerSec, rd.ConfirmedHTTPBlocksPerSec, rd.HTTPRatio,
 			rd.ForkP50ms, rd.ForkP99ms, rd.SyncSeconds, rd.SyncBlocksPerSec)

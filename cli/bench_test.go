@@ -73,7 +73,7 @@ func TestBenchLedgerProfiles(t *testing.T) {
 // both ratios, in process and over HTTP, with figures in them; bad sizes
 // are usage errors, before anything starts.
 func TestBenchNetwork(t *testing.T) {
-	r := mustRun(t, "bench", "network", "--blocks", "200", "--forks", "2", "--sync-blocks", "500", "--rounds", "1", "--concurrency", "4")
+	r := mustRun(t, "bench", "network", "--blocks", "200", "--forks", "2", "--sync-blocks", "2000", "--rounds", "1", "--concurrency", "4")
 	var header, median []string
 	for line := range strings.Lines(r.stdout) {
 		switch f := strings.Fields(line); {

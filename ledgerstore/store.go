@@ -59,6 +59,15 @@ type Store struct {
 	// updates them (see batch.go).
 	accounts map[ledger.Address]ledger.Account
 	weights  map[ledger.Address]ledger.Amount
+	// entries and chain remember what the latest batches wrote, and
+	// confirmed the confirmation records read or written, for the same
+	// single writer (recent.go).
+	entries   recent[ledger.Hash, entryAt]
+	chain     recent[chainPos, ledger.Hash]
+	confirmed map[ledger.Address]confirmedAt
+	// conflicts counts the recorded conflicts, so that the writer does
+	// not look for one at every block it confirms when there are none.
+	conflicts int
 }
 
 // ErrFormat is returned by Open for a data directory written in another
@@ -115,9 +124,13 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledgerstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, reader: reader{db}, accounts: make(map[ledger.Address]ledger.Account),
-		weights: make(map[ledger.Address]ledger.Amount)}
+	s := &Store{db: db, reader: reader{db}}
+	s.resetCache()
 	if err := s.checkFormat(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.Conflicts(nil, func(Conflict) error { s.conflicts++; return nil }); err != nil {
 		db.Close()
 		return nil, err
 	}

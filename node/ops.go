@@ -66,19 +66,11 @@ func confirm(batch *ledgerstore.Batch, h ledger.Hash, cert []byte) ([]ledger.Has
 			dep           *ledger.Entry
 		)
 		for height := done + 1; height <= top.Height && dep == nil; height++ {
-			ch, found, err := batch.ChainAt(a, height)
-			if err != nil {
-				return nil, err
-			}
-			if !found {
-				return nil, fmt.Errorf("node: chain of %s has no block at height %d", a, height)
-			}
-			ce, found, err := batch.Entry(ch)
-			if err != nil {
-				return nil, err
-			}
-			if !found {
-				return nil, fmt.Errorf("node: block %s of %s's chain is missing", ch, a)
+			ch, ce := top.Block.Hash, top
+			if height < top.Height {
+				if ch, ce, err = chainEntry(batch, a, height); err != nil {
+					return nil, err
+				}
 			}
 			if src := ce.Block.Source; !src.IsZero() && ce.Block.Type == ledger.TypeReceive {
 				se, found, err := batch.Entry(src)
@@ -122,6 +114,26 @@ func confirm(batch *ledgerstore.Batch, h ledger.Hash, cert []byte) ([]ledger.Has
 		batch.PutCertificate(h, cert)
 	}
 	return confirmed, nil
+}
+
+// chainEntry returns the hash and entry of the block at height in a's
+// chain, which must be there.
+func chainEntry(batch *ledgerstore.Batch, a ledger.Address, height uint64) (ledger.Hash, *ledger.Entry, error) {
+	h, found, err := batch.ChainAt(a, height)
+	if err != nil {
+		return h, nil, err
+	}
+	if !found {
+		return h, nil, fmt.Errorf("node: chain of %s has no block at height %d", a, height)
+	}
+	e, found, err := batch.Entry(h)
+	if err != nil {
+		return h, nil, err
+	}
+	if !found {
+		return h, nil, fmt.Errorf("node: block %s of %s's chain is missing", h, a)
+	}
+	return h, e, nil
 }
 
 // placeConfirmed reports whether the block a fork contends with is
