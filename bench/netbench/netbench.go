@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -103,7 +104,13 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 		for _, s := range steps {
 			fmt.Fprintf(cfg.Progress, "round %d: %s...\n", i+1, s.name)
-			if err := nettest.Run("bench-network", s.f); err != nil {
+			// CPU profiles (bench network --cpuprofile) tell the steps
+			// apart by this label, and the lone node by "node=lone".
+			var err error
+			pprof.Do(ctx, pprof.Labels("step", s.name), func(context.Context) {
+				err = nettest.Run("bench-network", s.f)
+			})
+			if err != nil {
 				return rep, fmt.Errorf("netbench: round %d, %s: %w", i+1, s.name, err)
 			}
 		}
@@ -195,7 +202,10 @@ func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, rd *Round) 
 	for _, b := range wl.Setup {
 		c.WaitConfirmed(b.Hash, 5*time.Minute)
 	}
-	api := httptest.NewServer(nodeapi.New(single, nodeapi.Options{}))
+	var api *httptest.Server
+	pprof.Do(ctx, pprof.Labels("node", "lone"), func(context.Context) {
+		api = httptest.NewServer(nodeapi.New(single, nodeapi.Options{}))
+	})
 	defer api.Close()
 	bodyOf := func(b *ledger.Block) []byte { return body[b] }
 	drive := func(url string) (blockload.Phase, error) {
@@ -229,8 +239,12 @@ func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, rd *Round) 
 // lone opens a node alone, outside c's network, with every block c's node
 // 0 has: the same ledger the cluster starts from.
 func lone(ctx context.Context, t nettest.T, c *nettest.Cluster) (*node.Node, error) {
-	single, err := node.Open(node.Config{DataDir: t.TempDir(), Network: c.Network,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	var single *node.Node
+	var err error
+	pprof.Do(ctx, pprof.Labels("node", "lone"), func(context.Context) {
+		single, err = node.Open(node.Config{DataDir: t.TempDir(), Network: c.Network,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	})
 	if err != nil {
 		return nil, err
 	}
