@@ -297,6 +297,10 @@ func (b *Batch) IsConfirmed(e *ledger.Entry) (bool, error) {
 // SetConfirmed records that a's chain is confirmed up to height, whose
 // block is h. It never lowers a confirmation: a lower height is ignored.
 func (b *Batch) SetConfirmed(a ledger.Address, height uint64, h ledger.Hash) error {
+	if h.IsZero() {
+		// The write path's memory reads a zero hash as "no record".
+		return fmt.Errorf("ledgerstore: confirmation of %s at height %d names no block", a, height)
+	}
 	old, _, _, err := b.Confirmed(a)
 	if err != nil {
 		return err
@@ -438,8 +442,9 @@ func (b *Batch) SyncWait() error {
 // Close releases the batch; uncommitted changes are dropped.
 func (b *Batch) Close() { b.b.Close() }
 
-// publish moves the batch's account states into the store's cache once
-// the database holds them.
+// publish moves what the batch wrote (entries, chain positions,
+// confirmations, the conflict count, account states and weights) into the
+// write path's memory once the database holds it.
 func (b *Batch) publish() {
 	for h, at := range b.entries {
 		if at == nil {
@@ -476,7 +481,10 @@ func (b *Batch) publish() {
 
 func (s *Store) cacheAccount(a ledger.Account) {
 	if len(s.accounts) >= maxCachedAccounts {
-		s.resetCache()
+		// Only this cache and the weights start over (as they always
+		// did); what the latest batches wrote is still worth keeping.
+		s.accounts = make(map[ledger.Address]ledger.Account)
+		s.weights = make(map[ledger.Address]ledger.Amount)
 	}
 	s.accounts[a.Address] = a
 }
@@ -488,8 +496,10 @@ func (s *Store) cacheConfirmed(a ledger.Address, c confirmedAt) {
 	s.confirmed[a] = c
 }
 
-// resetCache forgets everything the write path remembers of the database:
-// after a failed commit it may not match what is there.
+// resetCache forgets everything the write path remembers of the database
+// after a failed commit. Pebble applies nothing of a failed batch, so this
+// is caution, not repair; the conflict count, which only a published
+// commit changes, stays.
 func (s *Store) resetCache() {
 	s.accounts = make(map[ledger.Address]ledger.Account)
 	s.weights = make(map[ledger.Address]ledger.Amount)

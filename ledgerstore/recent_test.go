@@ -12,19 +12,19 @@ import (
 // been filled after it, a removal holds in either generation, and the
 // memory never holds more than two generations.
 func TestRecentGenerations(t *testing.T) {
-	const max = 4
-	r := newRecent[int, int](max)
-	for i := range 2*max + 1 {
+	const size = 4
+	r := newRecent[int, int](size)
+	for i := range 2*size + 1 {
 		r.put(i, i*10)
-		if n := len(r.cur) + len(r.old); n > 2*max {
-			t.Fatalf("after %d puts it holds %d, want at most %d", i+1, n, 2*max)
+		if n := len(r.cur) + len(r.old); n > 2*size {
+			t.Fatalf("after %d puts it holds %d, want at most %d", i+1, n, 2*size)
 		}
 	}
 	// 0..3 filled a generation, 4..7 the next (0..3 now older and then
 	// dropped when 8 started a third).
-	for i := range 2*max + 1 {
+	for i := range 2*size + 1 {
 		v, ok := r.get(i)
-		if want := i >= max; ok != want || (ok && v != i*10) {
+		if want := i >= size; ok != want || (ok && v != i*10) {
 			t.Errorf("get(%d) = %d, %v; want found %v", i, v, ok, want)
 		}
 	}
@@ -117,6 +117,14 @@ func TestWritePathRemembers(t *testing.T) {
 		}
 	})
 	view("a conflict", conflicts(1))
+	f.c.At(f.g)
+	second := f.send(f.gk, a.Address(), 4)
+	f.batch(func(b *Batch) { // a second contender of the same conflict
+		if err := b.AddConflict(f.forkError(b, second), t0); err != nil {
+			t.Fatal(err)
+		}
+	})
+	view("a conflict of three blocks", conflicts(1))
 	f.reopen()
 	view("a conflict, after a restart", conflicts(1))
 	view("confirmed, after a restart", confirmed(1))
