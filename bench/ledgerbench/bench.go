@@ -270,7 +270,7 @@ func (w *benchLoad) runInProcess(ctx context.Context, dir string, conc int) (Pha
 		return Phase{}, err
 	}
 	defer n.Close()
-	return blockload.Drive(w.streams, conc, func(_ int, b *ledger.Block) error {
+	return blockload.Drive(ctx, w.streams, conc, func(_ int, b *ledger.Block) error {
 		// A fresh copy, as if parsed off the wire: nothing cached on b.
 		_, err := n.Engine.Submit(ctx, b.Clone())
 		return err
@@ -296,7 +296,7 @@ func (w *benchLoad) runHTTP(ctx context.Context, dir string, conc int) (Phase, e
 		return Phase{}, err
 	}
 	defer post.Close()
-	return blockload.Drive(w.streams, conc, post.Submit)
+	return blockload.Drive(ctx, w.streams, conc, post.Submit)
 }
 
 // verifyRate measures ed25519 verifications per second on every core.

@@ -68,7 +68,8 @@ type Round struct {
 	SingleBlocksPerSec    float64 `json:"single_blocks_per_sec"`
 	ConfirmedBlocksPerSec float64 `json:"confirmed_blocks_per_sec"`
 	Ratio                 float64 `json:"ratio"`
-	// The same over HTTP: Blocks blocks of independent streams posted one
+	// The same over HTTP: Config.Blocks blocks (rounded up to whole
+	// rounds of every stream) of HTTPConc independent streams, posted one
 	// per request to node 0 (and to the lone node) from HTTPConc
 	// connections, as wallets submit them.
 	SingleHTTPBlocksPerSec    float64 `json:"single_http_blocks_per_sec"`
@@ -95,20 +96,22 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		var rd Round
 		steps := []struct {
 			name string
-			f    func(t nettest.T) error
+			f    func(ctx context.Context, t nettest.T) error
 		}{
-			{"confirmation", func(t nettest.T) error { return confirmation(ctx, t, cfg.Blocks, &rd) }},
-			{"confirmation over HTTP", func(t nettest.T) error { return confirmationHTTP(ctx, t, cfg.Blocks, cfg.HTTPConc, &rd) }},
-			{"forks", func(t nettest.T) error { return forks(t, cfg.Forks, &rd) }},
-			{"sync", func(t nettest.T) error { return syncFresh(ctx, t, cfg.SyncBlocks, &rd) }},
+			{"confirmation", func(ctx context.Context, t nettest.T) error { return confirmation(ctx, t, cfg.Blocks, &rd) }},
+			{"confirmation over HTTP", func(ctx context.Context, t nettest.T) error {
+				return confirmationHTTP(ctx, t, cfg.Blocks, cfg.HTTPConc, &rd)
+			}},
+			{"forks", func(_ context.Context, t nettest.T) error { return forks(t, cfg.Forks, &rd) }},
+			{"sync", func(ctx context.Context, t nettest.T) error { return syncFresh(ctx, t, cfg.SyncBlocks, &rd) }},
 		}
 		for _, s := range steps {
 			fmt.Fprintf(cfg.Progress, "round %d: %s...\n", i+1, s.name)
 			// CPU profiles (bench network --cpuprofile) tell the steps
 			// apart by this label, and the lone node by "node=lone".
 			var err error
-			pprof.Do(ctx, pprof.Labels("step", s.name), func(context.Context) {
-				err = nettest.Run("bench-network", s.f)
+			pprof.Do(ctx, pprof.Labels("step", s.name), func(ctx context.Context) {
+				err = nettest.Run("bench-network", func(t nettest.T) error { return s.f(ctx, t) })
 			})
 			if err != nil {
 				return rep, fmt.Errorf("netbench: round %d, %s: %w", i+1, s.name, err)
@@ -199,39 +202,45 @@ func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, rd *Round) 
 			return err
 		}
 	}
-	for _, b := range wl.Setup {
-		c.WaitConfirmed(b.Hash, 5*time.Minute)
+	for i := 1; i < len(wl.Setup); i += 2 { // each receive, and so its send
+		c.WaitConfirmed(wl.Setup[i].Hash, 5*time.Minute)
 	}
 	var api *httptest.Server
 	pprof.Do(ctx, pprof.Labels("node", "lone"), func(context.Context) {
 		api = httptest.NewServer(nodeapi.New(single, nodeapi.Options{}))
 	})
 	defer api.Close()
-	bodyOf := func(b *ledger.Block) []byte { return body[b] }
-	drive := func(url string) (blockload.Phase, error) {
-		post, err := blockload.DialHTTP(strings.TrimPrefix(url, "http://"), conc, bodyOf)
-		if err != nil {
-			return blockload.Phase{}, err
-		}
-		defer post.Close()
-		return blockload.Drive(wl.Streams, conc, post.Submit)
+	// Connections are opened before each clock starts.
+	dial := func(url string) (*blockload.HTTP, error) {
+		return blockload.DialHTTP(strings.TrimPrefix(url, "http://"), conc, func(b *ledger.Block) []byte { return body[b] })
 	}
-	ph, err := drive(api.URL)
+	post, err := dial(api.URL)
+	if err != nil {
+		return err
+	}
+	defer post.Close()
+	ph, err := blockload.Drive(ctx, wl.Streams, conc, post.Submit)
 	if err != nil {
 		return fmt.Errorf("lone node: %w", err)
 	}
 	rd.SingleHTTPBlocksPerSec = ph.PerSecond
 
+	post0, err := dial(c.Nodes[0].API.URL)
+	if err != nil {
+		return err
+	}
+	defer post0.Close()
 	start := time.Now()
-	if _, err := drive(c.Nodes[0].API.URL); err != nil {
+	ph0, err := blockload.Drive(ctx, wl.Streams, conc, post0.Submit)
+	if err != nil {
 		return fmt.Errorf("node 0: %w", err)
 	}
-	// A stream's last block depends on every block of its two chains
-	// before it, so it is confirmed last.
+	// A stream's last block is a receive that depends on every block of
+	// its pair's two chains before it, so it is confirmed last.
 	for _, st := range wl.Streams {
 		c.WaitConfirmed(st[len(st)-1].Hash, 5*time.Minute)
 	}
-	rd.ConfirmedHTTPBlocksPerSec = float64(ph.Blocks) / time.Since(start).Seconds()
+	rd.ConfirmedHTTPBlocksPerSec = float64(ph0.Blocks) / time.Since(start).Seconds()
 	rd.HTTPRatio = rd.ConfirmedHTTPBlocksPerSec / rd.SingleHTTPBlocksPerSec
 	return nil
 }

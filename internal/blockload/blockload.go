@@ -5,6 +5,7 @@
 package blockload
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -29,10 +30,12 @@ type Submit func(worker int, b *ledger.Block) error
 
 // Drive runs streams with conc workers: each worker takes whole streams,
 // one after another, and submits their blocks in order, one at a time.
-// Streams must be independent of each other. The first error stops the
-// worker that met it, and is returned once all have stopped.
-func Drive(streams [][]*ledger.Block, conc int, submit Submit) (Phase, error) {
+// Streams must be independent of each other. The first error, or ctx's
+// end, stops every worker before its next block; the error is returned
+// once all have stopped.
+func Drive(ctx context.Context, streams [][]*ledger.Block, conc int, submit Submit) (Phase, error) {
 	var next atomic.Int64
+	var failed atomic.Bool
 	lat := make([][]time.Duration, conc)
 	errc := make(chan error, conc)
 	var wg sync.WaitGroup
@@ -47,8 +50,17 @@ func Drive(streams [][]*ledger.Block, conc int, submit Submit) (Phase, error) {
 					return
 				}
 				for _, b := range streams[s] {
+					if failed.Load() {
+						return
+					}
+					if err := ctx.Err(); err != nil {
+						failed.Store(true)
+						errc <- err
+						return
+					}
 					t := time.Now()
 					if err := submit(i, b); err != nil {
+						failed.Store(true)
 						errc <- err
 						return
 					}

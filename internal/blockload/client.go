@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // conn is a minimal HTTP/1.1 keep-alive client for one connection. The load
@@ -20,6 +21,9 @@ type conn struct {
 	host string
 	buf  bytes.Buffer
 }
+
+// requestTimeout bounds one request and its answer.
+const requestTimeout = time.Minute
 
 func dial(addr string) (*conn, error) {
 	c, err := net.Dial("tcp", addr)
@@ -34,6 +38,10 @@ func (c *conn) post(path string, body []byte) (int, []byte, error) {
 	c.buf.Reset()
 	fmt.Fprintf(&c.buf, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, c.host, len(body))
 	c.buf.Write(body)
+	// A node that stops answering fails the run rather than hanging it.
+	if err := c.c.SetDeadline(time.Now().Add(requestTimeout)); err != nil {
+		return 0, nil, err
+	}
 	if _, err := c.c.Write(c.buf.Bytes()); err != nil {
 		return 0, nil, err
 	}
