@@ -2,10 +2,9 @@
 // confirmed blocks per second on a three-node network beside single-node
 // ingest of the same blocks in the same round, submitted in process and
 // over HTTP, how long a fork takes to be decided on every node, and how
-// fast a fresh node syncs a ledger. Every
-// node is real (package nettest: libp2p on loopback, the ledgernet service,
-// Pebble on disk in a temporary directory, fsync'd) and they all share this
-// machine's cores and disk.
+// fast a fresh node syncs a ledger. Every node is real (package nettest:
+// libp2p on loopback, the ledgernet service, Pebble on disk in a temporary
+// directory, fsync'd) and they all share this machine's cores and disk.
 package netbench
 
 import (
@@ -175,10 +174,10 @@ func confirmation(ctx context.Context, t nettest.T, n int, rd *Round) error {
 func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, rd *Round) error {
 	c := nettest.Start(t, nettest.Options{Nodes: 3, OnDisk: true, Net: ledgernet.Config{SyncInterval: 30 * time.Second}})
 	from := c.Chains.Head(c.Genesis.Address())
-	pairs := conc
+	// One pair of accounts, one stream, per connection.
 	wl, err := workload.Generate(ctx, workload.Config{GenesisKey: c.Genesis, Genesis: c.Network.Genesis, From: &from,
-		Work: c.Network.Work, Accounts: 2 * pairs, Fund: ledger.NewAmount(1_000_000),
-		PerPair: (n + 2*pairs - 1) / (2 * pairs), Timestamp: time.Now().UnixMilli()})
+		Work: c.Network.Work, Accounts: 2 * conc, Fund: ledger.NewAmount(1_000_000),
+		PerPair: (n + 2*conc - 1) / (2 * conc), Timestamp: time.Now().UnixMilli()})
 	if err != nil {
 		return err
 	}
