@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
@@ -22,6 +23,7 @@ import (
 	"github.com/latticenet/lattice/bench/ledgerbench"
 	"github.com/latticenet/lattice/bench/netbench"
 	"github.com/latticenet/lattice/bench/s3bench"
+	"github.com/latticenet/lattice/internal/blockload"
 	"github.com/latticenet/lattice/ledger"
 )
 
@@ -69,6 +71,10 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return runBenchDNS(ctx, e, args[1:])
 		case "cdn":
 			return runBenchCDN(ctx, e, args[1:])
+		case "drive":
+			// Not for people: bench ledger and bench network run it as
+			// their HTTP load generator, in a process of its own.
+			return blockload.ServeProcess(ctx, os.Stdin, e.stdout)
 		case "chat-subscribers":
 			// Not for people: bench chat runs it to hold event streams
 			// beyond its own open-file limit.
@@ -131,44 +137,58 @@ event at the other, and the memory of many open event streams.`, `  lattice benc
 
 func runBenchNetwork(ctx context.Context, e *env, args []string) error {
 	f := newHelpFlags(e, "bench network", "bench network [--blocks N] [--forks N] [--sync-blocks N] [--rounds N] [flags]", `
-Starts 3 nodes on loopback and measures, per round, confirmed blocks a
-second against one node alone (blocks submitted in process, then posted
-over HTTP), how fast forks are decided, and how fast a fresh node syncs.`, `  lattice bench network
+Starts 3 nodes on loopback and measures, per round, blocks confirmed on
+all three a second against one node alone, with the blocks posted over
+HTTP (the target's ratio) and handed to the engine in process (for
+diagnosis); how fast forks are decided; and how fast a fresh node syncs.`, `  lattice bench network
   lattice bench network --blocks 12000 --forks 30 --sync-blocks 1000000 --rounds 3
+  lattice bench network --load-generator process --sync-blocks 2000
 `)
 	blocks := f.Int("blocks", 12000, "blocks confirmed on three nodes per round, in each phase")
 	forks := f.Int("forks", 30, "forks decided per round")
 	syncBlocks := f.Int("sync-blocks", 100000, "blocks a fresh node syncs per round")
 	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
 	conc := f.Int("concurrency", 64, "HTTP requests in flight in the HTTP phase")
+	loadgen := f.String("load-generator", "inprocess", "where the HTTP phase's load generator runs: process (its own, as wallets are) or inprocess (this one)")
 	asJSON := f.jsonFlag()
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	traceFile := f.String("trace", "", "write a Go execution trace of the run to this file (go tool trace)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
 	if *blocks < 1 || *forks < 1 || *syncBlocks < 1 || *rounds < 1 || *conc < 1 {
 		return usageErr("--blocks, --forks, --sync-blocks, --rounds and --concurrency must be positive")
 	}
+	driver, err := loadDriver(*loadgen)
+	if err != nil {
+		return err
+	}
 	stop, err := startCPUProfile(*cpuProfile)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	r, err := netbench.Run(ctx, netbench.Config{Blocks: *blocks, Forks: *forks, SyncBlocks: *syncBlocks, Rounds: *rounds, HTTPConc: *conc, Progress: e.stderr})
+	stopTrace, err := startTrace(*traceFile)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
+	r, err := netbench.Run(ctx, netbench.Config{Blocks: *blocks, Forks: *forks, SyncBlocks: *syncBlocks, Rounds: *rounds, HTTPConc: *conc, Progress: e.stderr, Driver: driver})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return printJSON(e.stdout, r)
 	}
-	fmt.Fprintf(e.stdout, "3 nodes on loopback, %d blocks confirmed, %d forks, %d blocks synced per round, %d cpus\n\n", *blocks, *forks, *syncBlocks, runtime.NumCPU())
+	fmt.Fprintf(e.stdout, "3 nodes on loopback, %d blocks confirmed, %d forks, %d blocks synced per round, %d cpus\n", *blocks, *forks, *syncBlocks, runtime.NumCPU())
+	fmt.Fprintf(e.stdout, "blocks posted over HTTP (one per request, %d in flight, load generator in %s), and handed to the engine in process\n\n", *conc, r.LoadGenerator)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	// "alone": the lone node's blocks/s; "confirmed": confirmed on three.
-	fmt.Fprintln(tw, "round\talone blocks/s\tconfirmed blocks/s\tratio\tHTTP alone\tHTTP confirmed\tHTTP ratio\tfork p50 ms\tfork p99 ms\tsync s\tsync blocks/s\t")
+	fmt.Fprintln(tw, "round\tHTTP alone\tHTTP confirmed\tHTTP ratio\tin-process alone\tconfirmed\tratio\tfork p50 ms\tfork p99 ms\tsync s\tsync blocks/s\t")
 	row := func(name string, rd netbench.Round) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%.3f\t%.1f\t%.1f\t%.2f\t%.0f\t\n", name,
-			rd.SingleBlocksPerSec, rd.ConfirmedBlocksPerSec, rd.Ratio,
 			rd.SingleHTTPBlocksPerSec, rd.ConfirmedHTTPBlocksPerSec, rd.HTTPRatio,
+			rd.SingleBlocksPerSec, rd.ConfirmedBlocksPerSec, rd.Ratio,
 			rd.ForkP50ms, rd.ForkP99ms, rd.SyncSeconds, rd.SyncBlocksPerSec)
 	}
 	for i, rd := range r.Rounds {
@@ -176,8 +196,8 @@ over HTTP), how fast forks are decided, and how fast a fresh node syncs.`, `  la
 	}
 	row("median", r.Median)
 	tw.Flush()
-	fmt.Fprintf(e.stdout, "\nblocks submitted in process, then posted over HTTP (one per request, %d in flight)\n", *conc)
-	fmt.Fprintf(e.stdout, "targets: ratio >= 0.3, fork p50 < 50 ms, 1,000,000 blocks synced in < 180 s\n")
+	fmt.Fprintf(e.stdout, "\ntargets: HTTP ratio >= 0.3 (confirmed on three nodes / one node alone, blocks posted alike), fork p50 < 50 ms, 1,000,000 blocks synced in < 180 s\n")
+	fmt.Fprintf(e.stdout, "the in-process ratio is for diagnosis: three nodes doing a lone node's work on its cores cannot pass 1/3 (docs/benchmarks.md)\n")
 	return nil
 }
 
@@ -200,11 +220,16 @@ signatures.`, `  lattice bench ledger
 	phases := f.String("phases", "all", "what to measure: all, http or inprocess (one alone is for profiling)")
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := f.String("trace", "", "write a Go execution trace of the run to this file (go tool trace; about 4 MB a second)")
+	loadgen := f.String("load-generator", "inprocess", "where the HTTP phase's load generator runs: process (its own, as wallets are) or inprocess (this one)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
 	if *accounts < 2 || *conc < 1 || *blocks < 1 {
 		return usageErr("--blocks, --concurrency must be positive and --accounts at least 2")
+	}
+	driver, err := loadDriver(*loadgen)
+	if err != nil {
+		return err
 	}
 	stop, err := startCPUProfile(*cpuProfile)
 	if err != nil {
@@ -216,15 +241,15 @@ signatures.`, `  lattice bench ledger
 		return err
 	}
 	defer stopTrace()
-	r, err := ledgerbench.Run(ctx, ledgerbench.Config{Blocks: *blocks, Accounts: *accounts, Concurrency: *conc, InProcConc: *inConc, Rounds: *rounds, Dir: *dir, Progress: e.stderr, Phases: *phases})
+	r, err := ledgerbench.Run(ctx, ledgerbench.Config{Blocks: *blocks, Accounts: *accounts, Concurrency: *conc, InProcConc: *inConc, Rounds: *rounds, Dir: *dir, Progress: e.stderr, Phases: *phases, Driver: driver})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return printJSON(e.stdout, r)
 	}
-	fmt.Fprintf(e.stdout, "cpus %d, accounts %d, %d blocks per phase, HTTP concurrency %d, in-process concurrency %d\n\n",
-		r.CPUs, r.Accounts, *blocks, r.Concurrency, r.InProcConc)
+	fmt.Fprintf(e.stdout, "cpus %d, accounts %d, %d blocks per phase, HTTP concurrency %d (load generator in %s), in-process concurrency %d\n\n",
+		r.CPUs, r.Accounts, *blocks, r.Concurrency, r.LoadGenerator, r.InProcConc)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "round\tverify/s\tHTTP blocks/s\tp50 ms\tp99 ms\tHTTP/verify\tin-process blocks/s\tp50 ms\tp99 ms\tin-process/verify\t")
 	for i, rd := range r.Rounds {
@@ -237,6 +262,29 @@ signatures.`, `  lattice bench ledger
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "\ntargets: HTTP/verify >= 0.40, in-process/verify >= 0.70\n")
 	return nil
+}
+
+// loadDriver is where bench ledger and bench network run their HTTP load
+// generator: "process", this binary's hidden `bench drive` in a process of
+// its own, as the wallets that post blocks are; or "inprocess".
+func loadDriver(where string) (blockload.Driver, error) {
+	switch where {
+	case "inprocess":
+		return blockload.Driver{}, nil
+	case "process":
+	default:
+		return blockload.Driver{}, usageErr("--load-generator: want process or inprocess, not %q", where)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return blockload.Driver{}, err
+	}
+	d := blockload.Driver{Command: []string{exe, "bench", "drive"}}
+	if !strings.HasPrefix(filepath.Base(exe), "lattice") {
+		// A test binary: its TestMain runs as lattice when this is set.
+		d.Env = []string{"LATTICE_TEST_AS_LATTICE=1"}
+	}
+	return d, nil
 }
 
 // startCPUProfile profiles the process into path until stop is called;

@@ -91,13 +91,35 @@ func TestBenchNetwork(t *testing.T) {
 			t.Errorf("median column %d = %q, want a positive figure:\n%s", i+1, v, r.stdout)
 		}
 	}
-	if !strings.Contains(r.stdout, "4 in flight") {
-		t.Errorf("the report does not say how many requests were in flight:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, "4 in flight, load generator in the nodes' process") {
+		t.Errorf("the report does not say how many requests were in flight, and from where:\n%s", r.stdout)
 	}
 	for _, bad := range [][]string{{"--concurrency", "0"}, {"--blocks", "-1"}, {"--rounds", "0"}} {
 		r := run(t, append([]string{"bench", "network"}, bad...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, "must be positive") || r.stdout != "" {
 			t.Errorf("bench network %v: exit %d, stdout %q, stderr %q; want a usage error", bad, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestBenchLoadGenerator runs both benchmarks' HTTP phases with the load
+// generator in a process of its own (this test binary, standing in for
+// lattice: TestMain) and checks the reports say so; an unknown place is a
+// usage error.
+func TestBenchLoadGenerator(t *testing.T) {
+	const own = "load generator in a process of its own"
+	r := mustRun(t, "bench", "ledger", "--blocks", "200", "--accounts", "16", "--rounds", "1", "--phases", "http", "--load-generator", "process")
+	if !strings.Contains(r.stdout, own) || !strings.Contains(r.stdout, "HTTP/verify") {
+		t.Errorf("bench ledger:\n%s", r.stdout)
+	}
+	r = mustRun(t, "bench", "network", "--blocks", "200", "--forks", "1", "--sync-blocks", "500", "--rounds", "1", "--concurrency", "4", "--load-generator", "process")
+	if !strings.Contains(r.stdout, own) {
+		t.Errorf("bench network:\n%s", r.stdout)
+	}
+	for _, cmd := range []string{"ledger", "network"} {
+		r := run(t, "bench", cmd, "--load-generator", "elsewhere")
+		if r.code != 2 || !strings.Contains(r.stderr, "--load-generator") || r.stdout != "" {
+			t.Errorf("bench %s --load-generator elsewhere: exit %d, stdout %q, stderr %q; want a usage error", cmd, r.code, r.stdout, r.stderr)
 		}
 	}
 }

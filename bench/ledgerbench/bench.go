@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -45,6 +44,9 @@ type Config struct {
 	// Phases selects what to measure: "all" (the default), "http" or
 	// "inprocess"; one phase alone is for profiling.
 	Phases string
+	// Driver runs the HTTP phase's load generator; the zero value runs it
+	// in this process.
+	Driver blockload.Driver
 }
 
 func (c *Config) setDefaults() {
@@ -98,6 +100,8 @@ type Report struct {
 	InProcess      Phase   `json:"median_in_process"`
 	HTTPRatio      float64 `json:"median_http_to_verify_ratio"`
 	InProcessRatio float64 `json:"median_in_process_to_verify_ratio"`
+	// LoadGenerator says where the HTTP phase's load generator ran.
+	LoadGenerator string `json:"http_load_generator"`
 }
 
 // benchWork keeps pre-generation quick. Checking work costs one SHA-256 at
@@ -107,7 +111,8 @@ var benchWork = ledger.Work{Send: 0xff00000000000000, Receive: 0xf00000000000000
 // Run measures. It starts and stops everything it needs.
 func Run(ctx context.Context, cfg Config) (Report, error) {
 	cfg.setDefaults()
-	r := Report{CPUs: runtime.GOMAXPROCS(0), Concurrency: cfg.Concurrency, InProcConc: cfg.InProcConc, Accounts: cfg.Accounts}
+	r := Report{CPUs: runtime.GOMAXPROCS(0), Concurrency: cfg.Concurrency, InProcConc: cfg.InProcConc, Accounts: cfg.Accounts,
+		LoadGenerator: cfg.Driver.Where()}
 	dir := cfg.Dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "lattice-bench-")
@@ -143,7 +148,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			return ph, nil
 		}
 		rd.Verify = append(rd.Verify, verifyRate(cfg.VerifyTime))
-		if rd.HTTP, err = phase("http", w.runHTTP, cfg.Concurrency); err != nil {
+		runHTTP := func(ctx context.Context, dir string, conc int) (Phase, error) {
+			return w.runHTTP(ctx, dir, conc, cfg.Driver)
+		}
+		if rd.HTTP, err = phase("http", runHTTP, cfg.Concurrency); err != nil {
 			return r, err
 		}
 		rd.Verify = append(rd.Verify, verifyRate(cfg.VerifyTime))
@@ -196,7 +204,7 @@ type benchLoad struct {
 	network *node.Network
 	setup   []*ledger.Block
 	streams [][]*ledger.Block
-	json    map[*ledger.Block][]byte
+	posts   [][]blockload.Request // the HTTP requests that post streams
 }
 
 func generate(ctx context.Context, cfg Config) (*benchLoad, error) {
@@ -211,7 +219,7 @@ func generate(ctx context.Context, cfg Config) (*benchLoad, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &benchLoad{network: net, setup: wl.Setup, streams: wl.Streams, json: make(map[*ledger.Block][]byte)}
+	w := &benchLoad{network: net, setup: wl.Setup, streams: wl.Streams}
 	// Trim to exactly cfg.Blocks, keeping each stream a prefix.
 	total := 0
 	for p := range w.streams {
@@ -220,15 +228,11 @@ func generate(ctx context.Context, cfg Config) (*benchLoad, error) {
 		}
 		total += len(w.streams[p])
 	}
-	for _, st := range w.streams {
-		for _, b := range st {
-			data, err := json.Marshal(b)
-			if err != nil {
-				return nil, err
-			}
-			w.json[b] = data
-		}
+	posts, err := blockload.Requests(w.streams)
+	if err != nil {
+		return nil, err
 	}
+	w.posts = posts
 	return w, nil
 }
 
@@ -277,7 +281,7 @@ func (w *benchLoad) runInProcess(ctx context.Context, dir string, conc int) (Pha
 	})
 }
 
-func (w *benchLoad) runHTTP(ctx context.Context, dir string, conc int) (Phase, error) {
+func (w *benchLoad) runHTTP(ctx context.Context, dir string, conc int, d blockload.Driver) (Phase, error) {
 	n, err := w.openNode(ctx, dir)
 	if err != nil {
 		return Phase{}, err
@@ -291,12 +295,12 @@ func (w *benchLoad) runHTTP(ctx context.Context, dir string, conc int) (Phase, e
 	go srv.Serve(ln)
 	defer srv.Close()
 	// One connection per worker, opened before the clock starts.
-	post, err := blockload.DialHTTP(ln.Addr().String(), conc, func(b *ledger.Block) []byte { return w.json[b] })
+	load, err := d.Start(ctx, ln.Addr().String(), conc, w.posts)
 	if err != nil {
 		return Phase{}, err
 	}
-	defer post.Close()
-	return blockload.Drive(ctx, w.streams, conc, post.Submit)
+	defer load.Close()
+	return load.Drive()
 }
 
 // verifyRate measures ed25519 verifications per second on every core.

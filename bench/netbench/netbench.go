@@ -9,7 +9,6 @@ package netbench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -39,6 +38,9 @@ type Config struct {
 	Rounds     int       // rounds; the report gives medians (default 3)
 	HTTPConc   int       // HTTP requests in flight in the HTTP phase (default 64)
 	Progress   io.Writer // progress messages, or nil
+	// Driver runs the HTTP phase's load generator; the zero value runs it
+	// in this process.
+	Driver blockload.Driver
 }
 
 func (c *Config) setDefaults() {
@@ -85,12 +87,14 @@ type Round struct {
 type Report struct {
 	Rounds []Round `json:"rounds"`
 	Median Round   `json:"median"`
+	// LoadGenerator says where the HTTP phase's load generator ran.
+	LoadGenerator string `json:"http_load_generator"`
 }
 
 // Run measures cfg.Rounds rounds.
 func Run(ctx context.Context, cfg Config) (Report, error) {
 	cfg.setDefaults()
-	var rep Report
+	rep := Report{LoadGenerator: cfg.Driver.Where()}
 	for i := range cfg.Rounds {
 		var rd Round
 		steps := []struct {
@@ -99,7 +103,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}{
 			{"confirmation", func(ctx context.Context, t nettest.T) error { return confirmation(ctx, t, cfg.Blocks, &rd) }},
 			{"confirmation over HTTP", func(ctx context.Context, t nettest.T) error {
-				return confirmationHTTP(ctx, t, cfg.Blocks, cfg.HTTPConc, &rd)
+				return confirmationHTTP(ctx, t, cfg.Blocks, cfg.HTTPConc, cfg.Driver, &rd)
 			}},
 			{"forks", func(_ context.Context, t nettest.T) error { return forks(t, cfg.Forks, &rd) }},
 			{"sync", func(ctx context.Context, t nettest.T) error { return syncFresh(ctx, t, cfg.SyncBlocks, &rd) }},
@@ -171,7 +175,7 @@ func confirmation(ctx context.Context, t nettest.T, n int, rd *Round) error {
 // until every block is confirmed on all three nodes; and, first, the same
 // blocks posted the same way to a lone node that has what the cluster had
 // before them.
-func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, rd *Round) error {
+func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, d blockload.Driver, rd *Round) error {
 	c := nettest.Start(t, nettest.Options{Nodes: 3, OnDisk: true, Net: ledgernet.Config{SyncInterval: 30 * time.Second}})
 	from := c.Chains.Head(c.Genesis.Address())
 	// One pair of accounts, one stream, per connection.
@@ -181,13 +185,9 @@ func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, rd *Round) 
 	if err != nil {
 		return err
 	}
-	body := make(map[*ledger.Block][]byte)
-	for _, st := range wl.Streams {
-		for _, b := range st {
-			if body[b], err = json.Marshal(b); err != nil {
-				return err
-			}
-		}
+	posts, err := blockload.Requests(wl.Streams)
+	if err != nil {
+		return err
 	}
 	// The setup goes in unmeasured; the cluster confirms it before the
 	// clock starts.
@@ -210,27 +210,27 @@ func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, rd *Round) 
 	})
 	defer api.Close()
 	// Connections are opened before each clock starts.
-	dial := func(url string) (*blockload.HTTP, error) {
-		return blockload.DialHTTP(strings.TrimPrefix(url, "http://"), conc, func(b *ledger.Block) []byte { return body[b] })
+	start := func(url string) (blockload.Runner, error) {
+		return d.Start(ctx, strings.TrimPrefix(url, "http://"), conc, posts)
 	}
-	post, err := dial(api.URL)
+	load, err := start(api.URL)
 	if err != nil {
 		return err
 	}
-	defer post.Close()
-	ph, err := blockload.Drive(ctx, wl.Streams, conc, post.Submit)
+	defer load.Close()
+	ph, err := load.Drive()
 	if err != nil {
 		return fmt.Errorf("lone node: %w", err)
 	}
 	rd.SingleHTTPBlocksPerSec = ph.PerSecond
 
-	post0, err := dial(c.Nodes[0].API.URL)
+	load0, err := start(c.Nodes[0].API.URL)
 	if err != nil {
 		return err
 	}
-	defer post0.Close()
-	start := time.Now()
-	ph0, err := blockload.Drive(ctx, wl.Streams, conc, post0.Submit)
+	defer load0.Close()
+	began := time.Now()
+	ph0, err := load0.Drive()
 	if err != nil {
 		return fmt.Errorf("node 0: %w", err)
 	}
@@ -239,7 +239,7 @@ func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, rd *Round) 
 	for _, st := range wl.Streams {
 		c.WaitConfirmed(st[len(st)-1].Hash, 5*time.Minute)
 	}
-	rd.ConfirmedHTTPBlocksPerSec = float64(ph0.Blocks) / time.Since(start).Seconds()
+	rd.ConfirmedHTTPBlocksPerSec = float64(ph0.Blocks) / time.Since(began).Seconds()
 	rd.HTTPRatio = rd.ConfirmedHTTPBlocksPerSec / rd.SingleHTTPBlocksPerSec
 	return nil
 }

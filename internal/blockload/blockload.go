@@ -1,11 +1,15 @@
 // Package blockload drives streams of blocks into a node, from many
 // workers at once, and times them: the load generator the ledger and
 // network benchmarks share. Over HTTP it posts each block alone, as a
-// wallet would, on keep-alive connections opened before the clock starts.
+// wallet would, on keep-alive connections opened before the clock starts,
+// and it can do so from a process of its own (see Process), as wallets
+// are: a load generator in the node's process shares the node's Go
+// scheduler, and its goroutines then wait behind the node's for a core.
 package blockload
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -25,15 +29,13 @@ type Phase struct {
 	P99ms     float64 `json:"p99_ms"`
 }
 
-// Submit submits one block for a worker and returns once it is accepted.
-type Submit func(worker int, b *ledger.Block) error
-
 // Drive runs streams with conc workers: each worker takes whole streams,
-// one after another, and submits their blocks in order, one at a time.
-// Streams must be independent of each other. The first error, or ctx's
-// end, stops every worker before its next block; the error is returned
-// once all have stopped.
-func Drive(ctx context.Context, streams [][]*ledger.Block, conc int, submit Submit) (Phase, error) {
+// one after another, and submits their items (blocks, or the requests
+// that post them) in order, one at a time; submit returns once one is
+// accepted. Streams must be independent of each other. The first error,
+// or ctx's end, stops every worker before its next item; the error is
+// returned once all have stopped.
+func Drive[T any](ctx context.Context, streams [][]T, conc int, submit func(worker int, item T) error) (Phase, error) {
 	var next atomic.Int64
 	var failed atomic.Bool
 	lat := make([][]time.Duration, conc)
@@ -87,17 +89,39 @@ func Drive(ctx context.Context, streams [][]*ledger.Block, conc int, submit Subm
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// HTTP is a Submit that posts blocks to a node's API at addr
-// (host:port), one connection per worker.
-type HTTP struct {
-	conns []*conn
-	body  func(*ledger.Block) []byte
+// Request is the POST that submits one block: its path and JSON body,
+// encoded before the clock starts, as a wallet has a block at hand.
+type Request struct {
+	Path string
+	Body []byte
 }
 
-// DialHTTP opens conc connections to addr. body gives a block's JSON form
-// (encode it before the clock starts, as a wallet has it at hand).
-func DialHTTP(addr string, conc int, body func(*ledger.Block) []byte) (*HTTP, error) {
-	h := &HTTP{body: body}
+// Requests encodes the requests that post streams' blocks, stream by
+// stream, each block in its JSON form.
+func Requests(streams [][]*ledger.Block) ([][]Request, error) {
+	out := make([][]Request, len(streams))
+	for i, st := range streams {
+		out[i] = make([]Request, len(st))
+		for j, b := range st {
+			body, err := json.Marshal(b)
+			if err != nil {
+				return nil, err
+			}
+			out[i][j] = Request{Path: "/blocks/" + b.Type.String(), Body: body}
+		}
+	}
+	return out, nil
+}
+
+// HTTP posts requests to a node's API at addr (host:port), one
+// connection per worker.
+type HTTP struct {
+	conns []*conn
+}
+
+// DialHTTP opens conc connections to addr.
+func DialHTTP(addr string, conc int) (*HTTP, error) {
+	h := &HTTP{}
 	for range conc {
 		c, err := dial(addr)
 		if err != nil {
@@ -109,14 +133,15 @@ func DialHTTP(addr string, conc int, body func(*ledger.Block) []byte) (*HTTP, er
 	return h, nil
 }
 
-// Submit posts b to POST /blocks/{type} on the worker's connection.
-func (h *HTTP) Submit(worker int, b *ledger.Block) error {
-	status, resp, err := h.conns[worker].post("/blocks/"+b.Type.String(), h.body(b))
+// Post sends r on the worker's connection and returns once the node has
+// answered 200.
+func (h *HTTP) Post(worker int, r Request) error {
+	status, resp, err := h.conns[worker].post(r.Path, r.Body)
 	if err != nil {
 		return err
 	}
 	if status != http.StatusOK {
-		return fmt.Errorf("POST /blocks/%s: %d %s", b.Type, status, resp)
+		return fmt.Errorf("POST %s: %d %s", r.Path, status, resp)
 	}
 	return nil
 }
