@@ -73,7 +73,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return runBenchCDN(ctx, e, args[1:])
 		case "drive":
 			// Not for people: bench ledger and bench network run it as
-			// their HTTP load generator, in a process of its own.
+			// their HTTP load generator, in a process of its own, and
+			// hand it its work on stdin.
+			if len(args) != 1 {
+				return usageErr("want `lattice bench drive`, with its job on stdin")
+			}
 			return blockload.ServeProcess(ctx, os.Stdin, e.stdout)
 		case "chat-subscribers":
 			// Not for people: bench chat runs it to hold event streams
@@ -137,8 +141,8 @@ event at the other, and the memory of many open event streams.`, `  lattice benc
 
 func runBenchNetwork(ctx context.Context, e *env, args []string) error {
 	f := newHelpFlags(e, "bench network", "bench network [--blocks N] [--forks N] [--sync-blocks N] [--rounds N] [flags]", `
-Starts 3 nodes on loopback and measures, per round, blocks confirmed on
-all three a second against one node alone, with the blocks posted over
+Starts 3 nodes on loopback and measures, per round, blocks a second
+confirmed on all three against one node alone, with the blocks posted over
 HTTP (the target's ratio) and handed to the engine in process (for
 diagnosis); how fast forks are decided; and how fast a fresh node syncs.`, `  lattice bench network
   lattice bench network --blocks 12000 --forks 30 --sync-blocks 1000000 --rounds 3
@@ -149,7 +153,7 @@ diagnosis); how fast forks are decided; and how fast a fresh node syncs.`, `  la
 	syncBlocks := f.Int("sync-blocks", 100000, "blocks a fresh node syncs per round")
 	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
 	conc := f.Int("concurrency", 64, "HTTP requests in flight in the HTTP phase")
-	loadgen := f.String("load-generator", "inprocess", "where the HTTP phase's load generator runs: process (its own, as wallets are) or inprocess (this one)")
+	loadgen := f.String("load-generator", "inprocess", "where the HTTP phase's load generator runs: inprocess (in this benchmark's process) or process (a separate 'lattice bench drive' process, which --cpuprofile and --trace do not cover)")
 	asJSON := f.jsonFlag()
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := f.String("trace", "", "write a Go execution trace of the run to this file (go tool trace)")
@@ -159,7 +163,7 @@ diagnosis); how fast forks are decided; and how fast a fresh node syncs.`, `  la
 	if *blocks < 1 || *forks < 1 || *syncBlocks < 1 || *rounds < 1 || *conc < 1 {
 		return usageErr("--blocks, --forks, --sync-blocks, --rounds and --concurrency must be positive")
 	}
-	driver, err := loadDriver(*loadgen)
+	driver, err := loadDriver(e, *loadgen)
 	if err != nil {
 		return err
 	}
@@ -181,10 +185,10 @@ diagnosis); how fast forks are decided; and how fast a fresh node syncs.`, `  la
 		return printJSON(e.stdout, r)
 	}
 	fmt.Fprintf(e.stdout, "3 nodes on loopback, %d blocks confirmed, %d forks, %d blocks synced per round, %d cpus\n", *blocks, *forks, *syncBlocks, runtime.NumCPU())
-	fmt.Fprintf(e.stdout, "blocks posted over HTTP (one per request, %d in flight, load generator in %s), and handed to the engine in process\n\n", *conc, r.LoadGenerator)
+	fmt.Fprintf(e.stdout, "blocks posted over HTTP (one per request, %d in flight, load generator %s), and handed to the engine in process\n\n", *conc, loadPlace(r.LoadGenerator))
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	// "alone": the lone node's blocks/s; "confirmed": confirmed on three.
-	fmt.Fprintln(tw, "round\tHTTP alone\tHTTP confirmed\tHTTP ratio\tin-process alone\tconfirmed\tratio\tfork p50 ms\tfork p99 ms\tsync s\tsync blocks/s\t")
+	fmt.Fprintln(tw, "round\tHTTP alone\tHTTP confirmed\tHTTP ratio\tin-process alone\tin-process confirmed\tin-process ratio\tfork p50 ms\tfork p99 ms\tsync s\tsync blocks/s\t")
 	row := func(name string, rd netbench.Round) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%.3f\t%.1f\t%.1f\t%.2f\t%.0f\t\n", name,
 			rd.SingleHTTPBlocksPerSec, rd.ConfirmedHTTPBlocksPerSec, rd.HTTPRatio,
@@ -220,14 +224,14 @@ signatures.`, `  lattice bench ledger
 	phases := f.String("phases", "all", "what to measure: all, http or inprocess (one alone is for profiling)")
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := f.String("trace", "", "write a Go execution trace of the run to this file (go tool trace; about 4 MB a second)")
-	loadgen := f.String("load-generator", "inprocess", "where the HTTP phase's load generator runs: process (its own, as wallets are) or inprocess (this one)")
+	loadgen := f.String("load-generator", "inprocess", "where the HTTP phase's load generator runs: inprocess (in this benchmark's process) or process (a separate 'lattice bench drive' process, which --cpuprofile and --trace do not cover)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
 	if *accounts < 2 || *conc < 1 || *blocks < 1 {
 		return usageErr("--blocks, --concurrency must be positive and --accounts at least 2")
 	}
-	driver, err := loadDriver(*loadgen)
+	driver, err := loadDriver(e, *loadgen)
 	if err != nil {
 		return err
 	}
@@ -248,8 +252,8 @@ signatures.`, `  lattice bench ledger
 	if *asJSON {
 		return printJSON(e.stdout, r)
 	}
-	fmt.Fprintf(e.stdout, "cpus %d, accounts %d, %d blocks per phase, HTTP concurrency %d (load generator in %s), in-process concurrency %d\n\n",
-		r.CPUs, r.Accounts, *blocks, r.Concurrency, r.LoadGenerator, r.InProcConc)
+	fmt.Fprintf(e.stdout, "cpus %d, accounts %d, %d blocks per phase, HTTP concurrency %d (load generator %s), in-process concurrency %d\n\n",
+		r.CPUs, r.Accounts, *blocks, r.Concurrency, loadPlace(r.LoadGenerator), r.InProcConc)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "round\tverify/s\tHTTP blocks/s\tp50 ms\tp99 ms\tHTTP/verify\tin-process blocks/s\tp50 ms\tp99 ms\tin-process/verify\t")
 	for i, rd := range r.Rounds {
@@ -265,26 +269,35 @@ signatures.`, `  lattice bench ledger
 }
 
 // loadDriver is where bench ledger and bench network run their HTTP load
-// generator: "process", this binary's hidden `bench drive` in a process of
-// its own, as the wallets that post blocks are; or "inprocess".
-func loadDriver(where string) (blockload.Driver, error) {
+// generator: "inprocess", or "process", this binary's hidden `bench drive`
+// in a process of its own.
+func loadDriver(e *env, where string) (blockload.Driver, error) {
 	switch where {
 	case "inprocess":
 		return blockload.Driver{}, nil
 	case "process":
 	default:
-		return blockload.Driver{}, usageErr("--load-generator: want process or inprocess, not %q", where)
+		return blockload.Driver{}, usageErr("--load-generator: want inprocess or process, not %q", where)
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return blockload.Driver{}, err
+		return blockload.Driver{}, fmt.Errorf("--load-generator process: find this program: %w", err)
 	}
-	d := blockload.Driver{Command: []string{exe, "bench", "drive"}}
+	d := blockload.Driver{Command: []string{exe, "bench", "drive"}, Stderr: e.stderr}
 	if !strings.HasPrefix(filepath.Base(exe), "lattice") {
-		// A test binary: its TestMain runs as lattice when this is set.
+		// Perhaps a test binary, whose TestMain runs as lattice when this
+		// is set; a lattice binary under another name ignores it.
 		d.Env = []string{"LATTICE_TEST_AS_LATTICE=1"}
 	}
 	return d, nil
+}
+
+// loadPlace says in words where the load generator ran.
+func loadPlace(where string) string {
+	if where == "process" {
+		return "in a process of its own"
+	}
+	return "in the benchmark's process"
 }
 
 // startCPUProfile profiles the process into path until stop is called;

@@ -91,7 +91,7 @@ func TestBenchNetwork(t *testing.T) {
 			t.Errorf("median column %d = %q, want a positive figure:\n%s", i+1, v, r.stdout)
 		}
 	}
-	if !strings.Contains(r.stdout, "4 in flight, load generator in the nodes' process") {
+	if !strings.Contains(r.stdout, "4 in flight, load generator in the benchmark's process") {
 		t.Errorf("the report does not say how many requests were in flight, and from where:\n%s", r.stdout)
 	}
 	for _, bad := range [][]string{{"--concurrency", "0"}, {"--blocks", "-1"}, {"--rounds", "0"}} {

@@ -100,7 +100,8 @@ type Report struct {
 	InProcess      Phase   `json:"median_in_process"`
 	HTTPRatio      float64 `json:"median_http_to_verify_ratio"`
 	InProcessRatio float64 `json:"median_in_process_to_verify_ratio"`
-	// LoadGenerator says where the HTTP phase's load generator ran.
+	// LoadGenerator says where the HTTP phase's load generator ran:
+	// "inprocess" or "process" (blockload.Driver.Where).
 	LoadGenerator string `json:"http_load_generator"`
 }
 
@@ -300,7 +301,7 @@ func (w *benchLoad) runHTTP(ctx context.Context, dir string, conc int, d blocklo
 		return Phase{}, err
 	}
 	defer load.Close()
-	return load.Drive()
+	return load.Drive(ctx)
 }
 
 // verifyRate measures ed25519 verifications per second on every core.

@@ -2,9 +2,10 @@
 // workers at once, and times them: the load generator the ledger and
 // network benchmarks share. Over HTTP it posts each block alone, as a
 // wallet would, on keep-alive connections opened before the clock starts,
-// and it can do so from a process of its own (see Process), as wallets
-// are: a load generator in the node's process shares the node's Go
-// scheduler, and its goroutines then wait behind the node's for a core.
+// from the benchmark's own process or from a process of its own (see
+// Driver). The place moves the figures: on two cores a second process
+// costs the machine a switch between processes at every request, and the
+// lone node's HTTP rate falls by a fifth (docs/benchmarks.md).
 package blockload
 
 import (
