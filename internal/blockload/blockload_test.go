@@ -88,6 +88,18 @@ func listen(t *testing.T, rec *recorder) string {
 	return strings.TrimPrefix(srv.URL, "http://")
 }
 
+// start starts d with a worker a stream, to post st to a new recorder;
+// the test closes both.
+func start(t *testing.T, d Driver, st [][]Request) (*recorder, Runner) {
+	rec := newRecorder()
+	r, err := d.Start(context.Background(), listen(t, rec), len(st), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return rec, r
+}
+
 // streams makes n streams of k requests each; request j of stream i has
 // the body "i.j".
 func streams(n, k int) [][]Request {
@@ -155,16 +167,10 @@ func TestDrivers(t *testing.T) {
 func TestDriversStopOnRefusal(t *testing.T) {
 	for _, tt := range drivers {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := newRecorder()
-			addr := listen(t, rec)
 			st := streams(2, 3)
 			st[1][1].Body = []byte("fail")
-			r, err := tt.d.Start(context.Background(), addr, 2, st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			_, err = r.Drive(context.Background())
+			rec, r := start(t, tt.d, st)
+			_, err := r.Drive(context.Background())
 			if err == nil || !strings.Contains(err.Error(), "409 refused") {
 				t.Errorf("err = %v, want the 409", err)
 			}
@@ -180,15 +186,9 @@ func TestDriversStopOnRefusal(t *testing.T) {
 func TestDriversStopWithContext(t *testing.T) {
 	for _, tt := range drivers {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := newRecorder()
-			addr := listen(t, rec)
 			st := streams(1, 3)
 			st[0][1].Body = []byte("hang")
-			r, err := tt.d.Start(context.Background(), addr, 1, st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			rec, r := start(t, tt.d, st)
 			ctx, cancel := context.WithCancel(context.Background())
 			go func() {
 				<-rec.hung
