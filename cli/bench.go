@@ -153,7 +153,7 @@ diagnosis); how fast forks are decided; and how fast a fresh node syncs.`, `  la
 	syncBlocks := f.Int("sync-blocks", 100000, "blocks a fresh node syncs per round")
 	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
 	conc := f.Int("concurrency", 64, "HTTP requests in flight in the HTTP phase")
-	loadgen := f.String("load-generator", "inprocess", "where the HTTP phase's load generator runs: inprocess (in this benchmark's process) or process (a separate 'lattice bench drive' process, which --cpuprofile and --trace do not cover)")
+	loadgen := f.String("load-generator", "inprocess", loadGeneratorUsage)
 	asJSON := f.jsonFlag()
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := f.String("trace", "", "write a Go execution trace of the run to this file (go tool trace)")
@@ -224,7 +224,7 @@ signatures.`, `  lattice bench ledger
 	phases := f.String("phases", "all", "what to measure: all, http or inprocess (one alone is for profiling)")
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := f.String("trace", "", "write a Go execution trace of the run to this file (go tool trace; about 4 MB a second)")
-	loadgen := f.String("load-generator", "inprocess", "where the HTTP phase's load generator runs: inprocess (in this benchmark's process) or process (a separate 'lattice bench drive' process, which --cpuprofile and --trace do not cover)")
+	loadgen := f.String("load-generator", "inprocess", loadGeneratorUsage)
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -267,6 +267,10 @@ signatures.`, `  lattice bench ledger
 	fmt.Fprintf(e.stdout, "\ntargets: HTTP/verify >= 0.40, in-process/verify >= 0.70\n")
 	return nil
 }
+
+// loadGeneratorUsage explains bench ledger's and bench network's
+// --load-generator.
+const loadGeneratorUsage = "where the HTTP phase's load generator runs: inprocess (in this benchmark's process) or process (a separate 'lattice bench drive' process, which --cpuprofile and --trace do not cover)"
 
 // loadDriver is where bench ledger and bench network run their HTTP load
 // generator: "inprocess", or "process", this binary's hidden `bench drive`
