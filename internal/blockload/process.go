@@ -92,21 +92,30 @@ func StartProcess(ctx context.Context, argv, env []string, stderr io.Writer, add
 	}()
 	t := time.NewTimer(readyTimeout)
 	defer t.Stop()
-	for range 2 {
+	fail := func(err error) (*Process, error) {
+		p.Close()
+		return nil, fmt.Errorf("blockload: load generator process: %w", err)
+	}
+	var sendErr error
+	for ready != nil || sent != nil {
 		select {
-		case err = <-ready:
+		case err := <-ready:
 			ready = nil
-		case err = <-sent:
-			sent = nil
+			if err != nil {
+				return fail(err)
+			}
+		case err := <-sent:
+			// A child that stopped reading has its own word for why,
+			// or stops without one: wait for that.
+			sent, sendErr = nil, err
 		case <-t.C:
-			err = fmt.Errorf("not ready after %v", readyTimeout)
+			return fail(fmt.Errorf("not ready after %v", readyTimeout))
 		case <-ctx.Done():
-			err = ctx.Err()
+			return fail(ctx.Err())
 		}
-		if err != nil {
-			p.Close()
-			return nil, fmt.Errorf("blockload: load generator process: %w", err)
-		}
+	}
+	if sendErr != nil {
+		return fail(sendErr)
 	}
 	return p, nil
 }
