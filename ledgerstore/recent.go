@@ -6,9 +6,9 @@ package ledgerstore
 // seconds after it was applied, and a Pebble point read (a memtable
 // skiplist search, a copy and a decode) cost the confirmation walk more
 // than applying the block had. Entries are shared, as the batch shares
-// them: nothing modifies an entry once written. Two generations bound it: when the newer is
-// full it becomes the older, and the older is dropped. Like the account
-// cache, only the one open Batch reads and updates it.
+// them: nothing modifies an entry once written. Two generations bound it:
+// when the newer is full it becomes the older, and the older is dropped.
+// Like the account cache, only the one open Batch reads and updates it.
 type recent[K comparable, V any] struct {
 	cur, old map[K]V
 	size     int // entries per generation

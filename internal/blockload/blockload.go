@@ -4,8 +4,8 @@
 // wallet would, on keep-alive connections opened before the clock starts,
 // from the benchmark's own process or from a process of its own (see
 // Driver). The place moves the figures: on two cores a second process
-// costs the machine a switch between processes at every request, and the
-// lone node's HTTP rate falls by a fifth (docs/benchmarks.md).
+// costs the machine a switch between processes at every request
+// (docs/benchmarks.md, "Where the load generator runs").
 package blockload
 
 import (
@@ -106,7 +106,7 @@ func Requests(streams [][]*ledger.Block) ([][]Request, error) {
 		for j, b := range st {
 			body, err := json.Marshal(b)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("blockload: encode block %s: %w", b.Hash, err)
 			}
 			out[i][j] = Request{Path: "/blocks/" + b.Type.String(), Body: body}
 		}
