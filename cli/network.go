@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	ma "github.com/multiformats/go-multiaddr"
 
@@ -27,9 +28,10 @@ type peered struct {
 }
 
 // joinNetwork starts n's peer-to-peer host on listen, dialling bootstrap,
-// and the ledger service over it, voting with reps. Its identity and known
-// peers live in DATA/p2p.
-func joinNetwork(ctx context.Context, n *node.Node, dataDir, listen string, bootstrap []string, reps []wallet.Key, log *slog.Logger) (*peered, error) {
+// and the ledger service over it, voting with reps and counting a
+// representative online for onlineWindow after its vote (0: the default).
+// Its identity and known peers live in DATA/p2p.
+func joinNetwork(ctx context.Context, n *node.Node, dataDir, listen string, bootstrap []string, reps []wallet.Key, onlineWindow time.Duration, log *slog.Logger) (*peered, error) {
 	h, err := p2p.New(ctx, p2p.Config{
 		Dir:       filepath.Join(dataDir, "p2p"),
 		Listen:    []string{listen},
@@ -40,7 +42,7 @@ func joinNetwork(ctx context.Context, n *node.Node, dataDir, listen string, boot
 	if err != nil {
 		return nil, err
 	}
-	svc, err := ledgernet.Start(ctx, ledgernet.Config{Node: n, Host: h, Reps: reps, Logger: log})
+	svc, err := ledgernet.Start(ctx, ledgernet.Config{Node: n, Host: h, Reps: reps, Logger: log, OnlineWindow: onlineWindow})
 	if err != nil {
 		h.Close()
 		return nil, err

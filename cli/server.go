@@ -292,7 +292,7 @@ func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devK
 	if i == 0 {
 		reps = append(reps, devKey)
 	}
-	if d.pn, err = joinNetwork(ctx, n, dir, listen, bootstrap, reps, log.With("node", i)); err != nil {
+	if d.pn, err = joinNetwork(ctx, n, dir, listen, bootstrap, reps, 0, log.With("node", i)); err != nil {
 		ln.Close()
 		n.Close()
 		return nil, err
@@ -408,8 +408,9 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	p2pAddr := f.string("p2p", "LATTICE_P2P", "p2p", "/ip4/0.0.0.0/tcp/4001", "peer-to-peer listen multiaddr")
 	bootstrap := f.string("bootstrap", "LATTICE_BOOTSTRAP", "bootstrap", "", "comma-separated multiaddrs of peers to join, each ending in /p2p/<peer id>")
 	repKey := f.string("rep-key", "LATTICE_REP_KEY", "rep_key", "", "key file of a representative account this node votes for, besides its own key")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window")
 	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a submitted block's timestamp may be from this node's clock")
+	window := f.string("online-window", "LATTICE_ONLINE_WINDOW", "online_window", "5m", "how long a representative counts as online after its latest vote (GET /node's quorum, /readyz); never changes the quorum")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
 	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics on this address instead of the API's GET /metrics")
@@ -419,6 +420,10 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	maxSkew, err := time.ParseDuration(*skew)
 	if err != nil || maxSkew <= 0 {
 		return usageErr("--max-clock-skew %q: want a positive duration like 10m", *skew)
+	}
+	onlineWindow, err := time.ParseDuration(*window)
+	if err != nil || onlineWindow < time.Second {
+		return usageErr("--online-window %q: want a duration of at least 1s, like 5m", *window)
 	}
 	if err := checkMultiaddr("p2p", *p2pAddr); err != nil {
 		return err
@@ -471,7 +476,7 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		}
 		reps = append(reps, k)
 	}
-	pn, err := joinNetwork(ctx, n, *data, *p2pAddr, peers, reps, log)
+	pn, err := joinNetwork(ctx, n, *data, *p2pAddr, peers, reps, onlineWindow, log)
 	if err != nil {
 		return err
 	}

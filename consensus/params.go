@@ -6,29 +6,27 @@ import (
 	"github.com/latticenet/lattice/ledger"
 )
 
-// Defaults of Params, as in Nano.
+// Defaults of Params.
 const (
-	DefaultQuorumPercent  = 67
 	DefaultOnlineWindow   = 5 * 60 * 1000 // ms
 	DefaultMaxElections   = 65536
 	DefaultMaxCachedVotes = 65536
 )
 
 // Params configure a Tally. The zero value of a field means its default
-// (EnsureDefaults), except OnlineFloor, which has no sensible default: it is
-// a fraction of the network's supply, chosen per network.
+// (EnsureDefaults), except Total, which has no sensible default: it is the
+// network's supply.
 type Params struct {
-	// QuorumPercent is the percentage of max(online weight, OnlineFloor) a
-	// contender's tally must reach to be confirmed: 51 to 100, so that two
-	// contenders can never both reach it.
-	QuorumPercent int
+	// Total is the weight every quorum is a part of: the network's native
+	// supply, which every node reads from the same genesis. A contender
+	// is agreed or confirmed when its representatives hold more than two
+	// thirds of it (Quorum). It must be non-zero.
+	Total ledger.Amount
 	// OnlineWindow is how long, in ms, a representative counts as online
-	// after a vote of it arrived.
+	// after a vote of it arrived. The online weight is reported (can this
+	// node's side of the network reach quorum?); it never lowers the
+	// quorum, which depends on Total alone.
 	OnlineWindow int64
-	// OnlineFloor is the least weight quorum is computed from, whatever the
-	// online weight: without it a tiny online set could confirm alone. It
-	// must be non-zero.
-	OnlineFloor ledger.Amount
 	// MaxElections bounds the active elections; Start refuses more.
 	MaxElections int
 	// MaxCachedVotes bounds the (hash, representative) votes held for
@@ -40,9 +38,6 @@ type Params struct {
 
 // EnsureDefaults sets every zero field to its default and returns p.
 func (p *Params) EnsureDefaults() *Params {
-	if p.QuorumPercent == 0 {
-		p.QuorumPercent = DefaultQuorumPercent
-	}
 	if p.OnlineWindow == 0 {
 		p.OnlineWindow = DefaultOnlineWindow
 	}
@@ -59,16 +54,34 @@ func (p *Params) EnsureDefaults() *Params {
 // Call it after EnsureDefaults: a zero field is invalid here.
 func (p *Params) Validate() error {
 	switch {
-	case p.QuorumPercent < 51 || p.QuorumPercent > 100:
-		return fmt.Errorf("%w: quorum percent %d, want 51 to 100", ErrInvalidParams, p.QuorumPercent)
+	case p.Total.IsZero():
+		return fmt.Errorf("%w: total weight is zero", ErrInvalidParams)
 	case p.OnlineWindow <= 0:
 		return fmt.Errorf("%w: online window %d ms, want a positive duration", ErrInvalidParams, p.OnlineWindow)
-	case p.OnlineFloor.IsZero():
-		return fmt.Errorf("%w: online floor is zero: a tiny online set could confirm alone", ErrInvalidParams)
 	case p.MaxElections <= 0:
 		return fmt.Errorf("%w: max elections %d, want at least 1", ErrInvalidParams, p.MaxElections)
 	case p.MaxCachedVotes <= 0:
 		return fmt.Errorf("%w: max cached votes %d, want at least 1", ErrInvalidParams, p.MaxCachedVotes)
 	}
 	return nil
+}
+
+// Quorum returns the least weight that is more than two thirds of total:
+// ⌊2·total/3⌋ + 1. Any two sets of representatives that each hold a quorum
+// share more than a third of total, so while less than a third of the
+// weight is held by representatives that sign two final votes for one
+// election, no two contenders can both be confirmed (docs/protocol.md,
+// "The quorum rule"). A total beyond 2^127 saturates.
+func Quorum(total ledger.Amount) ledger.Amount {
+	q, err := total.MulDivCeil(2, 3)
+	if err != nil {
+		return maxAmount
+	}
+	// ⌈2t/3⌉ is ⌊2t/3⌋ + 1 unless 3 divides 2t, where it is 2t/3: exactly
+	// two thirds is not more than two thirds.
+	thrice := addSaturating(addSaturating(q, q), q)
+	if thrice == addSaturating(total, total) {
+		q = addSaturating(q, ledger.NewAmount(1))
+	}
+	return q
 }

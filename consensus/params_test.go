@@ -9,10 +9,9 @@ import (
 )
 
 func TestParams(t *testing.T) {
-	p := consensus.Params{OnlineFloor: ledger.NewAmount(1)}
+	p := consensus.Params{Total: ledger.NewAmount(1)}
 	p.EnsureDefaults()
-	want := consensus.Params{QuorumPercent: 67, OnlineWindow: 300_000, OnlineFloor: ledger.NewAmount(1),
-		MaxElections: 65536, MaxCachedVotes: 65536}
+	want := consensus.Params{Total: ledger.NewAmount(1), OnlineWindow: 300_000, MaxElections: 65536, MaxCachedVotes: 65536}
 	if p != want {
 		t.Errorf("EnsureDefaults = %+v, want %+v", p, want)
 	}
@@ -23,10 +22,8 @@ func TestParams(t *testing.T) {
 		name string
 		edit func(p *consensus.Params)
 	}{
-		{"quorum 50%", func(p *consensus.Params) { p.QuorumPercent = 50 }},
-		{"quorum 101%", func(p *consensus.Params) { p.QuorumPercent = 101 }},
+		{"no total", func(p *consensus.Params) { p.Total = ledger.Amount{} }},
 		{"negative window", func(p *consensus.Params) { p.OnlineWindow = -1 }},
-		{"no floor", func(p *consensus.Params) { p.OnlineFloor = ledger.Amount{} }},
 		{"negative max elections", func(p *consensus.Params) { p.MaxElections = -1 }},
 		{"negative max cached votes", func(p *consensus.Params) { p.MaxCachedVotes = -1 }},
 	} {
@@ -38,7 +35,7 @@ func TestParams(t *testing.T) {
 	}
 	defer func() {
 		if recover() == nil {
-			t.Errorf("NewTally without a floor did not panic")
+			t.Errorf("NewTally without a total did not panic")
 		}
 	}()
 	consensus.NewTally(consensus.Params{})

@@ -36,8 +36,16 @@ func compareHashes(a, b ledger.Hash) int { return bytes.Compare(a[:], b[:]) }
 
 // Tally holds the elections of one node and the votes cast in them. It is a
 // pure state machine: the node feeds it blocks (Start), verified votes
-// (Vote) and the time, asks it where elections stand (Result) with weights
-// read from the ledger, and ends the elections it has acted on (Finish).
+// (Vote) and the time, asks it where elections stand (Result) and what its
+// own representatives should vote (Advise), with weights read from the
+// ledger, and ends the elections it has acted on (Finish).
+//
+// Votes come in two kinds. A non-final vote may be replaced by a newer one
+// of the same representative, so representatives converge on one
+// contender; it confirms nothing. A final vote (timestamp FinalTimestamp)
+// is cast at most once per election, only after the contender's votes
+// reached quorum, and never replaced: a block is confirmed by final votes
+// alone, so no weight can ever count for two contenders.
 //
 // A Tally is not safe for concurrent use; the node loop that drives it owns
 // it. Every collection it holds is bounded by Params or MaxContenders,
@@ -46,23 +54,36 @@ func compareHashes(a, b ledger.Hash) int { return bytes.Compare(a[:], b[:]) }
 // weight before they reach the tally, as Nano does.
 type Tally struct {
 	p         Params
+	quorum    ledger.Amount
 	elections map[Root]*election
 	roots     map[ledger.Hash]Root // the root each contender competes for
 	cache     voteCache
 	seen      map[ledger.Address]int64 // receiving time of each representative's latest vote
 	swept     int64                    // when seen was last cleared of representatives gone offline
+	equivocal []Equivocation           // found since the last TakeEquivocations
 }
 
 type election struct {
 	started    int64
 	contenders []ledger.Hash // in the order of Start
 	choices    map[ledger.Address]choice
+	finals     map[ledger.Address]choice // the first final vote of each representative
 }
 
 // choice is a representative's choice in one election: hash, by vote.
 type choice struct {
 	hash ledger.Hash
 	vote *Vote
+}
+
+// Equivocation is the proof that a representative signed final votes for
+// two contenders of one election: what no honest representative does.
+// Only First counts in the tally.
+type Equivocation struct {
+	Root           Root           `json:"root"`
+	Representative ledger.Address `json:"representative"`
+	First          *Vote          `json:"first"`
+	Second         *Vote          `json:"second"`
 }
 
 // NewTally returns an empty tally. It applies p.EnsureDefaults and panics
@@ -75,6 +96,7 @@ func NewTally(p Params) *Tally {
 	}
 	return &Tally{
 		p:         p,
+		quorum:    Quorum(p.Total),
 		elections: make(map[Root]*election),
 		roots:     make(map[ledger.Hash]Root),
 		cache:     newVoteCache(p.MaxCachedVotes),
@@ -84,6 +106,9 @@ func NewTally(p Params) *Tally {
 
 // Params returns the tally's parameters, defaults filled in.
 func (t *Tally) Params() Params { return t.p }
+
+// Quorum returns the weight a contender's votes must reach: Quorum(Total).
+func (t *Tally) Quorum() ledger.Amount { return t.quorum }
 
 // Start adds block h as a contender for root, creating root's election at
 // now if there is none. Votes for h that arrived before it (see Vote) count
@@ -106,7 +131,7 @@ func (t *Tally) Start(root Root, h ledger.Hash, now int64) error {
 		if len(t.elections) >= t.p.MaxElections {
 			return fmt.Errorf("%w: %d active", ErrTooManyElections, len(t.elections))
 		}
-		e = &election{started: now, choices: make(map[ledger.Address]choice)}
+		e = &election{started: now, choices: make(map[ledger.Address]choice), finals: make(map[ledger.Address]choice)}
 		t.elections[root] = e
 	} else if len(e.contenders) >= MaxContenders {
 		return fmt.Errorf("%w: %s has %d", ErrTooManyContenders, root, len(e.contenders))
@@ -114,7 +139,7 @@ func (t *Tally) Start(root Root, h ledger.Hash, now int64) error {
 	e.contenders = append(e.contenders, h)
 	t.roots[h] = root
 	for _, v := range t.cache.take(h) {
-		e.apply(h, v)
+		t.apply(root, e, h, v)
 	}
 	return nil
 }
@@ -127,11 +152,13 @@ func (t *Tally) Start(root Root, h ledger.Hash, now int64) error {
 // choice in that election becomes that hash if v is newer than the vote
 // behind its current choice there: a representative has one choice per
 // election, a newer vote replaces it, and an older or equally old vote is
-// ignored, so replaying votes changes nothing. (Were v to name two
-// contenders of one election, the first would count.) Votes for hashes
-// with no election yet are cached, the newest per representative and hash,
-// until Start; when the cache is full the least recently cached entry is
-// evicted.
+// ignored, so replaying votes changes nothing. A final vote is newer than
+// every other, so it is never replaced; a second final vote of one
+// representative for another contender of the election is recorded as an
+// Equivocation and counts for nothing. (Were v to name two contenders of
+// one election, the first would count.) Votes for hashes with no election
+// yet are cached, the newest per representative and hash, until Start;
+// when the cache is full the least recently cached entry is evicted.
 //
 // Every vote marks its representative online from now, the time it arrived,
 // not v.Timestamp, which the representative chose.
@@ -143,7 +170,7 @@ func (t *Tally) Vote(v *Vote, now int64) (touched []Root) {
 			t.cache.put(h, v)
 			continue
 		}
-		if t.elections[root].apply(h, v) && !slices.Contains(touched, root) {
+		if t.apply(root, t.elections[root], h, v) && !slices.Contains(touched, root) {
 			touched = append(touched, root)
 		}
 	}
@@ -151,13 +178,33 @@ func (t *Tally) Vote(v *Vote, now int64) (touched []Root) {
 }
 
 // apply makes v's representative choose h, unless its choice stands on a
-// vote as new as v or newer. It reports whether the election changed.
-func (e *election) apply(h ledger.Hash, v *Vote) bool {
+// vote as new as v or newer, and records a final vote. It reports whether
+// the election changed.
+func (t *Tally) apply(root Root, e *election, h ledger.Hash, v *Vote) bool {
+	changed := false
+	if v.Final() {
+		switch f, ok := e.finals[v.Representative]; {
+		case !ok:
+			e.finals[v.Representative] = choice{hash: h, vote: v}
+			changed = true
+		case f.hash != h:
+			t.equivocal = append(t.equivocal, Equivocation{Root: root, Representative: v.Representative, First: f.vote, Second: v})
+			return false
+		}
+	}
 	if c, ok := e.choices[v.Representative]; ok && v.Timestamp <= c.vote.Timestamp {
-		return false
+		return changed
 	}
 	e.choices[v.Representative] = choice{hash: h, vote: v}
 	return true
+}
+
+// TakeEquivocations returns the equivocations found since its last call
+// and forgets them.
+func (t *Tally) TakeEquivocations() []Equivocation {
+	eq := t.equivocal
+	t.equivocal = nil
+	return eq
 }
 
 func (t *Tally) markOnline(rep ledger.Address, now int64) {
@@ -179,7 +226,9 @@ func (t *Tally) online(seen, now int64) bool { return now-seen <= t.p.OnlineWind
 
 // Online returns the online weight at now: the sum of the weights of the
 // representatives whose latest vote arrived at most OnlineWindow ms before
-// now. A sum beyond 128 bits saturates.
+// now. A sum beyond 128 bits saturates. It says whether the
+// representatives this node hears could reach quorum; it has no part in
+// confirming.
 func (t *Tally) Online(weight func(ledger.Address) ledger.Amount, now int64) ledger.Amount {
 	var sum ledger.Amount
 	for rep, seen := range t.seen {
@@ -200,11 +249,13 @@ func addSaturating(a, b ledger.Amount) ledger.Amount {
 	return s
 }
 
-// Contender is one block of an election and its tally: the sum of the
-// weights of the representatives whose choice it is.
+// Contender is one block of an election and its tallies: the sum of the
+// weights of the representatives whose current choice it is, and of those
+// whose final vote it has.
 type Contender struct {
 	Hash  ledger.Hash   `json:"hash"`
 	Tally ledger.Amount `json:"tally"`
+	Final ledger.Amount `json:"final"`
 }
 
 // Result is where an election stands at one moment, under one set of
@@ -216,33 +267,27 @@ type Result struct {
 	// Leader is the first of Tallies: ties go to the lowest hash, so every
 	// node with the same votes and weights picks the same leader.
 	Leader ledger.Hash `json:"leader"`
-	// Online is the online weight (see Tally.Online).
-	Online ledger.Amount `json:"online"`
-	// Quorum is QuorumPercent% of max(Online, OnlineFloor), rounded up.
+	// Quorum is Quorum(Params.Total).
 	Quorum ledger.Amount `json:"quorum"`
-	// Confirmed reports whether the leader's tally is at least Quorum and
-	// greater than zero.
-	Confirmed bool `json:"confirmed"`
-	// Winner is the leader when Confirmed, zero otherwise.
-	Winner ledger.Hash `json:"winner,omitzero"`
+	// Agreed reports whether the leader's tally is at least Quorum:
+	// representatives then cast their final votes for it.
+	Agreed bool `json:"agreed"`
+	// Confirmed reports whether a contender's final votes reach Quorum;
+	// that contender is then the Winner (zero otherwise).
+	Confirmed bool        `json:"confirmed"`
+	Winner    ledger.Hash `json:"winner,omitzero"`
 }
 
-// Result tallies root's election at now. Weights are not stored, since they
-// change as the ledger does: weight gives each representative's weight now,
-// and is used for both the tallies and the online weight. An election is
-// confirmed when its leader's tally is >= Quorum and > 0; the second
-// condition matters only if quorum could be zero, which Validate rules out
-// (OnlineFloor > 0, QuorumPercent >= 51). The result of an unknown root has
-// no tallies and is not confirmed.
-func (t *Tally) Result(root Root, weight func(ledger.Address) ledger.Amount, now int64) Result {
-	r := Result{Online: t.Online(weight, now)}
-	base := r.Online
-	if base.Cmp(t.p.OnlineFloor) < 0 {
-		base = t.p.OnlineFloor
-	}
-	// Cannot overflow: QuorumPercent <= 100.
-	r.Quorum, _ = base.MulDivCeil(uint64(t.p.QuorumPercent), 100)
-
+// Result tallies root's election. Weights are not stored, since they
+// change as the ledger does: weight gives each representative's weight
+// now. The result of an unknown root has no tallies and is not confirmed.
+//
+// A contender is confirmed when the weight of its final votes is at least
+// Quorum. Two contenders can both be only if representatives holding more
+// than a third of Total signed final votes for both; then the first in
+// Tallies' order wins here, and Equivocations hold the proof.
+func (t *Tally) Result(root Root, weight func(ledger.Address) ledger.Amount) Result {
+	r := Result{Quorum: t.quorum}
 	e := t.elections[root]
 	if e == nil {
 		return r
@@ -251,9 +296,13 @@ func (t *Tally) Result(root Root, weight func(ledger.Address) ledger.Amount, now
 	for rep, c := range e.choices {
 		sums[c.hash] = addSaturating(sums[c.hash], weight(rep))
 	}
+	finals := make(map[ledger.Hash]ledger.Amount, len(e.contenders))
+	for rep, c := range e.finals {
+		finals[c.hash] = addSaturating(finals[c.hash], weight(rep))
+	}
 	r.Tallies = make([]Contender, len(e.contenders))
 	for i, h := range e.contenders {
-		r.Tallies[i] = Contender{Hash: h, Tally: sums[h]}
+		r.Tallies[i] = Contender{Hash: h, Tally: sums[h], Final: finals[h]}
 	}
 	slices.SortFunc(r.Tallies, func(a, b Contender) int {
 		if c := b.Tally.Cmp(a.Tally); c != 0 {
@@ -263,24 +312,80 @@ func (t *Tally) Result(root Root, weight func(ledger.Address) ledger.Amount, now
 	})
 	lead := r.Tallies[0]
 	r.Leader = lead.Hash
-	if lead.Tally.Cmp(r.Quorum) >= 0 && !lead.Tally.IsZero() {
-		r.Confirmed, r.Winner = true, lead.Hash
+	r.Agreed = lead.Tally.Cmp(r.Quorum) >= 0
+	for _, c := range r.Tallies {
+		if c.Final.Cmp(r.Quorum) >= 0 {
+			r.Confirmed, r.Winner = true, c.Hash
+			break
+		}
 	}
 	return r
 }
 
-// Certificate returns the latest votes of the representatives whose choice
-// in root's election is h, by representative ascending: once h is
-// confirmed, the proof a node stores with it and a syncing node checks
-// instead of re-running the election. The votes are the tally's own; the
-// caller must not modify them.
+// Advice is what a representative should vote in an election.
+type Advice struct {
+	Hash  ledger.Hash
+	Final bool
+}
+
+// Advise returns what representative rep should vote for in root's
+// election, or false when it should vote nothing new:
+//
+//   - nothing once rep has cast its final vote there, or the election is
+//     confirmed, or rep has not voted there yet (its first vote is for the
+//     block in its node's ledger, which the node knows, not the tally);
+//   - a final vote for the leader when the leader's tally reaches quorum
+//     (Result.Agreed);
+//   - otherwise a non-final vote for the leader when its tally is strictly
+//     greater than that of rep's choice, so representatives converge on
+//     one contender.
+func (t *Tally) Advise(root Root, rep ledger.Address, weight func(ledger.Address) ledger.Amount) (Advice, bool) {
+	e := t.elections[root]
+	if e == nil {
+		return Advice{}, false
+	}
+	if _, done := e.finals[rep]; done {
+		return Advice{}, false
+	}
+	mine, voted := e.choices[rep]
+	if !voted {
+		return Advice{}, false
+	}
+	res := t.Result(root, weight)
+	switch {
+	case res.Confirmed:
+		return Advice{}, false
+	case res.Agreed:
+		return Advice{Hash: res.Leader, Final: true}, true
+	case mine.hash == res.Leader:
+		return Advice{}, false
+	}
+	var mineTally, leaderTally ledger.Amount
+	for _, c := range res.Tallies {
+		switch c.Hash {
+		case mine.hash:
+			mineTally = c.Tally
+		case res.Leader:
+			leaderTally = c.Tally
+		}
+	}
+	if leaderTally.Cmp(mineTally) > 0 {
+		return Advice{Hash: res.Leader}, true
+	}
+	return Advice{}, false
+}
+
+// Certificate returns the final votes for h in root's election, by
+// representative ascending: once h is confirmed, the proof a node stores
+// with it and a syncing node checks instead of re-running the election.
+// The votes are the tally's own; the caller must not modify them.
 func (t *Tally) Certificate(root Root, h ledger.Hash) []*Vote {
 	e := t.elections[root]
 	if e == nil {
 		return nil
 	}
 	var votes []*Vote
-	for _, c := range e.choices {
+	for _, c := range e.finals {
 		if c.hash == h {
 			votes = append(votes, c.vote)
 		}
@@ -289,6 +394,21 @@ func (t *Tally) Certificate(root Root, h ledger.Hash) []*Vote {
 		return bytes.Compare(a.Representative[:], b.Representative[:])
 	})
 	return votes
+}
+
+// Contenders returns the contenders of root's election, in the order they
+// were started, or nil when there is none.
+func (t *Tally) Contenders(root Root) []ledger.Hash {
+	if e := t.elections[root]; e != nil {
+		return slices.Clone(e.contenders)
+	}
+	return nil
+}
+
+// RootOf returns the root of the election h contends in.
+func (t *Tally) RootOf(h ledger.Hash) (Root, bool) {
+	r, ok := t.roots[h]
+	return r, ok
 }
 
 // Finish ends root's election, with its votes. Votes that arrive later for
@@ -325,6 +445,7 @@ type Choice struct {
 	Representative ledger.Address `json:"representative"`
 	Hash           ledger.Hash    `json:"hash"`
 	Timestamp      int64          `json:"timestamp"`
+	Final          bool           `json:"final"`
 }
 
 // ElectionInfo is a snapshot of one election, for the API.
@@ -344,7 +465,7 @@ func (t *Tally) Election(root Root) (ElectionInfo, bool) {
 	info := ElectionInfo{Root: root, Started: e.started, Contenders: slices.Clone(e.contenders),
 		Choices: make([]Choice, 0, len(e.choices))}
 	for rep, c := range e.choices {
-		info.Choices = append(info.Choices, Choice{Representative: rep, Hash: c.hash, Timestamp: c.vote.Timestamp})
+		info.Choices = append(info.Choices, Choice{Representative: rep, Hash: c.hash, Timestamp: c.vote.Timestamp, Final: c.vote.Final()})
 	}
 	slices.SortFunc(info.Choices, func(a, b Choice) int {
 		return bytes.Compare(a.Representative[:], b.Representative[:])

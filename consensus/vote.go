@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/latticenet/lattice/ledger"
@@ -19,14 +20,19 @@ const voteTag = "LATTICE-VOTE-V1"
 // MaxVoteHashes bounds the hashes one vote carries, as in Nano.
 const MaxVoteHashes = 255
 
+// FinalTimestamp is the timestamp of a final vote: a vote that is never
+// replaced, cast at most once per election by an honest representative.
+// Blocks are confirmed by final votes only (see Tally).
+const FinalTimestamp = math.MaxInt64
+
 // voteHeaderSize is the wire size of a vote without its hashes and signature:
 // representative, timestamp, count.
 const voteHeaderSize = 32 + 8 + 2
 
 // Vote says: representative R, at time T, votes for each of these blocks. A
 // newer vote of R replaces an older one in every election it touches, so T
-// orders a representative's votes; the final vote of Nano is a vote with the
-// largest timestamp.
+// orders a representative's votes; a final vote, as in Nano, carries the
+// largest timestamp (FinalTimestamp), so nothing replaces it.
 //
 // JSON carries it for the API and debugging; peers exchange the binary form
 // (MarshalBinary).
@@ -36,6 +42,9 @@ type Vote struct {
 	Hashes         []ledger.Hash    `json:"hashes"`
 	Signature      ledger.Signature `json:"signature"`
 }
+
+// Final reports whether v is a final vote.
+func (v *Vote) Final() bool { return v.Timestamp == FinalTimestamp }
 
 // AppendPreimage appends the bytes a vote's digest is the SHA-256 of: the
 // tag "LATTICE-VOTE-V1", the network's genesis hash, the representative, the

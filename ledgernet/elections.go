@@ -3,19 +3,15 @@ package ledgernet
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/peer"
-
 	"github.com/latticenet/lattice/consensus"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
-	"github.com/latticenet/lattice/p2p"
 )
 
 // ElectionInfo describes an active election, for the API.
@@ -35,84 +31,55 @@ func (s *Service) Elections() []ElectionInfo {
 	return slices.Clone(s.elections)
 }
 
-// validateVote is the gossip validator of votes: the signature must verify
-// for this network; a vote of an account without weight is ignored, not
-// forwarded. This node's own votes, which it has just signed, are not
-// verified again.
-func (s *Service) validateVote(_ context.Context, from peer.ID, data []byte) p2p.Verdict {
-	if from == s.h.ID() {
-		return p2p.Accept
-	}
-	v := new(consensus.Vote)
-	if err := v.UnmarshalBinary(data); err != nil {
-		s.stats.invalid.Add(1)
-		return p2p.Reject
-	}
-	if err := v.Verify(s.network); err != nil {
-		s.stats.invalid.Add(1)
-		return p2p.Reject
-	}
-	if w, err := s.n.Store.Weight(v.Representative); err != nil || w.IsZero() {
-		return p2p.Ignore
-	}
-	return p2p.Accept
-}
-
-func (s *Service) deliverVote(_ peer.ID, data []byte) {
-	v := new(consensus.Vote)
-	if v.UnmarshalBinary(data) != nil {
-		return
-	}
-	s.stats.gossipVotes.Add(1)
-	select {
-	case s.votesIn <- v:
-	default: // the election loop is behind; vote requests recover it
-	}
-}
-
 // election is the loop's own state of one root.
 type election struct {
 	started    int64
 	confirming bool
 	asked      int64 // when votes were last requested, Unix ms
-	contenders int
+	// watch marks an election opened only to watch a confirmed place for
+	// a conflicting confirmation: this node's representatives never vote
+	// in it and nothing is confirmed from it.
+	watch bool
 }
 
 // electionLoop owns the tally: it starts elections for new blocks and
-// forks, counts votes, has the node's representatives vote, and hands
-// confirmed winners to the confirm loop.
+// forks, counts votes, has the node's representatives vote as
+// consensus.Tally.Advise says, and hands confirmed winners to the confirm
+// loop. The rules are the tally's; this loop is the I/O around it.
 type electionLoop struct {
 	s       *Service
 	tally   *consensus.Tally
 	roots   map[consensus.Root]*election
-	byHash  map[ledger.Hash]consensus.Root
 	weights map[ledger.Address]ledger.Amount
-	choice  map[consensus.Root]ledger.Hash // what this node's reps voted for
+	choice  map[consensus.Root]ledger.Hash // what this node's reps last voted for
+	final   map[consensus.Root]ledger.Hash // what they cast their final vote for
 	silent  map[consensus.Root]struct{}    // started while this node's reps had no weight
-	pending []ledger.Hash                  // hashes to vote for, gathered
+	pending []ledger.Hash                  // non-final votes to cast, gathered
+	finals  []ledger.Hash                  // final votes to record and cast, gathered
 	asking  bool
 	askDone chan []*consensus.Vote
+	beat    int64 // when this node's representatives last announced themselves
+	// askedOnline is when peers were last asked for their
+	// representatives' votes because too few were heard.
+	askedOnline int64
 }
 
 func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
-	supply := s.n.Network.Genesis.Amount
-	floor, err := supply.MulDivCeil(s.cfg.OnlineFloorPercent, 100)
-	if err != nil || floor.IsZero() {
-		floor = supply
-	}
 	l := &electionLoop{
-		s:       s,
-		tally:   consensus.NewTally(consensus.Params{OnlineFloor: floor}),
+		s: s,
+		tally: consensus.NewTally(consensus.Params{Total: s.n.Network.Genesis.Amount,
+			OnlineWindow: s.cfg.OnlineWindow.Milliseconds()}),
 		roots:   make(map[consensus.Root]*election),
-		byHash:  make(map[ledger.Hash]consensus.Root),
 		weights: make(map[ledger.Address]ledger.Amount),
 		choice:  make(map[consensus.Root]ledger.Hash),
+		final:   make(map[consensus.Root]ledger.Hash),
 		silent:  make(map[consensus.Root]struct{}),
 		askDone: make(chan []*consensus.Vote, 1),
 	}
 	defer func() { sub.Close() }()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	l.heartbeat(ctx)
 	var flush <-chan time.Time
 	for {
 		select {
@@ -131,7 +98,7 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 				sub = s.n.Engine.Subscribe(1 << 14)
 				continue
 			}
-			l.change(ctx, ch)
+			l.change(ch)
 		case v := <-s.votesIn:
 			l.vote(v)
 		case vs := <-l.askDone:
@@ -141,28 +108,22 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 			}
 		case accts := <-s.frontiers:
 			l.checkFrontiers(accts)
+		case fe := <-s.decided:
+			l.watchDecided(fe)
 		case out := <-s.confirmed:
-			switch e := l.roots[out.root]; {
-			case e == nil || out.err == nil:
-			case errors.Is(out.err, node.ErrConfirmed):
-				// A confirmed block holds the place: it stands, and
-				// this election is over whatever its tally says.
-				s.log.Warn("election winner clashes with a confirmed block", "root", out.root, "err", out.err)
-				l.finish(out.root)
-			default:
-				e.confirming = false // the next vote or sweep retries
-			}
+			l.confirmOutcome(out)
 		case <-flush:
 			flush = nil
 			l.flushVotes(ctx)
 		case <-tick.C:
 			l.refreshWeights()
 			l.sweep(ctx)
+			l.heartbeat(ctx)
 			l.publishInfo()
 			s.toIntakeLater(s.held.due(s.cfg.Now().Add(s.cfg.MaxClockSkew).UnixMilli()))
 		}
-		if len(l.pending) > 0 && flush == nil {
-			if len(l.pending) >= consensus.MaxVoteHashes {
+		if len(l.pending)+len(l.finals) > 0 && flush == nil {
+			if len(l.pending) >= consensus.MaxVoteHashes || len(l.finals) >= consensus.MaxVoteHashes {
 				l.flushVotes(ctx)
 			} else {
 				flush = time.After(s.cfg.VoteDelay)
@@ -174,9 +135,11 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 func (l *electionLoop) now() int64 { return l.s.cfg.Now().UnixMilli() }
 
 // change follows the ledger: new blocks are gossiped (when they did not
-// come from the network) and put to election, forks add contenders, and
-// confirmed blocks end their elections.
-func (l *electionLoop) change(ctx context.Context, ch node.Change) {
+// come from the network) and put to election, forks add contenders,
+// confirmed blocks end their elections and drop what waits for their
+// losers, and rolled-back blocks end the elections no block of the ledger
+// stands in any more.
+func (l *electionLoop) change(ch node.Change) {
 	s := l.s
 	var released []inBlock
 	defer func() { s.toIntakeLater(released) }()
@@ -199,16 +162,43 @@ func (l *electionLoop) change(ctx context.Context, ch node.Change) {
 		l.start(root, fe.Existing, true)
 		l.start(root, fe.Block.Hash, false)
 	}
+	for _, b := range ch.RolledBack {
+		// Blocks built on a rolled-back block can never apply.
+		s.stats.uncheckedDropped.Add(uint64(len(s.waiting.releaseAll(b.Hash))))
+		root := consensus.Root{Account: b.Account, Previous: b.Previous}
+		if _, ok := l.roots[root]; ok && !l.standing(root) {
+			l.finish(root)
+		}
+	}
 	for _, h := range ch.Confirmed {
-		if root, ok := l.byHash[h]; ok {
+		if root, ok := l.tally.RootOf(h); ok {
+			for _, c := range l.tally.Contenders(root) {
+				if c != h {
+					s.stats.uncheckedDropped.Add(uint64(len(s.waiting.releaseAll(c))))
+				}
+			}
 			l.finish(root)
 		}
 		s.stats.confirmations.Add(1)
 	}
 }
 
-// start opens (or joins) root's election with contender h; ours says this
-// node's representatives vote for it, because it is the one in the ledger.
+// standing reports whether a contender of root's election is in the
+// ledger: an election whose blocks were all rolled back (as dependents of
+// a fork's loser) can decide nothing here.
+func (l *electionLoop) standing(root consensus.Root) bool {
+	for _, h := range l.tally.Contenders(root) {
+		if _, found, err := l.s.n.Store.Entry(h); err != nil || found {
+			return true // on a read error, keep it: the next change retries
+		}
+	}
+	return false
+}
+
+// start opens (or joins) root's election with contender h; ours says h is
+// the block in this node's ledger, which its representatives vote for
+// first, unless they cast a final vote at root before (a record survives
+// restarts): then they vote that again.
 func (l *electionLoop) start(root consensus.Root, h ledger.Hash, ours bool) {
 	if err := l.tally.Start(root, h, l.now()); err != nil {
 		l.s.log.Debug("election not started", "root", root, "hash", h, "err", err)
@@ -219,62 +209,83 @@ func (l *electionLoop) start(root consensus.Root, h ledger.Hash, ours bool) {
 		e = &election{started: l.now()}
 		l.roots[root] = e
 	}
-	if _, known := l.byHash[h]; !known {
-		e.contenders++
-	}
-	l.byHash[h] = root
-	if ours {
+	if ours && !e.watch {
 		if _, voted := l.choice[root]; !voted {
-			if l.hasReps() {
-				l.setChoice(root, h)
-				l.pending = append(l.pending, h)
-			} else {
+			switch {
+			case !l.hasReps():
 				l.silent[root] = struct{}{}
+			default:
+				l.firstVote(root, h)
 			}
 		}
 	}
 	l.evaluate(root)
 }
 
-func (l *electionLoop) finish(root consensus.Root) {
-	if info, ok := l.tally.Election(root); ok {
-		for _, h := range info.Contenders {
-			delete(l.byHash, h)
-		}
+// firstVote has this node's representatives vote in root's election for
+// the first time: for h, or again the final vote recorded there.
+func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash) {
+	rec, found, err := l.s.n.Store.FinalVote(root.Account, root.Previous)
+	if err != nil {
+		l.s.log.Warn("reading a final vote record", "root", root, "err", err)
+		return
 	}
+	if found {
+		l.final[root] = rec
+		l.setChoice(root, rec, true)
+		l.finals = append(l.finals, rec)
+		return
+	}
+	l.setChoice(root, h, false)
+	l.pending = append(l.pending, h)
+}
+
+func (l *electionLoop) finish(root consensus.Root) {
 	l.tally.Finish(root)
 	delete(l.roots, root)
 	delete(l.choice, root)
+	delete(l.final, root)
 	delete(l.silent, root)
 	l.s.choices.forget(root)
 }
 
 // setChoice records what this node's representatives vote for at root,
 // where vote requests can see it too.
-func (l *electionLoop) setChoice(root consensus.Root, h ledger.Hash) {
+func (l *electionLoop) setChoice(root consensus.Root, h ledger.Hash, final bool) {
 	l.choice[root] = h
-	var contenders []ledger.Hash
-	if info, ok := l.tally.Election(root); ok {
-		contenders = info.Contenders
-	}
-	l.s.choices.set(root, h, contenders)
+	l.s.choices.set(root, h, final, l.tally.Contenders(root))
 }
 
 func (l *electionLoop) vote(v *consensus.Vote) {
 	for _, root := range l.tally.Vote(v, l.now()) {
 		l.evaluate(root)
 	}
+	for _, eq := range l.tally.TakeEquivocations() {
+		l.s.stats.equivocations.Add(1)
+		l.s.log.Error("a representative signed final votes for two contenders of one election",
+			"representative", eq.Representative, "root", eq.Root, "first", eq.First.Hashes, "second", eq.Second.Hashes)
+	}
 }
 
 // evaluate acts on root's tally: a confirmed winner goes to the confirm
-// loop; otherwise this node's representatives move to the leader when it
-// is ahead of their choice.
+// loop; otherwise this node's representatives vote as the tally advises
+// (a final vote once the leader is agreed, a switch to a leader that is
+// strictly ahead).
 func (l *electionLoop) evaluate(root consensus.Root) {
 	e := l.roots[root]
 	if e == nil {
 		return
 	}
-	res := l.tally.Result(root, l.weight, l.now())
+	if l.s.splits.isHalted(root.Account) {
+		return // see confirmOutcome: nothing more is confirmed on it
+	}
+	res := l.tally.Result(root, l.weight)
+	if e.watch {
+		if res.Confirmed {
+			l.checkWatched(root, res.Winner)
+		}
+		return
+	}
 	if res.Confirmed {
 		if !e.confirming {
 			e.confirming = true
@@ -286,30 +297,78 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 		}
 		return
 	}
-	mine, voted := l.choice[root]
-	if !voted || mine == res.Leader || res.Leader.IsZero() {
+	if _, done := l.final[root]; done {
 		return
 	}
-	var mineTally, leaderTally ledger.Amount
-	for _, c := range res.Tallies {
-		switch c.Hash {
-		case mine:
-			mineTally = c.Tally
-		case res.Leader:
-			leaderTally = c.Tally
+	voter, ok := l.voter()
+	if !ok {
+		return
+	}
+	a, ok := l.tally.Advise(root, voter, l.weight)
+	if !ok {
+		return
+	}
+	if a.Final {
+		l.final[root] = a.Hash
+		l.setChoice(root, a.Hash, true)
+		l.finals = append(l.finals, a.Hash)
+		return
+	}
+	l.setChoice(root, a.Hash, false)
+	l.pending = append(l.pending, a.Hash)
+}
+
+// confirmOutcome learns how a confirmation went.
+func (l *electionLoop) confirmOutcome(out confirmOutcome) {
+	e := l.roots[out.root]
+	switch {
+	case e == nil || out.err == nil:
+	case errors.Is(out.err, node.ErrConfirmed):
+		// Final votes of a quorum for a block other than the one
+		// confirmed here: two conflicting confirmations, impossible while
+		// less than a third of the weight signs two final votes.
+		l.s.splits.add(l.s, out.root, out.winner, l.tally.Certificate(out.root, out.winner))
+		l.finish(out.root)
+	default:
+		e.confirming = false // the next vote or sweep retries
+	}
+}
+
+// watchDecided opens a watch election where a peer sent a contender of a
+// confirmed block: if the network's final votes confirm that contender,
+// two conflicting blocks are confirmed, and the node must say so.
+func (l *electionLoop) watchDecided(fe *ledger.ForkError) {
+	root := consensus.Root{Account: fe.Account, Previous: fe.Previous}
+	if _, ok := l.roots[root]; ok {
+		return
+	}
+	if len(l.roots) >= consensus.DefaultMaxElections/2 {
+		return // elections of the ledger's own blocks come first
+	}
+	l.roots[root] = &election{started: l.now(), watch: true}
+	for _, h := range []ledger.Hash{fe.Existing, fe.Block.Hash} {
+		if err := l.tally.Start(root, h, l.now()); err != nil {
+			l.s.log.Debug("watch election not started", "root", root, "err", err)
+			l.finish(root)
+			return
 		}
 	}
-	if leaderTally.Cmp(mineTally) > 0 {
-		l.setChoice(root, res.Leader)
-		l.pending = append(l.pending, res.Leader)
+	l.evaluate(root)
+}
+
+// checkWatched ends a watch election whose final votes confirm winner.
+func (l *electionLoop) checkWatched(root consensus.Root, winner ledger.Hash) {
+	if _, found, confirmed, err := l.s.n.Store.EntryConfirmed(winner); err == nil && !(found && confirmed) {
+		l.s.splits.add(l.s, root, winner, l.tally.Certificate(root, winner))
 	}
+	l.finish(root)
 }
 
 func (l *electionLoop) weight(a ledger.Address) ledger.Amount {
 	if w, ok := l.weights[a]; ok {
 		return w
 	}
-	w, err := l.s.n.Store.Weight(a)
+	w, err := l.s.n.Store.ConfirmedWeight(a)
 	if err != nil {
 		return ledger.Amount{}
 	}
@@ -317,150 +376,25 @@ func (l *electionLoop) weight(a ledger.Address) ledger.Amount {
 	return w
 }
 
-// refreshWeights forgets cached weights, which the ledger keeps changing.
+// refreshWeights forgets cached weights, which confirmations keep
+// changing.
 func (l *electionLoop) refreshWeights() { clear(l.weights) }
 
 func (l *electionLoop) hasReps() bool {
+	_, ok := l.voter()
+	return ok
+}
+
+// voter returns the first of this node's representative keys that has
+// weight: its representatives vote alike, so the tally's advice for one
+// is the advice for all.
+func (l *electionLoop) voter() (ledger.Address, bool) {
 	for _, k := range l.s.cfg.Reps {
 		if !l.weight(k.Address()).IsZero() {
-			return true
+			return k.Address(), true
 		}
 	}
-	return false
-}
-
-// flushVotes signs the gathered hashes with every representative key that
-// has weight, gossips the votes and counts them.
-func (l *electionLoop) flushVotes(ctx context.Context) {
-	// Only the current choice of each election: a choice that changed
-	// before the flush must not go out beside its successor, because a
-	// vote naming two contenders of one election counts for the first.
-	seen := make(map[ledger.Hash]bool, len(l.pending))
-	current := l.pending[:0]
-	for _, h := range l.pending {
-		root, ok := l.byHash[h]
-		if seen[h] || (ok && l.choice[root] != h) {
-			continue
-		}
-		seen[h] = true
-		current = append(current, h)
-	}
-	l.pending = current
-	for len(l.pending) > 0 {
-		n := min(len(l.pending), consensus.MaxVoteHashes)
-		hashes := slices.Clone(l.pending[:n])
-		l.pending = l.pending[n:]
-		for _, v := range l.s.signVotes(hashes, l.stamp()) {
-			if err := l.s.votes.Publish(ctx, mustBinary(v)); err != nil && ctx.Err() == nil {
-				l.s.log.Debug("publish vote", "err", err)
-			}
-			l.vote(v)
-		}
-	}
-	l.pending = nil
-}
-
-// stamp returns a vote timestamp later than every earlier one of this
-// node, so a changed vote always replaces the one before.
-func (l *electionLoop) stamp() int64 { return l.s.stamp() }
-
-func (s *Service) stamp() int64 {
-	for {
-		last := s.lastTS.Load()
-		ts := max(last+1, s.cfg.Now().UnixMilli())
-		if s.lastTS.CompareAndSwap(last, ts) {
-			return ts
-		}
-	}
-}
-
-// choiceBook is what this node's representatives vote for in each running
-// election, by contender: a vote request about any contender is answered
-// with the choice, so answering one never undoes a switch to the leader.
-type choiceBook struct {
-	mu     sync.Mutex
-	byHash map[ledger.Hash]ledger.Hash
-	byRoot map[consensus.Root][]ledger.Hash
-}
-
-func (c *choiceBook) set(root consensus.Root, choice ledger.Hash, contenders []ledger.Hash) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.byHash == nil {
-		c.byHash = make(map[ledger.Hash]ledger.Hash)
-		c.byRoot = make(map[consensus.Root][]ledger.Hash)
-	}
-	for _, h := range c.byRoot[root] {
-		delete(c.byHash, h)
-	}
-	contenders = append(slices.Clone(contenders), choice)
-	for _, h := range contenders {
-		c.byHash[h] = choice
-	}
-	c.byRoot[root] = contenders
-}
-
-func (c *choiceBook) forget(root consensus.Root) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, h := range c.byRoot[root] {
-		delete(c.byHash, h)
-	}
-	delete(c.byRoot, root)
-}
-
-// choiceFor returns what this node votes for in the election h competes
-// in, and false when h is in no election this node runs.
-func (c *choiceBook) choiceFor(h ledger.Hash) (ledger.Hash, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.byHash[h]
-	return v, ok
-}
-
-// signVotes signs hashes (at most MaxVoteHashes, no duplicates) with each
-// representative key that has weight.
-func (s *Service) signVotes(hashes []ledger.Hash, ts int64) []*consensus.Vote {
-	var out []*consensus.Vote
-	seen := make(map[ledger.Hash]bool, len(hashes))
-	uniq := hashes[:0:0]
-	for _, h := range hashes {
-		if !seen[h] {
-			seen[h] = true
-			uniq = append(uniq, h)
-		}
-	}
-	for _, k := range s.cfg.Reps {
-		if w, err := s.n.Store.Weight(k.Address()); err != nil || w.IsZero() {
-			continue
-		}
-		v := &consensus.Vote{Timestamp: ts, Hashes: uniq}
-		v.Sign(s.network, k.Private())
-		out = append(out, v)
-	}
-	return out
-}
-
-func mustBinary(v *consensus.Vote) []byte {
-	b, err := v.MarshalBinary()
-	if err != nil {
-		panic("ledgernet: a vote this node signed does not encode: " + err.Error())
-	}
-	return b
-}
-
-// certificate encodes the evidence that a block won its election: a u16
-// count, then for each vote the representative and the vote's digest. The
-// votes themselves are stored once each, by digest: one vote names up to
-// 255 blocks, and a copy in every block's certificate was most of the
-// bytes a node wrote.
-func certificate(votes []*consensus.Vote, digest func(*consensus.Vote) ledger.Hash) []byte {
-	b := binary.BigEndian.AppendUint16(nil, uint16(len(votes)))
-	for _, v := range votes {
-		d := digest(v)
-		b = append(append(b, v.Representative[:]...), d[:]...)
-	}
-	return b
+	return ledger.Address{}, false
 }
 
 // checkFrontiers starts elections for the unconfirmed frontiers of
@@ -499,44 +433,52 @@ func (l *electionLoop) voteWhereSilent() {
 	for root := range l.silent {
 		delete(l.silent, root)
 		e := l.roots[root]
-		if _, voted := l.choice[root]; voted || e == nil || e.confirming {
+		if _, voted := l.choice[root]; voted || e == nil || e.confirming || e.watch {
 			continue
 		}
-		info, ok := l.tally.Election(root)
-		if !ok {
-			continue
-		}
-		for _, h := range info.Contenders {
+		for _, h := range l.tally.Contenders(root) {
 			if _, found, err := l.s.n.Store.Entry(h); err == nil && found {
-				l.setChoice(root, h)
-				l.pending = append(l.pending, h)
+				l.firstVote(root, h)
+				l.evaluate(root)
 				break
 			}
 		}
 	}
 }
 
+// watchFor is how long a watch election lasts without finding a
+// conflicting confirmation.
+const watchFor = 30 * time.Second
+
 // sweep asks peers for votes on elections that have waited too long: votes
 // lost to a partition, a restart, or a node that synced blocks the network
-// confirmed long ago.
+// confirmed long ago. It ends watch elections that found nothing.
 func (l *electionLoop) sweep(ctx context.Context) {
 	l.voteWhereSilent()
+	now := l.now()
+	for root, e := range l.roots {
+		if e.watch && now-e.started > watchFor.Milliseconds() {
+			l.finish(root)
+		}
+	}
 	if l.asking {
 		return
 	}
-	now := l.now()
 	after := l.s.cfg.RequestVotesAfter.Milliseconds()
 	var hashes []ledger.Hash
+	if !l.s.quorum.get().Reachable && now-l.askedOnline >= after {
+		// A node that hears too few representatives asks for them: peers
+		// answer a vote request for the genesis block with their
+		// representatives' votes, which count them online.
+		l.askedOnline = now
+		hashes = append(hashes, l.s.network)
+	}
 	for root, e := range l.roots {
 		if e.confirming || now-e.started < after || now-e.asked < after {
 			continue
 		}
-		info, ok := l.tally.Election(root)
-		if !ok {
-			continue
-		}
 		e.asked = now
-		hashes = append(hashes, info.Contenders...)
+		hashes = append(hashes, l.tally.Contenders(root)...)
 		if len(hashes) >= 4*MaxHashes {
 			break
 		}
@@ -581,20 +523,23 @@ func (l *electionLoop) sweep(ctx context.Context) {
 	})
 }
 
-// publishInfo copies the forks' elections for the API.
+// publishInfo copies the forks' elections and the quorum's state for the
+// API.
 func (l *electionLoop) publishInfo() {
 	// Only forks: the API shows their tallies. Every block has an
 	// election, and a tally of each, five times a second, was most of a
 	// syncing node's time.
 	var infos []ElectionInfo
 	now := l.now()
+	online := l.tally.Online(l.weight, now)
 	l.s.electionCount.Store(int64(len(l.roots)))
+	l.s.quorum.set(l.tally.Params().Total, l.tally.Quorum(), online)
 	for root, e := range l.roots {
-		if e.contenders < 2 {
+		if e.watch || len(l.tally.Contenders(root)) < 2 {
 			continue
 		}
-		res := l.tally.Result(root, l.weight, now)
-		infos = append(infos, ElectionInfo{Root: root, Started: e.started, Tallies: res.Tallies, Online: res.Online, Quorum: res.Quorum})
+		res := l.tally.Result(root, l.weight)
+		infos = append(infos, ElectionInfo{Root: root, Started: e.started, Tallies: res.Tallies, Online: online, Quorum: res.Quorum})
 	}
 	slices.SortFunc(infos, func(a, b ElectionInfo) int {
 		if c := bytes.Compare(a.Root.Account[:], b.Root.Account[:]); c != 0 {
@@ -605,109 +550,4 @@ func (l *electionLoop) publishInfo() {
 	l.s.elMu.Lock()
 	l.s.elections = infos
 	l.s.elMu.Unlock()
-}
-
-// confirmJob asks the confirm loop to make winner the confirmed block of
-// root.
-type confirmJob struct {
-	root   consensus.Root
-	winner ledger.Hash
-	votes  []*consensus.Vote // that confirmed it
-}
-
-type confirmOutcome struct {
-	root consensus.Root
-	err  error
-}
-
-// confirmLoop carries out confirmations through the engine, as many as are
-// waiting in one atomic commit: the winner is confirmed where it is in the
-// ledger, or switched in first when it is a refused contender or must be
-// fetched from peers.
-func (s *Service) confirmLoop(ctx context.Context) {
-	for {
-		jobs, ok := takeBatch(ctx, s.confirmQ, 1024)
-		if !ok {
-			return
-		}
-		errs := s.confirmWinners(ctx, jobs)
-		for i, j := range jobs {
-			if errs[i] != nil && ctx.Err() == nil {
-				s.log.Debug("confirmation not done yet", "root", j.root, "winner", j.winner, "err", errs[i])
-			}
-			select {
-			case s.confirmed <- confirmOutcome{root: j.root, err: errs[i]}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
-}
-
-// confirmWinners confirms the winners of jobs, switching forks first where
-// a winner is not in the ledger.
-func (s *Service) confirmWinners(ctx context.Context, jobs []confirmJob) []error {
-	digests := map[*consensus.Vote]ledger.Hash{}
-	votes := map[ledger.Hash][]byte{}
-	digest := func(v *consensus.Vote) ledger.Hash {
-		d, ok := digests[v]
-		if !ok {
-			d = v.Digest(s.network)
-			digests[v] = d
-			votes[d] = mustBinary(v)
-		}
-		return d
-	}
-	cs := make([]node.Confirmation, len(jobs))
-	for i, j := range jobs {
-		cs[i] = node.Confirmation{Hash: j.winner, Certificate: certificate(j.votes, digest)}
-	}
-	_, errs := s.n.Engine.ConfirmAll(ctx, cs, votes)
-	for i, j := range jobs {
-		if !errors.Is(errs[i], node.ErrNotInLedger) {
-			continue
-		}
-		errs[i] = s.switchTo(ctx, j.winner)
-		if errs[i] == nil {
-			_, errs[i] = s.n.Engine.Confirm(ctx, j.winner, cs[i].Certificate)
-		}
-	}
-	return errs
-}
-
-// switchTo makes winner, a block not in the ledger, the block at its place:
-// a refused fork contender this node keeps, or one fetched from peers.
-func (s *Service) switchTo(ctx context.Context, winner ledger.Hash) error {
-	b, found, err := s.n.Store.ForkBlock(winner)
-	if err != nil {
-		return err
-	}
-	if !found {
-		if b = s.fetchAny(ctx, winner); b == nil {
-			return errors.New("ledgernet: the winner is not known here and no peer gave it")
-		}
-	}
-	res, err := s.n.Engine.Resolve(ctx, b)
-	if err != nil {
-		return err
-	}
-	if len(res.RolledBack) > 0 {
-		s.stats.resolved.Add(1)
-	}
-	return nil
-}
-
-// fetchAny asks connected peers, one after another, for block h.
-func (s *Service) fetchAny(ctx context.Context, h ledger.Hash) *ledger.Block {
-	for _, p := range s.h.Peers() {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		blocks, err := s.requestBlocks(cctx, p, []ledger.Hash{h})
-		cancel()
-		if err == nil && len(blocks) == 1 && blocks[0].Hash == h {
-			if s.n.Engine.Params().Check(blocks[0]) == nil {
-				return blocks[0]
-			}
-		}
-	}
-	return nil
 }

@@ -1,21 +1,31 @@
 package ledgernet
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"math/big"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/latticenet/lattice/ledger"
+)
 
 // The service's metrics, read from Stats at each scrape.
 var (
 	descPeers = prometheus.NewDesc("lattice_node_peers", "Connected peers.", nil, nil)
 	descNet   = prometheus.NewDesc("lattice_node_network_events_total",
-		"Network events since start: gossip_blocks, gossip_votes, invalid_messages, held_future_blocks, synced_blocks, served_blocks, intake_dropped, publish_dropped, unchecked_evicted, confirmations, forks_resolved.",
+		"Network events since start: gossip_blocks, gossip_votes, invalid_messages, held_future_blocks, synced_blocks, served_blocks, intake_dropped, publish_dropped, unchecked_evicted, unchecked_dropped, confirmations, forks_resolved, equivocations, conflicting_confirmations.",
 		[]string{"event"}, nil)
 	descUnchecked      = prometheus.NewDesc("lattice_node_unchecked_blocks", "Blocks waiting for a block they need.", nil, nil)
 	descUncheckedBytes = prometheus.NewDesc("lattice_node_unchecked_bytes", "Bytes of the blocks waiting for a block they need.", nil, nil)
 	descElections      = prometheus.NewDesc("lattice_node_active_elections", "Elections running.", nil, nil)
+	descQuorumOK       = prometheus.NewDesc("lattice_node_quorum_reachable",
+		"1 when the representatives this node hears online hold a quorum (more than two thirds of the supply), 0 when this side of the network can confirm nothing.", nil, nil)
+	descWeight = prometheus.NewDesc("lattice_node_weight",
+		"Weights of the quorum rule, in base units: total (the supply), quorum, online.", []string{"kind"}, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (s *Service) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPeers, descNet, descUnchecked, descUncheckedBytes, descElections} {
+	for _, d := range []*prometheus.Desc{descPeers, descNet, descUnchecked, descUncheckedBytes, descElections, descQuorumOK, descWeight} {
 		ch <- d
 	}
 }
@@ -30,11 +40,22 @@ func (s *Service) Collect(ch chan<- prometheus.Metric) {
 	gauge(descUnchecked, st.Unchecked)
 	gauge(descUncheckedBytes, st.UncheckedBytes)
 	gauge(descElections, st.Elections)
+	ok := 0
+	if st.Quorum.Reachable {
+		ok = 1
+	}
+	gauge(descQuorumOK, ok)
+	for kind, w := range map[string]ledger.Amount{"total": st.Quorum.Total, "quorum": st.Quorum.Quorum, "online": st.Quorum.Online} {
+		f, _ := new(big.Float).SetString(w.String())
+		v, _ := f.Float64()
+		ch <- prometheus.MustNewConstMetric(descWeight, prometheus.GaugeValue, v, kind)
+	}
 	for event, v := range map[string]uint64{
 		"gossip_blocks": st.GossipBlocks, "gossip_votes": st.GossipVotes, "invalid_messages": st.Invalid,
 		"held_future_blocks": st.Held, "synced_blocks": st.Synced, "served_blocks": st.Served,
 		"intake_dropped": st.IntakeDropped, "publish_dropped": st.PublishDropped, "unchecked_evicted": st.UncheckedEvicted,
 		"confirmations": st.Confirmations, "forks_resolved": st.ForksResolved,
+		"unchecked_dropped": st.UncheckedDropped, "equivocations": st.Equivocations, "conflicting_confirmations": st.Splits,
 	} {
 		ch <- prometheus.MustNewConstMetric(descNet, prometheus.CounterValue, float64(v), event)
 	}

@@ -48,9 +48,10 @@ type Config struct {
 	// MaxClockSkew: a block from a peer stamped further ahead of this
 	// node's clock is held until its time. Default 10 minutes.
 	MaxClockSkew time.Duration
-	// OnlineFloorPercent of the native supply is the least online weight
-	// quorum is computed from. Default 50.
-	OnlineFloorPercent uint64
+	// OnlineWindow is how long a representative counts as online after
+	// its latest vote arrived, for QuorumStatus; the quorum itself never
+	// depends on it. Default 5 minutes.
+	OnlineWindow time.Duration
 	// UncheckedBlocks and UncheckedBytes bound the blocks waiting for a
 	// block they need. Defaults 65536 and 64 MiB.
 	UncheckedBlocks, UncheckedBytes int
@@ -74,8 +75,8 @@ func (c *Config) setDefaults() {
 	if c.MaxClockSkew == 0 {
 		c.MaxClockSkew = 10 * time.Minute
 	}
-	if c.OnlineFloorPercent == 0 {
-		c.OnlineFloorPercent = 50
+	if c.OnlineWindow == 0 {
+		c.OnlineWindow = time.Duration(consensus.DefaultOnlineWindow) * time.Millisecond
 	}
 	if c.UncheckedBlocks == 0 {
 		c.UncheckedBlocks = 1 << 16
@@ -115,10 +116,13 @@ type Service struct {
 	frontiers   chan []ledger.Address
 	confirmed   chan confirmOutcome
 	confirmQ    chan confirmJob
+	decided     chan *ledger.ForkError // contenders of confirmed blocks, to watch
 
 	stats   counters
 	serving servingGate
 	choices choiceBook
+	quorum  quorumState
+	splits  splitBook
 	lastTS  atomic.Int64 // of the latest vote this node signed
 
 	elMu          sync.Mutex // guards elections, a copy the API reads
@@ -134,6 +138,7 @@ type Service struct {
 type counters struct {
 	gossipBlocks, gossipVotes, invalid, held, synced, intakeDropped atomic.Uint64
 	confirmations, resolved, publishDropped, served                 atomic.Uint64
+	uncheckedDropped, equivocations, splits                         atomic.Uint64
 }
 
 // inBlock is a block from a peer on its way to the engine.
@@ -165,6 +170,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		frontiers:   make(chan []ledger.Address, 64),
 		confirmed:   make(chan confirmOutcome, 1024),
 		confirmQ:    make(chan confirmJob, 4096),
+		decided:     make(chan *ledger.ForkError, 256),
 		cancel:      cancel,
 	}
 	var err error
@@ -419,9 +425,19 @@ func (s *Service) intakeAnswers(ctx context.Context) {
 // afterSubmit deals with what the engine said of a block from a peer.
 func (s *Service) afterSubmit(ctx context.Context, in inBlock, err error) {
 	var missing ledger.Hash
+	var fe *ledger.ForkError
 	switch {
-	case err == nil, errors.As(err, new(*ledger.ForkError)):
-		return // applied, or recorded as a conflict: the feed has it
+	case errors.As(err, &fe):
+		// Recorded as a conflict, which the feed has; or refused as a
+		// contender of a confirmed block, which the election loop watches
+		// for a conflicting confirmation.
+		select {
+		case s.decided <- fe:
+		default:
+		}
+		return
+	case err == nil:
+		return // applied: the feed has it
 	case errors.Is(err, ledger.ErrGapPrevious):
 		missing = in.b.Previous
 	case errors.Is(err, ledger.ErrGapSource):
@@ -499,6 +515,16 @@ type Stats struct {
 	Elections        int    `json:"active_elections"`
 	Confirmations    uint64 `json:"confirmations"`
 	ForksResolved    uint64 `json:"forks_resolved"`
+	// UncheckedDropped counts blocks dropped from the unchecked buffer
+	// because what they waited for lost its fork or was rolled back.
+	UncheckedDropped uint64 `json:"unchecked_dropped"`
+	// Equivocations counts pairs of final votes of one representative
+	// for two contenders of one election.
+	Equivocations uint64 `json:"equivocations"`
+	// Splits counts conflicting confirmations seen (see Split).
+	Splits uint64 `json:"conflicting_confirmations"`
+	// Quorum is the quorum's state (see QuorumStatus).
+	Quorum QuorumStatus `json:"quorum"`
 }
 
 // Stats returns the service's counters.
@@ -510,6 +536,8 @@ func (s *Service) Stats() Stats {
 		Invalid: s.stats.invalid.Load(), Held: s.stats.held.Load(), Synced: s.stats.synced.Load(), Served: s.stats.served.Load(),
 		IntakeDropped: s.stats.intakeDropped.Load(), PublishDropped: s.stats.publishDropped.Load(), Unchecked: c, UncheckedBytes: b, UncheckedEvicted: ev,
 		Elections: el, Confirmations: s.stats.confirmations.Load(), ForksResolved: s.stats.resolved.Load(),
+		UncheckedDropped: s.stats.uncheckedDropped.Load(), Equivocations: s.stats.equivocations.Load(), Splits: s.stats.splits.Load(),
+		Quorum: s.Quorum(),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/latticenet/lattice/consensus"
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgerstore"
 )
 
 // serveTimeout bounds one sync request on the serving side, and
@@ -128,20 +129,12 @@ func (s *Service) answer(req *request, w io.Writer) error {
 		}
 		return end(0)
 	case reqVotes:
-		// Vote as the election loop does: for the contender chosen where
-		// there is an election, else for the block in the ledger.
-		var have []ledger.Hash
-		for _, h := range req.hashes {
-			if c, ok := s.choices.choiceFor(h); ok {
-				have = append(have, c) // even when not in the ledger (yet)
-			} else if _, found, err := st.Entry(h); err != nil {
-				return err
-			} else if found {
-				have = append(have, h)
-			}
+		nonFinal, final, err := s.answerVotes(req.hashes)
+		if err != nil {
+			return err
 		}
-		if len(have) > 0 {
-			for _, v := range s.signVotes(have, s.stamp()) {
+		for _, vs := range [][]*consensus.Vote{s.signVotes(nonFinal, s.stamp()), s.signVotes(final, consensus.FinalTimestamp)} {
+			for _, v := range vs {
 				if err := writeFrame(w, frameVote, mustBinary(v)); err != nil {
 					return err
 				}
@@ -153,6 +146,57 @@ func (s *Service) answer(req *request, w io.Writer) error {
 }
 
 var errStop = errors.New("stop")
+
+// answerVotes decides what this node's representatives vote for, asked
+// about hashes: where it runs an election, its choice there (final once
+// the final vote is cast); elsewhere the block in its ledger, with a final
+// vote when the block is confirmed here (recorded first, unless a final
+// vote for another block is recorded at its place: then that one, which
+// is what the representatives did).
+func (s *Service) answerVotes(hashes []ledger.Hash) (nonFinal, final []ledger.Hash, err error) {
+	st := s.n.Store
+	var recs []ledgerstore.FinalVoteRecord
+	for _, h := range hashes {
+		if c, ok := s.choices.choiceFor(h); ok {
+			if c.final {
+				final = append(final, c.hash)
+			} else {
+				nonFinal = append(nonFinal, c.hash) // even when not in the ledger (yet)
+			}
+			continue
+		}
+		e, found, confirmed, err := st.EntryConfirmed(h)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !found {
+			continue
+		}
+		if !confirmed {
+			nonFinal = append(nonFinal, h)
+			continue
+		}
+		rec, found, err := st.FinalVote(e.Block.Account, e.Block.Previous)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case found:
+			final = append(final, rec)
+		default:
+			recs = append(recs, ledgerstore.FinalVoteRecord{Account: e.Block.Account, Previous: e.Block.Previous, Hash: h})
+			final = append(final, h)
+		}
+	}
+	if len(recs) > 0 {
+		if err := st.RecordFinalVotes(recs); err != nil {
+			// A race with the election loop, or the disk: answer what is
+			// not final only.
+			s.log.Debug("recording final votes for a vote request", "err", err)
+			return nonFinal, nil, nil
+		}
+	}
+	return nonFinal, final, nil
+}
 
 // lookup finds a block in the ledger or among refused fork contenders.
 func (s *Service) lookup(h ledger.Hash) (*ledger.Block, error) {

@@ -38,6 +38,7 @@ type Batch struct {
 	receivers map[ledger.Hash]ledger.Hash        // zero: removed
 	conflicts map[pendingKey]*Conflict           // by (account, previous); nil: removed
 	weights   map[ledger.Address]ledger.Amount
+	cweights  weightDeltas // changes of confirmed weight, written at commit
 	confirmed map[ledger.Address]confirmedAt
 	// conflictsAdded is how many conflicts the batch records, less those
 	// it ends.
@@ -75,6 +76,7 @@ func (s *Store) NewBatch() *Batch {
 		receivers: make(map[ledger.Hash]ledger.Hash),
 		conflicts: make(map[pendingKey]*Conflict),
 		weights:   make(map[ledger.Address]ledger.Amount),
+		cweights:  weightDeltas{},
 		confirmed: make(map[ledger.Address]confirmedAt),
 	}
 }
@@ -308,6 +310,14 @@ func (b *Batch) SetConfirmed(a ledger.Address, height uint64, h ledger.Hash) err
 	if height <= old {
 		return nil
 	}
+	if at, found, err := b.ChainAt(a, height); err != nil {
+		return err
+	} else if !found || at != h {
+		return fmt.Errorf("ledgerstore: confirmation of %s at height %d names %s, not its block there", a, height, h)
+	}
+	if err := confirmRange(b, a, old, height, b.cweights); err != nil {
+		return err
+	}
 	b.confirmed[a] = confirmedAt{height, h}
 	b.b.Set(key(pConfirm, a[:]), append(u64(height), h[:]...), nil)
 	b.n++
@@ -398,6 +408,9 @@ func (b *Batch) AddConflict(fe *ledger.ForkError, detectedAt int64) error {
 // Commit writes the batch durably: when it returns nil, every change is on
 // disk (fsync). On error nothing of the batch is visible.
 func (b *Batch) Commit() error {
+	if err := b.s.writeConfirmedWeights(b.b, b.cweights); err != nil {
+		return err
+	}
 	b.markSeq()
 	if err := b.b.Commit(pebble.Sync); err != nil {
 		b.s.resetCache()
@@ -412,6 +425,9 @@ func (b *Batch) Commit() error {
 // the batch is closed; only after it returns nil is the batch durable. This
 // lets a writer prepare the next batch while this one syncs.
 func (b *Batch) CommitNoSyncWait() error {
+	if err := b.s.writeConfirmedWeights(b.b, b.cweights); err != nil {
+		return err
+	}
 	b.markSeq()
 	if err := b.s.db.ApplyNoSyncWait(b.b, pebble.Sync); err != nil {
 		b.s.resetCache()

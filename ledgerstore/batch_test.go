@@ -60,62 +60,83 @@ func TestBatchLen(t *testing.T) {
 }
 
 // TestSetConfirmed: a confirmation only ever rises; one at or below the
-// recorded height is ignored, in the batch and on disk.
+// recorded height is ignored, in the batch and on disk; one that names a
+// block not at that height of the chain is refused.
 func TestSetConfirmed(t *testing.T) {
 	type conf struct {
 		height uint64
 		hash   ledger.Hash
 	}
 	tests := []struct {
-		name string
-		sets []conf
-		want conf
+		name  string
+		sets  []conf // hash {n} stands for the chain's block at height n
+		want  conf
+		wrong bool // the last confirmation names the wrong block
 	}{
-		{"none", nil, conf{}},
-		{"one", []conf{{3, ledger.Hash{3}}}, conf{3, ledger.Hash{3}}},
-		{"rising", []conf{{3, ledger.Hash{3}}, {5, ledger.Hash{5}}}, conf{5, ledger.Hash{5}}},
-		{"lower ignored", []conf{{5, ledger.Hash{5}}, {3, ledger.Hash{3}}}, conf{5, ledger.Hash{5}}},
-		{"same height ignored", []conf{{5, ledger.Hash{5}}, {5, ledger.Hash{6}}}, conf{5, ledger.Hash{5}}},
+		{"none", nil, conf{1, ledger.Hash{1}}, false},
+		{"one", []conf{{3, ledger.Hash{3}}}, conf{3, ledger.Hash{3}}, false},
+		{"rising", []conf{{3, ledger.Hash{3}}, {5, ledger.Hash{5}}}, conf{5, ledger.Hash{5}}, false},
+		{"lower ignored", []conf{{5, ledger.Hash{5}}, {3, ledger.Hash{3}}}, conf{5, ledger.Hash{5}}, false},
+		{"same height ignored", []conf{{5, ledger.Hash{5}}, {5, ledger.Hash{6}}}, conf{5, ledger.Hash{5}}, false},
+		{"another block refused", []conf{{3, ledger.Hash{3}}, {5, ledger.Hash{6}}}, conf{3, ledger.Hash{3}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t)
-			a := ledger.Address{9}
-			check := func(where string, height uint64, h ledger.Hash, found bool, err error) {
+			// Two ledgers with the same chain: genesis, then sends up to height 6.
+			var fs [2]*fixture
+			var chains [2][]ledger.Hash
+			for i := range fs {
+				f := newFixture(t)
+				a := f.key()
+				chains[i] = []ledger.Hash{{}, f.g.Hash}
+				for range 5 {
+					s := f.send(f.gk, a.Address(), 1)
+					f.commit(s)
+					chains[i] = append(chains[i], s.Hash)
+				}
+				fs[i] = f
+			}
+			real := func(i int, c conf) conf { return conf{c.height, chains[i][c.hash[0]]} }
+			check := func(i int, where string, height uint64, h ledger.Hash, found bool, err error) {
 				t.Helper()
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := (conf{height, h}); got != tt.want || found != (tt.want.height > 0) {
-					t.Errorf("%s: got %v (found %v), want %v", where, got, found, tt.want)
+				if got, want := (conf{height, h}), real(i, tt.want); got != want || !found {
+					t.Errorf("%s: got %v (found %v), want %v", where, got, found, want)
+				}
+			}
+			setAll := func(i int, b *Batch, from, to int) {
+				for j := from; j < to; j++ {
+					c := tt.sets[j]
+					err := b.SetConfirmed(fs[i].gk.Address(), c.height, real(i, c).hash)
+					if tt.wrong && j == len(tt.sets)-1 {
+						if err == nil {
+							t.Errorf("confirming height %d with the block of height %d: no error", c.height, c.hash[0])
+						}
+					} else if err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			// Each in its own batch: the later ones read the earlier from disk.
-			for _, c := range tt.sets {
-				f.batch(func(b *Batch) {
-					if err := b.SetConfirmed(a, c.height, c.hash); err != nil {
-						t.Fatal(err)
-					}
-				})
+			for j := range tt.sets {
+				fs[0].batch(func(b *Batch) { setAll(0, b, j, j+1) })
 			}
-			height, h, found, err := f.st.Confirmed(a)
-			check("committed one by one", height, h, found, err)
+			height, h, found, err := fs[0].st.Confirmed(fs[0].gk.Address())
+			check(0, "committed one by one", height, h, found, err)
 			// All in one batch.
-			g := newFixture(t)
+			g := fs[1]
 			b := g.st.NewBatch()
 			defer b.Close()
-			for _, c := range tt.sets {
-				if err := b.SetConfirmed(a, c.height, c.hash); err != nil {
-					t.Fatal(err)
-				}
-			}
-			height, h, found, err = b.Confirmed(a)
-			check("in one batch", height, h, found, err)
+			setAll(1, b, 0, len(tt.sets))
+			height, h, found, err = b.Confirmed(g.gk.Address())
+			check(1, "in one batch", height, h, found, err)
 			if err := b.Commit(); err != nil {
 				t.Fatal(err)
 			}
-			height, h, found, err = g.st.Confirmed(a)
-			check("that batch committed", height, h, found, err)
+			height, h, found, err = g.st.Confirmed(g.gk.Address())
+			check(1, "that batch committed", height, h, found, err)
 		})
 	}
 }

@@ -93,6 +93,10 @@ func TestWritePathRemembers(t *testing.T) {
 	}
 	view("not confirmed", confirmed(0)) // read, and remembered
 	f.batch(func(b *Batch) {
+		// The send first, as the engine's cascade confirms it.
+		if err := b.SetConfirmed(f.gk.Address(), 2, s.Hash); err != nil {
+			t.Fatal(err)
+		}
 		if err := b.SetConfirmed(a.Address(), 1, r2.Hash); err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -50,9 +51,10 @@ const MaxContenders = 16
 // Store is a ledger kept in a Pebble database. Its read methods are safe for
 // concurrent use; at most one Batch may be open at a time.
 type Store struct {
-	db     *pebble.DB
-	seq    atomic.Uint64 // next sequence number for the recent-blocks index
-	closed atomic.Bool
+	db      *pebble.DB
+	finalMu sync.Mutex    // serialises RecordFinalVotes
+	seq     atomic.Uint64 // next sequence number for the recent-blocks index
+	closed  atomic.Bool
 	reader
 	// accounts and weights cache account states and representatives'
 	// weights for the write path; only the one open Batch reads and
@@ -77,6 +79,10 @@ var ErrFormat = errors.New("ledgerstore: the ledger was written by an incompatib
 // ErrLocked is returned by Open when the store is open already, in a
 // running node or elsewhere in this process: Pebble's LOCK file is held.
 var ErrLocked = errors.New("ledgerstore: the ledger is in use by a running node")
+
+// ErrFinalVoteExists is returned by RecordFinalVotes for a place where
+// this node's representatives cast their final vote for another block.
+var ErrFinalVoteExists = errors.New("ledgerstore: a final vote for another block is recorded")
 
 // lockHeld reports whether err is Pebble's refusal to open a locked store:
 // flock's EAGAIN from another process, or Pebble's own message for a lock
@@ -142,6 +148,10 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s.seq.Store(last + 1)
+	if err := s.buildConfirmedWeights(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -234,6 +244,7 @@ func (s *Store) Init(g *ledger.Block, net any) error {
 	b.b.Set(key(pMeta, []byte("network")), netJSON, nil)
 	b.b.Set(key(pMeta, []byte("genesis")), g.Hash[:], nil)
 	b.b.Set(key(pMeta, []byte("format")), u64(formatVersion), nil)
+	b.b.Set(key(pMeta, []byte(metaConfirmedWeights)), []byte{1}, nil)
 	return b.Commit()
 }
 

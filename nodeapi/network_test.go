@@ -2,6 +2,7 @@ package nodeapi_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -30,7 +31,7 @@ func TestNetworkInfo(t *testing.T) {
 	checkFields(t, r.body, "GET /network", "peer_id", "p2p_addrs", "peers", "gossip_blocks", "gossip_votes",
 		"invalid_messages", "held_future_blocks", "synced_blocks", "served_blocks", "intake_dropped",
 		"publish_dropped", "unchecked_blocks", "unchecked_bytes", "unchecked_evicted", "active_elections",
-		"confirmations", "forks_resolved")
+		"confirmations", "forks_resolved", "unchecked_dropped", "equivocations", "conflicting_confirmations", "quorum")
 	if info.PeerID != h.peer() {
 		t.Errorf("GET /network peer_id: got %q, want %q", info.PeerID, h.peer())
 	}
@@ -64,12 +65,22 @@ func TestNetworkInfo(t *testing.T) {
 type fakeNetwork struct {
 	addrs     []string
 	elections []ledgernet.ElectionInfo
+	noQuorum  bool
+	splits    []ledgernet.Split
 }
 
 func (f fakeNetwork) PeerID() string                      { return otherPeer }
 func (f fakeNetwork) Addrs() []string                     { return f.addrs }
 func (f fakeNetwork) Elections() []ledgernet.ElectionInfo { return f.elections }
 func (f fakeNetwork) Stats() ledgernet.Stats              { return ledgernet.Stats{Peers: 2, Confirmations: 7} }
+func (f fakeNetwork) Splits() []ledgernet.Split           { return f.splits }
+func (f fakeNetwork) Quorum() ledgernet.QuorumStatus {
+	q := ledgernet.QuorumStatus{Total: ledger.NewAmount(1000), Quorum: ledger.NewAmount(667), Online: ledger.NewAmount(800), Reachable: true}
+	if f.noQuorum {
+		q.Online, q.Reachable = ledger.NewAmount(600), false
+	}
+	return q
+}
 
 // serveWith serves h's node through a second API with opts.
 func (h *harness) serveWith(opts nodeapi.Options) *harness {
@@ -96,12 +107,12 @@ func TestConflictElection(t *testing.T) {
 
 	n := h.serveWith(nodeapi.Options{Network: fakeNetwork{elections: []ledgernet.ElectionInfo{{
 		Root:    consensus.Root{Account: g, Previous: h.gblock.Hash},
-		Tallies: []consensus.Contender{{Hash: kept.Hash, Tally: ledger.NewAmount(600)}, {Hash: forkBlk.Hash}},
+		Tallies: []consensus.Contender{{Hash: kept.Hash, Tally: ledger.NewAmount(600), Final: ledger.NewAmount(200)}, {Hash: forkBlk.Hash}},
 		Online:  ledger.NewAmount(1000),
 		Quorum:  ledger.NewAmount(670),
 	}}}})
 	want := `"election":{"quorum":"670","online_weight":"1000","tallies":[{"hash":"` + kept.Hash.String() +
-		`","weight":"600"},{"hash":"` + forkBlk.Hash.String() + `","weight":"0"}]}`
+		`","weight":"600","final_weight":"200"},{"hash":"` + forkBlk.Hash.String() + `","weight":"0","final_weight":"0"}]}`
 	for _, path := range []string{"/conflicts", "/conflicts/" + g.String()} {
 		if got := n.getJSON(path, nil).String(); !strings.Contains(got, want) {
 			t.Errorf("GET %s: got %s, want it to contain %s", path, got, want)
@@ -118,6 +129,53 @@ func TestConflictElection(t *testing.T) {
 		r := n.getJSON(path, &info)
 		if info.Addrs == nil || len(info.Addrs) != 0 {
 			t.Errorf("GET %s on a network without addresses: got %s, want p2p_addrs []", path, r)
+		}
+	}
+}
+
+// TestQuorumAndSplits: a node shows its side's quorum in GET /node, is not
+// ready without it, and lists conflicting confirmations first in GET
+// /conflicts, for the account they concern only.
+func TestQuorumAndSplits(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	g := h.genesis.Address()
+	other := ledger.Address{9}
+	confirmed, rival := ledger.Hash{1}, ledger.Hash{2}
+	n := h.serveWith(nodeapi.Options{Network: fakeNetwork{splits: []ledgernet.Split{{
+		Account: g, Previous: h.gblock.Hash, Confirmed: confirmed, Other: rival, Voters: []ledger.Address{other}, DetectedAt: 1767225600000,
+	}}}})
+	want := `{"account_address":"` + g.String() + `","previous_hash":"` + h.gblock.Hash.String() + `","block_hashes":["` +
+		confirmed.String() + `","` + rival.String() + `"],"detected_at":"2026-01-01T00:00:00.000Z","split":{"confirmed":"` +
+		confirmed.String() + `","other":"` + rival.String() + `","voters":["` + other.String() + `"]}}`
+	for _, tt := range []struct {
+		path string
+		want string
+	}{{"/conflicts", "[" + want + "]"}, {"/conflicts/" + g.String(), "[" + want + "]"}, {"/conflicts/" + other.String(), "[]"}} {
+		if got := strings.ReplaceAll(n.getJSON(tt.path, nil).String(), "\n", ""); got != tt.want {
+			t.Errorf("GET %s: got %s, want %s", tt.path, got, tt.want)
+		}
+	}
+	if got := n.getJSON("/node", nil).String(); !strings.Contains(got, `"quorum":{"total":"1000","quorum":"667","online":"800","reachable":true}`) {
+		t.Errorf("GET /node: got %s, want the quorum's state", got)
+	}
+	for _, tt := range []struct {
+		name   string
+		nw     fakeNetwork
+		status int
+		body   string
+	}{
+		{"quorum", fakeNetwork{}, http.StatusOK, `"status":"ok"`},
+		{"no quorum", fakeNetwork{noQuorum: true}, http.StatusServiceUnavailable, `"status":"no_quorum"`},
+	} {
+		resp, err := n.hc.Get(h.serveWith(nodeapi.Options{Network: tt.nw}).url + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.body) {
+			t.Errorf("%s: GET /readyz = %d %s, want %d with %s", tt.name, resp.StatusCode, body, tt.status, tt.body)
 		}
 	}
 }

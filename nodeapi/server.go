@@ -62,6 +62,8 @@ type Network interface {
 	Addrs() []string
 	Elections() []ledgernet.ElectionInfo
 	Stats() ledgernet.Stats
+	Quorum() ledgernet.QuorumStatus
+	Splits() []ledgernet.Split
 }
 
 func (o *Options) setDefaults() {
@@ -517,10 +519,14 @@ func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) nodeInfo(w http.ResponseWriter, r *http.Request) {
 	peerID, addrs := "", []string{}
+	var quorum *nodewire.Quorum
 	if nw := s.opts.Network; nw != nil {
 		peerID, addrs = nw.PeerID(), p2pAddrs(nw)
+		q := nw.Quorum()
+		quorum = &nodewire.Quorum{Total: q.Total, Quorum: q.Quorum, Online: q.Online, Reachable: q.Reachable}
 	}
 	writeJSON(w, http.StatusOK, nodewire.NodeInfo{
+		Quorum:        quorum,
 		Version:       node.Version,
 		PeerID:        peerID,
 		P2PAddrs:      addrs,
@@ -576,13 +582,32 @@ func (s *Server) conflicts(w http.ResponseWriter, r *http.Request) {
 			elections[e.Root] = e
 		}
 	}
+	// Conflicting confirmations come first: they are what an operator
+	// must see.
+	var splits []nodewire.Conflict
+	if nw := s.opts.Network; nw != nil {
+		for _, sp := range nw.Splits() {
+			if only != nil && *only != sp.Account {
+				continue
+			}
+			splits = append(splits, nodewire.Conflict{AccountAddress: sp.Account, PreviousHash: sp.Previous,
+				BlockHashes: []ledger.Hash{sp.Confirmed, sp.Other}, DetectedAt: msTime(sp.DetectedAt),
+				Split: &nodewire.Split{Confirmed: sp.Confirmed, Other: sp.Other, Voters: sp.Voters}})
+		}
+	}
 	st := s.newStream(w, '[', ']')
+	for _, c := range splits {
+		if err := st.elem(c); err != nil {
+			st.end(err)
+			return
+		}
+	}
 	st.end(s.n.Store.Conflicts(only, func(c ledgerstore.Conflict) error {
 		cj := conflictJSON(c)
 		if e, ok := elections[consensus.Root{Account: c.Account, Previous: c.Previous}]; ok {
 			cj.Election = &nodewire.Election{Quorum: e.Quorum, Online: e.Online, Tallies: []nodewire.Tally{}}
 			for _, t := range e.Tallies {
-				cj.Election.Tallies = append(cj.Election.Tallies, nodewire.Tally{Hash: t.Hash, Weight: t.Tally})
+				cj.Election.Tallies = append(cj.Election.Tallies, nodewire.Tally{Hash: t.Hash, Weight: t.Tally, Final: t.Final})
 			}
 		}
 		return st.elem(cj)
@@ -623,6 +648,15 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	if err := s.n.Engine.Err(); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed", "reason": err.Error()})
 		return
+	}
+	if nw := s.opts.Network; nw != nil {
+		if q := nw.Quorum(); !q.Reachable {
+			// Blocks are still accepted, but none is confirmed until
+			// representatives holding a quorum are heard again.
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "no_quorum",
+				"reason": fmt.Sprintf("representatives heard online hold %s of the %s needed to confirm", q.Online, q.Quorum)})
+			return
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }

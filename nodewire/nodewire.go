@@ -51,6 +51,17 @@ type Conflict struct {
 	// Election is the node's tally of the fork, while it runs (an
 	// extension of the API description).
 	Election *Election `json:"election,omitempty"`
+	// Split is set when both blocks are confirmed: final votes of a
+	// quorum confirmed another block than the one this node confirmed
+	// (an extension; docs/operations.md, "Conflicting confirmations").
+	Split *Split `json:"split,omitempty"`
+}
+
+// Split is a conflict between two confirmed blocks.
+type Split struct {
+	Confirmed ledger.Hash      `json:"confirmed"` // the block confirmed on this node
+	Other     ledger.Hash      `json:"other"`     // the block final votes of a quorum confirmed
+	Voters    []ledger.Address `json:"voters"`    // the representatives of those final votes
 }
 
 // Election is a node's view of a running election: the weight of votes
@@ -65,6 +76,18 @@ type Election struct {
 type Tally struct {
 	Hash   ledger.Hash   `json:"hash"`
 	Weight ledger.Amount `json:"weight"`
+	// Final is the weight of the final votes for the contender: the
+	// contender is confirmed when it reaches the quorum.
+	Final ledger.Amount `json:"final_weight"`
+}
+
+// Quorum says whether the representatives a node hears online could
+// confirm anything (an extension of the API description).
+type Quorum struct {
+	Total     ledger.Amount `json:"total"`     // the native supply
+	Quorum    ledger.Amount `json:"quorum"`    // more than two thirds of it
+	Online    ledger.Amount `json:"online"`    // confirmed weight of the representatives heard lately
+	Reachable bool          `json:"reachable"` // online >= quorum
 }
 
 // Block is a block as the API reads it: the block's own fields and whether
@@ -88,6 +111,9 @@ type NodeInfo struct {
 	Network       string         `json:"network"`
 	Genesis       ledger.Hash    `json:"genesis"`
 	Work          ledger.Work    `json:"work"`
+	// Quorum is the quorum's state on this node's side of the network;
+	// absent on a node that runs without a network.
+	Quorum *Quorum `json:"quorum,omitempty"`
 }
 
 // BlockHashResponse is the answer to a block submission.
