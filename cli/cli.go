@@ -72,7 +72,7 @@ func commands() []command {
 		{"directory", "register your account at the node you use, or show where an account is registered (directory register | show)", runDirectory},
 		{"ledger", "what a node holds: info, pending sends, frontiers, conflicts, recent blocks (ledger info | pending | frontiers | conflicts | recent)", runLedger},
 		{"completion", "print a bash or zsh script that completes lattice's commands and flags (completion bash | zsh)", runCompletion},
-		{"audit", "check a stopped node's ledger invariants offline", runAudit},
+		{"audit", "check a stopped node's ledger invariants offline, or compare running nodes and name every difference (--nodes)", runAudit},
 		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network), chat (bench chat), S3 against MinIO (bench s3), DNS against NSD and PowerDNS (bench dns) or the CDN edge against nginx (bench cdn)", runBench},
 		{"version", "print the version", runVersion},
 		{"profile", "list, show or choose the named client settings `lattice dev` writes (ls, show, use)", runProfile},

@@ -62,6 +62,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Wrap, if set, wraps every node's HTTP API (to check its answers).
 	Wrap func(http.Handler) http.Handler
+	// GenesisOf, if set, starts the cluster from that cluster's genesis
+	// (its key, block and supply) instead of a new one: a second network
+	// that shares the first one's history but never hears of its blocks,
+	// like the two sides of a partition that never heals.
+	GenesisOf *Cluster
 }
 
 // Cluster is a running network.
@@ -106,10 +111,15 @@ func Start(t T, opts Options) *Cluster {
 		}
 	}
 	gk := wallet.NewKey()
-	g := ledger.NewGenesis(gk.Private(), ledger.NewAmount(opts.Supply), time.Now().UnixMilli())
-	c := &Cluster{t: t, opts: opts, Genesis: gk,
-		Network: &node.Network{Name: "nettest", Work: ledger.DevWork, Genesis: g},
-		Chains:  wallet.NewChains(ledger.DevWork, gk, g)}
+	network := &node.Network{Name: "nettest", Work: ledger.DevWork}
+	if o := opts.GenesisOf; o != nil {
+		gk, opts.Supply = o.Genesis, o.opts.Supply
+		*network = *o.Network
+	} else {
+		network.Genesis = ledger.NewGenesis(gk.Private(), ledger.NewAmount(opts.Supply), time.Now().UnixMilli())
+	}
+	c := &Cluster{t: t, opts: opts, Genesis: gk, Network: network,
+		Chains: wallet.NewChains(ledger.DevWork, gk, network.Genesis)}
 	t.Cleanup(c.Close)
 	for i := range opts.Nodes {
 		reps := []wallet.Key{}
