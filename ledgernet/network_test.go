@@ -273,3 +273,81 @@ func TestHostilePeerIsBanned(t *testing.T) {
 	c.WaitConfirmed(s.Hash, 10*time.Second)
 	c.Audit()
 }
+
+// TestEqualSplitConfirmsNothingThenHeals is the 3|2 cut that broke the
+// earlier quorum rule: five representatives of 20%, a fork with one
+// contender on each side and blocks built on each, the cut held past the
+// online window. Neither side holds two thirds of the supply, so neither
+// confirms anything and both say so; after the heal one contender is
+// confirmed everywhere, the loser and its dependents are rolled back on
+// every node, and no election or waiting block outlives them.
+func TestEqualSplitConfirmsNothingThenHeals(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 5, Net: ledgernet.Config{OnlineWindow: time.Second}})
+	alice, bob := wallet.NewKey(), wallet.NewKey()
+	open := c.Open(alice, 5000)
+	c.Chains.Add(bob, nil)
+
+	sides := [][]int{{0, 1, 2}, {3, 4}}
+	for _, i := range sides[0] {
+		for _, j := range sides[1] {
+			c.Nodes[i].Host.Isolate(c.Nodes[j].Host.ID())
+			c.Nodes[j].Host.Isolate(c.Nodes[i].Host.ID())
+		}
+	}
+	// A fork: a on one side, b on the other, each with a block built on it.
+	a := c.Must(c.Chains.Send(alice, bob.Address(), 1))
+	a2 := c.Must(c.Chains.Send(alice, bob.Address(), 2))
+	c.Chains.At(open)
+	b := c.Must(c.Chains.Send(alice, bob.Address(), 3))
+	b2 := c.Must(c.Chains.Send(alice, bob.Address(), 4))
+	c.Submit(0, a, a2)
+	c.Submit(3, b, b2)
+
+	// Past the online window, each side hears only its own 60% or 40%.
+	c.WaitFor("each side to know it holds no quorum", 10*time.Second, func(i int) bool {
+		q := c.Nodes[i].Svc.Quorum()
+		return !q.Reachable && q.Online.Cmp(q.Quorum) < 0 && !q.Online.IsZero()
+	})
+	time.Sleep(2 * time.Second)
+	for i := range c.Nodes {
+		for _, h := range []ledger.Hash{a.Hash, a2.Hash, b.Hash, b2.Hash} {
+			if c.Confirmed(i, h) {
+				t.Fatalf("node %d confirmed %s during a cut that leaves no side a quorum", i, h)
+			}
+		}
+	}
+
+	for _, nd := range c.Nodes {
+		nd.Host.Heal()
+	}
+	var winner, loser []ledger.Hash
+	c.WaitFor("one contender and its successor confirmed", 30*time.Second, func(i int) bool {
+		switch {
+		case c.Confirmed(i, a2.Hash):
+			winner, loser = []ledger.Hash{a.Hash, a2.Hash}, []ledger.Hash{b.Hash, b2.Hash}
+		case c.Confirmed(i, b2.Hash):
+			winner, loser = []ledger.Hash{b.Hash, b2.Hash}, []ledger.Hash{a.Hash, a2.Hash}
+		default:
+			return false
+		}
+		return true
+	})
+	for _, h := range winner {
+		c.WaitConfirmed(h, 10*time.Second)
+	}
+	c.WaitFor("no election, no waiting block, quorum heard", 15*time.Second, func(i int) bool {
+		st := c.Nodes[i].Svc.Stats()
+		return st.Elections == 0 && st.Unchecked == 0 && st.Quorum.Reachable
+	})
+	for i, nd := range c.Nodes {
+		for _, h := range loser {
+			if _, found, _ := nd.N.Store.Entry(h); found {
+				t.Errorf("node %d kept %s of the losing side", i, h)
+			}
+		}
+		if st := nd.Svc.Stats(); st.Splits != 0 || st.Equivocations != 0 {
+			t.Errorf("node %d: %d conflicting confirmations, %d equivocations", i, st.Splits, st.Equivocations)
+		}
+	}
+	c.Audit()
+}
