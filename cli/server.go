@@ -407,7 +407,7 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	httpAddr := f.string("http", "LATTICE_HTTP", "http", "127.0.0.1:8080", "HTTP API address")
 	p2pAddr := f.string("p2p", "LATTICE_P2P", "p2p", "/ip4/0.0.0.0/tcp/4001", "peer-to-peer listen multiaddr")
 	bootstrap := f.string("bootstrap", "LATTICE_BOOTSTRAP", "bootstrap", "", "comma-separated multiaddrs of peers to join, each ending in /p2p/<peer id>")
-	repKey := f.string("rep-key", "LATTICE_REP_KEY", "rep_key", "", "key file of a representative account this node votes for, besides its own key")
+	repKey := f.string("rep-key", "LATTICE_REP_KEY", "rep_key", "", "key file of a representative account this node votes for, besides its own key; never give one key to two running nodes")
 	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window")
 	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a submitted block's timestamp may be from this node's clock")
 	window := f.string("online-window", "LATTICE_ONLINE_WINDOW", "online_window", "5m", "how long a representative counts as online after its latest vote (GET /node's quorum, /readyz); never changes the quorum")
