@@ -54,6 +54,7 @@ type electionLoop struct {
 	choice  map[consensus.Root]ledger.Hash // what this node's reps last voted for
 	final   map[consensus.Root]ledger.Hash // what they cast their final vote for
 	silent  map[consensus.Root]struct{}    // started while this node's reps had no weight
+	retry   map[consensus.Root]struct{}    // confirmed elections whose confirmation must be tried again
 	pending []ledger.Hash                  // non-final votes to cast, gathered
 	finals  []ledger.Hash                  // final votes to record and cast, gathered
 	asking  bool
@@ -74,6 +75,7 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 		choice:  make(map[consensus.Root]ledger.Hash),
 		final:   make(map[consensus.Root]ledger.Hash),
 		silent:  make(map[consensus.Root]struct{}),
+		retry:   make(map[consensus.Root]struct{}),
 		askDone: make(chan []*consensus.Vote, 1),
 	}
 	defer func() { sub.Close() }()
@@ -101,6 +103,10 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 			l.change(ch)
 		case v := <-s.votesIn:
 			l.vote(v)
+		case <-s.ownVotes.notify:
+			for _, v := range s.ownVotes.take() {
+				l.vote(v)
+			}
 		case vs := <-l.askDone:
 			l.asking = false
 			for _, v := range vs {
@@ -170,6 +176,11 @@ func (l *electionLoop) change(ch node.Change) {
 			l.finish(root)
 		}
 	}
+	if len(ch.Confirmed) > 0 {
+		// Confirmations move the weights that count: a weight cached
+		// before them must not decide an election after them.
+		l.refreshWeights()
+	}
 	for _, h := range ch.Confirmed {
 		if root, ok := l.tally.RootOf(h); ok {
 			for _, c := range l.tally.Contenders(root) {
@@ -232,7 +243,7 @@ func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash) {
 	}
 	if found {
 		l.final[root] = rec
-		l.setChoice(root, rec, true)
+		l.setChoice(root, rec, false) // final for vote requests once recorded again
 		l.finals = append(l.finals, rec)
 		return
 	}
@@ -246,6 +257,7 @@ func (l *electionLoop) finish(root consensus.Root) {
 	delete(l.choice, root)
 	delete(l.final, root)
 	delete(l.silent, root)
+	delete(l.retry, root)
 	l.s.choices.forget(root)
 }
 
@@ -287,12 +299,22 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 		return
 	}
 	if res.Confirmed {
-		if !e.confirming {
+		if e.confirming {
+			return
+		}
+		cert := l.tally.Certificate(root, res.Winner)
+		if !l.certified(root, res.Winner, cert) {
+			return
+		}
+		{
 			e.confirming = true
 			select {
-			case l.s.confirmQ <- confirmJob{root: root, winner: res.Winner, votes: l.tally.Certificate(root, res.Winner)}:
+			case l.s.confirmQ <- confirmJob{root: root, winner: res.Winner, votes: cert}:
 			default:
-				e.confirming = false // the next vote or sweep retries
+				// The next tick retries: final votes are counted once,
+				// so no later vote would.
+				e.confirming = false
+				l.retry[root] = struct{}{}
 			}
 		}
 		return
@@ -309,13 +331,45 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 		return
 	}
 	if a.Final {
+		// Vote requests see it final only once it is recorded (finalLoop).
 		l.final[root] = a.Hash
-		l.setChoice(root, a.Hash, true)
+		l.setChoice(root, a.Hash, false)
 		l.finals = append(l.finals, a.Hash)
 		return
 	}
 	l.setChoice(root, a.Hash, false)
 	l.pending = append(l.pending, a.Hash)
+}
+
+// certified checks a winner's certificate against the confirmed weights
+// read from the store now, not the loop's cache: the final votes must
+// hold a quorum, each once, each a final vote for the winner. The cache
+// lags the store by the confirmations of the last moments (between a
+// commit and its feed event); a certificate that is short by them waits
+// for more final votes, which the sweep asks for.
+func (l *electionLoop) certified(root consensus.Root, winner ledger.Hash, cert []*consensus.Vote) bool {
+	var sum ledger.Amount
+	seen := make(map[ledger.Address]bool, len(cert))
+	var detail []string
+	for _, v := range cert {
+		if seen[v.Representative] || !v.Final() || !slices.Contains(v.Hashes, winner) {
+			continue
+		}
+		seen[v.Representative] = true
+		w, err := l.s.n.Store.ConfirmedWeight(v.Representative)
+		if err != nil {
+			return false
+		}
+		detail = append(detail, v.Representative.String()+"="+w.String())
+		sum, _ = sum.Add(w)
+	}
+	if sum.Cmp(l.tally.Quorum()) >= 0 {
+		return true
+	}
+	l.s.log.Debug("certificate short of a quorum under the latest confirmed weights", "root", root, "winner", winner,
+		"weight", sum, "quorum", l.tally.Quorum(), "votes", detail)
+	l.refreshWeights()
+	return false
 }
 
 // confirmOutcome learns how a confirmation went.
@@ -330,7 +384,8 @@ func (l *electionLoop) confirmOutcome(out confirmOutcome) {
 		l.s.splits.add(l.s, out.root, out.winner, l.tally.Certificate(out.root, out.winner))
 		l.finish(out.root)
 	default:
-		e.confirming = false // the next vote or sweep retries
+		e.confirming = false
+		l.retry[out.root] = struct{}{} // the next tick retries
 	}
 }
 
@@ -455,6 +510,10 @@ const watchFor = 30 * time.Second
 // confirmed long ago. It ends watch elections that found nothing.
 func (l *electionLoop) sweep(ctx context.Context) {
 	l.voteWhereSilent()
+	for root := range l.retry {
+		delete(l.retry, root)
+		l.evaluate(root)
+	}
 	now := l.now()
 	for root, e := range l.roots {
 		if e.watch && now-e.started > watchFor.Milliseconds() {

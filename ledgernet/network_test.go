@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -282,7 +283,7 @@ func TestHostilePeerIsBanned(t *testing.T) {
 // confirmed everywhere, the loser and its dependents are rolled back on
 // every node, and no election or waiting block outlives them.
 func TestEqualSplitConfirmsNothingThenHeals(t *testing.T) {
-	c := nettest.Start(t, nettest.Options{Nodes: 5, Net: ledgernet.Config{OnlineWindow: time.Second}})
+	c := nettest.Start(t, nettest.Options{Nodes: 5, Net: ledgernet.Config{OnlineWindow: time.Second}, Logger: slog.New(failOnError{t, slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})})})
 	alice, bob := wallet.NewKey(), wallet.NewKey()
 	open := c.Open(alice, 5000)
 	c.Chains.Add(bob, nil)
@@ -312,6 +313,17 @@ func TestEqualSplitConfirmsNothingThenHeals(t *testing.T) {
 	for i := range c.Nodes {
 		for _, h := range []ledger.Hash{a.Hash, a2.Hash, b.Hash, b2.Hash} {
 			if c.Confirmed(i, h) {
+				st := c.Nodes[i].N.Store
+				cert, _, _ := st.Certificate(h)
+				for j := 0; j+64 <= len(cert)-2; j += 64 {
+					var rep ledger.Address
+					copy(rep[:], cert[2+j:])
+					w, _ := st.ConfirmedWeight(rep)
+					t.Logf("certificate of %s on node %d: %s with confirmed weight %s", h, i, rep, w)
+				}
+				for k, nd := range c.Nodes {
+					t.Logf("node %d: key %s reps %d", k, nd.N.Key.Address(), len(nd.Reps))
+				}
 				t.Fatalf("node %d confirmed %s during a cut that leaves no side a quorum", i, h)
 			}
 		}
@@ -350,4 +362,28 @@ func TestEqualSplitConfirmsNothingThenHeals(t *testing.T) {
 		}
 	}
 	c.Audit()
+}
+
+// failOnError fails the test on every log record at error level: the
+// nodes log an error for an equivocation, a conflicting confirmation or a
+// certificate their store does not back, none of which a correct network
+// ever shows.
+type failOnError struct {
+	t *testing.T
+	slog.Handler
+}
+
+func (f failOnError) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		f.t.Errorf("a node logged an error: %s", r.Message)
+	}
+	return f.Handler.Handle(ctx, r)
+}
+
+func (f failOnError) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return failOnError{f.t, f.Handler.WithAttrs(attrs)}
+}
+
+func (f failOnError) WithGroup(name string) slog.Handler {
+	return failOnError{f.t, f.Handler.WithGroup(name)}
 }

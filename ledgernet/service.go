@@ -117,6 +117,8 @@ type Service struct {
 	confirmed   chan confirmOutcome
 	confirmQ    chan confirmJob
 	decided     chan *ledger.ForkError // contenders of confirmed blocks, to watch
+	finalQ      chan finalReq          // final votes to record, sign and publish
+	ownVotes    voteList               // final votes signed, for the election loop to count
 
 	stats   counters
 	serving servingGate
@@ -171,6 +173,8 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		confirmed:   make(chan confirmOutcome, 1024),
 		confirmQ:    make(chan confirmJob, 4096),
 		decided:     make(chan *ledger.ForkError, 256),
+		finalQ:      make(chan finalReq, 256),
+		ownVotes:    voteList{notify: make(chan struct{}, 1)},
 		cancel:      cancel,
 	}
 	var err error
@@ -187,6 +191,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	s.spawn(func() { s.intakeLoop(ctx) })
 	s.spawn(func() { s.intakeAnswers(ctx) })
 	s.spawn(func() { s.confirmLoop(ctx) })
+	s.spawn(func() { s.finalLoop(ctx) })
 	s.spawn(func() { s.publishLoop(ctx) })
 	s.spawn(func() { s.electionLoop(ctx, sub) })
 	s.spawn(func() { s.syncLoop(ctx) })

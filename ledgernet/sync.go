@@ -15,7 +15,6 @@ import (
 
 	"github.com/latticenet/lattice/consensus"
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/ledgerstore"
 )
 
 // serveTimeout bounds one sync request on the serving side, and
@@ -149,13 +148,13 @@ var errStop = errors.New("stop")
 
 // answerVotes decides what this node's representatives vote for, asked
 // about hashes: where it runs an election, its choice there (final once
-// the final vote is cast); elsewhere the block in its ledger, with a final
-// vote when the block is confirmed here (recorded first, unless a final
-// vote for another block is recorded at its place: then that one, which
-// is what the representatives did).
+// the final vote is recorded); elsewhere the block in its ledger, with a
+// final vote when the block is confirmed here, unless a final vote for
+// another block is recorded at its place: then that one, which is what the
+// representatives did. A final vote for a confirmed block needs no record:
+// this node never votes at that place again.
 func (s *Service) answerVotes(hashes []ledger.Hash) (nonFinal, final []ledger.Hash, err error) {
 	st := s.n.Store
-	var recs []ledgerstore.FinalVoteRecord
 	for _, h := range hashes {
 		if c, ok := s.choices.choiceFor(h); ok {
 			if c.final {
@@ -183,16 +182,7 @@ func (s *Service) answerVotes(hashes []ledger.Hash) (nonFinal, final []ledger.Ha
 		case found:
 			final = append(final, rec)
 		default:
-			recs = append(recs, ledgerstore.FinalVoteRecord{Account: e.Block.Account, Previous: e.Block.Previous, Hash: h})
 			final = append(final, h)
-		}
-	}
-	if len(recs) > 0 {
-		if err := st.RecordFinalVotes(recs); err != nil {
-			// A race with the election loop, or the disk: answer what is
-			// not final only.
-			s.log.Debug("recording final votes for a vote request", "err", err)
-			return nonFinal, nil, nil
 		}
 	}
 	return nonFinal, final, nil

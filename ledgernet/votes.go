@@ -2,7 +2,6 @@ package ledgernet
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 
@@ -49,11 +48,12 @@ func (s *Service) deliverVote(_ peer.ID, data []byte) {
 	}
 }
 
-// flushVotes signs the gathered hashes with every representative key that
-// has weight, gossips the votes and counts them: the non-final votes
-// first, then the final votes, each recorded durably before it is signed.
-// Counting a non-final vote may make its election agreed, and its final
-// vote then goes out in the same flush.
+// flushVotes signs the gathered non-final votes with every representative
+// key that has weight, gossips them and counts them, then hands the
+// gathered final votes to the final-vote writer, which records them
+// durably before it signs them (finalLoop). Counting a non-final vote may
+// make its election agreed, and its final vote then goes out in the same
+// flush.
 func (l *electionLoop) flushVotes(ctx context.Context) {
 	for len(l.pending)+len(l.finals) > 0 {
 		if len(l.pending) > 0 {
@@ -62,9 +62,21 @@ func (l *electionLoop) flushVotes(ctx context.Context) {
 			l.cast(ctx, hashes, l.s.stamp())
 			continue
 		}
-		hashes := l.recordFinals(l.current(l.finals, true))
+		hashes := l.current(l.finals, true)
 		l.finals = nil
-		l.cast(ctx, hashes, consensus.FinalTimestamp)
+		if len(hashes) == 0 {
+			continue
+		}
+		req := finalReq{recs: make([]ledgerstore.FinalVoteRecord, 0, len(hashes))}
+		for _, h := range hashes {
+			root, _ := l.tally.RootOf(h)
+			req.recs = append(req.recs, ledgerstore.FinalVoteRecord{Account: root.Account, Previous: root.Previous, Hash: h})
+		}
+		select {
+		case l.s.finalQ <- req: // finalLoop never waits for this loop
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -90,46 +102,88 @@ func (l *electionLoop) current(hashes []ledger.Hash, final bool) []ledger.Hash {
 	return out
 }
 
-// recordFinals records the final votes of hashes durably and returns those
-// that may be signed: a place where a final vote for another block is
-// recorded (by a vote request answered meanwhile) keeps that one.
-func (l *electionLoop) recordFinals(hashes []ledger.Hash) []ledger.Hash {
-	recs := make([]ledgerstore.FinalVoteRecord, 0, len(hashes))
-	for _, h := range hashes {
-		root, _ := l.tally.RootOf(h)
-		recs = append(recs, ledgerstore.FinalVoteRecord{Account: root.Account, Previous: root.Previous, Hash: h})
+// finalReq is a set of final votes for the final-vote writer.
+type finalReq struct {
+	recs []ledgerstore.FinalVoteRecord
+}
+
+// finalLoop is the final-vote writer. It records the final votes of
+// several flushes in one synced batch (an fsync per vote flush cost a
+// third of a node's confirmations), then signs them, publishes them, marks
+// them final for vote requests and hands them to the election loop to
+// count. Nothing is signed before it is durable. A place where a final
+// vote for another block is recorded (by a run before a restart, or an
+// earlier flush) keeps that one.
+func (s *Service) finalLoop(ctx context.Context) {
+	for {
+		reqs, ok := takeBatch(ctx, s.finalQ, 64)
+		if !ok {
+			return
+		}
+		var recs []ledgerstore.FinalVoteRecord
+		for _, r := range reqs {
+			recs = append(recs, r.recs...)
+		}
+		recs = s.recordFinals(ctx, recs)
+		hashes := make([]ledger.Hash, len(recs))
+		for i, r := range recs {
+			hashes[i] = r.Hash
+			s.choices.markFinal(consensus.Root{Account: r.Account, Previous: r.Previous}, r.Hash)
+		}
+		var votes []*consensus.Vote
+		for chunk := range slices.Chunk(hashes, consensus.MaxVoteHashes) {
+			for _, v := range s.signVotes(chunk, consensus.FinalTimestamp) {
+				if err := s.votes.Publish(ctx, mustBinary(v)); err != nil && ctx.Err() == nil {
+					s.log.Debug("publish vote", "err", err)
+				}
+				votes = append(votes, v)
+			}
+		}
+		s.ownVotes.put(votes)
 	}
-	err := l.s.n.Store.RecordFinalVotes(recs)
-	if err == nil {
-		return hashes
-	}
-	if !errors.Is(err, ledgerstore.ErrFinalVoteExists) {
-		// Nothing is signed that is not recorded; the elections are
-		// advised again at their next vote or sweep.
-		l.s.log.Error("recording final votes", "err", err)
-		for _, r := range recs {
-			delete(l.final, consensus.Root{Account: r.Account, Previous: r.Previous})
+}
+
+// recordFinals records recs durably, in the engine's next group commit,
+// and returns them as recorded: a place with a final vote for another
+// block recorded before keeps that one. On a write error nothing is
+// signed (the engine has failed, and the node stops).
+func (s *Service) recordFinals(ctx context.Context, recs []ledgerstore.FinalVoteRecord) []ledgerstore.FinalVoteRecord {
+	out, err := s.n.Engine.RecordFinalVotes(ctx, recs)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("recording final votes", "err", err)
 		}
 		return nil
 	}
-	var out []ledger.Hash
-	for _, r := range recs {
-		root := consensus.Root{Account: r.Account, Previous: r.Previous}
-		if err := l.s.n.Store.RecordFinalVotes([]ledgerstore.FinalVoteRecord{r}); err == nil {
-			out = append(out, r.Hash)
-			continue
-		}
-		rec, found, rerr := l.s.n.Store.FinalVote(r.Account, r.Previous)
-		if rerr != nil || !found {
-			delete(l.final, root)
-			continue
-		}
-		l.final[root] = rec
-		l.setChoice(root, rec, true)
-		if _, ok := l.tally.RootOf(rec); ok {
-			out = append(out, rec)
-		}
+	return out
+}
+
+// voteList hands votes from the final-vote writer to the election loop
+// without either ever waiting for the other.
+type voteList struct {
+	mu     sync.Mutex
+	votes  []*consensus.Vote
+	notify chan struct{} // 1-buffered
+}
+
+func (v *voteList) put(votes []*consensus.Vote) {
+	if len(votes) == 0 {
+		return
 	}
+	v.mu.Lock()
+	v.votes = append(v.votes, votes...)
+	v.mu.Unlock()
+	select {
+	case v.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (v *voteList) take() []*consensus.Vote {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := v.votes
+	v.votes = nil
 	return out
 }
 
@@ -203,6 +257,18 @@ func (c *choiceBook) set(root consensus.Root, choice ledger.Hash, final bool, co
 		c.byHash[h] = bookChoice{choice, final}
 	}
 	c.byRoot[root] = contenders
+}
+
+// markFinal marks the choice at root final once its final vote is
+// recorded, if the choice is still h.
+func (c *choiceBook) markFinal(root consensus.Root, h ledger.Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range c.byRoot[root] {
+		if bc := c.byHash[k]; bc.hash == h {
+			c.byHash[k] = bookChoice{h, true}
+		}
+	}
 }
 
 func (c *choiceBook) forget(root consensus.Root) {

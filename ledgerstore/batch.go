@@ -40,6 +40,7 @@ type Batch struct {
 	weights   map[ledger.Address]ledger.Amount
 	cweights  weightDeltas // changes of confirmed weight, written at commit
 	confirmed map[ledger.Address]confirmedAt
+	finals    map[pendingKey]ledger.Hash // final votes recorded in the batch, by (account, previous)
 	// conflictsAdded is how many conflicts the batch records, less those
 	// it ends.
 	conflictsAdded int
@@ -78,6 +79,7 @@ func (s *Store) NewBatch() *Batch {
 		weights:   make(map[ledger.Address]ledger.Amount),
 		cweights:  weightDeltas{},
 		confirmed: make(map[ledger.Address]confirmedAt),
+		finals:    make(map[pendingKey]ledger.Hash),
 	}
 }
 

@@ -36,6 +36,25 @@ func (r reader) ConfirmedWeight(rep ledger.Address) (ledger.Amount, error) {
 	return decodeAmount(v)
 }
 
+// ConfirmedWeightTotal returns the sum of every representative's
+// confirmed weight, which must be the native supply: every confirmed
+// native unit is held by a confirmed account or in transit to an address.
+// The audit checks it.
+func (r reader) ConfirmedWeightTotal() (ledger.Amount, error) {
+	var sum ledger.Amount
+	err := r.scan([]byte{pCWeight}, false, func(_, v []byte) error {
+		w, err := decodeAmount(v)
+		if err != nil {
+			return err
+		}
+		if sum, err = sum.Add(w); err != nil {
+			return fmt.Errorf("ledgerstore: confirmed weights overflow")
+		}
+		return nil
+	})
+	return sum, err
+}
+
 // weightDeltas are signed changes of confirmed weight, by representative:
 // within a batch a receive may be counted before the send it takes (the
 // table is written only once the batch is complete).
@@ -201,31 +220,30 @@ type FinalVoteRecord struct {
 	Hash     ledger.Hash
 }
 
-// RecordFinalVotes durably records final votes before the node signs
-// them: it returns once they are synced. A record that exists already is
-// kept; RecordFinalVotes refuses, writing nothing, a record for another
-// block at a place that has one (ErrFinalVoteExists). It is safe to call
-// beside the writer: it writes only this table.
-func (s *Store) RecordFinalVotes(recs []FinalVoteRecord) error {
-	s.finalMu.Lock()
-	defer s.finalMu.Unlock()
-	b := s.db.NewBatch()
-	defer b.Close()
+// RecordFinalVotes records final votes in the batch and returns them as
+// they stand: a place that has a record (on disk or earlier in the batch)
+// keeps it, and the returned record names the block recorded there, the
+// only one this node's representatives may sign a final vote for. The
+// caller signs nothing before the batch is durable.
+func (b *Batch) RecordFinalVotes(recs []FinalVoteRecord) ([]FinalVoteRecord, error) {
+	out := make([]FinalVoteRecord, 0, len(recs))
 	for _, r := range recs {
-		old, found, err := s.FinalVote(r.Account, r.Previous)
-		if err != nil {
-			return err
+		k := pendingKey{r.Account, r.Previous}
+		old, found := b.finals[k]
+		if !found {
+			var err error
+			if old, found, err = b.s.FinalVote(r.Account, r.Previous); err != nil {
+				return nil, err
+			}
 		}
 		if found {
-			if old != r.Hash {
-				return fmt.Errorf("%w: %s/%s has %s, not %s", ErrFinalVoteExists, r.Account, r.Previous, old, r.Hash)
-			}
-			continue
+			r.Hash = old
+		} else {
+			b.b.Set(key(pFinal, r.Account[:], r.Previous[:]), r.Hash[:], nil)
+			b.n++
 		}
-		b.Set(key(pFinal, r.Account[:], r.Previous[:]), r.Hash[:], nil)
+		b.finals[k] = r.Hash
+		out = append(out, r)
 	}
-	if b.Empty() {
-		return nil
-	}
-	return b.Commit(pebble.Sync)
+	return out, nil
 }

@@ -1,7 +1,6 @@
 package ledgerstore
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -58,29 +57,39 @@ func TestConfirmedWeight(t *testing.T) {
 	want("rebuilt on open", map[ledger.Address]uint64{g: 999_700, r.Address(): 300, a.Address(): 0})
 }
 
-// TestRecordFinalVotes: a final vote is recorded once, durably, and a
-// record for another block at the same place is refused whole.
+// TestRecordFinalVotes: a final vote is recorded once, durably with its
+// batch, and a record for another block at the same place gives back the
+// block recorded there, in the batch and after it.
 func TestRecordFinalVotes(t *testing.T) {
 	f := newFixture(t)
 	acct := ledger.Address{7}
 	p1, p2 := ledger.Hash{1}, ledger.Hash{2}
 	x, y := ledger.Hash{0xa}, ledger.Hash{0xb}
-	if err := f.st.RecordFinalVotes([]FinalVoteRecord{{acct, p1, x}}); err != nil {
-		t.Fatal(err)
+	record := func(b *Batch, recs []FinalVoteRecord, want []ledger.Hash) {
+		t.Helper()
+		got, err := b.RecordFinalVotes(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if got[i].Hash != want[i] || got[i].Account != recs[i].Account || got[i].Previous != recs[i].Previous {
+				t.Errorf("record %d: got %+v, want block %s", i, got[i], want[i])
+			}
+		}
 	}
-	if err := f.st.RecordFinalVotes([]FinalVoteRecord{{acct, p1, x}}); err != nil {
-		t.Errorf("the same record again: %v", err)
-	}
-	err := f.st.RecordFinalVotes([]FinalVoteRecord{{acct, p2, x}, {acct, p1, y}})
-	if !errors.Is(err, ErrFinalVoteExists) {
-		t.Errorf("another block at a recorded place: %v, want ErrFinalVoteExists", err)
-	}
+	f.batch(func(b *Batch) {
+		record(b, []FinalVoteRecord{{acct, p1, x}}, []ledger.Hash{x})
+		record(b, []FinalVoteRecord{{acct, p1, y}}, []ledger.Hash{x}) // in the same batch
+	})
+	f.batch(func(b *Batch) {
+		record(b, []FinalVoteRecord{{acct, p2, y}, {acct, p1, y}}, []ledger.Hash{y, x})
+	})
 	f.reopen()
 	for _, tt := range []struct {
 		prev  ledger.Hash
 		want  ledger.Hash
 		found bool
-	}{{p1, x, true}, {p2, ledger.Hash{}, false}} {
+	}{{p1, x, true}, {p2, y, true}, {ledger.Hash{3}, ledger.Hash{}, false}} {
 		h, found, err := f.st.FinalVote(acct, tt.prev)
 		if err != nil || found != tt.found || h != tt.want {
 			t.Errorf("FinalVote(%s) = %s, %v, %v; want %s, %v", tt.prev, h, found, err, tt.want, tt.found)

@@ -80,10 +80,6 @@ var ErrFormat = errors.New("ledgerstore: the ledger was written by an incompatib
 // running node or elsewhere in this process: Pebble's LOCK file is held.
 var ErrLocked = errors.New("ledgerstore: the ledger is in use by a running node")
 
-// ErrFinalVoteExists is returned by RecordFinalVotes for a place where
-// this node's representatives cast their final vote for another block.
-var ErrFinalVoteExists = errors.New("ledgerstore: a final vote for another block is recorded")
-
 // lockHeld reports whether err is Pebble's refusal to open a locked store:
 // flock's EAGAIN from another process, or Pebble's own message for a lock
 // this process holds (Pebble has no sentinel for it; TestOpenLocked notices

@@ -327,9 +327,13 @@ func (c *Cluster) Audit() {
 		}
 		snap := nd.N.Store.Snapshot()
 		_, err := ledger.Audit(snap)
+		total, terr := snap.ConfirmedWeightTotal()
 		snap.Close()
 		if err != nil {
 			c.t.Errorf("node %d: audit: %v", i, err)
+		}
+		if supply := c.Network.Genesis.Amount; terr != nil || total != supply {
+			c.t.Errorf("node %d: confirmed weights add up to %s (%v), want the supply %s", i, total, terr, supply)
 		}
 	}
 }
