@@ -149,6 +149,15 @@ func (s *script) run(cmd string, in []string) {
 		if got != kv["want"] {
 			s.fail("Advise = %s, want %s", got, kv["want"])
 		}
+	case "first": // first A REP HASH want=x|x:final
+		a := s.tally.FirstVote(root(plain[0]), rep(s.keyNum(plain[1])), blockHash(plain[2]), s.weight)
+		got := name(a.Hash)
+		if a.Final {
+			got += ":final"
+		}
+		if got != kv["want"] {
+			s.fail("FirstVote = %s, want %s", got, kv["want"])
+		}
 	case "online": // online want=N
 		if got := s.tally.Online(s.weight, s.now); got != ledger.NewAmount(uint64(s.num(kv["want"]))) {
 			s.fail("Online = %s, want %s", got, kv["want"])

@@ -375,6 +375,26 @@ func (t *Tally) Advise(root Root, rep ledger.Address, weight func(ledger.Address
 	return Advice{}, false
 }
 
+// FirstVote returns how representative rep, which has not voted in root's
+// election, votes for h, the block in its node's ledger: a final vote when
+// the votes already counted, with rep's own for h, make the election
+// agreed on h (the other representatives' votes arrived first, and a
+// non-final vote would only be followed at once by the final one);
+// otherwise a non-final vote.
+func (t *Tally) FirstVote(root Root, rep ledger.Address, h ledger.Hash, weight func(ledger.Address) ledger.Amount) Advice {
+	e := t.elections[root]
+	if e == nil {
+		return Advice{Hash: h}
+	}
+	if _, voted := e.choices[rep]; voted {
+		return Advice{Hash: h}
+	}
+	e.choices[rep] = choice{hash: h, vote: &Vote{Representative: rep}}
+	res := t.Result(root, weight)
+	delete(e.choices, rep)
+	return Advice{Hash: h, Final: res.Agreed && res.Leader == h && !res.Confirmed}
+}
+
 // Certificate returns the final votes for h in root's election, by
 // representative ascending: once h is confirmed, the proof a node stores
 // with it and a syncing node checks instead of re-running the election.

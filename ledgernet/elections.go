@@ -234,20 +234,17 @@ func (l *electionLoop) start(root consensus.Root, h ledger.Hash, ours bool) {
 }
 
 // firstVote has this node's representatives vote in root's election for
-// the first time: for h, or again the final vote recorded there.
+// the first time, for h.
 func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash) {
-	rec, found, err := l.s.n.Store.FinalVote(root.Account, root.Previous)
-	if err != nil {
-		l.s.log.Warn("reading a final vote record", "root", root, "err", err)
-		return
-	}
-	if found {
-		l.final[root] = rec
-		l.setChoice(root, rec, false) // final for vote requests once recorded again
-		l.finals = append(l.finals, rec)
-		return
-	}
+	// A final vote recorded here by an earlier run needs no lookup: the
+	// final-vote writer signs the recorded block whatever it is asked,
+	// and a non-final vote binds nothing.
 	l.setChoice(root, h, false)
+	if voter, ok := l.voter(); ok && l.tally.FirstVote(root, voter, h, l.weight).Final {
+		l.final[root] = h
+		l.finals = append(l.finals, h)
+		return
+	}
 	l.pending = append(l.pending, h)
 }
 

@@ -117,7 +117,7 @@ type Service struct {
 	confirmed   chan confirmOutcome
 	confirmQ    chan confirmJob
 	decided     chan *ledger.ForkError // contenders of confirmed blocks, to watch
-	finalQ      chan finalReq          // final votes to record, sign and publish
+	finalsIn    recordList             // final votes to record, sign and publish
 	ownVotes    voteList               // final votes signed, for the election loop to count
 
 	stats   counters
@@ -173,7 +173,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		confirmed:   make(chan confirmOutcome, 1024),
 		confirmQ:    make(chan confirmJob, 4096),
 		decided:     make(chan *ledger.ForkError, 256),
-		finalQ:      make(chan finalReq, 256),
+		finalsIn:    recordList{notify: make(chan struct{}, 1)},
 		ownVotes:    voteList{notify: make(chan struct{}, 1)},
 		cancel:      cancel,
 	}

@@ -67,16 +67,14 @@ func (l *electionLoop) flushVotes(ctx context.Context) {
 		if len(hashes) == 0 {
 			continue
 		}
-		req := finalReq{recs: make([]ledgerstore.FinalVoteRecord, 0, len(hashes))}
+		recs := make([]ledgerstore.FinalVoteRecord, 0, len(hashes))
 		for _, h := range hashes {
 			root, _ := l.tally.RootOf(h)
-			req.recs = append(req.recs, ledgerstore.FinalVoteRecord{Account: root.Account, Previous: root.Previous, Hash: h})
+			recs = append(recs, ledgerstore.FinalVoteRecord{Account: root.Account, Previous: root.Previous, Hash: h})
 		}
-		select {
-		case l.s.finalQ <- req: // finalLoop never waits for this loop
-		case <-ctx.Done():
-			return
-		}
+		// Never waits: the writer may be behind the engine's queue of
+		// blocks, and this loop must go on counting votes meanwhile.
+		l.s.finalsIn.put(recs)
 	}
 }
 
@@ -102,9 +100,31 @@ func (l *electionLoop) current(hashes []ledger.Hash, final bool) []ledger.Hash {
 	return out
 }
 
-// finalReq is a set of final votes for the final-vote writer.
-type finalReq struct {
-	recs []ledgerstore.FinalVoteRecord
+// recordList hands final votes to record from the election loop to the
+// final-vote writer without the loop ever waiting: the writer takes all
+// that accumulated while it was writing.
+type recordList struct {
+	mu     sync.Mutex
+	recs   []ledgerstore.FinalVoteRecord
+	notify chan struct{} // 1-buffered
+}
+
+func (r *recordList) put(recs []ledgerstore.FinalVoteRecord) {
+	r.mu.Lock()
+	r.recs = append(r.recs, recs...)
+	r.mu.Unlock()
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (r *recordList) take() []ledgerstore.FinalVoteRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.recs
+	r.recs = nil
+	return out
 }
 
 // finalLoop is the final-vote writer. It records the final votes of
@@ -116,15 +136,15 @@ type finalReq struct {
 // earlier flush) keeps that one.
 func (s *Service) finalLoop(ctx context.Context) {
 	for {
-		reqs, ok := takeBatch(ctx, s.finalQ, 64)
-		if !ok {
+		select {
+		case <-ctx.Done():
 			return
+		case <-s.finalsIn.notify:
 		}
-		var recs []ledgerstore.FinalVoteRecord
-		for _, r := range reqs {
-			recs = append(recs, r.recs...)
+		recs := s.recordFinals(ctx, s.finalsIn.take())
+		if len(recs) == 0 {
+			continue
 		}
-		recs = s.recordFinals(ctx, recs)
 		hashes := make([]ledger.Hash, len(recs))
 		for i, r := range recs {
 			hashes[i] = r.Hash

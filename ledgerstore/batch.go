@@ -38,7 +38,8 @@ type Batch struct {
 	receivers map[ledger.Hash]ledger.Hash        // zero: removed
 	conflicts map[pendingKey]*Conflict           // by (account, previous); nil: removed
 	weights   map[ledger.Address]ledger.Amount
-	cweights  weightDeltas // changes of confirmed weight, written at commit
+	cweights  weightDeltas                     // changes of confirmed weight, written at commit
+	cwritten  map[ledger.Address]ledger.Amount // the confirmed weights written, for the writer's cache
 	confirmed map[ledger.Address]confirmedAt
 	finals    map[pendingKey]ledger.Hash // final votes recorded in the batch, by (account, previous)
 	// conflictsAdded is how many conflicts the batch records, less those
@@ -410,7 +411,8 @@ func (b *Batch) AddConflict(fe *ledger.ForkError, detectedAt int64) error {
 // Commit writes the batch durably: when it returns nil, every change is on
 // disk (fsync). On error nothing of the batch is visible.
 func (b *Batch) Commit() error {
-	if err := b.s.writeConfirmedWeights(b.b, b.cweights); err != nil {
+	b.cwritten = make(map[ledger.Address]ledger.Amount, len(b.cweights))
+	if err := b.s.writeConfirmedWeights(b.b, b.cweights, b.cwritten); err != nil {
 		return err
 	}
 	b.markSeq()
@@ -427,7 +429,8 @@ func (b *Batch) Commit() error {
 // the batch is closed; only after it returns nil is the batch durable. This
 // lets a writer prepare the next batch while this one syncs.
 func (b *Batch) CommitNoSyncWait() error {
-	if err := b.s.writeConfirmedWeights(b.b, b.cweights); err != nil {
+	b.cwritten = make(map[ledger.Address]ledger.Amount, len(b.cweights))
+	if err := b.s.writeConfirmedWeights(b.b, b.cweights, b.cwritten); err != nil {
 		return err
 	}
 	b.markSeq()
@@ -495,6 +498,12 @@ func (b *Batch) publish() {
 	for rep, w := range b.weights {
 		b.s.weights[rep] = w
 	}
+	if len(b.s.cweights)+len(b.cwritten) > maxCachedAccounts {
+		b.s.cweights = make(map[ledger.Address]ledger.Amount)
+	}
+	for rep, w := range b.cwritten {
+		b.s.cweights[rep] = w
+	}
 }
 
 func (s *Store) cacheAccount(a ledger.Account) {
@@ -521,6 +530,7 @@ func (s *Store) cacheConfirmed(a ledger.Address, c confirmedAt) {
 func (s *Store) resetCache() {
 	s.accounts = make(map[ledger.Address]ledger.Account)
 	s.weights = make(map[ledger.Address]ledger.Amount)
+	s.cweights = make(map[ledger.Address]ledger.Amount)
 	s.entries = newRecent[ledger.Hash, entryAt](recentEntries)
 	s.chain = newRecent[chainPos, ledger.Hash](recentEntries)
 	s.confirmed = make(map[ledger.Address]confirmedAt)

@@ -153,14 +153,19 @@ func confirmRange(v chainView, a ledger.Address, old, height uint64, d weightDel
 }
 
 // writeConfirmedWeights applies d to the confirmed-weight table in w.
-func (s *Store) writeConfirmedWeights(w *pebble.Batch, d weightDeltas) error {
+// written, when not nil, receives the new values, for the writer's cache
+// (s.cweights, which only the writer uses) once the batch is committed.
+func (s *Store) writeConfirmedWeights(w *pebble.Batch, d weightDeltas, written map[ledger.Address]ledger.Amount) error {
 	for rep, delta := range d {
 		if delta.Sign() == 0 {
 			continue
 		}
-		cur, err := s.ConfirmedWeight(rep)
-		if err != nil {
-			return err
+		cur, ok := s.cweights[rep]
+		if !ok || written == nil {
+			var err error
+			if cur, err = s.ConfirmedWeight(rep); err != nil {
+				return err
+			}
 		}
 		nv, ok := intAmount(new(big.Int).Add(amountInt(cur), delta))
 		if !ok {
@@ -170,6 +175,9 @@ func (s *Store) writeConfirmedWeights(w *pebble.Batch, d weightDeltas) error {
 			w.Delete(key(pCWeight, rep[:]), nil)
 		} else {
 			w.Set(key(pCWeight, rep[:]), appendAmount(nil, nv), nil)
+		}
+		if written != nil {
+			written[rep] = nv
 		}
 	}
 	return nil
@@ -199,7 +207,7 @@ func (s *Store) buildConfirmedWeights() error {
 	}
 	w := s.db.NewBatch()
 	defer w.Close()
-	if err := s.writeConfirmedWeights(w, d); err != nil {
+	if err := s.writeConfirmedWeights(w, d, nil); err != nil {
 		return err
 	}
 	w.Set(key(pMeta, []byte(metaConfirmedWeights)), []byte{1}, nil)

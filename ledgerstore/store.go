@@ -61,6 +61,7 @@ type Store struct {
 	// updates them (see batch.go).
 	accounts map[ledger.Address]ledger.Account
 	weights  map[ledger.Address]ledger.Amount
+	cweights map[ledger.Address]ledger.Amount // confirmed weights the writer read or wrote
 	// entries and chain remember what the latest batches wrote, and
 	// confirmed the confirmation records read or written, for the same
 	// single writer (recent.go).
