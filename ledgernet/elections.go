@@ -301,7 +301,7 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 		}
 		cert := l.tally.Certificate(root, res.Winner)
 		if !l.certified(root, res.Winner, cert) {
-			return
+			return // the sweep decides again
 		}
 		{
 			e.confirming = true
@@ -531,6 +531,13 @@ func (l *electionLoop) sweep(ctx context.Context) {
 	}
 	for root, e := range l.roots {
 		if e.confirming || now-e.started < after || now-e.asked < after {
+			continue
+		}
+		// Decide again before asking: votes are counted once, and a
+		// decision missed (a vote that arrived while the confirm queue
+		// was full, weights that changed since) would otherwise wait for
+		// a vote that changes the election, which may never come.
+		if l.evaluate(root); e.confirming || l.roots[root] == nil {
 			continue
 		}
 		e.asked = now
