@@ -23,6 +23,7 @@ import (
 
 	"github.com/latticenet/lattice/consensus"
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgerstore"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/p2p"
 	"github.com/latticenet/lattice/wallet"
@@ -116,9 +117,9 @@ type Service struct {
 	frontiers   chan []ledger.Address
 	confirmed   chan confirmOutcome
 	confirmQ    chan confirmJob
-	decided     chan *ledger.ForkError // contenders of confirmed blocks, to watch
-	finalsIn    recordList             // final votes to record, sign and publish
-	ownVotes    voteList               // final votes signed, for the election loop to count
+	decided     chan *ledger.ForkError                // contenders of confirmed blocks, to watch
+	finalsIn    *handoff[ledgerstore.FinalVoteRecord] // final votes to record, sign and publish
+	ownVotes    *handoff[*consensus.Vote]             // final votes signed, for the election loop to count
 
 	stats   counters
 	serving servingGate
@@ -173,8 +174,8 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		confirmed:   make(chan confirmOutcome, 1024),
 		confirmQ:    make(chan confirmJob, 4096),
 		decided:     make(chan *ledger.ForkError, 256),
-		finalsIn:    recordList{notify: make(chan struct{}, 1)},
-		ownVotes:    voteList{notify: make(chan struct{}, 1)},
+		finalsIn:    newHandoff[ledgerstore.FinalVoteRecord](),
+		ownVotes:    newHandoff[*consensus.Vote](),
 		cancel:      cancel,
 	}
 	var err error

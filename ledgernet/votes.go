@@ -72,9 +72,7 @@ func (l *electionLoop) flushVotes(ctx context.Context) {
 			root, _ := l.tally.RootOf(h)
 			recs = append(recs, ledgerstore.FinalVoteRecord{Account: root.Account, Previous: root.Previous, Hash: h})
 		}
-		// Never waits: the writer may be behind the engine's queue of
-		// blocks, and this loop must go on counting votes meanwhile.
-		l.s.finalsIn.put(recs)
+		l.s.finalsIn.put(recs) // never waits (see handoff)
 	}
 }
 
@@ -100,30 +98,38 @@ func (l *electionLoop) current(hashes []ledger.Hash, final bool) []ledger.Hash {
 	return out
 }
 
-// recordList hands final votes to record from the election loop to the
-// final-vote writer without the loop ever waiting: the writer takes all
-// that accumulated while it was writing.
-type recordList struct {
+// handoff passes items from one loop to another without the sender ever
+// waiting: the receiver takes all that accumulated since it last looked.
+// The election loop hands final votes to record to the final-vote writer
+// this way (the writer may be behind the engine's queue of blocks, and the
+// loop must go on counting votes meanwhile), and the writer hands the
+// votes it signed back.
+type handoff[T any] struct {
 	mu     sync.Mutex
-	recs   []ledgerstore.FinalVoteRecord
-	notify chan struct{} // 1-buffered
+	items  []T
+	notify chan struct{} // 1-buffered: something to take
 }
 
-func (r *recordList) put(recs []ledgerstore.FinalVoteRecord) {
-	r.mu.Lock()
-	r.recs = append(r.recs, recs...)
-	r.mu.Unlock()
+func newHandoff[T any]() *handoff[T] { return &handoff[T]{notify: make(chan struct{}, 1)} }
+
+func (h *handoff[T]) put(items []T) {
+	if len(items) == 0 {
+		return
+	}
+	h.mu.Lock()
+	h.items = append(h.items, items...)
+	h.mu.Unlock()
 	select {
-	case r.notify <- struct{}{}:
+	case h.notify <- struct{}{}:
 	default:
 	}
 }
 
-func (r *recordList) take() []ledgerstore.FinalVoteRecord {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.recs
-	r.recs = nil
+func (h *handoff[T]) take() []T {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.items
+	h.items = nil
 	return out
 }
 
@@ -175,35 +181,6 @@ func (s *Service) recordFinals(ctx context.Context, recs []ledgerstore.FinalVote
 		}
 		return nil
 	}
-	return out
-}
-
-// voteList hands votes from the final-vote writer to the election loop
-// without either ever waiting for the other.
-type voteList struct {
-	mu     sync.Mutex
-	votes  []*consensus.Vote
-	notify chan struct{} // 1-buffered
-}
-
-func (v *voteList) put(votes []*consensus.Vote) {
-	if len(votes) == 0 {
-		return
-	}
-	v.mu.Lock()
-	v.votes = append(v.votes, votes...)
-	v.mu.Unlock()
-	select {
-	case v.notify <- struct{}{}:
-	default:
-	}
-}
-
-func (v *voteList) take() []*consensus.Vote {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	out := v.votes
-	v.votes = nil
 	return out
 }
 
