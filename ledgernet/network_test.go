@@ -174,11 +174,23 @@ func TestManyForksInARow(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
+				if splitFinals(c, consensus.Root{Account: alice.Address(), Previous: head.Hash}) {
+					// The protocol's known liveness limit (docs/protocol.md,
+					// "A known liveness limit"): final votes split so that
+					// neither contender can be confirmed. Safe, never
+					// decided: alice's chain ends here.
+					t.Logf("round %d: KNOWN LIMIT: the fork is deadlocked by split final votes on every node", round)
+					c.Audit()
+					return
+				}
 				for i, nd := range c.Nodes {
 					acct, _, _ := nd.N.Store.Account(alice.Address())
 					t.Logf("node %d: frontier %s confirmed x %v y %v", i, acct.Frontier, c.Confirmed(i, x.Hash), c.Confirmed(i, y.Hash))
 					for _, e := range nd.Svc.Elections() {
-						t.Logf("  election %s started %d online %s quorum %s tallies %+v", e.Root, e.Started, e.Online, e.Quorum, e.Tallies)
+						t.Logf("  election %s started %d online %s quorum %s", e.Root, e.Started, e.Online, e.Quorum)
+						for _, tl := range e.Tallies {
+							t.Logf("    %s tally %s final %s", tl.Hash, tl.Tally, tl.Final)
+						}
 					}
 				}
 				t.Fatalf("round %d: x %s / y %s not decided everywhere", round, x.Hash, y.Hash)
@@ -189,6 +201,33 @@ func TestManyForksInARow(t *testing.T) {
 		c.Chains.At(head)
 	}
 	c.Audit()
+}
+
+// splitFinals reports whether root's election is deadlocked by split final
+// votes on every node: every representative that votes has cast its final
+// vote, and no contender's final votes reach the quorum. (Weight whose
+// representative never votes, such as the forking account's own, could
+// only confirm a contender if it started voting.)
+func splitFinals(c *nettest.Cluster, root consensus.Root) bool {
+	quorum := consensus.Quorum(c.Network.Genesis.Amount)
+	for _, nd := range c.Nodes {
+		found := false
+		for _, e := range nd.Svc.Elections() {
+			if e.Root != root {
+				continue
+			}
+			found = true
+			for _, tl := range e.Tallies {
+				if tl.Tally != tl.Final || tl.Final.Cmp(quorum) >= 0 {
+					return false // a representative may still move, or it is decided
+				}
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // TestClusterStartsRepeatedly: every node confirms the weight shares, even
