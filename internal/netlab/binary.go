@@ -49,6 +49,7 @@ func Binary(ctx context.Context) (string, error) {
 			return
 		}
 		build.dir, build.path = dir, filepath.Join(dir, "lattice")
+		touchSources()
 		ctx, cancel := context.WithTimeout(ctx, buildTimeout)
 		defer cancel()
 		out, err := exec.CommandContext(ctx, "go", "build", "-o", build.path, "github.com/latticenet/lattice/cmd/lattice").CombinedOutput()
@@ -57,6 +58,30 @@ func Binary(ctx context.Context) (string, error) {
 		}
 	})
 	return build.path, build.err
+}
+
+// touchSources reads the modification times of the module's Go files and
+// go.mod, from the test process itself: go test caches a result by the
+// files its test opened or stat'ed, and the binary is built by a child
+// process it cannot see, so without this a change to the node would leave
+// a cached pass of these tests in place.
+func touchSources() {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		return
+	}
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") && p != root {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") || d.Name() == "go.mod" || d.Name() == "go.sum") {
+			_, _ = os.Stat(p)
+		}
+		return nil
+	})
 }
 
 // RemoveBinary removes the binary Binary built, if it built one. TestMain
