@@ -303,16 +303,14 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 		if !l.certified(root, res.Winner, cert) {
 			return // the sweep decides again
 		}
-		{
-			e.confirming = true
-			select {
-			case l.s.confirmQ <- confirmJob{root: root, winner: res.Winner, votes: cert}:
-			default:
-				// The next tick retries: final votes are counted once,
-				// so no later vote would.
-				e.confirming = false
-				l.retry[root] = struct{}{}
-			}
+		e.confirming = true
+		select {
+		case l.s.confirmQ <- confirmJob{root: root, winner: res.Winner, votes: cert}:
+		default:
+			// The next tick retries: final votes are counted once, so no
+			// later vote would.
+			e.confirming = false
+			l.retry[root] = struct{}{}
 		}
 		return
 	}
@@ -347,7 +345,6 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 func (l *electionLoop) certified(root consensus.Root, winner ledger.Hash, cert []*consensus.Vote) bool {
 	var sum ledger.Amount
 	seen := make(map[ledger.Address]bool, len(cert))
-	var detail []string
 	for _, v := range cert {
 		if seen[v.Representative] || !v.Final() || !slices.Contains(v.Hashes, winner) {
 			continue
@@ -357,14 +354,13 @@ func (l *electionLoop) certified(root consensus.Root, winner ledger.Hash, cert [
 		if err != nil {
 			return false
 		}
-		detail = append(detail, v.Representative.String()+"="+w.String())
 		sum, _ = sum.Add(w)
 	}
 	if sum.Cmp(l.tally.Quorum()) >= 0 {
 		return true
 	}
 	l.s.log.Debug("certificate short of a quorum under the latest confirmed weights", "root", root, "winner", winner,
-		"weight", sum, "quorum", l.tally.Quorum(), "votes", detail)
+		"weight", sum, "quorum", l.tally.Quorum(), "votes", len(seen))
 	l.refreshWeights()
 	return false
 }
