@@ -109,6 +109,9 @@ func (s *script) run(cmd string, in []string) {
 		if v, ok := kv["cache"]; ok {
 			p.MaxCachedVotes = int(s.num(v))
 		}
+		if v, ok := kv["timeout"]; ok {
+			p.RoundTimeout = s.num(v)
+		}
 		s.tally = consensus.NewTally(p)
 		if want, ok := kv["quorum"]; ok && s.tally.Quorum() != ledger.NewAmount(uint64(s.num(want))) {
 			s.fail("quorum %s, want %s", s.tally.Quorum(), want)
@@ -122,50 +125,76 @@ func (s *script) run(cmd string, in []string) {
 		if want := kv["err"]; !matches(err, want) {
 			s.fail("Start = %v, want %s", err, orNone(want))
 		}
-	case "vote": // vote REP ts=N|final HASH... [touched=A,B|-]
-		ts := int64(consensus.FinalTimestamp)
-		if kv["ts"] != "final" {
-			ts = s.num(kv["ts"])
-		}
+	case "prevote", "final": // prevote REP [r=N] HASH... [touched=A,B|-]
 		var hs []ledger.Hash
 		for _, n := range plain[1:] {
 			hs = append(hs, blockHash(n))
 		}
-		got := s.tally.Vote(signedVote(s.keyNum(plain[0]), ts, hs...), s.now)
+		got := s.tally.Vote(signedVote(s.keyNum(plain[0]), uint32(s.num(orZero(kv["r"]))), cmd == "final", hs...), s.now)
 		if want, ok := kv["touched"]; ok && !slices.Equal(got, roots(want)) {
 			s.fail("touched %v, want %s", got, want)
 		}
-	case "result": // result A tallies=x:60/40,y:40/0 leader=x agreed=true confirmed=x|-
+	case "result": // result A round=N tallies=x:60/40,y:40/0 leader=x agreed=true confirmed=x@N|-
 		s.checkResult(plain[0], kv)
-	case "advise": // advise A REP want=x|x:final|-
-		a, ok := s.tally.Advise(root(plain[0]), rep(s.keyNum(plain[1])), s.weight)
-		got := "-"
-		if ok {
-			got = name(a.Hash)
-			if a.Final {
-				got += ":final"
-			}
-		}
+	case "advise": // advise A SELF want=x@1,x@1:final|-
+		got := advice(s.tally.Advise(root(plain[0]), rep(s.keyNum(plain[1])), s.weight, s.now))
 		if got != kv["want"] {
 			s.fail("Advise = %s, want %s", got, kv["want"])
 		}
-	case "first": // first A REP HASH want=x|x:final
-		a := s.tally.FirstVote(root(plain[0]), rep(s.keyNum(plain[1])), blockHash(plain[2]), s.weight)
-		got := name(a.Hash)
-		if a.Final {
-			got += ":final"
-		}
+	case "first": // first A SELF HASH want=x@0|x@0,x@0:final|-
+		got := advice(s.tally.FirstVote(root(plain[0]), rep(s.keyNum(plain[1])), blockHash(plain[2]), s.weight, s.now))
 		if got != kv["want"] {
 			s.fail("FirstVote = %s, want %s", got, kv["want"])
+		}
+	case "restore": // restore A [prevote=x@2] [final=y@1]
+		var rec consensus.Record
+		if v, ok := kv["prevote"]; ok {
+			rec.Prevote, rec.PrevoteRound = s.mark(v)
+		}
+		if v, ok := kv["final"]; ok {
+			rec.Final, rec.FinalRound = s.mark(v)
+		}
+		s.tally.Restore(root(plain[0]), rec)
+	case "own": // own A round=N prevote=x|- final=y@1|-   or   own A want=-
+		o, ok := s.tally.Own(root(plain[0]))
+		got := "-"
+		if ok {
+			final := "-"
+			if !o.Final.IsZero() {
+				final = fmt.Sprintf("%s@%d", name(o.Final), o.FinalRound)
+			}
+			got = fmt.Sprintf("round=%d prevote=%s final=%s", o.Round, name(o.Prevote), final)
+		}
+		want := "-"
+		if _, ok := kv["round"]; ok {
+			want = fmt.Sprintf("round=%s prevote=%s final=%s", kv["round"], kv["prevote"], kv["final"])
+		}
+		if got != want {
+			s.fail("Own = %s, want %s", got, want)
+		}
+	case "polka": // polka A reps=1,2,3|-
+		var got []string
+		for _, v := range s.tally.Polka(root(plain[0])) {
+			if v.Final {
+				s.fail("the polka holds a final vote of %s", v.Representative)
+			}
+			got = append(got, strconv.Itoa(int(keyOf(v.Representative))))
+		}
+		if want := sortedByAddress(kv["reps"]); !slices.Equal(got, want) {
+			s.fail("polka %v, want %v", got, want)
+		}
+	case "timeout": // timeout r=N want=MS
+		if got := s.tally.RoundTimeout(uint32(s.num(kv["r"]))); got != s.num(kv["want"]) {
+			s.fail("RoundTimeout = %d, want %s", got, kv["want"])
 		}
 	case "online": // online want=N
 		if got := s.tally.Online(s.weight, s.now); got != ledger.NewAmount(uint64(s.num(kv["want"]))) {
 			s.fail("Online = %s, want %s", got, kv["want"])
 		}
-	case "certificate": // certificate A x reps=1,2,3|-
+	case "certificate": // certificate A x r=N reps=1,2,3|-
 		var got []string
-		for _, v := range s.tally.Certificate(root(plain[0]), blockHash(plain[1])) {
-			if !v.Final() {
+		for _, v := range s.tally.Certificate(root(plain[0]), blockHash(plain[1]), uint32(s.num(orZero(kv["r"])))) {
+			if !v.Final {
 				s.fail("certificate holds a non-final vote of %s", v.Representative)
 			}
 			got = append(got, strconv.Itoa(int(keyOf(v.Representative))))
@@ -174,13 +203,18 @@ func (s *script) run(cmd string, in []string) {
 		if !slices.Equal(got, want) {
 			s.fail("certificate %v, want %v", got, want)
 		}
-	case "equivocations": // equivocations want=1@A,2@B|-
+	case "equivocations": // equivocations want=1@A:final,2@B:prevote|-
 		var got []string
 		for _, e := range s.tally.TakeEquivocations() {
-			if e.First.Final() != true || e.Second.Final() != true || e.First.Representative != e.Representative {
-				s.fail("equivocation %+v is not two final votes of its representative", e)
+			if e.First.Final != e.Second.Final || e.First.Round != e.Second.Round ||
+				e.First.Representative != e.Representative || e.Second.Representative != e.Representative {
+				s.fail("equivocation %+v is not two votes of one kind and round of its representative", e)
 			}
-			got = append(got, fmt.Sprintf("%d@%s", keyOf(e.Representative), rootName(e.Root)))
+			kind := "prevote"
+			if e.First.Final {
+				kind = "final"
+			}
+			got = append(got, fmt.Sprintf("%d@%s:%s", keyOf(e.Representative), rootName(e.Root), kind))
 		}
 		if want := list(kv["want"]); !slices.Equal(got, want) {
 			s.fail("equivocations %v, want %v", got, want)
@@ -213,6 +247,9 @@ func (s *script) run(cmd string, in []string) {
 
 func (s *script) checkResult(r string, kv map[string]string) {
 	res := s.tally.Result(root(r), s.weight)
+	if want, ok := kv["round"]; ok && strconv.Itoa(int(res.Round)) != want {
+		s.fail("round %d, want %s", res.Round, want)
+	}
 	if want, ok := kv["tallies"]; ok {
 		var got []string
 		for _, c := range res.Tallies {
@@ -231,12 +268,44 @@ func (s *script) checkResult(r string, kv map[string]string) {
 	if want, ok := kv["confirmed"]; ok {
 		got := "-"
 		if res.Confirmed {
-			got = name(res.Winner)
+			got = fmt.Sprintf("%s@%d", name(res.Winner), res.ConfirmedRound)
 		}
 		if got != want {
 			s.fail("confirmed %s, want %s", got, want)
 		}
 	}
+}
+
+// mark parses "x@N": a block and a round.
+func (s *script) mark(v string) (ledger.Hash, uint32) {
+	h, n, ok := strings.Cut(v, "@")
+	if !ok {
+		s.t.Fatalf("%s: %q, want block@round", s.pos, v)
+	}
+	return blockHash(h), uint32(s.num(n))
+}
+
+// advice spells votes to sign as "x@0,x@0:final", or "-" for none.
+func advice(as []consensus.Advice) string {
+	if len(as) == 0 {
+		return "-"
+	}
+	var out []string
+	for _, a := range as {
+		w := fmt.Sprintf("%s@%d", name(a.Hash), a.Round)
+		if a.Final {
+			w += ":final"
+		}
+		out = append(out, w)
+	}
+	return strings.Join(out, ",")
+}
+
+func orZero(v string) string {
+	if v == "" {
+		return "0"
+	}
+	return v
 }
 
 func (s *script) num(v string) int64 {
@@ -380,8 +449,8 @@ func TestElectionListing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tl.Vote(signedVote(2, 10, h1), 110)
-	tl.Vote(signedVote(1, consensus.FinalTimestamp, h2), 120)
+	tl.Vote(signedVote(2, 0, false, h1), 110)
+	tl.Vote(signedVote(1, 3, true, h2), 120)
 	if got := tl.Roots(); len(got) != 2 || got[0] != rootA || got[1] != rootB {
 		t.Errorf("Roots = %v, want rootA, rootB", got)
 	}
@@ -389,7 +458,7 @@ func TestElectionListing(t *testing.T) {
 	if !ok || info.Root != rootA || info.Started != 100 || len(info.Contenders) != 2 || info.Contenders[0] != h2 || info.Contenders[1] != h1 {
 		t.Errorf("Election(rootA) = %+v, %v, want started 100, contenders h2, h1", info, ok)
 	}
-	wantChoices := []consensus.Choice{{rep(1), h2, consensus.FinalTimestamp, true}, {rep(2), h1, 10, false}}
+	wantChoices := []consensus.Choice{{rep(1), h2, 3, true}, {rep(2), h1, 0, false}}
 	if r1, r2 := rep(1), rep(2); bytes.Compare(r2[:], r1[:]) < 0 {
 		wantChoices[0], wantChoices[1] = wantChoices[1], wantChoices[0]
 	}

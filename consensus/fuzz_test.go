@@ -9,7 +9,7 @@ import (
 )
 
 func FuzzUnmarshalVote(f *testing.F) {
-	v := &consensus.Vote{Timestamp: 1, Hashes: []ledger.Hash{{1}, {2}}}
+	v := &consensus.Vote{Round: 1, Final: true, Hashes: []ledger.Hash{{1}, {2}}}
 	v.Sign(ledger.Hash{9}, vecKey(1))
 	data, _ := v.MarshalBinary()
 	f.Add(data)

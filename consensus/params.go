@@ -11,6 +11,7 @@ const (
 	DefaultOnlineWindow   = 5 * 60 * 1000 // ms
 	DefaultMaxElections   = 65536
 	DefaultMaxCachedVotes = 65536
+	DefaultRoundTimeout   = 1000 // ms
 )
 
 // Params configure a Tally. The zero value of a field means its default
@@ -34,6 +35,12 @@ type Params struct {
 	// entry refers to a vote of up to MaxVoteHashes hashes (about 8 KiB),
 	// shared with the vote's other entries.
 	MaxCachedVotes int
+	// RoundTimeout is how long, in ms, the first round of an election
+	// lasts once its prevotes hold a quorum without a confirmation; each
+	// later round lasts twice as long as the one before, up to 32 times
+	// this. It trades how soon a split election is retried against how
+	// many rounds slow links start.
+	RoundTimeout int64
 }
 
 // EnsureDefaults sets every zero field to its default and returns p.
@@ -46,6 +53,9 @@ func (p *Params) EnsureDefaults() *Params {
 	}
 	if p.MaxCachedVotes == 0 {
 		p.MaxCachedVotes = DefaultMaxCachedVotes
+	}
+	if p.RoundTimeout == 0 {
+		p.RoundTimeout = DefaultRoundTimeout
 	}
 	return p
 }
@@ -62,6 +72,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("%w: max elections %d, want at least 1", ErrInvalidParams, p.MaxElections)
 	case p.MaxCachedVotes <= 0:
 		return fmt.Errorf("%w: max cached votes %d, want at least 1", ErrInvalidParams, p.MaxCachedVotes)
+	case p.RoundTimeout <= 0 || p.RoundTimeout > 3_600_000:
+		return fmt.Errorf("%w: round timeout %d ms, want 1 ms to an hour", ErrInvalidParams, p.RoundTimeout)
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 func TestParams(t *testing.T) {
 	p := consensus.Params{Total: ledger.NewAmount(1)}
 	p.EnsureDefaults()
-	want := consensus.Params{Total: ledger.NewAmount(1), OnlineWindow: 300_000, MaxElections: 65536, MaxCachedVotes: 65536}
+	want := consensus.Params{Total: ledger.NewAmount(1), OnlineWindow: 300_000, MaxElections: 65536, MaxCachedVotes: 65536, RoundTimeout: 1000}
 	if p != want {
 		t.Errorf("EnsureDefaults = %+v, want %+v", p, want)
 	}
@@ -26,6 +26,8 @@ func TestParams(t *testing.T) {
 		{"negative window", func(p *consensus.Params) { p.OnlineWindow = -1 }},
 		{"negative max elections", func(p *consensus.Params) { p.MaxElections = -1 }},
 		{"negative max cached votes", func(p *consensus.Params) { p.MaxCachedVotes = -1 }},
+		{"negative round timeout", func(p *consensus.Params) { p.RoundTimeout = -1 }},
+		{"round timeout over an hour", func(p *consensus.Params) { p.RoundTimeout = 3_600_001 }},
 	} {
 		q := want
 		tt.edit(&q)

@@ -34,27 +34,43 @@ func compareRoots(a, b Root) int {
 
 func compareHashes(a, b ledger.Hash) int { return bytes.Compare(a[:], b[:]) }
 
-// Tally holds the elections of one node and the votes cast in them. It is a
-// pure state machine: the node feeds it blocks (Start), verified votes
-// (Vote) and the time, asks it where elections stand (Result) and what its
-// own representatives should vote (Advise), with weights read from the
-// ledger, and ends the elections it has acted on (Finish).
+// MaxRounds bounds the rounds of one election whose votes a tally keeps.
+// Honest representatives move a round on only after a quorum prevoted in
+// the one before, so a healthy election uses one round and a contested one
+// a few; a vote for a round below every kept one is ignored once the bound
+// is reached.
+const MaxRounds = 8
+
+// Tally holds the elections of one node, the votes cast in them and what
+// the node's own representatives have voted. It is a pure state machine:
+// the node feeds it blocks (Start), verified votes (Vote) and the time,
+// asks it where elections stand (Result) and what its representatives
+// should sign next (FirstVote, Advise), with weights read from the ledger,
+// and ends the elections it has acted on (Finish).
 //
-// Votes come in two kinds. A non-final vote may be replaced by a newer one
-// of the same representative, so representatives converge on one
-// contender; it confirms nothing. A final vote (timestamp FinalTimestamp)
-// is cast at most once per election, only after the contender's votes
-// reached quorum, and never replaced: a block is confirmed by final votes
-// alone, so no weight can ever count for two contenders.
+// An election runs in rounds, as Tendermint's do, without a proposer. In
+// each round a representative signs at most one prevote and one final
+// vote (a precommit). It casts its final vote for a contender only when
+// that contender's prevotes of the same round hold a quorum (a polka), and
+// it is then locked on it: in later rounds it prevotes the contender of the
+// highest-round polka it has seen, which is its lock unless a newer polka
+// unlocked it. A block is confirmed by the final votes of a quorum in one
+// round. Two quorums share more than a third of the weight, so while less
+// than a third signs two votes of one kind in one round, no two contenders
+// are ever confirmed (docs/protocol.md, "Why two contenders are never both
+// confirmed"). A round that ends without confirmation (the prevotes split,
+// votes were lost) is followed by the next, so a split never stalls an
+// election for good.
 //
 // A Tally is not safe for concurrent use; the node loop that drives it owns
-// it. Every collection it holds is bounded by Params or MaxContenders,
-// except the representatives seen online and their choices, one per
-// representative per election: the node drops votes of accounts without
-// weight before they reach the tally, as Nano does.
+// it. Every collection it holds is bounded by Params, MaxContenders or
+// MaxRounds, except the representatives seen online and their votes, two
+// per representative per round of an election: the node drops votes of
+// accounts without weight before they reach the tally, as Nano does.
 type Tally struct {
 	p         Params
 	quorum    ledger.Amount
+	skip      ledger.Amount // the weight that moves a representative to a later round: Total − Quorum + 1
 	elections map[Root]*election
 	roots     map[ledger.Hash]Root // the root each contender competes for
 	cache     voteCache
@@ -66,19 +82,54 @@ type Tally struct {
 type election struct {
 	started    int64
 	contenders []ledger.Hash // in the order of Start
-	choices    map[ledger.Address]choice
-	finals     map[ledger.Address]choice // the first final vote of each representative
+	rounds     map[uint32]*round
+	polka      mark // the highest-round polka seen
+	own        own
 }
 
-// choice is a representative's choice in one election: hash, by vote.
+// round holds the votes of one round of an election: each
+// representative's prevotes and final votes, one per contender. An honest
+// representative signs one of each kind; a dishonest one's votes for
+// several contenders all count, each for its contender, as Tendermint's
+// vote sets do: a quorum certificate then verifies the same at every node
+// whichever of the conflicting votes it heard first, and two quorums for
+// different contenders still need more than a third to sign both.
+type round struct {
+	prevotes map[ledger.Address][]choice
+	finals   map[ledger.Address][]choice
+}
+
+// choice is a representative's vote in one round of one election: hash, by
+// vote.
 type choice struct {
 	hash ledger.Hash
 	vote *Vote
 }
 
-// Equivocation is the proof that a representative signed final votes for
-// two contenders of one election: what no honest representative does.
-// Only First counts in the tally.
+// mark names a contender in a round: a polka, or a lock.
+type mark struct {
+	ok    bool
+	round uint32
+	hash  ledger.Hash
+}
+
+// own is what the node's representatives have signed in an election. They
+// vote alike, so one record serves them all.
+type own struct {
+	started  bool // they have voted here (or a record says they did)
+	round    uint32
+	prevoted bool        // in round
+	prevote  ledger.Hash // in round; zero when prevoted is known only from a record
+	last     ledger.Hash // their latest prevote in any round
+	finaled  bool        // a final vote in round
+	lock     mark        // their latest final vote
+	quorumAt int64       // when round's prevotes first held a quorum; -1 not yet
+	attested bool        // their final vote in ConfirmedRound is cast
+}
+
+// Equivocation is the proof that a representative signed two votes of one
+// kind, in one round of one election, for two contenders: what no honest
+// representative does. Only First counts in the tally.
 type Equivocation struct {
 	Root           Root           `json:"root"`
 	Representative ledger.Address `json:"representative"`
@@ -94,9 +145,15 @@ func NewTally(p Params) *Tally {
 	if err := p.Validate(); err != nil {
 		panic(err)
 	}
+	q := Quorum(p.Total)
+	skip, err := p.Total.Sub(q)
+	if err != nil {
+		skip = ledger.Amount{}
+	}
 	return &Tally{
 		p:         p,
-		quorum:    Quorum(p.Total),
+		quorum:    q,
+		skip:      addSaturating(skip, ledger.NewAmount(1)),
 		elections: make(map[Root]*election),
 		roots:     make(map[ledger.Hash]Root),
 		cache:     newVoteCache(p.MaxCachedVotes),
@@ -131,7 +188,7 @@ func (t *Tally) Start(root Root, h ledger.Hash, now int64) error {
 		if len(t.elections) >= t.p.MaxElections {
 			return fmt.Errorf("%w: %d active", ErrTooManyElections, len(t.elections))
 		}
-		e = &election{started: now, choices: make(map[ledger.Address]choice), finals: make(map[ledger.Address]choice)}
+		e = &election{started: now, rounds: make(map[uint32]*round, 1), own: own{quorumAt: -1}}
 		t.elections[root] = e
 	} else if len(e.contenders) >= MaxContenders {
 		return fmt.Errorf("%w: %s has %d", ErrTooManyContenders, root, len(e.contenders))
@@ -148,20 +205,18 @@ func (t *Tally) Start(root Root, h ledger.Hash, now int64) error {
 // changed, in the order of v's hashes. The caller must have verified v
 // (Vote.Verify); the tally keeps v, and the caller must not modify it after.
 //
-// For each hash of v that contends in an election, the representative's
-// choice in that election becomes that hash if v is newer than the vote
-// behind its current choice there: a representative has one choice per
-// election, a newer vote replaces it, and an older or equally old vote is
-// ignored, so replaying votes changes nothing. A final vote is newer than
-// every other, so it is never replaced; a second final vote of one
-// representative for another contender of the election is recorded as an
-// Equivocation and counts for nothing. (Were v to name two contenders of
-// one election, the first would count.) Votes for hashes with no election
-// yet are cached, the newest per representative and hash, until Start;
+// For each hash of v that contends in an election, v counts as its
+// representative's prevote or final vote in v's round of that election,
+// unless the representative has one of that kind in that round already:
+// the same vote again changes nothing, so replaying votes is harmless, and
+// one for another contender is recorded as an Equivocation and counts for
+// nothing. (Were v to name two contenders of one election, the first would
+// count.) Votes for hashes with no election yet are cached, per
+// representative, hash and kind the one of the highest round, until Start;
 // when the cache is full the least recently cached entry is evicted.
 //
-// Every vote marks its representative online from now, the time it arrived,
-// not v.Timestamp, which the representative chose.
+// Every vote marks its representative online from now, the time it
+// arrived.
 func (t *Tally) Vote(v *Vote, now int64) (touched []Root) {
 	t.markOnline(v.Representative, now)
 	for _, h := range v.Hashes {
@@ -177,26 +232,58 @@ func (t *Tally) Vote(v *Vote, now int64) (touched []Root) {
 	return touched
 }
 
-// apply makes v's representative choose h, unless its choice stands on a
-// vote as new as v or newer, and records a final vote. It reports whether
-// the election changed.
+// apply counts v for h in its round of e, and reports whether the election
+// changed.
 func (t *Tally) apply(root Root, e *election, h ledger.Hash, v *Vote) bool {
-	changed := false
-	if v.Final() {
-		switch f, ok := e.finals[v.Representative]; {
-		case !ok:
-			e.finals[v.Representative] = choice{hash: h, vote: v}
-			changed = true
-		case f.hash != h:
-			t.equivocal = append(t.equivocal, Equivocation{Root: root, Representative: v.Representative, First: f.vote, Second: v})
+	if v.Round == ConfirmedRound && !v.Final {
+		return false // malformed (Vote.Check)
+	}
+	rd := t.round(e, v.Round)
+	if rd == nil {
+		return false
+	}
+	votes := rd.prevotes
+	if v.Final {
+		votes = rd.finals
+	}
+	cs := votes[v.Representative]
+	for _, c := range cs {
+		if c.hash == h {
 			return false
 		}
 	}
-	if c, ok := e.choices[v.Representative]; ok && v.Timestamp <= c.vote.Timestamp {
-		return changed
+	if len(cs) > 0 {
+		t.equivocal = append(t.equivocal, Equivocation{Root: root, Representative: v.Representative, First: cs[0].vote, Second: v})
 	}
-	e.choices[v.Representative] = choice{hash: h, vote: v}
+	votes[v.Representative] = append(cs, choice{hash: h, vote: v})
 	return true
+}
+
+// round returns e's round n, making room for it, or nil when MaxRounds
+// later rounds are kept. The node's own round and the highest polka's are
+// never dropped.
+func (t *Tally) round(e *election, n uint32) *round {
+	if rd := e.rounds[n]; rd != nil {
+		return rd
+	}
+	if len(e.rounds) >= MaxRounds {
+		lowest, found := uint32(0), false
+		for r := range e.rounds {
+			if (e.own.started && r == e.own.round) || (e.polka.ok && r == e.polka.round) || r == ConfirmedRound {
+				continue
+			}
+			if !found || r < lowest {
+				lowest, found = r, true
+			}
+		}
+		if !found || n < lowest {
+			return nil
+		}
+		delete(e.rounds, lowest)
+	}
+	rd := &round{prevotes: make(map[ledger.Address][]choice), finals: make(map[ledger.Address][]choice)}
+	e.rounds[n] = rd
+	return rd
 }
 
 // TakeEquivocations returns the equivocations found since its last call
@@ -249,9 +336,9 @@ func addSaturating(a, b ledger.Amount) ledger.Amount {
 	return s
 }
 
-// Contender is one block of an election and its tallies: the sum of the
-// weights of the representatives whose current choice it is, and of those
-// whose final vote it has.
+// Contender is one block of an election and its tallies in one round: the
+// sum of the weights of the representatives whose prevote it has, and of
+// those whose final vote it has.
 type Contender struct {
 	Hash  ledger.Hash   `json:"hash"`
 	Tally ledger.Amount `json:"tally"`
@@ -261,6 +348,9 @@ type Contender struct {
 // Result is where an election stands at one moment, under one set of
 // weights.
 type Result struct {
+	// Round is the round Tallies are of: the node's representatives' round
+	// once they vote in the election, the highest round with votes before.
+	Round uint32 `json:"round"`
 	// Tallies lists every contender, by tally descending, then by hash
 	// ascending.
 	Tallies []Contender `json:"tallies"`
@@ -269,40 +359,39 @@ type Result struct {
 	Leader ledger.Hash `json:"leader"`
 	// Quorum is Quorum(Params.Total).
 	Quorum ledger.Amount `json:"quorum"`
-	// Agreed reports whether the leader's tally is at least Quorum:
-	// representatives then cast their final votes for it.
+	// Agreed reports whether the leader's prevotes in Round hold a quorum
+	// (a polka): representatives in that round then cast their final
+	// votes for it.
 	Agreed bool `json:"agreed"`
-	// Confirmed reports whether a contender's final votes reach Quorum;
-	// that contender is then the Winner (zero otherwise).
-	Confirmed bool        `json:"confirmed"`
-	Winner    ledger.Hash `json:"winner,omitzero"`
+	// Confirmed reports whether a contender's final votes of one round
+	// hold a quorum; that contender is then the Winner, confirmed in
+	// ConfirmedRound (zero values otherwise).
+	Confirmed      bool        `json:"confirmed"`
+	Winner         ledger.Hash `json:"winner,omitzero"`
+	ConfirmedRound uint32      `json:"confirmed_round,omitempty"`
 }
 
 // Result tallies root's election. Weights are not stored, since they
 // change as the ledger does: weight gives each representative's weight
 // now. The result of an unknown root has no tallies and is not confirmed.
 //
-// A contender is confirmed when the weight of its final votes is at least
-// Quorum. Two contenders can both be only if representatives holding more
-// than a third of Total signed final votes for both; then the first in
-// Tallies' order wins here, and Equivocations hold the proof.
+// A contender is confirmed when the weight of its final votes in one round
+// is at least Quorum. Two contenders can both be only if representatives
+// holding more than a third of Total signed two final votes in one round
+// or broke their locks; then the lowest round wins here, and Equivocations
+// hold what proof there is.
 func (t *Tally) Result(root Root, weight func(ledger.Address) ledger.Amount) Result {
 	r := Result{Quorum: t.quorum}
 	e := t.elections[root]
 	if e == nil {
 		return r
 	}
-	sums := make(map[ledger.Hash]ledger.Amount, len(e.contenders))
-	for rep, c := range e.choices {
-		sums[c.hash] = addSaturating(sums[c.hash], weight(rep))
-	}
-	finals := make(map[ledger.Hash]ledger.Amount, len(e.contenders))
-	for rep, c := range e.finals {
-		finals[c.hash] = addSaturating(finals[c.hash], weight(rep))
-	}
+	r.ConfirmedRound, r.Winner, r.Confirmed = t.confirmed(e, weight)
+	r.Round = e.shownRound()
+	prevotes, finals := t.sums(e.rounds[r.Round], weight)
 	r.Tallies = make([]Contender, len(e.contenders))
 	for i, h := range e.contenders {
-		r.Tallies[i] = Contender{Hash: h, Tally: sums[h], Final: finals[h]}
+		r.Tallies[i] = Contender{Hash: h, Tally: prevotes[h], Final: finals[h]}
 	}
 	slices.SortFunc(r.Tallies, func(a, b Contender) int {
 		if c := b.Tally.Cmp(a.Tally); c != 0 {
@@ -313,107 +402,426 @@ func (t *Tally) Result(root Root, weight func(ledger.Address) ledger.Amount) Res
 	lead := r.Tallies[0]
 	r.Leader = lead.Hash
 	r.Agreed = lead.Tally.Cmp(r.Quorum) >= 0
-	for _, c := range r.Tallies {
-		if c.Final.Cmp(r.Quorum) >= 0 {
-			r.Confirmed, r.Winner = true, c.Hash
-			break
-		}
-	}
 	return r
 }
 
-// Advice is what a representative should vote in an election.
+// shownRound is the round Result shows: the node's own, else the highest
+// with votes.
+func (e *election) shownRound() uint32 {
+	if e.own.started {
+		return e.own.round
+	}
+	var hi uint32
+	for n := range e.rounds {
+		if n != ConfirmedRound {
+			hi = max(hi, n)
+		}
+	}
+	return hi
+}
+
+// sums adds up the weights of rd's prevotes and final votes by contender.
+func (t *Tally) sums(rd *round, weight func(ledger.Address) ledger.Amount) (prevotes, finals map[ledger.Hash]ledger.Amount) {
+	prevotes = make(map[ledger.Hash]ledger.Amount, 2)
+	finals = make(map[ledger.Hash]ledger.Amount, 2)
+	if rd == nil {
+		return prevotes, finals
+	}
+	addUp(prevotes, rd.prevotes, weight)
+	addUp(finals, rd.finals, weight)
+	return prevotes, finals
+}
+
+// addUp adds each representative's weight to every contender it voted for.
+func addUp(sums map[ledger.Hash]ledger.Amount, votes map[ledger.Address][]choice, weight func(ledger.Address) ledger.Amount) {
+	for rep, cs := range votes {
+		w := weight(rep)
+		for _, c := range cs {
+			sums[c.hash] = addSaturating(sums[c.hash], w)
+		}
+	}
+}
+
+// confirmed finds the lowest round whose final votes for one contender
+// hold a quorum.
+func (t *Tally) confirmed(e *election, weight func(ledger.Address) ledger.Amount) (uint32, ledger.Hash, bool) {
+	found := false
+	var best uint32
+	var winner ledger.Hash
+	for n, rd := range e.rounds {
+		if len(rd.finals) == 0 || (found && n >= best) {
+			continue
+		}
+		sums := make(map[ledger.Hash]ledger.Amount, 2)
+		addUp(sums, rd.finals, weight)
+		for _, h := range e.contenders { // in a fixed order
+			if sums[h].Cmp(t.quorum) >= 0 {
+				found, best, winner = true, n, h
+				break
+			}
+		}
+	}
+	return best, winner, found
+}
+
+// polkaIn returns the contender whose prevotes in rd hold a quorum, with
+// self's weight added for its own prevote own when rd lacks self's vote
+// (the node counts its own votes once it has signed them).
+func (t *Tally) polkaIn(e *election, rd *round, self ledger.Address, own ledger.Hash, weight func(ledger.Address) ledger.Amount) (ledger.Hash, bool) {
+	sums, _ := t.sums(rd, weight)
+	if _, counted := rd.prevotes[self]; !counted && !own.IsZero() && !self.IsZero() {
+		sums[own] = addSaturating(sums[own], weight(self))
+	}
+	for _, h := range e.contenders {
+		if sums[h].Cmp(t.quorum) >= 0 {
+			return h, true
+		}
+	}
+	return ledger.Hash{}, false
+}
+
+// notePolkas raises e.polka to the highest-round polka among e's rounds.
+func (t *Tally) notePolkas(e *election, weight func(ledger.Address) ledger.Amount) {
+	for n, rd := range e.rounds {
+		if e.polka.ok && n <= e.polka.round {
+			continue
+		}
+		if h, ok := t.polkaIn(e, rd, ledger.Address{}, ledger.Hash{}, weight); ok {
+			e.polka = mark{ok: true, round: n, hash: h}
+		}
+	}
+}
+
+// Advice is a vote the node's representatives should sign: a prevote or a
+// final vote for Hash in Round.
 type Advice struct {
 	Hash  ledger.Hash
+	Round uint32
 	Final bool
 }
 
-// Advise returns what representative rep should vote for in root's
-// election, or false when it should vote nothing new:
-//
-//   - nothing once rep has cast its final vote there, or the election is
-//     confirmed, or rep has not voted there yet (its first vote is for the
-//     block in its node's ledger, which the node knows, not the tally);
-//   - a final vote for the leader when the leader's tally reaches quorum
-//     (Result.Agreed);
-//   - otherwise a non-final vote for the leader when its tally is strictly
-//     greater than that of rep's choice, so representatives converge on
-//     one contender.
-func (t *Tally) Advise(root Root, rep ledger.Address, weight func(ledger.Address) ledger.Amount) (Advice, bool) {
+// FirstVote has the node's representatives, which have not voted in
+// root's election, prevote in round 0 for h, the block in their node's
+// ledger, and returns the votes to sign: that prevote, and the final vote
+// for h as well when the prevotes already counted, with self's own, hold a
+// quorum for it (the other representatives' votes arrived first). self is
+// the node's representative whose weight counts for its votes before they
+// are signed. It returns nothing when they have voted there before, or
+// the election is unknown.
+func (t *Tally) FirstVote(root Root, self ledger.Address, h ledger.Hash, weight func(ledger.Address) ledger.Amount, now int64) []Advice {
 	e := t.elections[root]
-	if e == nil {
-		return Advice{}, false
-	}
-	if _, done := e.finals[rep]; done {
-		return Advice{}, false
-	}
-	mine, voted := e.choices[rep]
-	if !voted {
-		return Advice{}, false
-	}
-	res := t.Result(root, weight)
-	switch {
-	case res.Confirmed:
-		return Advice{}, false
-	case res.Agreed:
-		return Advice{Hash: res.Leader, Final: true}, true
-	case mine.hash == res.Leader:
-		return Advice{}, false
-	}
-	var mineTally, leaderTally ledger.Amount
-	for _, c := range res.Tallies {
-		switch c.Hash {
-		case mine.hash:
-			mineTally = c.Tally
-		case res.Leader:
-			leaderTally = c.Tally
-		}
-	}
-	if leaderTally.Cmp(mineTally) > 0 {
-		return Advice{Hash: res.Leader}, true
-	}
-	return Advice{}, false
-}
-
-// FirstVote returns how representative rep, which has not voted in root's
-// election, votes for h, the block in its node's ledger: a final vote when
-// the votes already counted, with rep's own for h, make the election
-// agreed on h (the other representatives' votes arrived first, and a
-// non-final vote would only be followed at once by the final one);
-// otherwise a non-final vote.
-func (t *Tally) FirstVote(root Root, rep ledger.Address, h ledger.Hash, weight func(ledger.Address) ledger.Amount) Advice {
-	e := t.elections[root]
-	if e == nil {
-		return Advice{Hash: h}
-	}
-	if _, voted := e.choices[rep]; voted {
-		return Advice{Hash: h}
-	}
-	e.choices[rep] = choice{hash: h, vote: &Vote{Representative: rep}}
-	res := t.Result(root, weight)
-	delete(e.choices, rep)
-	return Advice{Hash: h, Final: res.Agreed && res.Leader == h && !res.Confirmed}
-}
-
-// Certificate returns the final votes for h in root's election, by
-// representative ascending: once h is confirmed, the proof a node stores
-// with it and a syncing node checks instead of re-running the election.
-// The votes are the tally's own; the caller must not modify them.
-func (t *Tally) Certificate(root Root, h ledger.Hash) []*Vote {
-	e := t.elections[root]
-	if e == nil {
+	if e == nil || e.own.started {
 		return nil
 	}
-	var votes []*Vote
-	for _, c := range e.finals {
-		if c.hash == h {
-			votes = append(votes, c.vote)
+	e.own = own{started: true, prevoted: true, prevote: h, last: h, quorumAt: -1}
+	return append([]Advice{{Hash: h}}, t.Advise(root, self, weight, now)...)
+}
+
+// Record is what a node's representatives have signed in one election, as
+// the node keeps it on disk: their latest final vote and their latest
+// prevote of a round above 0 (a zero hash for none). A prevote of round 0
+// needs no record: it is for the block the node's ledger holds, which a
+// restart does not change.
+type Record struct {
+	Prevote      ledger.Hash
+	PrevoteRound uint32
+	Final        ledger.Hash
+	FinalRound   uint32
+}
+
+// Restore sets what the node's representatives have signed in root's
+// election from rec, before they vote there again after a restart: they
+// resume in the latest round rec names, locked on their final vote, and
+// sign nothing in that round that could contradict what they signed
+// before. An empty rec, or an election that is unknown or already voted
+// in, is left as it is.
+func (t *Tally) Restore(root Root, rec Record) {
+	e := t.elections[root]
+	if e == nil || e.own.started || (rec.Prevote.IsZero() && rec.Final.IsZero()) {
+		return
+	}
+	o := own{started: true, quorumAt: -1}
+	if !rec.Final.IsZero() {
+		o.round = rec.FinalRound
+		o.lock = mark{ok: true, round: rec.FinalRound, hash: rec.Final}
+	}
+	if !rec.Prevote.IsZero() && (rec.Final.IsZero() || rec.PrevoteRound >= rec.FinalRound) {
+		o.round = rec.PrevoteRound
+		o.last = rec.Prevote
+	}
+	// What they prevoted in the round of a final vote alone is not known:
+	// they prevote nothing more there.
+	o.prevoted = true
+	if !rec.Prevote.IsZero() && rec.PrevoteRound == o.round {
+		o.prevote = rec.Prevote
+	}
+	if o.lock.ok && o.lock.round == o.round {
+		o.finaled = true
+	}
+	e.own = o
+}
+
+// Advise returns the votes the node's representatives should sign next in
+// root's election, and counts them as signed: nothing before they have
+// voted there (FirstVote) or once the election is confirmed; otherwise, in
+// this order,
+//
+//   - they move to a later round when representatives holding more than
+//     Total − Quorum voted in it (no honest quorum can still form without
+//     them), or when their round's prevotes have held a quorum for
+//     Params.RoundTimeout (doubled each round, up to 32 times) without a
+//     confirmation;
+//   - in a round they have not prevoted in, they prevote the contender of
+//     the highest-round polka they have seen (unless it is older than their
+//     lock, or of the same round: then the lock), else their lock, else the
+//     contender most of the representatives' latest prevotes are for (ties
+//     to the lowest hash);
+//   - in a round they have not cast a final vote in, they cast one for the
+//     contender whose prevotes of that round hold a quorum (self's weight
+//     counted for its own prevote), and are locked on it;
+//   - once final votes of ConfirmedRound for a contender from more than
+//     Total − Quorum reached them, they cast theirs for it, once.
+//
+// now is the time in Unix ms; a node calls Advise when votes change an
+// election and periodically, so that rounds time out.
+func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Address) ledger.Amount, now int64) []Advice {
+	e := t.elections[root]
+	if e == nil || !e.own.started {
+		return nil
+	}
+	if _, _, done := t.confirmed(e, weight); done {
+		return nil
+	}
+	t.notePolkas(e, weight)
+	o := &e.own
+	if n, ok := t.skipTo(e, weight); ok && n > o.round {
+		o.enter(n)
+	}
+	if o.prevoted && o.round < ConfirmedRound-1 && t.timedOut(e, self, weight, now) {
+		o.enter(o.round + 1)
+	}
+	var out []Advice
+	if rd := e.rounds[ConfirmedRound]; rd != nil && !o.attested {
+		_, sums := t.sums(rd, weight)
+		for _, h := range e.contenders {
+			if sums[h].Cmp(t.skip) >= 0 {
+				o.attested = true
+				out = append(out, Advice{Hash: h, Round: ConfirmedRound, Final: true})
+				break
+			}
 		}
 	}
+	if !o.prevoted {
+		h := t.choosePrevote(e, weight)
+		if h.IsZero() {
+			return out
+		}
+		o.prevoted, o.prevote, o.last = true, h, h
+		out = append(out, Advice{Hash: h, Round: o.round})
+	}
+	if !o.finaled {
+		if h, ok := t.polkaIn(e, t.round(e, o.round), self, o.prevote, weight); ok {
+			o.finaled = true
+			o.lock = mark{ok: true, round: o.round, hash: h}
+			out = append(out, Advice{Hash: h, Round: o.round, Final: true})
+		}
+	}
+	return out
+}
+
+// enter moves the node's representatives to round n.
+func (o *own) enter(n uint32) {
+	o.round, o.prevoted, o.prevote, o.finaled, o.quorumAt = n, false, ledger.Hash{}, false, -1
+}
+
+// skipTo returns the highest round above the node's own in which
+// representatives holding at least Total − Quorum + 1 voted.
+func (t *Tally) skipTo(e *election, weight func(ledger.Address) ledger.Amount) (uint32, bool) {
+	found := false
+	var best uint32
+	for n, rd := range e.rounds {
+		if n <= e.own.round || (found && n <= best) || n == ConfirmedRound {
+			continue
+		}
+		var sum ledger.Amount
+		for rep := range rd.prevotes {
+			sum = addSaturating(sum, weight(rep))
+		}
+		for rep := range rd.finals {
+			if _, both := rd.prevotes[rep]; !both {
+				sum = addSaturating(sum, weight(rep))
+			}
+		}
+		if sum.Cmp(t.skip) >= 0 {
+			found, best = true, n
+		}
+	}
+	return best, found
+}
+
+// timedOut reports whether the prevotes of the node's round have held a
+// quorum for the round's timeout, noting when they first did.
+func (t *Tally) timedOut(e *election, self ledger.Address, weight func(ledger.Address) ledger.Amount, now int64) bool {
+	o := &e.own
+	if o.quorumAt < 0 {
+		rd := e.rounds[o.round]
+		var sum ledger.Amount
+		if rd != nil {
+			for rep := range rd.prevotes {
+				sum = addSaturating(sum, weight(rep))
+			}
+		}
+		if rd == nil || !hasKey(rd.prevotes, self) {
+			if !o.prevote.IsZero() && !self.IsZero() {
+				sum = addSaturating(sum, weight(self))
+			}
+		}
+		if sum.Cmp(t.quorum) < 0 {
+			return false
+		}
+		o.quorumAt = now
+	}
+	return now-o.quorumAt >= t.RoundTimeout(o.round)
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// RoundTimeout returns how long, in ms, round n lasts after its prevotes
+// hold a quorum: Params.RoundTimeout, doubled each round up to 32 times.
+func (t *Tally) RoundTimeout(n uint32) int64 {
+	return t.p.RoundTimeout << min(n, 5)
+}
+
+// choosePrevote picks what the node's representatives prevote in a new
+// round (see Advise).
+func (t *Tally) choosePrevote(e *election, weight func(ledger.Address) ledger.Amount) ledger.Hash {
+	o := &e.own
+	p := e.polka
+	switch {
+	case p.ok && (!o.lock.ok || p.round > o.lock.round || p.hash == o.lock.hash):
+		return p.hash
+	case o.lock.ok:
+		return o.lock.hash
+	}
+	// Each representative's latest prevote.
+	latest := make(map[ledger.Address]uint32)
+	for n, rd := range e.rounds {
+		for rep := range rd.prevotes {
+			if m, ok := latest[rep]; !ok || n > m {
+				latest[rep] = n
+			}
+		}
+	}
+	sums := make(map[ledger.Hash]ledger.Amount, len(e.contenders))
+	for rep, n := range latest {
+		for _, c := range e.rounds[n].prevotes[rep] {
+			sums[c.hash] = addSaturating(sums[c.hash], weight(rep))
+		}
+	}
+	best := o.last
+	for _, h := range e.contenders {
+		switch c := sums[h].Cmp(sums[best]); {
+		case c > 0, c == 0 && !sums[h].IsZero() && compareHashes(h, best) < 0:
+			best = h
+		}
+	}
+	return best
+}
+
+// Deadline returns when, in Unix ms, the node's round in root's election
+// times out: once Advise found its prevotes holding a quorum. The node
+// calls Advise again then.
+func (t *Tally) Deadline(root Root) (int64, bool) {
+	e := t.elections[root]
+	if e == nil || !e.own.started || e.own.quorumAt < 0 {
+		return 0, false
+	}
+	return e.own.quorumAt + t.RoundTimeout(e.own.round), true
+}
+
+// PolkaRound returns the round of the highest polka Advise has seen in
+// root's election, if any.
+func (t *Tally) PolkaRound(root Root) (uint32, bool) {
+	e := t.elections[root]
+	if e == nil || !e.polka.ok {
+		return 0, false
+	}
+	return e.polka.round, true
+}
+
+// Own is what the node's representatives have signed in an election, for
+// answering peers who ask: their prevote in their round (zero when only a
+// record says they prevoted) and their latest final vote (zero for none).
+type Own struct {
+	Round      uint32
+	Prevote    ledger.Hash
+	Final      ledger.Hash
+	FinalRound uint32
+}
+
+// Own returns what the node's representatives have signed in root's
+// election, and false when they have not voted there.
+func (t *Tally) Own(root Root) (Own, bool) {
+	e := t.elections[root]
+	if e == nil || !e.own.started {
+		return Own{}, false
+	}
+	o := Own{Round: e.own.round, Prevote: e.own.prevote}
+	if e.own.lock.ok {
+		o.Final, o.FinalRound = e.own.lock.hash, e.own.lock.round
+	}
+	return o, true
+}
+
+// Polka returns the prevotes of the highest-round polka the tally has
+// seen in root's election, by representative ascending: the evidence that
+// lets a locked representative move to a newer contender. Peers that ask
+// for votes get it, so a polka seen by one node is seen by all.
+func (t *Tally) Polka(root Root) []*Vote {
+	e := t.elections[root]
+	if e == nil || !e.polka.ok {
+		return nil
+	}
+	rd := e.rounds[e.polka.round]
+	if rd == nil {
+		return nil
+	}
+	return collect(rd.prevotes, e.polka.hash)
+}
+
+// collect returns the votes for h, by representative ascending.
+func collect(votes map[ledger.Address][]choice, h ledger.Hash) []*Vote {
+	var out []*Vote
+	for _, cs := range votes {
+		for _, c := range cs {
+			if c.hash == h {
+				out = append(out, c.vote)
+			}
+		}
+	}
+	sortByRep(out)
+	return out
+}
+
+func sortByRep(votes []*Vote) {
 	slices.SortFunc(votes, func(a, b *Vote) int {
 		return bytes.Compare(a.Representative[:], b.Representative[:])
 	})
-	return votes
+}
+
+// Certificate returns the final votes for h in round n of root's election,
+// by representative ascending: once h is confirmed (Result.Winner and
+// ConfirmedRound), the proof a node stores with it. The votes are the
+// tally's own; the caller must not modify them.
+func (t *Tally) Certificate(root Root, h ledger.Hash, n uint32) []*Vote {
+	e := t.elections[root]
+	if e == nil || e.rounds[n] == nil {
+		return nil
+	}
+	return collect(e.rounds[n].finals, h)
 }
 
 // Contenders returns the contenders of root's election, in the order they
@@ -459,12 +867,11 @@ func (t *Tally) Roots() []Root {
 	return roots
 }
 
-// Choice is a representative's choice in an election, and the timestamp of
-// the vote it stands on.
+// Choice is one vote of a representative in an election.
 type Choice struct {
 	Representative ledger.Address `json:"representative"`
 	Hash           ledger.Hash    `json:"hash"`
-	Timestamp      int64          `json:"timestamp"`
+	Round          uint32         `json:"round"`
 	Final          bool           `json:"final"`
 }
 
@@ -473,7 +880,7 @@ type ElectionInfo struct {
 	Root       Root          `json:"root"`
 	Started    int64         `json:"started"`    // the now of the Start that created it
 	Contenders []ledger.Hash `json:"contenders"` // in the order they were started
-	Choices    []Choice      `json:"choices"`    // by representative ascending
+	Choices    []Choice      `json:"choices"`    // by representative ascending, then round, prevote first
 }
 
 // Election returns a snapshot of root's election, or false if there is none.
@@ -482,15 +889,46 @@ func (t *Tally) Election(root Root) (ElectionInfo, bool) {
 	if e == nil {
 		return ElectionInfo{}, false
 	}
-	info := ElectionInfo{Root: root, Started: e.started, Contenders: slices.Clone(e.contenders),
-		Choices: make([]Choice, 0, len(e.choices))}
-	for rep, c := range e.choices {
-		info.Choices = append(info.Choices, Choice{Representative: rep, Hash: c.hash, Timestamp: c.vote.Timestamp, Final: c.vote.Final()})
+	info := ElectionInfo{Root: root, Started: e.started, Contenders: slices.Clone(e.contenders)}
+	for n, rd := range e.rounds {
+		for rep, cs := range rd.prevotes {
+			for _, c := range cs {
+				info.Choices = append(info.Choices, Choice{Representative: rep, Hash: c.hash, Round: n})
+			}
+		}
+		for rep, cs := range rd.finals {
+			for _, c := range cs {
+				info.Choices = append(info.Choices, Choice{Representative: rep, Hash: c.hash, Round: n, Final: true})
+			}
+		}
 	}
 	slices.SortFunc(info.Choices, func(a, b Choice) int {
-		return bytes.Compare(a.Representative[:], b.Representative[:])
+		if c := bytes.Compare(a.Representative[:], b.Representative[:]); c != 0 {
+			return c
+		}
+		if a.Round != b.Round {
+			return cmpUint32(a.Round, b.Round)
+		}
+		return boolInt(a.Final) - boolInt(b.Final)
 	})
 	return info, true
+}
+
+func cmpUint32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Stats are the tally's counters, for operators.
@@ -505,13 +943,19 @@ func (t *Tally) Stats() Stats {
 	return Stats{Elections: len(t.elections), CachedVotes: t.cache.order.Len(), CacheEvictions: t.cache.evictions}
 }
 
-// voteCache holds votes for blocks without an election, the newest per
-// (hash, representative), up to max entries, least recently cached first.
+// voteCache holds votes for blocks without an election: per hash,
+// representative and kind, the vote of the highest round, up to max
+// entries, least recently cached first.
 type voteCache struct {
 	max       int
 	order     *list.List // of *cacheEntry
-	byHash    map[ledger.Hash]map[ledger.Address]*list.Element
+	byHash    map[ledger.Hash]map[cacheKey]*list.Element
 	evictions uint64
+}
+
+type cacheKey struct {
+	rep   ledger.Address
+	final bool
 }
 
 type cacheEntry struct {
@@ -520,14 +964,15 @@ type cacheEntry struct {
 }
 
 func newVoteCache(max int) voteCache {
-	return voteCache{max: max, order: list.New(), byHash: make(map[ledger.Hash]map[ledger.Address]*list.Element)}
+	return voteCache{max: max, order: list.New(), byHash: make(map[ledger.Hash]map[cacheKey]*list.Element)}
 }
 
 func (c *voteCache) put(h ledger.Hash, v *Vote) {
 	reps := c.byHash[h]
-	if el, ok := reps[v.Representative]; ok {
+	k := cacheKey{v.Representative, v.Final}
+	if el, ok := reps[k]; ok {
 		ce := el.Value.(*cacheEntry)
-		if v.Timestamp > ce.vote.Timestamp {
+		if v.Round > ce.vote.Round {
 			ce.vote = v
 			c.order.MoveToBack(el)
 		}
@@ -538,22 +983,23 @@ func (c *voteCache) put(h ledger.Hash, v *Vote) {
 		c.evictions++
 	}
 	if reps == nil {
-		reps = make(map[ledger.Address]*list.Element)
+		reps = make(map[cacheKey]*list.Element)
 		c.byHash[h] = reps
 	}
-	reps[v.Representative] = c.order.PushBack(&cacheEntry{hash: h, vote: v})
+	reps[k] = c.order.PushBack(&cacheEntry{hash: h, vote: v})
 }
 
 func (c *voteCache) remove(el *list.Element) {
 	ce := c.order.Remove(el).(*cacheEntry)
 	reps := c.byHash[ce.hash]
-	delete(reps, ce.vote.Representative)
+	delete(reps, cacheKey{ce.vote.Representative, ce.vote.Final})
 	if len(reps) == 0 {
 		delete(c.byHash, ce.hash)
 	}
 }
 
-// take removes and returns the votes cached for h, by representative.
+// take removes and returns the votes cached for h, by representative,
+// prevotes first.
 func (c *voteCache) take(h ledger.Hash) []*Vote {
 	reps := c.byHash[h]
 	votes := make([]*Vote, 0, len(reps))
@@ -562,7 +1008,10 @@ func (c *voteCache) take(h ledger.Hash) []*Vote {
 	}
 	delete(c.byHash, h)
 	slices.SortFunc(votes, func(a, b *Vote) int {
-		return bytes.Compare(a.Representative[:], b.Representative[:])
+		if c := bytes.Compare(a.Representative[:], b.Representative[:]); c != 0 {
+			return c
+		}
+		return boolInt(a.Final) - boolInt(b.Final)
 	})
 	return votes
 }

@@ -15,48 +15,76 @@ import (
 
 // voteTag opens every vote preimage, so that no other signed message of the
 // protocol (a block, an attestation) can be mistaken for a vote.
-const voteTag = "LATTICE-VOTE-V1"
+// V2 votes carry a round and a kind where V1 votes carried a timestamp.
+const voteTag = "LATTICE-VOTE-V2"
 
 // MaxVoteHashes bounds the hashes one vote carries, as in Nano.
 const MaxVoteHashes = 255
 
-// FinalTimestamp is the timestamp of a final vote: a vote that is never
-// replaced, cast at most once per election by an honest representative.
-// Blocks are confirmed by final votes only (see Tally).
-const FinalTimestamp = math.MaxInt64
-
 // voteHeaderSize is the wire size of a vote without its hashes and signature:
-// representative, timestamp, count.
-const voteHeaderSize = 32 + 8 + 2
+// representative, round, kind, three reserved bytes, count.
+const voteHeaderSize = 32 + 4 + 1 + 3 + 2
 
-// Vote says: representative R, at time T, votes for each of these blocks. A
-// newer vote of R replaces an older one in every election it touches, so T
-// orders a representative's votes; a final vote, as in Nano, carries the
-// largest timestamp (FinalTimestamp), so nothing replaces it.
+// ConfirmedRound is the round of a final vote that attests "this block is
+// decided": a representative signs one for a block its node confirmed
+// (when a peer asks, where no election runs any more), or once such votes
+// from more than Total − Quorum reach it (more than faulty
+// representatives can hold, so at least one honest node confirmed the
+// block; Bracha's amplification). Only a decided block is attested by an
+// honest representative, and a decided block is unique, so honest
+// representatives never sign two such votes at one place, and a quorum of
+// them confirms as a quorum of final votes of any one round does. It lets
+// a node that lags, whose weights moved since the network confirmed the
+// block, confirm it with the representatives online now. Elections never
+// reach this round: it moves no representative, locks nothing, and a
+// prevote in it is malformed.
+const ConfirmedRound = math.MaxUint32
+
+// The kinds of votes, in their wire byte.
+const (
+	kindPrevote = 0
+	kindFinal   = 1
+)
+
+// Vote says: representative R, in round N of the elections of these blocks,
+// prevotes (Final false) or casts its final vote (Final true, a precommit in
+// Tendermint's terms) for each of them. An honest representative signs at
+// most one prevote and one final vote per election and round; a block is
+// confirmed by the final votes of a quorum in one round (see Tally).
 //
 // JSON carries it for the API and debugging; peers exchange the binary form
 // (MarshalBinary).
 type Vote struct {
 	Representative ledger.Address   `json:"representative"`
-	Timestamp      int64            `json:"timestamp"` // Unix ms
+	Round          uint32           `json:"round"`
+	Final          bool             `json:"final"`
 	Hashes         []ledger.Hash    `json:"hashes"`
 	Signature      ledger.Signature `json:"signature"`
 }
 
-// Final reports whether v is a final vote.
-func (v *Vote) Final() bool { return v.Timestamp == FinalTimestamp }
+// appendHeader appends representative, round, kind, three zero bytes and
+// the hash count.
+func (v *Vote) appendHeader(dst []byte) []byte {
+	dst = append(dst, v.Representative[:]...)
+	dst = binary.BigEndian.AppendUint32(dst, v.Round)
+	kind := byte(kindPrevote)
+	if v.Final {
+		kind = kindFinal
+	}
+	dst = append(dst, kind, 0, 0, 0)
+	return binary.BigEndian.AppendUint16(dst, uint16(len(v.Hashes)))
+}
 
 // AppendPreimage appends the bytes a vote's digest is the SHA-256 of: the
-// tag "LATTICE-VOTE-V1", the network's genesis hash, the representative, the
-// timestamp (8 bytes), the hash count (2 bytes) and the hashes, integers
-// big-endian. The genesis hash binds the vote to one network, so a vote of
-// another network never verifies here.
+// tag "LATTICE-VOTE-V2", the network's genesis hash, the representative, the
+// round (4 bytes), the kind (1 byte: 0 prevote, 1 final), three zero bytes,
+// the hash count (2 bytes) and the hashes, integers big-endian. The genesis
+// hash binds the vote to one network, so a vote of another network never
+// verifies here.
 func (v *Vote) AppendPreimage(dst []byte, network ledger.Hash) []byte {
 	dst = append(dst, voteTag...)
 	dst = append(dst, network[:]...)
-	dst = append(dst, v.Representative[:]...)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(v.Timestamp))
-	dst = binary.BigEndian.AppendUint16(dst, uint16(len(v.Hashes)))
+	dst = v.appendHeader(dst)
 	for _, h := range v.Hashes {
 		dst = append(dst, h[:]...)
 	}
@@ -80,14 +108,14 @@ func (v *Vote) Sign(network ledger.Hash, priv ed25519.PrivateKey) {
 }
 
 // Check reports whether the vote has a valid shape: a non-zero
-// representative, a positive timestamp, 1 to MaxVoteHashes hashes, none zero
-// and none twice. The error wraps ErrMalformedVote.
+// representative, no prevote in ConfirmedRound, 1 to MaxVoteHashes hashes,
+// none zero and none twice. The error wraps ErrMalformedVote.
 func (v *Vote) Check() error {
 	if v.Representative.IsZero() {
 		return fmt.Errorf("%w: zero representative", ErrMalformedVote)
 	}
-	if v.Timestamp <= 0 {
-		return fmt.Errorf("%w: timestamp %d is not positive", ErrMalformedVote, v.Timestamp)
+	if v.Round == ConfirmedRound && !v.Final {
+		return fmt.Errorf("%w: a prevote in round %d, which is for final votes of confirmed blocks only", ErrMalformedVote, v.Round)
 	}
 	if err := checkHashes(v.Hashes); err != nil {
 		return err
@@ -145,17 +173,15 @@ func (v *Vote) Verify(network ledger.Hash) error {
 }
 
 // AppendBinary appends the vote's wire form to dst: representative (32),
-// timestamp (8), hash count (2), the hashes (32 each), signature (64),
-// integers big-endian. It refuses, with ErrMalformedVote, a vote whose form
+// round (4), kind (1), three zero bytes, hash count (2), the hashes (32
+// each), signature (64), integers big-endian. It refuses, with ErrMalformedVote, a vote whose form
 // UnmarshalBinary would refuse (no hashes, more than MaxVoteHashes, a hash
 // twice), so nothing it writes is unreadable.
 func (v *Vote) AppendBinary(dst []byte) ([]byte, error) {
 	if err := checkHashes(v.Hashes); err != nil {
 		return dst, err
 	}
-	dst = append(dst, v.Representative[:]...)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(v.Timestamp))
-	dst = binary.BigEndian.AppendUint16(dst, uint16(len(v.Hashes)))
+	dst = v.appendHeader(dst)
 	for _, h := range v.Hashes {
 		dst = append(dst, h[:]...)
 	}
@@ -168,12 +194,19 @@ func (v *Vote) MarshalBinary() ([]byte, error) {
 }
 
 // UnmarshalBinary parses the wire form strictly: it refuses truncated input,
-// trailing bytes, a count of 0 or above MaxVoteHashes and a hash listed
-// twice, so that whatever it accepts re-encodes to the same bytes. It checks
+// trailing bytes, a kind other than 0 or 1, reserved bytes that are not
+// zero, a count of 0 or above MaxVoteHashes and a hash listed twice, so that
+// whatever it accepts re-encodes to the same bytes. It checks
 // the form only; Verify checks the rest. On error v is unchanged.
 func (v *Vote) UnmarshalBinary(data []byte) error {
 	if len(data) < voteHeaderSize {
 		return fmt.Errorf("%w: %d bytes, truncated", ErrMalformedVote, len(data))
+	}
+	if kind := data[36]; kind != kindPrevote && kind != kindFinal {
+		return fmt.Errorf("%w: kind %d, want 0 (prevote) or 1 (final)", ErrMalformedVote, kind)
+	}
+	if data[37]|data[38]|data[39] != 0 {
+		return fmt.Errorf("%w: reserved bytes are not zero", ErrMalformedVote)
 	}
 	n := int(binary.BigEndian.Uint16(data[40:42]))
 	if n == 0 || n > MaxVoteHashes {
@@ -187,7 +220,8 @@ func (v *Vote) UnmarshalBinary(data []byte) error {
 	}
 	var nv Vote
 	copy(nv.Representative[:], data[0:32])
-	nv.Timestamp = int64(binary.BigEndian.Uint64(data[32:40]))
+	nv.Round = binary.BigEndian.Uint32(data[32:36])
+	nv.Final = data[36] == kindFinal
 	nv.Hashes = make([]ledger.Hash, n)
 	for i := range nv.Hashes {
 		copy(nv.Hashes[i][:], data[voteHeaderSize+32*i:])

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"math"
 	"os"
 	"testing"
 
@@ -36,9 +35,6 @@ var (
 	vecReceive = mustHash("c5cd13ff631cda5cf2d1bbe9ba2061456c6a489bd247494fb82b3a699d993b0f")
 	vecClaim   = mustHash("359c6a620ea204f212eb90b0f2dec5c27c365e227d3a9afc5612ebcd049c9629")
 )
-
-// vecEpoch is the vector ledger's genesis time: 2026-01-01T00:00:00Z in ms.
-const vecEpoch int64 = 1767225600000
 
 func mustHash(s string) ledger.Hash {
 	h, err := ledger.ParseHash(s)
@@ -71,10 +67,15 @@ type voteVector struct {
 
 // votePreimage spells the preimage out independently of the package.
 func votePreimage(network ledger.Hash, v *consensus.Vote) []byte {
-	p := []byte("LATTICE-VOTE-V1")
+	p := []byte("LATTICE-VOTE-V2")
 	p = append(p, network[:]...)
 	p = append(p, v.Representative[:]...)
-	p = binary.BigEndian.AppendUint64(p, uint64(v.Timestamp))
+	p = binary.BigEndian.AppendUint32(p, v.Round)
+	kind := byte(0)
+	if v.Final {
+		kind = 1
+	}
+	p = append(p, kind, 0, 0, 0)
 	p = binary.BigEndian.AppendUint16(p, uint16(len(v.Hashes)))
 	for _, h := range v.Hashes {
 		p = append(p, h[:]...)
@@ -93,15 +94,17 @@ func generateVoteVectors() ([]byte, error) {
 	for _, c := range []struct {
 		name, desc string
 		key        byte
-		ts         int64
+		round      uint32
+		final      bool
 		hashes     []ledger.Hash
 	}{
-		{"one hash", "Bob votes for the claim block.", 3, vecEpoch + 12_000, []ledger.Hash{vecClaim}},
-		{"three hashes", "Carol votes for the send, receive and claim blocks in one vote; the order of the hashes is the signer's.", 4, vecEpoch + 13_000, []ledger.Hash{vecSend, vecReceive, vecClaim}},
-		{"final vote", "Bob's final vote for the claim block: the largest timestamp, 2^63 - 1, so no later vote of bob can replace it.", 3, math.MaxInt64, []ledger.Hash{vecClaim}},
+		{"one hash", "Bob prevotes for the claim block in round 0.", 3, 0, false, []ledger.Hash{vecClaim}},
+		{"three hashes", "Carol prevotes for the send, receive and claim blocks in one vote, in round 0; the order of the hashes is the signer's.", 4, 0, false, []ledger.Hash{vecSend, vecReceive, vecClaim}},
+		{"final vote", "Bob's final vote (a precommit) for the claim block in round 0.", 3, 0, true, []ledger.Hash{vecClaim}},
+		{"later round", "Carol's final vote for the claim block in round 258 (0x00000102), after rounds that confirmed nothing.", 4, 258, true, []ledger.Hash{vecClaim}},
 	} {
 		priv := vecKey(c.key)
-		v := consensus.Vote{Timestamp: c.ts, Hashes: c.hashes}
+		v := consensus.Vote{Round: c.round, Final: c.final, Hashes: c.hashes}
 		v.Sign(vecNetwork, priv)
 		bin, err := v.MarshalBinary()
 		if err != nil {
@@ -216,8 +219,8 @@ func TestVectorNetwork(t *testing.T) {
 	}
 }
 
-func signedVote(key byte, ts int64, hashes ...ledger.Hash) *consensus.Vote {
-	v := &consensus.Vote{Timestamp: ts, Hashes: hashes}
+func signedVote(key byte, round uint32, final bool, hashes ...ledger.Hash) *consensus.Vote {
+	v := &consensus.Vote{Round: round, Final: final, Hashes: hashes}
 	v.Sign(vecNetwork, vecKey(key))
 	return v
 }
@@ -235,25 +238,24 @@ func TestVerify(t *testing.T) {
 		{"another network", other, func(v *consensus.Vote) {}, consensus.ErrBadVoteSignature},
 		{"hash changed", vecNetwork, func(v *consensus.Vote) { v.Hashes[1][0] ^= 1 }, consensus.ErrBadVoteSignature},
 		{"hashes reordered", vecNetwork, func(v *consensus.Vote) { v.Hashes[0], v.Hashes[1] = v.Hashes[1], v.Hashes[0] }, consensus.ErrBadVoteSignature},
-		{"timestamp changed", vecNetwork, func(v *consensus.Vote) { v.Timestamp++ }, consensus.ErrBadVoteSignature},
+		{"round changed", vecNetwork, func(v *consensus.Vote) { v.Round++ }, consensus.ErrBadVoteSignature},
+		{"kind changed", vecNetwork, func(v *consensus.Vote) { v.Final = !v.Final }, consensus.ErrBadVoteSignature},
 		{"another representative", vecNetwork, func(v *consensus.Vote) { copy(v.Representative[:], vecKey(5).Public().(ed25519.PublicKey)) }, consensus.ErrBadVoteSignature},
 		{"signature changed", vecNetwork, func(v *consensus.Vote) { v.Signature[3] ^= 1 }, consensus.ErrBadVoteSignature},
 		{"zero representative", vecNetwork, func(v *consensus.Vote) { v.Representative = ledger.Address{} }, consensus.ErrMalformedVote},
-		{"zero timestamp", vecNetwork, func(v *consensus.Vote) { v.Timestamp = 0 }, consensus.ErrMalformedVote},
-		{"negative timestamp", vecNetwork, func(v *consensus.Vote) { v.Timestamp = -1 }, consensus.ErrMalformedVote},
 		{"no hashes", vecNetwork, func(v *consensus.Vote) { v.Hashes = nil }, consensus.ErrMalformedVote},
 		{"duplicate hash", vecNetwork, func(v *consensus.Vote) { v.Hashes[1] = v.Hashes[0] }, consensus.ErrMalformedVote},
 		{"zero hash", vecNetwork, func(v *consensus.Vote) { v.Hashes[1] = ledger.Hash{} }, consensus.ErrMalformedVote},
 		{"256 hashes", vecNetwork, func(v *consensus.Vote) { v.Hashes = manyHashes(256) }, consensus.ErrMalformedVote},
 	}
 	for _, tt := range tests {
-		v := signedVote(3, vecEpoch, vecSend, vecReceive, vecClaim)
+		v := signedVote(3, 2, false, vecSend, vecReceive, vecClaim)
 		tt.edit(v)
 		if err := v.Verify(tt.network); !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
 			t.Errorf("%s: Verify = %v, want %v", tt.name, err, tt.want)
 		}
 	}
-	if err := signedVote(3, vecEpoch, manyHashes(255)...).Verify(vecNetwork); err != nil {
+	if err := signedVote(3, 2, false, manyHashes(255)...).Verify(vecNetwork); err != nil {
 		t.Errorf("vote of 255 hashes: Verify = %v, want nil", err)
 	}
 }
@@ -267,7 +269,7 @@ func manyHashes(n int) []ledger.Hash {
 }
 
 func TestUnmarshalVoteRefuses(t *testing.T) {
-	good, _ := signedVote(3, vecEpoch, vecSend, vecClaim).MarshalBinary()
+	good, _ := signedVote(3, 2, false, vecSend, vecClaim).MarshalBinary()
 	withCount := func(n uint16, hashes int) []byte {
 		b := append([]byte(nil), good[:40]...)
 		b = binary.BigEndian.AppendUint16(b, n)
@@ -275,6 +277,11 @@ func TestUnmarshalVoteRefuses(t *testing.T) {
 			b = append(b, h[:]...)
 		}
 		return append(b, make([]byte, 64)...)
+	}
+	withByte := func(i int, b byte) []byte {
+		d := append([]byte(nil), good...)
+		d[i] = b
+		return d
 	}
 	dup := withCount(2, 2)
 	copy(dup[42+32:], dup[42:42+32])
@@ -291,13 +298,15 @@ func TestUnmarshalVoteRefuses(t *testing.T) {
 		{"count says more than there is", withCount(3, 2)},
 		{"count says less than there is", withCount(1, 2)},
 		{"duplicate hash", dup},
+		{"kind 2", withByte(36, 2)},
+		{"reserved byte set", withByte(38, 1)},
 	}
 	for _, tt := range tests {
-		v := consensus.Vote{Timestamp: 7}
+		v := consensus.Vote{Round: 7}
 		if err := v.UnmarshalBinary(tt.data); !errors.Is(err, consensus.ErrMalformedVote) {
 			t.Errorf("%s: UnmarshalBinary = %v, want ErrMalformedVote", tt.name, err)
 		}
-		if v.Timestamp != 7 || v.Hashes != nil {
+		if v.Round != 7 || v.Hashes != nil {
 			t.Errorf("%s: UnmarshalBinary changed the vote on error: %+v", tt.name, v)
 		}
 	}
@@ -308,7 +317,7 @@ func TestUnmarshalVoteRefuses(t *testing.T) {
 
 func TestMarshalVoteRefusesWhatCannotBeRead(t *testing.T) {
 	for _, hs := range [][]ledger.Hash{nil, manyHashes(256), {vecClaim, vecClaim}} {
-		v := consensus.Vote{Timestamp: 1, Hashes: hs}
+		v := consensus.Vote{Round: 1, Hashes: hs}
 		if _, err := v.MarshalBinary(); !errors.Is(err, consensus.ErrMalformedVote) {
 			t.Errorf("MarshalBinary of %d hashes = %v, want ErrMalformedVote", len(hs), err)
 		}
@@ -316,7 +325,7 @@ func TestMarshalVoteRefusesWhatCannotBeRead(t *testing.T) {
 }
 
 func TestVoteJSON(t *testing.T) {
-	v := signedVote(4, vecEpoch, vecSend, vecClaim)
+	v := signedVote(4, 2, false, vecSend, vecClaim)
 	data, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
@@ -325,9 +334,9 @@ func TestVoteJSON(t *testing.T) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"representative", "timestamp", "hashes", "signature"} {
-		if _, ok := m[k]; !ok || len(m) != 4 {
-			t.Errorf("vote JSON %s: want exactly representative, timestamp, hashes and signature", data)
+	for _, k := range []string{"representative", "round", "final", "hashes", "signature"} {
+		if _, ok := m[k]; !ok || len(m) != 5 {
+			t.Errorf("vote JSON %s: want exactly representative, round, final, hashes and signature", data)
 		}
 	}
 	var back consensus.Vote

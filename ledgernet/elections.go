@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/latticenet/lattice/consensus"
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/ledgerstore"
 	"github.com/latticenet/lattice/node"
 )
 
@@ -40,23 +43,27 @@ type election struct {
 	// a conflicting confirmation: this node's representatives never vote
 	// in it and nothing is confirmed from it.
 	watch bool
+	// polka is the round of the polka whose votes vote requests are
+	// answered with, +1 (0: none yet).
+	polka uint32
 }
 
 // electionLoop owns the tally: it starts elections for new blocks and
 // forks, counts votes, has the node's representatives vote as
-// consensus.Tally.Advise says, and hands confirmed winners to the confirm
-// loop. The rules are the tally's; this loop is the I/O around it.
+// consensus.Tally.FirstVote and Advise say, times rounds out, and hands
+// confirmed winners to the confirm loop. The rules are the tally's; this
+// loop is the I/O around it.
 type electionLoop struct {
 	s       *Service
 	tally   *consensus.Tally
 	roots   map[consensus.Root]*election
 	weights map[ledger.Address]ledger.Amount
-	choice  map[consensus.Root]ledger.Hash // what this node's reps last voted for
-	final   map[consensus.Root]ledger.Hash // what they cast their final vote for
-	silent  map[consensus.Root]struct{}    // started while this node's reps had no weight
-	retry   map[consensus.Root]struct{}    // confirmed elections whose confirmation must be tried again
-	pending []ledger.Hash                  // non-final votes to cast, gathered
-	finals  []ledger.Hash                  // final votes to record and cast, gathered
+	silent  map[consensus.Root]struct{} // started while this node's reps had no weight
+	retry   map[consensus.Root]struct{} // confirmed elections whose confirmation must be tried again
+	due     map[consensus.Root]int64    // when an election's round times out, Unix ms
+	pending []ledger.Hash               // prevotes of round 0 to cast, gathered
+	attest  []ledger.Hash               // final votes of ConfirmedRound to cast, gathered
+	binding []ledgerstore.VoteRecord    // votes to record before they are cast, gathered
 	asking  bool
 	askDone chan []*consensus.Vote
 	beat    int64 // when this node's representatives last announced themselves
@@ -69,13 +76,12 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 	l := &electionLoop{
 		s: s,
 		tally: consensus.NewTally(consensus.Params{Total: s.n.Network.Genesis.Amount,
-			OnlineWindow: s.cfg.OnlineWindow.Milliseconds()}),
+			OnlineWindow: s.cfg.OnlineWindow.Milliseconds(), RoundTimeout: s.cfg.RoundTimeout.Milliseconds()}),
 		roots:   make(map[consensus.Root]*election),
 		weights: make(map[ledger.Address]ledger.Amount),
-		choice:  make(map[consensus.Root]ledger.Hash),
-		final:   make(map[consensus.Root]ledger.Hash),
 		silent:  make(map[consensus.Root]struct{}),
 		retry:   make(map[consensus.Root]struct{}),
+		due:     make(map[consensus.Root]int64),
 		askDone: make(chan []*consensus.Vote, 1),
 	}
 	defer func() { sub.Close() }()
@@ -128,8 +134,8 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 			l.publishInfo()
 			s.toIntakeLater(s.held.due(s.cfg.Now().Add(s.cfg.MaxClockSkew).UnixMilli()))
 		}
-		if len(l.pending)+len(l.finals) > 0 && flush == nil {
-			if len(l.pending) >= consensus.MaxVoteHashes || len(l.finals) >= consensus.MaxVoteHashes {
+		if len(l.pending)+len(l.attest)+len(l.binding) > 0 && flush == nil {
+			if len(l.pending) >= consensus.MaxVoteHashes || len(l.binding) >= consensus.MaxVoteHashes {
 				l.flushVotes(ctx)
 			} else {
 				flush = time.After(s.cfg.VoteDelay)
@@ -207,9 +213,9 @@ func (l *electionLoop) standing(root consensus.Root) bool {
 }
 
 // start opens (or joins) root's election with contender h; ours says h is
-// the block in this node's ledger, which its representatives vote for
-// first, unless they cast a final vote at root before (a record survives
-// restarts): then they vote that again.
+// the block in this node's ledger, which its representatives prevote for
+// first, unless a record of what they signed there survives from an
+// earlier run: then they resume from it.
 func (l *electionLoop) start(root consensus.Root, h ledger.Hash, ours bool) {
 	if err := l.tally.Start(root, h, l.now()); err != nil {
 		l.s.log.Debug("election not started", "root", root, "hash", h, "err", err)
@@ -220,49 +226,71 @@ func (l *electionLoop) start(root consensus.Root, h ledger.Hash, ours bool) {
 		e = &election{started: l.now()}
 		l.roots[root] = e
 	}
-	if ours && !e.watch {
-		if _, voted := l.choice[root]; !voted {
-			switch {
-			case !l.hasReps():
-				l.silent[root] = struct{}{}
-			default:
-				l.firstVote(root, h)
-			}
+	if ours && !e.watch && !l.voted(root) {
+		switch {
+		case !l.hasReps():
+			l.silent[root] = struct{}{}
+		default:
+			l.firstVote(root, h)
 		}
 	}
 	l.evaluate(root)
 }
 
+// voted reports whether this node's representatives have voted at root.
+func (l *electionLoop) voted(root consensus.Root) bool {
+	_, ok := l.tally.Own(root)
+	return ok
+}
+
 // firstVote has this node's representatives vote in root's election for
-// the first time, for h.
+// the first time, for h, or resume from their record.
 func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash) {
-	// A final vote recorded here by an earlier run needs no lookup: the
-	// final-vote writer signs the recorded block whatever it is asked,
-	// and a non-final vote binds nothing.
-	l.setChoice(root, h, false)
-	if voter, ok := l.voter(); ok && l.tally.FirstVote(root, voter, h, l.weight).Final {
-		l.final[root] = h
-		l.finals = append(l.finals, h)
-		return
+	if rec, found, err := l.s.n.Store.SignedVotes(root.Account, root.Previous); err != nil {
+		l.s.log.Error("reading the votes signed before", "root", root, "err", err)
+		return // the record is what keeps them from contradicting themselves
+	} else if found {
+		l.tally.Restore(root, consensus.Record{Prevote: rec.Prevote, PrevoteRound: rec.PrevoteRound, Final: rec.Final, FinalRound: rec.FinalRound})
 	}
-	l.pending = append(l.pending, h)
+	if voter, ok := l.voter(); ok {
+		l.act(root, l.tally.FirstVote(root, voter, h, l.weight, l.now()))
+	}
+}
+
+// act gathers the votes the tally advised: prevotes of round 0 are cast at
+// the next flush; the others are recorded first (voteWriter). It notes
+// when the election's round times out.
+func (l *electionLoop) act(root consensus.Root, advice []consensus.Advice) {
+	for _, a := range advice {
+		switch {
+		case a.Round == 0 && !a.Final:
+			l.s.choices.prevoted(root, a.Hash, l.tally.Contenders(root))
+			l.pending = append(l.pending, a.Hash)
+			continue
+		case a.Round == consensus.ConfirmedRound:
+			// An attestation binds nothing a record could guard: an
+			// honest node attests one decided block per place.
+			l.attest = append(l.attest, a.Hash)
+			continue
+		}
+		l.s.choices.setPolka(root, nil, l.tally.Contenders(root)) // opens root's entry for the signed vote
+		l.binding = append(l.binding, ledgerstore.VoteRecord{Account: root.Account, Previous: root.Previous,
+			Round: a.Round, Final: a.Final, Hash: a.Hash})
+	}
+	if d, ok := l.tally.Deadline(root); ok {
+		l.due[root] = d
+	} else {
+		delete(l.due, root)
+	}
 }
 
 func (l *electionLoop) finish(root consensus.Root) {
 	l.tally.Finish(root)
 	delete(l.roots, root)
-	delete(l.choice, root)
-	delete(l.final, root)
 	delete(l.silent, root)
 	delete(l.retry, root)
+	delete(l.due, root)
 	l.s.choices.forget(root)
-}
-
-// setChoice records what this node's representatives vote for at root,
-// where vote requests can see it too.
-func (l *electionLoop) setChoice(root consensus.Root, h ledger.Hash, final bool) {
-	l.choice[root] = h
-	l.s.choices.set(root, h, final, l.tally.Contenders(root))
 }
 
 func (l *electionLoop) vote(v *consensus.Vote) {
@@ -271,15 +299,15 @@ func (l *electionLoop) vote(v *consensus.Vote) {
 	}
 	for _, eq := range l.tally.TakeEquivocations() {
 		l.s.stats.equivocations.Add(1)
-		l.s.log.Error("a representative signed final votes for two contenders of one election",
-			"representative", eq.Representative, "root", eq.Root, "first", eq.First.Hashes, "second", eq.Second.Hashes)
+		l.s.log.Error("a representative signed two votes of one kind and round for two contenders of one election",
+			"representative", eq.Representative, "root", eq.Root, "round", eq.First.Round, "final", eq.First.Final,
+			"first", eq.First.Hashes, "second", eq.Second.Hashes)
 	}
 }
 
 // evaluate acts on root's tally: a confirmed winner goes to the confirm
 // loop; otherwise this node's representatives vote as the tally advises
-// (a final vote once the leader is agreed, a switch to a leader that is
-// strictly ahead).
+// (a later round, a prevote, a final vote on a polka).
 func (l *electionLoop) evaluate(root consensus.Root) {
 	e := l.roots[root]
 	if e == nil {
@@ -291,7 +319,7 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 	res := l.tally.Result(root, l.weight)
 	if e.watch {
 		if res.Confirmed {
-			l.checkWatched(root, res.Winner)
+			l.checkWatched(root, res.Winner, res.ConfirmedRound)
 		}
 		return
 	}
@@ -299,11 +327,12 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 		if e.confirming {
 			return
 		}
-		cert := l.tally.Certificate(root, res.Winner)
+		cert := l.tally.Certificate(root, res.Winner, res.ConfirmedRound)
 		if !l.certified(root, res.Winner, cert) {
 			return // the sweep decides again
 		}
 		e.confirming = true
+		delete(l.due, root)
 		select {
 		case l.s.confirmQ <- confirmJob{root: root, winner: res.Winner, votes: cert}:
 		default:
@@ -314,31 +343,19 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 		}
 		return
 	}
-	if _, done := l.final[root]; done {
-		return
+	if voter, ok := l.voter(); ok && l.voted(root) {
+		l.act(root, l.tally.Advise(root, voter, l.weight, l.now()))
 	}
-	voter, ok := l.voter()
-	if !ok {
-		return
+	if n, ok := l.tally.PolkaRound(root); ok && n+1 != e.polka {
+		e.polka = n + 1
+		l.s.choices.setPolka(root, l.tally.Polka(root), l.tally.Contenders(root))
 	}
-	a, ok := l.tally.Advise(root, voter, l.weight)
-	if !ok {
-		return
-	}
-	if a.Final {
-		// Vote requests see it final only once it is recorded (finalLoop).
-		l.final[root] = a.Hash
-		l.setChoice(root, a.Hash, false)
-		l.finals = append(l.finals, a.Hash)
-		return
-	}
-	l.setChoice(root, a.Hash, false)
-	l.pending = append(l.pending, a.Hash)
 }
 
 // certified checks a winner's certificate against the confirmed weights
 // read from the store now, not the loop's cache: the final votes must
-// hold a quorum, each once, each a final vote for the winner. The cache
+// hold a quorum, each once, each a final vote for the winner, all of one
+// round. The cache
 // lags the store by the confirmations of the last moments (between a
 // commit and its feed event); a certificate that is short by them waits
 // for more final votes, which the sweep asks for.
@@ -346,7 +363,7 @@ func (l *electionLoop) certified(root consensus.Root, winner ledger.Hash, cert [
 	var sum ledger.Amount
 	seen := make(map[ledger.Address]bool, len(cert))
 	for _, v := range cert {
-		if seen[v.Representative] || !v.Final() || !slices.Contains(v.Hashes, winner) {
+		if seen[v.Representative] || !v.Final || v.Round != cert[0].Round || !slices.Contains(v.Hashes, winner) {
 			continue
 		}
 		seen[v.Representative] = true
@@ -374,7 +391,8 @@ func (l *electionLoop) confirmOutcome(out confirmOutcome) {
 		// Final votes of a quorum for a block other than the one
 		// confirmed here: two conflicting confirmations, impossible while
 		// less than a third of the weight signs two final votes.
-		l.s.splits.add(l.s, out.root, out.winner, l.tally.Certificate(out.root, out.winner))
+		res := l.tally.Result(out.root, l.weight)
+		l.s.splits.add(l.s, out.root, out.winner, l.tally.Certificate(out.root, out.winner, res.ConfirmedRound))
 		l.finish(out.root)
 	default:
 		e.confirming = false
@@ -404,10 +422,11 @@ func (l *electionLoop) watchDecided(fe *ledger.ForkError) {
 	l.evaluate(root)
 }
 
-// checkWatched ends a watch election whose final votes confirm winner.
-func (l *electionLoop) checkWatched(root consensus.Root, winner ledger.Hash) {
+// checkWatched ends a watch election whose final votes confirm winner in
+// round n.
+func (l *electionLoop) checkWatched(root consensus.Root, winner ledger.Hash, n uint32) {
 	if _, found, confirmed, err := l.s.n.Store.EntryConfirmed(winner); err == nil && !(found && confirmed) {
-		l.s.splits.add(l.s, root, winner, l.tally.Certificate(root, winner))
+		l.s.splits.add(l.s, root, winner, l.tally.Certificate(root, winner, n))
 	}
 	l.finish(root)
 }
@@ -481,7 +500,7 @@ func (l *electionLoop) voteWhereSilent() {
 	for root := range l.silent {
 		delete(l.silent, root)
 		e := l.roots[root]
-		if _, voted := l.choice[root]; voted || e == nil || e.confirming || e.watch {
+		if l.voted(root) || e == nil || e.confirming || e.watch {
 			continue
 		}
 		for _, h := range l.tally.Contenders(root) {
@@ -508,6 +527,12 @@ func (l *electionLoop) sweep(ctx context.Context) {
 		l.evaluate(root)
 	}
 	now := l.now()
+	for root, d := range l.due {
+		if now >= d {
+			delete(l.due, root)
+			l.evaluate(root) // the round times out: the next begins
+		}
+	}
 	for root, e := range l.roots {
 		if e.watch && now-e.started > watchFor.Milliseconds() {
 			l.finish(root)
@@ -537,6 +562,9 @@ func (l *electionLoop) sweep(ctx context.Context) {
 			continue
 		}
 		e.asked = now
+		if l.s.log.Enabled(ctx, slog.LevelDebug) {
+			l.logElection(root)
+		}
 		hashes = append(hashes, l.tally.Contenders(root)...)
 		if len(hashes) >= 4*MaxHashes {
 			break
@@ -580,6 +608,25 @@ func (l *electionLoop) sweep(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	})
+}
+
+// logElection logs where an election that waits for votes stands, with
+// every vote counted and the weights they count with: what a stalled
+// election is debugged from.
+func (l *electionLoop) logElection(root consensus.Root) {
+	res := l.tally.Result(root, l.weight)
+	own, _ := l.tally.Own(root)
+	info, _ := l.tally.Election(root)
+	votes := make([]string, 0, len(info.Choices))
+	for _, c := range info.Choices {
+		kind := "prevote"
+		if c.Final {
+			kind = "final"
+		}
+		votes = append(votes, fmt.Sprintf("%s %s r%d %s w=%s", c.Representative, kind, c.Round, c.Hash, l.weight(c.Representative)))
+	}
+	l.s.log.Debug("election waits for votes", "root", root, "round", res.Round, "tallies", res.Tallies,
+		"quorum", res.Quorum, "own", own, "votes", votes)
 }
 
 // publishInfo copies the forks' elections and the quorum's state for the

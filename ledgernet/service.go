@@ -32,8 +32,8 @@ import (
 // Topic and protocol names, under the host's /lattice/<genesis>/ namespace.
 const (
 	topicBlocks  = "blocks/1"
-	topicVotes   = "votes/1"
-	protocolSync = "sync/1"
+	topicVotes   = "votes/2"
+	protocolSync = "sync/2"
 )
 
 // Config configures a Service.
@@ -64,6 +64,11 @@ type Config struct {
 	// RequestVotesAfter is how long an election waits for votes before the
 	// node asks its peers for them. Default 1 s.
 	RequestVotesAfter time.Duration
+	// RoundTimeout is how long the first round of an election lasts once
+	// its prevotes hold a quorum without a confirmation; later rounds
+	// last twice as long as the one before, up to 32 times this
+	// (consensus.Params.RoundTimeout). Default 1 s.
+	RoundTimeout time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -94,6 +99,9 @@ func (c *Config) setDefaults() {
 	if c.RequestVotesAfter == 0 {
 		c.RequestVotesAfter = time.Second
 	}
+	if c.RoundTimeout == 0 {
+		c.RoundTimeout = time.Duration(consensus.DefaultRoundTimeout) * time.Millisecond
+	}
 }
 
 // Service is a node's life on the network. Close stops it.
@@ -117,16 +125,15 @@ type Service struct {
 	frontiers   chan []ledger.Address
 	confirmed   chan confirmOutcome
 	confirmQ    chan confirmJob
-	decided     chan *ledger.ForkError                // contenders of confirmed blocks, to watch
-	finalsIn    *handoff[ledgerstore.FinalVoteRecord] // final votes to record, sign and publish
-	ownVotes    *handoff[*consensus.Vote]             // final votes signed, for the election loop to count
+	decided     chan *ledger.ForkError           // contenders of confirmed blocks, to watch
+	bindingIn   *handoff[ledgerstore.VoteRecord] // votes to record, then sign and publish
+	ownVotes    *handoff[*consensus.Vote]        // recorded votes signed, for the election loop to count
 
 	stats   counters
 	serving servingGate
 	choices choiceBook
 	quorum  quorumState
 	splits  splitBook
-	lastTS  atomic.Int64 // of the latest vote this node signed
 
 	elMu          sync.Mutex // guards elections, a copy the API reads
 	elections     []ElectionInfo
@@ -174,7 +181,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		confirmed:   make(chan confirmOutcome, 1024),
 		confirmQ:    make(chan confirmJob, 4096),
 		decided:     make(chan *ledger.ForkError, 256),
-		finalsIn:    newHandoff[ledgerstore.FinalVoteRecord](),
+		bindingIn:   newHandoff[ledgerstore.VoteRecord](),
 		ownVotes:    newHandoff[*consensus.Vote](),
 		cancel:      cancel,
 	}
@@ -192,7 +199,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	s.spawn(func() { s.intakeLoop(ctx) })
 	s.spawn(func() { s.intakeAnswers(ctx) })
 	s.spawn(func() { s.confirmLoop(ctx) })
-	s.spawn(func() { s.finalLoop(ctx) })
+	s.spawn(func() { s.voteWriter(ctx) })
 	s.spawn(func() { s.publishLoop(ctx) })
 	s.spawn(func() { s.electionLoop(ctx, sub) })
 	s.spawn(func() { s.syncLoop(ctx) })

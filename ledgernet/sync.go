@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -128,15 +129,13 @@ func (s *Service) answer(req *request, w io.Writer) error {
 		}
 		return end(0)
 	case reqVotes:
-		nonFinal, final, err := s.answerVotes(req.hashes)
+		votes, err := s.answerVotes(req.hashes)
 		if err != nil {
 			return err
 		}
-		for _, vs := range [][]*consensus.Vote{s.signVotes(nonFinal, s.stamp()), s.signVotes(final, consensus.FinalTimestamp)} {
-			for _, v := range vs {
-				if err := writeFrame(w, frameVote, mustBinary(v)); err != nil {
-					return err
-				}
+		for _, v := range votes {
+			if err := writeFrame(w, frameVote, mustBinary(v)); err != nil {
+				return err
 			}
 		}
 		return end(0)
@@ -146,46 +145,130 @@ func (s *Service) answer(req *request, w io.Writer) error {
 
 var errStop = errors.New("stop")
 
-// answerVotes decides what this node's representatives vote for, asked
-// about hashes: where it runs an election, its choice there (final once
-// the final vote is recorded); elsewhere the block in its ledger, with a
-// final vote when the block is confirmed here, unless a final vote for
-// another block is recorded at its place: then that one, which is what the
-// representatives did. A final vote for a confirmed block needs no record:
-// this node never votes at that place again.
-func (s *Service) answerVotes(hashes []ledger.Hash) (nonFinal, final []ledger.Hash, err error) {
+// maxAnswerVotes bounds the votes of one answer to a vote request.
+const maxAnswerVotes = 4096
+
+// answerVotes gathers what a vote request about hashes gets, signing
+// nothing this node's representatives have not signed before:
+//
+//   - where the node runs an election: their prevote in their round and
+//     their latest final vote, and the prevotes of the highest polka the
+//     node has seen (others' votes: the evidence that moves a locked
+//     representative on);
+//   - for a block confirmed here: its certificate, the final votes of a
+//     quorum that confirmed it, as stored (none when it was confirmed as
+//     the ancestor of another), and their attestation of it, a final vote
+//     in consensus.ConfirmedRound, which lets a node whose weights differ
+//     from those the certificate was counted with confirm it too;
+//   - for a block in the ledger that is in no election here: their prevote
+//     of round 0 for it, and what the record says they signed at its place;
+//   - for the genesis block: a heartbeat, which counts them online.
+func (s *Service) answerVotes(hashes []ledger.Hash) ([]*consensus.Vote, error) {
+	type kind struct {
+		round uint32
+		final bool
+	}
+	groups := map[kind][]ledger.Hash{}
+	var order []kind
+	add := func(round uint32, final bool, h ledger.Hash) {
+		k := kind{round, final}
+		hs, ok := groups[k]
+		if !ok {
+			order = append(order, k)
+		}
+		if !slices.Contains(hs, h) {
+			groups[k] = append(hs, h)
+		}
+	}
+	var others []*consensus.Vote
+	seen := map[*consensus.Vote]bool{}
+	addOthers := func(vs []*consensus.Vote) {
+		for _, v := range vs {
+			if !seen[v] && len(others) < maxAnswerVotes {
+				seen[v] = true
+				others = append(others, v)
+			}
+		}
+	}
 	st := s.n.Store
 	for _, h := range hashes {
-		if c, ok := s.choices.choiceFor(h); ok {
-			if c.final {
-				final = append(final, c.hash)
-			} else {
-				nonFinal = append(nonFinal, c.hash) // even when not in the ledger (yet)
+		if h == s.network {
+			add(s.heartbeatRound(), false, h)
+			continue
+		}
+		if a, ok := s.choices.answerFor(h); ok {
+			if a.prevote {
+				add(a.prevoteRound, false, a.prevoteHash)
 			}
+			if a.final {
+				add(a.fround, true, a.fhash)
+			}
+			addOthers(a.polka)
 			continue
 		}
 		e, found, confirmed, err := st.EntryConfirmed(h)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if !found {
 			continue
 		}
-		if !confirmed {
-			nonFinal = append(nonFinal, h)
+		if confirmed {
+			cert, err := s.certificateVotes(h)
+			if err != nil {
+				return nil, err
+			}
+			add(consensus.ConfirmedRound, true, h)
+			addOthers(cert)
 			continue
 		}
-		rec, found, err := st.FinalVote(e.Block.Account, e.Block.Previous)
-		switch {
-		case err != nil:
-			return nil, nil, err
-		case found:
-			final = append(final, rec)
-		default:
-			final = append(final, h)
+		add(0, false, h)
+		rec, found, err := st.SignedVotes(e.Block.Account, e.Block.Previous)
+		if err != nil {
+			return nil, err
+		}
+		if found && !rec.Prevote.IsZero() {
+			add(rec.PrevoteRound, false, rec.Prevote)
+		}
+		if found && !rec.Final.IsZero() {
+			add(rec.FinalRound, true, rec.Final)
 		}
 	}
-	return nonFinal, final, nil
+	var out []*consensus.Vote
+	for _, k := range order {
+		for chunk := range slices.Chunk(groups[k], consensus.MaxVoteHashes) {
+			out = append(out, s.signVotes(chunk, k.round, k.final)...)
+		}
+	}
+	return append(out, others...), nil
+}
+
+// certificateVotes returns the votes of confirmed block h's stored
+// certificate (see certificate), or none when it has none (the genesis
+// block, a block confirmed as the ancestor of another).
+func (s *Service) certificateVotes(h ledger.Hash) ([]*consensus.Vote, error) {
+	cert, found, err := s.n.Store.Certificate(h)
+	if err != nil || !found {
+		return nil, err
+	}
+	if len(cert) < 2 || len(cert) != 2+64*int(binary.BigEndian.Uint16(cert)) {
+		return nil, fmt.Errorf("ledgernet: corrupt certificate of %s", h)
+	}
+	var out []*consensus.Vote
+	for i := 2; i < len(cert); i += 64 {
+		var d ledger.Hash
+		copy(d[:], cert[i+32:i+64])
+		b, found, err := s.n.Store.Vote(d)
+		if err != nil {
+			return nil, err
+		}
+		v := new(consensus.Vote)
+		if !found || v.UnmarshalBinary(b) != nil {
+			continue // a certificate is evidence, not a promise
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // lookup finds a block in the ledger or among refused fork contenders.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/latticenet/lattice/consensus"
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/ledgerstore"
 	"github.com/latticenet/lattice/p2p"
 )
 
@@ -48,52 +47,43 @@ func (s *Service) deliverVote(_ peer.ID, data []byte) {
 	}
 }
 
-// flushVotes signs the gathered non-final votes with every representative
-// key that has weight, gossips them and counts them, then hands the
-// gathered final votes to the final-vote writer, which records them
-// durably before it signs them (finalLoop). Counting a non-final vote may
-// make its election agreed, and its final vote then goes out in the same
-// flush.
+// flushVotes signs the gathered prevotes of round 0 and attestations
+// (final votes of consensus.ConfirmedRound) with every representative key
+// that has weight, gossips them and counts them, then
+// hands the gathered votes that bind (prevotes of later rounds, final
+// votes) to the vote writer, which records them durably before it signs
+// them (voteWriter). Counting a prevote may complete a polka, and the
+// final vote then goes out in the same flush.
 func (l *electionLoop) flushVotes(ctx context.Context) {
-	for len(l.pending)+len(l.finals) > 0 {
+	for len(l.pending)+len(l.attest)+len(l.binding) > 0 {
 		if len(l.pending) > 0 {
-			hashes := l.current(l.pending, false)
+			hashes := l.current(l.pending)
 			l.pending = nil
-			l.cast(ctx, hashes, l.s.stamp())
+			l.cast(ctx, hashes, 0, false)
 			continue
 		}
-		hashes := l.current(l.finals, true)
-		l.finals = nil
-		if len(hashes) == 0 {
+		if len(l.attest) > 0 {
+			hashes := l.current(l.attest)
+			l.attest = nil
+			l.cast(ctx, hashes, consensus.ConfirmedRound, true)
 			continue
 		}
-		recs := make([]ledgerstore.FinalVoteRecord, 0, len(hashes))
-		for _, h := range hashes {
-			root, _ := l.tally.RootOf(h)
-			recs = append(recs, ledgerstore.FinalVoteRecord{Account: root.Account, Previous: root.Previous, Hash: h})
-		}
-		l.s.finalsIn.put(recs) // never waits (see handoff)
+		recs := l.binding
+		l.binding = nil
+		l.s.bindingIn.put(recs) // never waits (see handoff)
 	}
 }
 
-// current keeps, of hashes gathered for votes, each election's current
-// choice once: a choice that changed before the flush must not go out
-// beside its successor, because a vote naming two contenders of one
-// election counts for the first. No non-final vote goes out where the
-// final vote is cast.
-func (l *electionLoop) current(hashes []ledger.Hash, final bool) []ledger.Hash {
+// current keeps, of hashes gathered for votes cast without a record, those
+// whose election still runs, once each.
+func (l *electionLoop) current(hashes []ledger.Hash) []ledger.Hash {
 	seen := make(map[ledger.Hash]bool, len(hashes))
-	var out []ledger.Hash
+	out := hashes[:0]
 	for _, h := range hashes {
-		root, ok := l.tally.RootOf(h)
-		if seen[h] || !ok || l.choice[root] != h {
-			continue
+		if _, ok := l.tally.RootOf(h); ok && !seen[h] {
+			seen[h] = true
+			out = append(out, h)
 		}
-		if f, done := l.final[root]; done != final || (final && f != h) {
-			continue
-		}
-		seen[h] = true
-		out = append(out, h)
 	}
 	return out
 }
@@ -133,62 +123,60 @@ func (h *handoff[T]) take() []T {
 	return out
 }
 
-// finalLoop is the final-vote writer. It records the final votes of
-// several flushes in one synced batch (an fsync per vote flush cost a
-// third of a node's confirmations), then signs them, publishes them, marks
-// them final for vote requests and hands them to the election loop to
-// count. Nothing is signed before it is durable. A place where a final
-// vote for another block is recorded (by a run before a restart, or an
-// earlier flush) keeps that one.
-func (s *Service) finalLoop(ctx context.Context) {
+// voteWriter records the binding votes of several flushes in one synced
+// batch (an fsync per vote flush cost a third of a node's confirmations),
+// then signs those the record grants, publishes them, notes them for vote
+// requests and hands them to the election loop to count. Nothing is
+// signed before it is durable, and nothing the record refuses (a vote
+// that could contradict one signed before a restart) is signed at all.
+func (s *Service) voteWriter(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.finalsIn.notify:
+		case <-s.bindingIn.notify:
 		}
-		recs := s.recordFinals(ctx, s.finalsIn.take())
-		if len(recs) == 0 {
+		recs, err := s.n.Engine.RecordVotes(ctx, s.bindingIn.take())
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("recording votes", "err", err) // the engine has failed, and the node stops
+			}
 			continue
 		}
-		hashes := make([]ledger.Hash, len(recs))
-		for i, r := range recs {
-			hashes[i] = r.Hash
-			s.choices.markFinal(consensus.Root{Account: r.Account, Previous: r.Previous}, r.Hash)
+		type kind struct {
+			round uint32
+			final bool
+		}
+		groups := map[kind][]ledger.Hash{}
+		var order []kind
+		for _, r := range recs {
+			k := kind{r.Round, r.Final}
+			if _, ok := groups[k]; !ok {
+				order = append(order, k)
+			}
+			groups[k] = append(groups[k], r.Hash)
+			s.choices.signed(consensus.Root{Account: r.Account, Previous: r.Previous}, r.Round, r.Final, r.Hash)
 		}
 		var votes []*consensus.Vote
-		for chunk := range slices.Chunk(hashes, consensus.MaxVoteHashes) {
-			for _, v := range s.signVotes(chunk, consensus.FinalTimestamp) {
-				if err := s.votes.Publish(ctx, mustBinary(v)); err != nil && ctx.Err() == nil {
-					s.log.Debug("publish vote", "err", err)
+		for _, k := range order {
+			for chunk := range slices.Chunk(groups[k], consensus.MaxVoteHashes) {
+				for _, v := range s.signVotes(chunk, k.round, k.final) {
+					if err := s.votes.Publish(ctx, mustBinary(v)); err != nil && ctx.Err() == nil {
+						s.log.Debug("publish vote", "err", err)
+					}
+					votes = append(votes, v)
 				}
-				votes = append(votes, v)
 			}
 		}
 		s.ownVotes.put(votes)
 	}
 }
 
-// recordFinals records recs durably, in the engine's next group commit,
-// and returns them as recorded: a place with a final vote for another
-// block recorded before keeps that one. On a write error nothing is
-// signed (the engine has failed, and the node stops).
-func (s *Service) recordFinals(ctx context.Context, recs []ledgerstore.FinalVoteRecord) []ledgerstore.FinalVoteRecord {
-	out, err := s.n.Engine.RecordFinalVotes(ctx, recs)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Error("recording final votes", "err", err)
-		}
-		return nil
-	}
-	return out
-}
-
-// cast signs hashes at timestamp ts with each representative key that has
-// weight, gossips the votes and counts them.
-func (l *electionLoop) cast(ctx context.Context, hashes []ledger.Hash, ts int64) {
+// cast signs hashes as prevotes or final votes of round with each
+// representative key that has weight, gossips the votes and counts them.
+func (l *electionLoop) cast(ctx context.Context, hashes []ledger.Hash, round uint32, final bool) {
 	for chunk := range slices.Chunk(hashes, consensus.MaxVoteHashes) {
-		for _, v := range l.s.signVotes(chunk, ts) {
+		for _, v := range l.s.signVotes(chunk, round, final) {
 			if err := l.s.votes.Publish(ctx, mustBinary(v)); err != nil && ctx.Err() == nil {
 				l.s.log.Debug("publish vote", "err", err)
 			}
@@ -198,10 +186,9 @@ func (l *electionLoop) cast(ctx context.Context, hashes []ledger.Hash, ts int64)
 }
 
 // heartbeat has this node's representatives announce themselves with a
-// non-final vote for the genesis block (in no election, so it counts for
-// nothing) often enough that peers count them online on an idle network:
-// four times an online window, at most every minute, at least every
-// second.
+// prevote for the genesis block (in no election, so it counts for nothing)
+// often enough that peers count them online on an idle network: four
+// times an online window, at most every minute, at least every second.
 func (l *electionLoop) heartbeat(ctx context.Context) {
 	every := min(max(l.s.cfg.OnlineWindow.Milliseconds()/4, 1000), 60_000)
 	now := l.now()
@@ -209,86 +196,136 @@ func (l *electionLoop) heartbeat(ctx context.Context) {
 		return
 	}
 	l.beat = now
-	l.cast(ctx, []ledger.Hash{l.s.network}, l.s.stamp())
+	l.cast(ctx, []ledger.Hash{l.s.network}, l.s.heartbeatRound(), false)
 }
 
-// stamp returns a vote timestamp later than every earlier one of this
-// node, so a changed vote always replaces the one before.
-func (s *Service) stamp() int64 {
-	for {
-		last := s.lastTS.Load()
-		ts := max(last+1, s.cfg.Now().UnixMilli())
-		if s.lastTS.CompareAndSwap(last, ts) {
-			return ts
-		}
-	}
-}
+// heartbeatRound is the round of a heartbeat: the Unix second, so that
+// each heartbeat differs from the one before (the gossip layer drops a
+// message it has seen) and no election round comes near it.
+func (s *Service) heartbeatRound() uint32 { return uint32(s.cfg.Now().Unix()) }
 
-// choiceBook is what this node's representatives vote for in each running
-// election, by contender: a vote request about any contender is answered
-// with the choice, so answering one never undoes a switch to the leader,
-// and with the final vote once it is cast.
+// choiceBook is what this node's representatives have signed in each
+// running election, and the highest polka the node has seen there, by
+// contender: a vote request about any contender is answered with them, so
+// answering never signs anything new, and a peer that missed a polka gets
+// the evidence that lets its representatives move on.
 type choiceBook struct {
 	mu     sync.Mutex
-	byHash map[ledger.Hash]bookChoice
-	byRoot map[consensus.Root][]ledger.Hash
+	byHash map[ledger.Hash]consensus.Root
+	byRoot map[consensus.Root]*bookEntry
 }
 
-type bookChoice struct {
-	hash  ledger.Hash
-	final bool
+type bookEntry struct {
+	hashes  []ledger.Hash // the contenders it is listed under
+	prevote struct {
+		ok    bool
+		round uint32
+		hash  ledger.Hash
+	}
+	final struct {
+		ok    bool
+		round uint32
+		hash  ledger.Hash
+	}
+	polka []*consensus.Vote
 }
 
-func (c *choiceBook) set(root consensus.Root, choice ledger.Hash, final bool, contenders []ledger.Hash) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.byHash == nil {
-		c.byHash = make(map[ledger.Hash]bookChoice)
-		c.byRoot = make(map[consensus.Root][]ledger.Hash)
+// entry returns root's entry, listing it under contenders too.
+func (c *choiceBook) entry(root consensus.Root, contenders []ledger.Hash) *bookEntry {
+	if c.byRoot == nil {
+		c.byHash = make(map[ledger.Hash]consensus.Root)
+		c.byRoot = make(map[consensus.Root]*bookEntry)
 	}
-	for _, h := range c.byRoot[root] {
-		delete(c.byHash, h)
+	e := c.byRoot[root]
+	if e == nil {
+		e = &bookEntry{}
+		c.byRoot[root] = e
 	}
-	contenders = append(slices.Clone(contenders), choice)
 	for _, h := range contenders {
-		c.byHash[h] = bookChoice{choice, final}
-	}
-	c.byRoot[root] = contenders
-}
-
-// markFinal marks the choice at root final once its final vote is
-// recorded, if the choice is still h.
-func (c *choiceBook) markFinal(root consensus.Root, h ledger.Hash) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, k := range c.byRoot[root] {
-		if bc := c.byHash[k]; bc.hash == h {
-			c.byHash[k] = bookChoice{h, true}
+		if _, ok := c.byHash[h]; !ok {
+			c.byHash[h] = root
+			e.hashes = append(e.hashes, h)
 		}
 	}
+	return e
+}
+
+// prevoted notes a prevote of round 0 for h, the first vote at root.
+func (c *choiceBook) prevoted(root consensus.Root, h ledger.Hash, contenders []ledger.Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entry(root, append(contenders, h))
+	if !e.prevote.ok {
+		e.prevote.ok, e.prevote.hash = true, h
+	}
+}
+
+// signed notes a vote signed after its record was granted.
+func (c *choiceBook) signed(root consensus.Root, round uint32, final bool, h ledger.Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byRoot[root] == nil {
+		return // the election ended meanwhile
+	}
+	e := c.entry(root, []ledger.Hash{h})
+	m := &e.prevote
+	if final {
+		m = &e.final
+	}
+	if !m.ok || round >= m.round {
+		m.ok, m.round, m.hash = true, round, h
+	}
+}
+
+// setPolka notes the prevotes of the highest polka seen at root.
+func (c *choiceBook) setPolka(root consensus.Root, votes []*consensus.Vote, contenders []ledger.Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entry(root, contenders).polka = votes
 }
 
 func (c *choiceBook) forget(root consensus.Root) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, h := range c.byRoot[root] {
-		delete(c.byHash, h)
+	if e := c.byRoot[root]; e != nil {
+		for _, h := range e.hashes {
+			delete(c.byHash, h)
+		}
+		delete(c.byRoot, root)
 	}
-	delete(c.byRoot, root)
 }
 
-// choiceFor returns what this node votes for in the election h competes
-// in, and false when h is in no election this node runs.
-func (c *choiceBook) choiceFor(h ledger.Hash) (bookChoice, bool) {
+// bookAnswer is what a vote request about one contender gets.
+type bookAnswer struct {
+	prevote, final       bool
+	prevoteRound, fround uint32
+	prevoteHash, fhash   ledger.Hash
+	polka                []*consensus.Vote
+}
+
+// answerFor returns what this node has for the election h competes in,
+// and false when h is in no election this node runs.
+func (c *choiceBook) answerFor(h ledger.Hash) (bookAnswer, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v, ok := c.byHash[h]
-	return v, ok
+	root, ok := c.byHash[h]
+	if !ok {
+		return bookAnswer{}, false
+	}
+	e := c.byRoot[root]
+	return bookAnswer{
+		prevote: e.prevote.ok, prevoteRound: e.prevote.round, prevoteHash: e.prevote.hash,
+		final: e.final.ok, fround: e.final.round, fhash: e.final.hash, polka: e.polka,
+	}, true
 }
 
-// signVotes signs hashes (at most MaxVoteHashes, no duplicates) with each
-// representative key that has confirmed weight.
-func (s *Service) signVotes(hashes []ledger.Hash, ts int64) []*consensus.Vote {
+// signVotes signs hashes (at most MaxVoteHashes, no duplicates) as
+// prevotes or final votes of round, with each representative key that has
+// confirmed weight; attestations (round consensus.ConfirmedRound) with
+// every representative key: a node that lags counts the weights of an
+// earlier point of the ledger, where a key that holds nothing now may
+// hold what it needs.
+func (s *Service) signVotes(hashes []ledger.Hash, round uint32, final bool) []*consensus.Vote {
 	var out []*consensus.Vote
 	seen := make(map[ledger.Hash]bool, len(hashes))
 	uniq := hashes[:0:0]
@@ -302,10 +339,12 @@ func (s *Service) signVotes(hashes []ledger.Hash, ts int64) []*consensus.Vote {
 		return nil
 	}
 	for _, k := range s.cfg.Reps {
-		if w, err := s.n.Store.ConfirmedWeight(k.Address()); err != nil || w.IsZero() {
-			continue
+		if round != consensus.ConfirmedRound {
+			if w, err := s.n.Store.ConfirmedWeight(k.Address()); err != nil || w.IsZero() {
+				continue
+			}
 		}
-		v := &consensus.Vote{Timestamp: ts, Hashes: uniq}
+		v := &consensus.Vote{Round: round, Final: final, Hashes: uniq}
 		v.Sign(s.network, k.Private())
 		out = append(out, v)
 	}

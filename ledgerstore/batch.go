@@ -41,7 +41,7 @@ type Batch struct {
 	cweights  weightDeltas                     // changes of confirmed weight, written at commit
 	cwritten  map[ledger.Address]ledger.Amount // the confirmed weights written, for the writer's cache
 	confirmed map[ledger.Address]confirmedAt
-	finals    map[pendingKey]ledger.Hash // final votes recorded in the batch, by (account, previous)
+	signed    map[pendingKey]SignedVotes // votes recorded in the batch, by (account, previous)
 	// conflictsAdded is how many conflicts the batch records, less those
 	// it ends.
 	conflictsAdded int
@@ -80,7 +80,7 @@ func (s *Store) NewBatch() *Batch {
 		weights:   make(map[ledger.Address]ledger.Amount),
 		cweights:  weightDeltas{},
 		confirmed: make(map[ledger.Address]confirmedAt),
-		finals:    make(map[pendingKey]ledger.Hash),
+		signed:    make(map[pendingKey]SignedVotes),
 	}
 }
 

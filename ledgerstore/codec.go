@@ -24,7 +24,7 @@ const (
 	pCert     = 'v' // v | hash -> the certificate of a confirmed block (opaque to the store)
 	pVote     = 'q' // q | vote digest -> a vote a certificate names (opaque to the store)
 	pCWeight  = 'y' // y | representative -> amount(16): its weight in the confirmed ledger
-	pFinal    = 'z' // z | address | previous -> hash: this node's representatives' final vote there
+	pSigned   = 'z' // z | address | previous -> SignedVotes: what this node's representatives signed there
 )
 
 // formatVersion is the layout of records this code reads and writes. It is

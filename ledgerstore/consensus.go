@@ -214,43 +214,99 @@ func (s *Store) buildConfirmedWeights() error {
 	return w.Commit(pebble.Sync)
 }
 
-// FinalVote returns the block this node's representatives cast their final
-// vote for at (account, previous), if they did.
-func (r reader) FinalVote(account ledger.Address, previous ledger.Hash) (ledger.Hash, bool, error) {
-	return r.hashAt(key(pFinal, account[:], previous[:]))
+// SignedVotes is what this node's representatives signed at one place (an
+// account and previous): their latest prevote of a round above 0 and their
+// latest final vote, each with its round; a zero hash for none. A prevote
+// of round 0 is not recorded: it is for the block the ledger holds there.
+type SignedVotes struct {
+	Prevote      ledger.Hash
+	PrevoteRound uint32
+	Final        ledger.Hash
+	FinalRound   uint32
 }
 
-// FinalVoteRecord is one final vote of this node's representatives: the
-// block they voted for, at its place.
-type FinalVoteRecord struct {
+// signedVotesSize is the length of a record: prevote round (4), prevote
+// (32), final round (4), final (32). A record of the first layout is a
+// final vote's hash alone, of round 0.
+const signedVotesSize = 4 + 32 + 4 + 32
+
+func (v SignedVotes) encode() []byte {
+	b := binary.BigEndian.AppendUint32(make([]byte, 0, signedVotesSize), v.PrevoteRound)
+	b = append(b, v.Prevote[:]...)
+	b = binary.BigEndian.AppendUint32(b, v.FinalRound)
+	return append(b, v.Final[:]...)
+}
+
+func decodeSignedVotes(b []byte) (SignedVotes, error) {
+	var v SignedVotes
+	switch len(b) {
+	case 32:
+		copy(v.Final[:], b)
+	case signedVotesSize:
+		v.PrevoteRound = binary.BigEndian.Uint32(b)
+		copy(v.Prevote[:], b[4:])
+		v.FinalRound = binary.BigEndian.Uint32(b[36:])
+		copy(v.Final[:], b[40:])
+	default:
+		return v, fmt.Errorf("ledgerstore: corrupt vote record of %d bytes", len(b))
+	}
+	return v, nil
+}
+
+// SignedVotes returns what this node's representatives signed at
+// (account, previous), if anything is recorded.
+func (r reader) SignedVotes(account ledger.Address, previous ledger.Hash) (SignedVotes, bool, error) {
+	b, found, err := r.get(key(pSigned, account[:], previous[:]))
+	if err != nil || !found {
+		return SignedVotes{}, false, err
+	}
+	v, err := decodeSignedVotes(b)
+	return v, err == nil, err
+}
+
+// VoteRecord asks to record one vote of this node's representatives: a
+// prevote or a final vote for Hash, in Round, at (Account, Previous).
+type VoteRecord struct {
 	Account  ledger.Address
 	Previous ledger.Hash
+	Round    uint32
+	Final    bool
 	Hash     ledger.Hash
 }
 
-// RecordFinalVotes records final votes in the batch and returns them as
-// they stand: a place that has a record (on disk or earlier in the batch)
-// keeps it, and the returned record names the block recorded there, the
-// only one this node's representatives may sign a final vote for. The
-// caller signs nothing before the batch is durable.
-func (b *Batch) RecordFinalVotes(recs []FinalVoteRecord) ([]FinalVoteRecord, error) {
-	out := make([]FinalVoteRecord, 0, len(recs))
+// RecordVotes records votes in the batch and returns those it granted,
+// the only ones the representatives may sign: a vote is granted when the
+// record (on disk or earlier in the batch) holds no vote of its kind at
+// that place, or one of an earlier round, or the same vote. A vote of the
+// kind in a later round, or for another block in the same round, is
+// refused: signing it could contradict what was signed before a restart.
+// The caller signs nothing before the batch is durable.
+func (b *Batch) RecordVotes(recs []VoteRecord) ([]VoteRecord, error) {
+	out := make([]VoteRecord, 0, len(recs))
 	for _, r := range recs {
 		k := pendingKey{r.Account, r.Previous}
-		old, found := b.finals[k]
+		cur, found := b.signed[k]
 		if !found {
 			var err error
-			if old, found, err = b.s.FinalVote(r.Account, r.Previous); err != nil {
+			if cur, _, err = b.s.SignedVotes(r.Account, r.Previous); err != nil {
 				return nil, err
 			}
 		}
-		if found {
-			r.Hash = old
-		} else {
-			b.b.Set(key(pFinal, r.Account[:], r.Previous[:]), r.Hash[:], nil)
-			b.n++
+		hash, round := &cur.Prevote, &cur.PrevoteRound
+		if r.Final {
+			hash, round = &cur.Final, &cur.FinalRound
 		}
-		b.finals[k] = r.Hash
+		switch {
+		case hash.IsZero(), r.Round > *round:
+			*hash, *round = r.Hash, r.Round
+			b.b.Set(key(pSigned, r.Account[:], r.Previous[:]), cur.encode(), nil)
+			b.n++
+		case r.Round == *round && r.Hash == *hash:
+		default:
+			b.signed[k] = cur
+			continue
+		}
+		b.signed[k] = cur
 		out = append(out, r)
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package ledgerstore
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -57,42 +58,80 @@ func TestConfirmedWeight(t *testing.T) {
 	want("rebuilt on open", map[ledger.Address]uint64{g: 999_700, r.Address(): 300, a.Address(): 0})
 }
 
-// TestRecordFinalVotes: a final vote is recorded once, durably with its
-// batch, and a record for another block at the same place gives back the
-// block recorded there, in the batch and after it.
-func TestRecordFinalVotes(t *testing.T) {
+// TestRecordVotes: votes of this node's representatives are recorded per
+// place and kind, move only to later rounds, durably with their batch; a
+// vote that could contradict one recorded before is refused, in the batch
+// and after it.
+func TestRecordVotes(t *testing.T) {
 	f := newFixture(t)
 	acct := ledger.Address{7}
 	p1, p2 := ledger.Hash{1}, ledger.Hash{2}
 	x, y := ledger.Hash{0xa}, ledger.Hash{0xb}
-	record := func(b *Batch, recs []FinalVoteRecord, want []ledger.Hash) {
+	record := func(b *Batch, recs []VoteRecord, granted ...bool) {
 		t.Helper()
-		got, err := b.RecordFinalVotes(recs)
+		got, err := b.RecordVotes(recs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range got {
-			if got[i].Hash != want[i] || got[i].Account != recs[i].Account || got[i].Previous != recs[i].Previous {
-				t.Errorf("record %d: got %+v, want block %s", i, got[i], want[i])
+		var want []VoteRecord
+		for i, g := range granted {
+			if g {
+				want = append(want, recs[i])
 			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("RecordVotes(%+v) granted %+v, want %+v", recs, got, want)
 		}
 	}
 	f.batch(func(b *Batch) {
-		record(b, []FinalVoteRecord{{acct, p1, x}}, []ledger.Hash{x})
-		record(b, []FinalVoteRecord{{acct, p1, y}}, []ledger.Hash{x}) // in the same batch
+		record(b, []VoteRecord{{acct, p1, 0, true, x}}, true)
+		record(b, []VoteRecord{{acct, p1, 0, true, y}}, false) // another block, same round: in the same batch
+		record(b, []VoteRecord{{acct, p1, 0, true, x}}, true)  // the same vote again
+		record(b, []VoteRecord{{acct, p1, 2, false, y}}, true) // a prevote: its own slot
 	})
 	f.batch(func(b *Batch) {
-		record(b, []FinalVoteRecord{{acct, p2, y}, {acct, p1, y}}, []ledger.Hash{y, x})
+		record(b, []VoteRecord{
+			{acct, p2, 1, false, y}, // a new place
+			{acct, p1, 0, true, y},  // refused after the batch too
+			{acct, p1, 1, false, x}, // an earlier round than recorded
+			{acct, p1, 3, true, y},  // a later round
+		}, true, false, false, true)
 	})
 	f.reopen()
 	for _, tt := range []struct {
 		prev  ledger.Hash
-		want  ledger.Hash
+		want  SignedVotes
 		found bool
-	}{{p1, x, true}, {p2, y, true}, {ledger.Hash{3}, ledger.Hash{}, false}} {
-		h, found, err := f.st.FinalVote(acct, tt.prev)
-		if err != nil || found != tt.found || h != tt.want {
-			t.Errorf("FinalVote(%s) = %s, %v, %v; want %s, %v", tt.prev, h, found, err, tt.want, tt.found)
+	}{
+		{p1, SignedVotes{Prevote: y, PrevoteRound: 2, Final: y, FinalRound: 3}, true},
+		{p2, SignedVotes{Prevote: y, PrevoteRound: 1}, true},
+		{ledger.Hash{3}, SignedVotes{}, false},
+	} {
+		got, found, err := f.st.SignedVotes(acct, tt.prev)
+		if err != nil || found != tt.found || got != tt.want {
+			t.Errorf("SignedVotes(%s) = %+v, %v, %v; want %+v, %v", tt.prev, got, found, err, tt.want, tt.found)
+		}
+	}
+}
+
+// TestSignedVotesFirstLayout reads a record of the first layout, a final
+// vote's hash alone, as a final vote of round 0, and refuses a corrupt one.
+func TestSignedVotesFirstLayout(t *testing.T) {
+	x := ledger.Hash{0xa}
+	for _, tt := range []struct {
+		name string
+		in   []byte
+		want SignedVotes
+		ok   bool
+	}{
+		{"first layout", x[:], SignedVotes{Final: x}, true},
+		{"round trip", SignedVotes{Prevote: x, PrevoteRound: 7, Final: x, FinalRound: 6}.encode(), SignedVotes{Prevote: x, PrevoteRound: 7, Final: x, FinalRound: 6}, true},
+		{"short", x[:31], SignedVotes{}, false},
+		{"long", append(SignedVotes{}.encode(), 0), SignedVotes{}, false},
+	} {
+		got, err := decodeSignedVotes(tt.in)
+		if (err == nil) != tt.ok || (tt.ok && got != tt.want) {
+			t.Errorf("%s: decodeSignedVotes = %+v, %v; want %+v, ok %v", tt.name, got, err, tt.want, tt.ok)
 		}
 	}
 }

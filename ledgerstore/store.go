@@ -20,7 +20,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -51,10 +50,9 @@ const MaxContenders = 16
 // Store is a ledger kept in a Pebble database. Its read methods are safe for
 // concurrent use; at most one Batch may be open at a time.
 type Store struct {
-	db      *pebble.DB
-	finalMu sync.Mutex    // serialises RecordFinalVotes
-	seq     atomic.Uint64 // next sequence number for the recent-blocks index
-	closed  atomic.Bool
+	db     *pebble.DB
+	seq    atomic.Uint64 // next sequence number for the recent-blocks index
+	closed atomic.Bool
 	reader
 	// accounts and weights cache account states and representatives'
 	// weights for the write path; only the one open Batch reads and

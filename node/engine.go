@@ -82,17 +82,17 @@ const (
 	opSubmit  opKind = iota // append a block
 	opConfirm               // confirm a block and what it depends on
 	opResolve               // switch a fork to a contender
-	opFinal                 // record final votes of this node's representatives
+	opVotes                 // record votes of this node's representatives
 )
 
 type request struct {
 	kind     opKind
-	b        *ledger.Block                 // opSubmit, opResolve
-	confirms []Confirmation                // opConfirm
-	votes    map[ledger.Hash][]byte        // opConfirm: votes to store, by digest
-	finals   []ledgerstore.FinalVoteRecord // opFinal: in, then what is recorded
-	results  []Result                      // opConfirm: one per confirmation
-	errs     []error                       // opConfirm: one per confirmation
+	b        *ledger.Block            // opSubmit, opResolve
+	confirms []Confirmation           // opConfirm
+	votes    map[ledger.Hash][]byte   // opConfirm: votes to store, by digest
+	signed   []ledgerstore.VoteRecord // opVotes: in, then what is granted
+	results  []Result                 // opConfirm: one per confirmation
+	errs     []error                  // opConfirm: one per confirmation
 	res      Result
 	err      error
 	done     chan struct{}
@@ -332,22 +332,21 @@ func (e *Engine) ConfirmAll(ctx context.Context, cs []Confirmation, votes map[le
 	return r.results, r.errs
 }
 
-// RecordFinalVotes durably records final votes of this node's
-// representatives, in the next group commit with whatever else is being
-// written (a final vote must be on disk before it is signed, and an fsync
-// of its own per vote flush cost a third of a network's confirmations).
-// It returns the records as they stand once synced: where a final vote
-// for another block was recorded before, that one, which is the only one
-// the representatives may sign there.
-func (e *Engine) RecordFinalVotes(ctx context.Context, recs []ledgerstore.FinalVoteRecord) ([]ledgerstore.FinalVoteRecord, error) {
+// RecordVotes durably records votes of this node's representatives, in
+// the next group commit with whatever else is being written (a vote that
+// binds must be on disk before it is signed, and an fsync of its own per
+// vote flush cost a third of a network's confirmations). It returns the
+// votes granted once synced (ledgerstore.Batch.RecordVotes): the only ones
+// the representatives may sign.
+func (e *Engine) RecordVotes(ctx context.Context, recs []ledgerstore.VoteRecord) ([]ledgerstore.VoteRecord, error) {
 	if err := e.Err(); err != nil {
 		return nil, err
 	}
-	r := &request{kind: opFinal, finals: recs}
+	r := &request{kind: opVotes, signed: recs}
 	if _, err := e.do(ctx, r); err != nil {
 		return nil, err
 	}
-	return r.finals, nil
+	return r.signed, nil
 }
 
 // Resolve settles a fork in favour of b: the block that holds b's place in
@@ -476,8 +475,8 @@ func (e *Engine) decide(batch *ledgerstore.Batch, r *request) {
 		}
 	case opResolve:
 		e.resolve(batch, r)
-	case opFinal:
-		if r.finals, r.err = batch.RecordFinalVotes(r.finals); r.err != nil {
+	case opVotes:
+		if r.signed, r.err = batch.RecordVotes(r.signed); r.err != nil {
 			e.fail(r.err)
 		}
 	}
