@@ -212,7 +212,7 @@ func simulate(t *testing.T, weights []uint64, byzantine int, loss float64, seed 
 				// votes again with the highest polka it has seen, and
 				// the certificate once it confirmed.
 				if now%1000 == 0 && now >= stable {
-					resend := append(signed[i], tallies[i].Polka(root)...)
+					resend := append(latestVotes(signed[i]), tallies[i].Polka(root)...)
 					if res := tallies[i].Result(root, weight); res.Confirmed {
 						resend = tallies[i].Certificate(root, res.Winner, res.ConfirmedRound)
 					}
@@ -243,4 +243,28 @@ func simulate(t *testing.T, weights []uint64, byzantine int, loss float64, seed 
 	}
 	t.Fatalf("seed %d: not every honest node confirmed within %d ms: %v", seed, end, decided)
 	return 0
+}
+
+// latestVotes keeps, of the votes a node signed in order, its latest
+// prevote, its latest final vote and its attestation: what its answer book
+// holds.
+func latestVotes(signed []*consensus.Vote) []*consensus.Vote {
+	var pre, fin, att *consensus.Vote
+	for _, v := range signed {
+		switch {
+		case v.Round == consensus.ConfirmedRound:
+			att = v
+		case v.Final:
+			fin = v
+		default:
+			pre = v
+		}
+	}
+	var out []*consensus.Vote
+	for _, v := range []*consensus.Vote{pre, fin, att} {
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }

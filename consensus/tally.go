@@ -259,27 +259,44 @@ func (t *Tally) apply(root Root, e *election, h ledger.Hash, v *Vote) bool {
 	return true
 }
 
-// round returns e's round n, making room for it, or nil when MaxRounds
-// later rounds are kept. The node's own round and the highest polka's are
-// never dropped.
+// round returns e's round n, making room for it, or nil when n is the
+// round to go. When MaxRounds rounds are kept, a round far ahead of the
+// node's own (more than MaxRounds after it) goes first, the farthest
+// first, so votes for rounds far ahead never crowd out the rounds about to
+// matter; otherwise the lowest goes, so recent rounds' polka evidence is
+// kept. The node's own round, the highest polka's round and ConfirmedRound
+// are never dropped.
 func (t *Tally) round(e *election, n uint32) *round {
 	if rd := e.rounds[n]; rd != nil {
 		return rd
 	}
 	if len(e.rounds) >= MaxRounds {
-		lowest, found := uint32(0), false
-		for r := range e.rounds {
-			if (e.own.started && r == e.own.round) || (e.polka.ok && r == e.polka.round) || r == ConfirmedRound {
-				continue
+		protected := func(r uint32) bool {
+			return r == e.own.round || (e.polka.ok && r == e.polka.round) || r == ConfirmedRound
+		}
+		farAhead := func(r uint32) bool { return r > e.own.round && r-e.own.round > MaxRounds }
+		// worse reports whether a should go before b.
+		worse := func(a, b uint32) bool {
+			switch fa, fb := farAhead(a), farAhead(b); {
+			case fa != fb:
+				return fa
+			case fa:
+				return a > b
 			}
-			if !found || r < lowest {
-				lowest, found = r, true
+			return a < b
+		}
+		victim, found := n, !protected(n)
+		for r := range e.rounds {
+			if !protected(r) && (!found || worse(r, victim)) {
+				victim, found = r, true
 			}
 		}
-		if !found || n < lowest {
+		if found && victim == n {
 			return nil
 		}
-		delete(e.rounds, lowest)
+		if found {
+			delete(e.rounds, victim)
+		}
 	}
 	rd := &round{prevotes: make(map[ledger.Address][]choice), finals: make(map[ledger.Address][]choice)}
 	e.rounds[n] = rd
@@ -469,7 +486,7 @@ func (t *Tally) confirmed(e *election, weight func(ledger.Address) ledger.Amount
 // (the node counts its own votes once it has signed them).
 func (t *Tally) polkaIn(e *election, rd *round, self ledger.Address, own ledger.Hash, weight func(ledger.Address) ledger.Amount) (ledger.Hash, bool) {
 	sums, _ := t.sums(rd, weight)
-	if _, counted := rd.prevotes[self]; !counted && !own.IsZero() && !self.IsZero() {
+	if (rd == nil || !hasKey(rd.prevotes, self)) && !own.IsZero() && !self.IsZero() {
 		sums[own] = addSaturating(sums[own], weight(self))
 	}
 	for _, h := range e.contenders {
@@ -568,19 +585,24 @@ func (t *Tally) Restore(root Root, rec Record) {
 //
 //   - they move to a later round when representatives holding more than
 //     Total − Quorum voted in it (no honest quorum can still form without
-//     them), or when their round's prevotes have held a quorum for
-//     Params.RoundTimeout (doubled each round, up to 32 times) without a
-//     confirmation;
+//     them); from round 0 to round 1 when no contender can have a polka
+//     in round 0 any more (its prevotes with the weight of the
+//     representatives online that have yet to prevote fall short: a plain
+//     fork split between its contenders); from any
+//     round to the next when it has lasted Params.RoundTimeout (doubled each round,
+//     up to 32 times) since representatives holding a quorum voted in it
+//     or later, without a confirmation;
 //   - in a round they have not prevoted in, they prevote the contender of
 //     the highest-round polka they have seen (unless it is older than their
 //     lock, or of the same round: then the lock), else their lock, else the
-//     contender most of the representatives' latest prevotes are for (ties
-//     to the lowest hash);
+//     contenders ordered by hash take turns: round n gets the (n−1)th,
+//     modulo their number, the same at every node that knows them;
 //   - in a round they have not cast a final vote in, they cast one for the
 //     contender whose prevotes of that round hold a quorum (self's weight
 //     counted for its own prevote), and are locked on it;
 //   - once final votes of ConfirmedRound for a contender from more than
-//     Total − Quorum reached them, they cast theirs for it, once.
+//     Total − Quorum reached them, they cast theirs for it, once, unless
+//     they are locked on another.
 //
 // now is the time in Unix ms; a node calls Advise when votes change an
 // election and periodically, so that rounds time out.
@@ -597,14 +619,14 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 	if n, ok := t.skipTo(e, weight); ok && n > o.round {
 		o.enter(n)
 	}
-	if o.prevoted && o.round < ConfirmedRound-1 && t.timedOut(e, self, weight, now) {
+	if o.prevoted && o.round < ConfirmedRound-1 && ((o.round == 0 && t.dead(e, self, weight, now)) || t.timedOut(e, self, weight, now)) {
 		o.enter(o.round + 1)
 	}
 	var out []Advice
 	if rd := e.rounds[ConfirmedRound]; rd != nil && !o.attested {
 		_, sums := t.sums(rd, weight)
 		for _, h := range e.contenders {
-			if sums[h].Cmp(t.skip) >= 0 {
+			if sums[h].Cmp(t.skip) >= 0 && (!o.lock.ok || o.lock.hash == h) {
 				o.attested = true
 				out = append(out, Advice{Hash: h, Round: ConfirmedRound, Final: true})
 				break
@@ -612,7 +634,7 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 		}
 	}
 	if !o.prevoted {
-		h := t.choosePrevote(e, weight)
+		h := t.choosePrevote(e)
 		if h.IsZero() {
 			return out
 		}
@@ -659,22 +681,79 @@ func (t *Tally) skipTo(e *election, weight func(ledger.Address) ledger.Amount) (
 	return best, found
 }
 
-// timedOut reports whether the prevotes of the node's round have held a
-// quorum for the round's timeout, noting when they first did.
+// dead reports whether no contender can have a polka in the node's round
+// any more: representatives holding a quorum prevoted there, and for each
+// contender its prevotes, with the weight of every
+// representative online (heard within Params.OnlineWindow) that has not
+// prevoted there yet, fall short of the quorum. Advise ends round 0 then,
+// without waiting for its timeout: a fork whose contenders split the first
+// prevotes moves on at network speed to round 1, where unlocked
+// representatives agree. Weight never heard (an account's own, delegated to
+// no voting representative) would keep every split open until the
+// timeout; a round ended early costs only a round, never safety. Later
+// rounds wait for their timeouts, which grow: representatives locked on
+// different contenders make every round dead until a polka's evidence
+// reaches them, and ending rounds at network speed would only spin.
+func (t *Tally) dead(e *election, self ledger.Address, weight func(ledger.Address) ledger.Amount, now int64) bool {
+	o := &e.own
+	rd := e.rounds[o.round]
+	sums, _ := t.sums(rd, weight)
+	var voted ledger.Amount
+	if rd != nil {
+		for rep := range rd.prevotes {
+			voted = addSaturating(voted, weight(rep))
+		}
+	}
+	if (rd == nil || !hasKey(rd.prevotes, self)) && !o.prevote.IsZero() && !self.IsZero() {
+		sums[o.prevote] = addSaturating(sums[o.prevote], weight(self))
+		voted = addSaturating(voted, weight(self))
+	}
+	if voted.Cmp(t.quorum) < 0 {
+		return false // too few heard to call it: the timer decides
+	}
+	var unvoted ledger.Amount
+	for rep, seen := range t.seen {
+		if rep != self && t.online(seen, now) && (rd == nil || !hasKey(rd.prevotes, rep)) {
+			unvoted = addSaturating(unvoted, weight(rep))
+		}
+	}
+	for _, h := range e.contenders {
+		if addSaturating(sums[h], unvoted).Cmp(t.quorum) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// timedOut reports whether the node's round has lasted its timeout since
+// representatives holding a quorum had voted in it or a later round,
+// noting when they first had. (Counting later rounds too, a node whose own
+// prevote of the round was lost is not left waiting for a quorum that
+// moved on.)
 func (t *Tally) timedOut(e *election, self ledger.Address, weight func(ledger.Address) ledger.Amount, now int64) bool {
 	o := &e.own
 	if o.quorumAt < 0 {
-		rd := e.rounds[o.round]
+		seen := make(map[ledger.Address]bool)
 		var sum ledger.Amount
-		if rd != nil {
-			for rep := range rd.prevotes {
+		count := func(rep ledger.Address) {
+			if !seen[rep] {
+				seen[rep] = true
 				sum = addSaturating(sum, weight(rep))
 			}
 		}
-		if rd == nil || !hasKey(rd.prevotes, self) {
-			if !o.prevote.IsZero() && !self.IsZero() {
-				sum = addSaturating(sum, weight(self))
+		for n, rd := range e.rounds {
+			if n < o.round || n == ConfirmedRound {
+				continue
 			}
+			for rep := range rd.prevotes {
+				count(rep)
+			}
+			for rep := range rd.finals {
+				count(rep)
+			}
+		}
+		if !self.IsZero() {
+			count(self) // it has prevoted in its round
 		}
 		if sum.Cmp(t.quorum) < 0 {
 			return false
@@ -697,7 +776,7 @@ func (t *Tally) RoundTimeout(n uint32) int64 {
 
 // choosePrevote picks what the node's representatives prevote in a new
 // round (see Advise).
-func (t *Tally) choosePrevote(e *election, weight func(ledger.Address) ledger.Amount) ledger.Hash {
+func (t *Tally) choosePrevote(e *election) ledger.Hash {
 	o := &e.own
 	p := e.polka
 	switch {
@@ -705,30 +784,15 @@ func (t *Tally) choosePrevote(e *election, weight func(ledger.Address) ledger.Am
 		return p.hash
 	case o.lock.ok:
 		return o.lock.hash
+	case len(e.contenders) == 0:
+		return ledger.Hash{}
 	}
-	// Each representative's latest prevote.
-	latest := make(map[ledger.Address]uint32)
-	for n, rd := range e.rounds {
-		for rep := range rd.prevotes {
-			if m, ok := latest[rep]; !ok || n > m {
-				latest[rep] = n
-			}
-		}
-	}
-	sums := make(map[ledger.Hash]ledger.Amount, len(e.contenders))
-	for rep, n := range latest {
-		for _, c := range e.rounds[n].prevotes[rep] {
-			sums[c.hash] = addSaturating(sums[c.hash], weight(rep))
-		}
-	}
-	best := o.last
-	for _, h := range e.contenders {
-		switch c := sums[h].Cmp(sums[best]); {
-		case c > 0, c == 0 && !sums[h].IsZero() && compareHashes(h, best) < 0:
-			best = h
-		}
-	}
-	return best
+	// No polka and no lock: the contenders by hash, one after the other
+	// as rounds pass. It depends on no vote, so every representative in
+	// this state prevotes alike, whatever it has heard.
+	byHash := slices.Clone(e.contenders)
+	slices.SortFunc(byHash, compareHashes)
+	return byHash[(o.round-1)%uint32(len(byHash))]
 }
 
 // Deadline returns when, in Unix ms, the node's round in root's election

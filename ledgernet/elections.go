@@ -251,6 +251,15 @@ func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash) {
 		return // the record is what keeps them from contradicting themselves
 	} else if found {
 		l.tally.Restore(root, consensus.Record{Prevote: rec.Prevote, PrevoteRound: rec.PrevoteRound, Final: rec.Final, FinalRound: rec.FinalRound})
+		// Vote requests get what was signed before the restart, which
+		// may never have reached a peer.
+		l.s.choices.open(root, l.tally.Contenders(root))
+		if !rec.Prevote.IsZero() {
+			l.s.choices.signed(root, rec.PrevoteRound, false, rec.Prevote)
+		}
+		if !rec.Final.IsZero() {
+			l.s.choices.signed(root, rec.FinalRound, true, rec.Final)
+		}
 	}
 	if voter, ok := l.voter(); ok {
 		l.act(root, l.tally.FirstVote(root, voter, h, l.weight, l.now()))
@@ -273,7 +282,7 @@ func (l *electionLoop) act(root consensus.Root, advice []consensus.Advice) {
 			l.attest = append(l.attest, a.Hash)
 			continue
 		}
-		l.s.choices.setPolka(root, nil, l.tally.Contenders(root)) // opens root's entry for the signed vote
+		l.s.choices.open(root, l.tally.Contenders(root)) // for the vote once signed
 		l.binding = append(l.binding, ledgerstore.VoteRecord{Account: root.Account, Previous: root.Previous,
 			Round: a.Round, Final: a.Final, Hash: a.Hash})
 	}

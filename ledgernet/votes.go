@@ -250,6 +250,13 @@ func (c *choiceBook) entry(root consensus.Root, contenders []ledger.Hash) *bookE
 	return e
 }
 
+// open lists root's entry under its contenders, changing nothing else.
+func (c *choiceBook) open(root consensus.Root, contenders []ledger.Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entry(root, contenders)
+}
+
 // prevoted notes a prevote of round 0 for h, the first vote at root.
 func (c *choiceBook) prevoted(root consensus.Root, h ledger.Hash, contenders []ledger.Hash) {
 	c.mu.Lock()
