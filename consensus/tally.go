@@ -422,6 +422,18 @@ func (t *Tally) Result(root Root, weight func(ledger.Address) ledger.Amount) Res
 	return r
 }
 
+// Confirmed reports the winner of root's election and the round its final
+// votes hold a quorum in, as Result does, without the tallies: what the
+// node asks after every vote.
+func (t *Tally) Confirmed(root Root, weight func(ledger.Address) ledger.Amount) (ledger.Hash, uint32, bool) {
+	e := t.elections[root]
+	if e == nil {
+		return ledger.Hash{}, 0, false
+	}
+	n, h, ok := t.confirmed(e, weight)
+	return h, n, ok
+}
+
 // shownRound is the round Result shows: the node's own, else the highest
 // with votes.
 func (e *election) shownRound() uint32 {
@@ -619,7 +631,8 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 	if n, ok := t.skipTo(e, weight); ok && n > o.round {
 		o.enter(n)
 	}
-	if o.prevoted && o.round < ConfirmedRound-1 && ((o.round == 0 && t.dead(e, self, weight, now)) || t.timedOut(e, self, weight, now)) {
+	polkaHere := e.polka.ok && e.polka.round == o.round
+	if o.prevoted && o.round < ConfirmedRound-1 && ((o.round == 0 && !polkaHere && t.dead(e, self, weight, now)) || t.timedOut(e, self, weight, now)) {
 		o.enter(o.round + 1)
 	}
 	var out []Advice

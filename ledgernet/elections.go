@@ -167,12 +167,12 @@ func (l *electionLoop) change(ch node.Change) {
 		for _, w := range s.waiting.releaseAll(b.Hash) {
 			released = append(released, inBlock{b: w, checked: true})
 		}
-		l.start(consensus.Root{Account: b.Account, Previous: b.Previous}, b.Hash, true)
+		l.start(consensus.Root{Account: b.Account, Previous: b.Previous}, b.Hash, voteNew)
 	}
 	for _, fe := range ch.Forks {
 		root := consensus.Root{Account: fe.Account, Previous: fe.Previous}
-		l.start(root, fe.Existing, true)
-		l.start(root, fe.Block.Hash, false)
+		l.start(root, fe.Existing, voteResume)
+		l.start(root, fe.Block.Hash, voteNone)
 	}
 	for _, b := range ch.RolledBack {
 		// Blocks built on a rolled-back block can never apply.
@@ -212,11 +212,21 @@ func (l *electionLoop) standing(root consensus.Root) bool {
 	return false
 }
 
-// start opens (or joins) root's election with contender h; ours says h is
-// the block in this node's ledger, which its representatives prevote for
-// first, unless a record of what they signed there survives from an
-// earlier run: then they resume from it.
-func (l *electionLoop) start(root consensus.Root, h ledger.Hash, ours bool) {
+// How start has this node's representatives vote for a contender.
+const (
+	voteNone   = iota // another node's contender: they vote as the tally advises
+	voteResume        // the block in the ledger: they vote for it, or resume from their record of an earlier run
+	voteNew           // a block applied just now: they vote for it (nothing can be recorded at a place first filled in this run)
+)
+
+// start opens (or joins) root's election with contender h; how says
+// whether h is the block in this node's ledger, which its representatives
+// prevote for first, and whether a record of what they signed there may
+// survive from an earlier run: then they resume from it. (Reading the
+// record for every block applied was a tenth of a node's confirmations;
+// where the record holds a vote of an earlier run for a block since rolled
+// back, the record still refuses any vote that contradicts it.)
+func (l *electionLoop) start(root consensus.Root, h ledger.Hash, how int) {
 	if err := l.tally.Start(root, h, l.now()); err != nil {
 		l.s.log.Debug("election not started", "root", root, "hash", h, "err", err)
 		return
@@ -226,12 +236,12 @@ func (l *electionLoop) start(root consensus.Root, h ledger.Hash, ours bool) {
 		e = &election{started: l.now()}
 		l.roots[root] = e
 	}
-	if ours && !e.watch && !l.voted(root) {
+	if how != voteNone && !e.watch && !l.voted(root) {
 		switch {
 		case !l.hasReps():
 			l.silent[root] = struct{}{}
 		default:
-			l.firstVote(root, h)
+			l.firstVote(root, h, how == voteResume)
 		}
 	}
 	l.evaluate(root)
@@ -244,26 +254,40 @@ func (l *electionLoop) voted(root consensus.Root) bool {
 }
 
 // firstVote has this node's representatives vote in root's election for
-// the first time, for h, or resume from their record.
-func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash) {
-	if rec, found, err := l.s.n.Store.SignedVotes(root.Account, root.Previous); err != nil {
-		l.s.log.Error("reading the votes signed before", "root", root, "err", err)
-		return // the record is what keeps them from contradicting themselves
-	} else if found {
-		l.tally.Restore(root, consensus.Record{Prevote: rec.Prevote, PrevoteRound: rec.PrevoteRound, Final: rec.Final, FinalRound: rec.FinalRound})
-		// Vote requests get what was signed before the restart, which
-		// may never have reached a peer.
-		l.s.choices.open(root, l.tally.Contenders(root))
-		if !rec.Prevote.IsZero() {
-			l.s.choices.signed(root, rec.PrevoteRound, false, rec.Prevote)
-		}
-		if !rec.Final.IsZero() {
-			l.s.choices.signed(root, rec.FinalRound, true, rec.Final)
-		}
+// the first time, for h, or, with resume, resume from their record.
+func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash, resume bool) {
+	if resume && !l.resume(root) {
+		return
 	}
 	if voter, ok := l.voter(); ok {
 		l.act(root, l.tally.FirstVote(root, voter, h, l.weight, l.now()))
 	}
+}
+
+// resume restores what this node's representatives signed at root in an
+// earlier run, if the record holds anything, and reports false when the
+// record cannot be read: it is what keeps them from contradicting
+// themselves, so they vote nothing then.
+func (l *electionLoop) resume(root consensus.Root) bool {
+	rec, found, err := l.s.n.Store.SignedVotes(root.Account, root.Previous)
+	if err != nil {
+		l.s.log.Error("reading the votes signed before", "root", root, "err", err)
+		return false
+	}
+	if !found {
+		return true
+	}
+	l.tally.Restore(root, consensus.Record{Prevote: rec.Prevote, PrevoteRound: rec.PrevoteRound, Final: rec.Final, FinalRound: rec.FinalRound})
+	// Vote requests get what was signed before the restart, which may
+	// never have reached a peer.
+	l.s.choices.open(root, l.tally.Contenders(root))
+	if !rec.Prevote.IsZero() {
+		l.s.choices.signed(root, rec.PrevoteRound, false, rec.Prevote)
+	}
+	if !rec.Final.IsZero() {
+		l.s.choices.signed(root, rec.FinalRound, true, rec.Final)
+	}
+	return true
 }
 
 // act gathers the votes the tally advised: prevotes of round 0 are cast at
@@ -325,25 +349,25 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 	if l.s.splits.isHalted(root.Account) {
 		return // see confirmOutcome: nothing more is confirmed on it
 	}
-	res := l.tally.Result(root, l.weight)
+	winner, round, confirmed := l.tally.Confirmed(root, l.weight)
 	if e.watch {
-		if res.Confirmed {
-			l.checkWatched(root, res.Winner, res.ConfirmedRound)
+		if confirmed {
+			l.checkWatched(root, winner, round)
 		}
 		return
 	}
-	if res.Confirmed {
+	if confirmed {
 		if e.confirming {
 			return
 		}
-		cert := l.tally.Certificate(root, res.Winner, res.ConfirmedRound)
-		if !l.certified(root, res.Winner, cert) {
+		cert := l.tally.Certificate(root, winner, round)
+		if !l.certified(root, winner, cert) {
 			return // the sweep decides again
 		}
 		e.confirming = true
 		delete(l.due, root)
 		select {
-		case l.s.confirmQ <- confirmJob{root: root, winner: res.Winner, votes: cert}:
+		case l.s.confirmQ <- confirmJob{root: root, winner: winner, votes: cert}:
 		default:
 			// The next tick retries: final votes are counted once, so no
 			// later vote would.
@@ -491,7 +515,7 @@ func (l *electionLoop) checkFrontiers(accts []ledger.Address) {
 			continue
 		}
 		root := consensus.Root{Account: a, Previous: e.Block.Previous}
-		l.start(root, acct.Frontier, true)
+		l.start(root, acct.Frontier, voteResume)
 		if el := l.roots[root]; el != nil {
 			el.started -= l.s.cfg.RequestVotesAfter.Milliseconds() // ask at once
 		}
@@ -514,7 +538,7 @@ func (l *electionLoop) voteWhereSilent() {
 		}
 		for _, h := range l.tally.Contenders(root) {
 			if _, found, err := l.s.n.Store.Entry(h); err == nil && found {
-				l.firstVote(root, h)
+				l.firstVote(root, h, true)
 				l.evaluate(root)
 				break
 			}
