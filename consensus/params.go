@@ -80,10 +80,11 @@ func (p *Params) Validate() error {
 
 // Quorum returns the least weight that is more than two thirds of total:
 // ⌊2·total/3⌋ + 1. Any two sets of representatives that each hold a quorum
-// share more than a third of total, so while less than a third of the
-// weight is held by representatives that sign two final votes for one
-// election, no two contenders can both be confirmed (docs/protocol.md,
-// "The quorum rule"). A total beyond 2^127 saturates.
+// share more than total − quorum (about a third), so while
+// representatives that sign contradicting votes (two of one kind in one
+// round, or against their lock) hold at most total − quorum, no two
+// contenders can both be confirmed (docs/protocol.md, "Why two contenders
+// are never both confirmed"). A total beyond 2^127 saturates.
 func Quorum(total ledger.Amount) ledger.Amount {
 	q, err := total.MulDivCeil(2, 3)
 	if err != nil {

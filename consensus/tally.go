@@ -129,7 +129,9 @@ type own struct {
 
 // Equivocation is the proof that a representative signed two votes of one
 // kind, in one round of one election, for two contenders: what no honest
-// representative does. Only First counts in the tally.
+// representative does. Both count, each for its contender, as in
+// Tendermint's vote sets: a quorum's certificate then verifies alike at
+// every node, whichever it heard first.
 type Equivocation struct {
 	Root           Root           `json:"root"`
 	Representative ledger.Address `json:"representative"`
@@ -210,8 +212,8 @@ func (t *Tally) Start(root Root, h ledger.Hash, now int64) error {
 // unless the representative has one of that kind in that round already:
 // the same vote again changes nothing, so replaying votes is harmless, and
 // one for another contender is recorded as an Equivocation and counts for
-// nothing. (Were v to name two contenders of one election, the first would
-// count.) Votes for hashes with no election yet are cached, per
+// that contender too (see round). (A vote naming two contenders of one
+// election is its own equivocation.) Votes for hashes with no election yet are cached, per
 // representative, hash and kind the one of the highest round, until Start;
 // when the cache is full the least recently cached entry is evicted.
 //

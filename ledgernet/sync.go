@@ -371,8 +371,12 @@ func (s *Service) requestVotes(ctx context.Context, p peer.ID, hashes []ledger.H
 			return err
 		}
 		// Only weight counts: a vote of an account without any would
-		// only grow the tally's memory.
-		if w, err := s.n.Store.Weight(v.Representative); err == nil && !w.IsZero() {
+		// only grow the tally's memory. The tally counts confirmed
+		// weight, which lags the ledger's on a node that lags: a key
+		// that holds weight in either may matter.
+		if w, err := s.n.Store.ConfirmedWeight(v.Representative); err == nil && !w.IsZero() {
+			out = append(out, v)
+		} else if w, err := s.n.Store.Weight(v.Representative); err == nil && !w.IsZero() {
 			out = append(out, v)
 		}
 		return nil
