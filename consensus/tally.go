@@ -407,10 +407,10 @@ func (t *Tally) Result(root Root, weight func(ledger.Address) ledger.Amount) Res
 	}
 	r.ConfirmedRound, r.Winner, r.Confirmed = t.confirmed(e, weight)
 	r.Round = e.shownRound()
-	prevotes, finals := t.sums(e.rounds[r.Round], weight)
+	prevotes, finals := e.sums(e.rounds[r.Round], weight)
 	r.Tallies = make([]Contender, len(e.contenders))
 	for i, h := range e.contenders {
-		r.Tallies[i] = Contender{Hash: h, Tally: prevotes[h], Final: finals[h]}
+		r.Tallies[i] = Contender{Hash: h, Tally: prevotes[i], Final: finals[i]}
 	}
 	slices.SortFunc(r.Tallies, func(a, b Contender) int {
 		if c := b.Tally.Cmp(a.Tally); c != 0 {
@@ -451,26 +451,56 @@ func (e *election) shownRound() uint32 {
 	return hi
 }
 
-// sums adds up the weights of rd's prevotes and final votes by contender.
-func (t *Tally) sums(rd *round, weight func(ledger.Address) ledger.Amount) (prevotes, finals map[ledger.Hash]ledger.Amount) {
-	prevotes = make(map[ledger.Hash]ledger.Amount, 2)
-	finals = make(map[ledger.Hash]ledger.Amount, 2)
-	if rd == nil {
-		return prevotes, finals
+// tallies holds a weight for each contender of an election, in the order
+// of its contenders. An election has at most MaxContenders, so a fixed
+// array does, and counting votes allocates nothing: the node tallies after
+// every vote.
+type tallies [MaxContenders]ledger.Amount
+
+// index returns h's place among e's contenders, or -1.
+func (e *election) index(h ledger.Hash) int {
+	for i, c := range e.contenders {
+		if c == h {
+			return i
+		}
 	}
-	addUp(prevotes, rd.prevotes, weight)
-	addUp(finals, rd.finals, weight)
-	return prevotes, finals
+	return -1
+}
+
+// add adds w to h's tally.
+func (e *election) add(s *tallies, h ledger.Hash, w ledger.Amount) {
+	if i := e.index(h); i >= 0 {
+		s[i] = addSaturating(s[i], w)
+	}
 }
 
 // addUp adds each representative's weight to every contender it voted for.
-func addUp(sums map[ledger.Hash]ledger.Amount, votes map[ledger.Address][]choice, weight func(ledger.Address) ledger.Amount) {
+func (e *election) addUp(s *tallies, votes map[ledger.Address][]choice, weight func(ledger.Address) ledger.Amount) {
 	for rep, cs := range votes {
 		w := weight(rep)
 		for _, c := range cs {
-			sums[c.hash] = addSaturating(sums[c.hash], w)
+			e.add(s, c.hash, w)
 		}
 	}
+}
+
+// reaching returns the first contender whose tally is at least min.
+func (e *election) reaching(s *tallies, min ledger.Amount) (ledger.Hash, bool) {
+	for i, h := range e.contenders {
+		if s[i].Cmp(min) >= 0 {
+			return h, true
+		}
+	}
+	return ledger.Hash{}, false
+}
+
+// sums adds up the weights of rd's prevotes and final votes by contender.
+func (e *election) sums(rd *round, weight func(ledger.Address) ledger.Amount) (prevotes, finals tallies) {
+	if rd != nil {
+		e.addUp(&prevotes, rd.prevotes, weight)
+		e.addUp(&finals, rd.finals, weight)
+	}
+	return prevotes, finals
 }
 
 // confirmed finds the lowest round whose final votes for one contender
@@ -483,13 +513,10 @@ func (t *Tally) confirmed(e *election, weight func(ledger.Address) ledger.Amount
 		if len(rd.finals) == 0 || (found && n >= best) {
 			continue
 		}
-		sums := make(map[ledger.Hash]ledger.Amount, 2)
-		addUp(sums, rd.finals, weight)
-		for _, h := range e.contenders { // in a fixed order
-			if sums[h].Cmp(t.quorum) >= 0 {
-				found, best, winner = true, n, h
-				break
-			}
+		var finals tallies
+		e.addUp(&finals, rd.finals, weight)
+		if h, ok := e.reaching(&finals, t.quorum); ok {
+			found, best, winner = true, n, h
 		}
 	}
 	return best, winner, found
@@ -499,16 +526,11 @@ func (t *Tally) confirmed(e *election, weight func(ledger.Address) ledger.Amount
 // self's weight added for its own prevote own when rd lacks self's vote
 // (the node counts its own votes once it has signed them).
 func (t *Tally) polkaIn(e *election, rd *round, self ledger.Address, own ledger.Hash, weight func(ledger.Address) ledger.Amount) (ledger.Hash, bool) {
-	sums, _ := t.sums(rd, weight)
+	prevotes, _ := e.sums(rd, weight)
 	if (rd == nil || !hasKey(rd.prevotes, self)) && !own.IsZero() && !self.IsZero() {
-		sums[own] = addSaturating(sums[own], weight(self))
+		e.add(&prevotes, own, weight(self))
 	}
-	for _, h := range e.contenders {
-		if sums[h].Cmp(t.quorum) >= 0 {
-			return h, true
-		}
-	}
-	return ledger.Hash{}, false
+	return e.reaching(&prevotes, t.quorum)
 }
 
 // notePolkas raises e.polka to the highest-round polka among e's rounds.
@@ -639,9 +661,9 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 	}
 	var out []Advice
 	if rd := e.rounds[ConfirmedRound]; rd != nil && !o.attested {
-		_, sums := t.sums(rd, weight)
-		for _, h := range e.contenders {
-			if sums[h].Cmp(t.skip) >= 0 && (!o.lock.ok || o.lock.hash == h) {
+		_, attests := e.sums(rd, weight)
+		for i, h := range e.contenders {
+			if attests[i].Cmp(t.skip) >= 0 && (!o.lock.ok || o.lock.hash == h) {
 				o.attested = true
 				out = append(out, Advice{Hash: h, Round: ConfirmedRound, Final: true})
 				break
@@ -712,7 +734,7 @@ func (t *Tally) skipTo(e *election, weight func(ledger.Address) ledger.Amount) (
 func (t *Tally) dead(e *election, self ledger.Address, weight func(ledger.Address) ledger.Amount, now int64) bool {
 	o := &e.own
 	rd := e.rounds[o.round]
-	sums, _ := t.sums(rd, weight)
+	prevotes, _ := e.sums(rd, weight)
 	var voted ledger.Amount
 	if rd != nil {
 		for rep := range rd.prevotes {
@@ -720,7 +742,7 @@ func (t *Tally) dead(e *election, self ledger.Address, weight func(ledger.Addres
 		}
 	}
 	if (rd == nil || !hasKey(rd.prevotes, self)) && !o.prevote.IsZero() && !self.IsZero() {
-		sums[o.prevote] = addSaturating(sums[o.prevote], weight(self))
+		e.add(&prevotes, o.prevote, weight(self))
 		voted = addSaturating(voted, weight(self))
 	}
 	if voted.Cmp(t.quorum) < 0 {
@@ -732,8 +754,8 @@ func (t *Tally) dead(e *election, self ledger.Address, weight func(ledger.Addres
 			unvoted = addSaturating(unvoted, weight(rep))
 		}
 	}
-	for _, h := range e.contenders {
-		if addSaturating(sums[h], unvoted).Cmp(t.quorum) >= 0 {
+	for i := range e.contenders {
+		if addSaturating(prevotes[i], unvoted).Cmp(t.quorum) >= 0 {
 			return false
 		}
 	}
@@ -748,34 +770,41 @@ func (t *Tally) dead(e *election, self ledger.Address, weight func(ledger.Addres
 func (t *Tally) timedOut(e *election, self ledger.Address, weight func(ledger.Address) ledger.Amount, now int64) bool {
 	o := &e.own
 	if o.quorumAt < 0 {
-		seen := make(map[ledger.Address]bool)
-		var sum ledger.Amount
-		count := func(rep ledger.Address) {
-			if !seen[rep] {
-				seen[rep] = true
-				sum = addSaturating(sum, weight(rep))
-			}
-		}
-		for n, rd := range e.rounds {
-			if n < o.round || n == ConfirmedRound {
-				continue
-			}
-			for rep := range rd.prevotes {
-				count(rep)
-			}
-			for rep := range rd.finals {
-				count(rep)
-			}
-		}
-		if !self.IsZero() {
-			count(self) // it has prevoted in its round
-		}
+		sum := t.votedSince(e, self, weight)
 		if sum.Cmp(t.quorum) < 0 {
 			return false
 		}
 		o.quorumAt = now
 	}
 	return now-o.quorumAt >= t.RoundTimeout(o.round)
+}
+
+// votedSince sums the weights of the representatives that voted in the
+// node's round or a later one, each once, self's included.
+func (t *Tally) votedSince(e *election, self ledger.Address, weight func(ledger.Address) ledger.Amount) ledger.Amount {
+	var sum ledger.Amount
+	seen := make(map[ledger.Address]bool, 8)
+	count := func(rep ledger.Address) {
+		if !seen[rep] {
+			seen[rep] = true
+			sum = addSaturating(sum, weight(rep))
+		}
+	}
+	for n, rd := range e.rounds {
+		if n < e.own.round || n == ConfirmedRound {
+			continue
+		}
+		for rep := range rd.prevotes {
+			count(rep)
+		}
+		for rep := range rd.finals {
+			count(rep)
+		}
+	}
+	if !self.IsZero() {
+		count(self) // it has prevoted in its round
+	}
+	return sum
 }
 
 func hasKey[K comparable, V any](m map[K]V, k K) bool {

@@ -20,7 +20,8 @@ import (
 // ElectionInfo describes an active election, for the API.
 type ElectionInfo struct {
 	Root    consensus.Root
-	Started int64 // Unix ms
+	Started int64  // Unix ms
+	Round   uint32 // the round Tallies are of (consensus.Result.Round)
 	Tallies []consensus.Contender
 	Online  ledger.Amount
 	Quorum  ledger.Amount
@@ -678,7 +679,7 @@ func (l *electionLoop) publishInfo() {
 			continue
 		}
 		res := l.tally.Result(root, l.weight)
-		infos = append(infos, ElectionInfo{Root: root, Started: e.started, Tallies: res.Tallies, Online: online, Quorum: res.Quorum})
+		infos = append(infos, ElectionInfo{Root: root, Started: e.started, Round: res.Round, Tallies: res.Tallies, Online: online, Quorum: res.Quorum})
 	}
 	slices.SortFunc(infos, func(a, b ElectionInfo) int {
 		if c := bytes.Compare(a.Root.Account[:], b.Root.Account[:]); c != 0 {

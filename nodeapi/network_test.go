@@ -107,11 +107,12 @@ func TestConflictElection(t *testing.T) {
 
 	n := h.serveWith(nodeapi.Options{Network: fakeNetwork{elections: []ledgernet.ElectionInfo{{
 		Root:    consensus.Root{Account: g, Previous: h.gblock.Hash},
+		Round:   2,
 		Tallies: []consensus.Contender{{Hash: kept.Hash, Tally: ledger.NewAmount(600), Final: ledger.NewAmount(200)}, {Hash: forkBlk.Hash}},
 		Online:  ledger.NewAmount(1000),
 		Quorum:  ledger.NewAmount(670),
 	}}}})
-	want := `"election":{"quorum":"670","online_weight":"1000","tallies":[{"hash":"` + kept.Hash.String() +
+	want := `"election":{"quorum":"670","online_weight":"1000","round":2,"tallies":[{"hash":"` + kept.Hash.String() +
 		`","weight":"600","final_weight":"200"},{"hash":"` + forkBlk.Hash.String() + `","weight":"0","final_weight":"0"}]}`
 	for _, path := range []string{"/conflicts", "/conflicts/" + g.String()} {
 		if got := n.getJSON(path, nil).String(); !strings.Contains(got, want) {

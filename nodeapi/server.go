@@ -605,7 +605,7 @@ func (s *Server) conflicts(w http.ResponseWriter, r *http.Request) {
 	st.end(s.n.Store.Conflicts(only, func(c ledgerstore.Conflict) error {
 		cj := conflictJSON(c)
 		if e, ok := elections[consensus.Root{Account: c.Account, Previous: c.Previous}]; ok {
-			cj.Election = &nodewire.Election{Quorum: e.Quorum, Online: e.Online, Tallies: []nodewire.Tally{}}
+			cj.Election = &nodewire.Election{Quorum: e.Quorum, Online: e.Online, Round: e.Round, Tallies: []nodewire.Tally{}}
 			for _, t := range e.Tallies {
 				cj.Election.Tallies = append(cj.Election.Tallies, nodewire.Tally{Hash: t.Hash, Weight: t.Tally, Final: t.Final})
 			}

@@ -67,9 +67,12 @@ type Split struct {
 // Election is a node's view of a running election: the weight of votes
 // behind each contender, and the quorum the leader must reach.
 type Election struct {
-	Quorum  ledger.Amount `json:"quorum"`
-	Online  ledger.Amount `json:"online_weight"`
-	Tallies []Tally       `json:"tallies"`
+	Quorum ledger.Amount `json:"quorum"`
+	Online ledger.Amount `json:"online_weight"`
+	// Round is the round Tallies are of: this node's representatives'
+	// round, or before they vote there, the highest round with votes.
+	Round   uint32  `json:"round"`
+	Tallies []Tally `json:"tallies"`
 }
 
 // Tally is the vote weight behind one contender.

@@ -36,9 +36,9 @@ func TestJSON(t *testing.T) {
 		{"NodeInfo", nodewire.NodeInfo{Version: "v", PeerID: "12D3Koo", P2PAddrs: []string{"/ip4/127.0.0.1/tcp/4001/p2p/12D3Koo"}, Account: addr, UptimeSeconds: 9, Network: "dev", Genesis: hash, Work: ledger.DevWork},
 			`{"version":"v","peer_id":"12D3Koo","p2p_addrs":["/ip4/127.0.0.1/tcp/4001/p2p/12D3Koo"],"account":"` + addrHex + `","uptime_seconds":9,"network":"dev","genesis":"` + hashHex + `","work":{"send":"fff0000000000000","receive":"ff00000000000000"}}`},
 		{"Conflict with its election", nodewire.Conflict{AccountAddress: addr, PreviousHash: hash, BlockHashes: []ledger.Hash{hash}, DetectedAt: "2026-01-01T00:00:00.000Z",
-			Election: &nodewire.Election{Quorum: ledger.NewAmount(67), Online: ledger.NewAmount(100), Tallies: []nodewire.Tally{{Hash: hash, Weight: ledger.NewAmount(70)}}}},
+			Election: &nodewire.Election{Quorum: ledger.NewAmount(67), Online: ledger.NewAmount(100), Round: 1, Tallies: []nodewire.Tally{{Hash: hash, Weight: ledger.NewAmount(70)}}}},
 			`{"account_address":"` + addrHex + `","previous_hash":"` + hashHex + `","block_hashes":["` + hashHex + `"],"detected_at":"2026-01-01T00:00:00.000Z",` +
-				`"election":{"quorum":"67","online_weight":"100","tallies":[{"hash":"` + hashHex + `","weight":"70","final_weight":"0"}]}}`},
+				`"election":{"quorum":"67","online_weight":"100","round":1,"tallies":[{"hash":"` + hashHex + `","weight":"70","final_weight":"0"}]}}`},
 		{"Block", nodewire.Block{Block: &ledger.Block{Type: ledger.TypeClaim, Account: addr, Asset: ledger.Stable, Timestamp: 5, Hash: hash}, Confirmed: true},
 			`{"type":"claim","account":"` + addrHex + `","previous":"0000000000000000000000000000000000000000000000000000000000000000","balance":"0","asset":"stable","timestamp":5,"hash":"` + hashHex + `","pow_nonce":0,"confirmed":true}`},
 		{"BlockHashResponse", nodewire.BlockHashResponse{Hash: hash}, `{"hash":"` + hashHex + `"}`},
