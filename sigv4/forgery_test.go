@@ -149,3 +149,22 @@ func TestForgedTrailerSignatureRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestForgedPolicySignatureRefused: a browser-form upload's policy
+// signature is compared whole, as the request signatures are.
+func TestForgedPolicySignatureRefused(t *testing.T) {
+	const policy = "eyJleHBpcmF0aW9uIjoiMjAzMC0wMS0wMVQwMDowMDowMFoiLCJjb25kaXRpb25zIjpbXX0="
+	cred := exampleID + "/20130524/us-east-1/s3/aws4_request"
+	key := SigningKey(exampleSecret, "20130524", "us-east-1", "s3")
+	good := hex.EncodeToString(hmacSHA256(key, policy))
+	if _, err := VerifyPolicy(policy, cred, "20130524T000000Z", good, lookup); err != nil {
+		t.Fatalf("the genuine signature: %v", err)
+	}
+	for _, f := range forgeries(good) {
+		t.Run(f.name, func(t *testing.T) {
+			if _, err := VerifyPolicy(policy, cred, "20130524T000000Z", f.sig, lookup); code(err) != "SignatureDoesNotMatch" {
+				t.Errorf("got %v, want SignatureDoesNotMatch", err)
+			}
+		})
+	}
+}
