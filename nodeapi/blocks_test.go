@@ -1,6 +1,7 @@
 package nodeapi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -54,6 +55,17 @@ func TestSubmitEachType(t *testing.T) {
 		h.getJSON("/frontiers", &fr)
 		if fr[b.Account.String()] != b.Hash.String() {
 			t.Errorf("%s: frontier of %s is %s, want %s", s.name, b.Account, fr[b.Account.String()], b.Hash)
+		}
+		// The block as the node returns it (with confirmed) is accepted
+		// again as it is: what rebroadcasting to another node sends.
+		read := h.get("/blocks/" + b.Hash.String())
+		if !bytes.Contains(read.body, []byte(`"confirmed"`)) {
+			t.Fatalf("%s: GET /blocks/%s has no confirmed field: %s", s.name, b.Hash, read.body)
+		}
+		var again struct{ Hash ledger.Hash }
+		h.okJSON(h.post("/blocks/"+s.name, read.body), s.name+": resubmitting the block as read", &again)
+		if again.Hash != b.Hash {
+			t.Errorf("%s: resubmitted as read: hash %s, want %s", s.name, again.Hash, b.Hash)
 		}
 	}
 

@@ -380,9 +380,19 @@ func (s *Server) keyset(w http.ResponseWriter, r *http.Request) {
 }
 
 // submit answers POST /blocks/{type}.
+// decodeSubmitted reads and parses a submitted block
+// (nodewire.ParseSubmitted: a block as the API returns it is accepted).
+func decodeSubmitted(r io.Reader) (*ledger.Block, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading the block: %w", err)
+	}
+	return nodewire.ParseSubmitted(data)
+}
+
 func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		b, err := ledger.DecodeJSON(http.MaxBytesReader(w, r.Body, ledger.MaxBlockJSON))
+		b, err := decodeSubmitted(http.MaxBytesReader(w, r.Body, ledger.MaxBlockJSON))
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) || errors.As(errors.Unwrap(err), &mbe) {

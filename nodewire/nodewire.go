@@ -7,6 +7,10 @@
 package nodewire
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/directory"
 	"github.com/latticenet/lattice/ledger"
@@ -99,6 +103,38 @@ type Quorum struct {
 type Block struct {
 	*ledger.Block
 	Confirmed bool `json:"confirmed"`
+}
+
+// ParseSubmitted parses a block submitted to the API: the block's own
+// fields strictly (ledger.ParseJSON: an unknown field is an error that
+// names it), and the fields the API adds when it returns a block (Block's
+// confirmed), accepted and ignored, so that a block read from one node can
+// be submitted to another as it is, as Nano's process takes what its block
+// info returns. Only a boolean confirmed is taken: anything else about it
+// is refused like any malformed field.
+func ParseSubmitted(data []byte) (*ledger.Block, error) {
+	b, err := ledger.ParseJSON(data)
+	if err == nil || !bytes.Contains(data, []byte(`"confirmed"`)) {
+		return b, err
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return nil, err
+	}
+	raw, ok := fields["confirmed"]
+	if !ok {
+		return nil, err
+	}
+	var confirmed bool
+	if json.Unmarshal(raw, &confirmed) != nil {
+		return nil, fmt.Errorf("field %q: want true or false, got %s", "confirmed", raw)
+	}
+	delete(fields, "confirmed")
+	rest, merr := json.Marshal(fields)
+	if merr != nil {
+		return nil, err
+	}
+	return ledger.ParseJSON(rest)
 }
 
 // NodeInfo is the NodeInfo resource, with the network's name, genesis and
