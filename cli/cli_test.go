@@ -264,7 +264,7 @@ func TestKeyNewAndShow(t *testing.T) {
 
 	// Never overwrites.
 	before, _ := os.ReadFile(path)
-	wantFail(t, run(t, "key", "new", "--out", path), 1, "already exists", path)
+	wantFail(t, run(t, "key", "new", "--out", path), 1, "already exists", path, "--out FILE")
 	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
 		t.Errorf("key new --out of an existing file changed it")
 	}

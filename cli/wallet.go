@@ -283,7 +283,11 @@ Prints the address of the account whose key is in --key.`, `  lattice key show
 			path = *out
 		}
 		k = wallet.NewKey()
-		if err := wallet.SaveKey(path, k); err != nil {
+		if err := wallet.SaveKey(path, k); errors.Is(err, wallet.ErrKeyExists) {
+			// Most often the profile's own key (the dev key under lattice
+			// dev): say how to write a new one beside it.
+			return fmt.Errorf("%w; it is never overwritten: write the new key elsewhere with --out FILE (for example lattice key new --out bob.json)", err)
+		} else if err != nil {
 			return err
 		}
 	} else {
