@@ -200,7 +200,8 @@ func (e *Edge) Forget(dep string) {
 	e.stats.Delete(dep)
 }
 
-// ServeHTTP answers a request for a deployment.
+// ServeHTTP answers a request for a deployment, or a probe (probe) when
+// the host names none.
 func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host := strings.ToLower(r.Host)
 	if h, _, err := net.SplitHostPort(host); err == nil {
@@ -209,6 +210,9 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host = strings.TrimSuffix(host, ".")
 	d, ok := e.opts.Store.Route(host)
 	if !ok {
+		if probe(w, r) {
+			return
+		}
 		http.Error(w, fmt.Sprintf("no CDN deployment answers for %q", host), http.StatusNotFound)
 		return
 	}
@@ -770,4 +774,32 @@ func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter 
 func drainCount(r io.Reader) int64 {
 	n, _ := io.Copy(io.Discard, io.LimitReader(r, 1<<20))
 	return n
+}
+
+// Probe paths: load balancers and orchestrators ask these, at an address
+// (or name) that no deployment answers for.
+const (
+	ProbeLive  = "/_health/live"
+	ProbeReady = "/_health/ready"
+)
+
+// probe answers a liveness or readiness probe, which only a request whose
+// host names no deployment can be: a customer's site may hold any path,
+// and its requests never reach here. Both are 200 while the edge serves:
+// it routes from its store's memory and fetches from origins, so there is
+// nothing to be ready for beyond serving.
+func probe(w http.ResponseWriter, r *http.Request) bool {
+	if r.URL.Path != ProbeLive && r.URL.Path != ProbeReady {
+		return false
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		fmt.Fprintln(w, "probes take GET or HEAD")
+		return true
+	}
+	fmt.Fprintln(w, "ok")
+	return true
 }

@@ -130,9 +130,13 @@ func (c counter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// ServeHTTP resolves the bucket and key, authenticates, checks the key's
-// permission and scope, and runs the operation.
+// ServeHTTP answers probes (probe), or resolves the bucket and key,
+// authenticates, checks the key's permission and scope, and runs the
+// operation.
 func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
+	if s.probe(w, hr) {
+		return
+	}
 	var idb [8]byte
 	rand.Read(idb[:])
 	req := &request{Request: hr, id: strings.ToUpper(hex.EncodeToString(idb[:]))}
