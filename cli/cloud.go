@@ -54,7 +54,7 @@ come from the environment and from a JSON --config file.
 Commands:
   apikey create|list|revoke   manage API keys (`+"`lattice cloud apikey -h`"+`)`, `  lattice cloud --data /var/lib/lattice-cloud
   lattice cloud --api 0.0.0.0:8090 --s3 0.0.0.0:9000 --public-url https://cloud.example.com
-  lattice cloud --dns 0.0.0.0:53 --dns-ns ns1.example.net,ns2.example.net --dns-notify 192.0.2.53:53 --dns-transfer-from 192.0.2.53/32
+  lattice cloud --dns :53 --dns-ns ns1.example.net,ns2.example.net --dns-notify 192.0.2.53:53 --dns-transfer-from 192.0.2.53/32
   lattice cloud --cdn 0.0.0.0:80 --cdn-domain cdn.example.net
   lattice cloud apikey create --account alice --api-key $(cat ~/.lattice/cloud/admin-api-key)
 `)
@@ -66,7 +66,10 @@ Commands:
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "cloud"), "data directory")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "REST API address")
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
-	dnsFlags := addDNSFlags(f, "0.0.0.0:53")
+	// Loopback and an unprivileged port, as every other default: serving
+	// zones to the world on port 53 is asked for (--dns :53), with root
+	// or CAP_NET_BIND_SERVICE (docs/operations.md).
+	dnsFlags := addDNSFlags(f, "127.0.0.1:8053")
 	cdnFlags := addCDNFlags(f, false)
 	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
 	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics at http://ADDR/metrics instead of at the REST API's GET /metrics")
@@ -104,15 +107,15 @@ Commands:
 		return err
 	}
 	return p.Serve(ctx, func(u map[string]string) {
-		fmt.Fprintf(e.stdout, "lattice cloud: REST API %s (data %s)\n", u["API"], *data)
-		fmt.Fprintf(e.stdout, "lattice cloud: S3 endpoint %s (region %s)\n", u["S3"], platform.S3Region)
+		fmt.Fprintf(e.stdout, "lattice cloud: REST API %s (data %s)%s\n", u["API"], *data, exposure(u["API"]))
+		fmt.Fprintf(e.stdout, "lattice cloud: S3 endpoint %s (region %s)%s\n", u["S3"], platform.S3Region, exposure(u["S3"]))
 		if u["DNS"] != "" {
-			fmt.Fprintf(e.stdout, "lattice cloud: DNS %s (UDP and TCP)\n", u["DNS"])
+			fmt.Fprintf(e.stdout, "lattice cloud: DNS %s (UDP and TCP)%s\n", u["DNS"], exposure(u["DNS"]))
 		}
 		if u["CDN"] != "" {
-			fmt.Fprintf(e.stdout, "lattice cloud: CDN edge %s (deployments answer at NAME.%s)\n", u["CDN"], cdn.Domain())
+			fmt.Fprintf(e.stdout, "lattice cloud: CDN edge %s (deployments answer at NAME.%s)%s\n", u["CDN"], cdn.Domain(), exposure(u["CDN"]))
 		}
-		fmt.Fprintf(e.stdout, "lattice cloud: metrics %s\n", u["Metrics"])
+		fmt.Fprintf(e.stdout, "lattice cloud: metrics %s%s\n", u["Metrics"], exposure(u["Metrics"]))
 	}, func() { fmt.Fprintln(e.stderr, "shutting down...") })
 }
 
@@ -181,4 +184,25 @@ func (d dnsFlags) apply(cfg *cloudConfig) error {
 	}
 	cfg.DNS = o
 	return nil
+}
+
+// exposure notes, after a banner line, that addr (a URL or host:port) is
+// bound where other machines can reach it: every default is loopback, so
+// a public address is one the operator asked for, and worth seeing.
+func exposure(addr string) string {
+	hostport := addr
+	if u, err := url.Parse(addr); err == nil && u.Host != "" {
+		hostport = u.Host
+	}
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return ""
+	}
+	if host == "localhost" {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return ""
+	}
+	return ", public: reachable from other machines"
 }

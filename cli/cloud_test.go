@@ -481,3 +481,26 @@ func openTestCloud(t *testing.T, out io.Writer, dir string) *platform.Platform {
 	}
 	return p
 }
+
+// TestExposure: the banner says which addresses other machines reach;
+// every default is loopback, so only an address asked for is public.
+func TestExposure(t *testing.T) {
+	for _, tt := range []struct {
+		addr   string
+		public bool
+	}{
+		{"http://127.0.0.1:8090", false},
+		{"127.0.0.1:8053", false},
+		{"http://localhost:9000", false},
+		{"[::1]:53", false},
+		{"http://0.0.0.0:8090", true},
+		{":53", true},
+		{"[::]:53", true},
+		{"http://192.0.2.10:9000", true},
+		{"not an address", false},
+	} {
+		if got := exposure(tt.addr) != ""; got != tt.public {
+			t.Errorf("exposure(%q) public = %v, want %v", tt.addr, got, tt.public)
+		}
+	}
+}
