@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -94,6 +95,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // long-running commands with it.
 func mainContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) > 1 && args[0] == "help" {
+		// help CMD [SUB...] is CMD [SUB...] -h.
+		if !isCommand(args[1]) {
+			fmt.Fprintf(stderr, "lattice help: unknown command %q%s; `lattice help` lists them all\n", args[1], suggestion(args[1], commandNames()))
+			return 2
+		}
+		args = append(append([]string{}, args[1:]...), "-h")
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		return 0
@@ -138,8 +147,70 @@ func mainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		return code
 	}
-	fmt.Fprintf(stderr, "lattice: unknown command %q; run `lattice help`\n", args[0])
+	fmt.Fprintf(stderr, "lattice: unknown command %q%s; `lattice help` lists them all\n", args[0], suggestion(args[0], commandNames()))
 	return 2
+}
+
+// commandNames lists the top-level commands.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+func isCommand(name string) bool { return slices.Contains(commandNames(), name) }
+
+// suggestion returns ": did you mean X?" (or "X or Y") for the names
+// nearest to a mistyped one: those a prefix of it or it of them, or at
+// most two edits away (one for names of up to four letters). It returns ""
+// when none is near.
+func suggestion(typed string, names []string) string {
+	var near []string
+	for _, n := range names {
+		limit := 2
+		if len(n) <= 4 {
+			limit = 1
+		}
+		if (len(typed) >= 2 && (strings.HasPrefix(n, typed) || strings.HasPrefix(typed, n))) || editDistance(typed, n) <= limit {
+			near = append(near, n)
+		}
+	}
+	switch len(near) {
+	case 0:
+		return ""
+	case 1:
+		return ": did you mean " + near[0] + "?"
+	}
+	return ": did you mean " + strings.Join(near[:len(near)-1], ", ") + " or " + near[len(near)-1] + "?"
+}
+
+// editDistance is the number of edits between a and b, in bytes: an
+// insertion, a deletion, a change or two neighbours swapped (sned, send)
+// each count one (the optimal string alignment distance).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // isProfiled reports whether a flag's environment variable is one a

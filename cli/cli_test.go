@@ -343,8 +343,46 @@ func TestUnknownCommand(t *testing.T) {
 	cleanEnv(t)
 	r := run(t, "frobnicate")
 	wantFail(t, r, 2, `unknown command "frobnicate"`, "lattice help")
-	if r.stdout != "" {
-		t.Errorf("unknown command printed %q on stdout", r.stdout)
+	if r.stdout != "" || strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("unknown command printed %q on stdout, %q on stderr (nothing is near frobnicate)", r.stdout, r.stderr)
+	}
+	// A mistyped command gets the nearest names.
+	for typed, want := range map[string]string{"sned": "did you mean send?", "blok": "did you mean block?", "keys": "did you mean key?"} {
+		wantFail(t, run(t, typed), 2, `unknown command "`+typed+`"`, want)
+	}
+}
+
+// TestHelpCommand: help CMD prints CMD's help; help of an unknown command
+// is an error with the nearest names, not the global help.
+func TestHelpCommand(t *testing.T) {
+	cleanEnv(t)
+	for _, args := range [][]string{{"help", "send"}, {"help", "dns", "zone"}} {
+		r := run(t, args...)
+		own := run(t, append(args[1:], "-h")...)
+		if r.code != 0 || r.stdout+r.stderr != own.stdout+own.stderr || !strings.Contains(r.stdout+r.stderr, "Usage: lattice "+strings.Join(args[1:], " ")) {
+			t.Errorf("lattice %s: exit %d, %q; want lattice %s -h's help", strings.Join(args, " "), r.code, r.stdout+r.stderr, strings.Join(args[1:], " "))
+		}
+	}
+	wantFail(t, run(t, "help", "nosuch"), 2, `unknown command "nosuch"`)
+	wantFail(t, run(t, "help", "sned"), 2, "did you mean send?")
+	if r := run(t, "help"); r.code != 0 || !strings.Contains(r.stdout, "Usage: lattice COMMAND") {
+		t.Errorf("lattice help: exit %d, %q", r.code, r.stdout)
+	}
+}
+
+func TestSuggestion(t *testing.T) {
+	names := []string{"send", "receive", "block", "blocks", "key", "s3", "dns"}
+	for _, tt := range []struct{ typed, want string }{
+		{"sned", ": did you mean send?"},
+		{"recieve", ": did you mean receive?"},
+		{"blck", ": did you mean block or blocks?"},
+		{"blo", ": did you mean block or blocks?"},
+		{"zzz", ""},
+		{"dsn", ": did you mean dns?"},
+	} {
+		if got := suggestion(tt.typed, names); got != tt.want {
+			t.Errorf("suggestion(%q) = %q, want %q", tt.typed, got, tt.want)
+		}
 	}
 }
 
