@@ -25,7 +25,7 @@ import (
 // sweep do.
 func TestSimulatedElections(t *testing.T) {
 	runs := 200
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		runs = 50
 	}
 	cases := []struct {

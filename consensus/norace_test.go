@@ -1,0 +1,5 @@
+//go:build !race
+
+package consensus_test
+
+const raceEnabled = false
