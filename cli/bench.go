@@ -112,6 +112,9 @@ event at the other, and the memory of many open event streams.`, `  lattice benc
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if err := noArgs(f); err != nil {
+		return err
+	}
 	if *messages < 1 || *concurrency < 1 || *latency < 1 || *subs < 1 || *rounds < 1 {
 		return usageErr("--messages, --concurrency, --latency, --subscribers and --rounds must be positive")
 	}
@@ -158,6 +161,9 @@ diagnosis); how fast forks are decided; and how fast a fresh node syncs.`, `  la
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := f.String("trace", "", "write a Go execution trace of the run to this file (go tool trace)")
 	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
 		return err
 	}
 	if *blocks < 1 || *forks < 1 || *syncBlocks < 1 || *rounds < 1 || *conc < 1 {
@@ -226,6 +232,9 @@ signatures.`, `  lattice bench ledger
 	traceFile := f.String("trace", "", "write a Go execution trace of the run to this file (go tool trace; about 4 MB a second)")
 	loadgen := f.String("load-generator", "inprocess", loadGeneratorUsage)
 	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
 		return err
 	}
 	if *accounts < 2 || *conc < 1 || *blocks < 1 {
@@ -375,6 +384,9 @@ UploadPartCopy of a large object, or picks a few phases for a short run.`, `  la
 	asJSON := f.jsonFlag()
 	cpuProfile := f.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
 		return err
 	}
 	small, err := parseSize(*smallSize)
@@ -597,6 +609,9 @@ Needs the Debian packages nsd, pdns-server, pdns-backend-bind and dnsperf.`, `  
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if err := noArgs(f); err != nil {
+		return err
+	}
 	if *hosts < 1 || *clients < 1 || *rounds < 1 || *duration <= 0 {
 		return usageErr("--hosts, --clients, --rounds and --duration must be positive")
 	}
@@ -645,6 +660,9 @@ packages nginx and wrk.`, `  lattice bench cdn
 	wrk := f.String("wrk", "", "path of wrk (default: found on PATH)")
 	asJSON := f.jsonFlag()
 	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
 		return err
 	}
 	n, err := parseSize(*size)

@@ -132,12 +132,29 @@ func newHelpFlags(e *env, name, usageLine, about, examples string) *flags {
 	return f
 }
 
-// noArgs refuses positional arguments of a command that takes none.
+// noArgs refuses positional arguments of a command that takes none,
+// naming the word and, when it looks like a flag's value, the flag it
+// probably meant: a word a command ignored once acted on the wrong key.
 func noArgs(f *flags) error {
-	if f.NArg() > 0 {
-		return usageErr("unexpected argument %q; run `lattice %s -h`", f.Arg(0), f.Name())
+	if f.NArg() == 0 {
+		return nil
 	}
-	return nil
+	word := f.Arg(0)
+	hint := ""
+	for _, g := range []struct {
+		flag  string
+		looks func(string) bool
+	}{
+		{"key", func(w string) bool { return strings.HasSuffix(w, ".json") }},
+		{"to", func(w string) bool { _, err := ledger.ParseAddress(w); return err == nil }},
+		{"amount", func(w string) bool { return w != "" && strings.Trim(w, "0123456789.") == "" }},
+	} {
+		if f.Lookup(g.flag) != nil && g.looks(word) {
+			hint = fmt.Sprintf(" (did you mean --%s %s?)", g.flag, word)
+			break
+		}
+	}
+	return usageErr("unexpected argument %q%s: lattice %s takes no arguments besides its flags; run `lattice %s -h`", word, hint, f.Name(), f.Name())
 }
 
 // chatErr explains a failed request to the chat or directory endpoints:

@@ -478,6 +478,9 @@ func runVersion(_ context.Context, e *env, args []string) error {
 		fmt.Fprint(e.stdout, "Usage: lattice version\n\nPrints the version of lattice (also `lattice --version`).\n\nFlags: none\n\nExamples:\n  lattice version\n  lattice --version\n")
 		return nil
 	}
+	if len(args) > 0 {
+		return usageErr("unexpected argument %q: lattice version takes none", args[0])
+	}
 	fmt.Fprintln(e.stdout, "lattice", version())
 	return nil
 }

@@ -79,6 +79,9 @@ Commands:
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if err := noArgs(f); err != nil {
+		return err
+	}
 	if *publicURL != "" {
 		u, err := url.Parse(*publicURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -100,6 +100,9 @@ Examples:
 		io.WriteString(e.stdout, zshScript)
 	default:
 		usage(e.stderr, "bash|zsh")
+		if len(args) > 1 {
+			return usageErr("unexpected argument %q: want `lattice completion bash` or `lattice completion zsh`", args[1])
+		}
 		return usageErr("want `lattice completion bash` or `lattice completion zsh`")
 	}
 	return nil

@@ -233,6 +233,9 @@ func runProfile(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if max := map[string]int{"ls": 1, "show": 2, "use": 2}[args[0]]; max > 0 && len(args) > max {
+		return usageErr("unexpected argument %q: want `lattice %s`", args[max], usage)
+	}
 	switch args[0] {
 	case "ls":
 		names := make([]string, 0, len(pf.Profiles))

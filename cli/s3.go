@@ -144,6 +144,9 @@ func (f *s3Flags) parseN(args []string, n int, want string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if f.NArg() > n {
+		return usageErr("unexpected argument %q: want %s; run `lattice %s -h`", f.Arg(n), want, f.Name())
+	}
 	if f.NArg() != n {
 		return usageErr("want %s; run `lattice %s -h`", want, f.Name())
 	}
@@ -371,7 +374,7 @@ and folders one level under the prefix (--recursive: every key under it).`, `  l
 		return err
 	}
 	if f.NArg() > 1 {
-		return usageErr("want at most one BUCKET[/PREFIX]")
+		return usageErr("unexpected argument %q: want at most one BUCKET[/PREFIX]", f.Arg(1))
 	}
 	c, err := f.client()
 	if err != nil {

@@ -58,6 +58,9 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if err := noArgs(f); err != nil {
+		return err
+	}
 	count, err := strconv.Atoi(*nodes)
 	if err != nil || count < 1 || count > 16 {
 		return usageErr("--nodes %q: want a number from 1 to 16", *nodes)
@@ -417,6 +420,9 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if err := noArgs(f); err != nil {
+		return err
+	}
 	maxSkew, err := time.ParseDuration(*skew)
 	if err != nil || maxSkew <= 0 {
 		return usageErr("--max-clock-skew %q: want a positive duration like 10m", *skew)
@@ -536,6 +542,9 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	work := f.string("work", "", "", "public", "proof-of-work thresholds: public or dev")
 	rep := f.string("representative", "", "", "", "address of the representative of the whole supply (default: the genesis account itself)")
 	if err := f.parse(args[1:]); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
 		return err
 	}
 	if *keyPath == "" || *name == "" {

@@ -148,7 +148,7 @@ func unreachable(node string, err error) error {
 // --account, or the key's.
 func (f *clientFlags) target(args []string) (ledger.Address, error) {
 	if len(args) > 1 {
-		return ledger.Address{}, usageErr("want at most one ADDRESS")
+		return ledger.Address{}, usageErr("unexpected argument %q: want at most one ADDRESS", args[1])
 	}
 	if len(args) == 1 {
 		a, err := ledger.ParseAddress(args[0])
@@ -261,8 +261,9 @@ account.`, `  lattice key new --out alice.json
   lattice key new --key ~/.lattice/key.json --json
 `)
 	} else {
-		f = newHelpFlags(e, "key show", "key show [--key FILE] [flags]", `
-Prints the address of the account whose key is in --key.`, `  lattice key show
+		f = newHelpFlags(e, "key show", "key show [FILE | --key FILE] [flags]", `
+Prints the address of the account whose key is in FILE (or --key).`, `  lattice key show
+  lattice key show bob.json
   lattice key show --key alice.json --json
   BOB=$(lattice key show --key bob.json)
 `)
@@ -277,6 +278,19 @@ Prints the address of the account whose key is in --key.`, `  lattice key show
 		return err
 	}
 	path := *key
+	if args[0] == "show" && f.NArg() > 1 {
+		return usageErr("unexpected argument %q: lattice key show takes one key file; run `lattice key show -h`", f.Arg(1))
+	}
+	if args[0] == "show" && f.NArg() == 1 {
+		// key show FILE, as a person would expect: the file, not the
+		// profile's key.
+		if f.given["key"] {
+			return usageErr("both --key %s and %s: name the key file once", *key, f.Arg(0))
+		}
+		path = f.Arg(0)
+	} else if err := noArgs(f); err != nil {
+		return err
+	}
 	var k wallet.Key
 	if args[0] == "new" {
 		if *out != "" {
@@ -386,6 +400,9 @@ func signingCommand(ctx context.Context, e *env, name, about, examples string, a
 	if err := f.parse(args); err != nil {
 		return nil, err
 	}
+	if err := noArgs(f); err != nil {
+		return nil, err
+	}
 	return cf.connect(ctx, true)
 }
 
@@ -482,6 +499,9 @@ The recipient takes it with `+"`lattice receive`"+`.`+signOnlyAbout("send"), `  
 	amount := f.String("amount", "", "amount in units, up to 6 decimals (1.5 = 1500000 base units) (required)")
 	assetName := f.String("asset", "native", "native or stable")
 	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
 		return err
 	}
 	dest, err := ledger.ParseAddress(*to)
@@ -637,6 +657,9 @@ whether it is confirmed.`, `  HASH=...    # a block hash: 64 hex digits, as `+"`
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if f.NArg() > 1 {
+		return usageErr("unexpected argument %q: want one block HASH", f.Arg(1))
+	}
 	if f.NArg() != 1 {
 		return usageErr("want one block HASH")
 	}
@@ -748,6 +771,9 @@ account.`+signOnlyAbout("multisig_update"), `  lattice multisig update --account
 	keys := f.String("keys", "", "comma-separated addresses of the keyset (required)")
 	threshold := f.Int("threshold", 0, "how many keys must sign (required)")
 	if err := f.parse(args[1:]); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
 		return err
 	}
 	var addrs []ledger.Address

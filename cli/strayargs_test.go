@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestStrayArgumentRefused walks every command with a word it does not
+// take and checks that the word is refused by name, with the usage exit
+// status, before anything happens: a command that ignored a word once
+// acted on the wrong key (`lattice receive bob.json` received for the dev
+// account) and `lattice send --to X --amount 1 2 3` sent.
+func TestStrayArgumentRefused(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("HOME", t.TempDir())
+	const stray = "strayword"
+	addr := strings.Repeat("ab", 32)
+	hash := strings.Repeat("cd", 32)
+	for _, args := range [][]string{
+		{"dev", stray},
+		{"node", stray},
+		{"cloud", stray},
+		{"genesis", "new", stray},
+		{"key", "new", stray},
+		{"key", "show", "a.json", stray},
+		{"balance", addr, stray},
+		{"claim", stray},
+		{"send", "--to", addr, "--amount", "1", stray},
+		{"receive", stray},
+		{"chain", addr, stray},
+		{"block", hash, stray},
+		{"multisig", "open", stray},
+		{"multisig", "update", stray},
+		{"directory", "show", addr, stray},
+		{"chat", "contacts", stray},
+		{"ledger", "info", stray},
+		{"ledger", "pending", strings.Repeat("ab", 32), stray},
+		{"audit", "--nodes", "http://127.0.0.1:1", stray},
+		{"bench", "ledger", stray},
+		{"bench", "network", stray},
+		{"bench", "chat", stray},
+		{"bench", "s3", stray},
+		{"bench", "dns", stray},
+		{"bench", "cdn", stray},
+		{"s3", "ls", "s3://bucket", stray},
+		{"s3", "mb", "s3://bucket", stray},
+		{"dns", "zone", "ls", stray},
+		{"dns", "zone", "create", "example.com", stray},
+		{"cdn", "ls", stray},
+		{"version", stray},
+		{"profile", "ls", stray},
+		{"completion", "bash", stray},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := run(t, args...)
+			if r.code != 2 || !strings.Contains(r.stderr, stray) {
+				t.Errorf("lattice %s: exit %d, stderr %q; want exit 2 naming %q", strings.Join(args, " "), r.code, r.stderr, stray)
+			}
+		})
+	}
+}
+
+// TestStrayArgumentHints: the refusal names the flag a word probably
+// belongs to.
+func TestStrayArgumentHints(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("HOME", t.TempDir())
+	addr := strings.Repeat("ab", 32)
+	wantFail(t, run(t, "receive", "bob.json"), 2, `unexpected argument "bob.json"`, "did you mean --key bob.json?")
+	wantFail(t, run(t, "send", "--to", addr, "--amount", "1", "2", "3"), 2, `unexpected argument "2"`, "did you mean --amount 2?")
+	wantFail(t, run(t, "send", "--amount", "1", addr), 2, "did you mean --to "+addr+"?")
+}
