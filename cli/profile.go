@@ -212,11 +212,11 @@ Run ` + "`lattice profile COMMAND -h`" + ` for a command's help.
 `
 
 // profileHelp is the -h of each profile command: usage line, what it does,
-// examples. None takes flags.
+// examples. ls and show take --json, no command another flag.
 var profileHelp = map[string][3]string{
-	"ls": {"profile ls", "Lists the profiles, with their node and cloud API URLs; * marks the\ncurrent one.", "  lattice profile ls\n"},
-	"show": {"profile show [NAME]", "Shows a profile's node URL, key file, cloud API URL and the start of its\nAPI key: of NAME, or by default of the profile in use (--profile,\nLATTICE_PROFILE, else the current one).",
-		"  lattice profile show\n  lattice profile show dev\n  lattice --profile staging profile show\n"},
+	"ls": {"profile ls [--json]", "Lists the profiles, with their node and cloud API URLs; * marks the\ncurrent one. --json prints them as a JSON array.", "  lattice profile ls\n  lattice profile ls --json\n"},
+	"show": {"profile show [NAME] [--json]", "Shows a profile's node URL, key file, cloud API URL and the start of its\nAPI key: of NAME, or by default of the profile in use (--profile,\nLATTICE_PROFILE, else the current one). --json prints it as a JSON object.",
+		"  lattice profile show\n  lattice profile show dev\n  lattice profile show --json dev\n  lattice --profile staging profile show\n"},
 	"use": {"profile use NAME", "Makes NAME the current profile: the one commands use without --profile\nor LATTICE_PROFILE.", "  lattice profile use dev\n"},
 }
 
@@ -226,8 +226,28 @@ func runProfile(_ context.Context, e *env, args []string) error {
 		return err
 	}
 	if h, ok := profileHelp[args[0]]; ok && wantsHelp(args[1:]) {
-		fmt.Fprintf(e.stdout, "Usage: lattice %s\n\n%s\n\nFlags: none\n\nExamples:\n%s", h[0], h[1], h[2])
+		flags := "none"
+		if args[0] == "ls" || args[0] == "show" {
+			flags = "\n  --json\tprint JSON"
+		}
+		fmt.Fprintf(e.stdout, "Usage: lattice %s\n\n%s\n\nFlags: %s\n\nExamples:\n%s", h[0], h[1], flags, h[2])
 		return nil
+	}
+	// --json, wherever it comes, for the commands that print.
+	asJSON := false
+	if args[0] == "ls" || args[0] == "show" {
+		rest := args[:1]
+		for _, a := range args[1:] {
+			if a == "--json" || a == "-json" {
+				asJSON = true
+				continue
+			}
+			if strings.HasPrefix(a, "-") {
+				return usageErr("flag provided but not defined: %s; run `lattice profile %s -h`", a, args[0])
+			}
+			rest = append(rest, a)
+		}
+		args = rest
 	}
 	pf, path, err := loadProfiles()
 	if err != nil {
@@ -243,6 +263,14 @@ func runProfile(_ context.Context, e *env, args []string) error {
 			names = append(names, n)
 		}
 		sort.Strings(names)
+		if asJSON {
+			out := make([]map[string]any, 0, len(names))
+			for _, n := range names {
+				p := pf.Profiles[n]
+				out = append(out, map[string]any{"name": n, "current": n == pf.Current, "node": p.Node, "api": p.API, "key": p.Key})
+			}
+			return printJSON(e.stdout, out)
+		}
 		if len(names) == 0 {
 			fmt.Fprintf(e.stdout, "no profiles in %s: `lattice dev` writes one\n", path)
 			return nil
@@ -275,6 +303,9 @@ func runProfile(_ context.Context, e *env, args []string) error {
 		apiKey := p.APIKey
 		if len(apiKey) > 13 {
 			apiKey = apiKey[:13] + "…"
+		}
+		if asJSON {
+			return printJSON(e.stdout, map[string]any{"name": name, "node": p.Node, "key": p.Key, "api": p.API, "api_key": apiKey, "data": p.Data})
 		}
 		fmt.Fprintf(e.stdout, "profile  %s\nnode     %s\nkey      %s\napi      %s\napi key  %s\n", name, p.Node, p.Key, p.API, apiKey)
 		return nil

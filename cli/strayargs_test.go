@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -69,4 +72,31 @@ func TestStrayArgumentHints(t *testing.T) {
 	wantFail(t, run(t, "receive", "bob.json"), 2, `unexpected argument "bob.json"`, "did you mean --key bob.json?")
 	wantFail(t, run(t, "send", "--to", addr, "--amount", "1", "2", "3"), 2, `unexpected argument "2"`, "did you mean --amount 2?")
 	wantFail(t, run(t, "send", "--amount", "1", addr), 2, "did you mean --to "+addr+"?")
+}
+
+// TestProfileJSON: the profile commands that print honour --json wherever
+// it comes (profile ls --json printed the table, profile show --json dev
+// took --json for a profile's name).
+func TestProfileJSON(t *testing.T) {
+	cleanEnv(t)
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	if err := os.MkdirAll(filepath.Join(cfg, "lattice"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pf := `{"current":"dev","profiles":{"dev":{"node":"http://127.0.0.1:8080","key":"/k.json","api":"http://127.0.0.1:8090","api_key":"lat_live_0123456789abcdef"}}}`
+	if err := os.WriteFile(filepath.Join(cfg, "lattice", "profiles.json"), []byte(pf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(mustRun(t, "profile", "ls", "--json").stdout), &list); err != nil || len(list) != 1 || list[0]["name"] != "dev" || list[0]["current"] != true {
+		t.Errorf("profile ls --json = %v, %v", list, err)
+	}
+	for _, args := range [][]string{{"profile", "show", "--json", "dev"}, {"profile", "show", "dev", "--json"}} {
+		var one map[string]any
+		if err := json.Unmarshal([]byte(mustRun(t, args...).stdout), &one); err != nil || one["name"] != "dev" || one["node"] != "http://127.0.0.1:8080" || one["api_key"] != "lat_live_0123…" {
+			t.Errorf("%v = %v, %v", args, one, err)
+		}
+	}
+	wantFail(t, run(t, "profile", "ls", "--bogus"), 2, "--bogus")
 }
