@@ -100,3 +100,12 @@ func TestProfileJSON(t *testing.T) {
 	}
 	wantFail(t, run(t, "profile", "ls", "--bogus"), 2, "--bogus")
 }
+
+// TestReadOnlyListsNoKey: a command that needs no key does not offer one.
+func TestReadOnlyListsNoKey(t *testing.T) {
+	cleanEnv(t)
+	r := mustRun(t, "block", "-h")
+	if strings.Contains(r.stdout+r.stderr, "-key") || !strings.Contains(r.stdout, "-node") {
+		t.Errorf("lattice block -h lists --key, or not --node:\n%s", r.stdout)
+	}
+}

@@ -653,7 +653,9 @@ whether it is confirmed.`, `  HASH=...    # a block hash: 64 hex digits, as `+"`
   lattice block $HASH
   lattice block $HASH --json --node http://127.0.0.1:8081
 `)
-	cf := addClientFlags(f, false)
+	// Reading a block needs no key: no --key to list.
+	node := f.string("node", "LATTICE_NODE", "", "http://127.0.0.1:8080", "node API URL")
+	asJSON := f.jsonFlag()
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -667,11 +669,11 @@ whether it is confirmed.`, `  HASH=...    # a block hash: 64 hex digits, as `+"`
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	b, err := nodeclient.New(*cf.node, nil).Block(ctx, h)
+	b, err := nodeclient.New(*node, nil).Block(ctx, h)
 	if err != nil {
-		return unreachable(*cf.node, err)
+		return unreachable(*node, err)
 	}
-	if *cf.json {
+	if *asJSON {
 		return printJSON(e.stdout, b)
 	}
 	printBlock(e.stdout, b)
