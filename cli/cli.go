@@ -270,6 +270,34 @@ type flags struct {
 	given map[string]bool
 	// stdout receives the help a user asks for with -h.
 	stdout io.Writer
+	// hidden flags are accepted but not listed in the help: a flag the
+	// command does not need, that scripts pass to every command.
+	hidden map[string]bool
+}
+
+// hide keeps flag name out of the help.
+func (f *flags) hide(name string) {
+	if f.hidden == nil {
+		f.hidden = map[string]bool{}
+	}
+	f.hidden[name] = true
+}
+
+// PrintDefaults lists the flags as flag.FlagSet does, but the hidden ones.
+func (f *flags) PrintDefaults() {
+	if len(f.hidden) == 0 {
+		f.FlagSet.PrintDefaults()
+		return
+	}
+	shown := flag.NewFlagSet(f.Name(), flag.ContinueOnError)
+	shown.SetOutput(f.Output())
+	f.VisitAll(func(fl *flag.Flag) {
+		if !f.hidden[fl.Name] {
+			shown.Var(fl.Value, fl.Name, fl.Usage)
+			shown.Lookup(fl.Name).DefValue = fl.DefValue
+		}
+	})
+	shown.PrintDefaults()
 }
 
 type binding struct {
@@ -282,7 +310,7 @@ func newFlags(e *env, name, usageLine string) *flags {
 	f := &flags{FlagSet: fs, profile: e.profile, stdout: e.stdout}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: lattice %s\n\nFlags:\n", usageLine)
-		fs.PrintDefaults()
+		f.PrintDefaults()
 	}
 	return f
 }

@@ -653,8 +653,11 @@ whether it is confirmed.`, `  HASH=...    # a block hash: 64 hex digits, as `+"`
   lattice block $HASH
   lattice block $HASH --json --node http://127.0.0.1:8081
 `)
-	// Reading a block needs no key: no --key to list.
+	// Reading a block needs no key: --key is taken (scripts pass it to
+	// every command) but not offered.
 	node := f.string("node", "LATTICE_NODE", "", "http://127.0.0.1:8080", "node API URL")
+	f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "unused: a block is read without a key")
+	f.hide("key")
 	asJSON := f.jsonFlag()
 	if err := f.parse(args); err != nil {
 		return err
