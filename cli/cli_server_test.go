@@ -348,7 +348,11 @@ func TestDev(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node", "ledger")); err != nil {
 		t.Errorf("dev keeps the node under DIR/node: %v", err)
 	}
-	// dev logs to DIR/dev.log too, at info, as JSON naming each service.
+	// dev logs to DIR/dev.log too, at info, as JSON naming each service,
+	// and its banner says so.
+	if !strings.Contains(s.stdout.String(), "log         "+filepath.Join(dir, "dev.log")) {
+		t.Errorf("dev's banner does not say where its log goes:\n%s", s.stdout.String())
+	}
 	devLog, err := os.ReadFile(filepath.Join(dir, "dev.log"))
 	if err != nil {
 		t.Fatalf("dev.log: %v", err)

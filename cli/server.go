@@ -233,6 +233,7 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 		}
 		fmt.Fprintf(e.stdout, "  metrics     GET /metrics on every node API and on the cloud API (Prometheus)\n")
 		fmt.Fprintf(e.stdout, "  data        %s  (genesis file %s)\n", *data, filepath.Join(*data, "genesis.json"))
+		fmt.Fprintf(e.stdout, "  log         %s  (info and above, JSON; the terminal gets %s and above: --log-level info shows more)\n", filepath.Join(*data, "dev.log"), *logLevel)
 		fmt.Fprintf(e.stdout, "  dev key     %s\n", keyPath)
 		if count == 1 {
 			fmt.Fprintf(e.stdout, "  account     %s (the genesis account, created with %s native)\n\n", net.Genesis.Account, net.Genesis.Balance.Units())
