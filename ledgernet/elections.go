@@ -237,6 +237,11 @@ func (l *electionLoop) start(root consensus.Root, h ledger.Hash, how int) {
 		e = &election{started: l.now()}
 		l.roots[root] = e
 	}
+	if how != voteNone && e.watch {
+		// A block of the ledger, not confirmed, at a place watched: an
+		// election, which this node's representatives vote in.
+		e.watch = false
+	}
 	if how != voteNone && !e.watch && !l.voted(root) {
 		switch {
 		case !l.hasReps():
@@ -442,6 +447,15 @@ func (l *electionLoop) watchDecided(fe *ledger.ForkError) {
 	if _, ok := l.roots[root]; ok {
 		return
 	}
+	// Only a place confirmed here is watched. Every refused contender
+	// comes this way, and one at a place still undecided here may come
+	// before the ledger feed starts that place's election: a watch opened
+	// then took the election's place, this node's representatives never
+	// voted in it, and the network's confirmation of the block in the
+	// ledger read as a conflicting one.
+	if _, found, confirmed, err := l.s.n.Store.EntryConfirmed(fe.Existing); err != nil || !found || !confirmed {
+		return
+	}
 	if len(l.roots) >= consensus.DefaultMaxElections/2 {
 		return // elections of the ledger's own blocks come first
 	}
@@ -457,10 +471,14 @@ func (l *electionLoop) watchDecided(fe *ledger.ForkError) {
 }
 
 // checkWatched ends a watch election whose final votes confirm winner in
-// round n.
+// round n: a split when another block is confirmed at that place here.
 func (l *electionLoop) checkWatched(root consensus.Root, winner ledger.Hash, n uint32) {
 	if _, found, confirmed, err := l.s.n.Store.EntryConfirmed(winner); err == nil && !(found && confirmed) {
-		l.s.splits.add(l.s, root, winner, l.tally.Certificate(root, winner, n))
+		if here := l.s.blockAt(root); !here.IsZero() && here != winner {
+			if _, _, hereConfirmed, err := l.s.n.Store.EntryConfirmed(here); err == nil && hereConfirmed {
+				l.s.splits.add(l.s, root, winner, l.tally.Certificate(root, winner, n))
+			}
+		}
 	}
 	l.finish(root)
 }

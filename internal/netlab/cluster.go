@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -150,6 +151,9 @@ func (o *ClusterOptions) ensureDefaults() error {
 	}
 	if o.UserFunds == 0 {
 		o.UserFunds = 1_000_000
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = os.Getenv("LATTICE_NETLAB_LOG_LEVEL") // debug, to read a failed run's elections
 	}
 	if o.LogLevel == "" {
 		o.LogLevel = "info"

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -229,6 +232,16 @@ func settle(t *testing.T, c *Cluster, w *Watch, set testSet, name string, forks 
 	if err != nil {
 		t.Logf("figure: one-ledger-after-heal/%s t=never bound=%s", name, set.oneLedger)
 		t.Error(err)
+		if keep := os.Getenv("LATTICE_NETLAB_KEEP"); keep != "" {
+			// The nodes' data and logs outlive the test for reading.
+			dst := filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_"))
+			for i, src := range []string{c.dir, c.Lab.logDir} {
+				if out, err := exec.Command("cp", "-r", src, fmt.Sprintf("%s-%d", dst, i)).CombinedOutput(); err != nil {
+					t.Logf("keeping the nodes' files: %v %s", err, out)
+				}
+			}
+			t.Logf("the nodes' data and logs are kept in %s-0 and -1", dst)
+		}
 	} else {
 		t.Log(DurationFigure("one-ledger-after-heal/"+name, d))
 	}
