@@ -34,6 +34,7 @@ import (
 	"github.com/latticenet/lattice/cdnstore"
 	"github.com/latticenet/lattice/cloudstore"
 	"github.com/latticenet/lattice/cloudwire"
+	"github.com/latticenet/lattice/internal/httpserve"
 )
 
 // Options configure an edge; zero fields take the defaults.
@@ -779,8 +780,8 @@ func drainCount(r io.Reader) int64 {
 // Probe paths: load balancers and orchestrators ask these, at an address
 // (or name) that no deployment answers for.
 const (
-	ProbeLive  = "/_health/live"
-	ProbeReady = "/_health/ready"
+	ProbeLive  = httpserve.ProbeLive
+	ProbeReady = httpserve.ProbeReady
 )
 
 // probe answers a liveness or readiness probe, which only a request whose
@@ -789,17 +790,9 @@ const (
 // it routes from its store's memory and fetches from origins, so there is
 // nothing to be ready for beyond serving.
 func probe(w http.ResponseWriter, r *http.Request) bool {
-	if r.URL.Path != ProbeLive && r.URL.Path != ProbeReady {
+	if !httpserve.IsProbe(r) {
 		return false
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		fmt.Fprintln(w, "probes take GET or HEAD")
-		return true
-	}
-	fmt.Fprintln(w, "ok")
+	httpserve.ServeProbe(w, r, nil)
 	return true
 }

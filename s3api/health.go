@@ -1,14 +1,15 @@
 package s3api
 
 import (
-	"fmt"
 	"net/http"
+
+	"github.com/latticenet/lattice/internal/httpserve"
 )
 
 // Probe paths: load balancers and orchestrators ask these, unsigned.
 const (
-	ProbeLive  = "/_health/live"
-	ProbeReady = "/_health/ready"
+	ProbeLive  = httpserve.ProbeLive
+	ProbeReady = httpserve.ProbeReady
 )
 
 // probe answers a liveness or readiness probe and reports whether r was
@@ -21,33 +22,21 @@ const (
 // process serves; ready is 503 with the reason once the store has turned
 // read-only after a failed disk write, or while the endpoint shuts down.
 func (s *Server) probe(w http.ResponseWriter, r *http.Request) bool {
-	if r.URL.Path != ProbeLive && r.URL.Path != ProbeReady {
+	if !httpserve.IsProbe(r) {
 		return false
 	}
 	if _, _, vhost := s.locate(r); vhost {
 		return false
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		fmt.Fprintln(w, "probes take GET or HEAD")
-		return true
-	}
-	if r.URL.Path == ProbeReady {
+	httpserve.ServeProbe(w, r, func() string {
 		if !s.gate.Enter() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "shutting down")
-			return true
+			return "shutting down"
 		}
 		defer s.gate.Leave()
 		if err := s.st.Err(); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "read-only: %v\n", err)
-			return true
+			return "read-only: " + err.Error()
 		}
-	}
-	fmt.Fprintln(w, "ok")
+		return ""
+	})
 	return true
 }
