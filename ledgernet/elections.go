@@ -273,7 +273,11 @@ func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash, resume bool
 // resume restores what this node's representatives signed at root in an
 // earlier run, if the record holds anything, and reports false when the
 // record cannot be read: it is what keeps them from contradicting
-// themselves, so they vote nothing then.
+// themselves, so they vote nothing then. (A known gap: a record whose lock
+// is on a block since rolled back, which can never be confirmed, keeps
+// them prevoting it at that place; the place then decides by the others'
+// quorum, or not at all if their weight is needed. Clearing a place's
+// record when its election ends by rollback would close it.)
 func (l *electionLoop) resume(root consensus.Root) bool {
 	rec, found, err := l.s.n.Store.SignedVotes(root.Account, root.Previous)
 	if err != nil {
