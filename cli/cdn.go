@@ -103,11 +103,11 @@ func runCDN(ctx context.Context, e *env, args []string) error {
 		case "rm", "delete":
 			return runCDNDomainRemove(ctx, e, args[2:])
 		}
-		return usageErr("unknown command `cdn domain %s`; %s", args[1], cdnDomainWant)
+		return usageErr("unknown command `cdn domain %s`%s; %s", args[1], suggestion(args[1], []string{"add", "verify", "rm"}), cdnDomainWant)
 	case "purge":
 		return runCDNPurge(ctx, e, args[1:])
 	}
-	return usageErr("unknown command %q; %s", args[0], cdnWant)
+	return usageErr("unknown command %q%s; %s", args[0], suggestion(args[0], []string{"create", "ls", "show", "rm", "domains", "domain", "purge"}), cdnWant)
 }
 
 func newCDNFlags(e *env, name, args, about, examples string) *s3Flags {

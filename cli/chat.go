@@ -78,7 +78,11 @@ func runChat(ctx context.Context, e *env, args []string) error {
 			return c.run(ctx, e, args[1:])
 		}
 	}
-	return usageErr("unknown command %q; run `lattice chat -h`", args[0])
+	var names []string
+	for _, c := range chatCommands() {
+		names = append(names, c.name)
+	}
+	return usageErr("unknown command %q%s; run `lattice chat -h`", args[0], suggestion(args[0], names))
 }
 
 const directoryUsage = `Usage: lattice directory COMMAND [ARGS] [flags]
@@ -117,7 +121,7 @@ func runDirectory(ctx context.Context, e *env, args []string) error {
 	case "show":
 		return runDirectoryShow(ctx, e, args[1:])
 	}
-	return usageErr("unknown command %q; run `lattice directory -h`", args[0])
+	return usageErr("unknown command %q%s; run `lattice directory -h`", args[0], suggestion(args[0], []string{"register", "show"}))
 }
 
 // newHelpFlags is newFlags with a -h that also says what the command does

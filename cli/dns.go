@@ -107,7 +107,7 @@ func runDNS(ctx context.Context, e *env, args []string) error {
 		case "rm", "delete":
 			return runZoneRemove(ctx, e, args[2:])
 		}
-		return usageErr("unknown command `dns zone %s`; %s", args[1], dnsZoneWant)
+		return usageErr("unknown command `dns zone %s`%s; %s", args[1], suggestion(args[1], []string{"create", "ls", "rm"}), dnsZoneWant)
 	case "record", "records":
 		if done, err := groupHelp(e, args[1:], dnsRecordUsage, dnsRecordWant); done {
 			return err
@@ -122,9 +122,9 @@ func runDNS(ctx context.Context, e *env, args []string) error {
 		case "rm", "delete":
 			return runRecordRemove(ctx, e, args[2:])
 		}
-		return usageErr("unknown command `dns record %s`; %s", args[1], dnsRecordWant)
+		return usageErr("unknown command `dns record %s`%s; %s", args[1], suggestion(args[1], []string{"add", "ls", "set", "rm"}), dnsRecordWant)
 	}
-	return usageErr("unknown command %q; %s", args[0], dnsWant)
+	return usageErr("unknown command %q%s; %s", args[0], suggestion(args[0], []string{"zone", "record"}), dnsWant)
 }
 
 func newDNSFlags(e *env, name, args, about, examples string) *s3Flags {

@@ -62,7 +62,11 @@ func runLedger(ctx context.Context, e *env, args []string) error {
 			return c.run(ctx, e, args[1:])
 		}
 	}
-	return usageErr("unknown command %q; run `lattice ledger -h`", args[0])
+	var names []string
+	for _, c := range ledgerCommands() {
+		names = append(names, c.name)
+	}
+	return usageErr("unknown command %q%s; run `lattice ledger -h`", args[0], suggestion(args[0], names))
 }
 
 // ledgerSession parses a ledger command's flags and connects to the node;

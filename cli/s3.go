@@ -104,7 +104,11 @@ func runS3(ctx context.Context, e *env, args []string) error {
 			return c.run(ctx, e, args[1:])
 		}
 	}
-	return usageErr("unknown command %q; run `lattice s3 help`", args[0])
+	var names []string
+	for _, c := range s3Commands() {
+		names = append(names, c.name)
+	}
+	return usageErr("unknown command %q%s; run `lattice s3 help`", args[0], suggestion(args[0], names))
 }
 
 // s3Flags are the flags every s3 command takes.

@@ -109,3 +109,24 @@ func TestReadOnlyListsNoKey(t *testing.T) {
 		t.Errorf("lattice block -h lists --key, or not --node:\n%s", r.stdout)
 	}
 }
+
+// TestSubcommandSuggestion: a mistyped subcommand gets the nearest names
+// too, in every command group.
+func TestSubcommandSuggestion(t *testing.T) {
+	cleanEnv(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"s3", "lss"}, "did you mean ls?"},
+		{[]string{"dns", "zone", "craete"}, "did you mean create?"},
+		{[]string{"dns", "recrod"}, "did you mean record?"},
+		{[]string{"chat", "sedn"}, "did you mean send?"},
+		{[]string{"directory", "shwo"}, "did you mean show?"},
+		{[]string{"ledger", "pendng"}, "did you mean pending?"},
+		{[]string{"cdn", "purg"}, "did you mean purge?"},
+		{[]string{"cdn", "domain", "verfy"}, "did you mean verify?"},
+	} {
+		wantFail(t, run(t, tt.args...), 2, "unknown command", tt.want)
+	}
+}
