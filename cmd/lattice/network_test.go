@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -131,24 +134,40 @@ func TestDevNetworkWalk(t *testing.T) {
 	dir := t.TempDir()
 	p2pPort := freePortRange(t, 3)
 	httpPort := freePortRange(t, 3)
+	// Every listener on a free port: the test passes beside another
+	// lattice on the default ones.
 	dev := exec.Command(binary, "dev", "--nodes", "3", "--data", dir,
 		"--http", fmt.Sprintf("127.0.0.1:%d", httpPort), "--p2p", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", p2pPort),
-		"--api", freeAddr(t), "--s3", freeAddr(t))
+		"--api", freeAddr(t), "--s3", freeAddr(t), "--dns", freeAddr(t), "--cdn", freeAddr(t))
 	dev.Env = append(os.Environ(), "HOME="+dir)
-	dev.Stderr = os.Stderr
+	var stderr lockedBuffer
+	dev.Stderr = io.MultiWriter(os.Stderr, &stderr)
 	if err := dev.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- dev.Wait() }()
 	t.Cleanup(func() {
 		dev.Process.Signal(syscall.SIGTERM)
-		dev.Wait()
+		<-exited
 	})
+	// A child that exits early fails the test at once, with its own
+	// words, not after the wait's timeout.
+	alive := func() {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("lattice dev exited early (%v):\n%s", err, stderr.String())
+		default:
+		}
+	}
 	clients := make([]*nodeclient.Client, 3)
 	for i := range clients {
 		clients[i] = nodeclient.New(fmt.Sprintf("http://127.0.0.1:%d", httpPort+i), nil)
 	}
 	ctx := context.Background()
 	waitUntil(t, "the three nodes answer", 60*time.Second, func() bool {
+		alive()
 		for _, c := range clients {
 			if _, err := c.Node(ctx); err != nil {
 				return false
@@ -231,4 +250,23 @@ func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() boo
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that a child's output and the test can
+// share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
