@@ -39,7 +39,7 @@ type Batch struct {
 	conflicts map[pendingKey]*Conflict           // by (account, previous); nil: removed
 	weights   map[ledger.Address]ledger.Amount
 	cweights  weightDeltas                     // changes of confirmed weight, written at commit
-	cwritten  map[ledger.Address]ledger.Amount // the confirmed weights written, for the writer's cache
+	cwritten  map[ledger.Address]ledger.Amount // the confirmed weights written, for the table in memory
 	confirmed map[ledger.Address]confirmedAt
 	signed    map[pendingKey]SignedVotes // votes recorded in the batch, by (account, previous)
 	// conflictsAdded is how many conflicts the batch records, less those
@@ -318,7 +318,20 @@ func (b *Batch) SetConfirmed(a ledger.Address, height uint64, h ledger.Hash) err
 	} else if !found || at != h {
 		return fmt.Errorf("ledgerstore: confirmation of %s at height %d names %s, not its block there", a, height, h)
 	}
-	if err := confirmRange(b, a, old, height, b.cweights); err != nil {
+	// A confirmed place needs its vote record no more (signedTable).
+	forget := func(e *ledger.Entry) {
+		k := pendingKey{a, e.Block.Previous}
+		cur, found := b.signed[k]
+		if !found {
+			cur, found = b.s.sv.get(k)
+		}
+		if found && cur != (SignedVotes{}) {
+			b.b.Delete(key(pSigned, a[:], e.Block.Previous[:]), nil)
+			b.signed[k] = SignedVotes{}
+			b.n++
+		}
+	}
+	if err := confirmRange(b, a, old, height, b.cweights, forget); err != nil {
 		return err
 	}
 	b.confirmed[a] = confirmedAt{height, h}
@@ -498,12 +511,8 @@ func (b *Batch) publish() {
 	for rep, w := range b.weights {
 		b.s.weights[rep] = w
 	}
-	if len(b.s.cweights)+len(b.cwritten) > maxCachedAccounts {
-		b.s.cweights = make(map[ledger.Address]ledger.Amount)
-	}
-	for rep, w := range b.cwritten {
-		b.s.cweights[rep] = w
-	}
+	b.s.cw.set(b.cwritten)
+	b.s.sv.set(b.signed)
 }
 
 func (s *Store) cacheAccount(a ledger.Account) {
@@ -530,7 +539,6 @@ func (s *Store) cacheConfirmed(a ledger.Address, c confirmedAt) {
 func (s *Store) resetCache() {
 	s.accounts = make(map[ledger.Address]ledger.Account)
 	s.weights = make(map[ledger.Address]ledger.Amount)
-	s.cweights = make(map[ledger.Address]ledger.Amount)
 	s.entries = newRecent[ledger.Hash, entryAt](recentEntries)
 	s.chain = newRecent[chainPos, ledger.Hash](recentEntries)
 	s.confirmed = make(map[ledger.Address]confirmedAt)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/big"
+	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -34,6 +36,71 @@ func (r reader) ConfirmedWeight(rep ledger.Address) (ledger.Amount, error) {
 		return ledger.Amount{}, err
 	}
 	return decodeAmount(v)
+}
+
+// ConfirmedWeight returns the voting weight of representative rep in the
+// confirmed ledger, as reader.ConfirmedWeight does, from the table in
+// memory: elections ask for it at every vote.
+func (s *Store) ConfirmedWeight(rep ledger.Address) (ledger.Amount, error) {
+	return s.cw.get(rep), nil
+}
+
+// confirmedWeights is the confirmed-weight table in memory, whole, as Nano
+// keeps its representatives' weights: one entry per representative with
+// weight, at most one per account. It is loaded when the store opens and
+// changed only by the one writer, after each commit, so a reader sees a
+// weight as the database held it before or after the latest commit, as a
+// read of the database at that moment would.
+type confirmedWeights struct {
+	mu sync.RWMutex
+	m  map[ledger.Address]ledger.Amount
+}
+
+func (c *confirmedWeights) load(r reader) error {
+	m := make(map[ledger.Address]ledger.Amount)
+	err := r.scan([]byte{pCWeight}, false, func(k, v []byte) error {
+		if len(k) != 1+32 {
+			return fmt.Errorf("ledgerstore: corrupt confirmed-weight key")
+		}
+		w, err := decodeAmount(v)
+		if err != nil {
+			return err
+		}
+		var a ledger.Address
+		copy(a[:], k[1:])
+		m[a] = w
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ledgerstore: loading the confirmed weights: %w", err)
+	}
+	c.mu.Lock()
+	c.m = m
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *confirmedWeights) get(rep ledger.Address) ledger.Amount {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[rep]
+}
+
+// set records the weights a commit wrote; a zero weight leaves the table,
+// as its key leaves the database.
+func (c *confirmedWeights) set(written map[ledger.Address]ledger.Amount) {
+	if len(written) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for rep, w := range written {
+		if w.IsZero() {
+			delete(c.m, rep)
+		} else {
+			c.m[rep] = w
+		}
+	}
 }
 
 // ConfirmedWeightTotal returns the sum of every representative's
@@ -104,7 +171,9 @@ type chainView interface {
 // as of height old and joins its representative as of height; each native
 // send among them counts for its destination's address until a confirmed
 // receive takes it; each native receive takes what its send counted for a.
-func confirmRange(v chainView, a ledger.Address, old, height uint64, d weightDeltas) error {
+//
+// placed, when not nil, is told of every block confirmed (old+1 to height).
+func confirmRange(v chainView, a ledger.Address, old, height uint64, d weightDeltas, placed func(*ledger.Entry)) error {
 	var prev *ledger.Account
 	for ht := old; ht <= height; ht++ {
 		if ht == 0 {
@@ -127,6 +196,9 @@ func confirmRange(v chainView, a ledger.Address, old, height uint64, d weightDel
 		if ht == old {
 			prev = &e.After
 			continue
+		}
+		if placed != nil {
+			placed(e)
 		}
 		var before ledger.Amount
 		if prev != nil {
@@ -153,17 +225,20 @@ func confirmRange(v chainView, a ledger.Address, old, height uint64, d weightDel
 }
 
 // writeConfirmedWeights applies d to the confirmed-weight table in w.
-// written, when not nil, receives the new values, for the writer's cache
-// (s.cweights, which only the writer uses) once the batch is committed.
+// written, when not nil, receives the new values, for the table in memory
+// (s.cw) once the batch is committed; when nil (before the table in memory
+// is loaded) the current values are read from the database.
 func (s *Store) writeConfirmedWeights(w *pebble.Batch, d weightDeltas, written map[ledger.Address]ledger.Amount) error {
 	for rep, delta := range d {
 		if delta.Sign() == 0 {
 			continue
 		}
-		cur, ok := s.cweights[rep]
-		if !ok || written == nil {
+		var cur ledger.Amount
+		if written != nil {
+			cur = s.cw.get(rep)
+		} else {
 			var err error
-			if cur, err = s.ConfirmedWeight(rep); err != nil {
+			if cur, err = s.reader.ConfirmedWeight(rep); err != nil {
 				return err
 			}
 		}
@@ -200,7 +275,7 @@ func (s *Store) buildConfirmedWeights() error {
 		}
 		var a ledger.Address
 		copy(a[:], k[1:])
-		return confirmRange(s.reader, a, 0, binary.BigEndian.Uint64(v), d)
+		return confirmRange(s.reader, a, 0, binary.BigEndian.Uint64(v), d, nil)
 	})
 	if err != nil {
 		return fmt.Errorf("ledgerstore: building the confirmed weights: %w", err)
@@ -264,6 +339,121 @@ func (r reader) SignedVotes(account ledger.Address, previous ledger.Hash) (Signe
 	return v, err == nil, err
 }
 
+// SignedVotes returns what this node's representatives signed at
+// (account, previous), as reader.SignedVotes does, from the table in
+// memory.
+func (s *Store) SignedVotes(account ledger.Address, previous ledger.Hash) (SignedVotes, bool, error) {
+	v, found := s.sv.get(pendingKey{account, previous})
+	return v, found, nil
+}
+
+// signedTable holds the vote records in memory, whole. A record is needed
+// only while its place is undecided here: once a block is confirmed at a
+// place, this node's representatives never vote there again (only
+// attestations, which are not recorded), so the batch that confirms it
+// deletes the record, and Open deletes those of places confirmed before
+// this rule. The table then holds only places where a quorum prevoted
+// (the only votes recorded are final votes, which need a polka, and
+// prevotes of later rounds) and nothing is confirmed yet: few, even in a
+// partition, where a side without quorum records nothing. Like the
+// confirmed weights, it changes only after a commit, by the one writer,
+// and is read without the database: every new election asks it.
+type signedTable struct {
+	mu sync.RWMutex
+	m  map[pendingKey]SignedVotes
+}
+
+func (t *signedTable) get(k pendingKey) (SignedVotes, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	v, ok := t.m[k]
+	return v, ok
+}
+
+// set records what a commit wrote; a zero record is one deleted.
+func (t *signedTable) set(written map[pendingKey]SignedVotes) {
+	if len(written) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, v := range written {
+		if v == (SignedVotes{}) {
+			delete(t.m, k)
+		} else {
+			t.m[k] = v
+		}
+	}
+}
+
+// loadSigned reads the vote records into memory and deletes, in one synced
+// batch, those of places confirmed here (written before records were
+// deleted at confirmation).
+func (s *Store) loadSigned() error {
+	m := make(map[pendingKey]SignedVotes)
+	var done [][]byte
+	err := s.scan([]byte{pSigned}, false, func(k, v []byte) error {
+		if len(k) != 1+32+32 {
+			return fmt.Errorf("ledgerstore: corrupt vote record key")
+		}
+		rec, err := decodeSignedVotes(v)
+		if err != nil {
+			return err
+		}
+		var pk pendingKey
+		copy(pk.a[:], k[1:33])
+		copy(pk.h[:], k[33:])
+		decided, err := s.placeConfirmed(pk.a, pk.h)
+		if err != nil {
+			return err
+		}
+		if decided {
+			done = append(done, slices.Clone(k))
+			return nil
+		}
+		m[pk] = rec
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ledgerstore: loading the vote records: %w", err)
+	}
+	if len(done) > 0 {
+		w := s.db.NewBatch()
+		defer w.Close()
+		for _, k := range done {
+			w.Delete(k, nil)
+		}
+		if err := w.Commit(pebble.Sync); err != nil {
+			return fmt.Errorf("ledgerstore: deleting the vote records of confirmed places: %w", err)
+		}
+	}
+	s.sv.mu.Lock()
+	s.sv.m = m
+	s.sv.mu.Unlock()
+	return nil
+}
+
+// placeConfirmed reports whether a block at (a, previous) is confirmed
+// here: a's confirmed height reaches the height after previous's.
+func (s *Store) placeConfirmed(a ledger.Address, previous ledger.Hash) (bool, error) {
+	height, _, found, err := s.reader.Confirmed(a)
+	if err != nil || !found {
+		return false, err
+	}
+	at := uint64(1)
+	if !previous.IsZero() {
+		e, found, err := s.reader.Entry(previous)
+		if err != nil || !found {
+			return false, err // a previous rolled back: undecided
+		}
+		if e.Block.Account != a {
+			return false, nil
+		}
+		at = e.Height + 1
+	}
+	return height >= at, nil
+}
+
 // VoteRecord asks to record one vote of this node's representatives: a
 // prevote or a final vote for Hash, in Round, at (Account, Previous).
 type VoteRecord struct {
@@ -287,10 +477,7 @@ func (b *Batch) RecordVotes(recs []VoteRecord) ([]VoteRecord, error) {
 		k := pendingKey{r.Account, r.Previous}
 		cur, found := b.signed[k]
 		if !found {
-			var err error
-			if cur, _, err = b.s.SignedVotes(r.Account, r.Previous); err != nil {
-				return nil, err
-			}
+			cur, _ = b.s.sv.get(k)
 		}
 		hash, round := &cur.Prevote, &cur.PrevoteRound
 		if r.Final {

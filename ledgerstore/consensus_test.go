@@ -11,18 +11,31 @@ import (
 
 // TestConfirmedWeight: only confirmed blocks move the weight that counts in
 // elections; a store written before the table existed builds it on open.
+// The store answers from its table in memory, a snapshot from the
+// database: both must say the same.
 func TestConfirmedWeight(t *testing.T) {
 	f := newFixture(t)
 	g := f.gk.Address()
 	a, r := f.key(), f.key()
-	want := func(where string, ws map[ledger.Address]uint64) {
+	check := func(where, from string, weight func(ledger.Address) (ledger.Amount, error), ws map[ledger.Address]uint64) {
 		t.Helper()
 		for rep, w := range ws {
-			got, err := f.st.ConfirmedWeight(rep)
+			got, err := weight(rep)
 			if err != nil || got != ledger.NewAmount(w) {
-				t.Errorf("%s: ConfirmedWeight(%s) = %s, %v, want %d", where, rep, got, err, w)
+				t.Errorf("%s: ConfirmedWeight(%s) from %s = %s, %v, want %d", where, rep, from, got, err, w)
 			}
 		}
+	}
+	wantDB := func(where string, ws map[ledger.Address]uint64) {
+		t.Helper()
+		snap := f.st.Snapshot()
+		defer snap.Close()
+		check(where, "the database", snap.ConfirmedWeight, ws)
+	}
+	want := func(where string, ws map[ledger.Address]uint64) {
+		t.Helper()
+		check(where, "memory", f.st.ConfirmedWeight, ws)
+		wantDB(where, ws)
 	}
 	want("genesis", map[ledger.Address]uint64{g: 1_000_000})
 	s1 := f.send(f.gk, a.Address(), 300)
@@ -53,7 +66,7 @@ func TestConfirmedWeight(t *testing.T) {
 	if err := f.st.db.Delete(key(pMeta, []byte(metaConfirmedWeights)), pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
-	want("table dropped", map[ledger.Address]uint64{g: 0, r.Address(): 0})
+	wantDB("table dropped", map[ledger.Address]uint64{g: 0, r.Address(): 0})
 	f.reopen()
 	want("rebuilt on open", map[ledger.Address]uint64{g: 999_700, r.Address(): 300, a.Address(): 0})
 }
@@ -134,4 +147,60 @@ func TestSignedVotesFirstLayout(t *testing.T) {
 			t.Errorf("%s: decodeSignedVotes = %+v, %v; want %+v, ok %v", tt.name, got, err, tt.want, tt.ok)
 		}
 	}
+}
+
+// TestVoteRecordsEndWithConfirmation: a place's vote record is deleted by
+// the batch that confirms a block there, and on open for places confirmed
+// before that rule; records of undecided places stay. The store answers
+// from memory, a snapshot from the database: both must agree.
+func TestVoteRecordsEndWithConfirmation(t *testing.T) {
+	f := newFixture(t)
+	g := f.gk.Address()
+	a := f.key()
+	s1 := f.send(f.gk, a.Address(), 300)
+	f.commit(s1)
+	undecided := VoteRecord{Account: ledger.Address{7}, Previous: ledger.Hash{1}, Round: 0, Final: true, Hash: ledger.Hash{0xa}}
+	f.batch(func(b *Batch) {
+		recs := []VoteRecord{{Account: g, Previous: s1.Previous, Round: 0, Final: true, Hash: s1.Hash}, undecided}
+		if got, err := b.RecordVotes(recs); err != nil || len(got) != 2 {
+			t.Fatalf("RecordVotes = %v, %v", got, err)
+		}
+	})
+	want := func(where string, a ledger.Address, prev ledger.Hash, found bool) {
+		t.Helper()
+		snap := f.st.Snapshot()
+		defer snap.Close()
+		for from, get := range map[string]func(ledger.Address, ledger.Hash) (SignedVotes, bool, error){
+			"memory": f.st.SignedVotes, "the database": snap.SignedVotes,
+		} {
+			if _, got, err := get(a, prev); err != nil || got != found {
+				t.Errorf("%s: SignedVotes(%s, %s) from %s found %v, %v; want %v", where, a, prev, from, got, err, found)
+			}
+		}
+	}
+	want("recorded", g, s1.Previous, true)
+	f.batch(func(b *Batch) {
+		if err := b.SetConfirmed(g, 2, s1.Hash); err != nil {
+			t.Fatal(err)
+		}
+	})
+	want("confirmed", g, s1.Previous, false)
+	want("confirmed elsewhere", undecided.Account, undecided.Previous, true)
+
+	// A store written before the rule keeps records of confirmed places.
+	old := SignedVotes{Final: s1.Hash}
+	if err := f.st.db.Set(key(pSigned, g[:], s1.Previous[:]), old.encode(), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	f.reopen()
+	want("reopened", g, s1.Previous, false)
+	want("reopened, undecided", undecided.Account, undecided.Previous, true)
+	f.batch(func(b *Batch) {
+		// The record of the undecided place still binds after the reopen.
+		other := undecided
+		other.Hash = ledger.Hash{0xb}
+		if got, err := b.RecordVotes([]VoteRecord{other}); err != nil || len(got) != 0 {
+			t.Errorf("RecordVotes(a contradiction) granted %v, %v", got, err)
+		}
+	})
 }

@@ -59,7 +59,11 @@ type Store struct {
 	// updates them (see batch.go).
 	accounts map[ledger.Address]ledger.Account
 	weights  map[ledger.Address]ledger.Amount
-	cweights map[ledger.Address]ledger.Amount // confirmed weights the writer read or wrote
+	// cw holds the whole confirmed-weight table in memory, for the
+	// writer and for readers on any goroutine (consensus.go).
+	cw confirmedWeights
+	// sv holds the vote records of undecided places (consensus.go).
+	sv signedTable
 	// entries and chain remember what the latest batches wrote, and
 	// confirmed the confirmation records read or written, for the same
 	// single writer (recent.go).
@@ -144,6 +148,14 @@ func Open(dir string, o Options) (*Store, error) {
 	}
 	s.seq.Store(last + 1)
 	if err := s.buildConfirmedWeights(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.cw.load(s.reader); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.loadSigned(); err != nil {
 		db.Close()
 		return nil, err
 	}
