@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/latticenet/lattice/cloudclient"
+	"github.com/latticenet/lattice/cloud/cloudclient"
 )
 
 // runAPIKey is `lattice cloud apikey create|list|revoke`, run with an

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/ledgerstore"
-	"github.com/latticenet/lattice/netaudit"
-	"github.com/latticenet/lattice/nodeclient"
+	"github.com/latticenet/lattice/node/ledgerstore"
+	"github.com/latticenet/lattice/node/netaudit"
+	"github.com/latticenet/lattice/node/nodeclient"
 )
 
 // runAudit checks a stopped node's ledger offline: it replays every chain

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/nettest"
+	"github.com/latticenet/lattice/node/nettest"
 	"github.com/latticenet/lattice/wallet"
 )
 

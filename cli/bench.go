@@ -17,13 +17,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/latticenet/lattice/bench/cdnbench"
-	"github.com/latticenet/lattice/bench/chatbench"
-	"github.com/latticenet/lattice/bench/dnsbench"
-	"github.com/latticenet/lattice/bench/ledgerbench"
-	"github.com/latticenet/lattice/bench/netbench"
-	"github.com/latticenet/lattice/bench/s3bench"
-	"github.com/latticenet/lattice/internal/blockload"
+	"github.com/latticenet/lattice/internal/bench/blockload"
+	"github.com/latticenet/lattice/internal/bench/cdnbench"
+	"github.com/latticenet/lattice/internal/bench/chatbench"
+	"github.com/latticenet/lattice/internal/bench/dnsbench"
+	"github.com/latticenet/lattice/internal/bench/ledgerbench"
+	"github.com/latticenet/lattice/internal/bench/netbench"
+	"github.com/latticenet/lattice/internal/bench/s3bench"
 	"github.com/latticenet/lattice/ledger"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/latticenet/lattice/cloudclient"
-	"github.com/latticenet/lattice/cloudwire"
+	"github.com/latticenet/lattice/cloud/cloudclient"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 const cdnUsage = `Usage: lattice cdn COMMAND [ARGS] [flags]

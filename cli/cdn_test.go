@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/latticenet/lattice/cloudwire"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 var cloudCDNReady = regexp.MustCompile(`lattice cloud: CDN edge (http://\S+) \(deployments answer at NAME\.(\S+)\)`)

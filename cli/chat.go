@@ -20,7 +20,7 @@ import (
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/directory"
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/nodeclient"
+	"github.com/latticenet/lattice/node/nodeclient"
 	"github.com/latticenet/lattice/wallet"
 )
 

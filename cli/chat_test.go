@@ -16,8 +16,8 @@ import (
 
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/nettest"
-	"github.com/latticenet/lattice/nodeclient"
+	"github.com/latticenet/lattice/node/nettest"
+	"github.com/latticenet/lattice/node/nodeclient"
 	"github.com/latticenet/lattice/wallet"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
-	"github.com/latticenet/lattice/nodewire"
+	"github.com/latticenet/lattice/node/nodewire"
 	"github.com/latticenet/lattice/wallet"
 )
 

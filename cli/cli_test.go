@@ -25,7 +25,7 @@ import (
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
-	"github.com/latticenet/lattice/nodeapi"
+	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/wallet"
 )
 

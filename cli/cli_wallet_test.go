@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/nodewire"
+	"github.com/latticenet/lattice/node/nodewire"
 )
 
 // balanceJSON is the output of `balance --json`.

@@ -8,8 +8,8 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/latticenet/lattice/cdnstore"
-	"github.com/latticenet/lattice/platform"
+	"github.com/latticenet/lattice/cloud/cdn/cdnstore"
+	"github.com/latticenet/lattice/cloud/platform"
 )
 
 // cloudConfig is what lattice cloud and lattice dev configure of the

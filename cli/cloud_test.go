@@ -19,12 +19,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latticenet/lattice/accounts"
-	"github.com/latticenet/lattice/cloudapi"
-	"github.com/latticenet/lattice/cloudstore"
-	"github.com/latticenet/lattice/internal/apitest"
-	"github.com/latticenet/lattice/platform"
-	"github.com/latticenet/lattice/sigv4"
+	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/platform"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/sigv4"
+	"github.com/latticenet/lattice/internal/testkit/apitest"
 )
 
 var apiSecretPattern = regexp.MustCompile(`^lat_live_[0-9A-Za-z]{40}$`)

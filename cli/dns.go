@@ -8,9 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/latticenet/lattice/cloudapi"
-	"github.com/latticenet/lattice/cloudclient"
-	"github.com/latticenet/lattice/dnszone"
+	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudclient"
+	"github.com/latticenet/lattice/cloud/dns/dnszone"
 )
 
 const dnsUsage = `Usage: lattice dns zone|record COMMAND [ARGS] [flags]

@@ -11,7 +11,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/latticenet/lattice/dnszone"
+	"github.com/latticenet/lattice/cloud/dns/dnszone"
 )
 
 var cloudDNSReady = regexp.MustCompile(`lattice cloud: DNS (\S+) \(UDP and TCP\)`)

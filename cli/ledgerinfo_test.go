@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latticenet/lattice/nettest"
-	"github.com/latticenet/lattice/nodewire"
+	"github.com/latticenet/lattice/node/nettest"
+	"github.com/latticenet/lattice/node/nodewire"
 	"github.com/latticenet/lattice/wallet"
 )
 

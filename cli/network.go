@@ -12,10 +12,10 @@ import (
 
 	ma "github.com/multiformats/go-multiaddr"
 
-	"github.com/latticenet/lattice/chatnet"
-	"github.com/latticenet/lattice/ledgernet"
 	"github.com/latticenet/lattice/node"
-	"github.com/latticenet/lattice/p2p"
+	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/ledgernet"
+	"github.com/latticenet/lattice/node/p2p"
 	"github.com/latticenet/lattice/wallet"
 )
 

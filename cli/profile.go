@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/latticenet/lattice/internal/durablefile"
+	"github.com/latticenet/lattice/internal/run/durablefile"
 )
 
 // A profile is a named set of client settings (the node's URL, a key

@@ -21,11 +21,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latticenet/lattice/chatnet"
-	"github.com/latticenet/lattice/internal/openapitest"
-	"github.com/latticenet/lattice/internal/tooltest"
-	"github.com/latticenet/lattice/nodeapi"
-	"github.com/latticenet/lattice/platform"
+	"github.com/latticenet/lattice/cloud/platform"
+	"github.com/latticenet/lattice/internal/testkit/openapitest"
+	"github.com/latticenet/lattice/internal/testkit/tooltest"
+	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/nodeapi"
 )
 
 // recipePages are the pages whose sh blocks are recipes, and the variable

@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/latticenet/lattice/cloudapi"
-	"github.com/latticenet/lattice/cloudclient"
-	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudclient"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
 // s3Commands are the subcommands of `lattice s3`, in the order of its

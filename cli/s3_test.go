@@ -22,11 +22,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latticenet/lattice/accounts"
-	"github.com/latticenet/lattice/cloudapi"
-	"github.com/latticenet/lattice/cloudclient"
-	"github.com/latticenet/lattice/cloudstore"
-	"github.com/latticenet/lattice/internal/apitest"
+	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudclient"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/internal/testkit/apitest"
 )
 
 // s3Cloud is a cloud API with one account, "acme", whose API key is in

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/latticenet/lattice/cloudapi"
-	"github.com/latticenet/lattice/cloudwire"
+	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 // The commands for what the REST API keeps of a bucket beside its

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latticenet/lattice/cloudwire"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 // TestS3LifecycleEventsMetrics drives lattice s3 lifecycle, events and

@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/latticenet/lattice/cloudapi"
-	"github.com/latticenet/lattice/cloudclient"
+	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudclient"
 )
 
 // transfer is one file moved by cp, as --json reports it.

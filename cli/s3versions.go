@@ -7,9 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/latticenet/lattice/cloudapi"
-	"github.com/latticenet/lattice/cloudclient"
-	"github.com/latticenet/lattice/cloudwire"
+	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudclient"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 // The versions of a bucket's objects (docs/cloud-api.md, "Object

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latticenet/lattice/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudapi"
 )
 
 func TestS3Versioning(t *testing.T) {

@@ -18,14 +18,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/latticenet/lattice/cloud/platform"
 	"github.com/latticenet/lattice/directory"
-	"github.com/latticenet/lattice/httpmetrics"
-	"github.com/latticenet/lattice/internal/durablefile"
-	"github.com/latticenet/lattice/internal/httpserve"
+	"github.com/latticenet/lattice/internal/run/durablefile"
+	"github.com/latticenet/lattice/internal/run/httpmetrics"
+	"github.com/latticenet/lattice/internal/run/httpserve"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
-	"github.com/latticenet/lattice/nodeapi"
-	"github.com/latticenet/lattice/platform"
+	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/wallet"
 )
 

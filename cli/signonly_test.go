@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/nettest"
+	"github.com/latticenet/lattice/node/nettest"
 )
 
 // httpDo sends a request with an optional JSON body and returns the

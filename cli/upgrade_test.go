@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latticenet/lattice/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
 // untar unpacks a .tar.gz of testdata into dir.

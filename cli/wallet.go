@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/nodeclient"
-	"github.com/latticenet/lattice/nodewire"
+	"github.com/latticenet/lattice/node/nodeclient"
+	"github.com/latticenet/lattice/node/nodewire"
 	"github.com/latticenet/lattice/pow"
 	"github.com/latticenet/lattice/wallet"
 )

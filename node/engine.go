@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/ledgerstore"
+	"github.com/latticenet/lattice/node/ledgerstore"
 )
 
 // ErrClosed is returned by Submit after the engine has stopped.

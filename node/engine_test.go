@@ -17,9 +17,9 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/ledgerstore"
+	"github.com/latticenet/lattice/node/ledgerstore"
+	"github.com/latticenet/lattice/node/workload"
 	"github.com/latticenet/lattice/wallet"
-	"github.com/latticenet/lattice/workload"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

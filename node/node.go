@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/ledgerstore"
+	"github.com/latticenet/lattice/node/ledgerstore"
 	"github.com/latticenet/lattice/wallet"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/ledgerstore"
+	"github.com/latticenet/lattice/node/ledgerstore"
 )
 
 // confirmAll carries out an opConfirm: every confirmation, then the votes.

@@ -9,7 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/ledgerstore"
+	"github.com/latticenet/lattice/node/ledgerstore"
 	"github.com/latticenet/lattice/wallet"
 )
 

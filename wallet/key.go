@@ -14,7 +14,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/latticenet/lattice/internal/durablefile"
+	"github.com/latticenet/lattice/internal/run/durablefile"
 	"github.com/latticenet/lattice/ledger"
 )
 

@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latticenet/lattice/sigv4"
+	"github.com/latticenet/lattice/cloud/storage/sigv4"
 )
 
 // cloudProc is a running `lattice cloud`.

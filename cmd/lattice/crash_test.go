@@ -16,9 +16,9 @@ import (
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
-	"github.com/latticenet/lattice/nodeclient"
+	"github.com/latticenet/lattice/node/nodeclient"
+	"github.com/latticenet/lattice/node/workload"
 	"github.com/latticenet/lattice/wallet"
-	"github.com/latticenet/lattice/workload"
 )
 
 // binary is the lattice binary built once for the tests of this package.

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/nodeclient"
-	"github.com/latticenet/lattice/workload"
+	"github.com/latticenet/lattice/node/nodeclient"
+	"github.com/latticenet/lattice/node/workload"
 )
 
 // TestSyncResumesAfterKill runs two real node processes: the first holds a

@@ -4,7 +4,7 @@
 //
 // They live in docs/ because they are documentation first; the servers
 // embed them, and the API packages' tests validate every response they
-// see against them (internal/openapitest), so they cannot drift from the
+// see against them (internal/testkit/openapitest), so they cannot drift from the
 // code.
 package openapi
 

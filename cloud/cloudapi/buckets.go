@@ -1,0 +1,147 @@
+package cloudapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+)
+
+func bucketJSON(b cloudstore.Bucket) Bucket {
+	out := Bucket{Name: b.Name, Notes: b.Notes, IsPublic: b.Public, ObjectCount: b.Objects, SizeBytes: b.Bytes,
+		CreatedAt: b.CreatedAt.Format(time.RFC3339Nano), UpdatedAt: b.UpdatedAt.Format(time.RFC3339Nano)}
+	if b.Versioning != "" {
+		out.Versioning = b.Versioning
+		out.NoncurrentVersionCount, out.NoncurrentSizeBytes = &b.Versions, &b.VersionBytes
+	}
+	return out
+}
+
+func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
+	bs, err := s.st.Buckets(key.Account)
+	if err != nil {
+		return err
+	}
+	all := make([]Bucket, len(bs))
+	for i, b := range bs {
+		all[i] = bucketJSON(b)
+	}
+	page, err := pageOf(r, all)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) createBucket(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
+	var req struct {
+		Name  string `json:"name"`
+		Notes string `json:"notes"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := cloudstore.ValidBucketName(req.Name); err != nil {
+		return validation("%v", err)
+	}
+	if len(req.Notes) > MaxNotes {
+		return validation("notes must be at most %d bytes", MaxNotes)
+	}
+	b, err := s.st.CreateBucket(key.Account, req.Name, req.Notes, s.opts.Now())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, bucketJSON(b))
+	return nil
+}
+
+// bucketName validates the path's bucket name; a name that cannot exist
+// is simply not found.
+func bucketName(r *http.Request) (string, error) {
+	name := r.PathValue("name")
+	if cloudstore.ExistingBucketName(name) != nil {
+		return "", notFound("bucket")
+	}
+	return name, nil
+}
+
+func (s *Server) getBucket(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
+	name, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	b, err := s.st.Bucket(key.Account, name)
+	if err != nil {
+		return bucketErr(err)
+	}
+	writeJSON(w, http.StatusOK, bucketJSON(b))
+	return nil
+}
+
+func (s *Server) patchBucket(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
+	name, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Notes *string `json:"notes"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.Notes == nil {
+		return validation("notes is required")
+	}
+	if len(*req.Notes) > MaxNotes {
+		return validation("notes must be at most %d bytes", MaxNotes)
+	}
+	b, err := s.st.UpdateBucket(key.Account, name, s.opts.Now(), func(b *cloudstore.Bucket) { b.Notes = *req.Notes })
+	if err != nil {
+		return bucketErr(err)
+	}
+	writeJSON(w, http.StatusOK, bucketJSON(b))
+	return nil
+}
+
+func (s *Server) setPublic(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
+	name, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		IsPublic *bool `json:"is_public"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.IsPublic == nil {
+		return validation("is_public is required")
+	}
+	b, err := s.st.UpdateBucket(key.Account, name, s.opts.Now(), func(b *cloudstore.Bucket) { b.Public = *req.IsPublic })
+	if err != nil {
+		return bucketErr(err)
+	}
+	writeJSON(w, http.StatusOK, bucketJSON(b))
+	return nil
+}
+
+func (s *Server) deleteBucket(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
+	name, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	if err := s.st.DeleteBucket(key.Account, name); err != nil {
+		return bucketErr(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func bucketErr(err error) error {
+	if e := apiError(err); e.Code == "not_found" {
+		return notFound("bucket")
+	}
+	return err
+}

@@ -1,0 +1,94 @@
+package cloudapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+)
+
+// Error is an API error: an HTTP status, a machine-readable code from
+// decisions.md and a message for people. Handlers return one (or an error
+// wrapping a store sentinel); writeError turns it into the envelope
+// {"error": {"code": ..., "message": ...}}.
+type Error struct {
+	Status     int
+	Code       string
+	Message    string
+	RetryAfter time.Duration // for rate_limited
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+func validation(format string, args ...any) *Error {
+	return &Error{http.StatusBadRequest, "validation_error", fmt.Sprintf(format, args...), 0}
+}
+
+func notFound(what string) *Error {
+	return &Error{http.StatusNotFound, "not_found", what + " not found", 0}
+}
+
+var (
+	errUnavailable  = &Error{http.StatusServiceUnavailable, "unavailable", "the platform's disk is full or failing: it serves reads but takes no writes until an operator frees space and restarts it", 0}
+	errUnauthorized = &Error{http.StatusUnauthorized, "unauthorized", "missing or invalid API key: send Authorization: Bearer lat_live_...", 0}
+	errForbidden    = &Error{http.StatusForbidden, "forbidden", "this endpoint needs an admin API key", 0}
+)
+
+// apiError maps any error to an *Error; unknown errors are internal.
+func apiError(err error) *Error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, cloudstore.ErrNotFound), errors.Is(err, accounts.ErrNotFound):
+		return notFound("resource")
+	case errors.Is(err, accounts.ErrUnauthorized):
+		return errUnauthorized
+	case errors.Is(err, cloudstore.ErrNotEmpty):
+		return &Error{http.StatusConflict, "bucket_not_empty", "the bucket still holds objects; delete them first", 0}
+	case errors.Is(err, cloudstore.ErrExists):
+		return &Error{http.StatusConflict, "conflict", "the name is already taken", 0}
+	case errors.Is(err, cloudstore.ErrKeyRequired):
+		// An SSE-C object: only its client's key, given over S3, reads it.
+		return &Error{http.StatusBadRequest, "customer_key_required",
+			"the object is encrypted with a customer-provided key (SSE-C): read or copy it over the S3 endpoint, giving the key", 0}
+	case errors.Is(err, cloudstore.ErrUnavailable), errors.Is(err, accounts.ErrUnavailable), errors.Is(err, syscall.ENOSPC):
+		return errUnavailable
+	}
+	return &Error{http.StatusInternalServerError, "internal_error", "internal error", 0}
+}
+
+type envelope struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, e *Error) {
+	if e.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="lattice"`)
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	}
+	var env envelope
+	env.Error.Code, env.Error.Message = e.Code, e.Message
+	writeJSON(w, e.Status, env)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status, data = http.StatusInternalServerError, []byte(`{"error":{"code":"internal_error","message":"internal error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n'))
+}

@@ -1,0 +1,81 @@
+package cloudapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+)
+
+func keyJSON(k accounts.Key) APIKey {
+	out := APIKey{ID: k.ID, Account: k.Account, Name: k.Name, Admin: k.Admin, Prefix: k.Prefix,
+		CreatedAt: k.CreatedAt.Format(time.RFC3339Nano), Revoked: k.Revoked}
+	if k.Revoked {
+		out.RevokedAt = k.RevokedAt.Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ accounts.Key) error {
+	var req struct {
+		Account string `json:"account"`
+		Name    string `json:"name"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := cloudstore.ValidAccountName(req.Account); err != nil {
+		return validation("%v", err)
+	}
+	if len(req.Name) > 100 {
+		return validation("name must be at most 100 characters")
+	}
+	k, secret, err := s.acc.CreateKey(req.Account, req.Name, false, s.opts.Now())
+	if err != nil {
+		return err
+	}
+	out := keyJSON(k)
+	out.Secret = secret
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ accounts.Key) error {
+	account := r.URL.Query().Get("account")
+	if account != "" {
+		if err := cloudstore.ValidAccountName(account); err != nil {
+			return validation("%v", err)
+		}
+	}
+	keys, err := s.acc.Keys(account)
+	if err != nil {
+		return err
+	}
+	all := make([]APIKey, len(keys))
+	for i, k := range keys {
+		all[i] = keyJSON(k)
+	}
+	page, err := pageOf(r, all)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, caller accounts.Key) error {
+	id := r.PathValue("id")
+	if id == caller.ID {
+		return validation("an admin key cannot revoke itself; use another admin key")
+	}
+	k, err := s.acc.RevokeKey(id, s.opts.Now())
+	if err != nil {
+		if apiError(err).Code == "not_found" {
+			return notFound("API key")
+		}
+		return err
+	}
+	writeJSON(w, http.StatusOK, keyJSON(k))
+	return nil
+}

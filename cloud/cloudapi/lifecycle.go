@@ -1,0 +1,96 @@
+package cloudapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/cloudwire"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+)
+
+// ruleJSON writes a rule. A rule made over S3 carries what the REST fields
+// cannot say in s3; its prefix and expire_days keep their meaning, but its
+// days end at the next midnight UTC, as S3 counts them.
+func ruleJSON(r cloudstore.Rule) LifecycleRule {
+	out := LifecycleRule{ID: r.ID, Prefix: r.Prefix, ExpireDays: r.ExpireDays, CreatedAt: r.CreatedAt.Format(time.RFC3339Nano)}
+	if !r.S3 {
+		return out
+	}
+	s3 := &cloudwire.LifecycleRuleS3{Status: "Enabled", Tags: r.Tags, ObjectSizeGreaterThan: r.SizeGreaterThan, ObjectSizeLessThan: r.SizeLessThan,
+		ExpiredObjectDeleteMarker: r.ExpiredObjectDeleteMarker != nil && *r.ExpiredObjectDeleteMarker,
+		NoncurrentDays:            r.NoncurrentDays, NewerNoncurrentVersions: r.NewerNoncurrentVersions, AbortIncompleteUploadDays: r.AbortDays}
+	if r.Disabled {
+		s3.Status = "Disabled"
+	}
+	if !r.ExpireDate.IsZero() {
+		s3.ExpirationDate = r.ExpireDate.UTC().Format(time.RFC3339)
+	}
+	out.S3 = s3
+	return out
+}
+
+func (s *Server) listRules(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	rules, err := s.st.Rules(key.Account, bucket)
+	if err != nil {
+		return bucketErr(err)
+	}
+	all := make([]LifecycleRule, len(rules))
+	for i, rl := range rules {
+		all[i] = ruleJSON(rl)
+	}
+	page, err := pageOf(r, all)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) addRule(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Prefix     string `json:"prefix"`
+		ExpireDays *int   `json:"expire_days"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.ExpireDays == nil {
+		return validation("expire_days is required")
+	}
+	if *req.ExpireDays < 1 || *req.ExpireDays > cloudstore.MaxExpireDays {
+		return validation("expire_days must be from 1 to %d", cloudstore.MaxExpireDays)
+	}
+	if len(req.Prefix) > cloudstore.MaxKeyLen {
+		return validation("prefix must be at most %d bytes", cloudstore.MaxKeyLen)
+	}
+	rl, err := s.st.AddRule(key.Account, bucket, req.Prefix, *req.ExpireDays, s.opts.Now())
+	if err != nil {
+		return bucketErr(err)
+	}
+	writeJSON(w, http.StatusCreated, ruleJSON(rl))
+	return nil
+}
+
+func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
+	bucket, err := bucketName(r)
+	if err != nil {
+		return err
+	}
+	if err := s.st.DeleteRule(key.Account, bucket, r.PathValue("ruleId")); err != nil {
+		if apiError(err).Code == "not_found" {
+			return notFound("lifecycle rule")
+		}
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

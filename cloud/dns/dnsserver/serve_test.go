@@ -1,0 +1,113 @@
+package dnsserver_test
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/latticenet/lattice/cloud/dns/dnsserver"
+)
+
+// TestServeStops: when its context ends, Serve returns and the sockets
+// are closed.
+func TestServeStops(t *testing.T) {
+	t.Parallel()
+	srv := dnsserver.New(dnsserver.Options{Logger: discardLogger()})
+	srv.Update(zone, smallZone(t))
+	udp, tcp := listenPair(t)
+	addr := udp.LocalAddr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, udp, tcp) }()
+	waitServing(t, addr)
+
+	// An idle TCP connection does not hold the shutdown up.
+	idle, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return within 10 s of its context's end")
+	}
+	checkClosed(t, addr, udp, tcp)
+}
+
+// checkClosed checks that nothing answers at addr any more and that udp
+// is closed.
+func checkClosed(t *testing.T, addr string, udp net.PacketConn, tcp net.Listener) {
+	t.Helper()
+	// Asked of the listener itself: a dial to addr could reach another
+	// test's listener that took the port since.
+	if err := tcp.(*net.TCPListener).SetDeadline(time.Now()); err == nil {
+		t.Errorf("the TCP listener is still open after Serve returned")
+	}
+	if _, err := udp.WriteTo([]byte{0}, udp.LocalAddr()); err == nil {
+		t.Errorf("the UDP socket is still open after Serve returned")
+	}
+	c := &dns.Client{Net: "udp", Timeout: 300 * time.Millisecond}
+	if in, _, err := c.Exchange(query("www.example.com", dns.TypeA), addr); err == nil {
+		t.Errorf("answered over UDP after Serve returned: %v", in)
+	}
+}
+
+// TestServeListenerFails: when a listener fails, Serve stops the other
+// and returns the error.
+func TestServeListenerFails(t *testing.T) {
+	t.Parallel()
+	srv := dnsserver.New(dnsserver.Options{Logger: discardLogger()})
+	udp, tcp := listenPair(t)
+	addr := udp.LocalAddr().String()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), udp, tcp) }()
+	waitServing(t, addr)
+	tcp.Close() // the TCP server's Accept fails
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("Serve returned nil after its listener failed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after its TCP listener failed")
+	}
+	if _, err := udp.WriteTo([]byte{0}, udp.LocalAddr()); err == nil {
+		t.Errorf("the UDP socket is still open after Serve returned")
+	}
+}
+
+// TestServeCancelledAtOnce: a context that ends before the servers have
+// started stops them all the same.
+func TestServeCancelledAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := dnsserver.New(dnsserver.Options{Logger: discardLogger()})
+	srv.Update(zone, smallZone(t))
+	for range 20 {
+		udp, tcp := listenPair(t)
+		addr := udp.LocalAddr().String()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, udp, tcp) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Serve did not return")
+		}
+		checkClosed(t, addr, udp, tcp)
+		if t.Failed() {
+			udp.Close()
+			tcp.Close()
+			return
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/s3api"
+	"github.com/latticenet/lattice/internal/run/httpmetrics"
+	"github.com/latticenet/lattice/internal/run/httpserve"
+)
+
+// StorageConfig configures the storage service.
+type StorageConfig struct {
+	S3 string // the S3 endpoint's address
+}
+
+// Storage is the storage service: the object store (DATA/meta,
+// DATA/objects), its lifecycle sweeper, and the S3-compatible endpoint.
+// Its REST routes are cloudapi's own.
+type Storage struct {
+	cfg   StorageConfig
+	log   *slog.Logger
+	ln    net.Listener
+	st    *cloudstore.Store
+	s3    *s3api.Server
+	stop  context.CancelFunc
+	swept chan struct{}
+}
+
+// NewStorage returns the storage service.
+func NewStorage(cfg StorageConfig) *Storage { return &Storage{cfg: cfg} }
+
+// SweepInterval is how often expired objects are deleted.
+const SweepInterval = 10 * time.Minute
+
+func (s *Storage) Name() string { return "storage" }
+
+func (s *Storage) Listen() (err error) {
+	s.ln, err = ListenTCP(s.cfg.S3, "s3", "LATTICE_S3")
+	return err
+}
+
+// Provision opens the object store and moves into the accounts store,
+// once, the accounts and API keys that versions before it kept there.
+func (s *Storage) Provision(p *Platform) error {
+	s.log = p.Logger().With("service", "cloud")
+	st, err := cloudstore.OpenDir(p.Dir(), s.log)
+	if err != nil {
+		return err
+	}
+	s.st = st
+	if err := s.moveAccounts(p); err != nil {
+		return err
+	}
+	p.Registry().MustRegister(storeCollector{st: st, log: s.log})
+	s.s3 = s3api.New(st, s3api.Options{Logger: p.Logger().With("service", "s3"), Region: S3Region, Metrics: httpmetrics.New(p.Registry(), "s3")})
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop, s.swept = cancel, make(chan struct{})
+	go func() {
+		defer close(s.swept)
+		st.RunLifecycle(ctx, SweepInterval, time.Now, s.log)
+	}()
+	return nil
+}
+
+func (s *Storage) moveAccounts(p *Platform) error {
+	old, err := s.st.Legacy()
+	if err == nil {
+		err = p.Accounts().Import(old.Keys, old.Accounts, old.AdminKeyID)
+	}
+	if err == nil && (len(old.Keys) > 0 || len(old.Accounts) > 0 || old.AdminKeyID != "") {
+		s.log.Info("moved the accounts and API keys out of the object store", "keys", len(old.Keys), "accounts", len(old.Accounts))
+		err = s.st.DropLegacy()
+	}
+	if err != nil {
+		return fmt.Errorf("moving the accounts and API keys to %s: %w", filepath.Join(p.Dir(), "accounts"), err)
+	}
+	return nil
+}
+
+func (s *Storage) Validate() error { return nil }
+
+// Routes adds nothing: storage's routes are cloudapi's own.
+func (s *Storage) Routes(*cloudapi.Server) {}
+
+// Serve serves the S3 endpoint.
+func (s *Storage) Serve(ctx context.Context) error {
+	err := httpserve.Serve(ctx, s.log, s.ln, s.s3, nil, nil)
+	s.s3.Wait()
+	return err
+}
+
+func (s *Storage) Addrs() map[string]string {
+	return map[string]string{"S3": "http://" + s.ln.Addr().String()}
+}
+
+// S3Addr is the S3 endpoint's host:port, as bound.
+func (s *Storage) S3Addr() string { return s.ln.Addr().String() }
+
+// Store is the object store; set from Provision on.
+func (s *Storage) Store() *cloudstore.Store { return s.st }
+
+func (s *Storage) Close() error {
+	if s.stop != nil {
+		s.stop()
+		<-s.swept
+	}
+	var err error
+	if s.st != nil {
+		err = s.st.Close()
+	}
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	return err
+}
+
+// storeCollector gives Prometheus the object store's sizes, read at each
+// scrape (docs/operations.md lists them).
+type storeCollector struct {
+	st  *cloudstore.Store
+	log *slog.Logger
+}
+
+var (
+	storeDiskBytes = prometheus.NewDesc("lattice_cloud_store_disk_bytes",
+		"Bytes the metadata database (Pebble, in DATA/meta) takes on disk; object bodies over 64 KiB, in DATA/objects, are not included.", nil, nil)
+	storeBuckets = prometheus.NewDesc("lattice_cloud_store_buckets",
+		"Buckets, of all accounts.", nil, nil)
+	storeObjects = prometheus.NewDesc("lattice_cloud_store_objects",
+		"Objects in all buckets.", nil, nil)
+	storeObjectBytes = prometheus.NewDesc("lattice_cloud_store_object_bytes",
+		"Sum of the sizes of all objects (a copy counts again, though it shares its body on disk).", nil, nil)
+	storeReadOnly = prometheus.NewDesc("lattice_cloud_store_read_only",
+		"1 once a failed disk write has made the store read-only (until a restart), else 0.", nil, nil)
+)
+
+func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{storeDiskBytes, storeBuckets, storeObjects, storeObjectBytes, storeReadOnly} {
+		ch <- d
+	}
+}
+
+func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
+	readOnly := 0.0
+	if c.st.Err() != nil {
+		readOnly = 1
+	}
+	ch <- prometheus.MustNewConstMetric(storeReadOnly, prometheus.GaugeValue, readOnly)
+	ch <- prometheus.MustNewConstMetric(storeDiskBytes, prometheus.GaugeValue, float64(c.st.DiskUsage()))
+	t, err := c.st.Totals()
+	if err != nil {
+		// The scrape goes on without the totals rather than failing.
+		c.log.Warn("metrics: reading the store's totals", "err", err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(storeBuckets, prometheus.GaugeValue, float64(t.Buckets))
+	ch <- prometheus.MustNewConstMetric(storeObjects, prometheus.GaugeValue, float64(t.Objects))
+	ch <- prometheus.MustNewConstMetric(storeObjectBytes, prometheus.GaugeValue, float64(t.Bytes))
+}

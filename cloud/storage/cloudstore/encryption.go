@@ -1,0 +1,337 @@
+package cloudstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/latticenet/lattice/cloud/storage/sse"
+)
+
+// Encryption modes of object bodies at rest.
+const (
+	// SSES3 is server-side encryption with the store's keys (S3's
+	// SSE-S3, "AES256"): each body has its own data key, sealed under a
+	// key derived from the store's secret key.
+	SSES3 = "AES256"
+	// SSEC is server-side encryption with a key the client gives on
+	// every write and read (S3's SSE-C). The client's key is never
+	// stored: it seals the body's data key, and a read without it
+	// cannot unseal it.
+	SSEC = "SSE-C"
+)
+
+// Errors of encrypted objects.
+var (
+	ErrKeyRequired      = errors.New("cloudstore: the object is encrypted with a customer key (SSE-C), which the request must give")
+	ErrWrongKey         = errors.New("cloudstore: the customer key given is not the one the object was encrypted with")
+	ErrKeyNotApplicable = errors.New("cloudstore: a customer key was given for an object not encrypted with one")
+	ErrBadEncryption    = errors.New("cloudstore: unknown encryption mode")
+)
+
+// Encryption is how a body (an object's, an upload's parts') is encrypted
+// at rest. Bodies are streams of package sse; an object completed from
+// parts is its parts' streams one after the other (PartSizes says where),
+// so a completion joins them without decrypting.
+type Encryption struct {
+	Mode      string `json:"mode"`       // SSES3 or SSEC
+	SealedKey []byte `json:"sealed_key"` // the body's data key, sealed
+	// Streams is the SHA-256 of the nonce prefixes of the body's streams,
+	// in order (streamsDigest). Every stream of a body is sealed under
+	// its one data key, the parts of a multipart object each a stream of
+	// its own, so each stream authenticates only itself: without this, a
+	// body whose streams were swapped, repeated or replaced by an earlier
+	// upload of the same part would decrypt to other bytes without an
+	// error. A read checks it; records written before it was kept have
+	// none, and are not checked.
+	Streams []byte `json:"streams,omitempty"`
+}
+
+// streamsDigest is Encryption.Streams of streams of these nonce prefixes.
+func streamsDigest(prefixes ...[]byte) []byte {
+	h := sha256.New()
+	for _, p := range prefixes {
+		h.Write(p)
+	}
+	return h.Sum(nil)
+}
+
+// sealedAs is enc, for a body of streams with these nonce prefixes: a
+// copy with Streams set (nil stays nil). When a prefix is not known (a
+// part uploaded before they were kept), Streams is left out.
+func sealedAs(enc *Encryption, prefixes ...[]byte) *Encryption {
+	if enc == nil {
+		return nil
+	}
+	e := *enc
+	e.Streams = nil
+	for _, p := range prefixes {
+		if len(p) == 0 {
+			return &e
+		}
+	}
+	e.Streams = streamsDigest(prefixes...)
+	return &e
+}
+
+// SSE asks for a write to be encrypted (Mode), or gives the customer key
+// of an SSE-C object to read (CustomerKey alone).
+type SSE struct {
+	Mode        string
+	CustomerKey []byte // SSE-C: the client's 32-byte key
+}
+
+// Contexts bound into sealed data keys, so a key sealed for one mode is
+// never taken for the other's.
+var (
+	ctxSSES3 = []byte("lattice/cloudstore/sse-s3/v1")
+	ctxSSEC  = []byte("lattice/cloudstore/sse-c/v1")
+)
+
+// kek is the key that seals SSE-S3 data keys.
+func (s *Store) kek() ([]byte, error) { return s.DerivedKey("sse-s3") }
+
+// newEncryption makes a data key for a write that e asks to encrypt, and
+// seals it. A nil e is no encryption.
+func (s *Store) newEncryption(e *SSE) (*Encryption, []byte, error) {
+	if e == nil {
+		return nil, nil, nil
+	}
+	data := sse.NewKey()
+	var sealed []byte
+	var err error
+	switch e.Mode {
+	case SSES3:
+		kek, kerr := s.kek()
+		if kerr != nil {
+			return nil, nil, kerr
+		}
+		sealed, err = sse.SealKey(kek, data, ctxSSES3)
+	case SSEC:
+		sealed, err = sse.SealKey(e.CustomerKey, data, ctxSSEC)
+	default:
+		return nil, nil, fmt.Errorf("%w: %q", ErrBadEncryption, e.Mode)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Encryption{Mode: e.Mode, SealedKey: sealed}, data, nil
+}
+
+// dataKey unseals the data key of a body encrypted as enc, with the
+// customer key a reader gave (nil for none). A body not encrypted has
+// none, and takes no customer key.
+func (s *Store) dataKey(enc *Encryption, customerKey []byte) ([]byte, error) {
+	switch {
+	case enc == nil && customerKey != nil:
+		return nil, ErrKeyNotApplicable
+	case enc == nil:
+		return nil, nil
+	case enc.Mode == SSES3:
+		if customerKey != nil {
+			return nil, ErrKeyNotApplicable
+		}
+		kek, err := s.kek()
+		if err != nil {
+			return nil, err
+		}
+		key, err := sse.OpenKey(kek, enc.SealedKey, ctxSSES3)
+		if err != nil {
+			return nil, fmt.Errorf("cloudstore: an SSE-S3 data key does not open under this store's secret key: %w", err)
+		}
+		return key, nil
+	case enc.Mode == SSEC:
+		if customerKey == nil {
+			return nil, ErrKeyRequired
+		}
+		key, err := sse.OpenKey(customerKey, enc.SealedKey, ctxSSEC)
+		if err != nil {
+			return nil, ErrWrongKey
+		}
+		return key, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrBadEncryption, enc.Mode)
+}
+
+// CheckKey tells whether a reader giving customerKey (nil for none) may
+// read obj, as a read of its body would: nil, ErrKeyRequired, ErrWrongKey
+// or ErrKeyNotApplicable. It is for reads of an object's metadata that S3
+// gives only to holders of an SSE-C object's key (GetObjectAttributes:
+// the checksum kept is the plaintext's).
+func (s *Store) CheckKey(obj Object, customerKey []byte) error {
+	_, err := s.dataKey(obj.Encryption, customerKey)
+	return err
+}
+
+// sameKey tells whether a body encrypted as enc may be shared, as it is,
+// by a copy that asks for target (nil: none), given the customer keys of
+// source and target: only with the same mode and, for SSE-C, the same key.
+func sameKey(enc *Encryption, srcKey []byte, target *SSE) bool {
+	switch {
+	case enc == nil || target == nil:
+		return enc == nil && target == nil
+	case enc.Mode != target.Mode:
+		return false
+	case enc.Mode == SSEC:
+		return subtle.ConstantTimeCompare(srcKey, target.CustomerKey) == 1
+	}
+	return true
+}
+
+// streamSizes are the plaintext sizes of the streams an encrypted body of
+// obj is made of: one per part of an object completed from parts.
+func streamSizes(obj Object) []int64 {
+	if len(obj.PartSizes) > 0 {
+		return obj.PartSizes
+	}
+	return []int64{obj.Size}
+}
+
+// decryptBody is a Body reading the plaintext of obj's encrypted streams,
+// which src holds one after the other; closer closes src. streams, if not
+// nil, is the Encryption.Streams the body was recorded with: streams
+// other than those, though each decrypts, are ErrCorrupt.
+func decryptBody(key []byte, src io.ReaderAt, closer io.Closer, sizes []int64, streams []byte) (Body, error) {
+	d, err := sse.NewStreams(key, src, sizes)
+	if err != nil {
+		return nil, err
+	}
+	if streams != nil {
+		h := sha256.New()
+		for _, p := range d.Prefixes() {
+			h.Write(p)
+		}
+		if subtle.ConstantTimeCompare(h.Sum(nil), streams) != 1 {
+			return nil, fmt.Errorf("%w: the body's streams are not the ones written (moved, repeated or replaced)", sse.ErrCorrupt)
+		}
+	}
+	return streamsBody{d, closer}, nil
+}
+
+// streamsBody is an encrypted body being read, and what closes its file.
+type streamsBody struct {
+	*sse.Streams
+	closer io.Closer
+}
+
+func (b streamsBody) Close() error {
+	if b.closer != nil {
+		return b.closer.Close()
+	}
+	return nil
+}
+
+// sealedBody is a body written encrypted: the plaintext's size and the
+// MD5 an ETag is made of (the plaintext's for SSE-S3, as S3 gives; the
+// stream's for SSE-C, so that the ETag says nothing of a plaintext the
+// store cannot read).
+type sealedBody struct {
+	inline []byte
+	blob   string
+	size   int64
+	md5    []byte
+	prefix []byte // the stream's nonce prefix
+}
+
+// writeEncrypted encrypts body (at most max bytes of plaintext) with key
+// into a stream kept inline, when inline allows and the plaintext fits,
+// or in a new body file. Errors are as writeBlob's.
+func (s *Store) writeEncrypted(ctx context.Context, body io.Reader, max int64, mode string, key []byte, inline bool) (sealedBody, error) {
+	plain := &countingReader{r: io.LimitReader(ctxReader{ctx, body}, max+1)}
+	// One MD5, of the side the ETag is made of: an SSE-S3 ETag is the
+	// plaintext's MD5, as S3 gives it (the AWS CLI checks it); an SSE-C
+	// ETag is the stream's, so that it tells nothing about a plaintext
+	// only the customer's key should reveal. MD5 is most of a large PUT's
+	// CPU, so the other side is not hashed.
+	sum := md5.New()
+	var plainSum, cipherSum io.Writer = sum, io.Discard
+	if mode == SSEC {
+		plainSum, cipherSum = io.Discard, sum
+	}
+	head := make([]byte, min(max+1, InlineMax+1))
+	if !inline {
+		head = head[:0]
+	}
+	n, err := readUpTo(plain, head)
+	if err != nil {
+		return sealedBody{}, fmt.Errorf("%w: %w", ErrBody, err)
+	}
+	if int64(n) > max {
+		return sealedBody{}, ErrTooLarge
+	}
+	if inline && n <= InlineMax {
+		plainSum.Write(head[:n])
+		e, err := sse.NewEncrypter(key, bytes.NewReader(head[:n]))
+		if err != nil {
+			return sealedBody{}, err
+		}
+		stream, err := io.ReadAll(e)
+		if err != nil {
+			return sealedBody{}, err
+		}
+		cipherSum.Write(stream)
+		return sealedBody{inline: stream, size: int64(n), md5: sum.Sum(nil), prefix: e.Prefix()}, nil
+	}
+	src := io.MultiReader(bytes.NewReader(head[:n]), plain)
+	if mode != SSEC {
+		src = io.TeeReader(src, plainSum)
+	}
+	e, err := sse.NewEncrypter(key, src)
+	if err != nil {
+		return sealedBody{}, err
+	}
+	var blobSum io.Writer
+	if mode == SSEC {
+		blobSum = cipherSum
+	}
+	blob, _, err := s.writeBlob(ctx, e, sse.EncryptedSize(max+1), blobSum)
+	if err != nil {
+		return sealedBody{}, err
+	}
+	if plain.n > max {
+		s.removeBlob(blob)
+		return sealedBody{}, ErrTooLarge
+	}
+	return sealedBody{blob: blob, size: plain.n, md5: sum.Sum(nil), prefix: e.Prefix()}, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// SetBucketEncryption sets the default encryption of account's bucket's
+// new objects: SSES3, or "" for none. Objects already there stay as they
+// are, as in S3.
+func (s *Store) SetBucketEncryption(account, bucket, mode string) error {
+	if mode != "" && mode != SSES3 {
+		return fmt.Errorf("%w: %q as a bucket's default", ErrBadEncryption, mode)
+	}
+	return s.write(func(t *tx) error {
+		bk, err := s.Bucket(account, bucket)
+		if err != nil {
+			return err
+		}
+		if bk.Encryption == mode {
+			return nil
+		}
+		bk.Encryption = mode
+		b := s.db.NewBatch()
+		defer t.closeUnapplied(b)
+		if err := setJSON(b, k(tBucket, bucket), bk); err != nil {
+			return err
+		}
+		return s.apply(t, b)
+	})
+}

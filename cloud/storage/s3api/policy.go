@@ -1,0 +1,320 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"errors"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/s3policy"
+)
+
+// Bucket policies: PutBucketPolicy, GetBucketPolicy, DeleteBucketPolicy
+// and GetBucketPolicyStatus (?policy, ?policyStatus on a bucket), kept in
+// the store's bucket configurations and evaluated by package s3policy on
+// every request to a bucket that has one.
+//
+// What a policy does here (docs/s3.md, Policies):
+//   - A Deny that applies refuses the request, signed or anonymous,
+//     whatever else grants it. The owner's Get/Put/DeleteBucketPolicy are
+//     never refused, so that no policy can lock its owner out (S3 does
+//     the same for the account's root user).
+//   - An Allow grants anonymous requests the read operations it names
+//     (anonymous GetObject of a prefix, anonymous ListBucket). Anonymous
+//     writes are not implemented: a policy that grants everyone a write
+//     action is refused with NotImplemented, never stored.
+//   - Signed requests are the bucket owner's keys (another account's keys
+//     see the bucket as missing); their permissions and bucket scope are
+//     the grant, and an Allow adds nothing to them.
+
+var (
+	errNoSuchBucketPolicy = s3err(http.StatusNotFound, "NoSuchBucketPolicy", "The bucket policy does not exist")
+	errPolicyDenied       = s3err(http.StatusForbidden, "AccessDenied", "Access Denied: the bucket's policy denies this request")
+	errAnonymous          = s3err(http.StatusForbidden, "AccessDenied", "Access Denied: sign requests with an S3 key from /api/storage/keys")
+)
+
+// actions are the policy actions of the operations (by name), as S3 asks
+// for them; an operation without one is not subject to bucket policies
+// (ListBuckets, CreateBucket, refusals).
+var actions = map[string]string{
+	"HeadBucket": "s3:ListBucket", "ListObjects": "s3:ListBucket", "ListObjectsV2": "s3:ListBucket",
+	"ListObjectVersions": "s3:ListBucketVersions", "GetBucketLocation": "s3:GetBucketLocation",
+	"ListMultipartUploads": "s3:ListBucketMultipartUploads", "DeleteBucket": "s3:DeleteBucket",
+	"GetObject": "s3:GetObject", "HeadObject": "s3:GetObject", "GetObjectAttributes": "s3:GetObjectAttributes",
+	"PutObject": "s3:PutObject", "CopyObject": "s3:PutObject", "CreateMultipartUpload": "s3:PutObject",
+	"UploadPart": "s3:PutObject", "UploadPartCopy": "s3:PutObject", "CompleteMultipartUpload": "s3:PutObject",
+	"AbortMultipartUpload": "s3:AbortMultipartUpload", "ListParts": "s3:ListMultipartUploadParts",
+	"DeleteObject": "s3:DeleteObject", "DeleteObjects": "s3:DeleteObject",
+	"GetObjectTagging": "s3:GetObjectTagging", "PutObjectTagging": "s3:PutObjectTagging", "DeleteObjectTagging": "s3:DeleteObjectTagging",
+	"GetBucketTagging": "s3:GetBucketTagging", "PutBucketTagging": "s3:PutBucketTagging", "DeleteBucketTagging": "s3:PutBucketTagging",
+	"GetBucketPolicy": "s3:GetBucketPolicy", "PutBucketPolicy": "s3:PutBucketPolicy", "DeleteBucketPolicy": "s3:DeleteBucketPolicy",
+	"GetBucketPolicyStatus": "s3:GetBucketPolicyStatus",
+	"GetBucketAcl":          "s3:GetBucketAcl", "PutBucketAcl": "s3:PutBucketAcl", "GetObjectAcl": "s3:GetObjectAcl", "PutObjectAcl": "s3:PutObjectAcl",
+	"GetBucketOwnershipControls": "s3:GetBucketOwnershipControls", "PutBucketOwnershipControls": "s3:PutBucketOwnershipControls",
+	"GetBucketCors": "s3:GetBucketCORS", "PutBucketCors": "s3:PutBucketCORS", "DeleteBucketCors": "s3:PutBucketCORS",
+	"GetBucketEncryption": "s3:GetEncryptionConfiguration", "PutBucketEncryption": "s3:PutEncryptionConfiguration",
+	"DeleteBucketEncryption": "s3:PutEncryptionConfiguration",
+	"GetBucketVersioning":    "s3:GetBucketVersioning", "PutBucketVersioning": "s3:PutBucketVersioning", "GetBucket:logging": "s3:GetBucketLogging",
+	"GetBucket:notification": "s3:GetBucketNotification", "GetBucket:accelerate": "s3:GetAccelerateConfiguration",
+	"GetBucket:requestPayment": "s3:GetBucketRequestPayment", "PutBucketRequestPayment": "s3:PutBucketRequestPayment",
+	"GetBucket:object-lock": "s3:GetBucketObjectLockConfiguration",
+	"GetBucket:lifecycle":   "s3:GetLifecycleConfiguration", "GetBucket:encryption": "s3:GetEncryptionConfiguration",
+	"GetBucket:website": "s3:GetBucketWebsite", "GetBucket:replication": "s3:GetReplicationConfiguration",
+	"GetBucket:publicAccessBlock": "s3:GetBucketPublicAccessBlock",
+}
+
+// versionActions are the actions of operations on one version (with
+// versionId), where S3's differ from those on the current object.
+var versionActions = map[string]string{
+	"GetObject": "s3:GetObjectVersion", "HeadObject": "s3:GetObjectVersion", "GetObjectAttributes": "s3:GetObjectVersionAttributes",
+	"DeleteObject": "s3:DeleteObjectVersion", "GetObjectTagging": "s3:GetObjectVersionTagging",
+	"PutObjectTagging": "s3:PutObjectVersionTagging", "DeleteObjectTagging": "s3:DeleteObjectVersionTagging",
+}
+
+// actionOf is the policy action of operation o in req.
+func actionOf(o operation, req *request) string {
+	if a, ok := versionActions[o.name]; ok && req.URL.Query().Has("versionId") {
+		return a
+	}
+	return actions[o.name]
+}
+
+// policyOps are the operations a policy never refuses to its owner.
+var policyOps = map[string]bool{"GetBucketPolicy": true, "PutBucketPolicy": true, "DeleteBucketPolicy": true}
+
+// bucketPolicy returns the bucket called name, whoever owns it, and its
+// parsed policy (nil when it has none).
+func (s *Server) bucketPolicy(name string) (cloudstore.Bucket, *s3policy.Policy, error) {
+	bk, raw, err := s.st.BucketWithConfig(name, cloudstore.ConfigPolicy)
+	if err != nil {
+		return bk, nil, err
+	}
+	// A stored policy was parsed before it was stored; should it no
+	// longer parse, requests are refused rather than a Deny ignored.
+	p, err := s.policies.get(name, raw, func(raw []byte) (*s3policy.Policy, error) { return s3policy.Parse(raw, name) })
+	return bk, p, err
+}
+
+// policyRequest is what a policy is evaluated against for req.
+func policyRequest(req *request, action, resource string) s3policy.Request {
+	pr := s3policy.Request{Action: action, Resource: resource, Anonymous: req.auth == nil,
+		AccessKeyID: req.s3key.AccessKeyID, Account: req.account, SecureTransport: req.TLS != nil, Values: map[string]string{}}
+	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
+		pr.SourceIP = ap.Addr().Unmap()
+	}
+	for key, header := range map[string]string{"aws:useragent": "User-Agent", "aws:referer": "Referer"} {
+		if v, ok := req.Header[header]; ok && len(v) > 0 {
+			pr.Values[key] = v[0]
+		}
+	}
+	if action == "s3:ListBucket" || action == "s3:ListBucketVersions" || action == "s3:ListBucketMultipartUploads" {
+		q := req.URL.Query()
+		pr.Values["s3:prefix"] = q.Get("prefix")
+		if q.Has("delimiter") {
+			pr.Values["s3:delimiter"] = q.Get("delimiter")
+		}
+	}
+	return pr
+}
+
+// resourceOf is the policy resource a request addresses.
+func resourceOf(req *request) string { return s3policy.Resource(req.bucket, req.key) }
+
+// authorizeAnonymous admits an unsigned request that the bucket's policy
+// grants and does not deny, or that reads an object of a public bucket
+// (unless the policy denies it). Anything else is AccessDenied, the same
+// for a missing bucket, so that anonymous callers never learn which names
+// exist. Anonymous requests only ever read.
+func (s *Server) authorizeAnonymous(req *request, o operation) error {
+	if o.name == "PreflightCORS" {
+		return s.authorizePreflight(req)
+	}
+	action := actionOf(o, req)
+	if req.bucket == "" || action == "" || o.write {
+		return errAnonymous
+	}
+	bk, p, err := s.bucketPolicy(req.bucket)
+	if err != nil {
+		return errAnonymous
+	}
+	d := s3policy.None
+	if p != nil {
+		d = p.Evaluate(policyRequest(req, action, resourceOf(req)))
+	}
+	// A public bucket's current objects, not the versions they replaced:
+	// a version is read anonymously only when the policy grants
+	// s3:GetObjectVersion.
+	public := bk.Public && (o.name == "GetObject" || o.name == "HeadObject") && !req.URL.Query().Has("versionId")
+	if d == s3policy.Denied || d == s3policy.None && !public {
+		return errAnonymous
+	}
+	req.account = bk.Account
+	req.body = req.Body
+	return nil
+}
+
+// checkPolicy refuses a signed request that the policy of the bucket it
+// addresses (or of a copy's source) denies. Only the owner's buckets are
+// checked: another account's is answered as missing by the operation.
+func (s *Server) checkPolicy(req *request, o operation) error {
+	action := actionOf(o, req)
+	if action == "" || policyOps[o.name] || o.name == "DeleteObjects" { // DeleteObjects: each key, in deleteObjects
+		return nil
+	}
+	if err := s.policyDenies(req, req.bucket, action, resourceOf(req)); err != nil {
+		return err
+	}
+	if o.also != nil {
+		if b, key, version, err := copySource(req); err == nil {
+			action := "s3:GetObject"
+			if version != "" {
+				action = "s3:GetObjectVersion"
+			}
+			return s.policyDenies(req, b, action, s3policy.Resource(b, key))
+		}
+	}
+	return nil
+}
+
+// policyDenies returns errPolicyDenied if the policy of bucket, when
+// bucket is req's account's, denies action on resource.
+func (s *Server) policyDenies(req *request, bucket, action, resource string) error {
+	bk, p, err := s.bucketPolicy(bucket)
+	switch {
+	case errors.Is(err, cloudstore.ErrNotFound):
+		return nil
+	case err != nil && bk.Account != req.account:
+		return nil
+	case err != nil:
+		return err
+	case p == nil || bk.Account != req.account:
+		return nil
+	}
+	if p.Evaluate(policyRequest(req, action, resource)) == s3policy.Denied {
+		return errPolicyDenied
+	}
+	return nil
+}
+
+// deleteDenied reports whether the bucket's policy denies deleting key,
+// for DeleteObjects, which S3 authorises key by key.
+func (s *Server) deleteDenied(req *request, key string) bool {
+	return s.policyDenies(req, req.bucket, "s3:DeleteObject", s3policy.Resource(req.bucket, key)) != nil
+}
+
+// policyRoute returns the operation of a ?policy or ?policyStatus
+// request, if r is one.
+func policyRoute(r *request, q url.Values) (operation, bool) {
+	if !q.Has("policy") && !q.Has("policyStatus") {
+		return operation{}, false
+	}
+	if r.key != "" {
+		return notImplemented("Unsupported:policy"), true
+	}
+	if q.Has("policyStatus") {
+		if r.Method == http.MethodGet {
+			return operation{name: "GetBucketPolicyStatus", read: true, run: (*Server).getBucketPolicyStatus}, true
+		}
+		return methodNotAllowed("BucketPolicyStatus"), true
+	}
+	switch r.Method {
+	case http.MethodGet:
+		return operation{name: "GetBucketPolicy", read: true, run: (*Server).getBucketPolicy}, true
+	case http.MethodPut:
+		return operation{name: "PutBucketPolicy", write: true, run: (*Server).putBucketPolicy}, true
+	case http.MethodDelete:
+		return operation{name: "DeleteBucketPolicy", write: true, run: (*Server).deleteBucketPolicy}, true
+	}
+	return methodNotAllowed("BucketPolicy"), true
+}
+
+func (s *Server) getBucketPolicy(w http.ResponseWriter, r *request) error {
+	data, err := s.st.BucketConfig(r.account, r.bucket, cloudstore.ConfigPolicy)
+	if err != nil {
+		return err
+	}
+	if data == nil {
+		return errNoSuchBucketPolicy
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(data)
+	return err
+}
+
+// writeActions are the actions of the operations that write: a policy may
+// not grant them to everyone, as anonymous writes are not implemented.
+func writeActions() []string {
+	var out []string
+	for _, a := range actions {
+		if strings.HasPrefix(a, "s3:Put") || strings.HasPrefix(a, "s3:Delete") || a == "s3:AbortMultipartUpload" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (s *Server) putBucketPolicy(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return err
+	}
+	data, err := readBody(r.body, s3policy.MaxSize)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Code == "MaxMessageLengthExceeded" {
+			return s3err(http.StatusBadRequest, "MalformedPolicy", "Policies must be less than 20 KB")
+		}
+		return err
+	}
+	p, err := s3policy.Parse(data, r.bucket)
+	switch {
+	case errors.Is(err, s3policy.ErrUnsupported):
+		return s3err(http.StatusNotImplemented, "NotImplemented", strings.TrimPrefix(err.Error(), "s3policy: unsupported policy element: "))
+	case err != nil:
+		return s3err(http.StatusBadRequest, "MalformedPolicy", strings.TrimPrefix(err.Error(), "s3policy: malformed policy: "))
+	}
+	for _, a := range writeActions() {
+		if p.Grants(a) {
+			return s3err(http.StatusNotImplemented, "NotImplemented",
+				"Anonymous writes are not supported: this policy allows "+a+" to everyone (Principal \"*\"). Grant everyone only reads.")
+		}
+	}
+	if err := s.st.SetBucketConfig(r.account, r.bucket, cloudstore.ConfigPolicy, data); err != nil {
+		return err
+	}
+	s.policies.put(r.bucket, data, p)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) deleteBucketPolicy(w http.ResponseWriter, r *request) error {
+	if err := s.st.SetBucketConfig(r.account, r.bucket, cloudstore.ConfigPolicy, nil); err != nil {
+		return err
+	}
+	s.policies.drop(r.bucket)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) getBucketPolicyStatus(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return err
+	}
+	_, p, err := s.bucketPolicy(r.bucket)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return errNoSuchBucketPolicy
+	}
+	type status struct {
+		XMLName  xml.Name `xml:"PolicyStatus"`
+		Xmlns    string   `xml:"xmlns,attr"`
+		IsPublic bool
+	}
+	writeXML(w, http.StatusOK, status{Xmlns: xmlns, IsPublic: p.Public()})
+	return nil
+}

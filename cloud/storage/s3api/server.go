@@ -1,0 +1,397 @@
+// Package s3api serves the S3-compatible endpoint over the cloud
+// platform's buckets and objects: the same store the REST API uses, so a
+// bucket made in one is seen by the other. It authenticates with the S3
+// keys of the REST API (AWS Signature V4, package sigv4, and the
+// Version 2 of legacy clients, package sigv2), enforces their
+// permissions and bucket scope on every request, and answers S3's XML.
+//
+// Both path-style (http://host/bucket/key) and virtual-hosted-style
+// (http://bucket.domain/key) addressing work; the domains are configured.
+package s3api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/s3cors"
+	"github.com/latticenet/lattice/cloud/storage/s3policy"
+	"github.com/latticenet/lattice/cloud/storage/sigv2"
+	"github.com/latticenet/lattice/cloud/storage/sigv4"
+	"github.com/latticenet/lattice/internal/run/accesslog"
+	"github.com/latticenet/lattice/internal/run/drain"
+	"github.com/latticenet/lattice/internal/run/httpmetrics"
+)
+
+// Options tune the endpoint; zero values take the defaults.
+type Options struct {
+	// Region is the one region this endpoint serves; default us-east-1.
+	// Requests may be signed for it or for "auto".
+	Region string
+	// Domains are the base domains of virtual-hosted-style requests: a
+	// request to BUCKET.DOMAIN[:port] addresses BUCKET. Default
+	// ["localhost"], so http://mybucket.localhost:9000 works.
+	Domains []string
+	// MaxObjectSize bounds a single PUT; default 5 GiB, as in S3.
+	MaxObjectSize int64
+	// Timeout bounds one request, bodies included; default 1 hour.
+	Timeout time.Duration
+	Now     func() time.Time
+	Logger  *slog.Logger
+	// Metrics, if set, counts every request (package httpmetrics) under
+	// its S3 operation's name ("PutObject", "ListObjectsV2"; see
+	// metricOp).
+	Metrics *httpmetrics.Metrics
+	// Limits keep one account or address from taking the endpoint from
+	// the others (see Limits for the defaults).
+	Limits Limits
+}
+
+func (o *Options) setDefaults() {
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.Domains == nil {
+		o.Domains = []string{"localhost"}
+	}
+	if o.MaxObjectSize == 0 {
+		o.MaxObjectSize = 5 << 30
+	}
+	if o.Timeout == 0 {
+		o.Timeout = time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	o.Limits.setDefaults()
+}
+
+// Server is the S3 endpoint.
+type Server struct {
+	st   *cloudstore.Store
+	opts Options
+	gate drain.Gate // admits requests until Wait
+	fair *fairUse
+	// policies and cors cache the buckets' parsed policies (policy.go)
+	// and CORS rules (cors.go).
+	policies parsedCache[*s3policy.Policy]
+	cors     parsedCache[*s3cors.Config]
+}
+
+// New returns the S3 endpoint over st.
+func New(st *cloudstore.Store, opts Options) *Server {
+	opts.setDefaults()
+	return &Server{st: st, opts: opts, fair: newFairUse(opts.Limits)}
+}
+
+// Wait refuses new requests and blocks until running ones have returned.
+func (s *Server) Wait() { s.gate.Close() }
+
+// request is one S3 request, resolved and authenticated.
+type request struct {
+	*http.Request
+	id      string
+	bucket  string
+	key     string
+	vhost   bool        // the bucket is in the host name, not the path
+	auth    *sigv4.Auth // nil for an anonymous request
+	s3key   cloudstore.S3Key
+	account string
+	// body is the request body, checked as it is read (payload hash,
+	// chunk signatures, checksums); size its decoded length or -1.
+	body io.Reader
+	size int64
+	sums *sigv4.Checksums // the body's x-amz-checksum-* values; nil when anonymous
+	read int64            // bytes of body read so far
+	form *postForm        // a POST Object's form, read up to its file
+}
+
+// counter counts the bytes read through it.
+type counter struct {
+	r io.Reader
+	n *int64
+}
+
+func (c counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// ServeHTTP answers probes (probe), or resolves the bucket and key,
+// authenticates, checks the key's permission and scope, and runs the
+// operation.
+func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
+	if s.probe(w, hr) {
+		return
+	}
+	var idb [8]byte
+	rand.Read(idb[:])
+	req := &request{Request: hr, id: strings.ToUpper(hex.EncodeToString(idb[:]))}
+	w.Header().Set("X-Amz-Request-Id", req.id)
+	w.Header().Set("Server", "lattice")
+	if !s.gate.Enter() {
+		w.Header().Set("Connection", "close")
+		writeError(w, hr, s3err(http.StatusServiceUnavailable, "ServiceUnavailable", "The server is shutting down; retry elsewhere or later."), req.id)
+		return
+	}
+	defer s.gate.Leave()
+
+	start := s.opts.Now()
+	rec := accesslog.New(w)
+	var op string
+	defer func() {
+		if p := recover(); p != nil {
+			s.opts.Logger.Error("s3 handler panic", "request_id", req.id, "panic", p)
+			if !rec.Wrote {
+				writeError(rec, hr, toError(nil, nil), req.id)
+			}
+		}
+		s.opts.Logger.Info("s3", "request_id", req.id, "account", req.account, "access_key", req.s3key.AccessKeyID,
+			"op", op, "method", hr.Method, "bucket", req.bucket, "key", req.key, "status", rec.Status,
+			"bytes_out", rec.Bytes, "duration", s.opts.Now().Sub(start), "remote", hr.RemoteAddr)
+		s.opts.Metrics.Observe(metricOp(op), rec.Status, s.opts.Now().Sub(start), req.read, rec.Bytes)
+		// Only the bucket owner's requests count in its metrics, with the
+		// bytes really read: nobody else can add to them. They count at
+		// their end, so that a CreateBucket's counts are not taken for an
+		// earlier bucket of the name's (cloudstore drops those). A success went
+		// through the store's ownership check; a failure is checked here.
+		if req.bucket != "" && req.account != "" {
+			owned := rec.Status < 300 || rec.Status == http.StatusNotModified
+			if !owned {
+				_, err := s.st.Bucket(req.account, req.bucket)
+				owned = err == nil
+			}
+			if owned {
+				s.st.RecordAccess(req.bucket, cloudstore.Access{Time: s.opts.Now(), Op: opKind(hr.Method, op), Key: req.key,
+					Status: rec.Status, BytesIn: req.read, BytesOut: rec.Bytes})
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(hr.Context(), s.opts.Timeout)
+	defer cancel()
+	req.Request = hr.WithContext(ctx)
+
+	req.bucket, req.key, req.vhost = s.locate(hr)
+	o := route(req)
+	op = o.name
+	s.setCORSHeaders(w, req) // cors.go: on every answer, refusals included, as S3 does
+	if s.fair.authBlocked(hr, start) {
+		// Too many failed authentications from this address: no
+		// signature is even checked until its budget refills.
+		refuse(rec, hr, errSlowDown, req.id)
+		return
+	}
+	if err := s.authorize(req, o); err != nil {
+		s.fair.authFailed(hr, start)
+		refuse(rec, hr, toError(err, errAccessDenied), req.id)
+		return
+	}
+	if err := expectedOwner(req, o); err != nil {
+		refuse(rec, hr, err, req.id)
+		return
+	}
+	done, refused := s.fair.admit(req.account, o.transfer, start)
+	if refused != nil {
+		refuse(rec, hr, refused, req.id)
+		return
+	}
+	defer done()
+	if o.transfer {
+		req.body = newMinRate(req.body, w, s.opts.Limits, s.opts.Now)
+	}
+	req.body = counter{req.body, &req.read}
+	if o.transfer {
+		// The server's read and write timeouts suit small requests; a
+		// transfer may take up to Timeout, once its key is known good.
+		rc := http.NewResponseController(w)
+		rc.SetReadDeadline(time.Now().Add(s.opts.Timeout))
+		rc.SetWriteDeadline(time.Now().Add(s.opts.Timeout))
+	}
+	if err := o.run(s, rec, req); err != nil {
+		notFound := errNoSuchBucket
+		if req.key != "" {
+			notFound = errNoSuchKey
+		}
+		e := toError(err, notFound)
+		if e.Status == http.StatusInternalServerError {
+			s.opts.Logger.Error("s3 request failed", "request_id", req.id, "op", op, "err", err)
+		}
+		if rec.Wrote {
+			return // the answer has begun; the client sees a short body
+		}
+		writeError(rec, hr, e, req.id)
+	}
+}
+
+// refuse answers a request turned away before its body was read. A
+// request with a body is answered with Connection: close: otherwise
+// net/http reads up to 256 KiB of the unwanted body before it sends the
+// answer, which a client trickling its body (or one the limits just
+// refused) would hold back for as long as it likes.
+func refuse(w http.ResponseWriter, r *http.Request, e *Error, requestID string) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+	writeError(w, r, e, requestID)
+}
+
+// locate finds the bucket and key of r, virtual-hosted style when the
+// host is a subdomain of a configured domain, path style otherwise.
+func (s *Server) locate(r *http.Request) (bucket, key string, vhost bool) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(host)
+	path := strings.TrimPrefix(r.URL.Path, "/")
+	for _, d := range s.opts.Domains {
+		if b, ok := strings.CutSuffix(host, "."+d); ok && b != "" {
+			return b, path, true
+		}
+	}
+	bucket, key, _ = strings.Cut(path, "/")
+	return bucket, key, false
+}
+
+// authorize authenticates req (anonymous requests are allowed only what
+// the bucket's policy grants them, and to read a public bucket's objects),
+// checks its key's permission and bucket scope for the operation, and
+// refuses what the bucket's policy denies.
+func (s *Server) authorize(req *request, o operation) error {
+	if authMechanisms(req.Request) > 1 {
+		return errOneAuth
+	}
+	if o.name == "PostObject" {
+		// Signed by its form, not its headers: see postobject.go.
+		return s.authorizeAs(req, o, s.verifyPost)
+	}
+	if !sigv4.IsSigned(req.Request) && !sigv2.IsSigned(req.Request) {
+		return s.authorizeAnonymous(req, o) // policy.go: the bucket's policy, or its public toggle
+	}
+	if sigv2.IsSigned(req.Request) {
+		return s.authorizeAs(req, o, s.verifyV2)
+	}
+	return s.authorizeAs(req, o, func(req *request) (*sigv4.Auth, error) {
+		return sigv4.Verify(req.Request, s.lookup, s.opts.Now())
+	})
+}
+
+// authorizeAs authenticates req with verify and checks its key's
+// permission and bucket scope for the operation.
+func (s *Server) authorizeAs(req *request, o operation, verify func(*request) (*sigv4.Auth, error)) error {
+	auth, err := verify(req)
+	if err != nil {
+		return err
+	}
+	v2 := sigv2.IsSigned(req.Request)
+	switch {
+	case req.form != nil:
+	case auth.Presigned:
+		if err := hoistQuery(req.Request, v2); err != nil {
+			return err
+		}
+	case v2:
+		if err := unsignedQuery(req.URL.Query()); err != nil {
+			return err
+		}
+	}
+	if auth.Region != s.opts.Region && auth.Region != "auto" {
+		e := s3err(http.StatusBadRequest, "AuthorizationHeaderMalformed", "The authorization header is malformed; the region '"+auth.Region+"' is wrong; expecting '"+s.opts.Region+"'")
+		if auth.Presigned {
+			e = s3err(http.StatusBadRequest, "AuthorizationQueryParametersError", "Error parsing the X-Amz-Credential parameter; the region '"+auth.Region+"' is wrong; expecting '"+s.opts.Region+"'")
+		}
+		e.Region = s.opts.Region
+		return e
+	}
+	key, _, err := s.st.S3Secret(auth.AccessKeyID)
+	if err != nil {
+		return err
+	}
+	req.auth, req.s3key, req.account = auth, key, key.Account
+	if req.form != nil {
+		req.body, req.size = req.form.file, -1
+	} else if req.body, req.size, req.sums, err = auth.BodyChecksums(req.Request, o.name != "CompleteMultipartUpload"); err != nil {
+		return err
+	}
+	if o.write && key.Permissions == cloudstore.PermRead || o.read && key.Permissions == cloudstore.PermWrite {
+		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: this S3 key has "+key.Permissions+" permission")
+	}
+	for _, b := range o.buckets(req) {
+		if key.BucketScope != "*" && b != key.BucketScope {
+			return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: this S3 key is scoped to bucket "+key.BucketScope)
+		}
+	}
+	return s.checkPolicy(req, o) // policy.go: a Deny of the bucket's policy
+}
+
+// expectedOwner holds a request to x-amz-expected-bucket-owner and, for a
+// copy (CopyObject, UploadPartCopy), x-amz-source-expected-bucket-owner:
+// the account that owns the
+// bucket (every bucket a request names is its account's, the account of
+// its key or, for an anonymous one, the bucket's owner), as the Owner ID
+// of ListBuckets names it. Another is 403 AccessDenied, as S3 answers.
+func expectedOwner(req *request, o operation) *Error {
+	if req.bucket == "" {
+		return nil
+	}
+	headers := []string{"X-Amz-Expected-Bucket-Owner"}
+	if o.name == "CopyObject" || o.name == "UploadPartCopy" {
+		headers = append(headers, "X-Amz-Source-Expected-Bucket-Owner")
+	}
+	for _, h := range headers {
+		if v := req.Header.Get(h); v != "" && v != req.account {
+			return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: the bucket is not owned by the account "+h[len("X-Amz-"):]+" names")
+		}
+	}
+	return nil
+}
+
+func (s *Server) lookup(id string) (string, error) {
+	_, secret, err := s.st.S3Secret(id)
+	if errors.Is(err, cloudstore.ErrNotFound) {
+		return "", sigv4.ErrUnknownKey
+	}
+	return secret, err
+}
+
+// metricOp is an operation's name in the Prometheus metrics: its name,
+// but "Unsupported" for a write naming a query parameter no operation
+// takes (the name is the client's; the unsupported subresources S3 has
+// keep theirs), so that clients cannot make series without bound.
+func metricOp(op string) string {
+	if sub, ok := strings.CutPrefix(op, "Unsupported:"); ok && !slices.Contains(unsupported, sub) {
+		return "Unsupported"
+	}
+	if op == "" {
+		return "unknown"
+	}
+	return op
+}
+
+// opKind is the metrics kind of an operation.
+func opKind(method, op string) string {
+	switch {
+	case strings.HasPrefix(op, "List"):
+		return "list"
+	case method == http.MethodGet || method == http.MethodHead:
+		return "get"
+	case method == http.MethodPut || method == http.MethodPost:
+		return "put"
+	case method == http.MethodDelete:
+		return "delete"
+	}
+	return "other"
+}

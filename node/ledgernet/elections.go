@@ -1,0 +1,715 @@
+package ledgernet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/latticenet/lattice/consensus"
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/node/ledgerstore"
+)
+
+// ElectionInfo describes an active election, for the API.
+type ElectionInfo struct {
+	Root    consensus.Root
+	Started int64  // Unix ms
+	Round   uint32 // the round Tallies are of (consensus.Result.Round)
+	Tallies []consensus.Contender
+	Online  ledger.Amount
+	Quorum  ledger.Amount
+}
+
+// Elections returns the running elections of forks (more than one
+// contender), as of the last tick.
+func (s *Service) Elections() []ElectionInfo {
+	s.elMu.Lock()
+	defer s.elMu.Unlock()
+	return slices.Clone(s.elections)
+}
+
+// election is the loop's own state of one root.
+type election struct {
+	started    int64
+	confirming bool
+	asked      int64 // when votes were last requested, Unix ms
+	// watch marks an election opened only to watch a confirmed place for
+	// a conflicting confirmation: this node's representatives never vote
+	// in it and nothing is confirmed from it.
+	watch bool
+	// polka is the round of the polka whose votes vote requests are
+	// answered with, +1 (0: none yet).
+	polka uint32
+}
+
+// electionLoop owns the tally: it starts elections for new blocks and
+// forks, counts votes, has the node's representatives vote as
+// consensus.Tally.FirstVote and Advise say, times rounds out, and hands
+// confirmed winners to the confirm loop. The rules are the tally's; this
+// loop is the I/O around it.
+type electionLoop struct {
+	s       *Service
+	tally   *consensus.Tally
+	roots   map[consensus.Root]*election
+	weights map[ledger.Address]ledger.Amount
+	silent  map[consensus.Root]struct{} // started while this node's reps had no weight
+	retry   map[consensus.Root]struct{} // confirmed elections whose confirmation must be tried again
+	due     map[consensus.Root]int64    // when an election's round times out, Unix ms
+	pending []ledger.Hash               // prevotes of round 0 to cast, gathered
+	attest  []ledger.Hash               // final votes of ConfirmedRound to cast, gathered
+	binding []ledgerstore.VoteRecord    // votes to record before they are cast, gathered
+	asking  bool
+	askDone chan []*consensus.Vote
+	beat    int64 // when this node's representatives last announced themselves
+	// askedOnline is when peers were last asked for their
+	// representatives' votes because too few were heard.
+	askedOnline int64
+}
+
+func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
+	l := &electionLoop{
+		s: s,
+		tally: consensus.NewTally(consensus.Params{Total: s.n.Network.Genesis.Amount,
+			OnlineWindow: s.cfg.OnlineWindow.Milliseconds(), RoundTimeout: s.cfg.RoundTimeout.Milliseconds()}),
+		roots:   make(map[consensus.Root]*election),
+		weights: make(map[ledger.Address]ledger.Amount),
+		silent:  make(map[consensus.Root]struct{}),
+		retry:   make(map[consensus.Root]struct{}),
+		due:     make(map[consensus.Root]int64),
+		askDone: make(chan []*consensus.Vote, 1),
+	}
+	defer func() { sub.Close() }()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	l.heartbeat(ctx)
+	var flush <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ch, ok := <-sub.C:
+			if !ok {
+				if ctx.Err() != nil {
+					return
+				}
+				// Dropped for lagging: blocks applied meanwhile are
+				// neither gossiped nor put to election by this node
+				// (peers still pull them by sync, and their own
+				// representatives vote on them).
+				s.log.Warn("ledger feed lagged; resubscribing")
+				sub = s.n.Engine.Subscribe(1 << 14)
+				continue
+			}
+			l.change(ch)
+		case v := <-s.votesIn:
+			l.vote(v)
+		case <-s.ownVotes.notify:
+			for _, v := range s.ownVotes.take() {
+				l.vote(v)
+			}
+		case vs := <-l.askDone:
+			l.asking = false
+			for _, v := range vs {
+				l.vote(v)
+			}
+		case accts := <-s.frontiers:
+			l.checkFrontiers(accts)
+		case fe := <-s.decided:
+			l.watchDecided(fe)
+		case out := <-s.confirmed:
+			l.confirmOutcome(out)
+		case <-flush:
+			flush = nil
+			l.flushVotes(ctx)
+		case <-tick.C:
+			l.refreshWeights()
+			l.sweep(ctx)
+			l.heartbeat(ctx)
+			l.publishInfo()
+			s.toIntakeLater(s.held.due(s.cfg.Now().Add(s.cfg.MaxClockSkew).UnixMilli()))
+		}
+		if len(l.pending)+len(l.attest)+len(l.binding) > 0 && flush == nil {
+			if len(l.pending) >= consensus.MaxVoteHashes || len(l.binding) >= consensus.MaxVoteHashes {
+				l.flushVotes(ctx)
+			} else {
+				flush = time.After(s.cfg.VoteDelay)
+			}
+		}
+	}
+}
+
+func (l *electionLoop) now() int64 { return l.s.cfg.Now().UnixMilli() }
+
+// change follows the ledger: new blocks are gossiped (when they did not
+// come from the network) and put to election, forks add contenders,
+// confirmed blocks end their elections and drop what waits for their
+// losers, and rolled-back blocks end the elections no block of the ledger
+// stands in any more.
+func (l *electionLoop) change(ch node.Change) {
+	s := l.s
+	var released []inBlock
+	defer func() { s.toIntakeLater(released) }()
+	for _, e := range ch.Applied {
+		b := e.Block
+		if !s.fromNet.has(b.Hash) {
+			select {
+			case s.outBlocks <- b:
+			default:
+				s.stats.publishDropped.Add(1) // peers pull it by sync
+			}
+		}
+		for _, w := range s.waiting.releaseAll(b.Hash) {
+			released = append(released, inBlock{b: w, checked: true})
+		}
+		l.start(consensus.Root{Account: b.Account, Previous: b.Previous}, b.Hash, voteNew)
+	}
+	for _, fe := range ch.Forks {
+		root := consensus.Root{Account: fe.Account, Previous: fe.Previous}
+		l.start(root, fe.Existing, voteResume)
+		l.start(root, fe.Block.Hash, voteNone)
+	}
+	for _, b := range ch.RolledBack {
+		// Blocks built on a rolled-back block can never apply.
+		s.stats.uncheckedDropped.Add(uint64(len(s.waiting.releaseAll(b.Hash))))
+		root := consensus.Root{Account: b.Account, Previous: b.Previous}
+		if _, ok := l.roots[root]; ok && !l.standing(root) {
+			l.finish(root)
+		}
+	}
+	if len(ch.Confirmed) > 0 {
+		// Confirmations move the weights that count: a weight cached
+		// before them must not decide an election after them.
+		l.refreshWeights()
+	}
+	for _, h := range ch.Confirmed {
+		if root, ok := l.tally.RootOf(h); ok {
+			for _, c := range l.tally.Contenders(root) {
+				if c != h {
+					s.stats.uncheckedDropped.Add(uint64(len(s.waiting.releaseAll(c))))
+				}
+			}
+			l.finish(root)
+		}
+		s.stats.confirmations.Add(1)
+	}
+}
+
+// standing reports whether a contender of root's election is in the
+// ledger: an election whose blocks were all rolled back (as dependents of
+// a fork's loser) can decide nothing here.
+func (l *electionLoop) standing(root consensus.Root) bool {
+	for _, h := range l.tally.Contenders(root) {
+		if _, found, err := l.s.n.Store.Entry(h); err != nil || found {
+			return true // on a read error, keep it: the next change retries
+		}
+	}
+	return false
+}
+
+// How start has this node's representatives vote for a contender.
+const (
+	voteNone   = iota // another node's contender: they vote as the tally advises
+	voteResume        // the block in the ledger: they vote for it, or resume from their record of an earlier run
+	voteNew           // a block applied just now: they vote for it (nothing can be recorded at a place first filled in this run)
+)
+
+// start opens (or joins) root's election with contender h; how says
+// whether h is the block in this node's ledger, which its representatives
+// prevote for first, and whether a record of what they signed there may
+// survive from an earlier run: then they resume from it. (Reading the
+// record for every block applied was a tenth of a node's confirmations;
+// where the record holds a vote of an earlier run for a block since rolled
+// back, the record still refuses any vote that contradicts it.)
+func (l *electionLoop) start(root consensus.Root, h ledger.Hash, how int) {
+	if err := l.tally.Start(root, h, l.now()); err != nil {
+		l.s.log.Debug("election not started", "root", root, "hash", h, "err", err)
+		return
+	}
+	e := l.roots[root]
+	if e == nil {
+		e = &election{started: l.now()}
+		l.roots[root] = e
+	}
+	if how != voteNone && e.watch {
+		// A block of the ledger, not confirmed, at a place watched: an
+		// election, which this node's representatives vote in.
+		e.watch = false
+	}
+	if how != voteNone && !e.watch && !l.voted(root) {
+		switch {
+		case !l.hasReps():
+			l.silent[root] = struct{}{}
+		default:
+			l.firstVote(root, h, how == voteResume)
+		}
+	}
+	l.evaluate(root)
+}
+
+// voted reports whether this node's representatives have voted at root.
+func (l *electionLoop) voted(root consensus.Root) bool {
+	_, ok := l.tally.Own(root)
+	return ok
+}
+
+// firstVote has this node's representatives vote in root's election for
+// the first time, for h, or, with resume, resume from their record.
+func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash, resume bool) {
+	if resume && !l.resume(root) {
+		return
+	}
+	if voter, ok := l.voter(); ok {
+		l.act(root, l.tally.FirstVote(root, voter, h, l.weight, l.now()))
+	}
+}
+
+// resume restores what this node's representatives signed at root in an
+// earlier run, if the record holds anything, and reports false when the
+// record cannot be read: it is what keeps them from contradicting
+// themselves, so they vote nothing then. (A known gap: a record whose lock
+// is on a block since rolled back, which can never be confirmed, keeps
+// them prevoting it at that place; the place then decides by the others'
+// quorum, or not at all if their weight is needed. Clearing a place's
+// record when its election ends by rollback would close it.)
+func (l *electionLoop) resume(root consensus.Root) bool {
+	rec, found, err := l.s.n.Store.SignedVotes(root.Account, root.Previous)
+	if err != nil {
+		l.s.log.Error("reading the votes signed before", "root", root, "err", err)
+		return false
+	}
+	if !found {
+		return true
+	}
+	l.tally.Restore(root, consensus.Record{Prevote: rec.Prevote, PrevoteRound: rec.PrevoteRound, Final: rec.Final, FinalRound: rec.FinalRound})
+	// Vote requests get what was signed before the restart, which may
+	// never have reached a peer.
+	l.s.choices.open(root, l.tally.Contenders(root))
+	if !rec.Prevote.IsZero() {
+		l.s.choices.signed(root, rec.PrevoteRound, false, rec.Prevote)
+	}
+	if !rec.Final.IsZero() {
+		l.s.choices.signed(root, rec.FinalRound, true, rec.Final)
+	}
+	return true
+}
+
+// act gathers the votes the tally advised: prevotes of round 0 are cast at
+// the next flush; the others are recorded first (voteWriter). It notes
+// when the election's round times out.
+func (l *electionLoop) act(root consensus.Root, advice []consensus.Advice) {
+	for _, a := range advice {
+		switch {
+		case a.Round == 0 && !a.Final:
+			l.s.choices.prevoted(root, a.Hash, l.tally.Contenders(root))
+			l.pending = append(l.pending, a.Hash)
+			continue
+		case a.Round == consensus.ConfirmedRound:
+			// An attestation binds nothing a record could guard: an
+			// honest node attests one decided block per place.
+			l.attest = append(l.attest, a.Hash)
+			continue
+		}
+		l.s.choices.open(root, l.tally.Contenders(root)) // for the vote once signed
+		l.binding = append(l.binding, ledgerstore.VoteRecord{Account: root.Account, Previous: root.Previous,
+			Round: a.Round, Final: a.Final, Hash: a.Hash})
+	}
+	if d, ok := l.tally.Deadline(root); ok {
+		l.due[root] = d
+	} else {
+		delete(l.due, root)
+	}
+}
+
+func (l *electionLoop) finish(root consensus.Root) {
+	l.tally.Finish(root)
+	delete(l.roots, root)
+	delete(l.silent, root)
+	delete(l.retry, root)
+	delete(l.due, root)
+	l.s.choices.forget(root)
+}
+
+func (l *electionLoop) vote(v *consensus.Vote) {
+	for _, root := range l.tally.Vote(v, l.now()) {
+		l.evaluate(root)
+	}
+	for _, eq := range l.tally.TakeEquivocations() {
+		l.s.stats.equivocations.Add(1)
+		l.s.log.Error("a representative signed two votes of one kind and round for two contenders of one election",
+			"representative", eq.Representative, "root", eq.Root, "round", eq.First.Round, "final", eq.First.Final,
+			"first", eq.First.Hashes, "second", eq.Second.Hashes)
+	}
+}
+
+// evaluate acts on root's tally: a confirmed winner goes to the confirm
+// loop; otherwise this node's representatives vote as the tally advises
+// (a later round, a prevote, a final vote on a polka).
+func (l *electionLoop) evaluate(root consensus.Root) {
+	e := l.roots[root]
+	if e == nil {
+		return
+	}
+	if l.s.splits.isHalted(root.Account) {
+		return // see confirmOutcome: nothing more is confirmed on it
+	}
+	winner, round, confirmed := l.tally.Confirmed(root, l.weight)
+	if e.watch {
+		if confirmed {
+			l.checkWatched(root, winner, round)
+		}
+		return
+	}
+	if confirmed {
+		if e.confirming {
+			return
+		}
+		cert := l.tally.Certificate(root, winner, round)
+		if !l.certified(root, winner, cert) {
+			return // the sweep decides again
+		}
+		e.confirming = true
+		delete(l.due, root)
+		select {
+		case l.s.confirmQ <- confirmJob{root: root, winner: winner, votes: cert}:
+		default:
+			// The next tick retries: final votes are counted once, so no
+			// later vote would.
+			e.confirming = false
+			l.retry[root] = struct{}{}
+		}
+		return
+	}
+	if voter, ok := l.voter(); ok && l.voted(root) {
+		l.act(root, l.tally.Advise(root, voter, l.weight, l.now()))
+	}
+	if n, ok := l.tally.PolkaRound(root); ok && n+1 != e.polka {
+		e.polka = n + 1
+		l.s.choices.setPolka(root, l.tally.Polka(root), l.tally.Contenders(root))
+	}
+}
+
+// certified checks a winner's certificate against the confirmed weights
+// read from the store now, not the loop's cache: the final votes must
+// hold a quorum, each once, each a final vote for the winner, all of one
+// round. The cache
+// lags the store by the confirmations of the last moments (between a
+// commit and its feed event); a certificate that is short by them waits
+// for more final votes, which the sweep asks for.
+func (l *electionLoop) certified(root consensus.Root, winner ledger.Hash, cert []*consensus.Vote) bool {
+	var sum ledger.Amount
+	seen := make(map[ledger.Address]bool, len(cert))
+	for _, v := range cert {
+		if seen[v.Representative] || !v.Final || v.Round != cert[0].Round || !slices.Contains(v.Hashes, winner) {
+			continue
+		}
+		seen[v.Representative] = true
+		w, err := l.s.n.Store.ConfirmedWeight(v.Representative)
+		if err != nil {
+			return false
+		}
+		sum, _ = sum.Add(w)
+	}
+	if sum.Cmp(l.tally.Quorum()) >= 0 {
+		return true
+	}
+	l.s.log.Debug("certificate short of a quorum under the latest confirmed weights", "root", root, "winner", winner,
+		"weight", sum, "quorum", l.tally.Quorum(), "votes", len(seen))
+	l.refreshWeights()
+	return false
+}
+
+// confirmOutcome learns how a confirmation went.
+func (l *electionLoop) confirmOutcome(out confirmOutcome) {
+	e := l.roots[out.root]
+	switch {
+	case e == nil || out.err == nil:
+	case errors.Is(out.err, node.ErrConfirmed):
+		// Final votes of a quorum for a block other than the one
+		// confirmed here: two conflicting confirmations, impossible while
+		// less than a third of the weight signs two final votes.
+		res := l.tally.Result(out.root, l.weight)
+		l.s.splits.add(l.s, out.root, out.winner, l.tally.Certificate(out.root, out.winner, res.ConfirmedRound))
+		l.finish(out.root)
+	default:
+		e.confirming = false
+		l.retry[out.root] = struct{}{} // the next tick retries
+	}
+}
+
+// watchDecided opens a watch election where a peer sent a contender of a
+// confirmed block: if the network's final votes confirm that contender,
+// two conflicting blocks are confirmed, and the node must say so.
+func (l *electionLoop) watchDecided(fe *ledger.ForkError) {
+	root := consensus.Root{Account: fe.Account, Previous: fe.Previous}
+	if _, ok := l.roots[root]; ok {
+		return
+	}
+	// Only a place confirmed here is watched. Every refused contender
+	// comes this way, and one at a place still undecided here may come
+	// before the ledger feed starts that place's election: a watch opened
+	// then took the election's place, this node's representatives never
+	// voted in it, and the network's confirmation of the block in the
+	// ledger read as a conflicting one.
+	if _, found, confirmed, err := l.s.n.Store.EntryConfirmed(fe.Existing); err != nil || !found || !confirmed {
+		return
+	}
+	if len(l.roots) >= consensus.DefaultMaxElections/2 {
+		return // elections of the ledger's own blocks come first
+	}
+	l.roots[root] = &election{started: l.now(), watch: true}
+	for _, h := range []ledger.Hash{fe.Existing, fe.Block.Hash} {
+		if err := l.tally.Start(root, h, l.now()); err != nil {
+			l.s.log.Debug("watch election not started", "root", root, "err", err)
+			l.finish(root)
+			return
+		}
+	}
+	l.evaluate(root)
+}
+
+// checkWatched ends a watch election whose final votes confirm winner in
+// round n: a split when another block is confirmed at that place here.
+func (l *electionLoop) checkWatched(root consensus.Root, winner ledger.Hash, n uint32) {
+	if _, found, confirmed, err := l.s.n.Store.EntryConfirmed(winner); err == nil && !(found && confirmed) {
+		if here := l.s.blockAt(root); !here.IsZero() && here != winner {
+			if _, _, hereConfirmed, err := l.s.n.Store.EntryConfirmed(here); err == nil && hereConfirmed {
+				l.s.splits.add(l.s, root, winner, l.tally.Certificate(root, winner, n))
+			}
+		}
+	}
+	l.finish(root)
+}
+
+func (l *electionLoop) weight(a ledger.Address) ledger.Amount {
+	if w, ok := l.weights[a]; ok {
+		return w
+	}
+	w, err := l.s.n.Store.ConfirmedWeight(a)
+	if err != nil {
+		return ledger.Amount{}
+	}
+	l.weights[a] = w
+	return w
+}
+
+// refreshWeights forgets cached weights, which confirmations keep
+// changing.
+func (l *electionLoop) refreshWeights() { clear(l.weights) }
+
+func (l *electionLoop) hasReps() bool {
+	_, ok := l.voter()
+	return ok
+}
+
+// voter returns the first of this node's representative keys that has
+// weight: its representatives vote alike, so the tally's advice for one
+// is the advice for all.
+func (l *electionLoop) voter() (ledger.Address, bool) {
+	for _, k := range l.s.cfg.Reps {
+		if !l.weight(k.Address()).IsZero() {
+			return k.Address(), true
+		}
+	}
+	return ledger.Address{}, false
+}
+
+// checkFrontiers starts elections for the unconfirmed frontiers of
+// accounts that sync changed, so their votes are asked for.
+func (l *electionLoop) checkFrontiers(accts []ledger.Address) {
+	st := l.s.n.Store
+	for _, a := range accts {
+		acct, found, err := st.Account(a)
+		if err != nil || !found {
+			continue
+		}
+		done, _, _, err := st.Confirmed(a)
+		if err != nil || done >= acct.Height {
+			continue
+		}
+		e, found, err := st.Entry(acct.Frontier)
+		if err != nil || !found {
+			continue
+		}
+		root := consensus.Root{Account: a, Previous: e.Block.Previous}
+		l.start(root, acct.Frontier, voteResume)
+		if el := l.roots[root]; el != nil {
+			el.started -= l.s.cfg.RequestVotesAfter.Milliseconds() // ask at once
+		}
+	}
+}
+
+// voteWhereSilent has this node's representatives vote in the elections
+// they have not voted in: those that started while they had no weight (a
+// node's own first receive gives it its weight after the block's election
+// began). They vote for the contender in the ledger.
+func (l *electionLoop) voteWhereSilent() {
+	if len(l.silent) == 0 || !l.hasReps() {
+		return
+	}
+	for root := range l.silent {
+		delete(l.silent, root)
+		e := l.roots[root]
+		if l.voted(root) || e == nil || e.confirming || e.watch {
+			continue
+		}
+		for _, h := range l.tally.Contenders(root) {
+			if _, found, err := l.s.n.Store.Entry(h); err == nil && found {
+				l.firstVote(root, h, true)
+				l.evaluate(root)
+				break
+			}
+		}
+	}
+}
+
+// watchFor is how long a watch election lasts without finding a
+// conflicting confirmation.
+const watchFor = 30 * time.Second
+
+// sweep asks peers for votes on elections that have waited too long: votes
+// lost to a partition, a restart, or a node that synced blocks the network
+// confirmed long ago. It ends watch elections that found nothing.
+func (l *electionLoop) sweep(ctx context.Context) {
+	l.voteWhereSilent()
+	for root := range l.retry {
+		delete(l.retry, root)
+		l.evaluate(root)
+	}
+	now := l.now()
+	for root, d := range l.due {
+		if now >= d {
+			delete(l.due, root)
+			l.evaluate(root) // the round times out: the next begins
+		}
+	}
+	for root, e := range l.roots {
+		if e.watch && now-e.started > watchFor.Milliseconds() {
+			l.finish(root)
+		}
+	}
+	if l.asking {
+		return
+	}
+	after := l.s.cfg.RequestVotesAfter.Milliseconds()
+	var hashes []ledger.Hash
+	if !l.s.quorum.get().Reachable && now-l.askedOnline >= after {
+		// A node that hears too few representatives asks for them: peers
+		// answer a vote request for the genesis block with their
+		// representatives' votes, which count them online.
+		l.askedOnline = now
+		hashes = append(hashes, l.s.network)
+	}
+	for root, e := range l.roots {
+		if e.confirming || now-e.started < after || now-e.asked < after {
+			continue
+		}
+		// Decide again before asking: votes are counted once, and a
+		// decision missed (a vote that arrived while the confirm queue
+		// was full, weights that changed since) would otherwise wait for
+		// a vote that changes the election, which may never come.
+		if l.evaluate(root); e.confirming || l.roots[root] == nil {
+			continue
+		}
+		e.asked = now
+		if l.s.log.Enabled(ctx, slog.LevelDebug) {
+			l.logElection(root)
+		}
+		hashes = append(hashes, l.tally.Contenders(root)...)
+		if len(hashes) >= 4*MaxHashes {
+			break
+		}
+	}
+	if len(hashes) == 0 {
+		return
+	}
+	peers := l.s.h.Peers()
+	if len(peers) == 0 {
+		return
+	}
+	rand.Shuffle(len(peers), func(i, j int) { peers[i], peers[j] = peers[j], peers[i] })
+	peers = peers[:min(len(peers), 4)]
+	l.asking = true
+	l.s.spawn(func() {
+		var all []*consensus.Vote
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, p := range peers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for chunk := range slices.Chunk(hashes, MaxHashes) {
+					cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+					vs, err := l.s.requestVotes(cctx, p, chunk)
+					cancel()
+					l.s.log.Debug("asked for votes", "peer", p, "hashes", len(chunk), "votes", len(vs), "err", err)
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					all = append(all, vs...)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		select {
+		case l.askDone <- all:
+		case <-ctx.Done():
+		}
+	})
+}
+
+// logElection logs where an election that waits for votes stands, with
+// every vote counted and the weights they count with: what a stalled
+// election is debugged from.
+func (l *electionLoop) logElection(root consensus.Root) {
+	res := l.tally.Result(root, l.weight)
+	own, _ := l.tally.Own(root)
+	info, _ := l.tally.Election(root)
+	votes := make([]string, 0, len(info.Choices))
+	for _, c := range info.Choices {
+		kind := "prevote"
+		if c.Final {
+			kind = "final"
+		}
+		votes = append(votes, fmt.Sprintf("%s %s r%d %s w=%s", c.Representative, kind, c.Round, c.Hash, l.weight(c.Representative)))
+	}
+	l.s.log.Debug("election waits for votes", "root", root, "round", res.Round, "tallies", res.Tallies,
+		"quorum", res.Quorum, "own", own, "votes", votes)
+}
+
+// publishInfo copies the forks' elections and the quorum's state for the
+// API.
+func (l *electionLoop) publishInfo() {
+	// Only forks: the API shows their tallies. Every block has an
+	// election, and a tally of each, five times a second, was most of a
+	// syncing node's time.
+	var infos []ElectionInfo
+	now := l.now()
+	online := l.tally.Online(l.weight, now)
+	l.s.electionCount.Store(int64(len(l.roots)))
+	l.s.quorum.set(l.tally.Params().Total, l.tally.Quorum(), online)
+	for root, e := range l.roots {
+		if e.watch || len(l.tally.Contenders(root)) < 2 {
+			continue
+		}
+		res := l.tally.Result(root, l.weight)
+		infos = append(infos, ElectionInfo{Root: root, Started: e.started, Round: res.Round, Tallies: res.Tallies, Online: online, Quorum: res.Quorum})
+	}
+	slices.SortFunc(infos, func(a, b ElectionInfo) int {
+		if c := bytes.Compare(a.Root.Account[:], b.Root.Account[:]); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Root.Previous[:], b.Root.Previous[:])
+	})
+	l.s.elMu.Lock()
+	l.s.elections = infos
+	l.s.elMu.Unlock()
+}

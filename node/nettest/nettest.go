@@ -1,0 +1,339 @@
+// Package nettest runs ledger networks of several real nodes in one test
+// process: each node has its own ledger (on memory or on disk), a libp2p
+// host on loopback, the ledgernet service and its HTTP API on a real
+// listener. Tests of everything that rides on the network (gossip, sync,
+// consensus, and later chat, leases and tunnels) start a Cluster, act on
+// it and check every node; the cluster stops everything it started when
+// the test ends.
+package nettest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/ledgernet"
+	"github.com/latticenet/lattice/node/nodeapi"
+	"github.com/latticenet/lattice/node/p2p"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// T is what a Cluster needs of whoever runs it. T has it; the
+// network benchmark command provides its own.
+type T interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	TempDir() string
+	Cleanup(func())
+}
+
+// Options configure a Cluster.
+type Options struct {
+	// Nodes is how many nodes start, each a representative with an equal
+	// share of the supply. Default 3.
+	Nodes int
+	// OnDisk keeps ledgers on disk under the test's temp dir; by default
+	// they are on memory.
+	OnDisk bool
+	// Supply is the genesis supply in base units. Default 3e12.
+	Supply uint64
+	// Net tunes every node's ledgernet service (Node, Host and Reps are
+	// set by the cluster).
+	Net ledgernet.Config
+	// Chat tunes every node's chat service (Dir, FS, Host, Key and Logger
+	// are set by the cluster; RetryMax and SyncInterval default to 1 s).
+	Chat chatnet.Config
+	// Logger receives the nodes' logs; default: discarded, or stderr at
+	// debug level when LATTICE_TEST_LOG is set.
+	Logger *slog.Logger
+	// Wrap, if set, wraps every node's HTTP API (to check its answers).
+	Wrap func(http.Handler) http.Handler
+	// GenesisOf, if set, starts the cluster from that cluster's genesis
+	// (its key, block and supply) instead of a new one: a second network
+	// that shares the first one's history but never hears of its blocks,
+	// like the two sides of a partition that never heals.
+	GenesisOf *Cluster
+}
+
+// Cluster is a running network.
+type Cluster struct {
+	t       T
+	opts    Options
+	Network *node.Network
+	Genesis wallet.Key // holds node 0's share of the supply
+	Chains  *wallet.Chains
+	Nodes   []*Node
+}
+
+// Node is one node of a Cluster.
+type Node struct {
+	Index int
+	Dir   string
+	FS    vfs.FS
+	N     *node.Node
+	Host  *p2p.Host
+	Svc   *ledgernet.Service
+	Chat  *chatnet.Service
+	API   *httptest.Server
+	// Handler is the node's HTTP API, which API serves.
+	Handler *nodeapi.Server
+	Reps    []wallet.Key
+}
+
+// Start starts a cluster and shares the supply among its nodes' keys.
+// Every node bootstraps from the nodes before it.
+func Start(t T, opts Options) *Cluster {
+	t.Helper()
+	if opts.Nodes == 0 {
+		opts.Nodes = 3
+	}
+	if opts.Supply == 0 {
+		opts.Supply = 3_000_000_000_000
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		if os.Getenv("LATTICE_TEST_LOG") != "" {
+			opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
+	}
+	gk := wallet.NewKey()
+	network := &node.Network{Name: "nettest", Work: ledger.DevWork}
+	if o := opts.GenesisOf; o != nil {
+		gk, opts.Supply = o.Genesis, o.opts.Supply
+		*network = *o.Network
+	} else {
+		network.Genesis = ledger.NewGenesis(gk.Private(), ledger.NewAmount(opts.Supply), time.Now().UnixMilli())
+	}
+	c := &Cluster{t: t, opts: opts, Genesis: gk, Network: network,
+		Chains: wallet.NewChains(ledger.DevWork, gk, network.Genesis)}
+	t.Cleanup(c.Close)
+	for i := range opts.Nodes {
+		reps := []wallet.Key{}
+		if i == 0 {
+			reps = append(reps, gk)
+		}
+		c.Nodes = append(c.Nodes, c.StartNode(t.TempDir(), nil, reps...))
+	}
+	c.shareWeight()
+	return c
+}
+
+// StartNode starts one more node with its data in dir (on fs, or on a
+// new memory file system when fs is nil and the cluster is not on disk),
+// voting with its own key and reps, bootstrapping from every running node.
+func (c *Cluster) StartNode(dir string, fs vfs.FS, reps ...wallet.Key) *Node {
+	c.t.Helper()
+	if fs == nil && !c.opts.OnDisk {
+		fs = vfs.NewMem()
+	}
+	log := c.opts.Logger.With("node", len(c.Nodes))
+	n, err := node.Open(node.Config{DataDir: dir, Network: c.Network, Logger: log, FS: fs})
+	if err != nil {
+		c.t.Fatalf("nettest: open node: %v", err)
+	}
+	var bootstrap []string
+	for _, o := range c.Nodes {
+		if o != nil && o.Host != nil {
+			bootstrap = append(bootstrap, o.Host.Addrs()...)
+		}
+	}
+	h, err := p2p.New(context.Background(), p2p.Config{Dir: filepath.Join(dir, "p2p"), Listen: []string{"/ip4/127.0.0.1/tcp/0"},
+		Bootstrap: bootstrap, Network: c.Network.Genesis.Hash.String(), Logger: log})
+	if err != nil {
+		n.Close()
+		c.t.Fatalf("nettest: p2p host: %v", err)
+	}
+	cfg := c.opts.Net
+	cfg.Node, cfg.Host, cfg.Logger = n, h, log
+	cfg.Reps = append([]wallet.Key{n.Key}, reps...)
+	if cfg.SyncInterval == 0 {
+		cfg.SyncInterval = time.Second
+	}
+	svc, err := ledgernet.Start(context.Background(), cfg)
+	if err != nil {
+		h.Close()
+		n.Close()
+		c.t.Fatalf("nettest: ledgernet: %v", err)
+	}
+	chatCfg := c.opts.Chat
+	chatCfg.Dir, chatCfg.FS, chatCfg.Host, chatCfg.Key, chatCfg.Logger = filepath.Join(dir, "chat"), fs, h, n.Key, log
+	if chatCfg.RetryMax == 0 {
+		chatCfg.RetryMax = time.Second
+	}
+	if chatCfg.SyncInterval == 0 {
+		chatCfg.SyncInterval = time.Second
+	}
+	ch, err := chatnet.Start(context.Background(), chatCfg)
+	if err != nil {
+		svc.Close()
+		h.Close()
+		n.Close()
+		c.t.Fatalf("nettest: chatnet: %v", err)
+	}
+	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: h, Svc: svc, Chat: ch, Reps: cfg.Reps}
+	api := nodeapi.New(n, nodeapi.Options{Network: svc, Chat: ch})
+	var handler http.Handler = api
+	if c.opts.Wrap != nil {
+		handler = c.opts.Wrap(api)
+	}
+	nd.Handler = api
+	nd.API = httptest.NewUnstartedServer(handler)
+	nd.API.Config.RegisterOnShutdown(api.StopStreams)
+	nd.API.Start()
+	return nd
+}
+
+// Stop stops node i (its API, service, host and ledger), leaving its data.
+func (c *Cluster) Stop(i int) {
+	nd := c.Nodes[i]
+	if nd == nil || nd.N == nil {
+		return
+	}
+	nd.Chat.StopStreams() // httptest's Close waits for the event streams
+	nd.API.Close()
+	nd.Chat.Close()
+	nd.Svc.Close()
+	nd.Host.Close()
+	nd.N.Close()
+	nd.N = nil
+}
+
+// Close stops every node.
+func (c *Cluster) Close() {
+	for i := range c.Nodes {
+		c.Stop(i)
+	}
+}
+
+// shareWeight sends each node beyond the first an equal share of the
+// supply, received by the node's key, and waits until every node has
+// confirmed it.
+func (c *Cluster) shareWeight() {
+	c.t.Helper()
+	share := c.opts.Supply / uint64(len(c.Nodes))
+	var last []*ledger.Block
+	for _, nd := range c.Nodes[1:] {
+		c.Chains.Add(nd.N.Key, nil)
+		s := c.Must(c.Chains.Send(c.Genesis, nd.N.Key.Address(), share))
+		r := c.Must(c.Chains.Receive(nd.N.Key, s, ledger.Address{}))
+		c.Submit(0, s, r)
+		last = append(last, r)
+	}
+	for _, b := range last {
+		c.WaitConfirmed(b.Hash, 20*time.Second)
+	}
+}
+
+// Open gives a new account k amount base units from the genesis key and
+// waits until its receive is confirmed everywhere; it returns the receive.
+func (c *Cluster) Open(k wallet.Key, amount uint64) *ledger.Block {
+	c.t.Helper()
+	c.Chains.Add(k, nil)
+	fund := c.Must(c.Chains.Send(c.Genesis, k.Address(), amount))
+	open := c.Must(c.Chains.Receive(k, fund, ledger.Address{}))
+	c.Submit(0, fund, open)
+	c.WaitConfirmed(open.Hash, 10*time.Second)
+	return open
+}
+
+// Must fails the test on err and returns b.
+func (c *Cluster) Must(b *ledger.Block, err error) *ledger.Block {
+	c.t.Helper()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return b
+}
+
+// Submit submits blocks to node i's engine, as its HTTP API would.
+func (c *Cluster) Submit(i int, blocks ...*ledger.Block) {
+	c.t.Helper()
+	for _, b := range blocks {
+		if _, err := c.Nodes[i].N.Engine.Submit(context.Background(), b); err != nil {
+			c.t.Fatalf("nettest: submit %s %s to node %d: %v", b.Type, b.Hash, i, err)
+		}
+	}
+}
+
+// Confirmed reports whether node i has block h confirmed.
+func (c *Cluster) Confirmed(i int, h ledger.Hash) bool {
+	_, found, ok, err := c.Nodes[i].N.Store.EntryConfirmed(h)
+	return err == nil && found && ok
+}
+
+// WaitConfirmed waits until every running node has block h confirmed.
+func (c *Cluster) WaitConfirmed(h ledger.Hash, timeout time.Duration) {
+	c.t.Helper()
+	c.WaitFor(fmt.Sprintf("block %s confirmed on every node", h), timeout, func(i int) bool { return c.Confirmed(i, h) })
+}
+
+// WaitFor waits until cond holds for every running node.
+func (c *Cluster) WaitFor(what string, timeout time.Duration, cond func(i int) bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok := true
+		var failing []int
+		for i, nd := range c.Nodes {
+			if nd != nil && nd.N != nil && !cond(i) {
+				ok = false
+				failing = append(failing, i)
+			}
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, i := range failing {
+				c.t.Logf("node %d: %s", i, c.describe(i))
+			}
+			c.t.Fatalf("nettest: after %s, still waiting for %s on nodes %v", timeout, what, failing)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// describe sums up node i's network state, for a failure message.
+func (c *Cluster) describe(i int) string {
+	nd := c.Nodes[i]
+	st := nd.Svc.Stats()
+	out := fmt.Sprintf("%+v; peers %v", st, nd.Host.Peers())
+	for _, e := range nd.Svc.Elections() {
+		out += fmt.Sprintf("\n  election %s started %d online %s quorum %s tallies %v", e.Root, e.Started, e.Online, e.Quorum, e.Tallies)
+	}
+	return out
+}
+
+// Audit checks the ledger invariants on every running node.
+func (c *Cluster) Audit() {
+	c.t.Helper()
+	for i, nd := range c.Nodes {
+		if nd == nil || nd.N == nil {
+			continue
+		}
+		snap := nd.N.Store.Snapshot()
+		_, err := ledger.Audit(snap)
+		total, terr := snap.ConfirmedWeightTotal()
+		snap.Close()
+		if err != nil {
+			c.t.Errorf("node %d: audit: %v", i, err)
+		}
+		if supply := c.Network.Genesis.Amount; terr != nil || total != supply {
+			c.t.Errorf("node %d: confirmed weights add up to %s (%v), want the supply %s", i, total, terr, supply)
+		}
+	}
+}

@@ -1,0 +1,281 @@
+package nodeapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/latticenet/lattice/chat"
+	"github.com/latticenet/lattice/directory"
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/nodewire"
+)
+
+// maxRecordJSON bounds the body of a chat message or a registration: a
+// 4096-byte text escaped as JSON (\u00XX is six bytes per byte) with room
+// for the other fields.
+const maxRecordJSON = 6*chat.MaxMessageBytes + 1024
+
+// chatRoutes registers the Chat and Directory endpoints.
+func (s *Server) chatRoutes(m routes) {
+	m.HandleFunc("POST /chat/send", s.chatSend)
+	m.HandleFunc("GET /chat/messages", s.chatMessages)
+	m.HandleFunc("GET /chat/contacts", s.chatContacts)
+	m.HandleFunc("GET /chat/events", s.chatEvents)
+	m.HandleFunc("POST /directory/register", s.directoryRegister)
+	m.HandleFunc("GET /directory", s.directoryList)
+	m.HandleFunc("GET /directory/{account}", s.directoryGet)
+}
+
+// decodeRecord decodes a JSON body into v, refusing unknown fields,
+// trailing data and bodies over maxRecordJSON.
+func decodeRecord(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRecordJSON))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return fmt.Errorf("body exceeds %d bytes", maxRecordJSON)
+		}
+		return err
+	}
+	// Only the end may follow: dec.More would let a stray '}' or ']' pass.
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}
+
+// submitted answers a chat or directory submission by its outcome.
+func (s *Server) submitted(w http.ResponseWriter, r *http.Request, what string, err error) {
+	var rl *chatnet.RateLimitError
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, nodewire.OkResponse{Ok: true})
+	case errors.Is(err, chat.ErrInvalid), errors.Is(err, directory.ErrInvalid):
+		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.As(err, &rl):
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(rl.RetryAfter.Seconds()))))
+		writeError(w, http.StatusTooManyRequests, err.Error())
+	case errors.Is(err, chatnet.ErrOutboxFull):
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, "the node's outbox is full of messages waiting for delivery; retry later")
+	case errors.Is(err, chatnet.ErrUnavailable):
+		writeError(w, http.StatusServiceUnavailable, "the node's chat store failed a write; it accepts no "+what+" until it is restarted")
+	default:
+		s.internal(w, r, err)
+	}
+}
+
+// source is the network address a submission comes from, for its rate.
+func source(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func (s *Server) chatSend(w http.ResponseWriter, r *http.Request) {
+	if err := s.opts.Chat.AllowSource(source(r)); err != nil {
+		s.submitted(w, r, "messages", err)
+		return
+	}
+	var m nodewire.ChatMessage
+	if err := decodeRecord(w, r, &m); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid chat message: "+err.Error())
+		return
+	}
+	s.submitted(w, r, "messages", s.opts.Chat.Send(r.Context(), &m))
+}
+
+// queryAccount parses the query parameter account; required says whether
+// it must be there. It returns nil when it is absent.
+func queryAccount(w http.ResponseWriter, r *http.Request, required bool) (*ledger.Address, bool) {
+	v := r.URL.Query().Get("account")
+	if v == "" {
+		if required {
+			writeError(w, http.StatusBadRequest, "the query parameter account is required: ?account=<64 hex characters>")
+			return nil, false
+		}
+		return nil, true
+	}
+	a, err := ledger.ParseAddress(v)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid account: "+err.Error())
+		return nil, false
+	}
+	return &a, true
+}
+
+func (s *Server) chatMessages(w http.ResponseWriter, r *http.Request) {
+	a, ok := queryAccount(w, r, true)
+	if !ok {
+		return
+	}
+	since := int64(-1)
+	if v := r.URL.Query().Get("since"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid since %q: want a Unix time in milliseconds", v))
+			return
+		}
+		since = n
+	}
+	st := s.newStream(w, '[', ']')
+	st.end(s.opts.Chat.Messages(*a, since, func(m *chat.Message) error { return st.elem(m) }))
+}
+
+func (s *Server) chatContacts(w http.ResponseWriter, r *http.Request) {
+	cs, err := s.opts.Chat.Contacts()
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if cs == nil {
+		cs = []ledger.Address{}
+	}
+	writeJSON(w, http.StatusOK, cs)
+}
+
+// heartbeat is how often an idle event stream gets a comment line, so
+// that proxies and clients see it alive.
+const heartbeat = 15 * time.Second
+
+// writeWait bounds each write to an event stream.
+const writeWait = 2 * heartbeat
+
+// chatEvents streams new messages as Server-Sent Events: "id: <seq>",
+// "event: message", one "data:" line of a ChatMessage, a blank line. A
+// client that reconnects with Last-Event-ID gets what it missed first. A
+// subscriber that falls behind is dropped, and resumes that way.
+func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
+	a, ok := queryAccount(w, r, false)
+	if !ok {
+		return
+	}
+	var after uint64
+	resume := r.Header.Get("Last-Event-ID")
+	if resume != "" {
+		n, err := strconv.ParseUint(resume, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid Last-Event-ID %q: want an event id this node sent", resume))
+			return
+		}
+		after = n
+	}
+	// The stream lasts as long as the client stays, but each write must
+	// go out within writeWait: a client that stops reading is cut off,
+	// not given a goroutine and a socket for as long as TCP takes.
+	rc := http.NewResponseController(w)
+	sub, last, ok := s.opts.Chat.Subscribe(a)
+	defer sub.Close()
+	if !ok {
+		writeError(w, http.StatusServiceUnavailable, "the node is shutting down")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	buf := []byte("retry: 1000\n\n")
+	send := func(ev chatnet.Event) error {
+		data, err := json.Marshal(ev.Message)
+		if err != nil {
+			return err
+		}
+		buf = strconv.AppendUint(append(buf, "id: "...), ev.Seq, 10)
+		buf = append(append(append(buf, "\nevent: message\ndata: "...), data...), "\n\n"...)
+		return nil
+	}
+	flush := func() bool {
+		rc.SetWriteDeadline(time.Now().Add(writeWait))
+		_, err := w.Write(buf)
+		buf = buf[:0]
+		return err == nil && rc.Flush() == nil
+	}
+	if resume != "" && after < last {
+		err := s.opts.Chat.Replay(a, after, last, func(ev chatnet.Event) error {
+			if err := send(ev); err != nil {
+				return err
+			}
+			if len(buf) >= 32<<10 && !flush() {
+				return errors.New("client gone")
+			}
+			return nil
+		})
+		if err != nil {
+			return
+		}
+	}
+	// An id-only block (no data, so no event) sets the client's last
+	// event id to where this stream starts: a client whose stream drops
+	// before its first event resumes from here, missing nothing.
+	buf = strconv.AppendUint(append(buf, "id: "...), last, 10)
+	buf = append(buf, "\n\n"...)
+	if !flush() {
+		return
+	}
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+			buf = append(buf, ": keep-alive\n\n"...)
+		case ev, open := <-sub.C:
+			if !open {
+				return // dropped for lagging, or the node is stopping
+			}
+			if ev.Seq <= last || send(ev) != nil {
+				continue
+			}
+		}
+		if !flush() {
+			return
+		}
+	}
+}
+
+func (s *Server) directoryRegister(w http.ResponseWriter, r *http.Request) {
+	if err := s.opts.Chat.AllowSource(source(r)); err != nil {
+		s.submitted(w, r, "registrations", err)
+		return
+	}
+	var reg nodewire.DirectoryRegistration
+	if err := decodeRecord(w, r, &reg); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid registration: "+err.Error())
+		return
+	}
+	s.submitted(w, r, "registrations", s.opts.Chat.Register(r.Context(), &reg))
+}
+
+func (s *Server) directoryList(w http.ResponseWriter, r *http.Request) {
+	st := s.newStream(w, '[', ']')
+	st.end(s.opts.Chat.Directory(func(reg *directory.Registration) error { return st.elem(reg) }))
+}
+
+func (s *Server) directoryGet(w http.ResponseWriter, r *http.Request) {
+	a, ok := pathAddress(w, r, "account")
+	if !ok {
+		return
+	}
+	reg, found, err := s.opts.Chat.Lookup(a)
+	switch {
+	case err != nil:
+		s.internal(w, r, err)
+	case !found:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("account %s is not registered in this node's directory", a))
+	default:
+		writeJSON(w, http.StatusOK, reg)
+	}
+}

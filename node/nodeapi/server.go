@@ -1,0 +1,672 @@
+// Package nodeapi serves the ledger node's HTTP API (docs/api.md and the
+// API description in the spec): thin handlers that parse and validate
+// requests, then read the store or submit to the engine. The JSON resources
+// it reads and writes are package nodewire's, which clients share.
+package nodeapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/latticenet/lattice/consensus"
+	"github.com/latticenet/lattice/docs/openapi"
+	"github.com/latticenet/lattice/internal/run/accesslog"
+	"github.com/latticenet/lattice/internal/run/drain"
+	"github.com/latticenet/lattice/internal/run/httpmetrics"
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/ledgernet"
+	"github.com/latticenet/lattice/node/ledgerstore"
+	"github.com/latticenet/lattice/node/nodewire"
+	"github.com/latticenet/lattice/pow"
+)
+
+// Options tune the API. Zero values take the defaults.
+type Options struct {
+	// MaxClockSkew is how far a newly submitted block's timestamp may be
+	// from the node's clock. Default 10 minutes.
+	MaxClockSkew time.Duration
+	// RequestTimeout bounds the work of a submission. Default 30 s.
+	RequestTimeout time.Duration
+	// ReadTimeout bounds a GET, including streaming a long list.
+	// Default 10 minutes.
+	ReadTimeout time.Duration
+	// PoWTimeout bounds POST /pow. Default 2 minutes.
+	PoWTimeout time.Duration
+	// Network is the node's peer-to-peer side, or nil when it runs alone.
+	Network Network
+	// Chat serves the Chat and Directory endpoints; without it they are
+	// absent.
+	Chat *chatnet.Service
+	// Metrics counts the API's requests; nil counts nothing.
+	Metrics *httpmetrics.Metrics
+	// MetricsHandler, when set, is served at GET /metrics (the node's
+	// Prometheus registry); without it /metrics is absent.
+	MetricsHandler http.Handler
+}
+
+// Network is what the API shows of the node's life on the network.
+type Network interface {
+	PeerID() string
+	Addrs() []string
+	Elections() []ledgernet.ElectionInfo
+	Stats() ledgernet.Stats
+	Quorum() ledgernet.QuorumStatus
+	Splits() []ledgernet.Split
+}
+
+func (o *Options) setDefaults() {
+	if o.MaxClockSkew == 0 {
+		o.MaxClockSkew = 10 * time.Minute
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = 30 * time.Second
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 10 * time.Minute
+	}
+	if o.PoWTimeout == 0 {
+		o.PoWTimeout = 2 * time.Minute
+	}
+}
+
+// noBlockType is the pattern that answers block types this node does not
+// accept; it does not make POST an allowed method elsewhere.
+const noBlockType = "POST /blocks/{type}"
+
+// Server is the node's HTTP API.
+type Server struct {
+	n    *node.Node
+	opts Options
+	mux  *http.ServeMux
+	// patterns are the routes of the API, for Routes.
+	patterns []string
+	// powSlot admits one POST /pow at a time: a search already uses every
+	// core, so running two at once only makes both slower.
+	powSlot chan struct{}
+	// gate admits handlers until Wait, so the node is closed only after
+	// the last one returns.
+	gate drain.Gate
+}
+
+// New returns the API of n.
+func New(n *node.Node, opts Options) *Server {
+	opts.setDefaults()
+	s := &Server{n: n, opts: opts, mux: http.NewServeMux(), powSlot: make(chan struct{}, 1)}
+	m := routes{s.mux, &s.patterns}
+	m.HandleFunc("GET /accounts", s.accounts)
+	m.HandleFunc("GET /accounts/{address}", s.accountInfo)
+	m.HandleFunc("GET /accounts/{address}/balance", s.balance)
+	m.HandleFunc("GET /accounts/{address}/chain", s.chain)
+	m.HandleFunc("GET /accounts/{address}/keyset", s.keyset)
+	for _, t := range []ledger.BlockType{ledger.TypeSend, ledger.TypeReceive, ledger.TypeClaim,
+		ledger.TypeMultisigOpen, ledger.TypeMultisigUpdate} {
+		m.HandleFunc("POST /blocks/"+t.String(), s.submit(t))
+	}
+	// Block types of later versions (lease, lease_accept, lease_settle)
+	// are absent: a 404 that says what is accepted.
+	s.mux.HandleFunc(noBlockType, func(w http.ResponseWriter, r *http.Request) {
+		if _, err := ledger.ParseBlockType(r.PathValue("type")); err != nil {
+			s.notFound(w, r) // POST /blocks/recent, /blocks/<hash>: wrong method
+			return
+		}
+		writeError(w, http.StatusNotFound, "no endpoint POST "+r.URL.Path+": this node accepts send, receive, claim, multisig_open and multisig_update blocks")
+	})
+	m.HandleFunc("GET /blocks/recent", s.recent)
+	m.HandleFunc("GET /blocks/{hash}", s.block)
+	m.HandleFunc("POST /pow", s.pow)
+	m.HandleFunc("GET /node", s.nodeInfo)
+	m.HandleFunc("GET /pending", s.pendingAll)
+	m.HandleFunc("GET /pending/{address}", s.pendingFor)
+	m.HandleFunc("GET /frontiers", s.frontiers)
+	m.HandleFunc("GET /conflicts", s.conflicts)
+	m.HandleFunc("GET /conflicts/{account}", s.conflicts)
+	m.HandleFunc("GET /network", s.networkInfo)
+	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	m.HandleFunc("GET /readyz", s.readyz)
+	m.HandleFunc("GET /openapi.json", serveDocument)
+	if opts.MetricsHandler != nil {
+		m.Handle("GET /metrics", opts.MetricsHandler)
+	}
+	if opts.Chat != nil {
+		s.chatRoutes(m)
+	}
+	s.mux.HandleFunc("/", s.notFound)
+	return s
+}
+
+// Routes are the patterns of the endpoints this server answers ("GET
+// /accounts/{address}"), as docs/openapi/node.json describes them.
+func (s *Server) Routes() []string { return slices.Clone(s.patterns) }
+
+// routes registers handlers on a mux and keeps their patterns.
+type routes struct {
+	mux      *http.ServeMux
+	patterns *[]string
+}
+
+func (r routes) HandleFunc(pattern string, h http.HandlerFunc) { r.Handle(pattern, h) }
+
+func (r routes) Handle(pattern string, h http.Handler) {
+	*r.patterns = append(*r.patterns, pattern)
+	r.mux.Handle(pattern, h)
+}
+
+// serveDocument answers GET /openapi.json: the API's OpenAPI document.
+func serveDocument(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(openapi.Node))
+}
+
+// ServeHTTP implements http.Handler: it bounds the request's time, recovers
+// from panics and logs the request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.gate.Enter() {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusServiceUnavailable, "the node is shutting down")
+		return
+	}
+	defer s.gate.Leave()
+	start := time.Now()
+	timeout := s.opts.RequestTimeout
+	switch {
+	case r.URL.Path == "/pow":
+		timeout = s.opts.PoWTimeout
+	case r.Method == http.MethodGet:
+		timeout = s.opts.ReadTimeout
+	}
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if r.URL.Path == "/chat/events" {
+		// An event stream lasts as long as its client stays; it ends
+		// when the client goes or the node stops (StopStreams).
+		ctx, cancel = context.WithCancel(r.Context())
+	} else {
+		ctx, cancel = context.WithTimeout(r.Context(), timeout)
+	}
+	defer cancel()
+	rec := accesslog.New(w)
+	_, op := s.mux.Handler(r) // the route pattern: a bounded label
+	var read int64
+	if r.Body != nil {
+		// On a copy of the request: net/http drains a body it does not
+		// recognise on the original before it answers.
+		r = r.WithContext(r.Context())
+		r.Body = &countingBody{r.Body, &read}
+	}
+	defer func() {
+		s.opts.Metrics.Observe(op, rec.Status, time.Since(start), read, rec.Bytes)
+	}()
+	defer func() {
+		p := recover()
+		aborted := p == http.ErrAbortHandler
+		if p != nil && !aborted {
+			s.n.Log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", p)
+			if !rec.Wrote {
+				writeError(rec, http.StatusInternalServerError, "internal error")
+			}
+		}
+		s.n.Log.Info("http", "method", r.Method, "path", r.URL.Path, "status", rec.Status,
+			"bytes", rec.Bytes, "duration", time.Since(start), "remote", r.RemoteAddr, "aborted", aborted)
+		if aborted {
+			panic(p) // net/http closes the connection without logging
+		}
+	}()
+	s.mux.ServeHTTP(rec, r.WithContext(ctx))
+}
+
+// StopStreams ends the event streams, which otherwise last as long as
+// their clients: call it when the HTTP server starts shutting down
+// (http.Server.RegisterOnShutdown).
+func (s *Server) StopStreams() {
+	if s.opts.Chat != nil {
+		s.opts.Chat.StopStreams()
+	}
+}
+
+// countingBody counts the bytes read from a request body.
+type countingBody struct {
+	io.ReadCloser
+	n *int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// Wait blocks until every running handler has returned. Call it after
+// http.Server.Shutdown (or Close) and before closing the node.
+func (s *Server) Wait() { s.gate.Close() }
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		_, pattern := s.mux.Handler(probe)
+		switch pattern {
+		case "", "/", noBlockType:
+			continue
+		case "GET /blocks/{hash}":
+			// Only a hash makes this a block's URL; /blocks/send is not.
+			if _, err := ledger.ParseHash(strings.TrimPrefix(r.URL.Path, "/blocks/")); err != nil {
+				continue
+			}
+		}
+		allowed = append(allowed, m)
+	}
+	if len(allowed) > 0 {
+		list := strings.Join(allowed, ", ")
+		w.Header().Set("Allow", list)
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not allowed; use %s", r.Method, r.URL.Path, list))
+		return
+	}
+	writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
+}
+
+func pathAddress(w http.ResponseWriter, r *http.Request, name string) (ledger.Address, bool) {
+	a, err := ledger.ParseAddress(r.PathValue(name))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid %s in path: %v", name, err))
+		return a, false
+	}
+	return a, true
+}
+
+func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		writeError(w, http.StatusServiceUnavailable, "request timed out; the node is busy, retry")
+		return
+	}
+	if errors.Is(err, node.ErrFailed) {
+		writeError(w, http.StatusInternalServerError, "the node's storage failed; it accepts no blocks until it is restarted")
+		return
+	}
+	s.n.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, "internal error")
+}
+
+// account loads the path's account, answering 400 or 404 itself.
+func (s *Server) account(w http.ResponseWriter, r *http.Request) (ledger.Account, bool) {
+	a, ok := pathAddress(w, r, "address")
+	if !ok {
+		return ledger.Account{}, false
+	}
+	acct, found, err := s.n.Store.Account(a)
+	if err != nil {
+		s.internal(w, r, err)
+		return acct, false
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, "account not found: "+a.String())
+		return acct, false
+	}
+	return acct, true
+}
+
+func (s *Server) accounts(w http.ResponseWriter, r *http.Request) {
+	st := s.newStream(w, '[', ']')
+	st.end(s.n.Store.Accounts(func(a ledger.Account) error {
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
+		return st.elem(accountJSON(&a))
+	}))
+}
+
+// accountInfo answers GET /accounts/{address}, an addition to the API
+// description: one Account, so a wallet need not list them all to learn its
+// frontier.
+func (s *Server) accountInfo(w http.ResponseWriter, r *http.Request) {
+	if acct, ok := s.account(w, r); ok {
+		writeJSON(w, http.StatusOK, accountJSON(&acct))
+	}
+}
+
+func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
+	if acct, ok := s.account(w, r); ok {
+		writeJSON(w, http.StatusOK, nodewire.BalanceMap(&acct))
+	}
+}
+
+func (s *Server) chain(w http.ResponseWriter, r *http.Request) {
+	acct, ok := s.account(w, r)
+	if !ok {
+		return
+	}
+	done, _, _, err := s.n.Store.Confirmed(acct.Address)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	st := s.newStream(w, '[', ']')
+	st.end(s.n.Store.Chain(acct.Address, func(e *ledger.Entry) error {
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
+		return st.elem(nodewire.Block{Block: e.Block, Confirmed: e.Height <= done})
+	}))
+}
+
+func (s *Server) keyset(w http.ResponseWriter, r *http.Request) {
+	acct, ok := s.account(w, r)
+	if !ok {
+		return
+	}
+	if acct.Keyset == nil {
+		writeError(w, http.StatusNotFound, "account is not multisig: "+acct.Address.String())
+		return
+	}
+	writeJSON(w, http.StatusOK, acct.Keyset)
+}
+
+// submit answers POST /blocks/{type}.
+// decodeSubmitted reads and parses a submitted block
+// (nodewire.ParseSubmitted: a block as the API returns it is accepted).
+func decodeSubmitted(r io.Reader) (*ledger.Block, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading the block: %w", err)
+	}
+	return nodewire.ParseSubmitted(data)
+}
+
+func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := decodeSubmitted(http.MaxBytesReader(w, r.Body, ledger.MaxBlockJSON))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) || errors.As(errors.Unwrap(err), &mbe) {
+				err = fmt.Errorf("body exceeds %d bytes", ledger.MaxBlockJSON)
+			}
+			writeError(w, http.StatusBadRequest, "invalid block: "+err.Error())
+			return
+		}
+		if b.Type != t {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid block: /blocks/%s takes %s blocks, got %s", t, t, b.Type))
+			return
+		}
+		if err := s.n.Engine.Err(); err != nil {
+			// Not even a resubmission is answered: what the store shows
+			// may not be durable.
+			s.internal(w, r, err)
+			return
+		}
+		// The genesis block is in every ledger but never passes the rules
+		// for ordinary blocks; resubmitting it is idempotent too.
+		if b.Hash == s.n.Network.Genesis.Hash && b.ComputeHash() == b.Hash {
+			writeJSON(w, http.StatusOK, nodewire.BlockHashResponse{Hash: b.Hash})
+			return
+		}
+		now := s.n.Now().UnixMilli()
+		if skew := b.Timestamp - now; skew > s.opts.MaxClockSkew.Milliseconds() || -skew > s.opts.MaxClockSkew.Milliseconds() {
+			// Resubmitting a block already in the ledger is idempotent,
+			// even once its timestamp has aged past the skew window.
+			if h := b.ComputeHash(); h == b.Hash {
+				if _, found, err := s.n.Store.Entry(h); err != nil {
+					s.internal(w, r, err)
+					return
+				} else if found {
+					writeJSON(w, http.StatusOK, nodewire.BlockHashResponse{Hash: h})
+					return
+				}
+			}
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid block: timestamp %d is %s from the node's clock (%d); at most %s is allowed",
+				b.Timestamp, time.Duration(abs(skew))*time.Millisecond, now, s.opts.MaxClockSkew))
+			return
+		}
+		res, err := s.n.Engine.Submit(r.Context(), b)
+		switch {
+		case err == nil:
+			writeJSON(w, http.StatusOK, nodewire.BlockHashResponse{Hash: res.Hash})
+		case ledger.IsRule(err):
+			writeError(w, http.StatusBadRequest, "invalid block: "+err.Error())
+		default:
+			s.internal(w, r, err)
+		}
+	}
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func (s *Server) block(w http.ResponseWriter, r *http.Request) {
+	h, err := ledger.ParseHash(r.PathValue("hash"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid block hash in path: "+err.Error())
+		return
+	}
+	e, found, confirmed, err := s.n.Store.EntryConfirmed(h)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, "block not found: "+h.String())
+		return
+	}
+	writeJSON(w, http.StatusOK, nodewire.Block{Block: e.Block, Confirmed: confirmed})
+}
+
+// MaxRecent bounds GET /blocks/recent?limit.
+const MaxRecent = 500
+
+func (s *Server) recent(w http.ResponseWriter, r *http.Request) {
+	limit := 20
+	if q := r.URL.Query(); q.Has("limit") {
+		v, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || v < 1 || v > MaxRecent {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be an integer from 1 to %d, got %q", MaxRecent, q.Get("limit")))
+			return
+		}
+		limit = v
+	}
+	st := s.newStream(w, '[', ']')
+	// One snapshot: a block and its confirmation read apart could show a
+	// fork's rolled-back loser as confirmed (ledgerstore.EntryConfirmed).
+	snap := s.n.Store.Snapshot()
+	defer snap.Close()
+	st.end(snap.Recent(limit, func(e *ledger.Entry) error {
+		confirmed, err := snap.IsConfirmed(e)
+		if err != nil {
+			return err
+		}
+		return st.elem(nodewire.Block{Block: e.Block, Confirmed: confirmed})
+	}))
+}
+
+func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
+	var req nodewire.PoWRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid request: want {\"hash\": \"<64 hex characters>\"}: "+err.Error())
+		return
+	}
+	if req.Hash.IsZero() {
+		writeError(w, http.StatusBadRequest, "invalid request: hash is required")
+		return
+	}
+	select {
+	case s.powSlot <- struct{}{}:
+		defer func() { <-s.powSlot }()
+	case <-r.Context().Done():
+		s.internal(w, r, r.Context().Err())
+		return
+	}
+	// One core fewer than the machine has, so that a stream of /pow
+	// requests cannot starve block verification.
+	nonce, err := pow.SolveN(r.Context(), req.Hash, s.n.Network.Work.Max(), max(1, runtime.GOMAXPROCS(0)-1))
+	if err != nil {
+		s.internal(w, r, r.Context().Err())
+		return
+	}
+	writeJSON(w, http.StatusOK, nodewire.PoWResponse{Nonce: nonce})
+}
+
+func (s *Server) nodeInfo(w http.ResponseWriter, r *http.Request) {
+	peerID, addrs := "", []string{}
+	var quorum *nodewire.Quorum
+	if nw := s.opts.Network; nw != nil {
+		peerID, addrs = nw.PeerID(), p2pAddrs(nw)
+		q := nw.Quorum()
+		quorum = &nodewire.Quorum{Total: q.Total, Quorum: q.Quorum, Online: q.Online, Reachable: q.Reachable}
+	}
+	writeJSON(w, http.StatusOK, nodewire.NodeInfo{
+		Quorum:        quorum,
+		Version:       node.Version,
+		PeerID:        peerID,
+		P2PAddrs:      addrs,
+		Account:       s.n.Key.Address(),
+		UptimeSeconds: int64(s.n.Now().Sub(s.n.Started).Seconds()),
+		Network:       s.n.Network.Name,
+		Genesis:       s.n.Network.Genesis.Hash,
+		Work:          s.n.Network.Work,
+	})
+}
+
+func (s *Server) pendingAll(w http.ResponseWriter, r *http.Request) {
+	st := s.newStream(w, '[', ']')
+	st.end(s.n.Store.Pendings(func(p ledger.Pending) error {
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
+		return st.elem(pendingJSON(p))
+	}))
+}
+
+func (s *Server) pendingFor(w http.ResponseWriter, r *http.Request) {
+	a, ok := pathAddress(w, r, "address")
+	if !ok {
+		return
+	}
+	st := s.newStream(w, '[', ']')
+	st.end(s.n.Store.PendingTo(a, func(p ledger.Pending) error { return st.elem(pendingJSON(p)) }))
+}
+
+func (s *Server) frontiers(w http.ResponseWriter, r *http.Request) {
+	st := s.newStream(w, '{', '}')
+	st.end(s.n.Store.Accounts(func(a ledger.Account) error {
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
+		return st.field(a.Address.String(), a.Frontier)
+	}))
+}
+
+func (s *Server) conflicts(w http.ResponseWriter, r *http.Request) {
+	var only *ledger.Address
+	if r.PathValue("account") != "" {
+		a, ok := pathAddress(w, r, "account")
+		if !ok {
+			return
+		}
+		only = &a
+	}
+	elections := map[consensus.Root]ledgernet.ElectionInfo{}
+	if nw := s.opts.Network; nw != nil {
+		for _, e := range nw.Elections() {
+			elections[e.Root] = e
+		}
+	}
+	// Conflicting confirmations come first: they are what an operator
+	// must see.
+	var splits []nodewire.Conflict
+	if nw := s.opts.Network; nw != nil {
+		for _, sp := range nw.Splits() {
+			if only != nil && *only != sp.Account {
+				continue
+			}
+			splits = append(splits, nodewire.Conflict{AccountAddress: sp.Account, PreviousHash: sp.Previous,
+				BlockHashes: []ledger.Hash{sp.Confirmed, sp.Other}, DetectedAt: msTime(sp.DetectedAt),
+				Split: &nodewire.Split{Confirmed: sp.Confirmed, Other: sp.Other, Voters: sp.Voters}})
+		}
+	}
+	st := s.newStream(w, '[', ']')
+	for _, c := range splits {
+		if err := st.elem(c); err != nil {
+			st.end(err)
+			return
+		}
+	}
+	st.end(s.n.Store.Conflicts(only, func(c ledgerstore.Conflict) error {
+		cj := conflictJSON(c)
+		if e, ok := elections[consensus.Root{Account: c.Account, Previous: c.Previous}]; ok {
+			cj.Election = &nodewire.Election{Quorum: e.Quorum, Online: e.Online, Round: e.Round, Tallies: []nodewire.Tally{}}
+			for _, t := range e.Tallies {
+				cj.Election.Tallies = append(cj.Election.Tallies, nodewire.Tally{Hash: t.Hash, Weight: t.Tally, Final: t.Final})
+			}
+		}
+		return st.elem(cj)
+	}))
+}
+
+// networkInfo answers GET /network, an extension of the API description:
+// the node's peers and the counters of its network service.
+func (s *Server) networkInfo(w http.ResponseWriter, r *http.Request) {
+	nw := s.opts.Network
+	if nw == nil {
+		writeError(w, http.StatusNotFound, "this node runs without a peer-to-peer network")
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		PeerID string   `json:"peer_id"`
+		Addrs  []string `json:"p2p_addrs"`
+		ledgernet.Stats
+	}{nw.PeerID(), p2pAddrs(nw), nw.Stats()})
+}
+
+// p2pAddrs are nw's addresses, [] rather than null when it has none.
+func p2pAddrs(nw Network) []string {
+	if a := nw.Addrs(); a != nil {
+		return a
+	}
+	return []string{}
+}
+
+func msTime(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// readyz is 200 while the node accepts blocks, and 503 with the reason
+// once a failed write has stopped its engine (the node then shuts down and
+// exits 1, see docs/operations.md).
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if err := s.n.Engine.Err(); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed", "reason": err.Error()})
+		return
+	}
+	if nw := s.opts.Network; nw != nil {
+		if q := nw.Quorum(); !q.Reachable {
+			// Blocks are still accepted, but none is confirmed until
+			// representatives holding a quorum are heard again.
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "no_quorum",
+				"reason": fmt.Sprintf("representatives heard online hold %s of the %s needed to confirm", q.Online, q.Quorum)})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
