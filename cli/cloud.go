@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/latticenet/lattice/internal/run/httpserve"
 	"net"
 	"net/netip"
 	"net/url"
@@ -36,7 +37,7 @@ func newCloud(e *env, cfg cloudConfig) (*platform.Platform, *platform.CDN) {
 // listenFor binds addr for the service that flag (and env) configure, and
 // names them in the error, so that a port in use says how to pick another.
 func listenFor(addr, flag, env string) (net.Listener, error) {
-	return platform.ListenTCP(addr, flag, env)
+	return httpserve.Listen(addr, flag, env)
 }
 
 func runCloud(ctx context.Context, e *env, args []string) error {

@@ -9,23 +9,20 @@ import (
 	"io/fs"
 	"log/slog"
 	gonet "net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/latticenet/lattice/cloud/platform"
 	"github.com/latticenet/lattice/directory"
 	"github.com/latticenet/lattice/internal/run/durablefile"
-	"github.com/latticenet/lattice/internal/run/httpmetrics"
-	"github.com/latticenet/lattice/internal/run/httpserve"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
-	"github.com/latticenet/lattice/node/nodeapi"
+	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/ledgernet"
+	"github.com/latticenet/lattice/node/stack"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -100,11 +97,11 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 		if httpLns[i], err = listenFor(addr, "http", "LATTICE_HTTP"); err != nil {
 			return err
 		}
-		p2p, err := offsetTCP(*p2pAddr, i)
+		listen, err := offsetTCP(*p2pAddr, i)
 		if err != nil {
 			return usageErr("--p2p %q: %v", *p2pAddr, err)
 		}
-		if err := p2pPortFree(p2p); err != nil {
+		if err := stack.CheckP2P(listen); err != nil {
 			return err
 		}
 	}
@@ -166,7 +163,7 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 		}
 		httpLns[i] = nil // the node owns it now
 		devNodes[i] = d
-		bootstrap = append(bootstrap, d.pn.host.Addrs()...)
+		bootstrap = append(bootstrap, d.st.Host().Addrs()...)
 	}
 	if err := shareDevWeight(ctx, devNodes, devKey); err != nil {
 		return fmt.Errorf("sharing the genesis weight among the nodes: %w", err)
@@ -204,22 +201,23 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 		quiet := &env{stdout: e.stdout, stderr: io.Discard}
 		ready := make(chan string, 1)
 		go func() {
-			nodeDone <- serveOn(ctx, quiet, log, d.ln, d.api, d.n.Engine.Failed(), func(url string) { ready <- url })
+			nodeDone <- d.st.Serve(ctx, func(url string) { ready <- url }, shuttingDown(quiet))
 			cancel()
 		}()
 		nodeURLs[i] = <-ready
 	}
 	d0 := devNodes[0]
-	err = serveOn(ctx, e, log, d0.ln, d0.api, d0.n.Engine.Failed(), func(url string) {
+	err = d0.st.Serve(ctx, func(url string) {
 		nodeURLs[0] = url
+		log.Info("dev network running", "network", net.Name, "nodes", nodeURLs, "cloud_api", apiURL, "s3", s3URL, "data", *data)
 		if count == 1 {
 			fmt.Fprintf(e.stdout, "lattice dev: single-node network %q and the cloud platform are running\n\n", net.Name)
 			fmt.Fprintf(e.stdout, "  node API    %s\n", url)
-			fmt.Fprintf(e.stdout, "  peer        %s\n", strings.Join(d0.pn.host.Addrs(), " "))
+			fmt.Fprintf(e.stdout, "  peer        %s\n", strings.Join(d0.st.Host().Addrs(), " "))
 		} else {
 			fmt.Fprintf(e.stdout, "lattice dev: %d-node network %q and the cloud platform are running\n\n", count, net.Name)
 			for i, d := range devNodes {
-				fmt.Fprintf(e.stdout, "  node %d      %s  peer %s\n", i, nodeURLs[i], strings.Join(d.pn.host.Addrs(), " "))
+				fmt.Fprintf(e.stdout, "  node %d      %s  peer %s\n", i, nodeURLs[i], strings.Join(d.st.Host().Addrs(), " "))
 			}
 		}
 		fmt.Fprintf(e.stdout, "  cloud API   %s  (admin key in %s)\n", apiURL, filepath.Join(cloudDir, "admin-api-key"))
@@ -256,7 +254,7 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 			}
 		}
 		fmt.Fprintf(e.stdout, "\nStop with Ctrl-C.\n")
-	})
+	}, shuttingDown(e))
 	cancel()
 	for i := 1; i < count; i++ {
 		if nerr := <-nodeDone; err == nil {
@@ -269,68 +267,63 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 	return err
 }
 
-// devNode is one node of `lattice dev`, with its network side, its API and
-// its HTTP listener.
+// devNode is one node of `lattice dev`: its stack and the chat module
+// the dev key is registered with.
 type devNode struct {
-	n   *node.Node
-	pn  *peered
-	api *nodeapi.Server
-	ln  gonet.Listener
+	st   *stack.Stack
+	chat *stack.ChatModule
 }
 
-// openDevNode opens node i of a dev network, serving its API on ln (which
-// it owns from then on, closed by d.close) once served.
+// node is the node's engine.
+func (d *devNode) node() *node.Node { return d.st.Node() }
+
+// openDevNode opens node i of a dev network on its bound API listener
+// ln, which it owns from then on (closed by d.st.Close).
 func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, p2pAddr string, ln gonet.Listener, bootstrap []string, log *slog.Logger) (*devNode, error) {
 	listen, err := offsetTCP(p2pAddr, i)
 	if err != nil {
+		ln.Close()
 		return nil, usageErr("--p2p %q: %v", p2pAddr, err)
 	}
-	reg := httpmetrics.NewRegistry()
-	n, err := node.Open(node.Config{DataDir: dir, Network: net, Logger: log.With("node", i), Metrics: reg})
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	d := &devNode{n: n, ln: ln}
-	reps := []wallet.Key{n.Key}
+	// Node 0 also votes with the dev key, which holds the genesis weight.
+	var reps []wallet.Key
 	if i == 0 {
 		reps = append(reps, devKey)
 	}
-	if d.pn, err = joinNetwork(ctx, n, dir, listen, bootstrap, reps, 0, log.With("node", i)); err != nil {
-		ln.Close()
-		n.Close()
+	d := &devNode{chat: stack.Chat(chatnet.Config{})}
+	d.st = stack.New(stack.Config{
+		Node:         node.Config{DataDir: dir, Network: net, Logger: log.With("node", i)},
+		HTTPListener: ln,
+		P2P:          []string{listen},
+		Bootstrap:    bootstrap,
+	}, stack.Ledger(ledgernet.Config{Reps: reps}), d.chat)
+	if err := d.st.Listen(); err != nil {
+		d.st.Close()
 		return nil, err
 	}
-	reg.MustRegister(d.pn.svc, d.pn.chat)
-	d.api = nodeapi.New(n, nodeapi.Options{Network: d.pn.svc, Chat: d.pn.chat,
-		Metrics: httpmetrics.New(reg, "node"), MetricsHandler: httpmetrics.Handler(reg)})
+	if err := d.st.Provision(ctx); err != nil {
+		d.st.Close()
+		return nil, err
+	}
 	return d, nil
 }
 
-// close stops the node's API (its server has stopped), its network side
-// and the node.
-func (d *devNode) close() {
-	if d.ln != nil {
-		d.ln.Close()
-	}
-	if d.api != nil {
-		d.api.Wait()
-	}
-	d.pn.close()
-	d.n.Close()
-}
+// close stops the node: its API (its server has stopped), its modules,
+// its host and its engine.
+func (d *devNode) close() { d.st.Close() }
 
 // registerDevKey registers the dev key at node 0 in the directory, so that
 // messages to it reach node 0 with no step of the user's, unless it is
 // registered there already.
 func registerDevKey(ctx context.Context, d *devNode, devKey wallet.Key) error {
-	self := d.pn.host.ID().String()
-	if r, found, err := d.pn.chat.Lookup(devKey.Address()); err != nil || (found && r.NodePeer == self) {
+	self := d.st.Host().ID().String()
+	chat := d.chat.Service()
+	if r, found, err := chat.Lookup(devKey.Address()); err != nil || (found && r.NodePeer == self) {
 		return err
 	}
-	r := &directory.Registration{NodePeer: self, Timestamp: d.n.Now().UnixMilli()}
+	r := &directory.Registration{NodePeer: self, Timestamp: d.node().Now().UnixMilli()}
 	r.Sign(devKey.Private())
-	return d.pn.chat.Register(ctx, r)
+	return chat.Register(ctx, r)
 }
 
 // shareDevWeight gives every node of a new multi-node dev network an equal
@@ -341,7 +334,7 @@ func shareDevWeight(ctx context.Context, nodes []*devNode, devKey wallet.Key) er
 	if len(nodes) < 2 {
 		return nil
 	}
-	n0 := nodes[0].n
+	n0 := nodes[0].node()
 	acct, found, err := n0.Store.Account(devKey.Address())
 	if err != nil || !found || acct.Height > 1 {
 		return err
@@ -352,12 +345,13 @@ func shareDevWeight(ctx context.Context, nodes []*devNode, devKey wallet.Key) er
 	c := wallet.NewChains(n0.Network.Work, devKey, n0.Network.Genesis)
 	c.Add(devKey, &head)
 	for _, d := range nodes[1:] {
-		c.Add(d.n.Key, nil)
-		send, err := c.Send(devKey, d.n.Key.Address(), share)
+		k := d.node().Key
+		c.Add(k, nil)
+		send, err := c.Send(devKey, k.Address(), share)
 		if err != nil {
 			return err
 		}
-		recv, err := c.Receive(d.n.Key, send, ledger.Address{})
+		recv, err := c.Receive(k, send, ledger.Address{})
 		if err != nil {
 			return err
 		}
@@ -413,7 +407,7 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	bootstrap := f.string("bootstrap", "LATTICE_BOOTSTRAP", "bootstrap", "", "comma-separated multiaddrs of peers to join, each ending in /p2p/<peer id>")
 	repKey := f.string("rep-key", "LATTICE_REP_KEY", "rep_key", "", "key file of a representative account this node votes for, besides its own key; never give one key to two running nodes")
 	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window")
-	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a submitted block's timestamp may be from this node's clock")
+	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a block's timestamp may be from this node's clock: the API refuses a new block beyond it, the network holds an early one until its time")
 	window := f.string("online-window", "LATTICE_ONLINE_WINDOW", "online_window", "5m", "how long a representative counts as online after its latest vote (GET /node's quorum, /readyz); never changes the quorum")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
@@ -446,36 +440,16 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		return err
 	}
 	log := base.With("service", "node")
-	// Listeners first: a port in use fails before the data directory or
-	// the node's keys are created.
-	ln, err := listenFor(*httpAddr, "http", "LATTICE_HTTP")
-	if err != nil {
-		return err
-	}
-	defer ln.Close() // closed by the server already, unless startup fails
-	var metricsLn gonet.Listener
-	if *metricsAddr != "" {
-		if metricsLn, err = listenFor(*metricsAddr, "metrics", "LATTICE_METRICS"); err != nil {
-			return err
-		}
-		defer metricsLn.Close()
-	}
-	if err := p2pPortFree(*p2pAddr); err != nil {
-		return err
-	}
+	// The inputs are read first (reading creates nothing); then the
+	// listeners are bound, so that a port in use fails before the data
+	// directory or the node's keys are created.
 	var net *node.Network
 	if *genesis != "" {
 		if net, err = node.LoadNetwork(*genesis); err != nil {
 			return err
 		}
 	}
-	reg := httpmetrics.NewRegistry()
-	n, err := node.Open(node.Config{DataDir: *data, Network: net, Logger: log, Metrics: reg})
-	if err != nil {
-		return err
-	}
-	defer n.Close()
-	reps := []wallet.Key{n.Key}
+	var reps []wallet.Key
 	if *repKey != "" {
 		k, err := wallet.LoadKey(*repKey)
 		if err != nil {
@@ -483,28 +457,27 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		}
 		reps = append(reps, k)
 	}
-	pn, err := joinNetwork(ctx, n, *data, *p2pAddr, peers, reps, onlineWindow, log)
-	if err != nil {
+	st := stack.New(stack.Config{
+		Node:      node.Config{DataDir: *data, Network: net, Logger: log, MaxClockSkew: maxSkew},
+		HTTP:      *httpAddr,
+		Metrics:   *metricsAddr,
+		P2P:       []string{*p2pAddr},
+		Bootstrap: peers,
+	}, stack.Ledger(ledgernet.Config{Reps: reps, OnlineWindow: onlineWindow}), stack.Chat(chatnet.Config{}))
+	defer st.Close()
+	if err := st.Listen(); err != nil {
 		return err
 	}
-	defer pn.close()
-	reg.MustRegister(pn.svc, pn.chat)
-	opts := nodeapi.Options{MaxClockSkew: maxSkew, Network: pn.svc, Chat: pn.chat, Metrics: httpmetrics.New(reg, "node")}
-	if metricsLn != nil {
-		stop := serveMetrics(metricsLn, reg, log)
-		defer stop()
-	} else {
-		opts.MetricsHandler = httpmetrics.Handler(reg)
+	if err := st.Provision(ctx); err != nil {
+		return err
 	}
-	api := nodeapi.New(n, opts)
-	defer api.Wait() // runs before n.Close: no handler outlives the node
-	return serveOn(ctx, e, log, ln, api, n.Engine.Failed(), func(url string) {
-		log.Info("node API listening", "url", url, "peer_id", pn.host.ID())
-		fmt.Fprintf(e.stdout, "lattice node: network %q, API %s\n", n.Network.Name, url)
-		for _, a := range pn.host.Addrs() {
+	return st.Serve(ctx, func(url string) {
+		log.Info("node API listening", "url", url, "peer_id", st.Host().ID())
+		fmt.Fprintf(e.stdout, "lattice node: network %q, API %s\n", st.Node().Network.Name, url)
+		for _, a := range st.Host().Addrs() {
 			fmt.Fprintf(e.stdout, "  peer address %s\n", a)
 		}
-	})
+	}, shuttingDown(e))
 }
 
 const genesisUsage = `Usage: lattice genesis COMMAND [flags]
@@ -592,12 +565,9 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	return nil
 }
 
-// serveOn serves handler on ln (httpserve.Serve) until ctx ends, failed
-// is closed or the server fails, telling ready its URL once it serves and
-// the user when it shuts down.
-func serveOn(ctx context.Context, e *env, log *slog.Logger, ln gonet.Listener, handler http.Handler, failed <-chan struct{}, ready func(url string)) error {
-	ready("http://" + ln.Addr().String())
-	return httpserve.Serve(ctx, log, ln, handler, failed, func() { fmt.Fprintln(e.stderr, "shutting down...") })
+// shuttingDown tells the user, once, that a server is stopping.
+func shuttingDown(e *env) func() {
+	return func() { fmt.Fprintln(e.stderr, "shutting down...") }
 }
 
 // newLogger returns the base logger of a server: level and format (text,
@@ -631,24 +601,6 @@ func logHandler(w io.Writer, level, format string) (slog.Handler, error) {
 		return slog.NewJSONHandler(w, opts), nil
 	}
 	return nil, usageErr("--log-format %q: want text or json", format)
-}
-
-// serveMetrics serves reg's metrics at /metrics on ln (the --metrics
-// listener) until the returned stop is called.
-func serveMetrics(ln gonet.Listener, reg *prometheus.Registry, log *slog.Logger) (stop func()) {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", httpmetrics.Handler(reg))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	go srv.Serve(ln)
-	log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if srv.Shutdown(ctx) != nil {
-			srv.Close()
-		}
-	}
 }
 
 // writeFileAtomic writes v as indented JSON to path, durably and whole.

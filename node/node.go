@@ -90,6 +90,9 @@ type Config struct {
 	// Metrics, when set, receives the engine's and the ledger's
 	// Prometheus metrics (see NewMetrics).
 	Metrics prometheus.Registerer
+	// MaxClockSkew is the admission policy of blocks from outside
+	// (Admission). Default DefaultMaxClockSkew.
+	MaxClockSkew time.Duration
 }
 
 // Node is an open ledger node.
@@ -101,6 +104,9 @@ type Node struct {
 	Started time.Time
 	Log     *slog.Logger
 	Now     func() time.Time
+	// Admission is the policy every door (API, gossip, sync) applies to
+	// the timestamps of blocks from outside.
+	Admission Admission
 }
 
 // Open opens the node in cfg.DataDir, creating its ledger from cfg.Network
@@ -125,7 +131,11 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Store: st, Key: key, Started: now(), Log: log, Now: now}
+	skew := cfg.MaxClockSkew
+	if skew == 0 {
+		skew = DefaultMaxClockSkew
+	}
+	n := &Node{Store: st, Key: key, Started: now(), Log: log, Now: now, Admission: Admission{MaxClockSkew: skew}}
 	if err := n.initNetwork(cfg.Network); err != nil {
 		st.Close()
 		return nil, err

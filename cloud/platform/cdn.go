@@ -50,7 +50,7 @@ func (c *CDN) Name() string { return "cdn" }
 
 func (c *CDN) Listen() (err error) {
 	if c.cfg.Addr != "" {
-		c.ln, err = ListenTCP(c.cfg.Addr, "cdn", "LATTICE_CDN")
+		c.ln, err = httpserve.Listen(c.cfg.Addr, "cdn", "LATTICE_CDN")
 	}
 	return err
 }

@@ -137,11 +137,11 @@ func (p *Platform) API() *cloudapi.Server { return p.api }
 // After a failure, Close releases what was bound.
 func (p *Platform) Listen() error {
 	var err error
-	if p.apiLn, err = ListenTCP(p.cfg.API, "api", "LATTICE_API"); err != nil {
+	if p.apiLn, err = httpserve.Listen(p.cfg.API, "api", "LATTICE_API"); err != nil {
 		return err
 	}
 	if p.cfg.Metrics != "" {
-		if p.metricsLn, err = ListenTCP(p.cfg.Metrics, "metrics", "LATTICE_METRICS"); err != nil {
+		if p.metricsLn, err = httpserve.Listen(p.cfg.Metrics, "metrics", "LATTICE_METRICS"); err != nil {
 			return err
 		}
 	}
@@ -151,16 +151,6 @@ func (p *Platform) Listen() error {
 		}
 	}
 	return nil
-}
-
-// ListenTCP binds addr for the service that flag (and env) configure, and
-// names them in the error, so that a port in use says how to pick another.
-func ListenTCP(addr, flag, env string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w (choose another address with --%s or %s)", addr, err, flag, env)
-	}
-	return ln, nil
 }
 
 func (p *Platform) closeListeners() {

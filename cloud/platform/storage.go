@@ -44,7 +44,7 @@ const SweepInterval = 10 * time.Minute
 func (s *Storage) Name() string { return "storage" }
 
 func (s *Storage) Listen() (err error) {
-	s.ln, err = ListenTCP(s.cfg.S3, "s3", "LATTICE_S3")
+	s.ln, err = httpserve.Listen(s.cfg.S3, "s3", "LATTICE_S3")
 	return err
 }
 

@@ -133,7 +133,7 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 			l.sweep(ctx)
 			l.heartbeat(ctx)
 			l.publishInfo()
-			s.toIntakeLater(s.held.due(s.cfg.Now().Add(s.cfg.MaxClockSkew).UnixMilli()))
+			s.toIntakeLater(s.held.due(s.n.Admission.HoldLimit(s.cfg.Now())))
 		}
 		if len(l.pending)+len(l.attest)+len(l.binding) > 0 && flush == nil {
 			if len(l.pending) >= consensus.MaxVoteHashes || len(l.binding) >= consensus.MaxVoteHashes {

@@ -46,9 +46,6 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// MaxClockSkew: a block from a peer stamped further ahead of this
-	// node's clock is held until its time. Default 10 minutes.
-	MaxClockSkew time.Duration
 	// OnlineWindow is how long a representative counts as online after
 	// its latest vote arrived, for QuorumStatus; the quorum itself never
 	// depends on it. Default 5 minutes.
@@ -77,9 +74,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
-	}
-	if c.MaxClockSkew == 0 {
-		c.MaxClockSkew = 10 * time.Minute
 	}
 	if c.OnlineWindow == 0 {
 		c.OnlineWindow = time.Duration(consensus.DefaultOnlineWindow) * time.Millisecond
@@ -315,7 +309,8 @@ func (s *Service) deliverBlock(from peer.ID, data []byte) {
 	if err != nil {
 		return // the validator accepted it; cannot happen
 	}
-	limit := s.cfg.Now().Add(s.cfg.MaxClockSkew).UnixMilli()
+	// The node's admission policy (node.Admission): an early block waits.
+	limit := s.n.Admission.HoldLimit(s.cfg.Now())
 	for _, b := range blocks {
 		if ledger.IsGenesis(b) {
 			continue

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -26,6 +25,7 @@ import (
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/node/p2p"
+	"github.com/latticenet/lattice/node/stack"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -92,6 +92,8 @@ type Node struct {
 	// Handler is the node's HTTP API, which API serves.
 	Handler *nodeapi.Server
 	Reps    []wallet.Key
+	// Stack is the assembled node, whose parts the fields above name.
+	Stack *stack.Stack
 }
 
 // Start starts a cluster and shares the supply among its nodes' keys.
@@ -140,59 +142,43 @@ func (c *Cluster) StartNode(dir string, fs vfs.FS, reps ...wallet.Key) *Node {
 	if fs == nil && !c.opts.OnDisk {
 		fs = vfs.NewMem()
 	}
-	log := c.opts.Logger.With("node", len(c.Nodes))
-	n, err := node.Open(node.Config{DataDir: dir, Network: c.Network, Logger: log, FS: fs})
-	if err != nil {
-		c.t.Fatalf("nettest: open node: %v", err)
-	}
 	var bootstrap []string
 	for _, o := range c.Nodes {
 		if o != nil && o.Host != nil {
 			bootstrap = append(bootstrap, o.Host.Addrs()...)
 		}
 	}
-	h, err := p2p.New(context.Background(), p2p.Config{Dir: filepath.Join(dir, "p2p"), Listen: []string{"/ip4/127.0.0.1/tcp/0"},
-		Bootstrap: bootstrap, Network: c.Network.Genesis.Hash.String(), Logger: log})
-	if err != nil {
-		n.Close()
-		c.t.Fatalf("nettest: p2p host: %v", err)
-	}
-	cfg := c.opts.Net
-	cfg.Node, cfg.Host, cfg.Logger = n, h, log
-	cfg.Reps = append([]wallet.Key{n.Key}, reps...)
-	if cfg.SyncInterval == 0 {
-		cfg.SyncInterval = time.Second
-	}
-	svc, err := ledgernet.Start(context.Background(), cfg)
-	if err != nil {
-		h.Close()
-		n.Close()
-		c.t.Fatalf("nettest: ledgernet: %v", err)
+	netCfg := c.opts.Net
+	netCfg.Reps = reps
+	if netCfg.SyncInterval == 0 {
+		netCfg.SyncInterval = time.Second
 	}
 	chatCfg := c.opts.Chat
-	chatCfg.Dir, chatCfg.FS, chatCfg.Host, chatCfg.Key, chatCfg.Logger = filepath.Join(dir, "chat"), fs, h, n.Key, log
 	if chatCfg.RetryMax == 0 {
 		chatCfg.RetryMax = time.Second
 	}
 	if chatCfg.SyncInterval == 0 {
 		chatCfg.SyncInterval = time.Second
 	}
-	ch, err := chatnet.Start(context.Background(), chatCfg)
-	if err != nil {
-		svc.Close()
-		h.Close()
-		n.Close()
-		c.t.Fatalf("nettest: chatnet: %v", err)
+	// The node is assembled as lattice node assembles it (package
+	// stack); only its API is served by an httptest server, so that tests
+	// have its URL and client.
+	ledgerMod, chatMod := stack.Ledger(netCfg), stack.Chat(chatCfg)
+	st := stack.New(stack.Config{
+		Node:      node.Config{DataDir: dir, Network: c.Network, Logger: c.opts.Logger.With("node", len(c.Nodes)), FS: fs},
+		P2P:       []string{"/ip4/127.0.0.1/tcp/0"},
+		Bootstrap: bootstrap,
+		Wrap:      c.opts.Wrap,
+	}, ledgerMod, chatMod)
+	if err := st.Provision(context.Background()); err != nil {
+		st.Close()
+		c.t.Fatalf("nettest: start node: %v", err)
 	}
-	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: h, Svc: svc, Chat: ch, Reps: cfg.Reps}
-	api := nodeapi.New(n, nodeapi.Options{Network: svc, Chat: ch})
-	var handler http.Handler = api
-	if c.opts.Wrap != nil {
-		handler = c.opts.Wrap(api)
-	}
-	nd.Handler = api
-	nd.API = httptest.NewUnstartedServer(handler)
-	nd.API.Config.RegisterOnShutdown(api.StopStreams)
+	n := st.Node()
+	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: st.Host(), Svc: ledgerMod.Service(), Chat: chatMod.Service(),
+		Reps: append([]wallet.Key{n.Key}, reps...), Stack: st, Handler: st.API()}
+	nd.API = httptest.NewUnstartedServer(st.Handler())
+	nd.API.Config.RegisterOnShutdown(st.API().StopStreams)
 	nd.API.Start()
 	return nd
 }
@@ -205,10 +191,7 @@ func (c *Cluster) Stop(i int) {
 	}
 	nd.Chat.StopStreams() // httptest's Close waits for the event streams
 	nd.API.Close()
-	nd.Chat.Close()
-	nd.Svc.Close()
-	nd.Host.Close()
-	nd.N.Close()
+	nd.Stack.Close()
 	nd.N = nil
 }
 

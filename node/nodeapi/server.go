@@ -34,9 +34,6 @@ import (
 
 // Options tune the API. Zero values take the defaults.
 type Options struct {
-	// MaxClockSkew is how far a newly submitted block's timestamp may be
-	// from the node's clock. Default 10 minutes.
-	MaxClockSkew time.Duration
 	// RequestTimeout bounds the work of a submission. Default 30 s.
 	RequestTimeout time.Duration
 	// ReadTimeout bounds a GET, including streaming a long list.
@@ -67,9 +64,6 @@ type Network interface {
 }
 
 func (o *Options) setDefaults() {
-	if o.MaxClockSkew == 0 {
-		o.MaxClockSkew = 10 * time.Minute
-	}
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = 30 * time.Second
 	}
@@ -417,8 +411,10 @@ func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
 			writeJSON(w, http.StatusOK, nodewire.BlockHashResponse{Hash: b.Hash})
 			return
 		}
-		now := s.n.Now().UnixMilli()
-		if skew := b.Timestamp - now; skew > s.opts.MaxClockSkew.Milliseconds() || -skew > s.opts.MaxClockSkew.Milliseconds() {
+		// The node's admission policy (node.Admission): a new submission
+		// must be stamped within the clock skew either way.
+		now, adm := s.n.Now(), s.n.Admission
+		if adm.Early(b, now) || adm.Late(b, now) {
 			// Resubmitting a block already in the ledger is idempotent,
 			// even once its timestamp has aged past the skew window.
 			if h := b.ComputeHash(); h == b.Hash {
@@ -430,8 +426,9 @@ func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
 					return
 				}
 			}
+			skew := adm.Skew(b, now)
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid block: timestamp %d is %s from the node's clock (%d); at most %s is allowed",
-				b.Timestamp, time.Duration(abs(skew))*time.Millisecond, now, s.opts.MaxClockSkew))
+				b.Timestamp, max(skew, -skew), now.UnixMilli(), adm.MaxClockSkew))
 			return
 		}
 		res, err := s.n.Engine.Submit(r.Context(), b)
@@ -444,13 +441,6 @@ func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
 			s.internal(w, r, err)
 		}
 	}
-}
-
-func abs(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 func (s *Server) block(w http.ResponseWriter, r *http.Request) {

@@ -238,7 +238,10 @@ func generate(ctx context.Context, cfg Config) (*benchLoad, error) {
 }
 
 func (w *benchLoad) openNode(ctx context.Context, dir string) (*node.Node, error) {
-	n, err := node.Open(node.Config{DataDir: dir, Network: w.network, Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	// The blocks are stamped when they are generated, before the clock
+	// starts: a long run must not age them out of the admission window.
+	n, err := node.Open(node.Config{DataDir: dir, Network: w.network, MaxClockSkew: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +295,7 @@ func (w *benchLoad) runHTTP(ctx context.Context, dir string, conc int, d blocklo
 	if err != nil {
 		return Phase{}, err
 	}
-	srv := &http.Server{Handler: nodeapi.New(n, nodeapi.Options{MaxClockSkew: time.Hour}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: nodeapi.New(n, nodeapi.Options{}), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	// One connection per worker, opened before the clock starts.

@@ -5,6 +5,7 @@ package httpserve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -68,4 +69,15 @@ func Serve(ctx context.Context, log *slog.Logger, ln net.Listener, handler http.
 		}
 	}
 	return failure
+}
+
+// Listen binds addr on TCP for the server or service that flag (and env)
+// configure, and names them in the error, so that a port in use says how
+// to pick another.
+func Listen(addr, flag, env string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w (choose another address with --%s or %s)", addr, err, flag, env)
+	}
+	return ln, nil
 }

@@ -1,0 +1,95 @@
+package stack
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/ledgernet"
+	"github.com/latticenet/lattice/node/nodeapi"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// LedgerModule is the ledger network: block and vote gossip, sync and the
+// elections (package ledgernet).
+type LedgerModule struct {
+	cfg ledgernet.Config
+	svc *ledgernet.Service
+}
+
+// Ledger returns the ledger network's module. cfg tunes the service; its
+// Node, Host and Logger are the stack's, and its Reps are the keys the
+// node votes with besides its own, which always comes first.
+func Ledger(cfg ledgernet.Config) *LedgerModule { return &LedgerModule{cfg: cfg} }
+
+func (m *LedgerModule) Name() string { return "ledgernet" }
+
+func (m *LedgerModule) Provision(ctx context.Context, s *Stack) error {
+	cfg := m.cfg
+	n := s.Node()
+	cfg.Node, cfg.Host, cfg.Logger = n, s.Host(), s.Logger()
+	cfg.Reps = append([]wallet.Key{n.Key}, m.cfg.Reps...)
+	svc, err := ledgernet.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	m.svc = svc
+	s.Registry().MustRegister(svc)
+	return nil
+}
+
+func (m *LedgerModule) API(o *nodeapi.Options) { o.Network = m.svc }
+
+func (m *LedgerModule) Close() error {
+	if m.svc == nil {
+		return nil
+	}
+	return m.svc.Close()
+}
+
+// Service is the running service; set from Provision on.
+func (m *LedgerModule) Service() *ledgernet.Service { return m.svc }
+
+// ChatModule is chat and the directory (package chatnet).
+type ChatModule struct {
+	cfg chatnet.Config
+	svc *chatnet.Service
+}
+
+// Chat returns the chat module. cfg tunes the service; its Dir is the
+// data directory's chat/, its Host, Key and Logger the stack's, its clock
+// the node's, and its file system the node's unless cfg names one.
+func Chat(cfg chatnet.Config) *ChatModule { return &ChatModule{cfg: cfg} }
+
+func (m *ChatModule) Name() string { return "chat" }
+
+func (m *ChatModule) Provision(ctx context.Context, s *Stack) error {
+	cfg := m.cfg
+	n := s.Node()
+	cfg.Dir, cfg.Host, cfg.Key, cfg.Logger = filepath.Join(s.Dir(), "chat"), s.Host(), n.Key, s.Logger()
+	if cfg.Now == nil {
+		cfg.Now = n.Now
+	}
+	if cfg.FS == nil {
+		cfg.FS = s.cfg.Node.FS
+	}
+	svc, err := chatnet.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	m.svc = svc
+	s.Registry().MustRegister(svc)
+	return nil
+}
+
+func (m *ChatModule) API(o *nodeapi.Options) { o.Chat = m.svc }
+
+func (m *ChatModule) Close() error {
+	if m.svc == nil {
+		return nil
+	}
+	return m.svc.Close()
+}
+
+// Service is the running service; set from Provision on.
+func (m *ChatModule) Service() *chatnet.Service { return m.svc }
