@@ -52,8 +52,8 @@ func Apply(v View, b *Block) (*Delta, error) {
 		next.Representative = b.Representative
 	}
 	d := &Delta{Add: &Entry{Block: b, Height: next.Height}}
-	rule, ok := typeRules[b.Type]
-	if !ok {
+	rule := typeRules[b.Type].Apply
+	if rule == nil {
 		return nil, ruleErr(ErrUnsupported, "%s blocks arrive with the compute marketplace", b.Type)
 	}
 	if err := rule(v, b, &acct, &next, d); err != nil {
@@ -63,23 +63,6 @@ func Apply(v View, b *Block) (*Delta, error) {
 	d.Account = next
 	d.Add.After = next
 	return d, nil
-}
-
-// A typeRule is one block type's part of Apply, run after the checks every
-// block shares (duplicate, authorisation, fork or gap, timestamp). It checks
-// b against acct, the account before b, and fills in what the type changes
-// in next, the account after b, and in d. Apply then sets next's balance of
-// b.Asset to b.Balance, so a rule only checks that balance.
-type typeRule func(v View, b *Block, acct, next *Account, d *Delta) error
-
-// typeRules holds the rule of every block type the ledger accepts; Apply
-// refuses the others as unsupported.
-var typeRules = map[BlockType]typeRule{
-	TypeSend:           applySend,
-	TypeReceive:        applyReceive,
-	TypeClaim:          applyClaim,
-	TypeMultisigOpen:   applyMultisigOpen,
-	TypeMultisigUpdate: applyMultisigUpdate,
 }
 
 // applySend takes the amount off the balance and makes it pending for the

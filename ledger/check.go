@@ -183,40 +183,43 @@ func checkShape(b *Block) error {
 			return ruleErr(ErrMalformed, "%v", err)
 		}
 	}
-	switch b.Type {
-	case TypeSend:
-		if b.Destination == b.Account {
-			return ruleErr(ErrMalformed, "send destination must differ from the account")
-		}
-	case TypeClaim:
-		if b.Asset != Stable {
-			return ruleErr(ErrMalformed, "claim asset must be stable")
-		}
-		if b.Amount != NewAmount(FaucetAmount) {
-			return ruleErr(ErrBadAmount, "a claim mints exactly %d base units, block says %s", FaucetAmount, b.Amount)
-		}
-	case TypeLease:
-		if err := checkLeaseResources(b); err != nil {
-			return err
-		}
-	case TypeMultisigOpen:
-		if !b.Previous.IsZero() {
-			return ruleErr(ErrMalformed, "multisig_open must be the account's first block (previous all zeros)")
-		}
-		if !b.Balance.IsZero() {
-			return ruleErr(ErrBadBalance, "multisig_open balance must be 0")
-		}
-		if want := MultisigAddress(*b.Keyset); b.Account != want {
-			return ruleErr(ErrMalformed, "multisig account must be %s, derived from the keyset", want)
-		}
-		if len(b.Signatures) == 0 {
-			return ruleErr(ErrUnauthorized, "multisig_open needs signatures from the keyset")
-		}
-		if err := meetsThreshold(b, *b.Keyset); err != nil {
-			return err
-		}
+	if check := typeRules[b.Type].Check; check != nil {
+		return check(b)
 	}
 	return nil
+}
+
+func checkSend(b *Block) error {
+	if b.Destination == b.Account {
+		return ruleErr(ErrMalformed, "send destination must differ from the account")
+	}
+	return nil
+}
+
+func checkClaim(b *Block) error {
+	if b.Asset != Stable {
+		return ruleErr(ErrMalformed, "claim asset must be stable")
+	}
+	if b.Amount != NewAmount(FaucetAmount) {
+		return ruleErr(ErrBadAmount, "a claim mints exactly %d base units, block says %s", FaucetAmount, b.Amount)
+	}
+	return nil
+}
+
+func checkMultisigOpen(b *Block) error {
+	if !b.Previous.IsZero() {
+		return ruleErr(ErrMalformed, "multisig_open must be the account's first block (previous all zeros)")
+	}
+	if !b.Balance.IsZero() {
+		return ruleErr(ErrBadBalance, "multisig_open balance must be 0")
+	}
+	if want := MultisigAddress(*b.Keyset); b.Account != want {
+		return ruleErr(ErrMalformed, "multisig account must be %s, derived from the keyset", want)
+	}
+	if len(b.Signatures) == 0 {
+		return ruleErr(ErrUnauthorized, "multisig_open needs signatures from the keyset")
+	}
+	return meetsThreshold(b, *b.Keyset)
 }
 
 func checkLeaseResources(b *Block) error {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 )
 
@@ -15,7 +16,15 @@ type Mem struct {
 	chains    map[Address][]Hash
 	pending   map[Address]map[Hash]Pending
 	receivers map[Hash]Hash
+	confirmed map[Address]confirmedAt
 }
+
+type confirmedAt struct {
+	height uint64
+	hash   Hash
+}
+
+var _ Batch = (*Mem)(nil)
 
 // NewMem returns an empty in-memory ledger.
 func NewMem() *Mem {
@@ -25,6 +34,7 @@ func NewMem() *Mem {
 		chains:    make(map[Address][]Hash),
 		pending:   make(map[Address]map[Hash]Pending),
 		receivers: make(map[Hash]Hash),
+		confirmed: make(map[Address]confirmedAt),
 	}
 }
 
@@ -88,6 +98,31 @@ func (m *Mem) Pendings(fn func(Pending) error) error {
 	return nil
 }
 
+// Apply implements Batch: it commits d.
+func (m *Mem) Apply(d *Delta) error {
+	m.Commit(d)
+	return nil
+}
+
+// Confirmed implements Batch.
+func (m *Mem) Confirmed(a Address) (uint64, Hash, bool, error) {
+	c, ok := m.confirmed[a]
+	return c.height, c.hash, ok, nil
+}
+
+// SetConfirmed implements Batch. Like the store, it never lowers a
+// confirmed height, and refuses a hash that is not a's block at height.
+func (m *Mem) SetConfirmed(a Address, height uint64, h Hash) error {
+	if c := m.confirmed[a]; height <= c.height {
+		return nil
+	}
+	if at, found, _ := m.ChainAt(a, height); !found || at != h {
+		return fmt.Errorf("ledger: confirmation of %s at height %d names %s, not its block there", a, height, h)
+	}
+	m.confirmed[a] = confirmedAt{height, h}
+	return nil
+}
+
 // Commit applies d, which must come from Apply, Rollback or GenesisDelta
 // against m's current state.
 func (m *Mem) Commit(d *Delta) {
@@ -96,16 +131,16 @@ func (m *Mem) Commit(d *Delta) {
 		b := d.Add.Block
 		m.entries[b.Hash] = d.Add
 		m.chains[a] = append(m.chains[a], b.Hash)
-		if b.Type == TypeReceive && !b.Source.IsZero() {
-			m.receivers[b.Source] = b.Hash
+		if send, ok := b.Takes(); ok {
+			m.receivers[send] = b.Hash
 		}
 	}
 	if d.Remove != nil {
 		b := d.Remove.Block
 		delete(m.entries, b.Hash)
 		m.chains[a] = m.chains[a][:len(m.chains[a])-1]
-		if b.Type == TypeReceive {
-			delete(m.receivers, b.Source)
+		if send, ok := b.Takes(); ok {
+			delete(m.receivers, send)
 		}
 	}
 	if d.AccountRemoved {

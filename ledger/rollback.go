@@ -40,29 +40,41 @@ func Rollback(v View, a Address) (*Delta, error) {
 		}
 		d.Account = prev.After.Clone()
 	}
-	switch b.Type {
-	case TypeSend:
-		p, found, err := v.Pending(b.Destination, b.Hash)
-		if err != nil {
+	if rule := typeRules[b.Type].Rollback; rule != nil {
+		if err := rule(v, b, d); err != nil {
 			return nil, err
 		}
-		if !found {
-			r, _, err := v.Receiver(b.Hash)
-			if err != nil {
-				return nil, err
-			}
-			return nil, ruleErr(ErrHasDependents, "send %s was received by block %s; roll that back first", b.Hash, r)
-		}
-		d.PendingDelete = &p
-	case TypeReceive:
-		src, found, err := v.Entry(b.Source)
-		if err != nil {
-			return nil, err
-		}
-		if !found {
-			return nil, ruleErr(ErrGapSource, "source %s of %s is missing", b.Source, b.Hash)
-		}
-		d.PendingPut = &Pending{Send: b.Source, Source: src.Block.Account, Destination: a, Amount: b.Amount, Asset: b.Asset}
 	}
 	return d, nil
+}
+
+// rollbackSend deletes the send's pending entry, which must not have been
+// received yet.
+func rollbackSend(v View, b *Block, d *Delta) error {
+	p, found, err := v.Pending(b.Destination, b.Hash)
+	if err != nil {
+		return err
+	}
+	if !found {
+		r, _, err := v.Receiver(b.Hash)
+		if err != nil {
+			return err
+		}
+		return ruleErr(ErrHasDependents, "send %s was received by block %s; roll that back first", b.Hash, r)
+	}
+	d.PendingDelete = &p
+	return nil
+}
+
+// rollbackReceive restores the pending entry the receive took.
+func rollbackReceive(v View, b *Block, d *Delta) error {
+	src, found, err := v.Entry(b.Source)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return ruleErr(ErrGapSource, "source %s of %s is missing", b.Source, b.Hash)
+	}
+	d.PendingPut = &Pending{Send: b.Source, Source: src.Block.Account, Destination: b.Account, Amount: b.Amount, Asset: b.Asset}
+	return nil
 }

@@ -25,14 +25,6 @@ var ErrFailed = errors.New("node: the ledger could not be written; restart the n
 // the fsync further but delay the first block of the group.
 const maxGroup = 1024
 
-// ErrNotInLedger is returned by Confirm for a block the ledger does not
-// hold (yet): the caller confirms it once it has arrived.
-var ErrNotInLedger = errors.New("node: block is not in the ledger")
-
-// ErrConfirmed is returned by Resolve when the block a contender would
-// replace is confirmed: a confirmed block is never rolled back.
-var ErrConfirmed = errors.New("node: the block in place is confirmed")
-
 // Result says what became of an operation.
 type Result struct {
 	Hash      ledger.Hash
@@ -303,7 +295,7 @@ type Confirmation struct {
 // every block it depends on: the earlier blocks of its chain and, for a
 // receive, the send it receives, recursively. Result.Confirmed lists what
 // became newly confirmed; confirming again changes nothing. Confirm fails
-// with ErrNotInLedger when h is not in the ledger.
+// with ledger.ErrNotInLedger when h is not in the ledger.
 func (e *Engine) Confirm(ctx context.Context, h ledger.Hash, cert []byte) (Result, error) {
 	res, errs := e.ConfirmAll(ctx, []Confirmation{{Hash: h, Certificate: cert}}, nil)
 	return res[0], errs[0]
@@ -311,7 +303,7 @@ func (e *Engine) Confirm(ctx context.Context, h ledger.Hash, cert []byte) (Resul
 
 // ConfirmAll confirms many blocks, as Confirm does each, in one atomic
 // commit, and stores votes (the votes the certificates name, by digest)
-// once each. A block not in the ledger gets ErrNotInLedger and changes
+// once each. A block not in the ledger gets ledger.ErrNotInLedger and changes
 // nothing; any other error fails every confirmation of the call.
 func (e *Engine) ConfirmAll(ctx context.Context, cs []Confirmation, votes map[ledger.Hash][]byte) ([]Result, []error) {
 	res := make([]Result, len(cs))
@@ -353,7 +345,7 @@ func (e *Engine) RecordVotes(ctx context.Context, recs []ledgerstore.VoteRecord)
 // its chain is rolled back with everything that depends on it (the later
 // blocks of the chain and, recursively, the receives of its sends), b is
 // applied and the conflict is ended, all in one atomic batch. It fails with
-// ErrConfirmed, changing nothing, when the block in place is confirmed. When
+// ledger.ErrConfirmed, changing nothing, when the block in place is confirmed. When
 // b's place is empty, Resolve is Submit.
 func (e *Engine) Resolve(ctx context.Context, b *ledger.Block) (Result, error) {
 	if err := e.Err(); err != nil {

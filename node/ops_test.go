@@ -142,7 +142,7 @@ func TestConfirmTakesDependencies(t *testing.T) {
 	if res, err := e.Confirm(ctx, s1.Hash, nil); err != nil || len(res.Confirmed) != 0 {
 		t.Errorf("confirm again: %v, %v; want nothing new", res.Confirmed, err)
 	}
-	if _, err := e.Confirm(ctx, ledger.Hash{1}, nil); !errors.Is(err, ErrNotInLedger) {
+	if _, err := e.Confirm(ctx, ledger.Hash{1}, nil); !errors.Is(err, ledger.ErrNotInLedger) {
 		t.Errorf("confirm unknown: got %v, want ErrNotInLedger", err)
 	}
 }
@@ -215,7 +215,7 @@ func TestResolveNeverRollsBackConfirmed(t *testing.T) {
 	}
 	c.at(gk, &ledger.Block{Account: gk.Address(), Hash: first.Previous, Asset: ledger.Native, Balance: ledger.NewAmount(1_000_000)})
 	other := c.send(gk, alice, 6)
-	if _, err := e.Resolve(ctx, other); !errors.Is(err, ErrConfirmed) {
+	if _, err := e.Resolve(ctx, other); !errors.Is(err, ledger.ErrConfirmed) {
 		t.Fatalf("resolve against a confirmed block: got %v, want ErrConfirmed", err)
 	}
 	if acct, _, _ := st.Account(gk.Address()); acct.Frontier != first.Hash {

@@ -83,7 +83,7 @@ func (s *Service) confirmWinners(ctx context.Context, jobs []confirmJob) []error
 	}
 	_, errs := s.n.Engine.ConfirmAll(ctx, cs, votes)
 	for i, j := range jobs {
-		if !errors.Is(errs[i], node.ErrNotInLedger) {
+		if !errors.Is(errs[i], ledger.ErrNotInLedger) {
 			continue
 		}
 		errs[i] = s.switchTo(ctx, j.winner)

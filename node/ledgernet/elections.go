@@ -430,7 +430,7 @@ func (l *electionLoop) confirmOutcome(out confirmOutcome) {
 	e := l.roots[out.root]
 	switch {
 	case e == nil || out.err == nil:
-	case errors.Is(out.err, node.ErrConfirmed):
+	case errors.Is(out.err, ledger.ErrConfirmed):
 		// Final votes of a quorum for a block other than the one
 		// confirmed here: two conflicting confirmations, impossible while
 		// less than a third of the weight signs two final votes.

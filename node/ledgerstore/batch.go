@@ -168,9 +168,9 @@ func (b *Batch) Apply(d *ledger.Delta) error {
 		w.Set(key(pRecent, u64(seq)), h[:], nil)
 		b.entries[h] = &entryAt{e, seq}
 		b.chain[chainPos{addr, e.Height}] = h
-		if e.Block.Type == ledger.TypeReceive && !e.Block.Source.IsZero() {
-			w.Set(key(pReceiver, e.Block.Source[:]), h[:], nil)
-			b.receivers[e.Block.Source] = h
+		if send, ok := e.Block.Takes(); ok {
+			w.Set(key(pReceiver, send[:]), h[:], nil)
+			b.receivers[send] = h
 		}
 	}
 	if e := d.Remove; e != nil {
@@ -187,9 +187,9 @@ func (b *Batch) Apply(d *ledger.Delta) error {
 		w.Delete(key(pRecent, u64(seq)), nil)
 		b.entries[h] = nil
 		b.chain[chainPos{addr, e.Height}] = ledger.Hash{}
-		if e.Block.Type == ledger.TypeReceive {
-			w.Delete(key(pReceiver, e.Block.Source[:]), nil)
-			b.receivers[e.Block.Source] = ledger.Hash{}
+		if send, ok := e.Block.Takes(); ok {
+			w.Delete(key(pReceiver, send[:]), nil)
+			b.receivers[send] = ledger.Hash{}
 		}
 	}
 	if err := b.moveWeight(addr, d); err != nil {

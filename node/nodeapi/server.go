@@ -104,18 +104,21 @@ func New(n *node.Node, opts Options) *Server {
 	m.HandleFunc("GET /accounts/{address}/balance", s.balance)
 	m.HandleFunc("GET /accounts/{address}/chain", s.chain)
 	m.HandleFunc("GET /accounts/{address}/keyset", s.keyset)
-	for _, t := range []ledger.BlockType{ledger.TypeSend, ledger.TypeReceive, ledger.TypeClaim,
-		ledger.TypeMultisigOpen, ledger.TypeMultisigUpdate} {
+	// One route per type the ledger's rules accept (ledger.AcceptedTypes);
+	// the types still to come (lease, lease_accept, lease_settle) are
+	// absent: a 404 that says what is accepted.
+	var accepted []string
+	for _, t := range ledger.AcceptedTypes() {
 		m.HandleFunc("POST /blocks/"+t.String(), s.submit(t))
+		accepted = append(accepted, t.String())
 	}
-	// Block types of later versions (lease, lease_accept, lease_settle)
-	// are absent: a 404 that says what is accepted.
+	notAccepted := "this node accepts " + strings.Join(accepted[:len(accepted)-1], ", ") + " and " + accepted[len(accepted)-1] + " blocks"
 	s.mux.HandleFunc(noBlockType, func(w http.ResponseWriter, r *http.Request) {
 		if _, err := ledger.ParseBlockType(r.PathValue("type")); err != nil {
 			s.notFound(w, r) // POST /blocks/recent, /blocks/<hash>: wrong method
 			return
 		}
-		writeError(w, http.StatusNotFound, "no endpoint POST "+r.URL.Path+": this node accepts send, receive, claim, multisig_open and multisig_update blocks")
+		writeError(w, http.StatusNotFound, "no endpoint POST "+r.URL.Path+": "+notAccepted)
 	})
 	m.HandleFunc("GET /blocks/recent", s.recent)
 	m.HandleFunc("GET /blocks/{hash}", s.block)
