@@ -27,6 +27,21 @@ type Params struct {
 	Work Work
 }
 
+// A ParamSource says which Params hold at a point of the ledger, the one
+// a View shows. The genesis file fixes them today (Fixed); governance will
+// change them at state-chain indexes, and its source will read them from
+// the ledger's state (View.State), so that every node checks a block
+// against the parameters in force where the ledger stands.
+type ParamSource interface {
+	ParamsAt(v View) (Params, error)
+}
+
+// Fixed is a ParamSource whose Params never change.
+type Fixed Params
+
+// ParamsAt implements ParamSource.
+func (f Fixed) ParamsAt(View) (Params, error) { return Params(f), nil }
+
 // field names one optional block field, for the per-type presence rules.
 type field uint8
 

@@ -17,6 +17,7 @@ type Mem struct {
 	pending   map[Address]map[Hash]Pending
 	receivers map[Hash]Hash
 	confirmed map[Address]confirmedAt
+	state     map[string]map[string][]byte
 }
 
 type confirmedAt struct {
@@ -35,6 +36,7 @@ func NewMem() *Mem {
 		pending:   make(map[Address]map[Hash]Pending),
 		receivers: make(map[Hash]Hash),
 		confirmed: make(map[Address]confirmedAt),
+		state:     make(map[string]map[string][]byte),
 	}
 }
 
@@ -71,6 +73,12 @@ func (m *Mem) Receiver(send Hash) (Hash, bool, error) {
 	return h, ok, nil
 }
 
+// State implements View.
+func (m *Mem) State(table, key string) ([]byte, bool, error) {
+	v, ok := m.state[table][key]
+	return bytes.Clone(v), ok, nil
+}
+
 // Accounts implements Snapshot.
 func (m *Mem) Accounts(fn func(Account) error) error {
 	keys := make([]Address, 0, len(m.accounts))
@@ -98,8 +106,14 @@ func (m *Mem) Pendings(fn func(Pending) error) error {
 	return nil
 }
 
-// Apply implements Batch: it commits d.
+// Apply implements Batch: it commits d, refusing, whole, a delta with a
+// state change no store can hold.
 func (m *Mem) Apply(d *Delta) error {
+	for _, c := range d.State {
+		if err := c.Check(); err != nil {
+			return err
+		}
+	}
 	m.Commit(d)
 	return nil
 }
@@ -160,5 +174,18 @@ func (m *Mem) Commit(d *Delta) {
 			m.pending[p.Destination] = make(map[Hash]Pending)
 		}
 		m.pending[p.Destination][p.Send] = *p
+	}
+	for _, c := range d.State {
+		if c.Value == nil {
+			delete(m.state[c.Table], c.Key)
+			if len(m.state[c.Table]) == 0 {
+				delete(m.state, c.Table)
+			}
+			continue
+		}
+		if m.state[c.Table] == nil {
+			m.state[c.Table] = make(map[string][]byte)
+		}
+		m.state[c.Table][c.Key] = bytes.Clone(c.Value)
 	}
 }

@@ -1,5 +1,7 @@
 package ledger
 
+import "fmt"
+
 // Account is the state of one account chain after its latest block.
 type Account struct {
 	Address   Address
@@ -75,6 +77,33 @@ type View interface {
 	Pending(dest Address, sendHash Hash) (p Pending, found bool, err error)
 	// Receiver returns the hash of the receive block that took sendHash.
 	Receiver(sendHash Hash) (h Hash, found bool, err error)
+	// State returns a value of a block type's own state (StateChange).
+	State(table, key string) (value []byte, found bool, err error)
+}
+
+// MaxStateTable bounds the name of a state table.
+const MaxStateTable = 32
+
+// Check reports a change that no store can hold: a table name empty or
+// longer than MaxStateTable.
+func (c StateChange) Check() error {
+	if c.Table == "" || len(c.Table) > MaxStateTable {
+		return fmt.Errorf("ledger: state table %q: want 1 to %d bytes", c.Table, MaxStateTable)
+	}
+	return nil
+}
+
+// StateChange is one change of the state a block type keeps besides
+// accounts and pending entries (escrows, stakes, leases): a value by table
+// and key, which the type's rules read through View.State and change
+// through Delta.State, so a new type needs no new field in Delta, View or
+// the stores. A table is named for the type that owns it ("lease"); the
+// key and value are the type's to encode. Apply records the values its
+// block sets; the type's Rollback restores the values before it.
+type StateChange struct {
+	Table string
+	Key   string
+	Value []byte // nil deletes the key
 }
 
 // Delta is the whole effect of applying or rolling back one block. Writing
@@ -87,4 +116,6 @@ type Delta struct {
 	AccountRemoved bool     // the account has no blocks left
 	PendingPut     *Pending // pending entry created (send, or receive rolled back)
 	PendingDelete  *Pending // pending entry consumed (receive, or send rolled back)
+	// State holds the block type's changes of its own state, in order.
+	State []StateChange
 }

@@ -49,7 +49,7 @@ type Result struct {
 // every mode; the pipeline does not weaken that.)
 type Engine struct {
 	store  *ledgerstore.Store
-	params ledger.Params
+	params ledger.ParamSource
 	log    *slog.Logger
 	now    func() time.Time
 
@@ -101,12 +101,12 @@ type group struct {
 }
 
 // NewEngine starts an engine writing to store. Close stops it.
-func NewEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger, now func() time.Time) *Engine {
+func NewEngine(store *ledgerstore.Store, params ledger.ParamSource, log *slog.Logger, now func() time.Time) *Engine {
 	return newEngine(store, params, log, now, nil)
 }
 
 // newEngine is NewEngine recording m (nil: nothing).
-func newEngine(store *ledgerstore.Store, params ledger.Params, log *slog.Logger, now func() time.Time, m *Metrics) *Engine {
+func newEngine(store *ledgerstore.Store, params ledger.ParamSource, log *slog.Logger, now func() time.Time, m *Metrics) *Engine {
 	e := &Engine{
 		store: store, params: params, log: log, now: now, metrics: m,
 		in:      make(chan *request, maxGroup),
@@ -158,8 +158,9 @@ func (e *Engine) fail(err error) {
 	})
 }
 
-// Params returns the network rules the engine enforces.
-func (e *Engine) Params() ledger.Params { return e.params }
+// Params returns the network rules the engine enforces now: those its
+// ParamSource gives at the ledger as the store holds it.
+func (e *Engine) Params() (ledger.Params, error) { return e.params.ParamsAt(e.store) }
 
 // Submit checks b and, if valid, appends it to the ledger durably. It
 // returns a *ledger.RuleError or *ledger.ForkError for an invalid block
@@ -351,7 +352,11 @@ func (e *Engine) Resolve(ctx context.Context, b *ledger.Block) (Result, error) {
 	if err := e.Err(); err != nil {
 		return Result{}, err
 	}
-	if err := e.params.Check(b); err != nil {
+	params, err := e.Params()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := params.Check(b); err != nil {
 		return Result{}, err
 	}
 	return e.do(ctx, &request{kind: opResolve, b: b})

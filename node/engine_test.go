@@ -55,7 +55,7 @@ func TestPowerLossKeepsAcknowledgedBlocks(t *testing.T) {
 		if err := st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g}); err != nil {
 			t.Fatal(err)
 		}
-		e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+		e := NewEngine(st, ledger.Fixed{Work: ledger.DevWork}, quiet, time.Now)
 		ctx := context.Background()
 		var mu sync.Mutex
 		acked := map[ledger.Hash]bool{}
@@ -129,7 +129,7 @@ func openTestLedger(t *testing.T, g *ledger.Block) *ledgerstore.Store {
 func TestEngineAnswers(t *testing.T) {
 	g, wl := genWorkload(t, 2, 2)
 	st := openTestLedger(t, g)
-	e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+	e := NewEngine(st, ledger.Fixed{Work: ledger.DevWork}, quiet, time.Now)
 	ctx := context.Background()
 	for _, b := range wl.Setup {
 		if _, err := e.Submit(ctx, b); err != nil {
@@ -161,7 +161,7 @@ func TestEngineAnswers(t *testing.T) {
 	// A cancelled context ends the wait.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	e2 := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+	e2 := NewEngine(st, ledger.Fixed{Work: ledger.DevWork}, quiet, time.Now)
 	defer e2.Close()
 	if _, err := e2.Submit(cctx, wl.Streams[0][0]); err != nil && !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: got %v", err)
@@ -190,7 +190,7 @@ func TestSyncFailureStopsTheEngine(t *testing.T) {
 	if err := st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g}); err != nil {
 		t.Fatal(err)
 	}
-	e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+	e := NewEngine(st, ledger.Fixed{Work: ledger.DevWork}, quiet, time.Now)
 	defer e.Close()
 	ctx := context.Background()
 	for _, b := range wl.Setup {
@@ -249,7 +249,7 @@ func TestClaimRateLimitNearMaxTimestamp(t *testing.T) {
 func TestSubmitBatchedChecks(t *testing.T) {
 	g, wl := genWorkload(t, 64, 1)
 	st := openTestLedger(t, g)
-	e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+	e := NewEngine(st, ledger.Fixed{Work: ledger.DevWork}, quiet, time.Now)
 	defer e.Close()
 	ctx := context.Background()
 	for _, b := range wl.Setup {
@@ -376,7 +376,7 @@ func TestCheckSplit(t *testing.T) {
 	}
 
 	for _, split := range []bool{true, false} {
-		e := &Engine{params: ledger.Params{Work: ledger.DevWork}, in: make(chan *request, len(blocks)), quit: make(chan struct{})}
+		e := &Engine{params: ledger.Fixed{Work: ledger.DevWork}, in: make(chan *request, len(blocks)), quit: make(chan struct{})}
 		rs := requests()
 		e.check(rs, checked(rs), split)
 		close(e.in)
@@ -408,7 +408,7 @@ func TestCheckSplit(t *testing.T) {
 	}
 
 	// Closing: no writer takes anything; every request is answered.
-	e := &Engine{params: ledger.Params{Work: ledger.DevWork}, in: make(chan *request), quit: make(chan struct{})}
+	e := &Engine{params: ledger.Fixed{Work: ledger.DevWork}, in: make(chan *request), quit: make(chan struct{})}
 	close(e.quit)
 	rs := requests()
 	e.check(rs, checked(rs), true)

@@ -145,7 +145,7 @@ func Open(cfg Config) (*Node, error) {
 		m = NewMetrics(cfg.Metrics)
 		cfg.Metrics.MustRegister(ledgerCollector{n})
 	}
-	n.Engine = newEngine(st, ledger.Params{Work: n.Network.Work}, log, now, m)
+	n.Engine = newEngine(st, ledger.Fixed{Work: n.Network.Work}, log, now, m)
 	log.Info("ledger node open", "data", cfg.DataDir, "network", n.Network.Name,
 		"genesis", n.Network.Genesis.Hash, "account", key.Address())
 	return n, nil

@@ -57,7 +57,7 @@ func openMemEngine(t *testing.T) (*ledgerstore.Store, *Engine, *chains, wallet.K
 	if err := st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g}); err != nil {
 		t.Fatal(err)
 	}
-	e := NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+	e := NewEngine(st, ledger.Fixed{Work: ledger.DevWork}, quiet, time.Now)
 	t.Cleanup(func() { e.Close(); st.Close() })
 	return st, e, newChains(t, gk, g), gk
 }

@@ -40,7 +40,7 @@ func newForkWorld(t *testing.T, fs vfs.FS) *forkWorld {
 	if err := st.Init(g, Network{Name: "t", Work: ledger.DevWork, Genesis: g}); err != nil {
 		t.Fatal(err)
 	}
-	w.e = NewEngine(st, ledger.Params{Work: ledger.DevWork}, quiet, time.Now)
+	w.e = NewEngine(st, ledger.Fixed{Work: ledger.DevWork}, quiet, time.Now)
 	t.Cleanup(func() { w.e.Close(); st.Close() })
 	w.c = newChains(t, w.gk, g)
 	w.c.key(w.alice)

@@ -105,18 +105,27 @@ func (e *Engine) verifiers() {
 // passes the batch on. With split, it checks the two halves on two
 // goroutines and passes the first on as soon as it is checked.
 func (e *Engine) check(batch []*request, blocks []*ledger.Block, split bool) {
+	params, err := e.Params()
+	if err != nil {
+		errs := make([]error, len(blocks))
+		for i := range errs {
+			errs[i] = err
+		}
+		e.pass(batch, errs)
+		return
+	}
 	if !split {
-		e.pass(batch, e.params.CheckAll(blocks))
+		e.pass(batch, params.CheckAll(blocks))
 		return
 	}
 	half := len(batch) / 2
 	var second []error
 	done := make(chan struct{})
 	go func() {
-		second = e.params.CheckAll(blocks[half:])
+		second = params.CheckAll(blocks[half:])
 		close(done)
 	}()
-	e.pass(batch[:half], e.params.CheckAll(blocks[:half]))
+	e.pass(batch[:half], params.CheckAll(blocks[:half]))
 	<-done
 	e.pass(batch[half:], second)
 }
@@ -163,6 +172,13 @@ func (e *Engine) checkThenDo(ctx context.Context, r *request) (Result, error) {
 // them for the verifiers.
 func (e *Engine) checkAll(blocks []*ledger.Block) []error {
 	errs := make([]error, len(blocks))
+	params, err := e.Params()
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
 	procs := runtime.GOMAXPROCS(0)
 	size := min(max((len(blocks)+procs-1)/procs, 1), maxVerifyBatch)
 	var wg sync.WaitGroup
@@ -173,7 +189,7 @@ func (e *Engine) checkAll(blocks []*ledger.Block) []error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			copy(errs[lo:hi], e.params.CheckAll(blocks[lo:hi]))
+			copy(errs[lo:hi], params.CheckAll(blocks[lo:hi]))
 			<-sem
 		}()
 	}

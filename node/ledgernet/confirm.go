@@ -123,7 +123,7 @@ func (s *Service) fetchAny(ctx context.Context, h ledger.Hash) *ledger.Block {
 		blocks, err := s.requestBlocks(cctx, p, []ledger.Hash{h})
 		cancel()
 		if err == nil && len(blocks) == 1 && blocks[0].Hash == h {
-			if s.n.Engine.Params().Check(blocks[0]) == nil {
+			if params, err := s.n.Engine.Params(); err == nil && params.Check(blocks[0]) == nil {
 				return blocks[0]
 			}
 		}

@@ -295,7 +295,11 @@ func (s *Service) validateBlock(_ context.Context, from peer.ID, data []byte) p2
 		return p2p.Reject
 	}
 	blocks = slices.DeleteFunc(blocks, ledger.IsGenesis)
-	for _, err := range s.n.Engine.Params().CheckAll(blocks) {
+	params, err := s.n.Engine.Params()
+	if err != nil {
+		return p2p.Ignore // this node cannot judge it now; others will
+	}
+	for _, err := range params.CheckAll(blocks) {
 		if err != nil {
 			s.stats.invalid.Add(1)
 			return p2p.Reject
@@ -369,7 +373,6 @@ func (s *Service) toIntakeLater(ins []inBlock) {
 // are waiting (in arrival order, so the engine commits them together), and
 // keeps those that arrived before what they need.
 func (s *Service) intakeLoop(ctx context.Context) {
-	params := s.n.Engine.Params()
 	var unchecked []*ledger.Block
 	for {
 		batch, ok := takeBatch(ctx, s.intake, 1024)
@@ -381,6 +384,12 @@ func (s *Service) intakeLoop(ctx context.Context) {
 			if !in.checked {
 				unchecked = append(unchecked, in.b)
 			}
+		}
+		// The parameters in force now: governance may change them.
+		params, err := s.n.Engine.Params()
+		if err != nil {
+			s.log.Warn("reading the ledger's parameters; the blocks wait for sync", "err", err)
+			continue
 		}
 		errs := params.CheckAll(unchecked)
 		blocks := make([]*ledger.Block, 0, len(batch))

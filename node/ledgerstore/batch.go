@@ -1,6 +1,7 @@
 package ledgerstore
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -42,6 +43,7 @@ type Batch struct {
 	cwritten  map[ledger.Address]ledger.Amount // the confirmed weights written, for the table in memory
 	confirmed map[ledger.Address]confirmedAt
 	signed    map[pendingKey]SignedVotes // votes recorded in the batch, by (account, previous)
+	state     map[stateID][]byte         // block types' state written in the batch; nil when deleted
 	// conflictsAdded is how many conflicts the batch records, less those
 	// it ends.
 	conflictsAdded int
@@ -81,6 +83,7 @@ func (s *Store) NewBatch() *Batch {
 		cweights:  weightDeltas{},
 		confirmed: make(map[ledger.Address]confirmedAt),
 		signed:    make(map[pendingKey]SignedVotes),
+		state:     make(map[stateID][]byte),
 	}
 }
 
@@ -156,6 +159,11 @@ func (b *Batch) Receiver(send ledger.Hash) (ledger.Hash, bool, error) {
 
 // Apply writes d, which must have been computed against this batch's view.
 func (b *Batch) Apply(d *ledger.Delta) error {
+	for _, c := range d.State {
+		if err := c.Check(); err != nil {
+			return err
+		}
+	}
 	w := b.b
 	addr := d.Account.Address
 	if e := d.Add; e != nil {
@@ -212,8 +220,25 @@ func (b *Batch) Apply(d *ledger.Delta) error {
 		q := *p
 		b.pending[pendingKey{p.Destination, p.Send}] = &q
 	}
+	for _, c := range d.State {
+		k := stateKey(c.Table, c.Key)
+		if c.Value == nil {
+			w.Delete(k, nil)
+		} else {
+			w.Set(k, c.Value, nil)
+		}
+		b.state[stateID{c.Table, c.Key}] = bytes.Clone(c.Value)
+	}
 	b.n++
 	return nil
+}
+
+// State implements ledger.View, reading the batch's own writes.
+func (b *Batch) State(table, key string) ([]byte, bool, error) {
+	if v, ok := b.state[stateID{table, key}]; ok {
+		return bytes.Clone(v), v != nil, nil
+	}
+	return b.s.State(table, key)
 }
 
 // moveWeight keeps the weight table equal to the native balances that

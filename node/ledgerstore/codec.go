@@ -25,7 +25,17 @@ const (
 	pVote     = 'q' // q | vote digest -> a vote a certificate names (opaque to the store)
 	pCWeight  = 'y' // y | representative -> amount(16): its weight in the confirmed ledger
 	pSigned   = 'z' // z | address | previous -> SignedVotes: what this node's representatives signed there
+	pState    = 't' // t | len(table)(1) | table | key -> value: a block type's own state (ledger.StateChange)
 )
+
+// stateKey is the key of a block type's state value.
+func stateKey(table, key string) []byte {
+	k := append([]byte{pState, byte(len(table))}, table...)
+	return append(k, key...)
+}
+
+// stateID names a state value in the batch's memory.
+type stateID struct{ table, key string }
 
 // formatVersion is the layout of records this code reads and writes. It is
 // stored at Init; Open refuses a store of another version rather than

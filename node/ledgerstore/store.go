@@ -344,6 +344,11 @@ func (r reader) Pending(dest ledger.Address, send ledger.Hash) (ledger.Pending, 
 }
 
 // Receiver implements ledger.View.
+// State implements ledger.View.
+func (r reader) State(table, key string) ([]byte, bool, error) {
+	return r.get(stateKey(table, key))
+}
+
 func (r reader) Receiver(send ledger.Hash) (ledger.Hash, bool, error) {
 	return r.hashAt(key(pReceiver, send[:]))
 }
