@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/latticenet/lattice/cloud/cdn/cdnrules"
 	"github.com/latticenet/lattice/cloud/cloudclient"
 	"github.com/latticenet/lattice/cloud/cloudwire"
 )
@@ -178,7 +179,7 @@ private or public, or another account's public bucket.`, `  lattice cdn create s
   lattice cdn create api --origin https://api.example.com/v1
 `)
 	origin := f.String("origin", "", "where the edge fetches from: http(s)://HOST[/PATH] or s3://BUCKET[/PREFIX] (required)")
-	ttl := f.Int("default-ttl", cloudwire.DefaultTTL, fmt.Sprintf("seconds the edge keeps a response that says nothing of its freshness, 0 to %d", cloudwire.MaxDefaultTTL))
+	ttl := f.Int("default-ttl", cdnrules.DefaultTTL, fmt.Sprintf("seconds the edge keeps a response that says nothing of its freshness, 0 to %d", cdnrules.MaxDefaultTTL))
 	if err := f.parseN(args, 1, "one deployment name, such as site"); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/latticenet/lattice/internal/run/httpserve"
 	"net"
 	"net/netip"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/cdn/cdnstore"
 	"github.com/latticenet/lattice/cloud/platform"
+	"github.com/latticenet/lattice/internal/run/httpserve"
 )
 
 // cloudConfig is what lattice cloud and lattice dev configure of the

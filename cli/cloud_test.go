@@ -21,6 +21,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/accounts"
 	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/platform"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/cloud/storage/sigv4"
@@ -99,7 +100,7 @@ func TestCloudAPIKey(t *testing.T) {
 	}
 
 	// --name, --json, and flags after the operation in any order.
-	var created cloudapi.APIKey
+	var created cloudwire.APIKey
 	r = mustRun(t, "cloud", "apikey", "create", "--api-key", admin, "--json", "--name", "ci", "--account", "globex", "--api", url)
 	decode(t, r, &created)
 	if created.Account != "globex" || created.Name != "ci" || !apiSecretPattern.MatchString(created.Secret) || created.Revoked {
@@ -132,7 +133,7 @@ func TestCloudAPIKey(t *testing.T) {
 	}
 
 	// list --account filters; --json is an array of keys.
-	var keys []cloudapi.APIKey
+	var keys []cloudwire.APIKey
 	decode(t, mustRun(t, append([]string{"cloud", "apikey", "list", "--account", "acme", "--json"}, flags...)...), &keys)
 	if len(keys) != 1 || keys[0].ID != k.ID || keys[0].Secret != "" {
 		t.Errorf("list --account acme --json = %+v, want only %s", keys, k.ID)
@@ -156,7 +157,7 @@ func TestCloudAPIKey(t *testing.T) {
 		t.Errorf("list after revoking does not say revoked:\n%s", r.stdout)
 	}
 	// The ID may come after the flags, and --json prints the record.
-	var revoked cloudapi.APIKey
+	var revoked cloudwire.APIKey
 	decode(t, mustRun(t, append(append([]string{"cloud", "apikey", "revoke"}, flags...), "--json", created.ID)...), &revoked)
 	if revoked.ID != created.ID || !revoked.Revoked || revoked.RevokedAt == "" {
 		t.Errorf("revoke --json = %+v", revoked)
@@ -180,7 +181,7 @@ func TestCloudAPIKeyList(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var keys []cloudapi.APIKey
+	var keys []cloudwire.APIKey
 	decode(t, mustRun(t, "cloud", "apikey", "list", "--json", "--api", url, "--api-key", admin), &keys)
 	if len(keys) != n+1 {
 		t.Errorf("list --json = %d keys, want %d", len(keys), n+1)

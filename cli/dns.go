@@ -8,8 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/cloudclient"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/dns/dnszone"
 )
 
@@ -135,8 +135,8 @@ func newDNSFlags(e *env, name, args, about, examples string) *s3Flags {
 func findZone(ctx context.Context, c *cloudclient.Client, ref string) (dnszone.ZoneInfo, error) {
 	name := strings.ToLower(strings.TrimSuffix(ref, "."))
 	if strings.Contains(name, ".") {
-		all, err := allPages(func(page int) (cloudapi.List[dnszone.ZoneInfo], error) {
-			return c.Zones(ctx, page, cloudapi.MaxPerPage)
+		all, err := allPages(func(page int) (cloudwire.List[dnszone.ZoneInfo], error) {
+			return c.Zones(ctx, page, cloudwire.MaxPerPage)
 		})
 		if err != nil {
 			return dnszone.ZoneInfo{}, explainDNS(err, ref)
@@ -203,8 +203,8 @@ Lists your DNS zones: name, ID, serial and record count.`, `  lattice dns zone l
 	if err != nil {
 		return err
 	}
-	all, err := allPages(func(page int) (cloudapi.List[dnszone.ZoneInfo], error) {
-		return c.Zones(ctx, page, cloudapi.MaxPerPage)
+	all, err := allPages(func(page int) (cloudwire.List[dnszone.ZoneInfo], error) {
+		return c.Zones(ctx, page, cloudwire.MaxPerPage)
 	})
 	if err != nil {
 		return explainDNS(err, "")
@@ -386,8 +386,8 @@ Lists a zone's records: ID, name, type, TTL and data.`, `  lattice dns record ls
 	if err != nil {
 		return err
 	}
-	all, err := allPages(func(page int) (cloudapi.List[dnszone.Record], error) {
-		return c.Records(ctx, z.ID, cloudclient.RecordFilter{Name: *name, Type: *typ}, page, cloudapi.MaxPerPage)
+	all, err := allPages(func(page int) (cloudwire.List[dnszone.Record], error) {
+		return c.Records(ctx, z.ID, cloudclient.RecordFilter{Name: *name, Type: *typ}, page, cloudwire.MaxPerPage)
 	})
 	if err != nil {
 		return explainDNS(err, f.Arg(0))

@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/cloudclient"
-	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/cloudwire"
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
 // s3Commands are the subcommands of `lattice s3`, in the order of its
@@ -190,7 +190,7 @@ func parseS3Path(arg string) (s3Path, error) {
 	if bucket == "" {
 		return s3Path{}, usageErr("%q names no bucket: want s3://BUCKET/KEY", arg)
 	}
-	if err := cloudstore.ExistingBucketName(bucket); err != nil {
+	if err := storagenames.ExistingBucketName(bucket); err != nil {
 		return s3Path{}, usageErr("%q: %v", arg, err)
 	}
 	return s3Path{bucket, key}, nil
@@ -253,10 +253,10 @@ func explainObject(ctx context.Context, c *cloudclient.Client, err error, p s3Pa
 
 // listObjects calls fn with every page of a listing, following the
 // markers.
-func listObjects(ctx context.Context, c *cloudclient.Client, p s3Path, delimiter string, fn func(cloudapi.ObjectList) error) error {
+func listObjects(ctx context.Context, c *cloudclient.Client, p s3Path, delimiter string, fn func(cloudwire.ObjectList) error) error {
 	marker := ""
 	for {
-		l, err := c.Objects(ctx, p.bucket, cloudclient.ListOptions{Prefix: p.key, Delimiter: delimiter, Marker: marker, PerPage: cloudapi.MaxPerPage})
+		l, err := c.Objects(ctx, p.bucket, cloudclient.ListOptions{Prefix: p.key, Delimiter: delimiter, Marker: marker, PerPage: cloudwire.MaxPerPage})
 		if err != nil {
 			return explain(err, p)
 		}
@@ -271,9 +271,9 @@ func listObjects(ctx context.Context, c *cloudclient.Client, p s3Path, delimiter
 }
 
 // allObjects returns every object under p's key.
-func allObjects(ctx context.Context, c *cloudclient.Client, p s3Path) ([]cloudapi.ObjectInfo, error) {
-	var all []cloudapi.ObjectInfo
-	err := listObjects(ctx, c, p, "", func(l cloudapi.ObjectList) error {
+func allObjects(ctx context.Context, c *cloudclient.Client, p s3Path) ([]cloudwire.ObjectInfo, error) {
+	var all []cloudwire.ObjectInfo
+	err := listObjects(ctx, c, p, "", func(l cloudwire.ObjectList) error {
 		all = append(all, l.Data...)
 		return nil
 	})
@@ -391,8 +391,8 @@ and folders one level under the prefix (--recursive: every key under it).`, `  l
 		}
 		return listKeys(ctx, e, c, p, *recursive, *f.json)
 	}
-	all, err := allPages(func(page int) (cloudapi.List[cloudapi.Bucket], error) {
-		return c.Buckets(ctx, page, cloudapi.MaxPerPage)
+	all, err := allPages(func(page int) (cloudwire.List[cloudwire.Bucket], error) {
+		return c.Buckets(ctx, page, cloudwire.MaxPerPage)
 	})
 	if err != nil {
 		return explain(err, s3Path{})
@@ -426,10 +426,10 @@ func listKeys(ctx context.Context, e *env, c *cloudclient.Client, p s3Path, recu
 	}
 	folder := p.key[:strings.LastIndex(p.key, "/")+1]
 	out := struct {
-		Objects  []cloudapi.ObjectInfo `json:"objects"`
-		Prefixes []string              `json:"prefixes"`
-	}{[]cloudapi.ObjectInfo{}, []string{}}
-	err := listObjects(ctx, c, p, delimiter, func(l cloudapi.ObjectList) error {
+		Objects  []cloudwire.ObjectInfo `json:"objects"`
+		Prefixes []string               `json:"prefixes"`
+	}{[]cloudwire.ObjectInfo{}, []string{}}
+	err := listObjects(ctx, c, p, delimiter, func(l cloudwire.ObjectList) error {
 		if asJSON {
 			out.Objects = append(out.Objects, l.Data...)
 			out.Prefixes = append(out.Prefixes, l.Prefixes...)
@@ -597,7 +597,7 @@ func removeAll(ctx context.Context, e *env, c *cloudclient.Client, p s3Path, qui
 	skipped := 0
 	for _, o := range objs {
 		op := s3Path{p.bucket, o.Key}
-		if cloudapi.ValidRESTKey(o.Key) != nil {
+		if cloudwire.ValidRESTKey(o.Key) != nil {
 			fmt.Fprintf(e.stderr, "skipping %s: its key has an empty, \".\" or \"..\" segment, which only the S3 endpoint can address\n", op)
 			skipped++
 			continue
@@ -618,7 +618,7 @@ func removeAll(ctx context.Context, e *env, c *cloudclient.Client, p s3Path, qui
 }
 
 // allPages gathers every page of a list endpoint.
-func allPages[T any](fetch func(page int) (cloudapi.List[T], error)) ([]T, error) {
+func allPages[T any](fetch func(page int) (cloudwire.List[T], error)) ([]T, error) {
 	var all []T
 	for page := 1; ; page++ {
 		l, err := fetch(page)

@@ -25,6 +25,7 @@ import (
 	"github.com/latticenet/lattice/cloud/accounts"
 	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/cloudclient"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/internal/testkit/apitest"
 )
@@ -63,7 +64,7 @@ func newS3Cloud(t *testing.T) *s3Cloud {
 }
 
 // object returns the body of an object, failing the test if it cannot.
-func (s *s3Cloud) object(t *testing.T, bucket, key string) ([]byte, cloudapi.ObjectInfo) {
+func (s *s3Cloud) object(t *testing.T, bucket, key string) ([]byte, cloudwire.ObjectInfo) {
 	t.Helper()
 	rc, info, err := s.c.Download(t.Context(), bucket, key)
 	if err != nil {
@@ -171,7 +172,7 @@ func TestS3Buckets(t *testing.T) {
 	if r.stdout != "" || !strings.Contains(r.stderr, "no buckets yet") {
 		t.Errorf("ls with no bucket: stdout %q, stderr %q", r.stdout, r.stderr)
 	}
-	var buckets []cloudapi.Bucket
+	var buckets []cloudwire.Bucket
 	decode(t, mustRun(t, "s3", "ls", "--json"), &buckets)
 	if buckets == nil || len(buckets) != 0 {
 		t.Errorf("ls --json with no bucket = %v, want []", buckets)
@@ -180,7 +181,7 @@ func TestS3Buckets(t *testing.T) {
 	if r := mustRun(t, "s3", "mb", "photos", "--notes", "holiday 2026"); r.stdout != "make_bucket: photos\n" {
 		t.Errorf("mb printed %q", r.stdout)
 	}
-	var b cloudapi.Bucket
+	var b cloudwire.Bucket
 	decode(t, mustRun(t, "s3", "mb", "--json", "s3://docs"), &b)
 	if b.Name != "docs" || b.IsPublic {
 		t.Errorf("mb --json = %+v", b)
@@ -225,7 +226,7 @@ func TestS3Buckets(t *testing.T) {
 	if !want.MatchString(r.stdout) {
 		t.Errorf("usage printed:\n%s", r.stdout)
 	}
-	var u cloudapi.Usage
+	var u cloudwire.Usage
 	decode(t, mustRun(t, "s3", "usage", "--json"), &u)
 	if u.TotalBytes != 5 || u.ObjectCount != 1 || u.BucketCount != 2 {
 		t.Errorf("usage --json = %+v", u)
@@ -383,8 +384,8 @@ func TestS3CopyFolder(t *testing.T) {
 		t.Errorf("ls -r printed:\n%s", r.stdout)
 	}
 	var l struct {
-		Objects  []cloudapi.ObjectInfo `json:"objects"`
-		Prefixes []string              `json:"prefixes"`
+		Objects  []cloudwire.ObjectInfo `json:"objects"`
+		Prefixes []string               `json:"prefixes"`
 	}
 	decode(t, mustRun(t, "s3", "ls", "site", "--json"), &l)
 	if len(l.Objects) != 1 || l.Objects[0].Key != "v1.txt" || strings.Join(l.Prefixes, ",") != "v1/" {
@@ -485,7 +486,7 @@ func TestS3Keys(t *testing.T) {
 	if k, secret, err := s.st.S3Secret(m[1]); err != nil || secret != m[2] || k.Permissions != "read" || k.BucketScope != "photos" || k.Name != "ci" {
 		t.Errorf("the key made = %+v, secret %q, %v; printed %q", k, secret, err, m[2])
 	}
-	var k cloudapi.S3Key
+	var k cloudwire.S3Key
 	decode(t, mustRun(t, "s3", "keys", "create", "--json"), &k)
 	if k.Permissions != "readwrite" || k.BucketScope != "*" || len(k.Secret) != 40 {
 		t.Errorf("keys create --json = %+v", k)
@@ -497,7 +498,7 @@ func TestS3Keys(t *testing.T) {
 		!strings.HasPrefix(lines[1], k.AccessKeyID+"  ") || !strings.Contains(lines[2], m[1]) || strings.Contains(r.stdout, m[2]) {
 		t.Errorf("keys list printed:\n%s", r.stdout)
 	}
-	var keys []cloudapi.S3Key
+	var keys []cloudwire.S3Key
 	decode(t, mustRun(t, "s3", "keys", "list", "--json"), &keys)
 	if len(keys) != 2 || keys[1].AccessKeyID != m[1] || keys[0].Secret != "" {
 		t.Errorf("keys list --json = %+v", keys)
@@ -641,7 +642,7 @@ func TestS3Presign(t *testing.T) {
 		t.Errorf("GET the presigned URL = %d %q", resp.StatusCode, body)
 	}
 
-	var p cloudapi.PresignedURL
+	var p cloudwire.PresignedURL
 	decode(t, mustRun(t, "s3", "presign", "box/new.txt", "--upload", "--expires", "10m", "--json"), &p)
 	exp, err := time.Parse(time.RFC3339, p.Expires)
 	if err != nil || p.Method != "PUT" || exp.After(time.Now().Add(11*time.Minute)) {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
@@ -81,7 +80,7 @@ Lists a bucket's lifecycle rules.`, `  lattice s3 lifecycle ls logs
 	if err != nil {
 		return err
 	}
-	rules, err := allPages(func(page int) (cloudapi.List[cloudwire.LifecycleRule], error) {
+	rules, err := allPages(func(page int) (cloudwire.List[cloudwire.LifecycleRule], error) {
 		return c.Rules(ctx, p.bucket, page, cloudwire.MaxPerPage)
 	})
 	if err != nil {
@@ -298,7 +297,7 @@ over the last --hours hours, with its size now; --hourly hour by hour,
 				humanBytes(h.BytesIn), humanBytes(h.BytesOut), h.Errors)
 		}
 	case *top:
-		objs, err := allPages(func(page int) (cloudapi.List[cloudwire.TopObject], error) {
+		objs, err := allPages(func(page int) (cloudwire.List[cloudwire.TopObject], error) {
 			return c.TopObjects(ctx, p.bucket, page, cloudwire.MaxPerPage)
 		})
 		if err != nil {
@@ -312,7 +311,7 @@ over the last --hours hours, with its size now; --hourly hour by hour,
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", o.Key, o.Requests, humanBytes(o.BytesIn), humanBytes(o.BytesOut), localTime(o.LastAccess))
 		}
 	case *types:
-		fts, err := allPages(func(page int) (cloudapi.List[cloudwire.FileType], error) {
+		fts, err := allPages(func(page int) (cloudwire.List[cloudwire.FileType], error) {
 			return c.FileTypes(ctx, p.bucket, page, cloudwire.MaxPerPage)
 		})
 		if err != nil {

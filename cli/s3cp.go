@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/cloudclient"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 // transfer is one file moved by cp, as --json reports it.
@@ -327,7 +327,7 @@ func (cp *copier) downloadArg(ctx context.Context, src, dst string, recursive bo
 			skipped++
 			continue
 		}
-		if cloudapi.ValidRESTKey(o.Key) != nil {
+		if cloudwire.ValidRESTKey(o.Key) != nil {
 			fmt.Fprintf(cp.e.stderr, "skipping %s: its key has an empty, \".\" or \"..\" segment, which only the S3 endpoint can address\n", s3Path{from.bucket, o.Key})
 			skipped++
 			continue

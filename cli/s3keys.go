@@ -7,8 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/cloudclient"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 const s3KeysUsage = `Usage: lattice s3 keys COMMAND [ARGS] [flags]
@@ -107,8 +107,8 @@ creation time (never the secrets).`, `  lattice s3 keys list
 	if err != nil {
 		return err
 	}
-	all, err := allPages(func(page int) (cloudapi.List[cloudapi.S3Key], error) {
-		return c.S3Keys(ctx, page, cloudapi.MaxPerPage)
+	all, err := allPages(func(page int) (cloudwire.List[cloudwire.S3Key], error) {
+		return c.S3Keys(ctx, page, cloudwire.MaxPerPage)
 	})
 	if err != nil {
 		return explain(err, s3Path{})

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/cloudclient"
 	"github.com/latticenet/lattice/cloud/cloudwire"
 )
@@ -52,7 +51,7 @@ versioned. List the versions with `+"`lattice s3 versions BUCKET`"+`.`, `  latti
 	if err != nil {
 		return err
 	}
-	var b cloudapi.Bucket
+	var b cloudwire.Bucket
 	if status == "" {
 		b, err = c.Bucket(ctx, p.bucket)
 	} else {
@@ -111,7 +110,7 @@ func removeVersions(ctx context.Context, e *env, c *cloudclient.Client, p s3Path
 // following the listing's markers.
 func allVersions(ctx context.Context, c *cloudclient.Client, p s3Path) ([]cloudwire.ObjectVersion, error) {
 	var all []cloudwire.ObjectVersion
-	o := cloudclient.VersionOptions{Prefix: p.key, PerPage: cloudapi.MaxPerPage}
+	o := cloudclient.VersionOptions{Prefix: p.key, PerPage: cloudwire.MaxPerPage}
 	for {
 		l, err := c.Versions(ctx, p.bucket, o)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 func TestS3Versioning(t *testing.T) {
@@ -42,7 +42,7 @@ func TestS3Versioning(t *testing.T) {
 	if err := s.c.DeleteObject(t.Context(), "drafts", "essay.txt"); err != nil {
 		t.Fatal(err)
 	}
-	var b cloudapi.Bucket
+	var b cloudwire.Bucket
 	decode(t, mustRun(t, "s3", "versioning", "drafts", "--json"), &b)
 	if b.Versioning != "Enabled" || *b.NoncurrentVersionCount != 3 || *b.NoncurrentSizeBytes != 12 {
 		t.Errorf("versioning --json = %+v", b)
@@ -58,7 +58,7 @@ func TestS3Versioning(t *testing.T) {
 	if !want.MatchString(r.stdout) {
 		t.Errorf("versions printed:\n%s", r.stdout)
 	}
-	var vs []cloudapi.ObjectVersion
+	var vs []cloudwire.ObjectVersion
 	decode(t, mustRun(t, "s3", "versions", "drafts", "--prefix", "essay", "--json"), &vs)
 	if len(vs) != 3 || !vs[0].DeleteMarker || vs[1].Size != 7 || vs[2].Size != 5 {
 		t.Errorf("versions --prefix essay --json = %+v", vs)
@@ -78,18 +78,18 @@ func TestS3Versioning(t *testing.T) {
 	}
 
 	// More than a page: the markers are followed to the end.
-	for i := range cloudapi.MaxPerPage {
+	for i := range cloudwire.MaxPerPage {
 		put("many", fmt.Sprint(i))
 	}
 	vs = nil
 	decode(t, mustRun(t, "s3", "versions", "drafts", "--prefix", "many", "--json"), &vs)
-	if len(vs) != cloudapi.MaxPerPage || !vs[0].IsLatest || vs[0].ETag == vs[1].ETag {
-		t.Errorf("versions of many: %d, want %d, the newest first", len(vs), cloudapi.MaxPerPage)
+	if len(vs) != cloudwire.MaxPerPage || !vs[0].IsLatest || vs[0].ETag == vs[1].ETag {
+		t.Errorf("versions of many: %d, want %d, the newest first", len(vs), cloudwire.MaxPerPage)
 	}
 	put("many", "one more")
 	vs = nil
 	decode(t, mustRun(t, "s3", "versions", "drafts", "--json"), &vs)
-	if got, want := len(vs), 3+1+cloudapi.MaxPerPage+1; got != want {
+	if got, want := len(vs), 3+1+cloudwire.MaxPerPage+1; got != want {
 		t.Errorf("versions of the bucket: %d, want %d", got, want)
 	}
 
@@ -102,7 +102,7 @@ func TestS3Versioning(t *testing.T) {
 	}
 	wantFail(t, run(t, "s3", "rb", "drafts"), 1, `bucket "drafts" is not empty`, "lattice s3 versions drafts", "rb --force")
 	r = mustRun(t, "s3", "rb", "drafts", "--force")
-	if got, want := strings.Count(r.stdout, " (version "), 3+2+cloudapi.MaxPerPage+2; got != want || !strings.HasSuffix(r.stdout, "remove_bucket: drafts\n") {
+	if got, want := strings.Count(r.stdout, " (version "), 3+2+cloudwire.MaxPerPage+2; got != want || !strings.HasSuffix(r.stdout, "remove_bucket: drafts\n") {
 		t.Errorf("rb --force: %d versions deleted, want %d:\n%s", got, want, r.stdout)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
@@ -12,16 +13,16 @@ import (
 const (
 	// limit is the API description's name for these lists' page size;
 	// it takes per_page's bounds, as decisions.md sets for every list.
-	DefaultEventLimit = DefaultPerPage
-	MaxEventLimit     = MaxPerPage
-	DefaultTopLimit   = DefaultPerPage
-	MaxTopLimit       = MaxPerPage
+	DefaultEventLimit = cloudwire.DefaultPerPage
+	MaxEventLimit     = cloudwire.MaxPerPage
+	DefaultTopLimit   = cloudwire.DefaultPerPage
+	MaxTopLimit       = cloudwire.MaxPerPage
 	DefaultHours      = 24
 	MaxHours          = 720 // cloudstore.MetricsRetention
 )
 
-func eventJSON(e cloudstore.Event) Event {
-	out := Event{ID: e.ID, Type: e.Type, Time: e.Time.Format(time.RFC3339Nano), SourceKey: e.SourceKey,
+func eventJSON(e cloudstore.Event) cloudwire.Event {
+	out := cloudwire.Event{ID: e.ID, Type: e.Type, Time: e.Time.Format(time.RFC3339Nano), SourceKey: e.SourceKey,
 		SourceBucket: e.SourceBucket, RuleID: e.RuleID}
 	switch e.Type {
 	case cloudstore.EventObjectCreated, cloudstore.EventObjectCopied, cloudstore.EventObjectDeleted, cloudstore.EventObjectExpired:
@@ -44,7 +45,7 @@ func pageSize(r *http.Request, def, maxLimit int) (page, size int, err error) {
 		return 0, 0, err
 	}
 	if q.Has("per_page") {
-		size, err = intParam(r, "per_page", def, 1, MaxPerPage)
+		size, err = intParam(r, "per_page", def, 1, cloudwire.MaxPerPage)
 	} else {
 		size, err = intParam(r, "limit", def, 1, maxLimit)
 	}
@@ -65,7 +66,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, key accounts.Key
 	if err != nil {
 		return bucketErr(err)
 	}
-	out := List[Event]{Data: make([]Event, len(evs)), Meta: Meta{Total: total, Page: page, PerPage: size}}
+	out := cloudwire.List[cloudwire.Event]{Data: make([]cloudwire.Event, len(evs)), Meta: cloudwire.Meta{Total: total, Page: page, PerPage: size}}
 	for i, e := range evs {
 		out.Data[i] = eventJSON(e)
 	}
@@ -73,8 +74,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, key accounts.Key
 	return nil
 }
 
-func requestsJSON(r cloudstore.Requests) Requests {
-	return Requests{Get: r.Get, Put: r.Put, Delete: r.Delete, List: r.List, Other: r.Other, Total: r.Total()}
+func requestsJSON(r cloudstore.Requests) cloudwire.Requests {
+	return cloudwire.Requests{Get: r.Get, Put: r.Put, Delete: r.Delete, List: r.List, Other: r.Other, Total: r.Total()}
 }
 
 // window reads hours and returns the metrics of its hours: the current
@@ -98,9 +99,9 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request, key accounts.Ke
 	if err != nil {
 		return err
 	}
-	out := Metrics{Bucket: bucket, Hours: hours, From: from.Format(time.RFC3339), To: to.Format(time.RFC3339Nano), Hourly: make([]HourMetrics, len(hs))}
+	out := cloudwire.Metrics{Bucket: bucket, Hours: hours, From: from.Format(time.RFC3339), To: to.Format(time.RFC3339Nano), Hourly: make([]cloudwire.HourMetrics, len(hs))}
 	for i, h := range hs {
-		out.Hourly[i] = HourMetrics{Hour: h.Hour.Format(time.RFC3339), Requests: requestsJSON(h.Requests),
+		out.Hourly[i] = cloudwire.HourMetrics{Hour: h.Hour.Format(time.RFC3339), Requests: requestsJSON(h.Requests),
 			BytesIn: h.BytesIn, BytesOut: h.BytesOut, Errors: h.Errors}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -124,7 +125,7 @@ func (s *Server) metricsSummary(w http.ResponseWriter, r *http.Request, key acco
 	if err != nil {
 		return bucketErr(err)
 	}
-	writeJSON(w, http.StatusOK, MetricsSummary{Bucket: bucket, Hours: hours, From: from.Format(time.RFC3339), To: to.Format(time.RFC3339Nano),
+	writeJSON(w, http.StatusOK, cloudwire.MetricsSummary{Bucket: bucket, Hours: hours, From: from.Format(time.RFC3339), To: to.Format(time.RFC3339Nano),
 		Requests: requestsJSON(sum.Requests), BytesIn: sum.BytesIn, BytesOut: sum.BytesOut, Errors: sum.Errors,
 		ObjectCount: bk.Objects, SizeBytes: bk.Bytes})
 	return nil
@@ -143,9 +144,9 @@ func (s *Server) topObjects(w http.ResponseWriter, r *http.Request, key accounts
 	if err != nil {
 		return bucketErr(err)
 	}
-	out := List[TopObject]{Data: []TopObject{}, Meta: Meta{Total: total, Page: page, PerPage: size}}
+	out := cloudwire.List[cloudwire.TopObject]{Data: []cloudwire.TopObject{}, Meta: cloudwire.Meta{Total: total, Page: page, PerPage: size}}
 	for _, o := range top[min((page-1)*size, len(top)):] {
-		out.Data = append(out.Data, TopObject{Key: o.Key, Requests: o.Requests, BytesIn: o.BytesIn, BytesOut: o.BytesOut,
+		out.Data = append(out.Data, cloudwire.TopObject{Key: o.Key, Requests: o.Requests, BytesIn: o.BytesIn, BytesOut: o.BytesOut,
 			LastAccess: o.LastAccess.Format(time.RFC3339Nano)})
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -161,9 +162,9 @@ func (s *Server) fileTypes(w http.ResponseWriter, r *http.Request, key accounts.
 	if err != nil {
 		return bucketErr(err)
 	}
-	all := make([]FileType, len(fts))
+	all := make([]cloudwire.FileType, len(fts))
 	for i, ft := range fts {
-		all[i] = FileType{Extension: ft.Extension, ObjectCount: ft.Objects, SizeBytes: ft.Bytes}
+		all[i] = cloudwire.FileType{Extension: ft.Extension, ObjectCount: ft.Objects, SizeBytes: ft.Bytes}
 	}
 	page, err := pageOf(r, all)
 	if err != nil {

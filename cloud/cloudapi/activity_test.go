@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 // eventFields renders an event's fields as they came, sorted, with values
@@ -53,7 +53,7 @@ func TestEventsAPI(t *testing.T) {
 	step("DELETE", "/api/storage/buckets/pics/objects/a.txt", "", 204)
 	step("POST", "/api/storage/buckets/pics/lifecycle", `{"prefix":"","expire_days":3}`, 201)
 	r := a.do("GET", "/api/storage/buckets/pics/lifecycle", a.acme, "")
-	rule := wantList[cloudapi.LifecycleRule](t, "rules", r).Data[0]
+	rule := wantList[cloudwire.LifecycleRule](t, "rules", r).Data[0]
 	step("DELETE", "/api/storage/buckets/pics/lifecycle/"+rule.ID, "", 204)
 	step("PATCH", "/api/storage/buckets/pics/public", `{"is_public":false}`, 200)
 	// Failures and reads log nothing.
@@ -74,7 +74,7 @@ func TestEventsAPI(t *testing.T) {
 		"type=bucket.updated",
 		"type=bucket.created",
 	}
-	if l.Meta != (cloudapi.Meta{Total: 11, Page: 1, PerPage: 20}) {
+	if l.Meta != (cloudwire.Meta{Total: 11, Page: 1, PerPage: 20}) {
 		t.Errorf("meta %+v, want total 11, page 1, per_page 20", l.Meta)
 	}
 	if len(l.Data) != len(want) {
@@ -84,7 +84,7 @@ func TestEventsAPI(t *testing.T) {
 		if got := eventFields(t, raw); got != want[i] {
 			t.Errorf("event %d: %s, want %s", i, got, want[i])
 		}
-		var ev cloudapi.Event
+		var ev cloudwire.Event
 		json.Unmarshal(raw, &ev)
 		wantTime := t0.Add(time.Duration(len(want)-1-i) * time.Minute)
 		if i == len(want)-1 {
@@ -98,17 +98,17 @@ func TestEventsAPI(t *testing.T) {
 	pages := []struct {
 		query string
 		ids   string
-		meta  cloudapi.Meta
+		meta  cloudwire.Meta
 	}{
-		{"?limit=3", "11 10 9", cloudapi.Meta{Total: 11, Page: 1, PerPage: 3}},
-		{"?limit=3&page=2", "8 7 6", cloudapi.Meta{Total: 11, Page: 2, PerPage: 3}},
-		{"?limit=3&page=4", "2 1", cloudapi.Meta{Total: 11, Page: 4, PerPage: 3}},
-		{"?limit=3&page=5", "", cloudapi.Meta{Total: 11, Page: 5, PerPage: 3}},
-		{"?per_page=4&page=2", "7 6 5 4", cloudapi.Meta{Total: 11, Page: 2, PerPage: 4}},
-		{"?limit=100", "11 10 9 8 7 6 5 4 3 2 1", cloudapi.Meta{Total: 11, Page: 1, PerPage: 100}},
+		{"?limit=3", "11 10 9", cloudwire.Meta{Total: 11, Page: 1, PerPage: 3}},
+		{"?limit=3&page=2", "8 7 6", cloudwire.Meta{Total: 11, Page: 2, PerPage: 3}},
+		{"?limit=3&page=4", "2 1", cloudwire.Meta{Total: 11, Page: 4, PerPage: 3}},
+		{"?limit=3&page=5", "", cloudwire.Meta{Total: 11, Page: 5, PerPage: 3}},
+		{"?per_page=4&page=2", "7 6 5 4", cloudwire.Meta{Total: 11, Page: 2, PerPage: 4}},
+		{"?limit=100", "11 10 9 8 7 6 5 4 3 2 1", cloudwire.Meta{Total: 11, Page: 1, PerPage: 100}},
 	}
 	for _, p := range pages {
-		l := wantList[cloudapi.Event](t, "events"+p.query, a.do("GET", "/api/storage/buckets/pics/events"+p.query, a.acme, ""))
+		l := wantList[cloudwire.Event](t, "events"+p.query, a.do("GET", "/api/storage/buckets/pics/events"+p.query, a.acme, ""))
 		var ids []string
 		for _, ev := range l.Data {
 			ids = append(ids, fmt.Sprint(ev.ID))
@@ -161,7 +161,7 @@ func (a *objAPI) getJSON(path, fields string, v any) {
 	}
 }
 
-func hourLine(h cloudapi.HourMetrics) string {
+func hourLine(h cloudwire.HourMetrics) string {
 	q := h.Requests
 	return fmt.Sprintf("%s get=%d put=%d delete=%d list=%d other=%d total=%d in=%d out=%d errors=%d",
 		h.Hour, q.Get, q.Put, q.Delete, q.List, q.Other, q.Total, h.BytesIn, h.BytesOut, h.Errors)
@@ -185,7 +185,7 @@ func TestMetricsAPI(t *testing.T) {
 	a.do("GET", "/api/storage/buckets/pics/events", a.acme, "")
 	a.clock.Advance(30 * time.Minute) // 14:30
 
-	var m cloudapi.Metrics
+	var m cloudwire.Metrics
 	a.getJSON("/api/storage/buckets/pics/metrics?hours=4", "bucket,from,hourly,hours,to", &m)
 	want := []string{
 		"2026-11-21T11:00:00Z get=0 put=0 delete=0 list=0 other=0 total=0 in=0 out=0 errors=0",
@@ -203,15 +203,15 @@ func TestMetricsAPI(t *testing.T) {
 	if m.Bucket != "pics" || m.Hours != 4 || m.From != "2026-11-21T11:00:00Z" || m.To != t0.Add(150*time.Minute).Format(time.RFC3339Nano) {
 		t.Errorf("metrics window: %s %d %s %s", m.Bucket, m.Hours, m.From, m.To)
 	}
-	var def cloudapi.Metrics
+	var def cloudwire.Metrics
 	a.getJSON("/api/storage/buckets/pics/metrics", "bucket,from,hourly,hours,to", &def)
 	if def.Hours != 24 || len(def.Hourly) != 24 || def.Hourly[23].Hour != "2026-11-21T14:00:00Z" {
 		t.Errorf("default window: %d hours, %d entries", def.Hours, len(def.Hourly))
 	}
 
-	var sum cloudapi.MetricsSummary
+	var sum cloudwire.MetricsSummary
 	a.getJSON("/api/storage/buckets/pics/metrics/summary?hours=4", "bucket,bytes_in,bytes_out,errors,from,hours,object_count,requests,size_bytes,to", &sum)
-	if sum.Requests != (cloudapi.Requests{Get: 4, Put: 2, Delete: 1, List: 1, Total: 8}) || sum.Errors != 1 ||
+	if sum.Requests != (cloudwire.Requests{Get: 4, Put: 2, Delete: 1, List: 1, Total: 8}) || sum.Errors != 1 ||
 		sum.BytesIn != m.Hourly[1].BytesIn+m.Hourly[3].BytesIn || sum.BytesOut != m.Hourly[1].BytesOut+m.Hourly[3].BytesOut ||
 		sum.ObjectCount != 1 || sum.SizeBytes != 5 || sum.Hours != 4 || sum.From != m.From {
 		t.Errorf("summary over 4 hours: %+v", sum)
@@ -224,8 +224,8 @@ func TestMetricsAPI(t *testing.T) {
 	// Top objects: a.txt (the upload, two good gets; the ZIP names no
 	// key). Bytes out count every body sent, JSON answers too.
 	// b.bin was deleted, so it is not counted any more.
-	l := wantList[cloudapi.TopObject](t, "top", a.do("GET", "/api/storage/buckets/pics/metrics/top-objects", a.acme, ""))
-	if l.Meta != (cloudapi.Meta{Total: 1, Page: 1, PerPage: 20}) || len(l.Data) != 1 {
+	l := wantList[cloudwire.TopObject](t, "top", a.do("GET", "/api/storage/buckets/pics/metrics/top-objects", a.acme, ""))
+	if l.Meta != (cloudwire.Meta{Total: 1, Page: 1, PerPage: 20}) || len(l.Data) != 1 {
 		t.Fatalf("top objects: %+v", l)
 	}
 	if o := l.Data[0]; o.Key != "a.txt" || o.Requests != 3 || o.BytesIn != 5 || o.BytesOut != int64(len(up.body)+7) || o.LastAccess != t0.Format(time.RFC3339Nano) {
@@ -237,7 +237,7 @@ func TestMetricsAPI(t *testing.T) {
 // the metrics test made it (its body counts in bytes_out).
 func objectAnswerLen(t *testing.T, a *objAPI) int {
 	t.Helper()
-	o := cloudapi.ObjectInfo{Key: "b.bin", Size: 8, ETag: md5hex([]byte("12345678")), ContentType: "application/octet-stream",
+	o := cloudwire.ObjectInfo{Key: "b.bin", Size: 8, ETag: md5hex([]byte("12345678")), ContentType: "application/octet-stream",
 		LastModified: t0.Add(2 * time.Hour).Format(time.RFC3339Nano)}
 	data, _ := json.Marshal(o)
 	return len(data) + 1 // writeJSON ends with a newline
@@ -252,7 +252,7 @@ func TestTopObjectsAndFileTypesAPI(t *testing.T) {
 		}
 	}
 	top := func(query string) string {
-		l := wantList[cloudapi.TopObject](t, "top"+query, a.do("GET", "/api/storage/buckets/pics/metrics/top-objects"+query, a.acme, ""))
+		l := wantList[cloudwire.TopObject](t, "top"+query, a.do("GET", "/api/storage/buckets/pics/metrics/top-objects"+query, a.acme, ""))
 		var keys []string
 		for _, o := range l.Data {
 			keys = append(keys, fmt.Sprintf("%s:%d", o.Key, o.Requests))
@@ -270,7 +270,7 @@ func TestTopObjectsAndFileTypesAPI(t *testing.T) {
 			t.Errorf("top-objects%s = %q, want %q", query, got, want)
 		}
 	}
-	l := wantList[cloudapi.FileType](t, "file types", a.do("GET", "/api/storage/buckets/pics/metrics/file-types", a.acme, ""))
+	l := wantList[cloudwire.FileType](t, "file types", a.do("GET", "/api/storage/buckets/pics/metrics/file-types", a.acme, ""))
 	var got []string
 	for _, ft := range l.Data {
 		got = append(got, fmt.Sprintf("%q:%d/%d", ft.Extension, ft.ObjectCount, ft.SizeBytes))
@@ -278,7 +278,7 @@ func TestTopObjectsAndFileTypesAPI(t *testing.T) {
 	if g, w := strings.Join(got, " "), `"txt":1/50 "":1/40 "jpg":2/30 "png":1/30`; g != w || l.Meta.Total != 4 {
 		t.Errorf("file types = %s (total %d), want %s (total 4)", g, l.Meta.Total, w)
 	}
-	l = wantList[cloudapi.FileType](t, "file types page 2", a.do("GET", "/api/storage/buckets/pics/metrics/file-types?per_page=3&page=2", a.acme, ""))
+	l = wantList[cloudwire.FileType](t, "file types page 2", a.do("GET", "/api/storage/buckets/pics/metrics/file-types?per_page=3&page=2", a.acme, ""))
 	if len(l.Data) != 1 || l.Data[0].Extension != "png" {
 		t.Errorf("file types page 2: %+v", l.Data)
 	}
@@ -319,7 +319,7 @@ func TestMetricsAPIErrors(t *testing.T) {
 	for _, tt := range tests {
 		wantError(t, tt.name, a.do("GET", tt.path, tt.key, ""), tt.status, tt.code)
 	}
-	var m cloudapi.Metrics
+	var m cloudwire.Metrics
 	a.getJSON(base+"pics/metrics?hours=720", "bucket,from,hourly,hours,to", &m)
 	if len(m.Hourly) != 720 {
 		t.Errorf("hours=720: %d entries", len(m.Hourly))

@@ -5,11 +5,13 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
-func bucketJSON(b cloudstore.Bucket) Bucket {
-	out := Bucket{Name: b.Name, Notes: b.Notes, IsPublic: b.Public, ObjectCount: b.Objects, SizeBytes: b.Bytes,
+func bucketJSON(b cloudstore.Bucket) cloudwire.Bucket {
+	out := cloudwire.Bucket{Name: b.Name, Notes: b.Notes, IsPublic: b.Public, ObjectCount: b.Objects, SizeBytes: b.Bytes,
 		CreatedAt: b.CreatedAt.Format(time.RFC3339Nano), UpdatedAt: b.UpdatedAt.Format(time.RFC3339Nano)}
 	if b.Versioning != "" {
 		out.Versioning = b.Versioning
@@ -23,7 +25,7 @@ func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, key account
 	if err != nil {
 		return err
 	}
-	all := make([]Bucket, len(bs))
+	all := make([]cloudwire.Bucket, len(bs))
 	for i, b := range bs {
 		all[i] = bucketJSON(b)
 	}
@@ -43,11 +45,11 @@ func (s *Server) createBucket(w http.ResponseWriter, r *http.Request, key accoun
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := cloudstore.ValidBucketName(req.Name); err != nil {
+	if err := storagenames.ValidBucketName(req.Name); err != nil {
 		return validation("%v", err)
 	}
-	if len(req.Notes) > MaxNotes {
-		return validation("notes must be at most %d bytes", MaxNotes)
+	if len(req.Notes) > cloudwire.MaxNotes {
+		return validation("notes must be at most %d bytes", cloudwire.MaxNotes)
 	}
 	b, err := s.st.CreateBucket(key.Account, req.Name, req.Notes, s.opts.Now())
 	if err != nil {
@@ -61,7 +63,7 @@ func (s *Server) createBucket(w http.ResponseWriter, r *http.Request, key accoun
 // is simply not found.
 func bucketName(r *http.Request) (string, error) {
 	name := r.PathValue("name")
-	if cloudstore.ExistingBucketName(name) != nil {
+	if storagenames.ExistingBucketName(name) != nil {
 		return "", notFound("bucket")
 	}
 	return name, nil
@@ -94,8 +96,8 @@ func (s *Server) patchBucket(w http.ResponseWriter, r *http.Request, key account
 	if req.Notes == nil {
 		return validation("notes is required")
 	}
-	if len(*req.Notes) > MaxNotes {
-		return validation("notes must be at most %d bytes", MaxNotes)
+	if len(*req.Notes) > cloudwire.MaxNotes {
+		return validation("notes must be at most %d bytes", cloudwire.MaxNotes)
 	}
 	b, err := s.st.UpdateBucket(key.Account, name, s.opts.Now(), func(b *cloudstore.Bucket) { b.Notes = *req.Notes })
 	if err != nil {

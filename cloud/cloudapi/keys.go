@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/accounts"
-	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/cloudwire"
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
-func keyJSON(k accounts.Key) APIKey {
-	out := APIKey{ID: k.ID, Account: k.Account, Name: k.Name, Admin: k.Admin, Prefix: k.Prefix,
+func keyJSON(k accounts.Key) cloudwire.APIKey {
+	out := cloudwire.APIKey{ID: k.ID, Account: k.Account, Name: k.Name, Admin: k.Admin, Prefix: k.Prefix,
 		CreatedAt: k.CreatedAt.Format(time.RFC3339Nano), Revoked: k.Revoked}
 	if k.Revoked {
 		out.RevokedAt = k.RevokedAt.Format(time.RFC3339Nano)
@@ -25,7 +26,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ accounts.Ke
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := cloudstore.ValidAccountName(req.Account); err != nil {
+	if err := storagenames.ValidAccountName(req.Account); err != nil {
 		return validation("%v", err)
 	}
 	if len(req.Name) > 100 {
@@ -44,7 +45,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ accounts.Ke
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ accounts.Key) error {
 	account := r.URL.Query().Get("account")
 	if account != "" {
-		if err := cloudstore.ValidAccountName(account); err != nil {
+		if err := storagenames.ValidAccountName(account); err != nil {
 			return validation("%v", err)
 		}
 	}
@@ -52,7 +53,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ accounts.Key
 	if err != nil {
 		return err
 	}
-	all := make([]APIKey, len(keys))
+	all := make([]cloudwire.APIKey, len(keys))
 	for i, k := range keys {
 		all[i] = keyJSON(k)
 	}

@@ -12,8 +12,8 @@ import (
 // ruleJSON writes a rule. A rule made over S3 carries what the REST fields
 // cannot say in s3; its prefix and expire_days keep their meaning, but its
 // days end at the next midnight UTC, as S3 counts them.
-func ruleJSON(r cloudstore.Rule) LifecycleRule {
-	out := LifecycleRule{ID: r.ID, Prefix: r.Prefix, ExpireDays: r.ExpireDays, CreatedAt: r.CreatedAt.Format(time.RFC3339Nano)}
+func ruleJSON(r cloudstore.Rule) cloudwire.LifecycleRule {
+	out := cloudwire.LifecycleRule{ID: r.ID, Prefix: r.Prefix, ExpireDays: r.ExpireDays, CreatedAt: r.CreatedAt.Format(time.RFC3339Nano)}
 	if !r.S3 {
 		return out
 	}
@@ -39,7 +39,7 @@ func (s *Server) listRules(w http.ResponseWriter, r *http.Request, key accounts.
 	if err != nil {
 		return bucketErr(err)
 	}
-	all := make([]LifecycleRule, len(rules))
+	all := make([]cloudwire.LifecycleRule, len(rules))
 	for i, rl := range rules {
 		all[i] = ruleJSON(rl)
 	}

@@ -3,19 +3,21 @@ package cloudapi
 import (
 	"net/http"
 	"strconv"
+
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 // pageOf parses page and per_page and cuts the page out of all.
-func pageOf[T any](r *http.Request, all []T) (List[T], error) {
+func pageOf[T any](r *http.Request, all []T) (cloudwire.List[T], error) {
 	page, err := intParam(r, "page", 1, 1, 1<<30)
 	if err != nil {
-		return List[T]{}, err
+		return cloudwire.List[T]{}, err
 	}
-	per, err := intParam(r, "per_page", DefaultPerPage, 1, MaxPerPage)
+	per, err := intParam(r, "per_page", cloudwire.DefaultPerPage, 1, cloudwire.MaxPerPage)
 	if err != nil {
-		return List[T]{}, err
+		return cloudwire.List[T]{}, err
 	}
-	out := List[T]{Data: []T{}, Meta: Meta{Total: len(all), Page: page, PerPage: per}}
+	out := cloudwire.List[T]{Data: []T{}, Meta: cloudwire.Meta{Total: len(all), Page: page, PerPage: per}}
 	if start := (page - 1) * per; start < len(all) {
 		out.Data = all[start:min(start+per, len(all))]
 	}

@@ -14,14 +14,16 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
 // MaxObjectSize bounds an object uploaded through the REST API.
 const MaxObjectSize = 5 << 30
 
-func objectJSON(o cloudstore.Object) ObjectInfo {
-	return ObjectInfo{Key: o.Key, Size: o.Size, ETag: o.ETag, ContentType: o.ContentType,
+func objectJSON(o cloudstore.Object) cloudwire.ObjectInfo {
+	return cloudwire.ObjectInfo{Key: o.Key, Size: o.Size, ETag: o.ETag, ContentType: o.ContentType,
 		LastModified: o.LastModified.Format(time.RFC3339Nano)}
 }
 
@@ -30,7 +32,7 @@ func objectErr(err error) error {
 	switch {
 	case errors.Is(err, cloudstore.ErrTooLarge):
 		return &Error{http.StatusRequestEntityTooLarge, "payload_too_large", fmt.Sprintf("an object may hold at most %d bytes", int64(MaxObjectSize)), 0}
-	case errors.Is(err, cloudstore.ErrInvalidKey):
+	case errors.Is(err, storagenames.ErrInvalidKey):
 		return validation("%v", err)
 	}
 	return err
@@ -54,7 +56,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key accounts.Key
 	}
 	body := http.MaxBytesReader(w, r.Body, MaxObjectSize+1<<20)
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	var stored []ObjectInfo
+	var stored []cloudwire.ObjectInfo
 	put := func(objKey, ctype string, rd io.Reader) error {
 		o, err := s.storeObject(r, key.Account, bucket, objKey, ctype, rd)
 		if err != nil {
@@ -119,14 +121,14 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, key accounts.Key
 			return err
 		}
 	}
-	writeJSON(w, http.StatusCreated, map[string][]ObjectInfo{"objects": stored})
+	writeJSON(w, http.StatusCreated, map[string][]cloudwire.ObjectInfo{"objects": stored})
 	return nil
 }
 
 // storeObject stores rd as objKey, of type ctype (octet-stream if "").
-func (s *Server) storeObject(r *http.Request, account, bucket, objKey, ctype string, rd io.Reader) (ObjectInfo, error) {
-	if err := ValidRESTKey(objKey); err != nil {
-		return ObjectInfo{}, validation("%v", err)
+func (s *Server) storeObject(r *http.Request, account, bucket, objKey, ctype string, rd io.Reader) (cloudwire.ObjectInfo, error) {
+	if err := cloudwire.ValidRESTKey(objKey); err != nil {
+		return cloudwire.ObjectInfo{}, validation("%v", err)
 	}
 	if ctype == "" {
 		ctype = "application/octet-stream"
@@ -136,13 +138,13 @@ func (s *Server) storeObject(r *http.Request, account, bucket, objKey, ctype str
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			return ObjectInfo{}, objectErr(cloudstore.ErrTooLarge)
+			return cloudwire.ObjectInfo{}, objectErr(cloudstore.ErrTooLarge)
 		case isTimeout(err):
-			return ObjectInfo{}, errBodyTimeout
+			return cloudwire.ObjectInfo{}, errBodyTimeout
 		case errors.Is(err, cloudstore.ErrBody):
-			return ObjectInfo{}, errBodyCut
+			return cloudwire.ObjectInfo{}, errBodyCut
 		}
-		return ObjectInfo{}, objectErr(bucketErr(err))
+		return cloudwire.ObjectInfo{}, objectErr(bucketErr(err))
 	}
 	return objectJSON(o), nil
 }
@@ -352,7 +354,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, key accounts
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := ValidRESTKey(req.DestKey); err != nil {
+	if err := cloudwire.ValidRESTKey(req.DestKey); err != nil {
 		return validation("dest_key: %v", err)
 	}
 	o, err := s.st.CopyObject(key.Account, bucket, req.SourceKey, req.DestKey, s.opts.Now())
@@ -383,7 +385,7 @@ func (s *Server) folder(w http.ResponseWriter, r *http.Request, key accounts.Key
 	if p == "" {
 		return validation("path is required")
 	}
-	if err := ValidRESTKey(p + "/"); err != nil {
+	if err := cloudwire.ValidRESTKey(p + "/"); err != nil {
 		return validation("path: %v", err)
 	}
 	o, err := s.st.PutObject(r.Context(), key.Account, bucket, p+"/", "application/x-directory", strings.NewReader(""), 0, s.opts.Now())
@@ -409,7 +411,7 @@ func (s *Server) listObjects(w http.ResponseWriter, r *http.Request, key account
 	if err != nil {
 		return err
 	}
-	per, err := intParam(r, "per_page", DefaultPerPage, 1, MaxPerPage)
+	per, err := intParam(r, "per_page", cloudwire.DefaultPerPage, 1, cloudwire.MaxPerPage)
 	if err != nil {
 		return err
 	}
@@ -419,7 +421,7 @@ func (s *Server) listObjects(w http.ResponseWriter, r *http.Request, key account
 	if err != nil {
 		return bucketErr(err)
 	}
-	out := ObjectList{Data: []ObjectInfo{}, Prefixes: []string{}, NextMarker: l.NextMarker, Meta: Meta{Total: total, Page: page, PerPage: per}}
+	out := cloudwire.ObjectList{Data: []cloudwire.ObjectInfo{}, Prefixes: []string{}, NextMarker: l.NextMarker, Meta: cloudwire.Meta{Total: total, Page: page, PerPage: per}}
 	for _, o := range l.Objects {
 		out.Data = append(out.Data, objectJSON(o))
 	}

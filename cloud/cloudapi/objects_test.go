@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 // objAPI is the API with acme's key and bucket "pics", and the blob
@@ -85,7 +86,7 @@ func (a *objAPI) uploadRaw(apiKey, bucket, key, ctype string, body []byte) respo
 }
 
 // put uploads body as key into pics and checks it was stored.
-func (a *objAPI) put(key string, body []byte) cloudapi.ObjectInfo {
+func (a *objAPI) put(key string, body []byte) cloudwire.ObjectInfo {
 	a.t.Helper()
 	objs := wantObjects(a.t, "upload "+key, a.uploadRaw(a.acme, "pics", key, "application/octet-stream", body))
 	if len(objs) != 1 {
@@ -138,7 +139,7 @@ func (a *objAPI) blobFiles() (files, tmp int) {
 
 // wantObjects checks r is 201 {"objects":[...]} with exactly the object
 // resource's fields, and returns the objects.
-func wantObjects(t *testing.T, what string, r response) []cloudapi.ObjectInfo {
+func wantObjects(t *testing.T, what string, r response) []cloudwire.ObjectInfo {
 	t.Helper()
 	if r.status != http.StatusCreated {
 		t.Fatalf("%s: status %d, want 201 (body %s)", what, r.status, r.body)
@@ -153,7 +154,7 @@ func wantObjects(t *testing.T, what string, r response) []cloudapi.ObjectInfo {
 	if err := json.Unmarshal(r.body, &raw); err != nil {
 		t.Fatalf("%s: %s: %v", what, r.body, err)
 	}
-	var out []cloudapi.ObjectInfo
+	var out []cloudwire.ObjectInfo
 	for _, o := range raw.Objects {
 		out = append(out, wantObjectFields(t, what, o))
 	}
@@ -161,12 +162,12 @@ func wantObjects(t *testing.T, what string, r response) []cloudapi.ObjectInfo {
 }
 
 // wantObjectFields checks one object resource's fields and decodes it.
-func wantObjectFields(t *testing.T, what string, data []byte) cloudapi.ObjectInfo {
+func wantObjectFields(t *testing.T, what string, data []byte) cloudwire.ObjectInfo {
 	t.Helper()
 	if got, want := strings.Join(keysOf(t, data), ","), "content_type,etag,key,last_modified,size"; got != want {
 		t.Errorf("%s: object fields %s, want %s", what, got, want)
 	}
-	var o cloudapi.ObjectInfo
+	var o cloudwire.ObjectInfo
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&o); err != nil {
@@ -177,7 +178,7 @@ func wantObjectFields(t *testing.T, what string, data []byte) cloudapi.ObjectInf
 }
 
 // wantObject checks a single object answer (copy, folders).
-func wantObject(t *testing.T, what string, r response, status int) cloudapi.ObjectInfo {
+func wantObject(t *testing.T, what string, r response, status int) cloudwire.ObjectInfo {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("%s: status %d, want %d (body %s)", what, r.status, status, r.body)
@@ -187,7 +188,7 @@ func wantObject(t *testing.T, what string, r response, status int) cloudapi.Obje
 }
 
 // wantObjectList checks r is a 200 object listing and returns it.
-func wantObjectList(t *testing.T, what string, r response) cloudapi.ObjectList {
+func wantObjectList(t *testing.T, what string, r response) cloudwire.ObjectList {
 	t.Helper()
 	if r.status != http.StatusOK {
 		t.Fatalf("%s: status %d, want 200 (body %s)", what, r.status, r.body)
@@ -208,7 +209,7 @@ func wantObjectList(t *testing.T, what string, r response) cloudapi.ObjectList {
 	for _, o := range raw.Data {
 		wantObjectFields(t, what, o)
 	}
-	var l cloudapi.ObjectList
+	var l cloudwire.ObjectList
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
@@ -218,7 +219,7 @@ func wantObjectList(t *testing.T, what string, r response) cloudapi.ObjectList {
 }
 
 // listed renders a listing as "key key P:prefix/ | next_marker total".
-func listed(l cloudapi.ObjectList) string {
+func listed(l cloudwire.ObjectList) string {
 	var parts []string
 	for _, o := range l.Data {
 		parts = append(parts, o.Key)
@@ -274,7 +275,7 @@ func TestUploadRaw(t *testing.T) {
 	if len(objs) != 1 {
 		t.Fatalf("raw upload answered %d objects, want 1", len(objs))
 	}
-	want := cloudapi.ObjectInfo{Key: "docs/read me.txt", Size: int64(len(body)), ETag: md5hex(body),
+	want := cloudwire.ObjectInfo{Key: "docs/read me.txt", Size: int64(len(body)), ETag: md5hex(body),
 		ContentType: "text/plain; charset=utf-8", LastModified: t0.Format(time.RFC3339Nano)}
 	if objs[0] != want {
 		t.Errorf("raw upload = %+v, want %+v", objs[0], want)
@@ -656,7 +657,7 @@ func TestListObjectsAPI(t *testing.T) {
 	for _, k := range []string{"a.txt", "b/1", "b/2", "c.txt", "d/x/1", "d/y", "e"} {
 		a.put(k, []byte(k))
 	}
-	list := func(q string) cloudapi.ObjectList {
+	list := func(q string) cloudwire.ObjectList {
 		t.Helper()
 		return wantObjectList(t, q, a.do("GET", "/api/storage/buckets/pics/objects"+q, a.acme, ""))
 	}
@@ -687,7 +688,7 @@ func TestListObjectsAPI(t *testing.T) {
 	if d := list("?per_page=100").Meta; d.PerPage != 100 {
 		t.Errorf("per_page 100: %+v", d)
 	}
-	if d := list("").Meta; d.PerPage != cloudapi.DefaultPerPage || d.Page != 1 {
+	if d := list("").Meta; d.PerPage != cloudwire.DefaultPerPage || d.Page != 1 {
 		t.Errorf("default meta: %+v", d)
 	}
 	// Objects in the listing are metadata.
@@ -795,7 +796,7 @@ func TestCopyObjectAPI(t *testing.T) {
 	a.clock.Advance(time.Minute)
 
 	o := wantObject(t, "copy", a.do("POST", "/api/storage/buckets/pics/copy", a.acme, `{"source_key":"src.bin","dest_key":"copies/dst.bin"}`), http.StatusCreated)
-	want := cloudapi.ObjectInfo{Key: "copies/dst.bin", Size: int64(len(big)), ETag: md5hex(big), ContentType: "application/x-src", LastModified: t0.Add(time.Minute).Format(time.RFC3339Nano)}
+	want := cloudwire.ObjectInfo{Key: "copies/dst.bin", Size: int64(len(big)), ETag: md5hex(big), ContentType: "application/x-src", LastModified: t0.Add(time.Minute).Format(time.RFC3339Nano)}
 	if o != want {
 		t.Errorf("copy = %+v, want %+v", o, want)
 	}
@@ -846,7 +847,7 @@ func TestFolders(t *testing.T) {
 	a := newObjAPI(t)
 	other, _ := a.newKey("other")
 	o := wantObject(t, "folder", a.do("POST", "/api/storage/buckets/pics/folders", a.acme, `{"path":"photos/2024"}`), http.StatusCreated)
-	want := cloudapi.ObjectInfo{Key: "photos/2024/", Size: 0, ETag: "d41d8cd98f00b204e9800998ecf8427e", ContentType: "application/x-directory", LastModified: t0.Format(time.RFC3339Nano)}
+	want := cloudwire.ObjectInfo{Key: "photos/2024/", Size: 0, ETag: "d41d8cd98f00b204e9800998ecf8427e", ContentType: "application/x-directory", LastModified: t0.Format(time.RFC3339Nano)}
 	if o != want {
 		t.Errorf("folder = %+v, want %+v", o, want)
 	}
@@ -922,13 +923,13 @@ func TestUsageCountsObjects(t *testing.T) {
 	wantObjects(t, "their upload", a.uploadRaw(other, "theirs", "t", "", randomBody(1000)))
 	wantObject(t, "copy", a.do("POST", "/api/storage/buckets/pics/copy", a.acme, `{"source_key":"b","dest_key":"b2"}`), http.StatusCreated)
 
-	usage := func() cloudapi.Usage {
+	usage := func() cloudwire.Usage {
 		t.Helper()
 		r := a.do("GET", "/api/storage/usage", a.acme, "")
 		if r.status != http.StatusOK {
 			t.Fatalf("usage: %d %s", r.status, r.body)
 		}
-		var u cloudapi.Usage
+		var u cloudwire.Usage
 		dec := json.NewDecoder(bytes.NewReader(r.body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&u); err != nil {
@@ -937,8 +938,8 @@ func TestUsageCountsObjects(t *testing.T) {
 		return u
 	}
 	u := usage()
-	wantPics := cloudapi.BucketUsage{Name: "pics", ObjectCount: 3, SizeBytes: 5 + 2*int64(len(big))}
-	wantDocs := cloudapi.BucketUsage{Name: "docs", ObjectCount: 1, SizeBytes: 7}
+	wantPics := cloudwire.BucketUsage{Name: "pics", ObjectCount: 3, SizeBytes: 5 + 2*int64(len(big))}
+	wantDocs := cloudwire.BucketUsage{Name: "docs", ObjectCount: 1, SizeBytes: 7}
 	if u.TotalBytes != wantPics.SizeBytes+7 || u.ObjectCount != 4 || u.BucketCount != 2 ||
 		len(u.BucketsUsage) != 2 || u.BucketsUsage[0] != wantDocs || u.BucketsUsage[1] != wantPics {
 		t.Errorf("usage = %+v", u)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
@@ -37,7 +38,7 @@ func (s *Server) presign(w http.ResponseWriter, r *http.Request, key accounts.Ke
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := ValidRESTKey(req.Key); err != nil {
+	if err := cloudwire.ValidRESTKey(req.Key); err != nil {
 		return validation("key: %v", err)
 	}
 	var method, path string
@@ -66,7 +67,7 @@ func (s *Server) presign(w http.ResponseWriter, r *http.Request, key accounts.Ke
 	if base == "" {
 		base = "http://" + r.Host
 	}
-	writeJSON(w, http.StatusOK, PresignedURL{
+	writeJSON(w, http.StatusOK, cloudwire.PresignedURL{
 		URL:     base + "/api/storage/buckets/" + bucket + path + escapeKey(req.Key) + "?token=" + tok,
 		Method:  method,
 		Expires: time.Unix(exp, 0).UTC().Format(time.RFC3339),

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/internal/testkit/openapitest"
 )
 
@@ -26,7 +27,7 @@ func (a *objAPI) presign(apiKey, bucket, body string) response {
 
 // wantPresigned checks r is 200 with exactly url, method and expires, and
 // returns it with url made relative to the API's, for a.do.
-func (a *objAPI) wantPresigned(what string, r response) cloudapi.PresignedURL {
+func (a *objAPI) wantPresigned(what string, r response) cloudwire.PresignedURL {
 	a.t.Helper()
 	if r.status != http.StatusOK {
 		a.t.Fatalf("%s: status %d, want 200 (body %s)", what, r.status, r.body)
@@ -35,7 +36,7 @@ func (a *objAPI) wantPresigned(what string, r response) cloudapi.PresignedURL {
 	if got := strings.Join(keysOf(a.t, r.body), ","); got != "expires,method,url" {
 		a.t.Errorf("%s: fields %s, want expires,method,url", what, got)
 	}
-	var p cloudapi.PresignedURL
+	var p cloudwire.PresignedURL
 	json.Unmarshal(r.body, &p)
 	if !strings.HasPrefix(p.URL, a.url+"/") {
 		a.t.Fatalf("%s: url %s is not under %s", what, p.URL, a.url)

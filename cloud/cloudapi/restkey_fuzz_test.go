@@ -4,6 +4,8 @@ import (
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 // FuzzRestKey: a key the REST API accepts survives URL path cleaning, so
@@ -13,7 +15,7 @@ func FuzzRestKey(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, key string) {
-		if ValidRESTKey(key) != nil {
+		if cloudwire.ValidRESTKey(key) != nil {
 			return
 		}
 		p := "/api/storage/buckets/b/download/" + key

@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
-func s3KeyJSON(k cloudstore.S3Key) S3Key {
-	return S3Key{ID: k.AccessKeyID, AccessKeyID: k.AccessKeyID, Name: k.Name, Permissions: k.Permissions,
+func s3KeyJSON(k cloudstore.S3Key) cloudwire.S3Key {
+	return cloudwire.S3Key{ID: k.AccessKeyID, AccessKeyID: k.AccessKeyID, Name: k.Name, Permissions: k.Permissions,
 		BucketScope: k.BucketScope, CreatedAt: k.CreatedAt.Format(time.RFC3339Nano)}
 }
 
@@ -18,7 +19,7 @@ func (s *Server) listS3Keys(w http.ResponseWriter, r *http.Request, key accounts
 	if err != nil {
 		return err
 	}
-	all := make([]S3Key, len(keys))
+	all := make([]cloudwire.S3Key, len(keys))
 	for i, k := range keys {
 		all[i] = s3KeyJSON(k)
 	}
@@ -80,7 +81,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request, key accounts.Key)
 	if err != nil {
 		return err
 	}
-	u := Usage{BucketCount: len(bs), BucketsUsage: []BucketUsage{}}
+	u := cloudwire.Usage{BucketCount: len(bs), BucketsUsage: []cloudwire.BucketUsage{}}
 	// Noncurrent versions are counted apart, not in the spec's totals,
 	// which stay the sums of the buckets' object_count and size_bytes
 	// (current objects, as listings show them).
@@ -88,7 +89,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request, key accounts.Key)
 	for _, b := range bs {
 		u.TotalBytes += b.Bytes
 		u.ObjectCount += b.Objects
-		line := BucketUsage{Name: b.Name, ObjectCount: b.Objects, SizeBytes: b.Bytes}
+		line := cloudwire.BucketUsage{Name: b.Name, ObjectCount: b.Objects, SizeBytes: b.Bytes}
 		if b.Versioning != "" {
 			line.NoncurrentSizeBytes = &b.VersionBytes
 			noncurrent += b.VersionBytes

@@ -27,6 +27,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/accounts"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 	"github.com/latticenet/lattice/docs/openapi"
 	"github.com/latticenet/lattice/internal/run/accesslog"
 	"github.com/latticenet/lattice/internal/run/drain"
@@ -196,7 +197,7 @@ func (s *Server) metered(pattern, op string, h handler) {
 // record counts a request in its bucket's access metrics.
 func (s *Server) record(r *http.Request, op string, start time.Time, in *countingReader, rec *accesslog.Recorder) {
 	bucket := r.PathValue("name")
-	if cloudstore.ExistingBucketName(bucket) != nil {
+	if storagenames.ExistingBucketName(bucket) != nil {
 		return
 	}
 	if rec.Status >= 300 && rec.Status != http.StatusNotModified {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/accounts"
 	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/internal/testkit/apitest"
 	"github.com/latticenet/lattice/internal/testkit/openapitest"
@@ -150,7 +151,7 @@ func (a *testAPI) newKey(account string) (secret, id string) {
 	if r.status != http.StatusCreated {
 		a.t.Fatalf("create key for %s: %d %s", account, r.status, r.body)
 	}
-	var k cloudapi.APIKey
+	var k cloudwire.APIKey
 	if err := json.Unmarshal(r.body, &k); err != nil {
 		a.t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func wantError(t *testing.T, what string, r response, status int, code string) {
 
 // wantBucket checks r is a Bucket with exactly the resource's fields, and
 // returns it.
-func wantBucket(t *testing.T, what string, r response, status int) cloudapi.Bucket {
+func wantBucket(t *testing.T, what string, r response, status int) cloudwire.Bucket {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("%s: status %d, want %d (body %s)", what, r.status, status, r.body)
@@ -221,7 +222,7 @@ func wantBucket(t *testing.T, what string, r response, status int) cloudapi.Buck
 	if got, want := strings.Join(keysOf(t, r.body), ","), "created_at,is_public,name,notes,object_count,size_bytes,updated_at"; got != want {
 		t.Errorf("%s: bucket fields %s, want %s", what, got, want)
 	}
-	var b cloudapi.Bucket
+	var b cloudwire.Bucket
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
@@ -245,8 +246,8 @@ func rfc3339(t *testing.T, s string) time.Time {
 
 // list is a list envelope as it came.
 type list[T any] struct {
-	Data []T           `json:"data"`
-	Meta cloudapi.Meta `json:"meta"`
+	Data []T            `json:"data"`
+	Meta cloudwire.Meta `json:"meta"`
 }
 
 // wantList checks r is a 200 list envelope with exactly data and meta and
@@ -415,7 +416,7 @@ func TestCreateBucket(t *testing.T) {
 	acme, _ := a.newKey("acme")
 	r := a.do("POST", "/api/storage/buckets", acme, `{"name":"photos","notes":"holiday 2026"}`)
 	b := wantBucket(t, "create", r, http.StatusCreated)
-	want := cloudapi.Bucket{Name: "photos", Notes: "holiday 2026", CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+	want := cloudwire.Bucket{Name: "photos", Notes: "holiday 2026", CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
 	if b != want {
 		t.Errorf("created bucket = %+v, want %+v", b, want)
 	}
@@ -441,7 +442,7 @@ func TestCreateBucket(t *testing.T) {
 	r = a.do("POST", "/api/storage/buckets", acme, `{"name":"no-type"}`, "Content-Type", "")
 	wantBucket(t, "create without Content-Type", r, http.StatusCreated)
 	// Notes of exactly the limit.
-	r = a.do("POST", "/api/storage/buckets", acme, fmt.Sprintf(`{"name":"full-notes","notes":%q}`, strings.Repeat("n", cloudapi.MaxNotes)))
+	r = a.do("POST", "/api/storage/buckets", acme, fmt.Sprintf(`{"name":"full-notes","notes":%q}`, strings.Repeat("n", cloudwire.MaxNotes)))
 	wantBucket(t, "create with 1024 bytes of notes", r, http.StatusCreated)
 
 	// GET answers the same resource.
@@ -470,7 +471,7 @@ func TestCreateBucketValidation(t *testing.T) {
 		{"IPv4", `{"name":"192.168.1.1"}`, nil},
 		{"xn-- prefix", `{"name":"xn--photos"}`, nil},
 		{"-s3alias suffix", `{"name":"photos-s3alias"}`, nil},
-		{"notes too long", fmt.Sprintf(`{"name":"photos","notes":%q}`, strings.Repeat("n", cloudapi.MaxNotes+1)), nil},
+		{"notes too long", fmt.Sprintf(`{"name":"photos","notes":%q}`, strings.Repeat("n", cloudwire.MaxNotes+1)), nil},
 		{"malformed JSON", `{"name":"photos"`, nil},
 		{"not JSON", `name=photos`, nil},
 		{"array", `[{"name":"photos"}]`, nil},
@@ -497,7 +498,7 @@ func TestCreateBucketValidation(t *testing.T) {
 		wantError(t, tt.name, r, http.StatusBadRequest, "validation_error")
 	}
 	// None of them created a bucket.
-	if l := wantList[cloudapi.Bucket](t, "list", a.do("GET", "/api/storage/buckets", acme, "")); l.Meta.Total != 0 {
+	if l := wantList[cloudwire.Bucket](t, "list", a.do("GET", "/api/storage/buckets", acme, "")); l.Meta.Total != 0 {
 		t.Errorf("invalid requests created %d buckets: %+v", l.Meta.Total, l.Data)
 	}
 	// Trailing white space is fine.
@@ -541,7 +542,7 @@ func TestBucketNameConflict(t *testing.T) {
 	if b.Notes != "acme's" {
 		t.Errorf("after the conflicts, notes = %q, want acme's", b.Notes)
 	}
-	if l := wantList[cloudapi.Bucket](t, "globex's list", a.do("GET", "/api/storage/buckets", globex, "")); l.Meta.Total != 0 {
+	if l := wantList[cloudwire.Bucket](t, "globex's list", a.do("GET", "/api/storage/buckets", globex, "")); l.Meta.Total != 0 {
 		t.Errorf("globex has %d buckets after a conflict", l.Meta.Total)
 	}
 }
@@ -583,7 +584,7 @@ func TestBucketTenancy(t *testing.T) {
 	if b.Notes != "private" || b.IsPublic || b.UpdatedAt != b.CreatedAt {
 		t.Errorf("acme's bucket after globex's attempts = %+v", b)
 	}
-	if l := wantList[cloudapi.Bucket](t, "globex's list", a.do("GET", "/api/storage/buckets", globex, "")); l.Meta.Total != 0 || len(l.Data) != 0 {
+	if l := wantList[cloudwire.Bucket](t, "globex's list", a.do("GET", "/api/storage/buckets", globex, "")); l.Meta.Total != 0 || len(l.Data) != 0 {
 		t.Errorf("globex's list = %+v", l)
 	}
 }
@@ -624,7 +625,7 @@ func TestBucketUpdateAndDelete(t *testing.T) {
 		{"notes missing", "", `{}`},
 		{"notes null", "", `{"notes":null}`},
 		{"notes a number", "", `{"notes":1}`},
-		{"notes too long", "", fmt.Sprintf(`{"notes":%q}`, strings.Repeat("n", cloudapi.MaxNotes+1))},
+		{"notes too long", "", fmt.Sprintf(`{"notes":%q}`, strings.Repeat("n", cloudwire.MaxNotes+1))},
 		{"is_public in notes patch", "", `{"notes":"x","is_public":true}`},
 		{"is_public missing", "/public", `{}`},
 		{"is_public null", "/public", `{"is_public":null}`},
@@ -701,8 +702,8 @@ func TestPagination(t *testing.T) {
 		{"?per_page=20&page=2&other=x", 2, 20, 20, 40},
 	}
 	for _, tt := range tests {
-		l := wantList[cloudapi.Bucket](t, tt.query, a.do("GET", "/api/storage/buckets"+tt.query, acme, ""))
-		if l.Meta != (cloudapi.Meta{Total: n, Page: tt.page, PerPage: tt.per}) {
+		l := wantList[cloudwire.Bucket](t, tt.query, a.do("GET", "/api/storage/buckets"+tt.query, acme, ""))
+		if l.Meta != (cloudwire.Meta{Total: n, Page: tt.page, PerPage: tt.per}) {
 			t.Errorf("%q: meta = %+v, want total %d, page %d, per_page %d", tt.query, l.Meta, n, tt.page, tt.per)
 		}
 		var got []string
@@ -719,7 +720,7 @@ func TestPagination(t *testing.T) {
 		t.Errorf("a page past the end = %s, want data []", r.body)
 	}
 	// Another account sees only its own.
-	l := wantList[cloudapi.Bucket](t, "globex", a.do("GET", "/api/storage/buckets", globex, ""))
+	l := wantList[cloudwire.Bucket](t, "globex", a.do("GET", "/api/storage/buckets", globex, ""))
 	if l.Meta.Total != 1 || len(l.Data) != 1 || l.Data[0].Name != "globex-only" {
 		t.Errorf("globex's list = %+v", l)
 	}
@@ -935,7 +936,7 @@ func TestAdminKeys(t *testing.T) {
 	if got, want := strings.Join(keysOf(t, r.body), ","), "account,admin,created_at,id,name,prefix,revoked,secret"; got != want {
 		t.Errorf("created key fields %s, want %s", got, want)
 	}
-	var k cloudapi.APIKey
+	var k cloudwire.APIKey
 	if err := json.Unmarshal(r.body, &k); err != nil {
 		t.Fatal(err)
 	}
@@ -964,7 +965,7 @@ func TestAdminKeys(t *testing.T) {
 
 	// The list never shows a secret.
 	r = a.do("GET", "/api/admin/keys", a.admin, "")
-	l := wantList[cloudapi.APIKey](t, "list", r)
+	l := wantList[cloudwire.APIKey](t, "list", r)
 	for _, s := range []string{k.Secret, globexSecret, a.admin} {
 		if bytes.Contains(r.body, []byte(s[9:])) {
 			t.Errorf("the key list shows a secret: %s", r.body)
@@ -997,7 +998,7 @@ func TestAdminKeys(t *testing.T) {
 		{"?account=", []string{acme2ID, globexID, k.ID, a.adminID}},
 	}
 	for _, f := range filters {
-		l := wantList[cloudapi.APIKey](t, f.query, a.do("GET", "/api/admin/keys"+f.query, a.admin, ""))
+		l := wantList[cloudwire.APIKey](t, f.query, a.do("GET", "/api/admin/keys"+f.query, a.admin, ""))
 		var got []string
 		for _, x := range l.Data {
 			got = append(got, x.ID)
@@ -1032,7 +1033,7 @@ func TestAdminKeys(t *testing.T) {
 		t.Fatalf("revoke: %d %s", r.status, r.body)
 	}
 	wantJSON(t, r)
-	var rk cloudapi.APIKey
+	var rk cloudwire.APIKey
 	json.Unmarshal(r.body, &rk)
 	if rk.ID != globexID || !rk.Revoked || rk.Account != "globex" || rk.Secret != "" || !rfc3339(t, rk.RevokedAt).Equal(t0.Add(4*time.Minute)) {
 		t.Errorf("revoked key = %s", r.body)
@@ -1040,13 +1041,13 @@ func TestAdminKeys(t *testing.T) {
 	wantError(t, "revoked globex key", a.do("GET", "/api/storage/buckets", globexSecret, ""), http.StatusUnauthorized, "unauthorized")
 	// Revoking again answers the same record.
 	r = a.do("DELETE", "/api/admin/keys/"+globexID, a.admin, "")
-	var again cloudapi.APIKey
+	var again cloudwire.APIKey
 	json.Unmarshal(r.body, &again)
 	if r.status != http.StatusOK || again != rk {
 		t.Errorf("revoke again: %d %s, want 200 %+v", r.status, r.body, rk)
 	}
 	// The list shows it revoked.
-	l = wantList[cloudapi.APIKey](t, "list globex", a.do("GET", "/api/admin/keys?account=globex", a.admin, ""))
+	l = wantList[cloudwire.APIKey](t, "list globex", a.do("GET", "/api/admin/keys?account=globex", a.admin, ""))
 	if len(l.Data) != 1 || !l.Data[0].Revoked || l.Data[0].RevokedAt != rk.RevokedAt {
 		t.Errorf("globex's keys after revoking = %+v", l.Data)
 	}

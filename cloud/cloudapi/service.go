@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 // The seam for the platform's other services (DNS, and CDN and compute
@@ -33,7 +34,7 @@ func (s *Server) Decode(w http.ResponseWriter, r *http.Request, v any) error {
 func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
 
 // Page parses page and per_page and cuts that page out of all.
-func Page[T any](r *http.Request, all []T) (List[T], error) { return pageOf(r, all) }
+func Page[T any](r *http.Request, all []T) (cloudwire.List[T], error) { return pageOf(r, all) }
 
 // Validation is a 400 validation_error with the message.
 func Validation(format string, args ...any) *Error { return validation(format, args...) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
@@ -45,8 +46,8 @@ func (s *Server) setVersioning(w http.ResponseWriter, r *http.Request, key accou
 	return nil
 }
 
-func versionJSON(v cloudstore.ListedVersion) ObjectVersion {
-	out := ObjectVersion{Key: v.Key, VersionID: v.VersionName(), IsLatest: v.IsLatest, DeleteMarker: v.DeleteMarker,
+func versionJSON(v cloudstore.ListedVersion) cloudwire.ObjectVersion {
+	out := cloudwire.ObjectVersion{Key: v.Key, VersionID: v.VersionName(), IsLatest: v.IsLatest, DeleteMarker: v.DeleteMarker,
 		LastModified: v.LastModified.Format(time.RFC3339Nano)}
 	if !v.DeleteMarker {
 		out.Size, out.ETag, out.ContentType = v.Size, v.ETag, v.ContentType
@@ -62,7 +63,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, key accoun
 	if err != nil {
 		return err
 	}
-	page, size, err := pageSize(r, DefaultPerPage, MaxPerPage)
+	page, size, err := pageSize(r, cloudwire.DefaultPerPage, cloudwire.MaxPerPage)
 	if err != nil {
 		return err
 	}
@@ -80,8 +81,8 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, key accoun
 	if err != nil {
 		return bucketErr(err)
 	}
-	out := VersionList{Data: []ObjectVersion{}, Prefixes: []string{}, NextKeyMarker: l.NextKeyMarker,
-		NextVersionIDMarker: l.NextVersionIDMarker, Meta: Meta{Total: total, Page: page, PerPage: size}}
+	out := cloudwire.VersionList{Data: []cloudwire.ObjectVersion{}, Prefixes: []string{}, NextKeyMarker: l.NextKeyMarker,
+		NextVersionIDMarker: l.NextVersionIDMarker, Meta: cloudwire.Meta{Total: total, Page: page, PerPage: size}}
 	for _, v := range l.Versions {
 		out.Data = append(out.Data, versionJSON(v))
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 // setVersioning sends PUT .../versioning with body.
@@ -24,7 +25,7 @@ func (a *objAPI) setVersioning(apiKey, bucket, body string) response {
 
 // wantVersionedBucket checks r is a Bucket of a bucket that keeps or kept
 // versions: the resource's fields and the three of versioning.
-func wantVersionedBucket(t *testing.T, what string, r response, status int) cloudapi.Bucket {
+func wantVersionedBucket(t *testing.T, what string, r response, status int) cloudwire.Bucket {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("%s: status %d, want %d (body %s)", what, r.status, status, r.body)
@@ -33,7 +34,7 @@ func wantVersionedBucket(t *testing.T, what string, r response, status int) clou
 	if got, want := strings.Join(keysOf(t, r.body), ","), "created_at,is_public,name,noncurrent_size_bytes,noncurrent_version_count,notes,object_count,size_bytes,updated_at,versioning"; got != want {
 		t.Errorf("%s: bucket fields %s, want %s", what, got, want)
 	}
-	var b cloudapi.Bucket
+	var b cloudwire.Bucket
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
@@ -44,20 +45,20 @@ func wantVersionedBucket(t *testing.T, what string, r response, status int) clou
 
 // versionCounts renders a versioned bucket's counts: "versioning objects
 // bytes / noncurrent bytes".
-func versionCounts(b cloudapi.Bucket) string {
+func versionCounts(b cloudwire.Bucket) string {
 	return fmt.Sprintf("%s %d %d / %d %d", b.Versioning, b.ObjectCount, b.SizeBytes, *b.NoncurrentVersionCount, *b.NoncurrentSizeBytes)
 }
 
 // versions lists bucket's versions with query (no "?"), checks the answer
 // and returns it.
-func (a *objAPI) versions(apiKey, bucket, query string) cloudapi.VersionList {
+func (a *objAPI) versions(apiKey, bucket, query string) cloudwire.VersionList {
 	a.t.Helper()
 	r := a.do("GET", "/api/storage/buckets/"+bucket+"/versions?"+query, apiKey, "")
 	if r.status != http.StatusOK {
 		a.t.Fatalf("versions ?%s: status %d, want 200 (body %s)", query, r.status, r.body)
 	}
 	wantJSON(a.t, r)
-	var l cloudapi.VersionList
+	var l cloudwire.VersionList
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
@@ -78,7 +79,7 @@ type ids map[string]string
 
 // rendered renders a page of versions: "key#n [latest] [marker] ..." and
 // the prefixes, then the next markers (ids named) and meta.total.
-func (n ids) rendered(l cloudapi.VersionList) string {
+func (n ids) rendered(l cloudwire.VersionList) string {
 	var parts []string
 	for _, v := range l.Data {
 		s := v.Key + "#" + n.name(v.VersionID)
@@ -209,13 +210,13 @@ func TestUsageCountsVersionsApart(t *testing.T) {
 	if r := a.do("POST", "/api/storage/buckets", a.acme, `{"name":"docs"}`); r.status != http.StatusCreated {
 		t.Fatal(r.status)
 	}
-	usage := func() (cloudapi.Usage, string) {
+	usage := func() (cloudwire.Usage, string) {
 		t.Helper()
 		r := a.do("GET", "/api/storage/usage", a.acme, "")
 		if r.status != http.StatusOK {
 			t.Fatalf("usage: %d %s", r.status, r.body)
 		}
-		var u cloudapi.Usage
+		var u cloudwire.Usage
 		dec := json.NewDecoder(bytes.NewReader(r.body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&u); err != nil {

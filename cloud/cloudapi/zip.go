@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/latticenet/lattice/cloud/accounts"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
@@ -97,7 +98,7 @@ func (s *Server) downloadZip(w http.ResponseWriter, r *http.Request, key account
 // reserves for devices (CON, NUL, COM1, ...). No entry can then land
 // outside the folder it is extracted to, on any system.
 func zipName(key string) error {
-	if err := ValidRESTKey(key); err != nil {
+	if err := cloudwire.ValidRESTKey(key); err != nil {
 		return err
 	}
 	if strings.ContainsAny(key, `\:`) {

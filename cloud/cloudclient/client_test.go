@@ -21,6 +21,7 @@ import (
 	"github.com/latticenet/lattice/cloud/accounts"
 	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/cloudclient"
+	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/internal/testkit/apitest"
 	"github.com/latticenet/lattice/internal/testkit/openapitest"
@@ -102,7 +103,7 @@ func TestKeys(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Keys(%q, %d, %d): %v", tt.account, tt.page, tt.per, err)
 		}
-		if l.Meta != (cloudapi.Meta{Total: tt.total, Page: tt.page, PerPage: tt.per}) || len(l.Data) != tt.got {
+		if l.Meta != (cloudwire.Meta{Total: tt.total, Page: tt.page, PerPage: tt.per}) || len(l.Data) != tt.got {
 			t.Errorf("Keys(%q, %d, %d) = %d keys, meta %+v; want %d, total %d", tt.account, tt.page, tt.per, len(l.Data), l.Meta, tt.got, tt.total)
 		}
 		for _, x := range l.Data {
@@ -188,7 +189,7 @@ func TestBuckets(t *testing.T) {
 	for _, x := range l.Data {
 		names = append(names, x.Name)
 	}
-	if strings.Join(names, ",") != "alpha,mid,photos" || l.Meta != (cloudapi.Meta{Total: 4, Page: 1, PerPage: 3}) {
+	if strings.Join(names, ",") != "alpha,mid,photos" || l.Meta != (cloudwire.Meta{Total: 4, Page: 1, PerPage: 3}) {
 		t.Errorf("Buckets(1, 3) = %v %+v", names, l.Meta)
 	}
 	if l, err := acme.Buckets(ctx, 2, 3); err != nil || len(l.Data) != 1 || l.Data[0].Name != "zeta" {
@@ -204,7 +205,7 @@ func TestBuckets(t *testing.T) {
 	wantAPIError(t, "CreateBucket taken by another account", err, http.StatusConflict, "conflict")
 	_, err = acme.CreateBucket(ctx, "Bad_Name", "")
 	wantAPIError(t, "CreateBucket bad name", err, http.StatusBadRequest, "validation_error")
-	_, err = acme.CreateBucket(ctx, "long-notes", strings.Repeat("n", cloudapi.MaxNotes+1))
+	_, err = acme.CreateBucket(ctx, "long-notes", strings.Repeat("n", cloudwire.MaxNotes+1))
 	wantAPIError(t, "CreateBucket long notes", err, http.StatusBadRequest, "validation_error")
 	_, err = globex.Bucket(ctx, "photos")
 	wantAPIError(t, "Bucket of another account", err, http.StatusNotFound, "not_found")
@@ -540,7 +541,7 @@ func TestS3KeysUsagePublic(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, err = c.Usage(ctx)
-	want := cloudapi.Usage{TotalBytes: 5, ObjectCount: 1, BucketCount: 2, BucketsUsage: []cloudapi.BucketUsage{{Name: "docs"}, {Name: "photos", ObjectCount: 1, SizeBytes: 5}}}
+	want := cloudwire.Usage{TotalBytes: 5, ObjectCount: 1, BucketCount: 2, BucketsUsage: []cloudwire.BucketUsage{{Name: "docs"}, {Name: "photos", ObjectCount: 1, SizeBytes: 5}}}
 	if err != nil || fmt.Sprint(u) != fmt.Sprint(want) {
 		t.Errorf("Usage = %+v, %v; want %+v", u, err, want)
 	}

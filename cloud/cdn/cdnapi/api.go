@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/cdn/cdnedge"
+	"github.com/latticenet/lattice/cloud/cdn/cdnrules"
 	"github.com/latticenet/lattice/cloud/cdn/cdnstore"
 	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/dns/dnsstore"
 	"github.com/latticenet/lattice/cloud/dns/dnszone"
-	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
 // Resolver looks up a custom domain's CNAME (net.DefaultResolver does).
@@ -37,7 +37,7 @@ type Resolver interface {
 type Options struct {
 	Store   *cdnstore.Store
 	Edge    *cdnedge.Edge
-	Buckets *cloudstore.Store
+	Buckets cdnedge.Buckets
 	DNS     *dnsstore.Store
 	// AllowPrivateOrigins is the edge's setting: off, origins at
 	// loopback or private addresses are refused at creation.
@@ -101,7 +101,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, account string
 	if in.Origin == "" {
 		return cloudapi.Validation("origin is required: http(s)://HOST[/PATH], or s3://BUCKET[/PREFIX] for a bucket of yours or a public one")
 	}
-	o, err := cloudwire.ParseOrigin(in.Origin)
+	o, err := cdnrules.ParseOrigin(in.Origin)
 	if err != nil {
 		return cloudapi.Validation("%v", err)
 	}
@@ -116,7 +116,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, account string
 			return cloudapi.Validation("%v", err)
 		}
 	}
-	d, err := h.Store.Create(account, in)
+	d, err := h.Store.Create(account, cdnstore.Spec{Name: in.Name, Origin: in.Origin, DefaultTTL: in.DefaultTTL})
 	if err != nil {
 		return apiError(err, "deployment")
 	}
@@ -352,8 +352,8 @@ func (h *handlers) purge(w http.ResponseWriter, r *http.Request, account string)
 	if _, err := h.Store.Deployment(account, id); err != nil {
 		return apiError(err, "deployment")
 	}
-	if n := len(in.Paths) + len(in.Prefixes); n > cloudwire.MaxPurgeItems {
-		return cloudapi.Validation("%d paths and prefixes: at most %d in one purge (purge a prefix, or everything with {})", n, cloudwire.MaxPurgeItems)
+	if n := len(in.Paths) + len(in.Prefixes); n > cdnrules.MaxPurgeItems {
+		return cloudapi.Validation("%d paths and prefixes: at most %d in one purge (purge a prefix, or everything with {})", n, cdnrules.MaxPurgeItems)
 	}
 	paths, err := escapePaths("paths", in.Paths)
 	if err != nil {

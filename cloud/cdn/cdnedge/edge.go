@@ -31,16 +31,16 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/cdn/cdnpolicy"
+	"github.com/latticenet/lattice/cloud/cdn/cdnrules"
 	"github.com/latticenet/lattice/cloud/cdn/cdnstore"
 	"github.com/latticenet/lattice/cloud/cloudwire"
-	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/internal/run/httpserve"
 )
 
 // Options configure an edge; zero fields take the defaults.
 type Options struct {
 	Store   *cdnstore.Store
-	Buckets *cloudstore.Store // for s3:// origins; nil serves them 502
+	Buckets Buckets // for s3:// origins (a *cloudstore.Store); nil serves them 502
 	// CacheDir holds the disk tier; it is emptied at start (the cache
 	// starts cold). "" keeps the cache in memory only.
 	CacheDir string
@@ -217,7 +217,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("no CDN deployment answers for %q", host), http.StatusNotFound)
 		return
 	}
-	o, err := cloudwire.ParseOrigin(d.Origin)
+	o, err := cdnrules.ParseOrigin(d.Origin)
 	if err != nil { // stored canonical: cannot happen
 		http.Error(w, "bad origin", http.StatusInternalServerError)
 		return
@@ -281,7 +281,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // request is one request being answered.
 type request struct {
 	d   cdnstore.Deployment
-	o   cloudwire.Origin
+	o   cdnrules.Origin
 	key string
 	r   *http.Request
 	c   *counters
@@ -708,7 +708,7 @@ func (e *Edge) stream(w http.ResponseWriter, r *http.Request, resp *http.Respons
 // http(s) origin, uncached; a successful unsafe request invalidates the
 // stored responses of its path (RFC 9111 4.4). Bucket origins are
 // read-only.
-func (e *Edge) pass(w http.ResponseWriter, r *http.Request, d cdnstore.Deployment, o cloudwire.Origin, c *counters) {
+func (e *Edge) pass(w http.ResponseWriter, r *http.Request, d cdnstore.Deployment, o cdnrules.Origin, c *counters) {
 	c.misses.Add(1)
 	if o.URL == nil {
 		w.Header().Set("Allow", "GET, HEAD")

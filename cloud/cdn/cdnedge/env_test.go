@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/cdn/cdnstore"
-	"github.com/latticenet/lattice/cloud/cloudwire"
 )
 
 // The tests drive a real edge on a loopback listener against real origins
@@ -145,7 +144,7 @@ func (v *env) origin(h http.HandlerFunc) *origin {
 // default TTL.
 func (v *env) deploy(name, origin string, ttl int) cdnstore.Deployment {
 	v.t.Helper()
-	in := cloudwire.DeploymentInput{Name: name, Origin: origin}
+	in := cdnstore.Spec{Name: name, Origin: origin}
 	if ttl >= 0 {
 		in.DefaultTTL = &ttl
 	}

@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/latticenet/lattice/cloud/cdn/cdnrules"
 	"github.com/latticenet/lattice/cloud/cdn/cdnstore"
-	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
@@ -91,7 +91,7 @@ var nonPublic = []netip.Prefix{
 // origin whose host is a literal non-public address or "localhost": the
 // API says so at once, rather than the edge at the first request. Names
 // are checked again at every connection.
-func CheckOrigin(o cloudwire.Origin, allowPrivate bool) error {
+func CheckOrigin(o cdnrules.Origin, allowPrivate bool) error {
 	if o.URL == nil || allowPrivate {
 		return nil
 	}
@@ -105,9 +105,24 @@ func CheckOrigin(o cloudwire.Origin, allowPrivate bool) error {
 	return nil
 }
 
+// Buckets is what the CDN reads of the platform's object store for
+// s3:// origins: three calls of *cloudstore.Store, declared here by their
+// user so that the edge depends on what it reads, not on the store.
+type Buckets interface {
+	// Bucket returns account's bucket name.
+	Bucket(account, name string) (cloudstore.Bucket, error)
+	// PublicBucket returns the public bucket name, whoever owns it.
+	PublicBucket(name string) (cloudstore.Bucket, error)
+	// OpenObject opens an object's latest version for reading;
+	// cloudstore.ErrNotFound when there is none.
+	OpenObject(account, bucket, key string) (cloudstore.Object, cloudstore.Body, error)
+}
+
+var _ Buckets = (*cloudstore.Store)(nil)
+
 // CheckBucket checks that account's deployment may read bucket: its own,
 // or another account's public bucket.
-func CheckBucket(st *cloudstore.Store, account, bucket string) error {
+func CheckBucket(st Buckets, account, bucket string) error {
 	if _, err := st.Bucket(account, bucket); err == nil {
 		return nil
 	}
@@ -123,7 +138,7 @@ func CheckBucket(st *cloudstore.Store, account, bucket string) error {
 // conditional request, 404 when there is no such object. The deployment
 // reads its owner's buckets, private ones too, and public buckets of
 // anyone; a bucket made private or deleted since reads as 404.
-func bucketResponse(st *cloudstore.Store, d cdnstore.Deployment, o cloudwire.Origin, urlPath string, req http.Header, at time.Time) *http.Response {
+func bucketResponse(st Buckets, d cdnstore.Deployment, o cdnrules.Origin, urlPath string, req http.Header, at time.Time) *http.Response {
 	key := strings.TrimPrefix(path.Clean("/"+urlPath), "/")
 	if strings.HasSuffix(urlPath, "/") || key == "" {
 		key = path.Join(key, "index.html")

@@ -18,7 +18,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/latticenet/lattice/cloud/cloudwire"
+	"github.com/latticenet/lattice/cloud/cdn/cdnrules"
 	"github.com/latticenet/lattice/cloud/dns/dnszone"
 	"github.com/latticenet/lattice/internal/run/failstop"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
@@ -56,7 +56,7 @@ type Deployment struct {
 	ID         string    `json:"id"`
 	Account    string    `json:"account"`
 	Name       string    `json:"name"`
-	Origin     string    `json:"origin"` // canonical (cloudwire.Origin.String)
+	Origin     string    `json:"origin"` // canonical (cdnrules.Origin.String)
 	DefaultTTL int       `json:"default_ttl"`
 	CreatedAt  time.Time `json:"created_at"`
 }
@@ -196,21 +196,29 @@ func (s *Store) publish() {
 	s.routes.Store(&m)
 }
 
+// Spec is what a new deployment is made of.
+type Spec struct {
+	Name   string
+	Origin string // as cdnrules.ParseOrigin reads it
+	// DefaultTTL is in seconds; nil means cdnrules.DefaultTTL.
+	DefaultTTL *int
+}
+
 // Create creates a deployment for account. Its name is the platform's:
 // taken by anyone, it is ErrExists.
-func (s *Store) Create(account string, in cloudwire.DeploymentInput) (Deployment, error) {
-	if err := cloudwire.CheckDeploymentName(in.Name); err != nil {
+func (s *Store) Create(account string, in Spec) (Deployment, error) {
+	if err := cdnrules.CheckDeploymentName(in.Name); err != nil {
 		return Deployment{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	o, err := cloudwire.ParseOrigin(in.Origin)
+	o, err := cdnrules.ParseOrigin(in.Origin)
 	if err != nil {
 		return Deployment{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	ttl := cloudwire.DefaultTTL
+	ttl := cdnrules.DefaultTTL
 	if in.DefaultTTL != nil {
 		ttl = *in.DefaultTTL
-		if ttl < 0 || ttl > cloudwire.MaxDefaultTTL {
-			return Deployment{}, fmt.Errorf("%w: default_ttl %d: want 0 to %d seconds", ErrInvalid, ttl, cloudwire.MaxDefaultTTL)
+		if err := cdnrules.CheckDefaultTTL(ttl); err != nil {
+			return Deployment{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
 	s.mu.Lock()

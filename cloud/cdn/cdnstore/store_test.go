@@ -15,7 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
-	"github.com/latticenet/lattice/cloud/cloudwire"
+	"github.com/latticenet/lattice/cloud/cdn/cdnrules"
 	"github.com/latticenet/lattice/internal/testkit/tabletest"
 )
 
@@ -34,7 +34,7 @@ func ttl(n int) *int { return &n }
 
 func mustCreate(t *testing.T, s *Store, account, name, origin string) Deployment {
 	t.Helper()
-	d, err := s.Create(account, cloudwire.DeploymentInput{Name: name, Origin: origin})
+	d, err := s.Create(account, Spec{Name: name, Origin: origin})
 	if err != nil {
 		t.Fatalf("Create(%s, %s, %s): %v", account, name, origin, err)
 	}
@@ -49,8 +49,8 @@ func TestCreate(t *testing.T) {
 	s := openStore(t, vfs.NewMem())
 	defer s.Close()
 	d := mustCreate(t, s, "alice", "site", "https://Example.com/base/")
-	if d.Origin != "https://Example.com/base" || d.DefaultTTL != cloudwire.DefaultTTL || d.Account != "alice" || len(d.ID) != 16 {
-		t.Errorf("created %+v: want the origin canonical, default TTL %d, 16-digit id", d, cloudwire.DefaultTTL)
+	if d.Origin != "https://Example.com/base" || d.DefaultTTL != cdnrules.DefaultTTL || d.Account != "alice" || len(d.ID) != 16 {
+		t.Errorf("created %+v: want the origin canonical, default TTL %d, 16-digit id", d, cdnrules.DefaultTTL)
 	}
 	if got := s.CNAME(d); got != "site.cdn.localhost" {
 		t.Errorf("CNAME: got %q, want site.cdn.localhost", got)
@@ -58,30 +58,30 @@ func TestCreate(t *testing.T) {
 	if got, ok := s.Route("site.cdn.localhost"); !ok || got.ID != d.ID {
 		t.Errorf("Route(site.cdn.localhost): %+v %v", got, ok)
 	}
-	if _, err := s.Create("alice", cloudwire.DeploymentInput{Name: "zero", Origin: "s3://bucket", DefaultTTL: ttl(0)}); err != nil {
+	if _, err := s.Create("alice", Spec{Name: "zero", Origin: "s3://bucket", DefaultTTL: ttl(0)}); err != nil {
 		t.Errorf("default_ttl 0: %v", err)
 	}
 
 	refused := []struct {
 		name string
-		in   cloudwire.DeploymentInput
+		in   Spec
 		want error
 		msg  string
 	}{
-		{"taken by the same account", cloudwire.DeploymentInput{Name: "site", Origin: "http://a.example"}, ErrExists, "site"},
-		{"upper case", cloudwire.DeploymentInput{Name: "Site2", Origin: "http://a.example"}, ErrInvalid, "lower-case"},
-		{"dot", cloudwire.DeploymentInput{Name: "a.b", Origin: "http://a.example"}, ErrInvalid, "lower-case"},
-		{"leading hyphen", cloudwire.DeploymentInput{Name: "-a", Origin: "http://a.example"}, ErrInvalid, "hyphen"},
-		{"too long", cloudwire.DeploymentInput{Name: strings.Repeat("a", 64), Origin: "http://a.example"}, ErrInvalid, "63"},
-		{"empty", cloudwire.DeploymentInput{Name: "", Origin: "http://a.example"}, ErrInvalid, "1 to 63"},
-		{"ftp origin", cloudwire.DeploymentInput{Name: "b", Origin: "ftp://a.example"}, ErrInvalid, "want http(s)"},
-		{"origin with query", cloudwire.DeploymentInput{Name: "b", Origin: "http://a.example/?x=1"}, ErrInvalid, "query"},
-		{"origin with user", cloudwire.DeploymentInput{Name: "b", Origin: "http://u:p@a.example"}, ErrInvalid, "user"},
-		{"origin without host", cloudwire.DeploymentInput{Name: "b", Origin: "http:///x"}, ErrInvalid, "no host"},
-		{"origin port 0", cloudwire.DeploymentInput{Name: "b", Origin: "http://a.example:0"}, ErrInvalid, "port"},
-		{"bad bucket", cloudwire.DeploymentInput{Name: "b", Origin: "s3://A_B"}, ErrInvalid, "bucket"},
-		{"negative ttl", cloudwire.DeploymentInput{Name: "b", Origin: "s3://bucket", DefaultTTL: ttl(-1)}, ErrInvalid, "default_ttl"},
-		{"ttl over a year", cloudwire.DeploymentInput{Name: "b", Origin: "s3://bucket", DefaultTTL: ttl(cloudwire.MaxDefaultTTL + 1)}, ErrInvalid, "default_ttl"},
+		{"taken by the same account", Spec{Name: "site", Origin: "http://a.example"}, ErrExists, "site"},
+		{"upper case", Spec{Name: "Site2", Origin: "http://a.example"}, ErrInvalid, "lower-case"},
+		{"dot", Spec{Name: "a.b", Origin: "http://a.example"}, ErrInvalid, "lower-case"},
+		{"leading hyphen", Spec{Name: "-a", Origin: "http://a.example"}, ErrInvalid, "hyphen"},
+		{"too long", Spec{Name: strings.Repeat("a", 64), Origin: "http://a.example"}, ErrInvalid, "63"},
+		{"empty", Spec{Name: "", Origin: "http://a.example"}, ErrInvalid, "1 to 63"},
+		{"ftp origin", Spec{Name: "b", Origin: "ftp://a.example"}, ErrInvalid, "want http(s)"},
+		{"origin with query", Spec{Name: "b", Origin: "http://a.example/?x=1"}, ErrInvalid, "query"},
+		{"origin with user", Spec{Name: "b", Origin: "http://u:p@a.example"}, ErrInvalid, "user"},
+		{"origin without host", Spec{Name: "b", Origin: "http:///x"}, ErrInvalid, "no host"},
+		{"origin port 0", Spec{Name: "b", Origin: "http://a.example:0"}, ErrInvalid, "port"},
+		{"bad bucket", Spec{Name: "b", Origin: "s3://A_B"}, ErrInvalid, "bucket"},
+		{"negative ttl", Spec{Name: "b", Origin: "s3://bucket", DefaultTTL: ttl(-1)}, ErrInvalid, "default_ttl"},
+		{"ttl over a year", Spec{Name: "b", Origin: "s3://bucket", DefaultTTL: ttl(cdnrules.MaxDefaultTTL + 1)}, ErrInvalid, "default_ttl"},
 	}
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,7 +92,7 @@ func TestCreate(t *testing.T) {
 		})
 	}
 	// A name is the platform's: another account cannot take it either.
-	if _, err := s.Create("bob", cloudwire.DeploymentInput{Name: "site", Origin: "http://b.example"}); !errors.Is(err, ErrExists) {
+	if _, err := s.Create("bob", Spec{Name: "site", Origin: "http://b.example"}); !errors.Is(err, ErrExists) {
 		t.Errorf("bob taking alice's name: got %v, want ErrExists", err)
 	}
 	if n := len(s.Deployments("alice")); n != 2 {
@@ -106,7 +106,7 @@ func TestMaxDeployments(t *testing.T) {
 	for i := range MaxDeployments {
 		mustCreate(t, s, "alice", fmt.Sprintf("d%d", i), "http://a.example")
 	}
-	if _, err := s.Create("alice", cloudwire.DeploymentInput{Name: "one-more", Origin: "http://a.example"}); !errors.Is(err, ErrLimit) {
+	if _, err := s.Create("alice", Spec{Name: "one-more", Origin: "http://a.example"}); !errors.Is(err, ErrLimit) {
 		t.Errorf("deployment %d: got %v, want ErrLimit", MaxDeployments+1, err)
 	}
 	mustCreate(t, s, "bob", "bobs", "http://a.example") // the limit is per account
@@ -267,7 +267,7 @@ func TestWriteFailureMakesTheStoreReadOnly(t *testing.T) {
 	full.Store(true)
 	writes := map[string]func() error{
 		"Create": func() error {
-			_, err := s.Create("alice", cloudwire.DeploymentInput{Name: "new", Origin: "http://a.example"})
+			_, err := s.Create("alice", Spec{Name: "new", Origin: "http://a.example"})
 			return err
 		},
 		"AddDomain": func() error {

@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/cloud/storage/sse"
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
 // Multipart upload limits, as in S3.
@@ -117,7 +118,7 @@ func partKey(id string, n int) []byte { return k(tPart, id, fmt.Sprintf("%05d", 
 
 // CreateUpload starts a multipart upload of key in account's bucket.
 func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload, error) {
-	if err := ValidObjectKey(key); err != nil {
+	if err := storagenames.ValidObjectKey(key); err != nil {
 		return Upload{}, err
 	}
 	if err := checkTags(o.Tags, MaxObjectTags); err != nil {

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
 // blobFiles counts the body files under the blob directory's shards.
@@ -104,7 +106,7 @@ func TestMultipartRefusals(t *testing.T) {
 	if _, err := b.CreateUpload("acme", "theirs", "k", PutOptions{Now: t0}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("upload into another account's bucket: %v", err)
 	}
-	if _, err := b.CreateUpload("acme", "pics", "", PutOptions{Now: t0}); !errors.Is(err, ErrInvalidKey) {
+	if _, err := b.CreateUpload("acme", "pics", "", PutOptions{Now: t0}); !errors.Is(err, storagenames.ErrInvalidKey) {
 		t.Fatalf("upload with an empty key: %v", err)
 	}
 	u, _ := b.CreateUpload("acme", "pics", "k", PutOptions{Now: t0})

@@ -295,7 +295,7 @@ func (s *Store) PutObject(ctx context.Context, account, bucket, key, contentType
 // costs one Pebble commit and no file; a larger one is written to a file
 // that is fsync'd before the record naming it is committed.
 func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Reader, o PutOptions) (Object, error) {
-	if err := ValidObjectKey(key); err != nil {
+	if err := storagenames.ValidObjectKey(key); err != nil {
 		return Object{}, err
 	}
 	if err := checkTags(o.Tags, MaxObjectTags); err != nil {
@@ -842,7 +842,7 @@ type CopyOptions struct {
 // Copy copies an object to another key, in the same bucket or in another
 // of the account's buckets, sharing its body, as o says.
 func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, dst string, now time.Time, o CopyOptions) (Object, error) {
-	if err := ValidObjectKey(dst); err != nil {
+	if err := storagenames.ValidObjectKey(dst); err != nil {
 		return Object{}, err
 	}
 	if o.ReplaceTags {

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
 // blobStore is a store with a blob directory, laid out as `lattice cloud`
@@ -633,7 +635,7 @@ func TestValidObjectKey(t *testing.T) {
 		{".", true},
 		{"..", true},
 	} {
-		err := ValidObjectKey(tc.key)
+		err := storagenames.ValidObjectKey(tc.key)
 		if (err == nil) != tc.ok {
 			t.Errorf("ValidObjectKey(%q) = %v, want ok %v", tc.key, err, tc.ok)
 		}

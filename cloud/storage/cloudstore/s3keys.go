@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 	"github.com/latticenet/lattice/internal/run/durablefile"
 )
 
@@ -46,7 +47,7 @@ func ValidS3Scope(scope string) error {
 	if scope == "*" {
 		return nil
 	}
-	return ExistingBucketName(scope)
+	return storagenames.ExistingBucketName(scope)
 }
 
 // ValidS3Permissions checks a permissions value.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
 // t0 is the tests' clock: a fixed instant, so that every timestamp is known.
@@ -112,7 +114,7 @@ func TestValidBucketName(t *testing.T) {
 		{"bucket-table-s3", true},
 	}
 	for _, tt := range tests {
-		err := ValidBucketName(tt.name)
+		err := storagenames.ValidBucketName(tt.name)
 		if got := err == nil; got != tt.ok {
 			t.Errorf("ValidBucketName(%q) = %v, want ok %v", tt.name, err, tt.ok)
 		}
@@ -149,7 +151,7 @@ func TestValidAccountName(t *testing.T) {
 		{"acme\n", false},
 	}
 	for _, tt := range tests {
-		err := ValidAccountName(tt.name)
+		err := storagenames.ValidAccountName(tt.name)
 		if got := err == nil; got != tt.ok {
 			t.Errorf("ValidAccountName(%q) = %v, want ok %v", tt.name, err, tt.ok)
 		}
@@ -490,7 +492,7 @@ func TestExistingBucketName(t *testing.T) {
 		name string
 		ok   bool
 	}{{"a.-b", true}, {"foo-.bar", true}, {"photos", true}, {"a..b", false}, {"-ab", false}, {"AB", false}} {
-		if err := ExistingBucketName(tt.name); (err == nil) != tt.ok {
+		if err := storagenames.ExistingBucketName(tt.name); (err == nil) != tt.ok {
 			t.Errorf("ExistingBucketName(%q) = %v, want ok %v", tt.name, err, tt.ok)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
 const xmlns = "http://s3.amazonaws.com/doc/2006-03-01/"
@@ -94,7 +95,7 @@ func (s *Server) listBuckets(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) createBucket(w http.ResponseWriter, r *request) error {
-	if err := cloudstore.ValidBucketName(r.bucket); err != nil {
+	if err := storagenames.ValidBucketName(r.bucket); err != nil {
 		return s3err(http.StatusBadRequest, "InvalidBucketName", err.Error())
 	}
 	public, err := createBucketACL(r.Header)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/cloud/storage/sigv4"
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
 // Error is an S3 error answer.
@@ -86,7 +87,7 @@ func toError(err error, notFound *Error) *Error {
 		return errTooLarge
 	case errors.Is(err, cloudstore.ErrTooManyTags):
 		return s3err(http.StatusBadRequest, "BadRequest", "The tag set has more tags than allowed: "+err.Error())
-	case errors.Is(err, cloudstore.ErrInvalidKey):
+	case errors.Is(err, storagenames.ErrInvalidKey):
 		return s3err(http.StatusBadRequest, "InvalidArgument", err.Error())
 	case errors.Is(err, cloudstore.ErrInvalidPart):
 		return s3err(http.StatusBadRequest, "InvalidPart", "One or more of the specified parts could not be found or its entity tag did not match: "+err.Error())
