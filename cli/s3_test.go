@@ -670,7 +670,7 @@ func TestS3KeysOnlyS3CanAddress(t *testing.T) {
 	s := newS3Cloud(t)
 	mustRun(t, "s3", "mb", "bkt")
 	for _, k := range []string{"a", "x/../a", "c/d", "c//d"} {
-		if _, err := s.st.PutObject(t.Context(), "acme", "bkt", k, "text/plain", strings.NewReader("body of "+k), 1<<20, time.Now()); err != nil {
+		if _, err := s.st.Put(t.Context(), "acme", "bkt", k, strings.NewReader("body of "+k), cloudstore.PutOptions{ContentType: "text/plain", Max: 1 << 20, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}

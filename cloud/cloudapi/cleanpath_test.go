@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
 // TestUncleanPathsAreRefused: a path with an empty, "." or ".." segment
@@ -19,7 +20,7 @@ func TestUncleanPathsAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"a", "x/../a", "c/d", "c//d"} {
-		if _, err := a.st.PutObject(t.Context(), "acme", "bkt", k, "text/plain", strings.NewReader(k), 100, time.Now()); err != nil {
+		if _, err := a.st.Put(t.Context(), "acme", "bkt", k, strings.NewReader(k), cloudstore.PutOptions{ContentType: "text/plain", Max: 100, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -133,7 +133,7 @@ func (s *Server) storeObject(r *http.Request, account, bucket, objKey, ctype str
 	if ctype == "" {
 		ctype = "application/octet-stream"
 	}
-	o, err := s.st.PutObject(r.Context(), account, bucket, objKey, ctype, rd, MaxObjectSize, s.opts.Now())
+	o, err := s.st.Put(r.Context(), account, bucket, objKey, rd, cloudstore.PutOptions{ContentType: ctype, Max: MaxObjectSize, Now: s.opts.Now()})
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {
@@ -332,7 +332,7 @@ func (s *Server) deleteObject(w http.ResponseWriter, r *http.Request, key accoun
 	if q := r.URL.Query(); q.Has("version_id") {
 		return s.deleteVersion(w, r, key.Account, bucket, q.Get("version_id"))
 	}
-	if err := s.st.DeleteObject(key.Account, bucket, r.PathValue("key")); err != nil {
+	if _, err := s.st.Delete(key.Account, bucket, r.PathValue("key"), cloudstore.DeleteOptions{}); err != nil {
 		if apiError(err).Code == "not_found" {
 			return notFound("object")
 		}
@@ -357,7 +357,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, key accounts
 	if err := cloudwire.ValidRESTKey(req.DestKey); err != nil {
 		return validation("dest_key: %v", err)
 	}
-	o, err := s.st.CopyObject(key.Account, bucket, req.SourceKey, req.DestKey, s.opts.Now())
+	o, err := s.st.Copy(r.Context(), key.Account, bucket, req.SourceKey, bucket, req.DestKey, s.opts.Now(), cloudstore.CopyOptions{KeepEncryption: true})
 	if err != nil {
 		if apiError(err).Code == "not_found" {
 			return notFound("object")
@@ -388,7 +388,7 @@ func (s *Server) folder(w http.ResponseWriter, r *http.Request, key accounts.Key
 	if err := cloudwire.ValidRESTKey(p + "/"); err != nil {
 		return validation("path: %v", err)
 	}
-	o, err := s.st.PutObject(r.Context(), key.Account, bucket, p+"/", "application/x-directory", strings.NewReader(""), 0, s.opts.Now())
+	o, err := s.st.Put(r.Context(), key.Account, bucket, p+"/", strings.NewReader(""), cloudstore.PutOptions{ContentType: "application/x-directory", Now: s.opts.Now()})
 	if err != nil {
 		return objectErr(bucketErr(err))
 	}

@@ -70,7 +70,7 @@ func TestBucketConfig(t *testing.T) {
 	if err := s.SetBucketConfig("alice", "tags2", ConfigPolicy, policy); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteObject("alice", "tags", "obj"); err != nil {
+	if _, err := s.Delete("alice", "tags", "obj", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteBucket("alice", "tags"); err != nil {

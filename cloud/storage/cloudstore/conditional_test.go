@@ -71,7 +71,7 @@ func TestConditionalWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.PutPart(ctx, "acme", "pics", "k10", u.ID, 1, bytes.NewReader([]byte("part")), t0)
+	p, err := s.Store.PutPart(ctx, "acme", "pics", "k10", u.ID, 1, bytes.NewReader([]byte("part")), PartOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}

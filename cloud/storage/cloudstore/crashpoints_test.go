@@ -345,7 +345,7 @@ func TestCrashPointsOfVersions(t *testing.T) {
 			mustPut(t, s, "k", bodyOf("v1", 100<<10), nil)
 			s.SetVersioning("acme", "pics", VersioningSuspended)
 		}, func(s *Store) error {
-			_, err := s.DeleteObjectVersioned("acme", "pics", "k")
+			_, err := s.Delete("acme", "pics", "k", DeleteOptions{})
 			return err
 		}},
 		{"delete of the current version, promoting", func(t *testing.T, s *Store) {
@@ -363,7 +363,7 @@ func TestCrashPointsOfVersions(t *testing.T) {
 		{"delete of a delete marker, promoting", func(t *testing.T, s *Store) {
 			s.SetVersioning("acme", "pics", VersioningEnabled)
 			mustPut(t, s, "k", bodyOf("v1", 100<<10), nil)
-			if _, err := s.DeleteObjectVersioned("acme", "pics", "k"); err != nil {
+			if _, err := s.Delete("acme", "pics", "k", DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}, func(s *Store) error {
@@ -408,7 +408,7 @@ func TestCrashPointsOfVersions(t *testing.T) {
 			}
 			var list []CompletedPart
 			for i, n := range []int{MinPartSize, 70 << 10} {
-				p, err := s.PutPart(ctx, "acme", "pics", "k", u.ID, i+1, bytes.NewReader(bodyOf(fmt.Sprint("part", i), n)), t0)
+				p, err := s.PutPart(ctx, "acme", "pics", "k", u.ID, i+1, bytes.NewReader(bodyOf(fmt.Sprint("part", i), n)), PartOptions{Now: t0})
 				if err != nil {
 					return err
 				}

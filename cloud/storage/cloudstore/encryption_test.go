@@ -181,7 +181,7 @@ func TestBucketDefaultEncryption(t *testing.T) {
 	if err := b.SetBucketEncryption("acme", "pics", SSES3); err != nil {
 		t.Fatal(err)
 	}
-	obj, err := b.PutObject(ctx, "acme", "pics", "k", "text/plain", bytes.NewReader(plaintext(100)), 1000, t0)
+	obj, err := b.Store.Put(ctx, "acme", "pics", "k", bytes.NewReader(plaintext(100)), PutOptions{ContentType: "text/plain", Max: 1000, Now: t0})
 	if err != nil || obj.Encryption == nil || obj.Encryption.Mode != SSES3 {
 		t.Fatalf("a put into a bucket encrypting by default: %+v %v", obj.Encryption, err)
 	}
@@ -201,7 +201,7 @@ func TestBucketDefaultEncryption(t *testing.T) {
 	if err := b.SetBucketEncryption("acme", "pics", ""); err != nil {
 		t.Fatal(err)
 	}
-	if obj, _ := b.PutObject(ctx, "acme", "pics", "k2", "", strings.NewReader("x"), 10, t0); obj.Encryption != nil {
+	if obj, _ := b.Store.Put(ctx, "acme", "pics", "k2", strings.NewReader("x"), PutOptions{ContentType: "", Max: 10, Now: t0}); obj.Encryption != nil {
 		t.Fatal("encrypted after the default was removed")
 	}
 	// Objects written meanwhile stay encrypted.
@@ -231,14 +231,14 @@ func TestEncryptedMultipart(t *testing.T) {
 			var list []CompletedPart
 			for i, p := range parts {
 				if mode == SSEC {
-					if _, err := b.PutPartWith(ctx, "acme", "pics", "mp", u.ID, i+1, bytes.NewReader(p), PartOptions{Now: t0}); !errors.Is(err, ErrKeyRequired) {
+					if _, err := b.PutPart(ctx, "acme", "pics", "mp", u.ID, i+1, bytes.NewReader(p), PartOptions{Now: t0}); !errors.Is(err, ErrKeyRequired) {
 						t.Fatalf("a part without the key: %v", err)
 					}
-					if _, err := b.PutPartWith(ctx, "acme", "pics", "mp", u.ID, i+1, bytes.NewReader(p), PartOptions{Now: t0, CustomerKey: bytes.Repeat([]byte{9}, 32)}); !errors.Is(err, ErrWrongKey) {
+					if _, err := b.PutPart(ctx, "acme", "pics", "mp", u.ID, i+1, bytes.NewReader(p), PartOptions{Now: t0, CustomerKey: bytes.Repeat([]byte{9}, 32)}); !errors.Is(err, ErrWrongKey) {
 						t.Fatalf("a part with another key: %v", err)
 					}
 				}
-				part, err := b.PutPartWith(ctx, "acme", "pics", "mp", u.ID, i+1, bytes.NewReader(p), PartOptions{Now: t0, CustomerKey: ck})
+				part, err := b.PutPart(ctx, "acme", "pics", "mp", u.ID, i+1, bytes.NewReader(p), PartOptions{Now: t0, CustomerKey: ck})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -400,7 +400,7 @@ func TestEncryptedPartsSpliced(t *testing.T) {
 			// Part 2 is uploaded twice: the first stream is kept aside, as
 			// an attacker with a copy of the disk would keep it.
 			stale := bytes.Repeat([]byte("STALE"), MinPartSize/5)
-			p, err := b.PutPartWith(ctx, "acme", "pics", "mp", u.ID, 2, bytes.NewReader(stale), PartOptions{Now: t0, CustomerKey: ck})
+			p, err := b.PutPart(ctx, "acme", "pics", "mp", u.ID, 2, bytes.NewReader(stale), PartOptions{Now: t0, CustomerKey: ck})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -410,7 +410,7 @@ func TestEncryptedPartsSpliced(t *testing.T) {
 			}
 			var list []CompletedPart
 			for i, p := range parts {
-				part, err := b.PutPartWith(ctx, "acme", "pics", "mp", u.ID, i+1, bytes.NewReader(p), PartOptions{Now: t0, CustomerKey: ck})
+				part, err := b.PutPart(ctx, "acme", "pics", "mp", u.ID, i+1, bytes.NewReader(p), PartOptions{Now: t0, CustomerKey: ck})
 				if err != nil {
 					t.Fatal(err)
 				}

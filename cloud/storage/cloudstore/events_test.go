@@ -66,18 +66,18 @@ func TestEventsLogEveryChange(t *testing.T) {
 			return err
 		},
 		func() error {
-			_, err := b.PutObject(ctx, "acme", "pics", "a.txt", "text/plain", strings.NewReader("hello"), 100, at(5))
+			_, err := b.Store.Put(ctx, "acme", "pics", "a.txt", strings.NewReader("hello"), PutOptions{ContentType: "text/plain", Max: 100, Now: at(5)})
 			return err
 		},
 		func() error {
-			_, err := b.PutObject(ctx, "acme", "pics", "big", "", strings.NewReader(strings.Repeat("x", InlineMax+1)), 1<<20, at(6))
+			_, err := b.Store.Put(ctx, "acme", "pics", "big", strings.NewReader(strings.Repeat("x", InlineMax+1)), PutOptions{ContentType: "", Max: 1 << 20, Now: at(6)})
 			return err
 		},
 		func() error {
-			_, err := b.CopyObject("acme", "pics", "a.txt", "b.txt", at(7))
+			_, err := b.Copy(context.Background(), "acme", "pics", "a.txt", "pics", "b.txt", at(7), CopyOptions{KeepEncryption: true})
 			return err
 		},
-		func() error { clock = at(8); return b.DeleteObject("acme", "pics", "a.txt") },
+		func() error { clock = at(8); _, err := b.Delete("acme", "pics", "a.txt", DeleteOptions{}); return err },
 		func() error {
 			_, err := b.AddRule("acme", "pics", "b", 1, at(9))
 			return err
@@ -96,13 +96,13 @@ func TestEventsLogEveryChange(t *testing.T) {
 		},
 		// Failures log nothing.
 		func() error {
-			if err := b.DeleteObject("acme", "pics", "nope"); !errors.Is(err, ErrNotFound) {
+			if _, err := b.Delete("acme", "pics", "nope", DeleteOptions{}); !errors.Is(err, ErrNotFound) {
 				return fmt.Errorf("delete of a missing object: %v", err)
 			}
-			if _, err := b.CopyObject("acme", "pics", "nope", "x", at(11)); !errors.Is(err, ErrNotFound) {
+			if _, err := b.Copy(context.Background(), "acme", "pics", "nope", "pics", "x", at(11), CopyOptions{KeepEncryption: true}); !errors.Is(err, ErrNotFound) {
 				return fmt.Errorf("copy of a missing object: %v", err)
 			}
-			if _, err := b.PutObject(ctx, "acme", "pics", "c", "", strings.NewReader("too long"), 2, at(11)); !errors.Is(err, ErrTooLarge) {
+			if _, err := b.Store.Put(ctx, "acme", "pics", "c", strings.NewReader("too long"), PutOptions{ContentType: "", Max: 2, Now: at(11)}); !errors.Is(err, ErrTooLarge) {
 				return fmt.Errorf("oversized put: %v", err)
 			}
 			return nil
@@ -149,7 +149,7 @@ func TestEventsCrossBucketCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.put("a", []byte("abc"))
-	if _, err := b.CopyObjectTo("acme", "pics", "a", "docs", "z", t0, nil); err != nil {
+	if _, err := b.Copy(context.Background(), "acme", "pics", "a", "docs", "z", t0, CopyOptions{Replace: nil, KeepEncryption: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := eventLines(t, b.Store, "acme", "docs"), "2 object.copied z 3 from pics/a\n1 bucket.created  0"; got != want {
@@ -212,7 +212,7 @@ func TestEventsSurviveReopen(t *testing.T) {
 func TestEventsGoWithTheBucket(t *testing.T) {
 	b := newBlobStore(t)
 	b.put("a", []byte("x"))
-	if err := b.DeleteObject("acme", "pics", "a"); err != nil {
+	if _, err := b.Delete("acme", "pics", "a", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.DeleteBucket("acme", "pics"); err != nil {

@@ -56,7 +56,7 @@ func TestFullDiskMakesTheStoreReadOnly(t *testing.T) {
 	small := []byte("written before the disk filled")
 	large := bytes.Repeat([]byte("L"), InlineMax+1000)
 	for key, body := range map[string][]byte{"small": small, "large": large} {
-		if _, err := s.PutObject(ctx, "acme", "pics", key, "x", bytes.NewReader(body), 1<<20, t0); err != nil {
+		if _, err := s.Put(ctx, "acme", "pics", key, bytes.NewReader(body), PutOptions{ContentType: "x", Max: 1 << 20, Now: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,7 +64,7 @@ func TestFullDiskMakesTheStoreReadOnly(t *testing.T) {
 	full.Store(true)
 	for i, body := range [][]byte{small, large, small, large} {
 		within(t, "a PUT on a full disk", func() {
-			_, err := s.PutObject(ctx, "acme", "pics", "new", "x", bytes.NewReader(body), 1<<20, t0)
+			_, err := s.Put(ctx, "acme", "pics", "new", bytes.NewReader(body), PutOptions{ContentType: "x", Max: 1 << 20, Now: t0})
 			if !errors.Is(err, ErrUnavailable) && !errors.Is(err, syscall.ENOSPC) {
 				t.Errorf("PUT %d on a full disk: got %v, want ErrUnavailable or ENOSPC", i, err)
 			}
@@ -99,7 +99,7 @@ func TestFullDiskMakesTheStoreReadOnly(t *testing.T) {
 
 	full.Store(false)
 	within(t, "a PUT after space returned", func() {
-		if _, err := s.PutObject(ctx, "acme", "pics", "new", "x", bytes.NewReader(small), 1<<20, t0); !errors.Is(err, ErrUnavailable) {
+		if _, err := s.Put(ctx, "acme", "pics", "new", bytes.NewReader(small), PutOptions{ContentType: "x", Max: 1 << 20, Now: t0}); !errors.Is(err, ErrUnavailable) {
 			t.Errorf("PUT after space returned, before a restart: got %v, want ErrUnavailable", err)
 		}
 	})
@@ -114,7 +114,7 @@ func TestFullDiskMakesTheStoreReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	readBack(s2)
-	if _, err := s2.PutObject(ctx, "acme", "pics", "new", "x", bytes.NewReader(large), 1<<20, t0); err != nil {
+	if _, err := s2.Put(ctx, "acme", "pics", "new", bytes.NewReader(large), PutOptions{ContentType: "x", Max: 1 << 20, Now: t0}); err != nil {
 		t.Errorf("PUT after the restart: %v", err)
 	}
 }
@@ -162,7 +162,7 @@ func TestFailedSyncKeepsTheBody(t *testing.T) {
 	large := bytes.Repeat([]byte("B"), InlineMax+1000)
 	failSync.Store(true)
 	within(t, "a PUT whose log sync fails", func() {
-		if _, err := s.PutObject(context.Background(), "acme", "pics", "k", "x", bytes.NewReader(large), 1<<20, t0); !errors.Is(err, ErrUnavailable) {
+		if _, err := s.Put(context.Background(), "acme", "pics", "k", bytes.NewReader(large), PutOptions{ContentType: "x", Max: 1 << 20, Now: t0}); !errors.Is(err, ErrUnavailable) {
 			t.Errorf("PUT: got %v, want ErrUnavailable", err)
 		}
 	})

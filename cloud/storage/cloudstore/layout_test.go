@@ -98,7 +98,7 @@ func TestReferenceRecordsGoWithTheirBody(t *testing.T) {
 		return out
 	}
 	first := b.put("a", randomBody(InlineMax+1))
-	if _, err := b.CopyObject("acme", "pics", "a", "b", t0); err != nil {
+	if _, err := b.Copy(context.Background(), "acme", "pics", "a", "pics", "b", t0, CopyOptions{KeepEncryption: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := fmt.Sprint(refRecords()), fmt.Sprintf("[%s=2]", first.Blob); got != want {
@@ -110,10 +110,10 @@ func TestReferenceRecordsGoWithTheirBody(t *testing.T) {
 		want int // reference records left
 	}{
 		{"overwrite a with a small body", func() error {
-			_, err := b.PutObject(ctx, "acme", "pics", "a", "", bytes.NewReader([]byte("small")), 1<<20, t0)
+			_, err := b.Store.Put(ctx, "acme", "pics", "a", bytes.NewReader([]byte("small")), PutOptions{ContentType: "", Max: 1 << 20, Now: t0})
 			return err
 		}, 1},
-		{"delete b", func() error { return b.DeleteObject("acme", "pics", "b") }, 0},
+		{"delete b", func() error { _, err := b.Delete("acme", "pics", "b", DeleteOptions{}); return err }, 0},
 	}
 	for _, s := range steps {
 		if err := s.do(); err != nil {

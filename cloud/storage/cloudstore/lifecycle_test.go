@@ -21,7 +21,7 @@ func TestLifecycleExpiresObjects(t *testing.T) {
 	}
 	put := func(key string, at time.Time, size int) {
 		t.Helper()
-		if _, err := s.PutObject(ctx, "acme", "logs", key, "text/plain", strings.NewReader(strings.Repeat("x", size)), 1<<20, at); err != nil {
+		if _, err := s.Put(ctx, "acme", "logs", key, strings.NewReader(strings.Repeat("x", size)), PutOptions{ContentType: "text/plain", Max: 1 << 20, Now: at}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,7 +66,7 @@ func TestLifecycleExpiresObjects(t *testing.T) {
 	// Deleting a bucket takes its rules along.
 	s.AddRule("acme", "logs", "", 1, t0)
 	for _, k := range []string{"tmp/new", "keep/old"} {
-		s.DeleteObject("acme", "logs", k)
+		s.Delete("acme", "logs", k, DeleteOptions{})
 	}
 	if err := s.DeleteBucket("acme", "logs"); err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestRunLifecycle(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.CreateBucket("acme", "logs", "", t0)
-	s.PutObject(ctx, "acme", "logs", "a", "", strings.NewReader("x"), 10, t0)
+	s.Put(ctx, "acme", "logs", "a", strings.NewReader("x"), PutOptions{ContentType: "", Max: 10, Now: t0})
 	s.AddRule("acme", "logs", "", 1, t0)
 	done := make(chan struct{})
 	go func() {

@@ -185,7 +185,7 @@ func TestTopObjects(t *testing.T) {
 	}
 	// Deleting an object drops its counts; an object made again under
 	// the key starts from zero.
-	if err := b.DeleteObject("acme", "pics", "c"); err != nil {
+	if _, err := b.Delete("acme", "pics", "c", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	b.put("c", []byte("again"))

@@ -175,19 +175,6 @@ func (s *Store) upload(account, bucket, key, id string) (Upload, error) {
 	return u, nil
 }
 
-// PutPart stores part number n of an upload, replacing an earlier upload
-// of the same number. Like PutObject, it returns only once the part is on
-// disk.
-func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n int, body io.Reader, now time.Time) (Part, error) {
-	return s.PutPartChecksum(ctx, account, bucket, key, id, n, body, now, nil)
-}
-
-// PutPartChecksum is PutPart keeping the part's checksum: sum, if not
-// nil, is called once the body was read to its end.
-func (s *Store) PutPartChecksum(ctx context.Context, account, bucket, key, id string, n int, body io.Reader, now time.Time, sum func() *Checksum) (Part, error) {
-	return s.PutPartWith(ctx, account, bucket, key, id, n, body, PartOptions{Now: now, Checksum: sum})
-}
-
 // PartOptions describe a part's upload beyond its body.
 type PartOptions struct {
 	Now time.Time
@@ -205,8 +192,10 @@ type PartOptions struct {
 	CustomerKey []byte
 }
 
-// PutPartWith is PutPart with every option.
-func (s *Store) PutPartWith(ctx context.Context, account, bucket, key, id string, n int, body io.Reader, o PartOptions) (Part, error) {
+// PutPart stores part number n of an upload, replacing an earlier
+// upload of the same number, as o says. Like Put, it returns only once the
+// part is on disk.
+func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n int, body io.Reader, o PartOptions) (Part, error) {
 	if n < 1 || n > MaxPartNumber {
 		return Part{}, ErrBadPartNumber
 	}

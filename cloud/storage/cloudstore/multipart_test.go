@@ -46,14 +46,14 @@ func TestMultipartSurvivesRestart(t *testing.T) {
 	p2 := []byte("the end")
 	var etags []string
 	for i, body := range [][]byte{p1, p2} {
-		p, err := b.PutPart(ctx, "acme", "pics", "movie", u.ID, i+1, bytes.NewReader(body), t0)
+		p, err := b.Store.PutPart(ctx, "acme", "pics", "movie", u.ID, i+1, bytes.NewReader(body), PartOptions{Now: t0})
 		if err != nil {
 			t.Fatal(err)
 		}
 		etags = append(etags, p.ETag)
 	}
 	// Re-uploading a part replaces it and frees the old body.
-	if _, err := b.PutPart(ctx, "acme", "pics", "movie", u.ID, 2, bytes.NewReader(p2), t0); err != nil {
+	if _, err := b.Store.PutPart(ctx, "acme", "pics", "movie", u.ID, 2, bytes.NewReader(p2), PartOptions{Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	if n := b.blobFiles(); n != 2 {
@@ -140,7 +140,7 @@ func TestMultipartRefusals(t *testing.T) {
 }
 
 func put(b *blobStore, u Upload, key string, n int) error {
-	_, err := b.PutPart(context.Background(), "acme", "pics", key, u.ID, n, bytes.NewReader([]byte("x")), t0)
+	_, err := b.Store.PutPart(context.Background(), "acme", "pics", key, u.ID, n, bytes.NewReader([]byte("x")), PartOptions{Now: t0})
 	return err
 }
 
@@ -157,7 +157,7 @@ func TestUploadsListingAndExpiry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.PutPart(ctx, "acme", "pics", key, u.ID, 1, bytes.NewReader([]byte(fmt.Sprint(i))), t0); err != nil {
+		if _, err := b.Store.PutPart(ctx, "acme", "pics", key, u.ID, 1, bytes.NewReader([]byte(fmt.Sprint(i))), PartOptions{Now: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -215,7 +215,7 @@ func TestUploadsListingAndExpiry(t *testing.T) {
 func TestPinnedPartOutlivesAbort(t *testing.T) {
 	b := newBlobStore(t)
 	u, _ := b.CreateUpload("acme", "pics", "k", PutOptions{Now: t0})
-	p, err := b.PutPart(context.Background(), "acme", "pics", "k", u.ID, 1, bytes.NewReader([]byte("part")), t0)
+	p, err := b.Store.PutPart(context.Background(), "acme", "pics", "k", u.ID, 1, bytes.NewReader([]byte("part")), PartOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}

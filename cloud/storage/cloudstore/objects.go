@@ -282,15 +282,10 @@ func (s *Store) refs(id string) (int, error) {
 	return n, err
 }
 
-// PutObject stores body (at most max bytes) as key in account's bucket,
-// replacing any object there. When it returns nil the object is on disk
-// (fsync'd); until then it is not visible, and an interrupted upload
-// leaves nothing that OpenBlobs does not remove.
-func (s *Store) PutObject(ctx context.Context, account, bucket, key, contentType string, body io.Reader, max int64, now time.Time) (Object, error) {
-	return s.Put(ctx, account, bucket, key, body, PutOptions{ContentType: contentType, Max: max, Now: now})
-}
-
-// Put is PutObject with every option. A body of up to InlineMax bytes is
+// Put stores body as key in account's bucket, replacing any object there,
+// as o says. When it returns nil the object is on disk (fsync'd); until
+// then it is not visible, and an interrupted upload leaves nothing that
+// OpenBlobs does not remove. A body of up to InlineMax bytes is
 // read into memory and kept in the metadata record, so a small object
 // costs one Pebble commit and no file; a larger one is written to a file
 // that is fsync'd before the record naming it is committed.
@@ -698,34 +693,26 @@ type sectionBody struct {
 	io.Closer
 }
 
-// DeleteObject deletes an object. In a bucket that keeps versions it
-// makes a delete marker instead (see DeleteObjectVersioned).
-func (s *Store) DeleteObject(account, bucket, key string) error {
-	_, err := s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()}, Preconditions{})
-	return err
+// DeleteOptions describe a delete beyond its key.
+type DeleteOptions struct {
+	// If makes the delete depend on the key's current object, checked in
+	// the same atomic step as the delete: S3's conditional delete,
+	// If-Match with the object's ETag, or * for any object. Only IfMatch
+	// is meaningful here. A key without a current object (none, or a
+	// delete marker) then fails with an error wrapping both
+	// ErrPrecondition and ErrNotFound, and nothing is deleted or marked.
+	If Preconditions
 }
 
-// DeleteObjectVersioned is DeleteObject, saying what it did: in a bucket
-// that keeps versions, the latest version becomes a delete marker (made
-// even when the key has no current version, as in S3); in a suspended
-// bucket the marker is the null version, and replaces the one there was.
-// Elsewhere the object is deleted; a missing one is ErrNotFound.
-func (s *Store) DeleteObjectVersioned(account, bucket, key string) (Deletion, error) {
-	return s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()}, Preconditions{})
+// Delete deletes an object and says what it did: in a bucket that keeps
+// versions, the latest version becomes a delete marker (made even when
+// the key has no current version, as in S3); in a suspended bucket the
+// marker is the null version, and replaces the one there was. Elsewhere
+// the object is deleted; a missing one is ErrNotFound.
+func (s *Store) Delete(account, bucket, key string, o DeleteOptions) (Deletion, error) {
+	return s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()}, o.If)
 }
 
-// DeleteObjectIf is DeleteObjectVersioned when pre holds for the key's
-// current object, checked in the same atomic step as the delete: S3's
-// conditional delete, If-Match with the object's ETag, or * for any
-// object. Only pre.IfMatch is meaningful here. A key without a current
-// object (none, or a delete marker) fails with an error wrapping both
-// ErrPrecondition and ErrNotFound, and nothing is deleted or marked.
-func (s *Store) DeleteObjectIf(account, bucket, key string, pre Preconditions) (Deletion, error) {
-	return s.deleteObject(account, bucket, key, Event{Type: EventObjectDeleted, Time: s.now()}, pre)
-}
-
-// deleteObject deletes an object if pre holds and logs ev, given the
-// object's key and size.
 func (s *Store) deleteObject(account, bucket, key string, ev Event, pre Preconditions) (Deletion, error) {
 	var del Deletion
 	err := s.write(func(t *tx) error {
@@ -796,20 +783,6 @@ func (s *Store) deleteObjectTx(t *tx, account, bucket, key string, ev Event, pre
 		return Deletion{}, err
 	}
 	return del, s.apply(t, b)
-}
-
-// CopyObject copies src to dst within a bucket. Large bodies are shared,
-// not copied: the new object refers to the same file.
-func (s *Store) CopyObject(account, bucket, src, dst string, now time.Time) (Object, error) {
-	return s.CopyObjectTo(account, bucket, src, bucket, dst, now, nil)
-}
-
-// CopyObjectTo copies an object to another key, in the same bucket or in
-// another of the account's buckets, sharing its body. A non-nil replace
-// gives the copy that content type and metadata instead of the source's.
-// The copy keeps the source's tags.
-func (s *Store) CopyObjectTo(account, srcBucket, src, dstBucket, dst string, now time.Time, replace *PutOptions) (Object, error) {
-	return s.Copy(context.Background(), account, srcBucket, src, dstBucket, dst, now, CopyOptions{Replace: replace, KeepEncryption: true})
 }
 
 // CopyOptions say what a copy takes other than from its source.

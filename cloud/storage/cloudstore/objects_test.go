@@ -74,7 +74,7 @@ func (b *blobStore) reopen() {
 // put stores body as key in acme's pics with a generous limit.
 func (b *blobStore) put(key string, body []byte) Object {
 	b.t.Helper()
-	o, err := b.PutObject(context.Background(), "acme", "pics", key, "application/test", bytes.NewReader(body), 10<<20, t0)
+	o, err := b.Store.Put(context.Background(), "acme", "pics", key, bytes.NewReader(body), PutOptions{ContentType: "application/test", Max: 10 << 20, Now: t0})
 	if err != nil {
 		b.t.Fatalf("PutObject(%q, %d bytes): %v", key, len(body), err)
 	}
@@ -197,7 +197,7 @@ func TestPutObjectInline(t *testing.T) {
 		body := randomBody(n)
 		// A clock in another zone: the store keeps UTC.
 		now := t0.Add(time.Duration(i) * time.Second).In(time.FixedZone("X", 3600))
-		o, err := b.PutObject(context.Background(), "acme", "pics", key, "text/plain", bytes.NewReader(body), InlineMax, now)
+		o, err := b.Store.Put(context.Background(), "acme", "pics", key, bytes.NewReader(body), PutOptions{ContentType: "text/plain", Max: InlineMax, Now: now})
 		if err != nil {
 			t.Fatalf("PutObject(%d bytes): %v", n, err)
 		}
@@ -273,7 +273,7 @@ func TestOpenObjectRanges(t *testing.T) {
 		{"disk", newBlobStore(t).Store, true},
 		{"memory", mem, false},
 	} {
-		if _, err := tc.s.PutObject(context.Background(), "acme", "pics", "big", "", bytes.NewReader(body), 1<<20, t0); err != nil {
+		if _, err := tc.s.Put(context.Background(), "acme", "pics", "big", bytes.NewReader(body), PutOptions{ContentType: "", Max: 1 << 20, Now: t0}); err != nil {
 			t.Fatalf("%s: PutObject: %v", tc.name, err)
 		}
 		_, r, err := tc.s.OpenObject("acme", "pics", "big")
@@ -350,7 +350,7 @@ func TestOverwriteObject(t *testing.T) {
 	b.wantBody("k", big2)
 
 	later := t0.Add(time.Hour)
-	o3, err := b.PutObject(context.Background(), "acme", "pics", "k", "text/x", strings.NewReader("tiny"), 100, later)
+	o3, err := b.Store.Put(context.Background(), "acme", "pics", "k", strings.NewReader("tiny"), PutOptions{ContentType: "text/x", Max: 100, Now: later})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +373,7 @@ func TestDeleteObject(t *testing.T) {
 	o := b.put("big", big)
 	b.wantCounts("before", 2, int64(len(small)+len(big)))
 
-	if err := b.DeleteObject("acme", "pics", "big"); err != nil {
+	if _, err := b.Delete("acme", "pics", "big", DeleteOptions{}); err != nil {
 		t.Fatalf("DeleteObject(big): %v", err)
 	}
 	b.wantFiles("after deleting big", 0)
@@ -390,23 +390,23 @@ func TestDeleteObject(t *testing.T) {
 	if _, _, err := b.OpenObject("acme", "pics", "big"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("OpenObject of a deleted key = %v, want ErrNotFound", err)
 	}
-	if err := b.DeleteObject("acme", "pics", "big"); !errors.Is(err, ErrNotFound) {
+	if _, err := b.Delete("acme", "pics", "big", DeleteOptions{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("second DeleteObject = %v, want ErrNotFound", err)
 	}
-	if err := b.DeleteObject("acme", "pics", "never"); !errors.Is(err, ErrNotFound) {
+	if _, err := b.Delete("acme", "pics", "never", DeleteOptions{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("DeleteObject of a missing key = %v, want ErrNotFound", err)
 	}
 	if err := b.DeleteBucket("acme", "pics"); !errors.Is(err, ErrNotEmpty) {
 		t.Errorf("DeleteBucket with an object left = %v, want ErrNotEmpty", err)
 	}
-	if err := b.DeleteObject("acme", "pics", "small"); err != nil {
+	if _, err := b.Delete("acme", "pics", "small", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	b.wantCounts("empty", 0, 0)
 	if err := b.DeleteBucket("acme", "pics"); err != nil {
 		t.Errorf("DeleteBucket once empty = %v", err)
 	}
-	if _, err := b.PutObject(context.Background(), "acme", "pics", "x", "", strings.NewReader("x"), 10, t0); !errors.Is(err, ErrNotFound) {
+	if _, err := b.Store.Put(context.Background(), "acme", "pics", "x", strings.NewReader("x"), PutOptions{ContentType: "", Max: 10, Now: t0}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("PutObject into a deleted bucket = %v, want ErrNotFound", err)
 	}
 	b.wantFiles("after the bucket went", 0)
@@ -417,7 +417,7 @@ func TestCopyObjectSharesFile(t *testing.T) {
 	big := randomBody(200 << 10)
 	src := b.put("src", big)
 	later := t0.Add(time.Minute)
-	dst, err := b.CopyObject("acme", "pics", "src", "dir/dst", later)
+	dst, err := b.Copy(context.Background(), "acme", "pics", "src", "pics", "dir/dst", later, CopyOptions{KeepEncryption: true})
 	if err != nil {
 		t.Fatalf("CopyObject: %v", err)
 	}
@@ -433,7 +433,7 @@ func TestCopyObjectSharesFile(t *testing.T) {
 	b.wantBody("src", big)
 	b.wantBody("dir/dst", big)
 
-	if err := b.DeleteObject("acme", "pics", "src"); err != nil {
+	if _, err := b.Delete("acme", "pics", "src", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	b.wantFiles("after deleting the source", 1)
@@ -441,7 +441,7 @@ func TestCopyObjectSharesFile(t *testing.T) {
 	if n, _ := b.refs(src.Blob); n != 1 {
 		t.Errorf("refs after deleting one = %d, want 1", n)
 	}
-	if err := b.DeleteObject("acme", "pics", "dir/dst"); err != nil {
+	if _, err := b.Delete("acme", "pics", "dir/dst", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	b.wantFiles("after deleting both", 0)
@@ -455,7 +455,7 @@ func TestCopyObjectMore(t *testing.T) {
 	b := newBlobStore(t)
 	small := []byte("small body")
 	b.put("small", small)
-	if o, err := b.CopyObject("acme", "pics", "small", "small-copy", t0); err != nil || o.Blob != "" || o.ETag != md5hex(small) {
+	if o, err := b.Copy(context.Background(), "acme", "pics", "small", "pics", "small-copy", t0, CopyOptions{KeepEncryption: true}); err != nil || o.Blob != "" || o.ETag != md5hex(small) {
 		t.Errorf("CopyObject of an inline object = %+v, %v", o, err)
 	}
 	b.wantBody("small-copy", small)
@@ -465,7 +465,7 @@ func TestCopyObjectMore(t *testing.T) {
 	own := b.put("dst", randomBody(100<<10))
 	big := randomBody(120 << 10)
 	src := b.put("src", big)
-	if _, err := b.CopyObject("acme", "pics", "src", "dst", t0); err != nil {
+	if _, err := b.Copy(context.Background(), "acme", "pics", "src", "pics", "dst", t0, CopyOptions{KeepEncryption: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(b.blobs, own.Blob[:2], own.Blob)); !errors.Is(err, fs.ErrNotExist) {
@@ -476,15 +476,15 @@ func TestCopyObjectMore(t *testing.T) {
 	b.wantCounts("copy onto a large object", 4, 2*int64(len(small))+2*int64(len(big)))
 
 	// Errors.
-	if _, err := b.CopyObject("acme", "pics", "missing", "x", t0); !errors.Is(err, ErrNotFound) {
+	if _, err := b.Copy(context.Background(), "acme", "pics", "missing", "pics", "x", t0, CopyOptions{KeepEncryption: true}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("CopyObject of a missing source = %v, want ErrNotFound", err)
 	}
 	for _, bad := range []string{"", "a\x00b", strings.Repeat("k", MaxKeyLen+1), "\xff"} {
-		if _, err := b.CopyObject("acme", "pics", "src", bad, t0); err == nil {
+		if _, err := b.Copy(context.Background(), "acme", "pics", "src", "pics", bad, t0, CopyOptions{KeepEncryption: true}); err == nil {
 			t.Errorf("CopyObject to %q succeeded", bad)
 		}
 	}
-	if _, err := b.CopyObject("globex", "pics", "src", "theirs", t0); !errors.Is(err, ErrNotFound) {
+	if _, err := b.Copy(context.Background(), "globex", "pics", "src", "pics", "theirs", t0, CopyOptions{KeepEncryption: true}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("CopyObject in another account's bucket = %v, want ErrNotFound", err)
 	}
 	if n, _ := b.refs(src.Blob); n != 2 {
@@ -501,7 +501,7 @@ func TestCopyObjectOntoSameBody(t *testing.T) {
 	big := randomBody(100 << 10)
 	o := b.put("a", big)
 
-	if _, err := b.CopyObject("acme", "pics", "a", "a", t0.Add(time.Second)); err != nil {
+	if _, err := b.Copy(context.Background(), "acme", "pics", "a", "pics", "a", t0.Add(time.Second), CopyOptions{KeepEncryption: true}); err != nil {
 		t.Fatalf("CopyObject onto itself: %v", err)
 	}
 	if n, _ := b.refs(o.Blob); n != 1 {
@@ -510,10 +510,10 @@ func TestCopyObjectOntoSameBody(t *testing.T) {
 	b.wantCounts("self copy", 1, int64(len(big)))
 	b.wantBody("a", big)
 
-	if _, err := b.CopyObject("acme", "pics", "a", "b", t0); err != nil {
+	if _, err := b.Copy(context.Background(), "acme", "pics", "a", "pics", "b", t0, CopyOptions{KeepEncryption: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.CopyObject("acme", "pics", "a", "b", t0); err != nil {
+	if _, err := b.Copy(context.Background(), "acme", "pics", "a", "pics", "b", t0, CopyOptions{KeepEncryption: true}); err != nil {
 		t.Fatalf("copying again onto a copy: %v", err)
 	}
 	if n, _ := b.refs(o.Blob); n != 2 {
@@ -521,7 +521,7 @@ func TestCopyObjectOntoSameBody(t *testing.T) {
 	}
 	b.wantCounts("copied twice", 2, 2*int64(len(big)))
 	for _, k := range []string{"a", "b"} {
-		if err := b.DeleteObject("acme", "pics", k); err != nil {
+		if _, err := b.Delete("acme", "pics", k, DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -537,7 +537,7 @@ func TestPutObjectTooLarge(t *testing.T) {
 		size int
 	}{{0, 1}, {100, 101}, {100, 5000}, {InlineMax, InlineMax + 1}, {InlineMax + 10, InlineMax + 11}, {200 << 10, 300 << 10}} {
 		key := fmt.Sprintf("k-%d-%d", tc.max, tc.size)
-		_, err := b.PutObject(context.Background(), "acme", "pics", key, "", bytes.NewReader(randomBody(tc.size)), tc.max, t0)
+		_, err := b.Store.Put(context.Background(), "acme", "pics", key, bytes.NewReader(randomBody(tc.size)), PutOptions{ContentType: "", Max: tc.max, Now: t0})
 		if !errors.Is(err, ErrTooLarge) {
 			t.Errorf("PutObject of %d bytes with max %d = %v, want ErrTooLarge", tc.size, tc.max, err)
 		}
@@ -553,7 +553,7 @@ func TestPutObjectTooLarge(t *testing.T) {
 
 	// Exactly max is allowed.
 	for _, n := range []int{100, InlineMax + 10} {
-		if _, err := b.PutObject(context.Background(), "acme", "pics", fmt.Sprint("exact-", n), "", bytes.NewReader(randomBody(n)), int64(n), t0); err != nil {
+		if _, err := b.Store.Put(context.Background(), "acme", "pics", fmt.Sprint("exact-", n), bytes.NewReader(randomBody(n)), PutOptions{ContentType: "", Max: int64(n), Now: t0}); err != nil {
 			t.Errorf("PutObject of exactly max (%d) bytes = %v", n, err)
 		}
 	}
@@ -562,7 +562,7 @@ func TestPutObjectTooLarge(t *testing.T) {
 	// A refused overwrite keeps the object that was there.
 	keep := randomBody(InlineMax + 10)
 	b.put("keep", keep)
-	if _, err := b.PutObject(context.Background(), "acme", "pics", "keep", "", bytes.NewReader(randomBody(InlineMax+100)), InlineMax+50, t0); !errors.Is(err, ErrTooLarge) {
+	if _, err := b.Store.Put(context.Background(), "acme", "pics", "keep", bytes.NewReader(randomBody(InlineMax+100)), PutOptions{ContentType: "", Max: InlineMax + 50, Now: t0}); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("too large overwrite = %v", err)
 	}
 	b.wantBody("keep", keep)
@@ -590,13 +590,13 @@ func TestPutObjectInterrupted(t *testing.T) {
 	// The client's failure, not the disk's (IncompleteBody, not a 500),
 	// whether it cuts the inline head or the body file short.
 	for _, n := range []int{0, 10, 200 << 10} {
-		if _, err := b.PutObject(context.Background(), "acme", "pics", "k", "", &failingReader{n}, 1<<20, t0); !errors.Is(err, ErrBody) {
+		if _, err := b.Store.Put(context.Background(), "acme", "pics", "k", &failingReader{n}, PutOptions{ContentType: "", Max: 1 << 20, Now: t0}); !errors.Is(err, ErrBody) {
 			t.Errorf("PutObject with a body failing after %d bytes: got %v, want ErrBody", n, err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := b.PutObject(ctx, "acme", "pics", "k", "", bytes.NewReader(randomBody(100<<10)), 1<<20, t0); !errors.Is(err, context.Canceled) {
+	if _, err := b.Store.Put(ctx, "acme", "pics", "k", bytes.NewReader(randomBody(100<<10)), PutOptions{ContentType: "", Max: 1 << 20, Now: t0}); !errors.Is(err, context.Canceled) {
 		t.Errorf("PutObject with a cancelled context = %v, want context.Canceled", err)
 	}
 	if _, err := b.Object("acme", "pics", "k"); !errors.Is(err, ErrNotFound) {
@@ -649,7 +649,7 @@ func TestPutObjectRefusesInvalidKeys(t *testing.T) {
 	b := newBlobStore(t)
 	for _, key := range []string{"", strings.Repeat("k", MaxKeyLen+1), "a\x00b", "line\nbreak", "del\x7f", "\xff\xfe", "a\xc3"} {
 		for _, n := range []int{5, 100 << 10} {
-			if _, err := b.PutObject(context.Background(), "acme", "pics", key, "", bytes.NewReader(randomBody(n)), 1<<20, t0); err == nil {
+			if _, err := b.Store.Put(context.Background(), "acme", "pics", key, bytes.NewReader(randomBody(n)), PutOptions{ContentType: "", Max: 1 << 20, Now: t0}); err == nil {
 				t.Errorf("PutObject(%q) succeeded", key)
 			}
 		}
@@ -712,10 +712,10 @@ func TestObjectTenancy(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, acct := range []string{"globex", "ACME", ""} {
-		if _, err := b.PutObject(ctx, acct, "pics", "secret", "", strings.NewReader("overwrite"), 100, t0); !errors.Is(err, ErrNotFound) {
+		if _, err := b.Store.Put(ctx, acct, "pics", "secret", strings.NewReader("overwrite"), PutOptions{ContentType: "", Max: 100, Now: t0}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("%q: PutObject into acme's bucket = %v, want ErrNotFound", acct, err)
 		}
-		if _, err := b.PutObject(ctx, acct, "pics", "large", "", bytes.NewReader(randomBody(100<<10)), 1<<20, t0); !errors.Is(err, ErrNotFound) {
+		if _, err := b.Store.Put(ctx, acct, "pics", "large", bytes.NewReader(randomBody(100<<10)), PutOptions{ContentType: "", Max: 1 << 20, Now: t0}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("%q: large PutObject into acme's bucket = %v, want ErrNotFound", acct, err)
 		}
 		if _, err := b.Object(acct, "pics", "secret"); !errors.Is(err, ErrNotFound) {
@@ -724,10 +724,10 @@ func TestObjectTenancy(t *testing.T) {
 		if _, _, err := b.OpenObject(acct, "pics", "secret"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("%q: OpenObject = %v, want ErrNotFound", acct, err)
 		}
-		if err := b.DeleteObject(acct, "pics", "secret"); !errors.Is(err, ErrNotFound) {
+		if _, err := b.Delete(acct, "pics", "secret", DeleteOptions{}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("%q: DeleteObject = %v, want ErrNotFound", acct, err)
 		}
-		if _, err := b.CopyObject(acct, "pics", "secret", "mine", t0); !errors.Is(err, ErrNotFound) {
+		if _, err := b.Copy(context.Background(), acct, "pics", "secret", "pics", "mine", t0, CopyOptions{KeepEncryption: true}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("%q: CopyObject = %v, want ErrNotFound", acct, err)
 		}
 		if _, err := b.ListObjects(acct, "pics", "", "", "", 10); !errors.Is(err, ErrNotFound) {
@@ -735,7 +735,7 @@ func TestObjectTenancy(t *testing.T) {
 		}
 	}
 	// A missing bucket answers the same.
-	if _, err := b.PutObject(ctx, "acme", "nope", "k", "", strings.NewReader("x"), 10, t0); !errors.Is(err, ErrNotFound) {
+	if _, err := b.Store.Put(ctx, "acme", "nope", "k", strings.NewReader("x"), PutOptions{ContentType: "", Max: 10, Now: t0}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("PutObject into a missing bucket = %v", err)
 	}
 	if _, err := b.ListObjects("acme", "nope", "", "", "", 10); !errors.Is(err, ErrNotFound) {
@@ -787,13 +787,13 @@ func newListStore(t *testing.T) *blobStore {
 	if _, err := b.CreateBucket("acme", "pics-2", "", t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.PutObject(context.Background(), "acme", "pics-2", "a.txt", "", strings.NewReader("other"), 100, t0); err != nil {
+	if _, err := b.Store.Put(context.Background(), "acme", "pics-2", "a.txt", strings.NewReader("other"), PutOptions{ContentType: "", Max: 100, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.CreateBucket("acme", "pic", "", t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.PutObject(context.Background(), "acme", "pic", "zzz", "", strings.NewReader("other"), 100, t0); err != nil {
+	if _, err := b.Store.Put(context.Background(), "acme", "pic", "zzz", strings.NewReader("other"), PutOptions{ContentType: "", Max: 100, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -931,7 +931,7 @@ func TestOpenBlobsCleansUp(t *testing.T) {
 	b := newBlobStore(t)
 	big := randomBody(150 << 10)
 	kept := b.put("kept", big)
-	if _, err := b.CopyObject("acme", "pics", "kept", "kept-copy", t0); err != nil {
+	if _, err := b.Copy(context.Background(), "acme", "pics", "kept", "pics", "kept-copy", t0, CopyOptions{KeepEncryption: true}); err != nil {
 		t.Fatal(err)
 	}
 	other := randomBody(80 << 10)
@@ -939,7 +939,7 @@ func TestOpenBlobsCleansUp(t *testing.T) {
 	deleted := b.put("deleted", randomBody(70<<10))
 	deletedPath := filepath.Join(b.blobs, deleted.Blob[:2], deleted.Blob)
 	deletedBody, _ := os.ReadFile(deletedPath)
-	if err := b.DeleteObject("acme", "pics", "deleted"); err != nil {
+	if _, err := b.Delete("acme", "pics", "deleted", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Close(); err != nil {
@@ -1006,17 +1006,17 @@ func TestObjectsSurviveReopen(t *testing.T) {
 	replaced := randomBody(100 << 10)
 	b.put("small", small)
 	bigObj := b.put("big", big)
-	if _, err := b.CopyObject("acme", "pics", "big", "copy/of/big", t0.Add(time.Minute)); err != nil {
+	if _, err := b.Copy(context.Background(), "acme", "pics", "big", "pics", "copy/of/big", t0.Add(time.Minute), CopyOptions{KeepEncryption: true}); err != nil {
 		t.Fatal(err)
 	}
 	b.put("replaced", replaced)
 	final := randomBody(90 << 10)
-	finalObj, err := b.PutObject(context.Background(), "acme", "pics", "replaced", "image/png", bytes.NewReader(final), 1<<20, t0.Add(time.Hour))
+	finalObj, err := b.Store.Put(context.Background(), "acme", "pics", "replaced", bytes.NewReader(final), PutOptions{ContentType: "image/png", Max: 1 << 20, Now: t0.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.put("gone", randomBody(100<<10))
-	if err := b.DeleteObject("acme", "pics", "gone"); err != nil {
+	if _, err := b.Delete("acme", "pics", "gone", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	b.put("folder/", nil)
@@ -1044,13 +1044,13 @@ func TestObjectsSurviveReopen(t *testing.T) {
 		t.Errorf("listing after reopening = %s", listingOf(l))
 	}
 	// The shared body's count survived: deleting one copy keeps the file.
-	if err := b.DeleteObject("acme", "pics", "big"); err != nil {
+	if _, err := b.Delete("acme", "pics", "big", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	b.wantBody("copy/of/big", big)
 	b.reopen()
 	b.wantBody("copy/of/big", big)
-	if err := b.DeleteObject("acme", "pics", "copy/of/big"); err != nil {
+	if _, err := b.Delete("acme", "pics", "copy/of/big", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	b.wantFiles("after deleting both copies", 1)
@@ -1077,18 +1077,18 @@ func TestConcurrentPuts(t *testing.T) {
 				if (w+i)%3 == 0 {
 					n += InlineMax
 				}
-				if _, err := b.PutObject(context.Background(), "acme", "pics", key, "", bytes.NewReader(randomBody(n)), 1<<20, t0); err != nil {
+				if _, err := b.Store.Put(context.Background(), "acme", "pics", key, bytes.NewReader(randomBody(n)), PutOptions{ContentType: "", Max: 1 << 20, Now: t0}); err != nil {
 					errs <- err
 				}
 				// Copy only keys no other goroutine writes: copies racing
 				// writes of their source are TestCopyRaces' business.
 				if i%4 == 2 {
-					if _, err := b.CopyObject("acme", "pics", key, fmt.Sprintf("copy-%d", w), t0); err != nil {
+					if _, err := b.Copy(context.Background(), "acme", "pics", key, "pics", fmt.Sprintf("copy-%d", w), t0, CopyOptions{KeepEncryption: true}); err != nil {
 						errs <- err
 					}
 				}
 				if i%6 == 4 {
-					if err := b.DeleteObject("acme", "pics", key); err != nil && !errors.Is(err, ErrNotFound) {
+					if _, err := b.Delete("acme", "pics", key, DeleteOptions{}); err != nil && !errors.Is(err, ErrNotFound) {
 						errs <- err
 					}
 				}
@@ -1149,15 +1149,15 @@ func TestCopyRaces(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-ready
-					_, copyErr = b.CopyObject("acme", "pics", "src", "dst", t0)
+					_, copyErr = b.Copy(context.Background(), "acme", "pics", "src", "pics", "dst", t0, CopyOptions{KeepEncryption: true})
 				}()
 				go func() {
 					defer wg.Done()
 					if race == "delete" {
 						close(ready)
-						b.DeleteObject("acme", "pics", "src")
+						b.Delete("acme", "pics", "src", DeleteOptions{})
 					} else {
-						b.PutObject(context.Background(), "acme", "pics", "src", "", &eofSignal{r: strings.NewReader("small"), eof: ready}, 1<<20, t0)
+						b.Store.Put(context.Background(), "acme", "pics", "src", &eofSignal{r: strings.NewReader("small"), eof: ready}, PutOptions{ContentType: "", Max: 1 << 20, Now: t0})
 					}
 				}()
 				wg.Wait()

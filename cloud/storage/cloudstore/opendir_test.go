@@ -28,7 +28,7 @@ func TestOpenDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := strings.Repeat("b", InlineMax+1)
-	if _, err := s.PutObject(context.Background(), "acme", "pics", "k", "", strings.NewReader(body), 1<<20, t0); err != nil {
+	if _, err := s.Put(context.Background(), "acme", "pics", "k", strings.NewReader(body), PutOptions{ContentType: "", Max: 1 << 20, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	key, secret, err := s.CreateS3Key("acme", "k", PermReadWrite, "*", t0)

@@ -67,13 +67,13 @@ func TestCopyPartSharesWholeBody(t *testing.T) {
 	if n, _ := b.refs(src.Blob); n != 2 {
 		t.Fatalf("the shared body has %d references, want 2 (the object, the part)", n)
 	}
-	if err := b.DeleteObject("acme", "pics", "src"); err != nil {
+	if _, err := b.Delete("acme", "pics", "src", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	b.reopen()
 	b.wantFiles("the part after the source's deletion and a restart", 1)
 	tail := []byte("and the tail")
-	p2, err := b.PutPart(ctx, "acme", "other", "dst", u.ID, 2, bytes.NewReader(tail), t0)
+	p2, err := b.Store.PutPart(ctx, "acme", "other", "dst", u.ID, 2, bytes.NewReader(tail), PartOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestCopyPartSharesWholeBody(t *testing.T) {
 	if n, _ := b.refs(src.Blob); n != 1 {
 		t.Fatalf("the shared body has %d references after completion, want 1 (the object)", n)
 	}
-	if err := b.DeleteObject("acme", "other", "dst"); err != nil {
+	if _, err := b.Delete("acme", "other", "dst", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(b.blobPath(src.Blob)); !errors.Is(err, os.ErrNotExist) {
@@ -148,11 +148,11 @@ func TestCopyPartIntoSeveralParts(t *testing.T) {
 			if got, _ := b.refs(src.Blob); got != want {
 				t.Fatalf("after %s: got %d references, want %d", end, got, want)
 			}
-			if err := b.DeleteObject("acme", "pics", "src"); err != nil {
+			if _, err := b.Delete("acme", "pics", "src", DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if end == "complete" {
-				if err := b.DeleteObject("acme", "pics", "dst"); err != nil {
+				if _, err := b.Delete("acme", "pics", "dst", DeleteOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -176,11 +176,11 @@ func TestCopyPartRanges(t *testing.T) {
 
 	// A multipart source.
 	mu, _ := b.CreateUpload("acme", "pics", "multi", PutOptions{Now: t0})
-	mp1, err := b.PutPart(ctx, "acme", "pics", "multi", mu.ID, 1, bytes.NewReader(big), t0)
+	mp1, err := b.Store.PutPart(ctx, "acme", "pics", "multi", mu.ID, 1, bytes.NewReader(big), PartOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mp2, err := b.PutPart(ctx, "acme", "pics", "multi", mu.ID, 2, bytes.NewReader(small), t0)
+	mp2, err := b.Store.PutPart(ctx, "acme", "pics", "multi", mu.ID, 2, bytes.NewReader(small), PartOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +244,11 @@ func TestCopyPartRefusals(t *testing.T) {
 	if _, err := b.CreateBucket("mallory", "theirs", "", t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.PutObject(ctx, "mallory", "theirs", "src", "", bytes.NewReader(body), 1<<20, t0); err != nil {
+	if _, err := b.Store.Put(ctx, "mallory", "theirs", "src", bytes.NewReader(body), PutOptions{ContentType: "", Max: 1 << 20, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	u, _ := b.CreateUpload("acme", "pics", "dst", PutOptions{Now: t0})
-	if _, err := b.PutPart(ctx, "acme", "pics", "dst", u.ID, 1, bytes.NewReader([]byte("kept")), t0); err != nil {
+	if _, err := b.Store.PutPart(ctx, "acme", "pics", "dst", u.ID, 1, bytes.NewReader([]byte("kept")), PartOptions{Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	errCondition := errors.New("the copy condition does not hold")
@@ -297,7 +297,7 @@ func TestCopyPartSurvivesPowerLoss(t *testing.T) {
 	s := openWithBucket(t, fs)
 	defer s.Close()
 	body := randomBody(MinPartSize + 5000)
-	if _, err := s.PutObject(ctx, "acme", "pics", "src", "", bytes.NewReader(body), 10<<20, t0); err != nil {
+	if _, err := s.Put(ctx, "acme", "pics", "src", bytes.NewReader(body), PutOptions{ContentType: "", Max: 10 << 20, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	u, err := s.CreateUpload("acme", "pics", "dst", PutOptions{Now: t0})
@@ -320,7 +320,7 @@ func TestCopyPartSurvivesPowerLoss(t *testing.T) {
 	if err := after.OpenBlobs("objects"); err != nil {
 		t.Fatal(err)
 	}
-	if err := after.DeleteObject("acme", "pics", "src"); err != nil {
+	if _, err := after.Delete("acme", "pics", "src", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	obj, err := after.CompleteUpload(ctx, "acme", "pics", "dst", u.ID, []CompletedPart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}}, t0, Preconditions{})

@@ -23,7 +23,7 @@ func TestPartSizesKept(t *testing.T) {
 	}
 	var list []CompletedPart
 	for i, body := range [][]byte{bytes.Repeat([]byte("1"), MinPartSize), []byte("the end")} {
-		p, err := b.PutPart(ctx, "acme", "pics", "movie", u.ID, i+1, bytes.NewReader(body), t0)
+		p, err := b.Store.PutPart(ctx, "acme", "pics", "movie", u.ID, i+1, bytes.NewReader(body), PartOptions{Now: t0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,10 +33,10 @@ func TestPartSizesKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.reopen()
-	if _, err := b.CopyObject("acme", "pics", "movie", "copy", t0.Add(time.Minute)); err != nil {
+	if _, err := b.Copy(context.Background(), "acme", "pics", "movie", "pics", "copy", t0.Add(time.Minute), CopyOptions{KeepEncryption: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.PutObject(ctx, "acme", "pics", "whole", "", bytes.NewReader([]byte("abc")), 10, t0); err != nil {
+	if _, err := b.Store.Put(ctx, "acme", "pics", "whole", bytes.NewReader([]byte("abc")), PutOptions{ContentType: "", Max: 10, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	// As a store of an earlier version wrote a completed upload's record.

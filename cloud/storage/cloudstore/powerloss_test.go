@@ -199,11 +199,11 @@ func uploadUntilCrash(t *testing.T, round int) crashImage {
 	}
 	wg.Add(2)
 	go held("held put", bodyOf(fmt.Sprintf("held-put-%d", round), 1<<20), func(r io.Reader) error {
-		_, err := s.PutObject(ctx, "acme", "pics", "held/put", "", r, 2<<20, t0)
+		_, err := s.Put(ctx, "acme", "pics", "held/put", r, PutOptions{ContentType: "", Max: 2 << 20, Now: t0})
 		return err
 	})
 	go held("held part", bodyOf(fmt.Sprintf("held-part-%d", round), 1<<20), func(r io.Reader) error {
-		_, err := s.PutPart(ctx, "acme", "pics", "held/part", heldUpload.ID, 1, r, t0)
+		_, err := s.PutPart(ctx, "acme", "pics", "held/part", heldUpload.ID, 1, r, PartOptions{Now: t0})
 		return err
 	})
 	<-reached
@@ -403,7 +403,7 @@ func putOne(ctx context.Context, s *Store, run *crashRun, key string, n, kind in
 	body := bodyOf(key, n)
 	want := wantOf(body, "")
 	run.start(key, want)
-	o, err := s.PutObject(ctx, "acme", "pics", key, "", bytes.NewReader(body), 1<<20, t0)
+	o, err := s.Put(ctx, "acme", "pics", key, bytes.NewReader(body), PutOptions{ContentType: "", Max: 1 << 20, Now: t0})
 	if err != nil {
 		return err
 	}
@@ -433,7 +433,7 @@ func putParts(ctx context.Context, s *Store, run *crashRun, key string, sizes []
 	var list []CompletedPart
 	off := 0
 	for i, n := range sizes {
-		p, err := s.PutPart(ctx, "acme", "pics", key, u.ID, i+1, bytes.NewReader(body[off:off+n]), t0)
+		p, err := s.PutPart(ctx, "acme", "pics", key, u.ID, i+1, bytes.NewReader(body[off:off+n]), PartOptions{Now: t0})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,6 +1,9 @@
 package cloudstore
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // TestTotals: Totals follows buckets and objects as they come and go;
 // DiskUsage sees the database.
@@ -16,7 +19,7 @@ func TestTotals(t *testing.T) {
 		{"a small object", func() { b.put("a", small) }, Totals{1, 1, 100}},
 		{"a large object", func() { b.put("b", large) }, Totals{1, 2, 100 + 200<<10}},
 		{"a copy", func() {
-			if _, err := b.CopyObject("acme", "pics", "b", "c", t0); err != nil {
+			if _, err := b.Copy(context.Background(), "acme", "pics", "b", "pics", "c", t0, CopyOptions{KeepEncryption: true}); err != nil {
 				t.Fatal(err)
 			}
 		}, Totals{1, 3, 100 + 2*200<<10}},
@@ -27,7 +30,7 @@ func TestTotals(t *testing.T) {
 			}
 		}, Totals{2, 3, 10 + 2*200<<10}},
 		{"a delete", func() {
-			if err := b.DeleteObject("acme", "pics", "b"); err != nil {
+			if _, err := b.Delete("acme", "pics", "b", DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}, Totals{2, 2, 10 + 200<<10}},

@@ -175,7 +175,7 @@ func TestSweepUploads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.PutPart(ctx, "acme", "b", key, u.ID, 1, strings.NewReader(strings.Repeat("p", InlineMax+1)), t0); err != nil {
+		if _, err := s.PutPart(ctx, "acme", "b", key, u.ID, 1, strings.NewReader(strings.Repeat("p", InlineMax+1)), PartOptions{Now: t0}); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, u.ID)

@@ -117,7 +117,7 @@ func TestObjectTagsWithWrites(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", name, got.Tags, want)
 		}
 	}
-	if _, err := s.CopyObject("alice", "tags", "obj", "copied", t0); err != nil {
+	if _, err := s.Copy(context.Background(), "alice", "tags", "obj", "tags", "copied", t0, CopyOptions{KeepEncryption: true}); err != nil {
 		t.Fatal(err)
 	}
 	check("CopyObject", "copied", map[string]string{"src": "1"})
@@ -158,7 +158,7 @@ func TestObjectTagsWithWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.PutPart(ctx, "alice", "tags", "up", u.ID, 1, strings.NewReader("part"), t0)
+	p, err := s.PutPart(ctx, "alice", "tags", "up", u.ID, 1, strings.NewReader("part"), PartOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestBucketTags(t *testing.T) {
 	if err := s.SetBucketTags("alice", "tags", want); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteObject("alice", "tags", "obj"); err != nil {
+	if _, err := s.Delete("alice", "tags", "obj", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteBucket("alice", "tags"); err != nil {

@@ -106,7 +106,7 @@ func TestVersioningAgainstModel(t *testing.T) {
 					m.add(key, modelVersion{id: obj.VersionID, body: v.body, size: v.size})
 				case op < 7:
 					what = "delete " + key
-					del, err := b.DeleteObjectVersioned("acme", "pics", key)
+					del, err := b.Store.Delete("acme", "pics", key, DeleteOptions{})
 					if m.state == "" {
 						if _, ok := m.current(key); !ok {
 							if !errors.Is(err, ErrNotFound) {
@@ -350,7 +350,7 @@ func TestVersioningRules(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := b.DeleteObjectVersioned("acme", "pics", "k"); err != nil {
+	if _, err := b.Store.Delete("acme", "pics", "k", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if bk, _ := b.Bucket("acme", "pics"); bk.Objects != 0 || bk.Versions != 3 {
@@ -448,7 +448,7 @@ func TestListVersionsPaging(t *testing.T) {
 		put(key)
 	}
 	for _, key := range []string{"a/c", "ab", "zz"} {
-		if _, err := b.DeleteObjectVersioned("acme", "pics", key); err != nil {
+		if _, err := b.Store.Delete("acme", "pics", key, DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

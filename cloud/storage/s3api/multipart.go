@@ -93,7 +93,7 @@ func (s *Server) uploadPart(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.st.PutPartWith(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, body,
+	p, err := s.st.PutPart(r.Context(), r.account, r.bucket, r.key, q.Get("uploadId"), n, body,
 		cloudstore.PartOptions{Now: s.opts.Now(), Checksum: sum, ChecksumAlgorithm: declaredChecksum(r), CustomerKey: ck})
 	if err != nil {
 		return bodyError(err)

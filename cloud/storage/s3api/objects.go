@@ -500,13 +500,13 @@ func (s *Server) deleteOne(account, bucket, key, id, ifMatch string) (cloudstore
 		return s.st.DeleteVersion(account, bucket, key, id)
 	}
 	if ifMatch != "" {
-		del, err := s.st.DeleteObjectIf(account, bucket, key, cloudstore.Preconditions{IfMatch: ifMatch})
+		del, err := s.st.Delete(account, bucket, key, cloudstore.DeleteOptions{If: cloudstore.Preconditions{IfMatch: ifMatch}})
 		if errors.Is(err, cloudstore.ErrPrecondition) && errors.Is(err, cloudstore.ErrNotFound) {
 			return del, errNoSuchKey
 		}
 		return del, err
 	}
-	del, err := s.st.DeleteObjectVersioned(account, bucket, key)
+	del, err := s.st.Delete(account, bucket, key, cloudstore.DeleteOptions{})
 	if errors.Is(err, cloudstore.ErrNotFound) {
 		if _, berr := s.st.Bucket(account, bucket); berr == nil {
 			return cloudstore.Deletion{}, nil

@@ -25,7 +25,7 @@ func TestBucketScopeEveryOperation(t *testing.T) {
 		if _, err := e.st.CreateBucket("alice", b, "", now); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.st.PutObject(context.Background(), "alice", b, "x", "text/plain", strings.NewReader("keep me"), 1<<20, now); err != nil {
+		if _, err := e.st.Put(context.Background(), "alice", b, "x", strings.NewReader("keep me"), cloudstore.PutOptions{ContentType: "text/plain", Max: 1 << 20, Now: now}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -93,7 +93,7 @@ func TestRequestsAreLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := strings.Repeat("x", cloudstore.InlineMax+1) // kept in a body file
-	obj, err := st.PutObject(context.Background(), "alice", "logs", "lost", "text/plain", strings.NewReader(big), 1<<20, now)
+	obj, err := st.Put(context.Background(), "alice", "logs", "lost", strings.NewReader(big), cloudstore.PutOptions{ContentType: "text/plain", Max: 1 << 20, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
