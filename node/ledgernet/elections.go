@@ -579,6 +579,13 @@ const watchFor = 30 * time.Second
 func (l *electionLoop) sweep(ctx context.Context) {
 	l.voteWhereSilent()
 	for root := range l.retry {
+		if len(l.s.confirmQ) == cap(l.s.confirmQ) {
+			// The confirm loop is behind: the rest wait for a later tick.
+			// Deciding them again now would only find the queue full, and
+			// under a backlog of thousands that busy work was what took
+			// the cores from everything else (bench network's sync).
+			break
+		}
 		delete(l.retry, root)
 		l.evaluate(root)
 	}
@@ -609,6 +616,9 @@ func (l *electionLoop) sweep(ctx context.Context) {
 	for root, e := range l.roots {
 		if e.confirming || now-e.started < after || now-e.asked < after {
 			continue
+		}
+		if _, decided := l.retry[root]; decided {
+			continue // confirmed here, waiting for the confirm queue
 		}
 		// Decide again before asking: votes are counted once, and a
 		// decision missed (a vote that arrived while the confirm queue
