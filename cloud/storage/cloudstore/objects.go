@@ -202,8 +202,9 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	}
 	if o.If != (Preconditions{}) {
 		// Fail before the body is read when the condition already does
-		// not hold; the commit checks it again, atomically.
-		old, err := s.Object(account, bucket, key)
+		// not hold; the commit checks it again, atomically. The bucket
+		// was read just above.
+		old, err := s.objectIn(bucket, key)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return Object{}, err
 		}
@@ -318,6 +319,16 @@ func (s *Store) objectLocked(account, bucket, key string) (Object, error) {
 	if _, err := s.Bucket(account, bucket); err != nil {
 		return Object{}, err
 	}
+	var obj Object
+	err := s.getJSON(k(tObject, bucket, key), &obj)
+	return obj, err
+}
+
+// objectIn returns key's current object in bucket, for a caller that has
+// read the bucket (and so checked its owner) already.
+func (s *Store) objectIn(bucket, key string) (Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var obj Object
 	err := s.getJSON(k(tObject, bucket, key), &obj)
 	return obj, err
