@@ -10,7 +10,6 @@ import (
 
 	"github.com/latticenet/lattice/cloud/cdn/cdnstore"
 	"github.com/latticenet/lattice/cloud/platform"
-	"github.com/latticenet/lattice/internal/run/httpserve"
 )
 
 // cloudConfig is what lattice cloud and lattice dev configure of the
@@ -32,12 +31,6 @@ func newCloud(e *env, cfg cloudConfig) (*platform.Platform, *platform.CDN) {
 	dns := platform.NewDNS(cfg.DNS)
 	cdn := platform.NewCDN(cfg.CDN, storage, dns)
 	return platform.New(cfg.Config, storage, dns, cdn), cdn
-}
-
-// listenFor binds addr for the service that flag (and env) configure, and
-// names them in the error, so that a port in use says how to pick another.
-func listenFor(addr, flag, env string) (net.Listener, error) {
-	return httpserve.Listen(addr, flag, env)
 }
 
 func runCloud(ctx context.Context, e *env, args []string) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/latticenet/lattice/cloud/platform"
 	"github.com/latticenet/lattice/directory"
 	"github.com/latticenet/lattice/internal/run/durablefile"
+	"github.com/latticenet/lattice/internal/run/httpserve"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
@@ -94,7 +95,7 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 		if err != nil {
 			return usageErr("--http %q: %v", *httpAddr, err)
 		}
-		if httpLns[i], err = listenFor(addr, "http", "LATTICE_HTTP"); err != nil {
+		if httpLns[i], err = httpserve.Listen(addr, "http", "LATTICE_HTTP"); err != nil {
 			return err
 		}
 		listen, err := offsetTCP(*p2pAddr, i)

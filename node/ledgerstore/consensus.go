@@ -42,23 +42,57 @@ func (r reader) ConfirmedWeight(rep ledger.Address) (ledger.Amount, error) {
 // confirmed ledger, as reader.ConfirmedWeight does, from the table in
 // memory: elections ask for it at every vote.
 func (s *Store) ConfirmedWeight(rep ledger.Address) (ledger.Amount, error) {
-	return s.cw.get(rep), nil
+	w, _ := s.cw.get(rep)
+	return w, nil
 }
 
-// confirmedWeights is the confirmed-weight table in memory, whole, as Nano
-// keeps its representatives' weights: one entry per representative with
-// weight, at most one per account. It is loaded when the store opens and
-// changed only by the one writer, after each commit, so a reader sees a
-// weight as the database held it before or after the latest commit, as a
-// read of the database at that moment would.
-type confirmedWeights struct {
+// memTable is a table of the store kept whole in memory (the confirmed
+// weights, as Nano keeps its representatives' weights, and the vote
+// records of undecided places): loaded when the store opens and changed
+// only by the one writer after each commit, so a reader on any goroutine
+// sees a value as the database held it before or after the latest
+// commit, as a read of the database at that moment would. A zero value
+// is no entry, as its key is absent from the database.
+type memTable[K, V comparable] struct {
 	mu sync.RWMutex
-	m  map[ledger.Address]ledger.Amount
+	m  map[K]V
 }
 
-func (c *confirmedWeights) load(r reader) error {
+func (t *memTable[K, V]) get(k K) (V, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	v, ok := t.m[k]
+	return v, ok
+}
+
+// replace makes m the table (at open).
+func (t *memTable[K, V]) replace(m map[K]V) {
+	t.mu.Lock()
+	t.m = m
+	t.mu.Unlock()
+}
+
+// set records the values a commit wrote; a zero value leaves the table.
+func (t *memTable[K, V]) set(written map[K]V) {
+	if len(written) == 0 {
+		return
+	}
+	var zero V
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, v := range written {
+		if v == zero {
+			delete(t.m, k)
+		} else {
+			t.m[k] = v
+		}
+	}
+}
+
+// loadConfirmedWeights reads the confirmed-weight table into memory.
+func (s *Store) loadConfirmedWeights() error {
 	m := make(map[ledger.Address]ledger.Amount)
-	err := r.scan([]byte{pCWeight}, false, func(k, v []byte) error {
+	err := s.scan([]byte{pCWeight}, false, func(k, v []byte) error {
 		if len(k) != 1+32 {
 			return fmt.Errorf("ledgerstore: corrupt confirmed-weight key")
 		}
@@ -74,33 +108,8 @@ func (c *confirmedWeights) load(r reader) error {
 	if err != nil {
 		return fmt.Errorf("ledgerstore: loading the confirmed weights: %w", err)
 	}
-	c.mu.Lock()
-	c.m = m
-	c.mu.Unlock()
+	s.cw.replace(m)
 	return nil
-}
-
-func (c *confirmedWeights) get(rep ledger.Address) ledger.Amount {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.m[rep]
-}
-
-// set records the weights a commit wrote; a zero weight leaves the table,
-// as its key leaves the database.
-func (c *confirmedWeights) set(written map[ledger.Address]ledger.Amount) {
-	if len(written) == 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for rep, w := range written {
-		if w.IsZero() {
-			delete(c.m, rep)
-		} else {
-			c.m[rep] = w
-		}
-	}
 }
 
 // ConfirmedWeightTotal returns the sum of every representative's
@@ -235,7 +244,7 @@ func (s *Store) writeConfirmedWeights(w *pebble.Batch, d weightDeltas, written m
 		}
 		var cur ledger.Amount
 		if written != nil {
-			cur = s.cw.get(rep)
+			cur, _ = s.cw.get(rep)
 		} else {
 			var err error
 			if cur, err = s.reader.ConfirmedWeight(rep); err != nil {
@@ -347,7 +356,7 @@ func (s *Store) SignedVotes(account ledger.Address, previous ledger.Hash) (Signe
 	return v, found, nil
 }
 
-// signedTable holds the vote records in memory, whole. A record is needed
+// The vote records are kept in memory, whole (Store.sv). A record is needed
 // only while its place is undecided here: once a block is confirmed at a
 // place, this node's representatives never vote there again (only
 // attestations, which are not recorded), so the batch that confirms it
@@ -355,37 +364,9 @@ func (s *Store) SignedVotes(account ledger.Address, previous ledger.Hash) (Signe
 // this rule. The table then holds only places where a quorum prevoted
 // (the only votes recorded are final votes, which need a polka, and
 // prevotes of later rounds) and nothing is confirmed yet: few, even in a
-// partition, where a side without quorum records nothing. Like the
-// confirmed weights, it changes only after a commit, by the one writer,
-// and is read without the database: every new election asks it.
-type signedTable struct {
-	mu sync.RWMutex
-	m  map[pendingKey]SignedVotes
-}
-
-func (t *signedTable) get(k pendingKey) (SignedVotes, bool) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	v, ok := t.m[k]
-	return v, ok
-}
-
-// set records what a commit wrote; a zero record is one deleted.
-func (t *signedTable) set(written map[pendingKey]SignedVotes) {
-	if len(written) == 0 {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for k, v := range written {
-		if v == (SignedVotes{}) {
-			delete(t.m, k)
-		} else {
-			t.m[k] = v
-		}
-	}
-}
-
+// partition, where a side without quorum records nothing. Every new election
+// asks for its record, without the database.
+//
 // loadSigned reads the vote records into memory and deletes, in one synced
 // batch, those of places confirmed here (written before records were
 // deleted at confirmation).
@@ -427,9 +408,7 @@ func (s *Store) loadSigned() error {
 			return fmt.Errorf("ledgerstore: deleting the vote records of confirmed places: %w", err)
 		}
 	}
-	s.sv.mu.Lock()
-	s.sv.m = m
-	s.sv.mu.Unlock()
+	s.sv.replace(m)
 	return nil
 }
 

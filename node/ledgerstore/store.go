@@ -61,9 +61,9 @@ type Store struct {
 	weights  map[ledger.Address]ledger.Amount
 	// cw holds the whole confirmed-weight table in memory, for the
 	// writer and for readers on any goroutine (consensus.go).
-	cw confirmedWeights
+	cw memTable[ledger.Address, ledger.Amount]
 	// sv holds the vote records of undecided places (consensus.go).
-	sv signedTable
+	sv memTable[pendingKey, SignedVotes]
 	// entries and chain remember what the latest batches wrote, and
 	// confirmed the confirmation records read or written, for the same
 	// single writer (recent.go).
@@ -151,7 +151,7 @@ func Open(dir string, o Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	if err := s.cw.load(s.reader); err != nil {
+	if err := s.loadConfirmedWeights(); err != nil {
 		db.Close()
 		return nil, err
 	}
