@@ -78,7 +78,7 @@ func ParseOrigin(s string) (Origin, error) {
 		if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "" {
 			return Origin{}, fmt.Errorf("origin %q: a URL with no user, query or fragment, please", s)
 		}
-		u.Path = strings.TrimSuffix(u.Path, "/")
+		u.Path = strings.TrimRight(u.Path, "/") // the canonical form has none, so it parses to itself
 		u.RawPath = ""
 		return Origin{URL: u}, nil
 	case "s3":
