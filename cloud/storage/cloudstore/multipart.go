@@ -160,19 +160,27 @@ func (s *Store) Upload(account, bucket, key, id string) (Upload, error) {
 
 // upload finds an upload of account's key in bucket.
 func (s *Store) upload(account, bucket, key, id string) (Upload, error) {
+	u, _, err := s.uploadIn(account, bucket, key, id)
+	return u, err
+}
+
+// uploadIn is upload with the bucket it read to check the owner, for a
+// caller that writes to the bucket in the same transaction.
+func (s *Store) uploadIn(account, bucket, key, id string) (Upload, Bucket, error) {
 	var u Upload
 	if err := s.getJSON(k(tUpload, id), &u); errors.Is(err, ErrNotFound) {
-		return Upload{}, ErrNoSuchUpload
+		return Upload{}, Bucket{}, ErrNoSuchUpload
 	} else if err != nil {
-		return Upload{}, err
+		return Upload{}, Bucket{}, err
 	}
 	if u.Account != account || u.Bucket != bucket || u.Key != key {
-		return Upload{}, ErrNoSuchUpload
+		return Upload{}, Bucket{}, ErrNoSuchUpload
 	}
-	if _, err := s.Bucket(account, bucket); err != nil {
-		return Upload{}, err
+	bk, err := s.Bucket(account, bucket)
+	if err != nil {
+		return Upload{}, Bucket{}, err
 	}
-	return u, nil
+	return u, bk, nil
 }
 
 // PartOptions describe a part's upload beyond its body.
@@ -619,7 +627,7 @@ func (s *Store) CompleteUploadWith(ctx context.Context, account, bucket, key, id
 	}
 	var obj Object
 	err := s.write(func(t *tx) error {
-		u, err := s.upload(account, bucket, key, id)
+		u, bk, err := s.uploadIn(account, bucket, key, id)
 		if err != nil {
 			return err
 		}
@@ -677,7 +685,7 @@ func (s *Store) CompleteUploadWith(ctx context.Context, account, bucket, key, id
 			}
 		}
 		ev := Event{Type: EventObjectCreated, Time: obj.LastModified, Key: key, Size: total}
-		if err := s.commitEventTx(t, account, bucket, &obj, ev, pre); err != nil {
+		if err := s.commitEventTx(t, bk, &obj, ev, pre); err != nil {
 			return err
 		}
 		return s.dropUploadTx(t, u)

@@ -241,23 +241,24 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 // right.
 func (s *Store) commitObject(account, bucket string, obj *Object, pre Preconditions) error {
 	return s.write(func(t *tx) error {
-		return s.commitEventTx(t, account, bucket, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size}, pre)
+		bk, err := s.Bucket(account, bucket)
+		if err != nil {
+			return err // deleted while the body was uploading
+		}
+		return s.commitEventTx(t, bk, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size}, pre)
 	})
 }
 
-// commitEventTx records obj, logging ev for the change, in t (s.mu held).
-// In a bucket that keeps versions, obj becomes a new version (its
+// commitEventTx records obj in bk, logging ev for the change, in t (s.mu
+// held; bk read under it, in t). In a bucket that keeps versions, obj becomes a new version (its
 // VersionID and Seq are set here) and the one it replaces is kept, as
 // versionWrite.retire says.
-func (s *Store) commitEventTx(t *tx, account, bucket string, obj *Object, ev Event, pre Preconditions) error {
-	bk, err := s.Bucket(account, bucket)
-	if err != nil {
-		return err // deleted while the body was uploading
-	}
+func (s *Store) commitEventTx(t *tx, bk Bucket, obj *Object, ev Event, pre Preconditions) error {
+	bucket := bk.Name
 	b := s.db.NewBatch()
 	defer t.closeUnapplied(b)
 	var old Object
-	err = s.getJSON(k(tObject, bucket, obj.Key), &old)
+	err := s.getJSON(k(tObject, bucket, obj.Key), &old)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
@@ -593,7 +594,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 			_, rewrite, err = s.openLocked(srcBucket, obj, o.SourceKey)
 			return err
 		}
-		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If)
+		return s.commitEventTx(t, dbk, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If)
 	})
 	if err != nil || rewrite == nil {
 		if err != nil {
@@ -624,7 +625,11 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 	obj.Inline, obj.Blob, obj.Blobs, obj.Size, obj.ETag, obj.Encryption = sb.inline, sb.blob, nil, sb.size, sb.etag, sealedAs(enc, sb.prefix)
 	obj.PartSizes, obj.PartChecksums, obj.PartChecksumAlgorithm = nil, nil, ""
 	err = s.write(func(t *tx) error {
-		return s.commitEventTx(t, account, dstBucket, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If)
+		dbk, err := s.Bucket(account, dstBucket)
+		if err != nil {
+			return err // deleted while the body was rewritten
+		}
+		return s.commitEventTx(t, dbk, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If)
 	})
 	if err != nil {
 		s.discardBlob(obj.Blob, err)
