@@ -38,7 +38,11 @@ func runDev(ctx context.Context, e *env, args []string) error {
 Starts a development network on this machine: one node (or --nodes N, each
 a representative), the cloud platform (REST API, S3 endpoint, DNS server
 and CDN edge), and a key funded with the whole supply; it writes the "dev"
-profile the client commands use. Runs until interrupted.`, `  lattice dev
+profile the client commands use. Runs until interrupted.
+
+Node 0 keeps its ledger in DATA/node, with or without --nodes: a later
+--nodes 3 adds two nodes that sync that ledger, and a later run with fewer
+nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice dev
   lattice dev --nodes 3 --data /tmp/lattice-dev
   lattice dev --log-level info --http 127.0.0.1:18080
 `)
@@ -128,18 +132,27 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 	log := base.With("service", "dev")
 
 	keyPath := filepath.Join(*data, "dev-key.json")
-	dirs := make([]string, count)
-	for i := range dirs {
-		dirs[i] = filepath.Join(*data, "node")
-		if count > 1 {
-			dirs[i] = filepath.Join(*data, fmt.Sprintf("node-%d", i))
-		}
-	}
 	net, err := devNetwork(*data, keyPath)
 	if err != nil {
 		return err
 	}
 	devKey, err := wallet.LoadKey(keyPath)
+	if err != nil {
+		return err
+	}
+	moved, err := migrateDevLayout(*data, time.Now())
+	if err != nil {
+		return fmt.Errorf("bringing %s to this version's layout: %w", *data, err)
+	}
+	if moved != "" {
+		fmt.Fprintf(e.stderr, "lattice dev: %s\n", moved)
+		log.Warn("dev data layout changed", "what", moved)
+	}
+	leftOut, err := devLeftOut(*data, count)
+	if err != nil {
+		return err
+	}
+	leftKeys, err := devLeftOutKeys(*data, leftOut)
 	if err != nil {
 		return err
 	}
@@ -158,7 +171,7 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 	}()
 	var bootstrap []string
 	for i := range count {
-		d, err := openDevNode(ctx, i, dirs[i], net, devKey, *p2pAddr, httpLns[i], bootstrap, base.With("service", "node"))
+		d, err := openDevNode(ctx, i, devNodeDir(*data, i), net, devKey, leftKeys, *p2pAddr, httpLns[i], bootstrap, base.With("service", "node"))
 		if err != nil {
 			return err
 		}
@@ -168,6 +181,10 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 	}
 	if err := shareDevWeight(ctx, devNodes, devKey); err != nil {
 		return fmt.Errorf("sharing the genesis weight among the nodes: %w", err)
+	}
+	weightless, err := devWeightless(devNodes)
+	if err != nil {
+		return err
 	}
 	if err := registerDevKey(ctx, devNodes[0], devKey); err != nil {
 		return fmt.Errorf("registering the dev key in the directory: %w", err)
@@ -213,13 +230,20 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 		log.Info("dev network running", "network", net.Name, "nodes", nodeURLs, "cloud_api", apiURL, "s3", s3URL, "data", *data)
 		if count == 1 {
 			fmt.Fprintf(e.stdout, "lattice dev: single-node network %q and the cloud platform are running\n\n", net.Name)
-			fmt.Fprintf(e.stdout, "  node API    %s\n", url)
-			fmt.Fprintf(e.stdout, "  peer        %s\n", strings.Join(d0.st.Host().Addrs(), " "))
 		} else {
 			fmt.Fprintf(e.stdout, "lattice dev: %d-node network %q and the cloud platform are running\n\n", count, net.Name)
-			for i, d := range devNodes {
-				fmt.Fprintf(e.stdout, "  node %d      %s  peer %s\n", i, nodeURLs[i], strings.Join(d.st.Host().Addrs(), " "))
-			}
+		}
+		fmt.Fprintf(e.stdout, "  node API    %s\n", url)
+		fmt.Fprintf(e.stdout, "  peer        %s\n", strings.Join(d0.st.Host().Addrs(), " "))
+		fmt.Fprintf(e.stdout, "  node data   %s\n", devNodeDir(*data, 0))
+		for i, d := range devNodes[1:] {
+			fmt.Fprintf(e.stdout, "  node %-2d     %s  peer %s  data %s\n", i+1, nodeURLs[i+1], strings.Join(d.st.Host().Addrs(), " "), devNodeDir(*data, i+1))
+		}
+		if len(weightless) > 0 {
+			fmt.Fprintf(e.stdout, "  weight      none for node %s: joined after the dev account was used, they sync from node 0 and vote with no weight\n", joinInts(weightless))
+		}
+		for _, i := range leftOut {
+			fmt.Fprintf(e.stdout, "  left out   %s (node %d, kept; node 0 votes with its key)\n", devNodeDir(*data, i), i)
 		}
 		fmt.Fprintf(e.stdout, "  cloud API   %s  (admin key in %s)\n", apiURL, filepath.Join(cloudDir, "admin-api-key"))
 		fmt.Fprintf(e.stdout, "  S3 endpoint %s  (region %s; keys from POST /api/storage/keys)\n", s3URL, platform.S3Region)
@@ -234,7 +258,7 @@ profile the client commands use. Runs until interrupted.`, `  lattice dev
 		fmt.Fprintf(e.stdout, "  data        %s  (genesis file %s)\n", *data, filepath.Join(*data, "genesis.json"))
 		fmt.Fprintf(e.stdout, "  log         %s  (info and above, JSON; the terminal gets %s and above: --log-level info shows more)\n", filepath.Join(*data, "dev.log"), *logLevel)
 		fmt.Fprintf(e.stdout, "  dev key     %s\n", keyPath)
-		if count == 1 {
+		if count == 1 || len(weightless) == count-1 {
 			fmt.Fprintf(e.stdout, "  account     %s (the genesis account, created with %s native)\n\n", net.Genesis.Account, net.Genesis.Balance.Units())
 		} else {
 			fmt.Fprintf(e.stdout, "  account     %s (genesis of %s native, shared with the other nodes' keys)\n\n",
@@ -280,16 +304,18 @@ func (d *devNode) node() *node.Node { return d.st.Node() }
 
 // openDevNode opens node i of a dev network on its bound API listener
 // ln, which it owns from then on (closed by d.st.Close).
-func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, p2pAddr string, ln gonet.Listener, bootstrap []string, log *slog.Logger) (*devNode, error) {
+func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, leftOut []wallet.Key, p2pAddr string, ln gonet.Listener, bootstrap []string, log *slog.Logger) (*devNode, error) {
 	listen, err := offsetTCP(p2pAddr, i)
 	if err != nil {
 		ln.Close()
 		return nil, usageErr("--p2p %q: %v", p2pAddr, err)
 	}
-	// Node 0 also votes with the dev key, which holds the genesis weight.
+	// Node 0 also votes with the dev key, which holds the genesis weight,
+	// and with the keys of the nodes left out this time, whose weight
+	// would otherwise be missing from every quorum.
 	var reps []wallet.Key
 	if i == 0 {
-		reps = append(reps, devKey)
+		reps = append(append(reps, devKey), leftOut...)
 	}
 	d := &devNode{chat: stack.Chat(chatnet.Config{})}
 	d.st = stack.New(stack.Config{
@@ -330,7 +356,9 @@ func registerDevKey(ctx context.Context, d *devNode, devKey wallet.Key) error {
 // shareDevWeight gives every node of a new multi-node dev network an equal
 // share of the genesis supply, received by the node's own account, so each
 // is a representative with weight: the dev key sends the shares, each node
-// key receives its own. It does nothing once the dev key has sent.
+// key receives its own. It does nothing once the dev key has sent: a
+// network grown from a ledger already in use keeps its dev account's
+// balance, and its weight, as they are (see devWeightless).
 func shareDevWeight(ctx context.Context, nodes []*devNode, devKey wallet.Key) error {
 	if len(nodes) < 2 {
 		return nil
