@@ -63,8 +63,11 @@ func tryStartCloud(t *testing.T, dir string) (p *cloudProc, taken bool) {
 	addr := freeAddr(t)
 	p = &cloudProc{url: "http://" + addr, exited: make(chan struct{})}
 	p.s3 = "http://" + freeAddr(t)
-	p.cmd = exec.Command(binary, "cloud", "--data", dir, "--api", addr, "--s3", strings.TrimPrefix(p.s3, "http://"), "--log-level", "warn")
-	p.cmd.Env = append(os.Environ(), "LATTICE_CONFIG=", "LATTICE_API=", "LATTICE_DATA=", "LATTICE_S3=")
+	// Every listener on a port of its own: another lattice cloud on the
+	// default ports must not fail the test.
+	p.cmd = exec.Command(binary, "cloud", "--data", dir, "--api", addr, "--s3", strings.TrimPrefix(p.s3, "http://"),
+		"--dns", freeAddr(t), "--cdn", freeAddr(t), "--log-level", "warn")
+	p.cmd.Env = append(os.Environ(), "LATTICE_CONFIG=", "LATTICE_API=", "LATTICE_DATA=", "LATTICE_S3=", "LATTICE_DNS=", "LATTICE_CDN=")
 	p.cmd.Stdout = io.Discard
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {

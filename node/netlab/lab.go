@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/latticenet/lattice/internal/testkit/tooltest"
 )
 
 // Monitor is the index that names the monitor namespace where methods
@@ -78,6 +80,7 @@ func NewWithOptions(t testing.TB, opts Options) *Lab {
 	if opts.Nodes < 1 || opts.Nodes > 250 {
 		t.Fatalf("netlab: %d nodes, want 1 to 250", opts.Nodes)
 	}
+	tooltest.NeedRoot(t, "netlab (network namespaces and TAP devices)")
 	if reason := unsupported(); reason != "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("netlab: %s (CI=true: not skipping)", reason)
@@ -99,9 +102,6 @@ func NewWithOptions(t testing.TB, opts Options) *Lab {
 
 // unsupported says why this machine cannot run a lab, or "".
 func unsupported() string {
-	if os.Geteuid() != 0 {
-		return "needs root (network namespaces and TAP devices)"
-	}
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		return "needs /dev/net/tun: " + err.Error()
 	}

@@ -7,6 +7,7 @@ package tooltest
 import (
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -28,4 +29,25 @@ func Need(t testing.TB, name string, check ...string) string {
 		t.Skipf("%s is not usable (%v); with CI=true this fails", what, err)
 	}
 	return path
+}
+
+// AsUserEnv names the variable that marks a run of the suite made as an
+// ordinary user on purpose: .ci/run sets it for its unprivileged pass,
+// in which the tests that need root are skipped rather than failed.
+const AsUserEnv = "LATTICE_TEST_AS_USER"
+
+// NeedRoot skips t unless the process runs as root (effective uid 0), for
+// what, a short reason ("network namespaces"). In CI (CI=true) a test that
+// needs root fails instead, since CI runs the suite as root, except in the
+// pass CI makes as an ordinary user (AsUserEnv=1).
+func NeedRoot(t testing.TB, what string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	msg := what + " needs root (uid " + strconv.Itoa(os.Geteuid()) + ")"
+	if os.Getenv("CI") == "true" && os.Getenv(AsUserEnv) != "1" {
+		t.Fatalf("%s, and CI=true: CI runs the suite as root (and once as a user with %s=1)", msg, AsUserEnv)
+	}
+	t.Skip(msg)
 }
