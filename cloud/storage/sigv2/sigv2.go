@@ -192,8 +192,9 @@ func check(r *http.Request, h http.Header, bucket, date, id, want string, lookup
 	if err != nil {
 		return err
 	}
-	for _, path := range candidatePaths(r, bucket) {
-		for _, q := range candidateQueries(r.URL.Query()) {
+	queries := candidateQueries(r.URL.Query())
+	for _, path := range append(candidatePaths(r, bucket), fixedQueryPaths(r, bucket)...) {
+		for _, q := range queries {
 			sts := StringToSign(r.Method, h, Resource(bucket, path, q), date)
 			if hmac.Equal([]byte(Sign(secret, sts)), []byte(want)) {
 				return nil
@@ -233,6 +234,16 @@ func candidateQueries(q url.Values) []url.Values {
 // A path-style request to a bucket (bucket is then "") is signed as
 // "/bucket/" by botocore, and as "/bucket" by others: both are tried.
 func candidatePaths(r *http.Request, bucket string) []string {
+	out := wirePaths(r)
+	if raw := out[0]; bucket == "" && len(raw) > 1 && !strings.Contains(raw[1:], "/") {
+		out = append(out, raw+"/")
+	}
+	return out
+}
+
+// wirePaths are r's path as it came on the wire and, if different,
+// encoded the way S3 signers encode it.
+func wirePaths(r *http.Request) []string {
 	raw := r.URL.EscapedPath()
 	if raw == "" {
 		raw = "/"
@@ -241,8 +252,41 @@ func candidatePaths(r *http.Request, bucket string) []string {
 	if p := sigv4.EncodePath(r.URL.Path); p != raw {
 		out = append(out, p)
 	}
-	if bucket == "" && len(raw) > 1 && !strings.Contains(raw[1:], "/") {
-		out = append(out, raw+"/")
+	return out
+}
+
+// maxFixedQuery is the most parameters an S3 operation fixes in its
+// query: SelectObjectContent's "select&select-type=2".
+const maxFixedQuery = 2
+
+// fixedQueryPaths are the further paths r may have been signed with by
+// botocore from 1.28 until its 2023 fix (boto/botocore#2971), Debian 12's
+// python3-botocore 1.29.27 among them. Those take the "path" of the
+// canonicalized resource from the operation's request URI, the query it
+// fixes included, and append the subresources after a second "?" as
+// ever: ListObjectsV2 is signed as "/bucket?list-type=2", GetBucketAcl
+// as "/bucket?acl?acl", CreateMultipartUpload as
+// "/bucket/key?uploads?uploads". The fixed query is the first one or two
+// parameters of the URL they send, as sent; a bucket's path then has no
+// trailing slash, in either addressing style. Later botocore, like S3's
+// definition, leave the fixed query out (candidatePaths).
+func fixedQueryPaths(r *http.Request, bucket string) []string {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	paths := wirePaths(r)
+	if bucket != "" && paths[0] == "/" {
+		// Virtual-hosted style, to the bucket: Resource then makes the
+		// path "/bucket".
+		paths = []string{""}
+	}
+	params := strings.SplitN(r.URL.RawQuery, "&", maxFixedQuery+1)
+	var out []string
+	for n := 1; n <= maxFixedQuery && n <= len(params); n++ {
+		fixed := strings.Join(params[:n], "&")
+		for _, p := range paths {
+			out = append(out, p+"?"+fixed)
+		}
 	}
 	return out
 }

@@ -324,3 +324,129 @@ func TestDisputedSubresources(t *testing.T) {
 		}
 	}
 }
+
+// botocoreClient is a request botocore's S3 client signed with Signature
+// Version 2, and the canonicalized resource it signed.
+type botocoreClient struct {
+	name, method, url, bucket string
+	headers                   map[string]string // nil for a presigned URL
+	resource                  string
+}
+
+// botocoreClients were signed by botocore's own S3 client, which chooses
+// the resource itself, with the example key at exampleTime (presigned:
+// expiring at exampleExpires): testdata/gen_client.py, run with botocore
+// 1.29.27 (Debian 12's python3-botocore) and 1.43.11. 1.29 signs an
+// operation's fixed query in the resource, before the subresources.
+var botocoreClients = []botocoreClient{
+	{"botocore 1.29.27 list_objects_v2 path", "GET", "http://127.0.0.1:9000/legacy?list-type=2&encoding-type=url", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:y1kGJOqn9ujCC+/J5fpc2wYXcSk="}, "/legacy?list-type=2"},
+	{"botocore 1.29.27 list_objects_v2 dir/ path", "GET", "http://127.0.0.1:9000/legacy?list-type=2&prefix=dir%2F&max-keys=5&encoding-type=url", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:y1kGJOqn9ujCC+/J5fpc2wYXcSk="}, "/legacy?list-type=2"},
+	{"botocore 1.29.27 list_objects_v2 virtual", "GET", "http://legacy.s3.example.com/?list-type=2&encoding-type=url", "legacy", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:y1kGJOqn9ujCC+/J5fpc2wYXcSk="}, "/legacy?list-type=2"},
+	{"botocore 1.29.27 list_objects path", "GET", "http://127.0.0.1:9000/legacy?encoding-type=url", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:JFlKeGEZgnoFxv1U3exy/HBV2T8="}, "/legacy/"},
+	{"botocore 1.29.27 get_bucket_acl path", "GET", "http://127.0.0.1:9000/legacy?acl", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:Qj2bXkMsgji1GYmlYl6G9F3fu5Y="}, "/legacy?acl?acl"},
+	{"botocore 1.29.27 get_bucket_acl virtual", "GET", "http://legacy.s3.example.com/?acl", "legacy", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:Qj2bXkMsgji1GYmlYl6G9F3fu5Y="}, "/legacy?acl?acl"},
+	{"botocore 1.29.27 create_multipart_upload path", "POST", "http://127.0.0.1:9000/legacy/dir/a%20b%2Bc%20%C3%A9.txt?uploads", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:zNcPC3EwH7E4xRUnvCZDxromPe0="}, "/legacy/dir/a%20b%2Bc%20%C3%A9.txt?uploads?uploads"},
+	{"botocore 1.29.27 get_object_acl path", "GET", "http://127.0.0.1:9000/legacy/dir/a%20b%2Bc%20%C3%A9.txt?acl&versionId=v1", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:4zDI6fZKuDfrdarQXJKS3WZ5BB4="}, "/legacy/dir/a%20b%2Bc%20%C3%A9.txt?acl?acl&versionId=v1"},
+	{"botocore 1.29.27 get_object_retention path", "GET", "http://127.0.0.1:9000/legacy/dir/a%20b%2Bc%20%C3%A9.txt?retention", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:7a8XZXpePJ0YCGPHdjhpsse3lwQ="}, "/legacy/dir/a%20b%2Bc%20%C3%A9.txt?retention"},
+	{"botocore 1.29.27 get_bucket_encryption virtual", "GET", "http://legacy.s3.example.com/?encryption", "legacy", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:dfAUs5lJakAZjGNx2PMbf9CtUyA="}, "/legacy?encryption"},
+	{"botocore 1.29.27 get_object_lock_configuration path", "GET", "http://127.0.0.1:9000/legacy?object-lock", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:YgFZqhUz4z0sRdR8qu8g4OfoZuE="}, "/legacy?object-lock?object-lock"},
+	{"botocore 1.29.27 select_object_content path", "POST", "http://127.0.0.1:9000/legacy/k.csv?select&select-type=2", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:ZL0xTALX4GX+tK+EcbrJSAFdKfk="}, "/legacy/k.csv?select&select-type=2?select&select-type=2"},
+	{"botocore 1.29.27 presigned list_objects_v2", "GET", "http://127.0.0.1:9000/legacy?list-type=2&encoding-type=url&AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Signature=kURyvYh%2B5FqhzEJceViPw%2Ffqjl4%3D&Expires=1175139620", "", nil, "/legacy?list-type=2"},
+	{"botocore 1.29.27 presigned get_object_acl", "GET", "http://127.0.0.1:9000/legacy/dir/a%20b%2Bc%20%C3%A9.txt?acl&AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Signature=ht9k8zBan1i6UXgp792QPP7XHXo%3D&Expires=1175139620", "", nil, "/legacy/dir/a%20b%2Bc%20%C3%A9.txt?acl?acl"},
+	{"botocore 1.43.11 list_objects_v2 path", "GET", "http://127.0.0.1:9000/legacy?list-type=2&encoding-type=url", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:JFlKeGEZgnoFxv1U3exy/HBV2T8="}, "/legacy/"},
+	{"botocore 1.43.11 list_objects_v2 dir/ path", "GET", "http://127.0.0.1:9000/legacy?list-type=2&prefix=dir%2F&max-keys=5&encoding-type=url", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:JFlKeGEZgnoFxv1U3exy/HBV2T8="}, "/legacy/"},
+	{"botocore 1.43.11 list_objects_v2 virtual", "GET", "http://legacy.s3.example.com/?list-type=2&encoding-type=url", "legacy", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:JFlKeGEZgnoFxv1U3exy/HBV2T8="}, "/legacy/"},
+	{"botocore 1.43.11 list_objects path", "GET", "http://127.0.0.1:9000/legacy?encoding-type=url", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:JFlKeGEZgnoFxv1U3exy/HBV2T8="}, "/legacy/"},
+	{"botocore 1.43.11 get_bucket_acl path", "GET", "http://127.0.0.1:9000/legacy?acl", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:nd2CchwKMWR05Ws+b5NlfxPGtz0="}, "/legacy/?acl"},
+	{"botocore 1.43.11 get_bucket_acl virtual", "GET", "http://legacy.s3.example.com/?acl", "legacy", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:nd2CchwKMWR05Ws+b5NlfxPGtz0="}, "/legacy/?acl"},
+	{"botocore 1.43.11 create_multipart_upload path", "POST", "http://127.0.0.1:9000/legacy/dir/a%20b%2Bc%20%C3%A9.txt?uploads", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:BsKPv60b9StarkdDhYFCkSkO1Jk="}, "/legacy/dir/a%20b%2Bc%20%C3%A9.txt?uploads"},
+	{"botocore 1.43.11 get_object_acl path", "GET", "http://127.0.0.1:9000/legacy/dir/a%20b%2Bc%20%C3%A9.txt?acl&versionId=v1", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:15Ka8TFAdC9piLbdvE7gaLezIIo="}, "/legacy/dir/a%20b%2Bc%20%C3%A9.txt?acl&versionId=v1"},
+	{"botocore 1.43.11 get_object_retention path", "GET", "http://127.0.0.1:9000/legacy/dir/a%20b%2Bc%20%C3%A9.txt?retention", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:2P/XXP1+6VLSPBWx4I6u59v1k+U="}, "/legacy/dir/a%20b%2Bc%20%C3%A9.txt"},
+	{"botocore 1.43.11 get_bucket_encryption virtual", "GET", "http://legacy.s3.example.com/?encryption", "legacy", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:JFlKeGEZgnoFxv1U3exy/HBV2T8="}, "/legacy/"},
+	{"botocore 1.43.11 get_object_lock_configuration path", "GET", "http://127.0.0.1:9000/legacy?object-lock", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:iOnlP+sG6A0G9p84k3r85KKahsM="}, "/legacy/?object-lock"},
+	{"botocore 1.43.11 select_object_content path", "POST", "http://127.0.0.1:9000/legacy/k.csv?select&select-type=2", "", map[string]string{"Date": "Tue, 27 Mar 2007 19:36:42 GMT", "Authorization": "AWS AKIAIOSFODNN7EXAMPLE:unntxFLU+1SyfM9VC6B/qjvdUes="}, "/legacy/k.csv?select&select-type=2"},
+	{"botocore 1.43.11 presigned list_objects_v2", "GET", "http://127.0.0.1:9000/legacy?list-type=2&encoding-type=url&AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Signature=1YQLX0jjdjMGVRDyJl2l8DGilbQ%3D&Expires=1175139620", "", nil, "/legacy/"},
+	{"botocore 1.43.11 presigned get_object_acl", "GET", "http://127.0.0.1:9000/legacy/dir/a%20b%2Bc%20%C3%A9.txt?acl&AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Signature=L9NIRXzYkE2nLu57Q11NQOR2%2FLQ%3D&Expires=1175139620", "", nil, "/legacy/dir/a%20b%2Bc%20%C3%A9.txt?acl"},
+}
+
+// request is c's request; now the time it is verified at.
+func (c botocoreClient) request() (r *http.Request, now time.Time) {
+	r = httptest.NewRequest(c.method, c.url, nil)
+	for k, v := range c.headers {
+		r.Header.Set(k, v)
+	}
+	if c.headers == nil {
+		return r, exampleExpires.Add(-time.Hour)
+	}
+	return r, exampleTime
+}
+
+// TestBotocoreClients: what botocore's S3 client signs verifies, 1.29's
+// fixed-query resources ("/legacy?list-type=2") included.
+func TestBotocoreClients(t *testing.T) {
+	for _, c := range botocoreClients {
+		t.Run(c.name, func(t *testing.T) {
+			r, now := c.request()
+			// The recorded resource is what the signature signs.
+			date, sig := r.Header.Get("Date"), strings.TrimPrefix(r.Header.Get("Authorization"), "AWS "+exampleID+":")
+			if c.headers == nil {
+				date, sig = r.URL.Query().Get("Expires"), r.URL.Query().Get("Signature")
+			}
+			if got := Sign(exampleSecret, StringToSign(c.method, r.Header, c.resource, date)); got != sig {
+				t.Fatalf("signature of %q = %s, want the recorded %s", c.resource, got, sig)
+			}
+			a, err := Verify(r, c.bucket, lookup, now)
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if a.AccessKeyID != exampleID || a.Presigned != (c.headers == nil) {
+				t.Fatalf("Verify = %+v, want %s, presigned %v", a, exampleID, c.headers == nil)
+			}
+		})
+	}
+}
+
+// TestBotocoreFixedQueryRefused: a fixed-query signature covers the
+// fixed query as sent, the subresources and the path: a request that
+// changes one is refused.
+func TestBotocoreFixedQueryRefused(t *testing.T) {
+	find := func(name string) botocoreClient {
+		for _, c := range botocoreClients {
+			if c.name == name {
+				return c
+			}
+		}
+		t.Fatalf("no client %q", name)
+		return botocoreClient{}
+	}
+	list := find("botocore 1.29.27 list_objects_v2 path")
+	acl := find("botocore 1.29.27 get_object_acl path")
+	virtual := find("botocore 1.29.27 list_objects_v2 virtual")
+	selectObject := find("botocore 1.29.27 select_object_content path")
+	tests := []struct {
+		name   string
+		base   botocoreClient
+		url    string
+		bucket string
+	}{
+		{"fixed query's value changed", list, "http://127.0.0.1:9000/legacy?list-type=1&encoding-type=url", ""},
+		{"fixed query not first", list, "http://127.0.0.1:9000/legacy?encoding-type=url&list-type=2", ""},
+		{"fixed query dropped", list, "http://127.0.0.1:9000/legacy?encoding-type=url", ""},
+		{"another bucket", list, "http://127.0.0.1:9000/other?list-type=2&encoding-type=url", ""},
+		{"another bucket, virtual-hosted", virtual, "http://other.s3.example.com/?list-type=2&encoding-type=url", "other"},
+		{"subresource's value changed", acl, "http://127.0.0.1:9000/legacy/dir/a%20b%2Bc%20%C3%A9.txt?acl&versionId=v2", ""},
+		{"subresource added", acl, "http://127.0.0.1:9000/legacy/dir/a%20b%2Bc%20%C3%A9.txt?acl&versionId=v1&uploads", ""},
+		{"another key", acl, "http://127.0.0.1:9000/legacy/other?acl&versionId=v1", ""},
+		{"half the fixed query", selectObject, "http://127.0.0.1:9000/legacy/k.csv?select&select-type=3", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.base
+			c.url, c.bucket = tt.url, tt.bucket
+			r, now := c.request()
+			if _, err := Verify(r, c.bucket, lookup, now); code(err) != "SignatureDoesNotMatch" {
+				t.Fatalf("Verify = %v, want code SignatureDoesNotMatch", err)
+			}
+		})
+	}
+}
