@@ -283,19 +283,41 @@ func (f *flags) hide(name string) {
 	f.hidden[name] = true
 }
 
-// PrintDefaults lists the flags as flag.FlagSet does, but the hidden ones.
+// PrintDefaults lists the flags as flag.FlagSet does, but the hidden
+// ones, and with the default that applies: a flag a profile or an
+// environment variable sets shows that value and says where it comes
+// from, instead of a built-in default that does not apply (API keys
+// shortened, as `profile show` prints them).
 func (f *flags) PrintDefaults() {
-	if len(f.hidden) == 0 {
-		f.FlagSet.PrintDefaults()
-		return
-	}
 	shown := flag.NewFlagSet(f.Name(), flag.ContinueOnError)
 	shown.SetOutput(f.Output())
+	envOf := map[string]string{}
+	for _, b := range f.bound {
+		envOf[b.name] = b.env
+	}
+	profName, prof, _ := activeProfile(f.profile) // a broken profile file is reported when the command runs
 	f.VisitAll(func(fl *flag.Flag) {
-		if !f.hidden[fl.Name] {
-			shown.Var(fl.Value, fl.Name, fl.Usage)
-			shown.Lookup(fl.Name).DefValue = fl.DefValue
+		if f.hidden[fl.Name] {
+			return
 		}
+		def, usage := fl.DefValue, fl.Usage
+		env := envOf[fl.Name]
+		now, from := "", ""
+		switch {
+		case env == "":
+		case os.Getenv(env) != "":
+			now, from = os.Getenv(env), env
+		case isProfiled(env) && prof.value(env) != "":
+			now, from = prof.value(env), "profile "+profName
+		}
+		if now != "" {
+			if env == "LATTICE_API_KEY" && len(now) > 13 {
+				now = now[:13] + "…"
+			}
+			def, usage = "", fmt.Sprintf("%s; now %q, from %s", usage, now, from)
+		}
+		shown.Var(fl.Value, fl.Name, usage)
+		shown.Lookup(fl.Name).DefValue = def
 	})
 	shown.PrintDefaults()
 }
@@ -502,12 +524,20 @@ func printJSON(w io.Writer, v any) error {
 }
 
 func runVersion(_ context.Context, e *env, args []string) error {
-	if wantsHelp(args) {
-		fmt.Fprint(e.stdout, "Usage: lattice version\n\nPrints the version of lattice (also `lattice --version`).\n\nFlags: none\n\nExamples:\n  lattice version\n  lattice --version\n")
-		return nil
+	f := newHelpFlags(e, "version", "version [--json]", `
+Prints the version of lattice (also `+"`lattice --version`"+`).`, `  lattice version
+  lattice --version
+  lattice version --json
+`)
+	asJSON := f.jsonFlag()
+	if err := f.parse(args); err != nil {
+		return err
 	}
-	if len(args) > 0 {
-		return usageErr("unexpected argument %q: lattice version takes none", args[0])
+	if err := noArgs(f); err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(e.stdout, map[string]string{"version": version()})
 	}
 	fmt.Fprintln(e.stdout, "lattice", version())
 	return nil

@@ -102,3 +102,41 @@ func TestBashCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryCommandTakesJSON: every command that prints lists --json (and
+// so --output json), as its -h and completion show. Servers and the
+// completion scripts print no result a program would read.
+func TestEveryCommandTakesJSON(t *testing.T) {
+	cleanEnv(t)
+	exempt := map[string]string{
+		"dev": "a server", "node": "a server", "cloud": "a server",
+		"completion bash": "a shell script", "completion zsh": "a shell script",
+	}
+	tree := commandTree()
+	var leaves []string
+	var walk func(path string)
+	walk = func(path string) {
+		subs := tree[path]
+		if len(subs) == 0 || path == "cloud" {
+			leaves = append(leaves, path)
+		}
+		for _, s := range subs {
+			walk(strings.TrimSpace(path + " " + s))
+		}
+	}
+	for _, c := range commands() {
+		walk(c.name)
+	}
+	if len(leaves) < 60 {
+		t.Fatalf("walked %d commands, want every one (60 or more):\n%s", len(leaves), strings.Join(leaves, "\n"))
+	}
+	for _, path := range leaves {
+		if _, ok := exempt[path]; ok {
+			continue
+		}
+		flags := strings.Fields(mustRun(t, append([]string{"__complete", "flags"}, strings.Fields(path)...)...).stdout)
+		if !slices.Contains(flags, "--json") {
+			t.Errorf("lattice %s has no --json (its flags: %v)", path, flags)
+		}
+	}
+}

@@ -212,12 +212,12 @@ Run ` + "`lattice profile COMMAND -h`" + ` for a command's help.
 `
 
 // profileHelp is the -h of each profile command: usage line, what it does,
-// examples. ls and show take --json, no command another flag.
+// examples. Each takes --json, none another flag.
 var profileHelp = map[string][3]string{
 	"ls": {"profile ls [--json]", "Lists the profiles, with their node and cloud API URLs; * marks the\ncurrent one. --json prints them as a JSON array.", "  lattice profile ls\n  lattice profile ls --json\n"},
 	"show": {"profile show [NAME] [--json]", "Shows a profile's node URL, key file, cloud API URL and the start of its\nAPI key: of NAME, or by default of the profile in use (--profile,\nLATTICE_PROFILE, else the current one). --json prints it as a JSON object.",
 		"  lattice profile show\n  lattice profile show dev\n  lattice profile show --json dev\n  lattice --profile staging profile show\n"},
-	"use": {"profile use NAME", "Makes NAME the current profile: the one commands use without --profile\nor LATTICE_PROFILE.", "  lattice profile use dev\n"},
+	"use": {"profile use NAME [--json]", "Makes NAME the current profile: the one commands use without --profile\nor LATTICE_PROFILE. --json prints {\"current\": NAME}.", "  lattice profile use dev\n"},
 }
 
 func runProfile(_ context.Context, e *env, args []string) error {
@@ -226,16 +226,13 @@ func runProfile(_ context.Context, e *env, args []string) error {
 		return err
 	}
 	if h, ok := profileHelp[args[0]]; ok && wantsHelp(args[1:]) {
-		flags := "none"
-		if args[0] == "ls" || args[0] == "show" {
-			flags = "\n  --json\tprint JSON"
-		}
-		fmt.Fprintf(e.stdout, "Usage: lattice %s\n\n%s\n\nFlags: %s\n\nExamples:\n%s", h[0], h[1], flags, h[2])
+		// The flag as Go's flag package lists it, which completion reads.
+		fmt.Fprintf(e.stdout, "Usage: lattice %s\n\n%s\n\nFlags:\n  -json\n    \tprint machine-readable JSON\n\nExamples:\n%s", h[0], h[1], h[2])
 		return nil
 	}
-	// --json, wherever it comes, for the commands that print.
+	// --json, wherever it comes.
 	asJSON := false
-	if args[0] == "ls" || args[0] == "show" {
+	if _, ok := profileHelp[args[0]]; ok {
 		rest := args[:1]
 		for _, a := range args[1:] {
 			if a == "--json" || a == "-json" {
@@ -319,6 +316,9 @@ func runProfile(_ context.Context, e *env, args []string) error {
 		pf.Current = args[1]
 		if err := pf.save(path); err != nil {
 			return err
+		}
+		if asJSON {
+			return printJSON(e.stdout, map[string]string{"current": args[1]})
 		}
 		fmt.Fprintf(e.stdout, "commands now use profile %s\n", args[1])
 		return nil

@@ -113,7 +113,13 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	// The platform binds its listeners now, before any state exists; it
 	// is provisioned once the nodes run (its logger is set before then).
 	cloud, cdn := newCloud(e, cloudCfg)
-	defer cloud.Close()
+	var logFile *os.File
+	defer func() {
+		cloud.Close()
+		if logFile != nil {
+			logFile.Close() // after the cloud, whose closing it logs
+		}
+	}()
 	if err := cloud.Listen(); err != nil {
 		return err
 	}
@@ -122,11 +128,10 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	if err := os.MkdirAll(*data, 0o700); err != nil {
 		return err
 	}
-	logFile, err := os.OpenFile(filepath.Join(*data, "dev.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logFile, err = os.OpenFile(filepath.Join(*data, "dev.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
 	fileLog, _ := logHandler(logFile, "info", "json")
 	base := slog.New(teeHandler{stderrLog, fileLog})
 	log := base.With("service", "dev")
@@ -171,11 +176,12 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	}()
 	var bootstrap []string
 	for i := range count {
-		d, err := openDevNode(ctx, i, devNodeDir(*data, i), net, devKey, leftKeys, *p2pAddr, httpLns[i], bootstrap, base.With("service", "node"))
+		ln := httpLns[i]
+		httpLns[i] = nil // openDevNode owns it now, and closes it if it fails
+		d, err := openDevNode(ctx, i, devNodeDir(*data, i), net, devKey, leftKeys, *p2pAddr, ln, bootstrap, base.With("service", "node"))
 		if err != nil {
 			return err
 		}
-		httpLns[i] = nil // the node owns it now
 		devNodes[i] = d
 		bootstrap = append(bootstrap, d.st.Host().Addrs()...)
 	}
@@ -544,6 +550,7 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	supply := f.string("supply", "", "", "1000000000", "native supply in units")
 	work := f.string("work", "", "", "public", "proof-of-work thresholds: public or dev")
 	rep := f.string("representative", "", "", "", "address of the representative of the whole supply (default: the genesis account itself)")
+	asJSON := f.jsonFlag()
 	if err := f.parse(args[1:]); err != nil {
 		return err
 	}
@@ -585,6 +592,14 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	net := &node.Network{Name: *name, Work: w, Genesis: ledger.NewGenesisWithRepresentative(key.Private(), amt, time.Now().UnixMilli(), repAddr)}
 	if err := writeFileAtomic(*out, net, 0o644); err != nil {
 		return err
+	}
+	if *asJSON {
+		rep := net.Genesis.Account
+		if !repAddr.IsZero() {
+			rep = repAddr
+		}
+		return printJSON(e.stdout, map[string]any{"hash": net.Genesis.Hash, "file": *out, "network": net.Name,
+			"account": key.Address(), "supply": amt.Units(), "representative": rep})
 	}
 	represented := ""
 	if !repAddr.IsZero() {

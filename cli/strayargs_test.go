@@ -130,3 +130,51 @@ func TestSubcommandSuggestion(t *testing.T) {
 		wantFail(t, run(t, tt.args...), 2, "unknown command", tt.want)
 	}
 }
+
+// TestHelpShowsProfileValues: a flag's help shows the value the profile
+// or the environment gives it, not a built-in default that does not apply,
+// and never a whole API key.
+func TestHelpShowsProfileValues(t *testing.T) {
+	cleanEnv(t)
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	if err := os.MkdirAll(filepath.Join(cfg, "lattice"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pf := `{"current":"staging","profiles":{"staging":{"node":"http://127.0.0.1:18080","key":"/k/staging.json","api":"http://127.0.0.1:18090","api_key":"lat_live_0123456789abcdef"}}}`
+	if err := os.WriteFile(filepath.Join(cfg, "lattice", "profiles.json"), []byte(pf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args        []string
+		env         map[string]string
+		want, avoid []string
+	}{
+		{[]string{"balance", "-h"}, nil,
+			[]string{`now "http://127.0.0.1:18080", from profile staging`, `now "/k/staging.json", from profile staging`},
+			[]string{`(default "http://127.0.0.1:8080")`}},
+		{[]string{"s3", "ls", "-h"}, nil,
+			[]string{`now "http://127.0.0.1:18090", from profile staging`, `now "lat_live_0123…", from profile staging`},
+			[]string{"lat_live_0123456789abcdef", `(default "http://127.0.0.1:8090")`}},
+		{[]string{"balance", "-h"}, map[string]string{"LATTICE_NODE": "http://127.0.0.1:28080"},
+			[]string{`now "http://127.0.0.1:28080", from LATTICE_NODE`}, nil},
+	} {
+		for k, v := range tt.env {
+			t.Setenv(k, v)
+		}
+		r := run(t, tt.args...)
+		for _, w := range tt.want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("lattice %s: help lacks %q:\n%s", strings.Join(tt.args, " "), w, r.stdout)
+			}
+		}
+		for _, a := range tt.avoid {
+			if strings.Contains(r.stdout+r.stderr, a) {
+				t.Errorf("lattice %s: help shows %q:\n%s", strings.Join(tt.args, " "), a, r.stdout)
+			}
+		}
+		for k := range tt.env {
+			t.Setenv(k, "")
+		}
+	}
+}
