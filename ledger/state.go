@@ -99,7 +99,11 @@ func (c StateChange) Check() error {
 // through Delta.State, so a new type needs no new field in Delta, View or
 // the stores. A table is named for the type that owns it ("lease"); the
 // key and value are the type's to encode. Apply records the values its
-// block sets; the type's Rollback restores the values before it.
+// block sets; the type's Rollback must restore the values before it from
+// the block and the state after it, since the ledger keeps no undo log: a
+// type whose block overwrites a value it cannot derive again (a lease's
+// status moves between known values; a free-form value would not) keeps
+// the previous value inside the one it writes.
 type StateChange struct {
 	Table string
 	Key   string

@@ -486,6 +486,8 @@ func (e *Engine) append(batch *ledgerstore.Batch, r *request, b *ledger.Block) {
 	var fe *ledger.ForkError
 	switch {
 	case err == nil:
+		// A failed Apply wrote nothing (its reads come first): the block
+		// is refused, the rest of the group goes on.
 		if r.err = batch.Apply(d); r.err == nil {
 			r.applied = d.Add
 		}

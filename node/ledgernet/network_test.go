@@ -17,6 +17,7 @@ import (
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/nettest"
 	"github.com/latticenet/lattice/node/p2p"
+	"github.com/latticenet/lattice/pow"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -389,4 +390,51 @@ func (f failOnError) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (f failOnError) WithGroup(name string) slog.Handler {
 	return failOnError{f.t, f.Handler.WithGroup(name)}
+}
+
+// TestEarlyBlockHeldOnSync: a block stamped past the node's clock window
+// waits whatever door it comes through, sync too (gossip held it before).
+// A node that put one in its ledger without the API's check (here: its
+// engine directly) and confirmed it alone, with all the weight, does not
+// make a peer that syncs from it apply the block early.
+func TestEarlyBlockHeldOnSync(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 1})
+	k := wallet.NewKey()
+	c.Chains.Add(k, nil)
+	s := c.Must(c.Chains.Send(c.Genesis, k.Address(), 100))
+	r := c.Must(c.Chains.Receive(k, s, ledger.Address{}))
+	c.Submit(0, s, r)
+	c.WaitConfirmed(r.Hash, 15*time.Second)
+
+	early := c.Must(c.Chains.Send(k, c.Genesis.Address(), 1))
+	early.Timestamp = time.Now().Add(time.Hour).UnixMilli()
+	early.Seal()
+	early.Sign(k.Private())
+	nonce, err := pow.Solve(t.Context(), early.Hash, c.Nodes[0].N.Network.Work.For(early.Type))
+	if err != nil {
+		t.Fatal(err)
+	}
+	early.PowNonce = nonce
+	if _, err := c.Nodes[0].N.Engine.Submit(t.Context(), early); err != nil {
+		t.Fatalf("node 0's engine refused the early block: %v", err)
+	}
+	// An ordinary block after it, which every node confirms.
+	bob := wallet.NewKey()
+	c.Chains.Add(bob, nil)
+	last := c.Must(c.Chains.Send(c.Genesis, bob.Address(), 5))
+	c.Submit(0, last)
+	c.WaitConfirmed(early.Hash, 15*time.Second)
+	c.WaitConfirmed(last.Hash, 15*time.Second)
+
+	fresh := c.StartNode(t.TempDir(), nil)
+	c.Nodes = append(c.Nodes, fresh)
+	c.WaitConfirmed(last.Hash, 20*time.Second)
+	for i, nd := range c.Nodes[1:] {
+		if _, found, _ := nd.N.Store.Entry(early.Hash); found {
+			t.Errorf("node %d applied a block stamped an hour ahead", i+1)
+		}
+		if got := nd.Svc.Stats().Held; got == 0 {
+			t.Errorf("node %d holds no early block (stats %+v)", i+1, nd.Svc.Stats())
+		}
+	}
 }

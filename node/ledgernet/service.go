@@ -313,21 +313,35 @@ func (s *Service) deliverBlock(from peer.ID, data []byte) {
 	if err != nil {
 		return // the validator accepted it; cannot happen
 	}
-	// The node's admission policy (node.Admission): an early block waits.
-	limit := s.n.Admission.HoldLimit(s.cfg.Now())
+	limit := s.holdLimit()
 	for _, b := range blocks {
 		if ledger.IsGenesis(b) {
 			continue
 		}
 		s.stats.gossipBlocks.Add(1)
-		if b.Timestamp > limit {
-			if s.held.add(b, from) {
-				s.stats.held.Add(1)
-			}
-			continue
+		if in := (inBlock{b: b, from: from, checked: true}); !s.hold(in, limit) {
+			s.enqueue(in)
 		}
-		s.enqueue(inBlock{b: b, from: from, checked: true})
 	}
+}
+
+// holdLimit is the latest timestamp the node's admission policy
+// (node.Admission) lets a block from the network in with now.
+func (s *Service) holdLimit() int64 { return s.n.Admission.HoldLimit(s.cfg.Now()) }
+
+// hold keeps in's block, stamped after limit (holdLimit), until its time,
+// and reports whether it did: whatever door a block comes through
+// (gossip, a fetch, sync), an early block waits. The hold is bounded (the
+// earliest-due are kept); a block it cannot keep is fetched again when a
+// block that builds on it arrives, or synced again later.
+func (s *Service) hold(in inBlock, limit int64) bool {
+	if in.b.Timestamp <= limit {
+		return false
+	}
+	if s.held.add(in) {
+		s.stats.held.Add(1)
+	}
+	return true
 }
 
 // enqueue hands a block from the network to the intake. When the intake is
@@ -510,8 +524,11 @@ func (s *Service) fetch(ctx context.Context, p peer.ID, h ledger.Hash) {
 		s.log.Debug("fetch of a missing block failed", "hash", h, "peer", p, "err", err)
 		return
 	}
+	limit := s.holdLimit()
 	for _, b := range blocks {
-		s.enqueue(inBlock{b: b, from: p})
+		if in := (inBlock{b: b, from: p}); !s.hold(in, limit) {
+			s.enqueue(in)
+		}
 	}
 }
 

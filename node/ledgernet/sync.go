@@ -521,12 +521,16 @@ func (s *Service) applySynced(ctx context.Context, p peer.ID, blocks []*ledger.B
 	// costs far less than the signature check the engine would make
 	// before finding the block a duplicate.
 	var todo []*ledger.Block
+	limit := s.holdLimit()
 	for _, b := range blocks {
 		if ledger.IsGenesis(b) {
 			continue
 		}
 		if _, found, err := s.n.Store.Entry(b.Hash); err == nil && found {
 			continue
+		}
+		if s.hold(inBlock{b: b, from: p}, limit) {
+			continue // its successors wait for it among the unchecked
 		}
 		todo = append(todo, b)
 	}
@@ -593,9 +597,12 @@ func newHeldBlocks(max int) *heldBlocks {
 	return &heldBlocks{max: max, blocks: make(map[ledger.Hash]inBlock)}
 }
 
-func (h *heldBlocks) add(b *ledger.Block, from peer.ID) bool {
+// add keeps in (whose checked says whether its signature was verified
+// already) and reports whether it was not kept before.
+func (h *heldBlocks) add(in inBlock) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	b := in.b
 	if _, ok := h.blocks[b.Hash]; ok {
 		return false
 	}
@@ -612,7 +619,7 @@ func (h *heldBlocks) add(b *ledger.Block, from peer.ID) bool {
 		}
 		delete(h.blocks, latest)
 	}
-	h.blocks[b.Hash] = inBlock{b: b, from: from, checked: true}
+	h.blocks[b.Hash] = in
 	return true
 }
 

@@ -158,6 +158,8 @@ func (b *Batch) Receiver(send ledger.Hash) (ledger.Hash, bool, error) {
 }
 
 // Apply writes d, which must have been computed against this batch's view.
+// Everything that can fail (the checks and the reads) comes before the
+// first write, so a failed Apply leaves the batch as it was.
 func (b *Batch) Apply(d *ledger.Delta) error {
 	for _, c := range d.State {
 		if err := c.Check(); err != nil {
@@ -166,6 +168,21 @@ func (b *Batch) Apply(d *ledger.Delta) error {
 	}
 	w := b.b
 	addr := d.Account.Address
+	var removedSeq uint64
+	if e := d.Remove; e != nil {
+		_, seq, found, err := b.entrySeq(e.Block.Hash)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("ledgerstore: rollback of missing block %s", e.Block.Hash)
+		}
+		removedSeq = seq
+	}
+	weights, err := b.weightMoves(addr, d)
+	if err != nil {
+		return err
+	}
 	if e := d.Add; e != nil {
 		h := e.Block.Hash
 		seq := b.s.seq.Add(1) - 1
@@ -183,16 +200,9 @@ func (b *Batch) Apply(d *ledger.Delta) error {
 	}
 	if e := d.Remove; e != nil {
 		h := e.Block.Hash
-		_, seq, found, err := b.entrySeq(h)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return fmt.Errorf("ledgerstore: rollback of missing block %s", h)
-		}
 		w.Delete(key(pBlock, h[:]), nil)
 		w.Delete(key(pChain, addr[:], u64(e.Height)), nil)
-		w.Delete(key(pRecent, u64(seq)), nil)
+		w.Delete(key(pRecent, u64(removedSeq)), nil)
 		b.entries[h] = nil
 		b.chain[chainPos{addr, e.Height}] = ledger.Hash{}
 		if send, ok := e.Block.Takes(); ok {
@@ -200,8 +210,8 @@ func (b *Batch) Apply(d *ledger.Delta) error {
 			b.receivers[send] = ledger.Hash{}
 		}
 	}
-	if err := b.moveWeight(addr, d); err != nil {
-		return err
+	for _, m := range weights {
+		b.setWeight(m.rep, m.weight)
 	}
 	if d.AccountRemoved {
 		w.Delete(key(pAccount, addr[:]), nil)
@@ -241,14 +251,21 @@ func (b *Batch) State(table, key string) ([]byte, bool, error) {
 	return b.s.State(table, key)
 }
 
-// moveWeight keeps the weight table equal to the native balances that
-// accounts delegate to another representative, as d changes the account's
-// state. An account that represents itself adds nothing to the table (see
-// reader.delegated): its weight is read from its balance.
-func (b *Batch) moveWeight(addr ledger.Address, d *ledger.Delta) error {
+// weightMove is a representative's delegated weight after a delta.
+type weightMove struct {
+	rep    ledger.Address
+	weight ledger.Amount
+}
+
+// weightMoves returns what keeps the weight table equal to the native
+// balances that accounts delegate to another representative, as d changes
+// the account's state; it only reads. An account that represents itself
+// adds nothing to the table (see reader.delegated): its weight is read
+// from its balance.
+func (b *Batch) weightMoves(addr ledger.Address, d *ledger.Delta) ([]weightMove, error) {
 	before, existed, err := b.Account(addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var oldRep, newRep ledger.Address // zero: nothing delegated
 	var oldW, newW ledger.Amount
@@ -259,29 +276,33 @@ func (b *Batch) moveWeight(addr ledger.Address, d *ledger.Delta) error {
 		newRep, newW = d.Account.Rep(), d.Account.Balance(ledger.Native)
 	}
 	if oldRep == newRep && oldW == newW {
-		return nil
+		return nil, nil
 	}
+	var moves []weightMove
 	if !oldRep.IsZero() && !oldW.IsZero() {
 		w, err := b.delegated(oldRep)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if w, err = w.Sub(oldW); err != nil {
-			return fmt.Errorf("ledgerstore: weight of %s below the balance it holds for %s", oldRep, addr)
+			return nil, fmt.Errorf("ledgerstore: weight of %s below the balance it holds for %s", oldRep, addr)
 		}
-		b.setWeight(oldRep, w)
+		moves = append(moves, weightMove{oldRep, w})
 	}
 	if !newRep.IsZero() && !newW.IsZero() {
 		w, err := b.delegated(newRep)
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if len(moves) == 1 && moves[0].rep == newRep {
+			w = moves[0].weight // the same representative, its balance changed
 		}
 		if w, err = w.Add(newW); err != nil {
-			return fmt.Errorf("ledgerstore: weight of %s overflows", newRep)
+			return nil, fmt.Errorf("ledgerstore: weight of %s overflows", newRep)
 		}
-		b.setWeight(newRep, w)
+		moves = append(moves, weightMove{newRep, w})
 	}
-	return nil
+	return moves, nil
 }
 
 func (b *Batch) delegated(rep ledger.Address) (ledger.Amount, error) {

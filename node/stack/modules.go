@@ -28,6 +28,9 @@ func (m *LedgerModule) Provision(ctx context.Context, s *Stack) error {
 	cfg := m.cfg
 	n := s.Node()
 	cfg.Node, cfg.Host, cfg.Logger = n, s.Host(), s.Logger()
+	if cfg.Now == nil {
+		cfg.Now = n.Now // the clock the API admits blocks by
+	}
 	cfg.Reps = append([]wallet.Key{n.Key}, m.cfg.Reps...)
 	svc, err := ledgernet.Start(ctx, cfg)
 	if err != nil {

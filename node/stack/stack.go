@@ -245,8 +245,20 @@ func (s *Stack) Serve(ctx context.Context, ready func(url string), stopping func
 	if ready != nil {
 		ready(s.URL())
 	}
-	return httpserve.Serve(ctx, s.log, s.httpLn, s.handler, s.node.Engine.Failed(), stopping)
+	// The API's event streams end at shutdown, also when Wrap hides the
+	// API's StopStreams behind another handler.
+	h := withStreams{Handler: s.handler, stop: s.api.StopStreams}
+	return httpserve.Serve(ctx, s.log, s.httpLn, h, s.node.Engine.Failed(), stopping)
 }
+
+// withStreams is the API's handler, wrapped or not, with the API's
+// StopStreams, which httpserve calls when its server shuts down.
+type withStreams struct {
+	http.Handler
+	stop func()
+}
+
+func (w withStreams) StopStreams() { w.stop() }
 
 // Close releases what Provision opened, in reverse order, and the
 // listeners: it waits for the API's handlers (its server has stopped),
