@@ -140,3 +140,23 @@ func TestEveryCommandTakesJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyCommandsOfferNoKey: a command that reads what a node holds,
+// and never an account of the user's, does not list --key, and still
+// takes it (scripts pass it to every command).
+func TestReadOnlyCommandsOfferNoKey(t *testing.T) {
+	cleanEnv(t)
+	for _, path := range []string{"block", "ledger info", "ledger pending", "ledger frontiers", "ledger conflicts", "ledger recent"} {
+		flags := strings.Fields(mustRun(t, append([]string{"__complete", "flags"}, strings.Fields(path)...)...).stdout)
+		if slices.Contains(flags, "--key") {
+			t.Errorf("lattice %s lists --key, which it never uses", path)
+		}
+		args := append(strings.Fields(path), "--key", "/nonexistent.json", "--node", deadURL(t))
+		if path == "block" {
+			args = append(args, strings.Repeat("0", 64))
+		}
+		if r := run(t, args...); r.code == 2 {
+			t.Errorf("lattice %s refuses --key as a usage error: %s", path, r.stderr)
+		}
+	}
+}

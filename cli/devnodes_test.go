@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,4 +228,33 @@ func TestMigrateDevLayout(t *testing.T) {
 			t.Fatalf("migrate = %q, %v; want nothing done", msg, err)
 		}
 	})
+}
+
+// TestDevLogLevel: lattice dev shows warnings only on the terminal by
+// default, its log at info and above with --log-level info, in the same
+// format and policy as lattice node, while DATA/dev.log always gets info.
+func TestDevLogLevel(t *testing.T) {
+	cleanEnv(t)
+	dir := filepath.Join(t.TempDir(), "dev")
+	args := []string{"dev", "--data", dir, "--http", "127.0.0.1:0", "--api", "127.0.0.1:0", "--log-format", "text"}
+	for _, tt := range []struct {
+		level string
+		shown bool
+	}{{"", false}, {"info", true}} {
+		a := args
+		if tt.level != "" {
+			a = append(slices.Clone(args), "--log-level", tt.level)
+		}
+		s := startServer(t, devReady, a...)
+		eventually(t, "dev.log to record the start", func() bool {
+			b, _ := os.ReadFile(filepath.Join(dir, "dev.log"))
+			return strings.Count(string(b), `"msg":"dev network running"`) >= 1
+		})
+		if code := s.stop(); code != 0 {
+			t.Fatalf("dev exited %d", code)
+		}
+		if got := strings.Contains(s.stderr.String(), `msg="dev network running"`); got != tt.shown {
+			t.Errorf("--log-level %q: the terminal shows the info line = %v, want %v:\n%s", tt.level, got, tt.shown, s.stderr.String())
+		}
+	}
 }

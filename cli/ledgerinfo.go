@@ -74,6 +74,9 @@ func runLedger(ctx context.Context, e *env, args []string) error {
 func ledgerSession(ctx context.Context, e *env, name, usage, about, examples, optional string, args []string, extra func(*flags)) (*session, string, error) {
 	f := newHelpFlags(e, "ledger "+name, usage, about, examples)
 	cf := addClientFlags(f, false)
+	// What a node holds is read without a key: --key is taken (scripts
+	// pass it to every command) but not offered.
+	f.hide("key")
 	if extra != nil {
 		extra(f)
 	}
