@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/latticenet/lattice/machine/agent"
 )
 
 type command struct {
@@ -109,6 +111,9 @@ func mainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	if args[0] == "--version" || args[0] == "-version" {
 		args = []string{"version"}
+	}
+	if args[0] == "guest-agent" { // inside a VM's image, run by its init; not for people
+		return agent.GuestMain()
 	}
 	if args[0] == "__complete" { // the completion scripts' call back, not for people
 		if err := runComplete(ctx, e, args[1:]); err != nil {

@@ -22,8 +22,8 @@ func under(pkg, tree string) bool { return pkg == tree || strings.HasPrefix(pkg,
 
 // TestWingsApart holds the layout to its promise: the node's wing and the
 // cloud's wing never import each other, in code or in tests; the shared
-// cores import neither wing nor the command line; and the runtime helpers
-// under internal/run belong to no wing. Only the
+// cores and the machine layer import neither wing nor the command line;
+// and the runtime helpers under internal/run belong to no wing. Only the
 // command line (cli, cmd) and the benchmarks see both.
 func TestWingsApart(t *testing.T) {
 	cmd := exec.Command("go", "list", "-f",
@@ -50,6 +50,10 @@ func TestWingsApart(t *testing.T) {
 			forbidden = []string{nodeWing}
 		case under(pkg, module+"/internal/run"):
 			forbidden = []string{nodeWing, cloudWing}
+		case under(pkg, module+"/machine"):
+			// Virtual machines serve both wings: the cloud's Compute and
+			// the node's provider VMs.
+			forbidden = []string{nodeWing, cloudWing, module + "/cli"}
 		default:
 			for _, c := range cores {
 				if under(pkg, module+"/"+c) {

@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pair serves a guest session in this process over a pipe and returns the
+// host's client: the protocol, without a VM (package qemu boots real ones).
+func pair(t *testing.T) *Client {
+	t.Helper()
+	host, guest := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); serveSession(ctx, guest) }()
+	c, err := NewClient(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(); cancel(); guest.Close(); <-done })
+	return c
+}
+
+func TestExec(t *testing.T) {
+	c := pair(t)
+	ctx := t.Context()
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		argv   []string
+		stdin  string
+		limit  time.Duration
+		check  func(ExecResult) bool
+		reqErr error
+	}{
+		{"output and exit code", []string{"sh", "-c", "cat; echo e >&2; exit 7"}, "in", 0,
+			func(r ExecResult) bool {
+				return r.ExitCode == 7 && string(r.Stdout) == "in" && string(r.Stderr) == "e\n"
+			}, nil},
+		{"missing command", []string{"/no/such"}, "", 0,
+			func(r ExecResult) bool { return r.ExitCode == -1 && r.Error != "" }, nil},
+		{"timeout", []string{"sleep", "5"}, "", 200 * time.Millisecond,
+			func(r ExecResult) bool { return r.ExitCode == -1 && r.TimedOut }, nil},
+		{"output cut", []string{"head", "-c", strconv.Itoa(MaxOutput + 10), "/dev/zero"}, "", 0,
+			func(r ExecResult) bool { return len(r.Stdout) == MaxOutput && r.StdoutTruncated }, nil},
+		{"no command", nil, "", 0, nil, ErrBadRequest},
+		{"stdin too large", []string{"cat"}, strings.Repeat("x", MaxStdin+1), 0, nil, ErrBadRequest},
+		{"timeout too long", []string{"true"}, "", MaxTimeout + time.Second, nil, ErrBadRequest},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := c.Exec(ctx, tt.argv, []byte(tt.stdin), tt.limit)
+			if tt.reqErr != nil {
+				if !errors.Is(err, tt.reqErr) {
+					t.Fatalf("Exec = %v, want %v", err, tt.reqErr)
+				}
+				return
+			}
+			if err != nil || !tt.check(res) {
+				t.Errorf("Exec = %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+func TestDial(t *testing.T) {
+	c := pair(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		line, _ := bufio.NewReader(conn).ReadString('\n')
+		io.WriteString(conn, "echo "+line)
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	conn, err := c.Dial(t.Context(), port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(conn, "hello\n")
+	got, err := io.ReadAll(conn)
+	conn.Close()
+	if err != nil || string(got) != "echo hello\n" {
+		t.Errorf("through Dial: %q, %v", got, err)
+	}
+	ln.Close()
+	if _, err := c.Dial(t.Context(), port); !errors.Is(err, ErrGuest) {
+		t.Errorf("dial of a closed port: %v, want ErrGuest", err)
+	}
+	if _, err := c.Dial(t.Context(), 0); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("dial of port 0: %v, want ErrBadRequest", err)
+	}
+}
+
+// TestBadRequestsAnswered: the guest answers a request it cannot parse
+// or refuses with an error, and goes on serving.
+func TestBadRequestsAnswered(t *testing.T) {
+	c := pair(t)
+	for _, line := range []string{"not json", `{"op":"format-disk"}`, `{"op":"exec"}`, `{"op":"dial","port":70000}`} {
+		st, err := c.sess.OpenStream(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(st, line+"\n")
+		rep, err := readLine(bufio.NewReader(st), 1<<16)
+		st.Close()
+		if err != nil || !strings.Contains(string(rep), "bad request") {
+			t.Errorf("%s: answered %q, %v; want a bad request error", line, rep, err)
+		}
+	}
+	if err := c.Ping(t.Context()); err != nil {
+		t.Errorf("after bad requests: %v", err)
+	}
+}
+
+func FuzzDecodeRequest(f *testing.F) {
+	f.Add([]byte(`{"op":"exec","argv":["sh","-c","true"],"stdin":"aGk=","timeout_ms":1000}`))
+	f.Add([]byte(`{"op":"dial","port":22}`))
+	f.Add([]byte(`{"op":"ping"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		req, err := decodeRequest(line)
+		if err != nil {
+			if !errors.Is(err, ErrBadRequest) {
+				t.Fatalf("error %v is not ErrBadRequest", err)
+			}
+			return
+		}
+		if req.Check() != nil {
+			t.Fatal("a decoded request fails its check")
+		}
+	})
+}
+
+func FuzzDecodeReply(f *testing.F) {
+	f.Add([]byte(`{"exec":{"exit_code":0,"stdout":"aGk=","stderr":""}}`))
+	f.Add([]byte(`{"error":"no"}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		rep, err := decodeReply(line)
+		if err != nil {
+			if !errors.Is(err, ErrGuest) {
+				t.Fatalf("error %v is not ErrGuest", err)
+			}
+			return
+		}
+		if e := rep.Exec; e != nil && (len(e.Stdout) > MaxOutput || len(e.Stderr) > MaxOutput) {
+			t.Fatal("an exec result over the limit was taken")
+		}
+	})
+}

@@ -1,0 +1,193 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/libp2p/go-yamux/v5"
+)
+
+// FindPort returns the device of the virtio-serial port named name
+// (/dev/vportNpM), as the guest's sysfs lists it.
+func FindPort(name string) (string, error) {
+	dirs, err := filepath.Glob("/sys/class/virtio-ports/vport*")
+	if err != nil {
+		return "", err
+	}
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "name"))
+		if err == nil && strings.TrimSpace(string(b)) == name {
+			return filepath.Join("/dev", filepath.Base(d)), nil
+		}
+	}
+	return "", fmt.Errorf("agent: no virtio-serial port named %s (is virtio_console loaded?)", name)
+}
+
+// ServeGuest serves the host's requests on the guest's port device until
+// ctx ends. When the host goes away (the session breaks) it starts a new
+// session on the same port, for the host that comes next.
+func ServeGuest(ctx context.Context, device string) error {
+	for ctx.Err() == nil {
+		f, err := os.OpenFile(device, os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		err = serveSession(ctx, fileConn{f})
+		f.Close()
+		if ctx.Err() != nil {
+			return nil
+		}
+		fmt.Fprintf(os.Stderr, "lattice guest agent: session ended (%v); serving again\n", err)
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+// serveSession serves one yamux session on conn.
+func serveSession(ctx context.Context, conn net.Conn) error {
+	sess, err := yamux.Server(conn, yamuxConfig(), nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	go func() {
+		select {
+		case <-ctx.Done():
+			sess.Close()
+		case <-sess.CloseChan():
+		}
+	}()
+	for {
+		st, err := sess.AcceptStream()
+		if err != nil {
+			return err
+		}
+		go serveStream(ctx, st)
+	}
+}
+
+func serveStream(ctx context.Context, st *yamux.Stream) {
+	defer st.Close()
+	br := bufio.NewReaderSize(st, 64<<10)
+	line, err := readLine(br, maxRequest)
+	if err != nil {
+		writeLine(st, reply{Error: err.Error()})
+		return
+	}
+	req, err := decodeRequest(line)
+	if err != nil {
+		writeLine(st, reply{Error: err.Error()})
+		return
+	}
+	switch req.Op {
+	case "ping":
+		writeLine(st, reply{})
+	case "exec":
+		res := runExec(ctx, &req)
+		writeLine(st, reply{Exec: &res})
+	case "dial":
+		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(req.Port)), 5*time.Second)
+		if err != nil {
+			writeLine(st, reply{Error: err.Error()})
+			return
+		}
+		defer c.Close()
+		if err := writeLine(st, reply{}); err != nil {
+			return
+		}
+		splice(bufferedConn{st, br}, c.(*net.TCPConn))
+	}
+}
+
+// runExec runs req's command with its stdin, bounded in time and output.
+func runExec(ctx context.Context, req *Request) ExecResult {
+	ctx, cancel := context.WithTimeout(ctx, req.timeout())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, req.Argv[0], req.Argv[1:]...)
+	cmd.Stdin = bytes.NewReader(req.Stdin)
+	var stdout, stderr capped
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = time.Second // a child holding the pipes open cannot hold the answer
+	err := cmd.Run()
+	res := ExecResult{Stdout: stdout.b, Stderr: stderr.b, StdoutTruncated: stdout.over, StderrTruncated: stderr.over}
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		res.ExitCode, res.TimedOut = -1, true
+	case err == nil:
+	case errors.As(err, &exit):
+		res.ExitCode = exit.ExitCode()
+	default:
+		res.ExitCode, res.Error = -1, err.Error()
+	}
+	return res
+}
+
+// capped keeps the first MaxOutput bytes written to it.
+type capped struct {
+	b    []byte
+	over bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := MaxOutput - len(c.b); len(p) > room {
+		c.b = append(c.b, p[:max(room, 0)]...)
+		c.over = true
+	} else {
+		c.b = append(c.b, p...)
+	}
+	return len(p), nil
+}
+
+// splice copies a to b and b to a until both directions end, passing a
+// half-close on where the other side supports it.
+func splice(a, b io.ReadWriteCloser) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src io.ReadWriteCloser) {
+		io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		} else {
+			dst.Close()
+		}
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	<-done
+}
+
+// GuestMain is `lattice guest-agent`, which every image's init keeps
+// running: it finds the agent's port (its driver may still be loading)
+// and serves it. It returns the process's exit code.
+func GuestMain() int {
+	var dev string
+	var err error
+	for i := 0; i < 100; i++ {
+		if dev, err = FindPort(PortName); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lattice guest agent:", err)
+		return 1
+	}
+	if err := ServeGuest(context.Background(), dev); err != nil {
+		fmt.Fprintln(os.Stderr, "lattice guest agent:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,163 @@
+package qemu_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latticenet/lattice/internal/testkit/tooltest"
+	"github.com/latticenet/lattice/machine/agent"
+	"github.com/latticenet/lattice/machine/qemu"
+)
+
+// TestMain lets the test binary be the guest agent: the image the driver
+// builds carries this binary as its lattice, whose init runs
+// `lattice guest-agent`.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "guest-agent" {
+		os.Exit(agent.GuestMain())
+	}
+	os.Exit(m.Run())
+}
+
+// newDriver returns a driver on a new directory. Where the host lacks
+// QEMU, the guest kernel or busybox, the test is skipped, and fails in CI
+// (CI=true), which installs them.
+func newDriver(t *testing.T, accel string) *qemu.Driver {
+	t.Helper()
+	tooltest.Need(t, "qemu-system-x86_64")
+	d, err := qemu.New(qemu.Config{Dir: t.TempDir(), Accel: accel})
+	if errors.Is(err, qemu.ErrHostPackage) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v, and CI=true: .ci/run must install it", err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestVM boots a real microvm of the minimal image and drives it through
+// its agent: exec with stdin, exit codes and both outputs, a timeout, a
+// TCP server in the guest reached through Dial, the disk mounted and
+// kept across a restart, and a clean stop that leaves no QEMU behind.
+func TestVM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a VM")
+	}
+	d := newDriver(t, "")
+	t.Logf("accelerator: %s", d.Accel())
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	spec := qemu.Spec{VCPUs: 1, MemoryMB: 256, DiskGB: 1, Image: "minimal"}
+	start := time.Now()
+	vm, err := d.Start(ctx, "vm-1", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("create → exec-ready in %v", time.Since(start).Round(time.Millisecond))
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			vm.Stop(context.Background())
+		}
+	})
+
+	res, err := vm.Exec(ctx, []string{"sh", "-c", "cat; echo to-stderr >&2; exit 3"}, []byte("from stdin\n"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 3 || string(res.Stdout) != "from stdin\n" || string(res.Stderr) != "to-stderr\n" {
+		t.Errorf("exec = exit %d, stdout %q, stderr %q; want 3, the stdin, to-stderr", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if res, err := vm.Exec(ctx, []string{"/no/such/command"}, nil, 0); err != nil || res.ExitCode != -1 || res.Error == "" {
+		t.Errorf("exec of a missing command = %+v, %v; want exit -1 with an error", res, err)
+	}
+	if res, err := vm.Exec(ctx, []string{"sleep", "10"}, nil, 500*time.Millisecond); err != nil || !res.TimedOut || res.ExitCode != -1 {
+		t.Errorf("exec past its timeout = %+v, %v; want timed out", res, err)
+	}
+	if _, err := vm.Exec(ctx, nil, nil, 0); !errors.Is(err, agent.ErrBadRequest) {
+		t.Errorf("exec of nothing: %v, want ErrBadRequest", err)
+	}
+	// Output past the bound is cut, and says so.
+	res, err = vm.Exec(ctx, []string{"sh", "-c", fmt.Sprintf("head -c %d /dev/zero", agent.MaxOutput+1000)}, nil, 0)
+	if err != nil || len(res.Stdout) != agent.MaxOutput || !res.StdoutTruncated {
+		t.Errorf("exec of %d bytes: %d bytes, truncated %v, %v", agent.MaxOutput+1000, len(res.Stdout), res.StdoutTruncated, err)
+	}
+
+	// A TCP server in the guest, reached without guest networking.
+	if res, err := vm.Exec(ctx, []string{"sh", "-c", "mkdir -p /tmp/www && echo hello-from-the-guest > /tmp/www/index.html && httpd -p 127.0.0.1:8000 -h /tmp/www"}, nil, 0); err != nil || res.ExitCode != 0 {
+		t.Fatalf("starting httpd: %+v %v", res, err)
+	}
+	conn, err := vm.Dial(ctx, 8000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "GET /index.html HTTP/1.0\r\n\r\n")
+	body, err := io.ReadAll(bufio.NewReader(conn))
+	conn.Close()
+	if err != nil || !strings.Contains(string(body), "hello-from-the-guest") {
+		t.Errorf("HTTP through Dial: %q, %v", body, err)
+	}
+	if _, err := vm.Dial(ctx, 8001); !errors.Is(err, agent.ErrGuest) {
+		t.Errorf("dial of a closed port: %v, want the guest's refusal", err)
+	}
+
+	// The disk is mounted; what is written there outlives a restart.
+	if res, err := vm.Exec(ctx, []string{"sh", "-c", "grep -q ' /data ext4 ' /proc/mounts && echo kept > /data/note && sync"}, nil, 0); err != nil || res.ExitCode != 0 {
+		diag, _ := vm.Exec(ctx, []string{"sh", "-c", "cat /proc/mounts; ls -l /dev/vd*; dmesg | tail -20"}, nil, 0)
+		t.Fatalf("writing to /data: %+v %v\n%s%s", res, err, diag.Stdout, diag.Stderr)
+	}
+	if err := vm.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopped = true
+	if console, _ := vm.Console(); !strings.Contains(string(console), "lattice: guest up") {
+		t.Errorf("console log lacks the guest's start:\n%s", console)
+	}
+	vm, err = d.Start(ctx, "vm-1", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	if res, err := vm.Exec(ctx, []string{"cat", "/data/note"}, nil, 0); err != nil || string(res.Stdout) != "kept\n" {
+		t.Errorf("after a restart /data/note = %+v, %v; want kept", res, err)
+	}
+	if err := vm.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopped = true
+	select {
+	case <-vm.Done():
+	default:
+		t.Error("QEMU still runs after Stop")
+	}
+}
+
+// TestSpecRefused: a spec or id the driver cannot run is refused before
+// anything starts.
+func TestSpecRefused(t *testing.T) {
+	d := newDriver(t, qemu.TCG)
+	for _, tt := range []struct {
+		id   string
+		spec qemu.Spec
+	}{
+		{"a", qemu.Spec{VCPUs: 0, MemoryMB: 256, Image: "minimal"}},
+		{"a", qemu.Spec{VCPUs: 1, MemoryMB: 64, Image: "minimal"}},
+		{"a", qemu.Spec{VCPUs: 1, MemoryMB: 256, DiskGB: -1, Image: "minimal"}},
+		{"a", qemu.Spec{VCPUs: 1, MemoryMB: 256, Image: "windows"}},
+		{"../x", qemu.Spec{VCPUs: 1, MemoryMB: 256, Image: "minimal"}},
+	} {
+		if _, err := d.Start(t.Context(), tt.id, tt.spec); !errors.Is(err, qemu.ErrSpec) {
+			t.Errorf("Start(%q, %+v) = %v, want ErrSpec", tt.id, tt.spec, err)
+		}
+	}
+}
