@@ -37,7 +37,7 @@ func commandTree() map[string][]string {
 		"genesis":      {"new"},
 		"key":          {"new", "show"},
 		"multisig":     {"open", "update"},
-		"bench":        {"ledger", "network", "chat", "s3", "dns", "cdn"},
+		"bench":        {"ledger", "network", "chat", "s3", "dns", "cdn", "compute"},
 		"profile":      {"ls", "show", "use"},
 		"completion":   {"bash", "zsh"},
 	}

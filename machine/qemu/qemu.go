@@ -413,3 +413,21 @@ func hostTSCkHz() int {
 	}
 	return 0
 }
+
+// FloorCommand is the argv of a bare QEMU booting the same kernel and
+// initramfs as the driver's VMs, with the same accelerator, memory and
+// console, but no devices, no modules and no agent: busybox is the init,
+// exits at once, the kernel panics and QEMU exits. Its run time is the
+// floor a VM's start is compared with (lattice bench compute).
+func (d *Driver) FloorCommand(memoryMB int) ([]string, error) {
+	img, err := d.image()
+	if err != nil {
+		return nil, err
+	}
+	return []string{d.qemu,
+		"-machine", "microvm,accel=" + d.accel, "-cpu", "max", "-smp", "1", "-m", strconv.Itoa(memoryMB),
+		"-nodefaults", "-no-user-config", "-nographic", "-no-reboot", "-serial", "none",
+		"-kernel", img.Kernel, "-initrd", img.Initrd,
+		"-append", kernelArgs(d.accel) + " rdinit=/bin/busybox",
+	}, nil
+}

@@ -1,0 +1,39 @@
+package vmbench_test
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/latticenet/lattice/internal/bench/vmbench"
+	"github.com/latticenet/lattice/internal/testkit/tooltest"
+	"github.com/latticenet/lattice/machine/agent"
+	"github.com/latticenet/lattice/machine/qemu"
+)
+
+// TestMain lets the test binary be the guests' agent (see package qemu).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "guest-agent" {
+		os.Exit(agent.GuestMain())
+	}
+	os.Exit(m.Run())
+}
+
+// TestRun: one small round gives every figure, each plausible.
+func TestRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots VMs")
+	}
+	tooltest.Need(t, "qemu-system-x86_64")
+	r, err := vmbench.Run(t.Context(), vmbench.Config{Rounds: 1, Execs: 20, Dir: t.TempDir()})
+	if errors.Is(err, qemu.ErrHostPackage) && os.Getenv("CI") != "true" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Median
+	if len(r.Rounds) != 1 || m.ReadyS <= 0 || m.FloorS <= 0 || m.ExecP50ms <= 0 || m.ExecP99ms < m.ExecP50ms || r.Accel == "" {
+		t.Errorf("report %+v", r)
+	}
+}
