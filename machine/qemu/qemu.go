@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/latticenet/lattice/internal/run/durablefile"
 	"github.com/latticenet/lattice/machine/agent"
 )
 
@@ -118,7 +119,7 @@ func New(cfg Config) (*Driver, error) {
 		d.accel = cfg.Accel
 	case "":
 		d.accel = TCG
-		if kvmWorks(bin, img.Kernel) {
+		if probedKVM(cfg.Dir, bin, img.Kernel) {
 			d.accel = KVM
 		}
 	default:
@@ -130,6 +131,37 @@ func New(cfg Config) (*Driver, error) {
 
 // Accel is the accelerator the driver's VMs use: "kvm" or "tcg".
 func (d *Driver) Accel() string { return d.accel }
+
+// probedKVM is kvmWorks, remembered in dir for as long as the host, QEMU
+// and the kernel stay the same (the key holds the host's boot id and the
+// two files' sizes and times): a host whose /dev/kvm stalls guests costs
+// the probe's timeout once per boot, not at every start.
+func probedKVM(dir, bin, kernel string) bool {
+	key := "v1"
+	if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
+		key += " " + strings.TrimSpace(string(b))
+	}
+	for _, p := range []string{bin, kernel, "/dev/kvm"} {
+		if st, err := os.Stat(p); err == nil {
+			key += fmt.Sprintf(" %s:%d:%d", p, st.Size(), st.ModTime().UnixNano())
+		} else {
+			key += " " + p + ":none"
+		}
+	}
+	path := filepath.Join(dir, "kvm-probe")
+	if b, err := os.ReadFile(path); err == nil {
+		if k, v, ok := strings.Cut(string(b), "\n"); ok && k == key {
+			return strings.TrimSpace(v) == KVM
+		}
+	}
+	works := kvmWorks(bin, kernel)
+	result := TCG
+	if works {
+		result = KVM
+	}
+	_ = durablefile.Write(path, []byte(key+"\n"+result+"\n"), 0o600) // a cache: losing it costs one probe
+	return works
+}
 
 // kvmProbeTimeout bounds the KVM probe: a kernel under KVM reaches its
 // panic in well under a second.

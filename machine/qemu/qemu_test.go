@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +160,40 @@ func TestSpecRefused(t *testing.T) {
 		if _, err := d.Start(t.Context(), tt.id, tt.spec); !errors.Is(err, qemu.ErrSpec) {
 			t.Errorf("Start(%q, %+v) = %v, want ErrSpec", tt.id, tt.spec, err)
 		}
+	}
+}
+
+// TestKVMProbeRemembered: the accelerator chosen by the probe is kept in
+// the driver's directory, and a second driver there does not probe again.
+func TestKVMProbeRemembered(t *testing.T) {
+	tooltest.Need(t, "qemu-system-x86_64")
+	dir := t.TempDir()
+	first, err := qemu.New(qemu.Config{Dir: dir})
+	if errors.Is(err, qemu.ErrHostPackage) && os.Getenv("CI") != "true" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "kvm-probe"))
+	if err != nil || !strings.HasSuffix(string(b), first.Accel()+"\n") {
+		t.Fatalf("kvm-probe = %q, %v; want it to end with %s", b, err, first.Accel())
+	}
+	// The remembered answer is taken as it is: flip it, and a second
+	// driver reports the flipped one, which only a probe could contradict.
+	other := qemu.KVM
+	if first.Accel() == qemu.KVM {
+		other = qemu.TCG
+	}
+	key, _, _ := strings.Cut(string(b), "\n")
+	if err := os.WriteFile(filepath.Join(dir, "kvm-probe"), []byte(key+"\n"+other+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	second, err := qemu.New(qemu.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Accel() != other {
+		t.Errorf("second driver chose %s, not the remembered %s: it probed again", second.Accel(), other)
 	}
 }
