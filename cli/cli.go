@@ -112,7 +112,7 @@ func mainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if args[0] == "--version" || args[0] == "-version" {
 		args = []string{"version"}
 	}
-	if args[0] == "guest-agent" { // inside a VM's image, run by its init; not for people
+	if args[0] == agent.Command { // inside a VM's image, run by its init; not for people
 		return agent.GuestMain()
 	}
 	if args[0] == "__complete" { // the completion scripts' call back, not for people

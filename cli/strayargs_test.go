@@ -79,15 +79,8 @@ func TestStrayArgumentHints(t *testing.T) {
 // took --json for a profile's name).
 func TestProfileJSON(t *testing.T) {
 	cleanEnv(t)
-	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	if err := os.MkdirAll(filepath.Join(cfg, "lattice"), 0o700); err != nil {
-		t.Fatal(err)
-	}
 	pf := `{"current":"dev","profiles":{"dev":{"node":"http://127.0.0.1:8080","key":"/k.json","api":"http://127.0.0.1:8090","api_key":"lat_live_0123456789abcdef"}}}`
-	if err := os.WriteFile(filepath.Join(cfg, "lattice", "profiles.json"), []byte(pf), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeProfiles(t, pf)
 	var list []map[string]any
 	if err := json.Unmarshal([]byte(mustRun(t, "profile", "ls", "--json").stdout), &list); err != nil || len(list) != 1 || list[0]["name"] != "dev" || list[0]["current"] != true {
 		t.Errorf("profile ls --json = %v, %v", list, err)
@@ -136,15 +129,8 @@ func TestSubcommandSuggestion(t *testing.T) {
 // and never a whole API key.
 func TestHelpShowsProfileValues(t *testing.T) {
 	cleanEnv(t)
-	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	if err := os.MkdirAll(filepath.Join(cfg, "lattice"), 0o700); err != nil {
-		t.Fatal(err)
-	}
 	pf := `{"current":"staging","profiles":{"staging":{"node":"http://127.0.0.1:18080","key":"/k/staging.json","api":"http://127.0.0.1:18090","api_key":"lat_live_0123456789abcdef"}}}`
-	if err := os.WriteFile(filepath.Join(cfg, "lattice", "profiles.json"), []byte(pf), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeProfiles(t, pf)
 	for _, tt := range []struct {
 		args        []string
 		env         map[string]string
@@ -176,5 +162,18 @@ func TestHelpShowsProfileValues(t *testing.T) {
 		for k := range tt.env {
 			t.Setenv(k, "")
 		}
+	}
+}
+
+// writeProfiles makes pf the profiles file of a new config directory.
+func writeProfiles(t *testing.T, pf string) {
+	t.Helper()
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	if err := os.MkdirAll(filepath.Join(cfg, "lattice"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "lattice", "profiles.json"), []byte(pf), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

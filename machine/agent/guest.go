@@ -169,6 +169,20 @@ func splice(a, b io.ReadWriteCloser) {
 	<-done
 }
 
+// Command is the argument that makes a binary the guest agent: every
+// image's init runs `lattice guest-agent`.
+const Command = "guest-agent"
+
+// ServeIfAsked makes this process the guest agent, and exits with its
+// code, when it was started as one (os.Args[1] is Command); otherwise it
+// returns. A test binary that a driver copies into an image as its agent
+// calls it first in TestMain.
+func ServeIfAsked() {
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		os.Exit(GuestMain())
+	}
+}
+
 // GuestMain is `lattice guest-agent`, which every image's init keeps
 // running: it finds the agent's port (its driver may still be loading)
 // and serves it. It returns the process's exit code.

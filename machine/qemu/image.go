@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/latticenet/lattice/internal/run/durablefile"
+	"github.com/latticenet/lattice/machine/agent"
 )
 
 // ErrHostPackage is a host tool or file an image needs that is missing;
@@ -181,7 +182,7 @@ exec /bin/busybox init
 
 // inittab keeps the agent running and powers off on the signal init gets
 // from `poweroff` (which the host asks the agent to run to stop the VM).
-const inittab = `::respawn:/bin/lattice guest-agent
+const inittab = `::respawn:/bin/lattice ` + agent.Command + `
 ::shutdown:/bin/umount -a -r
 `
 

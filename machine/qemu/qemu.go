@@ -391,13 +391,19 @@ func prepareDisk(dir string, sizeGB int) (string, error) {
 	}
 	err = f.Truncate(int64(sizeGB) << 30)
 	f.Close()
+	if err == nil {
+		if out, ferr := exec.Command(mkfs, "-F", "-q", "-E", "lazy_itable_init=1,lazy_journal_init=1", tmp).CombinedOutput(); ferr != nil {
+			err = fmt.Errorf("qemu: formatting the disk: %v %s", ferr, out)
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, disk)
+	}
 	if err != nil {
+		os.Remove(tmp) // a half-made disk is never taken for the VM's
 		return "", err
 	}
-	if out, err := exec.Command(mkfs, "-F", "-q", "-E", "lazy_itable_init=1,lazy_journal_init=1", tmp).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("qemu: formatting the disk: %v %s", err, out)
-	}
-	return disk, os.Rename(tmp, disk)
+	return disk, nil
 }
 
 func validID(id string) bool {

@@ -5,6 +5,7 @@
 package tooltest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -22,13 +23,20 @@ func Need(t testing.TB, name string, check ...string) string {
 		err = exec.Command(path, check...).Run()
 	}
 	if err != nil {
-		what := strings.Join(append([]string{name}, check...), " ")
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not usable (%v), and CI=true: .ci/run must install it", what, err)
-		}
-		t.Skipf("%s is not usable (%v); with CI=true this fails", what, err)
+		Missing(t, fmt.Errorf("%s is not usable: %w", strings.Join(append([]string{name}, check...), " "), err))
 	}
 	return path
+}
+
+// Missing reports err, something a test needs that this host lacks: t is
+// skipped, or failed when CI=true, since .ci/run installs what the tests
+// need.
+func Missing(t testing.TB, err error) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%v, and CI=true: .ci/run must install it", err)
+	}
+	t.Skipf("%v; with CI=true this fails", err)
 }
 
 // AsUserEnv names the variable that marks a run of the suite made as an
