@@ -10,9 +10,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/libp2p/go-yamux/v5"
@@ -186,7 +188,14 @@ func ServeIfAsked() {
 // GuestMain is `lattice guest-agent`, which every image's init keeps
 // running: it finds the agent's port (its driver may still be loading)
 // and serves it. It returns the process's exit code.
+//
+// SIGTERM and SIGINT get their default action back, whatever the caller
+// set up (the lattice command turns them into its context's end, which
+// the agent does not watch): at shutdown, init sends every process
+// SIGTERM and waits for it to exit (systemd for up to 90 seconds) before
+// it powers off, and the agent must go at once.
 func GuestMain() int {
+	signal.Reset(syscall.SIGTERM, os.Interrupt)
 	var dev string
 	var err error
 	for i := 0; i < 100; i++ {

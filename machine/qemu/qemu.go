@@ -45,14 +45,24 @@ var ErrSpec = errors.New("qemu: bad machine spec")
 type Spec struct {
 	VCPUs    int
 	MemoryMB int
-	// DiskGB is the size of the VM's disk, a sparse file formatted ext4
-	// on first start and mounted at /data in the guest; 0 for none.
+	// DiskGB is the size of the VM's disk, which outlives its stops and
+	// starts. For minimal: a sparse file formatted ext4 on first start and
+	// mounted at /data in the guest; 0 for none. For debian-12: the root
+	// file system, at least the image's MinDiskGB; a larger disk than
+	// before grows it, a smaller one is refused.
 	DiskGB int
-	// Image names the image ("minimal").
+	// Image names the image: one of Images() ("minimal", "debian-12").
 	Image string
+	// ForwardSSH gives the VM a network interface on QEMU's user-mode
+	// network (NAT to the host's network; DHCP gives the guest 10.0.2.15)
+	// and forwards a free port on the host's loopback to the guest's port
+	// 22, which VM.SSHAddr returns. Only for an image with an SSH server
+	// (ImageInfo.SSH).
+	ForwardSSH bool
 }
 
 func (s Spec) check() error {
+	img, ok := imageNamed(s.Image)
 	switch {
 	case s.VCPUs < 1 || s.VCPUs > MaxVCPUs:
 		return fmt.Errorf("%w: vcpus %d, want 1 to %d", ErrSpec, s.VCPUs, MaxVCPUs)
@@ -60,16 +70,28 @@ func (s Spec) check() error {
 		return fmt.Errorf("%w: memory_mb %d, want at least %d", ErrSpec, s.MemoryMB, MinMemoryMB)
 	case s.DiskGB < 0:
 		return fmt.Errorf("%w: disk_gb %d", ErrSpec, s.DiskGB)
-	case s.Image != "minimal":
-		return fmt.Errorf("%w: image %q: this version has minimal", ErrSpec, s.Image)
+	case !ok:
+		return fmt.Errorf("%w: image %q: this version has %s", ErrSpec, s.Image, strings.Join(imageNames(), ", "))
+	case s.MemoryMB < img.MinMemoryMB:
+		return fmt.Errorf("%w: image %s needs memory_mb of at least %d, got %d", ErrSpec, img.Name, img.MinMemoryMB, s.MemoryMB)
+	case s.DiskGB < img.MinDiskGB:
+		return fmt.Errorf("%w: image %s needs disk_gb of at least %d (its root file system), got %d", ErrSpec, img.Name, img.MinDiskGB, s.DiskGB)
+	case s.ForwardSSH && !img.SSH:
+		return fmt.Errorf("%w: image %s has no SSH server to forward to", ErrSpec, img.Name)
 	}
 	return nil
 }
 
 // Config configures a driver.
 type Config struct {
-	// Dir holds the images and each VM's files (disk, sockets, console).
+	// Dir holds each VM's files (disk, sockets, console) and the
+	// initramfs the VMs boot, which carries the agent.
 	Dir string
+	// ImageDir holds the built images, which do not depend on the agent
+	// and may be shared by every driver of the host's user (the tests
+	// point theirs at one cache); default Dir/images. Concurrent builds,
+	// in one process or several, build an image once.
+	ImageDir string
 	// Agent is the lattice binary the guests run as their agent; default
 	// this process's own executable.
 	Agent string
@@ -85,15 +107,22 @@ type Driver struct {
 	qemu  string
 	accel string
 	log   *slog.Logger
+	boot  bootFiles // the kernel and initramfs every VM boots
 
-	mu  sync.Mutex
-	img *image
+	building chan struct{} // held while a root image is made: one build at a time
+	mu       sync.Mutex
+	roots    map[string]string // image name -> its built root disk
 }
 
-// New finds QEMU and decides the accelerator.
+// New finds QEMU, builds the minimal image and the initramfs with the
+// agent (the KVM probe boots that kernel), and decides the accelerator.
+// Images with a root file system (debian-12) are built on first use.
 func New(cfg Config) (*Driver, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ImageDir == "" {
+		cfg.ImageDir = filepath.Join(cfg.Dir, "images")
 	}
 	if cfg.Agent == "" {
 		exe, err := os.Executable()
@@ -109,9 +138,13 @@ func New(cfg Config) (*Driver, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, err
 	}
-	d := &Driver{cfg: cfg, qemu: bin, log: cfg.Logger}
-	img, err := d.image()
+	d := &Driver{cfg: cfg, qemu: bin, log: cfg.Logger, building: make(chan struct{}, 1), roots: map[string]string{}}
+	ctx := context.Background() // the minimal image takes a second or two, from local files
+	img, err := buildMinimal(ctx, cfg.ImageDir)
 	if err != nil {
+		return nil, err
+	}
+	if d.boot, err = buildBoot(ctx, cfg.Dir, img, cfg.Agent); err != nil {
 		return nil, err
 	}
 	switch cfg.Accel {
@@ -119,13 +152,13 @@ func New(cfg Config) (*Driver, error) {
 		d.accel = cfg.Accel
 	case "":
 		d.accel = TCG
-		if probedKVM(cfg.Dir, bin, img.Kernel) {
+		if probedKVM(cfg.Dir, bin, d.boot.Kernel) {
 			d.accel = KVM
 		}
 	default:
 		return nil, fmt.Errorf("qemu: accelerator %q: want kvm or tcg", cfg.Accel)
 	}
-	d.log.Info("machine driver ready", "qemu", bin, "accel", d.accel)
+	d.log.Info("machine driver ready", "qemu", bin, "accel", d.accel, "images", cfg.ImageDir)
 	return d, nil
 }
 
@@ -185,36 +218,58 @@ func kvmWorks(bin, kernel string) bool {
 	return cmd.Run() == nil && ctx.Err() == nil
 }
 
-// image returns the built image, building it on first use.
-func (d *Driver) image() (image, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.img != nil {
-		return *d.img, nil
+// Prepare builds the named image's files if they are not built yet, so
+// that a first Start need not: building debian-12 downloads Debian's
+// packages and takes a minute or more. Start calls it too; concurrent
+// calls build once.
+func (d *Driver) Prepare(ctx context.Context, image string) error {
+	img, ok := imageNamed(image)
+	if !ok {
+		return fmt.Errorf("%w: image %q: this version has %s", ErrSpec, image, strings.Join(imageNames(), ", "))
 	}
-	img, err := buildMinimal(d.cfg.Dir, d.cfg.Agent)
-	if err != nil {
-		return image{}, err
+	if img.buildRoot == nil {
+		return nil // its files are the boot files, built by New
 	}
-	d.img = &img
-	return img, nil
+	_, err := d.rootImage(ctx, img)
+	return err
 }
 
-// VM is a running virtual machine, a QEMU child process of the driver.
-type VM struct {
-	ID    string
-	Spec  Spec
-	dir   string
-	cmd   *exec.Cmd
-	agent *agent.Client
-	conn  net.Conn
-
-	exited chan struct{}
-	err    error // how QEMU exited, once exited is closed
+// rootImage returns the built root disk of img, building it the first time.
+func (d *Driver) rootImage(ctx context.Context, img imageInfo) (string, error) {
+	d.mu.Lock()
+	root, ok := d.roots[img.Name]
+	d.mu.Unlock()
+	if ok {
+		return root, nil
+	}
+	select {
+	case d.building <- struct{}{}:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	defer func() { <-d.building }()
+	d.mu.Lock()
+	root, ok = d.roots[img.Name]
+	d.mu.Unlock()
+	if ok {
+		return root, nil
+	}
+	d.log.Info("image: checking, building if needed", "image", img.Name, "dir", d.cfg.ImageDir)
+	start := time.Now()
+	root, err := img.buildRoot(ctx, d.cfg.ImageDir, d.log)
+	if err != nil {
+		return "", err
+	}
+	d.log.Info("image ready", "image", img.Name, "path", root, "took", time.Since(start).Round(time.Millisecond))
+	d.mu.Lock()
+	d.roots[img.Name] = root
+	d.mu.Unlock()
+	return root, nil
 }
 
 // Start boots VM id (a name of letters, digits and dashes) and returns it
-// once its agent answers, or an error with the console's last lines.
+// once its agent answers, or an error with the console's last lines. An
+// image not built yet is built first (see Prepare), within ctx.
 func (d *Driver) Start(ctx context.Context, id string, spec Spec) (*VM, error) {
 	if err := spec.check(); err != nil {
 		return nil, err
@@ -222,14 +277,55 @@ func (d *Driver) Start(ctx context.Context, id string, spec Spec) (*VM, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("%w: id %q", ErrSpec, id)
 	}
-	img, err := d.image()
-	if err != nil {
-		return nil, err
-	}
+	img, _ := imageNamed(spec.Image)
 	dir := filepath.Join(d.cfg.Dir, "vms", id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
+	cmdline := kernelArgs(d.accel)
+	var drive []string
+	switch {
+	case img.buildRoot != nil:
+		base, err := d.rootImage(ctx, img)
+		if err != nil {
+			return nil, err
+		}
+		disk, err := prepareRoot(ctx, dir, base, spec.DiskGB)
+		if err != nil {
+			return nil, err
+		}
+		drive = diskArgs(disk, "qcow2")
+		cmdline += " lattice.root=/dev/vda systemd.hostname=" + id
+	case spec.DiskGB > 0:
+		disk, err := prepareDisk(dir, spec.DiskGB)
+		if err != nil {
+			return nil, err
+		}
+		drive = diskArgs(disk, "raw")
+	}
+	// A free port found here may be taken before QEMU binds it, which
+	// QEMU reports as it exits: another port is tried.
+	for attempt := 1; ; attempt++ {
+		port := 0
+		if spec.ForwardSSH {
+			var err error
+			if port, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
+		vm, err := d.launch(ctx, id, spec, img, dir, cmdline, drive, port)
+		if errors.Is(err, errHostForward) && attempt < 3 {
+			continue
+		}
+		return vm, err
+	}
+}
+
+// errHostForward is QEMU failing to bind the SSH forward's host port.
+var errHostForward = errors.New("qemu: the SSH forward's port is taken")
+
+// launch starts QEMU for one VM and waits for its agent.
+func (d *Driver) launch(ctx context.Context, id string, spec Spec, img imageInfo, dir, cmdline string, drive []string, sshPort int) (*VM, error) {
 	sock := filepath.Join(dir, "agent.sock")
 	os.Remove(sock)
 	args := []string{
@@ -237,20 +333,20 @@ func (d *Driver) Start(ctx context.Context, id string, spec Spec) (*VM, error) {
 		"-cpu", "max",
 		"-smp", strconv.Itoa(spec.VCPUs), "-m", strconv.Itoa(spec.MemoryMB),
 		"-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
-		"-kernel", img.Kernel, "-initrd", img.Initrd,
-		"-append", kernelArgs(d.accel),
+		"-kernel", d.boot.Kernel, "-initrd", d.boot.Initrd,
+		"-append", cmdline,
 		"-serial", "file:" + filepath.Join(dir, "console.log"),
 		"-device", "virtio-serial-device",
 		"-chardev", "socket,id=agent,path=" + sock + ",server=on,wait=off",
 		"-device", "virtserialport,chardev=agent,name=" + agent.PortName,
 	}
-	if spec.DiskGB > 0 {
-		disk, err := prepareDisk(dir, spec.DiskGB)
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, "-drive", "id=disk,file="+disk+",format=raw,if=none,cache=none,aio=threads",
-			"-device", "virtio-blk-device,drive=disk")
+	args = append(args, drive...)
+	sshAddr := ""
+	if sshPort != 0 {
+		sshAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(sshPort))
+		args = append(args,
+			"-netdev", fmt.Sprintf("user,id=net,hostfwd=tcp:127.0.0.1:%d-:22", sshPort),
+			"-device", "virtio-net-device,netdev=net")
 	}
 	cmd := exec.Command(d.qemu, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the server
@@ -264,146 +360,34 @@ func (d *Driver) Start(ctx context.Context, id string, spec Spec) (*VM, error) {
 		return nil, err
 	}
 	stderr.Close()
-	vm := &VM{ID: id, Spec: spec, dir: dir, cmd: cmd, exited: make(chan struct{})}
-	go func() { vm.err = cmd.Wait(); close(vm.exited) }()
+	vm := &VM{ID: id, Spec: spec, dir: dir, cmd: cmd, sshAddr: sshAddr, poweroff: img.poweroff, exited: make(chan struct{})}
+	go vm.wait()
 	if err := vm.connect(ctx, sock); err != nil {
-		vm.kill()
+		vm.kill("it did not come up")
+		if log, _ := os.ReadFile(filepath.Join(dir, "qemu.log")); sshPort != 0 && strings.Contains(string(log), "host forwarding") {
+			return nil, fmt.Errorf("%w: %s", errHostForward, strings.TrimSpace(string(log)))
+		}
 		return nil, fmt.Errorf("qemu: VM %s did not come up: %w%s", id, err, vm.tail())
 	}
-	d.log.Info("vm started", "vm", id, "accel", d.accel, "vcpus", spec.VCPUs, "memory_mb", spec.MemoryMB, "disk_gb", spec.DiskGB)
+	d.log.Info("vm started", "vm", id, "image", spec.Image, "accel", d.accel, "vcpus", spec.VCPUs, "memory_mb", spec.MemoryMB,
+		"disk_gb", spec.DiskGB, "ssh", sshAddr)
 	return vm, nil
 }
 
-// connect attaches to the agent's socket and waits until the agent
-// answers. Each attempt is a new connection and session: bytes the host
-// sent before the guest opened its port may be lost or cut, which breaks
-// a session, and the agent starts a new one whenever its session breaks.
-func (vm *VM) connect(ctx context.Context, sock string) error {
-	for {
-		select {
-		case <-vm.exited:
-			return fmt.Errorf("qemu exited: %v", vm.err)
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		c, err := net.Dial("unix", sock)
-		if err != nil {
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		cl, err := agent.NewClient(c)
-		if err != nil {
-			c.Close()
-			return err
-		}
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		err = cl.Ping(pctx)
-		cancel()
-		if err == nil {
-			vm.conn, vm.agent = c, cl
-			return nil
-		}
-		cl.Close()
-		c.Close()
-	}
+// diskArgs attach a disk image as the VM's virtio-blk disk (/dev/vda).
+func diskArgs(path, format string) []string {
+	return []string{"-drive", "id=disk,file=" + path + ",format=" + format + ",if=none,cache=none,aio=threads",
+		"-device", "virtio-blk-device,drive=disk"}
 }
 
-// Exec runs a command in the guest (see agent.Client.Exec).
-func (vm *VM) Exec(ctx context.Context, argv []string, stdin []byte, timeout time.Duration) (agent.ExecResult, error) {
-	return vm.agent.Exec(ctx, argv, stdin, timeout)
-}
-
-// Dial connects to a TCP port on the guest's loopback, through the agent.
-func (vm *VM) Dial(ctx context.Context, port int) (net.Conn, error) {
-	return vm.agent.Dial(ctx, port)
-}
-
-// Console returns the guest's console output so far.
-func (vm *VM) Console() ([]byte, error) {
-	return os.ReadFile(filepath.Join(vm.dir, "console.log"))
-}
-
-// Done is closed when QEMU has exited.
-func (vm *VM) Done() <-chan struct{} { return vm.exited }
-
-// Stop shuts the guest down cleanly (the agent runs poweroff, which
-// unmounts its disk) and waits until QEMU exits, or kills it once ctx
-// ends.
-func (vm *VM) Stop(ctx context.Context) error {
-	select {
-	case <-vm.exited:
-		return nil
-	default:
-	}
-	ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	vm.agent.Exec(ectx, []string{"/bin/poweroff"}, nil, 5*time.Second)
-	cancel()
-	select {
-	case <-vm.exited:
-		vm.agent.Close()
-		return nil
-	case <-ctx.Done():
-		vm.kill()
-		return fmt.Errorf("qemu: VM %s did not power off in time; killed", vm.ID)
-	}
-}
-
-// kill ends QEMU at once and waits for it.
-func (vm *VM) kill() {
-	vm.cmd.Process.Kill()
-	<-vm.exited
-	if vm.agent != nil {
-		vm.agent.Close()
-	}
-}
-
-// tail is the end of the VM's console and QEMU's log, for an error.
-func (vm *VM) tail() string {
-	var out string
-	for _, f := range []string{"console.log", "qemu.log"} {
-		b, _ := os.ReadFile(filepath.Join(vm.dir, f))
-		if len(b) > 2000 {
-			b = b[len(b)-2000:]
-		}
-		if len(b) > 0 {
-			out += "\n" + f + ":\n" + string(b)
-		}
-	}
-	return out
-}
-
-// prepareDisk creates the VM's disk on first start: a sparse file of
-// sizeGB, formatted ext4.
-func prepareDisk(dir string, sizeGB int) (string, error) {
-	disk := filepath.Join(dir, "disk.raw")
-	if _, err := os.Stat(disk); err == nil {
-		return disk, nil
-	}
-	mkfs, err := exec.LookPath("mkfs.ext4")
+// freePort is a TCP port on the loopback that nothing listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", fmt.Errorf("%w: mkfs.ext4: install the Debian package e2fsprogs", ErrHostPackage)
+		return 0, err
 	}
-	tmp := disk + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return "", err
-	}
-	err = f.Truncate(int64(sizeGB) << 30)
-	f.Close()
-	if err == nil {
-		if out, ferr := exec.Command(mkfs, "-F", "-q", "-E", "lazy_itable_init=1,lazy_journal_init=1", tmp).CombinedOutput(); ferr != nil {
-			err = fmt.Errorf("qemu: formatting the disk: %v %s", ferr, out)
-		}
-	}
-	if err == nil {
-		err = os.Rename(tmp, disk)
-	}
-	if err != nil {
-		os.Remove(tmp) // a half-made disk is never taken for the VM's
-		return "", err
-	}
-	return disk, nil
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func validID(id string) bool {
@@ -452,20 +436,33 @@ func hostTSCkHz() int {
 	return 0
 }
 
-// FloorCommand is the argv of a bare QEMU booting the same kernel and
-// initramfs as the driver's VMs, with the same accelerator, memory and
-// console, but no devices, no modules and no agent: busybox is the init,
-// exits at once, the kernel panics and QEMU exits. Its run time is the
-// floor a VM's start is compared with (lattice bench compute).
-func (d *Driver) FloorCommand(memoryMB int) ([]string, error) {
-	img, err := d.image()
+// FloorCommand is the argv of a bare QEMU booting what the driver's VMs of
+// image boot, with the same accelerator, memory and console, to the first
+// process and no further: that process exits at once, the kernel panics
+// and QEMU exits. Its run time is the floor a VM's start is compared with
+// (lattice bench compute). For minimal: the kernel and initramfs, with no
+// devices, no modules and no agent, busybox as the init. For debian-12:
+// the initramfs loads its modules and mounts the root disk (a throwaway
+// snapshot of the image), then runs Debian's /usr/bin/true instead of
+// systemd. The image is built first if it is not (within ctx).
+func (d *Driver) FloorCommand(ctx context.Context, image string, memoryMB int) ([]string, error) {
+	img, ok := imageNamed(image)
+	if !ok {
+		return nil, fmt.Errorf("%w: image %q", ErrSpec, image)
+	}
+	argv := []string{d.qemu,
+		"-machine", "microvm,accel=" + d.accel, "-cpu", "max", "-smp", "1", "-m", strconv.Itoa(memoryMB),
+		"-nodefaults", "-no-user-config", "-nographic", "-no-reboot", "-serial", "none",
+		"-kernel", d.boot.Kernel, "-initrd", d.boot.Initrd,
+	}
+	if img.buildRoot == nil {
+		return append(argv, "-append", kernelArgs(d.accel)+" rdinit=/bin/busybox"), nil
+	}
+	base, err := d.rootImage(ctx, img)
 	if err != nil {
 		return nil, err
 	}
-	return []string{d.qemu,
-		"-machine", "microvm,accel=" + d.accel, "-cpu", "max", "-smp", "1", "-m", strconv.Itoa(memoryMB),
-		"-nodefaults", "-no-user-config", "-nographic", "-no-reboot", "-serial", "none",
-		"-kernel", img.Kernel, "-initrd", img.Initrd,
-		"-append", kernelArgs(d.accel) + " rdinit=/bin/busybox",
-	}, nil
+	return append(argv, "-append", kernelArgs(d.accel)+" lattice.root=/dev/vda init=/usr/bin/true",
+		"-drive", "id=disk,file="+base+",format=raw,if=none,snapshot=on",
+		"-device", "virtio-blk-device,drive=disk"), nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/internal/testkit/tooltest"
+	"github.com/latticenet/lattice/internal/testkit/vmtest"
 	"github.com/latticenet/lattice/machine/agent"
 	"github.com/latticenet/lattice/machine/qemu"
 )
@@ -25,13 +26,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// newDriver returns a driver on a new directory. Where the host lacks
-// QEMU, the guest kernel or busybox, the test is skipped, and fails in CI
-// (CI=true), which installs them.
+// newDriver returns a driver on a new directory, with the shared image
+// cache. Where the host lacks QEMU, the guest kernel or busybox, the test
+// is skipped, and fails in CI (CI=true), which installs them.
 func newDriver(t *testing.T, accel string) *qemu.Driver {
 	t.Helper()
 	tooltest.Need(t, "qemu-system-x86_64")
-	d, err := qemu.New(qemu.Config{Dir: t.TempDir(), Accel: accel})
+	d, err := qemu.New(qemu.Config{Dir: t.TempDir(), ImageDir: vmtest.ImageDir(t), Accel: accel})
 	if errors.Is(err, qemu.ErrHostPackage) {
 		tooltest.Missing(t, err)
 	}
@@ -136,6 +137,9 @@ func TestVM(t *testing.T) {
 	default:
 		t.Error("QEMU still runs after Stop")
 	}
+	if err := vm.Err(); err != nil {
+		t.Errorf("Err() after Stop = %v, want nil", err)
+	}
 }
 
 // TestSpecRefused: a spec or id the driver cannot run is refused before
@@ -150,11 +154,40 @@ func TestSpecRefused(t *testing.T) {
 		{"a", qemu.Spec{VCPUs: 1, MemoryMB: 64, Image: "minimal"}},
 		{"a", qemu.Spec{VCPUs: 1, MemoryMB: 256, DiskGB: -1, Image: "minimal"}},
 		{"a", qemu.Spec{VCPUs: 1, MemoryMB: 256, Image: "windows"}},
+		{"a", qemu.Spec{VCPUs: 1, MemoryMB: 256, Image: "minimal", ForwardSSH: true}},
+		{"a", qemu.Spec{VCPUs: 1, MemoryMB: 256, DiskGB: 0, Image: "debian-12"}},
+		{"a", qemu.Spec{VCPUs: 1, MemoryMB: 128, DiskGB: 1, Image: "debian-12"}},
 		{"../x", qemu.Spec{VCPUs: 1, MemoryMB: 256, Image: "minimal"}},
 	} {
 		if _, err := d.Start(t.Context(), tt.id, tt.spec); !errors.Is(err, qemu.ErrSpec) {
 			t.Errorf("Start(%q, %+v) = %v, want ErrSpec", tt.id, tt.spec, err)
 		}
+	}
+	_, err := d.Start(t.Context(), "a", qemu.Spec{VCPUs: 1, MemoryMB: 256, DiskGB: 0, Image: "debian-12"})
+	if want := "image debian-12 needs disk_gb of at least 1"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a debian-12 VM without a disk: %v, want %q", err, want)
+	}
+}
+
+// TestImages: both images are listed, one of them the default, and what
+// Start checks agrees with what the list says.
+func TestImages(t *testing.T) {
+	got := map[string]qemu.ImageInfo{}
+	defaults := 0
+	for _, img := range qemu.Images() {
+		got[img.Name] = img
+		if img.Default {
+			defaults++
+		}
+		if img.Description == "" {
+			t.Errorf("image %s has no description", img.Name)
+		}
+	}
+	if m, d := got["minimal"], got["debian-12"]; m.SSH || m.MinDiskGB != 0 || !d.SSH || d.MinDiskGB < 1 || d.MinMemoryMB < qemu.MinMemoryMB {
+		t.Errorf("images %+v", got)
+	}
+	if defaults != 1 {
+		t.Errorf("%d default images, want 1", defaults)
 	}
 }
 
@@ -163,7 +196,7 @@ func TestSpecRefused(t *testing.T) {
 func TestKVMProbeRemembered(t *testing.T) {
 	tooltest.Need(t, "qemu-system-x86_64")
 	dir := t.TempDir()
-	first, err := qemu.New(qemu.Config{Dir: dir})
+	first, err := qemu.New(qemu.Config{Dir: dir, ImageDir: vmtest.ImageDir(t)})
 	if errors.Is(err, qemu.ErrHostPackage) {
 		tooltest.Missing(t, err)
 	}
@@ -184,7 +217,7 @@ func TestKVMProbeRemembered(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "kvm-probe"), []byte(key+"\n"+other+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	second, err := qemu.New(qemu.Config{Dir: dir})
+	second, err := qemu.New(qemu.Config{Dir: dir, ImageDir: vmtest.ImageDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

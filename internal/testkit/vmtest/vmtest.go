@@ -1,0 +1,28 @@
+// Package vmtest holds what tests that boot real VMs share: one cache of
+// built images per user, so that debian-12, whose build downloads
+// Debian's packages, is built once per user and recipe rather than once
+// per test.
+package vmtest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// ImageDirEnv names a directory for the images the tests build; default
+// lattice-test-images in the user's cache directory (~/.cache).
+const ImageDirEnv = "LATTICE_TEST_IMAGE_DIR"
+
+// ImageDir is the tests' shared image directory.
+func ImageDir(t testing.TB) string {
+	t.Helper()
+	if dir := os.Getenv(ImageDirEnv); dir != "" {
+		return dir
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatalf("no cache directory for the test images (set %s): %v", ImageDirEnv, err)
+	}
+	return filepath.Join(dir, "lattice-test-images")
+}
