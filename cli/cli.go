@@ -62,6 +62,7 @@ func commands() []command {
 		{"s3", "buckets and objects: mb, rb, ls, cp (with progress), mv, sync, rm, public, versioning, versions, usage, presign, zip, lifecycle, events, metrics, keys", runS3},
 		{"dns", "DNS zones and records, served by the platform's DNS server (dns zone create|ls|rm, dns record add|ls|set|rm)", runDNS},
 		{"cdn", "CDN deployments in front of an origin or a bucket, served by the platform's caching edge (cdn create|ls|show|rm|domains|domain|purge)", runCDN},
+		{"compute", "virtual machines on the platform's host, with SSH and a console log (compute create|ls|show|power|ssh|logs|rm|images|usage)", runCompute},
 		{"genesis", "create a network's genesis file (genesis new)", runGenesis},
 		{"key", "create or show a key file (key new | key show)", runKey},
 		{"balance", "show an account's balances and pending receipts", runBalance},
@@ -138,9 +139,12 @@ func mainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		err := c.run(ctx, e, args[1:])
 		code := 1
+		var passed *exitCodeError
 		switch {
 		case err == nil, errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.As(err, &passed):
+			return passed.code // a program run for the user (ssh) said its own error
 		case errors.Is(err, ErrUsage):
 			code = 2
 		}
@@ -155,6 +159,13 @@ func mainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fmt.Fprintf(stderr, "lattice: unknown command %q%s; `lattice help` lists them all\n", args[0], suggestion(args[0], commandNames()))
 	return 2
 }
+
+// exitCodeError is the exit status of a program a command ran in the
+// user's place (ssh), which has said what went wrong itself: lattice
+// exits with the same status and adds nothing.
+type exitCodeError struct{ code int }
+
+func (e *exitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // commandNames lists the top-level commands.
 func commandNames() []string {

@@ -7,8 +7,10 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/latticenet/lattice/cloud/cdn/cdnstore"
+	"github.com/latticenet/lattice/cloud/compute/computerules"
 	"github.com/latticenet/lattice/cloud/platform"
 )
 
@@ -19,9 +21,10 @@ type cloudConfig struct {
 	Storage platform.StorageConfig
 	DNS     platform.DNSConfig
 	CDN     platform.CDNConfig
+	Compute platform.ComputeConfig
 }
 
-// newCloud returns the platform of cfg: storage, DNS and CDN. The first
+// newCloud returns the platform of cfg: storage, DNS, CDN and compute. The first
 // start's admin key is printed on e.stdout, once.
 func newCloud(e *env, cfg cloudConfig) (*platform.Platform, *platform.CDN) {
 	cfg.AdminKey = func(path, secret string) {
@@ -30,7 +33,7 @@ func newCloud(e *env, cfg cloudConfig) (*platform.Platform, *platform.CDN) {
 	storage := platform.NewStorage(cfg.Storage)
 	dns := platform.NewDNS(cfg.DNS)
 	cdn := platform.NewCDN(cfg.CDN, storage, dns)
-	return platform.New(cfg.Config, storage, dns, cdn), cdn
+	return platform.New(cfg.Config, storage, dns, cdn, platform.NewCompute(cfg.Compute)), cdn
 }
 
 func runCloud(ctx context.Context, e *env, args []string) error {
@@ -65,9 +68,10 @@ Commands:
 	// or CAP_NET_BIND_SERVICE (docs/operations.md).
 	dnsFlags := addDNSFlags(f, "127.0.0.1:8053")
 	cdnFlags := addCDNFlags(f, false)
+	computeFlags := addComputeFlags(f)
 	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
 	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics at http://ADDR/metrics instead of at the REST API's GET /metrics")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, public_url, metrics, log_level, log_format")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, public_url, metrics, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -90,6 +94,9 @@ Commands:
 	if err := cdnFlags.apply(&cfg); err != nil {
 		return err
 	}
+	if err := computeFlags.apply(&cfg); err != nil {
+		return err
+	}
 	log, err := newLogger(e, *logLevel, *logFormat)
 	if err != nil {
 		return err
@@ -109,11 +116,74 @@ Commands:
 		if u["DNS"] != "" {
 			fmt.Fprintf(e.stdout, "lattice cloud: DNS %s (UDP and TCP)%s\n", u["DNS"], exposure(u["DNS"]))
 		}
+		fmt.Fprintf(e.stdout, "lattice cloud: compute: VMs with QEMU on this host (`lattice compute create NAME`)\n")
 		if u["CDN"] != "" {
 			fmt.Fprintf(e.stdout, "lattice cloud: CDN edge %s (deployments answer at NAME.%s)%s\n", u["CDN"], cdn.Domain(), exposure(u["CDN"]))
 		}
 		fmt.Fprintf(e.stdout, "lattice cloud: metrics %s%s\n", u["Metrics"], exposure(u["Metrics"]))
 	}, func() { fmt.Fprintln(e.stderr, "shutting down...") })
+}
+
+// computeFlags are the Compute service's flags, which cloud and dev
+// share.
+type computeFlags struct {
+	accel, quota, capacity, images *string
+}
+
+func addComputeFlags(f *flags) computeFlags {
+	return computeFlags{
+		accel:    f.string("compute-accel", "LATTICE_COMPUTE_ACCEL", "compute_accel", "", "VM accelerator: kvm or tcg (default kvm where /dev/kvm works, else tcg)"),
+		quota:    f.string("compute-quota", "LATTICE_COMPUTE_QUOTA", "compute_quota", "", "every account's compute quota, such as vms=10,vcpus=16,memory_mb=32768,disk_gb=200 (the default; 0 is no limit)"),
+		images:   f.string("compute-images", "LATTICE_COMPUTE_IMAGES", "compute_images", "", "directory of the built VM images, which platforms on one host may share (default DATA/machines/images)"),
+		capacity: f.string("compute-capacity", "LATTICE_COMPUTE_CAPACITY", "compute_capacity", "", "what the host gives all VMs, such as vcpus=8,memory_mb=16384,disk_gb=500 (default 4 vCPUs a core, 80% of memory, 90% of the data disk)"),
+	}
+}
+
+func (c computeFlags) apply(cfg *cloudConfig) error {
+	switch *c.accel {
+	case "", "kvm", "tcg":
+	default:
+		return usageErr("--compute-accel %q: want kvm or tcg", *c.accel)
+	}
+	quota, err := parseResources("compute-quota", *c.quota)
+	if err != nil {
+		return err
+	}
+	capacity, err := parseResources("compute-capacity", *c.capacity)
+	if err != nil {
+		return err
+	}
+	cfg.Compute = platform.ComputeConfig{Accel: *c.accel, Quota: quota, Capacity: capacity, ImageDir: *c.images}
+	return nil
+}
+
+// parseResources reads "vms=N,vcpus=N,memory_mb=N,disk_gb=N" (any of
+// them, in any order); "" is all zero.
+func parseResources(flag, s string) (computerules.Resources, error) {
+	var r computerules.Resources
+	if s == "" {
+		return r, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil || n < 0 {
+			return r, usageErr("--%s %q: want NAME=N,... with vms, vcpus, memory_mb and disk_gb", flag, s)
+		}
+		switch k {
+		case "vms":
+			r.VMs = n
+		case "vcpus":
+			r.VCPUs = n
+		case "memory_mb":
+			r.MemoryMB = n
+		case "disk_gb":
+			r.DiskGB = n
+		default:
+			return r, usageErr("--%s: %q is not one of vms, vcpus, memory_mb, disk_gb", flag, k)
+		}
+	}
+	return r, nil
 }
 
 // cdnFlags are the CDN edge's flags, which cloud and dev share.

@@ -28,6 +28,7 @@ func commandTree() map[string][]string {
 		"dns zone":     dnsZoneCommands(),
 		"dns record":   dnsRecordCommands(),
 		"cdn":          cdnCommands(),
+		"compute":      computeCommands(),
 		"cdn domain":   cdnDomainCommands(),
 		"cloud":        {"apikey"},
 		"cloud apikey": {"create", "list", "revoke"},

@@ -8,12 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/latticenet/lattice/machine/agent"
 )
 
 // TestMain lets the test binary stand in for lattice when a test runs it
 // with LATTICE_TEST_AS_LATTICE set (a shell completion script calls
 // lattice back).
 func TestMain(m *testing.M) {
+	agent.ServeIfAsked() // the VMs' images carry this binary as their agent
 	if os.Getenv("LATTICE_TEST_AS_LATTICE") != "" {
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}

@@ -36,8 +36,8 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	e = e.synced()
 	f := newHelpFlags(e, "dev", "dev [flags]", `
 Starts a development network on this machine: one node (or --nodes N, each
-a representative), the cloud platform (REST API, S3 endpoint, DNS server
-and CDN edge), and a key funded with the whole supply; it writes the "dev"
+a representative), the cloud platform (REST API, S3 endpoint, DNS server,
+CDN edge and compute VMs), and a key funded with the whole supply; it writes the "dev"
 profile the client commands use. Runs until interrupted.
 
 Node 0 keeps its ledger in DATA/node, with or without --nodes: a later
@@ -54,7 +54,8 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
 	dnsFlags := addDNSFlags(f, "127.0.0.1:8053")
 	cdnFlags := addCDNFlags(f, true)
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, log_level, log_format")
+	computeFlags := addComputeFlags(f)
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level on stderr: debug, info, warn, error (DATA/dev.log gets info and above)")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format on stderr: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -76,6 +77,9 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 		return err
 	}
 	if err := cdnFlags.apply(&cloudCfg); err != nil {
+		return err
+	}
+	if err := computeFlags.apply(&cloudCfg); err != nil {
 		return err
 	}
 	stderrLog, err := logHandler(e.stderr, *logLevel, *logFormat)
@@ -260,6 +264,7 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 		if urls["CDN"] != "" {
 			fmt.Fprintf(e.stdout, "  CDN edge    %s  (deployment NAME answers at NAME.%s)\n", urls["CDN"], cdn.Domain())
 		}
+		fmt.Fprintf(e.stdout, "  compute     VMs on this machine with QEMU (lattice compute create NAME; data in %s)\n", filepath.Join(cloudDir, "machines"))
 		fmt.Fprintf(e.stdout, "  metrics     GET /metrics on every node API and on the cloud API (Prometheus)\n")
 		fmt.Fprintf(e.stdout, "  data        %s  (genesis file %s)\n", *data, filepath.Join(*data, "genesis.json"))
 		fmt.Fprintf(e.stdout, "  log         %s  (info and above, JSON; the terminal gets %s and above: --log-level info shows more)\n", filepath.Join(*data, "dev.log"), *logLevel)

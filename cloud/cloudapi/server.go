@@ -94,10 +94,13 @@ func (o *Options) setDefaults() {
 
 // Server is the REST API.
 type Server struct {
-	st   *cloudstore.Store
-	acc  *accounts.Store // who calls: accounts and their API keys
-	opts Options
-	mux  *http.ServeMux
+	// reports add fields to /healthz and /readyz (Report); set before
+	// the server serves.
+	reports []report
+	st      *cloudstore.Store
+	acc     *accounts.Store // who calls: accounts and their API keys
+	opts    Options
+	mux     *http.ServeMux
 	// patterns are the routes' patterns, the only names of requests in
 	// the metrics besides the fixed ones, so that no client can make
 	// series without bound.
@@ -492,5 +495,21 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "read-only", "reason": err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	out := map[string]string{"status": "ok"}
+	for _, r := range s.reports {
+		out[r.key] = r.value()
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type report struct {
+	key   string
+	value func() string
+}
+
+// Report adds key, with value's answer at each request, to the probes'
+// JSON (a service's state: "compute": "tcg"). Call it before the server
+// serves.
+func (s *Server) Report(key string, value func() string) {
+	s.reports = append(s.reports, report{key, value})
 }

@@ -891,7 +891,7 @@ func TestUnknownPathAndMethod(t *testing.T) {
 	a := newAPI(t, cloudapi.Options{})
 	acme, _ := a.newKey("acme")
 	for _, path := range []string{
-		"/", "/api", "/api/", "/api/storage", "/api/compute/vms",
+		"/", "/api", "/api/", "/api/storage", "/api/compute",
 		"/api/storage/buckets/photos/metrics/nope", "/api/storage/buckets/photos/presign/x",
 		"/api/admin", "/api/admin/accounts", "/nope",
 	} {

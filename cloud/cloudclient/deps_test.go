@@ -22,6 +22,10 @@ func TestClientLinksNoServer(t *testing.T) {
 		"github.com/latticenet/lattice/cloud/cdn/cdnapi",
 		"github.com/latticenet/lattice/cloud/cdn/cdnstore",
 		"github.com/latticenet/lattice/cloud/cdn/cdnedge",
+		"github.com/latticenet/lattice/cloud/compute/computeapi",
+		"github.com/latticenet/lattice/cloud/compute/computestore",
+		"github.com/latticenet/lattice/cloud/compute/vmhost",
+		"github.com/latticenet/lattice/machine/...",
 		"github.com/cockroachdb/pebble/...",
 	)
 }

@@ -16,13 +16,14 @@ import (
 )
 
 // newTest returns a platform of every service on loopback ports (DNS and
-// the edge included) in a fresh data directory.
+// the edge included; compute, which boots no VM unless asked) in a fresh
+// data directory.
 func newTest(t *testing.T, dir string) (*Platform, *CDN) {
 	t.Helper()
 	storage := NewStorage(StorageConfig{S3: "127.0.0.1:0"})
 	dns := NewDNS(DNSConfig{Addr: "127.0.0.1:0"})
 	cdn := NewCDN(CDNConfig{Addr: "127.0.0.1:0", PrivateOrigins: true}, storage, dns)
-	p := New(Config{Dir: dir, API: "127.0.0.1:0"}, storage, dns, cdn)
+	p := New(Config{Dir: dir, API: "127.0.0.1:0"}, storage, dns, cdn, NewCompute(ComputeConfig{}))
 	t.Cleanup(func() { p.Close() })
 	return p, cdn
 }
@@ -46,7 +47,7 @@ func TestLifeCycle(t *testing.T) {
 	if secret == "" {
 		t.Fatal("the first start made no admin key")
 	}
-	for _, sub := range []string{"meta", "accounts", "dns", "cdn", "admin-api-key"} {
+	for _, sub := range []string{"meta", "accounts", "dns", "cdn", "compute", "admin-api-key"} {
 		if _, err := os.Stat(filepath.Join(dir, sub)); err != nil {
 			t.Errorf("after Provision: %v", err)
 		}
@@ -83,12 +84,23 @@ func TestLifeCycle(t *testing.T) {
 		{addrs["API"] + "/api/dns/zones", secret, 200},
 		{addrs["API"] + "/api/cdn/deployments", secret, 200},
 		{addrs["API"] + "/api/cdn/deployments", "", 401},
+		{addrs["API"] + "/api/compute/vms", secret, 200},
 		{addrs["Metrics"], "", 200},
 		{addrs["S3"] + "/", "", 403},
 		{addrs["CDN"] + "/", "", 404},
 	} {
 		if got := get(tc.url, tc.key); got != tc.want {
 			t.Errorf("GET %s: %d, want %d", tc.url, got, tc.want)
+		}
+	}
+	// The machine driver is made when a VM first needs it.
+	if resp, err := http.Get(addrs["API"] + "/readyz"); err != nil {
+		t.Error(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"compute":"idle"`) {
+			t.Errorf("/readyz: %s", b)
 		}
 	}
 	cancel()

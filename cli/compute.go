@@ -1,0 +1,596 @@
+package cli
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/latticenet/lattice/cloud/cloudclient"
+	"github.com/latticenet/lattice/cloud/cloudwire"
+	"github.com/latticenet/lattice/cloud/compute/computerules"
+)
+
+const computeUsage = `Usage: lattice compute COMMAND [ARGS] [flags]
+
+Virtual machines on the cloud platform's host: QEMU with KVM where the
+host has it, emulated (TCG) where it does not. A debian-12 VM runs an SSH
+server reached through a port the host forwards; every VM has a console
+log.
+
+Commands:
+  create NAME [--image debian-12] [--vcpus N] [--memory MB] [--disk GB]
+         [--ssh-key FILE.pub]... [--user-data FILE] [--no-wait]
+                                 create a VM and wait until it runs
+  ls                             list your VMs
+  show VM                        a VM: its make, status and SSH address
+  power VM on|off|reboot         power a VM on, off, or reboot it
+  ssh VM [-- SSH ARGS]           log into a VM with ssh (or run a command)
+  logs VM                        a VM's console log of its latest boot
+  rm VM [--no-wait]              delete a VM and its disk
+  images                         the images VMs are made from
+  usage                          what your VMs take against your quota
+
+VM is a VM's name or ID. Every command takes --api URL (env
+LATTICE_API_URL, default http://127.0.0.1:8090), --api-key KEY (env
+LATTICE_API_KEY) and --json.
+
+Examples:
+  lattice compute create web            # debian-12, 1 vCPU, 512 MB, your lattice SSH key
+  lattice compute ssh web -- cat /etc/debian_version
+  lattice compute power web off && lattice compute power web on
+  lattice compute rm web
+
+Run ` + "`lattice compute COMMAND -h`" + ` for a command's flags.
+`
+
+const computeWant = "want `lattice compute create|ls|show|power|ssh|logs|rm|images|usage ...`"
+
+func computeCommands() []string {
+	return []string{"create", "ls", "show", "power", "ssh", "logs", "rm", "images", "usage"}
+}
+
+// runCompute is `lattice compute ...`.
+func runCompute(ctx context.Context, e *env, args []string) error {
+	if done, err := groupHelp(e, args, computeUsage, computeWant); done {
+		return err
+	}
+	switch args[0] {
+	case "create":
+		return runComputeCreate(ctx, e, args[1:])
+	case "ls", "list":
+		return runComputeList(ctx, e, args[1:])
+	case "show":
+		return runComputeShow(ctx, e, args[1:])
+	case "power":
+		return runComputePower(ctx, e, args[1:])
+	case "ssh":
+		return runComputeSSH(ctx, e, args[1:])
+	case "logs", "console":
+		return runComputeLogs(ctx, e, args[1:])
+	case "rm", "delete":
+		return runComputeRemove(ctx, e, args[1:])
+	case "images":
+		return runComputeImages(ctx, e, args[1:])
+	case "usage":
+		return runComputeUsage(ctx, e, args[1:])
+	}
+	return usageErr("unknown command %q%s; %s", args[0], suggestion(args[0], computeCommands()), computeWant)
+}
+
+func newComputeFlags(e *env, name, args, about, examples string) *s3Flags {
+	return newAPIFlags(e, "compute "+name, strings.TrimSpace("compute "+name+" "+args), about, examples)
+}
+
+// findVM resolves a VM's name or ID through the list of the account's
+// VMs; names come first, being what people type.
+func findVM(ctx context.Context, c *cloudclient.Client, ref string) (cloudwire.VM, error) {
+	all, err := c.VMs(ctx)
+	if err != nil {
+		return cloudwire.VM{}, explainCompute(err, ref)
+	}
+	for _, v := range all {
+		if v.Name == ref {
+			return v, nil
+		}
+	}
+	for _, v := range all {
+		if v.ID == ref {
+			return v, nil
+		}
+	}
+	return cloudwire.VM{}, fmt.Errorf("no VM %s in your account: `lattice compute ls` lists yours", ref)
+}
+
+// explainCompute words the API's errors for the compute commands.
+func explainCompute(err error, vm string) error {
+	var ae *cloudclient.APIError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	switch ae.Code {
+	case "not_found":
+		return &s3Error{fmt.Sprintf("VM %s not found: `lattice compute ls` lists yours", vm), err}
+	case "conflict", "quota_exceeded", "insufficient_capacity", "validation_error":
+		return &s3Error{ae.Message, err}
+	}
+	return explain(err, s3Path{})
+}
+
+// vmRef parses the arguments of a command on one VM (VM and n-1 more),
+// then finds the VM.
+func vmRef(ctx context.Context, f *s3Flags, args []string, n int, want string) (*cloudclient.Client, cloudwire.VM, error) {
+	if err := f.parseN(args, n, want); err != nil {
+		return nil, cloudwire.VM{}, err
+	}
+	c, err := f.client()
+	if err != nil {
+		return nil, cloudwire.VM{}, err
+	}
+	v, err := findVM(ctx, c, f.Arg(0))
+	return c, v, err
+}
+
+// waitVM polls VM id until its status is no longer transitional, or it
+// is gone (gone true), or timeout passes.
+func waitVM(ctx context.Context, e *env, c *cloudclient.Client, id string, timeout time.Duration) (v cloudwire.VM, gone bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last := ""
+	for {
+		v, err = c.VM(ctx, id)
+		var ae *cloudclient.APIError
+		if errors.As(err, &ae) && ae.Code == "not_found" {
+			return v, true, nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return v, false, fmt.Errorf("VM %s still %s after %s: `lattice compute show %s` tells when it is done", id, last, timeout, id)
+			}
+			return v, false, err
+		}
+		if v.Status != last {
+			fmt.Fprintf(e.stderr, "%s: %s\n", v.Name, v.Status)
+			last = v.Status
+		}
+		if !computerules.Transitional(v.Status) {
+			return v, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return v, false, fmt.Errorf("VM %s still %s after %s: `lattice compute show %s` tells when it is done", v.Name, v.Status, timeout, v.Name)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// computeWaitTimeout bounds --wait: a first start builds the image.
+const computeWaitTimeout = 10 * time.Minute
+
+func runComputeCreate(ctx context.Context, e *env, args []string) error {
+	f := newComputeFlags(e, "create", "NAME [flags]", `
+Creates a VM and waits until it runs (or fails, with the reason). NAME is
+a DNS label, unique among your VMs; it is also the guest's host name.
+Without --ssh-key, a debian-12 VM gets your lattice SSH key (made at
+~/.config/lattice/ssh/id_ed25519 the first time), which `+"`compute ssh`"+`
+uses. --user-data runs a script once, as root, at the VM's first boot,
+its output in /var/log/lattice-user-data.log.`, `  lattice compute create web
+  lattice compute create db --vcpus 2 --memory 2048 --disk 20 --ssh-key ~/.ssh/id_ed25519.pub
+  lattice compute create tiny --image minimal --memory 256
+  lattice compute create app --user-data setup.sh
+`)
+	image := f.String("image", "debian-12", "the image: debian-12 or minimal (`lattice compute images`)")
+	vcpus := f.Int("vcpus", computerules.DefaultVCPUs, "virtual CPUs")
+	memory := f.Int("memory", computerules.DefaultMemoryMB, "memory in MB")
+	disk := f.Int("disk", 0, "disk in GB (default the image's smallest)")
+	var keys stringList
+	f.Var(&keys, "ssh-key", "a public key FILE (or the key itself) to install for root; repeatable")
+	userData := f.String("user-data", "", "a script FILE run once as root at the first boot")
+	noWait := f.Bool("no-wait", false, "return once the VM is created, without waiting until it runs")
+	if err := f.parseN(args, 1, "one VM name, such as web"); err != nil {
+		return err
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	in := cloudwire.VMInput{Name: f.Arg(0), VCPUs: *vcpus, MemoryMB: *memory, DiskGB: *disk, Image: *image}
+	for _, k := range keys {
+		line, err := readSSHKey(k)
+		if err != nil {
+			return err
+		}
+		in.SSHKeys = append(in.SSHKeys, line)
+	}
+	if len(keys) == 0 && *image != "minimal" {
+		pub, made, err := latticeSSHKey()
+		if err != nil {
+			return fmt.Errorf("your lattice SSH key: %w (or give --ssh-key FILE.pub)", err)
+		}
+		if made {
+			fmt.Fprintf(e.stderr, "made your lattice SSH key: %s\n", sshKeyPath())
+		}
+		in.SSHKeys = []string{pub}
+	}
+	if *userData != "" {
+		b, err := os.ReadFile(*userData)
+		if err != nil {
+			return fmt.Errorf("--user-data: %w", err)
+		}
+		in.UserData = string(b)
+	}
+	v, err := c.CreateVM(ctx, in)
+	if err != nil {
+		return explainCompute(err, f.Arg(0))
+	}
+	if !*noWait {
+		fmt.Fprintf(e.stderr, "%s: %s (a first VM of an image waits for the image to be built)\n", v.Name, v.Status)
+		v, _, err = waitVM(ctx, e, c, v.ID, computeWaitTimeout)
+		if err != nil {
+			return err
+		}
+	}
+	if *f.json {
+		return printJSON(e.stdout, v)
+	}
+	if err := vmTable(e, v); err != nil {
+		return err
+	}
+	if v.Status == computerules.Error {
+		return fmt.Errorf("VM %s did not start: %s (`lattice compute logs %s` shows its console)", v.Name, v.StatusReason, v.Name)
+	}
+	return nil
+}
+
+// readSSHKey reads a public key from a file, or takes the argument as
+// the key itself when it looks like one.
+func readSSHKey(arg string) (string, error) {
+	if strings.HasPrefix(arg, "ssh-") || strings.HasPrefix(arg, "ecdsa-") || strings.HasPrefix(arg, "sk-") {
+		return computerules.NormalizeSSHKey(arg)
+	}
+	b, err := os.ReadFile(arg)
+	if err != nil {
+		return "", fmt.Errorf("--ssh-key: %w", err)
+	}
+	line, err := computerules.NormalizeSSHKey(string(b))
+	if err != nil {
+		return "", fmt.Errorf("--ssh-key %s: %w (give the .pub file)", arg, err)
+	}
+	return line, nil
+}
+
+// sshKeyPath is the lattice SSH key's private half.
+func sshKeyPath() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		dir = "."
+	}
+	return filepath.Join(dir, "lattice", "ssh", "id_ed25519")
+}
+
+// latticeSSHKey returns the lattice SSH key's public line, making the
+// key (mode 0600, in OpenSSH's format) when there is none.
+func latticeSSHKey() (pub string, made bool, err error) {
+	path := sshKeyPath()
+	if b, err := os.ReadFile(path + ".pub"); err == nil {
+		line, err := computerules.NormalizeSSHKey(string(b))
+		return line, false, err
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", false, err
+	}
+	pk, sk, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", false, err
+	}
+	block, err := ssh.MarshalPrivateKey(sk, "lattice")
+	if err != nil {
+		return "", false, err
+	}
+	spk, err := ssh.NewPublicKey(pk)
+	if err != nil {
+		return "", false, err
+	}
+	pub = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(spk))) + " lattice"
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", false, err
+	}
+	if err := writeFileExcl(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		return "", false, err
+	}
+	if err := os.WriteFile(path+".pub", []byte(pub+"\n"), 0o644); err != nil {
+		return "", false, err
+	}
+	return pub, true, nil
+}
+
+// writeFileExcl writes a new file, never replacing one.
+func writeFileExcl(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// vmTable prints a VM's fields.
+func vmTable(e *env, v cloudwire.VM) error {
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "name:\t%s\nid:\t%s\nstatus:\t%s\n", v.Name, v.ID, v.Status)
+	if v.StatusReason != "" {
+		fmt.Fprintf(tw, "reason:\t%s\n", v.StatusReason)
+	}
+	fmt.Fprintf(tw, "image:\t%s\nvcpus:\t%d\nmemory:\t%d MB\ndisk:\t%d GB\n", v.Image, v.VCPUs, v.MemoryMB, v.DiskGB)
+	if v.SSH != nil {
+		fmt.Fprintf(tw, "ssh:\t%s (or: lattice compute ssh %s)\n", v.SSH.Command, v.Name)
+	}
+	if v.Accel != "" {
+		fmt.Fprintf(tw, "accelerator:\t%s\n", v.Accel)
+	}
+	fmt.Fprintf(tw, "created:\t%s\n", localTime(v.CreatedAt))
+	return tw.Flush()
+}
+
+func runComputeList(ctx context.Context, e *env, args []string) error {
+	f := newComputeFlags(e, "ls", "", `
+Lists your VMs: name, ID, status, image, vCPUs, memory, disk and the SSH
+address of those running with one.`, `  lattice compute ls
+  lattice compute ls --json
+`)
+	if err := f.parseN(args, 0, "no arguments"); err != nil {
+		return err
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	all, err := c.VMs(ctx)
+	if err != nil {
+		return explainCompute(err, "")
+	}
+	if *f.json {
+		return printJSON(e.stdout, nonNil(all))
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(e.stderr, "no VMs yet: create one with `lattice compute create web`")
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tID\tSTATUS\tIMAGE\tVCPUS\tMEMORY\tDISK\tSSH")
+	for _, v := range all {
+		sshAddr := "-"
+		if v.SSH != nil {
+			sshAddr = fmt.Sprintf("%s:%d", v.SSH.Host, v.SSH.Port)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d MB\t%d GB\t%s\n", v.Name, v.ID, v.Status, v.Image, v.VCPUs, v.MemoryMB, v.DiskGB, sshAddr)
+	}
+	return tw.Flush()
+}
+
+func runComputeShow(ctx context.Context, e *env, args []string) error {
+	f := newComputeFlags(e, "show", "VM", `
+Shows a VM: its make, status (with the reason of an error), SSH address
+and accelerator.`, `  lattice compute show web
+  lattice compute show web --json
+`)
+	_, v, err := vmRef(ctx, f, args, 1, "one VM name or ID")
+	if err != nil {
+		return err
+	}
+	if *f.json {
+		return printJSON(e.stdout, v)
+	}
+	return vmTable(e, v)
+}
+
+func runComputePower(ctx context.Context, e *env, args []string) error {
+	f := newComputeFlags(e, "power", "VM on|off|reboot [--no-wait]", `
+Powers a VM on or off, or reboots it, and waits until it is done. Off
+shuts the guest down cleanly (killed after 30 s); the disk is kept.`, `  lattice compute power web off
+  lattice compute power web on
+  lattice compute power web reboot
+`)
+	noWait := f.Bool("no-wait", false, "return once the request is taken")
+	if err := f.parseN(args, 2, "a VM and on, off or reboot"); err != nil {
+		return err
+	}
+	action := f.Arg(1)
+	switch action {
+	case computerules.On, computerules.Off, computerules.Reboot:
+	default:
+		return usageErr("power %q: want on, off or reboot", action)
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	v, err := findVM(ctx, c, f.Arg(0))
+	if err != nil {
+		return err
+	}
+	v, err = c.PowerVM(ctx, v.ID, action)
+	if err != nil {
+		return explainCompute(err, f.Arg(0))
+	}
+	if !*noWait {
+		if v, _, err = waitVM(ctx, e, c, v.ID, computeWaitTimeout); err != nil {
+			return err
+		}
+	}
+	if *f.json {
+		return printJSON(e.stdout, v)
+	}
+	fmt.Fprintf(e.stdout, "%s: %s\n", v.Name, v.Status)
+	if v.Status == computerules.Error {
+		return fmt.Errorf("VM %s: %s", v.Name, v.StatusReason)
+	}
+	return nil
+}
+
+func runComputeSSH(ctx context.Context, e *env, args []string) error {
+	f := newComputeFlags(e, "ssh", "VM [-- SSH ARGS]", `
+Logs into a running VM as root with the system's ssh, through the port
+the host forwards, with your lattice SSH key when you have one. What
+follows -- goes to ssh: a command to run, or ssh's own flags. Each VM's
+host key is remembered in ~/.config/lattice/ssh/known_hosts-VMID.`, `  lattice compute ssh web
+  lattice compute ssh web -- uptime
+  lattice compute ssh web -- -i ~/.ssh/id_ed25519 -L 8080:localhost:80
+`)
+	var rest []string
+	for i, a := range args {
+		if a == "--" {
+			args, rest = args[:i], args[i+1:]
+			break
+		}
+	}
+	_, v, err := vmRef(ctx, f, args, 1, "one VM name or ID (then -- and ssh's arguments)")
+	if err != nil {
+		return err
+	}
+	if v.SSH == nil {
+		if v.Status != computerules.Running {
+			return fmt.Errorf("VM %s is %s: ssh needs it running (`lattice compute power %s on`)", v.Name, v.Status, v.Name)
+		}
+		return fmt.Errorf("VM %s (image %s) has no SSH server: use an image with one, such as debian-12", v.Name, v.Image)
+	}
+	bin, err := exec.LookPath("ssh")
+	if err != nil {
+		return errors.New("no ssh on this machine: install the Debian package openssh-client")
+	}
+	argv := []string{"-p", strconv.Itoa(v.SSH.Port), "-o", "StrictHostKeyChecking=accept-new",
+		"-o", "UserKnownHostsFile=" + filepath.Join(filepath.Dir(sshKeyPath()), "known_hosts-"+v.ID)}
+	if _, err := os.Stat(sshKeyPath()); err == nil {
+		argv = append(argv, "-i", sshKeyPath())
+	}
+	// ssh reads options after the destination too, up to the command.
+	argv = append(append(argv, v.SSH.User+"@"+v.SSH.Host), rest...)
+	if err := os.MkdirAll(filepath.Dir(sshKeyPath()), 0o700); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, bin, argv...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, e.stdout, e.stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return &exitCodeError{code: ee.ExitCode()}
+		}
+		return err
+	}
+	return nil
+}
+
+func runComputeLogs(ctx context.Context, e *env, args []string) error {
+	f := newComputeFlags(e, "logs", "VM", `
+Prints a VM's console log of its latest boot (its last MiB): the kernel's
+messages and what the guest writes on its serial console.`, `  lattice compute logs web
+  lattice compute logs web | tail -20
+`)
+	c, v, err := vmRef(ctx, f, args, 1, "one VM name or ID")
+	if err != nil {
+		return err
+	}
+	b, err := c.VMConsole(ctx, v.ID)
+	if err != nil {
+		return explainCompute(err, f.Arg(0))
+	}
+	_, err = e.stdout.Write(b)
+	return err
+}
+
+func runComputeRemove(ctx context.Context, e *env, args []string) error {
+	f := newComputeFlags(e, "rm", "VM [--no-wait]", `
+Deletes a VM: the host stops it and removes its disk. Waits until it is
+gone.`, `  lattice compute rm web
+`)
+	noWait := f.Bool("no-wait", false, "return once the delete is taken")
+	c, v, err := vmRef(ctx, f, args, 1, "one VM name or ID")
+	if err != nil {
+		return err
+	}
+	v, err = c.DeleteVM(ctx, v.ID)
+	if err != nil {
+		return explainCompute(err, f.Arg(0))
+	}
+	if !*noWait {
+		w, gone, err := waitVM(ctx, e, c, v.ID, computeWaitTimeout)
+		if err != nil {
+			return err
+		}
+		if !gone {
+			return fmt.Errorf("VM %s was not deleted: %s %s", v.Name, w.Status, w.StatusReason)
+		}
+	}
+	if *f.json {
+		return printJSON(e.stdout, v)
+	}
+	fmt.Fprintf(e.stdout, "deleted VM %s\n", v.Name)
+	return nil
+}
+
+func runComputeImages(ctx context.Context, e *env, args []string) error {
+	f := newComputeFlags(e, "images", "", `
+Lists the images VMs are made from: built on the host from Debian's
+packages the first time a VM needs one.`, `  lattice compute images
+`)
+	if err := f.parseN(args, 0, "no arguments"); err != nil {
+		return err
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	imgs, err := c.VMImages(ctx)
+	if err != nil {
+		return explainCompute(err, "")
+	}
+	if *f.json {
+		return printJSON(e.stdout, nonNil(imgs))
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMAGE\tMIN DISK\tSSH\tDESCRIPTION")
+	for _, img := range imgs {
+		fmt.Fprintf(tw, "%s\t%d GB\t%v\t%s\n", img.Name, img.MinDiskGB, img.SSH, img.Description)
+	}
+	return tw.Flush()
+}
+
+func runComputeUsage(ctx context.Context, e *env, args []string) error {
+	f := newComputeFlags(e, "usage", "", `
+Shows what your VMs take (every VM, whatever its status) against your
+account's quota.`, `  lattice compute usage
+`)
+	if err := f.parseN(args, 0, "no arguments"); err != nil {
+		return err
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	u, err := c.ComputeUsage(ctx)
+	if err != nil {
+		return explainCompute(err, "")
+	}
+	if *f.json {
+		return printJSON(e.stdout, u)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tUSED\tQUOTA")
+	fmt.Fprintf(tw, "VMs\t%d\t%d\nvCPUs\t%d\t%d\nmemory\t%d MB\t%d MB\ndisk\t%d GB\t%d GB\n", u.Used.VMs, u.Quota.VMs,
+		u.Used.VCPUs, u.Quota.VCPUs, u.Used.MemoryMB, u.Quota.MemoryMB, u.Used.DiskGB, u.Quota.DiskGB)
+	return tw.Flush()
+}

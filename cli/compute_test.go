@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/latticenet/lattice/internal/testkit/tooltest"
+	"github.com/latticenet/lattice/internal/testkit/vmtest"
+)
+
+// TestComputeCommands is the walk-through a new user makes, against a
+// real `lattice cloud`: create a debian-12 VM (with the lattice SSH key
+// made for them), log in with `compute ssh` through a real ssh client,
+// power it off and on with its files kept, read its console, delete it;
+// then the errors a person meets; and the cloud's Ctrl-C leaves no QEMU.
+func TestComputeCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots VMs")
+	}
+	tooltest.Need(t, "qemu-system-x86_64")
+	tooltest.Need(t, "ssh")
+	images := vmtest.ImageDir(t) // before cleanEnv gives the test a HOME of its own
+	cleanEnv(t)
+	t.Setenv("LATTICE_API", "")
+	dir := filepath.Join(t.TempDir(), "cloud")
+	s := startServer(t, cloudReady, "cloud", "--data", dir, "--api", "127.0.0.1:0", "--s3", "127.0.0.1:0", "--dns", "", "--cdn", "",
+		"--compute-images", images)
+	admin, err := os.ReadFile(filepath.Join(dir, "admin-api-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LATTICE_API_URL", s.url)
+	t.Setenv("LATTICE_API_KEY", strings.TrimSpace(string(admin)))
+
+	r := mustRun(t, "compute", "create", "web")
+	for _, want := range []string{"name:", "web", "status:", "running", "image:", "debian-12", "ssh -p "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("compute create: no %q in\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "made your lattice SSH key") {
+		t.Errorf("compute create stderr: %q", r.stderr)
+	}
+	r = mustRun(t, "compute", "ssh", "web", "--", "-o", "BatchMode=yes", "sh", "-c", "'echo kept > /root/file && sync && cat /etc/debian_version && hostname'")
+	if lines := strings.Fields(r.stdout); len(lines) != 2 || !strings.HasPrefix(lines[0], "12.") || lines[1] != "web" {
+		t.Errorf("compute ssh: %q", r.stdout)
+	}
+	mustRun(t, "compute", "power", "web", "off")
+	r = mustRun(t, "compute", "ls")
+	if !strings.Contains(r.stdout, "stopped") {
+		t.Errorf("compute ls after power off:\n%s", r.stdout)
+	}
+	wantFail(t, run(t, "compute", "ssh", "web"), 1, "is stopped", "compute power web on")
+	wantFail(t, run(t, "compute", "power", "web", "off"), 1, "stopped")
+	mustRun(t, "compute", "power", "web", "on")
+	r = mustRun(t, "compute", "ssh", "web", "--", "-o", "BatchMode=yes", "cat", "/root/file")
+	if strings.TrimSpace(r.stdout) != "kept" {
+		t.Errorf("after power off and on, /root/file = %q", r.stdout)
+	}
+	if r := run(t, "compute", "ssh", "web", "--", "-o", "BatchMode=yes", "exit", "3"); r.code != 3 {
+		t.Errorf("ssh's exit status: %d, want 3 (%s)", r.code, r.stderr)
+	}
+	if r := mustRun(t, "compute", "logs", "web"); !strings.Contains(r.stdout, "Debian GNU/Linux 12 web") {
+		t.Errorf("compute logs: %.300q", r.stdout)
+	}
+	if r := mustRun(t, "compute", "show", "web", "--json"); !strings.Contains(r.stdout, `"status": "running"`) {
+		t.Errorf("compute show --json: %s", r.stdout)
+	}
+
+	// What a person gets wrong.
+	wantFail(t, run(t, "compute", "create", "Web"), 1, "lower-case")
+	wantFail(t, run(t, "compute", "create", "web"), 1, "already have a VM of that name")
+	wantFail(t, run(t, "compute", "create", "tiny", "--image", "minimal", "--ssh-key", "ssh-ed25519 AAAA"), 1, "ssh")
+	wantFail(t, run(t, "compute", "show", "nope"), 1, "no VM nope", "compute ls")
+	wantFail(t, run(t, "compute", "power", "web", "sideways"), 2, "on, off or reboot")
+	wantFail(t, run(t, "compute", "power", "web"), 2, "on, off or reboot")
+	wantFail(t, run(t, "compute", "rm", "web", "extra"), 2, `unexpected argument "extra"`)
+	wantFail(t, run(t, "compute", "launch"), 2, "unknown command")
+
+	mustRun(t, "compute", "rm", "web")
+	if r := mustRun(t, "compute", "ls"); strings.Contains(r.stdout, "web") {
+		t.Errorf("compute ls after rm:\n%s", r.stdout)
+	}
+
+	// A VM running when the cloud is stopped stops with it.
+	mustRun(t, "compute", "create", "left", "--image", "minimal", "--memory", "256")
+	if code := s.stop(); code != 0 {
+		t.Errorf("lattice cloud exited %d", code)
+	}
+	if out, err := exec.Command("pgrep", "-f", dir).Output(); err == nil {
+		t.Errorf("QEMU still runs after the cloud stopped: %s", out)
+	}
+}

@@ -1,0 +1,143 @@
+package platform
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/compute/computeapi"
+	"github.com/latticenet/lattice/cloud/compute/computerules"
+	"github.com/latticenet/lattice/cloud/compute/computestore"
+	"github.com/latticenet/lattice/cloud/compute/vmhost"
+	"github.com/latticenet/lattice/machine/qemu"
+)
+
+// ComputeConfig configures the Compute service.
+type ComputeConfig struct {
+	// Accel forces the accelerator ("kvm" or "tcg"); default KVM where
+	// /dev/kvm works, else TCG.
+	Accel string
+	// Quota is every account's quota; zero: computerules.DefaultQuota.
+	Quota computerules.Resources
+	// Capacity is what the host gives all VMs; a zero figure takes its
+	// default: 4 vCPUs per host core, 80% of the host's memory, 90% of
+	// the size of the data directory's file system.
+	Capacity computerules.Resources
+	// ImageDir holds the built images; default DATA/machines/images.
+	ImageDir string
+}
+
+// Compute is the Compute service: VM records (DATA/compute), their REST
+// routes, and the host that runs them as QEMU machines (DATA/machines:
+// each VM's disk and console, and the images).
+type Compute struct {
+	cfg   ComputeConfig
+	log   *slog.Logger
+	store *computestore.Store
+	drv   *vmhost.QEMU
+	host  *vmhost.Host
+}
+
+// NewCompute returns the Compute service.
+func NewCompute(cfg ComputeConfig) *Compute { return &Compute{cfg: cfg} }
+
+func (c *Compute) Name() string  { return "compute" }
+func (c *Compute) Listen() error { return nil }
+
+func (c *Compute) Provision(p *Platform) error {
+	c.log = p.Logger().With("service", "compute")
+	capacity := hostCapacity(p.Dir(), c.cfg.Capacity)
+	st, err := computestore.Open(filepath.Join(p.Dir(), "compute"), computestore.Options{Quota: c.cfg.Quota, Capacity: capacity, Logger: c.log})
+	if err != nil {
+		return err
+	}
+	c.store = st
+	dir := filepath.Join(p.Dir(), "machines")
+	imageDir := c.cfg.ImageDir
+	if imageDir == "" {
+		imageDir = filepath.Join(dir, "images")
+	}
+	c.drv = vmhost.NewQEMU(qemu.Config{Dir: dir, ImageDir: imageDir, Accel: c.cfg.Accel, Logger: c.log})
+	c.host = vmhost.New(st, c.drv, c.log)
+	return nil
+}
+
+func (c *Compute) Validate() error {
+	switch c.cfg.Accel {
+	case "", qemu.KVM, qemu.TCG:
+		return nil
+	}
+	return fmt.Errorf("accelerator %q: want kvm or tcg", c.cfg.Accel)
+}
+
+func (c *Compute) Routes(api *cloudapi.Server) {
+	computeapi.Register(api, c.store, c.host)
+	api.Report("compute", c.drv.State)
+}
+
+// Serve runs the host until ctx ends, which stops every VM. The driver
+// is made when a VM first needs it (a create, or a VM to boot again at
+// start): finding QEMU and probing KVM boots a probe VM for up to
+// seconds, which a platform that runs no VM need not pay.
+func (c *Compute) Serve(ctx context.Context) error {
+	err := c.host.Serve(ctx)
+	c.drv.Drain()
+	return err
+}
+
+func (c *Compute) Addrs() map[string]string { return nil }
+
+func (c *Compute) Close() error {
+	if c.store != nil {
+		return c.store.Close()
+	}
+	return nil
+}
+
+// Store is the VM records; valid from Provision on.
+func (c *Compute) Store() *computestore.Store { return c.store }
+
+// hostCapacity fills set's zero figures with the host's: 4 vCPUs per
+// core, 80% of its memory, 90% of the size of dir's file system.
+func hostCapacity(dir string, set computerules.Resources) computerules.Resources {
+	c := set
+	if c.VCPUs == 0 {
+		c.VCPUs = 4 * runtime.NumCPU()
+	}
+	if c.MemoryMB == 0 {
+		c.MemoryMB = memTotalMB() * 8 / 10
+	}
+	if c.DiskGB == 0 {
+		var st syscall.Statfs_t
+		if syscall.Statfs(dir, &st) == nil {
+			c.DiskGB = int(uint64(st.Blocks) * uint64(st.Bsize) / (1 << 30) * 9 / 10)
+		}
+	}
+	return c
+}
+
+// memTotalMB is the host's memory from /proc/meminfo; 0 when unknown
+// (no limit).
+func memTotalMB() int {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.Atoi(f[1])
+			return kb / 1024
+		}
+	}
+	return 0
+}
