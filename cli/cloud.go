@@ -68,10 +68,10 @@ Commands:
 	// or CAP_NET_BIND_SERVICE (docs/operations.md).
 	dnsFlags := addDNSFlags(f, "127.0.0.1:8053")
 	cdnFlags := addCDNFlags(f, false)
-	computeFlags := addComputeFlags(f)
+	computeFlags := addComputeFlags(f, false)
 	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
 	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics at http://ADDR/metrics instead of at the REST API's GET /metrics")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, public_url, metrics, log_level, log_format")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, public_url, metrics, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -127,13 +127,17 @@ Commands:
 // computeFlags are the Compute service's flags, which cloud and dev
 // share.
 type computeFlags struct {
-	accel, quota, capacity, images *string
+	accel, quota, capacity, images, outbound *string
 }
 
-func addComputeFlags(f *flags) computeFlags {
+// addComputeFlags adds the Compute service's flags; outbound is whether
+// guests may connect out through the host by default (yes for dev, whose
+// VMs are its user's own).
+func addComputeFlags(f *flags, outbound bool) computeFlags {
 	return computeFlags{
+		outbound: f.string("compute-outbound", "LATTICE_COMPUTE_OUTBOUND", "compute_outbound", strconv.FormatBool(outbound), "let VMs connect out through the host: to the internet and to the host's loopback services (true or false; false isolates them but for their SSH port)"),
 		accel:    f.string("compute-accel", "LATTICE_COMPUTE_ACCEL", "compute_accel", "", "VM accelerator: kvm or tcg (default kvm where /dev/kvm works, else tcg)"),
-		quota:    f.string("compute-quota", "LATTICE_COMPUTE_QUOTA", "compute_quota", "", "every account's compute quota, such as vms=10,vcpus=16,memory_mb=32768,disk_gb=200 (the default; 0 is no limit)"),
+		quota:    f.string("compute-quota", "LATTICE_COMPUTE_QUOTA", "compute_quota", "", "every account's compute quota: the figures given replace the defaults vms=10,vcpus=16,memory_mb=32768,disk_gb=200 (0 is no limit)"),
 		images:   f.string("compute-images", "LATTICE_COMPUTE_IMAGES", "compute_images", "", "directory of the built VM images, which platforms on one host may share (default DATA/machines/images)"),
 		capacity: f.string("compute-capacity", "LATTICE_COMPUTE_CAPACITY", "compute_capacity", "", "what the host gives all VMs, such as vcpus=8,memory_mb=16384,disk_gb=500 (default 4 vCPUs a core, 80% of memory, 90% of the data disk)"),
 	}
@@ -145,22 +149,25 @@ func (c computeFlags) apply(cfg *cloudConfig) error {
 	default:
 		return usageErr("--compute-accel %q: want kvm or tcg", *c.accel)
 	}
-	quota, err := parseResources("compute-quota", *c.quota)
+	outbound, err := strconv.ParseBool(*c.outbound)
+	if err != nil {
+		return usageErr("--compute-outbound %q: want true or false", *c.outbound)
+	}
+	quota, err := parseResources("compute-quota", *c.quota, computerules.DefaultQuota)
 	if err != nil {
 		return err
 	}
-	capacity, err := parseResources("compute-capacity", *c.capacity)
+	capacity, err := parseResources("compute-capacity", *c.capacity, computerules.Resources{})
 	if err != nil {
 		return err
 	}
-	cfg.Compute = platform.ComputeConfig{Accel: *c.accel, Quota: quota, Capacity: capacity, ImageDir: *c.images}
+	cfg.Compute = platform.ComputeConfig{Accel: *c.accel, Quota: &quota, Capacity: capacity, ImageDir: *c.images, Outbound: outbound}
 	return nil
 }
 
 // parseResources reads "vms=N,vcpus=N,memory_mb=N,disk_gb=N" (any of
-// them, in any order); "" is all zero.
-func parseResources(flag, s string) (computerules.Resources, error) {
-	var r computerules.Resources
+// them, in any order) over r: the figures it names replace r's.
+func parseResources(flag, s string, r computerules.Resources) (computerules.Resources, error) {
 	if s == "" {
 		return r, nil
 	}

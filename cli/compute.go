@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,21 +97,28 @@ func newComputeFlags(e *env, name, args, about, examples string) *s3Flags {
 }
 
 // findVM resolves a VM's name or ID through the list of the account's
-// VMs; names come first, being what people type.
+// VMs; a reference that is one VM's name and another's ID is refused.
 func findVM(ctx context.Context, c *cloudclient.Client, ref string) (cloudwire.VM, error) {
 	all, err := c.VMs(ctx)
 	if err != nil {
 		return cloudwire.VM{}, explainCompute(err, ref)
 	}
-	for _, v := range all {
-		if v.Name == ref {
-			return v, nil
+	var byName, byID *cloudwire.VM
+	for i := range all {
+		if all[i].Name == ref {
+			byName = &all[i]
+		}
+		if all[i].ID == ref {
+			byID = &all[i]
 		}
 	}
-	for _, v := range all {
-		if v.ID == ref {
-			return v, nil
-		}
+	switch {
+	case byName != nil && byID != nil && byName.ID != byID.ID:
+		return cloudwire.VM{}, fmt.Errorf("%s is the name of VM %s and the ID of VM %s: give the other's name, or this one's ID", ref, byName.ID, byID.Name)
+	case byName != nil:
+		return *byName, nil
+	case byID != nil:
+		return *byID, nil
 	}
 	return cloudwire.VM{}, fmt.Errorf("no VM %s in your account: `lattice compute ls` lists yours", ref)
 }
@@ -255,12 +264,12 @@ its output in /var/log/lattice-user-data.log.`, `  lattice compute create web
 }
 
 // readSSHKey reads a public key from a file, or takes the argument as
-// the key itself when it looks like one.
+// the key itself when no such file exists and it has a space.
 func readSSHKey(arg string) (string, error) {
-	if strings.HasPrefix(arg, "ssh-") || strings.HasPrefix(arg, "ecdsa-") || strings.HasPrefix(arg, "sk-") {
-		return computerules.NormalizeSSHKey(arg)
-	}
 	b, err := os.ReadFile(arg)
+	if errors.Is(err, fs.ErrNotExist) && strings.Contains(arg, " ") {
+		return computerules.NormalizeSSHKey(arg) // the key itself
+	}
 	if err != nil {
 		return "", fmt.Errorf("--ssh-key: %w", err)
 	}
@@ -468,12 +477,19 @@ host key is remembered in ~/.config/lattice/ssh/known_hosts-VMID.`, `  lattice c
 		}
 		return fmt.Errorf("VM %s (image %s) has no SSH server: use an image with one, such as debian-12", v.Name, v.Image)
 	}
+	if apiHost := apiHostOf(*f.api); v.SSH.Host == "127.0.0.1" && apiHost != "" && !isLoopbackHost(apiHost) {
+		return fmt.Errorf("VM %s's SSH port is forwarded on the loopback of the platform's host (%s): run ssh there, or forward it to here first (ssh -L 2222:127.0.0.1:%d %s)",
+			v.Name, apiHost, v.SSH.Port, apiHost)
+	}
 	bin, err := exec.LookPath("ssh")
 	if err != nil {
 		return errors.New("no ssh on this machine: install the Debian package openssh-client")
 	}
+	// The VM's host key is its own, kept under its id whatever port the
+	// host forwards this boot.
 	argv := []string{"-p", strconv.Itoa(v.SSH.Port), "-o", "StrictHostKeyChecking=accept-new",
-		"-o", "UserKnownHostsFile=" + filepath.Join(filepath.Dir(sshKeyPath()), "known_hosts-"+v.ID)}
+		"-o", "UserKnownHostsFile=" + filepath.Join(filepath.Dir(sshKeyPath()), "known_hosts-"+v.ID),
+		"-o", "HostKeyAlias=lattice-vm-" + v.ID, "-o", "LogLevel=ERROR"}
 	if _, err := os.Stat(sshKeyPath()); err == nil {
 		argv = append(argv, "-i", sshKeyPath())
 	}
@@ -492,6 +508,24 @@ host key is remembered in ~/.config/lattice/ssh/known_hosts-VMID.`, `  lattice c
 		return err
 	}
 	return nil
+}
+
+// apiHostOf is the host of the API's URL ("" if it has none).
+func apiHostOf(api string) string {
+	u, err := url.Parse(api)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// isLoopbackHost reports whether host is this machine's loopback.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func runComputeLogs(ctx context.Context, e *env, args []string) error {

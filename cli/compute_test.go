@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/latticenet/lattice/internal/testkit/tooltest"
 	"github.com/latticenet/lattice/internal/testkit/vmtest"
@@ -48,6 +49,14 @@ func TestComputeCommands(t *testing.T) {
 	if lines := strings.Fields(r.stdout); len(lines) != 2 || !strings.HasPrefix(lines[0], "12.") || lines[1] != "web" {
 		t.Errorf("compute ssh: %q", r.stdout)
 	}
+	// A tenant's VM reaches nothing through the host: not the platform's
+	// API on the host's loopback (10.0.2.2 on QEMU's user network).
+	apiPort := s.url[strings.LastIndex(s.url, ":")+1:]
+	r = mustRun(t, "compute", "ssh", "web", "--", "-o", "BatchMode=yes",
+		"timeout 5 bash -c '</dev/tcp/10.0.2.2/"+apiPort+"' 2>/dev/null && echo reached || echo isolated")
+	if strings.TrimSpace(r.stdout) != "isolated" {
+		t.Errorf("the guest and the host's loopback: %q, want isolated", r.stdout)
+	}
 	mustRun(t, "compute", "power", "web", "off")
 	r = mustRun(t, "compute", "ls")
 	if !strings.Contains(r.stdout, "stopped") {
@@ -85,12 +94,32 @@ func TestComputeCommands(t *testing.T) {
 		t.Errorf("compute ls after rm:\n%s", r.stdout)
 	}
 
-	// A VM running when the cloud is stopped stops with it.
+	// A VM running when the cloud is stopped stops with it, and boots
+	// again when the cloud starts again.
 	mustRun(t, "compute", "create", "left", "--image", "minimal", "--memory", "256")
-	if code := s.stop(); code != 0 {
-		t.Errorf("lattice cloud exited %d", code)
+	stopped := func() {
+		t.Helper()
+		if code := s.stop(); code != 0 {
+			t.Errorf("lattice cloud exited %d", code)
+		}
+		if out, err := exec.Command("pgrep", "-f", dir).Output(); err == nil {
+			t.Errorf("QEMU still runs after the cloud stopped: %s", out)
+		}
 	}
-	if out, err := exec.Command("pgrep", "-f", dir).Output(); err == nil {
-		t.Errorf("QEMU still runs after the cloud stopped: %s", out)
+	stopped()
+	s = startServer(t, cloudReady, "cloud", "--data", dir, "--api", "127.0.0.1:0", "--s3", "127.0.0.1:0", "--dns", "", "--cdn", "",
+		"--compute-images", images)
+	t.Setenv("LATTICE_API_URL", s.url)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		r := mustRun(t, "compute", "show", "left")
+		if strings.Contains(r.stdout, "running") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the cloud's restart, left is not running again:\n%s", r.stdout)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
+	stopped()
 }

@@ -54,8 +54,8 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
 	dnsFlags := addDNSFlags(f, "127.0.0.1:8053")
 	cdnFlags := addCDNFlags(f, true)
-	computeFlags := addComputeFlags(f)
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, log_level, log_format")
+	computeFlags := addComputeFlags(f, true)
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level on stderr: debug, info, warn, error (DATA/dev.log gets info and above)")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format on stderr: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {

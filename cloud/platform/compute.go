@@ -25,14 +25,20 @@ type ComputeConfig struct {
 	// Accel forces the accelerator ("kvm" or "tcg"); default KVM where
 	// /dev/kvm works, else TCG.
 	Accel string
-	// Quota is every account's quota; zero: computerules.DefaultQuota.
-	Quota computerules.Resources
+	// Quota is every account's quota (a zero figure is no limit); nil:
+	// computerules.DefaultQuota.
+	Quota *computerules.Resources
 	// Capacity is what the host gives all VMs; a zero figure takes its
 	// default: 4 vCPUs per host core, 80% of the host's memory, 90% of
 	// the size of the data directory's file system.
 	Capacity computerules.Resources
 	// ImageDir holds the built images; default DATA/machines/images.
 	ImageDir string
+	// Outbound lets guests connect out through the host: to the
+	// internet, and to the host's loopback services. Off, a guest is
+	// isolated but for its SSH forward: the default of a platform whose
+	// VMs are tenants'.
+	Outbound bool
 }
 
 // Compute is the Compute service: VM records (DATA/compute), their REST
@@ -55,7 +61,11 @@ func (c *Compute) Listen() error { return nil }
 func (c *Compute) Provision(p *Platform) error {
 	c.log = p.Logger().With("service", "compute")
 	capacity := hostCapacity(p.Dir(), c.cfg.Capacity)
-	st, err := computestore.Open(filepath.Join(p.Dir(), "compute"), computestore.Options{Quota: c.cfg.Quota, Capacity: capacity, Logger: c.log})
+	quota := computerules.DefaultQuota
+	if c.cfg.Quota != nil {
+		quota = *c.cfg.Quota
+	}
+	st, err := computestore.Open(filepath.Join(p.Dir(), "compute"), computestore.Options{Quota: quota, Capacity: capacity, Logger: c.log})
 	if err != nil {
 		return err
 	}
@@ -67,7 +77,10 @@ func (c *Compute) Provision(p *Platform) error {
 	}
 	c.drv = vmhost.NewQEMU(qemu.Config{Dir: dir, ImageDir: imageDir, Accel: c.cfg.Accel, Logger: c.log})
 	c.host = vmhost.New(st, c.drv, c.log)
-	return nil
+	c.host.Outbound = c.cfg.Outbound
+	// VMs do not outlive the platform: those that were up are starting
+	// again before the API answers.
+	return c.host.Recover()
 }
 
 func (c *Compute) Validate() error {

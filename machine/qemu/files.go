@@ -3,6 +3,7 @@ package qemu
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,18 +13,27 @@ import (
 // its first start until Delete; they outlive its QEMU process, so that a
 // VM powered off and on again keeps its disk.
 
-// Console returns VM id's console log: what its guest wrote on the
-// serial console in its latest boot, kept after QEMU exits (empty before
-// its first boot).
-func (d *Driver) Console(id string) ([]byte, error) {
+// Console returns the last max bytes of VM id's console log: what its
+// guest wrote on the serial console in its latest boot, kept after QEMU
+// exits (empty before its first boot).
+func (d *Driver) Console(id string, max int64) ([]byte, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("%w: id %q", ErrSpec, id)
 	}
-	b, err := os.ReadFile(filepath.Join(d.cfg.Dir, "vms", id, "console.log"))
+	f, err := os.Open(filepath.Join(d.cfg.Dir, "vms", id, "console.log"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > max {
+		if _, err := f.Seek(st.Size()-max, io.SeekStart); err != nil {
+			return nil, err
+		}
+	}
+	return io.ReadAll(io.LimitReader(f, max))
 }
 
 // Delete removes VM id's files, its disk with them. The VM must not be

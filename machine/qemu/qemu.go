@@ -54,11 +54,16 @@ type Spec struct {
 	// Image names the image: one of Images() ("minimal", "debian-12").
 	Image string
 	// ForwardSSH gives the VM a network interface on QEMU's user-mode
-	// network (NAT to the host's network; DHCP gives the guest 10.0.2.15)
-	// and forwards a free port on the host's loopback to the guest's port
-	// 22, which VM.SSHAddr returns. Only for an image with an SSH server
-	// (ImageInfo.SSH).
+	// network (DHCP gives the guest 10.0.2.15) and forwards a free port on
+	// the host's loopback to the guest's port 22, which VM.SSHAddr
+	// returns. Only for an image with an SSH server (ImageInfo.SSH).
 	ForwardSSH bool
+	// Outbound lets the guest open connections out through the host:
+	// to the internet, and (as 10.0.2.2) to every service on the host's
+	// loopback. Without it the guest is isolated (QEMU's restrict=on):
+	// nothing goes out, and only the SSH forward comes in. Only for a
+	// host whose VMs are all its own user's (lattice dev).
+	Outbound bool
 }
 
 func (s Spec) check() error {
@@ -215,6 +220,7 @@ func kvmWorks(bin, kernel string) bool {
 	cmd := exec.CommandContext(ctx, bin, "-machine", "microvm,accel=kvm", "-cpu", "max", "-m", "128",
 		"-nodefaults", "-no-user-config", "-nographic", "-no-reboot", "-serial", "none",
 		"-kernel", kernel, "-append", "panic=-1 quiet")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the server
 	return cmd.Run() == nil && ctx.Err() == nil
 }
 
@@ -345,7 +351,7 @@ func (d *Driver) launch(ctx context.Context, id string, spec Spec, img imageInfo
 	if sshPort != 0 {
 		sshAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(sshPort))
 		args = append(args,
-			"-netdev", fmt.Sprintf("user,id=net,hostfwd=tcp:127.0.0.1:%d-:22", sshPort),
+			"-netdev", fmt.Sprintf("user,id=net,restrict=%s,hostfwd=tcp:127.0.0.1:%d-:22", onOff(!spec.Outbound), sshPort),
 			"-device", "virtio-net-device,netdev=net")
 	}
 	cmd := exec.Command(d.qemu, args...)
@@ -465,4 +471,11 @@ func (d *Driver) FloorCommand(ctx context.Context, image string, memoryMB int) (
 	return append(argv, "-append", kernelArgs(d.accel)+" lattice.root=/dev/vda init=/usr/bin/true",
 		"-drive", "id=disk,file="+base+",format=raw,if=none,snapshot=on",
 		"-device", "virtio-blk-device,drive=disk"), nil
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }

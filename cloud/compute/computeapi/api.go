@@ -142,12 +142,9 @@ func (h *handlers) console(w http.ResponseWriter, r *http.Request, account strin
 	if err != nil {
 		return apiError(err)
 	}
-	b, err := h.host.Console(v.ID)
+	b, err := h.host.Console(v.ID, MaxConsole)
 	if err != nil {
 		return err
-	}
-	if len(b) > MaxConsole {
-		b = b[len(b)-MaxConsole:]
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))

@@ -149,6 +149,23 @@ func (r Resources) Over(limit Resources) string {
 	return ""
 }
 
+// Short names the first of r's figures above limit's ("vCPUs",
+// "memory", "disk"; "" when r fits): what a tenant is told of the host's
+// capacity, which is not theirs to measure.
+func (r Resources) Short(limit Resources) string {
+	switch {
+	case limit.VMs > 0 && r.VMs > limit.VMs:
+		return "VMs"
+	case limit.VCPUs > 0 && r.VCPUs > limit.VCPUs:
+		return "vCPUs"
+	case limit.MemoryMB > 0 && r.MemoryMB > limit.MemoryMB:
+		return "memory"
+	case limit.DiskGB > 0 && r.DiskGB > limit.DiskGB:
+		return "disk"
+	}
+	return ""
+}
+
 // DefaultQuota is an account's quota unless the operator sets another.
 var DefaultQuota = Resources{VMs: 10, VCPUs: 16, MemoryMB: 32768, DiskGB: 200}
 

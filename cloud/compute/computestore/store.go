@@ -61,7 +61,8 @@ func (v VM) Spec() computerules.Spec {
 
 // Options configure a store.
 type Options struct {
-	// Quota is every account's quota (default computerules.DefaultQuota).
+	// Quota is every account's quota; a zero figure is no limit (the
+	// platform gives computerules.DefaultQuota unless told otherwise).
 	Quota computerules.Resources
 	// Capacity is what the host gives all VMs together: vCPUs and memory
 	// of the VMs that are not stopped, disk of all; a zero figure is no
@@ -92,9 +93,6 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.FS == nil {
 		opts.FS = vfs.Default
-	}
-	if opts.Quota == (computerules.Resources{}) {
-		opts.Quota = computerules.DefaultQuota
 	}
 	db, err := pebble.Open(dir, &pebble.Options{FS: opts.FS, Logger: pebblelog.New(opts.Logger), FormatMajorVersion: pebble.FormatNewest})
 	if err != nil {
@@ -198,8 +196,8 @@ func (s *Store) Create(account string, spec computerules.Spec, images []computer
 	if over := acct.Add(spec.Resources()).Over(s.opts.Quota); over != "" {
 		return VM{}, fmt.Errorf("%w: the account would have %s", computerules.ErrQuota, over)
 	}
-	if over := host.Add(spec.Resources()).Over(s.opts.Capacity); over != "" {
-		return VM{}, fmt.Errorf("%w: the host would give VMs %s", computerules.ErrCapacity, over)
+	if short := host.Add(spec.Resources()).Short(s.opts.Capacity); short != "" {
+		return VM{}, fmt.Errorf("%w: the host has not enough %s free for this VM now; try again later, or a smaller VM", computerules.ErrCapacity, short)
 	}
 	now := s.opts.Now().UTC()
 	v := &VM{ID: failstop.NewID(), Account: account, Name: spec.Name, VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB,
@@ -278,8 +276,8 @@ func (s *Store) Power(account, id, action string) (VM, error) {
 		_, host := s.usage("")
 		r := v.Spec().Resources()
 		r.VMs, r.DiskGB = 0, 0 // already counted
-		if over := host.Add(r).Over(s.opts.Capacity); over != "" {
-			return VM{}, fmt.Errorf("%w: the host would give VMs %s", computerules.ErrCapacity, over)
+		if short := host.Add(r).Short(s.opts.Capacity); short != "" {
+			return VM{}, fmt.Errorf("%w: the host has not enough %s free to power this VM on now; try again later", computerules.ErrCapacity, short)
 		}
 	}
 	n := *v

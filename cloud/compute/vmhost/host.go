@@ -30,6 +30,8 @@ type Spec struct {
 	Image                   string
 	// SSH asks for the guest's port 22 forwarded from a host port.
 	SSH bool
+	// Outbound lets the guest connect out through the host (qemu.Spec).
+	Outbound bool
 }
 
 // Machine is a booted VM.
@@ -50,7 +52,8 @@ type Machine interface {
 type Driver interface {
 	Start(ctx context.Context, id string, spec Spec) (Machine, error)
 	Delete(id string) error
-	Console(id string) ([]byte, error)
+	// Console returns the last max bytes of VM id's console log.
+	Console(id string, max int64) ([]byte, error)
 	Images() []computerules.Image
 	// Accel names the accelerator ("kvm" or "tcg").
 	Accel() string
@@ -71,6 +74,9 @@ type Host struct {
 	store *computestore.Store
 	drv   Driver
 	log   *slog.Logger
+	// Outbound lets every guest connect out through the host (qemu.Spec);
+	// set before Serve.
+	Outbound bool
 
 	mu       sync.Mutex
 	ctx      context.Context // Serve's; nil before and after
@@ -105,23 +111,22 @@ func (h *Host) SSHAddr(id string) string {
 	return ""
 }
 
-// Console is VM id's console log of its latest boot.
-func (h *Host) Console(id string) ([]byte, error) { return h.drv.Console(id) }
+// Console is the last max bytes of VM id's console log of its latest
+// boot.
+func (h *Host) Console(id string, max int64) ([]byte, error) { return h.drv.Console(id, max) }
 
 // Serve brings every VM to what its record says (booting again those
 // that were up before the host stopped), acts on changes (Kick) until
 // ctx ends, then stops every machine cleanly, within StopTimeout, and
 // returns. Records are left as they were: the next Serve resumes them.
 func (h *Host) Serve(ctx context.Context) error {
+	if err := h.Recover(); err != nil {
+		return err
+	}
 	h.mu.Lock()
 	h.ctx, h.closing = ctx, false
 	h.mu.Unlock()
 	for _, v := range h.store.All() {
-		if to := computerules.Restarted(v.Status); to != v.Status {
-			if _, err := h.store.SetStatus(v.ID, v.Status, to, ""); err != nil {
-				return err
-			}
-		}
 		h.Kick(v.ID)
 	}
 	<-ctx.Done()
@@ -150,6 +155,21 @@ func (h *Host) Serve(ctx context.Context) error {
 	h.ctx = nil
 	clear(h.machines)
 	h.mu.Unlock()
+	return nil
+}
+
+// Recover records what a host starting with the store's VMs will do
+// (computerules.Restarted): a VM that was up is starting, one that was
+// stopping is stopped. Call it before the API answers, so that no VM
+// reads running before its machine is; Serve calls it too.
+func (h *Host) Recover() error {
+	for _, v := range h.store.All() {
+		if to := computerules.Restarted(v.Status); to != v.Status {
+			if _, err := h.store.SetStatus(v.ID, v.Status, to, ""); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -217,9 +237,16 @@ func (h *Host) act(ctx context.Context, id string) {
 	}
 }
 
+// MaxReason bounds a status reason kept in a record (it carries guest
+// output: the console's tail, a script's stderr).
+const MaxReason = 2000
+
 // set moves VM id's record from one status to another, logging a failed
 // write (the store then refuses every change until a restart).
 func (h *Host) set(id, from, to, reason string, log *slog.Logger) bool {
+	if len(reason) > MaxReason {
+		reason = reason[:MaxReason] + "..."
+	}
 	ok, err := h.store.SetStatus(id, from, to, reason)
 	if err != nil {
 		log.Error("vm status not recorded", "status", to, "err", err)
@@ -236,17 +263,19 @@ func (h *Host) shuttingDown() bool {
 }
 
 // boot starts v's machine, prepares the guest (host name, SSH keys, the
-// user data on the first boot) and records it running, or in error with
-// the reason.
+// user data on the first boot), waits for its SSH server if it has one,
+// and records it running, or in error with the reason. A failure that
+// the host's shutdown caused leaves the record alone (the next start
+// boots the VM again) and the machine stopped.
 func (h *Host) boot(ctx context.Context, v computestore.VM, log *slog.Logger) {
 	from := v.Status
 	sctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 	began := time.Now()
 	m, err := h.drv.Start(sctx, v.ID, Spec{VCPUs: v.VCPUs, MemoryMB: v.MemoryMB, DiskGB: v.DiskGB, Image: v.Image,
-		SSH: imageHasSSH(h.drv.Images(), v.Image)})
+		SSH: imageHasSSH(h.drv.Images(), v.Image), Outbound: h.Outbound})
 	if err != nil {
-		if h.shuttingDown() {
+		if ctx.Err() != nil || h.shuttingDown() {
 			return
 		}
 		log.Error("vm did not start", "err", err)
@@ -254,25 +283,30 @@ func (h *Host) boot(ctx context.Context, v computestore.VM, log *slog.Logger) {
 		return
 	}
 	h.mu.Lock()
+	if h.closing || ctx.Err() != nil {
+		// Serve has taken its list of machines to stop: this one is
+		// not on it.
+		h.mu.Unlock()
+		stopMachine(m, v.ID, log)
+		return
+	}
 	h.machines[v.ID] = m
 	h.mu.Unlock()
-	if err := h.prepare(sctx, m, v); err != nil {
-		if h.shuttingDown() {
+	fail := func(what string, err error) {
+		h.stop(v.ID, log)
+		if ctx.Err() != nil || h.shuttingDown() {
 			return
 		}
-		log.Error("vm guest not prepared", "err", err)
-		h.stop(v.ID, log)
-		h.set(v.ID, from, computerules.Error, "guest preparation failed: "+err.Error(), log)
+		log.Error("vm "+what, "err", err)
+		h.set(v.ID, from, computerules.Error, what+": "+err.Error(), log)
+	}
+	if err := h.prepare(sctx, m, v); err != nil {
+		fail("guest preparation failed", err)
 		return
 	}
 	if addr := m.SSHAddr(); addr != "" {
-		if err := awaitSSH(sctx, addr); err != nil {
-			if h.shuttingDown() {
-				return
-			}
-			log.Error("vm ssh server did not answer", "err", err)
-			h.stop(v.ID, log)
-			h.set(v.ID, from, computerules.Error, "its SSH server did not answer: "+err.Error(), log)
+		if err := awaitSSH(sctx, addr, m.Done()); err != nil {
+			fail("its SSH server did not answer", err)
 			return
 		}
 	}
@@ -292,13 +326,13 @@ func (h *Host) watch(id string, m Machine, log *slog.Logger) {
 	defer h.wg.Done()
 	<-m.Done()
 	h.mu.Lock()
-	closing := h.closing
-	if h.machines[id] == m {
+	closing, ours := h.closing, h.machines[id] == m
+	if ours {
 		delete(h.machines, id)
 	}
 	h.mu.Unlock()
-	if closing {
-		return
+	if closing || !ours {
+		return // the host stopped it, or a later boot replaced it
 	}
 	reason := "the machine exited"
 	if err := m.Err(); err != nil {
@@ -315,13 +349,17 @@ func (h *Host) stop(id string, log *slog.Logger) {
 	m := h.machines[id]
 	delete(h.machines, id)
 	h.mu.Unlock()
-	if m == nil {
-		return
+	if m != nil {
+		stopMachine(m, id, log)
 	}
+}
+
+// stopMachine stops m cleanly, killing it after StopTimeout.
+func stopMachine(m Machine, id string, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), StopTimeout)
 	defer cancel()
 	if err := m.Stop(ctx); err != nil {
-		log.Warn("vm stop", "err", err)
+		log.Warn("vm stop", "vm", id, "err", err)
 	}
 }
 
@@ -331,7 +369,7 @@ const SSHTimeout = 2 * time.Minute
 // awaitSSH waits until the SSH server forwarded at addr sends its
 // banner: a VM is running for its user once they can log in, which on
 // debian-12 comes seconds after the agent answers.
-func awaitSSH(ctx context.Context, addr string) error {
+func awaitSSH(ctx context.Context, addr string, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, SSHTimeout)
 	defer cancel()
 	var last error
@@ -354,6 +392,8 @@ func awaitSSH(ctx context.Context, addr string) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("after %s: %v", SSHTimeout, last)
+		case <-exited:
+			return errors.New("the machine exited")
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

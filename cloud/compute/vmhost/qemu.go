@@ -3,6 +3,7 @@ package vmhost
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,7 @@ func (l *QEMU) init() {
 }
 
 func (l *QEMU) wait(ctx context.Context) (*qemu.Driver, error) {
+	l.started.Store(true) // before the goroutine: Drain must wait for it
 	go l.init()
 	select {
 	case <-l.ready:
@@ -81,7 +83,8 @@ func (l *QEMU) Start(ctx context.Context, id string, spec Spec) (Machine, error)
 	if err != nil {
 		return nil, err
 	}
-	vm, err := d.Start(ctx, id, qemu.Spec{VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, DiskGB: spec.DiskGB, Image: spec.Image, ForwardSSH: spec.SSH})
+	vm, err := d.Start(ctx, id, qemu.Spec{VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, DiskGB: spec.DiskGB, Image: spec.Image,
+		ForwardSSH: spec.SSH, Outbound: spec.Outbound})
 	if err != nil {
 		return nil, err
 	}
@@ -106,15 +109,29 @@ func (l *QEMU) Delete(id string) error {
 	return os.RemoveAll(l.vmFiles(id))
 }
 
-func (l *QEMU) Console(id string) ([]byte, error) {
+func (l *QEMU) Console(id string, max int64) ([]byte, error) {
+	select {
+	case <-l.ready:
+		if l.err == nil {
+			return l.d.Console(id, max)
+		}
+	default:
+	}
 	if strings.ContainsAny(id, "/.") || id == "" {
 		return nil, fmt.Errorf("compute: VM id %q", id)
 	}
-	b, err := os.ReadFile(filepath.Join(l.vmFiles(id), "console.log"))
+	f, err := os.Open(filepath.Join(l.vmFiles(id), "console.log"))
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > max {
+		f.Seek(st.Size()-max, io.SeekStart)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
 }
 
 func (l *QEMU) Images() []computerules.Image {
