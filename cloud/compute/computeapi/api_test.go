@@ -403,3 +403,30 @@ func TestVMRequests(t *testing.T) {
 }
 
 const testKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
+
+// TestShutdownDuringBoot stops the host while VMs boot, at several
+// points of the boot: no QEMU outlives it, no VM is marked error by the
+// shutdown, and the next start boots them all.
+func TestShutdownDuringBoot(t *testing.T) {
+	needQEMU(t)
+	a := newAPI(t, options{serve: true})
+	a.await(a.vm("warm", a.do("POST", "/api/compute/vms", a.alice, `{"name": "warm", "image": "minimal"}`), http.StatusCreated).ID,
+		computerules.Running) // the driver made, so the stops below land in boots
+	var ids []string
+	for i, delay := range []time.Duration{0, 300 * time.Millisecond, 1500 * time.Millisecond} {
+		v := a.vm("create", a.do("POST", "/api/compute/vms", a.alice, fmt.Sprintf(`{"name": "b%d", "image": "minimal"}`, i)), http.StatusCreated)
+		ids = append(ids, v.ID)
+		time.Sleep(delay)
+		a.stop()
+		for _, id := range append([]string{}, ids...) {
+			noQEMU(t, id)
+			if v, _ := a.store.ByID(id); v.Status == computerules.Error {
+				t.Errorf("VM %s in error after a shutdown %v into its boot: %s", id, delay, v.Reason)
+			}
+		}
+		a.serve()
+	}
+	for _, id := range ids {
+		a.await(id, computerules.Running)
+	}
+}
