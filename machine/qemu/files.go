@@ -17,10 +17,20 @@ import (
 // guest wrote on the serial console in its latest boot, kept after QEMU
 // exits (empty before its first boot).
 func (d *Driver) Console(id string, max int64) ([]byte, error) {
+	return ReadConsole(d.cfg.Dir, id, max)
+}
+
+// Delete removes VM id's files, its disk with them. The VM must not be
+// running.
+func (d *Driver) Delete(id string) error { return DeleteFiles(d.cfg.Dir, id) }
+
+// ReadConsole is Driver.Console for the driver of Config.Dir dir, which
+// need not be running: a VM's files outlive its QEMU and its driver.
+func ReadConsole(dir, id string, max int64) ([]byte, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("%w: id %q", ErrSpec, id)
 	}
-	f, err := os.Open(filepath.Join(d.cfg.Dir, "vms", id, "console.log"))
+	f, err := os.Open(filepath.Join(dir, "vms", id, "console.log"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -36,11 +46,11 @@ func (d *Driver) Console(id string, max int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, max))
 }
 
-// Delete removes VM id's files, its disk with them. The VM must not be
-// running.
-func (d *Driver) Delete(id string) error {
+// DeleteFiles is Driver.Delete for the driver of Config.Dir dir, which
+// need not be running.
+func DeleteFiles(dir, id string) error {
 	if !validID(id) {
 		return fmt.Errorf("%w: id %q", ErrSpec, id)
 	}
-	return os.RemoveAll(filepath.Join(d.cfg.Dir, "vms", id))
+	return os.RemoveAll(filepath.Join(dir, "vms", id))
 }

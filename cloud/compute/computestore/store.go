@@ -235,6 +235,15 @@ func (s *Store) All() []VM {
 	return out
 }
 
+// owned is account's VM id; s.mu is held.
+func (s *Store) owned(account, id string) (*VM, error) {
+	v := s.vms[id]
+	if v == nil || v.Account != account {
+		return nil, fmt.Errorf("VM %s: %w", id, ErrNotFound)
+	}
+	return v, nil
+}
+
 // ByID returns VM id, whoever's it is: the host's view.
 func (s *Store) ByID(id string) (VM, bool) {
 	s.mu.Lock()
@@ -251,9 +260,9 @@ func (s *Store) ByID(id string) (VM, bool) {
 func (s *Store) Get(account, id string) (VM, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := s.vms[id]
-	if v == nil || v.Account != account {
-		return VM{}, fmt.Errorf("VM %s: %w", id, ErrNotFound)
+	v, err := s.owned(account, id)
+	if err != nil {
+		return VM{}, err
 	}
 	return *v, nil
 }
@@ -264,9 +273,9 @@ func (s *Store) Get(account, id string) (VM, error) {
 func (s *Store) Power(account, id, action string) (VM, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := s.vms[id]
-	if v == nil || v.Account != account {
-		return VM{}, fmt.Errorf("VM %s: %w", id, ErrNotFound)
+	v, err := s.owned(account, id)
+	if err != nil {
+		return VM{}, err
 	}
 	next, err := computerules.Power(v.Status, action)
 	if err != nil {
@@ -293,9 +302,9 @@ func (s *Store) Power(account, id, action string) (VM, error) {
 func (s *Store) Delete(account, id string) (VM, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := s.vms[id]
-	if v == nil || v.Account != account {
-		return VM{}, fmt.Errorf("VM %s: %w", id, ErrNotFound)
+	v, err := s.owned(account, id)
+	if err != nil {
+		return VM{}, err
 	}
 	next, err := computerules.Delete(v.Status)
 	if err != nil {

@@ -2,11 +2,6 @@ package vmhost
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,47 +86,12 @@ func (l *QEMU) Start(ctx context.Context, id string, spec Spec) (Machine, error)
 	return qemuMachine{vm}, nil
 }
 
-// vmFiles is where the driver keeps VM id's files, for Delete and
-// Console when the driver could not be made.
-func (l *QEMU) vmFiles(id string) string { return filepath.Join(l.cfg.Dir, "vms", id) }
-
-func (l *QEMU) Delete(id string) error {
-	select {
-	case <-l.ready:
-		if l.err == nil {
-			return l.d.Delete(id)
-		}
-	default:
-	}
-	if strings.ContainsAny(id, "/.") || id == "" {
-		return fmt.Errorf("compute: VM id %q", id)
-	}
-	return os.RemoveAll(l.vmFiles(id))
-}
+// Delete and Console work on a VM's files, which the driver need not
+// be made for (nor could be: QEMU missing).
+func (l *QEMU) Delete(id string) error { return qemu.DeleteFiles(l.cfg.Dir, id) }
 
 func (l *QEMU) Console(id string, max int64) ([]byte, error) {
-	select {
-	case <-l.ready:
-		if l.err == nil {
-			return l.d.Console(id, max)
-		}
-	default:
-	}
-	if strings.ContainsAny(id, "/.") || id == "" {
-		return nil, fmt.Errorf("compute: VM id %q", id)
-	}
-	f, err := os.Open(filepath.Join(l.vmFiles(id), "console.log"))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > max {
-		f.Seek(st.Size()-max, io.SeekStart)
-	}
-	return io.ReadAll(io.LimitReader(f, max))
+	return qemu.ReadConsole(l.cfg.Dir, id, max)
 }
 
 func (l *QEMU) Images() []computerules.Image {
