@@ -341,7 +341,7 @@ func (d *Driver) launch(ctx context.Context, id string, spec Spec, img imageInfo
 		"-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
 		"-kernel", d.boot.Kernel, "-initrd", d.boot.Initrd,
 		"-append", cmdline,
-		"-serial", "file:" + filepath.Join(dir, "console.log"),
+		"-serial", "stdio", // into a consoleLog: bounded on disk
 		"-device", "virtio-serial-device",
 		"-chardev", "socket,id=agent,path=" + sock + ",server=on,wait=off",
 		"-device", "virtserialport,chardev=agent,name=" + agent.PortName,
@@ -360,13 +360,19 @@ func (d *Driver) launch(ctx context.Context, id string, spec Spec, img imageInfo
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = stderr, stderr
-	if err := cmd.Start(); err != nil {
+	console, err := newConsoleLog(dir)
+	if err != nil {
 		stderr.Close()
 		return nil, err
 	}
+	cmd.Stdout, cmd.Stderr = console, stderr
+	if err := cmd.Start(); err != nil {
+		stderr.Close()
+		console.Close()
+		return nil, err
+	}
 	stderr.Close()
-	vm := &VM{ID: id, Spec: spec, dir: dir, cmd: cmd, sshAddr: sshAddr, poweroff: img.poweroff, exited: make(chan struct{})}
+	vm := &VM{ID: id, Spec: spec, dir: dir, cmd: cmd, console: console, sshAddr: sshAddr, poweroff: img.poweroff, exited: make(chan struct{})}
 	go vm.wait()
 	if err := vm.connect(ctx, sock); err != nil {
 		vm.kill("it did not come up")

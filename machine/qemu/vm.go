@@ -27,6 +27,7 @@ type VM struct {
 	Spec     Spec
 	dir      string
 	cmd      *exec.Cmd
+	console  *consoleLog
 	agent    *agent.Client
 	conn     net.Conn
 	sshAddr  string
@@ -45,7 +46,8 @@ type VM struct {
 // wait waits for QEMU to exit and records how, with the end of the
 // console then (a next start of the same VM overwrites the console log).
 func (vm *VM) wait() {
-	err := vm.cmd.Wait()
+	err := vm.cmd.Wait() // the console copied to its end too
+	vm.console.Close()
 	vm.mu.Lock()
 	reason := vm.killReason
 	vm.mu.Unlock()
@@ -126,7 +128,7 @@ func (vm *VM) SSHAddr() string { return vm.sshAddr }
 
 // Console returns the guest's console output so far.
 func (vm *VM) Console() ([]byte, error) {
-	return os.ReadFile(filepath.Join(vm.dir, "console.log"))
+	return readConsole(vm.dir, ConsoleLimit)
 }
 
 // Done is closed when QEMU has exited.

@@ -115,8 +115,12 @@ func newAPI(t *testing.T, o options) *testAPI {
 	return a
 }
 
-// serve runs the host until a.stop.
+// serve runs the host until a.stop, having recorded what it resumes
+// first, as the platform's Provision does before the API answers.
 func (a *testAPI) serve() {
+	if err := a.host.Recover(); err != nil {
+		a.t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
