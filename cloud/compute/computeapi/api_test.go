@@ -154,7 +154,7 @@ func (a *testAPI) vm(what string, r apitest.Response, status int) cloudwire.VM {
 // a VM in error fails the test unless want is error.
 func (a *testAPI) await(id, want string) cloudwire.VM {
 	a.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // a boot under TCG on a loaded 2-core host
 	for {
 		r := a.do("GET", "/api/compute/vms/"+id, a.alice, "")
 		if r.Status == http.StatusNotFound && want == "gone" {
@@ -168,7 +168,7 @@ func (a *testAPI) await(id, want string) cloudwire.VM {
 			a.t.Fatalf("VM %s is in error (%s), want %s; console:\n%s", id, v.StatusReason, want, a.console(id))
 		}
 		if time.Now().After(deadline) {
-			a.t.Fatalf("VM %s still %s after 90 s", id, v.Status)
+			a.t.Fatalf("VM %s still %s after 3 minutes; console:\n%s", id, v.Status, a.console(id))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

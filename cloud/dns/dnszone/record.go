@@ -26,6 +26,13 @@ const (
 // 2 KiB holds any DKIM key in use.
 const MaxTXT = 2048
 
+// MaxCAA bounds a CAA record's value in bytes. A value of any length was
+// taken before, and one past 1025 bytes could not be packed into an
+// answer (the fuzzer found it; the DNS library packs a CAA value of at
+// most that). CAA values in use (an issuer's domain and parameters, an
+// iodef URL) are far shorter.
+const MaxCAA = 1024
+
 // Record is a record of a zone, as the API shows it.
 //
 // Name is the full owner name, lower case, without a final dot
@@ -252,6 +259,9 @@ func caa(v string) (string, error) {
 	val := strings.TrimSpace(fields[2])
 	if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
 		val = val[1 : len(val)-1]
+	}
+	if len(val) > MaxCAA {
+		return "", invalid("CAA value is %d bytes, at most %d", len(val), MaxCAA)
 	}
 	if strings.ContainsAny(val, "\"\\") {
 		return "", invalid("CAA value %q has a quote or backslash", val)

@@ -180,6 +180,7 @@ func TestParseBad(t *testing.T) {
 		{Type: "SRV", Name: "_sip._tcp", Value: "a..b", Port: i64(5060)},
 		// TXT
 		{Type: "TXT", Name: "x", Value: strings.Repeat("x", dnszone.MaxTXT+1)},
+		{Type: "CAA", Name: "@", Value: `0 issue "` + strings.Repeat("6", dnszone.MaxCAA+1) + `"`},
 		{Type: "TXT", Name: "x", Value: "a\nb"},
 		{Type: "TXT", Name: "x", Value: "a\rb"},
 		{Type: "TXT", Name: "x", Value: "a\tb"},
@@ -396,6 +397,7 @@ func TestRRWire(t *testing.T) {
 		{Type: "CAA", Value: `0 issue "letsencrypt.org; validationmethods=dns-01"`},
 		{Type: "CAA", Value: `0 iodef "mailto:a@example.com"`},
 		{Type: "CAA", Value: `0 issue ""`},
+		{Type: "CAA", Value: `0 issue "` + strings.Repeat("6", dnszone.MaxCAA) + `"`},
 	}
 	for _, in := range values {
 		in.Name = "x"
