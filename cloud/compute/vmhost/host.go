@@ -419,7 +419,7 @@ func (h *Host) prepare(ctx context.Context, m Machine, v computestore.VM) error 
 		return runIn(ctx, m, []string{"/bin/sh", "-c", script}, stdin)
 	}
 	// The name is passed as $0, never spliced into the script.
-	if err := runArgs(ctx, m, []string{"/bin/sh", "-c", `echo "$0" > /etc/hostname && hostname "$0"`, v.Name}); err != nil {
+	if err := runIn(ctx, m, []string{"/bin/sh", "-c", `echo "$0" > /etc/hostname && hostname "$0"`, v.Name}, nil); err != nil {
 		return fmt.Errorf("host name: %w", err)
 	}
 	if len(v.SSHKeys) > 0 {
@@ -441,8 +441,6 @@ if [ "$(head -c 2 /var/lib/lattice/user-data)" = '#!' ]; then set -- /var/lib/la
 	}
 	return nil
 }
-
-func runArgs(ctx context.Context, m Machine, argv []string) error { return runIn(ctx, m, argv, nil) }
 
 // runIn runs argv in the guest with stdin; a non-zero exit is an error.
 func runIn(ctx context.Context, m Machine, argv []string, stdin []byte) error {
