@@ -72,6 +72,7 @@ func commands() []command {
 		{"chain", "list an account's blocks, oldest first", runChain},
 		{"block", "show one block", runBlock},
 		{"multisig", "open a multisig account or rotate its keyset (multisig open | update)", runMultisig},
+		{"gov", "the governance state chain: parameters, keys and the keyset, changed by signed proposals (gov show | get | set | delete | keyset | sign | submit)", runGov},
 		{"chat", "send, read and follow signed messages, optionally end-to-end encrypted (chat send | read | follow | contacts)", runChat},
 		{"directory", "register your account at the node you use, or show where an account is registered (directory register | show)", runDirectory},
 		{"ledger", "what a node holds: info, pending sends, frontiers, conflicts, recent blocks (ledger info | pending | frontiers | conflicts | recent)", runLedger},

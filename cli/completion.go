@@ -38,6 +38,7 @@ func commandTree() map[string][]string {
 		"genesis":      {"new"},
 		"key":          {"new", "show"},
 		"multisig":     {"open", "update"},
+		"gov":          govNames(),
 		"bench":        {"ledger", "network", "chat", "s3", "dns", "cdn", "compute"},
 		"profile":      {"ls", "show", "use"},
 		"completion":   {"bash", "zsh"},

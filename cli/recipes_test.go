@@ -25,6 +25,7 @@ import (
 	"github.com/latticenet/lattice/internal/testkit/openapitest"
 	"github.com/latticenet/lattice/internal/testkit/tooltest"
 	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/nodeapi"
 )
 
@@ -290,9 +291,11 @@ func (c call) request(base string) (r *http.Request, ok bool) {
 // net/http patterns ("GET /accounts/{address}").
 func operationSets(t *testing.T) map[string]map[string][]string {
 	t.Helper()
-	// The node's routes: a server of no node registers them all (chat and
-	// metrics included, as `lattice dev` serves them) and is never served.
-	node := nodeapi.New(nil, nodeapi.Options{Chat: new(chatnet.Service), MetricsHandler: http.NotFoundHandler()}).Routes()
+	// The node's routes: a server of no node registers them all (chat,
+	// the state chain and metrics included, as `lattice dev` serves them)
+	// and is never served.
+	node := nodeapi.New(nil, nodeapi.Options{Chat: new(chatnet.Service), StateChain: new(govnet.Service),
+		MetricsHandler: http.NotFoundHandler()}).Routes()
 	// The platform's, provisioned as `lattice dev` runs it.
 	quiet := &env{stdout: io.Discard, stderr: io.Discard}
 	p, _ := newCloud(quiet, cloudConfig{Config: platform.Config{Dir: filepath.Join(t.TempDir(), "cloud"), API: "127.0.0.1:0"},

@@ -22,6 +22,7 @@ import (
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/stack"
 	"github.com/latticenet/lattice/wallet"
@@ -334,7 +335,7 @@ func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devK
 		HTTPListener: ln,
 		P2P:          []string{listen},
 		Bootstrap:    bootstrap,
-	}, stack.Ledger(ledgernet.Config{Reps: reps}), d.chat)
+	}, stack.Ledger(ledgernet.Config{Reps: reps}), d.chat, stack.Gov(govnet.Config{}))
 	if err := d.st.Listen(); err != nil {
 		d.st.Close()
 		return nil, err
@@ -446,7 +447,8 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	p2pAddr := f.string("p2p", "LATTICE_P2P", "p2p", "/ip4/0.0.0.0/tcp/4001", "peer-to-peer listen multiaddr")
 	bootstrap := f.string("bootstrap", "LATTICE_BOOTSTRAP", "bootstrap", "", "comma-separated multiaddrs of peers to join, each ending in /p2p/<peer id>")
 	repKey := f.string("rep-key", "LATTICE_REP_KEY", "rep_key", "", "key file of a representative account this node votes for, besides its own key; never give one key to two running nodes")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window")
+	reject := f.string("statechain-reject", "LATTICE_STATECHAIN_REJECT", "statechain_reject", "", "comma-separated hashes of state-chain blocks to drop after a conflict (docs/operations.md); never accepted, removed with what follows them")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window, statechain_reject")
 	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a block's timestamp may be from this node's clock: the API refuses a new block beyond it, the network holds an early one until its time")
 	window := f.string("online-window", "LATTICE_ONLINE_WINDOW", "online_window", "5m", "how long a representative counts as online after its latest vote (GET /node's quorum, /readyz); never changes the quorum")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
@@ -474,6 +476,14 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		if err := checkMultiaddr("bootstrap", b); err != nil {
 			return err
 		}
+	}
+	var rejects []ledger.Hash
+	for _, r := range splitList(*reject) {
+		h, err := ledger.ParseHash(r)
+		if err != nil {
+			return usageErr("--statechain-reject %q: %v", r, err)
+		}
+		rejects = append(rejects, h)
 	}
 	base, err := newLogger(e, *logLevel, *logFormat)
 	if err != nil {
@@ -503,7 +513,7 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		Metrics:   *metricsAddr,
 		P2P:       []string{*p2pAddr},
 		Bootstrap: peers,
-	}, stack.Ledger(ledgernet.Config{Reps: reps, OnlineWindow: onlineWindow}), stack.Chat(chatnet.Config{}))
+	}, stack.Ledger(ledgernet.Config{Reps: reps, OnlineWindow: onlineWindow}), stack.Chat(chatnet.Config{}), stack.Gov(govnet.Config{Reject: rejects}))
 	defer st.Close()
 	if err := st.Listen(); err != nil {
 		return err
@@ -548,6 +558,7 @@ Creates a network's genesis file: the genesis account (its key file is
 created if missing) holds the whole native supply. Refuses to overwrite an
 existing --out file.`, `  lattice genesis new --key genesis-key.json --network testnet --out genesis.json
   lattice genesis new --key genesis-key.json --network devnet --work dev --supply 1000
+  lattice genesis new --key genesis-key.json --network testnet --governance-keys $A,$B,$C --governance-threshold 2
 `)
 	keyPath := f.string("key", "LATTICE_KEY", "", "", "key file of the genesis account, created if missing (required)")
 	out := f.string("out", "", "", "genesis.json", "where to write the genesis file")
@@ -555,6 +566,8 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	supply := f.string("supply", "", "", "1000000000", "native supply in units")
 	work := f.string("work", "", "", "public", "proof-of-work thresholds: public or dev")
 	rep := f.string("representative", "", "", "", "address of the representative of the whole supply (default: the genesis account itself)")
+	govKeys := f.string("governance-keys", "", "", "", "comma-separated addresses of the keyset that governs the state chain (default: the genesis account alone)")
+	govThreshold := f.Int("governance-threshold", 0, "how many of --governance-keys must sign each state-chain block (required with them)")
 	asJSON := f.jsonFlag()
 	if err := f.parse(args[1:]); err != nil {
 		return err
@@ -583,6 +596,25 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 			return usageErr("--representative: %v", err)
 		}
 	}
+	var gov *ledger.Keyset
+	switch {
+	case *govKeys != "":
+		var addrs []ledger.Address
+		for _, k := range strings.Split(*govKeys, ",") {
+			a, err := ledger.ParseAddress(strings.TrimSpace(k))
+			if err != nil {
+				return usageErr("--governance-keys: %v", err)
+			}
+			addrs = append(addrs, a)
+		}
+		ks := ledger.NewKeyset(*govThreshold, addrs...)
+		if err := ks.Validate(); err != nil {
+			return usageErr("--governance-keys and --governance-threshold: %v", err)
+		}
+		gov = &ks
+	case *govThreshold != 0:
+		return usageErr("--governance-threshold needs --governance-keys")
+	}
 	if _, err := os.Stat(*out); err == nil {
 		return fmt.Errorf("%s exists; not overwriting", *out)
 	}
@@ -594,7 +626,8 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	if err != nil {
 		return err
 	}
-	net := &node.Network{Name: *name, Work: w, Genesis: ledger.NewGenesisWithRepresentative(key.Private(), amt, time.Now().UnixMilli(), repAddr)}
+	net := &node.Network{Name: *name, Work: w, Genesis: ledger.NewGenesisWithRepresentative(key.Private(), amt, time.Now().UnixMilli(), repAddr),
+		Governance: gov}
 	if err := writeFileAtomic(*out, net, 0o644); err != nil {
 		return err
 	}
@@ -604,7 +637,7 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 			rep = repAddr
 		}
 		return printJSON(e.stdout, map[string]any{"hash": net.Genesis.Hash, "file": *out, "network": net.Name,
-			"account": key.Address(), "supply": amt.Units(), "representative": rep})
+			"account": key.Address(), "supply": amt.Units(), "representative": rep, "governance": net.GovernanceKeyset()})
 	}
 	represented := ""
 	if !repAddr.IsZero() {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node/ledgerstore"
+	"github.com/latticenet/lattice/statechain"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -32,6 +33,22 @@ type Network struct {
 	Name    string        `json:"name"`
 	Work    ledger.Work   `json:"work"`
 	Genesis *ledger.Block `json:"genesis"`
+	// Governance is the keyset that governs the state chain from its
+	// block 0; absent, the genesis account alone (threshold 1).
+	Governance *ledger.Keyset `json:"governance,omitempty"`
+}
+
+// GovernanceKeyset is the keyset of the state chain's block 0.
+func (n *Network) GovernanceKeyset() ledger.Keyset {
+	if n.Governance != nil {
+		return n.Governance.Clone()
+	}
+	return ledger.NewKeyset(1, n.Genesis.Account)
+}
+
+// StateChainGenesis is block 0 of the network's state chain.
+func (n *Network) StateChainGenesis() *statechain.Block {
+	return statechain.Genesis(n.Genesis.Hash, n.GovernanceKeyset(), n.Genesis.Timestamp)
 }
 
 // Validate checks the network definition, including the genesis block.
@@ -47,6 +64,11 @@ func (n *Network) Validate() error {
 	}
 	if err := ledger.CheckGenesis(n.Genesis); err != nil {
 		return fmt.Errorf("node: genesis: %w", err)
+	}
+	if n.Governance != nil {
+		if err := n.Governance.Validate(); err != nil {
+			return fmt.Errorf("node: governance: %w", err)
+		}
 	}
 	return nil
 }
@@ -173,6 +195,10 @@ func (n *Node) initNetwork(want *Network) error {
 		return fmt.Errorf("node: the data directory holds network %q (genesis %s, work %s/%s), not the genesis file's %q (genesis %s, work %s/%s)",
 			stored.Name, stored.Genesis.Hash, stored.Work.Send, stored.Work.Receive,
 			want.Name, want.Genesis.Hash, want.Work.Send, want.Work.Receive)
+	}
+	if want != nil && want.StateChainGenesis().Hash != stored.StateChainGenesis().Hash {
+		return fmt.Errorf("node: the data directory's network is governed by %s, not the genesis file's %s",
+			statechain.KeysetValue(stored.GovernanceKeyset()), statechain.KeysetValue(want.GovernanceKeyset()))
 	}
 	n.Network = stored
 	return nil

@@ -22,6 +22,7 @@ import (
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/node/p2p"
@@ -57,6 +58,12 @@ type Options struct {
 	// Chat tunes every node's chat service (Dir, FS, Host, Key and Logger
 	// are set by the cluster; RetryMax and SyncInterval default to 1 s).
 	Chat chatnet.Config
+	// Governance is the genesis file's governance keyset; nil means the
+	// genesis account alone.
+	Governance *ledger.Keyset
+	// Gov tunes every node's state-chain service (the stack fills in the
+	// rest); its SyncInterval defaults to a second here.
+	Gov govnet.Config
 	// Logger receives the nodes' logs; default: discarded, or stderr at
 	// debug level when LATTICE_TEST_LOG is set.
 	Logger *slog.Logger
@@ -88,6 +95,7 @@ type Node struct {
 	Host  *p2p.Host
 	Svc   *ledgernet.Service
 	Chat  *chatnet.Service
+	Gov   *govnet.Service
 	API   *httptest.Server
 	// Handler is the node's HTTP API, which API serves.
 	Handler *nodeapi.Server
@@ -119,6 +127,7 @@ func Start(t T, opts Options) *Cluster {
 		*network = *o.Network
 	} else {
 		network.Genesis = ledger.NewGenesis(gk.Private(), ledger.NewAmount(opts.Supply), time.Now().UnixMilli())
+		network.Governance = opts.Governance
 	}
 	c := &Cluster{t: t, opts: opts, Genesis: gk, Network: network,
 		Chains: wallet.NewChains(ledger.DevWork, gk, network.Genesis)}
@@ -163,19 +172,23 @@ func (c *Cluster) StartNode(dir string, fs vfs.FS, reps ...wallet.Key) *Node {
 	// The node is assembled as lattice node assembles it (package
 	// stack); only its API is served by an httptest server, so that tests
 	// have its URL and client.
-	ledgerMod, chatMod := stack.Ledger(netCfg), stack.Chat(chatCfg)
+	govCfg := c.opts.Gov
+	if govCfg.SyncInterval == 0 {
+		govCfg.SyncInterval = time.Second
+	}
+	ledgerMod, chatMod, govMod := stack.Ledger(netCfg), stack.Chat(chatCfg), stack.Gov(govCfg)
 	st := stack.New(stack.Config{
 		Node:      node.Config{DataDir: dir, Network: c.Network, Logger: c.opts.Logger.With("node", len(c.Nodes)), FS: fs},
 		P2P:       []string{"/ip4/127.0.0.1/tcp/0"},
 		Bootstrap: bootstrap,
 		Wrap:      c.opts.Wrap,
-	}, ledgerMod, chatMod)
+	}, ledgerMod, chatMod, govMod)
 	if err := st.Provision(context.Background()); err != nil {
 		st.Close()
 		c.t.Fatalf("nettest: start node: %v", err)
 	}
 	n := st.Node()
-	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: st.Host(), Svc: ledgerMod.Service(), Chat: chatMod.Service(),
+	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: st.Host(), Svc: ledgerMod.Service(), Chat: chatMod.Service(), Gov: govMod.Service(),
 		Reps: append([]wallet.Key{n.Key}, reps...), Stack: st, Handler: st.API()}
 	nd.API = httptest.NewUnstartedServer(st.Handler())
 	nd.API.Config.RegisterOnShutdown(st.API().StopStreams)

@@ -37,12 +37,17 @@ func (s *Server) chatRoutes(m routes) {
 // decodeRecord decodes a JSON body into v, refusing unknown fields,
 // trailing data and bodies over maxRecordJSON.
 func decodeRecord(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRecordJSON))
+	return decodeLimited(w, r, v, maxRecordJSON)
+}
+
+// decodeLimited is decodeRecord with a bound of its own.
+func decodeLimited(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return fmt.Errorf("body exceeds %d bytes", maxRecordJSON)
+			return fmt.Errorf("body exceeds %d bytes", limit)
 		}
 		return err
 	}

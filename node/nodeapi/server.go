@@ -26,6 +26,7 @@ import (
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/ledgerstore"
 	"github.com/latticenet/lattice/node/nodewire"
@@ -46,6 +47,9 @@ type Options struct {
 	// Chat serves the Chat and Directory endpoints; without it they are
 	// absent.
 	Chat *chatnet.Service
+	// StateChain serves the State chain endpoints; without it they are
+	// absent.
+	StateChain *govnet.Service
 	// Metrics counts the API's requests; nil counts nothing.
 	Metrics *httpmetrics.Metrics
 	// MetricsHandler, when set, is served at GET /metrics (the node's
@@ -140,6 +144,9 @@ func New(n *node.Node, opts Options) *Server {
 	}
 	if opts.Chat != nil {
 		s.chatRoutes(m)
+	}
+	if opts.StateChain != nil {
+		s.stateRoutes(m)
 	}
 	s.mux.HandleFunc("/", s.notFound)
 	return s

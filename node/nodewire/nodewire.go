@@ -14,6 +14,7 @@ import (
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/directory"
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/statechain"
 )
 
 // The JSON resources of the API, as the API description names them.
@@ -185,4 +186,41 @@ type DirectoryRegistration = directory.Registration
 // OkResponse answers a chat or directory submission.
 type OkResponse struct {
 	Ok bool `json:"ok"`
+}
+
+// StateBlock is a block of the governance state chain.
+type StateBlock = statechain.Block
+
+// KeyValue is GET /statechain/kv/{key}'s answer: the value (JSON) and the
+// index of the block that set it.
+type KeyValue struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+	Index uint64          `json:"index"`
+}
+
+// Parameter is one network parameter in GET /statechain/params: its value
+// in force, whether the state chain sets it (else it is the default) and
+// at which index.
+type Parameter struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+	Set   bool            `json:"set"`
+	Index *uint64         `json:"index,omitempty"`
+	Doc   string          `json:"doc"`
+}
+
+// Parameters is GET /statechain/params's answer.
+type Parameters struct {
+	Index      uint64      `json:"index"`
+	Parameters []Parameter `json:"parameters"`
+}
+
+// StateConflict is one entry of GET /statechain/conflicts.
+type StateConflict struct {
+	Index      uint64               `json:"index"`
+	Hashes     [2]ledger.Hash       `json:"block_hashes"`
+	Blocks     [2]*statechain.Block `json:"blocks"`
+	DetectedAt string               `json:"detected_at"`
+	Resolved   bool                 `json:"resolved"`
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/latticenet/lattice/node/chatnet"
+	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/wallet"
@@ -96,3 +97,49 @@ func (m *ChatModule) Close() error {
 
 // Service is the running service; set from Provision on.
 func (m *ChatModule) Service() *chatnet.Service { return m.svc }
+
+// GovModule is the governance state chain (package govnet).
+type GovModule struct {
+	cfg govnet.Config
+	svc *govnet.Service
+}
+
+// Gov returns the state chain's module. cfg tunes the service; its Dir is
+// the data directory's statechain/, its Host and Logger the stack's, its
+// network and block 0 the node's network's, its clock the node's, and its
+// file system the node's unless cfg names one.
+func Gov(cfg govnet.Config) *GovModule { return &GovModule{cfg: cfg} }
+
+func (m *GovModule) Name() string { return "statechain" }
+
+func (m *GovModule) Provision(ctx context.Context, s *Stack) error {
+	cfg := m.cfg
+	n := s.Node()
+	cfg.Dir, cfg.Host, cfg.Logger = filepath.Join(s.Dir(), "statechain"), s.Host(), s.Logger()
+	cfg.Network, cfg.Genesis = n.Network.Genesis.Hash, n.Network.StateChainGenesis()
+	if cfg.Now == nil {
+		cfg.Now = n.Now
+	}
+	if cfg.FS == nil {
+		cfg.FS = s.cfg.Node.FS
+	}
+	svc, err := govnet.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	m.svc = svc
+	s.Registry().MustRegister(svc)
+	return nil
+}
+
+func (m *GovModule) API(o *nodeapi.Options) { o.StateChain = m.svc }
+
+func (m *GovModule) Close() error {
+	if m.svc == nil {
+		return nil
+	}
+	return m.svc.Close()
+}
+
+// Service is the running service; set from Provision on.
+func (m *GovModule) Service() *govnet.Service { return m.svc }

@@ -1,0 +1,474 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node/nodeclient"
+	"github.com/latticenet/lattice/statechain"
+	"github.com/latticenet/lattice/wallet"
+)
+
+const govUsage = `Usage: lattice gov COMMAND [flags]
+
+The governance state chain: one chain for the whole network whose blocks
+set or delete keys, or replace the keyset that governs it. THRESHOLD of the
+keyset's keys must sign each block. The network's parameters (timekeepers,
+lease prices, the provider stake ratio, the lease acceptance timeout) are
+keys of it; every value is checked when a change is made.
+
+A change that needs more than your signature is a proposal file: each
+other keyholder adds a signature with ` + "`gov sign`" + `, offline if they like,
+and anyone submits it with ` + "`gov submit`" + `.
+
+Commands:
+  show                       the tip, the keyset, the parameters and every key
+  get KEY                    one key's value (JSON)
+  set KEY VALUE              set KEY to VALUE (JSON: quote strings, '"text"')
+  delete KEY                 delete KEY (a parameter goes back to its default)
+  keyset [--keys A,B --threshold N]
+                             show the keyset, or propose a new one
+  sign FILE                  add your signature to a proposal file
+  submit FILE                post a proposal file's block to the node
+
+Examples:
+  lattice gov show
+  lattice gov set lease.stake_ratio 0.25
+  lattice gov set lease.prices '{"vcpu":"100","memory_mb":"1","disk_gb":"1"}' --out prices.json
+  lattice gov sign prices.json --key alice.json
+  lattice gov submit prices.json
+  lattice gov keyset --keys $A,$B,$C --threshold 2
+`
+
+type govCommand struct {
+	name string
+	run  func(ctx context.Context, e *env, args []string) error
+}
+
+func govCommands() []govCommand {
+	return []govCommand{
+		{"show", runGovShow},
+		{"get", runGovGet},
+		{"set", runGovSet},
+		{"delete", runGovDelete},
+		{"keyset", runGovKeyset},
+		{"sign", runGovSign},
+		{"submit", runGovSubmit},
+	}
+}
+
+func govNames() []string {
+	var out []string
+	for _, c := range govCommands() {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+func runGov(ctx context.Context, e *env, args []string) error {
+	const want = "want show, get, set, delete, keyset, sign or submit"
+	if done, err := groupHelp(e, args, govUsage, want); done {
+		return err
+	}
+	for _, c := range govCommands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	return usageErr("unknown command %q%s; run `lattice gov -h`", args[0], suggestion(args[0], govNames()))
+}
+
+// govFlags parses a gov command's flags and wants exactly nargs
+// positional arguments, named by names.
+func govFlags(e *env, name, usage, about, examples string, args []string, nargs int, names string, extra func(f *flags)) (*flags, *clientFlags, error) {
+	f := newHelpFlags(e, "gov "+name, usage, about, examples)
+	cf := addClientFlags(f, false)
+	if extra != nil {
+		extra(f)
+	}
+	if err := f.parse(args); err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case f.NArg() > nargs:
+		return nil, nil, usageErr("unexpected argument %q; run `lattice gov %s -h`", f.Arg(nargs), name)
+	case f.NArg() < nargs:
+		return nil, nil, usageErr("want %s; run `lattice gov %s -h`", names, name)
+	}
+	return f, cf, nil
+}
+
+// proposal is a proposal file: a state-chain block and the network it is
+// bound to, so that a keyholder can check, offline, that the hash they
+// sign is the block's.
+type proposal struct {
+	Network ledger.Hash       `json:"network"`
+	Block   *statechain.Block `json:"block"`
+}
+
+func readProposal(path string) (*proposal, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p proposal
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil || p.Block == nil {
+		return nil, fmt.Errorf("%s is not a proposal file (want {\"network\": ..., \"block\": ...}): %v", path, err)
+	}
+	if h := p.Block.ComputeHash(p.Network); h != p.Block.Hash {
+		return nil, fmt.Errorf("%s: the block's contents hash to %s, not to the %s it says: it was changed after it was made; do not sign or submit it", path, h, p.Block.Hash)
+	}
+	return &p, nil
+}
+
+// describe says in words what a block does.
+func describe(b *statechain.Block) string {
+	switch b.Operation {
+	case statechain.OpSet:
+		return fmt.Sprintf("set %s = %s", b.Key, b.Value)
+	case statechain.OpDelete:
+		return "delete " + b.Key
+	}
+	return "replace the keyset with " + b.Value
+}
+
+// propose makes the block after the node's tip, signs it with the key
+// file when it is a member of the keyset, and submits it when that is
+// enough signatures; otherwise, or with --out, it writes a proposal file.
+func propose(ctx context.Context, e *env, cf *clientFlags, out string, op statechain.Operation, key, value string) error {
+	c := nodeclient.New(*cf.node, nil)
+	info, err := c.Node(ctx)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	tip, err := c.StateTip(ctx)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	ks, err := c.StateKeyset(ctx)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	b := &statechain.Block{Index: tip.Index + 1, Previous: tip.Hash, Operation: op, Key: key, Value: value,
+		Timestamp: max(nowMS(), tip.Timestamp)}
+	b.Seal(info.Genesis)
+	signer, err := wallet.LoadKey(*cf.key)
+	switch {
+	case err == nil && ks.Contains(signer.Address()):
+		b.Sign(signer.Private())
+	case err == nil:
+		fmt.Fprintf(e.stderr, "your key %s is not in the governance keyset: the proposal carries no signature of yours\n", signer.Address())
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(e.stderr, "no key file at %s: the proposal carries no signature\n", *cf.key)
+	default:
+		return err
+	}
+	if out == "" && len(b.Signatures) >= ks.Threshold {
+		h, err := c.SubmitState(ctx, b)
+		if err != nil {
+			return unreachable(*cf.node, err)
+		}
+		if *cf.json {
+			return printJSON(e.stdout, map[string]any{"index": b.Index, "hash": h})
+		}
+		fmt.Fprintf(e.stdout, "state chain index %d: %s (block %s)\n", b.Index, describe(b), h)
+		return nil
+	}
+	if out == "" {
+		out = fmt.Sprintf("gov-proposal-%d.json", b.Index)
+	}
+	if _, err := os.Stat(out); err == nil {
+		return fmt.Errorf("%s exists; choose another file with --out", out)
+	}
+	if err := writeFileAtomic(out, proposal{Network: info.Genesis, Block: b}, 0o644); err != nil {
+		return err
+	}
+	if *cf.json {
+		return printJSON(e.stdout, map[string]any{"proposal": out, "index": b.Index, "hash": b.Hash, "signatures": len(b.Signatures), "threshold": ks.Threshold})
+	}
+	fmt.Fprintf(e.stdout, "proposal for state chain index %d written to %s: %s\n", b.Index, out, describe(b))
+	fmt.Fprintf(e.stdout, "%d of the %d signatures it needs. Each other keyholder runs\n  lattice gov sign %s --key THEIR_KEY\nthen anyone runs\n  lattice gov submit %s\n",
+		len(b.Signatures), ks.Threshold, out, out)
+	return nil
+}
+
+func outFlag(f *flags) *string {
+	return f.String("out", "", "write a proposal file here instead of submitting, even when your signature is enough (default when it is not: gov-proposal-INDEX.json)")
+}
+
+func runGovSet(ctx context.Context, e *env, args []string) error {
+	var out *string
+	f, cf, err := govFlags(e, "set", "gov set KEY VALUE [flags]", `
+Sets KEY to VALUE, a JSON value, in a block after the state chain's tip,
+signed with --key. When your signature meets the keyset's threshold the
+block is submitted; otherwise it is written to a proposal file for the
+other keyholders to sign (gov sign) and anyone to submit (gov submit).
+Parameters are checked here and again by every node: `+paramList()+`.
+Keys of your own start with "x." and take any JSON value.`,
+		`  lattice gov set lease.accept_timeout_ms 300000
+  lattice gov set timekeepers '{"keys":["`+strings.Repeat("ab", 32)+`"],"threshold":1}'
+  lattice gov set x.motd '"maintenance on Sunday"' --out motd.json
+`, args, 2, "KEY VALUE", func(f *flags) { out = outFlag(f) })
+	if err != nil {
+		return err
+	}
+	key, value := f.Arg(0), f.Arg(1)
+	if !json.Valid([]byte(value)) {
+		return usageErr("VALUE %q is not JSON; quote a string as '\"%s\"'", value, value)
+	}
+	if err := statechain.CheckValue(key, value); err != nil {
+		return usageErr("%v", err)
+	}
+	return propose(ctx, e, cf, *out, statechain.OpSet, key, value)
+}
+
+func paramList() string {
+	var ks []string
+	for _, p := range statechain.Parameters {
+		ks = append(ks, p.Key)
+	}
+	return strings.Join(ks, ", ")
+}
+
+func runGovDelete(ctx context.Context, e *env, args []string) error {
+	var out *string
+	f, cf, err := govFlags(e, "delete", "gov delete KEY [flags]", `
+Deletes KEY from the state chain; a parameter goes back to its default.
+Signed and submitted, or written to a proposal file, as gov set.`,
+		"  lattice gov delete x.motd\n  lattice gov delete lease.stake_ratio --out ratio.json\n", args, 1, "KEY", func(f *flags) { out = outFlag(f) })
+	if err != nil {
+		return err
+	}
+	if err := statechain.CheckKey(f.Arg(0)); err != nil {
+		return usageErr("%v", err)
+	}
+	return propose(ctx, e, cf, *out, statechain.OpDelete, f.Arg(0), "")
+}
+
+func runGovKeyset(ctx context.Context, e *env, args []string) error {
+	var out, keys *string
+	var threshold *int
+	_, cf, err := govFlags(e, "keyset", "gov keyset [--keys ADDRESSES --threshold N] [flags]", `
+Shows the keyset that governs the state chain. With --keys and
+--threshold, proposes to replace it: signed by the current keyset, as
+gov set; the new keyset signs every block after it.`,
+		"  lattice gov keyset\n  lattice gov keyset --keys $A,$B,$C --threshold 2 --out keyset.json\n", args, 0, "no argument",
+		func(f *flags) {
+			out = outFlag(f)
+			keys = f.String("keys", "", "comma-separated addresses of the new keyset")
+			threshold = f.Int("threshold", 0, "how many of the new keys must sign")
+		})
+	if err != nil {
+		return err
+	}
+	if *keys == "" && *threshold == 0 {
+		c := nodeclient.New(*cf.node, nil)
+		ks, err := c.StateKeyset(ctx)
+		if err != nil {
+			return unreachable(*cf.node, err)
+		}
+		if *cf.json {
+			return printJSON(e.stdout, ks)
+		}
+		fmt.Fprintf(e.stdout, "%d of these %d keys sign each block:\n", ks.Threshold, len(ks.Keys))
+		for _, k := range ks.Keys {
+			fmt.Fprintf(e.stdout, "  %s\n", k)
+		}
+		return nil
+	}
+	var addrs []ledger.Address
+	for _, k := range strings.Split(*keys, ",") {
+		a, err := ledger.ParseAddress(strings.TrimSpace(k))
+		if err != nil {
+			return usageErr("--keys: %v", err)
+		}
+		addrs = append(addrs, a)
+	}
+	ks := ledger.NewKeyset(*threshold, addrs...)
+	if err := ks.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	return propose(ctx, e, cf, *out, statechain.OpUpdateKeyset, "", statechain.KeysetValue(ks))
+}
+
+func runGovSign(ctx context.Context, e *env, args []string) error {
+	f, cf, err := govFlags(e, "sign", "gov sign FILE [flags]", `
+Adds the signature of --key to the proposal in FILE, after checking that
+the block's contents hash to the hash it says. It needs no node: a
+keyholder may sign on a machine that is offline. The file is rewritten.`,
+		"  lattice gov sign gov-proposal-4.json --key alice.json\n", args, 1, "FILE", nil)
+	if err != nil {
+		return err
+	}
+	path := f.Arg(0)
+	p, err := readProposal(path)
+	if err != nil {
+		return err
+	}
+	k, err := wallet.LoadKey(*cf.key)
+	if err != nil {
+		return err
+	}
+	already := false
+	for _, s := range p.Block.Signatures {
+		already = already || s.PublicKey == k.Address()
+	}
+	p.Block.Sign(k.Private())
+	if err := writeFileAtomic(path, p, 0o644); err != nil {
+		return err
+	}
+	if *cf.json {
+		return printJSON(e.stdout, map[string]any{"proposal": path, "index": p.Block.Index, "hash": p.Block.Hash, "signatures": len(p.Block.Signatures)})
+	}
+	verb := "signed"
+	if already {
+		verb = "already signed by this key:"
+	}
+	fmt.Fprintf(e.stdout, "%s state chain index %d (%s); %d signatures now\n", verb, p.Block.Index, describe(p.Block), len(p.Block.Signatures))
+	return nil
+}
+
+func runGovSubmit(ctx context.Context, e *env, args []string) error {
+	f, cf, err := govFlags(e, "submit", "gov submit FILE [flags]", `
+Posts the block of the proposal in FILE to the node, which checks it
+against the state chain's tip and the keyset and spreads it to every node.`,
+		"  lattice gov submit gov-proposal-4.json\n", args, 1, "FILE", func(f *flags) { f.hide("key") })
+	if err != nil {
+		return err
+	}
+	p, err := readProposal(f.Arg(0))
+	if err != nil {
+		return err
+	}
+	c := nodeclient.New(*cf.node, nil)
+	h, err := c.SubmitState(ctx, p.Block)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	if *cf.json {
+		return printJSON(e.stdout, map[string]any{"index": p.Block.Index, "hash": h})
+	}
+	fmt.Fprintf(e.stdout, "state chain index %d: %s (block %s)\n", p.Block.Index, describe(p.Block), h)
+	return nil
+}
+
+func runGovGet(ctx context.Context, e *env, args []string) error {
+	f, cf, err := govFlags(e, "get", "gov get KEY [flags]", `
+Prints KEY's value, as JSON. A parameter that is not set prints its
+default, saying so on stderr; any other key that is not set is an error.`,
+		"  lattice gov get lease.prices\n  lattice gov get timekeepers --json\n", args, 1, "KEY", func(f *flags) { f.hide("key") })
+	if err != nil {
+		return err
+	}
+	key := f.Arg(0)
+	c := nodeclient.New(*cf.node, nil)
+	kv, err := c.StateValue(ctx, key)
+	var apiErr *nodeclient.APIError
+	if errors.As(err, &apiErr) && apiErr.StatusCode == 404 {
+		for _, p := range statechain.Parameters {
+			if p.Key == key {
+				fmt.Fprintf(e.stderr, "%s is not set: its default is in force\n", key)
+				if *cf.json {
+					return printJSON(e.stdout, map[string]any{"key": key, "value": json.RawMessage(p.Default), "set": false})
+				}
+				fmt.Fprintln(e.stdout, p.Default)
+				return nil
+			}
+		}
+	}
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	if *cf.json {
+		return printJSON(e.stdout, kv)
+	}
+	fmt.Fprintln(e.stdout, string(kv.Value))
+	return nil
+}
+
+func runGovShow(ctx context.Context, e *env, args []string) error {
+	_, cf, err := govFlags(e, "show", "gov show [flags]", `
+Shows the state chain on the node: its tip, the keyset that signs the next
+block, the parameters in force (set, or their defaults), the other keys
+set, and any conflict that halts it.`, "  lattice gov show\n  lattice gov show --json | jq .parameters\n", args, 0, "no argument",
+		func(f *flags) { f.hide("key") })
+	if err != nil {
+		return err
+	}
+	c := nodeclient.New(*cf.node, nil)
+	tip, err := c.StateTip(ctx)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	ks, err := c.StateKeyset(ctx)
+	if err != nil {
+		return err
+	}
+	params, err := c.StateParams(ctx)
+	if err != nil {
+		return err
+	}
+	kv, err := c.StateKV(ctx)
+	if err != nil {
+		return err
+	}
+	conflicts, err := c.StateConflicts(ctx)
+	if err != nil {
+		return err
+	}
+	if *cf.json {
+		return printJSON(e.stdout, map[string]any{"tip": tip, "keyset": ks, "parameters": params.Parameters, "kv": kv, "conflicts": conflicts})
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "tip      index %d, block %s\n", tip.Index, tip.Hash)
+	fmt.Fprintf(w, "keyset   %d of %d keys\n", ks.Threshold, len(ks.Keys))
+	for _, k := range ks.Keys {
+		fmt.Fprintf(w, "         %s\n", k)
+	}
+	for _, cfl := range conflicts {
+		if !cfl.Resolved {
+			fmt.Fprintf(w, "HALTED   two blocks were signed for index %d (%s, %s): no change is taken until the operator resolves it (docs/operations.md)\n",
+				cfl.Index, cfl.Hashes[0], cfl.Hashes[1])
+		}
+	}
+	fmt.Fprintln(w)
+	tw := table(w)
+	fmt.Fprintln(tw, "PARAMETER\tVALUE\tSET AT\t")
+	for _, p := range params.Parameters {
+		at := "default"
+		if p.Index != nil {
+			at = "index " + strconv.FormatUint(*p.Index, 10)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", p.Key, p.Value, at)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var own []string
+	for k := range kv {
+		if strings.HasPrefix(k, statechain.UserPrefix) {
+			own = append(own, k)
+		}
+	}
+	if len(own) > 0 {
+		fmt.Fprintln(w)
+		tw = table(w)
+		fmt.Fprintln(tw, "KEY\tVALUE\t")
+		slices.Sort(own)
+		for _, k := range own {
+			fmt.Fprintf(tw, "%s\t%s\t\n", k, kv[k])
+		}
+		return tw.Flush()
+	}
+	return nil
+}

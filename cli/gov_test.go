@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node/govnet"
+	"github.com/latticenet/lattice/node/nodeapi"
+	"github.com/latticenet/lattice/statechain"
+)
+
+// newGovNode is newTestNode with the state chain, governed by the genesis
+// key alone, as lattice dev's is.
+func newGovNode(t *testing.T) *testNode {
+	t.Helper()
+	tn := newTestNode(t)
+	svc, err := govnet.Start(context.Background(), govnet.Config{Dir: t.TempDir(), Network: tn.gblock.Hash,
+		Genesis: statechain.Genesis(tn.gblock.Hash, ledger.NewKeyset(1, tn.genesis.Address()), tn.gblock.Timestamp)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(nodeapi.New(tn.n, nodeapi.Options{StateChain: svc}))
+	t.Cleanup(func() { srv.Close(); svc.Close() })
+	tn.url = srv.URL
+	return tn
+}
+
+// TestGovCommands walks the governance flow: a change the genesis key
+// makes alone, a keyset of two keys, then a proposal signed offline by
+// the second key and submitted by anyone.
+func TestGovCommands(t *testing.T) {
+	tn := newGovNode(t)
+	alice, aliceAddr := tn.newKey("alice")
+	g := tn.gkey
+	if out := tn.mustAs(g, "gov show").stdout; !strings.Contains(out, "index 0") || !strings.Contains(out, "1 of 1 keys") ||
+		!strings.Contains(out, "lease.stake_ratio") || !strings.Contains(out, "default") {
+		t.Fatalf("gov show:\n%s", out)
+	}
+	if out := tn.mustAs(g, "gov set", "lease.stake_ratio", "0.25").stdout; !strings.Contains(out, "state chain index 1: set lease.stake_ratio = 0.25") {
+		t.Fatalf("gov set: %s", out)
+	}
+	if out := tn.mustAs(g, "gov get", "lease.stake_ratio").stdout; out != "0.25\n" {
+		t.Fatalf("gov get: %q", out)
+	}
+	r := tn.mustAs(g, "gov get", "lease.accept_timeout_ms")
+	if r.stdout != "600000\n" || !strings.Contains(r.stderr, "not set") {
+		t.Fatalf("gov get of a default: %+v", r)
+	}
+	wantFail(t, tn.as(g, "gov get", "x.nothing"), 1, "not set")
+	wantFail(t, tn.as(g, "gov set", "lease.stake_ratio", "abc"), 2, "not JSON")
+	wantFail(t, tn.as(g, "gov set", "lease.price", "1"), 2, "not a parameter")
+	wantFail(t, tn.as(g, "gov set", "lease.accept_timeout_ms", "5"), 2, "1000 to 604800000")
+	wantFail(t, tn.as(g, "gov show", "stray"), 2, "stray")
+
+	tn.mustAs(g, "gov keyset", "--keys", tn.genesis.Address().String()+","+aliceAddr, "--threshold", "2")
+	if out := tn.mustAs(g, "gov keyset").stdout; !strings.Contains(out, "2 of these 2 keys") || !strings.Contains(out, aliceAddr) {
+		t.Fatalf("gov keyset: %s", out)
+	}
+
+	// One signature of two: a proposal file, and the chain does not move.
+	dir := t.TempDir()
+	file := filepath.Join(dir, "motd.json")
+	out := tn.mustAs(g, "gov set", "x.motd", `"hello"`, "--out", file).stdout
+	if !strings.Contains(out, "1 of the 2 signatures") || !strings.Contains(out, "lattice gov sign "+file) {
+		t.Fatalf("proposal: %s", out)
+	}
+	wantFail(t, tn.as(g, "gov set", "x.motd", `"again"`, "--out", file), 1, "exists")
+	wantFail(t, tn.as(g, "gov submit", file), 1, "1 of the keyset's keys signed; its threshold is 2")
+
+	// A proposal changed after it was made is never signed.
+	data, _ := os.ReadFile(file)
+	tampered := filepath.Join(dir, "tampered.json")
+	os.WriteFile(tampered, []byte(strings.Replace(string(data), `hello`, `HELLO`, 1)), 0o644)
+	wantFail(t, run(t, "gov", "sign", tampered, "--key", alice), 1, "changed after it was made")
+
+	// Alice signs offline: no node at all.
+	if out := ok(t, run(t, "gov", "sign", file, "--key", alice, "--node", deadURL(t))).stdout; !strings.Contains(out, "2 signatures now") {
+		t.Fatalf("gov sign: %s", out)
+	}
+	if out := tn.mustAs(g, "gov submit", file).stdout; !strings.Contains(out, "state chain index 3: set x.motd") {
+		t.Fatalf("gov submit: %s", out)
+	}
+	tn.mustAs(g, "gov submit", file) // a block held already answers its hash again
+	if out := tn.mustAs(g, "gov get", "x.motd").stdout; out != "\"hello\"\n" {
+		t.Fatalf("gov get x.motd: %q", out)
+	}
+	var shown struct {
+		Tip        statechain.Block `json:"tip"`
+		Keyset     ledger.Keyset    `json:"keyset"`
+		Parameters []struct {
+			Key   string `json:"key"`
+			Set   bool   `json:"set"`
+			Value any    `json:"value"`
+			Index *int   `json:"index"`
+			Doc   string `json:"doc"`
+		} `json:"parameters"`
+		KV        map[string]any `json:"kv"`
+		Conflicts []any          `json:"conflicts"`
+	}
+	decode(t, tn.mustAs(g, "gov show", "--json"), &shown)
+	if shown.Tip.Index != 3 || shown.Keyset.Threshold != 2 || shown.KV["x.motd"] != "hello" || len(shown.Conflicts) != 0 {
+		t.Fatalf("gov show --json: %+v", shown)
+	}
+	// Without the keyholder's key the proposal carries no signature.
+	stranger, _ := tn.newKey("stranger")
+	r = tn.as(stranger, "gov delete", "x.motd", "--out", filepath.Join(dir, "delete.json"))
+	if r.code != 0 || !strings.Contains(r.stderr, "not in the governance keyset") || !strings.Contains(r.stdout, "0 of the 2 signatures") {
+		t.Fatalf("a stranger's proposal: %+v", r)
+	}
+}

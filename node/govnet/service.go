@@ -1,0 +1,502 @@
+// Package govnet keeps the governance state chain (its rules are package
+// statechain) on disk and in step across the network: blocks submitted
+// over the API are checked, synced to disk and gossiped; blocks from peers
+// are checked the same way; a node that is behind or new pulls the blocks
+// it lacks from its peers. Two different blocks signed for one index are
+// evidence that the keyholders broke the protocol: the node keeps both,
+// reports them and stops taking governance changes (it halts) until its
+// operator names the block to drop (Config.Reject).
+package govnet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node/p2p"
+	"github.com/latticenet/lattice/statechain"
+)
+
+// Topic and protocol names, under the host's /lattice/<genesis>/ namespace.
+const (
+	topicBlocks  = "statechain/1"
+	protocolSync = "statechain-sync/1"
+)
+
+// Errors of Submit besides the rules' (statechain.Err...).
+var (
+	// ErrHalted: the node holds two conflicting blocks for one index and
+	// takes no governance change until its operator resolves it.
+	ErrHalted = errors.New("the state chain is halted: the keyholders signed two different blocks for one index (see GET /statechain/conflicts)")
+	// ErrEarly: the block is stamped further ahead of this node's clock
+	// than MaxClockSkew.
+	ErrEarly = errors.New("timestamp is ahead of this node's clock")
+	// ErrRejected: the operator rejected this block (Config.Reject).
+	ErrRejected = errors.New("this block was rejected by the node's operator")
+)
+
+// Config configures a Service. Zero values take the defaults.
+type Config struct {
+	// Dir holds the store (DATA/statechain); FS is its file system, nil
+	// meaning the operating system's.
+	Dir string
+	FS  vfs.FS
+	// Host is the node's peer-to-peer host.
+	Host *p2p.Host
+	// Network is the ledger's genesis hash, which every block is bound to.
+	Network ledger.Hash
+	// Genesis is block 0, made from the genesis file (statechain.Genesis).
+	Genesis *statechain.Block
+	// Logger receives the service's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxClockSkew is how far ahead of this node's clock a block submitted
+	// over the API may be stamped. Default 5 minutes.
+	MaxClockSkew time.Duration
+	// SyncInterval is how often the node asks a peer for blocks it lacks.
+	// Default 10 seconds.
+	SyncInterval time.Duration
+	// Reject names blocks the operator chose to drop after a conflict:
+	// never accepted, and removed at start, with every block after them,
+	// if held.
+	Reject []ledger.Hash
+}
+
+// Service is the state chain of one node.
+type Service struct {
+	cfg   Config
+	log   *slog.Logger
+	h     *p2p.Host
+	st    *store
+	topic *p2p.Topic
+
+	mu        sync.Mutex
+	blocks    []*statechain.Block
+	keysets   []ledger.Keyset // the keyset in force after each block
+	state     *statechain.State
+	conflicts []*Conflict
+	reject    map[ledger.Hash]bool
+
+	kick   chan peer.ID
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed sync.Once
+}
+
+// Start opens the store, checks and replays the chain it holds, joins the
+// network and starts syncing.
+func Start(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxClockSkew == 0 {
+		cfg.MaxClockSkew = 5 * time.Minute
+	}
+	if cfg.SyncInterval == 0 {
+		cfg.SyncInterval = 10 * time.Second
+	}
+	if cfg.FS == nil {
+		cfg.FS = vfs.Default
+	}
+	st, err := openStore(cfg.Dir, cfg.FS, cfg.Network, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{cfg: cfg, log: cfg.Logger.With("service", "statechain"), h: cfg.Host, st: st,
+		reject: map[ledger.Hash]bool{}, kick: make(chan peer.ID, 1)}
+	for _, h := range cfg.Reject {
+		s.reject[h] = true
+	}
+	if err := s.load(); err != nil {
+		st.close()
+		return nil, err
+	}
+	if s.h != nil {
+		if s.topic, err = s.h.Join(topicBlocks, s.validate, s.deliver); err != nil {
+			st.close()
+			return nil, err
+		}
+		s.h.Handle(protocolSync, s.serveSync)
+		ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		s.wg.Go(func() { s.syncLoop(ctx) })
+	}
+	return s, nil
+}
+
+// load reads the chain, drops what the operator rejected, replays the rest
+// from block 0 and reads the conflicts.
+func (s *Service) load() error {
+	blocks, err := s.st.blocks()
+	if err != nil {
+		return err
+	}
+	if len(blocks) == 0 {
+		if err := s.st.put(s.cfg.Genesis); err != nil {
+			return err
+		}
+		blocks = []*statechain.Block{s.cfg.Genesis}
+	}
+	if blocks[0].Hash != s.cfg.Genesis.Hash {
+		return fmt.Errorf("govnet: %s holds the state chain of another network or governance keyset (block 0 is %s, the genesis file makes %s)",
+			s.cfg.Dir, blocks[0].Hash, s.cfg.Genesis.Hash)
+	}
+	for i, b := range blocks {
+		if s.reject[b.Hash] {
+			s.log.Warn("dropping rejected state-chain blocks", "from", i, "count", len(blocks)-i, "hash", b.Hash)
+			if err := s.st.truncate(uint64(i)); err != nil {
+				return err
+			}
+			blocks = blocks[:i]
+			break
+		}
+	}
+	state, err := statechain.New(s.cfg.Network, blocks[0])
+	if err != nil {
+		return fmt.Errorf("govnet: block 0: %w", err)
+	}
+	s.blocks, s.keysets, s.state = blocks[:1], []ledger.Keyset{state.Keyset()}, state
+	for _, b := range blocks[1:] {
+		if err := s.append(b, false); err != nil {
+			return fmt.Errorf("govnet: stored block %d no longer applies: %w", b.Index, err)
+		}
+	}
+	if s.conflicts, err = s.st.conflicts(); err != nil {
+		return err
+	}
+	for _, c := range s.conflicts {
+		if !c.Resolved && (s.reject[c.Blocks[0].Hash] || s.reject[c.Blocks[1].Hash]) {
+			c.Resolved = true
+			if err := s.st.putConflict(c); err != nil {
+				return err
+			}
+			s.log.Info("state-chain conflict resolved by the operator", "index", c.Index)
+		}
+	}
+	if c := s.haltedAt(); c != nil {
+		s.log.Error("the state chain is halted: two blocks were signed for one index", "index", c.Index,
+			"held", c.Blocks[0].Hash, "other", c.Blocks[1].Hash)
+	}
+	return nil
+}
+
+// append applies b after the tip and, when persist, stores it synced
+// first. Called with mu held (or before the service runs).
+func (s *Service) append(b *statechain.Block, persist bool) error {
+	n, err := s.state.Apply(b)
+	if err != nil {
+		return err
+	}
+	if persist {
+		if err := s.st.put(b); err != nil {
+			return fmt.Errorf("govnet: store block %d: %w", b.Index, err)
+		}
+	}
+	s.blocks = append(s.blocks, b.Clone())
+	s.keysets = append(s.keysets, n.Keyset())
+	s.state = n
+	return nil
+}
+
+// haltedAt returns the first conflict not resolved, if any. Called with
+// mu held.
+func (s *Service) haltedAt() *Conflict {
+	for _, c := range s.conflicts {
+		if !c.Resolved {
+			return c
+		}
+	}
+	return nil
+}
+
+// Close stops the service and closes its store.
+func (s *Service) Close() error {
+	var err error
+	s.closed.Do(func() {
+		if s.cancel != nil {
+			s.cancel()
+		}
+		s.wg.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		err = s.st.close()
+	})
+	return err
+}
+
+// Submit checks b against the tip, stores it synced and gossips it. A block
+// already held answers its hash and changes nothing. Refusals wrap the
+// rules' errors (statechain.Err...), ErrEarly, ErrRejected or ErrHalted.
+// A block that conflicts with one held is kept as evidence and halts the
+// chain, as one from a peer would.
+func (s *Service) Submit(ctx context.Context, b *statechain.Block) (ledger.Hash, error) {
+	if limit := s.cfg.Now().Add(s.cfg.MaxClockSkew).UnixMilli(); b.Timestamp > limit {
+		return ledger.Hash{}, fmt.Errorf("%w: %d is more than %s ahead", ErrEarly, b.Timestamp, s.cfg.MaxClockSkew)
+	}
+	if h := b.ComputeHash(s.cfg.Network); h != b.Hash {
+		return ledger.Hash{}, fmt.Errorf("%w: block says %s, contents hash to %s", statechain.ErrBadHash, b.Hash, h)
+	}
+	s.mu.Lock()
+	res, err := s.observe(b)
+	s.mu.Unlock()
+	switch res {
+	case known:
+		return b.Hash, nil
+	case added:
+		s.publish(ctx, b)
+		return b.Hash, nil
+	case evidence:
+		s.publish(ctx, b)
+		return ledger.Hash{}, fmt.Errorf("%w: index %d is taken by another block: %w", statechain.ErrStale, b.Index, ErrHalted)
+	case behind:
+		// The client knows blocks this node lacks: pull them now, so
+		// that a retry finds them.
+		if s.h != nil {
+			if peers := s.h.Peers(); len(peers) > 0 {
+				s.syncWith(peers[rand.IntN(len(peers))])
+			}
+		}
+	}
+	return ledger.Hash{}, err
+}
+
+// outcome is what observe did with a block.
+type outcome int
+
+const (
+	refused  outcome = iota // invalid: err says why
+	added                   // applied after the tip
+	known                   // held already
+	evidence                // conflicts with a held block: recorded, the chain halts
+	recorded                // evidence recorded already
+	behind                  // this node lacks what it builds on: sync
+	ignored                 // not wrong, not useful (halted, rejected)
+)
+
+// observe judges b and acts on it: applies it after the tip, or records
+// it as evidence of a conflict. Called with mu held.
+func (s *Service) observe(b *statechain.Block) (outcome, error) {
+	if s.reject[b.Hash] {
+		return ignored, ErrRejected
+	}
+	tip := s.state.Index()
+	switch {
+	case b.Index <= tip && s.blocks[b.Index].Hash == b.Hash:
+		return known, nil
+	case b.Index <= tip:
+		return s.conflict(b)
+	case b.Index > tip+1:
+		return behind, fmt.Errorf("%w: index %d, this node's tip is %d", statechain.ErrGap, b.Index, tip)
+	}
+	if c := s.haltedAt(); c != nil {
+		return ignored, ErrHalted
+	}
+	err := s.append(b, true)
+	switch {
+	case err == nil:
+		s.log.Info("state-chain block applied", "index", b.Index, "operation", b.Operation, "key", b.Key, "hash", b.Hash)
+		return added, nil
+	case errors.Is(err, statechain.ErrWrongPrevious):
+		return behind, err
+	}
+	return refused, err
+}
+
+// conflict judges b, a block for an index this node holds another block
+// at: when b follows the same block and would have been valid there (its
+// shape, hash, time, signatures by a threshold of the keyset in force and
+// its value, as Check judges it against the state before that index), the
+// keyholders signed two blocks for one index, and the node records the
+// evidence and halts. Called with mu held.
+func (s *Service) conflict(b *statechain.Block) (outcome, error) {
+	i := b.Index
+	if i == 0 {
+		return refused, fmt.Errorf("%w: block 0 comes from the genesis file", statechain.ErrStale)
+	}
+	if b.Previous != s.blocks[i-1].Hash {
+		return behind, fmt.Errorf("%w: index %d follows a block this node does not hold", statechain.ErrStale, i)
+	}
+	for _, c := range s.conflicts {
+		if c.Index == i && c.Blocks[1].Hash == b.Hash {
+			return recorded, fmt.Errorf("%w: index %d: %w", statechain.ErrStale, i, ErrHalted)
+		}
+	}
+	before, err := s.stateAt(i - 1)
+	if err != nil {
+		return refused, err
+	}
+	if err := before.Check(b); err != nil {
+		return refused, err
+	}
+	c := &Conflict{Index: i, Blocks: [2]*statechain.Block{s.blocks[i].Clone(), b.Clone()}, DetectedAt: s.cfg.Now().UTC()}
+	if err := s.st.putConflict(c); err != nil {
+		return refused, err
+	}
+	s.conflicts = append(s.conflicts, c)
+	s.log.Error("the keyholders signed two different blocks for one state-chain index: halting governance changes",
+		"index", i, "held", c.Blocks[0].Hash, "other", b.Hash)
+	return evidence, nil
+}
+
+// stateAt replays the chain up to index i (conflicts are rare, and the
+// chain is short). Called with mu held.
+func (s *Service) stateAt(i uint64) (*statechain.State, error) {
+	st, err := statechain.New(s.cfg.Network, s.blocks[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range s.blocks[1 : i+1] {
+		if st, err = st.Apply(b); err != nil {
+			return nil, fmt.Errorf("govnet: replaying block %d: %w", b.Index, err)
+		}
+	}
+	return st, nil
+}
+
+// Tip returns the latest block.
+func (s *Service) Tip() *statechain.Block {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.blocks[len(s.blocks)-1].Clone()
+}
+
+// Block returns the block at index i.
+func (s *Service) Block(i uint64) (*statechain.Block, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= uint64(len(s.blocks)) {
+		return nil, false
+	}
+	return s.blocks[i].Clone(), true
+}
+
+// Range returns the blocks from index from to index to, both included,
+// at most max of them.
+func (s *Service) Range(from, to uint64, max int) []*statechain.Block {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*statechain.Block
+	for i := from; i <= to && i < uint64(len(s.blocks)) && len(out) < max; i++ {
+		out = append(out, s.blocks[i].Clone())
+	}
+	return out
+}
+
+// State returns the state after the tip (a State is never changed).
+func (s *Service) State() *statechain.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Conflicts returns the conflicts recorded, oldest first.
+func (s *Service) Conflicts() []Conflict {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Conflict, len(s.conflicts))
+	for i, c := range s.conflicts {
+		out[i] = *c
+	}
+	return out
+}
+
+// Halted reports whether an unresolved conflict halts the chain.
+func (s *Service) Halted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.haltedAt() != nil
+}
+
+// publish gossips b.
+func (s *Service) publish(ctx context.Context, b *statechain.Block) {
+	if s.topic == nil {
+		return
+	}
+	data, err := b.MarshalBinary()
+	if err != nil {
+		return
+	}
+	if err := s.topic.Publish(ctx, data); err != nil && ctx.Err() == nil {
+		s.log.Debug("publish state-chain block", "err", err)
+	}
+}
+
+// validate is the gossip validator: a block is forwarded when it applies
+// after the tip or is evidence of a conflict (so that every node learns of
+// it); a block this node cannot place yet is ignored and pulled from the
+// sender; an invalid one is rejected.
+func (s *Service) validate(_ context.Context, from peer.ID, data []byte) p2p.Verdict {
+	if from == s.h.ID() {
+		return p2p.Accept
+	}
+	b := new(statechain.Block)
+	if err := b.UnmarshalBinary(data, s.cfg.Network); err != nil {
+		return p2p.Reject
+	}
+	s.mu.Lock()
+	res, _ := s.observe(b)
+	s.mu.Unlock()
+	switch res {
+	case added, evidence:
+		return p2p.Accept
+	case behind:
+		s.syncWith(from)
+		return p2p.Ignore
+	case refused:
+		return p2p.Reject
+	}
+	return p2p.Ignore
+}
+
+func (s *Service) deliver(peer.ID, []byte) {} // validate applied it
+
+// syncWith asks the sync loop to pull from p soon.
+func (s *Service) syncWith(p peer.ID) {
+	select {
+	case s.kick <- p:
+	default:
+	}
+}
+
+// syncLoop pulls from a peer every SyncInterval (every second until the
+// first pull succeeds), and at once from a peer whose block this node
+// could not place.
+func (s *Service) syncLoop(ctx context.Context) {
+	synced := false
+	for {
+		wait := s.cfg.SyncInterval
+		if !synced {
+			wait = time.Second
+		}
+		var p peer.ID
+		select {
+		case <-ctx.Done():
+			return
+		case p = <-s.kick:
+		case <-time.After(wait):
+			peers := s.h.Peers()
+			if len(peers) == 0 {
+				continue
+			}
+			p = peers[rand.IntN(len(peers))]
+		}
+		if err := s.pull(ctx, p); err != nil {
+			if ctx.Err() == nil {
+				s.log.Debug("state-chain pull failed", "peer", p, "err", err)
+			}
+			continue
+		}
+		synced = true
+	}
+}
