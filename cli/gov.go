@@ -128,6 +128,9 @@ func readProposal(path string) (*proposal, error) {
 	if h := p.Block.ComputeHash(p.Network); h != p.Block.Hash {
 		return nil, fmt.Errorf("%s: the block's contents hash to %s, not to the %s it says: it was changed after it was made; do not sign or submit it", path, h, p.Block.Hash)
 	}
+	if err := statechain.CheckAlone(p.Block, p.Network); err != nil {
+		return nil, fmt.Errorf("%s: no node would take this block: %w", path, err)
+	}
 	return &p, nil
 }
 
@@ -226,10 +229,14 @@ Keys of your own start with "x." and take any JSON value.`,
 	if !json.Valid([]byte(value)) {
 		return usageErr("VALUE %q is not JSON; quote a string as '\"%s\"'", value, value)
 	}
-	if err := statechain.CheckValue(key, value); err != nil {
+	canonical, err := statechain.CanonicalValue(key, value)
+	if err != nil {
 		return usageErr("%v", err)
 	}
-	return propose(ctx, e, cf, *out, statechain.OpSet, key, value)
+	if canonical != value {
+		fmt.Fprintf(e.stderr, "the value in its canonical form, the one every node reads alike: %s\n", canonical)
+	}
+	return propose(ctx, e, cf, *out, statechain.OpSet, key, canonical)
 }
 
 func paramList() string {
@@ -302,11 +309,16 @@ gov set; the new keyset signs every block after it.`,
 }
 
 func runGovSign(ctx context.Context, e *env, args []string) error {
+	var yes *bool
 	f, cf, err := govFlags(e, "sign", "gov sign FILE [flags]", `
-Adds the signature of --key to the proposal in FILE, after checking that
-the block's contents hash to the hash it says. It needs no node: a
-keyholder may sign on a machine that is offline. The file is rewritten.`,
-		"  lattice gov sign gov-proposal-4.json --key alice.json\n", args, 1, "FILE", nil)
+Adds the signature of --key to the proposal in FILE. It first checks what
+it can without a node (the block's contents hash to the hash it says, its
+value is one its key accepts, in canonical form) and shows the network,
+the index, the block it follows and the change; on a terminal it asks
+before signing, elsewhere it needs --yes. It needs no node: a keyholder
+may sign on a machine that is offline. The file is rewritten.`,
+		"  lattice gov sign gov-proposal-4.json --key alice.json\n  lattice gov sign gov-proposal-4.json --key alice.json --yes\n", args, 1, "FILE",
+		func(f *flags) { yes = f.Bool("yes", false, "sign without asking") })
 	if err != nil {
 		return err
 	}
@@ -319,22 +331,39 @@ keyholder may sign on a machine that is offline. The file is rewritten.`,
 	if err != nil {
 		return err
 	}
-	already := false
-	for _, s := range p.Block.Signatures {
-		already = already || s.PublicKey == k.Address()
+	b := p.Block
+	fmt.Fprintf(e.stderr, "network   %s (the ledger's genesis block)\nindex     %d, after block %s\ntimestamp %d\nchange    %s\n",
+		p.Network, b.Index, b.Previous, b.Timestamp, describe(b))
+	for _, sg := range b.Signatures {
+		fmt.Fprintf(e.stderr, "signed by %s\n", sg.PublicKey)
 	}
-	p.Block.Sign(k.Private())
+	if !*yes {
+		if !isTTY(os.Stdin) {
+			return usageErr("gov sign asks before it signs: read the change above, then add --yes")
+		}
+		fmt.Fprintf(e.stderr, "Sign this change with %s? [y/N] ", k.Address())
+		var answer string
+		fmt.Fscanln(os.Stdin, &answer)
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			return errors.New("not signed")
+		}
+	}
+	already := false
+	for _, sg := range b.Signatures {
+		already = already || sg.PublicKey == k.Address()
+	}
+	b.Sign(k.Private())
 	if err := writeFileAtomic(path, p, 0o644); err != nil {
 		return err
 	}
 	if *cf.json {
-		return printJSON(e.stdout, map[string]any{"proposal": path, "index": p.Block.Index, "hash": p.Block.Hash, "signatures": len(p.Block.Signatures)})
+		return printJSON(e.stdout, map[string]any{"proposal": path, "index": b.Index, "hash": b.Hash, "signatures": len(b.Signatures)})
 	}
 	verb := "signed"
 	if already {
 		verb = "already signed by this key:"
 	}
-	fmt.Fprintf(e.stdout, "%s state chain index %d (%s); %d signatures now\n", verb, p.Block.Index, describe(p.Block), len(p.Block.Signatures))
+	fmt.Fprintf(e.stdout, "%s state chain index %d (%s); %d signatures now\n", verb, b.Index, describe(b), len(b.Signatures))
 	return nil
 }
 
@@ -351,6 +380,22 @@ against the state chain's tip and the keyset and spreads it to every node.`,
 		return err
 	}
 	c := nodeclient.New(*cf.node, nil)
+	ks, err := c.StateKeyset(ctx)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	// A signature by a key outside the keyset would spoil the block:
+	// signatures are not part of its hash, so leaving one out changes
+	// nothing else.
+	kept := p.Block.Signatures[:0]
+	for _, sg := range p.Block.Signatures {
+		if ks.Contains(sg.PublicKey) {
+			kept = append(kept, sg)
+		} else {
+			fmt.Fprintf(e.stderr, "leaving out the signature of %s, not a member of the governance keyset\n", sg.PublicKey)
+		}
+	}
+	p.Block.Signatures = kept
 	h, err := c.SubmitState(ctx, p.Block)
 	if err != nil {
 		return unreachable(*cf.node, err)

@@ -55,6 +55,11 @@ func TestGovCommands(t *testing.T) {
 	wantFail(t, tn.as(g, "gov set", "lease.stake_ratio", "abc"), 2, "not JSON")
 	wantFail(t, tn.as(g, "gov set", "lease.price", "1"), 2, "not a parameter")
 	wantFail(t, tn.as(g, "gov set", "lease.accept_timeout_ms", "5"), 2, "1000 to 604800000")
+	// A value in another form is written in its canonical one.
+	r = tn.mustAs(g, "gov set", "lease.prices", `{ "disk_gb": "2", "vcpu": "7", "memory_mb": "1" }`)
+	if !strings.Contains(r.stderr, `{"vcpu":"7","memory_mb":"1","disk_gb":"2"}`) {
+		t.Fatalf("gov set did not say the canonical form: %+v", r)
+	}
 	wantFail(t, tn.as(g, "gov show", "stray"), 2, "stray")
 
 	tn.mustAs(g, "gov keyset", "--keys", tn.genesis.Address().String()+","+aliceAddr, "--threshold", "2")
@@ -76,14 +81,24 @@ func TestGovCommands(t *testing.T) {
 	data, _ := os.ReadFile(file)
 	tampered := filepath.Join(dir, "tampered.json")
 	os.WriteFile(tampered, []byte(strings.Replace(string(data), `hello`, `HELLO`, 1)), 0o644)
-	wantFail(t, run(t, "gov", "sign", tampered, "--key", alice), 1, "changed after it was made")
+	wantFail(t, run(t, "gov", "sign", tampered, "--key", alice, "--yes"), 1, "changed after it was made")
 
+	// Alice reads what she would sign; without a terminal she must say yes.
+	r = run(t, "gov", "sign", file, "--key", alice)
+	wantFail(t, r, 2, "add --yes")
+	if !strings.Contains(r.stderr, `set x.motd = "hello"`) || !strings.Contains(r.stderr, "index     4") {
+		t.Fatalf("gov sign did not show the change first:\n%s", r.stderr)
+	}
 	// Alice signs offline: no node at all.
-	if out := ok(t, run(t, "gov", "sign", file, "--key", alice, "--node", deadURL(t))).stdout; !strings.Contains(out, "2 signatures now") {
+	if out := ok(t, run(t, "gov", "sign", file, "--key", alice, "--yes", "--node", deadURL(t))).stdout; !strings.Contains(out, "2 signatures now") {
 		t.Fatalf("gov sign: %s", out)
 	}
-	if out := tn.mustAs(g, "gov submit", file).stdout; !strings.Contains(out, "state chain index 3: set x.motd") {
-		t.Fatalf("gov submit: %s", out)
+	// A stranger's signature is left out at submission, not fatal.
+	stranger, _ := tn.newKey("stranger")
+	ok(t, run(t, "gov", "sign", file, "--key", stranger, "--yes"))
+	r = tn.mustAs(g, "gov submit", file)
+	if !strings.Contains(r.stdout, "state chain index 4: set x.motd") || !strings.Contains(r.stderr, "not a member of the governance keyset") {
+		t.Fatalf("gov submit: %+v", r)
 	}
 	tn.mustAs(g, "gov submit", file) // a block held already answers its hash again
 	if out := tn.mustAs(g, "gov get", "x.motd").stdout; out != "\"hello\"\n" {
@@ -103,11 +118,10 @@ func TestGovCommands(t *testing.T) {
 		Conflicts []any          `json:"conflicts"`
 	}
 	decode(t, tn.mustAs(g, "gov show", "--json"), &shown)
-	if shown.Tip.Index != 3 || shown.Keyset.Threshold != 2 || shown.KV["x.motd"] != "hello" || len(shown.Conflicts) != 0 {
+	if shown.Tip.Index != 4 || shown.Keyset.Threshold != 2 || shown.KV["x.motd"] != "hello" || len(shown.Conflicts) != 0 {
 		t.Fatalf("gov show --json: %+v", shown)
 	}
 	// Without the keyholder's key the proposal carries no signature.
-	stranger, _ := tn.newKey("stranger")
 	r = tn.as(stranger, "gov delete", "x.motd", "--out", filepath.Join(dir, "delete.json"))
 	if r.code != 0 || !strings.Contains(r.stderr, "not in the governance keyset") || !strings.Contains(r.stdout, "0 of the 2 signatures") {
 		t.Fatalf("a stranger's proposal: %+v", r)

@@ -1,10 +1,12 @@
 package statechain
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/latticenet/lattice/ledger"
 )
@@ -78,14 +80,15 @@ type Param struct {
 	Key     string
 	Default string // the value in force while the key is not set
 	Doc     string
-	parse   func(v string, p *Params) error
+	// parse reads a value into p and returns its canonical form.
+	parse func(v string, p *Params) (string, error)
 }
 
 // Parameters lists the parameter keys, as docs/protocol.md does.
 var Parameters = []Param{
-	{KeyTimekeepers, `{"keys":[],"threshold":0,"precision_ms":5000}`,
-		"the timekeeper committee: keys (1 to 64 distinct addresses), threshold (attestations a block needs, " +
-			"more than half of the keys; 0 or absent: 2f+1 of 3f+1), precision_ms (how far apart attested times may be, 1 to 600000; default 5000). " +
+	{KeyTimekeepers, `{"keys":[]}`,
+		"the timekeeper committee: keys (0 to 64 distinct addresses; none: no committee), threshold (attestations a block needs, " +
+			"more than half of the keys; absent: 2f+1 of 3f+1), precision_ms (how far apart attested times may be, 1 to 600000; absent: 5000). " +
 			"No committee by default: leases cannot be accepted until governance names one",
 		parseTimekeepers},
 	{KeyLeasePrices, `{"vcpu":"100","memory_mb":"1","disk_gb":"1"}`,
@@ -108,29 +111,53 @@ func param(key string) (Param, bool) {
 	return Param{}, false
 }
 
-// CheckValue reports whether value may be set at key: a parameter's value
-// must parse and be in range; a key under UserPrefix takes any JSON value;
-// any other key is refused, so that a mistyped parameter is never set and
-// silently ignored.
-func CheckValue(key, value string) error {
+// CanonicalValue returns the one form in which value may be set at key,
+// or why it cannot be set there: a parameter's value must parse and be
+// in range, and its canonical form is what the node writes back (fields in
+// the documented order, no spaces, numbers without leading zeros); a key
+// under UserPrefix takes any JSON value, compacted; any other key is
+// refused, so that a mistyped parameter is never set and silently ignored.
+// Every value must be valid UTF-8 and JSON.
+func CanonicalValue(key, value string) (string, error) {
 	if err := CheckKey(key); err != nil {
-		return err
+		return "", err
 	}
 	// Every value is JSON, whatever its key: GET /statechain/kv serves it
 	// as JSON, and a parser's leniency ("+1", "01") must not reach the chain.
-	if !json.Valid([]byte(value)) {
-		return fmt.Errorf("%w: %s: the value must be JSON", ErrInvalidValue, key)
+	if !utf8.ValidString(value) || !json.Valid([]byte(value)) {
+		return "", fmt.Errorf("%w: %s: the value must be JSON (in UTF-8)", ErrInvalidValue, key)
 	}
 	if strings.HasPrefix(key, UserPrefix) {
-		return nil
+		var b bytes.Buffer
+		if err := json.Compact(&b, []byte(value)); err != nil {
+			return "", fmt.Errorf("%w: %s: %v", ErrInvalidValue, key, err)
+		}
+		return b.String(), nil
 	}
 	p, ok := param(key)
 	if !ok {
-		return fmt.Errorf("%w: %q is not a parameter (%s); keys of your own start with %q", ErrInvalidValue, key, paramKeys(), UserPrefix)
+		return "", fmt.Errorf("%w: %q is not a parameter (%s); keys of your own start with %q", ErrInvalidValue, key, paramKeys(), UserPrefix)
 	}
 	var scratch Params
-	if err := p.parse(value, &scratch); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrInvalidValue, key, err)
+	c, err := p.parse(value, &scratch)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrInvalidValue, key, err)
+	}
+	return c, nil
+}
+
+// CheckValue reports whether value may be set at key: it must be its
+// canonical form (CanonicalValue), so that every implementation reads
+// one value one way (a JSON object with a key twice, or a key in other
+// case, would read differently in different parsers) and what keyholders
+// read is what the node applies.
+func CheckValue(key, value string) error {
+	c, err := CanonicalValue(key, value)
+	if err != nil {
+		return err
+	}
+	if c != value {
+		return fmt.Errorf("%w: %s: not in canonical form; write it as %s", ErrInvalidValue, key, c)
 	}
 	return nil
 }
@@ -147,8 +174,8 @@ func paramKeys() string {
 func Defaults() Params {
 	var p Params
 	for _, d := range Parameters {
-		if err := d.parse(d.Default, &p); err != nil {
-			panic("statechain: default of " + d.Key + ": " + err.Error())
+		if c, err := d.parse(d.Default, &p); err != nil || c != d.Default {
+			panic(fmt.Sprintf("statechain: default of %s is not canonical (%q): %v", d.Key, c, err))
 		}
 	}
 	return p
@@ -163,7 +190,7 @@ func (s *State) Params() (Params, error) {
 			if err := CheckValue(d.Key, e.Value); err != nil {
 				return p, err
 			}
-			if err := d.parse(e.Value, &p); err != nil {
+			if _, err := d.parse(e.Value, &p); err != nil {
 				return p, fmt.Errorf("%w: %s: %v", ErrInvalidValue, d.Key, err)
 			}
 		}
@@ -171,19 +198,26 @@ func (s *State) Params() (Params, error) {
 	return p, nil
 }
 
-func parseTimekeepers(v string, p *Params) error {
+func parseTimekeepers(v string, p *Params) (string, error) {
 	var t Timekeepers
 	if err := strictJSON(v, &t); err != nil {
-		return err
+		return "", err
+	}
+	if t.Keys == nil {
+		return "", fmt.Errorf("keys is required ([] names no committee)")
+	}
+	canonical, err := json.Marshal(t)
+	if err != nil {
+		return "", err
 	}
 	n := len(t.Keys)
 	if n > MaxTimekeepers {
-		return fmt.Errorf("%d keys, more than %d", n, MaxTimekeepers)
+		return "", fmt.Errorf("%d keys, more than %d", n, MaxTimekeepers)
 	}
 	seen := map[ledger.Address]bool{}
 	for i, k := range t.Keys {
 		if k.IsZero() || seen[k] {
-			return fmt.Errorf("key %d is zero or named twice", i)
+			return "", fmt.Errorf("key %d is zero or named twice", i)
 		}
 		seen[k] = true
 	}
@@ -195,17 +229,19 @@ func parseTimekeepers(v string, p *Params) error {
 	}
 	switch {
 	case n == 0 && t.Threshold != 0:
-		return fmt.Errorf("a threshold needs keys")
+		return "", fmt.Errorf("a threshold needs keys")
 	case n > 0 && (t.Threshold <= n/2 || t.Threshold > n):
-		return fmt.Errorf("threshold %d: must be more than half of the %d keys and at most all of them", t.Threshold, n)
+		return "", fmt.Errorf("threshold %d: must be more than half of the %d keys and at most all of them", t.Threshold, n)
+	case t.Threshold < 0:
+		return "", fmt.Errorf("threshold %d is negative", t.Threshold)
 	case t.PrecisionMS < 1 || t.PrecisionMS > 600000:
-		return fmt.Errorf("precision_ms %d: must be 1 to 600000", t.PrecisionMS)
+		return "", fmt.Errorf("precision_ms %d: must be 1 to 600000", t.PrecisionMS)
 	}
 	p.Timekeepers = t
-	return nil
+	return string(canonical), nil
 }
 
-func parsePrices(v string, p *Params) error {
+func parsePrices(v string, p *Params) (string, error) {
 	// Every field is required: a missing price must not read as free.
 	var raw struct {
 		VCPU     *ledger.Amount `json:"vcpu"`
@@ -213,25 +249,26 @@ func parsePrices(v string, p *Params) error {
 		DiskGB   *ledger.Amount `json:"disk_gb"`
 	}
 	if err := strictJSON(v, &raw); err != nil {
-		return err
+		return "", err
 	}
 	if raw.VCPU == nil || raw.MemoryMB == nil || raw.DiskGB == nil {
-		return fmt.Errorf("vcpu, memory_mb and disk_gb are all required")
+		return "", fmt.Errorf("vcpu, memory_mb and disk_gb are all required")
 	}
 	p.Prices = Prices{VCPU: *raw.VCPU, MemoryMB: *raw.MemoryMB, DiskGB: *raw.DiskGB}
-	return nil
+	canonical, err := json.Marshal(p.Prices)
+	return string(canonical), err
 }
 
-func parseStakeRatio(v string, p *Params) error {
-	r, err := ParseRatio(strings.TrimSpace(v))
+func parseStakeRatio(v string, p *Params) (string, error) {
+	r, err := ParseRatio(v)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if r > 100*RatioScale {
-		return fmt.Errorf("%s: at most 100", r)
+		return "", fmt.Errorf("%s: at most 100", r)
 	}
 	p.StakeRatio = r
-	return nil
+	return r.String(), nil
 }
 
 // ParseRatio parses a decimal with at most four decimal places ("0.5",
@@ -248,11 +285,11 @@ func ParseRatio(s string) (Ratio, error) {
 	return Ratio(w*RatioScale + f), nil
 }
 
-func parseAcceptTimeout(v string, p *Params) error {
-	ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+func parseAcceptTimeout(v string, p *Params) (string, error) {
+	ms, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || ms < 1000 || ms > 604800000 {
-		return fmt.Errorf("%q: an integer number of milliseconds from 1000 to 604800000", v)
+		return "", fmt.Errorf("%q: an integer number of milliseconds from 1000 to 604800000", v)
 	}
 	p.AcceptTimeoutMS = ms
-	return nil
+	return strconv.FormatInt(ms, 10), nil
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/latticenet/lattice/ledger"
 )
@@ -50,6 +51,8 @@ func (b *Block) checkShape() error {
 		return fmt.Errorf("%w: a %s block needs a value", ErrMalformed, b.Operation)
 	case len(b.Value) > MaxValueBytes:
 		return fmt.Errorf("%w: value is %d bytes, more than %d", ErrMalformed, len(b.Value), MaxValueBytes)
+	case !utf8.ValidString(b.Value):
+		return fmt.Errorf("%w: value is not valid UTF-8", ErrMalformed)
 	case b.Timestamp <= 0:
 		return fmt.Errorf("%w: timestamp %d is not a positive Unix time in milliseconds", ErrMalformed, b.Timestamp)
 	case len(b.Signatures) > MaxSignatures:
@@ -110,6 +113,9 @@ func ParseKeyset(v string) (ledger.Keyset, error) {
 	}
 	if err := k.Validate(); err != nil {
 		return k, fmt.Errorf("%w: %v", ErrInvalidValue, err)
+	}
+	if c := KeysetValue(k); c != v {
+		return k, fmt.Errorf("%w: keyset not in canonical form; write it as %s", ErrInvalidValue, c)
 	}
 	return k, nil
 }
@@ -243,4 +249,24 @@ func (s *State) next(b *Block) (*State, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// CheckAlone checks what can be checked of a block without the chain: its
+// shape, its hash on network, and that its value is one its operation and
+// key accept, in canonical form. A keyholder signing offline runs it.
+func CheckAlone(b *Block, network ledger.Hash) error {
+	if err := b.checkShape(); err != nil {
+		return err
+	}
+	if h := b.ComputeHash(network); h != b.Hash {
+		return fmt.Errorf("%w: block says %s, contents hash to %s", ErrBadHash, b.Hash, h)
+	}
+	switch b.Operation {
+	case OpSet:
+		return CheckValue(b.Key, b.Value)
+	case OpUpdateKeyset:
+		_, err := ParseKeyset(b.Value)
+		return err
+	}
+	return nil
 }

@@ -201,9 +201,10 @@ func mustParams(t *testing.T, s *statechain.State) statechain.Params {
 	return p
 }
 
-// TestValuesAreJSON: values a lenient parser would take, but that are
-// not JSON, are refused for every key.
-func TestValuesAreJSON(t *testing.T) {
+// TestValuesAreCanonical: values that are not JSON, or not in their one
+// canonical form, are refused for every key, and CanonicalValue says the
+// form to write.
+func TestValuesAreCanonical(t *testing.T) {
 	for _, c := range []struct{ key, value string }{
 		{statechain.KeyAcceptTimeout, "+60000"},
 		{statechain.KeyAcceptTimeout, "060000"},
@@ -212,9 +213,46 @@ func TestValuesAreJSON(t *testing.T) {
 		{statechain.KeyLeasePrices, `{"vcpu":"1","memory_mb":"1","disk_gb":"1"}]`},
 		{statechain.KeyTimekeepers, `{"keys":[]}}`},
 		{"x.a", `{"a":1} x`},
+		{"x.a", "\"\xff\""},
+		// Not canonical: what one parser reads one way, another reads
+		// another (a key twice, a key in other case), or spaces.
+		{statechain.KeyLeasePrices, `{"vcpu":"1","memory_mb":"1","disk_gb":"1","VCPU":"999"}`},
+		{statechain.KeyLeasePrices, `{"vcpu":"1","memory_mb":"1","disk_gb":"1","vcpu":"999"}`},
+		{statechain.KeyLeasePrices, `{"memory_mb":"1","vcpu":"1","disk_gb":"1"}`},
+		{statechain.KeyLeasePrices, `{"vcpu":"01","memory_mb":"1","disk_gb":"1"}`},
+		{statechain.KeyLeasePrices, `{"vcpu": "1","memory_mb":"1","disk_gb":"1"}`},
+		{statechain.KeyStakeRatio, "0.50"},
+		{statechain.KeyStakeRatio, "1.0"},
+		{statechain.KeyStakeRatio, " 0.5"},
+		{statechain.KeyTimekeepers, `{"keys":null}`},
+		{"x.a", `{"a": 1}`},
 	} {
 		if err := statechain.CheckValue(c.key, c.value); !errors.Is(err, statechain.ErrInvalidValue) {
 			t.Errorf("%s = %q: %v, want invalid", c.key, c.value, err)
 		}
+	}
+}
+
+func TestCanonicalValue(t *testing.T) {
+	for _, c := range []struct{ key, in, want string }{
+		{statechain.KeyLeasePrices, `{ "disk_gb":"3", "vcpu":"1", "memory_mb":"2" }`, `{"vcpu":"1","memory_mb":"2","disk_gb":"3"}`},
+		{statechain.KeyStakeRatio, "0.50", "0.5"},
+		{statechain.KeyStakeRatio, "2.0000", "2"},
+		{statechain.KeyTimekeepers, `{"precision_ms":100,"keys":[]}`, `{"keys":[],"precision_ms":100}`},
+		{"x.note", "{ \"a\" : [1, 2] }", `{"a":[1,2]}`},
+	} {
+		got, err := statechain.CanonicalValue(c.key, c.in)
+		if err != nil || got != c.want {
+			t.Errorf("CanonicalValue(%s, %s) = %s, %v; want %s", c.key, c.in, got, err, c.want)
+		}
+		if err := statechain.CheckValue(c.key, c.want); err != nil {
+			t.Errorf("the canonical form %s is refused: %v", c.want, err)
+		}
+	}
+	// A keyset whose threshold is given twice (the last would win in Go).
+	s, ks := chain(t)
+	smuggled := `{"keys":["` + addr(ks[0]).String() + `","` + addr(ks[1]).String() + `","` + addr(ks[2]).String() + `"],"threshold":3,"threshold":1}`
+	if _, err := s.Apply(next(s, statechain.OpUpdateKeyset, "", smuggled, 2000, ks...)); !errors.Is(err, statechain.ErrInvalidValue) {
+		t.Fatalf("a keyset with its threshold twice: %v", err)
 	}
 }

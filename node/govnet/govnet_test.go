@@ -150,21 +150,49 @@ func TestConflictHaltsUntilRejected(t *testing.T) {
 	s.Close()
 
 	// The operator drops the block it holds: the chain rewinds and takes
-	// the other side.
+	// the other side, from its own evidence.
 	s = g.start(t, "sc", fs, a.Hash)
-	if s.Halted() || s.Tip().Index != 0 || !s.Conflicts()[0].Resolved {
-		t.Fatalf("after rejecting a: halted %v, tip %d", s.Halted(), s.Tip().Index)
+	if s.Halted() || s.Tip().Hash != b.Hash || !s.Conflicts()[0].Resolved {
+		t.Fatalf("after rejecting a: halted %v, tip %d %s", s.Halted(), s.Tip().Index, s.Tip().Hash)
 	}
 	if _, err := s.Submit(ctx, a); !errors.Is(err, govnet.ErrRejected) {
 		t.Fatalf("a rejected block came back: %v", err)
 	}
-	if _, err := s.Submit(ctx, b); err != nil {
+	if h, err := s.Submit(ctx, b); err != nil || h != b.Hash {
 		t.Fatalf("the side kept: %v", err)
 	}
 	if _, err := s.Submit(ctx, g.block(b, statechain.OpSet, "x.more", "1", 0, 2)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
+
+	// The rejection outlives the flag.
+	s = g.start(t, "sc", fs)
+	if _, err := s.Submit(ctx, a); !errors.Is(err, govnet.ErrRejected) || s.Tip().Index != 2 || s.Halted() {
+		t.Fatalf("after a restart without the flag: %v, tip %d", err, s.Tip().Index)
+	}
+	s.Close()
+	// Block 0 is the genesis file's: never rejected, and nothing changes.
+	if _, err := govnet.Start(ctx, govnet.Config{Dir: "sc", FS: fs, Network: g.network, Genesis: g.genesis, Reject: []ledger.Hash{g.genesis.Hash}}); err == nil {
+		t.Fatal("block 0 was rejected")
+	}
+	s = g.start(t, "sc", fs, ledger.Hash{1, 2, 3}) // in no conflict: a warning
+	if s.Tip().Index != 2 {
+		t.Fatalf("tip %d after rejecting an unknown hash", s.Tip().Index)
+	}
+	s.Close()
+}
+
+// TestClosedIgnores: a block that reaches a closed service (gossip keeps
+// delivering until the host closes, after the modules) is refused, not a
+// crash.
+func TestClosedIgnores(t *testing.T) {
+	g := newGov()
+	s := g.start(t, "sc", vfs.NewMem())
+	s.Close()
+	if _, err := s.Submit(context.Background(), g.block(g.genesis, statechain.OpSet, "x.a", "1", 0, 1)); !errors.Is(err, govnet.ErrClosed) {
+		t.Fatalf("Submit after Close: %v", err)
+	}
 }
 
 func TestStartRefusesAnotherChain(t *testing.T) {

@@ -3,9 +3,10 @@ package govnet_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node/govnet"
@@ -87,31 +88,91 @@ func TestChainSpreads(t *testing.T) {
 	}
 }
 
-// TestConflictHaltsEverywhere: the keyholders sign two blocks for index 1
-// and submit them at two nodes at once. Every node, whichever block it
-// took first, learns of the other and halts; none takes a further change.
+// TestConflictHaltsEverywhere: every node holds block 1; then the
+// keyholders sign another block 1 and submit it at one node. Every node
+// learns of it and halts; none takes a further change. A node started
+// afterwards copies block 1 from peers that all hold the same one: only
+// the evidence they serve tells it, and it halts too.
 func TestConflictHaltsEverywhere(t *testing.T) {
 	c, keys := cluster(t)
 	ctx := context.Background()
 	g0 := c.Nodes[0].Gov.Tip()
 	a := signed(c, g0, statechain.OpSet, "x.side", `"a"`, keys[0], keys[1])
 	b := signed(c, g0, statechain.OpSet, "x.side", `"b"`, keys[1], keys[2])
-	var wg sync.WaitGroup
-	wg.Go(func() { c.Nodes[0].Gov.Submit(ctx, a) })
-	wg.Go(func() { c.Nodes[2].Gov.Submit(ctx, b) })
-	wg.Wait()
-	c.WaitFor("every node halted", 30*time.Second, func(i int) bool {
+	if _, err := c.Nodes[0].Gov.Submit(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitFor("block 1 everywhere", 20*time.Second, func(i int) bool { return c.Nodes[i].Gov.Tip().Hash == a.Hash })
+	if _, err := c.Nodes[2].Gov.Submit(ctx, b); !errors.Is(err, govnet.ErrHalted) {
+		t.Fatalf("the conflicting block: %v", err)
+	}
+	halted := func(i int) bool {
 		cs := c.Nodes[i].Gov.Conflicts()
 		return c.Nodes[i].Gov.Halted() && len(cs) == 1 && cs[0].Index == 1
-	})
+	}
+	c.WaitFor("every node halted", 30*time.Second, halted)
 	for _, nd := range c.Nodes {
-		held := nd.Gov.Tip()
-		if held.Index != 1 || (held.Hash != a.Hash && held.Hash != b.Hash) {
+		if held := nd.Gov.Tip(); held.Hash != a.Hash {
 			t.Fatalf("node %d holds %d %s", nd.Index, held.Index, held.Hash)
 		}
-		next := signed(c, held, statechain.OpSet, "x.more", "1", keys[0], keys[1])
+		next := signed(c, a, statechain.OpSet, "x.more", "1", keys[0], keys[1])
 		if _, err := nd.Gov.Submit(ctx, next); !errors.Is(err, govnet.ErrHalted) {
 			t.Fatalf("node %d took a change while halted: %v", nd.Index, err)
 		}
+	}
+	late := c.StartNode(t.TempDir(), nil)
+	c.Nodes = append(c.Nodes, late)
+	c.WaitFor("the late node halted", 30*time.Second, halted)
+}
+
+// TestPartitionedConflictHalts: node 2 is cut off; the keyholders sign
+// block 1 twice, one submitted on each side. When the link comes back the
+// two sides hold chains of equal length that differ: sync must find it,
+// and every node halts. A node started afterwards, from nothing, halts
+// too, whichever side it copies.
+func TestPartitionedConflictHalts(t *testing.T) {
+	c, keys := cluster(t)
+	ctx := context.Background()
+	ids := func(is ...int) (out []peer.ID) {
+		for _, i := range is {
+			out = append(out, c.Nodes[i].Host.ID())
+		}
+		return out
+	}
+	c.Nodes[2].Host.Isolate(ids(0, 1)...)
+	c.Nodes[0].Host.Isolate(ids(2)...)
+	c.Nodes[1].Host.Isolate(ids(2)...)
+	g0 := c.Nodes[0].Gov.Tip()
+	a := signed(c, g0, statechain.OpSet, "x.side", `"a"`, keys[0], keys[1])
+	b := signed(c, g0, statechain.OpSet, "x.side", `"b"`, keys[1], keys[2])
+	if _, err := c.Nodes[0].Gov.Submit(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Nodes[2].Gov.Submit(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitFor("each side holds its block", 20*time.Second, func(i int) bool {
+		want := a.Hash
+		if i == 2 {
+			want = b.Hash
+		}
+		return c.Nodes[i].Gov.Tip().Hash == want
+	})
+	for _, nd := range c.Nodes {
+		if nd.Gov.Halted() {
+			t.Fatalf("node %d halted before the link came back", nd.Index)
+		}
+	}
+	for _, nd := range c.Nodes {
+		nd.Host.Heal()
+	}
+	halted := func(i int) bool { return c.Nodes[i].Gov.Halted() }
+	c.WaitFor("every node halted after the heal", 30*time.Second, halted)
+
+	late := c.StartNode(t.TempDir(), nil)
+	c.Nodes = append(c.Nodes, late)
+	c.WaitFor("the late node halted", 30*time.Second, halted)
+	if tip := late.Gov.Tip(); tip.Index != 1 {
+		t.Fatalf("the late node holds index %d", tip.Index)
 	}
 }

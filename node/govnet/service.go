@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -41,6 +42,8 @@ var (
 	ErrEarly = errors.New("timestamp is ahead of this node's clock")
 	// ErrRejected: the operator rejected this block (Config.Reject).
 	ErrRejected = errors.New("this block was rejected by the node's operator")
+	// ErrClosed: the service is closed.
+	ErrClosed = errors.New("govnet: the state chain service is closed")
 )
 
 // Config configures a Service. Zero values take the defaults.
@@ -85,11 +88,13 @@ type Service struct {
 	state     *statechain.State
 	conflicts []*Conflict
 	reject    map[ledger.Hash]bool
+	closing   bool // set under mu by Close: the store takes no more writes
 
-	kick   chan peer.ID
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	closed sync.Once
+	kick        chan peer.ID
+	warnForeign sync.Once
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
+	closed      sync.Once
 }
 
 // Start opens the store, checks and replays the chain it holds, joins the
@@ -135,9 +140,23 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// load reads the chain, drops what the operator rejected, replays the rest
-// from block 0 and reads the conflicts.
+// load reads the chain, records and drops what the operator rejected,
+// replays the rest from block 0, reads the conflicts, and takes the block
+// a resolution kept from the node's own evidence.
 func (s *Service) load() error {
+	if s.reject[s.cfg.Genesis.Hash] {
+		return fmt.Errorf("govnet: --statechain-reject names block 0 (%s), which comes from the genesis file and cannot be rejected", s.cfg.Genesis.Hash)
+	}
+	if err := s.st.putRejects(s.cfg.Reject); err != nil {
+		return err
+	}
+	stored, err := s.st.rejects()
+	if err != nil {
+		return err
+	}
+	for _, h := range stored {
+		s.reject[h] = true
+	}
 	blocks, err := s.st.blocks()
 	if err != nil {
 		return err
@@ -175,13 +194,34 @@ func (s *Service) load() error {
 	if s.conflicts, err = s.st.conflicts(); err != nil {
 		return err
 	}
+	slices.SortStableFunc(s.conflicts, func(a, b *Conflict) int { return a.DetectedAt.Compare(b.DetectedAt) })
+	named := map[ledger.Hash]bool{}
 	for _, c := range s.conflicts {
+		named[c.Blocks[0].Hash], named[c.Blocks[1].Hash] = true, true
 		if !c.Resolved && (s.reject[c.Blocks[0].Hash] || s.reject[c.Blocks[1].Hash]) {
 			c.Resolved = true
 			if err := s.st.putConflict(c); err != nil {
 				return err
 			}
 			s.log.Info("state-chain conflict resolved by the operator", "index", c.Index)
+		}
+	}
+	for _, h := range s.cfg.Reject {
+		if !named[h] {
+			s.log.Warn("--statechain-reject names a block that is in no conflict this node recorded; it will never be accepted", "hash", h)
+		}
+	}
+	// A resolution may leave the kept block only in the evidence (every
+	// node held the other): take it from there.
+	for progressed := true; progressed; {
+		progressed = false
+		for _, c := range s.conflicts {
+			for _, b := range c.Blocks {
+				if c.Resolved && !s.reject[b.Hash] && b.Index == s.state.Index()+1 && s.append(b, true) == nil {
+					s.log.Info("state-chain block kept by the resolution applied from the evidence", "index", b.Index, "hash", b.Hash)
+					progressed = true
+				}
+			}
 		}
 	}
 	if c := s.haltedAt(); c != nil {
@@ -230,6 +270,9 @@ func (s *Service) Close() error {
 		s.wg.Wait()
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		// Gossip may still deliver until the host closes, after the
+		// modules: from here on observe ignores it.
+		s.closing = true
 		err = s.st.close()
 	})
 	return err
@@ -287,6 +330,9 @@ const (
 // observe judges b and acts on it: applies it after the tip, or records
 // it as evidence of a conflict. Called with mu held.
 func (s *Service) observe(b *statechain.Block) (outcome, error) {
+	if s.closing {
+		return ignored, ErrClosed
+	}
 	if s.reject[b.Hash] {
 		return ignored, ErrRejected
 	}
@@ -328,9 +374,17 @@ func (s *Service) conflict(b *statechain.Block) (outcome, error) {
 		return behind, fmt.Errorf("%w: index %d follows a block this node does not hold", statechain.ErrStale, i)
 	}
 	for _, c := range s.conflicts {
-		if c.Index == i && c.Blocks[1].Hash == b.Hash {
+		if !c.Resolved && c.Index == i && c.Blocks[1].Hash == b.Hash {
 			return recorded, fmt.Errorf("%w: index %d: %w", statechain.ErrStale, i, ErrHalted)
 		}
+	}
+	// The cheap checks first, signatures against the keyset in force
+	// there: only a block a threshold signed costs a replay.
+	if h := b.ComputeHash(s.cfg.Network); h != b.Hash {
+		return refused, fmt.Errorf("%w: block says %s, contents hash to %s", statechain.ErrBadHash, b.Hash, h)
+	}
+	if err := statechain.CheckSignatures(b, s.keysets[i-1]); err != nil {
+		return refused, err
 	}
 	before, err := s.stateAt(i - 1)
 	if err != nil {
@@ -407,6 +461,19 @@ func (s *Service) Conflicts() []Conflict {
 	out := make([]Conflict, len(s.conflicts))
 	for i, c := range s.conflicts {
 		out[i] = *c
+	}
+	return out
+}
+
+// evidence returns both blocks of every unresolved conflict, for peers.
+func (s *Service) evidence() []*statechain.Block {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*statechain.Block
+	for _, c := range s.conflicts {
+		if !c.Resolved {
+			out = append(out, c.Blocks[0].Clone(), c.Blocks[1].Clone())
+		}
 	}
 	return out
 }

@@ -20,6 +20,7 @@ import (
 const (
 	pBlock    byte = 'b' // index (u64) → block (binary form)
 	pConflict byte = 'c' // index (u64) || hash → conflict record (JSON)
+	pReject   byte = 'r' // hash → nothing: a block the operator rejected
 )
 
 // store keeps the state chain in a Pebble database (DATA/statechain):
@@ -114,6 +115,38 @@ func (s *store) conflicts() ([]*Conflict, error) {
 			return nil, errors.Join(fmt.Errorf("govnet: a stored conflict record is damaged"), err)
 		}
 		out = append(out, c)
+	}
+	return out, it.Error()
+}
+
+// putRejects records hashes the operator rejected, synced: a rejection
+// outlives the flag that named it.
+func (s *store) putRejects(hashes []ledger.Hash) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, h := range hashes {
+		if err := b.Set(append([]byte{pReject}, h[:]...), nil, nil); err != nil {
+			return err
+		}
+	}
+	return b.Commit(pebble.Sync)
+}
+
+// rejects returns every hash the operator ever rejected.
+func (s *store) rejects() ([]ledger.Hash, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pReject}, UpperBound: []byte{pReject + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []ledger.Hash
+	for it.First(); it.Valid(); it.Next() {
+		var h ledger.Hash
+		copy(h[:], it.Key()[1:])
+		out = append(out, h)
 	}
 	return out, it.Error()
 }

@@ -296,7 +296,7 @@ func TestStateChainSubmit(t *testing.T) {
 
 	// Keys of the operators' own take any JSON, null included; a deleted
 	// key is gone.
-	h.accept(h.next(statechain.OpSet, "x.note", ` {"a": [1, 2]} `, k[0], k[1], k[2]), "POST a set of x.note by all three keys")
+	h.accept(h.next(statechain.OpSet, "x.note", `{"a":[1,2]}`, k[0], k[1], k[2]), "POST a set of x.note by all three keys")
 	h.accept(h.next(statechain.OpSet, "x.nil", "null", k[1], k[2]), "POST a set of x.nil")
 	h.accept(h.next(statechain.OpSet, statechain.KeyAcceptTimeout, "120000", k[2], k[0]), "POST a set of lease.accept_timeout_ms")
 	for path, want := range map[string]string{
@@ -437,9 +437,9 @@ func TestStateChainSubmitRefused(t *testing.T) {
 			b.Timestamp = b1.Timestamp - 1
 			return h.seal(b, k[0], k[1])
 		}, []string{"bad timestamp", "earlier than the tip's"}},
-		{"stamped 5 minutes and 1 ms ahead of the node's clock", func(*testing.T) any {
+		{"stamped 10 minutes and 1 ms ahead of the node's clock", func(*testing.T) any {
 			b := good()
-			b.Timestamp = h.clock.ms.Load() + 5*time.Minute.Milliseconds() + 1
+			b.Timestamp = h.clock.ms.Load() + 10*time.Minute.Milliseconds() + 1
 			return h.seal(b, k[0], k[1])
 		}, []string{"timestamp is ahead of this node's clock"}},
 		{"timestamp 0", func(t *testing.T) any {
@@ -503,8 +503,8 @@ func TestStateChainSubmitRefused(t *testing.T) {
 	}
 	// Within the clock window, and on the tip, a good block still goes in.
 	b := good()
-	b.Timestamp = h.clock.ms.Load() + 5*time.Minute.Milliseconds()
-	h.accept(h.seal(b, k[0], k[1]), "POST a block stamped 5 minutes ahead")
+	b.Timestamp = h.clock.ms.Load() + 10*time.Minute.Milliseconds()
+	h.accept(h.seal(b, k[0], k[1]), "POST a block stamped 10 minutes ahead")
 }
 
 // TestStateChainRange: GET /statechain/blocks answers at most 100 blocks,

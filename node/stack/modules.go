@@ -1,9 +1,11 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
 
+	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/ledgernet"
@@ -106,8 +108,8 @@ type GovModule struct {
 
 // Gov returns the state chain's module. cfg tunes the service; its Dir is
 // the data directory's statechain/, its Host and Logger the stack's, its
-// network and block 0 the node's network's, its clock the node's, and its
-// file system the node's unless cfg names one.
+// network and block 0 the node's network's, its clock and clock-skew
+// window the node's, and its file system the node's unless cfg names one.
 func Gov(cfg govnet.Config) *GovModule { return &GovModule{cfg: cfg} }
 
 func (m *GovModule) Name() string { return "statechain" }
@@ -119,6 +121,10 @@ func (m *GovModule) Provision(ctx context.Context, s *Stack) error {
 	cfg.Network, cfg.Genesis = n.Network.Genesis.Hash, n.Network.StateChainGenesis()
 	if cfg.Now == nil {
 		cfg.Now = n.Now
+	}
+	if cfg.MaxClockSkew == 0 {
+		// The node's admission window (--max-clock-skew).
+		cfg.MaxClockSkew = cmp.Or(s.cfg.Node.MaxClockSkew, node.DefaultMaxClockSkew)
 	}
 	if cfg.FS == nil {
 		cfg.FS = s.cfg.Node.FS

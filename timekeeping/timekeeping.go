@@ -1,0 +1,165 @@
+// Package timekeeping holds the pure rules of trusted time for leases: a
+// timekeeper's attestation (a signed statement "lease L reached purpose P
+// at time T"), and how a committee's attestations become one time that
+// every node computes alike: enough distinct members, valid signatures,
+// timestamps that agree within a precision, and their median.
+//
+// Two different signatures by one key for the same network, lease and
+// purpose are provable misbehaviour (Equivocation): ed25519 signatures are
+// deterministic, so they can only come from two different timestamps.
+//
+// The package does no I/O and never reads the clock.
+package timekeeping
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/signature"
+)
+
+// tag opens every attestation's preimage, so that an attestation can never
+// be mistaken for any other signed record of the protocol.
+const tag = "LATTICE-ATTESTATION-V1"
+
+// MaxAttestations bounds the attestations a block carries: the largest
+// committee (statechain.MaxTimekeepers).
+const MaxAttestations = 64
+
+// Purpose is what an attestation attests.
+type Purpose byte
+
+const (
+	// Start: the lease starts (carried by lease_accept).
+	Start Purpose = 1
+	// End: the lease has ended, or is ended early (carried by lease_settle).
+	End Purpose = 2
+)
+
+func (p Purpose) String() string {
+	switch p {
+	case Start:
+		return "start"
+	case End:
+		return "end"
+	}
+	return fmt.Sprintf("purpose(%d)", byte(p))
+}
+
+// Errors of Judge; each wraps ErrInvalid.
+var (
+	ErrInvalid = errors.New("invalid attestations")
+)
+
+// Preimage returns the bytes whose SHA-256 a timekeeper signs: the tag
+// "LATTICE-ATTESTATION-V1", the network (the ledger genesis hash, 32
+// bytes), the purpose (1 byte), the lease block's hash (32) and the
+// timestamp (i64, Unix ms, big-endian).
+func Preimage(network ledger.Hash, purpose Purpose, lease ledger.Hash, timestamp int64) []byte {
+	b := make([]byte, 0, len(tag)+32+1+32+8)
+	b = append(b, tag...)
+	b = append(b, network[:]...)
+	b = append(b, byte(purpose))
+	b = append(b, lease[:]...)
+	return binary.BigEndian.AppendUint64(b, uint64(timestamp))
+}
+
+// Digest is SHA-256 of the preimage: what the signature covers.
+func Digest(network ledger.Hash, purpose Purpose, lease ledger.Hash, timestamp int64) ledger.Hash {
+	return sha256.Sum256(Preimage(network, purpose, lease, timestamp))
+}
+
+// Sign returns priv's attestation that lease reached purpose at timestamp.
+func Sign(priv ed25519.PrivateKey, network ledger.Hash, purpose Purpose, lease ledger.Hash, timestamp int64) ledger.Attestation {
+	var a ledger.Attestation
+	copy(a.PublicKey[:], priv.Public().(ed25519.PublicKey))
+	a.Timestamp = timestamp
+	d := Digest(network, purpose, lease, timestamp)
+	copy(a.Signature[:], ed25519.Sign(priv, d[:]))
+	return a
+}
+
+// Verify reports whether a is a valid attestation by its key.
+func Verify(a ledger.Attestation, network ledger.Hash, purpose Purpose, lease ledger.Hash) bool {
+	d := Digest(network, purpose, lease, a.Timestamp)
+	return signature.Verify(a.PublicKey.PublicKey(), d[:], a.Signature[:])
+}
+
+// Committee is the timekeeper committee a block's attestations are
+// judged against (the state chain's timekeepers parameter at the index
+// the block names).
+type Committee struct {
+	Keys        []ledger.Address
+	Threshold   int
+	PrecisionMS int64
+}
+
+// Judge checks atts, a block's attestations that lease reached purpose,
+// against the committee and returns the attested time: the median of the
+// timestamps (of an even count, the lower middle one, so that every node
+// picks the same). It refuses, wrapping ErrInvalid: an empty committee;
+// more than MaxAttestations; an attestation by a key outside the
+// committee or by one key twice; a signature that does not verify; fewer
+// than the threshold; timestamps further apart than the precision.
+func Judge(network ledger.Hash, c Committee, purpose Purpose, lease ledger.Hash, atts []ledger.Attestation) (int64, error) {
+	switch {
+	case len(c.Keys) == 0 || c.Threshold < 1:
+		return 0, fmt.Errorf("%w: the network names no timekeeper committee", ErrInvalid)
+	case len(atts) > MaxAttestations:
+		return 0, fmt.Errorf("%w: %d attestations, more than %d", ErrInvalid, len(atts), MaxAttestations)
+	case len(atts) < c.Threshold:
+		return 0, fmt.Errorf("%w: %d attestations of the %s, the committee's threshold is %d", ErrInvalid, len(atts), purpose, c.Threshold)
+	}
+	times := make([]int64, 0, len(atts))
+	for i, a := range atts {
+		if !slices.Contains(c.Keys, a.PublicKey) {
+			return 0, fmt.Errorf("%w: attestation %d is by %s, not a member of the timekeeper committee", ErrInvalid, i, a.PublicKey)
+		}
+		for _, o := range atts[:i] {
+			if o.PublicKey == a.PublicKey {
+				return 0, fmt.Errorf("%w: timekeeper %s attests twice", ErrInvalid, a.PublicKey)
+			}
+		}
+		if a.Timestamp <= 0 {
+			return 0, fmt.Errorf("%w: attestation %d has timestamp %d", ErrInvalid, i, a.Timestamp)
+		}
+		if !Verify(a, network, purpose, lease) {
+			return 0, fmt.Errorf("%w: attestation %d by %s does not verify for the %s of lease %s", ErrInvalid, i, a.PublicKey, purpose, lease)
+		}
+		times = append(times, a.Timestamp)
+	}
+	slices.Sort(times)
+	if spread := times[len(times)-1] - times[0]; spread > c.PrecisionMS {
+		return 0, fmt.Errorf("%w: attested times spread over %d ms, more than the committee's precision of %d ms", ErrInvalid, spread, c.PrecisionMS)
+	}
+	return times[(len(times)-1)/2], nil
+}
+
+// Evidence is a timekeeper's proof of misbehaviour: two valid, different
+// attestations by one key for one lease and purpose.
+type Evidence struct {
+	Key     ledger.Address     `json:"public_key"`
+	Purpose string             `json:"purpose"`
+	Lease   ledger.Hash        `json:"lease_hash"`
+	A, B    ledger.Attestation `json:"-"`
+	// Attestations are A and B, for the JSON form.
+	Attestations [2]ledger.Attestation `json:"attestations"`
+}
+
+// Equivocation returns the evidence when a and b are two valid, different
+// attestations by one key for lease and purpose on network.
+func Equivocation(network ledger.Hash, purpose Purpose, lease ledger.Hash, a, b ledger.Attestation) (Evidence, bool) {
+	if a.PublicKey != b.PublicKey || bytes.Equal(a.Signature[:], b.Signature[:]) {
+		return Evidence{}, false
+	}
+	if !Verify(a, network, purpose, lease) || !Verify(b, network, purpose, lease) {
+		return Evidence{}, false
+	}
+	return Evidence{Key: a.PublicKey, Purpose: purpose.String(), Lease: lease, A: a, B: b, Attestations: [2]ledger.Attestation{a, b}}, true
+}
