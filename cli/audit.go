@@ -29,11 +29,13 @@ what it found; it fails if any invariant is broken.
 
 With --nodes it checks a network instead: it reads two or more running
 nodes through their APIs (frontiers, then every account any of them has,
-with its balances and its chain's confirmed blocks) and prints one line
-per difference, naming the account, the nodes and their values, worst
-first: CONFLICT (two nodes hold different confirmed blocks at the same
-place of a chain: confirmed is meant to be final and the same everywhere),
-then accounts missing on some nodes, differing frontiers, block counts,
+with its balances and its chain's confirmed blocks, and the governance
+state chain's tip and conflicts) and prints one line per difference,
+naming the account, the nodes and their values, worst first: CONFLICT
+(two nodes hold different confirmed blocks at the same place of a chain:
+confirmed is meant to be final and the same everywhere), then a state
+chain halted on some nodes (statechain_halted) or tips that differ
+(statechain_tip), accounts missing on some nodes, differing frontiers, block counts,
 balances and confirmation heights, and frontiers not confirmed yet. A node
 that cannot be read is named with the error. It exits 0, printing
 "network OK: N nodes agree on M accounts", only when every node answered,

@@ -73,6 +73,8 @@ func commands() []command {
 		{"block", "show one block", runBlock},
 		{"multisig", "open a multisig account or rotate its keyset (multisig open | update)", runMultisig},
 		{"gov", "the governance state chain: parameters, keys and the keyset, changed by signed proposals (gov show | get | set | delete | keyset | sign | submit)", runGov},
+		{"lease", "compute leases: ask providers for offers (lease offers)", runLease},
+		{"provider", "compute providers the node knows: resources in all, free, active leases (provider status)", runProvider},
 		{"chat", "send, read and follow signed messages, optionally end-to-end encrypted (chat send | read | follow | contacts)", runChat},
 		{"directory", "register your account at the node you use, or show where an account is registered (directory register | show)", runDirectory},
 		{"ledger", "what a node holds: info, pending sends, frontiers, conflicts, recent blocks (ledger info | pending | frontiers | conflicts | recent)", runLedger},

@@ -39,6 +39,8 @@ func commandTree() map[string][]string {
 		"key":          {"new", "show"},
 		"multisig":     {"open", "update"},
 		"gov":          govNames(),
+		"lease":        {"offers"},
+		"provider":     {"status"},
 		"bench":        {"ledger", "network", "chat", "s3", "dns", "cdn", "compute"},
 		"profile":      {"ls", "show", "use"},
 		"completion":   {"bash", "zsh"},

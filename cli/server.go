@@ -20,10 +20,12 @@ import (
 	"github.com/latticenet/lattice/internal/run/durablefile"
 	"github.com/latticenet/lattice/internal/run/httpserve"
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/ledgernet"
+	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/stack"
 	"github.com/latticenet/lattice/wallet"
 )
@@ -180,10 +182,20 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 		}
 	}()
 	var bootstrap []string
+	var providerKey wallet.Key
 	for i := range count {
 		ln := httpLns[i]
 		httpLns[i] = nil // openDevNode owns it now, and closes it if it fails
-		d, err := openDevNode(ctx, i, devNodeDir(*data, i), net, devKey, leftKeys, *p2pAddr, ln, bootstrap, base.With("service", "node"))
+		var mkt marketnet.Config
+		if i == count-1 { // the last node provides compute
+			k, err := loadOrCreateKeyFile(filepath.Join(*data, "provider-key.json"))
+			if err != nil {
+				return err
+			}
+			mkt.Provider, mkt.Capacity = &k, devCapacity
+			providerKey = k
+		}
+		d, err := openDevNode(ctx, i, devNodeDir(*data, i), net, devKey, leftKeys, *p2pAddr, ln, bootstrap, mkt, base.With("service", "node"))
 		if err != nil {
 			return err
 		}
@@ -250,6 +262,7 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 		for i, d := range devNodes[1:] {
 			fmt.Fprintf(e.stdout, "  node %-2d     %s  peer %s  data %s\n", i+1, nodeURLs[i+1], strings.Join(d.st.Host().Addrs(), " "), devNodeDir(*data, i+1))
 		}
+		fmt.Fprintf(e.stdout, "  provider    node %d, account %s, %s (key in %s)\n", count-1, providerKey.Address(), devCapacity, filepath.Join(*data, "provider-key.json"))
 		if len(weightless) > 0 {
 			fmt.Fprintf(e.stdout, "  weight      none for node %s: joined after the dev account was used, they sync from node 0 and vote with no weight\n", joinInts(weightless))
 		}
@@ -316,7 +329,7 @@ func (d *devNode) node() *node.Node { return d.st.Node() }
 
 // openDevNode opens node i of a dev network on its bound API listener
 // ln, which it owns from then on (closed by d.st.Close).
-func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, leftOut []wallet.Key, p2pAddr string, ln gonet.Listener, bootstrap []string, log *slog.Logger) (*devNode, error) {
+func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, leftOut []wallet.Key, p2pAddr string, ln gonet.Listener, bootstrap []string, mkt marketnet.Config, log *slog.Logger) (*devNode, error) {
 	listen, err := offsetTCP(p2pAddr, i)
 	if err != nil {
 		ln.Close()
@@ -330,12 +343,13 @@ func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devK
 		reps = append(append(reps, devKey), leftOut...)
 	}
 	d := &devNode{chat: stack.Chat(chatnet.Config{})}
+	gov := stack.Gov(govnet.Config{})
 	d.st = stack.New(stack.Config{
 		Node:         node.Config{DataDir: dir, Network: net, Logger: log.With("node", i)},
 		HTTPListener: ln,
 		P2P:          []string{listen},
 		Bootstrap:    bootstrap,
-	}, stack.Ledger(ledgernet.Config{Reps: reps}), d.chat, stack.Gov(govnet.Config{}))
+	}, stack.Ledger(ledgernet.Config{Reps: reps}), d.chat, gov, stack.Market(mkt, gov))
 	if err := d.st.Listen(); err != nil {
 		d.st.Close()
 		return nil, err
@@ -447,8 +461,10 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	p2pAddr := f.string("p2p", "LATTICE_P2P", "p2p", "/ip4/0.0.0.0/tcp/4001", "peer-to-peer listen multiaddr")
 	bootstrap := f.string("bootstrap", "LATTICE_BOOTSTRAP", "bootstrap", "", "comma-separated multiaddrs of peers to join, each ending in /p2p/<peer id>")
 	repKey := f.string("rep-key", "LATTICE_REP_KEY", "rep_key", "", "key file of a representative account this node votes for, besides its own key; never give one key to two running nodes")
+	providerKey := f.string("provider-key", "LATTICE_PROVIDER_KEY", "provider_key", "", "key file of a provider account: this node then offers compute of --capacity (created if missing)")
+	capacity := f.string("capacity", "LATTICE_CAPACITY", "capacity", "", "what this provider's machines have in all: vcpus=N,memory_mb=N,disk_gb=N (with --provider-key)")
 	reject := f.string("statechain-reject", "LATTICE_STATECHAIN_REJECT", "statechain_reject", "", "comma-separated hashes of state-chain blocks to drop after a conflict (docs/operations.md); never accepted, removed with what follows them")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window, statechain_reject")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window, statechain_reject, provider_key, capacity")
 	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a block's timestamp may be from this node's clock: the API refuses a new block beyond it, the network holds an early one until its time")
 	window := f.string("online-window", "LATTICE_ONLINE_WINDOW", "online_window", "5m", "how long a representative counts as online after its latest vote (GET /node's quorum, /readyz); never changes the quorum")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
@@ -476,6 +492,21 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		if err := checkMultiaddr("bootstrap", b); err != nil {
 			return err
 		}
+	}
+	var mkt marketnet.Config
+	switch {
+	case *providerKey != "":
+		c, err := parseCapacity(*capacity)
+		if err != nil {
+			return usageErr("--capacity %q: %v", *capacity, err)
+		}
+		k, err := loadOrCreateKeyFile(*providerKey)
+		if err != nil {
+			return fmt.Errorf("--provider-key: %w", err)
+		}
+		mkt.Provider, mkt.Capacity = &k, c
+	case *capacity != "":
+		return usageErr("--capacity needs --provider-key, the provider account's key file")
 	}
 	var rejects []ledger.Hash
 	for _, r := range splitList(*reject) {
@@ -507,13 +538,14 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		}
 		reps = append(reps, k)
 	}
+	gov := stack.Gov(govnet.Config{Reject: rejects})
 	st := stack.New(stack.Config{
 		Node:      node.Config{DataDir: *data, Network: net, Logger: log, MaxClockSkew: maxSkew},
 		HTTP:      *httpAddr,
 		Metrics:   *metricsAddr,
 		P2P:       []string{*p2pAddr},
 		Bootstrap: peers,
-	}, stack.Ledger(ledgernet.Config{Reps: reps, OnlineWindow: onlineWindow}), stack.Chat(chatnet.Config{}), stack.Gov(govnet.Config{Reject: rejects}))
+	}, stack.Ledger(ledgernet.Config{Reps: reps, OnlineWindow: onlineWindow}), stack.Chat(chatnet.Config{}), gov, stack.Market(mkt, gov))
 	defer st.Close()
 	if err := st.Listen(); err != nil {
 		return err
@@ -692,4 +724,50 @@ func writeFileAtomic(path string, v any, mode os.FileMode) error {
 		return err
 	}
 	return durablefile.Write(path, append(data, '\n'), mode)
+}
+
+// devCapacity is what lattice dev's provider offers.
+var devCapacity = market.Resources{VCPUs: 4, MemoryMB: 8192, DiskGB: 100}
+
+// parseCapacity reads vcpus=N,memory_mb=N,disk_gb=N (each once, all three).
+func parseCapacity(s string) (market.Resources, error) {
+	var r market.Resources
+	seen := map[string]bool{}
+	for _, part := range splitList(s) {
+		k, v, ok := strings.Cut(part, "=")
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if !ok || err != nil || n < 0 {
+			return r, fmt.Errorf("%q: want NAME=N with N a non-negative integer", part)
+		}
+		k = strings.TrimSpace(k)
+		if seen[k] {
+			return r, fmt.Errorf("%s given twice", k)
+		}
+		seen[k] = true
+		switch k {
+		case "vcpus":
+			r.VCPUs = n
+		case "memory_mb":
+			r.MemoryMB = n
+		case "disk_gb":
+			r.DiskGB = n
+		default:
+			return r, fmt.Errorf("unknown resource %q: want vcpus, memory_mb and disk_gb", k)
+		}
+	}
+	if len(seen) != 3 {
+		return r, fmt.Errorf("want vcpus=N,memory_mb=N,disk_gb=N, all three")
+	}
+	return r, nil
+}
+
+// loadOrCreateKeyFile loads a key file, creating it (mode 0600) when it
+// does not exist.
+func loadOrCreateKeyFile(path string) (wallet.Key, error) {
+	k, err := wallet.LoadKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		k = wallet.NewKey()
+		err = wallet.SaveKey(path, k)
+	}
+	return k, err
 }

@@ -201,3 +201,7 @@ func (a Amount) Units() string {
 	frac := strings.TrimRight(fmt.Sprintf("%06d", r), "0")
 	return q.String() + "." + frac
 }
+
+// AppendBinary appends a as a u128: 16 bytes, big-endian, as the block
+// preimage writes amounts.
+func (a Amount) AppendBinary(dst []byte) []byte { return appendAmount(dst, a) }

@@ -25,8 +25,9 @@ const (
 	UserPrefix = "x."
 )
 
-// MaxTimekeepers bounds the timekeeper committee.
-const MaxTimekeepers = 64
+// MaxTimekeepers bounds the timekeeper committee: a block carries at most
+// ledger.MaxAttestations attestations.
+const MaxTimekeepers = ledger.MaxAttestations
 
 // Timekeepers is the committee whose attestations give leases their time.
 type Timekeepers struct {
@@ -87,7 +88,7 @@ type Param struct {
 // Parameters lists the parameter keys, as docs/protocol.md does.
 var Parameters = []Param{
 	{KeyTimekeepers, `{"keys":[]}`,
-		"the timekeeper committee: keys (0 to 64 distinct addresses; none: no committee), threshold (attestations a block needs, " +
+		"the timekeeper committee: keys (0 to 16 distinct addresses; none: no committee), threshold (attestations a block needs, " +
 			"more than half of the keys; absent: 2f+1 of 3f+1), precision_ms (how far apart attested times may be, 1 to 600000; absent: 5000). " +
 			"No committee by default: leases cannot be accepted until governance names one",
 		parseTimekeepers},

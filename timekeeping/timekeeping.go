@@ -28,9 +28,9 @@ import (
 // be mistaken for any other signed record of the protocol.
 const tag = "LATTICE-ATTESTATION-V1"
 
-// MaxAttestations bounds the attestations a block carries: the largest
-// committee (statechain.MaxTimekeepers).
-const MaxAttestations = 64
+// MaxAttestations bounds the attestations a block carries (the largest
+// committee, statechain.MaxTimekeepers, is as large).
+const MaxAttestations = ledger.MaxAttestations
 
 // Purpose is what an attestation attests.
 type Purpose byte

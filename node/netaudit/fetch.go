@@ -68,8 +68,33 @@ func Fetch(ctx context.Context, nodes []*nodeclient.Client, opts Options) []Snap
 			return
 		}
 		snaps[i].Accounts, snaps[i].Err = fetchAccounts(ctx, nodes[i], accounts, opts)
+		if snaps[i].Err == nil {
+			snaps[i].State, snaps[i].Err = fetchState(ctx, nodes[i], opts)
+		}
 	})
 	return snaps
+}
+
+// fetchState reads c's state-chain tip and whether a conflict halts it;
+// nil when c serves no state chain (404).
+func fetchState(ctx context.Context, c *nodeclient.Client, opts Options) (*StateChain, error) {
+	tip, err := within(ctx, opts.RequestTimeout, c.StateTip)
+	var apiErr *nodeclient.APIError
+	if errors.As(err, &apiErr) && apiErr.StatusCode == 404 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("GET /statechain/tip: %w", short(err))
+	}
+	conflicts, err := within(ctx, opts.RequestTimeout, c.StateConflicts)
+	if err != nil {
+		return nil, fmt.Errorf("GET /statechain/conflicts: %w", short(err))
+	}
+	st := &StateChain{Index: tip.Index, Tip: tip.Hash}
+	for _, cf := range conflicts {
+		st.Halted = st.Halted || !cf.Resolved
+	}
+	return st, nil
 }
 
 // fetchAccounts reads accounts from c, opts.Concurrency at a time, and

@@ -28,6 +28,16 @@ type Snapshot struct {
 	// Accounts holds every account the node has; an account it lacks is
 	// absent.
 	Accounts map[ledger.Address]Account
+	// State is the node's governance state chain, nil when it serves
+	// none.
+	State *StateChain
+}
+
+// StateChain is what a node holds of the governance state chain.
+type StateChain struct {
+	Index  uint64
+	Tip    ledger.Hash
+	Halted bool // an unresolved conflict halts it
 }
 
 // Account is one account on one node.
@@ -55,6 +65,12 @@ const (
 	// of an account's chain. Confirmed means final and the same on every
 	// node; a conflict means the network's safety is broken.
 	Conflict Kind = "conflict"
+	// StateHalted: nodes whose governance state chain is halted by two
+	// blocks signed for one index (Diff.Values: "halted", "running").
+	StateHalted Kind = "statechain_halted"
+	// StateTip: nodes hold different state-chain tips ("index N hash H"):
+	// behind, or, at one index, on two sides of a conflict.
+	StateTip Kind = "statechain_tip"
 	// Missing: some nodes lack an account that others have.
 	Missing Kind = "missing"
 	// Frontier: nodes hold different latest blocks of an account.
@@ -72,7 +88,7 @@ const (
 )
 
 // kinds orders the kinds, worst first.
-var kinds = []Kind{Unreachable, Conflict, Missing, Frontier, BlockCount, Balance, ConfirmationHeight, Unconfirmed}
+var kinds = []Kind{Unreachable, Conflict, StateHalted, StateTip, Missing, Frontier, BlockCount, Balance, ConfirmationHeight, Unconfirmed}
 
 // The Values of a Missing difference.
 const (
@@ -115,9 +131,20 @@ func (d Diff) String() string {
 	} else {
 		b.WriteString(string(d.Kind))
 	}
-	if d.Kind == Unreachable {
-		for _, v := range d.Values {
-			fmt.Fprintf(&b, " %s: %s", strings.Join(v.Nodes, ", "), v.Value)
+	if d.Kind == Unreachable || d.Kind == StateHalted || d.Kind == StateTip {
+		for i, v := range d.Values {
+			sep := "; "
+			if i == 0 {
+				sep = ": "
+			}
+			if d.Kind == Unreachable {
+				sep = " "
+			}
+			if d.Kind == Unreachable {
+				fmt.Fprintf(&b, "%s%s: %s", sep, strings.Join(v.Nodes, ", "), v.Value)
+			} else {
+				fmt.Fprintf(&b, "%s%s on %s", sep, v.Value, strings.Join(v.Nodes, ", "))
+			}
 		}
 		return b.String()
 	}
@@ -203,6 +230,7 @@ func Compare(snaps []Snapshot) Report {
 	for _, a := range accounts {
 		r.Diffs = append(r.Diffs, compareAccount(a, ok)...)
 	}
+	r.Diffs = append(r.Diffs, compareState(ok)...)
 	rank := func(k Kind) int { return slices.Index(kinds, k) }
 	slices.SortStableFunc(r.Diffs, func(x, y Diff) int { return cmp.Compare(rank(x.Kind), rank(y.Kind)) })
 	return r
@@ -311,4 +339,30 @@ func (g *group) add(value, node string) {
 		}
 	}
 	g.values = append(g.values, Value{Value: value, Nodes: []string{node}})
+}
+
+// compareState returns the differences of the nodes' state chains, among
+// the nodes that serve one.
+func compareState(snaps []Snapshot) []Diff {
+	var tips, halted group
+	haltedSeen := false
+	for _, s := range snaps {
+		if s.State == nil {
+			continue
+		}
+		tips.add(fmt.Sprintf("index %d %s", s.State.Index, s.State.Tip), s.Node)
+		state := "running"
+		if s.State.Halted {
+			state, haltedSeen = "halted", true
+		}
+		halted.add(state, s.Node)
+	}
+	var out []Diff
+	if haltedSeen {
+		out = append(out, Diff{Kind: StateHalted, Values: halted.values})
+	}
+	if len(tips.values) > 1 {
+		out = append(out, Diff{Kind: StateTip, Values: tips.values})
+	}
+	return out
 }

@@ -45,6 +45,28 @@ func TestCompare(t *testing.T) {
 		want     []string
 	}{
 		{
+			name: "state chains: one node behind, one halted",
+			snaps: []Snapshot{
+				withState(node("n1", map[ledger.Address]Account{A: chain(2, 5, 1, 2)}), 3, 7, false),
+				withState(node("n2", map[ledger.Address]Account{A: chain(2, 5, 1, 2)}), 2, 6, false),
+				withState(node("n3", map[ledger.Address]Account{A: chain(2, 5, 1, 2)}), 3, 7, true),
+			},
+			accounts: 1,
+			want: []string{
+				"statechain_halted: running on n1, n2; halted on n3",
+				"statechain_tip: index 3 " + h(7) + " on n1, n3; index 2 " + h(6) + " on n2",
+			},
+		},
+		{
+			name: "state chains that agree, and a node that serves none",
+			snaps: []Snapshot{
+				withState(node("n1", map[ledger.Address]Account{A: chain(2, 5, 1, 2)}), 3, 7, false),
+				withState(node("n2", map[ledger.Address]Account{A: chain(2, 5, 1, 2)}), 3, 7, false),
+				node("n3", map[ledger.Address]Account{A: chain(2, 5, 1, 2)}),
+			},
+			accounts: 1,
+		},
+		{
 			name: "agreeing and confirmed",
 			snaps: []Snapshot{
 				node("n1", map[ledger.Address]Account{A: chain(2, 5, 1, 2), B: chain(1, 3, 9)}),
@@ -208,4 +230,9 @@ func TestDiffJSON(t *testing.T) {
 			t.Errorf("json.Marshal(%s diff) = %s, want %s", tt.d.Kind, data, tt.want)
 		}
 	}
+}
+
+func withState(s Snapshot, index uint64, tip byte, halted bool) Snapshot {
+	s.State = &StateChain{Index: index, Tip: hash(tip), Halted: halted}
+	return s
 }

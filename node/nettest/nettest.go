@@ -20,10 +20,12 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/ledgernet"
+	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/node/p2p"
 	"github.com/latticenet/lattice/node/stack"
@@ -64,6 +66,12 @@ type Options struct {
 	// Gov tunes every node's state-chain service (the stack fills in the
 	// rest); its SyncInterval defaults to a second here.
 	Gov govnet.Config
+	// Providers makes node i a provider of the given capacity, with a
+	// key of its own (Node.ProviderKey), when Providers[i] is set.
+	Providers map[int]market.Resources
+	// Market tunes every node's marketplace service (the stack fills in
+	// the rest; Provider and Capacity come from Providers).
+	Market marketnet.Config
 	// Logger receives the nodes' logs; default: discarded, or stderr at
 	// debug level when LATTICE_TEST_LOG is set.
 	Logger *slog.Logger
@@ -96,7 +104,11 @@ type Node struct {
 	Svc   *ledgernet.Service
 	Chat  *chatnet.Service
 	Gov   *govnet.Service
-	API   *httptest.Server
+	// Market is the node's marketplace; ProviderKey its provider key,
+	// when it is one.
+	Market      *marketnet.Service
+	ProviderKey *wallet.Key
+	API         *httptest.Server
 	// Handler is the node's HTTP API, which API serves.
 	Handler *nodeapi.Server
 	Reps    []wallet.Key
@@ -177,18 +189,28 @@ func (c *Cluster) StartNode(dir string, fs vfs.FS, reps ...wallet.Key) *Node {
 		govCfg.SyncInterval = time.Second
 	}
 	ledgerMod, chatMod, govMod := stack.Ledger(netCfg), stack.Chat(chatCfg), stack.Gov(govCfg)
+	mktCfg := c.opts.Market
+	var provider *wallet.Key
+	if capacity, ok := c.opts.Providers[len(c.Nodes)]; ok {
+		k := wallet.NewKey()
+		provider, mktCfg.Provider, mktCfg.Capacity = &k, &k, capacity
+	}
+	if mktCfg.Announce == 0 {
+		mktCfg.Announce = time.Second
+	}
+	mktMod := stack.Market(mktCfg, govMod)
 	st := stack.New(stack.Config{
 		Node:      node.Config{DataDir: dir, Network: c.Network, Logger: c.opts.Logger.With("node", len(c.Nodes)), FS: fs},
 		P2P:       []string{"/ip4/127.0.0.1/tcp/0"},
 		Bootstrap: bootstrap,
 		Wrap:      c.opts.Wrap,
-	}, ledgerMod, chatMod, govMod)
+	}, ledgerMod, chatMod, govMod, mktMod)
 	if err := st.Provision(context.Background()); err != nil {
 		st.Close()
 		c.t.Fatalf("nettest: start node: %v", err)
 	}
 	n := st.Node()
-	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: st.Host(), Svc: ledgerMod.Service(), Chat: chatMod.Service(), Gov: govMod.Service(),
+	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: st.Host(), Svc: ledgerMod.Service(), Chat: chatMod.Service(), Gov: govMod.Service(), Market: mktMod.Service(), ProviderKey: provider,
 		Reps: append([]wallet.Key{n.Key}, reps...), Stack: st, Handler: st.API()}
 	nd.API = httptest.NewUnstartedServer(st.Handler())
 	nd.API.Config.RegisterOnShutdown(st.API().StopStreams)

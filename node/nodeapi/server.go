@@ -29,6 +29,7 @@ import (
 	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/ledgerstore"
+	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/nodewire"
 	"github.com/latticenet/lattice/pow"
 )
@@ -50,6 +51,9 @@ type Options struct {
 	// StateChain serves the State chain endpoints; without it they are
 	// absent.
 	StateChain *govnet.Service
+	// Market serves GET /providers and POST /lease/request; without it
+	// they are absent.
+	Market *marketnet.Service
 	// Metrics counts the API's requests; nil counts nothing.
 	Metrics *httpmetrics.Metrics
 	// MetricsHandler, when set, is served at GET /metrics (the node's
@@ -147,6 +151,10 @@ func New(n *node.Node, opts Options) *Server {
 	}
 	if opts.StateChain != nil {
 		s.stateRoutes(m)
+	}
+	if opts.Market != nil {
+		m.HandleFunc("GET /providers", s.providers)
+		m.HandleFunc("POST /lease/request", s.leaseRequest)
 	}
 	s.mux.HandleFunc("/", s.notFound)
 	return s

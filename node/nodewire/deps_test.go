@@ -19,6 +19,7 @@ func TestImports(t *testing.T) {
 		"github.com/latticenet/lattice/chat":       true,
 		"github.com/latticenet/lattice/directory":  true,
 		"github.com/latticenet/lattice/statechain": true,
+		"github.com/latticenet/lattice/market":     true,
 	}
 	for _, imp := range strings.Fields(string(out)) {
 		first, _, _ := strings.Cut(imp, "/")

@@ -14,6 +14,7 @@ import (
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/directory"
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/statechain"
 )
 
@@ -224,3 +225,12 @@ type StateConflict struct {
 	DetectedAt string               `json:"detected_at"`
 	Resolved   bool                 `json:"resolved"`
 }
+
+// Provider is an entry of GET /providers.
+type Provider = market.Provider
+
+// Offers is the answer of POST /lease/request.
+type Offers = market.Offers
+
+// ResourceRequest is the body of POST /lease/request.
+type ResourceRequest = market.Request

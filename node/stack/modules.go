@@ -3,13 +3,16 @@ package stack
 import (
 	"cmp"
 	"context"
+	"errors"
 	"path/filepath"
 
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/ledgernet"
+	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/nodeapi"
+	"github.com/latticenet/lattice/statechain"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -149,3 +152,60 @@ func (m *GovModule) Close() error {
 
 // Service is the running service; set from Provision on.
 func (m *GovModule) Service() *govnet.Service { return m.svc }
+
+// MarketModule is the compute marketplace before leases: providers'
+// capacity records and offers (package marketnet). It reads the network's
+// parameters from the state chain's module, provisioned before it.
+type MarketModule struct {
+	cfg marketnet.Config
+	gov *GovModule
+	svc *marketnet.Service
+}
+
+// Market returns the marketplace's module. cfg tunes the service (its
+// Provider and Capacity make the node a provider); its Host, Network,
+// Logger and clock are the stack's, and its parameters gov's.
+func Market(cfg marketnet.Config, gov *GovModule) *MarketModule {
+	return &MarketModule{cfg: cfg, gov: gov}
+}
+
+func (m *MarketModule) Name() string { return "market" }
+
+func (m *MarketModule) Provision(ctx context.Context, s *Stack) error {
+	cfg := m.cfg
+	n := s.Node()
+	cfg.Host, cfg.Network, cfg.Logger = s.Host(), n.Network.Genesis.Hash, s.Logger()
+	if cfg.Now == nil {
+		cfg.Now = n.Now
+	}
+	if cfg.MaxClockSkew == 0 {
+		cfg.MaxClockSkew = cmp.Or(s.cfg.Node.MaxClockSkew, node.DefaultMaxClockSkew)
+	}
+	if m.gov == nil || m.gov.Service() == nil {
+		return errors.New("the marketplace needs the state chain's module before it")
+	}
+	gov := m.gov.Service()
+	cfg.Params = func() (statechain.Params, uint64, error) {
+		st := gov.State()
+		p, err := st.Params()
+		return p, st.Index(), err
+	}
+	svc, err := marketnet.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	m.svc = svc
+	return nil
+}
+
+func (m *MarketModule) API(o *nodeapi.Options) { o.Market = m.svc }
+
+func (m *MarketModule) Close() error {
+	if m.svc == nil {
+		return nil
+	}
+	return m.svc.Close()
+}
+
+// Service is the running service; set from Provision on.
+func (m *MarketModule) Service() *marketnet.Service { return m.svc }
