@@ -78,6 +78,31 @@ func TestGenesisNew(t *testing.T) {
 	if net3.Genesis.Representative != rep || !strings.HasSuffix(r.stdout, ", represented by "+rep.String()+"\n") {
 		t.Errorf("genesis with --representative: %s, printed %q", net3.Genesis.Representative, r.stdout)
 	}
+	// Without a governance keyset the genesis account governs alone.
+	if ks := net3.GovernanceKeyset(); ks.Threshold != 1 || len(ks.Keys) != 1 || ks.Keys[0] != k.Address() {
+		t.Errorf("default governance keyset: %+v", ks)
+	}
+
+	// A governance keyset of 2 of 3 keys, written into the file.
+	out4 := filepath.Join(dir, "g4.json")
+	g1, g2, g3 := wallet.NewKey().Address(), wallet.NewKey().Address(), wallet.NewKey().Address()
+	keys := g1.String() + "," + g2.String() + "," + g3.String()
+	mustRun(t, "genesis", "new", "--key", key, "--network", "gov", "--work", "dev", "--governance-keys", keys, "--governance-threshold", "2", "--out", out4)
+	net4, err := node.LoadNetwork(out4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks := net4.GovernanceKeyset(); ks.Threshold != 2 || len(ks.Keys) != 3 || !ks.Contains(g2) {
+		t.Errorf("governance keyset: %+v", ks)
+	}
+	wantFail(t, run(t, "genesis", "new", "--key", key, "--network", "gov", "--governance-keys", keys, "--governance-threshold", "4", "--out", filepath.Join(dir, "g5.json")), 2, "threshold")
+	wantFail(t, run(t, "genesis", "new", "--key", key, "--network", "gov", "--governance-threshold", "1", "--out", filepath.Join(dir, "g6.json")), 2, "--governance-keys")
+	wantFail(t, run(t, "genesis", "new", "--key", key, "--network", "gov", "--governance-keys", "nothex", "--governance-threshold", "1", "--out", filepath.Join(dir, "g7.json")), 2, "--governance-keys")
+	for _, f := range []string{"g5.json", "g6.json", "g7.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("a refused genesis new wrote %s", f)
+		}
+	}
 
 	for _, tt := range []struct {
 		name string

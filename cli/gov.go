@@ -293,17 +293,9 @@ gov set; the new keyset signs every block after it.`,
 		}
 		return nil
 	}
-	var addrs []ledger.Address
-	for _, k := range strings.Split(*keys, ",") {
-		a, err := ledger.ParseAddress(strings.TrimSpace(k))
-		if err != nil {
-			return usageErr("--keys: %v", err)
-		}
-		addrs = append(addrs, a)
-	}
-	ks := ledger.NewKeyset(*threshold, addrs...)
-	if err := ks.Validate(); err != nil {
-		return usageErr("%v", err)
+	ks, err := parseKeyset("--keys", *keys, *threshold)
+	if err != nil {
+		return err
 	}
 	return propose(ctx, e, cf, *out, statechain.OpUpdateKeyset, "", statechain.KeysetValue(ks))
 }

@@ -631,17 +631,9 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	var gov *ledger.Keyset
 	switch {
 	case *govKeys != "":
-		var addrs []ledger.Address
-		for _, k := range strings.Split(*govKeys, ",") {
-			a, err := ledger.ParseAddress(strings.TrimSpace(k))
-			if err != nil {
-				return usageErr("--governance-keys: %v", err)
-			}
-			addrs = append(addrs, a)
-		}
-		ks := ledger.NewKeyset(*govThreshold, addrs...)
-		if err := ks.Validate(); err != nil {
-			return usageErr("--governance-keys and --governance-threshold: %v", err)
+		ks, err := parseKeyset("--governance-keys", *govKeys, *govThreshold)
+		if err != nil {
+			return err
 		}
 		gov = &ks
 	case *govThreshold != 0:

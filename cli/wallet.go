@@ -781,17 +781,9 @@ account.`+signOnlyAbout("multisig_update"), `  lattice multisig update --account
 	if err := noArgs(f); err != nil {
 		return err
 	}
-	var addrs []ledger.Address
-	for _, k := range strings.Split(*keys, ",") {
-		a, err := ledger.ParseAddress(strings.TrimSpace(k))
-		if err != nil {
-			return usageErr("--keys: %v", err)
-		}
-		addrs = append(addrs, a)
-	}
-	ks := ledger.NewKeyset(*threshold, addrs...)
-	if err := ks.Validate(); err != nil {
-		return usageErr("%v", err)
+	ks, err := parseKeyset("--keys", *keys, *threshold)
+	if err != nil {
+		return err
 	}
 	if op == "open" {
 		// The account is derived from the keyset.
@@ -825,4 +817,22 @@ account.`+signOnlyAbout("multisig_update"), `  lattice multisig update --account
 		return err
 	}
 	return s.report(e, b, "multisig account %s: keyset of %d keys, threshold %d", b.Account, len(ks.Keys), ks.Threshold)
+}
+
+// parseKeyset reads a keyset from a flag of comma-separated addresses
+// (named by flag in errors) and a threshold, and validates it.
+func parseKeyset(flag, keys string, threshold int) (ledger.Keyset, error) {
+	var addrs []ledger.Address
+	for _, k := range strings.Split(keys, ",") {
+		a, err := ledger.ParseAddress(strings.TrimSpace(k))
+		if err != nil {
+			return ledger.Keyset{}, usageErr("%s: %v", flag, err)
+		}
+		addrs = append(addrs, a)
+	}
+	ks := ledger.NewKeyset(threshold, addrs...)
+	if err := ks.Validate(); err != nil {
+		return ledger.Keyset{}, usageErr("%v", err)
+	}
+	return ks, nil
 }
