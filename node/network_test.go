@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/wallet"
 )
@@ -22,9 +20,9 @@ func TestGovernanceOfTheDataDirectory(t *testing.T) {
 	g := ledger.NewGenesis(gk.Private(), ledger.NewAmount(1000), time.Now().UnixMilli())
 	other := wallet.NewKey().Address()
 	governed := ledger.NewKeyset(1, other)
-	fs := vfs.NewMem()
+	dir := t.TempDir()
 	open := func(n *Network) (*Node, error) {
-		return Open(Config{DataDir: "d", FS: fs, Network: n, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		return Open(Config{DataDir: dir, Network: n, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	}
 	n, err := open(&Network{Name: "g", Work: ledger.DevWork, Genesis: g})
 	if err != nil {
