@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,7 +121,7 @@ func readProposal(path string) (*proposal, error) {
 		return nil, err
 	}
 	var p proposal
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil || p.Block == nil {
 		return nil, fmt.Errorf("%s is not a proposal file (want {\"network\": ..., \"block\": ...}): %v", path, err)

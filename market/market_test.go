@@ -1,15 +1,14 @@
 package market_test
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
 	"testing"
 
+	"github.com/latticenet/lattice/internal/testkit/golden"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/statechain"
@@ -94,19 +93,7 @@ func generate() vecFile {
 }
 
 func TestVectors(t *testing.T) {
-	out, _ := json.MarshalIndent(generate(), "", "  ")
-	out = append(out, '\n')
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile("testdata/vectors.json", out, 0o644)
-	}
-	have, err := os.ReadFile("testdata/vectors.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(have, out) {
-		t.Fatal("testdata/vectors.json differs from what the code makes; rerun with -update if the protocol changed on purpose")
-	}
+	have := golden.JSON(t, "testdata/vectors.json", generate(), *update)
 	var f vecFile
 	if err := json.Unmarshal(have, &f); err != nil {
 		t.Fatal(err)

@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
 	"testing"
 
+	"github.com/latticenet/lattice/internal/testkit/golden"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/statechain"
 )
@@ -135,24 +135,7 @@ func errorKind(err error) string {
 }
 
 func TestVectors(t *testing.T) {
-	want := generate()
-	out, err := json.MarshalIndent(want, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out = append(out, '\n')
-	if *update {
-		if err := os.WriteFile("testdata/vectors.json", out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	have, err := os.ReadFile("testdata/vectors.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(have, out) {
-		t.Fatal("testdata/vectors.json differs from what the code makes; if the protocol changed on purpose, rerun with -update")
-	}
+	have := golden.JSON(t, "testdata/vectors.json", generate(), *update)
 	// Read back as an independent client would: JSON in, preimage, hash,
 	// binary form and rules checked.
 	var f vecFile

@@ -1,16 +1,15 @@
 package timekeeping_test
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/latticenet/lattice/internal/testkit/golden"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/timekeeping"
 )
@@ -175,24 +174,7 @@ func generate() vecFile {
 }
 
 func TestVectors(t *testing.T) {
-	out, err := json.MarshalIndent(generate(), "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out = append(out, '\n')
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile("testdata/vectors.json", out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	have, err := os.ReadFile("testdata/vectors.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(have, out) {
-		t.Fatal("testdata/vectors.json differs from what the code makes; if the protocol changed on purpose, rerun with -update")
-	}
+	have := golden.JSON(t, "testdata/vectors.json", generate(), *update)
 	var f vecFile
 	if err := json.Unmarshal(have, &f); err != nil {
 		t.Fatal(err)

@@ -304,9 +304,6 @@ func (s *Service) Providers() ([]market.Provider, error) {
 	return out, nil
 }
 
-// IsProvider reports whether this node provides compute.
-func (s *Service) IsProvider() bool { return s.cfg.Provider != nil }
-
 // strictJSON decodes one JSON value into v, refusing unknown fields and
 // trailing data.
 func strictJSON(data []byte, v any) error {
