@@ -21,6 +21,7 @@ import (
 	"github.com/latticenet/lattice/internal/bench/cdnbench"
 	"github.com/latticenet/lattice/internal/bench/chatbench"
 	"github.com/latticenet/lattice/internal/bench/dnsbench"
+	"github.com/latticenet/lattice/internal/bench/leasebench"
 	"github.com/latticenet/lattice/internal/bench/ledgerbench"
 	"github.com/latticenet/lattice/internal/bench/netbench"
 	"github.com/latticenet/lattice/internal/bench/s3bench"
@@ -37,6 +38,7 @@ docs/benchmarks.md for what each measures and its targets.
 Commands:
   ledger     ledger ingestion: blocks a second through HTTP and in process
   network    the ledger network: confirmation, forks and sync on 3 nodes
+  lease      lease blocks a second against sends, and a lease's time to its confirmed accept
   chat       chat: accepted messages a second, delivery latency, subscribers
   s3         S3 throughput of lattice, optionally against MinIO
   dns        DNS queries a second of lattice, NSD and PowerDNS, with dnsperf
@@ -55,7 +57,7 @@ Run ` + "`lattice bench COMMAND -h`" + ` for a command's flags.
 `
 
 func runBench(ctx context.Context, e *env, args []string) error {
-	const want = "want `lattice bench ledger [flags]`, `lattice bench network [flags]`, `lattice bench chat [flags]`, `lattice bench s3 [flags]`, `lattice bench dns [flags]`, `lattice bench cdn [flags]` or `lattice bench compute [flags]`"
+	const want = "want `lattice bench ledger [flags]`, `lattice bench network [flags]`, `lattice bench lease [flags]`, `lattice bench chat [flags]`, `lattice bench s3 [flags]`, `lattice bench dns [flags]`, `lattice bench cdn [flags]` or `lattice bench compute [flags]`"
 	if done, err := groupHelp(e, args, benchUsage, want); done {
 		return err
 	}
@@ -67,6 +69,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return runBenchS3(ctx, e, args[1:])
 		case "network":
 			return runBenchNetwork(ctx, e, args[1:])
+		case "lease":
+			return runBenchLease(ctx, e, args[1:])
 		case "chat":
 			return runBenchChat(ctx, e, args[1:])
 		case "dns":
@@ -288,6 +292,52 @@ diagnosis); how fast forks are decided; and how fast a fresh node syncs.`, `  la
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "\ntargets: HTTP ratio >= 0.3 (confirmed on three nodes / one node alone, blocks posted alike), fork p50 < 50 ms, 1,000,000 blocks synced in < 180 s\n")
 	fmt.Fprintf(e.stdout, "the in-process ratio is for diagnosis: three nodes doing a lone node's work on its cores cannot pass 1/3 (docs/benchmarks.md)\n")
+	return nil
+}
+
+func runBenchLease(ctx context.Context, e *env, args []string) error {
+	f := newHelpFlags(e, "bench lease", "bench lease [--blocks N] [--leases N] [--rounds N] [flags]", `
+Measures, per round: lease blocks a second posted over HTTP to one node,
+against send blocks a second posted the same way to the same node (each
+block from an account of its own); and, on 3 nodes on loopback that keep
+time and whose third provides, the time from posting a lease block to its
+provider's accept confirmed on all three.`, `  lattice bench lease
+  lattice bench lease --blocks 5000 --leases 50 --rounds 5 --json
+`)
+	blocks := f.Int("blocks", 2000, "lease blocks, and as many sends, per round")
+	leases := f.Int("leases", 20, "leases timed to their confirmed accept per round")
+	rounds := f.Int("rounds", 3, "measurement rounds; the report gives medians")
+	conc := f.Int("concurrency", 32, "HTTP requests in flight in the throughput phase")
+	asJSON := f.jsonFlag()
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
+		return err
+	}
+	if *blocks < 1 || *leases < 1 || *rounds < 1 || *conc < 1 {
+		return usageErr("--blocks, --leases, --rounds and --concurrency must be positive")
+	}
+	r, err := leasebench.Run(ctx, leasebench.Config{Blocks: *blocks, Leases: *leases, Rounds: *rounds, Conc: *conc, Progress: e.stderr})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(e.stdout, r)
+	}
+	fmt.Fprintf(e.stdout, "%d sends and %d lease blocks through one node over HTTP (%d in flight); %d leases timed to their accept confirmed on 3 nodes; %d cpus\n\n",
+		*blocks, *blocks, *conc, *leases, runtime.NumCPU())
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "round\tsends/s\tleases/s\tratio\taccept p50 ms\taccept p99 ms\t")
+	row := func(name string, rd leasebench.Round) {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t\n", name, rd.SendsPerSec, rd.LeasesPerSec, rd.Ratio, rd.AcceptP50ms, rd.AcceptP99ms)
+	}
+	for i, rd := range r.Rounds {
+		row(fmt.Sprint(i+1), rd)
+	}
+	row("median", r.Median)
+	tw.Flush()
+	fmt.Fprintf(e.stdout, "\ntargets: ratio >= 0.5 (lease blocks/s over send blocks/s, one node), accept p50 < 1000 ms\n")
 	return nil
 }
 

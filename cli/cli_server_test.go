@@ -350,13 +350,14 @@ func TestDev(t *testing.T) {
 	t.Setenv("LATTICE_PROFILE", "nonesuch")
 	wantFail(t, run(t, "balance"), 2, "profile \"nonesuch\" is not in")
 	t.Setenv("LATTICE_PROFILE", "")
-	if b.account != key.Address().String() || b.units["native"] != "1000000000" {
-		t.Errorf("dev key balance = %+v, want 1000000000 native", b)
+	// The whole supply less the provider's stake money (devProviderFunds).
+	if b.account != key.Address().String() || b.units["native"] != "999900000" {
+		t.Errorf("dev key balance = %+v, want 999900000 native", b)
 	}
 	var bj balanceJSON
 	decode(t, mustRun(t, "balance", "--json"), &bj)
-	if bj.Balances["native"] != "1000000000000000" {
-		t.Errorf("dev key balance --json = %v, want 1000000000000000 base units", bj.Balances)
+	if bj.Balances["native"] != "999900000000000" {
+		t.Errorf("dev key balance --json = %v, want 999900000000000 base units", bj.Balances)
 	}
 	xkey := filepath.Join(t.TempDir(), "x.json")
 	x := strings.TrimSpace(mustRun(t, "key", "new", "--out", xkey).stdout)
@@ -399,8 +400,8 @@ func TestDev(t *testing.T) {
 		t.Errorf("second dev start runs genesis %s, want %s", info.Genesis, net.Genesis.Hash)
 	}
 	b = parseBalance(t, mustRun(t, "balance", "--node", s.url, "--key", keyPath).stdout)
-	if b.units["native"] != "999999999" {
-		t.Errorf("dev key balance after restart = %s, want 999999999 (the send persisted)", b.units["native"])
+	if b.units["native"] != "999899999" {
+		t.Errorf("dev key balance after restart = %s, want 999899999 (the send persisted)", b.units["native"])
 	}
 	if code := s.stop(); code != 0 {
 		t.Fatalf("second dev exited %d, want 0\nstderr: %s", code, s.stderr.String())
@@ -418,8 +419,9 @@ func TestDev(t *testing.T) {
 		Pending  int  `json:"pending"`
 	}
 	r := mustRun(t, "audit", "--data", filepath.Join(dir, "node"), "--json")
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || !rep.OK || rep.Accounts != 1 || rep.Pending != 1 {
-		t.Errorf("audit of dev = %+v (%v), want ok, 1 account, 1 pending", rep, err)
+	// The dev account and the provider's (funded from it); the send to x.
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || !rep.OK || rep.Accounts != 2 || rep.Pending != 1 {
+		t.Errorf("audit of dev = %+v (%v), want ok, 2 accounts, 1 pending", rep, err)
 	}
 }
 

@@ -39,9 +39,10 @@ func commandTree() map[string][]string {
 		"key":          {"new", "show"},
 		"multisig":     {"open", "update"},
 		"gov":          govNames(),
-		"lease":        {"offers"},
+		"lease":        leaseCommands,
+		"timekeeper":   {"status"},
 		"provider":     {"status"},
-		"bench":        {"ledger", "network", "chat", "s3", "dns", "cdn", "compute"},
+		"bench":        {"ledger", "network", "lease", "chat", "s3", "dns", "cdn", "compute"},
 		"profile":      {"ls", "show", "use"},
 		"completion":   {"bash", "zsh"},
 	}

@@ -15,24 +15,49 @@ import (
 const leaseUsage = `Usage: lattice lease COMMAND [flags]
 
 Compute leases: a consumer leases a provider's resources for a time,
-paying from escrow. This version asks providers for offers; creating,
-accepting and settling leases on the ledger come next.
+paying the whole cost into escrow up front; the provider's node accepts
+it, locking a stake, with the timekeepers' attestation of the start; when
+its time is up the provider is paid the cost and gets its stake back. A
+lease its provider does not accept in time is refunded.
 
 Commands:
   offers --vcpus N --memory MB --disk GB --duration D
       ask every provider the node knows for a signed offer, cheapest first
+  create --vcpus N --memory MB --disk GB --duration D [--provider ADDRESS]
+      lease from the cheapest offer (or from --provider), and wait until it is accepted
+  list [--provider ADDRESS | --consumer ADDRESS | --all]
+      your leases (or a provider's, a consumer's, every lease)
+  show LEASE
+      one lease: its resources, cost, stake, status and times
+  settle LEASE
+      have the node build the block the lease needs now: start, refund, end or stake return
 
 Examples:
   lattice lease offers --vcpus 1 --memory 512 --disk 5 --duration 1h
-  lattice lease offers --vcpus 2 --memory 2048 --disk 20 --duration 30d --json
+  lattice lease create --vcpus 1 --memory 512 --disk 5 --duration 1h
+  lattice lease list
+  lattice lease show 3f1c...
+  lattice lease settle 3f1c...
 `
 
+var leaseCommands = []string{"offers", "create", "list", "show", "settle"}
+
 func runLease(ctx context.Context, e *env, args []string) error {
-	if done, err := groupHelp(e, args, leaseUsage, "want offers"); done {
+	if done, err := groupHelp(e, args, leaseUsage, "want "+strings.Join(leaseCommands, ", ")); done {
 		return err
 	}
-	if args[0] != "offers" {
-		return usageErr("unknown command %q%s; run `lattice lease -h`", args[0], suggestion(args[0], []string{"offers"}))
+	switch args[0] {
+	case "offers":
+	case "create":
+		return runLeaseCreate(ctx, e, args[1:])
+	case "list":
+		return runLeaseList(ctx, e, args[1:])
+	case "show":
+		return runLeaseShow(ctx, e, args[1:])
+	case "settle":
+		return runLeaseSettle(ctx, e, args[1:])
+	default:
+		return usageErr("unknown command %q%s; run `lattice lease -h`", args[0], suggestion(args[0], leaseCommands))
 	}
 	f := newHelpFlags(e, "lease offers", "lease offers --vcpus N --memory MB --disk GB --duration D [flags]", `
 Asks every provider the node knows for a signed offer on these resources
@@ -43,24 +68,18 @@ whole duration, escrowed when the lease is made; the stake is what the
 provider locks beside it.`, "  lattice lease offers --vcpus 1 --memory 512 --disk 5 --duration 1h\n  lattice lease offers --vcpus 2 --memory 2048 --disk 20 --duration 30d --json\n")
 	cf := addClientFlags(f, false)
 	f.hide("key")
-	vcpus := f.Int64("vcpus", 1, "vCPUs (at least 1)")
-	memory := f.Int64("memory", 512, "memory in MB (at least 512)")
-	disk := f.Int64("disk", 5, "disk in GB (at least 5)")
-	duration := f.String("duration", "1h", "how long: a Go duration (90m, 1h) or days (30d); 60 s to 365 days")
+	res := addResourceFlags(f)
 	if err := f.parse(args[1:]); err != nil {
 		return err
 	}
 	if err := noArgs(f); err != nil {
 		return err
 	}
-	secs, err := parseLeaseDuration(*duration)
+	req, err := res.request()
 	if err != nil {
-		return usageErr("--duration %q: %v", *duration, err)
+		return err
 	}
-	req := market.Request{VCPUs: *vcpus, MemoryMB: *memory, DiskGB: *disk, Duration: secs}
-	if err := req.Check(); err != nil {
-		return usageErr("%v", err)
-	}
+	secs := req.Duration
 	c := nodeclient.New(*cf.node, nil)
 	got, err := c.RequestOffers(ctx, req)
 	if err != nil {

@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node/nettest"
+	"github.com/latticenet/lattice/node/nodewire"
+	"github.com/latticenet/lattice/wallet"
 )
 
 // TestLeaseOffersAndProviders: lattice lease offers and lattice provider
@@ -48,4 +51,67 @@ func TestLeaseOffersAndProviders(t *testing.T) {
 	wantFail(t, run(t, "lease", "offers", "--memory", "100", "--node", url), 2, "memory_mb 100")
 	wantFail(t, run(t, "lease", "offers", "--duration", "1.5s", "--node", url), 2, "--duration")
 	wantFail(t, run(t, "lease", "offers", "stray", "--node", url), 2, "stray")
+}
+
+// TestLeaseCommands: lattice lease create, list, show and settle, and
+// lattice timekeeper status, against a real three-node network whose
+// nodes keep time and whose last node provides.
+func TestLeaseCommands(t *testing.T) {
+	cleanEnv(t)
+	capacity := market.Resources{VCPUs: 2, MemoryMB: 2048, DiskGB: 20}
+	c := nettest.Start(t, nettest.Options{Nodes: 3, Timekeepers: 3, Providers: map[int]market.Resources{2: capacity}})
+	c.SetCommittee()
+	c.Open(*c.Nodes[2].ProviderKey, 1_000_000_000)
+	consumer := wallet.NewKey()
+	c.Open(consumer, 1_000_000_000)
+	keyFile := filepath.Join(t.TempDir(), "consumer.json")
+	if err := wallet.SaveKey(keyFile, consumer); err != nil {
+		t.Fatal(err)
+	}
+	url := c.Nodes[0].API.URL
+	prov := c.Nodes[2].ProviderKey.Address().String()
+	c.WaitFor("every node knows the provider and the timekeepers", 30*time.Second, func(i int) bool {
+		ps, _ := c.Nodes[i].Market.Providers()
+		tk, err := c.Nodes[i].Leases.Timekeepers(c.Nodes[i].Gov.Tip().Index)
+		heard := err == nil
+		for _, k := range tk.Timekeepers {
+			heard = heard && k.Heard
+		}
+		return len(ps) == 1 && heard
+	})
+
+	out := mustRun(t, "timekeeper", "status", "--node", url).stdout
+	if !strings.Contains(out, "3 keys, threshold 3") || !strings.Contains(out, "this node keeps time as") {
+		t.Fatalf("timekeeper status:\n%s", out)
+	}
+
+	var l nodewire.Lease
+	decode(t, mustRun(t, "lease", "create", "--vcpus", "1", "--memory", "512", "--disk", "5", "--duration", "1h",
+		"--key", keyFile, "--node", url, "--json"), &l)
+	if l.Status != "active" || l.Provider.String() != prov || !l.Confirmed || l.Cost.Units() != "2.2212" {
+		t.Fatalf("lease create: %+v", l)
+	}
+	out = mustRun(t, "lease", "list", "--key", keyFile, "--node", url).stdout
+	if !strings.Contains(out, l.LeaseHash.String()) || !strings.Contains(out, "active") {
+		t.Fatalf("lease list:\n%s", out)
+	}
+	out = mustRun(t, "lease", "list", "--provider", prov, "--node", c.Nodes[1].API.URL).stdout
+	if !strings.Contains(out, l.LeaseHash.String()) {
+		t.Fatalf("lease list --provider at another node:\n%s", out)
+	}
+	out = mustRun(t, "lease", "show", l.LeaseHash.String(), "--node", c.Nodes[2].API.URL).stdout
+	if !strings.Contains(out, "2.2212 native (escrowed)") || !strings.Contains(out, "(attested)") {
+		t.Fatalf("lease show:\n%s", out)
+	}
+	// It runs for an hour: nothing to settle yet.
+	wantFail(t, run(t, "lease", "settle", l.LeaseHash.String(), "--node", url), 1, "runs until")
+	// The provider has 1 vCPU left: a lease of 2 is refused, naming what is free.
+	wantFail(t, run(t, "lease", "create", "--vcpus", "2", "--memory", "512", "--disk", "5", "--duration", "1h",
+		"--key", keyFile, "--node", url), 1, "no provider offered", "insufficient capacity")
+	wantFail(t, run(t, "lease", "show", strings.Repeat("ab", 32), "--node", url), 1, "lease not found")
+	wantFail(t, run(t, "lease", "show", "--node", url), 2, "LEASE")
+	wantFail(t, run(t, "lease", "show", l.LeaseHash.String(), "extra", "--node", url), 2, "extra")
+	wantFail(t, run(t, "lease", "list", "--all", "--provider", prov, "--node", url), 2, "at most one")
+	wantFail(t, run(t, "lease", "create", "--provider", strings.Repeat("cd", 32), "--key", keyFile, "--node", url), 1, "made no offer")
+	wantFail(t, run(t, "lease", "settel"), 2, "settle")
 }

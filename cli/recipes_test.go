@@ -26,6 +26,7 @@ import (
 	"github.com/latticenet/lattice/internal/testkit/tooltest"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/govnet"
+	"github.com/latticenet/lattice/node/leasenet"
 	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/nodeapi"
 )
@@ -296,7 +297,7 @@ func operationSets(t *testing.T) map[string]map[string][]string {
 	// the state chain, the marketplace and metrics included, as `lattice dev` serves them)
 	// and is never served.
 	node := nodeapi.New(nil, nodeapi.Options{Chat: new(chatnet.Service), StateChain: new(govnet.Service),
-		Market: new(marketnet.Service), MetricsHandler: http.NotFoundHandler()}).Routes()
+		Market: new(marketnet.Service), Leases: new(leasenet.Service), MetricsHandler: http.NotFoundHandler()}).Routes()
 	// The platform's, provisioned as `lattice dev` runs it.
 	quiet := &env{stdout: io.Discard, stderr: io.Discard}
 	p, _ := newCloud(quiet, cloudConfig{Config: platform.Config{Dir: filepath.Join(t.TempDir(), "cloud"), API: "127.0.0.1:0"},

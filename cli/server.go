@@ -24,9 +24,11 @@ import (
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/govnet"
+	"github.com/latticenet/lattice/node/leasenet"
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/stack"
+	"github.com/latticenet/lattice/statechain"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -183,6 +185,7 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	}()
 	var bootstrap []string
 	var providerKey wallet.Key
+	var tkKeys []ledger.Address
 	for i := range count {
 		ln := httpLns[i]
 		httpLns[i] = nil // openDevNode owns it now, and closes it if it fails
@@ -195,7 +198,14 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 			mkt.Provider, mkt.Capacity = &k, devCapacity
 			providerKey = k
 		}
-		d, err := openDevNode(ctx, i, devNodeDir(*data, i), net, devKey, leftKeys, *p2pAddr, ln, bootstrap, mkt, base.With("service", "node"))
+		// Every node keeps time: the committee is the nodes' timekeeper
+		// keys (set on the state chain below).
+		tk, err := loadOrCreateKeyFile(filepath.Join(devNodeDir(*data, i), "timekeeper-key.json"))
+		if err != nil {
+			return err
+		}
+		tkKeys = append(tkKeys, tk.Address())
+		d, err := openDevNode(ctx, i, devNodeDir(*data, i), net, devKey, leftKeys, *p2pAddr, ln, bootstrap, mkt, &tk, base.With("service", "node"))
 		if err != nil {
 			return err
 		}
@@ -211,6 +221,13 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	}
 	if err := registerDevKey(ctx, devNodes[0], devKey); err != nil {
 		return fmt.Errorf("registering the dev key in the directory: %w", err)
+	}
+	committee, err := devCommittee(ctx, devNodes[0], devKey, tkKeys)
+	if err != nil {
+		return fmt.Errorf("naming the timekeeper committee: %w", err)
+	}
+	if err := fundDevProvider(ctx, devNodes[0].node(), devKey, providerKey); err != nil {
+		return fmt.Errorf("funding the provider's stake: %w", err)
 	}
 
 	// The cloud platform runs beside the nodes until either stops.
@@ -263,6 +280,7 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 			fmt.Fprintf(e.stdout, "  node %-2d     %s  peer %s  data %s\n", i+1, nodeURLs[i+1], strings.Join(d.st.Host().Addrs(), " "), devNodeDir(*data, i+1))
 		}
 		fmt.Fprintf(e.stdout, "  provider    node %d, account %s, %s (key in %s)\n", count-1, providerKey.Address(), devCapacity, filepath.Join(*data, "provider-key.json"))
+		fmt.Fprintf(e.stdout, "  timekeepers %s\n", committee)
 		if len(weightless) > 0 {
 			fmt.Fprintf(e.stdout, "  weight      none for node %s: joined after the dev account was used, they sync from node 0 and vote with no weight\n", joinInts(weightless))
 		}
@@ -322,6 +340,7 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 type devNode struct {
 	st   *stack.Stack
 	chat *stack.ChatModule
+	gov  *stack.GovModule
 }
 
 // node is the node's engine.
@@ -329,7 +348,7 @@ func (d *devNode) node() *node.Node { return d.st.Node() }
 
 // openDevNode opens node i of a dev network on its bound API listener
 // ln, which it owns from then on (closed by d.st.Close).
-func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, leftOut []wallet.Key, p2pAddr string, ln gonet.Listener, bootstrap []string, mkt marketnet.Config, log *slog.Logger) (*devNode, error) {
+func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, leftOut []wallet.Key, p2pAddr string, ln gonet.Listener, bootstrap []string, mkt marketnet.Config, tk *wallet.Key, log *slog.Logger) (*devNode, error) {
 	listen, err := offsetTCP(p2pAddr, i)
 	if err != nil {
 		ln.Close()
@@ -342,14 +361,14 @@ func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devK
 	if i == 0 {
 		reps = append(append(reps, devKey), leftOut...)
 	}
-	d := &devNode{chat: stack.Chat(chatnet.Config{})}
-	gov := stack.Gov(govnet.Config{})
+	d := &devNode{chat: stack.Chat(chatnet.Config{}), gov: stack.Gov(govnet.Config{})}
+	mktMod := stack.Market(mkt, d.gov)
 	d.st = stack.New(stack.Config{
 		Node:         node.Config{DataDir: dir, Network: net, Logger: log.With("node", i)},
 		HTTPListener: ln,
 		P2P:          []string{listen},
 		Bootstrap:    bootstrap,
-	}, stack.Ledger(ledgernet.Config{Reps: reps}), d.chat, gov, stack.Market(mkt, gov))
+	}, d.gov, stack.Ledger(ledgernet.Config{Reps: reps}), d.chat, mktMod, stack.Leases(leasenet.Config{Timekeeper: tk}, d.gov, mktMod))
 	if err := d.st.Listen(); err != nil {
 		d.st.Close()
 		return nil, err
@@ -364,6 +383,73 @@ func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devK
 // close stops the node: its API (its server has stopped), its modules,
 // its host and its engine.
 func (d *devNode) close() { d.st.Close() }
+
+// devCommittee makes the dev nodes' timekeeper keys the network's
+// timekeeper committee (the dev key governs a dev network), unless the
+// state chain names them already, and says so for the banner.
+func devCommittee(ctx context.Context, d *devNode, devKey wallet.Key, keys []ledger.Address) (string, error) {
+	gov := d.gov.Service()
+	value := statechain.TimekeepersValue(keys)
+	nodes := "node 0"
+	if len(keys) > 1 {
+		nodes = fmt.Sprintf("nodes 0 to %d", len(keys)-1)
+	}
+	if e, ok := gov.State().Get("timekeepers"); ok && e.Value == value {
+		return fmt.Sprintf("%s (set at state-chain index %d)", nodes, e.Index), nil
+	}
+	tip := gov.Tip()
+	b := &statechain.Block{Index: tip.Index + 1, Previous: tip.Hash, Operation: statechain.OpSet, Key: "timekeepers",
+		Value: value, Timestamp: d.node().Now().UnixMilli()}
+	b.Seal(d.node().Network.Genesis.Hash)
+	b.Sign(devKey.Private())
+	if _, err := gov.Submit(ctx, b); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s (set now, at state-chain index %d, by the dev key)", nodes, b.Index), nil
+}
+
+// devProviderFunds is what the dev key gives the provider account, in
+// native units, so that it can stake its leases.
+const devProviderFunds = "100000"
+
+// fundDevProvider sends the provider account devProviderFunds native from
+// the dev key and receives them with the provider's key, once: when the
+// provider account does not exist yet.
+func fundDevProvider(ctx context.Context, n0 *node.Node, devKey, provider wallet.Key) error {
+	if _, found, err := n0.Store.Account(provider.Address()); err != nil || found {
+		return err
+	}
+	acct, found, err := n0.Store.Account(devKey.Address())
+	if err != nil || !found {
+		return err
+	}
+	amount, err := ledger.ParseUnits(devProviderFunds)
+	if err != nil {
+		return err
+	}
+	if acct.Balance(ledger.Native).Cmp(amount) < 0 {
+		return nil // a dev account spent down: the provider stays unfunded
+	}
+	head := wallet.HeadOf(acct)
+	c := wallet.NewChains(n0.Network.Work, devKey, n0.Network.Genesis)
+	c.Add(devKey, &head)
+	c.Add(provider, nil)
+	_, lo := amount.Parts()
+	send, err := c.Send(devKey, provider.Address(), lo)
+	if err != nil {
+		return err
+	}
+	recv, err := c.Receive(provider, send, ledger.Address{})
+	if err != nil {
+		return err
+	}
+	for _, b := range []*ledger.Block{send, recv} {
+		if _, err := n0.Engine.Submit(ctx, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // registerDevKey registers the dev key at node 0 in the directory, so that
 // messages to it reach node 0 with no step of the user's, unless it is
@@ -463,8 +549,9 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	repKey := f.string("rep-key", "LATTICE_REP_KEY", "rep_key", "", "key file of a representative account this node votes for, besides its own key; never give one key to two running nodes")
 	providerKey := f.string("provider-key", "LATTICE_PROVIDER_KEY", "provider_key", "", "key file of a provider account: this node then offers compute of --capacity (created if missing)")
 	capacity := f.string("capacity", "LATTICE_CAPACITY", "capacity", "", "what this provider's machines have in all: vcpus=N,memory_mb=N,disk_gb=N (with --provider-key)")
+	tkKey := f.string("timekeeper-key", "LATTICE_TIMEKEEPER_KEY", "timekeeper_key", "", "key file of a timekeeper: this node then attests lease times for the committee the state chain names (created if missing)")
 	reject := f.string("statechain-reject", "LATTICE_STATECHAIN_REJECT", "statechain_reject", "", "comma-separated hashes of state-chain blocks to drop after a conflict (docs/operations.md); never accepted, removed with what follows them")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window, statechain_reject, provider_key, capacity")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window, statechain_reject, provider_key, capacity, timekeeper_key")
 	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a block's timestamp may be from this node's clock: the API refuses a new block beyond it, the network holds an early one until its time")
 	window := f.string("online-window", "LATTICE_ONLINE_WINDOW", "online_window", "5m", "how long a representative counts as online after its latest vote (GET /node's quorum, /readyz); never changes the quorum")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
@@ -508,6 +595,14 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	case *capacity != "":
 		return usageErr("--capacity needs --provider-key, the provider account's key file")
 	}
+	var lease leasenet.Config
+	if *tkKey != "" {
+		k, err := loadOrCreateKeyFile(*tkKey)
+		if err != nil {
+			return fmt.Errorf("--timekeeper-key: %w", err)
+		}
+		lease.Timekeeper = &k
+	}
 	var rejects []ledger.Hash
 	for _, r := range splitList(*reject) {
 		h, err := ledger.ParseHash(r)
@@ -539,13 +634,14 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		reps = append(reps, k)
 	}
 	gov := stack.Gov(govnet.Config{Reject: rejects})
+	mktMod := stack.Market(mkt, gov)
 	st := stack.New(stack.Config{
 		Node:      node.Config{DataDir: *data, Network: net, Logger: log, MaxClockSkew: maxSkew},
 		HTTP:      *httpAddr,
 		Metrics:   *metricsAddr,
 		P2P:       []string{*p2pAddr},
 		Bootstrap: peers,
-	}, stack.Ledger(ledgernet.Config{Reps: reps, OnlineWindow: onlineWindow}), stack.Chat(chatnet.Config{}), gov, stack.Market(mkt, gov))
+	}, gov, stack.Ledger(ledgernet.Config{Reps: reps, OnlineWindow: onlineWindow}), stack.Chat(chatnet.Config{}), mktMod, stack.Leases(lease, gov, mktMod))
 	defer st.Close()
 	if err := st.Listen(); err != nil {
 		return err

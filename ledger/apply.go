@@ -54,7 +54,7 @@ func Apply(v View, b *Block) (*Delta, error) {
 	d := &Delta{Add: &Entry{Block: b, Height: next.Height}}
 	rule := typeRules[b.Type].Apply
 	if rule == nil {
-		return nil, ruleErr(ErrUnsupported, "%s blocks arrive with the compute marketplace", b.Type)
+		return nil, ruleErr(ErrUnsupported, "%s blocks are not accepted", b.Type)
 	}
 	if err := rule(v, b, &acct, &next, d); err != nil {
 		return nil, err
@@ -228,7 +228,12 @@ func pendingFor(v View, b *Block) (Pending, error) {
 	if !found {
 		return Pending{}, ruleErr(ErrGapSource, "source %s is not in the ledger", b.Source)
 	}
-	if e.Block.Type != TypeSend || e.Block.Destination != b.Account {
+	switch {
+	case e.Block.Type == TypeLeaseSettle:
+		if p, err := LeaseOutput(v, e.Block); err != nil || p == nil || p.Destination != b.Account {
+			return Pending{}, ruleErr(ErrBadSource, "block %s pays nothing to %s", b.Source, b.Account)
+		}
+	case e.Block.Type != TypeSend || e.Block.Destination != b.Account:
 		return Pending{}, ruleErr(ErrBadSource, "block %s is not a send to %s", b.Source, b.Account)
 	}
 	if r, found, err := v.Receiver(b.Source); err == nil && found {

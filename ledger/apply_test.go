@@ -22,6 +22,7 @@ type world struct {
 	p       ledger.Params
 	genesis wallet.Key
 	now     int64
+	gov     ledger.Governance // for lease blocks; nil refuses them
 }
 
 func newWorld(t *testing.T) *world {
@@ -62,7 +63,11 @@ func (w *world) submit(b *ledger.Block) error {
 	if err := w.p.Check(b); err != nil {
 		return err
 	}
-	d, err := ledger.Apply(w.m, b)
+	v := ledger.View(w.m)
+	if w.gov != nil {
+		v = ledger.WithGovernance(w.m, w.gov)
+	}
+	d, err := ledger.Apply(v, b)
 	if err != nil {
 		return err
 	}

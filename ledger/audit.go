@@ -12,13 +12,22 @@ type Snapshot interface {
 	Accounts(fn func(Account) error) error
 	// Pendings calls fn for every pending entry.
 	Pendings(fn func(Pending) error) error
+	// States calls fn for the values of a state table whose keys start
+	// with prefix and sort after after ("" for all), in key order, until
+	// fn returns ErrStop (which States then answers as nil) or another
+	// error.
+	States(table, prefix, after string, fn func(key string, value []byte) error) error
 }
+
+// ErrStop ends a Snapshot iteration early without error.
+var ErrStop = errors.New("ledger: stop iterating")
 
 // AuditReport sums up a ledger that passed Audit.
 type AuditReport struct {
 	Accounts int
 	Blocks   uint64
 	Pending  int
+	Leases   int
 	Supply   Amount    // native minted by genesis
 	Minted   Amount    // stable minted by claims
 	Totals   [2]Amount // balances plus pending, per asset
@@ -28,17 +37,52 @@ type AuditReport struct {
 var ErrAudit = errors.New("ledger: audit failed")
 
 // Audit replays every chain of s and checks the ledger's invariants:
-// every balance equals the replay of its chain; native in balances plus
-// pending equals the genesis supply; stable in balances plus pending equals
-// what claims minted; every send is either pending or received exactly once,
-// by its destination, for its amount. It reads the whole ledger.
+// every balance equals the replay of its chain; native in balances,
+// pending entries and leases (escrow and stake, LeaseRecord.Held) equals
+// the genesis supply; stable in balances plus pending equals what claims
+// minted; every pending entry a block created (a send's, an accept's
+// stake, a lease account's payout) is either pending or taken exactly
+// once, by its destination, for its amount; every lease's record agrees
+// with the blocks it names, and no lease is settled twice. It reads the
+// whole ledger.
 func Audit(s Snapshot) (AuditReport, error) {
 	var r AuditReport
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrAudit, fmt.Sprintf(format, args...))
 	}
-	received := make(map[Hash]bool)
-	sends := 0
+	taken := make(map[Hash]bool) // outputs taken, by the block that created them
+	outputs := 0
+	// output returns the pending entry block b created, if any.
+	output := func(b *Block) (*Pending, error) {
+		switch b.Type {
+		case TypeSend:
+			return &Pending{Send: b.Hash, Source: b.Account, Destination: b.Destination, Amount: b.Amount, Asset: b.Asset}, nil
+		case TypeLeaseAccept, TypeLeaseSettle:
+			return LeaseOutput(s, b)
+		}
+		return nil, nil
+	}
+	take := func(by *Block, src Hash, dest Address, amount Amount, asset Asset) error {
+		if taken[src] {
+			return fail("the output of %s is taken twice", src)
+		}
+		taken[src] = true
+		e, found, err := s.Entry(src)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fail("%s takes %s, which is not in the ledger", by.Hash, src)
+		}
+		p, err := output(e.Block)
+		if err != nil {
+			return err
+		}
+		if p == nil || p.Destination != dest || p.Amount != amount || p.Asset != asset {
+			return fail("%s does not match the output of %s", by.Hash, src)
+		}
+		return nil
+	}
 	err := s.Accounts(func(acct Account) error {
 		r.Accounts++
 		var bal [2]Amount
@@ -62,6 +106,11 @@ func Audit(s Snapshot) (AuditReport, error) {
 			if b.Account != acct.Address || b.Previous != prev || e.Height != h {
 				return fail("%s: block %s out of place at height %d", acct.Address, hash, h)
 			}
+			if p, err := output(b); err != nil {
+				return err
+			} else if p != nil {
+				outputs++
+			}
 			cur := bal[b.Asset-1]
 			var next Amount
 			var err2 error
@@ -72,23 +121,22 @@ func Audit(s Snapshot) (AuditReport, error) {
 				}
 				r.Supply = b.Amount
 				next, err2 = cur.Add(b.Amount)
-			case b.Type == TypeSend:
-				sends++
+			case b.Type == TypeSend, b.Type == TypeLease, b.Type == TypeLeaseAccept:
 				next, err2 = cur.Sub(b.Amount)
 			case b.Type == TypeReceive:
-				if received[b.Source] {
-					return fail("send %s received twice", b.Source)
-				}
-				received[b.Source] = true
-				src, found, err := s.Entry(b.Source)
-				if err != nil {
+				if err := take(b, b.Source, b.Account, b.Amount, b.Asset); err != nil {
 					return err
 				}
-				if !found || src.Block.Type != TypeSend || src.Block.Destination != b.Account ||
-					src.Block.Amount != b.Amount || src.Block.Asset != b.Asset {
-					return fail("receive %s does not match its source %s", hash, b.Source)
-				}
 				next, err2 = cur.Add(b.Amount)
+			case b.Type == TypeLeaseSettle:
+				if src, found, err := s.Entry(b.Source); err != nil {
+					return err
+				} else if found && src.Block.Type == TypeLeaseAccept {
+					if err := take(b, b.Source, b.Account, src.Block.Amount, Native); err != nil {
+						return err
+					}
+				}
+				next = cur
 			case b.Type == TypeClaim:
 				if r.Minted, err2 = r.Minted.Add(b.Amount); err2 == nil {
 					next, err2 = cur.Add(b.Amount)
@@ -122,16 +170,21 @@ func Audit(s Snapshot) (AuditReport, error) {
 	}
 	err = s.Pendings(func(p Pending) error {
 		r.Pending++
-		if received[p.Send] {
-			return fail("send %s is both pending and received", p.Send)
+		if taken[p.Send] {
+			return fail("the output of %s is both pending and taken", p.Send)
 		}
 		e, found, err := s.Entry(p.Send)
 		if err != nil {
 			return err
 		}
-		if !found || e.Block.Type != TypeSend || e.Block.Destination != p.Destination ||
-			e.Block.Amount != p.Amount || e.Block.Asset != p.Asset || e.Block.Account != p.Source {
-			return fail("pending %s does not match its send block", p.Send)
+		var want *Pending
+		if found {
+			if want, err = output(e.Block); err != nil {
+				return err
+			}
+		}
+		if want == nil || *want != p {
+			return fail("pending %s does not match the block that created it", p.Send)
 		}
 		if r.Totals[p.Asset-1], err = r.Totals[p.Asset-1].Add(p.Amount); err != nil {
 			return fail("total of %s overflows", p.Asset)
@@ -141,14 +194,68 @@ func Audit(s Snapshot) (AuditReport, error) {
 	if err != nil {
 		return r, err
 	}
-	if sends != len(received)+r.Pending {
-		return r, fail("%d sends, but %d received and %d pending", sends, len(received), r.Pending)
+	if outputs != len(taken)+r.Pending {
+		return r, fail("%d outputs, but %d taken and %d pending", outputs, len(taken), r.Pending)
+	}
+	if err := auditLeases(s, &r, fail); err != nil {
+		return r, err
 	}
 	if r.Totals[Native-1] != r.Supply {
-		return r, fail("native in balances and pending is %s, genesis minted %s", r.Totals[Native-1], r.Supply)
+		return r, fail("native in balances, pending and leases is %s, genesis minted %s", r.Totals[Native-1], r.Supply)
 	}
 	if r.Totals[Stable-1] != r.Minted {
 		return r, fail("stable in balances and pending is %s, claims minted %s", r.Totals[Stable-1], r.Minted)
 	}
 	return r, nil
+}
+
+// auditLeases checks every lease record against the blocks it names and
+// adds what the leases hold to the native total.
+func auditLeases(s Snapshot, r *AuditReport, fail func(string, ...any) error) error {
+	return s.States(LeaseTable, "", "", func(key string, raw []byte) error {
+		var l LeaseRecord
+		if err := l.UnmarshalBinary(raw); err != nil {
+			return fail("lease record %x: %v", key, err)
+		}
+		r.Leases++
+		e, found, err := s.Entry(l.Hash)
+		if err != nil {
+			return err
+		}
+		if !found || string(l.Hash[:]) != key || e.Block.Type != TypeLease || e.Block.Account != l.Consumer ||
+			e.Block.Destination != l.Provider || e.Block.Amount != l.Cost {
+			return fail("lease %s: record does not match its lease block", l.Hash)
+		}
+		if l.Accepted() {
+			a, found, err := s.Entry(l.Accept)
+			if err != nil {
+				return err
+			}
+			if !found || a.Block.Type != TypeLeaseAccept || a.Block.Source != l.Hash || a.Block.Account != l.Provider {
+				return fail("lease %s: accept %s is not its provider's accept", l.Hash, l.Accept)
+			}
+		}
+		acct, found, err := s.Account(LeaseAccount(l.Hash))
+		if err != nil {
+			return err
+		}
+		var height uint64
+		if found {
+			height = acct.Height
+		}
+		want := uint64(0)
+		if !l.First.IsZero() {
+			want++
+		}
+		if !l.Second.IsZero() {
+			want++
+		}
+		if height != want || (l.Stage == StageOpen) != l.First.IsZero() {
+			return fail("lease %s: its account has %d blocks, its record says %s with %d", l.Hash, height, l.Status(), want)
+		}
+		if r.Totals[Native-1], err = r.Totals[Native-1].Add(l.Held()); err != nil {
+			return fail("total of native overflows")
+		}
+		return nil
+	})
 }

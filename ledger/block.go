@@ -83,6 +83,10 @@ type Block struct {
 	Attestations    []Attestation       `json:"attestations,omitempty"`
 	Keyset          *Keyset             `json:"keyset,omitempty"`
 	Signatures      []MultisigSignature `json:"signatures,omitempty"`
+	// StateChainIndex is the governance state-chain index whose terms a
+	// lease block is judged by. Only lease blocks carry it (an extension
+	// of the API's block, see docs/protocol.md).
+	StateChainIndex uint64 `json:"statechain_index,omitzero"`
 }
 
 // MaxBlockJSON bounds the size of a block's JSON form. The largest valid

@@ -72,7 +72,7 @@ func Confirm(b Batch, h Hash) ([]*Entry, error) {
 					return nil, err
 				}
 			}
-			if send, ok := ce.Block.Takes(); ok {
+			if send, ok := ce.Block.DependsOn(); ok {
 				se, found, err := b.Entry(send)
 				if err != nil {
 					return nil, err
@@ -149,22 +149,18 @@ func RollbackTo(b Batch, a Address, keep uint64) ([]*Block, error) {
 			return removed, fmt.Errorf("%w: %s at height %d of %s", ErrConfirmed, acct.Frontier, acct.Height, a)
 		}
 		d, err := Rollback(b, a)
-		if errors.Is(err, ErrHasDependents) {
-			// The frontier is a send already received: undo the
-			// receiving chain down to below that receive first.
-			r, found, err := b.Receiver(acct.Frontier)
-			if err != nil {
-				return removed, err
-			}
-			if !found {
-				return removed, fmt.Errorf("ledger: send %s has no receiver, yet cannot be rolled back", acct.Frontier)
-			}
+		var dep *DependentError
+		if errors.As(err, &dep) {
+			// Another block rests on the frontier (the receive of a send,
+			// a lease's accept or settle): undo its chain down to below
+			// it first.
+			r := dep.Block
 			re, found, err := b.Entry(r)
 			if err != nil {
 				return removed, err
 			}
 			if !found {
-				return removed, fmt.Errorf("ledger: receive %s is missing", r)
+				return removed, fmt.Errorf("ledger: dependent block %s is missing", r)
 			}
 			more, err := RollbackTo(b, re.Block.Account, re.Height-1)
 			removed = append(removed, more...)

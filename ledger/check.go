@@ -54,11 +54,12 @@ const (
 	fCertificateHash
 	fAttestations
 	fKeyset
+	fStateChainIndex
 	numFields
 )
 
 var fieldNames = [numFields]string{"destination", "amount", "source", "vcpus/memory_mb/disk_gb/duration",
-	"access_pub_key", "certificate_hash", "attestations", "keyset"}
+	"access_pub_key", "certificate_hash", "attestations", "keyset", "statechain_index"}
 
 // required lists, per block type, the optional fields it must carry; every
 // other optional field must be absent. representative is allowed on every type.
@@ -68,9 +69,17 @@ var required = map[BlockType][]field{
 	TypeClaim:          {fAmount},
 	TypeLease:          {fDestination, fAmount, fLeaseResources, fAccessPubKey},
 	TypeLeaseAccept:    {fSource, fAmount, fCertificateHash, fAttestations},
-	TypeLeaseSettle:    {fSource, fAttestations},
+	TypeLeaseSettle:    {fSource}, // attestations and amount as its kind says (section 24)
 	TypeMultisigOpen:   {fKeyset},
 	TypeMultisigUpdate: {fKeyset},
+}
+
+// optionalFields lists, per block type, the optional fields it may carry
+// or leave out, as a bit set: the rules decide. A lease's state-chain
+// index may be 0, the state chain's first block.
+var optionalFields = map[BlockType]uint16{
+	TypeLease:       1 << fStateChainIndex,
+	TypeLeaseSettle: 1<<fAmount | 1<<fAttestations,
 }
 
 func (b *Block) present() [numFields]bool {
@@ -83,6 +92,7 @@ func (b *Block) present() [numFields]bool {
 		fCertificateHash: !b.CertificateHash.IsZero(),
 		fAttestations:    len(b.Attestations) > 0,
 		fKeyset:          b.Keyset != nil,
+		fStateChainIndex: b.StateChainIndex != 0,
 	}
 }
 
@@ -173,7 +183,11 @@ func checkShape(b *Block) error {
 	for _, f := range required[b.Type] {
 		want[f] = true
 	}
+	optional := optionalFields[b.Type]
 	for f := range numFields {
+		if optional&(1<<f) != 0 {
+			continue
+		}
 		switch {
 		case want[f] && !have[f]:
 			missing = append(missing, fieldNames[f])
@@ -260,6 +274,9 @@ type signer struct {
 // signers lists the signatures of b, which has passed checkSignatureShape:
 // its single signature by its account, or each multisig signature by its key.
 func signers(b *Block) []signer {
+	if b.Type == TypeLeaseSettle {
+		return nil
+	}
 	if len(b.Signatures) == 0 {
 		return []signer{{b.Account, b.Signature}}
 	}
@@ -283,6 +300,9 @@ func badSignature(b *Block, i int) error {
 // Check's business; which keys may sign is Apply's (it needs the account's
 // keyset), except for multisig_open, which checkShape covers.
 func checkSignatureShape(b *Block) error {
+	if b.Type == TypeLeaseSettle {
+		return nil // checkLeaseSettle: never signed
+	}
 	if len(b.Signatures) == 0 {
 		if b.Signature.IsZero() {
 			return ruleErr(ErrBadSignature, "signature is required")

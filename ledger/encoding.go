@@ -47,7 +47,11 @@ func (b *Block) AppendPreimage(dst []byte) []byte {
 		dst = binary.BigEndian.AppendUint64(dst, uint64(a.Timestamp))
 		dst = append(dst, a.Signature[:]...)
 	}
-	return AppendKeyset(dst, b.Keyset)
+	dst = AppendKeyset(dst, b.Keyset)
+	if b.Type == TypeLease {
+		dst = binary.BigEndian.AppendUint64(dst, b.StateChainIndex)
+	}
+	return dst
 }
 
 // AppendKeyset appends a keyset's encoding: u16 threshold, u16 key count,
@@ -141,6 +145,9 @@ func (b *Block) UnmarshalBinary(data []byte) error {
 		for i := range nb.Keyset.Keys {
 			r.copy(nb.Keyset.Keys[i][:])
 		}
+	}
+	if nb.Type == TypeLease {
+		nb.StateChainIndex = r.u64()
 	}
 	preimageLen := r.off
 	r.copy(nb.Signature[:])

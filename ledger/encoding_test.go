@@ -27,7 +27,7 @@ func fullBlock() *ledger.Block {
 }
 
 func TestBinaryRoundTrip(t *testing.T) {
-	for _, b := range []*ledger.Block{fullBlock(), {Type: ledger.TypeSend, Account: ledger.Address{1}, Asset: ledger.Native, Timestamp: 1}} {
+	for _, b := range []*ledger.Block{fullBlock(), leaseBlock(), {Type: ledger.TypeSend, Account: ledger.Address{1}, Asset: ledger.Native, Timestamp: 1}} {
 		b.Seal()
 		data, err := b.MarshalBinary()
 		if err != nil {

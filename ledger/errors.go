@@ -29,7 +29,23 @@ var (
 	ErrUnknownAccount      = errors.New("account not found")
 	ErrUnsupported         = errors.New("block type not accepted yet")
 	ErrHasDependents       = errors.New("block has dependents")
+	ErrGapState            = errors.New("state-chain block not known yet")
+	ErrAttestation         = errors.New("bad attestations")
+	ErrLeaseTiming         = errors.New("not the lease's time")
+	ErrWrongLease          = errors.New("not this lease's block")
+	ErrLeaseTerms          = errors.New("no lease at these terms")
 )
+
+// DependentError is a rollback refused because another block rests on the
+// one rolled back: Block must go first. Its Kind is ErrHasDependents.
+type DependentError struct {
+	RuleError
+	Block Hash
+}
+
+func dependent(h Hash, format string, args ...any) *DependentError {
+	return &DependentError{RuleError: *ruleErr(ErrHasDependents, format, args...), Block: h}
+}
 
 // RuleError is a block's violation of a ledger rule: Kind says which rule,
 // Detail says how, in words a person can act on.
@@ -76,5 +92,6 @@ func (e *ForkError) Unwrap() error { return ErrFork }
 func IsRule(err error) bool {
 	var re *RuleError
 	var fe *ForkError
-	return errors.As(err, &re) || errors.As(err, &fe)
+	var de *DependentError
+	return errors.As(err, &re) || errors.As(err, &fe) || errors.As(err, &de)
 }

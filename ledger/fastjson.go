@@ -113,6 +113,13 @@ func canonicalField(b *Block, p *scanner, k []byte) (bit uint32, ok bool) {
 		return text(1<<17, &b.AccessPubKey)
 	case "certificate_hash":
 		return text(1<<18, &b.CertificateHash)
+	case "statechain_index":
+		if p.i < len(p.data) && p.data[p.i] == '-' {
+			return 0, false // encoding/json refuses even -0 for unsigned fields
+		}
+		v, ok := p.int() // beyond int64: encoding/json's business
+		b.StateChainIndex = uint64(v)
+		return 1 << 19, ok
 	}
 	// attestations, keyset, signatures, and anything unknown or spelled
 	// differently: encoding/json's business.

@@ -2,8 +2,10 @@ package ledger
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Mem is an in-memory ledger: a View and Snapshot that Commit updates. It is
@@ -101,6 +103,26 @@ func (m *Mem) Pendings(fn func(Pending) error) error {
 			if err := fn(p); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// States implements Snapshot.
+func (m *Mem) States(table, prefix, after string, fn func(string, []byte) error) error {
+	var keys []string
+	for k := range m.state[table] {
+		if strings.HasPrefix(k, prefix) && k > after {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := fn(k, bytes.Clone(m.state[table][k])); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
 		}
 	}
 	return nil

@@ -60,7 +60,7 @@ func rollbackSend(v View, b *Block, d *Delta) error {
 		if err != nil {
 			return err
 		}
-		return ruleErr(ErrHasDependents, "send %s was received by block %s; roll that back first", b.Hash, r)
+		return dependent(r, "send %s was received by block %s; roll that back first", b.Hash, r)
 	}
 	d.PendingDelete = &p
 	return nil

@@ -24,10 +24,14 @@ type TypeRules struct {
 	// account, restores besides the account's state (which Rollback
 	// restores from the previous block). Nil when there is nothing more.
 	Rollback func(v View, b *Block, d *Delta) error
-	// Takes says that a block of the type takes the pending entry of the
-	// send its Source names: the stores index the send's receiver, and a
-	// block is confirmed only after that send.
+	// Takes says that a block of the type takes what its Source names
+	// (the pending entry of a send, or a lease's course): the stores index
+	// the block as its Source's receiver, so one block at most takes each,
+	// and a block is confirmed only after its Source.
 	Takes bool
+	// Needs says that a block of the type is confirmed only after the
+	// block its Source names, though it takes nothing from it.
+	Needs bool
 }
 
 // typeRules holds the rules of every block type.
@@ -37,15 +41,26 @@ var typeRules = map[BlockType]TypeRules{
 	TypeClaim:          {Check: checkClaim, Apply: applyClaim},
 	TypeMultisigOpen:   {Check: checkMultisigOpen, Apply: applyMultisigOpen},
 	TypeMultisigUpdate: {Apply: applyMultisigUpdate},
-	// The compute marketplace's types are checked for shape; the ledger
-	// accepts them when their rules arrive.
-	TypeLease: {Check: checkLeaseResources},
+	TypeLease:          {Check: checkLease, Apply: applyLease, Rollback: rollbackLease},
+	TypeLeaseAccept:    {Check: checkLeaseAccept, Apply: applyLeaseAccept, Rollback: rollbackLeaseAccept, Needs: true},
+	TypeLeaseSettle:    {Check: checkLeaseSettle, Apply: applyLeaseSettle, Rollback: rollbackLeaseSettle, Takes: true},
 }
 
 // Takes returns the send whose pending entry b takes, if its type takes
 // one (TypeRules.Takes).
 func (b *Block) Takes() (send Hash, ok bool) {
 	if typeRules[b.Type].Takes && !b.Source.IsZero() {
+		return b.Source, true
+	}
+	return Hash{}, false
+}
+
+// DependsOn returns the block b rests on besides its chain: the one its
+// Source names, for types that take it or need it. Confirmation never
+// leaves b confirmed while that block is not.
+func (b *Block) DependsOn() (Hash, bool) {
+	r := typeRules[b.Type]
+	if (r.Takes || r.Needs) && !b.Source.IsZero() {
 		return b.Source, true
 	}
 	return Hash{}, false

@@ -4,17 +4,18 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"testing"
 
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
+	"github.com/latticenet/lattice/statechain"
+	"github.com/latticenet/lattice/timekeeping"
 )
 
 // The protocol test vectors of docs/protocol.md live in testdata/vectors.json.
@@ -37,7 +38,10 @@ type vectorFile struct {
 	Multisig    []vecMultisig  `json:"multisig_addresses"`
 	WorkValues  []vecWorkValue `json:"work_values"`
 	GenesisFile vecNetwork     `json:"genesis_file"`
-	Blocks      []vecBlock     `json:"blocks"`
+	// StateChain is the governance state chain the lease blocks are judged
+	// by (its own vectors: statechain/testdata/vectors.json).
+	StateChain []*statechain.Block `json:"statechain"`
+	Blocks     []vecBlock          `json:"blocks"`
 }
 
 type vecThresholds struct {
@@ -96,9 +100,8 @@ type vecBlock struct {
 // What Apply does with a vector block, in file order, on the ledger the
 // vectors build.
 const (
-	vecGenesis     = "genesis"     // accepted by CheckGenesis at ledger creation
-	vecAccepted    = "accepted"    // Check and Apply accept it
-	vecUnsupported = "unsupported" // Check accepts it; Apply refuses it with ErrUnsupported
+	vecGenesis  = "genesis"  // accepted by CheckGenesis at ledger creation
+	vecAccepted = "accepted" // Check and Apply accept it
 )
 
 func vecSeed(b byte) []byte { return bytes.Repeat([]byte{b}, ed25519.SeedSize) }
@@ -143,9 +146,10 @@ func generateVectors() ([]byte, error) {
 			"Keys derive from fixed ed25519 seeds: key n (n = 1..6) has the seed byte n repeated 32 times.",
 			"Blocks are listed in the order they are submitted to a ledger created from genesis_file;",
 			"'ledger' says what the ledger does with each: genesis (accepted at ledger creation only),",
-			"accepted (Check and Apply accept it), or unsupported (Check accepts it, Apply refuses it: lease rules arrive with the compute marketplace).",
+			"or accepted (Check and Apply accept it).",
 			"Each block's pow_nonce is the smallest non-negative nonce meeting the dev threshold of its type (work.threshold).",
-			"Balances, amounts, attestation signatures and other values in the lease-family blocks are placeholders: they exercise the encoding only.",
+			"Lease blocks are judged by the state chain in 'statechain' (network: the genesis block's hash): index 1 makes the key 'timekeeper' the whole committee (threshold 1); prices, stake ratio and timeout are the defaults.",
+			"lease_settle blocks belong to the lease account (SHA-256 of \"LATTICE-LEASE-ACCOUNT-V1\" and the lease hash) and are not signed.",
 		},
 		Work: vecThresholds{Public: ledger.PublicWork, Dev: ledger.DevWork},
 	}
@@ -225,27 +229,59 @@ func generateVectors() ([]byte, error) {
 	claim := seal("claim", "Faucet claim: mints exactly 100 stable units (100000000 base units) onto alice's stable balance.", vecAccepted,
 		&ledger.Block{Type: ledger.TypeClaim, Account: addr("alice"), Previous: recv1.Hash, Balance: amt(100_000_000),
 			Asset: ledger.Stable, Timestamp: vecEpoch + 3_000, Amount: amt(100_000_000)})
-	lease := seal("lease", "Lease request from alice to provider bob: 2 vCPUs, 2048 MB, 20 GB for 3600 s, with carol's key for access.", vecUnsupported,
-		&ledger.Block{Type: ledger.TypeLease, Account: addr("alice"), Previous: claim.Hash, Balance: amt(98_000_000),
-			Asset: ledger.Stable, Timestamp: vecEpoch + 4_000, Destination: addr("bob"), Amount: amt(2_000_000),
-			VCPUs: 2, MemoryMB: 2048, DiskGB: 20, Duration: 3600, AccessPubKey: addr("carol")})
-	opaque := func(s string) (sig ledger.Signature) {
-		h := sha512.Sum512([]byte(s))
-		copy(sig[:], h[:])
-		return sig
+	// The state chain: block 0 from the genesis key, block 1 names the
+	// timekeeper committee.
+	network := genesis.Hash
+	sc0 := statechain.Genesis(network, ledger.NewKeyset(1, addr("genesis")), vecEpoch)
+	sc1 := &statechain.Block{Index: 1, Previous: sc0.Hash, Operation: statechain.OpSet, Key: "timekeepers",
+		Value: fmt.Sprintf(`{"keys":[%q],"threshold":1}`, addr("timekeeper")), Timestamp: vecEpoch + 500}
+	sc1.Seal(network)
+	sc1.Sign(keys["genesis"])
+	f.StateChain = []*statechain.Block{sc0, sc1}
+	attest := func(p ledger.Purpose, lease ledger.Hash, ts int64) []ledger.Attestation {
+		return []ledger.Attestation{timekeeping.Sign(keys["timekeeper"], network, p, lease, ts)}
 	}
+	toBob := seal("send to bob", "Send of 1000 native units from genesis to bob, the provider.", vecAccepted,
+		&ledger.Block{Type: ledger.TypeSend, Account: addr("genesis"), Previous: send1.Hash,
+			Balance: amt(999_994_000_000_000), Asset: ledger.Native, Timestamp: vecEpoch + 3_500,
+			Destination: addr("bob"), Amount: amt(1_000_000_000)})
+	bobOpen := seal("bob receives", "Bob's first block: receives the send.", vecAccepted,
+		&ledger.Block{Type: ledger.TypeReceive, Account: addr("bob"), Balance: amt(1_000_000_000), Asset: ledger.Native,
+			Timestamp: vecEpoch + 3_600, Source: toBob.Hash, Amount: amt(1_000_000_000)})
+	// 2 vCPUs, 2048 MB, 20 GB for 3600 s at the default prices:
+	// 3600 x (2x100 + 2048x1 + 20x1) = 8164800; stake at 0.5: 4082400.
+	cost, stake := amt(8_164_800), amt(4_082_400)
+	lease := seal("lease", "Lease from alice to provider bob: 2 vCPUs, 2048 MB, 20 GB for 3600 s at state-chain index 1, with carol's key for access. Escrows the cost, 8164800 base units.", vecAccepted,
+		&ledger.Block{Type: ledger.TypeLease, Account: addr("alice"), Previous: claim.Hash, Balance: amt(4_991_835_200),
+			Asset: ledger.Native, Timestamp: vecEpoch + 4_000, Destination: addr("bob"), Amount: cost,
+			VCPUs: 2, MemoryMB: 2048, DiskGB: 20, Duration: 3600, AccessPubKey: addr("carol"), StateChainIndex: 1})
 	certificate := ledger.Hash(sha256.Sum256([]byte("lattice test vector certificate")))
-	seal("lease_accept", "Provider bob's first block: accepts the lease, with a certificate hash and one timekeeper attestation (its signature is opaque filler).", vecUnsupported,
-		&ledger.Block{Type: ledger.TypeLeaseAccept, Account: addr("bob"), Asset: ledger.Stable, Timestamp: vecEpoch + 5_000,
-			Source: lease.Hash, Amount: amt(1_000_000), CertificateHash: certificate,
-			Attestations: []ledger.Attestation{{PublicKey: addr("timekeeper"), Timestamp: vecEpoch + 4_500, Signature: opaque("attestation 1")}}})
-	seal("lease_settle", "Alice settles the lease, with two timekeeper attestations (signatures are opaque filler). Built on alice's frontier as the ledger has it (the claim), since the lease itself is refused today.", vecUnsupported,
-		&ledger.Block{Type: ledger.TypeLeaseSettle, Account: addr("alice"), Previous: claim.Hash, Balance: amt(100_000_000),
-			Asset: ledger.Stable, Timestamp: vecEpoch + 3_610_000, Source: lease.Hash,
-			Attestations: []ledger.Attestation{
-				{PublicKey: addr("timekeeper"), Timestamp: vecEpoch + 3_604_500, Signature: opaque("attestation 2")},
-				{PublicKey: addr("timekeeper"), Timestamp: vecEpoch + 3_605_000, Signature: opaque("attestation 3")},
-			}})
+	accept := seal("lease_accept", "Bob accepts the lease: locks the stake (4082400), names a certificate hash, and carries the timekeeper's start attestation (time vecEpoch+5000).", vecAccepted,
+		&ledger.Block{Type: ledger.TypeLeaseAccept, Account: addr("bob"), Previous: bobOpen.Hash, Balance: amt(995_917_600),
+			Asset: ledger.Native, Timestamp: vecEpoch + 5_100, Source: lease.Hash, Amount: stake, CertificateHash: certificate,
+			Attestations: attest(ledger.PurposeStart, lease.Hash, vecEpoch+5_000)})
+	account := ledger.LeaseAccount(lease.Hash)
+	start := seal("lease_settle (start)", "The lease account's first block: names the accept and takes the stake in; the lease is active. Unsigned; stamped with the attested start.", vecAccepted,
+		&ledger.Block{Type: ledger.TypeLeaseSettle, Account: account, Asset: ledger.Native, Timestamp: vecEpoch + 5_000, Source: accept.Hash})
+	end := seal("lease_settle (end)", "The lease account's second block: names the lease, carries the end attestation (start + 3600 s) and pays bob the cost and the stake, 12247200. Unsigned; stamped with the attested end.", vecAccepted,
+		&ledger.Block{Type: ledger.TypeLeaseSettle, Account: account, Previous: start.Hash, Asset: ledger.Native,
+			Timestamp: vecEpoch + 3_605_000, Source: lease.Hash, Amount: amt(12_247_200),
+			Attestations: attest(ledger.PurposeEnd, lease.Hash, vecEpoch+3_605_000)})
+	seal("receive lease payout", "Bob receives the lease's payout.", vecAccepted,
+		&ledger.Block{Type: ledger.TypeReceive, Account: addr("bob"), Previous: accept.Hash, Balance: amt(1_008_164_800),
+			Asset: ledger.Native, Timestamp: vecEpoch + 3_607_000, Source: end.Hash, Amount: amt(12_247_200)})
+	// A lease nobody accepts: 1 vCPU, 512 MB, 5 GB for 60 s = 60 x 617 = 37020.
+	lease2 := seal("lease (refunded)", "Alice leases 1 vCPU, 512 MB, 5 GB for 60 s from bob (cost 37020); bob never accepts.", vecAccepted,
+		&ledger.Block{Type: ledger.TypeLease, Account: addr("alice"), Previous: lease.Hash, Balance: amt(4_991_798_180),
+			Asset: ledger.Native, Timestamp: vecEpoch + 6_000, Destination: addr("bob"), Amount: amt(37_020),
+			VCPUs: 1, MemoryMB: 512, DiskGB: 5, Duration: 60, AccessPubKey: addr("alice"), StateChainIndex: 1})
+	refund := seal("lease_settle (refund)", "The second lease's account's first block: names the lease, carries an expiry attestation at the acceptance deadline (lease time + 600000 ms) and pays alice back. Unsigned; stamped with the attested expiry.", vecAccepted,
+		&ledger.Block{Type: ledger.TypeLeaseSettle, Account: ledger.LeaseAccount(lease2.Hash), Asset: ledger.Native,
+			Timestamp: vecEpoch + 606_000, Source: lease2.Hash, Amount: amt(37_020),
+			Attestations: attest(ledger.PurposeExpire, lease2.Hash, vecEpoch+606_000)})
+	seal("receive refund", "Alice receives the refund.", vecAccepted,
+		&ledger.Block{Type: ledger.TypeReceive, Account: addr("alice"), Previous: lease2.Hash, Balance: amt(4_991_835_200),
+			Asset: ledger.Native, Timestamp: vecEpoch + 608_000, Source: refund.Hash, Amount: amt(37_020)})
 	ks := wallet2of3.Clone()
 	signer := func(i int) string { // the name of the i-th key of the 2-of-3 keyset, in keyset order
 		for n := range keys {
@@ -259,8 +295,8 @@ func generateVectors() ([]byte, error) {
 		&ledger.Block{Type: ledger.TypeMultisigOpen, Account: msAddr, Asset: ledger.Native, Timestamp: vecEpoch + 7_000, Keyset: &ks},
 		signer(0), signer(2))
 	send2 := seal("send to multisig", "Send of 1000 native units from genesis to the multisig account.", vecAccepted,
-		&ledger.Block{Type: ledger.TypeSend, Account: addr("genesis"), Previous: send1.Hash,
-			Balance: amt(999_994_000_000_000), Asset: ledger.Native, Timestamp: vecEpoch + 8_000,
+		&ledger.Block{Type: ledger.TypeSend, Account: addr("genesis"), Previous: toBob.Hash,
+			Balance: amt(999_993_000_000_000), Asset: ledger.Native, Timestamp: vecEpoch + 8_000,
 			Destination: msAddr, Amount: amt(1_000_000_000)})
 	recv2 := seal("multisig receive", "The multisig account receives the send, authorised by signatures of keyset keys 1 and 2.", vecAccepted,
 		&ledger.Block{Type: ledger.TypeReceive, Account: msAddr, Previous: open.Hash, Balance: amt(1_000_000_000),
@@ -395,19 +431,36 @@ func TestVectors(t *testing.T) {
 	t.Run("ledger", func(t *testing.T) {
 		m := ledger.NewMem()
 		m.Commit(ledger.GenesisDelta(parsed[0]))
+		network := parsed[0].Hash
+		if len(f.StateChain) == 0 {
+			t.Fatal("no state chain")
+		}
+		st, err := statechain.New(network, f.StateChain[0])
+		if err != nil {
+			t.Fatalf("state chain block 0: %v", err)
+		}
+		states := []*statechain.State{st}
+		for _, b := range f.StateChain[1:] {
+			if st, err = st.Apply(b); err != nil {
+				t.Fatalf("state chain block %d: %v", b.Index, err)
+			}
+			states = append(states, st)
+		}
+		gov := market.Terms{Network: network, StateAt: func(i uint64) (*statechain.State, bool) {
+			if i >= uint64(len(states)) {
+				return nil, false
+			}
+			return states[i], true
+		}}
 		for i, v := range f.Blocks[1:] {
 			b := parsed[i+1]
-			d, err := ledger.Apply(m, b)
+			d, err := ledger.Apply(ledger.WithGovernance(m, gov), b)
 			switch v.Ledger {
 			case vecAccepted:
 				if err != nil {
 					t.Fatalf("%s: Apply: %v", v.Name, err)
 				}
 				m.Commit(d)
-			case vecUnsupported:
-				if !errors.Is(err, ledger.ErrUnsupported) {
-					t.Fatalf("%s: Apply: got %v, want ErrUnsupported", v.Name, err)
-				}
 			default:
 				t.Fatalf("%s: unexpected ledger outcome %q", v.Name, v.Ledger)
 			}
@@ -457,7 +510,13 @@ func checkVectorBlock(t *testing.T, v vecBlock, keyOf map[ledger.Address]ed25519
 		copy(s[:], ed25519.Sign(priv, v.Hash[:]))
 		return s
 	}
-	if len(v.Signatures) == 0 {
+	switch {
+	case b.Type == ledger.TypeLeaseSettle:
+		// A lease account's blocks are authorised by the rules, unsigned.
+		if !b.Signature.IsZero() || len(b.Signatures) != 0 || !v.Signature.IsZero() || len(v.Signatures) != 0 {
+			t.Errorf("a lease_settle block carries a signature")
+		}
+	case len(v.Signatures) == 0:
 		if b.Signature != v.Signature || v.Signature.IsZero() || len(b.Signatures) != 0 {
 			t.Errorf("signature %s, file says %s", b.Signature, v.Signature)
 		}
@@ -467,7 +526,7 @@ func checkVectorBlock(t *testing.T, v vecBlock, keyOf map[ledger.Address]ed25519
 		if got := sign(b.Account); got != v.Signature {
 			t.Errorf("signing again gives %s, file says %s", got, v.Signature)
 		}
-	} else {
+	default:
 		if !b.Signature.IsZero() || len(b.Signatures) != len(v.Signatures) {
 			t.Fatalf("block carries signature %q and %d signatures, file says %d signatures", b.Signature, len(b.Signatures), len(v.Signatures))
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
@@ -65,6 +66,30 @@ type Engine struct {
 	once    sync.Once
 	feed    feed
 	metrics *Metrics // nil: none
+	gov     atomic.Pointer[govBox]
+}
+
+type govBox struct{ g ledger.Governance }
+
+// SetGovernance makes the engine judge lease blocks against g, the
+// governance state chain; until it is called they are refused as
+// unsupported. Call it before blocks arrive from the network.
+func (e *Engine) SetGovernance(g ledger.Governance) { e.gov.Store(&govBox{g}) }
+
+// Governance returns what SetGovernance set, or nil.
+func (e *Engine) Governance() ledger.Governance {
+	if b := e.gov.Load(); b != nil {
+		return b.g
+	}
+	return nil
+}
+
+// view is the batch as the ledger's rules see it: with governance, when set.
+func (e *Engine) view(batch *ledgerstore.Batch) ledger.View {
+	if g := e.Governance(); g != nil {
+		return ledger.WithGovernance(batch, g)
+	}
+	return batch
 }
 
 // opKind tells the writer what a request asks.
@@ -91,6 +116,8 @@ type request struct {
 	// What the request changed, for the feed.
 	applied *ledger.Entry
 	fork    *ledger.ForkError
+	// contender is a valid block refused as a fork, recorded or not.
+	contender *ledger.Block
 }
 
 type group struct {
@@ -482,7 +509,7 @@ func (e *Engine) decide(batch *ledgerstore.Batch, r *request) {
 // append applies one block to the batch.
 func (e *Engine) append(batch *ledgerstore.Batch, r *request, b *ledger.Block) {
 	r.res.Hash = b.Hash
-	d, err := ledger.Apply(batch, b)
+	d, err := ledger.Apply(e.view(batch), b)
 	var fe *ledger.ForkError
 	switch {
 	case err == nil:
@@ -495,6 +522,7 @@ func (e *Engine) append(batch *ledgerstore.Batch, r *request, b *ledger.Block) {
 		r.res.Duplicate = true
 	case errors.As(err, &fe):
 		r.err = fe
+		r.contender = fe.Block
 		// A contender of a confirmed block has lost already: it is
 		// refused, and neither recorded nor put to election (an election
 		// there could only undo what the network decided).

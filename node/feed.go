@@ -18,17 +18,24 @@ type Change struct {
 	// Forks lists the contenders refused as forks (and recorded as
 	// conflicts).
 	Forks []*ledger.ForkError
+	// Contenders lists every valid block refused as a fork, recorded or
+	// not (a contender of a confirmed block is not): what it carries may
+	// still be evidence of misbehaviour.
+	Contenders []*ledger.Block
 }
 
 // Empty reports whether c changed nothing.
 func (c *Change) Empty() bool {
-	return len(c.Applied) == 0 && len(c.RolledBack) == 0 && len(c.Confirmed) == 0 && len(c.Forks) == 0
+	return len(c.Applied) == 0 && len(c.RolledBack) == 0 && len(c.Confirmed) == 0 && len(c.Forks) == 0 && len(c.Contenders) == 0
 }
 
 func changeOf(reqs []*request) Change {
 	var c Change
 	for _, r := range reqs {
 		if r.err != nil && r.fork == nil {
+			if r.contender != nil {
+				c.Contenders = append(c.Contenders, r.contender)
+			}
 			continue
 		}
 		c.RolledBack = append(c.RolledBack, r.res.RolledBack...)
@@ -38,6 +45,9 @@ func changeOf(reqs []*request) Change {
 		c.Confirmed = append(c.Confirmed, r.res.Confirmed...)
 		if r.fork != nil {
 			c.Forks = append(c.Forks, r.fork)
+		}
+		if r.contender != nil {
+			c.Contenders = append(c.Contenders, r.contender)
 		}
 	}
 	return c

@@ -103,7 +103,7 @@ func (e *Engine) resolve(batch *ledgerstore.Batch, r *request) {
 	if r.res.RolledBack, r.err = ledger.RollbackTo(batch, b.Account, height-1); r.err != nil {
 		return
 	}
-	d, err := ledger.Apply(batch, b)
+	d, err := ledger.Apply(e.view(batch), b)
 	if err != nil {
 		r.err = fmt.Errorf("node: contender %s does not apply after the rollback: %w", b.Hash, err)
 		return

@@ -294,3 +294,10 @@ func parseAcceptTimeout(v string, p *Params) (string, error) {
 	p.AcceptTimeoutMS = ms
 	return strconv.FormatInt(ms, 10), nil
 }
+
+// TimekeepersValue returns the canonical value of the timekeepers key for
+// a committee of keys with the default threshold and precision.
+func TimekeepersValue(keys []ledger.Address) string {
+	v, _ := json.Marshal(Timekeepers{Keys: keys})
+	return string(v)
+}

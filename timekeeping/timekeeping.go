@@ -32,25 +32,19 @@ const tag = "LATTICE-ATTESTATION-V1"
 // committee, statechain.MaxTimekeepers, is as large).
 const MaxAttestations = ledger.MaxAttestations
 
-// Purpose is what an attestation attests.
-type Purpose byte
+// Purpose is what an attestation attests (ledger.Purpose: the ledger's
+// lease rules name them too).
+type Purpose = ledger.Purpose
 
+// The purposes.
 const (
 	// Start: the lease starts (carried by lease_accept).
-	Start Purpose = 1
-	// End: the lease has ended, or is ended early (carried by lease_settle).
-	End Purpose = 2
+	Start = ledger.PurposeStart
+	// End: the lease has reached its end (the lease_settle that ends it).
+	End = ledger.PurposeEnd
+	// Expire: the lease's acceptance timeout has passed (the refund).
+	Expire = ledger.PurposeExpire
 )
-
-func (p Purpose) String() string {
-	switch p {
-	case Start:
-		return "start"
-	case End:
-		return "end"
-	}
-	return fmt.Sprintf("purpose(%d)", byte(p))
-}
 
 // Errors of Judge; each wraps ErrInvalid.
 var (

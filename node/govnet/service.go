@@ -72,6 +72,9 @@ type Config struct {
 	// never accepted, and removed at start, with every block after them,
 	// if held.
 	Reject []ledger.Hash
+	// OnAppend, if set, is called with each block's index once the block
+	// is applied (with the service's lock held: it must not call back).
+	OnAppend func(index uint64)
 }
 
 // Service is the state chain of one node.
@@ -84,7 +87,8 @@ type Service struct {
 
 	mu        sync.Mutex
 	blocks    []*statechain.Block
-	keysets   []ledger.Keyset // the keyset in force after each block
+	keysets   []ledger.Keyset     // the keyset in force after each block
+	states    []*statechain.State // the state after each block (never changed)
 	state     *statechain.State
 	conflicts []*Conflict
 	reject    map[ledger.Hash]bool
@@ -186,6 +190,7 @@ func (s *Service) load() error {
 		return fmt.Errorf("govnet: block 0: %w", err)
 	}
 	s.blocks, s.keysets, s.state = blocks[:1], []ledger.Keyset{state.Keyset()}, state
+	s.states = []*statechain.State{state}
 	for _, b := range blocks[1:] {
 		if err := s.append(b, false); err != nil {
 			return fmt.Errorf("govnet: stored block %d no longer applies: %w", b.Index, err)
@@ -245,8 +250,22 @@ func (s *Service) append(b *statechain.Block, persist bool) error {
 	}
 	s.blocks = append(s.blocks, b.Clone())
 	s.keysets = append(s.keysets, n.Keyset())
+	s.states = append(s.states, n)
 	s.state = n
+	if s.cfg.OnAppend != nil {
+		s.cfg.OnAppend(b.Index)
+	}
 	return nil
+}
+
+// StateAt returns the state after block i, if the node holds it.
+func (s *Service) StateAt(i uint64) (*statechain.State, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= uint64(len(s.states)) {
+		return nil, false
+	}
+	return s.states[i], true
 }
 
 // haltedAt returns the first conflict not resolved, if any. Called with

@@ -11,6 +11,8 @@ package ledgernet
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -134,7 +136,8 @@ type Service struct {
 	electionCount atomic.Int64
 
 	cancel context.CancelFunc
-	quit   chan struct{} // closed by Close
+	life   context.Context // the service's, cancelled by Close
+	quit   chan struct{}   // closed by Close
 	wg     sync.WaitGroup
 	closed atomic.Bool
 }
@@ -160,7 +163,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, errors.New("ledgernet: Node and Host are required")
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Service{
+	s := &Service{life: ctx,
 		cfg: cfg, n: cfg.Node, h: cfg.Host, log: cfg.Logger.With("component", "ledgernet"),
 		network:     cfg.Node.Network.Genesis.Hash,
 		intake:      make(chan inBlock, 1<<16),
@@ -473,6 +476,9 @@ func (s *Service) afterSubmit(ctx context.Context, in inBlock, err error) {
 		missing = in.b.Previous
 	case errors.Is(err, ledger.ErrGapSource):
 		missing = in.b.Source
+	case errors.Is(err, ledger.ErrGapState):
+		s.awaitState(ctx, in)
+		return
 	case ledger.IsRule(err):
 		s.log.Debug("block from peer refused", "hash", in.b.Hash, "peer", in.from, "err", err)
 		return
@@ -482,6 +488,7 @@ func (s *Service) afterSubmit(ctx context.Context, in inBlock, err error) {
 		}
 		return
 	}
+	s.log.Debug("block waits", "hash", in.b.Hash, "type", in.b.Type, "missing", missing)
 	// Every block that reaches the engine's rules has passed Check.
 	if !s.waiting.add(in.b, missing) {
 		return
@@ -499,6 +506,79 @@ func (s *Service) afterSubmit(ctx context.Context, in inBlock, err error) {
 	if in.from != "" {
 		s.spawn(func() { s.fetch(ctx, in.from, missing) })
 	}
+}
+
+// stateGap is the unchecked buffer's key for blocks waiting for state-chain
+// index i: no block hashes to it.
+func stateGap(i uint64) ledger.Hash {
+	return sha256.Sum256(binary.BigEndian.AppendUint64([]byte("lattice state-chain index "), i))
+}
+
+// stateWait bounds how long a block waits for the state-chain index it
+// names; the state chain's own sync brings it in seconds when it exists.
+const stateWait = 2 * time.Minute
+
+// awaitState keeps a lease block that names a state-chain index this node
+// does not hold yet, and hands it back to the engine once the state chain
+// has it (one watcher per index).
+func (s *Service) awaitState(ctx context.Context, in inBlock) {
+	i := in.b.StateChainIndex
+	key := stateGap(i)
+	s.log.Debug("block waits for a state-chain index", "hash", in.b.Hash, "index", i)
+	watching := s.waiting.waitsFor(key)
+	if !s.waiting.add(in.b, key) {
+		return
+	}
+	// The index may have come between the engine's answer and the add;
+	// the watcher only stops once it has, so a block added after it
+	// stopped is released here.
+	if g := s.n.Engine.Governance(); g != nil && hasState(g, i) {
+		var again []inBlock
+		for _, w := range s.waiting.releaseAll(key) {
+			again = append(again, inBlock{b: w, checked: true})
+		}
+		s.toIntakeLater(again)
+		return
+	}
+	if watching {
+		return
+	}
+	// The watcher outlives the caller's context (a sync round's): it ends
+	// with the service.
+	ctx = s.life
+	s.spawn(func() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		deadline := time.After(stateWait)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-deadline:
+				if n := len(s.waiting.release(key)); n > 0 {
+					s.log.Warn("blocks dropped: the state-chain index they name never came", "index", i, "blocks", n)
+				}
+				return
+			case <-tick.C:
+			}
+			if g := s.n.Engine.Governance(); g == nil || !hasState(g, i) {
+				continue
+			}
+			var again []inBlock
+			for _, w := range s.waiting.releaseAll(key) {
+				again = append(again, inBlock{b: w, checked: true})
+			}
+			s.log.Debug("state-chain index came: blocks released", "index", i, "blocks", len(again))
+			s.toIntakeLater(again)
+			return
+		}
+	})
+}
+
+// hasState reports whether g holds state-chain index i.
+func hasState(g ledger.Governance, i uint64) bool {
+	_, err := g.LeaseTerms(i, ledger.MinVCPUs, ledger.MinMemoryMB, ledger.MinDiskGB, ledger.MinDuration)
+	return !errors.Is(err, ledger.ErrGapState)
 }
 
 // fetchDelay is how long a missing block may take to arrive on its own

@@ -218,6 +218,25 @@ func confirmRange(v chainView, a ledger.Address, old, height uint64, d weightDel
 		case b.Type == ledger.TypeSend && after.Cmp(before) < 0:
 			sent, _ := before.Sub(after)
 			d.add(b.Destination, sent, +1)
+		case b.Type == ledger.TypeLease || b.Type == ledger.TypeLeaseAccept:
+			// The escrow and the stake count for the lease account's
+			// address while the lease holds them, as a send's amount
+			// counts for its destination's until received.
+			lease := b.Hash
+			if b.Type == ledger.TypeLeaseAccept {
+				lease = b.Source
+			}
+			sent, _ := before.Sub(after)
+			d.add(ledger.LeaseAccount(lease), sent, +1)
+		case b.Type == ledger.TypeLeaseSettle && !b.Amount.IsZero():
+			// A payout moves from the lease account's address to its
+			// payee's, until a receive takes it.
+			dest, err := payee(v, b)
+			if err != nil {
+				return err
+			}
+			d.add(a, b.Amount, -1)
+			d.add(dest, b.Amount, +1)
 		case b.Type == ledger.TypeReceive && !b.Source.IsZero() && after.Cmp(before) > 0:
 			got, _ := after.Sub(before)
 			d.add(a, got, -1)
@@ -231,6 +250,25 @@ func confirmRange(v chainView, a ledger.Address, old, height uint64, d weightDel
 		prev = &e.After
 	}
 	return nil
+}
+
+// payee is who a lease account's block pays: the consumer for a refund
+// (the first block, naming the lease), the provider otherwise.
+func payee(v chainView, b *ledger.Block) (ledger.Address, error) {
+	src, found, err := v.Entry(b.Source)
+	if err != nil {
+		return ledger.Address{}, err
+	}
+	if !found {
+		return ledger.Address{}, fmt.Errorf("ledgerstore: source %s of settle %s is missing", b.Source, b.Hash)
+	}
+	switch {
+	case src.Block.Type == ledger.TypeLeaseAccept:
+		return src.Block.Account, nil
+	case b.Previous.IsZero():
+		return src.Block.Account, nil // the lease's consumer
+	}
+	return src.Block.Destination, nil // the lease's provider
 }
 
 // writeConfirmedWeights applies d to the confirmed-weight table in w.

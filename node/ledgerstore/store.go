@@ -531,6 +531,35 @@ func step(it *pebble.Iterator, reverse bool) bool {
 	return it.Next()
 }
 
+// States implements ledger.Snapshot: a state table's values by key prefix,
+// in key order, after the key after.
+func (r reader) States(table, prefix, after string, fn func(string, []byte) error) error {
+	base := len(stateKey(table, ""))
+	opts := prefixBounds(stateKey(table, prefix))
+	if after != "" {
+		if lo := append(stateKey(table, after), 0); bytes.Compare(lo, opts.LowerBound) > 0 {
+			if opts.UpperBound != nil && bytes.Compare(lo, opts.UpperBound) >= 0 {
+				return nil
+			}
+			opts.LowerBound = lo
+		}
+	}
+	it, err := r.r.NewIter(opts)
+	if err != nil {
+		return fmt.Errorf("ledgerstore: %w", err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := fn(string(it.Key()[base:]), bytes.Clone(it.Value())); err != nil {
+			if errors.Is(err, ledger.ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return it.Error()
+}
+
 // Accounts implements ledger.Snapshot: every account, in address order.
 func (r reader) Accounts(fn func(ledger.Account) error) error {
 	return r.scan([]byte{pAccount}, false, func(_, v []byte) error {

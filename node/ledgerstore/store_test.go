@@ -9,6 +9,9 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
+	"github.com/latticenet/lattice/statechain"
+	"github.com/latticenet/lattice/timekeeping"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -24,6 +27,13 @@ type sim struct {
 	st   *Store
 	keys []wallet.Key
 	now  int64
+	// The leases' governance: one timekeeper, the default terms.
+	gov ledger.Governance
+	tk  wallet.Key
+	net ledger.Hash
+	// applied counts the blocks applied, by type (and lease_settle by
+	// whether it pays out), so the test knows it exercised each.
+	applied map[string]int
 }
 
 func newSim(t *testing.T, dir string, seed uint64) *sim {
@@ -33,7 +43,7 @@ func newSim(t *testing.T, dir string, seed uint64) *sim {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, 1)), mem: ledger.NewMem(), st: st, now: t0}
+	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, 1)), mem: ledger.NewMem(), st: st, now: t0, applied: map[string]int{}}
 	gk, _ := wallet.KeyFromSeed(make([]byte, 32))
 	g := ledger.NewGenesis(gk.Private(), ledger.NewAmount(1e15), t0)
 	if err := st.Init(g, map[string]string{"name": "test"}); err != nil {
@@ -44,7 +54,121 @@ func newSim(t *testing.T, dir string, seed uint64) *sim {
 	for range 7 {
 		s.keys = append(s.keys, wallet.NewKey())
 	}
+	s.net, s.tk = g.Hash, wallet.NewKey()
+	s.gov = simGovernance(t, s.net, gk, s.tk)
 	return s
+}
+
+// simGovernance is a state chain whose index 1 makes tk the timekeeper
+// committee, governed by the genesis key.
+func simGovernance(t *testing.T, net ledger.Hash, gk, tk wallet.Key) ledger.Governance {
+	g := statechain.Genesis(net, ledger.NewKeyset(1, gk.Address()), t0)
+	st0, err := statechain.New(net, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &statechain.Block{Index: 1, Previous: g.Hash, Operation: statechain.OpSet, Key: "timekeepers",
+		Value: statechain.TimekeepersValue([]ledger.Address{tk.Address()}), Timestamp: t0}
+	b.Seal(net)
+	b.Sign(gk.Private())
+	st1, err := st0.Apply(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := []*statechain.State{st0, st1}
+	return market.Terms{Network: net, StateAt: func(i uint64) (*statechain.State, bool) {
+		if i >= uint64(len(states)) {
+			return nil, false
+		}
+		return states[i], true
+	}}
+}
+
+// leaseBlock builds a random lease-type block: a lease by k, an accept of
+// an open lease by its provider, or the lease account's block a lease's
+// course needs (unsigned). It returns the key that signs it, if any.
+func (s *sim) leaseBlock(k wallet.Key, h wallet.Head) (*ledger.Block, *wallet.Key) {
+	var leases []*ledger.LeaseRecord
+	s.mem.States(ledger.LeaseTable, "", "", func(_ string, v []byte) error {
+		r := new(ledger.LeaseRecord)
+		if err := r.UnmarshalBinary(v); err != nil {
+			s.t.Fatal(err)
+		}
+		leases = append(leases, r)
+		return nil
+	})
+	attest := func(r *ledger.LeaseRecord, p ledger.Purpose) []ledger.Attestation {
+		return []ledger.Attestation{timekeeping.Sign(s.tk.Private(), s.net, p, r.Hash, s.now)}
+	}
+	switch s.rng.IntN(3) {
+	case 0:
+		// Mostly the genesis key provides: the others' balances are small
+		// for a stake.
+		provider := s.keys[0].Address()
+		if s.rng.IntN(4) == 0 {
+			provider = s.keys[s.rng.IntN(len(s.keys))].Address()
+		}
+		terms, err := s.gov.LeaseTerms(1, 1, 512, 5, 60)
+		if err != nil || provider == k.Address() || h.Balance(ledger.Native).Cmp(terms.Cost) < 0 {
+			return nil, nil
+		}
+		b, err := wallet.Lease(h, wallet.LeaseSpec{Provider: provider, VCPUs: 1, MemoryMB: 512, DiskGB: 5, Duration: 60,
+			AccessKey: k.Address(), Cost: terms.Cost, StateChainIndex: 1}, s.now)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		return b, &k
+	case 1:
+		for _, r := range leases {
+			if r.Accepted() || s.now >= r.Deadline() {
+				continue
+			}
+			for _, pk := range s.keys {
+				if pk.Address() != r.Provider {
+					continue
+				}
+				acct, _, _ := s.mem.Account(pk.Address())
+				ph := wallet.HeadOf(acct)
+				ph.Account = pk.Address()
+				if ph.Balance(ledger.Native).Cmp(r.Stake) < 0 {
+					return nil, nil
+				}
+				b, err := wallet.LeaseAccept(ph, r, ledger.Hash{1}, attest(r, ledger.PurposeStart), s.now)
+				if err != nil {
+					s.t.Fatal(err)
+				}
+				return b, &pk
+			}
+		}
+	default:
+		if len(leases) == 0 {
+			return nil, nil
+		}
+		r := leases[s.rng.IntN(len(leases))]
+		acct, _, _ := s.mem.Account(ledger.LeaseAccount(r.Hash))
+		lh := wallet.HeadOf(acct)
+		lh.Account = ledger.LeaseAccount(r.Hash)
+		switch {
+		case r.Stage == ledger.StageOpen && r.Accepted():
+			return wallet.LeaseStart(lh, r), nil
+		case r.Stage == ledger.StageOpen:
+			if s.rng.IntN(4) != 0 {
+				return nil, nil // give its provider a chance
+			}
+			s.now = max(s.now, r.Deadline())
+			return wallet.LeaseRefund(lh, r, attest(r, ledger.PurposeExpire)), nil
+		case r.Stage == ledger.StageActive:
+			s.now = max(s.now, r.End())
+			b, err := wallet.LeaseEnd(lh, r, attest(r, ledger.PurposeEnd))
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			return b, nil
+		case r.Stage == ledger.StageRefunded && r.Accepted() && !r.StakeReturned:
+			return wallet.LeaseReturnStake(lh, r), nil
+		}
+	}
+	return nil, nil
 }
 
 // next builds one random block against the reference ledger; some are
@@ -57,11 +181,16 @@ func (s *sim) next() *ledger.Block {
 	s.now += int64(s.rng.IntN(3))
 	var b *ledger.Block
 	var err error
-	switch s.rng.IntN(4) {
+	signer := &k
+	switch s.rng.IntN(5) {
+	case 4:
+		if b, signer = s.leaseBlock(k, h); b == nil {
+			return nil
+		}
 	case 0, 1:
 		to := s.keys[s.rng.IntN(len(s.keys))].Address()
 		asset := ledger.Assets[s.rng.IntN(2)]
-		amt := ledger.NewAmount(uint64(s.rng.IntN(1000) + 1))
+		amt := ledger.NewAmount(uint64(s.rng.IntN(100000) + 1)) // enough, in time, for leases and stakes
 		if h.Balance(asset).Cmp(amt) < 0 || to == k.Address() {
 			return nil
 		}
@@ -85,18 +214,20 @@ func (s *sim) next() *ledger.Block {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if s.rng.IntN(4) == 0 {
+	if s.rng.IntN(4) == 0 && b.Type != ledger.TypeLeaseSettle {
 		// Name a representative (sometimes the account itself).
 		b.Representative = s.keys[s.rng.IntN(len(s.keys))].Address()
 		b.Seal()
 	}
-	if s.rng.IntN(10) == 0 && !acct.Frontier.IsZero() {
+	if front, _, _ := s.mem.Account(b.Account); s.rng.IntN(10) == 0 && !front.Frontier.IsZero() {
 		// A fork: rebuild on the previous block.
-		e, _, _ := s.mem.Entry(acct.Frontier)
+		e, _, _ := s.mem.Entry(front.Frontier)
 		b.Previous = e.Block.Previous
 		b.Seal()
 	}
-	b.Sign(k.Private())
+	if signer != nil {
+		b.Sign(signer.Private())
+	}
 	return b
 }
 
@@ -129,14 +260,19 @@ func (s *sim) step(batchSize int) {
 		if err := p.Check(b); err != nil {
 			s.t.Fatalf("sim built an invalid block: %v", err)
 		}
-		dm, errM := ledger.Apply(s.mem, b)
-		ds, errS := ledger.Apply(batch, b)
+		dm, errM := ledger.Apply(ledger.WithGovernance(s.mem, s.gov), b)
+		ds, errS := ledger.Apply(ledger.WithGovernance(batch, s.gov), b)
 		if (errM == nil) != (errS == nil) || (errM != nil && errM.Error() != errS.Error()) {
 			s.t.Fatalf("apply disagreement: mem %v, store %v", errM, errS)
 		}
 		var fe *ledger.ForkError
 		switch {
 		case errM == nil:
+			kind := b.Type.String()
+			if b.Type == ledger.TypeLeaseSettle && !b.Amount.IsZero() {
+				kind += " paying"
+			}
+			s.applied[kind]++
 			s.mem.Commit(dm)
 			if err := batch.Apply(ds); err != nil {
 				s.t.Fatal(err)
@@ -217,13 +353,23 @@ func compare(t *testing.T, mem *ledger.Mem, st *Store) {
 }
 
 func TestStoreMatchesReference(t *testing.T) {
+	applied := map[string]int{}
 	for seed := range uint64(8) {
 		s := newSim(t, t.TempDir(), seed)
 		for range 100 {
 			s.step(1 + s.rng.IntN(30))
 		}
 		compare(t, s.mem, s.st)
+		for k, n := range s.applied {
+			applied[k] += n
+		}
 	}
+	for _, k := range []string{"send", "receive", "claim", "lease", "lease_accept", "lease_settle", "lease_settle paying"} {
+		if applied[k] == 0 {
+			t.Errorf("no %s block was applied: the stream does not exercise it (%v)", k, applied)
+		}
+	}
+	t.Logf("applied: %v", applied)
 }
 
 func TestStoreSurvivesReopen(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/govnet"
+	"github.com/latticenet/lattice/node/leasenet"
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/nodeapi"
@@ -72,6 +73,16 @@ type Options struct {
 	// Market tunes every node's marketplace service (the stack fills in
 	// the rest; Provider and Capacity come from Providers).
 	Market marketnet.Config
+	// Timekeepers makes nodes 0 to Timekeepers-1 timekeepers, each with a
+	// key of its own (Node.TimekeeperKey); SetCommittee names them on the
+	// state chain.
+	Timekeepers int
+	// Leases tunes every node's lease service (the stack fills in the
+	// rest; Tick defaults to 100 ms here, Announce to a second).
+	Leases leasenet.Config
+	// Now, if set, is every node's clock (ledger admission, the state
+	// chain, the marketplace and leases); default time.Now.
+	Now func() time.Time
 	// Logger receives the nodes' logs; default: discarded, or stderr at
 	// debug level when LATTICE_TEST_LOG is set.
 	Logger *slog.Logger
@@ -86,12 +97,15 @@ type Options struct {
 
 // Cluster is a running network.
 type Cluster struct {
-	t       T
-	opts    Options
-	Network *node.Network
-	Genesis wallet.Key // holds node 0's share of the supply
-	Chains  *wallet.Chains
-	Nodes   []*Node
+	t    T
+	opts Options
+	// keys of the providers and timekeepers by node index, kept across
+	// restarts.
+	providerKeys, tkKeys map[int]wallet.Key
+	Network              *node.Network
+	Genesis              wallet.Key // holds node 0's share of the supply
+	Chains               *wallet.Chains
+	Nodes                []*Node
 }
 
 // Node is one node of a Cluster.
@@ -108,7 +122,11 @@ type Node struct {
 	// when it is one.
 	Market      *marketnet.Service
 	ProviderKey *wallet.Key
-	API         *httptest.Server
+	// Leases is the node's lease service; TimekeeperKey its timekeeper
+	// key, when it is one.
+	Leases        *leasenet.Service
+	TimekeeperKey *wallet.Key
+	API           *httptest.Server
 	// Handler is the node's HTTP API, which API serves.
 	Handler *nodeapi.Server
 	Reps    []wallet.Key
@@ -142,7 +160,8 @@ func Start(t T, opts Options) *Cluster {
 		network.Governance = opts.Governance
 	}
 	c := &Cluster{t: t, opts: opts, Genesis: gk, Network: network,
-		Chains: wallet.NewChains(ledger.DevWork, gk, network.Genesis)}
+		Chains:       wallet.NewChains(ledger.DevWork, gk, network.Genesis),
+		providerKeys: map[int]wallet.Key{}, tkKeys: map[int]wallet.Key{}}
 	t.Cleanup(c.Close)
 	for i := range opts.Nodes {
 		reps := []wallet.Key{}
@@ -159,6 +178,24 @@ func Start(t T, opts Options) *Cluster {
 // new memory file system when fs is nil and the cluster is not on disk),
 // voting with its own key and reps, bootstrapping from every running node.
 func (c *Cluster) StartNode(dir string, fs vfs.FS, reps ...wallet.Key) *Node {
+	c.t.Helper()
+	return c.startNode(len(c.Nodes), dir, fs, reps...)
+}
+
+// Restart starts stopped node i again on its data, with its keys (its
+// provider's and timekeeper's too), and puts it in place of the old one.
+func (c *Cluster) Restart(i int) *Node {
+	c.t.Helper()
+	old := c.Nodes[i]
+	if old.N != nil {
+		c.t.Fatalf("nettest: node %d is running", i)
+	}
+	nd := c.startNode(i, old.Dir, old.FS, old.Reps[1:]...)
+	c.Nodes[i] = nd
+	return nd
+}
+
+func (c *Cluster) startNode(index int, dir string, fs vfs.FS, reps ...wallet.Key) *Node {
 	c.t.Helper()
 	if fs == nil && !c.opts.OnDisk {
 		fs = vfs.NewMem()
@@ -191,26 +228,47 @@ func (c *Cluster) StartNode(dir string, fs vfs.FS, reps ...wallet.Key) *Node {
 	ledgerMod, chatMod, govMod := stack.Ledger(netCfg), stack.Chat(chatCfg), stack.Gov(govCfg)
 	mktCfg := c.opts.Market
 	var provider *wallet.Key
-	if capacity, ok := c.opts.Providers[len(c.Nodes)]; ok {
-		k := wallet.NewKey()
+	if capacity, ok := c.opts.Providers[index]; ok {
+		k, ok := c.providerKeys[index]
+		if !ok {
+			k = wallet.NewKey()
+			c.providerKeys[index] = k
+		}
 		provider, mktCfg.Provider, mktCfg.Capacity = &k, &k, capacity
 	}
 	if mktCfg.Announce == 0 {
 		mktCfg.Announce = time.Second
 	}
 	mktMod := stack.Market(mktCfg, govMod)
+	leaseCfg := c.opts.Leases
+	if index < c.opts.Timekeepers {
+		k, ok := c.tkKeys[index]
+		if !ok {
+			k = wallet.NewKey()
+			c.tkKeys[index] = k
+		}
+		leaseCfg.Timekeeper = &k
+	}
+	if leaseCfg.Tick == 0 {
+		leaseCfg.Tick = 100 * time.Millisecond
+	}
+	if leaseCfg.Announce == 0 {
+		leaseCfg.Announce = time.Second
+	}
+	leaseMod := stack.Leases(leaseCfg, govMod, mktMod)
 	st := stack.New(stack.Config{
-		Node:      node.Config{DataDir: dir, Network: c.Network, Logger: c.opts.Logger.With("node", len(c.Nodes)), FS: fs},
+		Node:      node.Config{DataDir: dir, Network: c.Network, Logger: c.opts.Logger.With("node", index), FS: fs, Now: c.opts.Now},
 		P2P:       []string{"/ip4/127.0.0.1/tcp/0"},
 		Bootstrap: bootstrap,
 		Wrap:      c.opts.Wrap,
-	}, ledgerMod, chatMod, govMod, mktMod)
+	}, govMod, ledgerMod, chatMod, mktMod, leaseMod)
 	if err := st.Provision(context.Background()); err != nil {
 		st.Close()
 		c.t.Fatalf("nettest: start node: %v", err)
 	}
 	n := st.Node()
-	nd := &Node{Index: len(c.Nodes), Dir: dir, FS: fs, N: n, Host: st.Host(), Svc: ledgerMod.Service(), Chat: chatMod.Service(), Gov: govMod.Service(), Market: mktMod.Service(), ProviderKey: provider,
+	nd := &Node{Index: index, Dir: dir, FS: fs, N: n, Host: st.Host(), Svc: ledgerMod.Service(), Chat: chatMod.Service(), Gov: govMod.Service(), Market: mktMod.Service(), ProviderKey: provider,
+		Leases: leaseMod.Service(), TimekeeperKey: leaseCfg.Timekeeper,
 		Reps: append([]wallet.Key{n.Key}, reps...), Stack: st, Handler: st.API()}
 	nd.API = httptest.NewUnstartedServer(st.Handler())
 	nd.API.Config.RegisterOnShutdown(st.API().StopStreams)

@@ -577,9 +577,10 @@ func TestMultisigFlow(t *testing.T) {
 	}
 }
 
-// TestLeaseEndpointsAbsent checks that this version has no lease block
-// endpoints: they answer 404, not a hint to use another method.
-func TestLeaseEndpointsAbsent(t *testing.T) {
+// TestLeaseBlocksNeedGovernance: a node whose engine has no state chain
+// to judge lease blocks by refuses them with a clear reason and changes
+// nothing (a node assembled by package stack always has one).
+func TestLeaseBlocksNeedGovernance(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	k := wallet.NewKey()
@@ -588,11 +589,8 @@ func TestLeaseEndpointsAbsent(t *testing.T) {
 		AccessPubKey: k.Address()}
 	lease.Seal()
 	h.signed(lease, k)
-	for _, typ := range []string{"lease", "lease_accept", "lease_settle"} {
-		before := h.state()
-		b := lease.Clone()
-		r := h.post("/blocks/"+typ, jsonWith(t, b, func(m map[string]any) { m["type"] = typ }))
-		checkError(t, r, http.StatusNotFound, "POST /blocks/"+typ, "no endpoint", "/blocks/"+typ)
-		h.unchanged(before, "POST /blocks/"+typ)
-	}
+	before := h.state()
+	r := h.post("/blocks/lease", jsonWith(t, lease, func(map[string]any) {}))
+	checkError(t, r, http.StatusBadRequest, "POST /blocks/lease", "no governance state chain")
+	h.unchanged(before, "POST /blocks/lease")
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -24,14 +25,17 @@ import (
 	"github.com/latticenet/lattice/internal/run/drain"
 	"github.com/latticenet/lattice/internal/run/httpmetrics"
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/govnet"
+	"github.com/latticenet/lattice/node/leasenet"
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/ledgerstore"
 	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/nodewire"
 	"github.com/latticenet/lattice/pow"
+	"github.com/latticenet/lattice/statechain"
 )
 
 // Options tune the API. Zero values take the defaults.
@@ -51,6 +55,9 @@ type Options struct {
 	// StateChain serves the State chain endpoints; without it they are
 	// absent.
 	StateChain *govnet.Service
+	// Leases serves attestation requests, the timekeepers and settling;
+	// without it those endpoints are absent.
+	Leases *leasenet.Service
 	// Market serves GET /providers and POST /lease/request; without it
 	// they are absent.
 	Market *marketnet.Service
@@ -112,9 +119,9 @@ func New(n *node.Node, opts Options) *Server {
 	m.HandleFunc("GET /accounts/{address}/balance", s.balance)
 	m.HandleFunc("GET /accounts/{address}/chain", s.chain)
 	m.HandleFunc("GET /accounts/{address}/keyset", s.keyset)
-	// One route per type the ledger's rules accept (ledger.AcceptedTypes);
-	// the types still to come (lease, lease_accept, lease_settle) are
-	// absent: a 404 that says what is accepted.
+	// One route per type the ledger's rules accept (ledger.AcceptedTypes,
+	// every type today); a type the rules do not accept would be absent:
+	// a 404 that says what is accepted.
 	var accepted []string
 	for _, t := range ledger.AcceptedTypes() {
 		m.HandleFunc("POST /blocks/"+t.String(), s.submit(t))
@@ -151,6 +158,10 @@ func New(n *node.Node, opts Options) *Server {
 	}
 	if opts.StateChain != nil {
 		s.stateRoutes(m)
+	}
+	s.leaseRoutes(m)
+	if opts.Leases != nil {
+		s.leaseNetRoutes(m)
 	}
 	if opts.Market != nil {
 		m.HandleFunc("GET /providers", s.providers)
@@ -449,6 +460,10 @@ func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
 				b.Timestamp, max(skew, -skew), now.UnixMilli(), adm.MaxClockSkew))
 			return
 		}
+		if msg := s.leaseAdmission(b, now); msg != "" {
+			writeError(w, http.StatusBadRequest, "invalid block: "+msg)
+			return
+		}
 		res, err := s.n.Engine.Submit(r.Context(), b)
 		switch {
 		case err == nil:
@@ -459,6 +474,71 @@ func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
 			s.internal(w, r, err)
 		}
 	}
+}
+
+// StaleIndexGrace is how long a state-chain index stays good for new lease
+// blocks submitted over the API after the next index superseded it: a
+// consumer who asked for offers just before a governance change may still
+// use them. It is admission, not a ledger rule: a block that comes by the
+// network is judged by the index it names, however old (docs/protocol.md).
+const StaleIndexGrace = time.Minute
+
+// sameTerms reports whether lease block b has the same terms at the
+// index it names as at index tip: cost, stake, acceptance timeout and
+// timekeeper committee. An offer at an older index stands while they are.
+func sameTerms(gov *govnet.Service, b *ledger.Block, tip uint64) bool {
+	at := func(i uint64) (statechain.Params, bool) {
+		st, ok := gov.StateAt(i)
+		if !ok {
+			return statechain.Params{}, false
+		}
+		p, err := st.Params()
+		return p, err == nil
+	}
+	p, ok1 := at(b.StateChainIndex)
+	q, ok2 := at(tip)
+	if !ok1 || !ok2 || p.AcceptTimeoutMS != q.AcceptTimeoutMS || !reflect.DeepEqual(p.Timekeepers, q.Timekeepers) {
+		return false
+	}
+	r := market.Request{VCPUs: int64(b.VCPUs), MemoryMB: int64(b.MemoryMB), DiskGB: int64(b.DiskGB), Duration: int64(b.Duration)}
+	c1, s1, err1 := market.Quote(p, r)
+	c2, s2, err2 := market.Quote(q, r)
+	return err1 == nil && err2 == nil && c1 == c2 && s1 == s2
+}
+
+// leaseAdmission explains why the node will not admit lease block b, or
+// returns "": it names an index superseded more than StaleIndexGrace ago
+// whose terms for it differ from the tip's,
+// or asks more than its provider has free (when the node knows the
+// provider's capacity record). Resubmissions are idempotent.
+func (s *Server) leaseAdmission(b *ledger.Block, now time.Time) string {
+	if b.Type != ledger.TypeLease {
+		return ""
+	}
+	if _, found, err := s.n.Store.Entry(b.Hash); err == nil && found {
+		return ""
+	}
+	if gov := s.opts.StateChain; gov != nil {
+		next, ok := gov.Block(b.StateChainIndex + 1)
+		if ok && now.UnixMilli()-next.Timestamp > StaleIndexGrace.Milliseconds() && !sameTerms(gov, b, gov.Tip().Index) {
+			tip := gov.Tip()
+			return fmt.Sprintf("state-chain index %d is stale: index %d superseded it at %d, more than %s ago, and the lease's terms changed since; quote at the tip, index %d",
+				b.StateChainIndex, next.Index, next.Timestamp, StaleIndexGrace, tip.Index)
+		}
+	}
+	if s.opts.Market != nil {
+		ps, err := s.opts.Market.Providers()
+		if err != nil {
+			return ""
+		}
+		want := market.Resources{VCPUs: int64(b.VCPUs), MemoryMB: int64(b.MemoryMB), DiskGB: int64(b.DiskGB)}
+		for _, p := range ps {
+			if p.Account == b.Destination && !want.Fits(p.Free) {
+				return fmt.Sprintf("provider %s has %s free, the lease asks %s", p.Account, p.Free, want)
+			}
+		}
+	}
+	return ""
 }
 
 func (s *Server) block(w http.ResponseWriter, r *http.Request) {

@@ -293,12 +293,7 @@ func TestClientErrors(t *testing.T) {
 		{"Keyset of an unknown account", func() error { _, err := c.Keyset(ctx(t), unknown); return err }},
 		{"Keyset of a single-key account", func() error { _, err := c.Keyset(ctx(t), g); return err }},
 		{"Block", func() error { _, err := c.Block(ctx(t), unknownHash); return err }},
-		{"Submit of a lease block", func() error {
-			b := &ledger.Block{Type: ledger.TypeLease, Account: unknown, Asset: ledger.Native, Timestamp: now()}
-			b.Seal()
-			_, err := c.Submit(ctx(t), b)
-			return err
-		}},
+		{"Lease", func() error { _, err := c.Lease(ctx(t), unknownHash); return err }},
 	}
 	for _, tc := range notFound {
 		err := tc.call()

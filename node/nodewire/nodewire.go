@@ -16,6 +16,7 @@ import (
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/statechain"
+	"github.com/latticenet/lattice/timekeeping"
 )
 
 // The JSON resources of the API, as the API description names them.
@@ -234,3 +235,92 @@ type Offers = market.Offers
 
 // ResourceRequest is the body of POST /lease/request.
 type ResourceRequest = market.Request
+
+// Lease is an entry of GET /leases and the answer of GET /leases/{hash}:
+// the API's Lease record, then what this API adds (docs/api.md).
+type Lease struct {
+	LeaseHash       ledger.Hash    `json:"lease_hash"`
+	Consumer        ledger.Address `json:"consumer"`
+	Provider        ledger.Address `json:"provider"`
+	VCPUs           uint32         `json:"vcpus"`
+	MemoryMB        uint32         `json:"memory_mb"`
+	DiskGB          uint32         `json:"disk_gb"`
+	Duration        uint32         `json:"duration"`
+	Cost            ledger.Amount  `json:"cost"`
+	Stake           ledger.Amount  `json:"stake"`
+	StartTime       int64          `json:"start_time"`
+	CertificateHash ledger.Hash    `json:"certificate_hash"`
+	Settled         bool           `json:"settled"`
+	// Additions.
+	Status          string         `json:"status"`
+	StateChainIndex uint64         `json:"statechain_index"`
+	CreatedAt       int64          `json:"created_at"`
+	AcceptDeadline  int64          `json:"accept_deadline"`
+	EndsAt          int64          `json:"ends_at,omitzero"`
+	EndTime         int64          `json:"end_time,omitzero"`
+	AccessPubKey    ledger.Address `json:"access_pub_key"`
+	AcceptHash      ledger.Hash    `json:"accept_hash,omitzero"`
+	LeaseAccount    ledger.Address `json:"lease_account"`
+	SettleHashes    []ledger.Hash  `json:"settle_hashes"`
+	StakeReturned   bool           `json:"stake_returned,omitzero"`
+	Confirmed       bool           `json:"confirmed"`
+}
+
+// LeaseOf renders a lease record; confirmed says whether its latest block
+// is confirmed.
+func LeaseOf(r *ledger.LeaseRecord, confirmed bool) Lease {
+	l := Lease{LeaseHash: r.Hash, Consumer: r.Consumer, Provider: r.Provider, VCPUs: r.VCPUs, MemoryMB: r.MemoryMB,
+		DiskGB: r.DiskGB, Duration: r.Duration, Cost: r.Cost, Stake: r.Stake, StartTime: r.StartTime,
+		CertificateHash: r.CertificateHash, Settled: r.Settled(), Status: r.Status(), StateChainIndex: r.StateChainIndex,
+		CreatedAt: r.Created, AcceptDeadline: r.Deadline(), EndTime: r.EndTime, AccessPubKey: r.AccessKey,
+		AcceptHash: r.Accept, LeaseAccount: ledger.LeaseAccount(r.Hash), SettleHashes: []ledger.Hash{},
+		StakeReturned: r.StakeReturned, Confirmed: confirmed}
+	if r.Stage == ledger.StageActive || r.Stage == ledger.StageEnded {
+		l.EndsAt = r.End()
+	}
+	for _, h := range []ledger.Hash{r.First, r.Second} {
+		if !h.IsZero() {
+			l.SettleHashes = append(l.SettleHashes, h)
+		}
+	}
+	return l
+}
+
+// SettleResponse is the answer of POST /leases/{hash}/settle: the lease
+// account's block the node submitted, and what it does (start, refund,
+// end or stake return).
+type SettleResponse struct {
+	Hash  ledger.Hash   `json:"hash"`
+	Kind  string        `json:"kind"`
+	Block *ledger.Block `json:"block"`
+}
+
+// AttestRequest is the body of POST /attestation/request.
+type AttestRequest struct {
+	LeaseHash ledger.Hash `json:"lease_hash"`
+	// Purpose is "start", "end" or "expire"; empty means the one due.
+	Purpose string `json:"purpose,omitempty"`
+}
+
+// Timekeeper is an entry of GET /timekeepers.
+type Timekeeper struct {
+	Key         ledger.Address `json:"public_key"`
+	NodePeer    string         `json:"node_peer,omitempty"`
+	UpdatedAt   int64          `json:"updated_at,omitempty"`
+	InCommittee bool           `json:"in_committee"`
+	Heard       bool           `json:"heard"`
+}
+
+// Timekeepers is the answer of GET /timekeepers: the committee at the
+// state chain's tip and every timekeeper heard of recently.
+type Timekeepers struct {
+	Index       uint64         `json:"statechain_index"`
+	Threshold   int            `json:"threshold"`
+	PrecisionMS int64          `json:"precision_ms"`
+	Timekeepers []Timekeeper   `json:"timekeepers"`
+	ThisNode    ledger.Address `json:"this_node,omitzero"`
+	Signed      int            `json:"signed,omitzero"`
+}
+
+// Evidence is an entry of GET /timekeepers/evidence.
+type Evidence = timekeeping.Evidence

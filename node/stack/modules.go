@@ -6,9 +6,12 @@ import (
 	"errors"
 	"path/filepath"
 
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/govnet"
+	"github.com/latticenet/lattice/node/leasenet"
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/nodeapi"
@@ -138,6 +141,9 @@ func (m *GovModule) Provision(ctx context.Context, s *Stack) error {
 	}
 	m.svc = svc
 	s.Registry().MustRegister(svc)
+	// Lease blocks are judged by the state chain: the engine must know it
+	// before the ledger network brings blocks in (this module comes first).
+	n.Engine.SetGovernance(market.Terms{Network: cfg.Network, StateAt: svc.StateAt})
 	return nil
 }
 
@@ -190,6 +196,11 @@ func (m *MarketModule) Provision(ctx context.Context, s *Stack) error {
 		p, err := st.Params()
 		return p, st.Index(), err
 	}
+	if cfg.Active == nil {
+		cfg.Active = func(provider ledger.Address) (market.Resources, int, error) {
+			return leasenet.LiveLeases(n.Store, provider)
+		}
+	}
 	svc, err := marketnet.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -209,3 +220,61 @@ func (m *MarketModule) Close() error {
 
 // Service is the running service; set from Provision on.
 func (m *MarketModule) Service() *marketnet.Service { return m.svc }
+
+// LeaseModule runs leases on the network (package leasenet): timekeeping,
+// the lease account's blocks, the provider's leases and the evidence of
+// misbehaving timekeepers. It reads the state chain from gov and the
+// provider's key and capacity from market's configuration.
+type LeaseModule struct {
+	cfg    leasenet.Config
+	gov    *GovModule
+	market *MarketModule
+	svc    *leasenet.Service
+}
+
+// Leases returns the leases' module. cfg tunes the service (its
+// Timekeeper makes the node a timekeeper); its Node, Host, Dir, Logger,
+// clock and state chain are the stack's, and its provider market's.
+func Leases(cfg leasenet.Config, gov *GovModule, market *MarketModule) *LeaseModule {
+	return &LeaseModule{cfg: cfg, gov: gov, market: market}
+}
+
+func (m *LeaseModule) Name() string { return "leases" }
+
+func (m *LeaseModule) Provision(ctx context.Context, s *Stack) error {
+	cfg := m.cfg
+	n := s.Node()
+	if m.gov == nil || m.gov.Service() == nil {
+		return errors.New("leases need the state chain's module before them")
+	}
+	cfg.Node, cfg.Host, cfg.Logger = n, s.Host(), s.Logger()
+	cfg.Dir = filepath.Join(s.Dir(), "leases")
+	if cfg.FS == nil {
+		cfg.FS = s.cfg.Node.FS
+	}
+	if cfg.Now == nil {
+		cfg.Now = n.Now
+	}
+	cfg.Terms = market.Terms{Network: n.Network.Genesis.Hash, StateAt: m.gov.Service().StateAt}
+	if m.market != nil && cfg.Provider == nil {
+		cfg.Provider, cfg.Capacity = m.market.cfg.Provider, m.market.cfg.Capacity
+	}
+	svc, err := leasenet.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	m.svc = svc
+	return nil
+}
+
+func (m *LeaseModule) API(o *nodeapi.Options) { o.Leases = m.svc }
+
+func (m *LeaseModule) Close() error {
+	if m.svc == nil {
+		return nil
+	}
+	return m.svc.Close()
+}
+
+// Service is the running service; set from Provision on.
+func (m *LeaseModule) Service() *leasenet.Service { return m.svc }

@@ -1,0 +1,434 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
+	"github.com/latticenet/lattice/node/nodeclient"
+	"github.com/latticenet/lattice/node/nodewire"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// resourceFlags are the flags of a resource request.
+type resourceFlags struct {
+	vcpus, memory, disk *int64
+	duration            *string
+}
+
+func addResourceFlags(f *flags) resourceFlags {
+	return resourceFlags{
+		vcpus:    f.Int64("vcpus", 1, "vCPUs (at least 1)"),
+		memory:   f.Int64("memory", 512, "memory in MB (at least 512)"),
+		disk:     f.Int64("disk", 5, "disk in GB (at least 5)"),
+		duration: f.String("duration", "1h", "how long: a Go duration (90m, 1h) or days (30d); 60 s to 365 days"),
+	}
+}
+
+func (r resourceFlags) request() (market.Request, error) {
+	secs, err := parseLeaseDuration(*r.duration)
+	if err != nil {
+		return market.Request{}, usageErr("--duration %q: %v", *r.duration, err)
+	}
+	req := market.Request{VCPUs: *r.vcpus, MemoryMB: *r.memory, DiskGB: *r.disk, Duration: secs}
+	if err := req.Check(); err != nil {
+		return req, usageErr("%v", err)
+	}
+	return req, nil
+}
+
+func runLeaseCreate(ctx context.Context, e *env, args []string) error {
+	f := newHelpFlags(e, "lease create", "lease create --vcpus N --memory MB --disk GB --duration D [--provider ADDRESS] [flags]", `
+Leases resources from a provider: asks the providers the node knows for
+offers, takes the cheapest (or the one of --provider), and signs a lease
+block that escrows the offer's cost from your account, at the state-chain
+index the offer was quoted at. Then it waits (--wait) until the provider's
+node has accepted the lease, with the timekeepers' attestation of its
+start, and every step is confirmed. The lease ends by itself when its
+duration is up (the provider is then paid); if no provider accepts it in
+time (lattice gov get lease.accept_timeout_ms), `+"`lattice lease settle`"+` refunds it.`+signOnlyAbout("lease"),
+		"  lattice lease create --vcpus 1 --memory 512 --disk 5 --duration 1h\n  lattice lease create --vcpus 2 --memory 2048 --disk 20 --duration 30d --provider $PROVIDER --json\n")
+	cf := addClientFlags(f, true)
+	signOnlyBlock(f, "lease")
+	res := addResourceFlags(f)
+	provider := f.String("provider", "", "lease from this provider (default: the cheapest offer)")
+	access := f.String("access-key", "", "the key that may use the machine (default: your account)")
+	wait := f.Duration("wait", 30*time.Second, "how long to wait for the provider to accept (0: do not wait)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
+		return err
+	}
+	req, err := res.request()
+	if err != nil {
+		return err
+	}
+	var only *ledger.Address
+	if *provider != "" {
+		a, err := ledger.ParseAddress(*provider)
+		if err != nil {
+			return usageErr("--provider: %v", err)
+		}
+		only = &a
+	}
+	s, err := cf.connect(ctx, true)
+	if err != nil {
+		return err
+	}
+	accessKey := s.account
+	if *access != "" {
+		if accessKey, err = ledger.ParseAddress(*access); err != nil {
+			return usageErr("--access-key: %v", err)
+		}
+	}
+	offers, err := s.c.RequestOffers(ctx, req)
+	if err != nil {
+		return err
+	}
+	var offer *market.Offer
+	for i, o := range offers.Offers {
+		if only == nil || o.Provider == *only {
+			offer = &offers.Offers[i]
+			break
+		}
+	}
+	if offer == nil {
+		msg := "no provider offered " + req.Resources().String()
+		if only != nil {
+			msg = fmt.Sprintf("provider %s made no offer for %s", *only, req.Resources())
+		}
+		for _, r := range offers.Refused {
+			if only == nil || r.Provider == *only {
+				msg += fmt.Sprintf("\n  %s: %s", r.Provider, r.Reason)
+			}
+		}
+		return errors.New(msg)
+	}
+	h, err := s.c.Head(ctx, s.account)
+	if err != nil {
+		return err
+	}
+	spec := wallet.LeaseSpec{Provider: offer.Provider, VCPUs: uint32(req.VCPUs), MemoryMB: uint32(req.MemoryMB), DiskGB: uint32(req.DiskGB),
+		Duration: uint32(req.Duration), AccessKey: accessKey, Cost: offer.Cost, StateChainIndex: offer.StateIndex}
+	b, err := wallet.Lease(h, spec, nowMS())
+	if err != nil {
+		return err
+	}
+	if err := s.finish(ctx, b, s.multisig()); err != nil {
+		return err
+	}
+	if s.signOnly() {
+		return printBody(e.stdout, b)
+	}
+	if *wait <= 0 {
+		return report(e, *cf.json, b, "lease %s made: %s for %s from %s, %s native escrowed", b.Hash, req.Resources(),
+			time.Duration(req.Duration)*time.Second, offer.Provider, offer.Cost.Units())
+	}
+	l, err := waitLease(ctx, s.c, b.Hash, *wait)
+	if err != nil {
+		return err
+	}
+	if *cf.json {
+		return printJSON(e.stdout, l)
+	}
+	fmt.Fprintf(e.stdout, "lease %s %s by provider %s\n", l.LeaseHash, l.Status, l.Provider)
+	printLease(e, l)
+	return nil
+}
+
+// waitLease polls the lease until its provider has accepted it and the
+// accept (or what came after) is confirmed, or until wait passes.
+func waitLease(ctx context.Context, c *nodeclient.Client, h ledger.Hash, wait time.Duration) (nodewire.Lease, error) {
+	deadline := time.Now().Add(wait)
+	var l nodewire.Lease
+	var err error
+	for {
+		l, err = c.Lease(ctx, h)
+		if err == nil && l.Status != "open" && l.Confirmed {
+			return l, nil
+		}
+		if err != nil && !errors.Is(err, nodeclient.ErrNotFound) {
+			return l, err
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return l, fmt.Errorf("lease %s is not in the node's ledger after %s: %w", h, wait, err)
+			}
+			return l, fmt.Errorf("lease %s is still %s (confirmed: %v) after %s; see it with `lattice lease show %s`", h, l.Status, l.Confirmed, wait, h)
+		}
+		select {
+		case <-ctx.Done():
+			return l, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func printLease(e *env, l nodewire.Lease) {
+	tw := table(e.stdout)
+	ms := func(v int64) string {
+		if v == 0 {
+			return "-"
+		}
+		return time.UnixMilli(v).UTC().Format(time.RFC3339)
+	}
+	fmt.Fprintf(tw, "  resources\t%d vCPU, %d MB memory, %d GB disk for %s\t\n", l.VCPUs, l.MemoryMB, l.DiskGB, time.Duration(l.Duration)*time.Second)
+	fmt.Fprintf(tw, "  consumer\t%s\t\n", l.Consumer)
+	fmt.Fprintf(tw, "  provider\t%s\t\n", l.Provider)
+	fmt.Fprintf(tw, "  cost\t%s native (escrowed)\t\n", l.Cost.Units())
+	fmt.Fprintf(tw, "  stake\t%s native\t\n", l.Stake.Units())
+	fmt.Fprintf(tw, "  status\t%s (confirmed: %v)\t\n", l.Status, l.Confirmed)
+	fmt.Fprintf(tw, "  created\t%s; may be accepted until %s\t\n", ms(l.CreatedAt), ms(l.AcceptDeadline))
+	if l.StartTime != 0 {
+		fmt.Fprintf(tw, "  runs\t%s to %s (attested)\t\n", ms(l.StartTime), ms(l.EndsAt))
+	}
+	if l.EndTime != 0 {
+		fmt.Fprintf(tw, "  settled\t%s\t\n", ms(l.EndTime))
+	}
+	fmt.Fprintf(tw, "  state index\t%d\t\n", l.StateChainIndex)
+	fmt.Fprintf(tw, "  lease account\t%s\t\n", l.LeaseAccount)
+	tw.Flush()
+}
+
+func runLeaseList(ctx context.Context, e *env, args []string) error {
+	f := newHelpFlags(e, "lease list", "lease list [--provider ADDRESS | --consumer ADDRESS | --all] [flags]", `
+Lists leases, by lease hash: by default those your key's account made;
+--consumer and --provider name another party, --all lists every lease.`,
+		"  lattice lease list\n  lattice lease list --provider $PROVIDER --json\n  lattice lease list --all\n")
+	cf := addClientFlags(f, false)
+	consumer := f.String("consumer", "", "leases this account made")
+	provider := f.String("provider", "", "leases of this provider")
+	all := f.Bool("all", false, "every lease")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
+		return err
+	}
+	var filter nodeclient.LeaseFilter
+	set := 0
+	for _, x := range []struct {
+		name string
+		v    string
+		dst  **ledger.Address
+	}{{"consumer", *consumer, &filter.Consumer}, {"provider", *provider, &filter.Provider}} {
+		if x.v == "" {
+			continue
+		}
+		a, err := ledger.ParseAddress(x.v)
+		if err != nil {
+			return usageErr("--%s: %v", x.name, err)
+		}
+		*x.dst = &a
+		set++
+	}
+	if *all {
+		set++
+	}
+	if set > 1 {
+		return usageErr("give at most one of --consumer, --provider and --all")
+	}
+	if set == 0 {
+		a, err := cf.target(nil)
+		if err != nil {
+			return err
+		}
+		filter.Consumer = &a
+	}
+	c := nodeclient.New(*cf.node, nil)
+	var leases []nodewire.Lease
+	for {
+		page, err := c.Leases(ctx, filter)
+		if err != nil {
+			return unreachable(*cf.node, err)
+		}
+		leases = append(leases, page...)
+		if len(page) < 100 {
+			break
+		}
+		last := page[len(page)-1].LeaseHash
+		filter.After = &last
+	}
+	if *cf.json {
+		if leases == nil {
+			leases = []nodewire.Lease{}
+		}
+		return printJSON(e.stdout, leases)
+	}
+	if len(leases) == 0 {
+		fmt.Fprintln(e.stdout, "no lease")
+		return nil
+	}
+	tw := table(e.stdout)
+	fmt.Fprintln(tw, "LEASE\tSTATUS\tRESOURCES\tDURATION\tCOST\tPROVIDER\t")
+	for _, l := range leases {
+		fmt.Fprintf(tw, "%s\t%s\t%d vCPU/%d MB/%d GB\t%s\t%s\t%s\t\n", l.LeaseHash, l.Status, l.VCPUs, l.MemoryMB, l.DiskGB,
+			time.Duration(l.Duration)*time.Second, l.Cost.Units(), l.Provider)
+	}
+	return tw.Flush()
+}
+
+// leaseArg parses the one LEASE argument of a command.
+func leaseArg(f *flags, cmd string) (ledger.Hash, error) {
+	if f.NArg() != 1 {
+		if f.NArg() == 0 {
+			return ledger.Hash{}, usageErr("want the LEASE hash; run `lattice %s -h`", cmd)
+		}
+		return ledger.Hash{}, usageErr("unexpected argument %q: want one LEASE hash", f.Arg(1))
+	}
+	h, err := ledger.ParseHash(f.Arg(0))
+	if err != nil {
+		return h, usageErr("LEASE %q: %v", f.Arg(0), err)
+	}
+	return h, nil
+}
+
+func runLeaseShow(ctx context.Context, e *env, args []string) error {
+	f := newHelpFlags(e, "lease show", "lease show LEASE [flags]", `
+Shows one lease: its resources, parties, cost and stake, status, and the
+times its blocks and the timekeepers fixed.`, "  lattice lease show $LEASE\n  lattice lease show $LEASE --json\n")
+	cf := addClientFlags(f, false)
+	f.hide("key")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	h, err := leaseArg(f, "lease show")
+	if err != nil {
+		return err
+	}
+	l, err := nodeclient.New(*cf.node, nil).Lease(ctx, h)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	if *cf.json {
+		return printJSON(e.stdout, l)
+	}
+	fmt.Fprintf(e.stdout, "lease %s\n", l.LeaseHash)
+	printLease(e, l)
+	return nil
+}
+
+func runLeaseSettle(ctx context.Context, e *env, args []string) error {
+	f := newHelpFlags(e, "lease settle", "lease settle LEASE [flags]", `
+Has the node build and submit the block the lease needs now, on the
+lease's own account (anyone may): the start of an accepted lease, the
+refund of a lease no provider accepted in time, the end of a lease whose
+time is up (its provider is paid the cost and gets its stake back), or the
+return of a refunded lease's stake. The node gathers the timekeepers'
+attestations the block needs. The payee takes the payout in with
+`+"`lattice receive`"+`.`, "  lattice lease settle $LEASE\n")
+	cf := addClientFlags(f, false)
+	f.hide("key")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	h, err := leaseArg(f, "lease settle")
+	if err != nil {
+		return err
+	}
+	res, err := nodeclient.New(*cf.node, nil).SettleLease(ctx, h)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	if *cf.json {
+		return printJSON(e.stdout, res)
+	}
+	switch res.Kind {
+	case "refund":
+		fmt.Fprintf(e.stdout, "lease %s refunded: %s native pending for its consumer (lattice receive)\n", h, res.Block.Amount.Units())
+	case "end":
+		fmt.Fprintf(e.stdout, "lease %s ended: %s native pending for its provider\n", h, res.Block.Amount.Units())
+	case "stake return":
+		fmt.Fprintf(e.stdout, "lease %s: stake of %s native pending for its provider\n", h, res.Block.Amount.Units())
+	default:
+		fmt.Fprintf(e.stdout, "lease %s started\n", h)
+	}
+	fmt.Fprintf(e.stdout, "block %s\n", res.Hash)
+	return nil
+}
+
+const timekeeperUsage = `Usage: lattice timekeeper COMMAND [flags]
+
+Timekeepers attest the times leases start, end and expire; a lease block
+needs the attestations of a threshold of the committee the state chain
+names (lattice gov get timekeepers). A node keeps time with
+` + "`lattice node --timekeeper-key FILE`" + ` (every node of lattice dev does).
+
+Commands:
+  status
+      the committee, where each member answers, and this node's part
+
+Examples:
+  lattice timekeeper status
+  lattice timekeeper status --json
+`
+
+func runTimekeeper(ctx context.Context, e *env, args []string) error {
+	if done, err := groupHelp(e, args, timekeeperUsage, "want status"); done {
+		return err
+	}
+	if args[0] != "status" {
+		return usageErr("unknown command %q%s; run `lattice timekeeper -h`", args[0], suggestion(args[0], []string{"status"}))
+	}
+	f := newHelpFlags(e, "timekeeper status", "timekeeper status [flags]", `
+Shows the timekeeper committee at the state chain's tip (its threshold and
+precision), each member's node as its announcement gives it and whether
+this node heard of it recently, other timekeepers heard of, whether this
+node is one (and how many attestations it signed), and the misbehaviour
+it recorded.`, "  lattice timekeeper status\n  lattice timekeeper status --json\n")
+	cf := addClientFlags(f, false)
+	f.hide("key")
+	if err := f.parse(args[1:]); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
+		return err
+	}
+	c := nodeclient.New(*cf.node, nil)
+	tk, err := c.Timekeepers(ctx)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	ev, err := c.TimekeeperEvidence(ctx)
+	if err != nil {
+		return err
+	}
+	if *cf.json {
+		return printJSON(e.stdout, map[string]any{"timekeepers": tk, "evidence": ev})
+	}
+	members := 0
+	for _, t := range tk.Timekeepers {
+		if t.InCommittee {
+			members++
+		}
+	}
+	if members == 0 {
+		fmt.Fprintf(e.stdout, "the state chain names no timekeeper committee (index %d): leases cannot be accepted; set one with `lattice gov set timekeepers ...`\n", tk.Index)
+	} else {
+		fmt.Fprintf(e.stdout, "committee at state-chain index %d: %d keys, threshold %d, precision %d ms\n", tk.Index, members, tk.Threshold, tk.PrecisionMS)
+	}
+	if len(tk.Timekeepers) > 0 {
+		tw := table(e.stdout)
+		fmt.Fprintln(tw, "KEY\tCOMMITTEE\tHEARD\tNODE\t")
+		for _, t := range tk.Timekeepers {
+			fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t\n", t.Key, t.InCommittee, t.Heard, t.NodePeer)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if !tk.ThisNode.IsZero() {
+		fmt.Fprintf(e.stdout, "this node keeps time as %s and has signed %d attestations\n", tk.ThisNode, tk.Signed)
+	} else {
+		fmt.Fprintln(e.stdout, "this node keeps no time")
+	}
+	for _, x := range ev {
+		fmt.Fprintf(e.stdout, "MISBEHAVIOUR: timekeeper %s signed two %s attestations for lease %s (times %d and %d)\n",
+			x.Key, x.Purpose, x.Lease, x.Attestations[0].Timestamp, x.Attestations[1].Timestamp)
+	}
+	return nil
+}

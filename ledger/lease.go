@@ -1,0 +1,767 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Leases on the ledger (docs/protocol.md, section 24).
+//
+// A lease touches three chains:
+//
+//   - the consumer's lease block pays the cost into the lease's escrow and
+//     names the state-chain index whose terms (prices, stake ratio,
+//     acceptance timeout, timekeeper committee) hold for the lease's whole
+//     life;
+//   - the provider's lease_accept, on its own chain, carries the start
+//     attestations and sends its stake towards the lease (a pending entry
+//     addressed to the lease account);
+//   - the lease account, LeaseAccount(lease), whose chain records the
+//     lease's course in lease_settle blocks. Nobody holds its key: its
+//     blocks carry no signature, are valid exactly when the rules say so,
+//     and anyone may build them. Every decision between outcomes (started
+//     or refunded, then ended) is a block at one height of that one chain,
+//     so two competing decisions are a fork that votes settle like any
+//     other, and a confirmed outcome is the same everywhere.
+//
+// Escrow and stake held by a lease are neither balances nor pending
+// entries: they live in the lease's record (LeaseRecord.Held), which the
+// audit counts with them.
+
+// Purpose is what a timekeeper's attestation attests.
+type Purpose uint8
+
+// The attestation purposes.
+const (
+	// PurposeStart: the lease starts (lease_accept).
+	PurposeStart Purpose = 1
+	// PurposeEnd: the lease has reached its end (the settle that ends it).
+	PurposeEnd Purpose = 2
+	// PurposeExpire: the acceptance timeout has passed (the refund).
+	PurposeExpire Purpose = 3
+)
+
+func (p Purpose) String() string {
+	switch p {
+	case PurposeStart:
+		return "start"
+	case PurposeEnd:
+		return "end"
+	case PurposeExpire:
+		return "expire"
+	}
+	return fmt.Sprintf("purpose(%d)", uint8(p))
+}
+
+// LeaseTerms are the terms of a lease at the state-chain index it names.
+type LeaseTerms struct {
+	Cost, Stake   Amount
+	AcceptTimeout int64 // milliseconds
+	// Timestamp is the state-chain block's: a lease cannot be older than
+	// the terms it names.
+	Timestamp int64
+}
+
+// Governance is what the lease rules read from the governance state chain.
+// Its answers for an index never change (the state chain is append-only),
+// so the rules stay deterministic: every node judges a lease block by the
+// index the block names, whenever it sees it.
+type Governance interface {
+	// LeaseTerms returns what a lease of the resources for duration
+	// seconds costs and stakes at state-chain index i. An error wrapping
+	// ErrGapState means i is beyond the node's state chain; any other
+	// error is the block's fault (a price that overflows).
+	LeaseTerms(i uint64, vcpus, memoryMB, diskGB, duration uint32) (LeaseTerms, error)
+	// Attested judges atts, for lease and purpose, against the timekeeper
+	// committee at index i and returns the time they attest (their
+	// median). An error explains why they fall short.
+	Attested(i uint64, purpose Purpose, lease Hash, atts []Attestation) (int64, error)
+}
+
+// WithGovernance returns v with g attached, for Apply: lease blocks are
+// judged against the state chain g reads. Without it Apply refuses them.
+func WithGovernance(v View, g Governance) View { return governed{v, g} }
+
+type governed struct {
+	View
+	g Governance
+}
+
+func governanceOf(v View) (Governance, error) {
+	if gv, ok := v.(governed); ok && gv.g != nil {
+		return gv.g, nil
+	}
+	return nil, ruleErr(ErrUnsupported, "this ledger has no governance state chain to judge lease blocks by")
+}
+
+const leaseAccountTag = "LATTICE-LEASE-ACCOUNT-V1"
+
+// LeaseAccount returns the address of a lease's account: SHA-256 of
+// "LATTICE-LEASE-ACCOUNT-V1" and the lease block's hash. It is not an
+// ed25519 key anyone holds.
+func LeaseAccount(lease Hash) Address {
+	h := sha256.New()
+	h.Write([]byte(leaseAccountTag))
+	h.Write(lease[:])
+	var a Address
+	h.Sum(a[:0])
+	return a
+}
+
+// LeaseStage is where a lease's course stands.
+type LeaseStage uint8
+
+// The stages. A lease is open from its lease block; accepted once its
+// provider's lease_accept is in (Accept set, still StageOpen); active once
+// the lease account's first block took the stake in; then ended, or
+// refunded (from open or accepted) when no start came in time.
+const (
+	StageOpen     LeaseStage = 0
+	StageActive   LeaseStage = 1
+	StageEnded    LeaseStage = 2
+	StageRefunded LeaseStage = 3
+)
+
+// AttestedTime is the time attestations give: their median timestamp, the
+// lower of the two middle ones for an even number (0 for none).
+func AttestedTime(atts []Attestation) int64 {
+	if len(atts) == 0 {
+		return 0
+	}
+	ts := make([]int64, len(atts))
+	for i, a := range atts {
+		ts[i] = a.Timestamp
+	}
+	slices.Sort(ts)
+	return ts[(len(ts)-1)/2]
+}
+
+// LeaseRecord is a lease's state: what its lease block fixed, and what the
+// blocks after it did.
+type LeaseRecord struct {
+	Hash            Hash
+	Consumer        Address
+	Provider        Address
+	AccessKey       Address
+	VCPUs           uint32
+	MemoryMB        uint32
+	DiskGB          uint32
+	Duration        uint32 // seconds
+	Cost            Amount
+	Stake           Amount
+	StateChainIndex uint64
+	Created         int64 // the lease block's timestamp
+	AcceptTimeout   int64 // milliseconds, from the terms
+	// Set by the provider's lease_accept.
+	Accept          Hash
+	StartTime       int64 // attested
+	CertificateHash Hash
+	// Set by the lease account's blocks.
+	Stage         LeaseStage
+	First, Second Hash  // the lease account's first and second blocks
+	EndTime       int64 // the attested end (ended) or expiry (refunded)
+	StakeReturned bool  // refunded after an accept: the stake went back
+}
+
+// Accepted reports whether the provider's lease_accept is in.
+func (r *LeaseRecord) Accepted() bool { return !r.Accept.IsZero() }
+
+// Settled reports whether the lease is over: ended or refunded.
+func (r *LeaseRecord) Settled() bool { return r.Stage == StageEnded || r.Stage == StageRefunded }
+
+// Live reports whether the lease takes its provider's capacity: accepted
+// and not settled.
+func (r *LeaseRecord) Live() bool { return r.Accepted() && !r.Settled() }
+
+// Deadline is when the acceptance window closes: the lease block's time
+// plus the acceptance timeout.
+func (r *LeaseRecord) Deadline() int64 { return r.Created + r.AcceptTimeout }
+
+// End is when an active lease ends: its attested start plus its duration.
+func (r *LeaseRecord) End() int64 { return r.StartTime + int64(r.Duration)*1000 }
+
+// Held returns the native the lease holds: the escrowed cost until it
+// is settled, plus the stake while it is active.
+func (r *LeaseRecord) Held() Amount {
+	switch r.Stage {
+	case StageOpen:
+		return r.Cost
+	case StageActive:
+		v, _ := r.Cost.Add(r.Stake) // bounded when the accept was applied
+		return v
+	}
+	return Amount{}
+}
+
+// Status names the stage for people: open, accepted, active, ended or
+// refunded.
+func (r *LeaseRecord) Status() string {
+	switch r.Stage {
+	case StageActive:
+		return "active"
+	case StageEnded:
+		return "ended"
+	case StageRefunded:
+		return "refunded"
+	}
+	if r.Accepted() {
+		return "accepted"
+	}
+	return "open"
+}
+
+const leaseRecordVersion = 1
+
+// MarshalBinary encodes the record for the state table.
+func (r *LeaseRecord) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, 400)
+	b = append(b, leaseRecordVersion)
+	b = append(b, r.Hash[:]...)
+	b = append(b, r.Consumer[:]...)
+	b = append(b, r.Provider[:]...)
+	b = append(b, r.AccessKey[:]...)
+	for _, v := range []uint32{r.VCPUs, r.MemoryMB, r.DiskGB, r.Duration} {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
+	b = appendAmount(b, r.Cost)
+	b = appendAmount(b, r.Stake)
+	b = binary.BigEndian.AppendUint64(b, r.StateChainIndex)
+	b = binary.BigEndian.AppendUint64(b, uint64(r.Created))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.AcceptTimeout))
+	b = append(b, r.Accept[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(r.StartTime))
+	b = append(b, r.CertificateHash[:]...)
+	b = append(b, byte(r.Stage))
+	b = append(b, r.First[:]...)
+	b = append(b, r.Second[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(r.EndTime))
+	var ret byte
+	if r.StakeReturned {
+		ret = 1
+	}
+	return append(b, ret), nil
+}
+
+// UnmarshalBinary decodes what MarshalBinary wrote.
+func (r *LeaseRecord) UnmarshalBinary(data []byte) error {
+	rd := reader{buf: data}
+	if v := rd.byte1(); v != leaseRecordVersion {
+		return fmt.Errorf("ledger: lease record version %d", v)
+	}
+	var n LeaseRecord
+	rd.copy(n.Hash[:])
+	rd.copy(n.Consumer[:])
+	rd.copy(n.Provider[:])
+	rd.copy(n.AccessKey[:])
+	n.VCPUs, n.MemoryMB, n.DiskGB, n.Duration = rd.u32(), rd.u32(), rd.u32(), rd.u32()
+	n.Cost, n.Stake = rd.amount(), rd.amount()
+	n.StateChainIndex = rd.u64()
+	n.Created, n.AcceptTimeout = int64(rd.u64()), int64(rd.u64())
+	rd.copy(n.Accept[:])
+	n.StartTime = int64(rd.u64())
+	rd.copy(n.CertificateHash[:])
+	n.Stage = LeaseStage(rd.byte1())
+	rd.copy(n.First[:])
+	rd.copy(n.Second[:])
+	n.EndTime = int64(rd.u64())
+	ret := rd.byte1()
+	if rd.short || rd.off != len(data) || ret > 1 || n.Stage > StageRefunded {
+		return errors.New("ledger: malformed lease record")
+	}
+	n.StakeReturned = ret == 1
+	*r = n
+	return nil
+}
+
+// The state tables of leases. Index entries have an empty value.
+const (
+	// LeaseTable maps a lease hash to its LeaseRecord.
+	LeaseTable = "lease"
+	// LeaseByConsumer and LeaseByProvider index leases by party:
+	// key = address (32 bytes) || lease hash (32 bytes).
+	LeaseByConsumer = "lease/consumer"
+	LeaseByProvider = "lease/provider"
+	// LeaseLive indexes the live leases (accepted, not settled) of each
+	// provider, for its free capacity: key = provider || lease hash.
+	LeaseLive = "lease/live"
+)
+
+// PartyKey is the key of a lease in the by-party tables.
+func PartyKey(a Address, lease Hash) string { return string(a[:]) + string(lease[:]) }
+
+var indexEntry = []byte{}
+
+// GetLease reads a lease's record through v.
+func GetLease(v View, lease Hash) (*LeaseRecord, bool, error) {
+	raw, found, err := v.State(LeaseTable, string(lease[:]))
+	if err != nil || !found {
+		return nil, false, err
+	}
+	r := new(LeaseRecord)
+	if err := r.UnmarshalBinary(raw); err != nil {
+		return nil, false, err
+	}
+	return r, true, nil
+}
+
+func putLease(r *LeaseRecord) StateChange {
+	v, _ := r.MarshalBinary()
+	return StateChange{Table: LeaseTable, Key: string(r.Hash[:]), Value: v}
+}
+
+func liveChange(r *LeaseRecord, live bool) StateChange {
+	c := StateChange{Table: LeaseLive, Key: PartyKey(r.Provider, r.Hash)}
+	if live {
+		c.Value = indexEntry
+	}
+	return c
+}
+
+// checkLease checks a lease block's contents alone.
+func checkLease(b *Block) error {
+	if err := checkLeaseResources(b); err != nil {
+		return err
+	}
+	if b.Asset != Native {
+		return ruleErr(ErrMalformed, "a lease is paid in native")
+	}
+	if b.Destination == b.Account {
+		return ruleErr(ErrMalformed, "a lease's provider (destination) must differ from the account")
+	}
+	return nil
+}
+
+func checkLeaseAccept(b *Block) error {
+	if b.Asset != Native {
+		return ruleErr(ErrMalformed, "a stake is locked in native")
+	}
+	return nil
+}
+
+func checkLeaseSettle(b *Block) error {
+	switch {
+	case !b.Representative.IsZero():
+		return ruleErr(ErrMalformed, "a lease account names no representative")
+	case b.Asset != Native:
+		return ruleErr(ErrMalformed, "lease_settle asset must be native")
+	case !b.Balance.IsZero():
+		return ruleErr(ErrBadBalance, "a lease account holds nothing: lease_settle balance must be 0")
+	case !b.Signature.IsZero() || len(b.Signatures) > 0:
+		return ruleErr(ErrMalformed, "lease_settle blocks are not signed: the rules authorise them")
+	}
+	return nil
+}
+
+// applyLease escrows the cost, at the terms of the index the block names.
+func applyLease(v View, b *Block, acct, _ *Account, d *Delta) error {
+	g, err := governanceOf(v)
+	if err != nil {
+		return err
+	}
+	terms, err := g.LeaseTerms(b.StateChainIndex, b.VCPUs, b.MemoryMB, b.DiskGB, b.Duration)
+	if errors.Is(err, ErrGapState) {
+		return ruleErr(ErrGapState, "state-chain index %d is not known yet", b.StateChainIndex)
+	}
+	if err != nil {
+		return ruleErr(ErrLeaseTerms, "%v", err)
+	}
+	if b.Timestamp < terms.Timestamp {
+		return ruleErr(ErrTimestamp, "timestamp %d is before state-chain index %d (%d)", b.Timestamp, b.StateChainIndex, terms.Timestamp)
+	}
+	if b.Amount != terms.Cost {
+		return ruleErr(ErrBadAmount, "the lease costs %s at state-chain index %d, block says %s", terms.Cost, b.StateChainIndex, b.Amount)
+	}
+	before := acct.Balance(Native)
+	after, err := before.Sub(b.Amount)
+	if err != nil {
+		return ruleErr(ErrInsufficientBalance, "balance is %s native, the lease costs %s", before, b.Amount)
+	}
+	if b.Balance != after {
+		return ruleErr(ErrBadBalance, "balance after escrowing %s from %s must be %s, block says %s", b.Amount, before, after, b.Balance)
+	}
+	r := &LeaseRecord{
+		Hash: b.Hash, Consumer: b.Account, Provider: b.Destination, AccessKey: b.AccessPubKey,
+		VCPUs: b.VCPUs, MemoryMB: b.MemoryMB, DiskGB: b.DiskGB, Duration: b.Duration,
+		Cost: terms.Cost, Stake: terms.Stake, StateChainIndex: b.StateChainIndex,
+		Created: b.Timestamp, AcceptTimeout: terms.AcceptTimeout,
+	}
+	d.State = append(d.State, putLease(r),
+		StateChange{Table: LeaseByConsumer, Key: PartyKey(r.Consumer, r.Hash), Value: indexEntry},
+		StateChange{Table: LeaseByProvider, Key: PartyKey(r.Provider, r.Hash), Value: indexEntry})
+	return nil
+}
+
+// leaseOf finds the record of the lease a block's source names, directly
+// or through its accept.
+func leaseOf(v View, b *Block) (*LeaseRecord, *Block, error) {
+	e, found, err := v.Entry(b.Source)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !found {
+		return nil, nil, ruleErr(ErrGapSource, "source %s is not in the ledger", b.Source)
+	}
+	src := e.Block
+	lease := src.Hash
+	switch src.Type {
+	case TypeLease:
+	case TypeLeaseAccept:
+		lease = src.Source
+	default:
+		return nil, nil, ruleErr(ErrWrongLease, "source %s is a %s block, not a lease or a lease_accept", b.Source, src.Type)
+	}
+	r, found, err := GetLease(v, lease)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !found {
+		return nil, nil, fmt.Errorf("ledger: lease %s has no record", lease)
+	}
+	return r, src, nil
+}
+
+// applyLeaseAccept checks the start attestations and sends the stake
+// towards the lease account.
+func applyLeaseAccept(v View, b *Block, acct, _ *Account, d *Delta) error {
+	g, err := governanceOf(v)
+	if err != nil {
+		return err
+	}
+	r, src, err := leaseOf(v, b)
+	if err != nil {
+		return err
+	}
+	switch {
+	case src.Type != TypeLease:
+		return ruleErr(ErrWrongLease, "a lease_accept names a lease block, not a %s", src.Type)
+	case r.Provider != b.Account:
+		return ruleErr(ErrWrongLease, "lease %s names provider %s, not %s", r.Hash, r.Provider, b.Account)
+	case r.Accepted():
+		return ruleErr(ErrAlreadyReceived, "lease %s was accepted by block %s", r.Hash, r.Accept)
+	case b.Amount != r.Stake:
+		return ruleErr(ErrBadAmount, "lease %s stakes %s, block says %s", r.Hash, r.Stake, b.Amount)
+	}
+	start, err := g.Attested(r.StateChainIndex, PurposeStart, r.Hash, b.Attestations)
+	if err != nil {
+		return ruleErr(ErrAttestation, "%v", err)
+	}
+	if start >= r.Deadline() {
+		return ruleErr(ErrLeaseTiming, "attested start %d is not before the acceptance deadline %d", start, r.Deadline())
+	}
+	if _, err := r.Cost.Add(r.Stake); err != nil {
+		return ruleErr(ErrBadAmount, "cost and stake overflow together")
+	}
+	before := acct.Balance(Native)
+	after, err := before.Sub(b.Amount)
+	if err != nil {
+		return ruleErr(ErrInsufficientBalance, "balance is %s native, the stake is %s", before, b.Amount)
+	}
+	if b.Balance != after {
+		return ruleErr(ErrBadBalance, "balance after staking %s from %s must be %s, block says %s", b.Amount, before, after, b.Balance)
+	}
+	next := *r
+	next.Accept, next.StartTime, next.CertificateHash = b.Hash, start, b.CertificateHash
+	d.PendingPut = &Pending{Send: b.Hash, Source: b.Account, Destination: LeaseAccount(r.Hash), Amount: b.Amount, Asset: Native}
+	d.State = append(d.State, putLease(&next))
+	if !next.Settled() {
+		d.State = append(d.State, liveChange(&next, true))
+	}
+	return nil
+}
+
+// settleKind is what a lease_settle block does, from its source and its
+// height on the lease account's chain.
+type settleKind uint8
+
+const (
+	settleStart  settleKind = iota + 1 // first block, names the accept: takes the stake in
+	settleRefund                       // first block, names the lease: refunds the cost
+	settleEnd                          // second after a start, names the lease: pays the provider
+	settleReturn                       // second after a refund, names the accept: returns the stake
+)
+
+func (k settleKind) String() string {
+	return [...]string{"", "start", "refund", "end", "stake return"}[k]
+}
+
+// settleKindOf tells which settle b is, given its lease's record.
+func settleKindOf(r *LeaseRecord, b *Block, src *Block) (settleKind, error) {
+	first := b.Previous.IsZero()
+	switch {
+	case first && src.Type == TypeLeaseAccept:
+		return settleStart, nil
+	case first:
+		return settleRefund, nil
+	case b.Previous != r.First:
+		// A block after the second: the first is the only previous a
+		// second block can name (a second one after it is a fork).
+		return 0, ruleErr(ErrMalformed, "a lease account's chain has at most two blocks")
+	case r.Stage == StageActive && src.Type == TypeLease:
+		return settleEnd, nil
+	case r.Stage == StageRefunded && src.Type == TypeLeaseAccept:
+		return settleReturn, nil
+	case r.Stage == StageActive:
+		return 0, ruleErr(ErrAlreadyReceived, "lease %s has started: its second settle names the lease, to end it", r.Hash)
+	}
+	return 0, ruleErr(ErrAlreadyReceived, "lease %s was refunded: its second settle names the accept, to return the stake", r.Hash)
+}
+
+// applyLeaseSettle decides the lease account's blocks.
+func applyLeaseSettle(v View, b *Block, _, _ *Account, d *Delta) error {
+	g, err := governanceOf(v)
+	if err != nil {
+		return err
+	}
+	r, src, err := leaseOf(v, b)
+	if err != nil {
+		return err
+	}
+	if want := LeaseAccount(r.Hash); b.Account != want {
+		return ruleErr(ErrWrongLease, "lease %s settles on its own account %s, not %s", r.Hash, want, b.Account)
+	}
+	kind, err := settleKindOf(r, b, src)
+	if err != nil {
+		return err
+	}
+	next := *r
+	// A lease account's block has no free choice but its attestations:
+	// its timestamp is the time its lease's course fixes (so anyone's
+	// rebuild of the block that is due is the same block).
+	stamp := func(want int64) error {
+		if b.Timestamp != want {
+			return ruleErr(ErrTimestamp, "the %s of lease %s is stamped %d, its time; block says %d", kind, r.Hash, want, b.Timestamp)
+		}
+		return nil
+	}
+	attest := func(p Purpose) (int64, error) {
+		t, err := g.Attested(r.StateChainIndex, p, r.Hash, b.Attestations)
+		if err != nil {
+			return 0, ruleErr(ErrAttestation, "%v", err)
+		}
+		return t, nil
+	}
+	var pay *Pending // what the block pays out, as a pending entry
+	payTo := func(dest Address, amount Amount) {
+		pay = &Pending{Send: b.Hash, Source: b.Account, Destination: dest, Amount: amount, Asset: Native}
+	}
+	switch kind {
+	case settleStart:
+		if len(b.Attestations) > 0 {
+			return ruleErr(ErrMalformed, "the settle that starts a lease carries no attestations: the accept's are its start")
+		}
+		p, found, err := v.Pending(b.Account, src.Hash)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return ruleErr(ErrAlreadyReceived, "the stake of accept %s is no longer pending", src.Hash)
+		}
+		if err := stamp(r.StartTime); err != nil {
+			return err
+		}
+		d.PendingDelete = &p
+		next.Stage, next.First = StageActive, b.Hash
+	case settleRefund:
+		t, err := attest(PurposeExpire)
+		if err != nil {
+			return err
+		}
+		if t < r.Deadline() {
+			return ruleErr(ErrLeaseTiming, "attested expiry %d is before the acceptance deadline %d", t, r.Deadline())
+		}
+		if err := stamp(t); err != nil {
+			return err
+		}
+		payTo(r.Consumer, r.Cost)
+		next.Stage, next.First, next.EndTime = StageRefunded, b.Hash, t
+		if r.Accepted() {
+			d.State = append(d.State, liveChange(r, false))
+		}
+	case settleEnd:
+		t, err := attest(PurposeEnd)
+		if err != nil {
+			return err
+		}
+		if t < r.End() {
+			return ruleErr(ErrLeaseTiming, "attested end %d is before the lease's end %d (start %d + %d s)", t, r.End(), r.StartTime, r.Duration)
+		}
+		if err := stamp(t); err != nil {
+			return err
+		}
+		total, _ := r.Cost.Add(r.Stake)
+		payTo(r.Provider, total)
+		next.Stage, next.Second, next.EndTime = StageEnded, b.Hash, t
+		d.State = append(d.State, liveChange(r, false))
+	case settleReturn:
+		if len(b.Attestations) > 0 {
+			return ruleErr(ErrMalformed, "the settle that returns a stake carries no attestations")
+		}
+		p, found, err := v.Pending(b.Account, src.Hash)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return ruleErr(ErrAlreadyReceived, "the stake of accept %s is no longer pending", src.Hash)
+		}
+		if err := stamp(r.EndTime); err != nil {
+			return err
+		}
+		d.PendingDelete = &p
+		payTo(r.Provider, r.Stake)
+		next.Second, next.StakeReturned = b.Hash, true
+	}
+	var paid Amount
+	if pay != nil {
+		paid = pay.Amount
+		d.PendingPut = pay
+	}
+	if b.Amount != paid {
+		return ruleErr(ErrBadAmount, "the %s of lease %s pays out %s, block says %s", kind, r.Hash, paid, b.Amount)
+	}
+	d.State = append(d.State, putLease(&next))
+	return nil
+}
+
+// rollbackLease removes the lease's record and indexes, once nothing
+// rests on it.
+func rollbackLease(v View, b *Block, d *Delta) error {
+	r, found, err := GetLease(v, b.Hash)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("ledger: lease %s has no record", b.Hash)
+	}
+	if err := leaseDependents(v, r); err != nil {
+		return err
+	}
+	d.State = append(d.State,
+		StateChange{Table: LeaseTable, Key: string(b.Hash[:])},
+		StateChange{Table: LeaseByConsumer, Key: PartyKey(r.Consumer, r.Hash)},
+		StateChange{Table: LeaseByProvider, Key: PartyKey(r.Provider, r.Hash)})
+	return nil
+}
+
+// leaseDependents names a block that rests on the lease itself: its
+// account's latest block, or its accept.
+func leaseDependents(v View, r *LeaseRecord) error {
+	if !r.First.IsZero() {
+		acct, found, err := v.Account(LeaseAccount(r.Hash))
+		if err != nil {
+			return err
+		}
+		if found {
+			return dependent(acct.Frontier, "lease %s has settle blocks; roll %s back first", r.Hash, acct.Frontier)
+		}
+	}
+	if r.Accepted() {
+		return dependent(r.Accept, "lease %s was accepted by %s; roll that back first", r.Hash, r.Accept)
+	}
+	return nil
+}
+
+// rollbackLeaseAccept takes the stake's pending entry back and clears the
+// accept from the record.
+func rollbackLeaseAccept(v View, b *Block, d *Delta) error {
+	r, found, err := GetLease(v, b.Source)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("ledger: lease %s has no record", b.Source)
+	}
+	p, found, err := v.Pending(LeaseAccount(r.Hash), b.Hash)
+	if err != nil {
+		return err
+	}
+	if !found {
+		rcv, _, err := v.Receiver(b.Hash)
+		if err != nil {
+			return err
+		}
+		return dependent(rcv, "the stake of accept %s was taken by %s; roll that back first", b.Hash, rcv)
+	}
+	d.PendingDelete = &p
+	next := *r
+	next.Accept, next.StartTime, next.CertificateHash = Hash{}, 0, Hash{}
+	d.State = append(d.State, putLease(&next))
+	if r.Live() {
+		d.State = append(d.State, liveChange(r, false))
+	}
+	return nil
+}
+
+// rollbackLeaseSettle undoes a lease account's block: what it paid out
+// must still be pending, and what it took in is pending again.
+func rollbackLeaseSettle(v View, b *Block, d *Delta) error {
+	r, src, err := leaseOf(v, b)
+	if err != nil {
+		return err
+	}
+	if !b.Amount.IsZero() {
+		dest := r.Provider
+		if b.Previous.IsZero() && src.Type == TypeLease {
+			dest = r.Consumer // a refund
+		}
+		p, found, err := v.Pending(dest, b.Hash)
+		if err != nil {
+			return err
+		}
+		if !found {
+			rcv, _, err := v.Receiver(b.Hash)
+			if err != nil {
+				return err
+			}
+			return dependent(rcv, "the payout of settle %s was received by %s; roll that back first", b.Hash, rcv)
+		}
+		d.PendingDelete = &p
+	}
+	if src.Type == TypeLeaseAccept { // a start or a stake return took the stake in
+		d.PendingPut = &Pending{Send: src.Hash, Source: src.Account, Destination: b.Account, Amount: src.Amount, Asset: Native}
+	}
+	next := *r
+	switch {
+	case b.Hash == r.Second:
+		next.Second, next.StakeReturned = Hash{}, false
+		if r.Stage == StageEnded {
+			next.Stage, next.EndTime = StageActive, 0
+			d.State = append(d.State, liveChange(r, true))
+		}
+	case b.Hash == r.First:
+		if r.Stage == StageRefunded && r.Accepted() {
+			d.State = append(d.State, liveChange(r, true))
+		}
+		next.Stage, next.First, next.EndTime = StageOpen, Hash{}, 0
+	default:
+		return fmt.Errorf("ledger: settle %s is not in lease %s's record", b.Hash, r.Hash)
+	}
+	d.State = append(d.State, putLease(&next))
+	return nil
+}
+
+// LeaseOutput returns the pending entry a lease-type block created, if
+// any: the stake an accept sends to the lease account, or what a lease
+// account's block pays out. For the audit.
+func LeaseOutput(v View, b *Block) (*Pending, error) {
+	switch b.Type {
+	case TypeLeaseAccept:
+		return &Pending{Send: b.Hash, Source: b.Account, Destination: LeaseAccount(b.Source), Amount: b.Amount, Asset: Native}, nil
+	case TypeLeaseSettle:
+		if b.Amount.IsZero() {
+			return nil, nil
+		}
+		r, src, err := leaseOf(v, b)
+		if err != nil {
+			return nil, err
+		}
+		dest := r.Provider
+		if b.Previous.IsZero() && src.Type == TypeLease {
+			dest = r.Consumer
+		}
+		return &Pending{Send: b.Hash, Source: b.Account, Destination: dest, Amount: b.Amount, Asset: Native}, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,402 @@
+package leasenet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
+	"github.com/latticenet/lattice/pow"
+	"github.com/latticenet/lattice/timekeeping"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// committee returns the timekeeper committee of the lease's terms.
+func (s *Service) committee(r *ledger.LeaseRecord) (timekeeping.Committee, error) {
+	st, ok := s.cfg.Terms.StateAt(r.StateChainIndex)
+	if !ok {
+		return timekeeping.Committee{}, fmt.Errorf("leasenet: state-chain index %d is not held", r.StateChainIndex)
+	}
+	p, err := st.Params()
+	if err != nil {
+		return timekeeping.Committee{}, err
+	}
+	return market.Committee(p), nil
+}
+
+// Gather asks the lease's committee for its attestations of purpose, each
+// member at the node it announced (this node's own timekeeper directly),
+// all at once within GatherTimeout, and picks a set the rules accept
+// (timekeeping.Pick). The error says who answered what when too few did.
+func (s *Service) Gather(ctx context.Context, r *ledger.LeaseRecord, purpose ledger.Purpose) ([]ledger.Attestation, error) {
+	c, err := s.committee(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Keys) == 0 {
+		return nil, errors.New("the network names no timekeeper committee (set the state chain's timekeepers)")
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.GatherTimeout)
+	defer cancel()
+	var (
+		mu      sync.Mutex
+		got     []ledger.Attestation
+		refused []string
+		wg      sync.WaitGroup
+	)
+	for _, k := range c.Keys {
+		wg.Go(func() {
+			a, err := s.ask(ctx, k, r.Hash, purpose)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				refused = append(refused, fmt.Sprintf("%s: %v", k.String()[:12], err))
+				return
+			}
+			got = append(got, a)
+		})
+	}
+	wg.Wait()
+	atts, err := timekeeping.Pick(s.cfg.Terms.Network, c, purpose, r.Hash, got)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%v)", err, refused)
+	}
+	return atts, nil
+}
+
+// ask gets timekeeper k's attestation.
+func (s *Service) ask(ctx context.Context, k ledger.Address, lease ledger.Hash, purpose ledger.Purpose) (ledger.Attestation, error) {
+	if s.cfg.Timekeeper != nil && s.cfg.Timekeeper.Address() == k {
+		a, _, err := s.Attest(lease, purpose)
+		return a, err
+	}
+	s.tk.mu.Lock()
+	ann, ok := s.tk.records[k]
+	s.tk.mu.Unlock()
+	if !ok {
+		return ledger.Attestation{}, errors.New("not heard of")
+	}
+	id, err := peer.Decode(ann.NodePeer)
+	if err != nil {
+		return ledger.Attestation{}, fmt.Errorf("its announcement names no peer: %v", err)
+	}
+	st, err := s.h.Open(ctx, id, protocolAttest)
+	if err != nil {
+		return ledger.Attestation{}, fmt.Errorf("unreachable: %v", err)
+	}
+	defer st.Close()
+	stop := context.AfterFunc(ctx, func() { st.Reset() })
+	defer stop()
+	req, _ := json.Marshal(AttestRequest{LeaseHash: lease, Purpose: purpose.String()})
+	if _, err := st.Write(req); err != nil {
+		return ledger.Attestation{}, fmt.Errorf("unreachable: %v", err)
+	}
+	st.CloseWrite()
+	data, err := io.ReadAll(io.LimitReader(st, maxMessage+1))
+	if err != nil || len(data) > maxMessage {
+		return ledger.Attestation{}, fmt.Errorf("no answer: %v", err)
+	}
+	var ans attestAnswer
+	if err := strictJSON(data, &ans); err != nil {
+		return ledger.Attestation{}, fmt.Errorf("a malformed answer: %v", err)
+	}
+	if ans.Attestation == nil {
+		return ledger.Attestation{}, errors.New(trim(ans.Error))
+	}
+	if ans.Attestation.PublicKey != k || !timekeeping.Verify(*ans.Attestation, s.cfg.Terms.Network, purpose, lease) {
+		return ledger.Attestation{}, errors.New("an attestation that does not verify")
+	}
+	return *ans.Attestation, nil
+}
+
+func trim(s string) string {
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+// ErrNothingDue says a lease's course needs no block now.
+var ErrNothingDue = errors.New("nothing is due")
+
+// Settle builds and submits the lease account's block that is due, if
+// any: the start of an accepted lease, its refund past the acceptance
+// deadline, its end once its time is up, or the return of a refunded
+// lease's stake. It gathers the attestations the block needs. Anyone may
+// do this; the block is unsigned. It returns the block and what it does.
+func (s *Service) Settle(ctx context.Context, lease ledger.Hash) (*ledger.Block, string, error) {
+	r, found, err := s.lease(lease)
+	if err != nil {
+		return nil, "", err
+	}
+	if !found {
+		return nil, "", fmt.Errorf("%w: %s", ErrUnknownLease, lease)
+	}
+	b, what, err := s.settleBlock(ctx, r)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.submit(ctx, b); err != nil {
+		return nil, "", err
+	}
+	return b, what, nil
+}
+
+// settleBlock builds the block of r's course due now.
+func (s *Service) settleBlock(ctx context.Context, r *ledger.LeaseRecord) (*ledger.Block, string, error) {
+	acct, _, err := s.n.Store.Account(ledger.LeaseAccount(r.Hash))
+	if err != nil {
+		return nil, "", err
+	}
+	head := wallet.HeadOf(acct)
+	head.Account = ledger.LeaseAccount(r.Hash)
+	now := s.now()
+	switch {
+	case r.Stage == ledger.StageOpen && r.Accepted():
+		return wallet.LeaseStart(head, r), "start", nil
+	case r.Stage == ledger.StageOpen && now >= r.Deadline():
+		atts, err := s.Gather(ctx, r, timekeeping.Expire)
+		if err != nil {
+			return nil, "", err
+		}
+		return wallet.LeaseRefund(head, r, atts), "refund", nil
+	case r.Stage == ledger.StageActive && now >= r.End():
+		atts, err := s.Gather(ctx, r, timekeeping.End)
+		if err != nil {
+			return nil, "", err
+		}
+		b, err := wallet.LeaseEnd(head, r, atts)
+		return b, "end", err
+	case r.Stage == ledger.StageRefunded && r.Accepted() && !r.StakeReturned:
+		return wallet.LeaseReturnStake(head, r), "stake return", nil
+	case r.Stage == ledger.StageOpen:
+		return nil, "", fmt.Errorf("%w: lease %s is open until its acceptance deadline %d", ErrNothingDue, r.Hash, r.Deadline())
+	case r.Stage == ledger.StageActive:
+		return nil, "", fmt.Errorf("%w: lease %s runs until %d", ErrNothingDue, r.Hash, r.End())
+	}
+	return nil, "", fmt.Errorf("%w: lease %s is %s", ErrNothingDue, r.Hash, r.Status())
+}
+
+// submit finishes b (proof of work) and hands it to the engine; the
+// ledger network gossips what the engine applies.
+func (s *Service) submit(ctx context.Context, b *ledger.Block) error {
+	p, err := s.n.Engine.Params()
+	if err != nil {
+		return err
+	}
+	nonce, err := pow.Solve(ctx, b.Hash, p.Work.For(b.Type))
+	if err != nil {
+		return err
+	}
+	b.PowNonce = nonce
+	_, err = s.n.Engine.Submit(ctx, b)
+	return err
+}
+
+// providerLoop runs the provider's leases: at every change of the ledger
+// and every Tick, it looks over the leases that name the provider and
+// does what is due (providerStep). Starting, it picks up what a restart
+// interrupted, since everything it does follows from the ledger.
+func (s *Service) providerLoop(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.Tick)
+	defer tick.Stop()
+	failing := map[ledger.Hash]time.Time{} // backoff for leases whose step failed
+	for {
+		s.providerPass(ctx, failing)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-s.kick:
+		}
+	}
+}
+
+// providerPass does what is due for every lease of the provider.
+func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]time.Time) {
+	me := s.cfg.Provider.Address()
+	var leases []*ledger.LeaseRecord
+	err := s.n.Store.States(ledger.LeaseByProvider, string(me[:]), "", func(key string, _ []byte) error {
+		var h ledger.Hash
+		copy(h[:], key[len(me):])
+		r, found, err := s.lease(h)
+		if err == nil && found && s.pending(r) {
+			leases = append(leases, r)
+		}
+		return err
+	})
+	if err != nil {
+		s.log.Warn("reading the provider's leases", "err", err)
+		return
+	}
+	for _, r := range leases {
+		if ctx.Err() != nil {
+			return
+		}
+		if until, ok := failing[r.Hash]; ok && time.Now().Before(until) {
+			continue
+		}
+		if err := s.providerStep(ctx, r); err != nil {
+			if ctx.Err() == nil {
+				s.log.Info("lease step postponed", "lease", r.Hash, "status", r.Status(), "err", err)
+			}
+			failing[r.Hash] = time.Now().Add(2 * time.Second)
+			continue
+		}
+		delete(failing, r.Hash)
+	}
+}
+
+// pending reports whether r may still need the provider: not settled, or
+// settled with a payout or a stake to take in.
+func (s *Service) pending(r *ledger.LeaseRecord) bool {
+	switch r.Stage {
+	case ledger.StageEnded:
+		return s.hasPayout(r.Second)
+	case ledger.StageRefunded:
+		if !r.Accepted() {
+			return false
+		}
+		return !r.StakeReturned || s.hasPayout(r.Second)
+	}
+	return true
+}
+
+func (s *Service) hasPayout(settle ledger.Hash) bool {
+	if settle.IsZero() {
+		return false
+	}
+	_, found, err := s.n.Store.Pending(s.cfg.Provider.Address(), settle)
+	return err == nil && found
+}
+
+// providerStep does the one thing r needs from its provider now, if any.
+func (s *Service) providerStep(ctx context.Context, r *ledger.LeaseRecord) error {
+	now := s.now()
+	switch {
+	case r.Stage == ledger.StageOpen && !r.Accepted():
+		if now >= r.Deadline() {
+			return nil // too late: the consumer's refund is due
+		}
+		return s.accept(ctx, r)
+	case r.Stage == ledger.StageEnded, r.Stage == ledger.StageRefunded && r.StakeReturned:
+		return s.takePayout(ctx, r.Second)
+	}
+	b, _, err := s.settleBlock(ctx, r)
+	if errors.Is(err, ErrNothingDue) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return s.submit(ctx, b)
+}
+
+// accept takes lease r if the provider has room for it: it gathers the
+// start attestations and submits the provider's lease_accept.
+func (s *Service) accept(ctx context.Context, r *ledger.LeaseRecord) error {
+	used, _, err := liveLeases(s.n.Store, r.Provider)
+	if err != nil {
+		return err
+	}
+	want := market.Resources{VCPUs: int64(r.VCPUs), MemoryMB: int64(r.MemoryMB), DiskGB: int64(r.DiskGB)}
+	if free := s.cfg.Capacity.Sub(used); !want.Fits(free) {
+		return fmt.Errorf("no room: %s free, the lease asks %s", free, want)
+	}
+	atts, err := s.Gather(ctx, r, timekeeping.Start)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	head, err := s.head()
+	if err != nil {
+		return err
+	}
+	b, err := wallet.LeaseAccept(head, r, s.certificate(), atts, s.now())
+	if err != nil {
+		return err
+	}
+	b.Sign(s.cfg.Provider.Private())
+	if err := s.submit(ctx, b); err != nil {
+		return err
+	}
+	s.log.Info("lease accepted", "lease", r.Hash, "consumer", r.Consumer, "resources", want.String())
+	return nil
+}
+
+// takePayout receives the pending entry settle paid the provider.
+func (s *Service) takePayout(ctx context.Context, settle ledger.Hash) error {
+	p, found, err := s.n.Store.Pending(s.cfg.Provider.Address(), settle)
+	if err != nil || !found {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	head, err := s.head()
+	if err != nil {
+		return err
+	}
+	b, err := wallet.Receive(head, p, s.now())
+	if err != nil {
+		return err
+	}
+	b.Sign(s.cfg.Provider.Private())
+	return s.submit(ctx, b)
+}
+
+// head is the provider's chain as the ledger has it.
+func (s *Service) head() (wallet.Head, error) {
+	a := s.cfg.Provider.Address()
+	acct, found, err := s.n.Store.Account(a)
+	if err != nil {
+		return wallet.Head{}, err
+	}
+	if !found {
+		return wallet.Head{Account: a}, nil
+	}
+	return wallet.HeadOf(acct), nil
+}
+
+// certificate is what the provider's accepts name as certificate_hash:
+// SHA-256 of the provider node's peer ID, the identity its node proves
+// on every peer-to-peer connection, so a consumer knows which node runs
+// its machine.
+func (s *Service) certificate() ledger.Hash {
+	return ledger.Hash(sha256.Sum256([]byte(s.h.ID())))
+}
+
+// liveLeases sums what provider's live leases take.
+func liveLeases(store ledger.Snapshot, provider ledger.Address) (market.Resources, int, error) {
+	var used market.Resources
+	n := 0
+	err := store.States(ledger.LeaseLive, string(provider[:]), "", func(key string, _ []byte) error {
+		var h ledger.Hash
+		copy(h[:], key[len(provider):])
+		r, found, err := ledger.GetLease(store, h)
+		if err != nil || !found {
+			return fmt.Errorf("live lease %s: found %v, %v", h, found, err)
+		}
+		used.VCPUs += int64(r.VCPUs)
+		used.MemoryMB += int64(r.MemoryMB)
+		used.DiskGB += int64(r.DiskGB)
+		n++
+		return nil
+	})
+	return used, n, err
+}
+
+// LiveLeases sums what provider's live leases (accepted, not settled)
+// take, from the ledger: a provider's free capacity is never taken on its
+// word.
+func LiveLeases(store ledger.Snapshot, provider ledger.Address) (market.Resources, int, error) {
+	return liveLeases(store, provider)
+}

@@ -1,0 +1,107 @@
+package leasenet
+
+import (
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/timekeeping"
+)
+
+// Misbehaviour: a timekeeper signs each lease and purpose once, so two
+// different valid attestations by one key for one lease and purpose prove
+// it signed twice (timekeeping.Equivocation). Every node keeps the
+// attestations it sees in blocks and records the evidence when a second,
+// different one turns up; GET /timekeepers/evidence lists it.
+
+type evidenceState struct {
+	mu sync.Mutex // one observation at a time: read, then write
+}
+
+// purposeOf returns what the attestations of b attest, if b carries any.
+func (s *Service) purposeOf(b *ledger.Block) (ledger.Hash, ledger.Purpose, bool) {
+	switch b.Type {
+	case ledger.TypeLeaseAccept:
+		return b.Source, timekeeping.Start, len(b.Attestations) > 0
+	case ledger.TypeLeaseSettle:
+		if len(b.Attestations) == 0 {
+			return ledger.Hash{}, 0, false
+		}
+		// Attestations ride only on the settles that name the lease: the
+		// refund (first block) and the end (second).
+		if b.Previous.IsZero() {
+			return b.Source, timekeeping.Expire, true
+		}
+		return b.Source, timekeeping.End, true
+	}
+	return ledger.Hash{}, 0, false
+}
+
+func seenKey(prefix byte, k ledger.Address, p ledger.Purpose, lease ledger.Hash) []byte {
+	out := append([]byte{prefix}, k[:]...)
+	out = append(out, byte(p))
+	return append(out, lease[:]...)
+}
+
+// observe checks the attestations of an applied block against those seen
+// before.
+func (s *Service) observe(b *ledger.Block) {
+	lease, p, ok := s.purposeOf(b)
+	if !ok {
+		return
+	}
+	s.evidence.mu.Lock()
+	defer s.evidence.mu.Unlock()
+	for _, a := range b.Attestations {
+		key := seenKey(pSeen, a.PublicKey, p, lease)
+		v, closer, err := s.db.Get(key)
+		switch {
+		case errors.Is(err, pebble.ErrNotFound):
+			if err := s.db.Set(key, appendAttestation(nil, a), pebble.NoSync); err != nil {
+				s.log.Warn("keeping an attestation seen", "err", err)
+			}
+			continue
+		case err != nil:
+			s.log.Warn("reading attestations seen", "err", err)
+			return
+		}
+		old, perr := parseAttestation(v)
+		closer.Close()
+		if perr != nil {
+			continue
+		}
+		ev, bad := timekeeping.Equivocation(s.cfg.Terms.Network, p, lease, old, a)
+		if !bad {
+			continue
+		}
+		data, _ := json.Marshal(ev)
+		if err := s.db.Set(seenKey(pEvidence, a.PublicKey, p, lease), data, pebble.Sync); err != nil {
+			s.log.Warn("recording timekeeper evidence", "err", err)
+			continue
+		}
+		s.log.Warn("a timekeeper signed two different attestations for one lease and purpose",
+			"timekeeper", a.PublicKey, "lease", lease, "purpose", p, "times", []int64{old.Timestamp, a.Timestamp})
+	}
+}
+
+// Evidence lists the timekeepers' equivocations this node recorded, by
+// key, purpose and lease.
+func (s *Service) Evidence() ([]timekeeping.Evidence, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pEvidence}, UpperBound: []byte{pEvidence + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	out := []timekeeping.Evidence{}
+	for it.First(); it.Valid(); it.Next() {
+		var ev timekeeping.Evidence
+		if err := json.Unmarshal(it.Value(), &ev); err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, it.Error()
+}

@@ -1,0 +1,190 @@
+// Package leasenet runs leases on the network (their rules are in
+// packages ledger, market and timekeeping):
+//
+//   - a timekeeper node (--timekeeper-key) answers attestation requests,
+//     signing each lease and purpose at most once and keeping what it
+//     signed, and announces where it answers;
+//   - any node gathers a committee's attestations over direct streams and
+//     builds the lease account's blocks (start, refund, end, stake
+//     return), which anyone may: POST /leases/{hash}/settle;
+//   - a provider node (--provider-key) accepts the leases that name it
+//     while it has the capacity, starts them, ends them when their time
+//     is up, takes its payouts in, and picks all of that up again after a
+//     restart from the ledger;
+//   - every node records timekeepers' equivocations it sees in blocks.
+package leasenet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/latticenet/lattice/internal/run/pebblelog"
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/node/p2p"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// Config configures a Service. Zero values take the defaults.
+type Config struct {
+	Node *node.Node
+	Host *p2p.Host
+	// Dir holds the service's store (DATA/leases); FS is its file system,
+	// nil meaning the operating system's.
+	Dir string
+	FS  vfs.FS
+	// Terms reads the state chain (its Network is the ledger's).
+	Terms market.Terms
+	// Timekeeper, when set, makes the node a timekeeper with this key.
+	Timekeeper *wallet.Key
+	// Provider, when set, makes the node run its provider's leases;
+	// Capacity is what the provider's machines have in all.
+	Provider *wallet.Key
+	Capacity market.Resources
+	Logger   *slog.Logger
+	Now      func() time.Time
+	// Announce is how often a timekeeper announces its node. Default 1
+	// minute.
+	Announce time.Duration
+	// Tick is how often a provider looks over its leases for what is due.
+	// Default 1 second.
+	Tick time.Duration
+	// GatherTimeout bounds gathering a committee's attestations. Default 3
+	// seconds.
+	GatherTimeout time.Duration
+}
+
+// Service is one node's part in leases.
+type Service struct {
+	cfg Config
+	log *slog.Logger
+	n   *node.Node
+	h   *p2p.Host
+	db  *pebble.DB
+
+	tk tkState
+
+	mu       sync.Mutex // serialises this node's own blocks (the provider's chain)
+	evidence evidenceState
+
+	kick   chan struct{}
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// Start opens the store and starts what the node's roles need.
+func Start(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.Node == nil || cfg.Host == nil || cfg.Terms.StateAt == nil {
+		return nil, errors.New("leasenet: Config.Node, Host and Terms are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Announce == 0 {
+		cfg.Announce = time.Minute
+	}
+	if cfg.Tick == 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.GatherTimeout == 0 {
+		cfg.GatherTimeout = 3 * time.Second
+	}
+	if cfg.FS == nil {
+		cfg.FS = vfs.Default
+	}
+	db, err := pebble.Open(cfg.Dir, &pebble.Options{FS: cfg.FS, Logger: pebblelog.New(cfg.Logger), FormatMajorVersion: pebble.FormatNewest})
+	if err != nil {
+		return nil, fmt.Errorf("leasenet: open %s: %w", filepath.Base(cfg.Dir), err)
+	}
+	s := &Service{cfg: cfg, log: cfg.Logger.With("service", "leases"), n: cfg.Node, h: cfg.Host, db: db,
+		kick: make(chan struct{}, 1)}
+	s.tk.records = map[ledger.Address]*announcement{}
+	if err := s.startTimekeeping(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	sub := s.n.Engine.Subscribe(1 << 12)
+	s.wg.Go(func() { s.watch(ctx, sub) })
+	if cfg.Timekeeper != nil {
+		s.wg.Go(func() { s.announceLoop(ctx) })
+		s.log.Info("keeping time for leases", "key", cfg.Timekeeper.Address())
+	}
+	if cfg.Provider != nil {
+		s.wg.Go(func() { s.providerLoop(ctx) })
+	}
+	return s, nil
+}
+
+// Close stops the service and closes its store.
+func (s *Service) Close() error {
+	var err error
+	s.once.Do(func() {
+		if s.cancel != nil {
+			s.cancel()
+		}
+		s.wg.Wait()
+		err = s.db.Close()
+	})
+	return err
+}
+
+func (s *Service) now() int64 { return s.cfg.Now().UnixMilli() }
+
+// watch follows the engine's changes: attestations in new blocks go to the
+// evidence check, and a provider looks at once at leases that concern it.
+func (s *Service) watch(ctx context.Context, sub *node.Subscription) {
+	defer sub.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c, ok := <-sub.C:
+			if !ok {
+				if sub.Lagged() && ctx.Err() == nil {
+					sub = s.n.Engine.Subscribe(1 << 12)
+					s.poke()
+					continue
+				}
+				return
+			}
+			for _, e := range c.Applied {
+				s.observe(e.Block)
+			}
+			for _, b := range c.Contenders { // a refused contender's attestations count too
+				s.observe(b)
+			}
+			if s.cfg.Provider != nil && len(c.Applied) > 0 {
+				s.poke()
+			}
+		}
+	}
+}
+
+func (s *Service) poke() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// lease reads a lease's record from the ledger.
+func (s *Service) lease(h ledger.Hash) (*ledger.LeaseRecord, bool, error) {
+	return ledger.GetLease(s.n.Store, h)
+}
+
+// ErrUnknownLease is the answer for a lease this node's ledger lacks.
+var ErrUnknownLease = errors.New("lease not found")

@@ -1,0 +1,357 @@
+package leasenet
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node/nodewire"
+	"github.com/latticenet/lattice/node/p2p"
+	"github.com/latticenet/lattice/timekeeping"
+)
+
+// Topic and protocol names, under the host's /lattice/<genesis>/ namespace.
+const (
+	topicTimekeepers = "timekeepers/1"
+	protocolAttest   = "attest/1"
+	// maxMessage bounds a request or an answer on an attestation stream.
+	maxMessage = 1024
+	// staleAfter is how many announce intervals an announcement lives.
+	staleAfter = 5
+	// maxTimekeepers bounds the announcements a node keeps (keys cost
+	// nothing to make); committee members are never the ones dropped.
+	maxTimekeepers = 1024
+	// announceSkew is how far ahead of this node's clock an announcement
+	// may be stamped.
+	announceSkew = time.Minute
+)
+
+// The store's tables, each a one-byte key prefix.
+const (
+	pSigned   byte = 'a' // purpose (1) || lease (32) → this timekeeper's attestation
+	pSeen     byte = 's' // key (32) || purpose (1) || lease (32) → an attestation seen in a block
+	pEvidence byte = 'e' // key (32) || purpose (1) || lease (32) → evidence (JSON)
+)
+
+type announcement = timekeeping.Announcement
+
+type tkState struct {
+	mu      sync.Mutex
+	records map[ledger.Address]*announcement
+	signMu  sync.Mutex // one signing at a time: sign-once is read, then write
+	topic   *p2p.Topic
+}
+
+func (s *Service) startTimekeeping() error {
+	var err error
+	if s.tk.topic, err = s.h.Join(topicTimekeepers, s.validateAnnouncement, func(peer.ID, []byte) {}); err != nil {
+		return err
+	}
+	if s.cfg.Timekeeper != nil {
+		s.keepAnnouncement(s.announcement())
+		s.h.Handle(protocolAttest, s.serveAttest)
+	}
+	return nil
+}
+
+// announcement returns this timekeeper's announcement, signed now.
+func (s *Service) announcement() *announcement {
+	a := &announcement{NodePeer: s.h.ID().String(), Timestamp: s.now()}
+	a.Sign(s.cfg.Timekeeper.Private(), s.cfg.Terms.Network)
+	return a
+}
+
+func (s *Service) announceLoop(ctx context.Context) {
+	announced := false
+	for {
+		wait := s.cfg.Announce
+		if !announced {
+			wait = 250 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		a := s.announcement()
+		s.keepAnnouncement(a)
+		if len(s.tk.topic.Peers()) == 0 {
+			continue
+		}
+		data, _ := json.Marshal(a)
+		if err := s.tk.topic.Publish(ctx, data); err != nil && ctx.Err() == nil {
+			s.log.Debug("publish timekeeper announcement", "err", err)
+			continue
+		}
+		announced = true
+	}
+}
+
+var errEarly = errors.New("leasenet: an announcement stamped ahead of this node's clock")
+
+func (s *Service) validateAnnouncement(_ context.Context, from peer.ID, data []byte) p2p.Verdict {
+	if from == s.h.ID() {
+		return p2p.Accept
+	}
+	var a announcement
+	if err := strictJSON(data, &a); err != nil {
+		return p2p.Reject
+	}
+	if err := a.Check(s.cfg.Terms.Network); err != nil {
+		return p2p.Reject
+	}
+	if a.Timestamp > s.cfg.Now().Add(announceSkew).UnixMilli() {
+		return p2p.Ignore
+	}
+	if !s.keepAnnouncement(&a) {
+		return p2p.Ignore
+	}
+	return p2p.Accept
+}
+
+// keepAnnouncement holds a when it is newer than the one held for its key.
+func (s *Service) keepAnnouncement(a *announcement) bool {
+	s.tk.mu.Lock()
+	defer s.tk.mu.Unlock()
+	limit := s.now() - staleAfter*s.cfg.Announce.Milliseconds()
+	if a.Timestamp < limit {
+		return false
+	}
+	if old, ok := s.tk.records[a.Key]; ok && old.Timestamp >= a.Timestamp {
+		return false
+	}
+	if _, ok := s.tk.records[a.Key]; !ok && len(s.tk.records) >= maxTimekeepers {
+		for k, r := range s.tk.records {
+			if r.Timestamp < limit {
+				delete(s.tk.records, k)
+			}
+		}
+		if len(s.tk.records) >= maxTimekeepers {
+			return false
+		}
+	}
+	s.tk.records[a.Key] = a
+	return true
+}
+
+// Timekeeper and Timekeepers are GET /timekeepers's (package nodewire).
+type (
+	Timekeeper  = nodewire.Timekeeper
+	Timekeepers = nodewire.Timekeepers
+)
+
+// Timekeepers lists the committee at the state chain's tip and every
+// timekeeper heard of recently.
+func (s *Service) Timekeepers(tip uint64) (Timekeepers, error) {
+	st, ok := s.cfg.Terms.StateAt(tip)
+	if !ok {
+		return Timekeepers{}, fmt.Errorf("leasenet: no state at index %d", tip)
+	}
+	p, err := st.Params()
+	if err != nil {
+		return Timekeepers{}, err
+	}
+	out := Timekeepers{Index: tip, Threshold: p.Timekeepers.Threshold, PrecisionMS: p.Timekeepers.PrecisionMS, Timekeepers: []Timekeeper{}}
+	limit := s.now() - staleAfter*s.cfg.Announce.Milliseconds()
+	s.tk.mu.Lock()
+	seen := map[ledger.Address]bool{}
+	for _, k := range p.Timekeepers.Keys {
+		t := Timekeeper{Key: k, InCommittee: true}
+		if a, ok := s.tk.records[k]; ok && a.Timestamp >= limit {
+			t.NodePeer, t.UpdatedAt, t.Heard = a.NodePeer, a.Timestamp, true
+		}
+		out.Timekeepers = append(out.Timekeepers, t)
+		seen[k] = true
+	}
+	for k, a := range s.tk.records {
+		if !seen[k] && a.Timestamp >= limit {
+			out.Timekeepers = append(out.Timekeepers, Timekeeper{Key: k, NodePeer: a.NodePeer, UpdatedAt: a.Timestamp, Heard: true})
+		}
+	}
+	s.tk.mu.Unlock()
+	slices.SortFunc(out.Timekeepers, func(a, b Timekeeper) int { return bytes.Compare(a.Key[:], b.Key[:]) })
+	if s.cfg.Timekeeper != nil {
+		out.ThisNode = s.cfg.Timekeeper.Address()
+		n, err := s.countSigned()
+		if err != nil {
+			return out, err
+		}
+		out.Signed = n
+	}
+	return out, nil
+}
+
+func (s *Service) countSigned() (int, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pSigned}, UpperBound: []byte{pSigned + 1}})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		n++
+	}
+	return n, it.Error()
+}
+
+// Errors of Attest.
+var (
+	ErrNotTimekeeper = errors.New("this node is not a timekeeper (start it with --timekeeper-key)")
+	ErrNotDue        = timekeeping.ErrNotDue
+)
+
+// IsTimekeeper reports whether this node keeps time.
+func (s *Service) IsTimekeeper() bool { return s.cfg.Timekeeper != nil }
+
+func signedKey(p ledger.Purpose, lease ledger.Hash) []byte {
+	return append([]byte{pSigned, byte(p)}, lease[:]...)
+}
+
+// Attest answers a request for this timekeeper's attestation of purpose
+// for lease (purpose 0: the one due now, timekeeping.NextPurpose). It
+// signs each lease and purpose once, durably before answering, and
+// answers the same attestation when asked again. Errors: ErrNotTimekeeper,
+// ErrUnknownLease, ErrNotDue (wrapped, with the reason).
+func (s *Service) Attest(lease ledger.Hash, purpose ledger.Purpose) (ledger.Attestation, ledger.Purpose, error) {
+	if s.cfg.Timekeeper == nil {
+		return ledger.Attestation{}, 0, ErrNotTimekeeper
+	}
+	r, found, err := s.lease(lease)
+	if err != nil {
+		return ledger.Attestation{}, 0, err
+	}
+	if !found {
+		return ledger.Attestation{}, 0, fmt.Errorf("%w: %s is not in this node's ledger (yet)", ErrUnknownLease, lease)
+	}
+	s.tk.signMu.Lock()
+	defer s.tk.signMu.Unlock()
+	now := s.now()
+	if purpose == 0 {
+		p, ok := timekeeping.NextPurpose(r, now)
+		if !ok {
+			return ledger.Attestation{}, 0, fmt.Errorf("%w: lease %s is %s; nothing is due at %d", ErrNotDue, lease, r.Status(), now)
+		}
+		purpose = p
+	}
+	if a, ok, err := s.signed(purpose, lease); err != nil || ok {
+		return a, purpose, err
+	}
+	if err := timekeeping.Due(r, purpose, now); err != nil {
+		return ledger.Attestation{}, 0, err
+	}
+	a := timekeeping.Sign(s.cfg.Timekeeper.Private(), s.cfg.Terms.Network, purpose, lease, now)
+	if err := s.db.Set(signedKey(purpose, lease), appendAttestation(nil, a), pebble.Sync); err != nil {
+		return ledger.Attestation{}, 0, fmt.Errorf("leasenet: keep attestation: %w", err)
+	}
+	return a, purpose, nil
+}
+
+// signed returns the attestation this timekeeper signed for purpose and
+// lease, if any.
+func (s *Service) signed(p ledger.Purpose, lease ledger.Hash) (ledger.Attestation, bool, error) {
+	v, closer, err := s.db.Get(signedKey(p, lease))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return ledger.Attestation{}, false, nil
+	}
+	if err != nil {
+		return ledger.Attestation{}, false, err
+	}
+	defer closer.Close()
+	a, err := parseAttestation(v)
+	return a, err == nil, err
+}
+
+func appendAttestation(b []byte, a ledger.Attestation) []byte {
+	b = append(b, a.PublicKey[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(a.Timestamp))
+	return append(b, a.Signature[:]...)
+}
+
+func parseAttestation(v []byte) (ledger.Attestation, error) {
+	var a ledger.Attestation
+	if len(v) != 32+8+64 {
+		return a, errors.New("leasenet: malformed stored attestation")
+	}
+	copy(a.PublicKey[:], v)
+	a.Timestamp = int64(binary.BigEndian.Uint64(v[32:]))
+	copy(a.Signature[:], v[40:])
+	return a, nil
+}
+
+// AttestRequest is the body of POST /attestation/request and of a request
+// on an attestation stream (package nodewire).
+type AttestRequest = nodewire.AttestRequest
+
+// ParseAttestRequest reads a request on an attestation stream: strict
+// JSON, a lease hash, a purpose ("" is 0: the one due).
+func ParseAttestRequest(data []byte) (ledger.Hash, ledger.Purpose, error) {
+	var req AttestRequest
+	if err := strictJSON(data, &req); err != nil {
+		return ledger.Hash{}, 0, fmt.Errorf("malformed request: %w", err)
+	}
+	if req.LeaseHash.IsZero() {
+		return ledger.Hash{}, 0, errors.New("malformed request: lease_hash is required")
+	}
+	p, err := ParsePurpose(req.Purpose)
+	return req.LeaseHash, p, err
+}
+
+// ParsePurpose reads a request's purpose: "" is 0, the one due.
+func ParsePurpose(s string) (ledger.Purpose, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return timekeeping.ParsePurpose(s)
+}
+
+// attestAnswer is a timekeeper's answer on an attestation stream.
+type attestAnswer struct {
+	Attestation *ledger.Attestation `json:"attestation,omitempty"`
+	Error       string              `json:"error,omitempty"`
+}
+
+func (s *Service) serveAttest(st network.Stream) {
+	defer st.Close()
+	st.SetDeadline(time.Now().Add(5 * time.Second))
+	data, err := io.ReadAll(io.LimitReader(st, maxMessage+1))
+	if err != nil || len(data) > maxMessage {
+		st.Reset()
+		return
+	}
+	var ans attestAnswer
+	if lease, p, err := ParseAttestRequest(data); err != nil {
+		ans.Error = err.Error()
+	} else if a, _, err := s.Attest(lease, p); err != nil {
+		ans.Error = err.Error()
+	} else {
+		ans.Attestation = &a
+	}
+	out, _ := json.Marshal(ans)
+	st.Write(out)
+}
+
+// strictJSON decodes one JSON value into v, refusing unknown fields and
+// trailing data.
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}

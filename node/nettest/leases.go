@@ -1,0 +1,56 @@
+package nettest
+
+import (
+	"context"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/statechain"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// Govern appends a state-chain block setting key to value, signed by the
+// genesis key (the governance of a cluster started without a Governance
+// keyset), submits it at node 0 and waits until every running node holds
+// it. It returns the block.
+func (c *Cluster) Govern(key, value string) *statechain.Block {
+	c.t.Helper()
+	gov := c.Nodes[0].Gov
+	tip := gov.Tip()
+	b := &statechain.Block{Index: tip.Index + 1, Previous: tip.Hash, Operation: statechain.OpSet, Key: key, Value: value,
+		Timestamp: max(time.Now().UnixMilli(), tip.Timestamp)}
+	b.Seal(c.Network.Genesis.Hash)
+	b.Sign(c.Genesis.Private())
+	if _, err := gov.Submit(context.Background(), b); err != nil {
+		c.t.Fatalf("nettest: state-chain block %s=%s: %v", key, value, err)
+	}
+	c.WaitFor("state-chain block "+key, 20*time.Second, func(i int) bool {
+		return c.Nodes[i].Gov.Tip().Index >= b.Index
+	})
+	return b
+}
+
+// SetCommittee names the cluster's timekeepers (Options.Timekeepers) as
+// the timekeeper committee, with the default threshold, and returns the
+// state-chain block.
+func (c *Cluster) SetCommittee() *statechain.Block {
+	c.t.Helper()
+	var keys []ledger.Address
+	for i := range c.opts.Timekeepers {
+		keys = append(keys, c.tkKeys[i].Address())
+	}
+	return c.Govern("timekeepers", statechain.TimekeepersValue(keys))
+}
+
+// Head returns account a's chain as node i's ledger has it.
+func (c *Cluster) Head(i int, a ledger.Address) wallet.Head {
+	c.t.Helper()
+	acct, found, err := c.Nodes[i].N.Store.Account(a)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if !found {
+		return wallet.Head{Account: a}
+	}
+	return wallet.HeadOf(acct)
+}

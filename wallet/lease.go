@@ -1,0 +1,88 @@
+package wallet
+
+import (
+	"fmt"
+
+	"github.com/latticenet/lattice/ledger"
+)
+
+// LeaseSpec is what a consumer's lease block states.
+type LeaseSpec struct {
+	Provider                          ledger.Address
+	VCPUs, MemoryMB, DiskGB, Duration uint32
+	AccessKey                         ledger.Address
+	// Cost is the quote at StateChainIndex (market.Quote).
+	Cost            ledger.Amount
+	StateChainIndex uint64
+}
+
+// Lease returns an unsigned, sealed lease block escrowing s.Cost.
+func Lease(h Head, s LeaseSpec, now int64) (*ledger.Block, error) {
+	b := h.block(ledger.TypeLease, ledger.Native, now)
+	bal, err := b.Balance.Sub(s.Cost)
+	if err != nil {
+		return nil, fmt.Errorf("wallet: balance is %s native, the lease costs %s", b.Balance.Units(), s.Cost.Units())
+	}
+	b.Balance, b.Destination, b.Amount = bal, s.Provider, s.Cost
+	b.VCPUs, b.MemoryMB, b.DiskGB, b.Duration = s.VCPUs, s.MemoryMB, s.DiskGB, s.Duration
+	b.AccessPubKey, b.StateChainIndex = s.AccessKey, s.StateChainIndex
+	b.Seal()
+	return b, nil
+}
+
+// LeaseAccept returns the provider's unsigned, sealed lease_accept of
+// lease r, locking its stake, with the start attestations.
+func LeaseAccept(h Head, r *ledger.LeaseRecord, certificate ledger.Hash, atts []ledger.Attestation, now int64) (*ledger.Block, error) {
+	b := h.block(ledger.TypeLeaseAccept, ledger.Native, now)
+	bal, err := b.Balance.Sub(r.Stake)
+	if err != nil {
+		return nil, fmt.Errorf("wallet: balance is %s native, the stake is %s", b.Balance.Units(), r.Stake.Units())
+	}
+	b.Balance, b.Source, b.Amount = bal, r.Hash, r.Stake
+	b.CertificateHash, b.Attestations = certificate, append([]ledger.Attestation(nil), atts...)
+	b.Seal()
+	return b, nil
+}
+
+// The lease account's blocks (docs/protocol.md, section 24): unsigned,
+// built by anyone from the lease's record, on the lease account's chain
+// (h is its head; the zero Head for its first block). Each is stamped
+// with the time its lease's course fixes, as the rules require.
+
+// LeaseStart returns the block that starts accepted lease r: it takes the
+// stake in. It is stamped with the attested start.
+func LeaseStart(h Head, r *ledger.LeaseRecord) *ledger.Block {
+	return settle(h, r.Accept, ledger.Amount{}, nil, r.StartTime)
+}
+
+// LeaseRefund returns the block that refunds lease r to its consumer, with
+// expiry attestations; it is stamped with their time.
+func LeaseRefund(h Head, r *ledger.LeaseRecord, atts []ledger.Attestation) *ledger.Block {
+	return settle(h, r.Hash, r.Cost, atts, ledger.AttestedTime(atts))
+}
+
+// LeaseEnd returns the block that ends active lease r and pays its
+// provider the cost and the stake, with end attestations; it is stamped
+// with their time.
+func LeaseEnd(h Head, r *ledger.LeaseRecord, atts []ledger.Attestation) (*ledger.Block, error) {
+	total, err := r.Cost.Add(r.Stake)
+	if err != nil {
+		return nil, fmt.Errorf("wallet: cost and stake overflow")
+	}
+	return settle(h, r.Hash, total, atts, ledger.AttestedTime(atts)), nil
+}
+
+// LeaseReturnStake returns the block that gives the stake of refunded
+// lease r back to its provider, stamped with the refund's time.
+func LeaseReturnStake(h Head, r *ledger.LeaseRecord) *ledger.Block {
+	return settle(h, r.Accept, r.Stake, nil, r.EndTime)
+}
+
+func settle(h Head, source ledger.Hash, amount ledger.Amount, atts []ledger.Attestation, ts int64) *ledger.Block {
+	b := &ledger.Block{Type: ledger.TypeLeaseSettle, Account: h.Account, Previous: h.Frontier, Asset: ledger.Native, Timestamp: ts}
+	b.Balance = ledger.Amount{}
+	b.Source, b.Amount = source, amount
+	b.Attestations = append([]ledger.Attestation(nil), atts...)
+	b.Seal()
+	return b
+}
