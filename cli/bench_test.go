@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,6 +121,33 @@ func TestBenchLoadGenerator(t *testing.T) {
 		r := run(t, "bench", cmd, "--load-generator", "elsewhere")
 		if r.code != 2 || !strings.Contains(r.stderr, "--load-generator") || r.stdout != "" {
 			t.Errorf("bench %s --load-generator elsewhere: exit %d, stdout %q, stderr %q; want a usage error", cmd, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestBenchLease runs a small bench lease and checks its report; bad
+// flags are usage errors.
+func TestBenchLease(t *testing.T) {
+	r := mustRun(t, "bench", "lease", "--blocks", "100", "--leases", "2", "--rounds", "1", "--json")
+	var rep struct {
+		Median struct {
+			SendsPerSec  float64 `json:"sends_per_sec"`
+			LeasesPerSec float64 `json:"leases_per_sec"`
+			Ratio        float64 `json:"ratio"`
+			AcceptP50ms  float64 `json:"accept_p50_ms"`
+			AcceptP99ms  float64 `json:"accept_p99_ms"`
+		} `json:"median"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("bench lease --json: %v\n%s", err, r.stdout)
+	}
+	m := rep.Median
+	if m.SendsPerSec <= 0 || m.LeasesPerSec <= 0 || m.Ratio <= 0 || m.AcceptP50ms <= 0 || m.AcceptP99ms < m.AcceptP50ms {
+		t.Fatalf("bench lease report: %+v", m)
+	}
+	for _, bad := range [][]string{{"--blocks", "0"}, {"--rounds", "-1"}, {"stray"}} {
+		if r := run(t, append([]string{"bench", "lease"}, bad...)...); r.code != 2 {
+			t.Errorf("bench lease %v: exit %d, want 2", bad, r.code)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -208,20 +209,34 @@ func (s *Service) submit(ctx context.Context, b *ledger.Block) error {
 func (s *Service) providerLoop(ctx context.Context) {
 	tick := time.NewTicker(s.cfg.Tick)
 	defer tick.Stop()
-	failing := map[ledger.Hash]time.Time{} // backoff for leases whose step failed
+	failing := map[ledger.Hash]backoff{} // leases whose step failed, and when to try again
+	retry := time.NewTimer(time.Hour)
+	defer retry.Stop()
 	for {
 		s.providerPass(ctx, failing)
+		if len(failing) > 0 {
+			retry.Reset(100 * time.Millisecond)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-retry.C:
 		case <-s.kick:
 		}
 	}
 }
 
+// backoff is when a lease whose step failed is tried again: after 100 ms
+// at first (a timekeeper whose ledger has not heard of a new lease yet
+// answers in a moment), doubling to 5 s.
+type backoff struct {
+	until time.Time
+	delay time.Duration
+}
+
 // providerPass does what is due for every lease of the provider.
-func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]time.Time) {
+func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]backoff) {
 	me := s.cfg.Provider.Address()
 	var leases []*ledger.LeaseRecord
 	err := s.n.Store.States(ledger.LeaseByProvider, string(me[:]), "", func(key string, _ []byte) error {
@@ -237,18 +252,26 @@ func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]time
 		s.log.Warn("reading the provider's leases", "err", err)
 		return
 	}
+	for h := range failing { // leases that need nothing any more
+		if !slices.ContainsFunc(leases, func(r *ledger.LeaseRecord) bool { return r.Hash == h }) {
+			delete(failing, h)
+		}
+	}
 	for _, r := range leases {
 		if ctx.Err() != nil {
 			return
 		}
-		if until, ok := failing[r.Hash]; ok && time.Now().Before(until) {
+		b, failed := failing[r.Hash]
+		if failed && time.Now().Before(b.until) {
 			continue
 		}
 		if err := s.providerStep(ctx, r); err != nil {
-			if ctx.Err() == nil {
-				s.log.Info("lease step postponed", "lease", r.Hash, "status", r.Status(), "err", err)
+			b.delay = min(max(2*b.delay, 100*time.Millisecond), 5*time.Second)
+			if ctx.Err() == nil && b.delay >= time.Second {
+				s.log.Info("lease step postponed", "lease", r.Hash, "status", r.Status(), "err", err, "retry_in", b.delay)
 			}
-			failing[r.Hash] = time.Now().Add(2 * time.Second)
+			b.until = time.Now().Add(b.delay)
+			failing[r.Hash] = b
 			continue
 		}
 		delete(failing, r.Hash)

@@ -18,7 +18,7 @@ func (c *Cluster) Govern(key, value string) *statechain.Block {
 	gov := c.Nodes[0].Gov
 	tip := gov.Tip()
 	b := &statechain.Block{Index: tip.Index + 1, Previous: tip.Hash, Operation: statechain.OpSet, Key: key, Value: value,
-		Timestamp: max(time.Now().UnixMilli(), tip.Timestamp)}
+		Timestamp: max(c.now().UnixMilli(), tip.Timestamp)}
 	b.Seal(c.Network.Genesis.Hash)
 	b.Sign(c.Genesis.Private())
 	if _, err := gov.Submit(context.Background(), b); err != nil {
@@ -28,6 +28,14 @@ func (c *Cluster) Govern(key, value string) *statechain.Block {
 		return c.Nodes[i].Gov.Tip().Index >= b.Index
 	})
 	return b
+}
+
+// now is the cluster's clock (Options.Now, or the time).
+func (c *Cluster) now() time.Time {
+	if c.opts.Now != nil {
+		return c.opts.Now()
+	}
+	return time.Now()
 }
 
 // SetCommittee names the cluster's timekeepers (Options.Timekeepers) as

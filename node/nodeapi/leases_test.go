@@ -257,3 +257,45 @@ func TestLeaseEndpoints(t *testing.T) {
 	}
 	lh.c.Audit()
 }
+
+// TestLeaseStaleIndex: over HTTP a lease may name an index superseded at
+// most a minute ago, or one whose terms for it are still the tip's; a
+// lease at an index whose prices changed more than a minute ago is
+// refused as stale, and changes nothing.
+func TestLeaseStaleIndex(t *testing.T) {
+	lh := newLeaseHarness(t)
+	h0 := lh.h[0]
+	// Leases to a provider no node runs: nothing happens after them that
+	// could change the ledger under the test.
+	nobody := wallet.NewKey().Address()
+	at := func(i uint64) *ledger.Block {
+		gov := lh.c.Nodes[0].Gov
+		terms, err := market.Terms{Network: lh.c.Network.Genesis.Hash, StateAt: gov.StateAt}.LeaseTerms(i, 1, 512, 5, 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := wallet.Lease(lh.c.Head(0, lh.consumer.Address()), wallet.LeaseSpec{Provider: nobody, VCPUs: 1, MemoryMB: 512,
+			DiskGB: 5, Duration: 60, AccessKey: lh.consumer.Address(), Cost: terms.Cost, StateChainIndex: i}, lh.now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lh.finish(b, &lh.consumer)
+	}
+	old := lh.c.Nodes[0].Gov.Tip().Index
+	// A change that leaves the lease's terms alone: the old index stands.
+	lh.c.Govern("x.note", `"hello"`)
+	lh.advance(2 * time.Minute)
+	h0.okJSON(h0.post("/blocks/lease", at(old)), "a lease at an index whose terms did not change", nil)
+	// A price change, more than a minute ago: the old index is stale.
+	priced := lh.c.Nodes[0].Gov.Tip().Index
+	lh.c.Govern("lease.prices", `{"vcpu":"300","memory_mb":"1","disk_gb":"1"}`)
+	b := at(priced)
+	h0.okJSON(h0.post("/blocks/lease", b), "a lease at the index just superseded", nil)
+	lh.c.WaitConfirmed(b.Hash, 20*time.Second)
+	lh.advance(2 * time.Minute)
+	before := h0.state()
+	checkError(t, h0.post("/blocks/lease", at(priced)), http.StatusBadRequest, "a lease at a stale index", "is stale", "quote at the tip")
+	h0.unchanged(before, "a lease at a stale index")
+	// Resubmitting a lease already in the ledger stays idempotent.
+	h0.okJSON(h0.post("/blocks/lease", b), "a resubmission", nil)
+}

@@ -84,7 +84,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	for i := range cfg.Rounds {
 		var rd Round
 		say("round %d: %d sends and %d lease blocks through one node", i+1, cfg.Blocks, cfg.Blocks)
-		if err := nettest.Run("bench-lease-throughput", func(t nettest.T) error { return throughput(ctx, t, cfg, &rd) }); err != nil {
+		if err := nettest.Run("bench-lease-throughput", func(t nettest.T) error { return throughput(ctx, t, cfg, i, &rd) }); err != nil {
 			return rep, err
 		}
 		say("round %d: %d leases to their confirmed accept on three nodes", i+1, cfg.Leases)
@@ -128,10 +128,10 @@ func finish(ctx context.Context, b *ledger.Block, k wallet.Key) error {
 	return err
 }
 
-// throughput posts n sends, then n lease blocks, each from an account of
+// throughput posts n sends and n lease blocks, each from an account of
 // its own (no block waits for another), to one node over HTTP, conc at a
-// time, and times each kind.
-func throughput(ctx context.Context, t nettest.T, cfg Config, rd *Round) error {
+// time, one kind after the other, and times each kind.
+func throughput(ctx context.Context, t nettest.T, cfg Config, round int, rd *Round) error {
 	c := nettest.Start(t, nettest.Options{Nodes: 1, OnDisk: true, Timekeepers: 1})
 	c.SetCommittee()
 	lt, tip, err := terms(c, 0)
@@ -187,15 +187,23 @@ func throughput(ctx context.Context, t nettest.T, cfg Config, rd *Round) error {
 		}
 	}
 	url := c.Nodes[0].API.URL
-	took, err := post(ctx, url+"/blocks/send", sends, cfg.Conc)
-	if err != nil {
-		return fmt.Errorf("sends: %w", err)
+	// The two kinds alternate which goes first, round by round, so that
+	// neither always meets a warmer node.
+	phases := []struct {
+		path   string
+		bodies [][]byte
+		rate   *float64
+	}{{"/blocks/send", sends, &rd.SendsPerSec}, {"/blocks/lease", leases, &rd.LeasesPerSec}}
+	if round%2 == 1 {
+		phases[0], phases[1] = phases[1], phases[0]
 	}
-	rd.SendsPerSec = float64(n) / took.Seconds()
-	if took, err = post(ctx, url+"/blocks/lease", leases, cfg.Conc); err != nil {
-		return fmt.Errorf("leases: %w", err)
+	for _, ph := range phases {
+		took, err := post(ctx, url+ph.path, ph.bodies, cfg.Conc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ph.path, err)
+		}
+		*ph.rate = float64(n) / took.Seconds()
 	}
-	rd.LeasesPerSec = float64(n) / took.Seconds()
 	rd.Ratio = rd.LeasesPerSec / rd.SendsPerSec
 	return nil
 }
