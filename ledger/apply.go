@@ -34,6 +34,16 @@ func Apply(v View, b *Block) (*Delta, error) {
 	if err := authorise(b, &acct, exists); err != nil {
 		return nil, err
 	}
+	var fe *ForkError
+	if b.Type == TypeLeaseSettle && (perr == nil || errors.As(perr, &fe)) {
+		// A lease account's blocks are unsigned: the rules are their
+		// authorisation, so they are judged in full before any fork
+		// verdict (checkSettle judges from what no competitor changes).
+		// Only a valid contender is recorded and put to votes.
+		if _, err := checkSettle(v, b); err != nil {
+			return nil, err
+		}
+	}
 	if perr != nil {
 		return nil, perr
 	}

@@ -487,140 +487,167 @@ func (k settleKind) String() string {
 	return [...]string{"", "start", "refund", "end", "stake return"}[k]
 }
 
-// settleKindOf tells which settle b is, given its lease's record.
-func settleKindOf(r *LeaseRecord, b *Block, src *Block) (settleKind, error) {
-	first := b.Previous.IsZero()
-	switch {
-	case first && src.Type == TypeLeaseAccept:
-		return settleStart, nil
-	case first:
-		return settleRefund, nil
-	case b.Previous != r.First:
-		// A block after the second: the first is the only previous a
-		// second block can name (a second one after it is a fork).
-		return 0, ruleErr(ErrMalformed, "a lease account's chain has at most two blocks")
-	case r.Stage == StageActive && src.Type == TypeLease:
-		return settleEnd, nil
-	case r.Stage == StageRefunded && src.Type == TypeLeaseAccept:
-		return settleReturn, nil
-	case r.Stage == StageActive:
-		return 0, ruleErr(ErrAlreadyReceived, "lease %s has started: its second settle names the lease, to end it", r.Hash)
-	}
-	return 0, ruleErr(ErrAlreadyReceived, "lease %s was refunded: its second settle names the accept, to return the stake", r.Hash)
+// settlePlan is a lease_settle block judged: what it is and what it pays.
+type settlePlan struct {
+	kind   settleKind
+	r      *LeaseRecord
+	src    *Block   // the block its source names: the lease or the accept
+	pay    *Pending // what it pays out, or nil
+	attest int64    // its attested time (refund, end)
 }
 
-// applyLeaseSettle decides the lease account's blocks.
-func applyLeaseSettle(v View, b *Block, _, _ *Account, d *Delta) error {
+// checkSettle judges a lease_settle block from what cannot change once it
+// exists: its source, the block it follows on the lease account, the
+// lease's terms and the committee's attestations. No stage of the lease
+// enters, so a block valid here is valid at its place whatever competes
+// for that place: Apply runs it before it calls a block a fork, so only
+// valid contenders are recorded and put to votes, and any winner applies
+// after the loser is rolled back.
+func checkSettle(v View, b *Block) (*settlePlan, error) {
 	g, err := governanceOf(v)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r, src, err := leaseOf(v, b)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if want := LeaseAccount(r.Hash); b.Account != want {
-		return ruleErr(ErrWrongLease, "lease %s settles on its own account %s, not %s", r.Hash, want, b.Account)
+		return nil, ruleErr(ErrWrongLease, "lease %s settles on its own account %s, not %s", r.Hash, want, b.Account)
 	}
-	kind, err := settleKindOf(r, b, src)
+	if src.Type == TypeLeaseAccept && (src.Account != r.Provider || src.Hash != r.Accept) {
+		return nil, ruleErr(ErrWrongLease, "block %s is not the accept of lease %s", src.Hash, r.Hash)
+	}
+	p := &settlePlan{r: r, src: src}
+	if b.Previous.IsZero() {
+		p.kind = settleRefund
+		if src.Type == TypeLeaseAccept {
+			p.kind = settleStart
+		}
+	} else {
+		prev, found, err := v.Entry(b.Previous)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, ruleErr(ErrGapPrevious, "previous %s is not in the ledger", b.Previous)
+		}
+		pb := prev.Block
+		switch {
+		case pb.Account != b.Account:
+			return nil, ruleErr(ErrWrongPrevious, "previous %s belongs to account %s", b.Previous, pb.Account)
+		case !pb.Previous.IsZero():
+			return nil, ruleErr(ErrMalformed, "a lease account's chain has at most two blocks")
+		case pb.Source == r.Hash && src.Type == TypeLeaseAccept:
+			p.kind = settleReturn // after a refund
+		case pb.Source != r.Hash && src.Type == TypeLease:
+			p.kind = settleEnd // after a start
+		case pb.Source == r.Hash:
+			return nil, ruleErr(ErrAlreadyReceived, "lease %s was refunded: its second settle names the accept, to return the stake", r.Hash)
+		default:
+			return nil, ruleErr(ErrAlreadyReceived, "lease %s has started: its second settle names the lease, to end it", r.Hash)
+		}
+	}
+	kind := p.kind
+	attest := func(purpose Purpose) error {
+		t, err := g.Attested(r.StateChainIndex, purpose, r.Hash, b.Attestations)
+		if err != nil {
+			return ruleErr(ErrAttestation, "%v", err)
+		}
+		p.attest = t
+		return nil
+	}
+	payTo := func(dest Address, amount Amount) {
+		p.pay = &Pending{Send: b.Hash, Source: b.Account, Destination: dest, Amount: amount, Asset: Native}
+	}
+	var stamp int64
+	switch kind {
+	case settleStart, settleReturn:
+		if len(b.Attestations) > 0 {
+			return nil, ruleErr(ErrMalformed, "the %s of a lease carries no attestations", kind)
+		}
+		if kind == settleStart {
+			stamp = r.StartTime
+		} else {
+			prev, _, _ := v.Entry(b.Previous)
+			stamp = prev.Block.Timestamp // the refund's time
+			payTo(r.Provider, r.Stake)
+		}
+	case settleRefund:
+		if err := attest(PurposeExpire); err != nil {
+			return nil, err
+		}
+		if p.attest < r.Deadline() {
+			return nil, ruleErr(ErrLeaseTiming, "attested expiry %d is before the acceptance deadline %d", p.attest, r.Deadline())
+		}
+		stamp = p.attest
+		payTo(r.Consumer, r.Cost)
+	case settleEnd:
+		if err := attest(PurposeEnd); err != nil {
+			return nil, err
+		}
+		if p.attest < r.End() {
+			return nil, ruleErr(ErrLeaseTiming, "attested end %d is before the lease's end %d (start %d + %d s)", p.attest, r.End(), r.StartTime, r.Duration)
+		}
+		stamp = p.attest
+		total, _ := r.Cost.Add(r.Stake)
+		payTo(r.Provider, total)
+	}
+	// A lease account's block has no free choice but its attestations:
+	// its timestamp is the time its lease's course fixes.
+	if b.Timestamp != stamp {
+		return nil, ruleErr(ErrTimestamp, "the %s of lease %s is stamped %d, its time; block says %d", kind, r.Hash, stamp, b.Timestamp)
+	}
+	var paid Amount
+	if p.pay != nil {
+		paid = p.pay.Amount
+	}
+	if b.Amount != paid {
+		return nil, ruleErr(ErrBadAmount, "the %s of lease %s pays out %s, block says %s", kind, r.Hash, paid, b.Amount)
+	}
+	return p, nil
+}
+
+// applyLeaseSettle applies a lease account's block that checkSettle
+// judged valid, at its place.
+func applyLeaseSettle(v View, b *Block, _, _ *Account, d *Delta) error {
+	p, err := checkSettle(v, b)
 	if err != nil {
 		return err
 	}
-	next := *r
-	// A lease account's block has no free choice but its attestations:
-	// its timestamp is the time its lease's course fixes (so anyone's
-	// rebuild of the block that is due is the same block).
-	stamp := func(want int64) error {
-		if b.Timestamp != want {
-			return ruleErr(ErrTimestamp, "the %s of lease %s is stamped %d, its time; block says %d", kind, r.Hash, want, b.Timestamp)
-		}
-		return nil
-	}
-	attest := func(p Purpose) (int64, error) {
-		t, err := g.Attested(r.StateChainIndex, p, r.Hash, b.Attestations)
-		if err != nil {
-			return 0, ruleErr(ErrAttestation, "%v", err)
-		}
-		return t, nil
-	}
-	var pay *Pending // what the block pays out, as a pending entry
-	payTo := func(dest Address, amount Amount) {
-		pay = &Pending{Send: b.Hash, Source: b.Account, Destination: dest, Amount: amount, Asset: Native}
-	}
-	switch kind {
-	case settleStart:
-		if len(b.Attestations) > 0 {
-			return ruleErr(ErrMalformed, "the settle that starts a lease carries no attestations: the accept's are its start")
-		}
-		p, found, err := v.Pending(b.Account, src.Hash)
+	r, next := p.r, *p.r
+	takeStake := func() error {
+		pend, found, err := v.Pending(b.Account, p.src.Hash)
 		if err != nil {
 			return err
 		}
 		if !found {
-			return ruleErr(ErrAlreadyReceived, "the stake of accept %s is no longer pending", src.Hash)
+			return ruleErr(ErrAlreadyReceived, "the stake of accept %s is no longer pending", p.src.Hash)
 		}
-		if err := stamp(r.StartTime); err != nil {
+		d.PendingDelete = &pend
+		return nil
+	}
+	switch p.kind {
+	case settleStart:
+		if err := takeStake(); err != nil {
 			return err
 		}
-		d.PendingDelete = &p
 		next.Stage, next.First = StageActive, b.Hash
 	case settleRefund:
-		t, err := attest(PurposeExpire)
-		if err != nil {
-			return err
-		}
-		if t < r.Deadline() {
-			return ruleErr(ErrLeaseTiming, "attested expiry %d is before the acceptance deadline %d", t, r.Deadline())
-		}
-		if err := stamp(t); err != nil {
-			return err
-		}
-		payTo(r.Consumer, r.Cost)
-		next.Stage, next.First, next.EndTime = StageRefunded, b.Hash, t
+		next.Stage, next.First, next.EndTime = StageRefunded, b.Hash, p.attest
 		if r.Accepted() {
 			d.State = append(d.State, liveChange(r, false))
 		}
 	case settleEnd:
-		t, err := attest(PurposeEnd)
-		if err != nil {
-			return err
-		}
-		if t < r.End() {
-			return ruleErr(ErrLeaseTiming, "attested end %d is before the lease's end %d (start %d + %d s)", t, r.End(), r.StartTime, r.Duration)
-		}
-		if err := stamp(t); err != nil {
-			return err
-		}
-		total, _ := r.Cost.Add(r.Stake)
-		payTo(r.Provider, total)
-		next.Stage, next.Second, next.EndTime = StageEnded, b.Hash, t
+		next.Stage, next.Second, next.EndTime = StageEnded, b.Hash, p.attest
 		d.State = append(d.State, liveChange(r, false))
 	case settleReturn:
-		if len(b.Attestations) > 0 {
-			return ruleErr(ErrMalformed, "the settle that returns a stake carries no attestations")
-		}
-		p, found, err := v.Pending(b.Account, src.Hash)
-		if err != nil {
+		if err := takeStake(); err != nil {
 			return err
 		}
-		if !found {
-			return ruleErr(ErrAlreadyReceived, "the stake of accept %s is no longer pending", src.Hash)
-		}
-		if err := stamp(r.EndTime); err != nil {
-			return err
-		}
-		d.PendingDelete = &p
-		payTo(r.Provider, r.Stake)
 		next.Second, next.StakeReturned = b.Hash, true
 	}
-	var paid Amount
-	if pay != nil {
-		paid = pay.Amount
-		d.PendingPut = pay
-	}
-	if b.Amount != paid {
-		return ruleErr(ErrBadAmount, "the %s of lease %s pays out %s, block says %s", kind, r.Hash, paid, b.Amount)
-	}
+	d.PendingPut = p.pay
 	d.State = append(d.State, putLease(&next))
 	return nil
 }

@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,8 +44,12 @@ func newLeaseWorld(t *testing.T) *leaseWorld {
 	w.states = []*statechain.State{st}
 	var keys []string
 	for range 4 {
-		k := wallet.NewKey()
-		w.tks = append(w.tks, k)
+		w.tks = append(w.tks, wallet.NewKey())
+	}
+	// Attestations go in ascending order of key (timekeeping.Judge): the
+	// helpers sign with the first n keys, in this order.
+	slices.SortFunc(w.tks, func(a, b wallet.Key) int { a1, b1 := a.Address(), b.Address(); return bytes.Compare(a1[:], b1[:]) })
+	for _, k := range w.tks {
 		keys = append(keys, fmt.Sprintf("%q", k.Address()))
 	}
 	w.govSet("timekeepers", `{"keys":[`+strings.Join(keys, ",")+`]}`)
@@ -388,6 +393,19 @@ func TestLeaseRefusals(t *testing.T) {
 			r := w.record(lease.Hash)
 			return wallet.LeaseRefund(wallet.Head{Account: wallet.NewKey().Address()}, r, w.attest(ledger.PurposeExpire, r.Hash, r.Deadline(), 3))
 		}, ledger.ErrWrongLease},
+		{"settle: a fork of an ordinary account's chain (unsigned blocks authorise nothing there)", func(w *leaseWorld) *ledger.Block {
+			lease := w.ok(w.leaseBlock(1))
+			r := w.record(lease.Hash)
+			front, _, _ := w.m.Entry(w.head(w.consumer.Address()).Frontier)
+			b := wallet.LeaseRefund(wallet.Head{Account: w.consumer.Address(), Frontier: front.Block.Previous}, r, w.attest(ledger.PurposeExpire, r.Hash, r.Deadline(), 3))
+			return b
+		}, ledger.ErrWrongLease},
+		{"settle: an invalid contender for a lease account's taken place is refused, not a fork", func(w *leaseWorld) *ledger.Block {
+			r := w.active()
+			bogus := wallet.LeaseRefund(wallet.Head{Account: ledger.LeaseAccount(r.Hash)}, r, nil)
+			bogus.Timestamp = w.tick(1)
+			return reseal(bogus)
+		}, ledger.ErrAttestation},
 		{"settle: signed", func(w *leaseWorld) *ledger.Block {
 			lease := w.ok(w.leaseBlock(1))
 			r := w.record(lease.Hash)

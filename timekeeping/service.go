@@ -1,6 +1,7 @@
 package timekeeping
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
@@ -82,10 +83,10 @@ func ParsePurpose(s string) (Purpose, error) {
 }
 
 // Pick chooses, from attestations gathered for one lease and purpose, a
-// set the committee accepts: valid, by distinct members, at least the
-// threshold, within the precision, and as many as fit one precision
-// window (the one with the most; the earliest of those). It returns an
-// error when no such set exists.
+// set the committee accepts (Judge), in ascending order of key: valid, by
+// distinct members, at least the threshold; for a start, as many as fit
+// one precision window (the one with the most; the earliest of those).
+// It returns an error when no such set exists.
 func Pick(network ledger.Hash, c Committee, purpose Purpose, lease ledger.Hash, atts []ledger.Attestation) ([]ledger.Attestation, error) {
 	var ok []ledger.Attestation
 	for _, a := range atts {
@@ -103,14 +104,19 @@ func Pick(network ledger.Hash, c Committee, purpose Purpose, lease ledger.Hash, 
 		}
 		return slices.Compare(a.PublicKey[:], b.PublicKey[:])
 	})
-	var best []ledger.Attestation
-	for i := range ok {
-		j := i
-		for j < len(ok) && ok[j].Timestamp-ok[i].Timestamp <= c.PrecisionMS {
-			j++
-		}
-		if j-i > len(best) {
-			best = ok[i:j]
+	best := ok
+	if purpose == Start {
+		// The largest set within one precision window (the earliest of
+		// those); an expiry or an end needs no window (Judge).
+		best = nil
+		for i := range ok {
+			j := i
+			for j < len(ok) && ok[j].Timestamp-ok[i].Timestamp <= c.PrecisionMS {
+				j++
+			}
+			if j-i > len(best) {
+				best = ok[i:j]
+			}
 		}
 	}
 	if len(best) > MaxAttestations {
@@ -120,7 +126,9 @@ func Pick(network ledger.Hash, c Committee, purpose Purpose, lease ledger.Hash, 
 		return nil, fmt.Errorf("%w: %d valid attestations of the %s agree within %d ms, the committee's threshold is %d",
 			ErrInvalid, len(best), purpose, c.PrecisionMS, c.Threshold)
 	}
-	return slices.Clone(best), nil
+	out := slices.Clone(best)
+	slices.SortFunc(out, func(a, b ledger.Attestation) int { return bytes.Compare(a.PublicKey[:], b.PublicKey[:]) })
+	return out, nil
 }
 
 func cmpInt(a, b int64) int {

@@ -1,11 +1,13 @@
 package timekeeping_test
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,13 +35,17 @@ var (
 	lease   = ledger.Hash{0x1e, 0xa5, 0xe0}
 )
 
-// committee is 3 of 4 keys, 5 s precision.
+// committee is 3 of 4 keys, 5 s precision; ks[i] in ascending order of
+// address, the order a block carries attestations in.
 func committee() (timekeeping.Committee, []ed25519.PrivateKey) {
 	var ks []ed25519.PrivateKey
 	var as []ledger.Address
 	for i := range 4 {
 		ks = append(ks, key(i))
-		as = append(as, addr(key(i)))
+	}
+	slices.SortFunc(ks, func(a, b ed25519.PrivateKey) int { x, y := addr(a), addr(b); return bytes.Compare(x[:], y[:]) })
+	for _, k := range ks {
+		as = append(as, addr(k))
 	}
 	return timekeeping.Committee{Keys: as, Threshold: 3, PrecisionMS: 5000}, ks
 }
@@ -59,13 +65,14 @@ func TestJudge(t *testing.T) {
 		detail string
 	}{
 		{name: "three of four, median", atts: []ledger.Attestation{at(0, t0+300), at(1, t0), at(2, t0+100)}, want: t0 + 100},
-		{name: "all four, lower middle", atts: []ledger.Attestation{at(3, t0+400), at(0, t0+300), at(1, t0), at(2, t0+100)}, want: t0 + 100},
+		{name: "all four, lower middle", atts: []ledger.Attestation{at(0, t0+300), at(1, t0), at(2, t0+100), at(3, t0+400)}, want: t0 + 100},
 		{name: "a lying timekeeper moves nothing past the honest range", atts: []ledger.Attestation{at(0, t0+4000), at(1, t0), at(2, t0+100)}, want: t0 + 100},
 		{name: "spread exactly the precision", atts: []ledger.Attestation{at(0, t0), at(1, t0+5000), at(2, t0+5000)}, want: t0 + 5000},
 		{name: "too few", atts: []ledger.Attestation{at(0, t0), at(1, t0)}, detail: "threshold is 3"},
 		{name: "too spread", atts: []ledger.Attestation{at(0, t0), at(1, t0+5001), at(2, t0)}, detail: "more than the committee's precision"},
-		{name: "one key twice", atts: []ledger.Attestation{at(0, t0), at(0, t0+1), at(2, t0)}, detail: "attests twice"},
-		{name: "not a member", atts: []ledger.Attestation{at(0, t0), at(1, t0), timekeeping.Sign(outsider, network, timekeeping.Start, lease, t0)}, detail: "not a member"},
+		{name: "one key twice", atts: []ledger.Attestation{at(0, t0), at(0, t0+1), at(2, t0)}, detail: "each key once"},
+		{name: "not in order of key", atts: []ledger.Attestation{at(1, t0), at(0, t0), at(2, t0)}, detail: "ascending order of public key"},
+		{name: "not a member", atts: []ledger.Attestation{timekeeping.Sign(outsider, network, timekeeping.Start, lease, t0), at(0, t0), at(1, t0)}, detail: "not a member"},
 		{name: "signed for the end, not the start", atts: []ledger.Attestation{at(0, t0), at(1, t0), timekeeping.Sign(ks[2], network, timekeeping.End, lease, t0)}, detail: "does not verify"},
 		{name: "signed for another lease", atts: []ledger.Attestation{at(0, t0), at(1, t0), timekeeping.Sign(ks[2], network, timekeeping.Start, ledger.Hash{9}, t0)}, detail: "does not verify"},
 		{name: "signed on another network", atts: []ledger.Attestation{at(0, t0), at(1, t0), timekeeping.Sign(ks[2], ledger.Hash{9}, timekeeping.Start, lease, t0)}, detail: "does not verify"},
@@ -215,4 +222,25 @@ func FuzzJudge(f *testing.F) {
 			t.Fatalf("judged %d, not one of the attested times", got)
 		}
 	})
+}
+
+// TestJudgeBoundsNeedNoPrecision: an expiry or an end is a bound, judged
+// however far apart its attestations are; a start must agree within the
+// precision.
+func TestJudgeBoundsNeedNoPrecision(t *testing.T) {
+	c, ks := committee()
+	const t0 = 1767225600000
+	for _, p := range []timekeeping.Purpose{timekeeping.End, timekeeping.Expire} {
+		atts := []ledger.Attestation{
+			timekeeping.Sign(ks[0], network, p, lease, t0),
+			timekeeping.Sign(ks[1], network, p, lease, t0+60_000),
+			timekeeping.Sign(ks[2], network, p, lease, t0+600_000),
+		}
+		if got, err := timekeeping.Judge(network, c, p, lease, atts); err != nil || got != t0+60_000 {
+			t.Errorf("%s spread over 10 minutes: %d, %v; want the median %d", p, got, err, t0+60_000)
+		}
+		if picked, err := timekeeping.Pick(network, c, p, lease, atts); err != nil || len(picked) != 3 {
+			t.Errorf("Pick of the %s: %v, %v", p, picked, err)
+		}
+	}
 }

@@ -125,6 +125,9 @@ func trim(s string) string {
 	return s
 }
 
+// errDeclined is a lease the provider will not accept.
+var errDeclined = errors.New("declined")
+
 // ErrNothingDue says a lease's course needs no block now.
 var ErrNothingDue = errors.New("nothing is due")
 
@@ -333,6 +336,15 @@ func (s *Service) accept(ctx context.Context, r *ledger.LeaseRecord) error {
 	want := market.Resources{VCPUs: int64(r.VCPUs), MemoryMB: int64(r.MemoryMB), DiskGB: int64(r.DiskGB)}
 	if free := s.cfg.Capacity.Sub(used); !want.Fits(free) {
 		return fmt.Errorf("no room: %s free, the lease asks %s", free, want)
+	}
+	// The provider takes the network's price now: a lease that names an
+	// older index whose price for it differs (a block by the network
+	// skips HTTP admission) is left to be refunded.
+	if s.cfg.TipIndex != nil && r.StateChainIndex != s.cfg.TipIndex() {
+		now, err := s.cfg.Terms.LeaseTerms(s.cfg.TipIndex(), r.VCPUs, r.MemoryMB, r.DiskGB, r.Duration)
+		if err != nil || now.Cost != r.Cost || now.Stake != r.Stake {
+			return fmt.Errorf("%w: priced at state-chain index %d (%s), not at the tip's price", errDeclined, r.StateChainIndex, r.Cost)
+		}
 	}
 	atts, err := s.Gather(ctx, r, timekeeping.Start)
 	if err != nil {

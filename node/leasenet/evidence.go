@@ -56,6 +56,11 @@ func (s *Service) observe(b *ledger.Block) {
 	s.evidence.mu.Lock()
 	defer s.evidence.mu.Unlock()
 	for _, a := range b.Attestations {
+		// Only a valid attestation is kept or compared: a refused block's
+		// garbage must not stand in for the key's real one.
+		if !timekeeping.Verify(a, s.cfg.Terms.Network, p, lease) {
+			continue
+		}
 		key := seenKey(pSeen, a.PublicKey, p, lease)
 		v, closer, err := s.db.Get(key)
 		switch {

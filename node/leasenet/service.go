@@ -42,8 +42,10 @@ type Config struct {
 	// nil meaning the operating system's.
 	Dir string
 	FS  vfs.FS
-	// Terms reads the state chain (its Network is the ledger's).
-	Terms market.Terms
+	// Terms reads the state chain (its Network is the ledger's); TipIndex
+	// is its tip.
+	Terms    market.Terms
+	TipIndex func() uint64
 	// Timekeeper, when set, makes the node a timekeeper with this key.
 	Timekeeper *wallet.Key
 	// Provider, when set, makes the node run its provider's leases;

@@ -139,11 +139,44 @@ func (s *Service) keepAnnouncement(a *announcement) bool {
 			}
 		}
 		if len(s.tk.records) >= maxTimekeepers {
-			return false
+			// Full of fresh announcements (keys cost nothing to make): a
+			// member of the committee always gets in, in place of the
+			// oldest stranger; a stranger only in place of an older one.
+			committee := s.committeeKeys()
+			var oldest *announcement
+			for k, r := range s.tk.records {
+				if !committee[k] && (oldest == nil || r.Timestamp < oldest.Timestamp) {
+					oldest = r
+				}
+			}
+			if oldest == nil || (!committee[a.Key] && oldest.Timestamp >= a.Timestamp) {
+				return false
+			}
+			delete(s.tk.records, oldest.Key)
 		}
 	}
 	s.tk.records[a.Key] = a
 	return true
+}
+
+// committeeKeys is the committee at the state chain's tip, as a set.
+func (s *Service) committeeKeys() map[ledger.Address]bool {
+	out := map[ledger.Address]bool{}
+	if s.cfg.TipIndex == nil {
+		return out
+	}
+	st, ok := s.cfg.Terms.StateAt(s.cfg.TipIndex())
+	if !ok {
+		return out
+	}
+	p, err := st.Params()
+	if err != nil {
+		return out
+	}
+	for _, k := range p.Timekeepers.Keys {
+		out[k] = true
+	}
+	return out
 }
 
 // Timekeeper and Timekeepers are GET /timekeepers's (package nodewire).

@@ -219,24 +219,24 @@ func confirmRange(v chainView, a ledger.Address, old, height uint64, d weightDel
 			sent, _ := before.Sub(after)
 			d.add(b.Destination, sent, +1)
 		case b.Type == ledger.TypeLease || b.Type == ledger.TypeLeaseAccept:
-			// The escrow and the stake count for the lease account's
-			// address while the lease holds them, as a send's amount
-			// counts for its destination's until received.
-			lease := b.Hash
-			if b.Type == ledger.TypeLeaseAccept {
-				lease = b.Source
-			}
+			// The escrow and the stake keep counting for the
+			// representative their owner had when it paid them in (the
+			// lease's consumer's, the accept's provider's) while the lease
+			// holds them: weight nobody can vote with would drift toward
+			// the third that stops confirmation as leases run.
 			sent, _ := before.Sub(after)
-			d.add(ledger.LeaseAccount(lease), sent, +1)
+			d.add(e.After.Rep(), sent, +1)
 		case b.Type == ledger.TypeLeaseSettle && !b.Amount.IsZero():
-			// A payout moves from the lease account's address to its
-			// payee's, until a receive takes it.
-			dest, err := payee(v, b)
+			// A payout leaves those representatives for its payee's
+			// address, until a receive takes it.
+			moves, err := payout(v, b)
 			if err != nil {
 				return err
 			}
-			d.add(a, b.Amount, -1)
-			d.add(dest, b.Amount, +1)
+			for _, m := range moves {
+				d.add(m.rep, m.amount, -1)
+			}
+			d.add(moves[0].payee, b.Amount, +1)
 		case b.Type == ledger.TypeReceive && !b.Source.IsZero() && after.Cmp(before) > 0:
 			got, _ := after.Sub(before)
 			d.add(a, got, -1)
@@ -252,23 +252,53 @@ func confirmRange(v chainView, a ledger.Address, old, height uint64, d weightDel
 	return nil
 }
 
-// payee is who a lease account's block pays: the consumer for a refund
-// (the first block, naming the lease), the provider otherwise.
-func payee(v chainView, b *ledger.Block) (ledger.Address, error) {
-	src, found, err := v.Entry(b.Source)
+// payoutMove is part of a lease account's payout: what leaves the
+// representative it counted for, and who the payout is for.
+type payoutMove struct {
+	rep, payee ledger.Address
+	amount     ledger.Amount
+}
+
+// payout says where a lease account's paying block takes its amount from
+// (the escrow from the consumer's representative as of the lease block,
+// the stake from the provider's as of the accept) and who it pays: the
+// consumer for a refund (the first block, naming the lease), the
+// provider otherwise.
+func payout(v chainView, b *ledger.Block) ([]payoutMove, error) {
+	entry := func(h ledger.Hash) (*ledger.Entry, error) {
+		e, found, err := v.Entry(h)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, fmt.Errorf("ledgerstore: block %s of settle %s is missing", h, b.Hash)
+		}
+		return e, nil
+	}
+	src, err := entry(b.Source)
 	if err != nil {
-		return ledger.Address{}, err
+		return nil, err
 	}
-	if !found {
-		return ledger.Address{}, fmt.Errorf("ledgerstore: source %s of settle %s is missing", b.Source, b.Hash)
+	if src.Block.Type == ledger.TypeLeaseAccept { // a stake return
+		return []payoutMove{{rep: src.After.Rep(), payee: src.Block.Account, amount: b.Amount}}, nil
 	}
-	switch {
-	case src.Block.Type == ledger.TypeLeaseAccept:
-		return src.Block.Account, nil
-	case b.Previous.IsZero():
-		return src.Block.Account, nil // the lease's consumer
+	lease := src
+	if b.Previous.IsZero() { // a refund
+		return []payoutMove{{rep: lease.After.Rep(), payee: lease.Block.Account, amount: b.Amount}}, nil
 	}
-	return src.Block.Destination, nil // the lease's provider
+	// An end: the escrow and the stake of the accept the start took in.
+	start, err := entry(b.Previous)
+	if err != nil {
+		return nil, err
+	}
+	accept, err := entry(start.Block.Source)
+	if err != nil {
+		return nil, err
+	}
+	return []payoutMove{
+		{rep: lease.After.Rep(), payee: lease.Block.Destination, amount: lease.Block.Amount},
+		{rep: accept.After.Rep(), payee: lease.Block.Destination, amount: accept.Block.Amount},
+	}, nil
 }
 
 // writeConfirmedWeights applies d to the confirmed-weight table in w.

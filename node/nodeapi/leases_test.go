@@ -1,9 +1,11 @@
 package nodeapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -108,6 +110,7 @@ func (lh *leaseHarness) attest(p ledger.Purpose, lease ledger.Hash, ts int64) []
 	for i := range 2 {
 		out = append(out, timekeeping.Sign(lh.c.Nodes[i].TimekeeperKey.Private(), lh.c.Network.Genesis.Hash, p, lease, ts))
 	}
+	slices.SortFunc(out, func(a, b ledger.Attestation) int { return bytes.Compare(a.PublicKey[:], b.PublicKey[:]) }) // Judge's order
 	return out
 }
 

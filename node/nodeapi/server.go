@@ -443,7 +443,11 @@ func (s *Server) submit(t ledger.BlockType) http.HandlerFunc {
 		// The node's admission policy (node.Admission): a new submission
 		// must be stamped within the clock skew either way.
 		now, adm := s.n.Now(), s.n.Admission
-		if adm.Early(b, now) || adm.Late(b, now) {
+		// A lease account's block is stamped with the time its lease's
+		// course fixes (protocol.md §24.4), however long ago: only a
+		// block stamped ahead of the clock is refused.
+		late := adm.Late(b, now) && b.Type != ledger.TypeLeaseSettle
+		if adm.Early(b, now) || late {
 			// Resubmitting a block already in the ledger is idempotent,
 			// even once its timestamp has aged past the skew window.
 			if h := b.ComputeHash(); h == b.Hash {

@@ -255,7 +255,9 @@ func (m *LeaseModule) Provision(ctx context.Context, s *Stack) error {
 	if cfg.Now == nil {
 		cfg.Now = n.Now
 	}
-	cfg.Terms = market.Terms{Network: n.Network.Genesis.Hash, StateAt: m.gov.Service().StateAt}
+	gov := m.gov.Service()
+	cfg.Terms = market.Terms{Network: n.Network.Genesis.Hash, StateAt: gov.StateAt}
+	cfg.TipIndex = func() uint64 { return gov.Tip().Index }
 	if m.market != nil && cfg.Provider == nil {
 		cfg.Provider, cfg.Capacity = m.market.cfg.Provider, m.market.cfg.Capacity
 	}
