@@ -40,18 +40,41 @@ func FindPort(name string) (string, error) {
 // ctx ends. When the host goes away (the session breaks) it starts a new
 // session on the same port, for the host that comes next.
 func ServeGuest(ctx context.Context, device string) error {
-	for ctx.Err() == nil {
+	return serveSessions(ctx, func() (net.Conn, error) {
 		f, err := os.OpenFile(device, os.O_RDWR, 0)
 		if err != nil {
-			return fmt.Errorf("agent: %w", err)
+			return nil, fmt.Errorf("agent: %w", err)
 		}
-		err = serveSession(ctx, fileConn{f})
-		f.Close()
+		return fileConn{f}, nil
+	})
+}
+
+// serveSessions serves session after session on the port open opens: each
+// waits for a host's hello (skipping whatever came before) and lasts until
+// it breaks, which closes the port (the only way to stop the session's
+// reader), so the next one opens it again.
+func serveSessions(ctx context.Context, open func() (net.Conn, error)) error {
+	for ctx.Err() == nil {
+		conn, err := open()
+		if err != nil {
+			return err
+		}
+		stop := context.AfterFunc(ctx, func() { conn.Close() })
+		r := bufio.NewReaderSize(conn, 64<<10)
+		c, err := guestHandshake(r, conn)
+		for errors.Is(err, ErrHandshake) && ctx.Err() == nil {
+			c, err = guestHandshake(r, conn) // a flood of leftovers: keep hunting
+		}
+		if err == nil {
+			err = serveSession(ctx, c)
+		}
+		stop()
+		conn.Close()
 		if ctx.Err() != nil {
 			return nil
 		}
-		fmt.Fprintf(os.Stderr, "lattice guest agent: session ended (%v); serving again\n", err)
-		time.Sleep(100 * time.Millisecond)
+		fmt.Fprintf(os.Stderr, "lattice guest agent: session ended (%v); waiting for the host's next hello\n", err)
+		time.Sleep(20 * time.Millisecond)
 	}
 	return nil
 }

@@ -76,9 +76,11 @@ func (vm *VM) wait() {
 }
 
 // connect attaches to the agent's socket and waits until the agent
-// answers. Each attempt is a new connection and session: bytes the host
-// sent before the guest opened its port may be lost or cut, which breaks
-// a session, and the agent starts a new one whenever its session breaks.
+// answers. Each attempt is a new connection, a handshake with a fresh
+// nonce and a new session: bytes the host sent before the guest opened its
+// port may be lost, and the guest may still hold the session of an
+// earlier attempt; the handshake makes both skip such leftovers
+// (agent.HostHandshake).
 func (vm *VM) connect(ctx context.Context, sock string) error {
 	for {
 		select {
@@ -93,12 +95,19 @@ func (vm *VM) connect(ctx context.Context, sock string) error {
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
-		cl, err := agent.NewClient(c)
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		sc, err := agent.HostHandshake(pctx, c)
 		if err != nil {
+			cancel()
+			c.Close()
+			continue
+		}
+		cl, err := agent.NewClient(sc)
+		if err != nil {
+			cancel()
 			c.Close()
 			return err
 		}
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		err = cl.Ping(pctx)
 		cancel()
 		if err == nil {
