@@ -42,6 +42,9 @@ const (
 	PurposeEnd Purpose = 2
 	// PurposeExpire: the acceptance timeout has passed (the refund).
 	PurposeExpire Purpose = 3
+	// PurposeStarted: the provider's accept was in the timekeeper's
+	// ledger before the acceptance deadline (the settle that starts it).
+	PurposeStarted Purpose = 4
 )
 
 func (p Purpose) String() string {
@@ -52,6 +55,8 @@ func (p Purpose) String() string {
 		return "end"
 	case PurposeExpire:
 		return "expire"
+	case PurposeStarted:
+		return "started"
 	}
 	return fmt.Sprintf("purpose(%d)", uint8(p))
 }
@@ -562,17 +567,24 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 	}
 	var stamp int64
 	switch kind {
-	case settleStart, settleReturn:
+	case settleStart:
+		// The committee saw the accept in time: an accept held back past
+		// the deadline (its start attested early) cannot start the lease,
+		// which is then refunded.
+		if err := attest(PurposeStarted); err != nil {
+			return nil, err
+		}
+		if p.attest >= r.Deadline() {
+			return nil, ruleErr(ErrLeaseTiming, "attested start of the lease's course %d is not before the acceptance deadline %d", p.attest, r.Deadline())
+		}
+		stamp = r.StartTime
+	case settleReturn:
 		if len(b.Attestations) > 0 {
 			return nil, ruleErr(ErrMalformed, "the %s of a lease carries no attestations", kind)
 		}
-		if kind == settleStart {
-			stamp = r.StartTime
-		} else {
-			prev, _, _ := v.Entry(b.Previous)
-			stamp = prev.Block.Timestamp // the refund's time
-			payTo(r.Provider, r.Stake)
-		}
+		prev, _, _ := v.Entry(b.Previous)
+		stamp = prev.Block.Timestamp // the refund's time
+		payTo(r.Provider, r.Stake)
 	case settleRefund:
 		if err := attest(PurposeExpire); err != nil {
 			return nil, err

@@ -155,7 +155,7 @@ func TestLeaseLifeCycle(t *testing.T) {
 	if r = w.record(lease.Hash); r.Status() != "accepted" || r.StartTime != start+1 || r.Accept != acc.Hash {
 		t.Fatalf("record after accept: %+v (start %d)", r, start)
 	}
-	w.ok(wallet.LeaseStart(w.leaseHead(lease.Hash), r))
+	w.ok(wallet.LeaseStart(w.leaseHead(lease.Hash), r, w.attest(ledger.PurposeStarted, lease.Hash, w.now, 3)))
 	if r = w.record(lease.Hash); r.Status() != "active" || !r.Live() {
 		t.Fatalf("record after start: %+v", r)
 	}
@@ -220,7 +220,7 @@ func TestLeaseRefundAndLateAccept(t *testing.T) {
 	}
 	// A start after a refund is a second first block: a fork.
 	var fe *ledger.ForkError
-	if err := w.submit(wallet.LeaseStart(wallet.Head{Account: ledger.LeaseAccount(lease.Hash)}, r)); !errors.As(err, &fe) {
+	if err := w.submit(wallet.LeaseStart(wallet.Head{Account: ledger.LeaseAccount(lease.Hash)}, r, w.attest(ledger.PurposeStarted, lease.Hash, r.Created+2000, 3))); !errors.As(err, &fe) {
 		t.Fatalf("start after the refund: %v, want a fork", err)
 	}
 	ret := w.ok(wallet.LeaseReturnStake(w.leaseHead(lease.Hash), r))
@@ -372,14 +372,14 @@ func TestLeaseRefusals(t *testing.T) {
 		{"settle: a start stamped with another time than the attested start", func(w *leaseWorld) *ledger.Block {
 			lease := w.ok(w.leaseBlock(1))
 			w.ok(w.accept(lease.Hash, w.attest(ledger.PurposeStart, lease.Hash, w.now, 3)))
-			b := wallet.LeaseStart(w.leaseHead(lease.Hash), w.record(lease.Hash))
+			b := wallet.LeaseStart(w.leaseHead(lease.Hash), w.record(lease.Hash), w.attest(ledger.PurposeStarted, lease.Hash, w.now, 3))
 			b.Timestamp++
 			return reseal(b)
 		}, ledger.ErrTimestamp},
 		{"settle: naming a representative", func(w *leaseWorld) *ledger.Block {
 			lease := w.ok(w.leaseBlock(1))
 			w.ok(w.accept(lease.Hash, w.attest(ledger.PurposeStart, lease.Hash, w.now, 3)))
-			b := wallet.LeaseStart(w.leaseHead(lease.Hash), w.record(lease.Hash))
+			b := wallet.LeaseStart(w.leaseHead(lease.Hash), w.record(lease.Hash), w.attest(ledger.PurposeStarted, lease.Hash, w.now, 3))
 			b.Representative = w.consumer.Address()
 			return reseal(b)
 		}, ledger.ErrMalformed},
@@ -412,13 +412,18 @@ func TestLeaseRefusals(t *testing.T) {
 			b := wallet.LeaseRefund(w.leaseHead(r.Hash), r, w.attest(ledger.PurposeExpire, r.Hash, r.Deadline(), 3))
 			return signed(b, w.consumer)
 		}, ledger.ErrMalformed},
-		{"settle: a start with attestations", func(w *leaseWorld) *ledger.Block {
+		{"settle: a start whose accept the committee did not see before the deadline", func(w *leaseWorld) *ledger.Block {
+			lease := w.ok(w.leaseBlock(1))
+			r := w.record(lease.Hash)
+			// The accept's start was attested in time, then held back.
+			w.ok(w.accept(lease.Hash, w.attest(ledger.PurposeStart, lease.Hash, r.Created+1000, 3)))
+			return wallet.LeaseStart(w.leaseHead(lease.Hash), w.record(lease.Hash), w.attest(ledger.PurposeStarted, lease.Hash, r.Deadline(), 3))
+		}, ledger.ErrLeaseTiming},
+		{"settle: a start without the committee's started attestations", func(w *leaseWorld) *ledger.Block {
 			lease := w.ok(w.leaseBlock(1))
 			w.ok(w.accept(lease.Hash, w.attest(ledger.PurposeStart, lease.Hash, w.now, 3)))
-			b := wallet.LeaseStart(w.leaseHead(lease.Hash), w.record(lease.Hash))
-			b.Attestations = w.attest(ledger.PurposeStart, lease.Hash, w.now, 3)
-			return reseal(b)
-		}, ledger.ErrMalformed},
+			return wallet.LeaseStart(w.leaseHead(lease.Hash), w.record(lease.Hash), w.attest(ledger.PurposeStart, lease.Hash, w.now, 3))
+		}, ledger.ErrAttestation},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -441,7 +446,7 @@ func (w *leaseWorld) active() *ledger.LeaseRecord {
 	w.t.Helper()
 	lease := w.ok(w.leaseBlock(1))
 	w.ok(w.accept(lease.Hash, w.attest(ledger.PurposeStart, lease.Hash, w.now, 3)))
-	w.ok(wallet.LeaseStart(w.leaseHead(lease.Hash), w.record(lease.Hash)))
+	w.ok(wallet.LeaseStart(w.leaseHead(lease.Hash), w.record(lease.Hash), w.attest(ledger.PurposeStarted, lease.Hash, w.now, 3)))
 	return w.record(lease.Hash)
 }
 

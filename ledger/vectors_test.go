@@ -261,8 +261,9 @@ func generateVectors() ([]byte, error) {
 			Asset: ledger.Native, Timestamp: vecEpoch + 5_100, Source: lease.Hash, Amount: stake, CertificateHash: certificate,
 			Attestations: attest(ledger.PurposeStart, lease.Hash, vecEpoch+5_000)})
 	account := ledger.LeaseAccount(lease.Hash)
-	start := seal("lease_settle (start)", "The lease account's first block: names the accept and takes the stake in; the lease is active. Unsigned; stamped with the attested start.", vecAccepted,
-		&ledger.Block{Type: ledger.TypeLeaseSettle, Account: account, Asset: ledger.Native, Timestamp: vecEpoch + 5_000, Source: accept.Hash})
+	start := seal("lease_settle (start)", "The lease account's first block: names the accept, carries the timekeeper's 'started' attestation (the accept was in its ledger before the deadline) and takes the stake in; the lease is active. Unsigned; stamped with the attested start.", vecAccepted,
+		&ledger.Block{Type: ledger.TypeLeaseSettle, Account: account, Asset: ledger.Native, Timestamp: vecEpoch + 5_000, Source: accept.Hash,
+			Attestations: attest(ledger.PurposeStarted, lease.Hash, vecEpoch+5_150)})
 	end := seal("lease_settle (end)", "The lease account's second block: names the lease, carries the end attestation (start + 3600 s) and pays bob the cost and the stake, 12247200. Unsigned; stamped with the attested end.", vecAccepted,
 		&ledger.Block{Type: ledger.TypeLeaseSettle, Account: account, Previous: start.Hash, Asset: ledger.Native,
 			Timestamp: vecEpoch + 3_605_000, Source: lease.Hash, Amount: amt(12_247_200),

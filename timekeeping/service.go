@@ -39,6 +39,15 @@ func Due(r *ledger.LeaseRecord, purpose Purpose, now int64) error {
 		case now >= r.Deadline():
 			return fmt.Errorf("%w: lease %s's acceptance deadline %d has passed (now %d)", ErrNotDue, r.Hash, r.Deadline(), now)
 		}
+	case Started:
+		switch {
+		case r.Stage != ledger.StageOpen:
+			return fmt.Errorf("%w: lease %s is %s", ErrNotDue, r.Hash, r.Status())
+		case !r.Accepted():
+			return fmt.Errorf("%w: lease %s has no accept in this timekeeper's ledger", ErrNotDue, r.Hash)
+		case now >= r.Deadline():
+			return fmt.Errorf("%w: lease %s's acceptance deadline %d has passed (now %d)", ErrNotDue, r.Hash, r.Deadline(), now)
+		}
 	case Expire:
 		switch {
 		case r.Stage != ledger.StageOpen:
@@ -64,7 +73,7 @@ func Due(r *ledger.LeaseRecord, purpose Purpose, now int64) error {
 // while it has not started, end once an active lease has run; false when
 // nothing is due.
 func NextPurpose(r *ledger.LeaseRecord, now int64) (Purpose, bool) {
-	for _, p := range []Purpose{Start, Expire, End} {
+	for _, p := range []Purpose{Start, Started, Expire, End} {
 		if Due(r, p, now) == nil {
 			return p, true
 		}
@@ -72,14 +81,14 @@ func NextPurpose(r *ledger.LeaseRecord, now int64) (Purpose, bool) {
 	return 0, false
 }
 
-// ParsePurpose maps "start", "end" and "expire" to their Purpose.
+// ParsePurpose maps "start", "started", "end" and "expire" to their Purpose.
 func ParsePurpose(s string) (Purpose, error) {
-	for _, p := range []Purpose{Start, End, Expire} {
+	for _, p := range []Purpose{Start, Started, End, Expire} {
 		if p.String() == s {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("purpose %q: want start, end or expire", s)
+	return 0, fmt.Errorf("purpose %q: want start, started, end or expire", s)
 }
 
 // Pick chooses, from attestations gathered for one lease and purpose, a

@@ -38,6 +38,10 @@ func TestDue(t *testing.T) {
 		{"end at its time", &active, timekeeping.End, 61100, true},
 		{"end an open lease", open, timekeeping.End, 99999, false},
 		{"end an ended lease", &ended, timekeeping.End, 99999, false},
+		{"started before an accept", open, timekeeping.Started, 1100, false},
+		{"started once accepted, before the deadline", &accepted, timekeeping.Started, 1599, true},
+		{"started at the deadline", &accepted, timekeeping.Started, 1600, false},
+		{"started once started", &active, timekeeping.Started, 1200, false},
 		{"unknown purpose", open, 9, 1100, false},
 	}
 	for _, tt := range tests {

@@ -44,6 +44,9 @@ const (
 	End = ledger.PurposeEnd
 	// Expire: the lease's acceptance timeout has passed (the refund).
 	Expire = ledger.PurposeExpire
+	// Started: the provider's accept was in the timekeeper's ledger
+	// before the acceptance deadline (the settle that starts the lease).
+	Started = ledger.PurposeStarted
 )
 
 // Errors of Judge; each wraps ErrInvalid.

@@ -49,10 +49,12 @@ func LeaseAccept(h Head, r *ledger.LeaseRecord, certificate ledger.Hash, atts []
 // (h is its head; the zero Head for its first block). Each is stamped
 // with the time its lease's course fixes, as the rules require.
 
-// LeaseStart returns the block that starts accepted lease r: it takes the
-// stake in. It is stamped with the attested start.
-func LeaseStart(h Head, r *ledger.LeaseRecord) *ledger.Block {
-	return settle(h, r.Accept, ledger.Amount{}, nil, r.StartTime)
+// LeaseStart returns the block that starts accepted lease r, with the
+// committee's attestations that the accept was in before the deadline
+// ("started"): it takes the stake in. It is stamped with the attested
+// start.
+func LeaseStart(h Head, r *ledger.LeaseRecord, atts []ledger.Attestation) *ledger.Block {
+	return settle(h, r.Accept, ledger.Amount{}, atts, r.StartTime)
 }
 
 // LeaseRefund returns the block that refunds lease r to its consumer, with

@@ -164,8 +164,12 @@ func (s *Service) settleBlock(ctx context.Context, r *ledger.LeaseRecord) (*ledg
 	head.Account = ledger.LeaseAccount(r.Hash)
 	now := s.now()
 	switch {
-	case r.Stage == ledger.StageOpen && r.Accepted():
-		return wallet.LeaseStart(head, r), "start", nil
+	case r.Stage == ledger.StageOpen && r.Accepted() && now < r.Deadline():
+		atts, err := s.Gather(ctx, r, timekeeping.Started)
+		if err != nil {
+			return nil, "", err
+		}
+		return wallet.LeaseStart(head, r, atts), "start", nil
 	case r.Stage == ledger.StageOpen && now >= r.Deadline():
 		atts, err := s.Gather(ctx, r, timekeeping.Expire)
 		if err != nil {

@@ -30,12 +30,16 @@ func (s *Service) purposeOf(b *ledger.Block) (ledger.Hash, ledger.Purpose, bool)
 		if len(b.Attestations) == 0 {
 			return ledger.Hash{}, 0, false
 		}
-		// Attestations ride only on the settles that name the lease: the
-		// refund (first block) and the end (second).
-		if b.Previous.IsZero() {
-			return b.Source, timekeeping.Expire, true
+		// The refund (first block, naming the lease) carries expiry
+		// attestations, the end (second) end ones; the start (first,
+		// naming the accept) started ones, whose lease is the accept's.
+		if !b.Previous.IsZero() {
+			return b.Source, timekeeping.End, true
 		}
-		return b.Source, timekeeping.End, true
+		if e, found, err := s.n.Store.Entry(b.Source); err == nil && found && e.Block.Type == ledger.TypeLeaseAccept {
+			return e.Block.Source, timekeeping.Started, true
+		}
+		return b.Source, timekeeping.Expire, true
 	}
 	return ledger.Hash{}, 0, false
 }

@@ -19,7 +19,7 @@ func FuzzParseAttestRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if lease.IsZero() || p > ledger.PurposeExpire {
+		if lease.IsZero() || p > ledger.PurposeStarted {
 			t.Fatalf("took lease %s purpose %d", lease, p)
 		}
 		req := nodewire.AttestRequest{LeaseHash: lease}

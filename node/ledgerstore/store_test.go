@@ -149,8 +149,8 @@ func (s *sim) leaseBlock(k wallet.Key, h wallet.Head) (*ledger.Block, *wallet.Ke
 		lh := wallet.HeadOf(acct)
 		lh.Account = ledger.LeaseAccount(r.Hash)
 		switch {
-		case r.Stage == ledger.StageOpen && r.Accepted():
-			return wallet.LeaseStart(lh, r), nil
+		case r.Stage == ledger.StageOpen && r.Accepted() && s.now < r.Deadline():
+			return wallet.LeaseStart(lh, r, attest(r, ledger.PurposeStarted)), nil
 		case r.Stage == ledger.StageOpen:
 			if s.rng.IntN(4) != 0 {
 				return nil, nil // give its provider a chance
