@@ -582,7 +582,10 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 		if len(b.Attestations) > 0 {
 			return nil, ruleErr(ErrMalformed, "the %s of a lease carries no attestations", kind)
 		}
-		prev, _, _ := v.Entry(b.Previous)
+		prev, found, err := v.Entry(b.Previous) // read above: found
+		if err != nil || !found {
+			return nil, fmt.Errorf("ledger: previous %s of settle %s: found %v, %v", b.Previous, b.Hash, found, err)
+		}
 		stamp = prev.Block.Timestamp // the refund's time
 		payTo(r.Provider, r.Stake)
 	case settleRefund:

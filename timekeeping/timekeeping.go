@@ -133,11 +133,12 @@ func Judge(network ledger.Hash, c Committee, purpose Purpose, lease ledger.Hash,
 	}
 	slices.Sort(times)
 	// A start is a point the lease's clock runs from: the members must
-	// agree on it within the precision. An expiry or an end is a bound (at
-	// or after a time): the median of any threshold is a time at or before
-	// which at least half of them, so at least one honest member, attests,
-	// however far apart they are, and a timekeeper that signs once cannot
-	// be made to sign again closer to the others.
+	// agree on it within the precision. An expiry, an end or a started is
+	// a bound that an honest member never signs before (or, for started,
+	// after) it holds, and a threshold holds an honest member while fewer
+	// than a threshold are faulty: however far apart the times are, an
+	// accepted set shows the bound holds, and a timekeeper that signs once
+	// cannot be made to sign again closer to the others.
 	if spread := times[len(times)-1] - times[0]; purpose == Start && spread > c.PrecisionMS {
 		return 0, fmt.Errorf("%w: attested times spread over %d ms, more than the committee's precision of %d ms", ErrInvalid, spread, c.PrecisionMS)
 	}

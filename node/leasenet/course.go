@@ -316,7 +316,10 @@ func (s *Service) providerStep(ctx context.Context, r *ledger.LeaseRecord) error
 		if now >= r.Deadline() {
 			return nil // too late: the consumer's refund is due
 		}
-		return s.accept(ctx, r)
+		if err := s.accept(ctx, r); !errors.Is(err, errDeclined) {
+			return err
+		}
+		return nil // declined for good: no retries, the consumer refunds
 	case r.Stage == ledger.StageEnded, r.Stage == ledger.StageRefunded && r.StakeReturned:
 		return s.takePayout(ctx, r.Second)
 	}
@@ -376,6 +379,17 @@ func (s *Service) accept(ctx context.Context, r *ledger.LeaseRecord) error {
 func (s *Service) takePayout(ctx context.Context, settle ledger.Hash) error {
 	p, found, err := s.n.Store.Pending(s.cfg.Provider.Address(), settle)
 	if err != nil || !found {
+		return err
+	}
+	// Only once the settle is confirmed: a lease account's block may have
+	// valid competitors (another set of the committee's attestations),
+	// and a receive of a payout the votes undo would be undone with it,
+	// and every block after it on the provider's chain.
+	e, found, err := s.n.Store.Entry(settle)
+	if err != nil || !found {
+		return err
+	}
+	if ok, err := s.n.Store.IsConfirmed(e); err != nil || !ok {
 		return err
 	}
 	s.mu.Lock()
