@@ -312,6 +312,16 @@ func GetLease(v View, lease Hash) (*LeaseRecord, bool, error) {
 	return r, true, nil
 }
 
+// mustLease reads the record of a lease whose block is in the ledger: a
+// missing one is a broken ledger, not a bad block.
+func mustLease(v View, lease Hash) (*LeaseRecord, error) {
+	r, found, err := GetLease(v, lease)
+	if err == nil && !found {
+		err = fmt.Errorf("ledger: lease %s has no record", lease)
+	}
+	return r, err
+}
+
 func putLease(r *LeaseRecord) StateChange {
 	v, _ := r.MarshalBinary()
 	return StateChange{Table: LeaseTable, Key: string(r.Hash[:]), Value: v}
@@ -418,12 +428,9 @@ func leaseOf(v View, b *Block) (*LeaseRecord, *Block, error) {
 	default:
 		return nil, nil, ruleErr(ErrWrongLease, "source %s is a %s block, not a lease or a lease_accept", b.Source, src.Type)
 	}
-	r, found, err := GetLease(v, lease)
+	r, err := mustLease(v, lease)
 	if err != nil {
 		return nil, nil, err
-	}
-	if !found {
-		return nil, nil, fmt.Errorf("ledger: lease %s has no record", lease)
 	}
 	return r, src, nil
 }
@@ -670,12 +677,9 @@ func applyLeaseSettle(v View, b *Block, _, _ *Account, d *Delta) error {
 // rollbackLease removes the lease's record and indexes, once nothing
 // rests on it.
 func rollbackLease(v View, b *Block, d *Delta) error {
-	r, found, err := GetLease(v, b.Hash)
+	r, err := mustLease(v, b.Hash)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return fmt.Errorf("ledger: lease %s has no record", b.Hash)
 	}
 	if err := leaseDependents(v, r); err != nil {
 		return err
@@ -708,12 +712,9 @@ func leaseDependents(v View, r *LeaseRecord) error {
 // rollbackLeaseAccept takes the stake's pending entry back and clears the
 // accept from the record.
 func rollbackLeaseAccept(v View, b *Block, d *Delta) error {
-	r, found, err := GetLease(v, b.Source)
+	r, err := mustLease(v, b.Source)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return fmt.Errorf("ledger: lease %s has no record", b.Source)
 	}
 	p, found, err := v.Pending(LeaseAccount(r.Hash), b.Hash)
 	if err != nil {
