@@ -1,0 +1,93 @@
+package qemu
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// Lazy makes the driver of its Config when a VM first needs it: finding
+// QEMU and probing KVM boots a probe VM for up to seconds, which a host
+// that runs no VM need not pay. The cloud's Compute and a provider node
+// both hold one.
+type Lazy struct {
+	cfg     Config
+	once    sync.Once
+	started atomic.Bool
+	ready   chan struct{}
+	d       *Driver
+	err     error
+}
+
+// NewLazy returns the lazy driver of cfg.
+func NewLazy(cfg Config) *Lazy { return &Lazy{cfg: cfg, ready: make(chan struct{})} }
+
+// Config is the driver's configuration.
+func (l *Lazy) Config() Config { return l.cfg }
+
+func (l *Lazy) init() {
+	l.once.Do(func() {
+		l.d, l.err = New(l.cfg)
+		if l.err != nil && l.cfg.Logger != nil {
+			l.cfg.Logger.Error("no machine driver: VMs cannot start", "err", l.err)
+		}
+		close(l.ready)
+	})
+}
+
+// Driver makes the driver if it is not made yet and returns it, or the
+// error that made it unavailable, or ctx's error while it is being made.
+func (l *Lazy) Driver(ctx context.Context) (*Driver, error) {
+	l.started.Store(true) // before the goroutine: Drain must wait for it
+	go l.init()
+	select {
+	case <-l.ready:
+		return l.d, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Drain waits for a driver being made (its KVM probe VM) to be done.
+func (l *Lazy) Drain() {
+	if l.started.Load() {
+		<-l.ready
+	}
+}
+
+// State is the driver's state for /readyz: "kvm" or "tcg" once made,
+// "idle" before the first VM needs it, "starting" while it is made,
+// "unavailable: ..." when the host cannot run VMs.
+func (l *Lazy) State() string {
+	select {
+	case <-l.ready:
+		if l.err != nil {
+			return "unavailable: " + l.err.Error()
+		}
+		return l.d.Accel()
+	default:
+		if l.started.Load() {
+			return "starting"
+		}
+		return "idle"
+	}
+}
+
+// Accel names the accelerator once the driver is made, else "".
+func (l *Lazy) Accel() string {
+	select {
+	case <-l.ready:
+		if l.err == nil {
+			return l.d.Accel()
+		}
+	default:
+	}
+	return ""
+}
+
+// Delete removes VM id's files, which needs no driver (nor could have
+// one: QEMU missing).
+func (l *Lazy) Delete(id string) error { return DeleteFiles(l.cfg.Dir, id) }
+
+// Console returns the last max bytes of VM id's console log.
+func (l *Lazy) Console(id string, max int64) ([]byte, error) { return ReadConsole(l.cfg.Dir, id, max) }
