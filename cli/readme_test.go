@@ -10,7 +10,7 @@ import (
 
 // groups are the commands whose first argument is a subcommand.
 var groups = map[string]bool{"s3": true, "chat": true, "directory": true, "ledger": true, "key": true,
-	"genesis": true, "multisig": true, "bench": true, "profile": true, "cdn": true, "gov": true, "lease": true, "provider": true}
+	"genesis": true, "multisig": true, "bench": true, "profile": true, "cdn": true, "gov": true, "lease": true, "provider": true, "vm": true}
 
 // readmeCommands returns the lattice command lines of the README's sh
 // blocks, with continuations joined, comments cut, `cmd && cmd` split,

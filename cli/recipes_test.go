@@ -29,6 +29,7 @@ import (
 	"github.com/latticenet/lattice/node/leasenet"
 	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/nodeapi"
+	"github.com/latticenet/lattice/node/vmnet"
 )
 
 // recipePages are the pages whose sh blocks are recipes, and the variable
@@ -297,7 +298,7 @@ func operationSets(t *testing.T) map[string]map[string][]string {
 	// the state chain, the marketplace and metrics included, as `lattice dev` serves them)
 	// and is never served.
 	node := nodeapi.New(nil, nodeapi.Options{Chat: new(chatnet.Service), StateChain: new(govnet.Service),
-		Market: new(marketnet.Service), Leases: new(leasenet.Service), MetricsHandler: http.NotFoundHandler()}).Routes()
+		Market: new(marketnet.Service), Leases: new(leasenet.Service), VMs: new(vmnet.Service), MetricsHandler: http.NotFoundHandler()}).Routes()
 	// The platform's, provisioned as `lattice dev` runs it.
 	quiet := &env{stdout: io.Discard, stderr: io.Discard}
 	p, _ := newCloud(quiet, cloudConfig{Config: platform.Config{Dir: filepath.Join(t.TempDir(), "cloud"), API: "127.0.0.1:0"},
@@ -416,7 +417,7 @@ func TestDocRecipesRun(t *testing.T) {
 	cleanEnv(t)
 	start := time.Now()
 	data := filepath.Join(t.TempDir(), "dev")
-	s := startServer(t, devReady, "dev", "--data", data, "--http", "127.0.0.1:0", "--api", "127.0.0.1:0")
+	s := startServer(t, devReady, "dev", "--data", data, "--http", "127.0.0.1:0", "--api", "127.0.0.1:0", "--vm-image", "minimal")
 	banner := s.stdout.String()
 	url := func(label string) string {
 		m := regexp.MustCompile(`(?m)^  ` + label + `\s+(http://\S+)`).FindStringSubmatch(banner)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"github.com/latticenet/lattice/internal/run/durablefile"
 	"github.com/latticenet/lattice/internal/run/httpserve"
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/machine/qemu"
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
@@ -28,6 +30,7 @@ import (
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/stack"
+	"github.com/latticenet/lattice/node/vmnet"
 	"github.com/latticenet/lattice/statechain"
 	"github.com/latticenet/lattice/wallet"
 )
@@ -60,7 +63,8 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	dnsFlags := addDNSFlags(f, "127.0.0.1:8053")
 	cdnFlags := addCDNFlags(f, true)
 	computeFlags := addComputeFlags(f, true)
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, log_level, log_format")
+	vmImage := f.string("vm-image", "LATTICE_VM_IMAGE", "vm_image", devVMImage, "image of the VMs the provider node runs for leases: debian-12 (SSH) or minimal (busybox, boots in about 2 s)")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, vm_image, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level on stderr: debug, info, warn, error (DATA/dev.log gets info and above)")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format on stderr: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -74,6 +78,9 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 		return usageErr("--nodes %q: want a number from 1 to 16", *nodes)
 	}
 	if err := checkMultiaddr("p2p", *p2pAddr); err != nil {
+		return err
+	}
+	if err := checkVMImage(*vmImage); err != nil {
 		return err
 	}
 	cloudDir := filepath.Join(*data, "cloud")
@@ -183,6 +190,8 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 			}
 		}
 	}()
+	// The provider's lease VMs share the cloud's built images.
+	devVMs := qemu.Config{ImageDir: cmp.Or(cloudCfg.Compute.ImageDir, filepath.Join(cloudDir, "machines", "images")), Accel: cloudCfg.Compute.Accel}
 	var bootstrap []string
 	var providerKey wallet.Key
 	var tkKeys []ledger.Address
@@ -205,7 +214,7 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 			return err
 		}
 		tkKeys = append(tkKeys, tk.Address())
-		d, err := openDevNode(ctx, i, devNodeDir(*data, i), net, devKey, leftKeys, *p2pAddr, ln, bootstrap, mkt, &tk, base.With("service", "node"))
+		d, err := openDevNode(ctx, i, devNodeDir(*data, i), net, devKey, leftKeys, *p2pAddr, ln, bootstrap, mkt, &tk, devVMs, *vmImage, base.With("service", "node"))
 		if err != nil {
 			return err
 		}
@@ -348,7 +357,7 @@ func (d *devNode) node() *node.Node { return d.st.Node() }
 
 // openDevNode opens node i of a dev network on its bound API listener
 // ln, which it owns from then on (closed by d.st.Close).
-func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, leftOut []wallet.Key, p2pAddr string, ln gonet.Listener, bootstrap []string, mkt marketnet.Config, tk *wallet.Key, log *slog.Logger) (*devNode, error) {
+func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devKey wallet.Key, leftOut []wallet.Key, p2pAddr string, ln gonet.Listener, bootstrap []string, mkt marketnet.Config, tk *wallet.Key, vms qemu.Config, vmImage string, log *slog.Logger) (*devNode, error) {
 	listen, err := offsetTCP(p2pAddr, i)
 	if err != nil {
 		ln.Close()
@@ -368,7 +377,8 @@ func openDevNode(ctx context.Context, i int, dir string, net *node.Network, devK
 		HTTPListener: ln,
 		P2P:          []string{listen},
 		Bootstrap:    bootstrap,
-	}, d.gov, stack.Ledger(ledgernet.Config{Reps: reps}), d.chat, mktMod, stack.Leases(leasenet.Config{Timekeeper: tk}, d.gov, mktMod))
+	}, d.gov, stack.Ledger(ledgernet.Config{Reps: reps}), d.chat, mktMod, stack.Leases(leasenet.Config{Timekeeper: tk}, d.gov, mktMod),
+		stack.VMs(vmnet.Config{Image: vmImage}, vms, mktMod))
 	if err := d.st.Listen(); err != nil {
 		d.st.Close()
 		return nil, err
@@ -531,6 +541,22 @@ func devNetwork(dir, keyPath string) (*node.Network, error) {
 	return net, nil
 }
 
+// devVMImage is the image of the dev provider's lease VMs: one a user
+// can log in to with ssh through a tunnel.
+const devVMImage = "debian-12"
+
+// checkVMImage refuses an image the QEMU driver does not have.
+func checkVMImage(name string) error {
+	var names []string
+	for _, img := range qemu.Images() {
+		if img.Name == name {
+			return nil
+		}
+		names = append(names, img.Name)
+	}
+	return usageErr("--vm-image %q: want one of %s", name, strings.Join(names, ", "))
+}
+
 func runNode(ctx context.Context, e *env, args []string) error {
 	e = e.synced()
 	f := newHelpFlags(e, "node", "node --data DIR [--genesis FILE] [flags]", `
@@ -549,9 +575,12 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	repKey := f.string("rep-key", "LATTICE_REP_KEY", "rep_key", "", "key file of a representative account this node votes for, besides its own key; never give one key to two running nodes")
 	providerKey := f.string("provider-key", "LATTICE_PROVIDER_KEY", "provider_key", "", "key file of a provider account: this node then offers compute of --capacity (created if missing)")
 	capacity := f.string("capacity", "LATTICE_CAPACITY", "capacity", "", "what this provider's machines have in all: vcpus=N,memory_mb=N,disk_gb=N (with --provider-key)")
+	vmImage := f.string("vm-image", "LATTICE_VM_IMAGE", "vm_image", "debian-12", "image of the VMs this provider runs for its leases: debian-12 (systemd, SSH) or minimal (busybox, boots in about 2 s)")
+	vmImages := f.string("vm-images", "LATTICE_VM_IMAGES", "vm_images", "", "directory of the built VM images, which nodes and platforms on one host may share (default DATA/machines/images)")
+	vmAccel := f.string("vm-accel", "LATTICE_VM_ACCEL", "vm_accel", "", "force the VMs' accelerator: kvm or tcg (default KVM where /dev/kvm works)")
 	tkKey := f.string("timekeeper-key", "LATTICE_TIMEKEEPER_KEY", "timekeeper_key", "", "key file of a timekeeper: this node then attests lease times for the committee the state chain names (created if missing)")
 	reject := f.string("statechain-reject", "LATTICE_STATECHAIN_REJECT", "statechain_reject", "", "comma-separated hashes of state-chain blocks to drop after a conflict (docs/operations.md); never accepted, removed with what follows them")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window, statechain_reject, provider_key, capacity, timekeeper_key")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window, statechain_reject, provider_key, capacity, vm_image, vm_images, vm_accel, timekeeper_key")
 	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a block's timestamp may be from this node's clock: the API refuses a new block beyond it, the network holds an early one until its time")
 	window := f.string("online-window", "LATTICE_ONLINE_WINDOW", "online_window", "5m", "how long a representative counts as online after its latest vote (GET /node's quorum, /readyz); never changes the quorum")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
@@ -594,6 +623,12 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		mkt.Provider, mkt.Capacity = &k, c
 	case *capacity != "":
 		return usageErr("--capacity needs --provider-key, the provider account's key file")
+	}
+	if err := checkVMImage(*vmImage); err != nil {
+		return err
+	}
+	if *vmAccel != "" && *vmAccel != qemu.KVM && *vmAccel != qemu.TCG {
+		return usageErr("--vm-accel %q: want kvm or tcg", *vmAccel)
 	}
 	var lease leasenet.Config
 	if *tkKey != "" {
@@ -641,7 +676,8 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		Metrics:   *metricsAddr,
 		P2P:       []string{*p2pAddr},
 		Bootstrap: peers,
-	}, gov, stack.Ledger(ledgernet.Config{Reps: reps, OnlineWindow: onlineWindow}), stack.Chat(chatnet.Config{}), mktMod, stack.Leases(lease, gov, mktMod))
+	}, gov, stack.Ledger(ledgernet.Config{Reps: reps, OnlineWindow: onlineWindow}), stack.Chat(chatnet.Config{}), mktMod, stack.Leases(lease, gov, mktMod),
+		stack.VMs(vmnet.Config{Image: *vmImage}, qemu.Config{ImageDir: *vmImages, Accel: *vmAccel}, mktMod))
 	defer st.Close()
 	if err := st.Listen(); err != nil {
 		return err

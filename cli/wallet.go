@@ -3,10 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"github.com/latticenet/lattice/node/nodewire"
 	"github.com/latticenet/lattice/pow"
 	"github.com/latticenet/lattice/wallet"
+	"golang.org/x/crypto/ssh"
 )
 
 // clientFlags are the flags every wallet command takes.
@@ -236,11 +240,13 @@ profile's; default ~/.lattice/key.json).
 Commands:
   new [--out FILE]    create a key file and print its address
   show [--key FILE]   print a key file's address
+  ssh [--out FILE]    write the key as an OpenSSH key, to log in to leased VMs
 
 Examples:
   lattice key new --out alice.json
   lattice key show --key alice.json
   BOB=$(lattice key show --key bob.json)
+  lattice key ssh
 
 Run ` + "`lattice key COMMAND -h`" + ` for a command's flags.
 `
@@ -249,8 +255,11 @@ func runKey(_ context.Context, e *env, args []string) error {
 	if done, err := groupHelp(e, args, keyUsage, "want `lattice key new [--out FILE]` or `lattice key show`"); done {
 		return err
 	}
+	if args[0] == "ssh" {
+		return runKeySSH(e, args[1:])
+	}
 	if args[0] != "new" && args[0] != "show" {
-		return usageErr("want `lattice key new [--out FILE]` or `lattice key show`")
+		return usageErr("want `lattice key new [--out FILE]`, `lattice key show` or `lattice key ssh`")
 	}
 	var f *flags
 	if args[0] == "new" {
@@ -835,4 +844,77 @@ func parseKeyset(flag, keys string, threshold int) (ledger.Keyset, error) {
 		return ledger.Keyset{}, usageErr("%v", err)
 	}
 	return ks, nil
+}
+
+// runKeySSH writes a key file's ed25519 key as an OpenSSH private key
+// (and its .pub beside it): the account key that signs a lease is also
+// the key its VM lets log in.
+func runKeySSH(e *env, args []string) error {
+	f := newHelpFlags(e, "key ssh", "key ssh [--key FILE] [--out FILE] [flags]", `
+Writes the key of --key as an OpenSSH private key (mode 0600) to --out,
+and its public key to --out.pub, and prints the public key. A lease's VM
+of the debian-12 image lets its access key log in as root, so with a
+tunnel to port 22 (lattice tunnel LEASE --port 22) ssh -i FILE logs in.
+An existing file is never overwritten.`, `  lattice key ssh
+  lattice key ssh --key alice.json --out ~/.ssh/id_lattice_alice
+`)
+	key := f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file: the profile's (the dev key, under lattice dev), else this default")
+	out := f.String("out", homeDir(".lattice", "id_lattice"), "where to write the OpenSSH private key")
+	asJSON := f.jsonFlag()
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(f); err != nil {
+		return err
+	}
+	k, err := wallet.LoadKey(*key)
+	if err != nil {
+		return err
+	}
+	block, err := ssh.MarshalPrivateKey(k.Private(), "lattice "+k.Address().String()[:16])
+	if err != nil {
+		return err
+	}
+	pub, err := ssh.NewPublicKey(k.Private().Public())
+	if err != nil {
+		return err
+	}
+	line := ssh.MarshalAuthorizedKey(pub)
+	for _, p := range []string{*out, *out + ".pub"} {
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("%s exists and is never overwritten: choose another --out", p)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o700); err != nil {
+		return err
+	}
+	if err := writeNew(*out, pem.EncodeToMemory(block), 0o600); err != nil {
+		return err
+	}
+	if err := writeNew(*out+".pub", line, 0o644); err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(e.stdout, map[string]string{"public_key": strings.TrimSpace(string(line)), "file": *out, "public_file": *out + ".pub"})
+	}
+	fmt.Fprintf(e.stdout, "%s", line)
+	fmt.Fprintf(e.stderr, "OpenSSH key written to %s (mode 0600) and %s.pub\n", *out, *out)
+	return nil
+}
+
+// writeNew creates path with data, failing if it exists, and syncs it.
+func writeNew(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

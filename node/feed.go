@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"sync"
 
 	"github.com/latticenet/lattice/ledger"
@@ -76,6 +77,30 @@ func (s *Subscription) Lagged() bool {
 
 // Close ends the subscription; C is closed.
 func (s *Subscription) Close() { s.f.remove(s, false) }
+
+// Follow calls fn with each change s receives until ctx ends or the
+// engine closes, then closes s. When s falls behind, it is replaced by a
+// new subscription with the same buffer and fn is called with nil:
+// changes were missed, so fn looks at the store afresh.
+func (s *Subscription) Follow(ctx context.Context, fn func(*Change)) {
+	defer func() { s.Close() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c, ok := <-s.C:
+			if !ok {
+				if s.Lagged() && ctx.Err() == nil {
+					s = s.f.add(cap(s.c))
+					fn(nil)
+					continue
+				}
+				return
+			}
+			fn(&c)
+		}
+	}
+}
 
 // Subscribe returns a subscription to every change committed from now on,
 // buffering up to buffer changes (each change is one commit group).

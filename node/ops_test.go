@@ -277,3 +277,42 @@ func TestForkOfAConfirmedBlockIsNotRecorded(t *testing.T) {
 		t.Error("the feed did not report the refused contender")
 	}
 }
+
+// TestFollowAfterLag: a follower that falls behind is told so (a nil
+// change) and then follows the changes committed after.
+func TestFollowAfterLag(t *testing.T) {
+	_, e, c, gk := openMemEngine(t)
+	alice := wallet.NewKey()
+	c.key(alice)
+	sub := e.Subscribe(1)
+	// Three commits into a buffer of one: the subscription lags.
+	for range 3 {
+		submitAll(t, e, c.send(gk, alice, 1))
+	}
+	got := make(chan *Change, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sub.Follow(ctx, func(ch *Change) { got <- ch })
+	}()
+	first := <-got // the one buffered change
+	if first == nil || len(first.Applied) != 1 {
+		t.Fatalf("first: %+v", first)
+	}
+	if lag := <-got; lag != nil {
+		t.Fatalf("after the lag: %+v, want nil", lag)
+	}
+	later := c.send(gk, alice, 1)
+	submitAll(t, e, later)
+	select {
+	case ch := <-got:
+		if ch == nil || len(ch.Applied) != 1 || ch.Applied[0].Block.Hash != later.Hash {
+			t.Fatalf("a later change: %+v", ch)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the follower never saw the change after its lag")
+	}
+	cancel()
+	<-done
+}

@@ -16,7 +16,6 @@ import (
 	"github.com/latticenet/lattice/node/nettest"
 	"github.com/latticenet/lattice/node/nodeclient"
 	"github.com/latticenet/lattice/node/nodewire"
-	"github.com/latticenet/lattice/pow"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -72,31 +71,12 @@ func newLeaseNet(t *testing.T) *leaseNet {
 // tip, with its work done.
 func (n *leaseNet) lease(req market.Request) *ledger.Block {
 	n.t.Helper()
-	nd := n.Nodes[0]
-	tip := nd.Gov.Tip().Index
-	terms, err := market.Terms{Network: n.Network.Genesis.Hash, StateAt: nd.Gov.StateAt}.LeaseTerms(tip,
-		uint32(req.VCPUs), uint32(req.MemoryMB), uint32(req.DiskGB), uint32(req.Duration))
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	spec := wallet.LeaseSpec{Provider: n.provider.Address(), VCPUs: uint32(req.VCPUs), MemoryMB: uint32(req.MemoryMB),
-		DiskGB: uint32(req.DiskGB), Duration: uint32(req.Duration), AccessKey: n.consumer.Address(), Cost: terms.Cost, StateChainIndex: tip}
-	b, err := wallet.Lease(n.Head(0, n.consumer.Address()), spec, n.clock.now().UnixMilli())
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	return n.finish(b, n.consumer)
+	return n.Lease(n.consumer, n.provider.Address(), n.consumer.Address(), req)
 }
 
 func (n *leaseNet) finish(b *ledger.Block, k wallet.Key) *ledger.Block {
 	n.t.Helper()
-	b.Sign(k.Private())
-	nonce, err := pow.Solve(context.Background(), b.Hash, ledger.DevWork.For(b.Type))
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	b.PowNonce = nonce
-	return b
+	return n.Finish(b, k)
 }
 
 // waitLease waits until every node shows the lease in status, confirmed.

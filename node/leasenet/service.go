@@ -149,31 +149,21 @@ func (s *Service) now() int64 { return s.cfg.Now().UnixMilli() }
 // watch follows the engine's changes: attestations in new blocks go to the
 // evidence check, and a provider looks at once at leases that concern it.
 func (s *Service) watch(ctx context.Context, sub *node.Subscription) {
-	defer sub.Close()
-	for {
-		select {
-		case <-ctx.Done():
+	sub.Follow(ctx, func(c *node.Change) {
+		if c == nil { // changes were missed: the provider looks at everything
+			s.poke()
 			return
-		case c, ok := <-sub.C:
-			if !ok {
-				if sub.Lagged() && ctx.Err() == nil {
-					sub = s.n.Engine.Subscribe(1 << 12)
-					s.poke()
-					continue
-				}
-				return
-			}
-			for _, e := range c.Applied {
-				s.observe(e.Block)
-			}
-			for _, b := range c.Contenders { // a refused contender's attestations count too
-				s.observe(b)
-			}
-			if s.cfg.Provider != nil && len(c.Applied) > 0 {
-				s.poke()
-			}
 		}
-	}
+		for _, e := range c.Applied {
+			s.observe(e.Block)
+		}
+		for _, b := range c.Contenders { // a refused contender's attestations count too
+			s.observe(b)
+		}
+		if s.cfg.Provider != nil && len(c.Applied) > 0 {
+			s.poke()
+		}
+	})
 }
 
 func (s *Service) poke() {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
+	"github.com/latticenet/lattice/pow"
 	"github.com/latticenet/lattice/statechain"
 	"github.com/latticenet/lattice/wallet"
 )
@@ -61,4 +63,37 @@ func (c *Cluster) Head(i int, a ledger.Address) wallet.Head {
 		return wallet.Head{Account: a}
 	}
 	return wallet.HeadOf(acct)
+}
+
+// Lease builds consumer's lease of req from provider, at node 0's
+// state-chain tip and the cluster's clock, signed and with its work
+// done; access is its access key. Submit it where the test likes.
+func (c *Cluster) Lease(consumer wallet.Key, provider ledger.Address, access ledger.Address, req market.Request) *ledger.Block {
+	c.t.Helper()
+	nd := c.Nodes[0]
+	tip := nd.Gov.Tip().Index
+	terms, err := market.Terms{Network: c.Network.Genesis.Hash, StateAt: nd.Gov.StateAt}.LeaseTerms(tip,
+		uint32(req.VCPUs), uint32(req.MemoryMB), uint32(req.DiskGB), uint32(req.Duration))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	spec := wallet.LeaseSpec{Provider: provider, VCPUs: uint32(req.VCPUs), MemoryMB: uint32(req.MemoryMB),
+		DiskGB: uint32(req.DiskGB), Duration: uint32(req.Duration), AccessKey: access, Cost: terms.Cost, StateChainIndex: tip}
+	b, err := wallet.Lease(c.Head(0, consumer.Address()), spec, c.now().UnixMilli())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return c.Finish(b, consumer)
+}
+
+// Finish signs b with k and does its work.
+func (c *Cluster) Finish(b *ledger.Block, k wallet.Key) *ledger.Block {
+	c.t.Helper()
+	b.Sign(k.Private())
+	nonce, err := pow.Solve(context.Background(), b.Hash, c.Network.Work.For(b.Type))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	b.PowNonce = nonce
+	return b
 }

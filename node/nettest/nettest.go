@@ -20,6 +20,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/machine/qemu"
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
@@ -30,6 +31,7 @@ import (
 	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/node/p2p"
 	"github.com/latticenet/lattice/node/stack"
+	"github.com/latticenet/lattice/node/vmnet"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -80,6 +82,13 @@ type Options struct {
 	// Leases tunes every node's lease service (the stack fills in the
 	// rest; Tick defaults to 100 ms here, Announce to a second).
 	Leases leasenet.Config
+	// Machines, when set, makes every provider run its leases' VMs on
+	// QEMU configured so (its Dir, when empty, the node's machines/);
+	// VMs tunes every node's VM service (Image defaults to minimal, Tick
+	// to 100 ms). Without Machines a provider runs no VMs, but every node
+	// still reaches other providers' machines.
+	Machines *qemu.Config
+	VMs      vmnet.Config
 	// Now, if set, is every node's clock (ledger admission, the state
 	// chain, the marketplace and leases); default time.Now.
 	Now func() time.Time
@@ -126,7 +135,9 @@ type Node struct {
 	// key, when it is one.
 	Leases        *leasenet.Service
 	TimekeeperKey *wallet.Key
-	API           *httptest.Server
+	// VMs is the node's VM service.
+	VMs *vmnet.Service
+	API *httptest.Server
 	// Handler is the node's HTTP API, which API serves.
 	Handler *nodeapi.Server
 	Reps    []wallet.Key
@@ -256,19 +267,37 @@ func (c *Cluster) startNode(index int, dir string, fs vfs.FS, reps ...wallet.Key
 		leaseCfg.Announce = time.Second
 	}
 	leaseMod := stack.Leases(leaseCfg, govMod, mktMod)
+	vmCfg, machines := c.opts.VMs, qemu.Config{}
+	if vmCfg.Image == "" {
+		vmCfg.Image = "minimal"
+	}
+	if vmCfg.Tick == 0 {
+		vmCfg.Tick = 100 * time.Millisecond
+	}
+	if c.opts.Machines != nil {
+		machines = *c.opts.Machines
+		if machines.Logger == nil {
+			machines.Logger = c.opts.Logger
+		}
+	}
+	vmMarket := mktMod
+	if c.opts.Machines == nil {
+		vmMarket = nil // a provider that runs no VMs
+	}
+	vmMod := stack.VMs(vmCfg, machines, vmMarket)
 	st := stack.New(stack.Config{
 		Node:      node.Config{DataDir: dir, Network: c.Network, Logger: c.opts.Logger.With("node", index), FS: fs, Now: c.opts.Now},
 		P2P:       []string{"/ip4/127.0.0.1/tcp/0"},
 		Bootstrap: bootstrap,
 		Wrap:      c.opts.Wrap,
-	}, govMod, ledgerMod, chatMod, mktMod, leaseMod)
+	}, govMod, ledgerMod, chatMod, mktMod, leaseMod, vmMod)
 	if err := st.Provision(context.Background()); err != nil {
 		st.Close()
 		c.t.Fatalf("nettest: start node: %v", err)
 	}
 	n := st.Node()
 	nd := &Node{Index: index, Dir: dir, FS: fs, N: n, Host: st.Host(), Svc: ledgerMod.Service(), Chat: chatMod.Service(), Gov: govMod.Service(), Market: mktMod.Service(), ProviderKey: provider,
-		Leases: leaseMod.Service(), TimekeeperKey: leaseCfg.Timekeeper,
+		Leases: leaseMod.Service(), TimekeeperKey: leaseCfg.Timekeeper, VMs: vmMod.Service(),
 		Reps: append([]wallet.Key{n.Key}, reps...), Stack: st, Handler: st.API()}
 	nd.API = httptest.NewUnstartedServer(st.Handler())
 	nd.API.Config.RegisterOnShutdown(st.API().StopStreams)

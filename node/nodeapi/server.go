@@ -34,6 +34,7 @@ import (
 	"github.com/latticenet/lattice/node/ledgerstore"
 	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/nodewire"
+	"github.com/latticenet/lattice/node/vmnet"
 	"github.com/latticenet/lattice/pow"
 	"github.com/latticenet/lattice/statechain"
 )
@@ -58,6 +59,9 @@ type Options struct {
 	// Leases serves attestation requests, the timekeepers and settling;
 	// without it those endpoints are absent.
 	Leases *leasenet.Service
+	// VMs serves the leases' machines: GET /vms, exec and the tunnel;
+	// without it they are absent.
+	VMs *vmnet.Service
 	// Market serves GET /providers and POST /lease/request; without it
 	// they are absent.
 	Market *marketnet.Service
@@ -90,6 +94,11 @@ func (o *Options) setDefaults() {
 	}
 }
 
+// ExecRequestTimeout bounds POST /vms/{leaseHash}/exec: the command's
+// own timeout (vmnet.Config.ExecTimeout, 30 s) and the trip to the
+// provider.
+const ExecRequestTimeout = 2 * time.Minute
+
 // noBlockType is the pattern that answers block types this node does not
 // accept; it does not make POST an allowed method elsewhere.
 const noBlockType = "POST /blocks/{type}"
@@ -104,6 +113,8 @@ type Server struct {
 	// powSlot admits one POST /pow at a time: a search already uses every
 	// core, so running two at once only makes both slower.
 	powSlot chan struct{}
+	// tunnels are the open tunnels' connections.
+	tunnels tunnelSet
 	// gate admits handlers until Wait, so the node is closed only after
 	// the last one returns.
 	gate drain.Gate
@@ -163,6 +174,9 @@ func New(n *node.Node, opts Options) *Server {
 	if opts.Leases != nil {
 		s.leaseNetRoutes(m)
 	}
+	if opts.VMs != nil {
+		s.vmRoutes(m)
+	}
 	if opts.Market != nil {
 		m.HandleFunc("GET /providers", s.providers)
 		m.HandleFunc("POST /lease/request", s.leaseRequest)
@@ -211,6 +225,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		timeout = s.opts.PoWTimeout
 	case r.Method == http.MethodGet:
 		timeout = s.opts.ReadTimeout
+	case strings.HasPrefix(r.URL.Path, "/vms/"):
+		timeout = max(timeout, ExecRequestTimeout) // a command runs for up to its own timeout
 	}
 	var ctx context.Context
 	var cancel context.CancelFunc
@@ -256,6 +272,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // their clients: call it when the HTTP server starts shutting down
 // (http.Server.RegisterOnShutdown).
 func (s *Server) StopStreams() {
+	s.tunnels.closeAll()
 	if s.opts.Chat != nil {
 		s.opts.Chat.StopStreams()
 	}

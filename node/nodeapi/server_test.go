@@ -449,7 +449,7 @@ func TestRouting(t *testing.T) {
 		{"GET", "/accounts/" + g + "/history"},
 		{"GET", "/blocks/" + g + "/x"},
 		{"GET", "/chat/messages"},
-		{"GET", "/vms"},
+		{"GET", "/machines"},
 		{"DELETE", "/statechain/kv/x"},
 	} {
 		what := tc.method + " " + tc.path

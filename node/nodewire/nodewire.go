@@ -324,3 +324,57 @@ type Timekeepers struct {
 
 // Evidence is an entry of GET /timekeepers/evidence.
 type Evidence = timekeeping.Evidence
+
+// VM statuses (VM.Status).
+const (
+	VMProvisioning = "provisioning"
+	VMRunning      = "running"
+	VMStopped      = "stopped"
+	VMError        = "error"
+)
+
+// VM is a provider's machine for a lease: an entry of GET /vms and the
+// answer of GET /vms/{leaseHash}; the API's VM record, then what this API
+// adds (docs/api.md).
+type VM struct {
+	LeaseHash ledger.Hash `json:"lease_hash"`
+	Status    string      `json:"status"`
+	Resources Resources   `json:"resources"`
+	CreatedAt int64       `json:"created_at"`
+	Error     string      `json:"error"`
+	// Additions.
+	Provider  ledger.Address `json:"provider"`
+	Image     string         `json:"image"`
+	UpdatedAt int64          `json:"updated_at"`
+	// EndsAt is when the lease's time is up (its attested start plus its
+	// duration), once started.
+	EndsAt int64 `json:"ends_at,omitzero"`
+}
+
+// Resources are a VM's size.
+type Resources struct {
+	VCPUs    uint32 `json:"vcpus"`
+	MemoryMB uint32 `json:"memory_mb"`
+	DiskGB   uint32 `json:"disk_gb"`
+}
+
+// ExecRequest is the body of POST /vms/{leaseHash}/exec: a command line
+// the guest's /bin/sh runs.
+type ExecRequest struct {
+	Command string `json:"command"`
+}
+
+// MaxCommandBytes bounds ExecRequest.Command.
+const MaxCommandBytes = 64 << 10
+
+// ExecResult is a command's outcome; stdout and stderr are each cut at
+// 1 MiB (Truncated says so), and a command still running at its timeout
+// is killed, with exit code -1 and TimedOut.
+type ExecResult struct {
+	ExitCode int    `json:"exit_code"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	// Additions.
+	Truncated bool `json:"truncated,omitzero"`
+	TimedOut  bool `json:"timed_out,omitzero"`
+}

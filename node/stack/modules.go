@@ -3,10 +3,12 @@ package stack
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"path/filepath"
 
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/machine/qemu"
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node"
 	"github.com/latticenet/lattice/node/chatnet"
@@ -15,8 +17,10 @@ import (
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/nodeapi"
+	"github.com/latticenet/lattice/node/vmnet"
 	"github.com/latticenet/lattice/statechain"
 	"github.com/latticenet/lattice/wallet"
+	"github.com/libp2p/go-libp2p/core/peer"
 )
 
 // LedgerModule is the ledger network: block and vote gossip, sync and the
@@ -280,3 +284,92 @@ func (m *LeaseModule) Close() error {
 
 // Service is the running service; set from Provision on.
 func (m *LeaseModule) Service() *leasenet.Service { return m.svc }
+
+// VMModule runs leases' machines and reaches them over the network
+// (package vmnet). On a provider (market's configuration names its key)
+// it boots the machines of the provider's leases on a QEMU driver whose
+// files are under the data directory's machines/.
+type VMModule struct {
+	cfg    vmnet.Config
+	qemu   qemu.Config
+	market *MarketModule
+	svc    *vmnet.Service
+}
+
+// VMs returns the machines' module. cfg tunes the service; its Node,
+// Host, Dir, Logger and clock are the stack's, its provider market's,
+// and its Driver, when cfg names none, QEMU configured by q (its Dir the
+// data directory's machines/ unless q names one).
+func VMs(cfg vmnet.Config, q qemu.Config, market *MarketModule) *VMModule {
+	return &VMModule{cfg: cfg, qemu: q, market: market}
+}
+
+func (m *VMModule) Name() string { return "vms" }
+
+func (m *VMModule) Provision(ctx context.Context, s *Stack) error {
+	cfg := m.cfg
+	n := s.Node()
+	cfg.Node, cfg.Host, cfg.Logger = n, s.Host(), s.Logger()
+	cfg.Dir = filepath.Join(s.Dir(), "vms")
+	if cfg.FS == nil {
+		cfg.FS = s.cfg.Node.FS
+	}
+	if cfg.Now == nil {
+		cfg.Now = n.Now
+	}
+	if m.market != nil && cfg.Provider == nil {
+		cfg.Provider = m.market.cfg.Provider
+	}
+	if cfg.Provider != nil && cfg.Driver == nil {
+		q := m.qemu
+		if q.Dir == "" {
+			q.Dir = filepath.Join(s.Dir(), "machines")
+		}
+		if q.Logger == nil {
+			q.Logger = s.Logger()
+		}
+		cfg.Driver = vmnet.QEMU(qemu.NewLazy(q))
+	}
+	if cfg.FindPeer == nil && m.market != nil && m.market.Service() != nil {
+		cfg.FindPeer = providerPeer(m.market.Service())
+	}
+	svc, err := vmnet.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	m.svc = svc
+	return nil
+}
+
+// providerPeer finds a provider's node among the marketplace's provider
+// records: the one whose peer ID hashes to the certificate.
+func providerPeer(mk *marketnet.Service) func(context.Context, ledger.Address, ledger.Hash) (peer.ID, error) {
+	return func(_ context.Context, provider ledger.Address, cert ledger.Hash) (peer.ID, error) {
+		all, err := mk.Providers()
+		if err != nil {
+			return "", err
+		}
+		for _, p := range all {
+			if p.Account != provider {
+				continue
+			}
+			id, err := peer.Decode(p.NodePeer)
+			if err == nil && ledger.Hash(sha256.Sum256([]byte(id))) == cert {
+				return id, nil
+			}
+		}
+		return "", errors.New("no provider record of the marketplace names the node the lease's accept names")
+	}
+}
+
+func (m *VMModule) API(o *nodeapi.Options) { o.VMs = m.svc }
+
+func (m *VMModule) Close() error {
+	if m.svc == nil {
+		return nil
+	}
+	return m.svc.Close()
+}
+
+// Service is the running service; set from Provision on.
+func (m *VMModule) Service() *vmnet.Service { return m.svc }

@@ -260,7 +260,8 @@ func (r *recorder) status() int {
 }
 
 func (r *recorder) WriteHeader(code int) {
-	if r.code == 0 && code >= 200 {
+	// 101 is final too: the connection then changes protocols (a hijack).
+	if r.code == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
 		r.code = code
 	}
 	r.ResponseWriter.WriteHeader(code)

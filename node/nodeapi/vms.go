@@ -1,0 +1,203 @@
+package nodeapi
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node/nodewire"
+	"github.com/latticenet/lattice/node/vmnet"
+)
+
+// maxExecBody bounds POST /vms/{leaseHash}/exec's body: an ExecRequest
+// whose command is at most nodewire.MaxCommandBytes, JSON-escaped.
+const maxExecBody = 8*nodewire.MaxCommandBytes + 1024
+
+func (s *Server) vmRoutes(m routes) {
+	m.HandleFunc("GET /vms", s.vms)
+	m.HandleFunc("GET /vms/{leaseHash}", s.vm)
+	m.HandleFunc("POST /vms/{leaseHash}/exec", s.exec)
+	m.HandleFunc("POST /tunnel/{leaseHash}/tcp", s.tunnel)
+}
+
+// vms answers GET /vms: the machines this node runs as a provider.
+func (s *Server) vms(w http.ResponseWriter, r *http.Request) {
+	if len(r.URL.Query()) > 0 {
+		writeError(w, http.StatusBadRequest, "GET /vms takes no query parameters")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.opts.VMs.List())
+}
+
+func leaseHashOf(w http.ResponseWriter, r *http.Request) (ledger.Hash, bool) {
+	h, err := ledger.ParseHash(r.PathValue("leaseHash"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid lease hash in path: "+err.Error())
+		return h, false
+	}
+	return h, true
+}
+
+// vm answers GET /vms/{leaseHash}, from this node or the lease's
+// provider.
+func (s *Server) vm(w http.ResponseWriter, r *http.Request) {
+	h, ok := leaseHashOf(w, r)
+	if !ok {
+		return
+	}
+	vm, err := s.opts.VMs.Get(r.Context(), h)
+	if err != nil {
+		s.vmError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, vm)
+}
+
+// vmError answers a vmnet error with its status.
+func (s *Server) vmError(w http.ResponseWriter, r *http.Request, err error) {
+	code := vmnet.Status(err)
+	if code == http.StatusInternalServerError {
+		if r.Context().Err() != nil {
+			writeError(w, http.StatusGatewayTimeout, "the machine did not answer in time: "+err.Error())
+			return
+		}
+		s.internal(w, r, err)
+		return
+	}
+	writeError(w, code, err.Error())
+}
+
+// call reads what the provider needs to judge a request on a machine.
+func call(w http.ResponseWriter, r *http.Request, h ledger.Hash, body []byte) vmnet.Call {
+	return vmnet.Call{Lease: h, Target: r.URL.RequestURI(), Authorization: r.Header.Get("Authorization"), Body: body}
+}
+
+// exec answers POST /vms/{leaseHash}/exec: the command runs in the
+// lease's machine, at this node or its provider's, for the holder of the
+// lease's access key.
+func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
+	h, ok := leaseHashOf(w, r)
+	if !ok {
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxExecBody))
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is more than %d bytes", maxExecBody))
+		return
+	}
+	// The provider judges the body too, but a malformed one is refused
+	// here without a trip over the network.
+	if _, err := vmnet.ParseExec(body); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	res, err := s.opts.VMs.Exec(r.Context(), call(w, r, h, body))
+	if err != nil {
+		s.vmError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// tunnel answers POST /tunnel/{leaseHash}/tcp?port=N: once the lease's
+// provider has connected to the guest's port, 101 Switching Protocols
+// (Upgrade: tcp), and the connection becomes that port's byte stream,
+// carried over the peer-to-peer network when another node provides it.
+func (s *Server) tunnel(w http.ResponseWriter, r *http.Request) {
+	h, ok := leaseHashOf(w, r)
+	if !ok {
+		return
+	}
+	if _, err := vmnet.TunnelPort(r.URL.Query()); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if r.ContentLength > 0 {
+		writeError(w, http.StatusBadRequest, "a tunnel request has no body")
+		return
+	}
+	rc := http.NewResponseController(w)
+	st, err := s.opts.VMs.Tunnel(r.Context(), call(w, r, h, nil))
+	if err != nil {
+		s.vmError(w, r, err)
+		return
+	}
+	// The status goes out with the hijack (net/http flushes a written
+	// header then), through every wrapper that records it.
+	w.Header().Set("Connection", "Upgrade")
+	w.Header().Set("Upgrade", "tcp")
+	w.WriteHeader(http.StatusSwitchingProtocols)
+	conn, buf, err := rc.Hijack()
+	if err != nil {
+		st.Close()
+		s.n.Log.Error("tunnel: hijacking the connection", "err", err)
+		return
+	}
+	conn.SetDeadline(time.Time{})
+	tc, ok := conn.(*net.TCPConn)
+	if !ok {
+		conn.Close()
+		st.Close()
+		return
+	}
+	end := s.tunnels.add(tc)
+	defer end()
+	// Bytes the client sent after its request, already read.
+	client := &bufferedTCP{TCPConn: tc, r: buf.Reader}
+	up, down := vmnet.Splice(client, st)
+	s.n.Log.Info("tunnel closed", "lease", h, "up", up, "down", down)
+}
+
+// bufferedTCP is a hijacked connection whose first bytes may sit in the
+// server's reader.
+type bufferedTCP struct {
+	*net.TCPConn
+	r *bufio.Reader
+}
+
+func (c *bufferedTCP) Read(p []byte) (int, error) {
+	if c.r != nil && c.r.Buffered() > 0 {
+		return c.r.Read(p)
+	}
+	return c.TCPConn.Read(p)
+}
+
+// tunnelSet holds the open tunnels' connections, so that a node that
+// stops closes them (StopStreams) instead of waiting for them.
+type tunnelSet struct {
+	mu    sync.Mutex
+	conns map[*net.TCPConn]bool
+	shut  bool
+}
+
+func (t *tunnelSet) add(c *net.TCPConn) (end func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.shut {
+		c.Close()
+		return func() {}
+	}
+	if t.conns == nil {
+		t.conns = map[*net.TCPConn]bool{}
+	}
+	t.conns[c] = true
+	return func() {
+		t.mu.Lock()
+		delete(t.conns, c)
+		t.mu.Unlock()
+	}
+}
+
+func (t *tunnelSet) closeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.shut = true
+	for c := range t.conns {
+		c.Close()
+	}
+}

@@ -1,0 +1,136 @@
+package nodeclient
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/machine/access"
+	"github.com/latticenet/lattice/node/nodewire"
+)
+
+// Access is what signs requests on a lease's machine: the lease's access
+// key and the network's genesis hash (GET /node's genesis).
+type Access struct {
+	Key     ed25519.PrivateKey
+	Network ledger.Hash
+}
+
+// sign signs the request the client is about to send.
+func (a Access) sign(req *http.Request, body []byte) {
+	c := access.Sign(a.Key, a.Network, access.Request{Method: req.Method, Target: req.URL.RequestURI(), Body: body}, time.Now())
+	req.Header.Set("Authorization", c.Header())
+}
+
+// VMs returns the machines the node runs as a provider.
+func (c *Client) VMs(ctx context.Context) ([]nodewire.VM, error) {
+	var v []nodewire.VM
+	return v, c.do(ctx, "GET", "/vms", nil, &v)
+}
+
+// VM returns lease h's machine, as its provider's node reports it.
+func (c *Client) VM(ctx context.Context, h ledger.Hash) (nodewire.VM, error) {
+	var v nodewire.VM
+	return v, c.do(ctx, "GET", "/vms/"+h.String(), nil, &v)
+}
+
+// Exec runs command in lease h's machine, signed with a.
+func (c *Client) Exec(ctx context.Context, h ledger.Hash, a Access, command string) (nodewire.ExecResult, error) {
+	body, _ := json.Marshal(nodewire.ExecRequest{Command: command})
+	req, err := http.NewRequestWithContext(ctx, "POST", c.base+"/vms/"+h.String()+"/exec", bytes.NewReader(body))
+	if err != nil {
+		return nodewire.ExecResult{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	a.sign(req, body)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nodewire.ExecResult{}, fmt.Errorf("node %s: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nodewire.ExecResult{}, c.apiError(resp)
+	}
+	var v nodewire.ExecResult
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return v, fmt.Errorf("node %s exec: decode response: %w", c.base, err)
+	}
+	return v, nil
+}
+
+// TunnelConn is an open tunnel: a byte stream to a guest port. CloseWrite
+// ends what the client sends (the guest reads EOF) and leaves the other
+// way open.
+type TunnelConn struct {
+	*net.TCPConn
+	r *bufio.Reader
+}
+
+func (t *TunnelConn) Read(p []byte) (int, error) {
+	if t.r != nil && t.r.Buffered() > 0 {
+		return t.r.Read(p)
+	}
+	return t.TCPConn.Read(p)
+}
+
+// Tunnel opens a TCP tunnel to port of lease h's machine, signed with a:
+// POST /tunnel/{h}/tcp?port=N upgraded to the raw stream. The node must
+// be reached over plain HTTP (a node's API is served so).
+func (c *Client) Tunnel(ctx context.Context, h ledger.Hash, a Access, port int) (*TunnelConn, error) {
+	u, err := url.Parse(c.base + "/tunnel/" + h.String() + "/tcp?port=" + strconv.Itoa(port))
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "http" {
+		return nil, fmt.Errorf("nodeclient: a tunnel needs the node's plain http:// URL, not %s", u.Scheme)
+	}
+	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "tcp")
+	a.sign(req, nil)
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", c.base, err)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
+	defer stop()
+	if err := req.Write(conn); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("node %s: %w", c.base, err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		conn.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("node %s: %w", c.base, err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		defer conn.Close()
+		return nil, c.apiError(resp)
+	}
+	if !stop() {
+		conn.Close()
+		return nil, ctx.Err()
+	}
+	conn.SetDeadline(time.Time{})
+	return &TunnelConn{TCPConn: conn.(*net.TCPConn), r: br}, nil
+}
+
+var _ io.ReadWriteCloser = (*TunnelConn)(nil)

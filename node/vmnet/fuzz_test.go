@@ -1,0 +1,59 @@
+package vmnet
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"testing"
+
+	"github.com/latticenet/lattice/ledger"
+)
+
+// FuzzDecodeRequest: a peer's vm/1 request frame, any bytes: decoded or
+// refused, never a panic, and what decodes names a known op and a lease
+// and encodes back to a frame that decodes the same.
+func FuzzDecodeRequest(f *testing.F) {
+	frame := func(v any) []byte {
+		data, _ := json.Marshal(v)
+		var b bytes.Buffer
+		writeFrame(&b, data)
+		return b.Bytes()
+	}
+	f.Add(frame(wireRequest{Op: opExec, Lease: ledger.Hash{1}, Target: "/vms/x/exec", Authorization: "Lattice-Ed25519 key=", Body: []byte(`{"command":"id"}`)}))
+	f.Add(frame(wireRequest{Op: opTunnel, Lease: ledger.Hash{2}, Target: "/tunnel/x/tcp?port=22"}))
+	f.Add(frame(map[string]any{"op": "show", "lease": "zz"}))
+	f.Add(binary.BigEndian.AppendUint32(nil, 1<<31))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, err := decodeRequest(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if req.Lease.IsZero() || (req.Op != opShow && req.Op != opExec && req.Op != opTunnel) {
+			t.Fatalf("decoded %+v", req)
+		}
+		again, err := decodeRequest(bytes.NewReader(frame(req)))
+		if err != nil || again.Op != req.Op || again.Lease != req.Lease || again.Target != req.Target ||
+			again.Authorization != req.Authorization || !bytes.Equal(again.Body, req.Body) {
+			t.Fatalf("%+v re-encoded decodes to %+v, %v", req, again, err)
+		}
+	})
+}
+
+// FuzzParseExec: an exec body, any bytes: a command that passes is
+// non-blank, bounded and free of NUL.
+func FuzzParseExec(f *testing.F) {
+	f.Add([]byte(`{"command":"uname -a"}`))
+	f.Add([]byte(`{"command":""}`))
+	f.Add([]byte(`{"command":"a\u0000b"}`))
+	f.Add([]byte(`{"command":"x"} {}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := ParseExec(body)
+		if err != nil {
+			return
+		}
+		if len(bytes.TrimSpace([]byte(req.Command))) == 0 || len(req.Command) > 65536 || bytes.IndexByte([]byte(req.Command), 0) >= 0 {
+			t.Fatalf("accepted %q", req.Command)
+		}
+	})
+}

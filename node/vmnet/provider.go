@@ -1,0 +1,354 @@
+package vmnet
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/machine/qemu"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/node/nodewire"
+)
+
+// watch looks over the machines at once when the ledger changes.
+func (s *Service) watch(ctx context.Context, sub *node.Subscription) {
+	sub.Follow(ctx, func(*node.Change) { s.poke() })
+}
+
+func (s *Service) poke() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// loop brings the provider's machines in line with its leases at every
+// change of the ledger and every Tick; starting, it boots again what was
+// running before a restart.
+func (s *Service) loop(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.Tick)
+	defer tick.Stop()
+	for {
+		s.pass(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-s.kick:
+		}
+	}
+}
+
+// vmID is the driver's id of lease h's machine: the hash's first 96
+// bits, short enough for the machine's socket paths (a Unix socket's path
+// is at most 107 bytes) under a data directory of a usual length.
+func vmID(h ledger.Hash) string { return h.String()[:24] }
+
+// VMID is the driver's id of lease h's machine (the name of its folder
+// under DATA/machines/vms).
+func VMID(h ledger.Hash) string { return vmID(h) }
+
+// pass looks at every lease that has or may need a machine: the
+// provider's live leases and those with a record.
+func (s *Service) pass(ctx context.Context) {
+	me := s.cfg.Provider.Address()
+	todo := map[ledger.Hash]bool{}
+	err := s.n.Store.States(ledger.LeaseLive, string(me[:]), "", func(key string, _ []byte) error {
+		var h ledger.Hash
+		copy(h[:], key[len(me):])
+		todo[h] = true
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("reading the provider's leases", "err", err)
+		return
+	}
+	s.mu.Lock()
+	for h := range s.records {
+		todo[h] = true
+	}
+	s.mu.Unlock()
+	for h := range todo {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := s.step(ctx, h); err != nil {
+			s.log.Warn("vm step", "lease", h, "err", err)
+		}
+	}
+}
+
+// step does what lease h's machine needs now.
+func (s *Service) step(ctx context.Context, h ledger.Hash) error {
+	r, found, err := ledger.GetLease(s.n.Store, h)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	rec := s.records[h]
+	_, booted := s.machines[h]
+	_, booting := s.booting[h]
+	busy := booted || booting || s.stopping[h] // a machine, or one on its way up or down
+	s.mu.Unlock()
+	now := s.cfg.Now().UnixMilli()
+	switch {
+	case !found || !r.Accepted() || r.Provider != s.cfg.Provider.Address():
+		// The lease or its accept lost a fork: nothing to serve.
+		if rec == nil {
+			return nil
+		}
+		s.stop(h, "")
+		if busy {
+			return nil // forgotten once stopped
+		}
+		if err := s.cfg.Driver.Delete(vmID(h)); err != nil {
+			return err
+		}
+		s.log.Info("vm forgotten: its lease was rolled back", "lease", h)
+		return s.forget(h)
+	case r.Settled():
+		if rec == nil {
+			return nil
+		}
+		if busy {
+			s.stop(h, "")
+			return nil
+		}
+		if rec.VM.Status != nodewire.VMStopped && rec.VM.Status != nodewire.VMError {
+			return s.setStatus(h, nodewire.VMStopped, "")
+		}
+		settle := r.Second
+		if r.Stage == ledger.StageRefunded {
+			settle = r.First
+		}
+		if !rec.Deleted {
+			if _, _, confirmed, err := s.n.Store.EntryConfirmed(settle); err != nil || !confirmed {
+				return err
+			}
+			if err := s.cfg.Driver.Delete(vmID(h)); err != nil {
+				return err
+			}
+			c := *rec
+			c.Deleted, c.DeletedAt = true, now
+			s.log.Info("vm deleted: its lease is settled", "lease", h, "status", r.Status())
+			return s.save(&c)
+		}
+		if now-rec.DeletedAt >= s.cfg.Retain.Milliseconds() {
+			return s.forget(h)
+		}
+		return nil
+	case r.Stage == ledger.StageActive && now >= r.End():
+		// The lease's time is up: the end block follows (package
+		// leasenet), and the machine stops now.
+		if rec != nil && busy {
+			s.stop(h, "")
+		} else if rec != nil && rec.VM.Status != nodewire.VMStopped && rec.VM.Status != nodewire.VMError {
+			return s.setStatus(h, nodewire.VMStopped, "")
+		}
+		return nil
+	}
+	// Accepted and live: the machine runs once the accept is confirmed.
+	if _, _, confirmed, err := s.n.Store.EntryConfirmed(r.Accept); err != nil || !confirmed {
+		return err
+	}
+	if rec == nil {
+		rec = &record{VM: nodewire.VM{LeaseHash: h, Status: nodewire.VMProvisioning, CreatedAt: now,
+			Resources: nodewire.Resources{VCPUs: r.VCPUs, MemoryMB: r.MemoryMB, DiskGB: r.DiskGB},
+			Provider:  r.Provider, Image: s.cfg.Image}}
+	}
+	if r.Stage == ledger.StageActive && rec.VM.EndsAt != r.End() {
+		c := *rec
+		c.VM.EndsAt = r.End()
+		if err := s.save(&c); err != nil {
+			return err
+		}
+		rec = &c
+	} else if _, ok := s.recordOf(h); !ok {
+		if err := s.save(rec); err != nil {
+			return err
+		}
+	}
+	if busy || rec.VM.Status == nodewire.VMError || rec.VM.Status == nodewire.VMStopped {
+		return nil
+	}
+	s.boot(h, r)
+	return nil
+}
+
+func (s *Service) recordOf(h ledger.Hash) (*record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.records[h]
+	return r, ok
+}
+
+// setStatus records lease h's VM's status, with the reason of an error.
+func (s *Service) setStatus(h ledger.Hash, status, reason string) error {
+	rec, ok := s.recordOf(h)
+	if !ok {
+		return nil
+	}
+	c := *rec
+	c.VM.Status, c.VM.Error = status, reason
+	return s.save(&c)
+}
+
+// boot starts lease r's machine in the background.
+func (s *Service) boot(h ledger.Hash, r *ledger.LeaseRecord) {
+	ctx, cancel := context.WithTimeout(s.ctx, StartTimeout)
+	s.mu.Lock()
+	s.booting[h] = cancel
+	s.mu.Unlock()
+	if err := s.setStatus(h, nodewire.VMProvisioning, ""); err != nil {
+		s.log.Warn("vm record", "lease", h, "err", err)
+	}
+	access := r.AccessKey
+	s.wg.Go(func() {
+		defer cancel()
+		start := time.Now()
+		m, err := s.cfg.Driver.Start(ctx, vmID(h), qemu.Spec{VCPUs: int(r.VCPUs), MemoryMB: int(r.MemoryMB),
+			DiskGB: int(r.DiskGB), Image: s.cfg.Image})
+		if err == nil {
+			err = s.authorize(ctx, m, access)
+			if err != nil {
+				sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), StopTimeout)
+				m.Stop(sctx)
+				scancel()
+			}
+		}
+		s.mu.Lock()
+		delete(s.booting, h)
+		stopping := s.stopping[h]
+		if err == nil && !stopping && s.ctx.Err() == nil {
+			s.machines[h] = m
+		}
+		s.mu.Unlock()
+		switch {
+		case s.ctx.Err() != nil:
+			if err == nil {
+				sctx, scancel := context.WithTimeout(context.Background(), StopTimeout)
+				m.Stop(sctx)
+				scancel()
+			}
+			return // the record stays as it was: the next start boots it
+		case stopping:
+			if err == nil {
+				sctx, scancel := context.WithTimeout(context.Background(), StopTimeout)
+				m.Stop(sctx)
+				scancel()
+			}
+			s.mu.Lock()
+			delete(s.stopping, h)
+			s.mu.Unlock()
+			s.setStatus(h, nodewire.VMStopped, "")
+			s.poke()
+			return
+		case err != nil:
+			s.log.Warn("vm boot failed", "lease", h, "err", err)
+			s.setStatus(h, nodewire.VMError, "boot: "+err.Error())
+			return
+		}
+		s.log.Info("vm running", "lease", h, "boot", time.Since(start).Round(time.Millisecond))
+		if err := s.setStatus(h, nodewire.VMRunning, ""); err != nil {
+			s.log.Warn("vm record", "lease", h, "err", err)
+		}
+		s.wg.Go(func() { s.reap(h, m) })
+	})
+}
+
+// authorize lets the lease's access key log in over SSH, on an image
+// that has an SSH server: the key is an ed25519 key, so the consumer's
+// wallet key is its SSH key too (lattice key ssh writes it).
+func (s *Service) authorize(ctx context.Context, m Machine, key ledger.Address) error {
+	if !imageHasSSH(s.cfg.Image) {
+		return nil
+	}
+	pub, err := ssh.NewPublicKey(ed25519.PublicKey(key[:]))
+	if err != nil {
+		return err
+	}
+	line := ssh.MarshalAuthorizedKey(pub)
+	res, err := m.Exec(ctx, []string{"/bin/sh", "-c", `umask 077 && mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys.new && mv /root/.ssh/authorized_keys.new /root/.ssh/authorized_keys`},
+		line, 30*time.Second)
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit code %d: %s", res.ExitCode, res.Stderr)
+	}
+	if err != nil {
+		return fmt.Errorf("installing the access key for SSH: %w", err)
+	}
+	return nil
+}
+
+func imageHasSSH(name string) bool {
+	for _, img := range qemu.Images() {
+		if img.Name == name {
+			return img.SSH
+		}
+	}
+	return false
+}
+
+// reap waits for machine m to exit and records an exit nobody asked for
+// as an error.
+func (s *Service) reap(h ledger.Hash, m Machine) {
+	select {
+	case <-s.ctx.Done():
+		return // Close stops it
+	case <-m.Done():
+	}
+	s.mu.Lock()
+	if s.machines[h] != m {
+		s.mu.Unlock()
+		return // stopped on purpose (stop took it out first)
+	}
+	delete(s.machines, h)
+	s.mu.Unlock()
+	reason := "the machine exited"
+	if err := m.Err(); err != nil {
+		reason = err.Error()
+	}
+	s.log.Warn("vm exited unasked", "lease", h, "err", reason)
+	s.setStatus(h, nodewire.VMError, reason)
+}
+
+// stop powers lease h's machine off in the background (or cancels its
+// boot), then records it stopped, with reason as its error when set.
+func (s *Service) stop(h ledger.Hash, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping[h] {
+		return
+	}
+	if cancel, ok := s.booting[h]; ok {
+		s.stopping[h] = true // the boot stops what it started
+		cancel()
+		return
+	}
+	m, ok := s.machines[h]
+	if !ok {
+		return
+	}
+	delete(s.machines, h) // no new command or tunnel reaches it
+	s.stopping[h] = true
+	s.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), StopTimeout)
+		defer cancel()
+		if err := m.Stop(ctx); err != nil {
+			s.log.Warn("vm stop", "lease", h, "err", err)
+		}
+		s.mu.Lock()
+		delete(s.stopping, h)
+		s.mu.Unlock()
+		status := nodewire.VMStopped
+		if reason != "" {
+			status = nodewire.VMError
+		}
+		s.setStatus(h, status, reason)
+		s.log.Info("vm stopped", "lease", h)
+		s.poke()
+	})
+}

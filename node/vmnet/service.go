@@ -1,0 +1,327 @@
+// Package vmnet runs the machines of leases and reaches them over the
+// peer-to-peer network:
+//
+//   - a provider node boots a VM for each lease that names it once the
+//     lease's accept is confirmed (provisioning, then running), stops it
+//     when the lease's time is up or its end or refund is in (stopped),
+//     and deletes the machine's files once that settlement is confirmed,
+//     keeping the record for Retain; records are durable and are brought
+//     back in line with the ledger after a restart;
+//   - any node answers GET /vms/{lease}, exec and the TCP tunnel for any
+//     lease: for a lease another node provides it opens a stream to that
+//     node ("vm/1"), found by the certificate its accept names;
+//   - only the provider judges a request's credential (package
+//     machine/access): the lease's access key, in a time window, once.
+package vmnet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/latticenet/lattice/internal/run/pebblelog"
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/machine/access"
+	"github.com/latticenet/lattice/machine/agent"
+	"github.com/latticenet/lattice/machine/qemu"
+	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/node/nodewire"
+	"github.com/latticenet/lattice/node/p2p"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// Driver boots machines; each VM has an id and files (its disk, its
+// console log) that outlive its machine until Delete. QEMU (package
+// qemu) is the driver a node uses.
+type Driver interface {
+	Start(ctx context.Context, id string, spec qemu.Spec) (Machine, error)
+	Delete(id string) error
+}
+
+// Machine is a booted VM.
+type Machine interface {
+	Exec(ctx context.Context, argv []string, stdin []byte, timeout time.Duration) (agent.ExecResult, error)
+	// Dial connects to a TCP port of the guest.
+	Dial(ctx context.Context, port int) (net.Conn, error)
+	// Stop shuts the guest down cleanly, or kills it once ctx ends.
+	Stop(ctx context.Context) error
+	// Done is closed once the machine has exited; Err then says why (nil
+	// when Stop stopped it).
+	Done() <-chan struct{}
+	Err() error
+}
+
+// QEMU is the driver of QEMU machines, made when a VM first needs it.
+func QEMU(l *qemu.Lazy) Driver { return lazyQEMU{l} }
+
+type lazyQEMU struct{ *qemu.Lazy }
+
+func (l lazyQEMU) Start(ctx context.Context, id string, spec qemu.Spec) (Machine, error) {
+	d, err := l.Driver(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return d.Start(ctx, id, spec)
+}
+
+// Config configures a Service. Zero values take the defaults.
+type Config struct {
+	Node *node.Node
+	Host *p2p.Host
+	// Dir holds the VM records (DATA/vms); FS is its file system, nil
+	// meaning the operating system's.
+	Dir string
+	FS  vfs.FS
+	// Provider, when set, makes the node run its provider's machines on
+	// Driver, made from Image.
+	Provider *wallet.Key
+	Driver   Driver
+	Image    string
+	// FindPeer names the node of a provider whose accepts name the
+	// certificate (SHA-256 of the node's peer ID), for leases other nodes
+	// provide; nil reaches none.
+	FindPeer func(ctx context.Context, provider ledger.Address, certificate ledger.Hash) (peer.ID, error)
+	Logger   *slog.Logger
+	Now      func() time.Time
+	// Tick is how often a provider looks over its machines. Default 1 s.
+	Tick time.Duration
+	// Retain is how long the record of a VM whose lease is settled, and
+	// its files deleted, is kept. Default 24 hours.
+	Retain time.Duration
+	// ExecTimeout bounds a command. Default 30 s (agent.DefaultTimeout).
+	ExecTimeout time.Duration
+	// MaxTunnels bounds the tunnels open at once to one lease's machine,
+	// and MaxExecs the commands. Defaults 32 and 4.
+	MaxTunnels, MaxExecs int
+}
+
+// Service is one node's part in leases' machines.
+type Service struct {
+	cfg   Config
+	log   *slog.Logger
+	n     *node.Node
+	h     *p2p.Host
+	db    *pebble.DB
+	guard *access.Guard
+
+	mu       sync.Mutex
+	records  map[ledger.Hash]*record // the provider's VMs, as stored
+	machines map[ledger.Hash]Machine // booted
+	booting  map[ledger.Hash]context.CancelFunc
+	stopping map[ledger.Hash]bool
+	inUse    map[ledger.Hash]*use // tunnels and commands under way
+
+	kick   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// use counts what runs on one machine.
+type use struct{ tunnels, execs int }
+
+// record is a VM's durable record.
+type record struct {
+	VM nodewire.VM `json:"vm"`
+	// Deleted is set once the machine's files are deleted, after the
+	// lease's settlement was confirmed, at DeletedAt.
+	Deleted   bool  `json:"deleted,omitzero"`
+	DeletedAt int64 `json:"deleted_at,omitzero"`
+}
+
+// Errors the API answers with their own status.
+var (
+	ErrUnknownLease = errors.New("lease not found")
+	ErrNotFound     = errors.New("VM not found")
+	ErrNotRunning   = errors.New("the VM is not running")
+	ErrBadRequest   = errors.New("bad request")
+	ErrUnreachable  = errors.New("the provider's node is unreachable")
+	ErrBusy         = errors.New("too many at once on this VM")
+)
+
+// Start opens the records and, on a provider, starts following its
+// leases.
+func Start(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.Node == nil || cfg.Host == nil {
+		return nil, errors.New("vmnet: Config.Node and Host are required")
+	}
+	if cfg.Provider != nil && cfg.Driver == nil {
+		return nil, errors.New("vmnet: a provider needs a machine driver")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Tick == 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.Retain == 0 {
+		cfg.Retain = 24 * time.Hour
+	}
+	if cfg.ExecTimeout == 0 {
+		cfg.ExecTimeout = agent.DefaultTimeout
+	}
+	if cfg.MaxTunnels == 0 {
+		cfg.MaxTunnels = 32
+	}
+	if cfg.MaxExecs == 0 {
+		cfg.MaxExecs = 4
+	}
+	if cfg.Image == "" {
+		cfg.Image = "minimal"
+	}
+	if cfg.FS == nil {
+		cfg.FS = vfs.Default
+	}
+	db, err := pebble.Open(cfg.Dir, &pebble.Options{FS: cfg.FS, Logger: pebblelog.New(cfg.Logger), FormatMajorVersion: pebble.FormatNewest})
+	if err != nil {
+		return nil, fmt.Errorf("vmnet: open %s: %w", filepath.Base(cfg.Dir), err)
+	}
+	s := &Service{cfg: cfg, log: cfg.Logger.With("service", "vms"), n: cfg.Node, h: cfg.Host, db: db,
+		guard:   access.NewGuard(cfg.Node.Network.Genesis.Hash, cfg.Now),
+		records: map[ledger.Hash]*record{}, machines: map[ledger.Hash]Machine{},
+		booting: map[ledger.Hash]context.CancelFunc{}, stopping: map[ledger.Hash]bool{}, inUse: map[ledger.Hash]*use{},
+		kick: make(chan struct{}, 1)}
+	if err := s.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.h.Handle(protocol, s.serveStream)
+	if cfg.Provider != nil {
+		sub := s.n.Engine.Subscribe(1 << 10)
+		s.wg.Go(func() { s.watch(s.ctx, sub) })
+		s.wg.Go(func() { s.loop(s.ctx) })
+		s.log.Info("running the provider's machines", "provider", cfg.Provider.Address(), "image", cfg.Image)
+	}
+	return s, nil
+}
+
+// Close stops every machine cleanly (within StopTimeout) and closes the
+// records, which say what was running: the next Start boots it again.
+func (s *Service) Close() error {
+	var err error
+	s.once.Do(func() {
+		s.cancel()
+		s.wg.Wait()
+		s.mu.Lock()
+		ms := maps(s.machines)
+		s.mu.Unlock()
+		var wg sync.WaitGroup
+		for h, m := range ms {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), StopTimeout)
+				defer cancel()
+				if err := m.Stop(ctx); err != nil {
+					s.log.Warn("vm stop at shutdown", "lease", h, "err", err)
+				}
+			})
+		}
+		wg.Wait()
+		err = s.db.Close()
+	})
+	return err
+}
+
+func maps(m map[ledger.Hash]Machine) map[ledger.Hash]Machine {
+	out := make(map[ledger.Hash]Machine, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Timeouts of the provider's work on a machine.
+const (
+	// StartTimeout bounds a boot, with the image built on first use.
+	StartTimeout = 10 * time.Minute
+	// StopTimeout is how long a guest has to power off before it is
+	// killed.
+	StopTimeout = 30 * time.Second
+)
+
+const recordPrefix = "vm/"
+
+func recordKey(h ledger.Hash) []byte { return append([]byte(recordPrefix), h[:]...) }
+
+// load reads the records.
+func (s *Service) load() error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(recordPrefix), UpperBound: []byte("vm0")})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		r := new(record)
+		if err := json.Unmarshal(it.Value(), r); err != nil {
+			return fmt.Errorf("vmnet: record %x: %w", it.Key(), err)
+		}
+		s.records[r.VM.LeaseHash] = r
+	}
+	return it.Error()
+}
+
+// save writes r durably, then makes it the record in memory.
+func (s *Service) save(r *record) error {
+	r.VM.UpdatedAt = s.cfg.Now().UnixMilli()
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if err := s.db.Set(recordKey(r.VM.LeaseHash), v, pebble.Sync); err != nil {
+		return fmt.Errorf("vmnet: saving the record of %s: %w", r.VM.LeaseHash, err)
+	}
+	s.mu.Lock()
+	s.records[r.VM.LeaseHash] = r
+	s.mu.Unlock()
+	return nil
+}
+
+// forget removes the record of lease h.
+func (s *Service) forget(h ledger.Hash) error {
+	if err := s.db.Delete(recordKey(h), pebble.Sync); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.records, h)
+	s.mu.Unlock()
+	return nil
+}
+
+// List returns this node's VMs (a provider's), in order of lease hash.
+func (s *Service) List() []nodewire.VM {
+	s.mu.Lock()
+	out := make([]nodewire.VM, 0, len(s.records))
+	for _, r := range s.records {
+		out = append(out, r.VM)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b nodewire.VM) int { return bytes.Compare(a.LeaseHash[:], b.LeaseHash[:]) })
+	return out
+}
+
+// local returns this node's record of lease h's VM.
+func (s *Service) local(h ledger.Hash) (nodewire.VM, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.records[h]
+	if !ok {
+		return nodewire.VM{}, false
+	}
+	return r.VM, true
+}
