@@ -99,8 +99,10 @@ func TestVMCommands(t *testing.T) {
 	wantFail(t, run(t, "vm", "list", "stray", "--node", url), 2, "stray")
 	wantFail(t, run(t, "vm", "nope"), 2, "unknown command")
 
-	// A tunnel through node 1 to an echo server in the guest.
-	mustRun(t, "vm", "exec", h, "--key", keyFile, "--node", url, "--", "nc -ll -p 7000 -e cat </dev/null >/dev/null 2>&1 & sleep 0.2")
+	// A tunnel through node 1 to an echo server in the guest that
+	// speaks first, as SSH servers do: its greeting may come with the
+	// node's 101 answer, and must not be lost.
+	mustRun(t, "vm", "exec", h, "--key", keyFile, "--node", url, "--", "nc -ll -p 7000 -e sh -c 'echo hello; exec cat' </dev/null >/dev/null 2>&1 & sleep 0.2")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +148,7 @@ func TestVMCommands(t *testing.T) {
 		conn.SetDeadline(time.Now().Add(30 * time.Second))
 		got, err := io.ReadAll(conn)
 		conn.Close()
-		if err != nil || !bytes.Equal(got, msg) {
+		if err != nil || !bytes.Equal(got, append([]byte("hello\n"), msg...)) {
 			t.Fatalf("echo %d through lattice tunnel: %d bytes of %d, %v\n%s", i, len(got), len(msg), err, stderr.String())
 		}
 	}

@@ -148,24 +148,29 @@ func (s *Server) tunnel(w http.ResponseWriter, r *http.Request) {
 	end := s.tunnels.add(tc)
 	defer end()
 	// Bytes the client sent after its request, already read.
-	client := &bufferedTCP{TCPConn: tc, r: buf.Reader}
+	client := &bufferedTCP{c: tc, r: buf.Reader}
 	up, down := vmnet.Splice(client, st)
 	s.n.Log.Info("tunnel closed", "lease", h, "up", up, "down", down)
 }
 
 // bufferedTCP is a hijacked connection whose first bytes may sit in the
-// server's reader.
+// server's reader. It does not embed the *net.TCPConn: io.Copy would take
+// the connection's WriteTo and skip those bytes.
 type bufferedTCP struct {
-	*net.TCPConn
+	c *net.TCPConn
 	r *bufio.Reader
 }
 
-func (c *bufferedTCP) Read(p []byte) (int, error) {
-	if c.r != nil && c.r.Buffered() > 0 {
-		return c.r.Read(p)
+func (b *bufferedTCP) Read(p []byte) (int, error) {
+	if b.r != nil && b.r.Buffered() > 0 {
+		return b.r.Read(p)
 	}
-	return c.TCPConn.Read(p)
+	return b.c.Read(p)
 }
+
+func (b *bufferedTCP) Write(p []byte) (int, error) { return b.c.Write(p) }
+func (b *bufferedTCP) CloseWrite() error           { return b.c.CloseWrite() }
+func (b *bufferedTCP) Close() error                { return b.c.Close() }
 
 // tunnelSet holds the open tunnels' connections, so that a node that
 // stops closes them (StopStreams) instead of waiting for them.

@@ -7,7 +7,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -68,11 +67,14 @@ func (c *Client) Exec(ctx context.Context, h ledger.Hash, a Access, command stri
 	return v, nil
 }
 
-// TunnelConn is an open tunnel: a byte stream to a guest port. CloseWrite
-// ends what the client sends (the guest reads EOF) and leaves the other
-// way open.
+// TunnelConn is an open tunnel: a byte stream to a guest port, a
+// net.Conn. CloseWrite ends what the client sends (the guest reads EOF)
+// and leaves the other way open. The guest's first bytes may have come
+// with the node's answer: every read goes through Read (the TCP
+// connection is not embedded, so that io.Copy cannot take its WriteTo
+// and skip them).
 type TunnelConn struct {
-	*net.TCPConn
+	c *net.TCPConn
 	r *bufio.Reader
 }
 
@@ -80,8 +82,17 @@ func (t *TunnelConn) Read(p []byte) (int, error) {
 	if t.r != nil && t.r.Buffered() > 0 {
 		return t.r.Read(p)
 	}
-	return t.TCPConn.Read(p)
+	return t.c.Read(p)
 }
+
+func (t *TunnelConn) Write(p []byte) (int, error)        { return t.c.Write(p) }
+func (t *TunnelConn) Close() error                       { return t.c.Close() }
+func (t *TunnelConn) CloseWrite() error                  { return t.c.CloseWrite() }
+func (t *TunnelConn) LocalAddr() net.Addr                { return t.c.LocalAddr() }
+func (t *TunnelConn) RemoteAddr() net.Addr               { return t.c.RemoteAddr() }
+func (t *TunnelConn) SetDeadline(d time.Time) error      { return t.c.SetDeadline(d) }
+func (t *TunnelConn) SetReadDeadline(d time.Time) error  { return t.c.SetReadDeadline(d) }
+func (t *TunnelConn) SetWriteDeadline(d time.Time) error { return t.c.SetWriteDeadline(d) }
 
 // Tunnel opens a TCP tunnel to port of lease h's machine, signed with a:
 // POST /tunnel/{h}/tcp?port=N upgraded to the raw stream. The node must
@@ -130,7 +141,7 @@ func (c *Client) Tunnel(ctx context.Context, h ledger.Hash, a Access, port int) 
 		return nil, ctx.Err()
 	}
 	conn.SetDeadline(time.Time{})
-	return &TunnelConn{TCPConn: conn.(*net.TCPConn), r: br}, nil
+	return &TunnelConn{c: conn.(*net.TCPConn), r: br}, nil
 }
 
-var _ io.ReadWriteCloser = (*TunnelConn)(nil)
+var _ net.Conn = (*TunnelConn)(nil)

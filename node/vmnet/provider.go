@@ -261,8 +261,9 @@ func (s *Service) boot(h ledger.Hash, r *ledger.LeaseRecord) {
 }
 
 // authorize lets the lease's access key log in over SSH, on an image
-// that has an SSH server: the key is an ed25519 key, so the consumer's
-// wallet key is its SSH key too (lattice key ssh writes it).
+// that has an SSH server, and waits until that server listens: the key is
+// an ed25519 key, so the consumer's wallet key is its SSH key too
+// (lattice key ssh writes it).
 func (s *Service) authorize(ctx context.Context, m Machine, key ledger.Address) error {
 	if !imageHasSSH(s.cfg.Image) {
 		return nil
@@ -280,7 +281,20 @@ func (s *Service) authorize(ctx context.Context, m Machine, key ledger.Address) 
 	if err != nil {
 		return fmt.Errorf("installing the access key for SSH: %w", err)
 	}
-	return nil
+	// Running means ready: the guest's SSH server starts a moment after
+	// its agent answers.
+	for {
+		conn, err := m.Dial(ctx, 22)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the guest's SSH server never listened: %w", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func imageHasSSH(name string) bool {
