@@ -140,15 +140,16 @@ time (lattice gov get lease.accept_timeout_ms), `+"`lattice lease settle`"+` ref
 	return nil
 }
 
-// waitLease polls the lease until its provider has accepted it and the
-// accept (or what came after) is confirmed, or until wait passes.
+// waitLease polls the lease until its provider has accepted and started
+// it (or it is already over) and that is confirmed, or until wait passes.
+// An accept comes a moment before its start: "accepted" is not yet done.
 func waitLease(ctx context.Context, c *nodeclient.Client, h ledger.Hash, wait time.Duration) (nodewire.Lease, error) {
 	deadline := time.Now().Add(wait)
 	var l nodewire.Lease
 	var err error
 	for {
 		l, err = c.Lease(ctx, h)
-		if err == nil && l.Status != "open" && l.Confirmed {
+		if err == nil && l.Status != "open" && l.Status != "accepted" && l.Confirmed {
 			return l, nil
 		}
 		if err != nil && !errors.Is(err, nodeclient.ErrNotFound) {

@@ -855,7 +855,11 @@ Writes the key of --key as an OpenSSH private key (mode 0600) to --out,
 and its public key to --out.pub, and prints the public key. A lease's VM
 of the debian-12 image lets its access key log in as root, so with a
 tunnel to port 22 (lattice tunnel LEASE --port 22) ssh -i FILE logs in.
-An existing file is never overwritten.`, `  lattice key ssh
+An existing file is never overwritten. The file can sign for the account:
+never add it to an ssh-agent you forward (ssh -A) into a VM. To keep the
+machine's key apart from the account's, make one (lattice key new --out
+vm.json), name it in lattice lease create --access-key, and write it with
+lattice key ssh --key vm.json.`, `  lattice key ssh
   lattice key ssh --key alice.json --out ~/.ssh/id_lattice_alice
 `)
 	key := f.string("key", "LATTICE_KEY", "", homeDir(".lattice", "key.json"), "key file: the profile's (the dev key, under lattice dev), else this default")
@@ -898,7 +902,7 @@ An existing file is never overwritten.`, `  lattice key ssh
 		return printJSON(e.stdout, map[string]string{"public_key": strings.TrimSpace(string(line)), "file": *out, "public_file": *out + ".pub"})
 	}
 	fmt.Fprintf(e.stdout, "%s", line)
-	fmt.Fprintf(e.stderr, "OpenSSH key written to %s (mode 0600) and %s.pub\n", *out, *out)
+	fmt.Fprintf(e.stderr, "OpenSSH key written to %s (mode 0600) and %s.pub; it can sign for the account: never forward it with ssh -A\n", *out, *out)
 	return nil
 }
 

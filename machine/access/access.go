@@ -41,9 +41,14 @@ const Tag = "LATTICE-MACHINE-REQUEST-V1"
 // clock, either way; a nonce is remembered as long.
 const Window = 5 * time.Minute
 
-// MaxNonces bounds the nonces a Guard remembers: past it, requests are
-// refused (ErrBusy) until the oldest expire.
-const MaxNonces = 1 << 17
+// MaxNonces bounds the nonces a Guard remembers, and MaxNoncesPerKey
+// those of one key (one lease's holder): past either, requests are
+// refused (ErrBusy) until the oldest expire, so one key cannot crowd out
+// the others. A key may make 4096 requests in 10 minutes.
+const (
+	MaxNonces       = 1 << 17
+	MaxNoncesPerKey = 1 << 12
+)
 
 // Errors of a credential. Every one but ErrWrongKey means the request is
 // not authenticated (HTTP 401); ErrWrongKey means it is, by a key that
@@ -198,14 +203,21 @@ type Guard struct {
 	now     func() time.Time
 	since   int64
 
-	mu   sync.Mutex
-	seen map[[16]byte]int64 // nonce -> when it may be forgotten
+	mu     sync.Mutex
+	seen   map[keyNonce]int64 // a key's nonce -> when it may be forgotten
+	perKey map[ledger.Address]int
 	// order lists nonces by when they were recorded, to forget them.
 	order []nonceAt
 }
 
-type nonceAt struct {
+// keyNonce is a nonce of one key: keys never use up each other's.
+type keyNonce struct {
+	key   ledger.Address
 	nonce [16]byte
+}
+
+type nonceAt struct {
+	keyNonce
 	until int64
 }
 
@@ -214,7 +226,7 @@ func NewGuard(network ledger.Hash, now func() time.Time) *Guard {
 	if now == nil {
 		now = time.Now
 	}
-	return &Guard{network: network, now: now, since: now().UnixMilli(), seen: map[[16]byte]int64{}}
+	return &Guard{network: network, now: now, since: now().UnixMilli(), seen: map[keyNonce]int64{}, perKey: map[ledger.Address]int{}}
 }
 
 // Check admits the request r signed by c on a machine whose lease names
@@ -238,20 +250,26 @@ func (g *Guard) Check(c Credential, want ledger.Address, r Request) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for len(g.order) > 0 && g.order[0].until < now {
-		delete(g.seen, g.order[0].nonce)
+		old := g.order[0]
+		delete(g.seen, old.keyNonce)
+		if g.perKey[old.key]--; g.perKey[old.key] <= 0 {
+			delete(g.perKey, old.key)
+		}
 		g.order = g.order[1:]
 	}
-	if _, ok := g.seen[c.Nonce]; ok {
+	kn := keyNonce{c.Key, c.Nonce}
+	if _, ok := g.seen[kn]; ok {
 		return ErrReplayed
 	}
-	if len(g.seen) >= MaxNonces {
+	if len(g.seen) >= MaxNonces || g.perKey[c.Key] >= MaxNoncesPerKey {
 		return ErrBusy
 	}
 	// The timestamp is at most now+w, and admitted until it is w old:
 	// past now+2w the nonce cannot come back. until grows with now, so
 	// order stays sorted.
 	until := now + 2*w
-	g.seen[c.Nonce] = until
-	g.order = append(g.order, nonceAt{c.Nonce, until})
+	g.seen[kn] = until
+	g.perKey[c.Key]++
+	g.order = append(g.order, nonceAt{kn, until})
 	return nil
 }

@@ -182,6 +182,20 @@ func TestGuard(t *testing.T) {
 	if err := g.Check(late, owner, r); err != nil {
 		t.Fatal(err)
 	}
+	// One key's burst is refused past its share, and leaves the others'.
+	for range MaxNoncesPerKey - 2 { // two are in already
+		if err := g.Check(Sign(priv, net, r, now), owner, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Check(Sign(priv, net, r, now), owner, r); !errors.Is(err, ErrBusy) {
+		t.Fatalf("past the key's share: %v", err)
+	}
+	var otherAddr ledger.Address
+	copy(otherAddr[:], other.Public().(ed25519.PublicKey))
+	if err := g.Check(Sign(other, net, r, now), otherAddr, r); err != nil {
+		t.Fatalf("another key meanwhile: %v", err)
+	}
 	// Nonces are forgotten once their credentials can no longer pass...
 	now = now.Add(2*Window + time.Second)
 	if err := g.Check(Sign(priv, net, r, now), owner, r); err != nil {
@@ -190,8 +204,8 @@ func TestGuard(t *testing.T) {
 	g.mu.Lock()
 	n := len(g.seen)
 	g.mu.Unlock()
-	if n != 1 {
-		t.Fatalf("%d nonces remembered, want 1", n)
+	if n != 1 || len(g.perKey) != 1 {
+		t.Fatalf("%d nonces of %d keys remembered, want 1 of 1", n, len(g.perKey))
 	}
 	// ...and the first is refused for its time, not as a replay.
 	if err := g.Check(fresh, owner, r); !errors.Is(err, ErrExpired) {

@@ -117,7 +117,7 @@ func (s *Server) tunnel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if r.ContentLength > 0 {
+	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
 		writeError(w, http.StatusBadRequest, "a tunnel request has no body")
 		return
 	}
@@ -171,6 +171,9 @@ func (b *bufferedTCP) Read(p []byte) (int, error) {
 func (b *bufferedTCP) Write(p []byte) (int, error) { return b.c.Write(p) }
 func (b *bufferedTCP) CloseWrite() error           { return b.c.CloseWrite() }
 func (b *bufferedTCP) Close() error                { return b.c.Close() }
+
+// Reset closes the connection with a TCP reset (see vmnet.Abort).
+func (b *bufferedTCP) Reset() error { return vmnet.Abort(b.c) }
 
 // tunnelSet holds the open tunnels' connections, so that a node that
 // stops closes them (StopStreams) instead of waiting for them.

@@ -85,8 +85,15 @@ func (t *TunnelConn) Read(p []byte) (int, error) {
 	return t.c.Read(p)
 }
 
-func (t *TunnelConn) Write(p []byte) (int, error)        { return t.c.Write(p) }
-func (t *TunnelConn) Close() error                       { return t.c.Close() }
+func (t *TunnelConn) Write(p []byte) (int, error) { return t.c.Write(p) }
+func (t *TunnelConn) Close() error                { return t.c.Close() }
+
+// Reset closes the tunnel at once with a TCP reset, so the node aborts
+// its side rather than passing an end of stream on.
+func (t *TunnelConn) Reset() error {
+	t.c.SetLinger(0)
+	return t.c.Close()
+}
 func (t *TunnelConn) CloseWrite() error                  { return t.c.CloseWrite() }
 func (t *TunnelConn) LocalAddr() net.Addr                { return t.c.LocalAddr() }
 func (t *TunnelConn) RemoteAddr() net.Addr               { return t.c.RemoteAddr() }
@@ -113,7 +120,11 @@ func (c *Client) Tunnel(ctx context.Context, h ledger.Hash, a Access, port int) 
 	req.Header.Set("Upgrade", "tcp")
 	a.sign(req, nil)
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "80")
+	}
+	conn, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", c.base, err)
 	}

@@ -96,14 +96,28 @@ func (s *Service) step(ctx context.Context, h ledger.Hash) error {
 	s.mu.Unlock()
 	now := s.cfg.Now().UnixMilli()
 	switch {
-	case !found || !r.Accepted() || r.Provider != s.cfg.Provider.Address():
-		// The lease or its accept lost a fork: nothing to serve.
+	case !found || !r.Accepted() || r.Provider != s.cfg.Provider.Address() || r.CertificateHash != certificate(s.h.ID()):
+		// The lease or its accept lost a fork (or names another node of
+		// this provider): nothing to serve. The disk is kept for Retain,
+		// in case the fork turns back, then deleted.
 		if rec == nil {
 			return nil
 		}
-		s.stop(h, "")
 		if busy {
-			return nil // forgotten once stopped
+			s.stop(h, "")
+			return nil
+		}
+		if rec.RolledBackAt == 0 {
+			s.log.Warn("vm stopped: its lease's accept is not in the ledger", "lease", h)
+			return s.update(h, func(c *record) {
+				c.RolledBackAt = now
+				if c.VM.Status != nodewire.VMError {
+					c.VM.Status, c.VM.Error = nodewire.VMStopped, "the lease's accept is not in the ledger (rolled back by a fork)"
+				}
+			})
+		}
+		if now-rec.RolledBackAt < s.cfg.Retain.Milliseconds() {
+			return nil
 		}
 		if err := s.cfg.Driver.Delete(vmID(h)); err != nil {
 			return err
@@ -132,18 +146,17 @@ func (s *Service) step(ctx context.Context, h ledger.Hash) error {
 			if err := s.cfg.Driver.Delete(vmID(h)); err != nil {
 				return err
 			}
-			c := *rec
-			c.Deleted, c.DeletedAt = true, now
 			s.log.Info("vm deleted: its lease is settled", "lease", h, "status", r.Status())
-			return s.save(&c)
+			return s.update(h, func(c *record) { c.Deleted, c.DeletedAt = true, now })
 		}
 		if now-rec.DeletedAt >= s.cfg.Retain.Milliseconds() {
 			return s.forget(h)
 		}
 		return nil
-	case r.Stage == ledger.StageActive && now >= r.End():
-		// The lease's time is up: the end block follows (package
-		// leasenet), and the machine stops now.
+	case now >= r.End() || r.Stage == ledger.StageOpen && now >= r.Deadline():
+		// The lease's time is up (its end block follows, package
+		// leasenet), or it was never started in time (a refund follows):
+		// the machine stops now, whatever the ledger says yet.
 		if rec != nil && busy {
 			s.stop(h, "")
 		} else if rec != nil && rec.VM.Status != nodewire.VMStopped && rec.VM.Status != nodewire.VMError {
@@ -156,23 +169,27 @@ func (s *Service) step(ctx context.Context, h ledger.Hash) error {
 		return err
 	}
 	if rec == nil {
-		rec = &record{VM: nodewire.VM{LeaseHash: h, Status: nodewire.VMProvisioning, CreatedAt: now,
+		fresh := record{VM: nodewire.VM{LeaseHash: h, Status: nodewire.VMProvisioning, CreatedAt: now,
 			Resources: nodewire.Resources{VCPUs: r.VCPUs, MemoryMB: r.MemoryMB, DiskGB: r.DiskGB},
 			Provider:  r.Provider, Image: s.cfg.Image}}
-	}
-	if r.Stage == ledger.StageActive && rec.VM.EndsAt != r.End() {
-		c := *rec
-		c.VM.EndsAt = r.End()
-		if err := s.save(&c); err != nil {
-			return err
-		}
-		rec = &c
-	} else if _, ok := s.recordOf(h); !ok {
-		if err := s.save(rec); err != nil {
+		if err := s.create(&fresh); err != nil {
 			return err
 		}
 	}
-	if busy || rec.VM.Status == nodewire.VMError || rec.VM.Status == nodewire.VMStopped {
+	returned := rec != nil && rec.RolledBackAt != 0 // the fork turned back
+	err = s.update(h, func(c *record) {
+		if r.Stage == ledger.StageActive {
+			c.VM.EndsAt = r.End()
+		}
+		if returned {
+			c.RolledBackAt, c.VM.Status, c.VM.Error = 0, nodewire.VMProvisioning, ""
+		}
+	})
+	if err != nil {
+		return err
+	}
+	rec, _ = s.recordOf(h)
+	if busy || rec == nil || rec.VM.Status == nodewire.VMError || rec.VM.Status == nodewire.VMStopped {
 		return nil
 	}
 	s.boot(h, r)
@@ -188,13 +205,7 @@ func (s *Service) recordOf(h ledger.Hash) (*record, bool) {
 
 // setStatus records lease h's VM's status, with the reason of an error.
 func (s *Service) setStatus(h ledger.Hash, status, reason string) error {
-	rec, ok := s.recordOf(h)
-	if !ok {
-		return nil
-	}
-	c := *rec
-	c.VM.Status, c.VM.Error = status, reason
-	return s.save(&c)
+	return s.update(h, func(c *record) { c.VM.Status, c.VM.Error = status, reason })
 }
 
 // boot starts lease r's machine in the background.
@@ -348,6 +359,14 @@ func (s *Service) stop(h ledger.Hash, reason string) {
 	}
 	delete(s.machines, h) // no new command or tunnel reaches it
 	s.stopping[h] = true
+	// Open tunnels end with a reset, so their clients see them cut, not
+	// finished. (Abort only resets the guest streams; the release each
+	// does waits for s.mu, which the Splice goroutine takes later.)
+	if u := s.inUse[h]; u != nil {
+		for rel := range u.open {
+			go rel.Reset()
+		}
+	}
 	s.wg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), StopTimeout)
 		defer cancel()

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
@@ -230,6 +231,9 @@ func (s *Service) remote(ctx context.Context, id peer.ID, req wireRequest) (*wir
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
+	if req.Op == opExec {
+		st.SetDeadline(time.Now().Add(s.cfg.ExecTimeout + 20*time.Second))
+	}
 	stop := context.AfterFunc(ctx, func() { st.Reset() })
 	defer stop()
 	data, _ := json.Marshal(req)
@@ -274,6 +278,9 @@ func (s *Service) serveStream(st network.Stream) {
 		st.Reset()
 		return
 	}
+	// A command may run for ExecTimeout: the stream's deadline (the
+	// host's 30 s) moves past it.
+	st.SetDeadline(time.Now().Add(s.cfg.ExecTimeout + 15*time.Second))
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.ExecTimeout+10*time.Second)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { st.Reset() })
@@ -446,8 +453,11 @@ func (s *Service) machine(h ledger.Hash, tunnel bool) (m Machine, release func()
 	m, ok := s.machines[h]
 	if !ok {
 		rec, have := s.records[h]
-		if !have {
+		switch {
+		case !have:
 			return nil, nil, fmt.Errorf("%w: lease %s has no VM yet", ErrNotFound, h)
+		case s.stopping[h]:
+			return nil, nil, fmt.Errorf("%w: it is stopping", ErrNotRunning)
 		}
 		return nil, nil, fmt.Errorf("%w: it is %s", ErrNotRunning, rec.VM.Status)
 	}
@@ -541,22 +551,41 @@ func (s *Service) tunnelLocal(ctx context.Context, c Call) (Stream, error) {
 		release()
 		return nil, errors.New("vmnet: the driver's connections cannot half-close")
 	}
-	return &released{Stream: cw, release: release}, nil
+	rel := &released{Stream: cw}
+	s.mu.Lock()
+	u := s.inUse[c.Lease]
+	if u.open == nil {
+		u.open = map[*released]bool{}
+	}
+	u.open[rel] = true
+	s.mu.Unlock()
+	rel.release = func() {
+		s.mu.Lock()
+		delete(u.open, rel)
+		s.mu.Unlock()
+		release()
+	}
+	return rel, nil
 }
 
-// released gives a machine's slot back when its stream closes.
+// released gives a machine's slot back when its stream closes or is
+// aborted.
 type released struct {
 	Stream
 	release func()
-	done    bool
+	once    sync.Once
 }
 
 func (r *released) Close() error {
 	err := r.Stream.Close()
-	if !r.done {
-		r.done = true
-		r.release()
-	}
+	r.once.Do(r.release)
+	return err
+}
+
+// Reset aborts the guest connection (see Abort).
+func (r *released) Reset() error {
+	err := Abort(r.Stream)
+	r.once.Do(r.release)
 	return err
 }
 

@@ -116,6 +116,7 @@ type Service struct {
 	db    *pebble.DB
 	guard *access.Guard
 
+	saveMu   sync.Mutex // one record write at a time (update, create, forget)
 	mu       sync.Mutex
 	records  map[ledger.Hash]*record // the provider's VMs, as stored
 	machines map[ledger.Hash]Machine // booted
@@ -131,7 +132,10 @@ type Service struct {
 }
 
 // use counts what runs on one machine.
-type use struct{ tunnels, execs int }
+type use struct {
+	tunnels, execs int
+	open           map[*released]bool // the tunnels' guest connections
+}
 
 // record is a VM's durable record.
 type record struct {
@@ -140,6 +144,10 @@ type record struct {
 	// lease's settlement was confirmed, at DeletedAt.
 	Deleted   bool  `json:"deleted,omitzero"`
 	DeletedAt int64 `json:"deleted_at,omitzero"`
+	// RolledBackAt is when the lease's accept was found missing from the
+	// ledger (a fork went the other way): the machine is stopped, and its
+	// files are deleted Retain later unless the accept comes back.
+	RolledBackAt int64 `json:"rolled_back_at,omitzero"`
 }
 
 // Errors the API answers with their own status.
@@ -276,8 +284,39 @@ func (s *Service) load() error {
 	return it.Error()
 }
 
-// save writes r durably, then makes it the record in memory.
-func (s *Service) save(r *record) error {
+// update changes lease h's record with fn, if there is one, and writes
+// it durably before it becomes the record in memory. Writes are one at a
+// time, so a change never overwrites another made meanwhile.
+func (s *Service) update(h ledger.Hash, fn func(*record)) error {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	s.mu.Lock()
+	cur, ok := s.records[h]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	c := *cur
+	fn(&c)
+	if c == *cur {
+		return nil
+	}
+	return s.write(&c)
+}
+
+// create writes a new record, unless lease h has one.
+func (s *Service) create(r *record) error {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	if _, ok := s.recordOf(r.VM.LeaseHash); ok {
+		return nil
+	}
+	return s.write(r)
+}
+
+// write saves r durably, then makes it the record in memory; saveMu is
+// held.
+func (s *Service) write(r *record) error {
 	r.VM.UpdatedAt = s.cfg.Now().UnixMilli()
 	v, err := json.Marshal(r)
 	if err != nil {
@@ -294,6 +333,8 @@ func (s *Service) save(r *record) error {
 
 // forget removes the record of lease h.
 func (s *Service) forget(h ledger.Hash) error {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
 	if err := s.db.Delete(recordKey(h), pebble.Sync); err != nil {
 		return err
 	}

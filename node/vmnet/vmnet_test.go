@@ -123,7 +123,7 @@ func TestProviderVMs(t *testing.T) {
 	n := newVMNet(t)
 	ctx := context.Background()
 	lease := n.Lease(n.consumer, n.Nodes[2].ProviderKey.Address(), n.owner.Address(),
-		market.Request{VCPUs: 1, MemoryMB: 512, DiskGB: 5, Duration: 60})
+		market.Request{VCPUs: 1, MemoryMB: 512, DiskGB: 5, Duration: 600})
 	if _, err := n.clients[0].Submit(ctx, lease); err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +149,12 @@ func TestProviderVMs(t *testing.T) {
 			if err != nil || res.ExitCode != 3 || res.Stdout != "hello from Linux\n" || res.Stderr != "oops\n" {
 				t.Fatalf("exec through node %d: %+v %v", i, res, err)
 			}
+		}
+		// A command killed at its 30 s, through a node that is not the
+		// provider: the answer outlives the streams' usual deadline.
+		res, err := n.clients[0].Exec(ctx, h, n.access(n.owner), "echo started; sleep 40")
+		if err != nil || !res.TimedOut || res.ExitCode != -1 || res.Stdout != "started\n" {
+			t.Fatalf("a command past its timeout: %+v %v", res, err)
 		}
 	})
 
@@ -294,7 +300,22 @@ func TestProviderVMs(t *testing.T) {
 	})
 
 	t.Run("end", func(t *testing.T) {
-		n.clock.offset.Add(int64(61 * time.Second))
+		// A tunnel open when the time is up is cut with a reset, not
+		// ended as if the guest had closed it.
+		res, err := n.clients[0].Exec(ctx, h, n.access(n.owner), "(sleep 1000 | nc -l -p 7003 >/dev/null 2>&1) </dev/null >/dev/null 2>&1 & sleep 0.2")
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("starting a server: %+v %v", res, err)
+		}
+		open, err := n.clients[1].Tunnel(ctx, h, n.access(n.owner), 7003)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer open.Close()
+		n.clock.offset.Add(int64(601 * time.Second))
+		open.SetDeadline(time.Now().Add(time.Minute))
+		if _, err := io.ReadAll(open); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("a tunnel open at the lease's end: %v, want a reset", err)
+		}
 		n.waitVM(0, h, nodewire.VMStopped, time.Minute)
 		n.WaitFor("the lease ended and settled", time.Minute, func(i int) bool {
 			l, err := n.clients[i].Lease(ctx, h)
@@ -314,8 +335,20 @@ func TestProviderVMs(t *testing.T) {
 		if vm := n.waitVM(2, h, nodewire.VMStopped, time.Second); vm.Error != "" {
 			t.Fatalf("a VM stopped at its end: %+v", vm)
 		}
-		if _, err := n.clients[0].Exec(ctx, h, n.access(n.owner), "true"); apiStatus(err) != http.StatusConflict {
-			t.Fatalf("exec on a stopped VM: %v", err)
+		// Signed by the cluster's clock, now 10 minutes ahead.
+		body := []byte(`{"command":"true"}`)
+		target := "/vms/" + h.String() + "/exec"
+		req, _ := http.NewRequest("POST", n.Nodes[0].API.URL+target, bytes.NewReader(body))
+		req.Header.Set("Authorization", access.Sign(n.owner.Private(), n.Network.Genesis.Hash,
+			access.Request{Method: "POST", Target: target, Body: body}, n.clock.now()).Header())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(msg), "not running") {
+			t.Fatalf("exec on a stopped VM: %d %s", resp.StatusCode, msg)
 		}
 	})
 }
