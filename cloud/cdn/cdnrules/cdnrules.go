@@ -88,7 +88,15 @@ func ParseOrigin(s string) (Origin, error) {
 		if err := storagenames.ExistingBucketName(u.Host); err != nil {
 			return Origin{}, fmt.Errorf("origin %q: %w", s, err)
 		}
-		return Origin{Bucket: u.Host, Prefix: strings.TrimPrefix(u.Path, "/")}, nil
+		o := Origin{Bucket: u.Host, Prefix: strings.TrimPrefix(u.Path, "/")}
+		// The prefix is written as it is (String): one whose characters a
+		// URL would need escaped (a NUL, a space, "%", "?") would not read
+		// back the same.
+		if back, err := url.Parse(o.String()); err != nil || back.Host != o.Bucket || strings.TrimPrefix(back.Path, "/") != o.Prefix ||
+			back.RawQuery != "" || back.Fragment != "" || strings.ContainsAny(o.Prefix, "%?# ") {
+			return Origin{}, fmt.Errorf("origin %q: the prefix may hold no control characters, spaces, %%, ? or #", s)
+		}
+		return o, nil
 	}
 	return Origin{}, fmt.Errorf("origin %q: want http(s)://HOST[/PATH] or s3://BUCKET[/PREFIX]", s)
 }
