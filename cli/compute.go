@@ -324,13 +324,17 @@ func latticeSSHKey() (pub string, made bool, err error) {
 	return pub, true, nil
 }
 
-// writeFileExcl writes a new file, never replacing one.
+// writeFileExcl writes a new file, never replacing one, and syncs it.
 func writeFileExcl(path string, data []byte, mode os.FileMode) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
 		f.Close()
 		return err
 	}

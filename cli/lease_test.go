@@ -70,15 +70,7 @@ func TestLeaseCommands(t *testing.T) {
 	}
 	url := c.Nodes[0].API.URL
 	prov := c.Nodes[2].ProviderKey.Address().String()
-	c.WaitFor("every node knows the provider and the timekeepers", 30*time.Second, func(i int) bool {
-		ps, _ := c.Nodes[i].Market.Providers()
-		tk, err := c.Nodes[i].Leases.Timekeepers(c.Nodes[i].Gov.Tip().Index)
-		heard := err == nil
-		for _, k := range tk.Timekeepers {
-			heard = heard && k.Heard
-		}
-		return len(ps) == 1 && heard
-	})
+	waitMarket(c)
 
 	out := mustRun(t, "timekeeper", "status", "--node", url).stdout
 	if !strings.Contains(out, "3 keys, threshold 3") || !strings.Contains(out, "this node keeps time as") {
@@ -114,4 +106,18 @@ func TestLeaseCommands(t *testing.T) {
 	wantFail(t, run(t, "lease", "list", "--all", "--provider", prov, "--node", url), 2, "at most one")
 	wantFail(t, run(t, "lease", "create", "--provider", strings.Repeat("cd", 32), "--key", keyFile, "--node", url), 1, "made no offer")
 	wantFail(t, run(t, "lease", "settel"), 2, "settle")
+}
+
+// waitMarket waits until every node of c knows its one provider and has
+// heard of every timekeeper, so that a lease can be made and accepted.
+func waitMarket(c *nettest.Cluster) {
+	c.WaitFor("every node knows the provider and the timekeepers", 30*time.Second, func(i int) bool {
+		ps, _ := c.Nodes[i].Market.Providers()
+		tk, err := c.Nodes[i].Leases.Timekeepers(c.Nodes[i].Gov.Tip().Index)
+		heard := err == nil
+		for _, k := range tk.Timekeepers {
+			heard = heard && k.Heard
+		}
+		return len(ps) == 1 && heard
+	})
 }

@@ -44,15 +44,7 @@ func TestVMCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	url, provURL := c.Nodes[0].API.URL, c.Nodes[2].API.URL
-	c.WaitFor("every node knows the provider and the timekeepers", 30*time.Second, func(i int) bool {
-		ps, _ := c.Nodes[i].Market.Providers()
-		tk, err := c.Nodes[i].Leases.Timekeepers(c.Nodes[i].Gov.Tip().Index)
-		heard := err == nil
-		for _, k := range tk.Timekeepers {
-			heard = heard && k.Heard
-		}
-		return len(ps) == 1 && heard
-	})
+	waitMarket(c)
 	var l nodewire.Lease
 	decode(t, mustRun(t, "lease", "create", "--vcpus", "1", "--memory", "512", "--disk", "5", "--duration", "1h",
 		"--key", keyFile, "--node", url, "--json"), &l)

@@ -892,10 +892,10 @@ lattice key ssh --key vm.json.`, `  lattice key ssh
 	if err := os.MkdirAll(filepath.Dir(*out), 0o700); err != nil {
 		return err
 	}
-	if err := writeNew(*out, pem.EncodeToMemory(block), 0o600); err != nil {
+	if err := writeFileExcl(*out, pem.EncodeToMemory(block), 0o600); err != nil {
 		return err
 	}
-	if err := writeNew(*out+".pub", line, 0o644); err != nil {
+	if err := writeFileExcl(*out+".pub", line, 0o644); err != nil {
 		return err
 	}
 	if *asJSON {
@@ -904,21 +904,4 @@ lattice key ssh --key vm.json.`, `  lattice key ssh
 	fmt.Fprintf(e.stdout, "%s", line)
 	fmt.Fprintf(e.stderr, "OpenSSH key written to %s (mode 0600) and %s.pub; it can sign for the account: never forward it with ssh -A\n", *out, *out)
 	return nil
-}
-
-// writeNew creates path with data, failing if it exists, and syncs it.
-func writeNew(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
