@@ -440,16 +440,29 @@ func fundDevProvider(ctx context.Context, n0 *node.Node, devKey, provider wallet
 	if acct.Balance(ledger.Native).Cmp(amount) < 0 {
 		return nil // a dev account spent down: the provider stays unfunded
 	}
+	c := devChains(n0, devKey, acct)
+	_, lo := amount.Parts()
+	return devGive(ctx, n0, c, devKey, provider, lo)
+}
+
+// devChains builds blocks on the dev key's chain as node n0 has it
+// (acct).
+func devChains(n0 *node.Node, devKey wallet.Key, acct ledger.Account) *wallet.Chains {
 	head := wallet.HeadOf(acct)
 	c := wallet.NewChains(n0.Network.Work, devKey, n0.Network.Genesis)
 	c.Add(devKey, &head)
-	c.Add(provider, nil)
-	_, lo := amount.Parts()
-	send, err := c.Send(devKey, provider.Address(), lo)
+	return c
+}
+
+// devGive sends to's new account amount native from the dev key, and
+// receives it with to's key, at node n0.
+func devGive(ctx context.Context, n0 *node.Node, c *wallet.Chains, devKey, to wallet.Key, amount uint64) error {
+	c.Add(to, nil)
+	send, err := c.Send(devKey, to.Address(), amount)
 	if err != nil {
 		return err
 	}
-	recv, err := c.Receive(provider, send, ledger.Address{})
+	recv, err := c.Receive(to, send, ledger.Address{})
 	if err != nil {
 		return err
 	}
@@ -492,24 +505,10 @@ func shareDevWeight(ctx context.Context, nodes []*devNode, devKey wallet.Key) er
 	}
 	_, share := acct.Balance(ledger.Native).Parts() // the dev supply fits in 64 bits
 	share /= uint64(len(nodes))
-	head := wallet.HeadOf(acct)
-	c := wallet.NewChains(n0.Network.Work, devKey, n0.Network.Genesis)
-	c.Add(devKey, &head)
+	c := devChains(n0, devKey, acct)
 	for _, d := range nodes[1:] {
-		k := d.node().Key
-		c.Add(k, nil)
-		send, err := c.Send(devKey, k.Address(), share)
-		if err != nil {
+		if err := devGive(ctx, n0, c, devKey, d.node().Key, share); err != nil {
 			return err
-		}
-		recv, err := c.Receive(k, send, ledger.Address{})
-		if err != nil {
-			return err
-		}
-		for _, b := range []*ledger.Block{send, recv} {
-			if _, err := n0.Engine.Submit(ctx, b); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

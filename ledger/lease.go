@@ -716,18 +716,11 @@ func rollbackLeaseAccept(v View, b *Block, d *Delta) error {
 	if err != nil {
 		return err
 	}
-	p, found, err := v.Pending(LeaseAccount(r.Hash), b.Hash)
+	p, err := stillPending(v, LeaseAccount(r.Hash), b.Hash, "the stake of accept %s was taken by %s")
 	if err != nil {
 		return err
 	}
-	if !found {
-		rcv, _, err := v.Receiver(b.Hash)
-		if err != nil {
-			return err
-		}
-		return dependent(rcv, "the stake of accept %s was taken by %s; roll that back first", b.Hash, rcv)
-	}
-	d.PendingDelete = &p
+	d.PendingDelete = p
 	next := *r
 	next.Accept, next.StartTime, next.CertificateHash = Hash{}, 0, Hash{}
 	d.State = append(d.State, putLease(&next))
@@ -735,6 +728,22 @@ func rollbackLeaseAccept(v View, b *Block, d *Delta) error {
 		d.State = append(d.State, liveChange(r, false))
 	}
 	return nil
+}
+
+// stillPending returns the pending entry block h made for dest, which a
+// rollback of h takes back; when a receive took it already, the error
+// says so by taken (a format of h and the receive) and names the
+// receive, which must be rolled back first.
+func stillPending(v View, dest Address, h Hash, taken string) (*Pending, error) {
+	p, found, err := v.Pending(dest, h)
+	if err != nil || found {
+		return &p, err
+	}
+	rcv, _, err := v.Receiver(h)
+	if err != nil {
+		return nil, err
+	}
+	return nil, dependent(rcv, taken+"; roll that back first", h, rcv)
 }
 
 // rollbackLeaseSettle undoes a lease account's block: what it paid out
@@ -749,18 +758,11 @@ func rollbackLeaseSettle(v View, b *Block, d *Delta) error {
 		if b.Previous.IsZero() && src.Type == TypeLease {
 			dest = r.Consumer // a refund
 		}
-		p, found, err := v.Pending(dest, b.Hash)
+		p, err := stillPending(v, dest, b.Hash, "the payout of settle %s was received by %s")
 		if err != nil {
 			return err
 		}
-		if !found {
-			rcv, _, err := v.Receiver(b.Hash)
-			if err != nil {
-				return err
-			}
-			return dependent(rcv, "the payout of settle %s was received by %s; roll that back first", b.Hash, rcv)
-		}
-		d.PendingDelete = &p
+		d.PendingDelete = p
 	}
 	if src.Type == TypeLeaseAccept { // a start or a stake return took the stake in
 		d.PendingPut = &Pending{Send: src.Hash, Source: src.Account, Destination: b.Account, Amount: src.Amount, Asset: Native}

@@ -73,7 +73,7 @@ func (s *Server) vmError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // call reads what the provider needs to judge a request on a machine.
-func call(w http.ResponseWriter, r *http.Request, h ledger.Hash, body []byte) vmnet.Call {
+func call(r *http.Request, h ledger.Hash, body []byte) vmnet.Call {
 	return vmnet.Call{Lease: h, Target: r.URL.RequestURI(), Authorization: r.Header.Get("Authorization"), Body: body}
 }
 
@@ -96,7 +96,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	res, err := s.opts.VMs.Exec(r.Context(), call(w, r, h, body))
+	res, err := s.opts.VMs.Exec(r.Context(), call(r, h, body))
 	if err != nil {
 		s.vmError(w, r, err)
 		return
@@ -122,7 +122,7 @@ func (s *Server) tunnel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc := http.NewResponseController(w)
-	st, err := s.opts.VMs.Tunnel(r.Context(), call(w, r, h, nil))
+	st, err := s.opts.VMs.Tunnel(r.Context(), call(r, h, nil))
 	if err != nil {
 		s.vmError(w, r, err)
 		return

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
@@ -228,7 +229,7 @@ func (s *Service) Close() error {
 		s.cancel()
 		s.wg.Wait()
 		s.mu.Lock()
-		ms := maps(s.machines)
+		ms := maps.Clone(s.machines)
 		s.mu.Unlock()
 		var wg sync.WaitGroup
 		for h, m := range ms {
@@ -244,14 +245,6 @@ func (s *Service) Close() error {
 		err = s.db.Close()
 	})
 	return err
-}
-
-func maps(m map[ledger.Hash]Machine) map[ledger.Hash]Machine {
-	out := make(map[ledger.Hash]Machine, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // Timeouts of the provider's work on a machine.
