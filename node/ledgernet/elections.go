@@ -177,7 +177,7 @@ func (l *electionLoop) change(ch node.Change) {
 	}
 	for _, b := range ch.RolledBack {
 		// Blocks built on a rolled-back block can never apply.
-		s.stats.uncheckedDropped.Add(uint64(len(s.waiting.releaseAll(b.Hash))))
+		s.stats.uncheckedDropped.Add(uint64(s.waiting.drop(b.Hash)))
 		root := consensus.Root{Account: b.Account, Previous: b.Previous}
 		if _, ok := l.roots[root]; ok && !l.standing(root) {
 			l.finish(root)
@@ -192,7 +192,7 @@ func (l *electionLoop) change(ch node.Change) {
 		if root, ok := l.tally.RootOf(h); ok {
 			for _, c := range l.tally.Contenders(root) {
 				if c != h {
-					s.stats.uncheckedDropped.Add(uint64(len(s.waiting.releaseAll(c))))
+					s.stats.uncheckedDropped.Add(uint64(s.waiting.drop(c)))
 				}
 			}
 			l.finish(root)
@@ -460,6 +460,9 @@ func (l *electionLoop) watchDecided(fe *ledger.ForkError) {
 	if _, found, confirmed, err := l.s.n.Store.EntryConfirmed(fe.Existing); err != nil || !found || !confirmed {
 		return
 	}
+	// A contender of a confirmed block never applies here, nor what is
+	// built on it (a split is reported, not resolved).
+	l.s.stats.uncheckedDropped.Add(uint64(l.s.waiting.drop(fe.Block.Hash)))
 	if len(l.roots) >= consensus.DefaultMaxElections/2 {
 		return // elections of the ledger's own blocks come first
 	}

@@ -490,7 +490,12 @@ func (s *Service) afterSubmit(ctx context.Context, in inBlock, err error) {
 	}
 	s.log.Debug("block waits", "hash", in.b.Hash, "type", in.b.Type, "missing", missing)
 	// Every block that reaches the engine's rules has passed Check.
-	if !s.waiting.add(in.b, missing) {
+	switch s.waiting.add(in.b, missing) {
+	case dup:
+		return
+	case deadEnd:
+		s.stats.uncheckedDropped.Add(1)
+		s.log.Debug("block built on a lost fork dropped", "hash", in.b.Hash, "missing", missing)
 		return
 	}
 	// The missing block may have been applied between the engine's answer
@@ -526,8 +531,8 @@ func (s *Service) awaitState(ctx context.Context, in inBlock) {
 	key := stateGap(i)
 	s.log.Debug("block waits for a state-chain index", "hash", in.b.Hash, "index", i)
 	watching := s.waiting.waitsFor(key)
-	if !s.waiting.add(in.b, key) {
-		return
+	if s.waiting.add(in.b, key) != added {
+		return // never deadEnd: no state-chain index is lost
 	}
 	// The index may have come between the engine's answer and the add;
 	// the watcher only stops once it has, so a block added after it
@@ -629,8 +634,9 @@ type Stats struct {
 	Elections        int    `json:"active_elections"`
 	Confirmations    uint64 `json:"confirmations"`
 	ForksResolved    uint64 `json:"forks_resolved"`
-	// UncheckedDropped counts blocks dropped from the unchecked buffer
-	// because what they waited for lost its fork or was rolled back.
+	// UncheckedDropped counts blocks dropped from the unchecked buffer, or
+	// never kept in it, because what they waited for lost its fork or was
+	// rolled back.
 	UncheckedDropped uint64 `json:"unchecked_dropped"`
 	// Equivocations counts pairs of final votes of one representative
 	// for two contenders of one election.

@@ -13,7 +13,14 @@ import (
 // by count and by bytes; when full it evicts the oldest block and counts
 // the eviction. An evicted block is not lost to the network: it is fetched
 // again when a later block needs it, and peers that applied it serve it
-// to others. Safe for concurrent use.
+// to others.
+//
+// It also remembers, in a bounded ring, hashes that can never apply here:
+// the losers of confirmed elections, blocks rolled back for them, and what
+// waited for either. A block that arrives waiting for one of those is not
+// kept: no block would ever release it. (Such blocks keep coming after a
+// fork is decided: a peer that held the loser's chain gossiped or served
+// it before its own rollback.) Safe for concurrent use.
 type unchecked struct {
 	mu        sync.Mutex
 	maxCount  int
@@ -23,7 +30,15 @@ type unchecked struct {
 	byMissing map[ledger.Hash][]*list.Element
 	byHash    map[ledger.Hash]*list.Element
 	evicted   uint64
+	lost      map[ledger.Hash]struct{}
+	lostRing  []ledger.Hash // lost's hashes, overwritten oldest first
+	lostNext  int
 }
+
+// maxLost bounds the hashes remembered as lost: 32 bytes each in the ring
+// and about twice that in the map, a few MiB at most. A block that waits
+// for a lost hash forgotten since stays until eviction, as it did before.
+const maxLost = 1 << 15
 
 type waiting struct {
 	b       *ledger.Block
@@ -33,17 +48,29 @@ type waiting struct {
 
 func newUnchecked(maxCount, maxBytes int) *unchecked {
 	return &unchecked{maxCount: maxCount, maxBytes: maxBytes, order: list.New(),
-		byMissing: make(map[ledger.Hash][]*list.Element), byHash: make(map[ledger.Hash]*list.Element)}
+		byMissing: make(map[ledger.Hash][]*list.Element), byHash: make(map[ledger.Hash]*list.Element),
+		lost: make(map[ledger.Hash]struct{})}
 }
 
-// add keeps b until missing arrives. It reports false when b was already
-// waiting.
-func (u *unchecked) add(b *ledger.Block, missing ledger.Hash) bool {
+// What add did with a block.
+const (
+	added    = iota // it waits for the missing block
+	dup             // it was waiting already
+	deadEnd         // what it waits for is lost: it is dropped, and lost too
+)
+
+// add keeps b until missing arrives, unless it waits already or missing is
+// lost (see unchecked).
+func (u *unchecked) add(b *ledger.Block, missing ledger.Hash) int {
 	size := blockSize(b)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if _, ok := u.byHash[b.Hash]; ok {
-		return false
+		return dup
+	}
+	if _, ok := u.lost[missing]; ok {
+		u.loseLocked(b.Hash)
+		return deadEnd
 	}
 	for u.order.Len() > 0 && (u.order.Len() >= u.maxCount || u.bytes+size > u.maxBytes) {
 		u.removeLocked(u.order.Front())
@@ -53,7 +80,35 @@ func (u *unchecked) add(b *ledger.Block, missing ledger.Hash) bool {
 	u.byHash[b.Hash] = el
 	u.byMissing[missing] = append(u.byMissing[missing], el)
 	u.bytes += size
-	return true
+	return added
+}
+
+// drop marks h lost and removes the blocks that waited for it, and
+// recursively for them, marking them lost too. It returns how many blocks
+// it removed.
+func (u *unchecked) drop(h ledger.Hash) int {
+	out := u.releaseAll(h)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.loseLocked(h)
+	for _, b := range out {
+		u.loseLocked(b.Hash)
+	}
+	return len(out)
+}
+
+func (u *unchecked) loseLocked(h ledger.Hash) {
+	if _, ok := u.lost[h]; ok {
+		return
+	}
+	if len(u.lostRing) < maxLost {
+		u.lostRing = append(u.lostRing, h)
+	} else {
+		delete(u.lost, u.lostRing[u.lostNext])
+		u.lostRing[u.lostNext] = h
+		u.lostNext = (u.lostNext + 1) % maxLost
+	}
+	u.lost[h] = struct{}{}
 }
 
 // releaseAll removes and returns the blocks that waited for h and, after

@@ -184,3 +184,51 @@ func TestReleaseAllFollowsTheChain(t *testing.T) {
 		t.Errorf("%d blocks still waiting", n)
 	}
 }
+
+// TestUncheckedForgetsLostForks: what waits for a fork's loser is dropped
+// with it, and a block that comes later built on the loser, or on what was
+// built on it, is not kept, since nothing would ever release it.
+func TestUncheckedForgetsLostForks(t *testing.T) {
+	u := newUnchecked(100, 1<<20)
+	loser, other := ledger.Hash{1}, ledger.Hash{9}
+	b2, b3, b4 := &ledger.Block{Hash: ledger.Hash{2}}, &ledger.Block{Hash: ledger.Hash{3}}, &ledger.Block{Hash: ledger.Hash{4}}
+	if got := u.add(b2, loser); got != added {
+		t.Fatalf("add before the loss: %d", got)
+	}
+	u.add(&ledger.Block{Hash: ledger.Hash{8}}, other)
+	if n := u.drop(loser); n != 1 {
+		t.Fatalf("drop removed %d blocks, want 1", n)
+	}
+	for _, c := range []struct {
+		b       *ledger.Block
+		missing ledger.Hash
+	}{{b3, loser}, {b4, b2.Hash}, {&ledger.Block{Hash: ledger.Hash{5}}, b4.Hash}} {
+		if got := u.add(c.b, c.missing); got != deadEnd {
+			t.Errorf("block %v waiting for %v: add says %d, want deadEnd", c.b.Hash, c.missing, got)
+		}
+	}
+	if n, _, _ := u.stats(); n != 1 || !u.waitsFor(other) {
+		t.Errorf("%d blocks wait, want only the one waiting for another block", n)
+	}
+	if got := u.add(b2, ledger.Hash{7}); got != added {
+		t.Errorf("a block waiting for a hash never lost: add says %d", got)
+	}
+}
+
+// TestUncheckedLostIsBounded: the ring of lost hashes forgets the oldest.
+func TestUncheckedLostIsBounded(t *testing.T) {
+	u := newUnchecked(100, 1<<20)
+	h := func(i int) ledger.Hash { return ledger.Hash{byte(i), byte(i >> 8), byte(i >> 16)} }
+	for i := range maxLost + 10 {
+		u.drop(h(i))
+	}
+	if len(u.lost) != maxLost || len(u.lostRing) != maxLost {
+		t.Fatalf("%d lost in the map, %d in the ring, want %d", len(u.lost), len(u.lostRing), maxLost)
+	}
+	if _, ok := u.lost[h(5)]; ok {
+		t.Error("an old lost hash is still remembered")
+	}
+	if _, ok := u.lost[h(maxLost+9)]; !ok {
+		t.Error("the newest lost hash is forgotten")
+	}
+}
