@@ -54,9 +54,9 @@ func newUnchecked(maxCount, maxBytes int) *unchecked {
 
 // What add did with a block.
 const (
-	added    = iota // it waits for the missing block
-	dup             // it was waiting already
-	deadEnd         // what it waits for is lost: it is dropped, and lost too
+	added   = iota // it waits for the missing block
+	dup            // it was waiting already
+	deadEnd        // what it waits for is lost: it is dropped, and lost too
 )
 
 // add keeps b until missing arrives, unless it waits already or missing is
