@@ -22,6 +22,7 @@ import (
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/machine/access"
 	"github.com/latticenet/lattice/node/nodewire"
+	"github.com/latticenet/lattice/node/p2p"
 )
 
 // protocol is the stream a node opens to a lease's provider for what it
@@ -222,6 +223,26 @@ func (s *Service) Tunnel(ctx context.Context, c Call) (Stream, error) {
 type Stream interface {
 	io.ReadWriteCloser
 	CloseWrite() error
+}
+
+// How a tunnel's bytes travel (PathOf).
+const (
+	PathLocal   = "local"   // this node provides the lease
+	PathDirect  = "direct"  // over a direct connection to the provider's node
+	PathRelayed = "relayed" // through a relay: the provider's node is behind NAT, and hole punching has not (yet) given a direct connection
+)
+
+// PathOf says how the bytes of a stream Tunnel returned travel:
+// PathLocal, PathDirect or PathRelayed.
+func PathOf(st Stream) string {
+	ns, ok := st.(network.Stream)
+	switch {
+	case !ok:
+		return PathLocal
+	case p2p.Relayed(ns):
+		return PathRelayed
+	}
+	return PathDirect
 }
 
 // remote sends req to the provider's node and reads its answer; on
@@ -510,7 +531,18 @@ func (s *Service) execLocal(ctx context.Context, c Call) (nodewire.ExecResult, e
 		return nodewire.ExecResult{}, err
 	}
 	defer release()
-	res, err := m.Exec(ctx, []string{"/bin/sh", "-c", req.Command}, nil, s.cfg.ExecTimeout)
+	// The guest's agent ends the command at ExecTimeout by the guest's
+	// clock, which a loaded host slows (a TCG guest most): past a grace,
+	// the answer is a time-out from here, not a silence that outlasts the
+	// forwarding node's wait.
+	ectx, cancel := context.WithTimeout(ctx, s.cfg.ExecTimeout+execGrace)
+	defer cancel()
+	res, err := m.Exec(ectx, []string{"/bin/sh", "-c", req.Command}, nil, s.cfg.ExecTimeout)
+	if err != nil && ectx.Err() != nil && ctx.Err() == nil {
+		s.log.Warn("exec: the guest did not answer by the command's time", "lease", c.Lease, "timeout", s.cfg.ExecTimeout+execGrace)
+		return nodewire.ExecResult{ExitCode: -1, TimedOut: true,
+			Stderr: fmt.Sprintf("lattice: the guest did not answer within %s", s.cfg.ExecTimeout+execGrace)}, nil
+	}
 	if err != nil {
 		return nodewire.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
@@ -521,6 +553,11 @@ func (s *Service) execLocal(ctx context.Context, c Call) (nodewire.ExecResult, e
 	}
 	return out, nil
 }
+
+// execGrace is how long past ExecTimeout the provider waits for the
+// guest's answer to a command; the forwarding node waits 10 s more
+// (serveStream), its HTTP client longer still.
+const execGrace = 5 * time.Second
 
 // tunnelLocal connects c to a port of a machine of this provider.
 func (s *Service) tunnelLocal(ctx context.Context, c Call) (Stream, error) {
