@@ -370,6 +370,18 @@ func (f *flags) string(name, envVar, confKey, def, usage string) *string {
 	return p
 }
 
+// boolean defines a boolean flag ("--relay", "--relay=false") with an
+// environment variable (may be "") and config-file key (may be ""), which
+// take true or false.
+func (f *flags) boolean(name, envVar, confKey, usage string) *bool {
+	if envVar != "" {
+		usage += " (env " + envVar + ")"
+	}
+	p := f.Bool(name, false, usage)
+	f.bound = append(f.bound, binding{name, envVar, confKey})
+	return p
+}
+
 // parse parses args, then fills unset flags from the environment and from
 // the config file named by the flag "config", if the set has one. Flags
 // may come before or after positional arguments ("block HASH --json"); a

@@ -263,7 +263,7 @@ func (c *Cluster) StartNode(ctx context.Context, i int) error {
 	if running {
 		return fmt.Errorf("netlab: node %d is running", i)
 	}
-	addr := c.Lab.Addr(i).String()
+	addr := c.Lab.LocalAddr(i).String()
 	args := []string{"node", "--data", n.Dir, "--genesis", c.genesis,
 		"--http", fmt.Sprintf("%s:%d", addr, HTTPPort), "--p2p", fmt.Sprintf("/ip4/%s/tcp/%d", addr, P2PPort),
 		"--log-level", c.opts.LogLevel, "--log-format", "text"}

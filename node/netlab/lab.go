@@ -40,20 +40,33 @@ const (
 type Options struct {
 	// Nodes is the number of node namespaces, 1 to 250. Default 5.
 	Nodes int
+	// NAT are the nodes behind a router of their own that masquerades
+	// them, as a home or office router does (see nat.go). Needs nft.
+	NAT []int
+	// Public puts the switch on 11.77.0.0/24 instead of 10.77.0.0/24:
+	// addresses that libp2p counts as public, so that its AutoNAT probes
+	// them (it never dials back a private address). The lab's namespaces
+	// have no route beyond the switch, so these reach nothing else.
+	Public bool
 }
 
 // Lab is a set of network namespaces on one switch: Nodes() node
 // namespaces, node i at 10.77.0.(i+1)/24, and a monitor namespace at
-// 10.77.0.254/24. Its methods are safe for concurrent use; those that
-// take a testing.TB's Fatal must be called from the test's goroutine.
+// 10.77.0.254/24 (11.77.0.x with Options.Public). A node behind NAT has
+// its router at that address instead, and a LAN of its own (see nat.go).
+// Its methods are safe for concurrent use; those that take a
+// testing.TB's Fatal must be called from the test's goroutine.
 type Lab struct {
-	t      testing.TB
-	prefix string
-	nodes  []*netns
-	mon    *netns
-	sw     *Switch
-	client *http.Client
-	logDir string
+	t       testing.TB
+	prefix  string
+	net     byte   // the switch's first octet: 10, or 11 when public
+	nat     []bool // by node: behind a router of its own
+	nodes   []*netns
+	routers []*netns // by node: its router, or nil
+	mon     *netns
+	sw      *Switch
+	client  *http.Client
+	logDir  string
 
 	mu      sync.Mutex
 	procs   []*Proc
@@ -89,14 +102,31 @@ func NewWithOptions(t testing.TB, opts Options) *Lab {
 	}
 	var b [3]byte
 	rand.Read(b[:])
-	l := &Lab{t: t, prefix: "netlab-" + hex.EncodeToString(b[:]), logDir: t.TempDir()}
+	l := &Lab{t: t, prefix: "netlab-" + hex.EncodeToString(b[:]), logDir: t.TempDir(), net: 10, nat: make([]bool, opts.Nodes)}
+	if opts.Public {
+		l.net = 11
+	}
+	for _, i := range opts.NAT {
+		if i < 0 || i >= opts.Nodes {
+			t.Fatalf("netlab: NAT node %d out of range 0 to %d", i, opts.Nodes-1)
+		}
+		l.nat[i] = true
+	}
+	if len(opts.NAT) > 0 {
+		if reason := natUnsupported(); reason != "" {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("netlab: %s (CI=true: not skipping)", reason)
+			}
+			t.Skipf("netlab: %s", reason)
+		}
+	}
 	t.Cleanup(l.close)
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	if err := l.setup(ctx, opts.Nodes); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("netlab: lab %s: %d nodes at 10.77.0.1-%d, monitor at 10.77.0.254", l.prefix, opts.Nodes, opts.Nodes)
+	t.Logf("netlab: lab %s: %d nodes at %d.77.0.1-%d (behind NAT: %v), monitor at %s", l.prefix, opts.Nodes, l.net, opts.Nodes, opts.NAT, l.Addr(Monitor))
 	return l
 }
 
@@ -133,6 +163,7 @@ func (l *Lab) setup(ctx context.Context, nodes int) error {
 			l.mon = ns
 		} else {
 			l.nodes = append(l.nodes, ns)
+			l.routers = append(l.routers, nil)
 		}
 		if err := ip(ctx, "-n", name, "link", "set", "lo", "up"); err != nil {
 			closePorts()
@@ -140,6 +171,15 @@ func (l *Lab) setup(ctx context.Context, nodes int) error {
 		}
 		if err := ns.disableIPv6(); err != nil {
 			l.t.Logf("netlab: namespace %s keeps IPv6: %v", name, err)
+		}
+		if i < nodes && l.nat[i] {
+			// The node's LAN; its router takes the switch's port.
+			r, err := l.addRouter(ctx, i, ns)
+			if err != nil {
+				closePorts()
+				return err
+			}
+			ns, name = r, r.name
 		}
 		tap, err := ns.openTap(tapName)
 		if err != nil {
@@ -156,6 +196,12 @@ func (l *Lab) setup(ctx context.Context, nodes int) error {
 			{"-n", name, "link", "set", tapName, "up"},
 		} {
 			if err := ip(ctx, args...); err != nil {
+				closePorts()
+				return err
+			}
+		}
+		if i < nodes && l.nat[i] {
+			if err := l.masquerade(ctx, i); err != nil {
 				closePorts()
 				return err
 			}
@@ -215,7 +261,7 @@ func (l *Lab) close() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 		defer cancel()
-		for _, ns := range append(l.nodes, l.mon) {
+		for _, ns := range append(append(l.nodes, l.routers...), l.mon) {
 			if ns == nil {
 				continue
 			}
@@ -248,12 +294,24 @@ func (l *Lab) notNoise(line string) bool {
 // Nodes returns the number of node namespaces.
 func (l *Lab) Nodes() int { return len(l.nodes) }
 
-// Addr returns the address of node i, or of the monitor for Monitor.
+// Addr returns the address of node i on the switch, or of the monitor for
+// Monitor. For a node behind NAT it is its router's: the address the
+// others see its connections come from, and reach its API at.
 func (l *Lab) Addr(i int) netip.Addr {
 	if i == Monitor {
-		return netip.AddrFrom4([4]byte{10, 77, 0, 254})
+		return netip.AddrFrom4([4]byte{l.net, 77, 0, 254})
 	}
-	return netip.AddrFrom4([4]byte{10, 77, 0, byte(i + 1)})
+	return netip.AddrFrom4([4]byte{l.net, 77, 0, byte(i + 1)})
+}
+
+// LocalAddr returns the address node i's own devices have: Addr(i), or
+// for a node behind NAT its address on its LAN, which only it and its
+// router can reach. A node's process listens there.
+func (l *Lab) LocalAddr(i int) netip.Addr {
+	if i != Monitor && i >= 0 && i < len(l.nat) && l.nat[i] {
+		return lanAddr(i, 2)
+	}
+	return l.Addr(i)
 }
 
 // URL returns the base URL of node i's HTTP API on HTTPPort.
@@ -404,6 +462,9 @@ func (l *Lab) SetLinkUp(ctx context.Context, i int, up bool) error {
 	ns, err := l.ns(i)
 	if err != nil {
 		return err
+	}
+	if l.nat[i] {
+		ns = l.routers[i] // its cable is the router's
 	}
 	state := "down"
 	if up {

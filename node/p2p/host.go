@@ -21,6 +21,7 @@ import (
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
 	"github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	relayv2 "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
@@ -86,7 +87,24 @@ type Config struct {
 	// SaveInterval is how often the known peers are written to peers.json
 	// (they are also written by Close). Default: one minute.
 	SaveInterval time.Duration
+
+	// Relay makes the host a circuit relay (libp2p's relay v2) for peers
+	// behind NAT: see RelayLimit for what one relayed connection may use.
+	// It declares the host publicly reachable (AutoNAT is not asked), so
+	// it belongs only on a node that others can dial. Every host, relay or not,
+	// answers other peers' AutoNAT probes, takes part in hole punching
+	// (DCUtR) and, when AutoNAT finds it unreachable, reserves a slot on a
+	// connected relay and announces the relayed address.
+	Relay bool
 }
+
+// RelayLimit is what one relayed connection may use at a relay before the
+// relay resets it: an hour, and a GiB in each direction. A relayed
+// connection is meant to last until hole punching makes a direct one,
+// usually within seconds; the bound keeps a relay's operator from carrying
+// a tunnel's traffic for good. libp2p's own default (two minutes, 128 KiB)
+// would cut an SSH session through a relay within its first screens.
+var RelayLimit = relayv2.RelayLimit{Duration: time.Hour, Data: 1 << 30}
 
 func (c *Config) ensureDefaults() {
 	if len(c.Listen) == 0 {
@@ -217,7 +235,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	// TCP only: one transport that works the same offline, in tests and in
 	// containers; QUIC can be added beside it once it has earned its place.
-	h.host, err = libp2p.New(
+	opts := []libp2p.Option{
 		libp2p.Identity(key),
 		libp2p.ListenAddrStrings(cfg.Listen...),
 		libp2p.Transport(tcp.NewTCPTransport),
@@ -226,12 +244,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		libp2p.ResourceManager(rm),
 		libp2p.ConnectionManager(cm),
 		libp2p.ConnectionGater(h.gater),
-		libp2p.DisableRelay(),
 		// The node exports its own metrics; libp2p's would register on the
 		// process-wide Prometheus registry.
 		libp2p.DisableMetrics(),
 		libp2p.UserAgent("lattice"),
-	)
+	}
+	h.host, err = libp2p.New(append(opts, h.natOptions()...)...)
 	if err != nil {
 		// libp2p closes what it was given when New fails after taking it,
 		// but not always before; closing twice is harmless.

@@ -39,7 +39,8 @@ func (h *Host) Handle(name string, handler func(s network.Stream)) {
 // dialling p first if needed: with the addresses the host knows for it,
 // or, when it knows none (a peer never met, such as the node a chat
 // recipient is registered at), with those the network's DHT finds.
-// ctx bounds the dial and the protocol negotiation; the stream then gets
+// The stream may run through a relay (see Relayed). ctx bounds the dial
+// and the protocol negotiation; the stream then gets
 // ctx's deadline, or one Config.StreamTimeout away if ctx has none, which
 // the caller may move. The caller must Close or Reset the stream.
 func (h *Host) Open(ctx context.Context, p peer.ID, name string) (network.Stream, error) {
@@ -48,7 +49,10 @@ func (h *Host) Open(ctx context.Context, p peer.ID, name string) (network.Stream
 			h.host.Peerstore().AddAddrs(p, info.Addrs, peerstore.TempAddrTTL)
 		}
 	}
-	s, err := h.host.NewStream(ctx, p, h.protocolID(name))
+	// A peer behind NAT may be connected through a relay only (until hole
+	// punching gives a direct connection, which new streams then take);
+	// libp2p opens streams over such a connection only when asked to.
+	s, err := h.host.NewStream(network.WithAllowLimitedConn(ctx, name), p, h.protocolID(name))
 	if err != nil {
 		return nil, fmt.Errorf("p2p: open %s to %s: %w", name, p, err)
 	}

@@ -82,6 +82,9 @@ type Config struct {
 	// P2P are the multiaddrs the host listens on; Bootstrap the peers it
 	// joins through.
 	P2P, Bootstrap []string
+	// Relay makes the node a circuit relay for peers behind NAT (see
+	// p2p.Config.Relay).
+	Relay bool
 	// API tunes the HTTP API; the stack and the modules fill in the rest.
 	API nodeapi.Options
 	// Wrap, if set, wraps the API's handler (tests check its answers).
@@ -190,6 +193,7 @@ func (s *Stack) Provision(ctx context.Context) error {
 		Bootstrap: s.cfg.Bootstrap,
 		Network:   n.Network.Genesis.Hash.String(),
 		Logger:    s.log,
+		Relay:     s.cfg.Relay,
 	}); err != nil {
 		return err
 	}

@@ -1,0 +1,103 @@
+package p2p
+
+import (
+	"context"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
+	relayv2 "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
+	ma "github.com/multiformats/go-multiaddr"
+)
+
+// hopProtocol is the protocol a circuit relay v2 serves reservations on:
+// the peers that announce it are relay candidates.
+const hopProtocol = "/libp2p/circuit/relay/0.2.0/hop"
+
+// natOptions are libp2p's ways through NAT, all libp2p's own:
+//
+//   - AutoNAT: the host answers other peers' dial-back probes, and asks
+//     theirs, to learn whether it is reachable from outside.
+//   - AutoRelay: once AutoNAT says it is not, the host reserves a slot on
+//     relays among its connected peers (any node run with Relay) and
+//     announces its addresses through them, /p2p-circuit ones.
+//   - Hole punching (DCUtR): a host that accepts a connection through a
+//     relay then tries for a direct one: it dials the other peer itself
+//     when that peer has a public address, else both dial at once, each
+//     through its own NAT. New streams take the direct connection.
+//   - Relay: with Config.Relay, the host relays for others (RelayLimit),
+//     and takes itself to be publicly reachable without asking AutoNAT.
+func (h *Host) natOptions() []libp2p.Option {
+	opts := []libp2p.Option{
+		libp2p.EnableRelay(),
+		libp2p.EnableNATService(),
+		libp2p.EnableHolePunching(),
+		libp2p.EnableAutoRelayWithPeerSource(h.relayCandidates,
+			// libp2p waits three minutes for four candidates before it
+			// reserves; a small network may have one relay in all.
+			autorelay.WithMinCandidates(1),
+			autorelay.WithBootDelay(0),
+			autorelay.WithMinInterval(10*time.Second),
+			autorelay.WithBackoff(time.Minute)),
+	}
+	if h.cfg.Relay {
+		res := relayv2.DefaultResources()
+		limit := RelayLimit
+		res.Limit = &limit
+		// libp2p's 2 KiB buffers hold a relayed tunnel to a few MB/s.
+		res.BufferSize = 16 << 10
+		// The operator says the node is reachable. AutoNAT could not
+		// always confirm it: it needs a public peer to dial back, and a
+		// network's only public node (its relay) has none.
+		opts = append(opts, libp2p.EnableRelayService(relayv2.WithResources(res)), libp2p.ForceReachabilityPublic())
+	}
+	return opts
+}
+
+// relayCandidates is AutoRelay's source of relays: the connected peers
+// that serve reservations.
+func (h *Host) relayCandidates(ctx context.Context, num int) <-chan peer.AddrInfo {
+	out := make(chan peer.AddrInfo, num)
+	defer close(out)
+	for _, p := range h.host.Network().Peers() {
+		if len(out) == num || ctx.Err() != nil {
+			break
+		}
+		if ok, err := h.host.Peerstore().SupportsProtocols(p, hopProtocol); err != nil || len(ok) == 0 {
+			continue
+		}
+		out <- peer.AddrInfo{ID: p, Addrs: h.host.Peerstore().Addrs(p)}
+	}
+	return out
+}
+
+// Reachability is what AutoNAT learned of the host: "public" when peers
+// reached it by dialling back, "private" when they could not (it is
+// behind NAT, and reachable through relays), "unknown" until then.
+func (h *Host) Reachability() string {
+	type reachable interface{ Reachability() network.Reachability }
+	r, ok := h.host.(reachable)
+	if !ok {
+		return "unknown"
+	}
+	switch r.Reachability() {
+	case network.ReachabilityPublic:
+		return "public"
+	case network.ReachabilityPrivate:
+		return "private"
+	}
+	return "unknown"
+}
+
+// Relayed reports whether s runs over a relayed connection rather than a
+// direct one.
+func Relayed(s network.Stream) bool {
+	c := s.Conn()
+	if c.Stat().Limited {
+		return true
+	}
+	_, err := c.RemoteMultiaddr().ValueForProtocol(ma.P_CIRCUIT)
+	return err == nil
+}

@@ -1,0 +1,324 @@
+package p2p
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/latticenet/lattice/node/netlab"
+)
+
+// natHelperArg, as the test binary's first argument, makes it a host of
+// TestNATTraversal's lab instead of running tests.
+const natHelperArg = "nat-helper"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == natHelperArg {
+		os.Exit(natHelper(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// echoResult is what a helper's POST /echo answers.
+type echoResult struct {
+	Path  string `json:"path"` // "relayed" or "direct"
+	Bytes int    `json:"bytes"`
+	MS    int64  `json:"ms"`
+}
+
+// natStatus is what a helper's GET /status answers.
+type natStatus struct {
+	ID           string   `json:"id"`
+	Addrs        []string `json:"addrs"`
+	Reachability string   `json:"reachability"`
+}
+
+// natHelper runs one Host of the lab in this process's namespace, with a
+// stream protocol "echo" (every byte back, then the end) and an HTTP API
+// for the test on -control: GET /status, POST /echo?peer=ID&bytes=N (a
+// stream to the peer carries N random bytes there and back, checked),
+// POST /disconnect?peer=ID. It stops on SIGTERM.
+func natHelper(args []string) int {
+	fs := flag.NewFlagSet(natHelperArg, flag.ContinueOnError)
+	dir := fs.String("dir", "", "data directory")
+	listen := fs.String("listen", "", "p2p listen multiaddr")
+	bootstrap := fs.String("bootstrap", "", "bootstrap multiaddr")
+	control := fs.String("control", "", "the test's HTTP API address")
+	relay := fs.Bool("relay", false, "serve as a relay")
+	reconnect := fs.Duration("reconnect", 10*time.Second, "reconnect interval")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	cfg := Config{Dir: *dir, Listen: []string{*listen}, Network: "natlab", Logger: log, Relay: *relay,
+		ReconnectInterval: *reconnect, DialTimeout: 5 * time.Second}
+	if *bootstrap != "" {
+		cfg.Bootstrap = []string{*bootstrap}
+	}
+	h, err := New(ctx, cfg)
+	if err != nil {
+		log.Error("start", "err", err)
+		return 1
+	}
+	defer h.Close()
+	h.Handle("echo", func(s network.Stream) {
+		s.SetDeadline(time.Now().Add(time.Minute))
+		if _, err := io.Copy(s, s); err != nil {
+			s.Reset()
+			return
+		}
+		s.Close()
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(natStatus{ID: h.ID().String(), Addrs: h.Addrs(), Reachability: h.Reachability()})
+	})
+	mux.HandleFunc("POST /disconnect", func(w http.ResponseWriter, r *http.Request) {
+		id, err := peer.Decode(r.URL.Query().Get("peer"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		h.host.Network().ClosePeer(id)
+	})
+	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
+		id, err := peer.Decode(r.URL.Query().Get("peer"))
+		n, nerr := strconv.Atoi(r.URL.Query().Get("bytes"))
+		if err != nil || nerr != nil || n < 1 {
+			http.Error(w, "want peer=ID&bytes=N", http.StatusBadRequest)
+			return
+		}
+		res, err := echo(r.Context(), h, id, n)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		json.NewEncoder(w).Encode(res)
+	})
+	srv := &http.Server{Addr: *control, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("control API", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// echo sends n random bytes to peer id's echo and checks what comes back.
+func echo(ctx context.Context, h *Host, id peer.ID, n int) (echoResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	start := time.Now()
+	s, err := h.Open(ctx, id, "echo")
+	if err != nil {
+		return echoResult{}, err
+	}
+	defer s.Reset()
+	data := make([]byte, n)
+	rand.Read(data)
+	sent := make(chan error, 1)
+	go func() {
+		_, err := s.Write(data)
+		if err == nil {
+			err = s.CloseWrite()
+		}
+		sent <- err
+	}()
+	got, err := io.ReadAll(s)
+	if err != nil {
+		return echoResult{}, fmt.Errorf("reading the echo after %d bytes: %w", len(got), err)
+	}
+	if err := <-sent; err != nil {
+		return echoResult{}, fmt.Errorf("sending: %w", err)
+	}
+	if sha256.Sum256(got) != sha256.Sum256(data) {
+		return echoResult{}, fmt.Errorf("the echo of %d bytes came back as %d different bytes", n, len(got))
+	}
+	path := "direct"
+	if Relayed(s) {
+		path = "relayed"
+	}
+	return echoResult{Path: path, Bytes: n, MS: time.Since(start).Milliseconds()}, nil
+}
+
+// TestNATTraversal puts a host behind a masquerading router (netlab, with
+// nftables) and reaches it from a host outside: through a relay, while
+// the router refuses every packet between the two (so no direct
+// connection can form), then directly, once the block is lifted and a
+// new relayed connection lets hole punching (DCUtR) connect them. The
+// hosts are real processes, each in its own network namespace, on
+// addresses libp2p's AutoNAT counts as public; the one behind NAT learns
+// so from AutoNAT and reserves its relay slot by itself.
+func TestNATTraversal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a lab of processes behind NAT: not in -short")
+	}
+	t.Run("from a public host", func(t *testing.T) { natTraversal(t, false) })
+	// Both behind NAT: the direct connection needs a real hole punch, both
+	// hosts dialling at once from the ports their routers keep.
+	t.Run("from a host behind NAT too", func(t *testing.T) { natTraversal(t, true) })
+}
+
+func natTraversal(t *testing.T, bothNAT bool) {
+	const relay, outside, inside = 0, 1, 2
+	nat := []int{inside}
+	if bothNAT {
+		nat = append(nat, outside)
+	}
+	lab := netlab.NewWithOptions(t, netlab.Options{Nodes: 3, NAT: nat, Public: true})
+	lab.QuietTails("msg=http ")
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]peer.ID, 3)
+	dirs := make([]string, 3)
+	for i := range ids {
+		dirs[i] = t.TempDir()
+		key, err := loadOrCreateKey(dirs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids[i], err = peer.IDFromPrivateKey(key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr := func(i int) string { return fmt.Sprintf("/ip4/%s/tcp/4001", lab.LocalAddr(i)) }
+	relayAddr := fmt.Sprintf("/ip4/%s/tcp/4001/p2p/%s", lab.Addr(relay), ids[relay])
+	start := func(i int, args ...string) {
+		t.Helper()
+		args = append([]string{natHelperArg, "-dir", dirs[i], "-listen", addr(i),
+			"-control", fmt.Sprintf("%s:%d", lab.LocalAddr(i), netlab.HTTPPort)}, args...)
+		if _, err := lab.Start(i, fmt.Sprintf("host-%d", i), bin, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The router refuses the outside host from the start: the only way
+	// between them is the relay.
+	lab.Block(inside, outside)
+	if bothNAT {
+		lab.Block(outside, inside)
+	}
+	start(relay, "-relay")
+	if bothNAT {
+		start(outside, "-bootstrap", relayAddr, "-reconnect", "1h")
+	} else {
+		start(outside, "-bootstrap", relayAddr)
+	}
+	// A reconnect loop that dials every known peer would connect the two
+	// directly as soon as the block goes; the hour leaves the direct
+	// connection to hole punching.
+	start(inside, "-bootstrap", relayAddr, "-reconnect", "1h")
+
+	client := lab.HTTPClient()
+	call := func(i int, method, path string, out any) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, method, fmt.Sprintf("http://%s:%d%s", lab.Addr(i), netlab.HTTPPort, path), nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(body))
+		}
+		if out != nil {
+			return json.Unmarshal(body, out)
+		}
+		return nil
+	}
+	echoTo := func(n int) (echoResult, error) {
+		var res echoResult
+		err := call(outside, "POST", fmt.Sprintf("/echo?peer=%s&bytes=%d", ids[inside], n), &res)
+		return res, err
+	}
+	waitPath := func(want string, bound time.Duration) echoResult {
+		t.Helper()
+		deadline := time.Now().Add(bound)
+		var last, seen string
+		for {
+			res, err := echoTo(64 << 10)
+			if err == nil && res.Path == want {
+				return res
+			}
+			if err != nil {
+				last = err.Error()
+			} else {
+				last = "path " + res.Path
+			}
+			var st natStatus
+			serr := call(inside, "GET", "/status", &st)
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s echo to the host behind NAT within %s; last: %s; its status %+v %v", want, bound, last, st, serr)
+			}
+			if st.Reachability != seen {
+				seen = st.Reachability
+				t.Logf("%s: the host behind NAT finds itself %s, addresses %q", time.Now().Format("15:04:05.000"), st.Reachability, st.Addrs)
+			}
+			time.Sleep(2 * time.Second)
+		}
+	}
+
+	began := time.Now()
+	res := waitPath("relayed", 4*time.Minute)
+	t.Logf("first relayed echo after %s: %+v", time.Since(began).Round(time.Millisecond), res)
+	var st natStatus
+	if err := call(inside, "GET", "/status", &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Reachability != "private" || !strings.Contains(strings.Join(st.Addrs, " "), "/p2p-circuit") {
+		t.Errorf("the host behind NAT: reachability %q, addresses %q; want private, with a relayed address", st.Reachability, st.Addrs)
+	}
+	if err := call(relay, "GET", "/status", &st); err != nil || st.Reachability != "public" {
+		t.Errorf("the relay: reachability %q (%v), want public", st.Reachability, err)
+	}
+	big, err := echoTo(8 << 20)
+	if err != nil || big.Path != "relayed" {
+		t.Fatalf("8 MiB through the relay: %+v %v", big, err)
+	}
+	t.Logf("8 MiB there and back through the relay in %d ms", big.MS)
+
+	// The block goes; a new relayed connection has the host behind NAT
+	// try for a direct one.
+	lab.Block(inside)
+	if bothNAT {
+		lab.Block(outside)
+	}
+	if err := call(outside, "POST", "/disconnect?peer="+ids[inside].String(), nil); err != nil {
+		t.Fatal(err)
+	}
+	began = time.Now()
+	res = waitPath("direct", 2*time.Minute)
+	t.Logf("first direct echo after %s: %+v", time.Since(began).Round(time.Millisecond), res)
+	if big, err = echoTo(8 << 20); err != nil || big.Path != "direct" {
+		t.Fatalf("8 MiB directly: %+v %v", big, err)
+	}
+	t.Logf("8 MiB there and back directly in %d ms", big.MS)
+}
