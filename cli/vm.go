@@ -239,7 +239,7 @@ until interrupted. With the debian-12 image, log in with
 		return fmt.Errorf("--listen %s: %w", *listen, err)
 	}
 	defer ln.Close()
-	fmt.Fprintf(e.stdout, "forwarding %s to port %d of lease %s's VM through %s; Ctrl-C stops\n", ln.Addr(), *port, h, c.BaseURL())
+	fmt.Fprintf(e.stdout, "forwarding %s to port %d of lease %s's VM through %s (%s); Ctrl-C stops\n", ln.Addr(), *port, h, c.BaseURL(), pathWords(probe.Path()))
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	var wg sync.WaitGroup
@@ -277,9 +277,22 @@ until interrupted. With the debian-12 image, log in with
 				return
 			}
 			up, down := vmnet.Splice(conn.(*net.TCPConn), t)
-			fmt.Fprintf(e.stderr, "lattice tunnel: a connection closed (%d bytes up, %d down)\n", up, down)
+			fmt.Fprintf(e.stderr, "lattice tunnel: a connection closed (%d bytes up, %d down, %s)\n", up, down, pathWords(t.Path()))
 		})
 	}
+}
+
+// pathWords says in words how a tunnel reached the VM (TunnelConn.Path).
+func pathWords(path string) string {
+	switch path {
+	case vmnet.PathLocal:
+		return "the node is the provider"
+	case vmnet.PathDirect:
+		return "direct to the provider's node"
+	case vmnet.PathRelayed:
+		return "through a relay to the provider's node, which is behind NAT"
+	}
+	return "path not reported"
 }
 
 func runVMSign(ctx context.Context, e *env, args []string) error {

@@ -667,6 +667,9 @@ func (s *Service) PeerID() string { return s.h.ID().String() }
 // Addrs returns the multiaddrs peers can dial this node at.
 func (s *Service) Addrs() []string { return s.h.Addrs() }
 
+// Reachability is what AutoNAT learned of this node (p2p.Host.Reachability).
+func (s *Service) Reachability() string { return s.h.Reachability() }
+
 func (s *Service) String() string { return fmt.Sprintf("ledgernet(%s)", s.h.ID()) }
 
 // takeBatch waits for one item of ch, then takes what else is waiting, up

@@ -24,11 +24,12 @@ import (
 func TestNetworkInfo(t *testing.T) {
 	h := newChatHarness(t, chatnet.Config{})
 	var info struct {
-		PeerID string   `json:"peer_id"`
-		Addrs  []string `json:"p2p_addrs"`
+		PeerID       string   `json:"peer_id"`
+		Addrs        []string `json:"p2p_addrs"`
+		Reachability string   `json:"reachability"`
 	}
 	r := h.getJSON("/network", &info)
-	checkFields(t, r.body, "GET /network", "peer_id", "p2p_addrs", "peers", "gossip_blocks", "gossip_votes",
+	checkFields(t, r.body, "GET /network", "peer_id", "p2p_addrs", "reachability", "peers", "gossip_blocks", "gossip_votes",
 		"invalid_messages", "held_future_blocks", "synced_blocks", "served_blocks", "intake_dropped",
 		"publish_dropped", "unchecked_blocks", "unchecked_bytes", "unchecked_evicted", "active_elections",
 		"confirmations", "forks_resolved", "unchecked_dropped", "equivocations", "conflicting_confirmations", "quorum")
@@ -37,6 +38,10 @@ func TestNetworkInfo(t *testing.T) {
 	}
 	if len(info.Addrs) == 0 {
 		t.Errorf("GET /network p2p_addrs: got none, want the node's listen addresses")
+	}
+	// On loopback no peer can tell (AutoNAT never probes such addresses).
+	if info.Reachability != "unknown" {
+		t.Errorf("GET /network reachability: got %q, want unknown on loopback", info.Reachability)
 	}
 	for _, a := range info.Addrs {
 		if !strings.HasSuffix(a, "/p2p/"+h.peer()) {
@@ -71,6 +76,7 @@ type fakeNetwork struct {
 
 func (f fakeNetwork) PeerID() string                      { return otherPeer }
 func (f fakeNetwork) Addrs() []string                     { return f.addrs }
+func (f fakeNetwork) Reachability() string                { return "private" }
 func (f fakeNetwork) Elections() []ledgernet.ElectionInfo { return f.elections }
 func (f fakeNetwork) Stats() ledgernet.Stats              { return ledgernet.Stats{Peers: 2, Confirmations: 7} }
 func (f fakeNetwork) Splits() []ledgernet.Split           { return f.splits }

@@ -80,6 +80,8 @@ type Network interface {
 	Stats() ledgernet.Stats
 	Quorum() ledgernet.QuorumStatus
 	Splits() []ledgernet.Split
+	// Reachability is what AutoNAT learned: public, private or unknown.
+	Reachability() string
 }
 
 func (o *Options) setDefaults() {
@@ -742,10 +744,11 @@ func (s *Server) networkInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		PeerID string   `json:"peer_id"`
-		Addrs  []string `json:"p2p_addrs"`
+		PeerID       string   `json:"peer_id"`
+		Addrs        []string `json:"p2p_addrs"`
+		Reachability string   `json:"reachability"`
 		ledgernet.Stats
-	}{nw.PeerID(), p2pAddrs(nw), nw.Stats()})
+	}{nw.PeerID(), p2pAddrs(nw), nw.Reachability(), nw.Stats()})
 }
 
 // p2pAddrs are nw's addresses, [] rather than null when it has none.

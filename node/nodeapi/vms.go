@@ -129,8 +129,10 @@ func (s *Server) tunnel(w http.ResponseWriter, r *http.Request) {
 	}
 	// The status goes out with the hijack (net/http flushes a written
 	// header then), through every wrapper that records it.
+	path := vmnet.PathOf(st)
 	w.Header().Set("Connection", "Upgrade")
 	w.Header().Set("Upgrade", "tcp")
+	w.Header().Set(TunnelPathHeader, path)
 	w.WriteHeader(http.StatusSwitchingProtocols)
 	conn, buf, err := rc.Hijack()
 	if err != nil {
@@ -149,9 +151,14 @@ func (s *Server) tunnel(w http.ResponseWriter, r *http.Request) {
 	defer end()
 	// Bytes the client sent after its request, already read.
 	client := &bufferedTCP{c: tc, r: buf.Reader}
+	s.n.Log.Info("tunnel opened", "lease", h, "path", path)
 	up, down := vmnet.Splice(client, st)
-	s.n.Log.Info("tunnel closed", "lease", h, "up", up, "down", down)
+	s.n.Log.Info("tunnel closed", "lease", h, "path", path, "up", up, "down", down)
 }
+
+// TunnelPathHeader names, in a tunnel's 101 answer, how its bytes travel
+// to the VM (vmnet.PathOf): local, direct or relayed.
+const TunnelPathHeader = "Lattice-Tunnel-Path"
 
 // bufferedTCP is a hijacked connection whose first bytes may sit in the
 // server's reader. It does not embed the *net.TCPConn: io.Copy would take

@@ -74,9 +74,17 @@ func (c *Client) Exec(ctx context.Context, h ledger.Hash, a Access, command stri
 // connection is not embedded, so that io.Copy cannot take its WriteTo
 // and skip them).
 type TunnelConn struct {
-	c *net.TCPConn
-	r *bufio.Reader
+	c    *net.TCPConn
+	r    *bufio.Reader
+	path string
 }
+
+// Path says how the tunnel's bytes travel from the node to the VM, as
+// the node answered: "local" (the node provides the lease), "direct" (a
+// direct connection to the provider's node) or "relayed" (through a
+// relay: the provider is behind NAT and hole punching has not given a
+// direct connection). "" from a node that does not say.
+func (t *TunnelConn) Path() string { return t.path }
 
 func (t *TunnelConn) Read(p []byte) (int, error) {
 	if t.r != nil && t.r.Buffered() > 0 {
@@ -152,7 +160,7 @@ func (c *Client) Tunnel(ctx context.Context, h ledger.Hash, a Access, port int) 
 		return nil, ctx.Err()
 	}
 	conn.SetDeadline(time.Time{})
-	return &TunnelConn{c: conn.(*net.TCPConn), r: br}, nil
+	return &TunnelConn{c: conn.(*net.TCPConn), r: br, path: resp.Header.Get("Lattice-Tunnel-Path")}, nil
 }
 
 var _ net.Conn = (*TunnelConn)(nil)

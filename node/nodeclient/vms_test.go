@@ -32,7 +32,7 @@ func TestTunnelKeepsEarlyBytes(t *testing.T) {
 				if _, err := readHead(c); err != nil {
 					return
 				}
-				io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\nSSH-2.0-banner\r\n")
+				io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: tcp\r\nLattice-Tunnel-Path: relayed\r\n\r\nSSH-2.0-banner\r\n")
 				time.Sleep(50 * time.Millisecond)
 				io.WriteString(c, "then the rest")
 			}()
@@ -52,6 +52,9 @@ func TestTunnelKeepsEarlyBytes(t *testing.T) {
 			io.Copy(&got, conn)
 		}
 		conn.Close()
+		if conn.Path() != "relayed" {
+			t.Errorf("%s: path %q, want the node's relayed", how, conn.Path())
+		}
 		if got.String() != "SSH-2.0-banner\r\nthen the rest" {
 			t.Fatalf("%s: got %q", how, got.String())
 		}

@@ -257,6 +257,10 @@ func TestProviderVMs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Loopback nodes reach each other directly.
+		if conn.Path() != vmnet.PathDirect {
+			t.Errorf("a tunnel through node 1: path %q, want %q", conn.Path(), vmnet.PathDirect)
+		}
 		start := time.Now()
 		if _, err := conn.Write(data); err != nil {
 			t.Fatal(err)
