@@ -69,6 +69,9 @@ func (u *unchecked) add(b *ledger.Block, missing ledger.Hash) int {
 		return dup
 	}
 	if _, ok := u.lost[missing]; ok {
+		if _, again := u.lost[b.Hash]; again {
+			return dup // dropped before: counted then
+		}
 		u.loseLocked(b.Hash)
 		return deadEnd
 	}
@@ -87,14 +90,24 @@ func (u *unchecked) add(b *ledger.Block, missing ledger.Hash) int {
 // recursively for them, marking them lost too. It returns how many blocks
 // it removed.
 func (u *unchecked) drop(h ledger.Hash) int {
-	out := u.releaseAll(h)
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	// All under one lock: a block added between the release and the
+	// marking would wait for good.
 	u.loseLocked(h)
-	for _, b := range out {
-		u.loseLocked(b.Hash)
+	n := 0
+	for next := []ledger.Hash{h}; len(next) > 0; {
+		m := next[len(next)-1]
+		next = next[:len(next)-1]
+		for _, el := range slices.Clone(u.byMissing[m]) {
+			b := el.Value.(*waiting).b
+			u.removeLocked(el)
+			u.loseLocked(b.Hash)
+			next = append(next, b.Hash)
+			n++
+		}
 	}
-	return len(out)
+	return n
 }
 
 func (u *unchecked) loseLocked(h ledger.Hash) {
