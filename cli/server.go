@@ -578,9 +578,10 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	vmImages := f.string("vm-images", "LATTICE_VM_IMAGES", "vm_images", "", "directory of the built VM images, which nodes and platforms on one host may share (default DATA/machines/images)")
 	vmAccel := f.string("vm-accel", "LATTICE_VM_ACCEL", "vm_accel", "", "force the VMs' accelerator: kvm or tcg (default KVM where /dev/kvm works)")
 	tkKey := f.string("timekeeper-key", "LATTICE_TIMEKEEPER_KEY", "timekeeper_key", "", "key file of a timekeeper: this node then attests lease times for the committee the state chain names (created if missing)")
-	relay := f.boolean("relay", "LATTICE_RELAY", "relay", "relay for peers behind NAT (libp2p circuit relay v2) once this node is found publicly reachable; see docs/operations.md")
+	relay := f.boolean("relay", "LATTICE_RELAY", "relay", "relay for peers behind NAT (libp2p circuit relay v2); says this node is publicly reachable, so only on a node others can dial; see docs/operations.md")
+	reach := f.string("reachability", "LATTICE_REACHABILITY", "reachability", "auto", "auto: AutoNAT finds out whether peers can dial this node; private: it is behind NAT (it reserves a relay at once); public: they can")
 	reject := f.string("statechain-reject", "LATTICE_STATECHAIN_REJECT", "statechain_reject", "", "comma-separated hashes of state-chain blocks to drop after a conflict (docs/operations.md); never accepted, removed with what follows them")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window, statechain_reject, provider_key, capacity, vm_image, vm_images, vm_accel, timekeeper_key, relay")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window, statechain_reject, provider_key, capacity, vm_image, vm_images, vm_accel, timekeeper_key, relay, reachability")
 	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a block's timestamp may be from this node's clock: the API refuses a new block beyond it, the network holds an early one until its time")
 	window := f.string("online-window", "LATTICE_ONLINE_WINDOW", "online_window", "5m", "how long a representative counts as online after its latest vote (GET /node's quorum, /readyz); never changes the quorum")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
@@ -591,6 +592,17 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	}
 	if err := noArgs(f); err != nil {
 		return err
+	}
+	reachability := ""
+	switch *reach {
+	case "auto":
+	case "public", "private":
+		reachability = *reach
+	default:
+		return usageErr("--reachability %q: want auto, public or private", *reach)
+	}
+	if *relay && reachability == "private" {
+		return usageErr("--relay with --reachability private: a relay must be reachable")
 	}
 	maxSkew, err := time.ParseDuration(*skew)
 	if err != nil || maxSkew <= 0 {
@@ -671,12 +683,13 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	gov := stack.Gov(govnet.Config{Reject: rejects})
 	mktMod := stack.Market(mkt, gov)
 	st := stack.New(stack.Config{
-		Node:      node.Config{DataDir: *data, Network: net, Logger: log, MaxClockSkew: maxSkew},
-		HTTP:      *httpAddr,
-		Metrics:   *metricsAddr,
-		P2P:       []string{*p2pAddr},
-		Bootstrap: peers,
-		Relay:     *relay,
+		Node:         node.Config{DataDir: *data, Network: net, Logger: log, MaxClockSkew: maxSkew},
+		HTTP:         *httpAddr,
+		Metrics:      *metricsAddr,
+		P2P:          []string{*p2pAddr},
+		Bootstrap:    peers,
+		Relay:        *relay,
+		Reachability: reachability,
 	}, gov, stack.Ledger(ledgernet.Config{Reps: reps, OnlineWindow: onlineWindow}), stack.Chat(chatnet.Config{}), mktMod, stack.Leases(lease, gov, mktMod),
 		stack.VMs(vmnet.Config{Image: *vmImage}, qemu.Config{ImageDir: *vmImages, Accel: *vmAccel}, mktMod))
 	defer st.Close()

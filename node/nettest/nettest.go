@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -97,6 +98,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Wrap, if set, wraps every node's HTTP API (to check its answers).
 	Wrap func(http.Handler) http.Handler
+	// Relays are the nodes that serve as circuit relays, and Private
+	// those that take themselves to be behind NAT, so that they reserve
+	// a slot on a relay at once (p2p.Config Relay and Reachability).
+	Relays, Private []int
 	// GenesisOf, if set, starts the cluster from that cluster's genesis
 	// (its key, block and supply) instead of a new one: a second network
 	// that shares the first one's history but never hears of its blocks,
@@ -286,10 +291,12 @@ func (c *Cluster) startNode(index int, dir string, fs vfs.FS, reps ...wallet.Key
 	}
 	vmMod := stack.VMs(vmCfg, machines, vmMarket)
 	st := stack.New(stack.Config{
-		Node:      node.Config{DataDir: dir, Network: c.Network, Logger: c.opts.Logger.With("node", index), FS: fs, Now: c.opts.Now},
-		P2P:       []string{"/ip4/127.0.0.1/tcp/0"},
-		Bootstrap: bootstrap,
-		Wrap:      c.opts.Wrap,
+		Node:         node.Config{DataDir: dir, Network: c.Network, Logger: c.opts.Logger.With("node", index), FS: fs, Now: c.opts.Now},
+		P2P:          []string{"/ip4/127.0.0.1/tcp/0"},
+		Bootstrap:    bootstrap,
+		Wrap:         c.opts.Wrap,
+		Relay:        slices.Contains(c.opts.Relays, index),
+		Reachability: reachability(slices.Contains(c.opts.Private, index)),
 	}, govMod, ledgerMod, chatMod, mktMod, leaseMod, vmMod)
 	if err := st.Provision(context.Background()); err != nil {
 		st.Close()
@@ -441,4 +448,13 @@ func (c *Cluster) Audit() {
 			c.t.Errorf("node %d: confirmed weights add up to %s (%v), want the supply %s", i, total, terr, supply)
 		}
 	}
+}
+
+// reachability is a node's p2p.Config.Reachability: private, or as
+// AutoNAT finds (on loopback: unknown).
+func reachability(private bool) string {
+	if private {
+		return "private"
+	}
+	return ""
 }

@@ -16,13 +16,14 @@ import (
 type gater struct {
 	now func() time.Time
 
-	mu       sync.Mutex
-	bans     map[peer.ID]time.Time // peer -> end of its ban
-	isolated map[peer.ID]bool
+	mu        sync.Mutex
+	bans      map[peer.ID]time.Time // peer -> end of its ban
+	isolated  map[peer.ID]bool
+	relayOnly map[peer.ID]bool // direct connections refused (Host.RelayOnly)
 }
 
 func newGater(now func() time.Time) *gater {
-	return &gater{now: now, bans: make(map[peer.ID]time.Time), isolated: make(map[peer.ID]bool)}
+	return &gater{now: now, bans: make(map[peer.ID]time.Time), isolated: make(map[peer.ID]bool), relayOnly: make(map[peer.ID]bool)}
 }
 
 // allowed reports whether connections with p may exist.
@@ -65,8 +66,19 @@ func (g *gater) prune() {
 // InterceptPeerDial refuses to dial a banned or isolated peer.
 func (g *gater) InterceptPeerDial(p peer.ID) bool { return g.allowed(p) }
 
-// InterceptAddrDial refuses to dial a banned or isolated peer.
-func (g *gater) InterceptAddrDial(p peer.ID, _ ma.Multiaddr) bool { return g.allowed(p) }
+// InterceptAddrDial refuses to dial a banned or isolated peer, and a
+// relay-only peer but through a relay.
+func (g *gater) InterceptAddrDial(p peer.ID, a ma.Multiaddr) bool {
+	return g.allowed(p) && g.direct(p, a)
+}
+
+// direct reports whether a connection with p at address a may exist: one
+// through a relay always, a direct one unless p is relay-only.
+func (g *gater) direct(p peer.ID, a ma.Multiaddr) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !g.relayOnly[p] || isCircuit(a)
+}
 
 // InterceptAccept accepts every inbound connection: the peer is not known
 // before the security handshake.
@@ -74,8 +86,8 @@ func (g *gater) InterceptAccept(network.ConnMultiaddrs) bool { return true }
 
 // InterceptSecured refuses an inbound or outbound connection whose peer,
 // now authenticated, is banned or isolated.
-func (g *gater) InterceptSecured(_ network.Direction, p peer.ID, _ network.ConnMultiaddrs) bool {
-	return g.allowed(p)
+func (g *gater) InterceptSecured(_ network.Direction, p peer.ID, cm network.ConnMultiaddrs) bool {
+	return g.allowed(p) && g.direct(p, cm.RemoteMultiaddr())
 }
 
 // InterceptUpgraded accepts every connection that was secured.
@@ -108,7 +120,7 @@ func (h *Host) Isolate(ids ...peer.ID) {
 	}
 }
 
-// Heal lifts every Isolate and asks the reconnect loop to dial the known
+// Heal lifts every Isolate and RelayOnly and asks the reconnect loop to dial the known
 // peers now, so connections come back without waiting for its next round.
 func (h *Host) Heal() {
 	h.gater.mu.Lock()
@@ -117,6 +129,7 @@ func (h *Host) Heal() {
 		healed = append(healed, p)
 	}
 	clear(h.gater.isolated)
+	clear(h.gater.relayOnly)
 	h.gater.mu.Unlock()
 	// Dials refused while isolated put the peers in the swarm's dial
 	// backoff; forget it so the first dial after Heal is a real one.

@@ -91,11 +91,17 @@ type Config struct {
 	// Relay makes the host a circuit relay (libp2p's relay v2) for peers
 	// behind NAT: see RelayLimit for what one relayed connection may use.
 	// It declares the host publicly reachable (AutoNAT is not asked), so
-	// it belongs only on a node that others can dial. Every host, relay or not,
-	// answers other peers' AutoNAT probes, takes part in hole punching
-	// (DCUtR) and, when AutoNAT finds it unreachable, reserves a slot on a
-	// connected relay and announces the relayed address.
+	// it belongs only on a node that others can dial. Every host, relay or
+	// not, answers other peers' AutoNAT probes (but one told it is
+	// private), takes part in hole punching (DCUtR) and, when AutoNAT finds
+	// it unreachable, reserves a slot on a connected relay and announces
+	// the relayed address.
 	Relay bool
+	// Reachability, when "public" or "private", tells the host what
+	// AutoNAT would otherwise find out, which takes from seconds to
+	// minutes: a node known to be behind NAT reserves its relay slots at
+	// once. "" lets AutoNAT decide. Relay implies "public".
+	Reachability string
 }
 
 // RelayLimit is what one relayed connection may use at a relay before the
@@ -152,6 +158,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("p2p: config: want 0 <= LowPeers <= HighPeers, have %d and %d", c.LowPeers, c.HighPeers)
 	case c.RejectLimit < 1 || c.MaxMemory < 0 || c.MaxFDs < 0:
 		return errors.New("p2p: config: RejectLimit must be positive, MaxMemory and MaxFDs not negative")
+	case c.Reachability != "" && c.Reachability != "public" && c.Reachability != "private":
+		return fmt.Errorf("p2p: config: Reachability %q: want public, private or empty", c.Reachability)
+	case c.Relay && c.Reachability == "private":
+		return errors.New("p2p: config: a relay must be publicly reachable, not private")
 	}
 	return nil
 }
@@ -172,8 +182,11 @@ type Host struct {
 	now       func() time.Time
 
 	cancel context.CancelFunc // ends the context of the loops, the DHT and pubsub
-	wg     sync.WaitGroup     // the host's own goroutines and running stream handlers
-	wake   chan struct{}      // asks the reconnect loop for a round now
+	// ready is closed once host is set: libp2p calls back into the Host
+	// (AutoRelay's candidates) from its own goroutines while New runs.
+	ready chan struct{}
+	wg    sync.WaitGroup // the host's own goroutines and running stream handlers
+	wake  chan struct{}  // asks the reconnect loop for a round now
 
 	mu      sync.Mutex
 	closed  bool
@@ -219,6 +232,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		bootstrap: bootstrap,
 		now:       time.Now,
 		wake:      make(chan struct{}, 1),
+		ready:     make(chan struct{}),
 		topics:    make(map[string]*Topic),
 		rejects:   make(map[peer.ID]*rejectCount),
 	}
@@ -257,6 +271,8 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		cm.Close()
 		return nil, fmt.Errorf("p2p: start host: %w", err)
 	}
+	close(h.ready)
+	h.host.Network().Notify(&network.NotifyBundle{ConnectedF: h.connected})
 
 	life, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel

@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -18,8 +19,9 @@ const hopProtocol = "/libp2p/circuit/relay/0.2.0/hop"
 
 // natOptions are libp2p's ways through NAT, all libp2p's own:
 //
-//   - AutoNAT: the host answers other peers' dial-back probes, and asks
-//     theirs, to learn whether it is reachable from outside.
+//   - AutoNAT: the host asks other peers to dial it back, to learn
+//     whether it is reachable from outside, and answers their probes
+//     (unless it is told it is private: it could not dial back anyway).
 //   - AutoRelay: once AutoNAT says it is not, the host reserves a slot on
 //     relays among its connected peers (any node run with Relay) and
 //     announces its addresses through them, /p2p-circuit ones.
@@ -32,7 +34,6 @@ const hopProtocol = "/libp2p/circuit/relay/0.2.0/hop"
 func (h *Host) natOptions() []libp2p.Option {
 	opts := []libp2p.Option{
 		libp2p.EnableRelay(),
-		libp2p.EnableNATService(),
 		libp2p.EnableHolePunching(),
 		libp2p.EnableAutoRelayWithPeerSource(h.relayCandidates,
 			// libp2p waits three minutes for four candidates before it
@@ -41,6 +42,12 @@ func (h *Host) natOptions() []libp2p.Option {
 			autorelay.WithBootDelay(0),
 			autorelay.WithMinInterval(10*time.Second),
 			autorelay.WithBackoff(time.Minute)),
+	}
+	if h.cfg.Reachability != "private" {
+		// A host forced private never serves probes (libp2p does not
+		// start the service), and the dial-back stack this option
+		// builds would then never be closed.
+		opts = append(opts, libp2p.EnableNATService())
 	}
 	if h.cfg.Relay {
 		res := relayv2.DefaultResources()
@@ -52,8 +59,64 @@ func (h *Host) natOptions() []libp2p.Option {
 		// always confirm it: it needs a public peer to dial back, and a
 		// network's only public node (its relay) has none.
 		opts = append(opts, libp2p.EnableRelayService(relayv2.WithResources(res)), libp2p.ForceReachabilityPublic())
+	} else {
+		switch h.cfg.Reachability {
+		case "public":
+			opts = append(opts, libp2p.ForceReachabilityPublic())
+		case "private":
+			opts = append(opts, libp2p.ForceReachabilityPrivate())
+		}
 	}
 	return opts
+}
+
+// RelayOnly makes this host refuse direct connections with the given
+// peers, in both directions, closing those that exist, while connections
+// through a relay stay allowed (hole punching then fails), until Heal.
+// It is a hook for tests and benchmarks (a firewall between two nodes
+// that a relay bridges), not part of normal running.
+func (h *Host) RelayOnly(ids ...peer.ID) {
+	h.gater.mu.Lock()
+	for _, p := range ids {
+		h.gater.relayOnly[p] = true
+	}
+	h.gater.mu.Unlock()
+	for _, p := range ids {
+		for _, c := range h.host.Network().ConnsToPeer(p) {
+			if !isCircuit(c.RemoteMultiaddr()) {
+				_ = c.Close()
+			}
+		}
+	}
+}
+
+// connected closes a direct connection to a relay-only peer that passed
+// the gater before RelayOnly named it.
+func (h *Host) connected(_ network.Network, c network.Conn) {
+	if !isCircuit(c.RemoteMultiaddr()) && !h.gater.direct(c.RemotePeer(), c.RemoteMultiaddr()) {
+		go c.Close()
+	}
+}
+
+// Connect dials the peer at addr, a multiaddr ending in /p2p/<id>, such as
+// one through a relay (…/p2p/<relay id>/p2p-circuit/p2p/<id>), unless it
+// is connected already. AutoRelay announces relayed addresses on public
+// relays only; a test or an operator on a private network names one so.
+func (h *Host) Connect(ctx context.Context, addr string) error {
+	infos, err := parsePeerAddrs([]string{addr})
+	if err != nil {
+		return err
+	}
+	if err := h.host.Connect(network.WithAllowLimitedConn(ctx, "connect"), infos[0]); err != nil {
+		return fmt.Errorf("p2p: connect %s: %w", addr, err)
+	}
+	return nil
+}
+
+// isCircuit reports whether a is an address through a relay.
+func isCircuit(a ma.Multiaddr) bool {
+	_, err := a.ValueForProtocol(ma.P_CIRCUIT)
+	return err == nil
 }
 
 // relayCandidates is AutoRelay's source of relays: the connected peers
@@ -61,6 +124,11 @@ func (h *Host) natOptions() []libp2p.Option {
 func (h *Host) relayCandidates(ctx context.Context, num int) <-chan peer.AddrInfo {
 	out := make(chan peer.AddrInfo, num)
 	defer close(out)
+	select {
+	case <-h.ready: // libp2p may ask while New still runs
+	case <-ctx.Done():
+		return out
+	}
 	for _, p := range h.host.Network().Peers() {
 		if len(out) == num || ctx.Err() != nil {
 			break
@@ -95,9 +163,5 @@ func (h *Host) Reachability() string {
 // direct one.
 func Relayed(s network.Stream) bool {
 	c := s.Conn()
-	if c.Stat().Limited {
-		return true
-	}
-	_, err := c.RemoteMultiaddr().ValueForProtocol(ma.P_CIRCUIT)
-	return err == nil
+	return c.Stat().Limited || isCircuit(c.RemoteMultiaddr())
 }

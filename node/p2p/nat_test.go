@@ -263,6 +263,7 @@ func natTraversal(t *testing.T, bothNAT bool) {
 		t.Helper()
 		deadline := time.Now().Add(bound)
 		var last, seen string
+		relayed := 0
 		for {
 			res, err := echoTo(64 << 10)
 			if err == nil && res.Path == want {
@@ -272,6 +273,15 @@ func natTraversal(t *testing.T, bothNAT bool) {
 				last = err.Error()
 			} else {
 				last = "path " + res.Path
+				relayed++
+				if want == "direct" && relayed%6 == 0 {
+					// A hole punch is tried when a relayed connection
+					// opens, up to three times; one that missed (the
+					// simultaneous open is a race, which a loaded host
+					// can lose) is tried again on a new one, once the
+					// last one had 10 s to succeed.
+					call(outside, "POST", "/disconnect?peer="+ids[inside].String(), nil)
+				}
 			}
 			var st natStatus
 			serr := call(inside, "GET", "/status", &st)
@@ -321,4 +331,89 @@ func natTraversal(t *testing.T, bothNAT bool) {
 		t.Fatalf("8 MiB directly: %+v %v", big, err)
 	}
 	t.Logf("8 MiB there and back directly in %d ms", big.MS)
+}
+
+// TestRelayOnly: on loopback, two hosts that refuse direct connections
+// with each other still talk through a relay that the private one holds a
+// reservation at, and the stream says so; a bad Reachability is refused.
+func TestRelayOnly(t *testing.T) {
+	rcfg := testConfig(t, t.TempDir())
+	rcfg.Relay = true
+	r, err := New(context.Background(), rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pcfg := testConfig(t, t.TempDir(), r)
+	pcfg.Reachability = "private"
+	p, err := New(context.Background(), pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := New(context.Background(), testConfig(t, t.TempDir(), r, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p.Handle("echo", func(s network.Stream) {
+		io.Copy(s, s)
+		s.Close()
+	})
+	// libp2p records a forced reachability on a goroutine of its own.
+	for deadline := time.Now().Add(waitFor); r.Reachability() != "public" || p.Reachability() != "private"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("reachability: relay %s, private %s", r.Reachability(), p.Reachability())
+		}
+	}
+	if c.Reachability() != "unknown" {
+		t.Errorf("reachability on loopback: %s, want unknown", c.Reachability())
+	}
+	c.RelayOnly(p.ID())
+	p.RelayOnly(c.ID())
+	circuit := r.Addrs()[0] + "/p2p-circuit/p2p/" + p.ID().String()
+	deadline := time.Now().Add(waitFor + 20*time.Second) // AutoRelay asks for candidates every 10 s
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := c.Connect(ctx, circuit)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no relayed connection: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	res, err := echo(ctx, c, p.ID(), 256<<10)
+	if err != nil || res.Path != "relayed" {
+		t.Fatalf("echo: %+v %v", res, err)
+	}
+	if direct := p.direct(c.ID()); direct {
+		t.Error("a direct connection formed between relay-only peers")
+	}
+	c.Heal()
+	if c.gater.direct(p.ID(), nil) != true {
+		t.Error("Heal kept the relay-only rule")
+	}
+
+	for _, bad := range []Config{{Reachability: "nat"}, {Relay: true, Reachability: "private"}} {
+		bad.Dir, bad.Network = t.TempDir(), testNetwork
+		if h, err := New(context.Background(), bad); err == nil {
+			h.Close()
+			t.Errorf("New(%+v) worked", bad)
+		}
+	}
+}
+
+// direct reports whether h has a direct (not relayed) connection to id.
+func (h *Host) direct(id peer.ID) bool {
+	for _, c := range h.host.Network().ConnsToPeer(id) {
+		if !isCircuit(c.RemoteMultiaddr()) {
+			return true
+		}
+	}
+	return false
 }

@@ -82,9 +82,10 @@ type Config struct {
 	// P2P are the multiaddrs the host listens on; Bootstrap the peers it
 	// joins through.
 	P2P, Bootstrap []string
-	// Relay makes the node a circuit relay for peers behind NAT (see
-	// p2p.Config.Relay).
-	Relay bool
+	// Relay makes the node a circuit relay for peers behind NAT, and
+	// Reachability tells it whether it is reachable (see p2p.Config).
+	Relay        bool
+	Reachability string
 	// API tunes the HTTP API; the stack and the modules fill in the rest.
 	API nodeapi.Options
 	// Wrap, if set, wraps the API's handler (tests check its answers).
@@ -188,12 +189,13 @@ func (s *Stack) Provision(ctx context.Context) error {
 	}
 	s.node = n
 	if s.host, err = p2p.New(ctx, p2p.Config{
-		Dir:       filepath.Join(ncfg.DataDir, "p2p"),
-		Listen:    s.cfg.P2P,
-		Bootstrap: s.cfg.Bootstrap,
-		Network:   n.Network.Genesis.Hash.String(),
-		Logger:    s.log,
-		Relay:     s.cfg.Relay,
+		Dir:          filepath.Join(ncfg.DataDir, "p2p"),
+		Listen:       s.cfg.P2P,
+		Bootstrap:    s.cfg.Bootstrap,
+		Network:      n.Network.Genesis.Hash.String(),
+		Logger:       s.log,
+		Relay:        s.cfg.Relay,
+		Reachability: s.cfg.Reachability,
 	}); err != nil {
 		return err
 	}
