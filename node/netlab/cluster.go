@@ -63,6 +63,12 @@ type ClusterOptions struct {
 	NodeArgs []string
 	// LogLevel is the nodes' --log-level. Default info.
 	LogLevel string
+	// Args are more flags for one node, by index, after NodeArgs.
+	Args map[int][]string
+	// NAT and Public are the lab's (Options): nodes behind NAT, and
+	// addresses AutoNAT counts as public.
+	NAT    []int
+	Public bool
 }
 
 // Cluster is a ledger network of `lattice node` processes on a Lab: node i
@@ -121,7 +127,7 @@ func StartCluster(t testing.TB, opts ClusterOptions) *Cluster {
 	if err := opts.ensureDefaults(); err != nil {
 		t.Fatal(err)
 	}
-	lab := New(t, opts.Nodes)
+	lab := NewWithOptions(t, Options{Nodes: opts.Nodes, NAT: opts.NAT, Public: opts.Public})
 	lab.QuietTails("msg=http ") // the access log of the harness's own polling
 	ctx, cancel := context.WithTimeout(context.Background(), clusterSetup)
 	defer cancel()
@@ -283,6 +289,7 @@ func (c *Cluster) StartNode(ctx context.Context, i int) error {
 		args = append(args, "--online-window", c.opts.OnlineWindow.String())
 	}
 	args = append(args, c.opts.NodeArgs...)
+	args = append(args, c.opts.Args[i]...)
 	p, err := c.Lab.Start(i, fmt.Sprintf("node-%d", i), c.bin, args...)
 	if err != nil {
 		return err

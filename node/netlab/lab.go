@@ -463,8 +463,8 @@ func (l *Lab) SetLinkUp(ctx context.Context, i int, up bool) error {
 	if err != nil {
 		return err
 	}
-	if l.nat[i] {
-		ns = l.routers[i] // its cable is the router's
+	if i != Monitor && l.nat[i] {
+		ns = l.routers[i] // its cable is the router's: the node's own link stays up
 	}
 	state := "down"
 	if up {

@@ -127,14 +127,25 @@ func (c *Client) Tunnel(ctx context.Context, h ledger.Hash, a Access, port int) 
 	req.Header.Set("Connection", "Upgrade")
 	req.Header.Set("Upgrade", "tcp")
 	a.sign(req, nil)
-	var d net.Dialer
 	host := u.Host
 	if u.Port() == "" {
 		host = net.JoinHostPort(u.Hostname(), "80")
 	}
-	conn, err := d.DialContext(ctx, "tcp", host)
+	// The client's own dialer when it has one (a test's network namespace,
+	// a SOCKS dialer), so a tunnel goes where the client's requests go.
+	dial := (&net.Dialer{}).DialContext
+	if t, ok := c.hc.Transport.(*http.Transport); ok && t.DialContext != nil {
+		dial = t.DialContext
+	}
+	conn, err := dial(ctx, "tcp", host)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", c.base, err)
+	}
+	tc, ok := conn.(*net.TCPConn)
+	if !ok {
+		// Before the request: a signature is good once.
+		conn.Close()
+		return nil, fmt.Errorf("nodeclient: a tunnel needs a TCP connection, and the client's dialer gave a %T", conn)
 	}
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
 	defer stop()
@@ -160,7 +171,7 @@ func (c *Client) Tunnel(ctx context.Context, h ledger.Hash, a Access, port int) 
 		return nil, ctx.Err()
 	}
 	conn.SetDeadline(time.Time{})
-	return &TunnelConn{c: conn.(*net.TCPConn), r: br, path: resp.Header.Get("Lattice-Tunnel-Path")}, nil
+	return &TunnelConn{c: tc, r: br, path: resp.Header.Get("Lattice-Tunnel-Path")}, nil
 }
 
 var _ net.Conn = (*TunnelConn)(nil)
