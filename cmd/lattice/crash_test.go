@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,12 +62,31 @@ func lattice(t *testing.T, args ...string) string {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return fmt.Sprintf("127.0.0.1:%d", freePortRange(t, 1))
+}
+
+// handedOut are the ports freeAddr and freePortRange returned so far: a
+// port is free again once its probe closes, and the kernel may hand it,
+// or one of a range, to the next probe, so that two listeners of one
+// child collided (TestDevNetworkWalk's DNS server on node 1's port).
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// takePorts records p .. p+n-1 as handed out, unless one of them was.
+func takePorts(p, n int) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for i := range n {
+		if handedOut.ports[p+i] {
+			return false
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	for i := range n {
+		handedOut.ports[p+i] = true
+	}
+	return true
 }
 
 // nodeProc is a running `lattice node`.

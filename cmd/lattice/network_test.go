@@ -214,7 +214,8 @@ func TestDevNetworkWalk(t *testing.T) {
 	fourth.stop(t)
 }
 
-// freePortRange returns a port p such that p .. p+n-1 were free just now.
+// freePortRange returns a port p such that p .. p+n-1 were free just now
+// and none of them was returned before in this process.
 func freePortRange(t *testing.T, n int) int {
 	t.Helper()
 	for range 50 {
@@ -233,7 +234,7 @@ func freePortRange(t *testing.T, n int) int {
 			}
 			l.Close()
 		}
-		if ok && p+n < 65535 {
+		if ok && p+n < 65535 && takePorts(p, n) {
 			return p
 		}
 	}
