@@ -123,13 +123,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			rd.Relayed.UpMBs, rd.Relayed.DownMBs, rd.RelayedRatio)
 		rep.Rounds = append(rep.Rounds, rd)
 	}
-	med := func(f func(Round) float64) float64 {
-		var v []float64
-		for _, r := range rep.Rounds {
-			v = append(v, f(r))
-		}
-		return benchstat.Median(v)
-	}
+	med := func(f func(Round) float64) float64 { return benchstat.MedianOf(rep.Rounds, f) }
 	rep.Median = Round{
 		ReadyP50s:    med(func(r Round) float64 { return r.ReadyP50s }),
 		ReadyMaxS:    med(func(r Round) float64 { return r.ReadyMaxS }),
