@@ -8,10 +8,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/latticenet/lattice/cloud/cdn/cdnstore"
 	"github.com/latticenet/lattice/cloud/compute/computerules"
 	"github.com/latticenet/lattice/cloud/platform"
+	"github.com/latticenet/lattice/wallet"
 )
 
 // cloudConfig is what lattice cloud and lattice dev configure of the
@@ -69,9 +71,12 @@ Commands:
 	dnsFlags := addDNSFlags(f, "127.0.0.1:8053")
 	cdnFlags := addCDNFlags(f, false)
 	computeFlags := addComputeFlags(f, false)
+	leaseNode := f.string("compute-lease-node", "LATTICE_COMPUTE_LEASE_NODE", "compute_lease_node", "", "with --compute-backend lease: the URL of the ledger node's API the platform buys leases through")
+	leaseKey := f.string("compute-lease-key", "LATTICE_COMPUTE_LEASE_KEY", "compute_lease_key", "", "with --compute-backend lease: the key file of the ledger account that pays for the leases and holds their machines' access key")
+	leaseImage := f.string("compute-lease-image", "LATTICE_COMPUTE_LEASE_IMAGE", "compute_lease_image", "debian-12", "with --compute-backend lease: the image the network's providers run (lattice node --vm-image), the one VMs may ask for")
 	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
 	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics at http://ADDR/metrics instead of at the REST API's GET /metrics")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, public_url, metrics, log_level, log_format")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, compute_lease_node, compute_lease_key, compute_lease_image, public_url, metrics, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -97,6 +102,24 @@ Commands:
 	if err := computeFlags.apply(&cfg); err != nil {
 		return err
 	}
+	if lb := cfg.Compute.Lease; lb != nil {
+		if *leaseNode == "" || *leaseKey == "" {
+			return usageErr("--compute-backend lease needs --compute-lease-node URL and --compute-lease-key FILE")
+		}
+		if u, err := url.Parse(*leaseNode); err != nil || u.Scheme != "http" || u.Host == "" {
+			// The node's tunnels are plain HTTP upgrades: keep the node
+			// on loopback or a trusted link.
+			return usageErr("--compute-lease-node %q: want http://HOST:PORT, a node on this host or a trusted link", *leaseNode)
+		}
+		if err := checkVMImage(*leaseImage); err != nil {
+			return err
+		}
+		key, err := wallet.LoadKey(*leaseKey)
+		if err != nil {
+			return fmt.Errorf("--compute-lease-key: %w", err)
+		}
+		lb.Market, lb.Image = newLeaseMarket(*leaseNode, key), *leaseImage
+	}
 	log, err := newLogger(e, *logLevel, *logFormat)
 	if err != nil {
 		return err
@@ -116,7 +139,11 @@ Commands:
 		if u["DNS"] != "" {
 			fmt.Fprintf(e.stdout, "lattice cloud: DNS %s (UDP and TCP)%s\n", u["DNS"], exposure(u["DNS"]))
 		}
-		fmt.Fprintf(e.stdout, "lattice cloud: compute: VMs with QEMU on this host (`lattice compute create NAME`)\n")
+		if lb := cfg.Compute.Lease; lb != nil {
+			fmt.Fprintf(e.stdout, "lattice cloud: compute: VMs on leases bought through %s (image %s)\n", *leaseNode, lb.Image)
+		} else {
+			fmt.Fprintf(e.stdout, "lattice cloud: compute: VMs with QEMU on this host (`lattice compute create NAME`)\n")
+		}
 		if u["CDN"] != "" {
 			fmt.Fprintf(e.stdout, "lattice cloud: CDN edge %s (deployments answer at NAME.%s)%s\n", u["CDN"], cdn.Domain(), exposure(u["CDN"]))
 		}
@@ -128,6 +155,7 @@ Commands:
 // share.
 type computeFlags struct {
 	accel, quota, capacity, images, outbound *string
+	backend, leaseDuration                   *string
 }
 
 // addComputeFlags adds the Compute service's flags; outbound is whether
@@ -140,6 +168,9 @@ func addComputeFlags(f *flags, outbound bool) computeFlags {
 		quota:    f.string("compute-quota", "LATTICE_COMPUTE_QUOTA", "compute_quota", "", "every account's compute quota: the figures given replace the defaults vms=10,vcpus=16,memory_mb=32768,disk_gb=200 (0 is no limit)"),
 		images:   f.string("compute-images", "LATTICE_COMPUTE_IMAGES", "compute_images", "", "directory of the built VM images, which platforms on one host may share (default DATA/machines/images)"),
 		capacity: f.string("compute-capacity", "LATTICE_COMPUTE_CAPACITY", "compute_capacity", "", "what the host gives all VMs, such as vcpus=8,memory_mb=16384,disk_gb=500 (default 4 vCPUs a core, 80% of memory, 90% of the data disk)"),
+		backend:  f.string("compute-backend", "LATTICE_COMPUTE_BACKEND", "compute_backend", "local", "where VMs run: local (QEMU on this host) or lease (each VM a lease bought from the ledger network's cheapest provider)"),
+		leaseDuration: f.string("compute-lease-duration", "LATTICE_COMPUTE_LEASE_DURATION", "compute_lease_duration", "1h",
+			"with --compute-backend lease: how long each VM's lease runs (60s to 365d, such as 90m, 12h, 30d)"),
 	}
 }
 
@@ -162,6 +193,17 @@ func (c computeFlags) apply(cfg *cloudConfig) error {
 		return err
 	}
 	cfg.Compute = platform.ComputeConfig{Accel: *c.accel, Quota: &quota, Capacity: capacity, ImageDir: *c.images, Outbound: outbound}
+	switch *c.backend {
+	case "local":
+	case "lease":
+		secs, err := parseLeaseDuration(*c.leaseDuration)
+		if err != nil {
+			return usageErr("--compute-lease-duration: %v", err)
+		}
+		cfg.Compute.Lease = &platform.LeaseBackend{Duration: time.Duration(secs) * time.Second}
+	default:
+		return usageErr("--compute-backend %q: want local or lease", *c.backend)
+	}
 	return nil
 }
 

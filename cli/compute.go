@@ -352,8 +352,15 @@ func vmTable(e *env, v cloudwire.VM) error {
 	if v.SSH != nil {
 		fmt.Fprintf(tw, "ssh:\t%s (or: lattice compute ssh %s)\n", v.SSH.Command, v.Name)
 	}
-	if v.Accel != "" {
+	if v.Accel != "" && v.Lease == nil {
 		fmt.Fprintf(tw, "accelerator:\t%s\n", v.Accel)
+	}
+	if l := v.Lease; l != nil {
+		fmt.Fprintf(tw, "lease:\t%s (lattice lease show %s)\n", l.Hash, l.Hash)
+		fmt.Fprintf(tw, "provider:\t%s\n", l.Provider)
+		if l.EndsAt != "" {
+			fmt.Fprintf(tw, "lease ends:\t%s\n", localTime(l.EndsAt))
+		}
 	}
 	fmt.Fprintf(tw, "created:\t%s\n", localTime(v.CreatedAt))
 	return tw.Flush()

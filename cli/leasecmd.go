@@ -89,32 +89,15 @@ time (lattice gov get lease.accept_timeout_ms), `+"`lattice lease settle`"+` ref
 	if err != nil {
 		return err
 	}
-	var offer *market.Offer
-	for i, o := range offers.Offers {
-		if only == nil || o.Provider == *only {
-			offer = &offers.Offers[i]
-			break
-		}
-	}
-	if offer == nil {
-		msg := "no provider offered " + req.Resources().String()
-		if only != nil {
-			msg = fmt.Sprintf("provider %s made no offer for %s", *only, req.Resources())
-		}
-		for _, r := range offers.Refused {
-			if only == nil || r.Provider == *only {
-				msg += fmt.Sprintf("\n  %s: %s", r.Provider, r.Reason)
-			}
-		}
-		return errors.New(msg)
+	offer, err := pickOffer(offers, req, only)
+	if err != nil {
+		return err
 	}
 	h, err := s.c.Head(ctx, s.account)
 	if err != nil {
 		return err
 	}
-	spec := wallet.LeaseSpec{Provider: offer.Provider, VCPUs: uint32(req.VCPUs), MemoryMB: uint32(req.MemoryMB), DiskGB: uint32(req.DiskGB),
-		Duration: uint32(req.Duration), AccessKey: accessKey, Cost: offer.Cost, StateChainIndex: offer.StateIndex}
-	b, err := wallet.Lease(h, spec, nowMS())
+	b, err := wallet.Lease(h, offerLease(offer, req, accessKey), nowMS())
 	if err != nil {
 		return err
 	}
@@ -138,6 +121,34 @@ time (lattice gov get lease.accept_timeout_ms), `+"`lattice lease settle`"+` ref
 	fmt.Fprintf(e.stdout, "lease %s %s by provider %s\n", l.LeaseHash, l.Status, l.Provider)
 	printLease(e, l)
 	return nil
+}
+
+// pickOffer is the cheapest of offers (they come cheapest first), or the
+// one of provider only; without one, the error lists why each provider
+// made none.
+func pickOffer(offers nodewire.Offers, req market.Request, only *ledger.Address) (*market.Offer, error) {
+	for i, o := range offers.Offers {
+		if only == nil || o.Provider == *only {
+			return &offers.Offers[i], nil
+		}
+	}
+	msg := "no provider offered " + req.Resources().String()
+	if only != nil {
+		msg = fmt.Sprintf("provider %s made no offer for %s", *only, req.Resources())
+	}
+	for _, r := range offers.Refused {
+		if only == nil || r.Provider == *only {
+			msg += fmt.Sprintf("\n  %s: %s", r.Provider, r.Reason)
+		}
+	}
+	return nil, errors.New(msg)
+}
+
+// offerLease is the lease of offer for req, whose machine accessKey may
+// use.
+func offerLease(offer *market.Offer, req market.Request, accessKey ledger.Address) wallet.LeaseSpec {
+	return wallet.LeaseSpec{Provider: offer.Provider, VCPUs: uint32(req.VCPUs), MemoryMB: uint32(req.MemoryMB), DiskGB: uint32(req.DiskGB),
+		Duration: uint32(req.Duration), AccessKey: accessKey, Cost: offer.Cost, StateChainIndex: offer.StateIndex}
 }
 
 // waitLease polls the lease until its provider has accepted and started

@@ -64,7 +64,7 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	cdnFlags := addCDNFlags(f, true)
 	computeFlags := addComputeFlags(f, true)
 	vmImage := f.string("vm-image", "LATTICE_VM_IMAGE", "vm_image", devVMImage, "image of the VMs the provider node runs for leases: debian-12 (SSH) or minimal (busybox, boots in about 2 s)")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, vm_image, log_level, log_format")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, vm_image, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level on stderr: debug, info, warn, error (DATA/dev.log gets info and above)")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format on stderr: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -160,6 +160,11 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	devKey, err := wallet.LoadKey(keyPath)
 	if err != nil {
 		return err
+	}
+	if lb := cloudCfg.Compute.Lease; lb != nil {
+		// Compute on leases: bought through node 0 with the dev key,
+		// from the provider node, which runs --vm-image.
+		lb.Market, lb.Image = newLeaseMarket("http://"+httpLns[0].Addr().String(), devKey), *vmImage
 	}
 	moved, err := migrateDevLayout(*data, time.Now())
 	if err != nil {
@@ -305,7 +310,11 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 		if urls["CDN"] != "" {
 			fmt.Fprintf(e.stdout, "  CDN edge    %s  (deployment NAME answers at NAME.%s)\n", urls["CDN"], cdn.Domain())
 		}
-		fmt.Fprintf(e.stdout, "  compute     VMs on this machine with QEMU (lattice compute create NAME; data in %s)\n", filepath.Join(cloudDir, "machines"))
+		if cloudCfg.Compute.Lease != nil {
+			fmt.Fprintf(e.stdout, "  compute     VMs on leases from the network's providers, paid by the dev key (lattice compute create NAME --image %s)\n", *vmImage)
+		} else {
+			fmt.Fprintf(e.stdout, "  compute     VMs on this machine with QEMU (lattice compute create NAME; data in %s)\n", filepath.Join(cloudDir, "machines"))
+		}
 		fmt.Fprintf(e.stdout, "  metrics     GET /metrics on every node API and on the cloud API (Prometheus)\n")
 		fmt.Fprintf(e.stdout, "  data        %s  (genesis file %s)\n", *data, filepath.Join(*data, "genesis.json"))
 		fmt.Fprintf(e.stdout, "  log         %s  (info and above, JSON; the terminal gets %s and above: --log-level info shows more)\n", filepath.Join(*data, "dev.log"), *logLevel)

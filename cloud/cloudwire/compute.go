@@ -6,7 +6,8 @@ type VM struct {
 	ID     string `json:"id"`
 	Name   string `json:"name"`
 	Status string `json:"status"`
-	// StatusReason says why the VM is in error.
+	// StatusReason says why the VM is in error, or why it stopped when
+	// it did not stop on request (its lease ended).
 	StatusReason string   `json:"status_reason,omitempty"`
 	VCPUs        int      `json:"vcpus"`
 	MemoryMB     int      `json:"memory_mb"`
@@ -17,10 +18,22 @@ type VM struct {
 	SSH *VMSSH `json:"ssh,omitempty"`
 	// Console is the path of the VM's console log on this API.
 	Console string `json:"console"`
-	// Accel is how the host runs it: "kvm" or "tcg" (emulated).
-	Accel     string `json:"accel"`
-	CreatedAt string `json:"created_at"` // RFC 3339
-	UpdatedAt string `json:"updated_at"` // RFC 3339: the last status change
+	// Accel is how the host runs it: "kvm" or "tcg" (emulated), or
+	// "lease" when a provider of the ledger network runs it.
+	Accel string `json:"accel"`
+	// Lease is the lease a VM of the lease backend runs on.
+	Lease     *VMLease `json:"lease,omitempty"`
+	CreatedAt string   `json:"created_at"` // RFC 3339
+	UpdatedAt string   `json:"updated_at"` // RFC 3339: the last status change
+}
+
+// VMLease is the lease a VM runs on, on the lease backend: the ledger
+// network's provider runs the VM, and the platform's SSH address is a
+// tunnel to it.
+type VMLease struct {
+	Hash     string `json:"hash"`
+	Provider string `json:"provider"`
+	EndsAt   string `json:"ends_at,omitempty"` // RFC 3339, once the provider has started it
 }
 
 // VMSSH is a running VM's SSH address, forwarded on the host.

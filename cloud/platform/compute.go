@@ -2,6 +2,7 @@ package platform
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -11,12 +12,15 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/compute/computeapi"
 	"github.com/latticenet/lattice/cloud/compute/computerules"
 	"github.com/latticenet/lattice/cloud/compute/computestore"
+	"github.com/latticenet/lattice/cloud/compute/leasedriver"
 	"github.com/latticenet/lattice/cloud/compute/vmhost"
+	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/machine/qemu"
 )
 
@@ -39,6 +43,19 @@ type ComputeConfig struct {
 	// isolated but for its SSH forward: the default of a platform whose
 	// VMs are tenants'.
 	Outbound bool
+	// Lease, when set, runs VMs on leases bought on the ledger network
+	// instead of on this host (package leasedriver).
+	Lease *LeaseBackend
+}
+
+// LeaseBackend configures Compute on leases.
+type LeaseBackend struct {
+	// Market reaches the network for the platform's ledger account.
+	Market leasedriver.Market
+	// Duration is each lease's length; default leasedriver.DefaultDuration.
+	Duration time.Duration
+	// Image is the image the network's providers run; default debian-12.
+	Image string
 }
 
 // Compute is the Compute service: VM records (DATA/compute), their REST
@@ -48,7 +65,7 @@ type Compute struct {
 	cfg   ComputeConfig
 	log   *slog.Logger
 	store *computestore.Store
-	drv   *vmhost.QEMU
+	drv   *vmhost.QEMU // nil on leases
 	host  *vmhost.Host
 }
 
@@ -61,6 +78,9 @@ func (c *Compute) Listen() error { return nil }
 func (c *Compute) Provision(p *Platform) error {
 	c.log = p.Logger().With("service", "compute")
 	capacity := hostCapacity(p.Dir(), c.cfg.Capacity)
+	if c.cfg.Lease != nil {
+		capacity = computerules.Resources{} // the providers' own
+	}
 	quota := computerules.DefaultQuota
 	if c.cfg.Quota != nil {
 		quota = *c.cfg.Quota
@@ -70,6 +90,9 @@ func (c *Compute) Provision(p *Platform) error {
 		return err
 	}
 	c.store = st
+	if lb := c.cfg.Lease; lb != nil {
+		return c.provisionLeases(p, st, lb)
+	}
 	dir := filepath.Join(p.Dir(), "machines")
 	imageDir := c.cfg.ImageDir
 	if imageDir == "" {
@@ -83,6 +106,27 @@ func (c *Compute) Provision(p *Platform) error {
 	return c.host.Recover()
 }
 
+// provisionLeases makes the host of VMs on leases: no capacity of this
+// host's limits them (the network's providers have their own), and their
+// leases are kept in DATA/compute-leases.
+func (c *Compute) provisionLeases(p *Platform, st *computestore.Store, lb *LeaseBackend) error {
+	name := cmp.Or(lb.Image, "debian-12")
+	img := computerules.Image{Name: name}
+	for _, i := range qemu.Images() {
+		if i.Name == name {
+			img = computerules.Image{Name: i.Name, Description: i.Description + ", run by the lease's provider", MinDiskGB: i.MinDiskGB, MinMemoryMB: i.MinMemoryMB, SSH: i.SSH}
+		}
+	}
+	// A lease's own minimums (docs/protocol.md) are the image's too.
+	img.MinDiskGB, img.MinMemoryMB = max(img.MinDiskGB, ledger.MinDiskGB), max(img.MinMemoryMB, ledger.MinMemoryMB)
+	drv, err := leasedriver.New(leasedriver.Config{Market: lb.Market, Dir: filepath.Join(p.Dir(), "compute-leases"), Duration: lb.Duration, Image: img, Logger: c.log})
+	if err != nil {
+		return err
+	}
+	c.host = vmhost.New(st, drv, c.log)
+	return c.host.Recover()
+}
+
 func (c *Compute) Validate() error {
 	switch c.cfg.Accel {
 	case "", qemu.KVM, qemu.TCG:
@@ -93,7 +137,9 @@ func (c *Compute) Validate() error {
 
 func (c *Compute) Routes(api *cloudapi.Server) {
 	computeapi.Register(api, c.store, c.host)
-	api.Report("compute", c.drv.State)
+	if c.drv != nil {
+		api.Report("compute", c.drv.State)
+	}
 }
 
 // Serve runs the host until ctx ends, which stops every VM. The driver
@@ -102,7 +148,9 @@ func (c *Compute) Routes(api *cloudapi.Server) {
 // seconds, which a platform that runs no VM need not pay.
 func (c *Compute) Serve(ctx context.Context) error {
 	err := c.host.Serve(ctx)
-	c.drv.Drain()
+	if c.drv != nil {
+		c.drv.Drain()
+	}
 	return err
 }
 

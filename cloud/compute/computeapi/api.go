@@ -52,6 +52,12 @@ func (h *handlers) vmJSON(v computestore.VM) cloudwire.VM {
 	if out.SSHKeys == nil {
 		out.SSHKeys = []string{}
 	}
+	if p, ok := h.host.Place(v.ID); ok {
+		out.Lease = &cloudwire.VMLease{Hash: p.Lease, Provider: p.Provider}
+		if !p.EndsAt.IsZero() {
+			out.Lease.EndsAt = p.EndsAt.UTC().Format(time.RFC3339)
+		}
+	}
 	if v.Status == computerules.Running {
 		if addr := h.host.SSHAddr(v.ID); addr != "" {
 			if host, p, err := net.SplitHostPort(addr); err == nil {
@@ -128,6 +134,12 @@ func (h *handlers) power(w http.ResponseWriter, r *http.Request, account string)
 	if _, err := h.store.Get(account, r.PathValue("id")); err != nil {
 		return apiError(err)
 	}
+	if _, err := computerules.Power(computerules.Running, in.Action); errors.Is(err, computerules.ErrInvalid) {
+		return apiError(err)
+	}
+	if err := h.host.CheckPower(in.Action); err != nil {
+		return apiError(err)
+	}
 	v, err := h.store.Power(account, r.PathValue("id"), in.Action)
 	if err != nil {
 		return apiError(err)
@@ -143,6 +155,9 @@ func (h *handlers) console(w http.ResponseWriter, r *http.Request, account strin
 		return apiError(err)
 	}
 	b, err := h.host.Console(v.ID, MaxConsole)
+	if errors.Is(err, vmhost.ErrNoConsole) {
+		return cloudapi.Conflict("this VM runs at its lease's provider, which keeps its console")
+	}
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,33 @@ type Driver interface {
 	Accel() string
 }
 
+// ErrEnded is a machine's error when it ended by design, not by a fault:
+// a leased VM whose lease is over (package leasedriver). The host records
+// the VM stopped, with the reason.
+var ErrEnded = errors.New("vmhost: the machine's term ended")
+
+// ErrNoConsole is a driver's answer for a VM whose console it does not
+// hold (a leased VM's stays with its provider).
+var ErrNoConsole = errors.New("vmhost: no console here")
+
+// PowerChecker is a Driver that refuses some power actions: a leased VM
+// cannot be powered off. CheckPower's error wraps computerules.ErrState.
+type PowerChecker interface {
+	CheckPower(action string) error
+}
+
+// Placement is where a VM runs when it is not on this host: the lease
+// it runs on and the provider that runs it.
+type Placement struct {
+	Lease, Provider string
+	EndsAt          time.Time // zero until the lease has started
+}
+
+// Placer is a Driver whose VMs run elsewhere.
+type Placer interface {
+	Place(id string) (Placement, bool)
+}
+
 // Timeouts of the host's work on a VM.
 const (
 	// StartTimeout bounds a boot, with the image built on first use.
@@ -109,6 +136,23 @@ func (h *Host) SSHAddr(id string) string {
 		return m.SSHAddr()
 	}
 	return ""
+}
+
+// CheckPower returns the driver's refusal of action, if it has one
+// (PowerChecker).
+func (h *Host) CheckPower(action string) error {
+	if pc, ok := h.drv.(PowerChecker); ok {
+		return pc.CheckPower(action)
+	}
+	return nil
+}
+
+// Place is where VM id runs, when the driver runs VMs elsewhere (Placer).
+func (h *Host) Place(id string) (Placement, bool) {
+	if p, ok := h.drv.(Placer); ok {
+		return p.Place(id)
+	}
+	return Placement{}, false
 }
 
 // Console is the last max bytes of VM id's console log of its latest
@@ -337,6 +381,12 @@ func (h *Host) watch(id string, m Machine, log *slog.Logger) {
 	reason := "the machine exited"
 	if err := m.Err(); err != nil {
 		reason += ": " + err.Error()
+	}
+	if errors.Is(m.Err(), ErrEnded) {
+		if h.set(id, computerules.Running, computerules.Stopped, strings.TrimPrefix(m.Err().Error(), ErrEnded.Error()+": "), log) {
+			log.Info("vm's term ended", "reason", m.Err())
+		}
+		return
 	}
 	if h.set(id, computerules.Running, computerules.Error, reason, log) {
 		log.Warn("vm stopped unasked", "reason", reason)

@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/latticenet/lattice/cloud/cloudwire"
+	"github.com/latticenet/lattice/internal/testkit/openapitest"
+	"github.com/latticenet/lattice/internal/testkit/tooltest"
+	"github.com/latticenet/lattice/internal/testkit/vmtest"
+	"github.com/latticenet/lattice/node/nodewire"
+)
+
+// TestComputeOnLeases is cloud Compute on the ledger network's market,
+// end to end over HTTP: `lattice dev --nodes 3 --compute-backend lease`,
+// a VM created with POST /api/compute/vms runs at the dev network's
+// provider on a lease the dev account paid for; its record names the
+// lease and the provider; a real ssh logs in through the platform's
+// tunnelled address and finds the user data's work; power off is
+// refused; when the lease ends the VM is stopped, power on leases it
+// again, and delete removes it.
+func TestComputeOnLeases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots VMs")
+	}
+	tooltest.Need(t, "qemu-system-x86_64")
+	sshBin := tooltest.Need(t, "ssh")
+	images := vmtest.ImageDir(t) // before cleanEnv gives the test a HOME of its own
+	cleanEnv(t)
+	dir := filepath.Join(t.TempDir(), "dev")
+	const leaseTerm = 150 * time.Second
+	s := startServer(t, devReady, "dev", "--data", dir, "--nodes", "3", "--http", "127.0.0.1:0", "--api", "127.0.0.1:0",
+		"--compute-backend", "lease", "--compute-lease-duration", fmt.Sprint(int(leaseTerm.Seconds()))+"s", "--compute-images", images)
+	banner := s.stdout.String()
+	if !strings.Contains(banner, "compute     VMs on leases from the network's providers") {
+		t.Fatalf("dev's banner does not say compute runs on leases:\n%s", banner)
+	}
+	apiURL := regexp.MustCompile(`(?m)^  cloud API\s+(http://\S+)`).FindStringSubmatch(banner)
+	provider := regexp.MustCompile(`(?m)^  provider\s+node \d+, account ([0-9a-f]{64})`).FindStringSubmatch(banner)
+	if apiURL == nil || provider == nil {
+		t.Fatalf("dev's banner has no cloud API or provider:\n%s", banner)
+	}
+	admin, err := os.ReadFile(filepath.Join(dir, "cloud", "admin-api-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(method, path string, body any, want int, out any) {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, apiURL[1]+path, rd)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(admin)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)
+		}
+		if err := openapitest.Cloud.Checker(t).Check(req, resp.StatusCode, resp.Header, b, false); err != nil {
+			t.Errorf("%s %s: the answer is not as docs/openapi/cloud.json says: %v", method, path, err)
+		}
+		if out != nil {
+			if err := json.Unmarshal(b, out); err != nil {
+				t.Fatalf("%s %s: %v in %s", method, path, err, b)
+			}
+		}
+	}
+	await := func(id, status string, within time.Duration) cloudwire.VM {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for {
+			var v cloudwire.VM
+			call("GET", "/api/compute/vms/"+id, nil, http.StatusOK, &v)
+			if v.Status == status {
+				return v
+			}
+			if v.Status == "error" || time.Now().After(deadline) {
+				t.Fatalf("VM %s is %s (%s), want %s", id, v.Status, v.StatusReason, status)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+
+	// An SSH key of the test's own.
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	sshPub, _ := ssh.NewPublicKey(pub)
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "id")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	var v cloudwire.VM
+	call("POST", "/api/compute/vms", map[string]any{"name": "web", "ssh_keys": []string{string(ssh.MarshalAuthorizedKey(sshPub))},
+		"user_data": "#!/bin/sh\necho leased > /root/user-data-ran\n"}, http.StatusCreated, &v)
+	v = await(v.ID, "running", 5*time.Minute)
+	if v.Accel != "lease" || v.Lease == nil || v.Lease.Provider != provider[1] || len(v.Lease.Hash) != 64 || v.Lease.EndsAt == "" || v.SSH == nil {
+		t.Fatalf("a running leased VM's record: %+v (lease %+v)", v, v.Lease)
+	}
+	first := v.Lease.Hash
+
+	// The lease is on the ledger, paid by the dev account, on every node.
+	for _, u := range devNodeURLs(t, s) {
+		var l nodewire.Lease
+		decode(t, mustRun(t, "lease", "show", first, "--node", u, "--json"), &l)
+		if l.Provider.String() != provider[1] || l.Status != "active" || l.Duration != uint32(leaseTerm.Seconds()) {
+			t.Fatalf("the VM's lease at %s: %+v", u, l)
+		}
+	}
+
+	// A real ssh through the platform's address, a tunnel over the
+	// network to the provider's guest.
+	sshRun := func(cmd string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var out string
+		for range 5 { // the user data runs in the background at boot
+			c := exec.CommandContext(ctx, sshBin, "-i", keyFile, "-p", fmt.Sprint(v.SSH.Port), "-o", "BatchMode=yes",
+				"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+				"root@"+v.SSH.Host, cmd)
+			b, err := c.CombinedOutput()
+			if out = string(b); err == nil {
+				return out
+			}
+			time.Sleep(time.Second)
+		}
+		t.Fatalf("ssh %s through the tunnel: %s", cmd, out)
+		return ""
+	}
+	if out := sshRun("hostname && cat /root/user-data-ran"); out != "web\nleased\n" {
+		t.Fatalf("ssh through the tunnel: %q", out)
+	}
+
+	// Power off and the console stay with the lease: 409, clear.
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	call("POST", "/api/compute/vms/"+v.ID+"/power", map[string]string{"action": "off"}, http.StatusConflict, &e)
+	if !strings.Contains(e.Error.Message, "runs until its lease ends") {
+		t.Fatalf("power off of a leased VM: %+v", e)
+	}
+	call("GET", "/api/compute/vms/"+v.ID+"/console", nil, http.StatusConflict, nil)
+
+	// The lease's end stops the VM; power on leases it again.
+	ends, err := time.Parse(time.RFC3339, v.Lease.EndsAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v = await(v.ID, "stopped", time.Until(ends)+time.Minute)
+	if !strings.Contains(v.StatusReason, "ended") {
+		t.Fatalf("a VM whose lease ended: %+v", v)
+	}
+	call("POST", "/api/compute/vms/"+v.ID+"/power", map[string]string{"action": "on"}, http.StatusAccepted, nil)
+	v = await(v.ID, "running", 5*time.Minute)
+	if v.Lease == nil || v.Lease.Hash == first {
+		t.Fatalf("power on after the lease's end: %+v", v.Lease)
+	}
+
+	call("DELETE", "/api/compute/vms/"+v.ID, nil, http.StatusAccepted, nil)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		req, _ := http.NewRequest("GET", apiURL[1]+"/api/compute/vms/"+v.ID, nil)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(admin)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deleted VM still answers %d", resp.StatusCode)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
