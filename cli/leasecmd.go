@@ -191,7 +191,14 @@ func printLease(e *env, l nodewire.Lease) {
 	fmt.Fprintf(tw, "  resources\t%d vCPU, %d MB memory, %d GB disk for %s\t\n", l.VCPUs, l.MemoryMB, l.DiskGB, time.Duration(l.Duration)*time.Second)
 	fmt.Fprintf(tw, "  consumer\t%s\t\n", l.Consumer)
 	fmt.Fprintf(tw, "  provider\t%s\t\n", l.Provider)
-	fmt.Fprintf(tw, "  cost\t%s native (escrowed)\t\n", l.Cost.Units())
+	paid := "escrowed"
+	switch l.Status {
+	case "ended":
+		paid = "paid to the provider"
+	case "refunded":
+		paid = "refunded"
+	}
+	fmt.Fprintf(tw, "  cost\t%s native (%s)\t\n", l.Cost.Units(), paid)
 	fmt.Fprintf(tw, "  stake\t%s native\t\n", l.Stake.Units())
 	fmt.Fprintf(tw, "  status\t%s (confirmed: %v)\t\n", l.Status, l.Confirmed)
 	fmt.Fprintf(tw, "  created\t%s; may be accepted until %s\t\n", ms(l.CreatedAt), ms(l.AcceptDeadline))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/list"
 	"fmt"
+	"iter"
 	"slices"
 
 	"github.com/latticenet/lattice/ledger"
@@ -77,27 +78,127 @@ type Tally struct {
 	seen      map[ledger.Address]int64 // receiving time of each representative's latest vote
 	swept     int64                    // when seen was last cleared of representatives gone offline
 	equivocal []Equivocation           // found since the last TakeEquivocations
+	votes     uint64                   // Vote calls, which mark the elections each one touched
 }
 
 type election struct {
 	started    int64
 	contenders []ledger.Hash // in the order of Start
-	rounds     map[uint32]*round
-	polka      mark // the highest-round polka seen
+	rounds     []*round      // at most MaxRounds, in no order
+	polka      mark          // the highest-round polka seen
 	own        own
+	touched    uint64 // the Tally.votes count of the last Vote that changed it
 }
 
-// round holds the votes of one round of an election: each
-// representative's prevotes and final votes, one per contender. An honest
-// representative signs one of each kind; a dishonest one's votes for
-// several contenders all count, each for its contender, as Tendermint's
-// vote sets do: a quorum certificate then verifies the same at every node
-// whichever of the conflicting votes it heard first, and two quorums for
-// different contenders still need more than a third to sign both.
-type round struct {
-	prevotes map[ledger.Address][]choice
-	finals   map[ledger.Address][]choice
+// roundAt returns e's round n, or nil.
+func (e *election) roundAt(n uint32) *round {
+	for _, rd := range e.rounds {
+		if rd.n == n {
+			return rd
+		}
+	}
+	return nil
 }
+
+// round holds the votes of round n of an election: each representative's
+// prevotes and final votes, one per contender. An honest representative
+// signs one of each kind; a dishonest one's votes for several contenders
+// all count, each for its contender, as Tendermint's vote sets do: a
+// quorum certificate then verifies the same at every node whichever of
+// the conflicting votes it heard first, and two quorums for different
+// contenders still need more than a third to sign both.
+type round struct {
+	n        uint32
+	prevotes voteSet
+	finals   voteSet
+}
+
+// voteSet is one kind of votes of one round: each representative's
+// choices, in the order the representatives were first heard. A round
+// holds a few representatives, whose votes the node counts again after
+// every vote it receives: a slice scanned in order costs a fraction of a
+// map's lookups and randomised iteration there. Past smallSet
+// representatives an index keeps each lookup constant.
+type voteSet struct {
+	reps []repChoices
+	idx  map[ledger.Address]int // nil up to smallSet representatives
+}
+
+// repChoices is one representative's choices: one, but for an
+// equivocator's, kept inline.
+type repChoices struct {
+	rep  ledger.Address
+	c0   choice
+	more []choice
+}
+
+// all yields r's choices, in the order they came.
+func (r *repChoices) all() iter.Seq[choice] {
+	return func(yield func(choice) bool) {
+		if !yield(r.c0) {
+			return
+		}
+		for _, c := range r.more {
+			if !yield(c) {
+				return
+			}
+		}
+	}
+}
+
+const smallSet = 16
+
+func (s *voteSet) find(rep ledger.Address) int {
+	if s.idx != nil {
+		if i, ok := s.idx[rep]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range s.reps {
+		if s.reps[i].rep == rep {
+			return i
+		}
+	}
+	return -1
+}
+
+// get returns rep's choices, or nil.
+func (s *voteSet) get(rep ledger.Address) *repChoices {
+	if i := s.find(rep); i >= 0 {
+		return &s.reps[i]
+	}
+	return nil
+}
+
+// has reports whether rep has a vote here.
+func (s *voteSet) has(rep ledger.Address) bool { return s.find(rep) >= 0 }
+
+// add appends c to rep's choices.
+func (s *voteSet) add(rep ledger.Address, c choice) {
+	i := s.find(rep)
+	if i >= 0 {
+		s.reps[i].more = append(s.reps[i].more, c)
+		return
+	}
+	if s.reps == nil {
+		s.reps = make([]repChoices, 0, 4)
+	}
+	i = len(s.reps)
+	s.reps = append(s.reps, repChoices{rep: rep, c0: c})
+	switch {
+	case s.idx != nil:
+		s.idx[rep] = i
+	case len(s.reps) > smallSet:
+		s.idx = make(map[ledger.Address]int, 2*len(s.reps))
+		for j, r := range s.reps {
+			s.idx[r.rep] = j
+		}
+	}
+}
+
+// len returns the number of representatives with votes here.
+func (s *voteSet) len() int { return len(s.reps) }
 
 // choice is a representative's vote in one round of one election: hash, by
 // vote.
@@ -190,7 +291,7 @@ func (t *Tally) Start(root Root, h ledger.Hash, now int64) error {
 		if len(t.elections) >= t.p.MaxElections {
 			return fmt.Errorf("%w: %d active", ErrTooManyElections, len(t.elections))
 		}
-		e = &election{started: now, rounds: make(map[uint32]*round, 1), own: own{quorumAt: -1}}
+		e = &election{started: now, own: own{quorumAt: -1}}
 		t.elections[root] = e
 	} else if len(e.contenders) >= MaxContenders {
 		return fmt.Errorf("%w: %s has %d", ErrTooManyContenders, root, len(e.contenders))
@@ -221,13 +322,16 @@ func (t *Tally) Start(root Root, h ledger.Hash, now int64) error {
 // arrived.
 func (t *Tally) Vote(v *Vote, now int64) (touched []Root) {
 	t.markOnline(v.Representative, now)
+	t.votes++
+	touched = make([]Root, 0, len(v.Hashes))
 	for _, h := range v.Hashes {
 		root, ok := t.roots[h]
 		if !ok {
 			t.cache.put(h, v)
 			continue
 		}
-		if t.apply(root, t.elections[root], h, v) && !slices.Contains(touched, root) {
+		if e := t.elections[root]; t.apply(root, e, h, v) && e.touched != t.votes {
+			e.touched = t.votes
 			touched = append(touched, root)
 		}
 	}
@@ -244,20 +348,19 @@ func (t *Tally) apply(root Root, e *election, h ledger.Hash, v *Vote) bool {
 	if rd == nil {
 		return false
 	}
-	votes := rd.prevotes
+	votes := &rd.prevotes
 	if v.Final {
-		votes = rd.finals
+		votes = &rd.finals
 	}
-	cs := votes[v.Representative]
-	for _, c := range cs {
-		if c.hash == h {
-			return false
+	if r := votes.get(v.Representative); r != nil {
+		for c := range r.all() {
+			if c.hash == h {
+				return false
+			}
 		}
+		t.equivocal = append(t.equivocal, Equivocation{Root: root, Representative: v.Representative, First: r.c0.vote, Second: v})
 	}
-	if len(cs) > 0 {
-		t.equivocal = append(t.equivocal, Equivocation{Root: root, Representative: v.Representative, First: cs[0].vote, Second: v})
-	}
-	votes[v.Representative] = append(cs, choice{hash: h, vote: v})
+	votes.add(v.Representative, choice{hash: h, vote: v})
 	return true
 }
 
@@ -269,7 +372,7 @@ func (t *Tally) apply(root Root, e *election, h ledger.Hash, v *Vote) bool {
 // kept. The node's own round, the highest polka's round and ConfirmedRound
 // are never dropped.
 func (t *Tally) round(e *election, n uint32) *round {
-	if rd := e.rounds[n]; rd != nil {
+	if rd := e.roundAt(n); rd != nil {
 		return rd
 	}
 	if len(e.rounds) >= MaxRounds {
@@ -288,8 +391,8 @@ func (t *Tally) round(e *election, n uint32) *round {
 			return a < b
 		}
 		victim, found := n, !protected(n)
-		for r := range e.rounds {
-			if !protected(r) && (!found || worse(r, victim)) {
+		for _, rd := range e.rounds {
+			if r := rd.n; !protected(r) && (!found || worse(r, victim)) {
 				victim, found = r, true
 			}
 		}
@@ -297,11 +400,11 @@ func (t *Tally) round(e *election, n uint32) *round {
 			return nil
 		}
 		if found {
-			delete(e.rounds, victim)
+			e.rounds = slices.DeleteFunc(e.rounds, func(rd *round) bool { return rd.n == victim })
 		}
 	}
-	rd := &round{prevotes: make(map[ledger.Address][]choice), finals: make(map[ledger.Address][]choice)}
-	e.rounds[n] = rd
+	rd := &round{n: n}
+	e.rounds = append(e.rounds, rd)
 	return rd
 }
 
@@ -407,7 +510,7 @@ func (t *Tally) Result(root Root, weight func(ledger.Address) ledger.Amount) Res
 	}
 	r.ConfirmedRound, r.Winner, r.Confirmed = t.confirmed(e, weight)
 	r.Round = e.shownRound()
-	prevotes, finals := e.sums(e.rounds[r.Round], weight)
+	prevotes, finals := e.sums(e.roundAt(r.Round), weight)
 	r.Tallies = make([]Contender, len(e.contenders))
 	for i, h := range e.contenders {
 		r.Tallies[i] = Contender{Hash: h, Tally: prevotes[i], Final: finals[i]}
@@ -443,9 +546,9 @@ func (e *election) shownRound() uint32 {
 		return e.own.round
 	}
 	var hi uint32
-	for n := range e.rounds {
-		if n != ConfirmedRound {
-			hi = max(hi, n)
+	for _, rd := range e.rounds {
+		if rd.n != ConfirmedRound {
+			hi = max(hi, rd.n)
 		}
 	}
 	return hi
@@ -475,10 +578,11 @@ func (e *election) add(s *tallies, h ledger.Hash, w ledger.Amount) {
 }
 
 // addUp adds each representative's weight to every contender it voted for.
-func (e *election) addUp(s *tallies, votes map[ledger.Address][]choice, weight func(ledger.Address) ledger.Amount) {
-	for rep, cs := range votes {
-		w := weight(rep)
-		for _, c := range cs {
+func (e *election) addUp(s *tallies, votes *voteSet, weight func(ledger.Address) ledger.Amount) {
+	for i := range votes.reps {
+		r := &votes.reps[i]
+		w := weight(r.rep)
+		for c := range r.all() {
 			e.add(s, c.hash, w)
 		}
 	}
@@ -497,8 +601,8 @@ func (e *election) reaching(s *tallies, min ledger.Amount) (ledger.Hash, bool) {
 // sums adds up the weights of rd's prevotes and final votes by contender.
 func (e *election) sums(rd *round, weight func(ledger.Address) ledger.Amount) (prevotes, finals tallies) {
 	if rd != nil {
-		e.addUp(&prevotes, rd.prevotes, weight)
-		e.addUp(&finals, rd.finals, weight)
+		e.addUp(&prevotes, &rd.prevotes, weight)
+		e.addUp(&finals, &rd.finals, weight)
 	}
 	return prevotes, finals
 }
@@ -509,12 +613,13 @@ func (t *Tally) confirmed(e *election, weight func(ledger.Address) ledger.Amount
 	found := false
 	var best uint32
 	var winner ledger.Hash
-	for n, rd := range e.rounds {
-		if len(rd.finals) == 0 || (found && n >= best) {
+	for _, rd := range e.rounds {
+		n := rd.n
+		if rd.finals.len() == 0 || (found && n >= best) {
 			continue
 		}
 		var finals tallies
-		e.addUp(&finals, rd.finals, weight)
+		e.addUp(&finals, &rd.finals, weight)
 		if h, ok := e.reaching(&finals, t.quorum); ok {
 			found, best, winner = true, n, h
 		}
@@ -527,7 +632,7 @@ func (t *Tally) confirmed(e *election, weight func(ledger.Address) ledger.Amount
 // (the node counts its own votes once it has signed them).
 func (t *Tally) polkaIn(e *election, rd *round, self ledger.Address, own ledger.Hash, weight func(ledger.Address) ledger.Amount) (ledger.Hash, bool) {
 	prevotes, _ := e.sums(rd, weight)
-	if (rd == nil || !hasKey(rd.prevotes, self)) && !own.IsZero() && !self.IsZero() {
+	if (rd == nil || !rd.prevotes.has(self)) && !own.IsZero() && !self.IsZero() {
 		e.add(&prevotes, own, weight(self))
 	}
 	return e.reaching(&prevotes, t.quorum)
@@ -535,7 +640,8 @@ func (t *Tally) polkaIn(e *election, rd *round, self ledger.Address, own ledger.
 
 // notePolkas raises e.polka to the highest-round polka among e's rounds.
 func (t *Tally) notePolkas(e *election, weight func(ledger.Address) ledger.Amount) {
-	for n, rd := range e.rounds {
+	for _, rd := range e.rounds {
+		n := rd.n
 		if e.polka.ok && n <= e.polka.round {
 			continue
 		}
@@ -660,7 +766,7 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 		o.enter(o.round + 1)
 	}
 	var out []Advice
-	if rd := e.rounds[ConfirmedRound]; rd != nil && !o.attested {
+	if rd := e.roundAt(ConfirmedRound); rd != nil && !o.attested {
 		_, attests := e.sums(rd, weight)
 		for i, h := range e.contenders {
 			if attests[i].Cmp(t.skip) >= 0 && (!o.lock.ok || o.lock.hash == h) {
@@ -698,17 +804,18 @@ func (o *own) enter(n uint32) {
 func (t *Tally) skipTo(e *election, weight func(ledger.Address) ledger.Amount) (uint32, bool) {
 	found := false
 	var best uint32
-	for n, rd := range e.rounds {
+	for _, rd := range e.rounds {
+		n := rd.n
 		if n <= e.own.round || (found && n <= best) || n == ConfirmedRound {
 			continue
 		}
 		var sum ledger.Amount
-		for rep := range rd.prevotes {
-			sum = addSaturating(sum, weight(rep))
+		for _, r := range rd.prevotes.reps {
+			sum = addSaturating(sum, weight(r.rep))
 		}
-		for rep := range rd.finals {
-			if _, both := rd.prevotes[rep]; !both {
-				sum = addSaturating(sum, weight(rep))
+		for _, r := range rd.finals.reps {
+			if !rd.prevotes.has(r.rep) {
+				sum = addSaturating(sum, weight(r.rep))
 			}
 		}
 		if sum.Cmp(t.skip) >= 0 {
@@ -733,15 +840,15 @@ func (t *Tally) skipTo(e *election, weight func(ledger.Address) ledger.Amount) (
 // reaches them, and ending rounds at network speed would only spin.
 func (t *Tally) dead(e *election, self ledger.Address, weight func(ledger.Address) ledger.Amount, now int64) bool {
 	o := &e.own
-	rd := e.rounds[o.round]
+	rd := e.roundAt(o.round)
 	prevotes, _ := e.sums(rd, weight)
 	var voted ledger.Amount
 	if rd != nil {
-		for rep := range rd.prevotes {
-			voted = addSaturating(voted, weight(rep))
+		for _, r := range rd.prevotes.reps {
+			voted = addSaturating(voted, weight(r.rep))
 		}
 	}
-	if (rd == nil || !hasKey(rd.prevotes, self)) && !o.prevote.IsZero() && !self.IsZero() {
+	if (rd == nil || !rd.prevotes.has(self)) && !o.prevote.IsZero() && !self.IsZero() {
 		e.add(&prevotes, o.prevote, weight(self))
 		voted = addSaturating(voted, weight(self))
 	}
@@ -750,7 +857,7 @@ func (t *Tally) dead(e *election, self ledger.Address, weight func(ledger.Addres
 	}
 	var unvoted ledger.Amount
 	for rep, seen := range t.seen {
-		if rep != self && t.online(seen, now) && (rd == nil || !hasKey(rd.prevotes, rep)) {
+		if rep != self && t.online(seen, now) && (rd == nil || !rd.prevotes.has(rep)) {
 			unvoted = addSaturating(unvoted, weight(rep))
 		}
 	}
@@ -783,33 +890,47 @@ func (t *Tally) timedOut(e *election, self ledger.Address, weight func(ledger.Ad
 // node's round or a later one, each once, self's included.
 func (t *Tally) votedSince(e *election, self ledger.Address, weight func(ledger.Address) ledger.Amount) ledger.Amount {
 	var sum ledger.Amount
-	seen := make(map[ledger.Address]bool, 8)
+	// Each representative once: a few, kept in an array, or many, in a
+	// map.
+	var small [smallSet]ledger.Address
+	var n int
+	var many map[ledger.Address]bool
 	count := func(rep ledger.Address) {
-		if !seen[rep] {
-			seen[rep] = true
-			sum = addSaturating(sum, weight(rep))
+		switch {
+		case many != nil:
+			if many[rep] {
+				return
+			}
+			many[rep] = true
+		case slices.Contains(small[:n], rep):
+			return
+		case n < smallSet:
+			small[n] = rep
+			n++
+		default:
+			many = make(map[ledger.Address]bool, 2*smallSet)
+			for _, a := range small {
+				many[a] = true
+			}
+			many[rep] = true
 		}
+		sum = addSaturating(sum, weight(rep))
 	}
-	for n, rd := range e.rounds {
-		if n < e.own.round || n == ConfirmedRound {
+	for _, rd := range e.rounds {
+		if rd.n < e.own.round || rd.n == ConfirmedRound {
 			continue
 		}
-		for rep := range rd.prevotes {
-			count(rep)
+		for _, r := range rd.prevotes.reps {
+			count(r.rep)
 		}
-		for rep := range rd.finals {
-			count(rep)
+		for _, r := range rd.finals.reps {
+			count(r.rep)
 		}
 	}
 	if !self.IsZero() {
 		count(self) // it has prevoted in its round
 	}
 	return sum
-}
-
-func hasKey[K comparable, V any](m map[K]V, k K) bool {
-	_, ok := m[k]
-	return ok
 }
 
 // RoundTimeout returns how long, in ms, round n lasts after its prevotes
@@ -893,18 +1014,18 @@ func (t *Tally) Polka(root Root) []*Vote {
 	if e == nil || !e.polka.ok {
 		return nil
 	}
-	rd := e.rounds[e.polka.round]
+	rd := e.roundAt(e.polka.round)
 	if rd == nil {
 		return nil
 	}
-	return collect(rd.prevotes, e.polka.hash)
+	return collect(&rd.prevotes, e.polka.hash)
 }
 
 // collect returns the votes for h, by representative ascending.
-func collect(votes map[ledger.Address][]choice, h ledger.Hash) []*Vote {
+func collect(votes *voteSet, h ledger.Hash) []*Vote {
 	var out []*Vote
-	for _, cs := range votes {
-		for _, c := range cs {
+	for i := range votes.reps {
+		for c := range votes.reps[i].all() {
 			if c.hash == h {
 				out = append(out, c.vote)
 			}
@@ -926,10 +1047,14 @@ func sortByRep(votes []*Vote) {
 // tally's own; the caller must not modify them.
 func (t *Tally) Certificate(root Root, h ledger.Hash, n uint32) []*Vote {
 	e := t.elections[root]
-	if e == nil || e.rounds[n] == nil {
+	if e == nil {
 		return nil
 	}
-	return collect(e.rounds[n].finals, h)
+	rd := e.roundAt(n)
+	if rd == nil {
+		return nil
+	}
+	return collect(&rd.finals, h)
 }
 
 // Contenders returns the contenders of root's election, in the order they
@@ -998,15 +1123,15 @@ func (t *Tally) Election(root Root) (ElectionInfo, bool) {
 		return ElectionInfo{}, false
 	}
 	info := ElectionInfo{Root: root, Started: e.started, Contenders: slices.Clone(e.contenders)}
-	for n, rd := range e.rounds {
-		for rep, cs := range rd.prevotes {
-			for _, c := range cs {
-				info.Choices = append(info.Choices, Choice{Representative: rep, Hash: c.hash, Round: n})
+	for _, rd := range e.rounds {
+		for _, r := range rd.prevotes.reps {
+			for c := range r.all() {
+				info.Choices = append(info.Choices, Choice{Representative: r.rep, Hash: c.hash, Round: rd.n})
 			}
 		}
-		for rep, cs := range rd.finals {
-			for _, c := range cs {
-				info.Choices = append(info.Choices, Choice{Representative: rep, Hash: c.hash, Round: n, Final: true})
+		for _, r := range rd.finals.reps {
+			for c := range r.all() {
+				info.Choices = append(info.Choices, Choice{Representative: r.rep, Hash: c.hash, Round: rd.n, Final: true})
 			}
 		}
 	}
