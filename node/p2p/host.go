@@ -276,21 +276,25 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 
 	life, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
+	// The peer book hears of peers before anything dials: the DHT's
+	// bootstrap may connect and identify a peer at once, and an
+	// identification missed is a peer never saved.
+	if err := h.watchPeers(life); err != nil {
+		cancel()
+		h.host.Close()
+		return nil, err
+	}
 	if err := h.startRouting(); err != nil {
 		cancel()
 		h.host.Close()
+		h.wg.Wait()
 		return nil, err
 	}
 	if err := h.startGossip(life); err != nil {
 		cancel()
 		h.dht.Close()
 		h.host.Close()
-		return nil, err
-	}
-	if err := h.watchPeers(life); err != nil {
-		cancel()
-		h.dht.Close()
-		h.host.Close()
+		h.wg.Wait()
 		return nil, err
 	}
 	h.wg.Add(1)
