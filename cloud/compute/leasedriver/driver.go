@@ -97,10 +97,6 @@ const OfferWait = 2 * time.Minute
 // reports.
 var ErrUnknown = errors.New("leasedriver: no VM for this lease")
 
-// ErrEnded is a machine's error once its lease has ended: the provider
-// stopped the VM (vmhost records the VM stopped).
-var ErrEnded = vmhost.ErrEnded
-
 // Config configures a Driver.
 type Config struct {
 	Market Market
@@ -406,13 +402,9 @@ func (d *Driver) Delete(id string) error {
 	return d.save()
 }
 
-// ErrNoConsole is the console of a VM on a lease: it stays with the
-// provider.
-var ErrNoConsole = vmhost.ErrNoConsole
-
-// Console is ErrNoConsole: the provider keeps its VMs' consoles.
+// Console is vmhost.ErrNoConsole: the provider keeps its VMs' consoles.
 func (d *Driver) Console(id string, max int64) ([]byte, error) {
-	return nil, fmt.Errorf("%w: the VM runs at its lease's provider", ErrNoConsole)
+	return nil, fmt.Errorf("%w: the VM runs at its lease's provider", vmhost.ErrNoConsole)
 }
 
 // Images is the one image the providers run.
@@ -556,9 +548,9 @@ func (m *machine) watch() {
 		}
 		switch {
 		case err != nil:
-			m.fail(fmt.Errorf("%w: no provider reports the VM any more", ErrEnded))
+			m.fail(fmt.Errorf("%w: no provider reports the VM any more", vmhost.ErrEnded))
 		case st.Status == "stopped":
-			m.fail(fmt.Errorf("%w: lease %s ended", ErrEnded, m.lease.Hash))
+			m.fail(fmt.Errorf("%w: lease %s ended", vmhost.ErrEnded, m.lease.Hash))
 		case st.Status == "error":
 			m.fail(fmt.Errorf("the provider reports its VM in error: %s", st.Error))
 		default:
