@@ -180,6 +180,7 @@ type Host struct {
 	book      *peerBook
 	bootstrap []peer.AddrInfo
 	now       func() time.Time
+	punch     *punchTracer
 
 	cancel context.CancelFunc // ends the context of the loops, the DHT and pubsub
 	// ready is closed once host is set: libp2p calls back into the Host
@@ -237,6 +238,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		rejects:   make(map[peer.ID]*rejectCount),
 	}
 	h.gater = newGater(func() time.Time { return h.now() })
+	h.punch = &punchTracer{log: h.log}
 
 	rm, err := newResourceManager(cfg.MaxMemory, cfg.MaxFDs)
 	if err != nil {
@@ -282,6 +284,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if err := h.watchPeers(life); err != nil {
 		cancel()
 		h.host.Close()
+		return nil, err
+	}
+	if err := h.watchNAT(life); err != nil {
+		cancel()
+		h.host.Close()
+		h.wg.Wait()
 		return nil, err
 	}
 	if err := h.startRouting(); err != nil {

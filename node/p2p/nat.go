@@ -3,13 +3,16 @@ package p2p
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/event"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
 	relayv2 "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
+	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 	ma "github.com/multiformats/go-multiaddr"
 )
 
@@ -34,7 +37,7 @@ const hopProtocol = "/libp2p/circuit/relay/0.2.0/hop"
 func (h *Host) natOptions() []libp2p.Option {
 	opts := []libp2p.Option{
 		libp2p.EnableRelay(),
-		libp2p.EnableHolePunching(),
+		libp2p.EnableHolePunching(holepunch.WithTracer(h.punch)),
 		libp2p.EnableAutoRelayWithPeerSource(h.relayCandidates,
 			// libp2p waits three minutes for four candidates before it
 			// reserves; a small network may have one relay in all.
@@ -164,4 +167,34 @@ func (h *Host) Reachability() string {
 func Relayed(s network.Stream) bool {
 	c := s.Conn()
 	return c.Stat().Limited || isCircuit(c.RemoteMultiaddr())
+}
+
+// watchNAT logs what AutoNAT and AutoRelay learn: the host's reachability
+// when it changes, and the addresses it announces through relays (none:
+// it has no reservation), which is how an operator of a node behind NAT
+// sees that peers can reach it.
+func (h *Host) watchNAT(ctx context.Context) error {
+	sub, err := h.host.EventBus().Subscribe([]any{new(event.EvtLocalReachabilityChanged), new(event.EvtAutoRelayAddrsUpdated)})
+	if err != nil {
+		return fmt.Errorf("p2p: watch NAT: %w", err)
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		defer sub.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e := <-sub.Out():
+				switch ev := e.(type) {
+				case event.EvtLocalReachabilityChanged:
+					h.log.Info("reachability", "reachability", strings.ToLower(ev.Reachability.String()))
+				case event.EvtAutoRelayAddrsUpdated:
+					h.log.Info("relayed addresses", "addrs", ev.RelayAddrs)
+				}
+			}
+		}
+	}()
+	return nil
 }
