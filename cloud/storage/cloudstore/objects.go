@@ -158,6 +158,14 @@ type Preconditions struct {
 	IfMatch string
 	// IfNoneMatch "*" asks that no object exists under the key.
 	IfNoneMatch string
+	// IfMatchSize, when set, is the size in bytes the current object
+	// must have, and IfMatchModified, when set, the time it must have
+	// been last modified, to the second (HTTP dates have no finer
+	// precision). They are for deletes only (S3's x-amz-if-match-size
+	// and x-amz-if-match-last-modified-time), and unlike IfMatch they
+	// hold when there is no object: deleting nothing succeeds.
+	IfMatchSize     *int64
+	IfMatchModified *time.Time
 }
 
 // check tests the preconditions against the object in place (exists
@@ -173,6 +181,16 @@ func (p Preconditions) check(old Object, exists bool) error {
 		if p.IfMatch != "*" && p.IfMatch != old.ETag {
 			return fmt.Errorf("%w: the object's ETag is %s (If-Match)", ErrPrecondition, old.ETag)
 		}
+	}
+	if !exists {
+		return nil
+	}
+	if p.IfMatchSize != nil && *p.IfMatchSize != old.Size {
+		return fmt.Errorf("%w: the object's size is %d bytes (x-amz-if-match-size)", ErrPrecondition, old.Size)
+	}
+	if p.IfMatchModified != nil && !p.IfMatchModified.Truncate(time.Second).Equal(old.LastModified.Truncate(time.Second)) {
+		return fmt.Errorf("%w: the object was last modified at %s (x-amz-if-match-last-modified-time)",
+			ErrPrecondition, old.LastModified.UTC().Format(time.RFC3339))
 	}
 	return nil
 }
@@ -414,10 +432,12 @@ func (s *Store) openLocked(bucket string, obj Object, customerKey []byte) (Objec
 type DeleteOptions struct {
 	// If makes the delete depend on the key's current object, checked in
 	// the same atomic step as the delete: S3's conditional delete,
-	// If-Match with the object's ETag, or * for any object. Only IfMatch
-	// is meaningful here. A key without a current object (none, or a
-	// delete marker) then fails with an error wrapping both
-	// ErrPrecondition and ErrNotFound, and nothing is deleted or marked.
+	// If-Match with the object's ETag, or * for any object, and its size
+	// and last modification time. IfNoneMatch is not meaningful here.
+	// With IfMatch, a key without a current object (none, or a delete
+	// marker) fails with an error wrapping both ErrPrecondition and
+	// ErrNotFound, and nothing is deleted or marked; the size and time
+	// conditions hold for a key without one.
 	If Preconditions
 }
 

@@ -117,8 +117,9 @@ func TestStoredChecksums(t *testing.T) {
 	}
 }
 
-// TestChecksumRefusals: a wrong checksum is 400 BadDigest and two
-// checksums are 400 InvalidRequest; neither changes the object.
+// TestChecksumRefusals: a wrong checksum is 400 BadDigest, one that
+// cannot be a checksum of its algorithm and two checksums are 400
+// InvalidRequest, all with S3's messages; none changes the object.
 func TestChecksumRefusals(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -134,17 +135,25 @@ func TestChecksumRefusals(t *testing.T) {
 		header map[string]string
 		status int
 		code   string
+		msg    string // S3's message, where it is known
 	}{
-		{"wrong crc32", map[string]string{"X-Amz-Checksum-Crc32": sumOf(types.ChecksumAlgorithmCrc32, []byte("other"))}, 400, "BadDigest"},
-		{"wrong sha256", map[string]string{"X-Amz-Checksum-Sha256": sumOf(types.ChecksumAlgorithmSha256, []byte("other"))}, 400, "BadDigest"},
-		{"not base64", map[string]string{"X-Amz-Checksum-Crc32": "!!"}, 400, "InvalidArgument"},
+		{"wrong crc32", map[string]string{"X-Amz-Checksum-Crc32": sumOf(types.ChecksumAlgorithmCrc32, []byte("other"))}, 400, "BadDigest",
+			"The CRC32 you specified did not match the calculated checksum."},
+		{"wrong sha256", map[string]string{"X-Amz-Checksum-Sha256": sumOf(types.ChecksumAlgorithmSha256, []byte("other"))}, 400, "BadDigest",
+			"The SHA256 you specified did not match the calculated checksum."},
+		{"not base64", map[string]string{"X-Amz-Checksum-Crc32": "!!"}, 400, "InvalidRequest",
+			"Value for x-amz-checksum-crc32 header is invalid."},
+		{"base64 of the wrong size", map[string]string{"X-Amz-Checksum-Sha256": "ZGVhZA=="}, 400, "InvalidRequest",
+			"Value for x-amz-checksum-sha256 header is invalid."},
+		{"wrong Content-MD5", map[string]string{"Content-MD5": md5b64("other")}, 400, "BadDigest",
+			"The Content-MD5 you specified did not match what we received."},
 		{"two checksums", map[string]string{"X-Amz-Checksum-Crc32": sumOf(types.ChecksumAlgorithmCrc32, []byte("second")),
-			"X-Amz-Checksum-Sha1": sumOf(types.ChecksumAlgorithmSha1, []byte("second"))}, 400, "InvalidRequest"},
+			"X-Amz-Checksum-Sha1": sumOf(types.ChecksumAlgorithmSha1, []byte("second"))}, 400, "InvalidRequest", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			status, serr := do(t, e.signed(t, "PUT", "/sums/k", strings.NewReader("second"), "", tt.header))
-			if status != tt.status || serr.Code != tt.code {
-				t.Errorf("got %v %v, want %v %v", status, serr.Code, tt.status, tt.code)
+			if status != tt.status || serr.Code != tt.code || tt.msg != "" && serr.Message != tt.msg {
+				t.Errorf("got %v %v %q, want %v %v %q", status, serr.Code, serr.Message, tt.status, tt.code, tt.msg)
 			}
 		})
 	}

@@ -439,25 +439,35 @@ func etagMatches(list, etag string) bool {
 
 // deleteObject answers DeleteObject: of a version, with versionId; in a
 // bucket that keeps versions, otherwise, it makes a delete marker. With
-// If-Match it is S3's conditional delete.
+// If-Match, x-amz-if-match-size or x-amz-if-match-last-modified-time it
+// is S3's conditional delete.
 func (s *Server) deleteObject(w http.ResponseWriter, r *request) error {
 	id, err := versionParam(r)
 	if err != nil {
 		return err
 	}
-	if r.Header.Get("X-Amz-If-Match-Last-Modified-Time") != "" || r.Header.Get("X-Amz-If-Match-Size") != "" {
-		// S3 takes these in directory buckets only; ignoring them would
-		// delete what the client meant to keep.
-		return s3err(http.StatusNotImplemented, "NotImplemented", "x-amz-if-match-last-modified-time and x-amz-if-match-size are not supported; use If-Match with the object's ETag.")
-	}
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
-	ifMatch := strings.Trim(strings.TrimSpace(r.Header.Get("If-Match")), `"`)
-	if err := s.conditionalDelete(r, id, ifMatch); err != nil {
+	pre := cloudstore.Preconditions{IfMatch: strings.Trim(strings.TrimSpace(r.Header.Get("If-Match")), `"`)}
+	if v := r.Header.Get("X-Amz-If-Match-Size"); v != "" {
+		n, ok := parseSize(v)
+		if !ok {
+			return s3err(http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("x-amz-if-match-size %q is not a size in bytes.", v))
+		}
+		pre.IfMatchSize = &n
+	}
+	if v := r.Header.Get("X-Amz-If-Match-Last-Modified-Time"); v != "" {
+		t, err := http.ParseTime(v)
+		if err != nil {
+			return s3err(http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("x-amz-if-match-last-modified-time %q is not an HTTP date.", v))
+		}
+		pre.IfMatchModified = &t
+	}
+	if err := s.conditionalDelete(r, id, pre); err != nil {
 		return err
 	}
-	del, err := s.deleteOne(r.account, r.bucket, r.key, id, ifMatch)
+	del, err := s.deleteOne(r.account, r.bucket, r.key, id, pre)
 	if err != nil {
 		return err
 	}
@@ -472,42 +482,51 @@ func (s *Server) deleteObject(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
-// conditionalDelete checks that a delete's If-Match (ifMatch, unquoted;
-// "" for none) can be honoured: S3 evaluates it against the current
-// version only, so it is refused with a version id rather than applied to
-// the wrong one; and, as S3 asks s3:GetObject of it, an ETag (which the
-// answer confirms or denies) needs a key that may read.
-func (s *Server) conditionalDelete(r *request, id, ifMatch string) error {
-	if ifMatch == "" {
+// conditionalDelete checks that a delete's conditions (pre: If-Match,
+// unquoted, "" for none; the size and the last modification time) can be
+// honoured: S3 evaluates them against the current version only, so they
+// are refused with a version id rather than applied to the wrong one;
+// and, as S3 asks s3:GetObject of them, conditions whose answer tells
+// something of the object (an ETag, a size, a time: all but If-Match: *)
+// need a key that may read.
+func (s *Server) conditionalDelete(r *request, id string, pre cloudstore.Preconditions) error {
+	if pre == (cloudstore.Preconditions{}) {
 		return nil
 	}
 	if id != "" {
-		return s3err(http.StatusNotImplemented, "NotImplemented", "A conditional delete (If-Match) applies to the current version; it is not supported with versionId.")
+		return s3err(http.StatusNotImplemented, "NotImplemented", "A conditional delete (If-Match, x-amz-if-match-size, x-amz-if-match-last-modified-time) applies to the current version; it is not supported with versionId.")
 	}
-	if ifMatch != "*" && r.s3key.Permissions == cloudstore.PermWrite {
-		return s3err(http.StatusForbidden, "AccessDenied", "A conditional delete with an ETag needs a key that may also read the object.")
+	telling := pre.IfMatch != "" && pre.IfMatch != "*" || pre.IfMatchSize != nil || pre.IfMatchModified != nil
+	if telling && r.s3key.Permissions == cloudstore.PermWrite {
+		return s3err(http.StatusForbidden, "AccessDenied", "A conditional delete with an ETag, a size or a time needs a key that may also read the object.")
 	}
 	return nil
 }
 
+// parseSize reads a size in bytes: decimal digits only, no sign.
+func parseSize(v string) (int64, bool) {
+	if v == "" || v[0] < '0' || v[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
+}
+
 // deleteOne deletes key, or its version id if not "". Deleting a missing
-// key succeeds, as in S3, unless ifMatch (an ETag, or * for any object)
-// asks for an object: then the current one must match, checked in the
-// same step as the delete (412 PreconditionFailed, or 404 NoSuchKey when
-// there is none).
-func (s *Server) deleteOne(account, bucket, key, id, ifMatch string) (cloudstore.Deletion, error) {
+// key succeeds, as in S3, unless pre's IfMatch (an ETag, or * for any
+// object) asks for an object: then the current one must match, checked
+// in the same step as the delete (412 PreconditionFailed, or 404
+// NoSuchKey when there is none), as must its size and modification time
+// when pre names them (412; they hold when there is no object).
+func (s *Server) deleteOne(account, bucket, key, id string, pre cloudstore.Preconditions) (cloudstore.Deletion, error) {
 	if id != "" {
 		return s.st.DeleteVersion(account, bucket, key, id)
 	}
-	if ifMatch != "" {
-		del, err := s.st.Delete(account, bucket, key, cloudstore.DeleteOptions{If: cloudstore.Preconditions{IfMatch: ifMatch}})
-		if errors.Is(err, cloudstore.ErrPrecondition) && errors.Is(err, cloudstore.ErrNotFound) {
-			return del, errNoSuchKey
-		}
-		return del, err
+	del, err := s.st.Delete(account, bucket, key, cloudstore.DeleteOptions{If: pre})
+	if errors.Is(err, cloudstore.ErrPrecondition) && errors.Is(err, cloudstore.ErrNotFound) {
+		return del, errNoSuchKey
 	}
-	del, err := s.st.Delete(account, bucket, key, cloudstore.DeleteOptions{})
-	if errors.Is(err, cloudstore.ErrNotFound) {
+	if pre.IfMatch == "" && errors.Is(err, cloudstore.ErrNotFound) {
 		if _, berr := s.st.Bucket(account, bucket); berr == nil {
 			return cloudstore.Deletion{}, nil
 		}
@@ -699,9 +718,26 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 	if err := xml.Unmarshal(data, &req); err != nil || len(req.Objects) == 0 || len(req.Objects) > 1000 {
 		return errMalformedXML
 	}
-	for _, o := range req.Objects {
-		if o.LastModifiedTime != "" || o.Size != "" {
-			return s3err(http.StatusNotImplemented, "NotImplemented", "LastModifiedTime and Size conditions are not supported; use ETag.")
+	pres := make([]cloudstore.Preconditions, len(req.Objects))
+	for i, o := range req.Objects {
+		pres[i].IfMatch = strings.Trim(strings.TrimSpace(o.ETag), `"`)
+		if o.Size != "" {
+			n, ok := parseSize(strings.TrimSpace(o.Size))
+			if !ok {
+				return errMalformedXML
+			}
+			pres[i].IfMatchSize = &n
+		}
+		if v := strings.TrimSpace(o.LastModifiedTime); v != "" {
+			// S3's model sends this one as an HTTP date, unlike the
+			// other times in its XML; an ISO 8601 time is taken too.
+			t, err := http.ParseTime(v)
+			if err != nil {
+				if t, err = time.Parse(time.RFC3339Nano, v); err != nil {
+					return errMalformedXML
+				}
+			}
+			pres[i].IfMatchModified = &t
 		}
 	}
 	type deleted struct {
@@ -723,7 +759,7 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 		Error   []failed
 	}
 	res := result{Xmlns: xmlns}
-	for _, o := range req.Objects {
+	for i, o := range req.Objects {
 		if s.deleteDenied(r, o.Key) {
 			res.Error = append(res.Error, failed{o.Key, o.VersionID, errPolicyDenied.Code, errPolicyDenied.Message})
 			continue
@@ -732,13 +768,12 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 			res.Error = append(res.Error, failed{o.Key, o.VersionID, errNoSuchVersion.Code, errNoSuchVersion.Message})
 			continue
 		}
-		etag := strings.Trim(strings.TrimSpace(o.ETag), `"`)
-		if err := s.conditionalDelete(r, o.VersionID, etag); err != nil {
+		if err := s.conditionalDelete(r, o.VersionID, pres[i]); err != nil {
 			e := toError(err, errNoSuchKey)
 			res.Error = append(res.Error, failed{o.Key, o.VersionID, e.Code, e.Message})
 			continue
 		}
-		del, err := s.deleteOne(r.account, r.bucket, o.Key, o.VersionID, etag)
+		del, err := s.deleteOne(r.account, r.bucket, o.Key, o.VersionID, pres[i])
 		if err != nil {
 			e := toError(err, errNoSuchKey)
 			res.Error = append(res.Error, failed{o.Key, o.VersionID, e.Code, e.Message})

@@ -127,6 +127,7 @@ func (a *Auth) body(r *http.Request, checksums bool) (io.Reader, int64, *Checksu
 				if err != nil {
 					return nil, 0, nil, err
 				}
+				cs.trailing = true
 				c.trailers = append(c.trailers, cs)
 			}
 		}
@@ -145,7 +146,7 @@ func (a *Auth) body(r *http.Request, checksums bool) (io.Reader, int64, *Checksu
 		body = &verified{r: body, h: sha256.New(), want: want, err: &Error{"XAmzContentSHA256Mismatch", "the body's SHA-256 is not the x-amz-content-sha256 the request was signed with"}}
 	}
 	for _, cs := range sums {
-		body = &verified{r: body, h: cs.h, want: cs.want, err: errorf("BadDigest", "the body's %s does not match the %s header", cs.alg, cs.name)}
+		body = &verified{r: body, h: cs.h, want: cs.want, err: cs.mismatch()}
 	}
 	// Content-MD5 is always of the request body, whatever it holds.
 	if vs, ok := r.Header["Content-Md5"]; ok && (len(vs) != 1 || vs[0] == "") {
@@ -158,7 +159,7 @@ func (a *Auth) body(r *http.Request, checksums bool) (io.Reader, int64, *Checksu
 		if err != nil || len(want) != md5.Size {
 			return nil, 0, nil, errorf("InvalidDigest", "the Content-MD5 %q is not a base64 MD5", v)
 		}
-		body = &verified{r: body, h: md5.New(), want: want, err: errorf("BadDigest", "the body's MD5 does not match the Content-MD5 header")}
+		body = &verified{r: body, h: md5.New(), want: want, err: errorf("BadDigest", "The Content-MD5 you specified did not match what we received.")}
 	}
 	return body, size, &Checksums{list: append(sums, trailers...)}, nil
 }
@@ -183,10 +184,11 @@ func (v *verified) Read(p []byte) (int, error) {
 
 // checksum is one of the x-amz-checksum-* algorithms S3 accepts.
 type checksum struct {
-	name string // header name, e.g. x-amz-checksum-crc32
-	alg  string
-	h    hash.Hash
-	want []byte // decoded expected value, when known
+	name     string // header name, e.g. x-amz-checksum-crc32
+	alg      string
+	h        hash.Hash
+	want     []byte // decoded expected value, when known
+	trailing bool   // the value comes in the trailer of an aws-chunked body
 }
 
 var crc64NVME = crc64.MakeTable(0x9a6c9329ac4bc9b5) // CRC-64/NVME, reflected
@@ -221,13 +223,26 @@ func newChecksum(name, value string) (*checksum, error) {
 	return cs, nil
 }
 
+// expect takes value, the checksum a request names, as the one the body
+// must have. A value that cannot be one (not base64, or not the size of
+// the algorithm's sum) is S3's InvalidRequest, with its message; one
+// that can but does not match the body is BadDigest (mismatch).
 func (cs *checksum) expect(value string) error {
 	want, err := base64.StdEncoding.DecodeString(value)
 	if err != nil || len(want) != cs.h.Size() {
-		return errorf("InvalidArgument", "%s %q is not a base64 %s", cs.name, value, cs.alg)
+		if cs.trailing {
+			return errorf("InvalidRequest", "Value for %s trailing header is invalid.", cs.name)
+		}
+		return errorf("InvalidRequest", "Value for %s header is invalid.", cs.name)
 	}
 	cs.want = want
 	return nil
+}
+
+// mismatch is the error of a body whose checksum is not the one named,
+// in S3's words.
+func (cs *checksum) mismatch() error {
+	return errorf("BadDigest", "The %s you specified did not match the calculated checksum.", strings.ToUpper(cs.alg))
 }
 
 // headerChecksums are the x-amz-checksum-* headers of a request.
@@ -416,7 +431,7 @@ func (c *chunked) trailer() error {
 			return err
 		}
 		if !bytes.Equal(t.h.Sum(nil), t.want) {
-			return errorf("BadDigest", "the body's %s does not match the trailing %s", t.alg, t.name)
+			return t.mismatch()
 		}
 	}
 	return nil

@@ -234,11 +234,14 @@ func TestHeaderChecksums(t *testing.T) {
 func TestUnsignedTrailer(t *testing.T) {
 	data := "hello trailer"
 	sum, _ := ChecksumValue("crc32", []byte(data))
-	for _, tc := range []struct{ name, body, want string }{
-		{"crlf", "d\r\n" + data + "\r\n0\r\nx-amz-checksum-crc32:" + sum + "\r\n\r\n", ""},
-		{"lf then blank lines", "d\r\n" + data + "\r\n0\r\nx-amz-checksum-crc32:" + sum + "\n\r\n\r\n", ""},
-		{"wrong sum", "d\r\n" + data + "\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n", "BadDigest"},
-		{"missing sum", "d\r\n" + data + "\r\n0\r\n\r\n", "InvalidRequest"},
+	for _, tc := range []struct{ name, body, want, msg string }{
+		{"crlf", "d\r\n" + data + "\r\n0\r\nx-amz-checksum-crc32:" + sum + "\r\n\r\n", "", ""},
+		{"lf then blank lines", "d\r\n" + data + "\r\n0\r\nx-amz-checksum-crc32:" + sum + "\n\r\n\r\n", "", ""},
+		{"wrong sum", "d\r\n" + data + "\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n", "BadDigest",
+			"The CRC32 you specified did not match the calculated checksum."},
+		{"not a crc32", "d\r\n" + data + "\r\n0\r\nx-amz-checksum-crc32:AAAA\r\n\r\n", "InvalidRequest",
+			"Value for x-amz-checksum-crc32 trailing header is invalid."},
+		{"missing sum", "d\r\n" + data + "\r\n0\r\n\r\n", "InvalidRequest", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest("PUT", "/b/k", strings.NewReader(tc.body))
@@ -251,6 +254,10 @@ func TestUnsignedTrailer(t *testing.T) {
 			got, err := io.ReadAll(rd)
 			if code(err) != tc.want || tc.want == "" && string(got) != data {
 				t.Fatalf("got %q, err %v, want %q", got, err, tc.want)
+			}
+			var e *Error
+			if tc.msg != "" && (!errors.As(err, &e) || e.Message != tc.msg) {
+				t.Errorf("message %v, want %q", err, tc.msg)
 			}
 		})
 	}

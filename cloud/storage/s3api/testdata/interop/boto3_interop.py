@@ -9,6 +9,7 @@ with Debian's boto3 1.26 and with current boto3 (1.4x).
 """
 
 import base64
+import datetime
 import hashlib
 import io
 import json
@@ -349,7 +350,8 @@ def checksums():
     want = base64.b64encode(hashlib.sha256(body).digest()).decode()
     eq(s3.head_object(Bucket=b, Key="SHA256", ChecksumMode="ENABLED")["ChecksumSHA256"], want, "sha256 value")
     bad = base64.b64encode(hashlib.sha256(b"other").digest()).decode()
-    eq(code(s3.put_object, Bucket=b, Key="bad", Body=body, ChecksumSHA256=bad)[1], 400, "wrong checksum")
+    eq(code(s3.put_object, Bucket=b, Key="bad", Body=body, ChecksumSHA256=bad), ("BadDigest", 400), "wrong checksum")
+    eq(code(s3.put_object, Bucket=b, Key="bad", Body=body, ChecksumSHA256="ZGVhZA=="), ("InvalidRequest", 400), "not a sha256")
     # multipart with checksums
     up = s3.create_multipart_upload(Bucket=b, Key="mp", ChecksumAlgorithm="SHA256")["UploadId"]
     p1 = s3.upload_part(Bucket=b, Key="mp", UploadId=up, PartNumber=1, Body=b"a" * (5 * MiB), ChecksumAlgorithm="SHA256")
@@ -614,6 +616,28 @@ def conditional_writes():
         r = s3.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "m1", "ETag": e1}, {"Key": "m2", "ETag": other}]})
         eq([d["Key"] for d in r.get("Deleted", [])], ["m1"], "DeleteObjects with ETags: deleted")
         eq([(x["Key"], x["Code"]) for x in r.get("Errors", [])], [("m2", "PreconditionFailed")], "DeleteObjects with ETags: refused")
+    # the size and last modification time (x-amz-if-match-size, -last-modified-time)
+    members = s3.meta.service_model.operation_model("DeleteObject").input_shape.members
+    if "IfMatchSize" in members and "IfMatchLastModifiedTime" in members:
+        s3.put_object(Bucket=b, Key="s", Body=b"four")
+        lm = s3.head_object(Bucket=b, Key="s")["LastModified"]
+        eq(code(s3.delete_object, Bucket=b, Key="s", IfMatchSize=5), ("PreconditionFailed", 412), "conditional delete, other size")
+        eq(code(s3.delete_object, Bucket=b, Key="s", IfMatchLastModifiedTime=lm + datetime.timedelta(seconds=1)),
+           ("PreconditionFailed", 412), "conditional delete, other time")
+        s3.delete_object(Bucket=b, Key="never-was", IfMatchSize=3)  # no object: 204
+        s3.delete_object(Bucket=b, Key="s", IfMatchSize=4, IfMatchLastModifiedTime=lm)
+        eq(code(s3.head_object, Bucket=b, Key="s")[1], 404, "deleted by size and time")
+    identifier = s3.meta.service_model.shape_for("ObjectIdentifier").members
+    if "Size" in identifier and "LastModifiedTime" in identifier:
+        s3.put_object(Bucket=b, Key="t", Body=b"t")
+        s3.put_object(Bucket=b, Key="u", Body=b"u")
+        lm = s3.head_object(Bucket=b, Key="t")["LastModified"]
+        r = s3.delete_objects(Bucket=b, Delete={"Objects": [
+            {"Key": "t", "Size": 2}, {"Key": "u", "LastModifiedTime": lm - datetime.timedelta(hours=1)}]})
+        eq(sorted((x["Key"], x["Code"]) for x in r.get("Errors", [])), [("t", "PreconditionFailed"), ("u", "PreconditionFailed")],
+           "DeleteObjects with sizes and times: refused")
+        r = s3.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "t", "Size": 1, "LastModifiedTime": lm}]})
+        eq([d["Key"] for d in r.get("Deleted", [])], ["t"], "DeleteObjects with a size and a time: deleted")
     empty(b)
 
 
