@@ -362,3 +362,77 @@ func TestListPartsOfSSECUpload(t *testing.T) {
 		}
 	}
 }
+
+// TestPartEncryptionHeaders: UploadPart and UploadPartCopy answer with
+// their upload's encryption, as S3 does, whatever a copy's source was:
+// SSE-S3 parts say AES256, SSE-C parts the customer key's algorithm and
+// MD5, plain parts nothing; copies between the three in every direction.
+func TestPartEncryptionHeaders(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	mustBuckets(t, c, "parts")
+	b := aws.String("parts")
+	src, dst := newSSECKey(1), newSSECKey(2)
+	body := secretBody(64 << 10)
+	// One source object of each kind.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("plain"), Body: bytes.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("s3"), Body: bytes.NewReader(body), ServerSideEncryption: types.ServerSideEncryptionAes256}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("c"), Body: bytes.NewReader(body),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: src.key, SSECustomerKeyMD5: src.md5}); err != nil {
+		t.Fatal(err)
+	}
+	type kind struct {
+		sse    types.ServerSideEncryption
+		alg    string
+		keyMD5 string
+	}
+	for _, upload := range []string{"plain", "s3", "c"} {
+		in := &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("to-" + upload)}
+		want := kind{}
+		switch upload {
+		case "s3":
+			in.ServerSideEncryption = types.ServerSideEncryptionAes256
+			want.sse = types.ServerSideEncryptionAes256
+		case "c":
+			in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = aws.String("AES256"), dst.key, dst.md5
+			want.alg, want.keyMD5 = "AES256", aws.ToString(dst.md5)
+		}
+		up, err := c.CreateMultipartUpload(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part := &s3.UploadPartInput{Bucket: b, Key: in.Key, UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: bytes.NewReader(body)}
+		if upload == "c" {
+			part.SSECustomerAlgorithm, part.SSECustomerKey, part.SSECustomerKeyMD5 = aws.String("AES256"), dst.key, dst.md5
+		}
+		put, err := c.UploadPart(ctx, part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := (kind{put.ServerSideEncryption, aws.ToString(put.SSECustomerAlgorithm), aws.ToString(put.SSECustomerKeyMD5)}); got != want {
+			t.Errorf("UploadPart into a %s upload: %+v, want %+v", upload, got, want)
+		}
+		for i, source := range []string{"plain", "s3", "c"} {
+			cp := &s3.UploadPartCopyInput{Bucket: b, Key: in.Key, UploadId: up.UploadId, PartNumber: aws.Int32(int32(i + 2)),
+				CopySource: aws.String("parts/" + source)}
+			if source == "c" {
+				cp.CopySourceSSECustomerAlgorithm, cp.CopySourceSSECustomerKey, cp.CopySourceSSECustomerKeyMD5 = aws.String("AES256"), src.key, src.md5
+			}
+			if upload == "c" {
+				cp.SSECustomerAlgorithm, cp.SSECustomerKey, cp.SSECustomerKeyMD5 = aws.String("AES256"), dst.key, dst.md5
+			}
+			out, err := c.UploadPartCopy(ctx, cp)
+			if err != nil {
+				t.Fatalf("UploadPartCopy from %s into a %s upload: %v", source, upload, err)
+			}
+			if got := (kind{out.ServerSideEncryption, aws.ToString(out.SSECustomerAlgorithm), aws.ToString(out.SSECustomerKeyMD5)}); got != want {
+				t.Errorf("UploadPartCopy from %s into a %s upload: %+v, want %+v", source, upload, got, want)
+			}
+		}
+	}
+}

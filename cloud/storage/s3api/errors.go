@@ -36,7 +36,6 @@ var (
 	errMalformedXML   = s3err(http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema.")
 	errNotImplemented = s3err(http.StatusNotImplemented, "NotImplemented", "A header or query you provided implies functionality that is not implemented.")
 	errTooLarge       = s3err(http.StatusBadRequest, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed object size.")
-	errMissingLength  = s3err(http.StatusLengthRequired, "MissingContentLength", "You must provide the Content-Length HTTP header.")
 	errPrecondition   = s3err(http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
 	errBucketNotEmpty = s3err(http.StatusConflict, "BucketNotEmpty", "The bucket you tried to delete is not empty")
 	errUnavailable    = s3err(http.StatusServiceUnavailable, "ServiceUnavailable", "The server's disk is full or failing: it serves reads but takes no writes until an operator frees space and restarts it.")

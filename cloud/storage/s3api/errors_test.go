@@ -107,11 +107,16 @@ func TestErrorAnswers(t *testing.T) {
 		{"over the size limit", func() *http.Request {
 			return e.signed(t, "PUT", "/errs/x", strings.NewReader(strings.Repeat("x", 1<<20+1)), "", nil)
 		}, 400, "EntityTooLarge"},
-		{"no length", func() *http.Request {
+		{"chunked, over the size limit", func() *http.Request {
+			pr, pw := io.Pipe()
+			go func() { pw.Write([]byte(strings.Repeat("x", 1<<20+1))); pw.Close() }()
+			return e.signed(t, "PUT", "/errs/x", pr, "", nil) // no length: Transfer-Encoding: chunked
+		}, 400, "EntityTooLarge"},
+		{"chunked, not the signed payload", func() *http.Request {
 			pr, pw := io.Pipe()
 			go func() { pw.Write([]byte("streamed")); pw.Close() }()
-			return e.signed(t, "PUT", "/errs/x", pr, "", nil)
-		}, 411, "MissingContentLength"},
+			return e.signed(t, "PUT", "/errs/x", pr, sha("other"), nil)
+		}, 400, "XAmzContentSHA256Mismatch"},
 		{"metadata too large", func() *http.Request {
 			return e.signed(t, "PUT", "/errs/x", strings.NewReader("p"), "", map[string]string{"X-Amz-Meta-Big": strings.Repeat("m", 2100)})
 		}, 400, "MetadataTooLarge"},

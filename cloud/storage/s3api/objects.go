@@ -41,21 +41,14 @@ func (s *Server) putOptions(h http.Header) (cloudstore.PutOptions, error) {
 			if o.Meta == nil {
 				o.Meta = map[string]string{}
 			}
-			o.Meta[lower] = strings.Join(values, ",")
+			o.Meta[lower] = metaIn(strings.Join(values, ","))
 			size += len(lower) + len(o.Meta[lower])
 		}
 	}
 	for _, name := range storedHeaders {
 		v := h.Get(name)
 		if name == "Content-Encoding" {
-			// aws-chunked describes the transfer, not the object.
-			var kept []string
-			for _, e := range strings.Split(v, ",") {
-				if e = strings.TrimSpace(e); e != "" && e != "aws-chunked" {
-					kept = append(kept, e)
-				}
-			}
-			v = strings.Join(kept, ",")
+			v = objectEncoding(h.Values(name))
 		}
 		if v != "" {
 			if o.Meta == nil {
@@ -102,13 +95,28 @@ func validKey(key string) error {
 	return nil
 }
 
-// uploadBody checks an upload's length and returns its checked body. Only
-// aws-chunked bodies with a trailer may come without a known length.
-func (s *Server) uploadBody(r *request, limit int64) (io.Reader, error) {
-	trailer := r.auth.PayloadHash == sigv4.StreamingUnsignedTrail || r.auth.PayloadHash == sigv4.StreamingSignedTrailer
-	if r.size < 0 && !trailer {
-		return nil, errMissingLength
+// objectEncoding is the Content-Encoding an object keeps of an upload's
+// Content-Encoding header lines: as sent, but for aws-chunked, which
+// describes the transfer and not the object (S3 drops it too). Several
+// lines are one list, as HTTP reads them.
+func objectEncoding(lines []string) string {
+	var kept []string
+	for _, line := range lines {
+		for _, e := range strings.Split(line, ",") {
+			if t := strings.TrimSpace(e); t != "" && !strings.EqualFold(t, "aws-chunked") {
+				kept = append(kept, e)
+			}
+		}
 	}
+	return strings.TrimLeft(strings.Join(kept, ","), " \t")
+}
+
+// uploadBody checks an upload's length and returns its checked body. A
+// body of unknown length (sent with HTTP's chunked transfer coding, as
+// boto3 does when told to, and S3 takes; streamed over HTTP/2; or
+// aws-chunked with a trailer) is read to its end: the store stops at
+// the limit.
+func (s *Server) uploadBody(r *request, limit int64) (io.Reader, error) {
 	if r.size > limit {
 		return nil, errTooLarge
 	}
@@ -290,8 +298,9 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 		if strings.HasPrefix(name, "x-amz-meta-") {
 			// As S3 sends them: lower case. h.Set would canonicalise
 			// the name to X-Amz-Meta-..., and SDKs that strip the
-			// prefix as written then see the key capitalised.
-			h[name] = []string{v}
+			// prefix as written then see the key capitalised. A value
+			// past US-ASCII goes as RFC 2047 words (metadata.go).
+			h[name] = []string{metaOut(v)}
 		} else {
 			h.Set(name, v)
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,6 +53,8 @@ func presign(t time.Time, expires string) string {
 	return "http://example.com/b/k?" + q.Encode()
 }
 
+// TestPresignedBoundaries: X-Amz-Expires from 1 s to 7 days, the URL's
+// date at most MaxSkew ahead; a malformed expiry is a 400 in S3's words.
 func TestPresignedBoundaries(t *testing.T) {
 	signed := exampleTime
 	for _, tt := range []struct {
@@ -64,6 +67,8 @@ func TestPresignedBoundaries(t *testing.T) {
 		{"expires 1 s", "1", signed, ""},
 		{"expires 7 days", "604800", signed, ""},
 		{"expires 7 days and 1 s", "604801", signed, "AuthorizationQueryParametersError"},
+		{"expires -1 s", "-1", signed, "AuthorizationQueryParametersError"},
+		{"expires not a number", "soon", signed, "AuthorizationQueryParametersError"},
 		{"at its last second", "60", signed.Add(60 * time.Second), ""},
 		{"a second after", "60", signed.Add(61 * time.Second), "AccessDenied"},
 		{"dated MaxSkew ahead", "60", signed.Add(-MaxSkew), ""},
@@ -72,6 +77,17 @@ func TestPresignedBoundaries(t *testing.T) {
 		r := httptest.NewRequest("GET", presign(signed, tt.expires), nil)
 		if _, err := Verify(r, lookup, tt.now); code(err) != tt.want {
 			t.Errorf("%s: got %v, want %q", tt.name, err, tt.want)
+		}
+	}
+	for expires, msg := range map[string]string{
+		"soon":   "X-Amz-Expires should be a number",
+		"-1":     "X-Amz-Expires must be non-negative",
+		"604801": "X-Amz-Expires must be less than a week (in seconds) that is 604800",
+	} {
+		_, err := Verify(httptest.NewRequest("GET", presign(signed, expires), nil), lookup, signed)
+		var e *Error
+		if !errors.As(err, &e) || e.Message != msg {
+			t.Errorf("X-Amz-Expires=%s: %v, want %q", expires, err, msg)
 		}
 	}
 }

@@ -202,14 +202,18 @@ func verifyQuery(r *http.Request, lookup Lookup, now time.Time) (*Auth, error) {
 	if t.Format(dateFormat) != cred.date {
 		return nil, errorf("AuthorizationQueryParametersError", "the credential date %s is not X-Amz-Date's %s", cred.date, t.Format(dateFormat))
 	}
+	// 400s in S3's words. Its range starts at one second: a URL that
+	// expires as it is made is a client's mistake worth telling.
 	secs, err := strconv.ParseInt(q.Get("X-Amz-Expires"), 10, 64)
-	if err != nil || secs < 1 {
-		// S3's range starts at one second: a URL that expires as it is
-		// made is a client's mistake worth telling.
+	switch {
+	case err != nil:
+		return nil, errorf("AuthorizationQueryParametersError", "X-Amz-Expires should be a number")
+	case secs < 0:
+		return nil, errorf("AuthorizationQueryParametersError", "X-Amz-Expires must be non-negative")
+	case secs < 1:
 		return nil, errorf("AuthorizationQueryParametersError", "X-Amz-Expires must be a number of seconds from 1 to %d", int64(MaxExpires/time.Second))
-	}
-	if secs > int64(MaxExpires/time.Second) {
-		return nil, errorf("AuthorizationQueryParametersError", "X-Amz-Expires must be at most %d seconds (7 days)", int64(MaxExpires/time.Second))
+	case secs > int64(MaxExpires/time.Second):
+		return nil, errorf("AuthorizationQueryParametersError", "X-Amz-Expires must be less than a week (in seconds) that is %d", int64(MaxExpires/time.Second))
 	}
 	if t.Sub(now) > MaxSkew {
 		return nil, errorf("AccessDenied", "the presigned URL is dated %s, in the future", t.Format(timeFormat))

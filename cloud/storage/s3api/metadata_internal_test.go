@@ -1,0 +1,53 @@
+package s3api
+
+import (
+	"testing"
+	"unicode/utf8"
+)
+
+// TestMetadataEncoding: user metadata values are read from header bytes
+// and written back as S3 does (RFC 2047 past US-ASCII).
+func TestMetadataEncoding(t *testing.T) {
+	for _, tt := range []struct {
+		name, in, stored, out string
+	}{
+		{"ascii", "Hello World", "Hello World", "Hello World"},
+		{"ascii that looks like a word", "=?not a word", "=?not a word", "=?not a word"},
+		{"ISO-8859-1 byte (boto3)", "Hello World\xe9", "Hello Worldé", "=?UTF-8?B?SGVsbG8gV29ybGTDqQ==?="},
+		{"UTF-8 bytes", "Miniö", "Miniö", "=?UTF-8?B?TWluacO2?="},
+		{"an RFC 2047 B word", "=?UTF-8?B?TWluacO2?=", "Miniö", "=?UTF-8?B?TWluacO2?="},
+		{"an RFC 2047 Q word", "=?UTF-8?Q?Hello_World=C3=A9?=", "Hello Worldé", "=?UTF-8?B?SGVsbG8gV29ybGTDqQ==?="},
+		{"an ISO-8859-1 word", "=?ISO-8859-1?Q?caf=E9?=", "café", "=?UTF-8?B?Y2Fmw6k=?="},
+		{"an encoded ASCII word", "=?UTF-8?B?cGxhaW4=?=", "plain", "plain"},
+	} {
+		stored := metaIn(tt.in)
+		if stored != tt.stored {
+			t.Errorf("%s: stored %q, want %q", tt.name, stored, tt.stored)
+		}
+		if out := metaOut(stored); out != tt.out {
+			t.Errorf("%s: sent %q, want %q", tt.name, out, tt.out)
+		}
+	}
+}
+
+// FuzzMetadataEncoding: whatever bytes a header brings, the stored value
+// is UTF-8, the value sent back is US-ASCII, and reading that back stores
+// the same value.
+func FuzzMetadataEncoding(f *testing.F) {
+	for _, s := range []string{"", "plain", "Hello World\xe9", "Miniö", "=?UTF-8?B?TWluacO2?=", "=?UTF-8?Q?a=FF?=", "=?x?B?", "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		stored := metaIn(in)
+		if !utf8.ValidString(stored) {
+			t.Fatalf("metaIn(%q) = %q, not UTF-8", in, stored)
+		}
+		out := metaOut(stored)
+		if !ascii(out) {
+			t.Fatalf("metaOut(%q) = %q, not US-ASCII", stored, out)
+		}
+		if again := metaIn(out); again != stored && ascii(stored) == false {
+			t.Fatalf("round trip of %q: sent %q, read back %q", stored, out, again)
+		}
+	})
+}
