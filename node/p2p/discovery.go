@@ -64,9 +64,24 @@ func (h *Host) candidates() []peer.AddrInfo {
 // the peer book, and disconnects those that speak none of its protocols:
 // they are of another network (or none) and would only take a slot.
 func (h *Host) watchPeers(ctx context.Context) error {
-	sub, err := h.host.EventBus().Subscribe(new(event.EvtPeerIdentificationCompleted))
+	return h.onEvents(ctx, "watch peers", new(event.EvtPeerIdentificationCompleted), func(e any) {
+		ev := e.(event.EvtPeerIdentificationCompleted)
+		if h.ours(ev.Protocols) {
+			h.book.add(ev.Peer, ev.ListenAddrs, h.now())
+		} else {
+			h.log.Debug("disconnecting a peer of another network", "peer", ev.Peer)
+			_ = h.host.Network().ClosePeer(ev.Peer)
+		}
+	})
+}
+
+// onEvents subscribes to the host's events of types (one, or a slice, as
+// the event bus takes them) and hands each to handle, on a goroutine of
+// the host's, until ctx ends. The subscription exists when it returns.
+func (h *Host) onEvents(ctx context.Context, what string, types any, handle func(any)) error {
+	sub, err := h.host.EventBus().Subscribe(types)
 	if err != nil {
-		return fmt.Errorf("p2p: watch peers: %w", err)
+		return fmt.Errorf("p2p: %s: %w", what, err)
 	}
 	h.wg.Add(1)
 	go func() {
@@ -77,13 +92,7 @@ func (h *Host) watchPeers(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case e := <-sub.Out():
-				ev := e.(event.EvtPeerIdentificationCompleted)
-				if h.ours(ev.Protocols) {
-					h.book.add(ev.Peer, ev.ListenAddrs, h.now())
-				} else {
-					h.log.Debug("disconnecting a peer of another network", "peer", ev.Peer)
-					_ = h.host.Network().ClosePeer(ev.Peer)
-				}
+				handle(e)
 			}
 		}
 	}()

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 )
 
@@ -42,34 +43,34 @@ func (t *punchTracer) Trace(e *holepunch.Event) {
 	switch ev := e.Evt.(type) {
 	case *holepunch.DirectDialEvt:
 		t.directDials.Add(1)
-		if ev.Success {
-			t.directDialsOK.Add(1)
-			t.log.Info("direct dial to a relayed peer", "peer", e.Remote, "ok", true, "took", ev.EllapsedTime.Round(time.Millisecond))
-			return
-		}
-		t.failed(ev.Error)
-		t.log.Info("direct dial to a relayed peer", "peer", e.Remote, "ok", false, "took", ev.EllapsedTime.Round(time.Millisecond), "err", ev.Error)
+		t.ended("direct dial to a relayed peer", e.Remote, ev.Success, ev.EllapsedTime, ev.Error, &t.directDialsOK)
 	case *holepunch.StartHolePunchEvt:
 		t.punches.Add(1)
 		t.active.Add(1)
 		t.log.Debug("hole punch", "peer", e.Remote, "their_addrs", ev.RemoteAddrs, "rtt", ev.RTT)
 	case *holepunch.EndHolePunchEvt:
 		t.active.Add(-1)
-		if ev.Success {
-			t.punchesOK.Add(1)
-			t.log.Info("hole punch", "peer", e.Remote, "ok", true, "took", ev.EllapsedTime.Round(time.Millisecond))
-			return
-		}
-		t.failed(ev.Error)
-		t.log.Info("hole punch", "peer", e.Remote, "ok", false, "took", ev.EllapsedTime.Round(time.Millisecond), "err", ev.Error)
+		t.ended("hole punch", e.Remote, ev.Success, ev.EllapsedTime, ev.Error, &t.punchesOK)
 	case *holepunch.ProtocolErrorEvt:
 		t.protocolErrors.Add(1)
-		t.failed(ev.Error)
-		t.log.Info("hole punch not coordinated", "peer", e.Remote, "err", ev.Error)
+		err := ev.Error
+		t.lastError.Store(&err)
+		t.log.Info("hole punch not coordinated", "peer", e.Remote, "err", err)
 	}
 }
 
-func (t *punchTracer) failed(err string) { t.lastError.Store(&err) }
+// ended logs a dial's outcome and counts a success in ok, or keeps the
+// error.
+func (t *punchTracer) ended(msg string, p peer.ID, success bool, took time.Duration, err string, ok *atomic.Int64) {
+	took = took.Round(time.Millisecond)
+	if success {
+		ok.Add(1)
+		t.log.Info(msg, "peer", p, "ok", true, "took", took)
+		return
+	}
+	t.lastError.Store(&err)
+	t.log.Info(msg, "peer", p, "ok", false, "took", took, "err", err)
+}
 
 func (t *punchTracer) stats() HolePunchStats {
 	s := HolePunchStats{

@@ -174,27 +174,12 @@ func Relayed(s network.Stream) bool {
 // it has no reservation), which is how an operator of a node behind NAT
 // sees that peers can reach it.
 func (h *Host) watchNAT(ctx context.Context) error {
-	sub, err := h.host.EventBus().Subscribe([]any{new(event.EvtLocalReachabilityChanged), new(event.EvtAutoRelayAddrsUpdated)})
-	if err != nil {
-		return fmt.Errorf("p2p: watch NAT: %w", err)
-	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		defer sub.Close()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e := <-sub.Out():
-				switch ev := e.(type) {
-				case event.EvtLocalReachabilityChanged:
-					h.log.Info("reachability", "reachability", strings.ToLower(ev.Reachability.String()))
-				case event.EvtAutoRelayAddrsUpdated:
-					h.log.Info("relayed addresses", "addrs", ev.RelayAddrs)
-				}
-			}
+	return h.onEvents(ctx, "watch NAT", []any{new(event.EvtLocalReachabilityChanged), new(event.EvtAutoRelayAddrsUpdated)}, func(e any) {
+		switch ev := e.(type) {
+		case event.EvtLocalReachabilityChanged:
+			h.log.Info("reachability", "reachability", strings.ToLower(ev.Reachability.String()))
+		case event.EvtAutoRelayAddrsUpdated:
+			h.log.Info("relayed addresses", "addrs", ev.RelayAddrs)
 		}
-	}()
-	return nil
+	})
 }

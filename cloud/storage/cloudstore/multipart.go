@@ -87,6 +87,10 @@ type Part struct {
 	// Prefix is the nonce prefix of an encrypted part's stream, which the
 	// completed object's Encryption.Streams binds in its place.
 	Prefix []byte `json:"prefix,omitempty"`
+	// Encryption is the upload's, which PutPart and CopyPart return with
+	// the part they stored (for the answer's headers); the upload keeps
+	// it, the part record does not.
+	Encryption *Encryption `json:"-"`
 }
 
 // CompletedPart names a part in a completion request.
@@ -238,6 +242,7 @@ func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n 
 		s.discardBlob(p.Blob, err)
 		return Part{}, err
 	}
+	p.Encryption = u.Encryption
 	return p, nil
 }
 
@@ -379,6 +384,7 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 		return Part{}, err
 	}
 	if shared {
+		part.Encryption = u.Encryption
 		return part, nil
 	}
 	defer body.Close()
@@ -409,6 +415,7 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 		s.discardBlob(sb.blob, err)
 		return Part{}, err
 	}
+	part.Encryption = u.Encryption
 	return part, nil
 }
 

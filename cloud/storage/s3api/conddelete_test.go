@@ -99,6 +99,19 @@ func TestConditionalDelete(t *testing.T) {
 	}
 }
 
+// outcomes maps each key of a DeleteObjects answer to "deleted" or its
+// error's code.
+func outcomes(out *s3.DeleteObjectsOutput) map[string]string {
+	codes := map[string]string{}
+	for _, d := range out.Deleted {
+		codes[aws.ToString(d.Key)] = "deleted"
+	}
+	for _, f := range out.Errors {
+		codes[aws.ToString(f.Key)] = aws.ToString(f.Code)
+	}
+	return codes
+}
+
 // TestConditionalDeleteObjects: DeleteObjects takes an ETag per key, as
 // S3 does: a key whose ETag does not match is an Error and stays; the
 // others are deleted.
@@ -117,13 +130,7 @@ func TestConditionalDeleteObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes := map[string]string{}
-	for _, d := range out.Deleted {
-		codes[aws.ToString(d.Key)] = "deleted"
-	}
-	for _, f := range out.Errors {
-		codes[aws.ToString(f.Key)] = aws.ToString(f.Code)
-	}
+	codes := outcomes(out)
 	want := map[string]string{"a": "deleted", "b": "PreconditionFailed", "gone": "NoSuchKey"}
 	for k, v := range want {
 		if codes[k] != v {
@@ -150,13 +157,7 @@ func TestConditionalDeleteObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes = map[string]string{}
-	for _, d := range out.Deleted {
-		codes[aws.ToString(d.Key)] = "deleted"
-	}
-	for _, f := range out.Errors {
-		codes[aws.ToString(f.Key)] = aws.ToString(f.Code)
-	}
+	codes = outcomes(out)
 	want = map[string]string{"b": "deleted", "c": "PreconditionFailed", "d": "PreconditionFailed", "gone": "deleted"}
 	for k, v := range want {
 		if codes[k] != v {

@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"encoding/base64"
 	"mime"
 	"strings"
 	"unicode/utf8"
@@ -9,7 +10,7 @@ import (
 // User metadata is Unicode, but HTTP headers carry bytes. As S3 does, a
 // value is read as RFC 2047 encoded words where it has them (decoded
 // before it is stored), and a value that is not US-ASCII is sent back as
-// RFC 2047 encoded words ("=?UTF-8?B?...?=", base64 of its UTF-8), which
+// one RFC 2047 encoded word ("=?UTF-8?B?...?=", base64 of its UTF-8), which
 // any header can carry (the SDKs hand them over as they are; the client
 // decodes them, as it must S3's). Raw bytes past ASCII are
 // read as UTF-8 when they are valid UTF-8, and as ISO-8859-1 (HTTP's
@@ -38,17 +39,30 @@ func metaIn(v string) string {
 }
 
 // metaOut is the header form of a stored user metadata value: as it is
-// when US-ASCII, else RFC 2047 encoded words, as S3 sends them.
+// when it is printable US-ASCII, else one RFC 2047 word of its UTF-8, as
+// S3 sends non-ASCII values. Control characters (a decoded word may hold
+// them) go encoded too: no header can carry them raw.
 func metaOut(v string) string {
-	if ascii(v) {
+	if printable(v) {
 		return v
 	}
-	return strings.ReplaceAll(mime.BEncoding.Encode("UTF-8", v), "=?UTF-8?b?", "=?UTF-8?B?")
+	return "=?UTF-8?B?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
 }
 
 func ascii(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// printable reports whether s is printable US-ASCII (tabs and spaces
+// included), which a header value carries as it is.
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '\t' && (c < ' ' || c > '~') {
 			return false
 		}
 	}

@@ -98,7 +98,7 @@ func (s *Server) uploadPart(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return bodyError(err)
 	}
-	s.setPartEncryption(w.Header(), r, keyMD5)
+	setEncryptionHeaders(w.Header(), p.Encryption, keyMD5) // the upload's, as S3 answers
 	w.Header().Set("ETag", `"`+p.ETag+`"`)
 	setChecksumHeaders(w.Header(), p.Checksum)
 	w.WriteHeader(http.StatusOK)
@@ -190,21 +190,9 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 		return s.copySourceError(err, r.account, srcBucket, srcVersion)
 	}
 	setCopyVersionHeaders(w.Header(), source, srcVersion)
-	s.setPartEncryption(w.Header(), r, keyMD5)
+	setEncryptionHeaders(w.Header(), p.Encryption, keyMD5) // the upload's, whatever the source's
 	writeCopyResult(w, "CopyPartResult", p.LastModified, p.ETag, p.Checksum)
 	return nil
-}
-
-// setPartEncryption answers a part stored (UploadPart, UploadPartCopy)
-// with its upload's encryption, as S3 does: x-amz-server-side-encryption
-// for SSE-S3, the customer key's algorithm and MD5 (keyMD5, as the
-// request gave it) for SSE-C, whatever the copy's source was.
-func (s *Server) setPartEncryption(h http.Header, r *request, keyMD5 string) {
-	u, err := s.st.Upload(r.account, r.bucket, r.key, r.URL.Query().Get("uploadId"))
-	if err != nil {
-		return // the part was stored: the upload was there a moment ago
-	}
-	setEncryptionHeaders(h, u.Encryption, keyMD5)
 }
 
 func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {

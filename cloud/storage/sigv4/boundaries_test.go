@@ -80,9 +80,11 @@ func TestPresignedBoundaries(t *testing.T) {
 		}
 	}
 	for expires, msg := range map[string]string{
-		"soon":   "X-Amz-Expires should be a number",
-		"-1":     "X-Amz-Expires must be non-negative",
-		"604801": "X-Amz-Expires must be less than a week (in seconds) that is 604800",
+		"soon":                  "X-Amz-Expires should be a number",
+		"-1":                    "X-Amz-Expires must be non-negative",
+		"604801":                "X-Amz-Expires must be less than a week (in seconds) that is 604800",
+		"99999999999999999999":  "X-Amz-Expires must be less than a week (in seconds) that is 604800",
+		"-99999999999999999999": "X-Amz-Expires must be non-negative",
 	} {
 		_, err := Verify(httptest.NewRequest("GET", presign(signed, expires), nil), lookup, signed)
 		var e *Error

@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"sort"
@@ -205,6 +206,12 @@ func verifyQuery(r *http.Request, lookup Lookup, now time.Time) (*Auth, error) {
 	// 400s in S3's words. Its range starts at one second: a URL that
 	// expires as it is made is a client's mistake worth telling.
 	secs, err := strconv.ParseInt(q.Get("X-Amz-Expires"), 10, 64)
+	if errors.Is(err, strconv.ErrRange) { // a number, past int64's range
+		secs, err = math.MaxInt64, nil
+		if strings.HasPrefix(q.Get("X-Amz-Expires"), "-") {
+			secs = -1
+		}
+	}
 	switch {
 	case err != nil:
 		return nil, errorf("AuthorizationQueryParametersError", "X-Amz-Expires should be a number")
