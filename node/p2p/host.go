@@ -278,32 +278,29 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 
 	life, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
+	abort := func(err error) (*Host, error) {
+		cancel()
+		if h.dht != nil {
+			h.dht.Close()
+		}
+		h.host.Close()
+		h.wg.Wait()
+		return nil, err
+	}
 	// The peer book hears of peers before anything dials: the DHT's
 	// bootstrap may connect and identify a peer at once, and an
 	// identification missed is a peer never saved.
 	if err := h.watchPeers(life); err != nil {
-		cancel()
-		h.host.Close()
-		return nil, err
+		return abort(err)
 	}
 	if err := h.watchNAT(life); err != nil {
-		cancel()
-		h.host.Close()
-		h.wg.Wait()
-		return nil, err
+		return abort(err)
 	}
 	if err := h.startRouting(); err != nil {
-		cancel()
-		h.host.Close()
-		h.wg.Wait()
-		return nil, err
+		return abort(err)
 	}
 	if err := h.startGossip(life); err != nil {
-		cancel()
-		h.dht.Close()
-		h.host.Close()
-		h.wg.Wait()
-		return nil, err
+		return abort(err)
 	}
 	h.wg.Add(1)
 	go func() {

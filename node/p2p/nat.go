@@ -3,7 +3,6 @@ package p2p
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -153,7 +152,12 @@ func (h *Host) Reachability() string {
 	if !ok {
 		return "unknown"
 	}
-	switch r.Reachability() {
+	return reachabilityName(r.Reachability())
+}
+
+// reachabilityName is AutoNAT's verdict as the host reports it.
+func reachabilityName(r network.Reachability) string {
+	switch r {
 	case network.ReachabilityPublic:
 		return "public"
 	case network.ReachabilityPrivate:
@@ -177,7 +181,7 @@ func (h *Host) watchNAT(ctx context.Context) error {
 	return h.onEvents(ctx, "watch NAT", []any{new(event.EvtLocalReachabilityChanged), new(event.EvtAutoRelayAddrsUpdated)}, func(e any) {
 		switch ev := e.(type) {
 		case event.EvtLocalReachabilityChanged:
-			h.log.Info("reachability", "reachability", strings.ToLower(ev.Reachability.String()))
+			h.log.Info("reachability", "reachability", reachabilityName(ev.Reachability))
 		case event.EvtAutoRelayAddrsUpdated:
 			h.log.Info("relayed addresses", "addrs", ev.RelayAddrs)
 		}

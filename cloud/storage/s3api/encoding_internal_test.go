@@ -1,6 +1,9 @@
 package s3api
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestObjectEncoding: an object keeps its Content-Encoding as sent, but
 // for aws-chunked, which is the transfer's.
@@ -25,4 +28,24 @@ func TestObjectEncoding(t *testing.T) {
 			t.Errorf("%q: %q, want %q", tt.lines, got, tt.want)
 		}
 	}
+}
+
+// FuzzObjectEncoding: whatever Content-Encoding lines an upload brings,
+// what the object keeps names no aws-chunked coding and is kept as it is
+// when sent again.
+func FuzzObjectEncoding(f *testing.F) {
+	for _, s := range []string{"", "gzip", "aws-chunked, gzip", "gzip,  br", " ,aws-chunked,", "AWS-CHUNKED"} {
+		f.Add(s, "br")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		kept := objectEncoding([]string{a, b})
+		for _, e := range strings.Split(kept, ",") {
+			if strings.EqualFold(strings.TrimSpace(e), "aws-chunked") {
+				t.Fatalf("objectEncoding(%q, %q) = %q keeps aws-chunked", a, b, kept)
+			}
+		}
+		if again := objectEncoding([]string{kept}); again != kept {
+			t.Fatalf("objectEncoding(%q, %q) = %q, and of that %q", a, b, kept, again)
+		}
+	})
 }

@@ -28,7 +28,7 @@ func metaIn(v string) string {
 			v = d
 		}
 	}
-	if ascii(v) || utf8.ValidString(v) {
+	if utf8.ValidString(v) { // US-ASCII too
 		return v
 	}
 	r := make([]rune, len(v))
@@ -47,15 +47,6 @@ func metaOut(v string) string {
 		return v
 	}
 	return "=?UTF-8?B?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
-}
-
-func ascii(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // printable reports whether s is printable US-ASCII (tabs and spaces

@@ -114,8 +114,8 @@ func objectEncoding(lines []string) string {
 // uploadBody checks an upload's length and returns its checked body. A
 // body of unknown length (sent with HTTP's chunked transfer coding, as
 // boto3 does when told to, and S3 takes; streamed over HTTP/2; or
-// aws-chunked with a trailer) is read to its end: the store stops at
-// the limit.
+// aws-chunked with a trailer) is taken too: the store reads it up to
+// limit and refuses it at the first byte past.
 func (s *Server) uploadBody(r *request, limit int64) (io.Reader, error) {
 	if r.size > limit {
 		return nil, errTooLarge
@@ -299,7 +299,8 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 			// As S3 sends them: lower case. h.Set would canonicalise
 			// the name to X-Amz-Meta-..., and SDKs that strip the
 			// prefix as written then see the key capitalised. A value
-			// past US-ASCII goes as RFC 2047 words (metadata.go).
+			// that is not printable US-ASCII goes as one RFC 2047 word
+			// (metadata.go).
 			h[name] = []string{metaOut(v)}
 		} else {
 			h.Set(name, v)
