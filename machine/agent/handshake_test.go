@@ -103,14 +103,30 @@ func (p *port) relay(from net.Conn, to func() net.Conn) {
 	}
 }
 
+// dial opens a host connection. Its writes reach the guest's open end
+// in the order they are made, as a QEMU socket's do: an earlier
+// connection's bytes never arrive after a later one's.
 func (p *port) dial() net.Conn {
 	h, far := net.Pipe()
 	p.track(h, far)
 	p.mu.Lock()
 	p.host = far
 	p.mu.Unlock()
-	go p.relay(far, func() net.Conn { p.mu.Lock(); defer p.mu.Unlock(); return p.guest })
-	return h
+	return hostEnd{h, p}
+}
+
+// hostEnd is a host connection: reads come from the port, writes go
+// straight to the guest's open end, or are lost when nobody holds it.
+type hostEnd struct {
+	net.Conn
+	p *port
+}
+
+func (h hostEnd) Write(b []byte) (int, error) {
+	if g := h.p.guestEnd(); g != nil {
+		g.Write(b) // an end the guest closed loses the bytes
+	}
+	return len(b), nil
 }
 
 func (p *port) guestEnd() net.Conn {
