@@ -64,7 +64,7 @@ Commands:
 	}
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "cloud"), "data directory")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "REST API address")
-	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
+	storageFlags := addStorageFlags(f, "1m")
 	// Loopback and an unprivileged port, as every other default: serving
 	// zones to the world on port 53 is asked for (--dns :53), with root
 	// or CAP_NET_BIND_SERVICE (docs/operations.md).
@@ -76,7 +76,7 @@ Commands:
 	leaseImage := f.string("compute-lease-image", "LATTICE_COMPUTE_LEASE_IMAGE", "compute_lease_image", "debian-12", "with --compute-backend lease: the image the network's providers run (lattice node --vm-image), the one VMs may ask for")
 	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
 	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics at http://ADDR/metrics instead of at the REST API's GET /metrics")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, compute_lease_node, compute_lease_key, compute_lease_image, public_url, metrics, log_level, log_format")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, s3_access_log_interval, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, compute_lease_node, compute_lease_key, compute_lease_image, public_url, metrics, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -91,8 +91,10 @@ Commands:
 			return usageErr("--public-url %q: want http(s)://host[:port][/path]", *publicURL)
 		}
 	}
-	cfg := cloudConfig{Config: platform.Config{Dir: *data, API: *apiAddr, Metrics: *metricsAddr, PublicURL: *publicURL},
-		Storage: platform.StorageConfig{S3: *s3Addr}}
+	cfg := cloudConfig{Config: platform.Config{Dir: *data, API: *apiAddr, Metrics: *metricsAddr, PublicURL: *publicURL}}
+	if err := storageFlags.apply(&cfg); err != nil {
+		return err
+	}
 	if err := dnsFlags.apply(&cfg); err != nil {
 		return err
 	}
@@ -256,6 +258,29 @@ func (c cdnFlags) apply(cfg *cloudConfig) error {
 		return usageErr("--cdn-private-origins %q: want true or false", *c.private)
 	}
 	cfg.CDN = platform.CDNConfig{Addr: *c.addr, Domain: *c.domain, PrivateOrigins: p}
+	return nil
+}
+
+// storageFlags are the storage service's flags, which cloud and dev
+// share.
+type storageFlags struct {
+	s3, logInterval *string
+}
+
+func addStorageFlags(f *flags, logInterval string) storageFlags {
+	return storageFlags{
+		s3: f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address"),
+		logInterval: f.string("s3-access-log-interval", "LATTICE_S3_ACCESS_LOG_INTERVAL", "s3_access_log_interval", logInterval,
+			"how often buckets' server access log records are delivered to their target buckets"),
+	}
+}
+
+func (s storageFlags) apply(cfg *cloudConfig) error {
+	d, err := time.ParseDuration(*s.logInterval)
+	if err != nil || d < time.Second || d > 24*time.Hour {
+		return usageErr("--s3-access-log-interval %q: want a duration from 1s to 24h, like 1m", *s.logInterval)
+	}
+	cfg.Storage = platform.StorageConfig{S3: *s.s3, AccessLogInterval: d}
 	return nil
 }
 

@@ -505,3 +505,17 @@ func TestExposure(t *testing.T) {
 		}
 	}
 }
+
+// TestCloudAccessLogInterval: the access log delivery interval is a
+// duration from a second to a day; anything else is a usage error that
+// creates nothing.
+func TestCloudAccessLogInterval(t *testing.T) {
+	cleanEnv(t)
+	dir := filepath.Join(t.TempDir(), "cloud")
+	for _, v := range []string{"soon", "0s", "500ms", "48h"} {
+		wantFail(t, run(t, "cloud", "--data", dir, "--api", "127.0.0.1:0", "--s3", "127.0.0.1:0", "--s3-access-log-interval", v), 2, "--s3-access-log-interval")
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("a usage error created the data directory")
+	}
+}

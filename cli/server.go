@@ -59,12 +59,12 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	p2pAddr := f.string("p2p", "LATTICE_P2P", "p2p", "/ip4/127.0.0.1/tcp/4001", "peer-to-peer multiaddr (node i listens on its port + i)")
 	nodes := f.string("nodes", "LATTICE_NODES", "nodes", "1", "how many nodes to run, each a representative")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "cloud REST API address")
-	s3Addr := f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address")
+	storageFlags := addStorageFlags(f, "10s")
 	dnsFlags := addDNSFlags(f, "127.0.0.1:8053")
 	cdnFlags := addCDNFlags(f, true)
 	computeFlags := addComputeFlags(f, true)
 	vmImage := f.string("vm-image", "LATTICE_VM_IMAGE", "vm_image", devVMImage, "image of the VMs the provider node runs for leases: debian-12 (SSH) or minimal (busybox, boots in about 2 s)")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, vm_image, log_level, log_format")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, s3_access_log_interval, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, vm_image, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level on stderr: debug, info, warn, error (DATA/dev.log gets info and above)")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format on stderr: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -84,7 +84,10 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 		return err
 	}
 	cloudDir := filepath.Join(*data, "cloud")
-	cloudCfg := cloudConfig{Config: platform.Config{Dir: cloudDir, API: *apiAddr}, Storage: platform.StorageConfig{S3: *s3Addr}}
+	cloudCfg := cloudConfig{Config: platform.Config{Dir: cloudDir, API: *apiAddr}}
+	if err := storageFlags.apply(&cloudCfg); err != nil {
+		return err
+	}
 	if err := dnsFlags.apply(&cloudCfg); err != nil {
 		return err
 	}

@@ -20,6 +20,9 @@ import (
 // StorageConfig configures the storage service.
 type StorageConfig struct {
 	S3 string // the S3 endpoint's address
+	// AccessLogInterval is how often server access log records are
+	// delivered (s3api.Options.AccessLogInterval).
+	AccessLogInterval time.Duration
 }
 
 // Storage is the storage service: the object store (DATA/meta,
@@ -61,7 +64,8 @@ func (s *Storage) Provision(p *Platform) error {
 		return err
 	}
 	p.Registry().MustRegister(storeCollector{st: st, log: s.log})
-	s.s3 = s3api.New(st, s3api.Options{Logger: p.Logger().With("service", "s3"), Region: S3Region, Metrics: httpmetrics.New(p.Registry(), "s3")})
+	s.s3 = s3api.New(st, s3api.Options{Logger: p.Logger().With("service", "s3"), Region: S3Region,
+		Metrics: httpmetrics.New(p.Registry(), "s3"), AccessLogInterval: s.cfg.AccessLogInterval})
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop, s.swept = cancel, make(chan struct{})
 	go func() {

@@ -1,6 +1,7 @@
 package cloudstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -18,6 +19,9 @@ type ConfigKind string
 const (
 	ConfigPolicy ConfigKind = "policy"
 	ConfigCORS   ConfigKind = "cors"
+	// ConfigLogging is the bucket's server access logging (package
+	// s3log's BucketLoggingStatus).
+	ConfigLogging ConfigKind = "logging"
 )
 
 // MaxConfigSize bounds one configuration document, so that no record
@@ -32,7 +36,7 @@ var ErrConfigTooLarge = errors.New("cloudstore: configuration too large")
 const tBucketConfig = 'C' // C | bucket | 0 | kind -> the document; none when unset
 
 func checkConfig(kind ConfigKind, data []byte) error {
-	if !slices.Contains([]ConfigKind{ConfigPolicy, ConfigCORS}, kind) {
+	if !slices.Contains([]ConfigKind{ConfigPolicy, ConfigCORS, ConfigLogging}, kind) {
 		return fmt.Errorf("cloudstore: unknown bucket configuration %q", kind)
 	}
 	if len(data) > MaxConfigSize {
@@ -79,6 +83,30 @@ func (s *Store) BucketWithConfig(name string, kind ConfigKind) (Bucket, []byte, 
 	}
 	defer closer.Close()
 	return bk, slices.Clone(data), nil
+}
+
+// BucketsWithConfig returns the names of the buckets that have a kind
+// configuration, in name order.
+func (s *Store) BucketsWithConfig(kind ConfigKind) ([]string, error) {
+	if err := checkConfig(kind, nil); err != nil {
+		return nil, err
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tBucketConfig}, UpperBound: []byte{tBucketConfig + 1}})
+	if err != nil {
+		return nil, fmt.Errorf("cloudstore: %w", err)
+	}
+	defer it.Close()
+	var names []string
+	for it.First(); it.Valid(); it.Next() {
+		bucket, k, ok := bytes.Cut(it.Key()[1:], []byte{0})
+		if ok && string(k) == string(kind) {
+			names = append(names, string(bucket))
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("cloudstore: %w", err)
+	}
+	return names, nil
 }
 
 // SetBucketConfig replaces the kind configuration of account's bucket

@@ -56,6 +56,11 @@ func TestBucketConfig(t *testing.T) {
 	if _, _, err := s.BucketWithConfig("nope", ConfigPolicy); !errors.Is(err, ErrNotFound) {
 		t.Errorf("BucketWithConfig of a missing bucket: got %v, want %v", err, ErrNotFound)
 	}
+	for kind, want := range map[ConfigKind]string{ConfigPolicy: "tags", ConfigCORS: "tags", ConfigLogging: ""} {
+		if names, err := s.BucketsWithConfig(kind); err != nil || strings.Join(names, ",") != want {
+			t.Errorf("BucketsWithConfig(%s): got %q, %v, want %q", kind, names, err, want)
+		}
+	}
 	if err := s.SetBucketConfig("alice", "tags", ConfigCORS, nil); err != nil {
 		t.Fatal(err)
 	}

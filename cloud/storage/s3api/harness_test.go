@@ -24,6 +24,7 @@ type env struct {
 	st     *cloudstore.Store
 	dir    string // the data directory
 	srv    *httptest.Server
+	api    *s3api.Server
 	id     string
 	secret string
 
@@ -64,7 +65,7 @@ func startEnv(t *testing.T, tls bool, opts s3api.Options) *env {
 	}
 	opts.Logger = log
 	api := s3api.New(st, opts)
-	e := &env{st: st, dir: dir}
+	e := &env{st: st, dir: dir, api: api}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		e.payloads = append(e.payloads, r.Header.Get("X-Amz-Content-Sha256"))

@@ -57,7 +57,8 @@ var actions = map[string]string{
 	"GetBucketCors": "s3:GetBucketCORS", "PutBucketCors": "s3:PutBucketCORS", "DeleteBucketCors": "s3:PutBucketCORS",
 	"GetBucketEncryption": "s3:GetEncryptionConfiguration", "PutBucketEncryption": "s3:PutEncryptionConfiguration",
 	"DeleteBucketEncryption": "s3:PutEncryptionConfiguration",
-	"GetBucketVersioning":    "s3:GetBucketVersioning", "PutBucketVersioning": "s3:PutBucketVersioning", "GetBucket:logging": "s3:GetBucketLogging",
+	"GetBucketVersioning":    "s3:GetBucketVersioning", "PutBucketVersioning": "s3:PutBucketVersioning", "GetBucketLogging": "s3:GetBucketLogging",
+	"PutBucketLogging":       "s3:PutBucketLogging",
 	"GetBucket:notification": "s3:GetBucketNotification", "GetBucket:accelerate": "s3:GetAccelerateConfiguration",
 	"GetBucket:requestPayment": "s3:GetBucketRequestPayment", "PutBucketRequestPayment": "s3:PutBucketRequestPayment",
 	"GetBucket:object-lock": "s3:GetBucketObjectLockConfiguration",
@@ -153,6 +154,7 @@ func (s *Server) authorizeAnonymous(req *request, o operation) error {
 	}
 	req.account = bk.Account
 	req.body = req.Body
+	req.aclRequired = d == s3policy.None // allowed by the bucket's public-read
 	return nil
 }
 

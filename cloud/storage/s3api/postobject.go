@@ -125,6 +125,7 @@ func (s *Server) verifyPost(req *request) (*sigv4.Auth, error) {
 	f := form.fields
 	_, v4 := f["x-amz-signature"]
 	_, v2 := f["signature"]
+	req.v2 = v2 // for the access log
 	switch {
 	case v4 && v2:
 		return nil, errOneAuth

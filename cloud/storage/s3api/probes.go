@@ -21,7 +21,6 @@ type emptyConfig struct {
 }
 
 var emptyConfigs = map[string]emptyConfig{
-	"logging":        {root: "BucketLoggingStatus"},
 	"notification":   {root: "NotificationConfiguration"},
 	"accelerate":     {root: "AccelerateConfiguration"},
 	"requestPayment": {root: "RequestPaymentConfiguration", inner: "<Payer>BucketOwner</Payer>"},

@@ -36,7 +36,7 @@ func (o operation) buckets(r *request) []string {
 // a request naming one answers NotImplemented rather than being taken
 // for a plain GET or PUT.
 var unsupported = []string{"website",
-	"logging", "notification", "replication", "object-lock", "retention", "legal-hold", "torrent",
+	"notification", "replication", "object-lock", "retention", "legal-hold", "torrent",
 	"restore", "select", "accelerate", "requestPayment", "publicAccessBlock",
 	"intelligent-tiering", "inventory", "analytics", "metrics", "attributes", "uploadPartCopy",
 	"metadataTable", "metadataConfiguration", "renameObject", "session"}
@@ -56,7 +56,7 @@ var v2Params = map[string]bool{"AWSAccessKeyId": true, "Expires": true, "Signatu
 // features name what some subresources ask for, for the message that
 // refuses them.
 var features = map[string]string{
-	"website": "static website hosting", "logging": "server access logging", "notification": "event notifications",
+	"website": "static website hosting", "notification": "event notifications",
 	"replication": "replication", "object-lock": "Object Lock", "retention": "Object Lock retention",
 	"legal-hold": "Object Lock legal holds", "torrent": "BitTorrent", "select": "S3 Select (SelectObjectContent)",
 	"restore": "restoring archived objects (every object here is STANDARD)", "accelerate": "Transfer Acceleration",
@@ -66,7 +66,7 @@ var features = map[string]string{
 
 // bucketConfigs are the bucket configurations kept here whose
 // subresource on an object is refused.
-var bucketConfigs = map[string]bool{"cors": true, "lifecycle": true, "policy": true, "ownershipControls": true}
+var bucketConfigs = map[string]bool{"cors": true, "lifecycle": true, "policy": true, "ownershipControls": true, "logging": true}
 
 // notImplemented is an operation refused 501 NotImplemented. For
 // "Unsupported:SUB" the message names the subresource (and what it is
@@ -126,6 +126,9 @@ func route(r *request) operation {
 			return o
 		}
 		if o, ok := aclRoute(r, q); ok {
+			return o
+		}
+		if o, ok := loggingRoute(r, q); ok {
 			return o
 		}
 		if o, ok := probeRoute(r, q); ok {

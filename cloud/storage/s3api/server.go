@@ -24,6 +24,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/cloud/storage/s3cors"
+	"github.com/latticenet/lattice/cloud/storage/s3log"
 	"github.com/latticenet/lattice/cloud/storage/s3policy"
 	"github.com/latticenet/lattice/cloud/storage/sigv2"
 	"github.com/latticenet/lattice/cloud/storage/sigv4"
@@ -54,6 +55,9 @@ type Options struct {
 	// Limits keep one account or address from taking the endpoint from
 	// the others (see Limits for the defaults).
 	Limits Limits
+	// AccessLogInterval is how often server access log records are
+	// delivered to their target buckets (logsink.go); default a minute.
+	AccessLogInterval time.Duration
 }
 
 func (o *Options) setDefaults() {
@@ -75,6 +79,9 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.AccessLogInterval <= 0 {
+		o.AccessLogInterval = time.Minute
+	}
 	o.Limits.setDefaults()
 }
 
@@ -84,20 +91,27 @@ type Server struct {
 	opts Options
 	gate drain.Gate // admits requests until Wait
 	fair *fairUse
-	// policies and cors cache the buckets' parsed policies (policy.go)
-	// and CORS rules (cors.go).
+	// policies, cors and logging cache the buckets' parsed policies
+	// (policy.go), CORS rules (cors.go) and logging (logging.go).
 	policies parsedCache[*s3policy.Policy]
 	cors     parsedCache[*s3cors.Config]
+	logging  parsedCache[*s3log.Config]
+	logHint  logHint  // the buckets that may log
+	sink     *logSink // delivers access log records
 }
 
 // New returns the S3 endpoint over st.
 func New(st *cloudstore.Store, opts Options) *Server {
 	opts.setDefaults()
-	return &Server{st: st, opts: opts, fair: newFairUse(opts.Limits)}
+	return &Server{st: st, opts: opts, fair: newFairUse(opts.Limits), sink: newLogSink(st, opts)}
 }
 
-// Wait refuses new requests and blocks until running ones have returned.
-func (s *Server) Wait() { s.gate.Close() }
+// Wait refuses new requests, blocks until running ones have returned, and
+// delivers the access log records not yet delivered.
+func (s *Server) Wait() {
+	s.gate.Close()
+	s.sink.close()
+}
 
 // request is one S3 request, resolved and authenticated.
 type request struct {
@@ -116,17 +130,31 @@ type request struct {
 	sums *sigv4.Checksums // the body's x-amz-checksum-* values; nil when anonymous
 	read int64            // bytes of body read so far
 	form *postForm        // a POST Object's form, read up to its file
+	// For the access log (logging.go): when the body was read to its
+	// end, whether the request was signed with Signature Version 2,
+	// the code of the error answered, and whether the bucket's
+	// public-read allowed it.
+	bodyRead    time.Time
+	v2          bool
+	errCode     string
+	aclRequired bool
+	logTo       *logDest // where the request's record goes; nil when its bucket does not log
 }
 
-// counter counts the bytes read through it.
+// counter counts the bytes read through it, and notes when the body
+// ends.
 type counter struct {
-	r io.Reader
-	n *int64
+	r    io.Reader
+	n    *int64
+	done *time.Time
 }
 
 func (c counter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	*c.n += int64(n)
+	if err == io.EOF && c.done.IsZero() {
+		*c.done = time.Now()
+	}
 	return n, err
 }
 
@@ -149,20 +177,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	}
 	defer s.gate.Leave()
 
-	start := s.opts.Now()
+	start, began := s.opts.Now(), time.Now()
 	rec := accesslog.New(w)
 	var op string
 	defer func() {
 		if p := recover(); p != nil {
 			s.opts.Logger.Error("s3 handler panic", "request_id", req.id, "panic", p)
 			if !rec.Wrote {
-				writeError(rec, hr, toError(nil, nil), req.id)
+				e := toError(nil, nil)
+				req.errCode = e.Code
+				writeError(rec, hr, e, req.id)
 			}
 		}
 		s.opts.Logger.Info("s3", "request_id", req.id, "account", req.account, "access_key", req.s3key.AccessKeyID,
 			"op", op, "method", hr.Method, "bucket", req.bucket, "key", req.key, "status", rec.Status,
 			"bytes_out", rec.Bytes, "duration", s.opts.Now().Sub(start), "remote", hr.RemoteAddr)
 		s.opts.Metrics.Observe(metricOp(op), rec.Status, s.opts.Now().Sub(start), req.read, rec.Bytes)
+		a := answered{start: start, status: rec.Status, bytes: rec.Bytes, total: s.opts.Now().Sub(start), turnAround: -1, header: rec.Header()}
+		if !rec.First.IsZero() {
+			a.turnAround = rec.First.Sub(began)
+			if !req.bodyRead.IsZero() {
+				a.turnAround = rec.First.Sub(req.bodyRead)
+			}
+		}
+		s.logAccess(req, op, a)
 		// Only the bucket owner's requests count in its metrics, with the
 		// bytes really read: nobody else can add to them. They count at
 		// their end, so that a CreateBucket's counts are not taken for an
@@ -185,34 +223,35 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	req.Request = hr.WithContext(ctx)
 
 	req.bucket, req.key, req.vhost = s.locate(hr)
+	req.logTo = s.logTarget(req.bucket)
 	o := route(req)
 	op = o.name
 	s.setCORSHeaders(w, req) // cors.go: on every answer, refusals included, as S3 does
 	if s.fair.authBlocked(hr, start) {
 		// Too many failed authentications from this address: no
 		// signature is even checked until its budget refills.
-		refuse(rec, hr, errSlowDown, req.id)
+		req.refuse(rec, errSlowDown)
 		return
 	}
 	if err := s.authorize(req, o); err != nil {
 		s.fair.authFailed(hr, start)
-		refuse(rec, hr, toError(err, errAccessDenied), req.id)
+		req.refuse(rec, toError(err, errAccessDenied))
 		return
 	}
 	if err := expectedOwner(req, o); err != nil {
-		refuse(rec, hr, err, req.id)
+		req.refuse(rec, err)
 		return
 	}
 	done, refused := s.fair.admit(req.account, o.transfer, start)
 	if refused != nil {
-		refuse(rec, hr, refused, req.id)
+		req.refuse(rec, refused)
 		return
 	}
 	defer done()
 	if o.transfer {
 		req.body = newMinRate(req.body, w, s.opts.Limits, s.opts.Now)
 	}
-	req.body = counter{req.body, &req.read}
+	req.body = counter{req.body, &req.read, &req.bodyRead}
 	if o.transfer {
 		// The server's read and write timeouts suit small requests; a
 		// transfer may take up to Timeout, once its key is known good.
@@ -232,8 +271,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		if rec.Wrote {
 			return // the answer has begun; the client sees a short body
 		}
+		req.errCode = e.Code
 		writeError(rec, hr, e, req.id)
 	}
+}
+
+// refuse answers req with e before its body is read (see refuse).
+func (req *request) refuse(w http.ResponseWriter, e *Error) {
+	req.errCode = e.Code
+	refuse(w, req.Request, e, req.id)
 }
 
 // refuse answers a request turned away before its body was read. A
@@ -297,6 +343,7 @@ func (s *Server) authorizeAs(req *request, o operation, verify func(*request) (*
 		return err
 	}
 	v2 := sigv2.IsSigned(req.Request)
+	req.v2 = req.v2 || v2 // a form's signature (verifyPost) set it already
 	switch {
 	case req.form != nil:
 	case auth.Presigned:

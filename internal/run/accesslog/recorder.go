@@ -3,7 +3,10 @@
 // counts the bytes written.
 package accesslog
 
-import "net/http"
+import (
+	"net/http"
+	"time"
+)
 
 // Recorder wraps a ResponseWriter and remembers what was answered. It
 // unwraps for http.ResponseController, so deadlines and flushes reach the
@@ -13,6 +16,9 @@ type Recorder struct {
 	Status int   // the status written; 200 until then
 	Bytes  int64 // body bytes written
 	Wrote  bool  // whether the header (or any body) was written
+	// First is when the header (or any body) was first written: the
+	// answer's first byte, for a turn-around time.
+	First time.Time
 }
 
 // New wraps w.
@@ -23,13 +29,15 @@ func New(w http.ResponseWriter) *Recorder {
 // WriteHeader records the first status written.
 func (r *Recorder) WriteHeader(code int) {
 	if !r.Wrote {
-		r.Status, r.Wrote = code, true
+		r.Status, r.Wrote, r.First = code, true, time.Now()
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *Recorder) Write(p []byte) (int, error) {
-	r.Wrote = true
+	if !r.Wrote {
+		r.Wrote, r.First = true, time.Now()
+	}
 	n, err := r.ResponseWriter.Write(p)
 	r.Bytes += int64(n)
 	return n, err
