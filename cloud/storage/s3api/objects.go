@@ -770,7 +770,7 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 	}
 	res := result{Xmlns: xmlns}
 	for i, o := range req.Objects {
-		if s.deleteDenied(r, o.Key) {
+		if s.deleteDenied(r, o.Key, o.VersionID) {
 			res.Error = append(res.Error, failed{o.Key, o.VersionID, errPolicyDenied.Code, errPolicyDenied.Message})
 			continue
 		}

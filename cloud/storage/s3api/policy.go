@@ -106,9 +106,17 @@ func policyRequest(req *request, action, resource string) s3policy.Request {
 	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
 		pr.SourceIP = ap.Addr().Unmap()
 	}
-	for key, header := range map[string]string{"aws:useragent": "User-Agent", "aws:referer": "Referer"} {
-		if v, ok := req.Header[header]; ok && len(v) > 0 {
+	for key, header := range policyHeaders {
+		if v, ok := req.Header[header]; ok && len(v) > 0 && (key == "aws:useragent" || key == "aws:referer" || action == "s3:PutObject") {
 			pr.Values[key] = v[0]
+		}
+	}
+	if _, ok := pr.Values["s3:x-amz-copy-source"]; ok {
+		// As S3 compares it: BUCKET/KEY, decoded, without a version; a
+		// copy source that does not parse is refused by the copy.
+		delete(pr.Values, "s3:x-amz-copy-source")
+		if b, k, _, err := copySource(req); err == nil {
+			pr.Values["s3:x-amz-copy-source"] = b + "/" + k
 		}
 	}
 	if action == "s3:ListBucket" || action == "s3:ListBucketVersions" || action == "s3:ListBucketMultipartUploads" {
@@ -119,6 +127,18 @@ func policyRequest(req *request, action, resource string) s3policy.Request {
 		}
 	}
 	return pr
+}
+
+// policyHeaders are the condition keys read from request headers (a
+// POST form's fields are not headers: its encryption is not among them);
+// but for the user agent and referer, S3 has them for s3:PutObject only
+// (uploads and copies).
+var policyHeaders = map[string]string{
+	"aws:useragent": "User-Agent", "aws:referer": "Referer",
+	"s3:x-amz-server-side-encryption":                    "X-Amz-Server-Side-Encryption",
+	"s3:x-amz-server-side-encryption-customer-algorithm": "X-Amz-Server-Side-Encryption-Customer-Algorithm",
+	"s3:x-amz-copy-source":                               "X-Amz-Copy-Source",
+	"s3:x-amz-metadata-directive":                        "X-Amz-Metadata-Directive",
 }
 
 // resourceOf is the policy resource a request addresses.
@@ -143,7 +163,11 @@ func (s *Server) authorizeAnonymous(req *request, o operation) error {
 	}
 	d := s3policy.None
 	if p != nil {
-		d = p.Evaluate(policyRequest(req, action, resourceOf(req)))
+		pr := policyRequest(req, action, resourceOf(req))
+		if err := s.addObjectTags(&pr, p, bk.Account, req.bucket, req.key, req.URL.Query().Get("versionId")); err != nil {
+			return errAnonymous // the tags unread: refused, not guessed
+		}
+		d = p.Evaluate(pr)
 	}
 	// A public bucket's current objects, not the versions they replaced:
 	// a version is read anonymously only when the policy grants
@@ -166,7 +190,7 @@ func (s *Server) checkPolicy(req *request, o operation) error {
 	if action == "" || policyOps[o.name] || o.name == "DeleteObjects" { // DeleteObjects: each key, in deleteObjects
 		return nil
 	}
-	if err := s.policyDenies(req, req.bucket, action, resourceOf(req)); err != nil {
+	if err := s.policyDenies(req, req.bucket, req.key, req.URL.Query().Get("versionId"), action); err != nil {
 		return err
 	}
 	if o.also != nil {
@@ -175,7 +199,7 @@ func (s *Server) checkPolicy(req *request, o operation) error {
 			if version != "" {
 				action = "s3:GetObjectVersion"
 			}
-			return s.policyDenies(req, b, action, s3policy.Resource(b, key))
+			return s.policyDenies(req, b, key, version, action)
 		}
 	}
 	return nil
@@ -183,7 +207,7 @@ func (s *Server) checkPolicy(req *request, o operation) error {
 
 // policyDenies returns errPolicyDenied if the policy of bucket, when
 // bucket is req's account's, denies action on resource.
-func (s *Server) policyDenies(req *request, bucket, action, resource string) error {
+func (s *Server) policyDenies(req *request, bucket, key, version, action string) error {
 	bk, p, err := s.bucketPolicy(bucket)
 	switch {
 	case errors.Is(err, cloudstore.ErrNotFound):
@@ -195,7 +219,11 @@ func (s *Server) policyDenies(req *request, bucket, action, resource string) err
 	case p == nil || bk.Account != req.account:
 		return nil
 	}
-	if p.Evaluate(policyRequest(req, action, resource)) == s3policy.Denied {
+	pr := policyRequest(req, action, s3policy.Resource(bucket, key))
+	if err := s.addObjectTags(&pr, p, bk.Account, bucket, key, version); err != nil {
+		return err
+	}
+	if p.Evaluate(pr) == s3policy.Denied {
 		return errPolicyDenied
 	}
 	return nil
@@ -203,8 +231,49 @@ func (s *Server) policyDenies(req *request, bucket, action, resource string) err
 
 // deleteDenied reports whether the bucket's policy denies deleting key,
 // for DeleteObjects, which S3 authorises key by key.
-func (s *Server) deleteDenied(req *request, key string) bool {
-	return s.policyDenies(req, req.bucket, "s3:DeleteObject", s3policy.Resource(req.bucket, key)) != nil
+func (s *Server) deleteDenied(req *request, key, version string) bool {
+	action := "s3:DeleteObject"
+	if version != "" {
+		action = "s3:DeleteObjectVersion"
+	}
+	return s.policyDenies(req, req.bucket, key, version, action) != nil
+}
+
+// addObjectTags gives pr the tags of the object (or version) it
+// addresses, as s3:ExistingObjectTag/TAGKEY values, when p reads them
+// and S3 has the key for pr's action: a store read only for policies
+// that ask. An object that does not exist has none; a store that cannot
+// be read is an error, so that a Deny is never skipped for want of tags.
+func (s *Server) addObjectTags(pr *s3policy.Request, p *s3policy.Policy, owner, bucket, key, version string) error {
+	if p == nil || key == "" || !tagActions[pr.Action] || !p.NeedsObjectTags() {
+		return nil
+	}
+	var obj cloudstore.Object
+	var err error
+	if version != "" {
+		obj, err = s.st.ObjectVersion(owner, bucket, key, version)
+	} else {
+		obj, err = s.st.Object(owner, bucket, key)
+	}
+	switch {
+	case errors.Is(err, cloudstore.ErrNotFound) || errors.Is(err, cloudstore.ErrBadVersion):
+		return nil
+	case err != nil:
+		return err
+	}
+	pr.ObjectTags = map[string][]string{}
+	for k, v := range obj.Tags {
+		k = strings.ToLower(k)
+		pr.ObjectTags[k] = append(pr.ObjectTags[k], v)
+	}
+	return nil
+}
+
+// tagActions are the actions S3 has s3:ExistingObjectTag for.
+var tagActions = map[string]bool{
+	"s3:GetObject": true, "s3:GetObjectVersion": true, "s3:GetObjectAcl": true, "s3:GetObjectVersionAcl": true,
+	"s3:GetObjectTagging": true, "s3:GetObjectVersionTagging": true, "s3:PutObjectAcl": true, "s3:PutObjectVersionAcl": true,
+	"s3:PutObjectTagging": true, "s3:PutObjectVersionTagging": true, "s3:DeleteObjectTagging": true, "s3:DeleteObjectVersionTagging": true,
 }
 
 // policyRoute returns the operation of a ?policy or ?policyStatus
@@ -281,7 +350,7 @@ func (s *Server) putBucketPolicy(w http.ResponseWriter, r *request) error {
 	for _, a := range writeActions() {
 		if p.Grants(a) {
 			return s3err(http.StatusNotImplemented, "NotImplemented",
-				"Anonymous writes are not supported: this policy allows "+a+" to everyone (Principal \"*\"). Grant everyone only reads.")
+				"Anonymous writes are not supported: this policy allows "+a+" to anonymous requests (Principal \"*\", or a NotPrincipal). Grant them only reads.")
 		}
 	}
 	if err := s.st.SetBucketConfig(r.account, r.bucket, cloudstore.ConfigPolicy, data); err != nil {

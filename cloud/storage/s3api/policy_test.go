@@ -78,7 +78,8 @@ func TestBucketPolicyRefused(t *testing.T) {
 		{"a bad effect", "site", strings.Replace(good, "Allow", "Permit", 1), c, "MalformedPolicy"},
 		{"no statement", "site", `{"Version":"2012-10-17","Statement":[]}`, c, "MalformedPolicy"},
 		{"over 20 KB", "site", `{"Id":"` + strings.Repeat("x", 21<<10) + `",` + good[1:], c, "MalformedPolicy"},
-		{"a service principal", "site", strings.Replace(good, `"*"`, `{"Service":"s3.amazonaws.com"}`, 1), c, "NotImplemented"},
+		{"a federated principal", "site", strings.Replace(good, `"*"`, `{"Federated":"accounts.google.com"}`, 1), c, "NotImplemented"},
+		{"an anonymous write by NotPrincipal", "site", strings.Replace(strings.Replace(good, `"Principal":"*"`, `"NotPrincipal":{"AWS":"arn:aws:iam::bob:root"}`, 1), "s3:GetObject", "s3:PutObject", 1), c, "NotImplemented"},
 		{"an anonymous write", "site", strings.Replace(good, "s3:GetObject", "s3:PutObject", 1), c, "NotImplemented"},
 		{"everything to everyone", "site", strings.Replace(good, `"s3:GetObject"`, `"s3:*"`, 1), c, "NotImplemented"},
 		{"a read-only key", "site", good, e.sdk(readID, readSecret), "AccessDenied"},
@@ -344,5 +345,164 @@ func TestBucketPolicyConditions(t *testing.T) {
 		if status, code := e.anonymous(t, "GET", "/bkt/k", map[string]string{"User-Agent": "lattice-test/1"}); status != tc.want {
 			t.Errorf("%s: anonymous GET: got %d %s, want %d", tc.name, status, code, tc.want)
 		}
+	}
+}
+
+// TestPolicyRequestKeys: the condition keys read from a request's
+// headers, and the principals that name no S3 key, through the AWS SDK
+// for Go: a bucket that takes only SSE-S3 uploads, copies from a locked
+// prefix that may not replace metadata, the log delivery service's grant
+// AWS documents, and NotPrincipal.
+func TestPolicyRequestKeys(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	mustBuckets(t, c, "site")
+	policy := `{"Version":"2012-10-17","Statement":[
+		{"Sid":"S3ServerAccessLogsPolicy","Effect":"Allow","Principal":{"Service":"logging.s3.amazonaws.com"},"Action":["s3:PutObject"],"Resource":"arn:aws:s3:::site/logs*",
+		 "Condition":{"ArnLike":{"aws:SourceArn":"arn:aws:s3:::source-bucket"},"StringEquals":{"aws:SourceAccount":"alice"}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::site/enc/*","Condition":{"StringNotEquals":{"s3:x-amz-server-side-encryption":"AES256"}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*",
+		 "Condition":{"StringLike":{"s3:x-amz-copy-source":"site/locked/*"},"StringEquals":{"s3:x-amz-metadata-directive":"REPLACE"}}},
+		{"Effect":"Deny","NotPrincipal":{"AWS":"arn:aws:iam::alice:root"},"Action":"s3:*","Resource":"arn:aws:s3:::site/*"}]}`
+	if err := putPolicy(c, "site", policy); err != nil {
+		t.Fatalf("AWS's log delivery policy with NotPrincipal and header keys: %v", err)
+	}
+	put := func(key string, sse bool) error {
+		in := &s3.PutObjectInput{Bucket: aws.String("site"), Key: aws.String(key), Body: strings.NewReader("x")}
+		if sse {
+			in.ServerSideEncryption = "AES256"
+		}
+		_, err := c.PutObject(ctx, in)
+		return err
+	}
+	if err := put("enc/a", false); apiCode(err) != "AccessDenied" {
+		t.Errorf("an unencrypted upload under enc/: %v, want AccessDenied", err)
+	}
+	if err := put("enc/a", true); err != nil {
+		t.Errorf("an SSE-S3 upload under enc/: %v", err)
+	}
+	if err := put("locked/a", false); err != nil {
+		t.Fatal(err)
+	}
+	cp := func(src string, replace bool) error {
+		in := &s3.CopyObjectInput{Bucket: aws.String("site"), Key: aws.String("copy"), CopySource: aws.String(src)}
+		if replace {
+			in.MetadataDirective = "REPLACE"
+			in.Metadata = map[string]string{"k": "v"}
+		}
+		_, err := c.CopyObject(ctx, in)
+		return err
+	}
+	if err := cp("site/locked/a", true); apiCode(err) != "AccessDenied" {
+		t.Errorf("a copy from locked/ replacing metadata: %v, want AccessDenied", err)
+	}
+	if err := cp("/site/locked/a", false); err != nil {
+		t.Errorf("a copy from locked/ keeping metadata: %v", err)
+	}
+	if err := cp("site/enc/a", true); err != nil {
+		t.Errorf("a copy from elsewhere replacing metadata: %v", err)
+	}
+	// NotPrincipal: everyone but alice's keys is denied, anonymous
+	// requests too, even where the bucket's public-read would let them
+	// read.
+	if _, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("site"), ACL: "public-read"}); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := e.anonymous(t, "GET", "/site/enc/a", nil); status != http.StatusForbidden {
+		t.Errorf("anonymous GET of a public-read bucket under NotPrincipal's Deny: %d", status)
+	}
+	if err := putPolicy(c, "site", strings.Replace(policy, `"NotPrincipal":{"AWS":"arn:aws:iam::alice:root"}`, `"Principal":{"AWS":"arn:aws:iam::bob:root"}`, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := e.anonymous(t, "GET", "/site/enc/a", nil); status != http.StatusOK {
+		t.Errorf("anonymous GET of a public-read bucket without NotPrincipal's Deny: %d", status)
+	}
+}
+
+// TestPolicyObjectTags: s3:ExistingObjectTag/KEY reads the tags of the
+// object (or version) a request addresses, for the actions S3 has the key
+// for: anonymous reads of objects tagged public, reads and tag changes
+// refused for objects tagged to be kept (and for a kept older version), a
+// copy's source judged by its own tags; and DeleteObjects asks for
+// s3:DeleteObjectVersion when it names a version.
+func TestPolicyObjectTags(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	mustBuckets(t, c, "site")
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("site"),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	policy := `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringEquals":{"s3:ExistingObjectTag/Classification":"public"}}},
+		{"Effect":"Deny","Principal":"*","Action":["s3:GetObject","s3:GetObjectVersion","s3:PutObjectTagging","s3:DeleteObjectTagging"],"Resource":"arn:aws:s3:::site/*",
+		 "Condition":{"StringEquals":{"s3:ExistingObjectTag/retain":"true"},"StringLike":{"aws:UserAgent":"*"}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:DeleteObjectVersion","Resource":"arn:aws:s3:::site/*"}]}`
+	if err := putPolicy(c, "site", policy); err != nil {
+		t.Fatal(err)
+	}
+	put := func(key, tagging string) string {
+		t.Helper()
+		in := &s3.PutObjectInput{Bucket: aws.String("site"), Key: aws.String(key), Body: strings.NewReader("x")}
+		if tagging != "" {
+			in.Tagging = aws.String(tagging)
+		}
+		out, err := c.PutObject(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(out.VersionId)
+	}
+	put("pub", "Classification=public")
+	put("plain", "")
+	put("kept", "retain=true")
+	old := put("history", "retain=true")
+	put("history", "")
+	if status, _ := e.anonymous(t, "GET", "/site/pub", nil); status != http.StatusOK {
+		t.Errorf("anonymous GET of an object tagged public: %d", status)
+	}
+	if status, _ := e.anonymous(t, "GET", "/site/plain", nil); status != http.StatusForbidden {
+		t.Errorf("anonymous GET of an untagged object: %d", status)
+	}
+	get := func(key, version string) error {
+		in := &s3.GetObjectInput{Bucket: aws.String("site"), Key: aws.String(key)}
+		if version != "" {
+			in.VersionId = aws.String(version)
+		}
+		out, err := c.GetObject(ctx, in)
+		if err == nil {
+			out.Body.Close()
+		}
+		return err
+	}
+	if err := get("kept", ""); apiCode(err) != "AccessDenied" {
+		t.Errorf("GetObject of an object tagged retain: %v, want AccessDenied", err)
+	}
+	if err := get("history", ""); err != nil {
+		t.Errorf("GetObject of the untagged current version: %v", err)
+	}
+	if err := get("history", old); apiCode(err) != "AccessDenied" {
+		t.Errorf("GetObject of the tagged older version: %v, want AccessDenied", err)
+	}
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("site"), Key: aws.String("copy"), CopySource: aws.String("site/kept")}); apiCode(err) != "AccessDenied" {
+		t.Errorf("a copy of an object whose reads are denied: %v, want AccessDenied", err)
+	}
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("site"), Key: aws.String("copy"), CopySource: aws.String("site/plain")}); err != nil {
+		t.Errorf("a copy of an untagged object: %v", err)
+	}
+	if _, err := c.DeleteObjectTagging(ctx, &s3.DeleteObjectTaggingInput{Bucket: aws.String("site"), Key: aws.String("kept")}); apiCode(err) != "AccessDenied" {
+		t.Errorf("DeleteObjectTagging of an object tagged retain: %v, want AccessDenied", err)
+	}
+	// DeleteObjects: a version asks for s3:DeleteObjectVersion, denied; a
+	// key alone asks for s3:DeleteObject.
+	out, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String("site"), Delete: &types.Delete{Objects: []types.ObjectIdentifier{
+		{Key: aws.String("history"), VersionId: aws.String(old)}, {Key: aws.String("plain")}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Errors) != 1 || aws.ToString(out.Errors[0].Code) != "AccessDenied" || len(out.Deleted) != 1 || aws.ToString(out.Deleted[0].Key) != "plain" {
+		t.Errorf("DeleteObjects: deleted %+v, errors %+v", out.Deleted, out.Errors)
 	}
 }

@@ -17,14 +17,16 @@ import (
 //     optional Id, and Statement: one statement or a non-empty list;
 //     nothing else.
 //   - Each statement: an optional Sid (unique in the policy), Effect
-//     Allow or Deny, a Principal, Action or NotAction, Resource or
-//     NotResource, an optional Condition. NotPrincipal is ErrUnsupported.
+//     Allow or Deny, a Principal or a NotPrincipal (every request but
+//     those of the principals it names), Action or NotAction, Resource
+//     or NotResource, an optional Condition.
 //   - Principal: "*", or {"AWS": VALUE or [VALUES]} where a value is "*"
 //     (everyone, anonymous requests included), an S3 access key id
 //     (LK...), arn:aws:iam::ACCOUNT:user/ACCESSKEYID (that key, if it is
-//     ACCOUNT's) or arn:aws:iam::ACCOUNT:root (every key of ACCOUNT).
-//     Other principal types (Service, Federated, CanonicalUser) are
-//     ErrUnsupported.
+//     ACCOUNT's) or arn:aws:iam::ACCOUNT:root (every key of ACCOUNT);
+//     {"CanonicalUser": ACCOUNT}; {"Service": NAME.amazonaws.com}, kept
+//     and matching no request (no AWS service calls this endpoint).
+//     Federated is ErrUnsupported.
 //   - Action: "*", or s3:NAME patterns with * and ? wildcards, matched
 //     case-insensitively; a pattern that matches no S3 action is
 //     malformed, as in S3.
@@ -32,11 +34,14 @@ import (
 //     BUCKET exactly the policy's bucket (another bucket's resource is
 //     malformed, as in S3); * and ? wildcards in the key pattern.
 //   - Condition: Bool on aws:SecureTransport; IpAddress and NotIpAddress
-//     on aws:SourceIp (addresses or CIDR prefixes, IPv4 or IPv6);
-//     StringEquals, StringNotEquals, StringEqualsIgnoreCase,
-//     StringNotEqualsIgnoreCase, StringLike and StringNotLike on s3:prefix,
-//     s3:delimiter, aws:UserAgent and aws:Referer. Other operators and
-//     keys S3 knows are ErrUnsupported; ones it does not know, malformed.
+//     on aws:SourceIp (addresses or CIDR prefixes, IPv4 or IPv6); the
+//     String operators (StringEquals, StringNotEquals,
+//     StringEqualsIgnoreCase, StringNotEqualsIgnoreCase, StringLike,
+//     StringNotLike) on the string keys (stringKeys) and
+//     s3:ExistingObjectTag/TAGKEY; the Arn operators on aws:PrincipalArn
+//     and aws:SourceArn; the IfExists form of each; Null on any of these
+//     keys. Other operators and keys S3 knows are ErrUnsupported; ones it
+//     does not know, malformed.
 //   - Policy variables (${...}) in a 2012-10-17 policy are ErrUnsupported.
 func Parse(data []byte, bucket string) (*Policy, error) {
 	if len(data) > MaxSize {
@@ -127,10 +132,9 @@ func parseStatement(raw json.RawMessage, bucket, version string) (Statement, err
 				err = malformed("Invalid effect: Effect must be Allow or Deny")
 			}
 			st.Effect = Effect(e)
-		case "Principal":
+		case "Principal", "NotPrincipal":
+			st.NotPrincipal = name == "NotPrincipal"
 			err = st.parsePrincipal(v)
-		case "NotPrincipal":
-			err = unsupported("NotPrincipal is not supported; use Principal with a Deny statement's conditions")
 		case "Action", "NotAction":
 			st.NotAction = name == "NotAction"
 			st.Actions, err = parseActions(v, name)
@@ -149,8 +153,8 @@ func parseStatement(raw json.RawMessage, bucket, version string) (Statement, err
 	switch {
 	case st.Effect == "":
 		return Statement{}, malformed("Missing required field Effect")
-	case fields["Principal"] == nil && fields["NotPrincipal"] == nil:
-		return Statement{}, malformed("Missing required field Principal")
+	case (fields["Principal"] == nil) == (fields["NotPrincipal"] == nil):
+		return Statement{}, malformed("A statement must have exactly one of Principal and NotPrincipal")
 	case (fields["Action"] == nil) == (fields["NotAction"] == nil):
 		return Statement{}, malformed("A statement must have exactly one of Action and NotAction")
 	case (fields["Resource"] == nil) == (fields["NotResource"] == nil):
@@ -163,7 +167,9 @@ var (
 	accessKeyID = regexp.MustCompile(`^LK[0-9A-Z]{18}$`)
 	// An account's name is any run of what a name may hold here; the
 	// store checks names where accounts are made.
-	userARN = regexp.MustCompile(`^arn:aws:iam::([A-Za-z0-9._-]{1,64}):(root|user/(LK[0-9A-Z]{18}))$`)
+	userARN     = regexp.MustCompile(`^arn:aws:iam::([A-Za-z0-9._-]{1,64}):(root|user/(LK[0-9A-Z]{18}))$`)
+	accountName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+	serviceName = regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)*\.amazonaws\.com$`)
 )
 
 func (st *Statement) parsePrincipal(raw json.RawMessage) error {
@@ -180,16 +186,37 @@ func (st *Statement) parsePrincipal(raw json.RawMessage) error {
 		return malformed("Invalid principal in policy")
 	}
 	for typ, v := range m {
-		switch typ {
-		case "AWS":
-		case "Service", "Federated", "CanonicalUser":
-			return unsupported("Principal %s is not supported; name S3 keys with AWS", typ)
-		default:
-			return malformed("Invalid principal in policy: unknown type %s", typ)
-		}
 		values, err := stringOrList(v, "Principal")
 		if err != nil {
 			return err
+		}
+		switch typ {
+		case "AWS":
+		case "Service":
+			// An AWS service acting for the bucket's owner (S3's log
+			// delivery, CloudFront): none makes requests here, so the
+			// statement is kept and applies to no request.
+			for _, svc := range values {
+				if !serviceName.MatchString(svc) {
+					return malformed("Invalid principal in policy: service %q", svc)
+				}
+			}
+			st.Services = append(st.Services, values...)
+			continue
+		case "CanonicalUser":
+			// An account's canonical id is its name here (ListBuckets'
+			// Owner ID).
+			for _, id := range values {
+				if !accountName.MatchString(id) {
+					return malformed("Invalid principal in policy: canonical user %q", id)
+				}
+			}
+			st.Accounts = append(st.Accounts, values...)
+			continue
+		case "Federated":
+			return unsupported("Principal Federated is not supported: there are no identity providers here; name S3 keys with AWS")
+		default:
+			return malformed("Invalid principal in policy: unknown type %s", typ)
 		}
 		for _, id := range values {
 			switch {
@@ -253,10 +280,27 @@ func parseResources(raw json.RawMessage, name, bucket, version string) ([]string
 // Condition keys and operators: those evaluated, then those S3 knows
 // that are refused as unsupported.
 var (
-	stringKeys = []string{"s3:prefix", "s3:delimiter", "aws:useragent", "aws:referer"}
-	stringOps  = []string{"StringEquals", "StringNotEquals", "StringEqualsIgnoreCase", "StringNotEqualsIgnoreCase", "StringLike", "StringNotLike"}
-	cmpOps     = []string{"Equals", "NotEquals", "LessThan", "LessThanEquals", "GreaterThan", "GreaterThanEquals"}
+	// aws:SourceArn and aws:SourceAccount name the resource an AWS
+	// service acts for; no service calls this endpoint, so requests
+	// never have them (the policies AWS documents for its log delivery
+	// name them).
+	stringKeys = []string{"s3:prefix", "s3:delimiter", "aws:useragent", "aws:referer", "aws:principalarn",
+		"aws:sourcearn", "aws:sourceaccount",
+		"s3:x-amz-server-side-encryption", "s3:x-amz-server-side-encryption-customer-algorithm",
+		"s3:x-amz-copy-source", "s3:x-amz-metadata-directive"}
+	arnOps    = []string{"ArnEquals", "ArnLike", "ArnNotEquals", "ArnNotLike"}
+	stringOps = []string{"StringEquals", "StringNotEquals", "StringEqualsIgnoreCase", "StringNotEqualsIgnoreCase", "StringLike", "StringNotLike"}
+	cmpOps    = []string{"Equals", "NotEquals", "LessThan", "LessThanEquals", "GreaterThan", "GreaterThanEquals"}
 )
+
+// ObjectTagKey is the prefix of s3:ExistingObjectTag/TAGKEY, lower-cased:
+// the value of the tag TAGKEY of the object a request addresses (absent
+// when it has none, or the request addresses no object).
+const ObjectTagKey = "s3:existingobjecttag/"
+
+func isObjectTagKey(k string) bool {
+	return len(k) > len(ObjectTagKey) && strings.HasPrefix(k, ObjectTagKey)
+}
 
 // knownOp reports whether op is an operator of the IAM policy language.
 func knownOp(op string) bool {
@@ -281,7 +325,8 @@ func parseConditions(raw json.RawMessage, version string) ([]Condition, error) {
 	}
 	var out []Condition
 	for op, keys := range ops {
-		if !slices.Contains(stringOps, op) && op != "Bool" && op != "IpAddress" && op != "NotIpAddress" {
+		if base := strings.TrimSuffix(op, "IfExists"); !slices.Contains(stringOps, base) && !slices.Contains(arnOps, base) &&
+			base != "Bool" && base != "IpAddress" && base != "NotIpAddress" && op != "Null" {
 			if knownOp(op) {
 				return nil, unsupported("condition operator %s is not supported", op)
 			}
@@ -326,9 +371,26 @@ func conditionValues(raw json.RawMessage) ([]string, error) {
 // check checks that c's operator applies to its key and that its values
 // suit both.
 func (c *Condition) check(version string) error {
+	op := strings.TrimSuffix(c.Operator, "IfExists")
+	if c.Operator == "Null" {
+		// Null asks whether the key is absent (true) or present (false),
+		// of any key this evaluates.
+		for _, v := range c.Values {
+			if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
+				return malformed("Null takes true or false, not %q", v)
+			}
+		}
+		if !slices.Contains(stringKeys, c.Key) && !isObjectTagKey(c.Key) && c.Key != "aws:securetransport" && c.Key != "aws:sourceip" {
+			if strings.HasPrefix(c.Key, "aws:") || strings.HasPrefix(c.Key, "s3:") {
+				return unsupported("condition key %s is not supported", c.Key)
+			}
+			return malformed("Policy has an invalid condition key: %s", c.Key)
+		}
+		return nil
+	}
 	switch {
 	case c.Key == "aws:securetransport":
-		if c.Operator != "Bool" {
+		if op != "Bool" {
 			return malformed("aws:SecureTransport takes the Bool operator, not %s", c.Operator)
 		}
 		for _, v := range c.Values {
@@ -337,7 +399,7 @@ func (c *Condition) check(version string) error {
 			}
 		}
 	case c.Key == "aws:sourceip":
-		if c.Operator != "IpAddress" && c.Operator != "NotIpAddress" {
+		if op != "IpAddress" && op != "NotIpAddress" {
 			return malformed("aws:SourceIp takes IpAddress or NotIpAddress, not %s", c.Operator)
 		}
 		for _, v := range c.Values {
@@ -351,13 +413,22 @@ func (c *Condition) check(version string) error {
 			}
 			c.prefixes = append(c.prefixes, p.Masked())
 		}
-	case slices.Contains(stringKeys, c.Key):
-		if !slices.Contains(stringOps, c.Operator) {
+	case slices.Contains(arnOps, op):
+		if c.Key != "aws:principalarn" && c.Key != "aws:sourcearn" {
+			return malformed("%s is not an ARN: it takes a String operator, not %s", c.Key, c.Operator)
+		}
+		if version == "2012-10-17" && slices.ContainsFunc(c.Values, func(v string) bool { return strings.Contains(v, "${") }) {
+			return unsupported("policy variables in condition values are not supported")
+		}
+	case slices.Contains(stringKeys, c.Key) || isObjectTagKey(c.Key):
+		if !slices.Contains(stringOps, op) {
 			return malformed("%s takes a String operator, not %s", c.Key, c.Operator)
 		}
 		if version == "2012-10-17" && slices.ContainsFunc(c.Values, func(v string) bool { return strings.Contains(v, "${") }) {
 			return unsupported("policy variables in condition values are not supported")
 		}
+	case c.Key == ObjectTagKey:
+		return malformed("Policy has an invalid condition key: %s names no tag", c.Key)
 	case strings.HasPrefix(c.Key, "aws:") || strings.HasPrefix(c.Key, "s3:"):
 		return unsupported("condition key %s is not supported", c.Key)
 	default:

@@ -7,9 +7,9 @@
 //
 // The grammar kept is the part of the IAM policy language a bucket policy
 // uses, less what this implementation cannot honour: a policy that needs
-// something it does not evaluate (NotPrincipal, policy variables, a
-// condition operator or key not listed in Parse's doc) is refused with
-// ErrUnsupported rather than kept and ignored.
+// something it does not evaluate (a Federated principal, policy
+// variables, a condition operator or key not listed in Parse's doc) is
+// refused with ErrUnsupported rather than kept and ignored.
 package s3policy
 
 import (
@@ -82,9 +82,13 @@ type Statement struct {
 	Sid    string
 	Effect Effect
 	// Principal: Everyone, or the access key ids and account names of
-	// Keys and Accounts (see Parse for how a principal names them).
-	Everyone bool
-	Keys     []string // access key ids, bare or from arn:aws:iam::ACCOUNT:user/ID (with the ACCOUNT in KeyAccounts)
+	// Keys and Accounts (see Parse for how a principal names them), and
+	// Services, AWS services, which make no requests here. NotPrincipal
+	// inverts them: the statement applies to every request but those.
+	NotPrincipal bool
+	Services     []string
+	Everyone     bool
+	Keys         []string // access key ids, bare or from arn:aws:iam::ACCOUNT:user/ID (with the ACCOUNT in KeyAccounts)
 	// KeyAccounts[i] is the account Keys[i] was named under, "" for a
 	// bare id.
 	KeyAccounts []string
@@ -116,6 +120,10 @@ type Request struct {
 	Anonymous   bool
 	AccessKeyID string
 	Account     string
+	// The request's aws:PrincipalArn is
+	// arn:aws:iam::ACCOUNT:user/ACCESSKEYID for a signed request, absent
+	// for an anonymous one.
+
 	// SecureTransport is aws:SecureTransport: the request came over TLS.
 	SecureTransport bool
 	SourceIP        netip.Addr // aws:SourceIp; invalid when unknown
@@ -123,6 +131,11 @@ type Request struct {
 	// aws:useragent, ...); a key absent from the map is absent from the
 	// request.
 	Values map[string]string
+	// ObjectTags are the tags of the object the request addresses, by
+	// key lower-cased (condition keys are not case-sensitive): a key may
+	// have several values, S3's tag keys being case-sensitive. The
+	// caller fills it when NeedsObjectTags.
+	ObjectTags map[string][]string
 }
 
 // Evaluate decides r, as IAM does: Denied if a Deny statement applies,
@@ -142,13 +155,28 @@ func (p *Policy) Evaluate(r Request) Decision {
 	return d
 }
 
+// NeedsObjectTags reports whether a condition of p reads the tags of the
+// object a request addresses (s3:ExistingObjectTag/…): only then must the
+// caller look them up, into Request.Values under ObjectTagKey+TAGKEY
+// (the tag key lower-cased: condition keys are not case-sensitive).
+func (p *Policy) NeedsObjectTags() bool {
+	for _, st := range p.Statements {
+		for _, c := range st.Conditions {
+			if isObjectTagKey(c.Key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Public reports whether the policy grants anything to everyone,
 // anonymous requests included, as S3's GetBucketPolicyStatus does: an
 // Allow statement whose principal is "*", unless it holds to fixed source
 // addresses (an IpAddress condition on aws:SourceIp).
 func (p *Policy) Public() bool {
 	for _, st := range p.Statements {
-		if st.Effect != Allow || !st.Everyone {
+		if st.Effect != Allow || !st.coversAnonymous() {
 			continue
 		}
 		fixed := slices.ContainsFunc(st.Conditions, func(c Condition) bool {
@@ -166,7 +194,7 @@ func (p *Policy) Public() bool {
 // grants it cannot honour (anonymous writes).
 func (p *Policy) Grants(action string) bool {
 	for _, st := range p.Statements {
-		if st.Effect == Allow && st.Everyone && st.matchesAction(action) {
+		if st.Effect == Allow && st.coversAnonymous() && st.matchesAction(action) {
 			return true
 		}
 	}
@@ -177,7 +205,17 @@ func (st *Statement) applies(r Request) bool {
 	return st.matchesPrincipal(r) && st.matchesAction(r.Action) && st.matchesResource(r.Resource) && st.matchesConditions(r)
 }
 
+// coversAnonymous reports whether the statement's principal takes in
+// anonymous requests: Principal "*", or a NotPrincipal that does not
+// name everyone.
+func (st *Statement) coversAnonymous() bool { return st.Everyone != st.NotPrincipal }
+
 func (st *Statement) matchesPrincipal(r Request) bool {
+	return st.names(r) != st.NotPrincipal
+}
+
+// names reports whether the statement's principal list names r's signer.
+func (st *Statement) names(r Request) bool {
 	if st.Everyone {
 		return true
 	}
@@ -212,7 +250,43 @@ func (st *Statement) matchesConditions(r Request) bool {
 	return true
 }
 
+// values are the request's values of key: none when it lacks the key.
+func (r Request) values(key string) []string {
+	switch key {
+	case "aws:securetransport":
+		return []string{fmt.Sprint(r.SecureTransport)}
+	case "aws:sourceip":
+		if !r.SourceIP.IsValid() {
+			return nil
+		}
+		return []string{r.SourceIP.String()}
+	case "aws:principalarn":
+		if r.Anonymous {
+			return nil
+		}
+		return []string{"arn:aws:iam::" + r.Account + ":user/" + r.AccessKeyID}
+	}
+	if tag, ok := strings.CutPrefix(key, ObjectTagKey); ok {
+		return r.ObjectTags[tag]
+	}
+	if v, ok := r.Values[key]; ok {
+		return []string{v}
+	}
+	return nil
+}
+
 func (c Condition) matches(r Request) bool {
+	vals := r.values(c.Key)
+	present := len(vals) > 0
+	if c.Operator == "Null" {
+		return slices.ContainsFunc(c.Values, func(v string) bool { return strings.EqualFold(v, fmt.Sprint(!present)) })
+	}
+	if strings.HasSuffix(c.Operator, "IfExists") {
+		if !present {
+			return true // IfExists: a key the request lacks does not count
+		}
+		c.Operator = strings.TrimSuffix(c.Operator, "IfExists")
+	}
 	switch c.Key {
 	case "aws:securetransport":
 		want := fmt.Sprint(r.SecureTransport)
@@ -224,7 +298,6 @@ func (c Condition) matches(r Request) bool {
 		}
 		return in
 	}
-	v, present := r.Values[c.Key]
 	negated := strings.Contains(c.Operator, "Not")
 	if !present {
 		// As IAM: a key the request lacks matches no value, so a negated
@@ -232,7 +305,9 @@ func (c Condition) matches(r Request) bool {
 		return negated
 	}
 	var eq func(pattern, v string) bool
-	switch strings.TrimPrefix(strings.Replace(c.Operator, "Not", "", 1), "String") {
+	switch op := strings.Replace(c.Operator, "Not", "", 1); strings.TrimPrefix(op, "String") {
+	case "ArnEquals", "ArnLike":
+		eq = matchARN
 	case "Equals":
 		eq = func(p, v string) bool { return p == v }
 	case "EqualsIgnoreCase":
@@ -240,8 +315,30 @@ func (c Condition) matches(r Request) bool {
 	case "Like":
 		eq = match
 	}
-	m := slices.ContainsFunc(c.Values, func(p string) bool { return eq(p, v) })
+	// Any of the request's values (several only for a tag key in two
+	// cases) matching any of the condition's: a negated operator holds
+	// when none does.
+	m := slices.ContainsFunc(vals, func(v string) bool {
+		return slices.ContainsFunc(c.Values, func(p string) bool { return eq(p, v) })
+	})
 	return m != negated
+}
+
+// matchARN reports whether arn matches pattern as IAM's Arn operators
+// match: each of the six colon-separated parts on its own, with
+// wildcards that do not cross a colon (the last part, a resource, may
+// hold colons of its own).
+func matchARN(pattern, arn string) bool {
+	pp, ap := strings.SplitN(pattern, ":", 6), strings.SplitN(arn, ":", 6)
+	if len(pp) != 6 || len(ap) != 6 {
+		return false
+	}
+	for i := range pp {
+		if !match(pp[i], ap[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // match reports whether s matches pattern, where * matches any run of

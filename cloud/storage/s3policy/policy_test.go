@@ -33,8 +33,10 @@ func TestParseRefuses(t *testing.T) {
 		{"bad key id", stmt(`{"Effect":"Allow","Principal":{"AWS":"AKIA123"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
 		{"bad arn", stmt(`{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::alice:group/x"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
 		{"unknown principal type", stmt(`{"Effect":"Allow","Principal":{"Robot":"*"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
-		{"service principal", stmt(`{"Effect":"Allow","Principal":{"Service":"logging.s3.amazonaws.com"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*"}`), ErrUnsupported},
-		{"NotPrincipal", stmt(`{"Effect":"Deny","NotPrincipal":{"AWS":"*"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrUnsupported},
+		{"federated principal", stmt(`{"Effect":"Allow","Principal":{"Federated":"accounts.google.com"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrUnsupported},
+		{"not a service", stmt(`{"Effect":"Allow","Principal":{"Service":"logging.example.com"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"bad canonical user", stmt(`{"Effect":"Allow","Principal":{"CanonicalUser":"a b"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
+		{"Principal and NotPrincipal", stmt(`{"Effect":"Deny","Principal":"*","NotPrincipal":{"AWS":"*"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
 		{"no action", stmt(`{"Effect":"Allow","Principal":"*","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
 		{"Action and NotAction", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","NotAction":"s3:PutObject","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
 		{"other service's action", stmt(`{"Effect":"Allow","Principal":"*","Action":"ec2:RunInstances","Resource":"arn:aws:s3:::site/*"}`), ErrMalformed},
@@ -52,12 +54,20 @@ func TestParseRefuses(t *testing.T) {
 		{"unknown operator", stmt(`{` + ok + `,"Condition":{"StringSortOf":{"s3:prefix":"a"}}}`), ErrMalformed},
 		{"unsupported operator", stmt(`{` + ok + `,"Condition":{"NumericLessThan":{"s3:max-keys":"10"}}}`), ErrUnsupported},
 		{"unsupported key", stmt(`{` + ok + `,"Condition":{"StringEquals":{"aws:PrincipalOrgID":"o-1"}}}`), ErrUnsupported},
+		{"an object tag key without a tag", stmt(`{` + ok + `,"Condition":{"StringEquals":{"s3:ExistingObjectTag/":"x"}}}`), ErrMalformed},
+		{"an object tag key with a Bool", stmt(`{` + ok + `,"Condition":{"Bool":{"s3:ExistingObjectTag/a":"true"}}}`), ErrMalformed},
 		{"unknown key", stmt(`{` + ok + `,"Condition":{"StringEquals":{"colour":"blue"}}}`), ErrMalformed},
 		{"bad bool", stmt(`{` + ok + `,"Condition":{"Bool":{"aws:SecureTransport":"maybe"}}}`), ErrMalformed},
 		{"bool op on a string key", stmt(`{` + ok + `,"Condition":{"Bool":{"s3:prefix":"true"}}}`), ErrMalformed},
 		{"bad CIDR", stmt(`{` + ok + `,"Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/33"}}}`), ErrMalformed},
 		{"string op on SourceIp", stmt(`{` + ok + `,"Condition":{"StringEquals":{"aws:SourceIp":"10.0.0.1"}}}`), ErrMalformed},
 		{"empty operator", stmt(`{` + ok + `,"Condition":{"StringEquals":{}}}`), ErrMalformed},
+		{"Null not a boolean", stmt(`{` + ok + `,"Condition":{"Null":{"s3:x-amz-server-side-encryption":"yes"}}}`), ErrMalformed},
+		{"Null of an unsupported key", stmt(`{` + ok + `,"Condition":{"Null":{"aws:PrincipalOrgID":"true"}}}`), ErrUnsupported},
+		{"Null of an unknown key", stmt(`{` + ok + `,"Condition":{"Null":{"colour":"true"}}}`), ErrMalformed},
+		{"an Arn operator on a string key", stmt(`{` + ok + `,"Condition":{"ArnLike":{"aws:UserAgent":"arn:*"}}}`), ErrMalformed},
+		{"IfExists of a String operator on SourceIp", stmt(`{` + ok + `,"Condition":{"StringEqualsIfExists":{"aws:SourceIp":"10.0.0.1"}}}`), ErrMalformed},
+		{"unsupported IfExists operator", stmt(`{` + ok + `,"Condition":{"NumericLessThanIfExists":{"s3:max-keys":"10"}}}`), ErrUnsupported},
 		{"condition a list", stmt(`{` + ok + `,"Condition":[]}`), ErrMalformed},
 		{"too large", `{"Id":"` + strings.Repeat("x", MaxSize) + `"}`, ErrMalformed},
 		{"invalid UTF-8", "{\"Id\":\"\xff\"}", ErrMalformed},
@@ -91,6 +101,28 @@ func TestEvaluate(t *testing.T) {
 	ipOnly := `{"Version":"2012-10-17","Statement":[
 		{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"IpAddress":{"aws:SourceIp":["10.0.0.0/8","2001:db8::/32"]}}},
 		{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"},"StringNotLike":{"aws:UserAgent":"*monitor*"}}}]}`
+
+	encrypted := `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringNotEqualsIfExists":{"s3:x-amz-server-side-encryption":"AES256"}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::site/strict/*","Condition":{"Null":{"s3:x-amz-server-side-encryption":"true"}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringEquals":{"s3:x-amz-metadata-directive":"REPLACE"},"StringLike":{"s3:x-amz-copy-source":"site/locked/*"}}}]}`
+	notPrincipal := `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Deny","NotPrincipal":{"AWS":["arn:aws:iam::alice:root"]},"Action":"s3:*","Resource":"arn:aws:s3:::site/*"},
+		{"Effect":"Allow","Principal":{"Service":"logging.s3.amazonaws.com"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*"},
+		{"Effect":"Allow","Principal":{"CanonicalUser":"bob"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}]}`
+	canonical := `{"Statement":{"Effect":"Deny","Principal":{"CanonicalUser":"bob"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}}`
+	arns := `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Deny","Principal":"*","Action":"s3:DeleteObject","Resource":"arn:aws:s3:::site/*","Condition":{"ArnNotLike":{"aws:PrincipalArn":"arn:aws:iam::alice:user/` + key + `"}}},
+		{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"ArnLike":{"aws:PrincipalArn":"arn:aws:iam::bob:*"}}}]}`
+
+	tagged := `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringEquals":{"s3:ExistingObjectTag/Classification":"public"}}}}`
+	notTagged := `{"Statement":{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringNotEquals":{"s3:ExistingObjectTag/Classification":"public"}}}}`
+	notPrincipalAllow := `{"Statement":{"Effect":"Allow","NotPrincipal":{"AWS":"arn:aws:iam::bob:root"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}}`
+	nullFalse := `{"Statement":{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*","Condition":{"Null":{"s3:x-amz-server-side-encryption":"False"}}}}`
+	// As AWS documents it for server access log delivery.
+	logDelivery := `{"Version":"2012-10-17","Statement":[{"Sid":"S3ServerAccessLogsPolicy","Effect":"Allow","Principal":{"Service":"logging.s3.amazonaws.com"},
+		"Action":["s3:PutObject"],"Resource":"arn:aws:s3:::site/logs*","Condition":{"ArnLike":{"aws:SourceArn":"arn:aws:s3:::source-bucket"},"StringEquals":{"aws:SourceAccount":"alice"}}}]}`
+	ifExists := `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringLikeIfExists":{"aws:Referer":"https://example.com/*"}}}}`
 
 	anon := func(action, res string) Request {
 		return Request{Action: action, Resource: res, Anonymous: true, SourceIP: netip.MustParseAddr("192.0.2.1")}
@@ -136,6 +168,63 @@ func TestEvaluate(t *testing.T) {
 			r.Values = map[string]string{"aws:useragent": "uptime-monitor/1"}
 		}), None},
 		{"source IP unknown", ipOnly, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) { r.SourceIP = netip.Addr{} }), None},
+		{"SSE header AES256", encrypted, with(signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/a"), func(r *Request) {
+			r.Values = map[string]string{"s3:x-amz-server-side-encryption": "AES256"}
+		}), None},
+		{"SSE header another value", encrypted, with(signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/a"), func(r *Request) {
+			r.Values = map[string]string{"s3:x-amz-server-side-encryption": "aws:kms"}
+		}), Denied},
+		// IfExists matches a request without the key; so does a negated
+		// operator without it, as in IAM.
+		{"no SSE header, IfExists", encrypted, signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/a"), Denied},
+		{"no SSE header, Null", encrypted, signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/strict/a"), Denied},
+		{"a copy replacing metadata from a locked prefix", encrypted, with(signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/b"), func(r *Request) {
+			r.Values = map[string]string{"s3:x-amz-metadata-directive": "REPLACE", "s3:x-amz-copy-source": "site/locked/a"}
+		}), Denied},
+		{"a copy keeping metadata", encrypted, with(signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/b"), func(r *Request) {
+			r.Values = map[string]string{"s3:x-amz-copy-source": "site/locked/a", "s3:x-amz-server-side-encryption": "AES256"}
+		}), None},
+		{"IfExists, no referer", ifExists, anon("s3:GetObject", "arn:aws:s3:::site/a"), Allowed},
+		{"an object tagged public", tagged, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) {
+			r.ObjectTags = map[string][]string{"classification": {"public"}}
+		}), Allowed},
+		{"an object tagged otherwise", tagged, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) {
+			r.ObjectTags = map[string][]string{"classification": {"secret"}}
+		}), None},
+		{"tag keys in two cases, one matching", tagged, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) {
+			r.ObjectTags = map[string][]string{"classification": {"secret", "public"}}
+		}), Allowed},
+		{"tag keys in two cases, a negated operator", notTagged, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) {
+			r.ObjectTags = map[string][]string{"classification": {"secret", "public"}}
+		}), None},
+		{"tag keys in two cases, a negated operator, none matching", notTagged, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) {
+			r.ObjectTags = map[string][]string{"classification": {"secret", "internal"}}
+		}), Denied},
+		{"NotPrincipal Allow, anonymous", notPrincipalAllow, anon("s3:GetObject", "arn:aws:s3:::site/a"), Allowed},
+		{"NotPrincipal Allow, the account excepted", notPrincipalAllow, signed(key, "bob", "s3:GetObject", "arn:aws:s3:::site/a"), None},
+		{"Null false, the key present", nullFalse, with(signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/a"), func(r *Request) {
+			r.Values = map[string]string{"s3:x-amz-server-side-encryption": "aws:kms"}
+		}), Denied},
+		{"Null false, the key absent", nullFalse, signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/a"), None},
+		{"AWS's log delivery grant applies to no request", logDelivery, signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/logs/a"), None},
+		{"an object without the tag", tagged, anon("s3:GetObject", "arn:aws:s3:::site/a"), None},
+		{"IfExists, the referer allowed", ifExists, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) {
+			r.Values = map[string]string{"aws:referer": "https://example.com/page"}
+		}), Allowed},
+		{"IfExists, another referer", ifExists, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), func(r *Request) {
+			r.Values = map[string]string{"aws:referer": "https://elsewhere.test/"}
+		}), None},
+		{"NotPrincipal, the account named", notPrincipal, signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/a"), None},
+		{"NotPrincipal, another account", notPrincipal, signed(other, "mallory", "s3:PutObject", "arn:aws:s3:::site/a"), Denied},
+		{"NotPrincipal, anonymous", notPrincipal, anon("s3:GetObject", "arn:aws:s3:::site/a"), Denied},
+		{"a service principal applies to no request", notPrincipal, signed(key, "alice", "s3:PutObject", "arn:aws:s3:::site/a"), None},
+		{"canonical user", canonical, signed(other, "bob", "s3:GetObject", "arn:aws:s3:::site/a"), Denied},
+		{"canonical user, another account", canonical, signed(other, "carol", "s3:GetObject", "arn:aws:s3:::site/a"), None},
+		{"PrincipalArn, the key named", arns, signed(key, "alice", "s3:DeleteObject", "arn:aws:s3:::site/a"), None},
+		{"PrincipalArn, another key", arns, signed(other, "alice", "s3:DeleteObject", "arn:aws:s3:::site/a"), Denied},
+		{"PrincipalArn, anonymous (absent: a negated operator holds)", arns, anon("s3:DeleteObject", "arn:aws:s3:::site/a"), Denied},
+		{"PrincipalArn like an account's", arns, signed(other, "bob", "s3:GetObject", "arn:aws:s3:::site/a"), Allowed},
+		{"PrincipalArn like, another account", arns, signed(other, "carol", "s3:GetObject", "arn:aws:s3:::site/a"), None},
 	} {
 		p := mustParse(t, tc.policy)
 		if got := p.Evaluate(tc.req); got != tc.want {
@@ -154,10 +243,21 @@ func TestPublic(t *testing.T) {
 		{"everyone from fixed addresses", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"}}}}`, false},
 		{"one key", `{"Statement":{"Effect":"Allow","Principal":{"AWS":"` + key + `"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}}`, false},
 		{"everyone denied", `{"Statement":{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":"arn:aws:s3:::site/*"}}`, false},
+		{"everyone but one account", `{"Statement":{"Effect":"Allow","NotPrincipal":{"AWS":"arn:aws:iam::bob:root"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}}`, true},
+		{"a service", `{"Statement":{"Effect":"Allow","Principal":{"Service":"logging.s3.amazonaws.com"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*"}}`, false},
 	} {
 		if got := mustParse(t, tc.policy).Public(); got != tc.want {
 			t.Errorf("%s: Public() = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestNeedsObjectTags(t *testing.T) {
+	if mustParse(t, `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}}`).NeedsObjectTags() {
+		t.Error("a policy without tag conditions needs object tags")
+	}
+	if !mustParse(t, `{"Statement":{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":"arn:aws:s3:::site/*","Condition":{"Null":{"s3:ExistingObjectTag/keep":"false"}}}}`).NeedsObjectTags() {
+		t.Error("a policy with a Null of a tag does not need object tags")
 	}
 }
 
@@ -167,6 +267,33 @@ func TestGrants(t *testing.T) {
 	for action, want := range map[string]bool{"s3:GetObject": true, "s3:GetBucketAcl": true, "s3:PutObject": false, "s3:DeleteObject": false} {
 		if got := p.Grants(action); got != want {
 			t.Errorf("Grants(%s) = %v, want %v", action, got, want)
+		}
+	}
+	// Everyone but one account, anonymous requests included; a service
+	// makes no requests.
+	p = mustParse(t, `{"Statement":[{"Effect":"Allow","NotPrincipal":{"AWS":"arn:aws:iam::bob:root"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*"},
+		{"Effect":"Allow","Principal":{"Service":"logging.s3.amazonaws.com"},"Action":"s3:DeleteObject","Resource":"arn:aws:s3:::site/*"}]}`)
+	if !p.Grants("s3:PutObject") || p.Grants("s3:DeleteObject") {
+		t.Errorf("Grants with NotPrincipal and a service: PutObject %v, DeleteObject %v", p.Grants("s3:PutObject"), p.Grants("s3:DeleteObject"))
+	}
+}
+
+func TestMatchARN(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, arn string
+		want         bool
+	}{
+		{"arn:aws:iam::alice:user/LK1", "arn:aws:iam::alice:user/LK1", true},
+		{"arn:aws:iam::*:user/LK1", "arn:aws:iam::alice:user/LK1", true},
+		{"arn:aws:iam::alice:*", "arn:aws:iam::alice:user/LK1", true},
+		{"arn:*", "arn:aws:iam::alice:user/LK1", false}, // six parts, each matched apart
+		{"arn:aws:iam::ali*", "arn:aws:iam::alice:user/LK1", false},
+		{"arn:aws:iam::alice:user/*", "arn:aws:iam::bob:user/LK1", false},
+		{"arn:aws:s3:::site/a:b", "arn:aws:s3:::site/a:b", true},
+		{"arn:aws:iam::alice:user/LK1", "not an arn", false},
+	} {
+		if got := matchARN(tc.pattern, tc.arn); got != tc.want {
+			t.Errorf("matchARN(%q, %q) = %v, want %v", tc.pattern, tc.arn, got, tc.want)
 		}
 	}
 }
@@ -195,6 +322,8 @@ func FuzzParsePolicy(f *testing.F) {
 	f.Add([]byte(`{"Statement":[{"Sid":"x","Effect":"Deny","Principal":{"AWS":["LKAAAAAAAAAAAAAAAAAA","arn:aws:iam::alice:root"]},"NotAction":"s3:Get*","NotResource":"arn:aws:s3:::site/p?*",
 		"Condition":{"Bool":{"aws:SecureTransport":false},"IpAddress":{"aws:SourceIp":["10.0.0.0/8","::1"]},"StringNotLike":{"s3:prefix":"*"}}}]}`), "s3:PutObject", "p/q")
 	f.Add([]byte(`{"Statement":[]}`), "", "")
+	f.Add([]byte(`{"Statement":[{"Effect":"Deny","NotPrincipal":{"AWS":"arn:aws:iam::alice:root","Service":"logging.s3.amazonaws.com","CanonicalUser":"bob"},"Action":"s3:*","Resource":"arn:aws:s3:::site/*",
+		"Condition":{"Null":{"s3:x-amz-server-side-encryption":"true"},"ArnNotLike":{"aws:PrincipalArn":"arn:aws:iam::*:user/LK*"},"StringEqualsIfExists":{"s3:x-amz-metadata-directive":"COPY"}}}]}`), "s3:PutObject", "k")
 	f.Fuzz(func(t *testing.T, doc []byte, action, key string) {
 		p, err := Parse(doc, "site")
 		if err != nil {
