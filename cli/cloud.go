@@ -264,7 +264,7 @@ func (c cdnFlags) apply(cfg *cloudConfig) error {
 // storageFlags are the storage service's flags, which cloud and dev
 // share.
 type storageFlags struct {
-	s3, logInterval *string
+	s3, logInterval, kmsMaster, kmsPrevious *string
 }
 
 func addStorageFlags(f *flags, logInterval string) storageFlags {
@@ -272,6 +272,10 @@ func addStorageFlags(f *flags, logInterval string) storageFlags {
 		s3: f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address"),
 		logInterval: f.string("s3-access-log-interval", "LATTICE_S3_ACCESS_LOG_INTERVAL", "s3_access_log_interval", logInterval,
 			"how often buckets' server access log records are delivered to their target buckets"),
+		kmsMaster: f.string("kms-master-key", "LATTICE_KMS_MASTER_KEY_FILE", "kms_master_key", "",
+			"file of the master key that seals SSE-KMS keys: 32 bytes, raw or base64 (default DATA/kms-master.key, made on first start; the environment's LATTICE_KMS_MASTER_KEY, the key itself in base64, overrides both)"),
+		kmsPrevious: f.string("kms-previous-master-key", "LATTICE_KMS_PREVIOUS_MASTER_KEY_FILE", "kms_previous_master_key", "",
+			"file of the master key being rotated out: keys still sealed under it are sealed again under --kms-master-key at start"),
 	}
 }
 
@@ -280,7 +284,7 @@ func (s storageFlags) apply(cfg *cloudConfig) error {
 	if err != nil || d < time.Second || d > 24*time.Hour {
 		return usageErr("--s3-access-log-interval %q: want a duration from 1s to 24h, like 1m", *s.logInterval)
 	}
-	cfg.Storage = platform.StorageConfig{S3: *s.s3, AccessLogInterval: d}
+	cfg.Storage = platform.StorageConfig{S3: *s.s3, AccessLogInterval: d, KMSMasterKey: *s.kmsMaster, KMSPreviousMasterKey: *s.kmsPrevious}
 	return nil
 }
 

@@ -23,6 +23,7 @@ func commandTree() map[string][]string {
 	return map[string][]string{
 		"s3":           names(s3Commands()),
 		"s3 keys":      {"create", "list", "delete"},
+		"s3 kms":       kmsCommands,
 		"s3 lifecycle": lifecycleCommands(),
 		"dns":          {"zone", "record"},
 		"dns zone":     dnsZoneCommands(),

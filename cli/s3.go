@@ -31,6 +31,7 @@ func s3Commands() []command {
 		{"usage", "show bytes and objects stored", runS3Usage},
 		{"presign", "make a URL that downloads or uploads one object", runS3Presign},
 		{"keys", "create, list or delete S3 access keys", runS3Keys},
+		{"kms", "create, list, disable or rotate SSE-KMS keys", runS3KMS},
 		{"lifecycle", "list, add or remove a bucket's lifecycle rules", runS3Lifecycle},
 		{"events", "show a bucket's activity log", runS3Events},
 		{"metrics", "show a bucket's traffic, top objects or file types", runS3Metrics},
@@ -76,6 +77,9 @@ S3 access keys, for S3 SDKs and tools:
   keys create [--name N] [--permissions read|write|readwrite] [--bucket BUCKET]
   keys list
   keys delete ACCESS_KEY_ID
+
+SSE-KMS keys, which objects written with x-amz-server-side-encryption: aws:kms are sealed under:
+  kms create NAME | list | show|disable|enable|rotate KEY
 
 Every command takes --api URL (env LATTICE_API_URL, default http://127.0.0.1:8090),
 --api-key KEY (env LATTICE_API_KEY) and --json; under lattice dev, the dev

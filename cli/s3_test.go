@@ -48,6 +48,9 @@ func newS3Cloud(t *testing.T) *s3Cloud {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := st.OpenKMS(bytes.Repeat([]byte{5}, 32), nil); err != nil {
+		t.Fatal(err)
+	}
 	acc := apitest.Accounts(t)
 	_, key, err := acc.CreateKey("acme", "", false, time.Now())
 	if err != nil {

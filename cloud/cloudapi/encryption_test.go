@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/kms"
 )
 
 // TestEncryptedObjects: the REST API reads SSE-S3 objects as any other,
@@ -47,4 +48,50 @@ func TestEncryptedObjects(t *testing.T) {
 	if _, err := a.st.Object("acme", "pics", "c-copy"); err == nil {
 		t.Error("a refused copy was stored")
 	}
+}
+
+// TestKMSObjectsOverREST: the REST API reads an SSE-KMS object as its
+// owner, copies it still under its key, and answers a download or copy
+// under a disabled key with 400 kms_key_disabled, changing nothing.
+func TestKMSObjectsOverREST(t *testing.T) {
+	a := newObjAPI(t)
+	ctx := context.Background()
+	body := bytes.Repeat([]byte("sealed by the key service "), 5000)
+	if _, err := a.st.KMS().Resolve(ctx, "acme", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.st.Put(ctx, "acme", "pics", "k", bytes.NewReader(body), cloudstore.PutOptions{Max: 1 << 20, Now: t0,
+		Encrypt: &cloudstore.SSE{Mode: cloudstore.SSEKMS}}); err != nil {
+		t.Fatal(err)
+	}
+	a.wantBody("k", body)
+	if r := a.do("POST", "/api/storage/buckets/pics/copy", a.acme, `{"source_key":"k","dest_key":"k-copy"}`); r.status != http.StatusCreated {
+		t.Fatalf("copy of an SSE-KMS object: %d %s", r.status, r.body)
+	}
+	if obj, err := a.st.Object("acme", "pics", "k-copy"); err != nil || obj.Encryption == nil || obj.Encryption.Mode != cloudstore.SSEKMS {
+		t.Fatalf("the REST copy of an SSE-KMS object: %+v %v", obj.Encryption, err)
+	}
+	a.wantBody("k-copy", body)
+	local := a.st.KMS().(*kms.Local)
+	other, err := local.Create(ctx, "acme", "other", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.st.Put(ctx, "acme", "pics", "o", bytes.NewReader(body), cloudstore.PutOptions{Max: 1 << 20, Now: t0,
+		Encrypt: &cloudstore.SSE{Mode: cloudstore.SSEKMS, KMSKey: other.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.SetEnabled(ctx, "acme", other.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []response{
+		a.download(a.acme, "pics", "o"),
+		a.do("POST", "/api/storage/buckets/pics/copy", a.acme, `{"source_key":"o","dest_key":"o-copy"}`),
+	} {
+		wantError(t, "an object under a disabled key over REST", r, http.StatusBadRequest, "kms_key_disabled")
+	}
+	if _, err := a.st.Object("acme", "pics", "o-copy"); err == nil {
+		t.Error("a refused copy was stored")
+	}
+	a.wantBody("k", body) // under the default key, still enabled
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/accounts"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/kms"
 )
 
 // Error is an API error: an HTTP status, a machine-readable code from
@@ -58,6 +59,15 @@ func apiError(err error) *Error {
 		// An SSE-C object: only its client's key, given over S3, reads it.
 		return &Error{http.StatusBadRequest, "customer_key_required",
 			"the object is encrypted with a customer-provided key (SSE-C): read or copy it over the S3 endpoint, giving the key", 0}
+	case errors.Is(err, kms.ErrDisabled):
+		// An SSE-KMS object whose key, or a bucket whose default key, is
+		// disabled: its owner enables it again.
+		return &Error{http.StatusBadRequest, "kms_key_disabled",
+			"the SSE-KMS key of the object or of the bucket's default encryption is disabled: enable it (lattice s3 kms enable KEY)", 0}
+	case errors.Is(err, kms.ErrNotFound):
+		return validation("the bucket's default SSE-KMS key does not exist")
+	case errors.Is(err, cloudstore.ErrNoKMS):
+		return validation("the object or the bucket's default encryption needs SSE-KMS, and this platform has no key service")
 	case errors.Is(err, cloudstore.ErrUnavailable), errors.Is(err, accounts.ErrUnavailable), errors.Is(err, syscall.ENOSPC):
 		return errUnavailable
 	}

@@ -76,6 +76,9 @@ func newAPI(t *testing.T, opts cloudapi.Options) *testAPI {
 	if err := st.OpenBlobs(filepath.Join(dir, "objects")); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := st.OpenKMS(bytes.Repeat([]byte{7}, 32), nil); err != nil {
+		t.Fatal(err)
+	}
 	a := &testAPI{t: t, st: st, acc: apitest.Accounts(t), clock: &clock{now: t0}}
 	st.SetClock(a.clock.Now)
 	k, secret, err := a.acc.EnsureAdmin(t0, func(string) error { return nil })

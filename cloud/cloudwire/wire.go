@@ -181,3 +181,17 @@ type PresignedURL struct {
 	Method  string `json:"method"`  // PUT for upload, GET for download
 	Expires string `json:"expires"` // RFC 3339, whole seconds
 }
+
+// KMSKey is a key of the storage key service (SSE-KMS), as GET
+// /api/storage/kms/keys lists them. Its material never leaves the service.
+type KMSKey struct {
+	ID          string `json:"id"`
+	ARN         string `json:"arn"` // as the S3 endpoint answers it in x-amz-server-side-encryption-aws-kms-key-id
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Enabled     bool   `json:"enabled"`
+	Versions    int    `json:"versions"`
+	CreatedAt   string `json:"created_at"`
+	RotatedAt   string `json:"rotated_at,omitempty"`
+	Managed     bool   `json:"managed"` // the account's default key, aws/s3
+}

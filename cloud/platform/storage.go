@@ -2,9 +2,11 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/kms"
 	"github.com/latticenet/lattice/cloud/storage/s3api"
 	"github.com/latticenet/lattice/internal/run/httpmetrics"
 	"github.com/latticenet/lattice/internal/run/httpserve"
@@ -23,6 +26,58 @@ type StorageConfig struct {
 	// AccessLogInterval is how often server access log records are
 	// delivered (s3api.Options.AccessLogInterval).
 	AccessLogInterval time.Duration
+	// KMSMasterKey is the file of the master key that seals the key
+	// service's keys; "" is DATA/kms-master.key, made on first start.
+	// The environment's LATTICE_KMS_MASTER_KEY (the key in base64), when
+	// set, is used instead of either. KMSPreviousMasterKey, when set,
+	// is the file of the master key being rotated out: keys still
+	// sealed under it are sealed again under the new one at start.
+	KMSMasterKey, KMSPreviousMasterKey string
+}
+
+// masterKeyEnv holds the key service's master key itself, in base64.
+const masterKeyEnv = "LATTICE_KMS_MASTER_KEY"
+
+// openKMS opens the built-in key service on st with the master key
+// cfg names.
+func (s *Storage) openKMS(dir string) error {
+	var master []byte
+	var err error
+	switch env, path := os.Getenv(masterKeyEnv), s.cfg.KMSMasterKey; {
+	case env != "":
+		if master, err = kms.ParseMasterKey([]byte(env)); err != nil {
+			return fmt.Errorf("%s: %w", masterKeyEnv, err)
+		}
+	case path != "":
+		master, err = kms.LoadMasterKey(path, false)
+	default:
+		path = filepath.Join(dir, "kms-master.key")
+		_, serr := os.Stat(path)
+		if errors.Is(serr, os.ErrNotExist) {
+			if stored, err := s.st.KMSKeysStored(); err != nil {
+				return err
+			} else if stored {
+				return fmt.Errorf("kms: %s is missing, but the database holds keys sealed under it: put the master key back there (or give it with --kms-master-key or %s); a new one would open none of them", path, masterKeyEnv)
+			}
+		}
+		master, err = kms.LoadMasterKey(path, true)
+	}
+	if err != nil {
+		return err
+	}
+	var previous []byte
+	if s.cfg.KMSPreviousMasterKey != "" {
+		if previous, err = kms.LoadMasterKey(s.cfg.KMSPreviousMasterKey, false); err != nil {
+			return err
+		}
+	}
+	l, err := s.st.OpenKMS(master, previous)
+	if err != nil {
+		return err
+	}
+	s.kms = l
+	s.log.Info("key service open", "master_key", l.MasterFingerprint(), "keys_sealed_again", previous != nil)
+	return nil
 }
 
 // Storage is the storage service: the object store (DATA/meta,
@@ -33,6 +88,7 @@ type Storage struct {
 	log   *slog.Logger
 	ln    net.Listener
 	st    *cloudstore.Store
+	kms   *kms.Local
 	s3    *s3api.Server
 	stop  context.CancelFunc
 	swept chan struct{}
@@ -60,6 +116,9 @@ func (s *Storage) Provision(p *Platform) error {
 		return err
 	}
 	s.st = st
+	if err := s.openKMS(p.Dir()); err != nil {
+		return err
+	}
 	if err := s.moveAccounts(p); err != nil {
 		return err
 	}
@@ -111,6 +170,9 @@ func (s *Storage) S3Addr() string { return s.ln.Addr().String() }
 
 // Store is the object store; set from Provision on.
 func (s *Storage) Store() *cloudstore.Store { return s.st }
+
+// KMS is the built-in key service; set from Provision on.
+func (s *Storage) KMS() *kms.Local { return s.kms }
 
 func (s *Storage) Close() error {
 	if s.stop != nil {

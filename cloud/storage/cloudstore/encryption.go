@@ -6,10 +6,12 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/latticenet/lattice/cloud/storage/kms"
 	"github.com/latticenet/lattice/cloud/storage/sse"
 )
 
@@ -24,6 +26,11 @@ const (
 	// stored: it seals the body's data key, and a read without it
 	// cannot unseal it.
 	SSEC = "SSE-C"
+	// SSEKMS is server-side encryption with a key of the key service
+	// (S3's SSE-KMS, "aws:kms"): each body's data key is made and sealed
+	// by the service under a key of the bucket owner's, bound to an
+	// encryption context, and opens only while that key is enabled.
+	SSEKMS = "aws:kms"
 )
 
 // Errors of encrypted objects.
@@ -32,6 +39,8 @@ var (
 	ErrWrongKey         = errors.New("cloudstore: the customer key given is not the one the object was encrypted with")
 	ErrKeyNotApplicable = errors.New("cloudstore: a customer key was given for an object not encrypted with one")
 	ErrBadEncryption    = errors.New("cloudstore: unknown encryption mode")
+	// ErrNoKMS is an SSE-KMS request to a store without a key service.
+	ErrNoKMS = errors.New("cloudstore: SSE-KMS needs a key service, and this store has none")
 )
 
 // Encryption is how a body (an object's, an upload's parts') is encrypted
@@ -39,8 +48,17 @@ var (
 // parts is its parts' streams one after the other (PartSizes says where),
 // so a completion joins them without decrypting.
 type Encryption struct {
-	Mode      string `json:"mode"`       // SSES3 or SSEC
+	Mode      string `json:"mode"`       // SSES3, SSEC or SSEKMS
 	SealedKey []byte `json:"sealed_key"` // the body's data key, sealed
+	// SSE-KMS: the key service's key id that sealed the data key, the
+	// encryption context it is bound to (canonical JSON: the client's
+	// pairs and aws:s3:arn, the object's ARN when it was written), and
+	// whether the client asked for an S3 Bucket Key (answered back; a
+	// built-in key service has no call cost for a bucket key to save).
+	KeyID     string `json:"kms_key_id,omitempty"`
+	KeyOwner  string `json:"kms_key_owner,omitempty"` // the key's account, for its ARN
+	Context   []byte `json:"kms_context,omitempty"`
+	BucketKey bool   `json:"bucket_key,omitempty"`
 	// Streams is the SHA-256 of the nonce prefixes of the body's streams,
 	// in order (streamsDigest). Every stream of a body is sealed under
 	// its one data key, the parts of a multipart object each a stream of
@@ -84,6 +102,80 @@ func sealedAs(enc *Encryption, prefixes ...[]byte) *Encryption {
 type SSE struct {
 	Mode        string
 	CustomerKey []byte // SSE-C: the client's 32-byte key
+	// SSE-KMS: the key as the client named it ("" for the account's
+	// default key), the client's encryption context (pairs the seal is
+	// bound to besides the object's ARN) and its Bucket Key choice.
+	KMSKey    string
+	Context   map[string]string
+	BucketKey bool
+}
+
+// DefaultEncryption is a bucket's default encryption of new objects.
+type DefaultEncryption struct {
+	Mode      string // SSES3, SSEKMS, or "" for none
+	KMSKeyID  string // SSEKMS: the key's id ("" for the account's default key)
+	BucketKey bool
+}
+
+// defaultSSE is what a write that asks for no encryption gets in bk.
+func defaultSSE(bk Bucket) *SSE {
+	switch bk.Encryption {
+	case SSES3:
+		return &SSE{Mode: SSES3}
+	case SSEKMS:
+		return &SSE{Mode: SSEKMS, KMSKey: bk.EncryptionKey, BucketKey: bk.BucketKey}
+	}
+	return nil
+}
+
+// SetKMS gives the store its key service, for SSE-KMS. Call it before
+// the store is used.
+func (s *Store) SetKMS(k kms.Service) { s.kms = k }
+
+// KMS returns the store's key service, nil if it has none.
+func (s *Store) KMS() kms.Service { return s.kms }
+
+// OpenKMS gives the store the built-in key service, keeping its keys in
+// the store's database sealed under master (32 bytes); previous, when not
+// nil, is the master key being rotated out (OpenLocal).
+func (s *Store) OpenKMS(master, previous []byte) (*kms.Local, error) {
+	l, err := kms.OpenLocal(s.db, tKMS, master, previous)
+	if err != nil {
+		return nil, err
+	}
+	s.kms = l
+	return l, nil
+}
+
+// KMSKeysStored tells whether the database holds keys of the built-in
+// key service (before OpenKMS: a missing master key must not be replaced
+// by a new one while keys sealed under the old one are there).
+func (s *Store) KMSKeysStored() (bool, error) { return kms.Stored(s.db, tKMS) }
+
+// tKMS is the built-in key service's table (package kms).
+const tKMS = 'K' // K | key id -> the key's record, its material sealed under the master key
+
+// kmsPairs are the client's pairs of an encryption context kmsContext
+// made: all but aws:s3:arn, which names the object.
+func kmsPairs(encCtx []byte) map[string]string {
+	var c map[string]string
+	if json.Unmarshal(encCtx, &c) != nil {
+		return nil
+	}
+	delete(c, "aws:s3:arn")
+	return c
+}
+
+// kmsContext is the encryption context of an SSE-KMS body of object key
+// in bucket: the client's pairs and the object's ARN, as S3 binds it, in
+// canonical JSON (keys in order).
+func kmsContext(pairs map[string]string, bucket, key string) ([]byte, error) {
+	c := make(map[string]string, len(pairs)+1)
+	for k, v := range pairs {
+		c[k] = v
+	}
+	c["aws:s3:arn"] = "arn:aws:s3:::" + bucket + "/" + key
+	return json.Marshal(c)
 }
 
 // Contexts bound into sealed data keys, so a key sealed for one mode is
@@ -97,10 +189,14 @@ var (
 func (s *Store) kek() ([]byte, error) { return s.DerivedKey("sse-s3") }
 
 // newEncryption makes a data key for a write that e asks to encrypt, and
-// seals it. A nil e is no encryption.
-func (s *Store) newEncryption(e *SSE) (*Encryption, []byte, error) {
+// seals it. A nil e is no encryption. An SSE-KMS body is account's
+// (the bucket owner's) object key in bucket.
+func (s *Store) newEncryption(ctx context.Context, e *SSE, account, bucket, key string) (*Encryption, []byte, error) {
 	if e == nil {
 		return nil, nil, nil
+	}
+	if e.Mode == SSEKMS {
+		return s.newKMSEncryption(ctx, e, account, bucket, key)
 	}
 	data := sse.NewKey()
 	var sealed []byte
@@ -121,6 +217,25 @@ func (s *Store) newEncryption(e *SSE) (*Encryption, []byte, error) {
 		return nil, nil, err
 	}
 	return &Encryption{Mode: e.Mode, SealedKey: sealed}, data, nil
+}
+
+func (s *Store) newKMSEncryption(ctx context.Context, e *SSE, account, bucket, key string) (*Encryption, []byte, error) {
+	if s.kms == nil {
+		return nil, nil, ErrNoKMS
+	}
+	k, err := s.kms.Resolve(ctx, account, e.KMSKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	encCtx, err := kmsContext(e.Context, bucket, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, sealed, err := s.kms.GenerateDataKey(ctx, k.ID, encCtx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Encryption{Mode: SSEKMS, SealedKey: sealed, KeyID: k.ID, KeyOwner: k.Account, Context: encCtx, BucketKey: e.BucketKey}, data, nil
 }
 
 // dataKey unseals the data key of a body encrypted as enc, with the
@@ -145,6 +260,14 @@ func (s *Store) dataKey(enc *Encryption, customerKey []byte) ([]byte, error) {
 			return nil, fmt.Errorf("cloudstore: an SSE-S3 data key does not open under this store's secret key: %w", err)
 		}
 		return key, nil
+	case enc.Mode == SSEKMS:
+		if customerKey != nil {
+			return nil, ErrKeyNotApplicable
+		}
+		if s.kms == nil {
+			return nil, ErrNoKMS
+		}
+		return s.kms.Decrypt(context.Background(), enc.KeyID, enc.SealedKey, enc.Context)
 	case enc.Mode == SSEC:
 		if customerKey == nil {
 			return nil, ErrKeyRequired
@@ -179,6 +302,10 @@ func sameKey(enc *Encryption, srcKey []byte, target *SSE) bool {
 		return false
 	case enc.Mode == SSEC:
 		return subtle.ConstantTimeCompare(srcKey, target.CustomerKey) == 1
+	case enc.Mode == SSEKMS:
+		// A body sealed for another object's ARN is sealed again: its
+		// context must name the object it belongs to.
+		return false
 	}
 	return true
 }
@@ -312,21 +439,31 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // SetBucketEncryption sets the default encryption of account's bucket's
-// new objects: SSES3, or "" for none. Objects already there stay as they
-// are, as in S3.
-func (s *Store) SetBucketEncryption(account, bucket, mode string) error {
-	if mode != "" && mode != SSES3 {
-		return fmt.Errorf("%w: %q as a bucket's default", ErrBadEncryption, mode)
+// new objects. Objects already there stay as they are, as in S3. An
+// SSE-KMS default names a key of account's by its id ("" for the
+// account's default key).
+func (s *Store) SetBucketEncryption(account, bucket string, d DefaultEncryption) error {
+	switch d.Mode {
+	case "", SSES3:
+		if d.KMSKeyID != "" {
+			return fmt.Errorf("%w: a key id for %q", ErrBadEncryption, d.Mode)
+		}
+	case SSEKMS:
+		if s.kms == nil {
+			return ErrNoKMS
+		}
+	default:
+		return fmt.Errorf("%w: %q as a bucket's default", ErrBadEncryption, d.Mode)
 	}
 	return s.write(func(t *tx) error {
 		bk, err := s.Bucket(account, bucket)
 		if err != nil {
 			return err
 		}
-		if bk.Encryption == mode {
+		if bk.Encryption == d.Mode && bk.EncryptionKey == d.KMSKeyID && bk.BucketKey == d.BucketKey {
 			return nil
 		}
-		bk.Encryption = mode
+		bk.Encryption, bk.EncryptionKey, bk.BucketKey = d.Mode, d.KMSKeyID, d.BucketKey
 		b := s.db.NewBatch()
 		defer t.closeUnapplied(b)
 		if err := setJSON(b, k(tBucket, bucket), bk); err != nil {

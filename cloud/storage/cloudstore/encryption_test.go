@@ -172,13 +172,16 @@ func TestEncryptedBodyTampered(t *testing.T) {
 func TestBucketDefaultEncryption(t *testing.T) {
 	b := newSecretStore(t)
 	ctx := context.Background()
-	if err := b.SetBucketEncryption("acme", "pics", "aws:kms"); !errors.Is(err, ErrBadEncryption) {
-		t.Fatalf("a KMS default: %v", err)
+	if err := b.SetBucketEncryption("acme", "pics", DefaultEncryption{Mode: SSEKMS}); !errors.Is(err, ErrNoKMS) {
+		t.Fatalf("a KMS default without a key service: %v", err)
 	}
-	if err := b.SetBucketEncryption("other", "pics", SSES3); !errors.Is(err, ErrNotFound) {
+	if err := b.SetBucketEncryption("acme", "pics", DefaultEncryption{Mode: "aws:kms:dsse"}); !errors.Is(err, ErrBadEncryption) {
+		t.Fatalf("an unknown default: %v", err)
+	}
+	if err := b.SetBucketEncryption("other", "pics", DefaultEncryption{Mode: SSES3}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("another account's bucket: %v", err)
 	}
-	if err := b.SetBucketEncryption("acme", "pics", SSES3); err != nil {
+	if err := b.SetBucketEncryption("acme", "pics", DefaultEncryption{Mode: SSES3}); err != nil {
 		t.Fatal(err)
 	}
 	obj, err := b.Store.Put(ctx, "acme", "pics", "k", bytes.NewReader(plaintext(100)), PutOptions{ContentType: "text/plain", Max: 1000, Now: t0})
@@ -198,7 +201,7 @@ func TestBucketDefaultEncryption(t *testing.T) {
 	if err != nil || u.Encryption == nil {
 		t.Fatalf("an upload into a bucket encrypting by default: %+v %v", u, err)
 	}
-	if err := b.SetBucketEncryption("acme", "pics", ""); err != nil {
+	if err := b.SetBucketEncryption("acme", "pics", DefaultEncryption{}); err != nil {
 		t.Fatal(err)
 	}
 	if obj, _ := b.Store.Put(ctx, "acme", "pics", "k2", strings.NewReader("x"), PutOptions{ContentType: "", Max: 10, Now: t0}); obj.Encryption != nil {

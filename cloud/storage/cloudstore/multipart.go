@@ -133,14 +133,14 @@ func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload,
 		return Upload{}, err
 	}
 	target := o.Encrypt
-	if target == nil && bk.Encryption == SSES3 {
-		target = &SSE{Mode: SSES3}
+	if target == nil {
+		target = defaultSSE(bk)
 	}
 	typ, err := UploadChecksumType(o.ChecksumAlgorithm, o.ChecksumType)
 	if err != nil {
 		return Upload{}, err
 	}
-	enc, _, err := s.newEncryption(target)
+	enc, _, err := s.newEncryption(context.Background(), target, bk.Account, bucket, key)
 	if err != nil {
 		return Upload{}, err
 	}

@@ -231,10 +231,10 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 		}
 	}
 	target := o.Encrypt
-	if target == nil && bk.Encryption == SSES3 {
-		target = &SSE{Mode: SSES3} // the bucket's default
+	if target == nil {
+		target = defaultSSE(bk)
 	}
-	enc, dataKey, err := s.newEncryption(target)
+	enc, dataKey, err := s.newEncryption(ctx, target, bk.Account, bucket, key)
 	if err != nil {
 		return Object{}, err
 	}
@@ -568,6 +568,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		obj     Object
 		target  *SSE
 		rewrite Body
+		owner   string // the destination bucket's
 	)
 	err := s.write(func(t *tx) error {
 		var err error
@@ -599,10 +600,14 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		switch target = o.Encrypt; {
 		case target != nil:
 		case o.KeepEncryption && obj.Encryption != nil:
-			target = &SSE{Mode: obj.Encryption.Mode, CustomerKey: o.SourceKey}
-		case dbk.Encryption == SSES3:
-			target = &SSE{Mode: SSES3}
+			target = &SSE{Mode: obj.Encryption.Mode, CustomerKey: o.SourceKey, KMSKey: obj.Encryption.KeyID, BucketKey: obj.Encryption.BucketKey}
+			if obj.Encryption.Mode == SSEKMS {
+				target.Context = kmsPairs(obj.Encryption.Context)
+			}
+		default:
+			target = defaultSSE(dbk)
 		}
+		owner = dbk.Account
 		obj.Key, obj.LastModified = dst, now.UTC()
 		if o.Replace != nil {
 			obj.ContentType, obj.Meta = o.Replace.ContentType, o.Replace.Meta
@@ -623,7 +628,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		return obj, nil
 	}
 	defer rewrite.Close()
-	enc, dataKey, err := s.newEncryption(target)
+	enc, dataKey, err := s.newEncryption(ctx, target, owner, dstBucket, dst)
 	if err != nil {
 		return Object{}, err
 	}

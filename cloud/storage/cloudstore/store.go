@@ -24,6 +24,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/latticenet/lattice/cloud/storage/kms"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
 )
 
@@ -50,10 +51,14 @@ type Bucket struct {
 	// and their bytes.
 	Versioning string `json:"versioning,omitempty"`
 	// Encryption is the bucket's default encryption of new objects:
-	// SSES3, or "" for none.
-	Encryption   string `json:"encryption,omitempty"`
-	Versions     int64  `json:"version_count,omitempty"`
-	VersionBytes int64  `json:"version_bytes,omitempty"`
+	// SSES3, SSEKMS, or "" for none; with SSEKMS, EncryptionKey is the
+	// key's id ("" for the owner's default key) and BucketKey the
+	// configuration's BucketKeyEnabled.
+	Encryption    string `json:"encryption,omitempty"`
+	EncryptionKey string `json:"encryption_key,omitempty"`
+	BucketKey     bool   `json:"bucket_key,omitempty"`
+	Versions      int64  `json:"version_count,omitempty"`
+	VersionBytes  int64  `json:"version_bytes,omitempty"`
 }
 
 // Key prefixes of the Pebble tables.
@@ -68,6 +73,7 @@ type Store struct {
 	mu      sync.Mutex  // serialises read-modify-write operations
 	aead    cipher.AEAD // seals S3 secrets; set by OpenSecrets
 	master  []byte      // the secret key, for DerivedKey; set by OpenSecrets
+	kms     kms.Service // SSE-KMS's key service; set by OpenKMS or SetKMS
 	fs      vfs.FS      // holds the body files: the OS's, or a test's
 	blobDir string      // object bodies, in fs; set by OpenBlobs
 	// pins counts the readers of body files that must outlive their last

@@ -3,13 +3,16 @@ package s3api
 import (
 	"crypto/md5"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/xml"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/kms"
 )
 
 // Server-side encryption headers, as S3 names them.
@@ -28,8 +31,59 @@ var (
 	errKMS = s3err(http.StatusNotImplemented, "NotImplemented",
 		"SSE-KMS needs a key management service, and none is configured for this endpoint: use SSE-S3 (x-amz-server-side-encryption: AES256) or SSE-C.")
 	errSSEValue = s3err(http.StatusBadRequest, "InvalidArgument",
-		"The encryption method specified is not supported: x-amz-server-side-encryption takes AES256 (aws:kms needs a KMS, which is not configured).")
+		"The encryption method specified is not supported: x-amz-server-side-encryption takes AES256 or aws:kms.")
+	errDSSE = s3err(http.StatusNotImplemented, "NotImplemented",
+		"Dual-layer SSE-KMS (aws:kms:dsse) is not supported by this endpoint: use aws:kms.")
+	errKMSWithoutSSE = s3err(http.StatusBadRequest, "InvalidArgument",
+		"Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms")
+	errKMSContext = s3err(http.StatusBadRequest, "InvalidArgument",
+		"The header 'x-amz-server-side-encryption-context' shall be Base64-encoded UTF-8 string holding JSON which represents a string-string map")
+	errKMSSigV2 = s3err(http.StatusBadRequest, "InvalidArgument",
+		"Requests specifying Server Side Encryption with AWS KMS managed keys require AWS Signature Version 4.")
 )
+
+// maxKMSContext bounds the encryption context a client gives (its
+// base64 form), well inside a request header.
+const maxKMSContext = 4 << 10
+
+// kmsContext reads the client's encryption context of r (nil for none):
+// base64 of a JSON object of strings, which may not rename the object
+// (aws:s3:arn, when given, must be the object's own ARN).
+func kmsContext(r *request) (map[string]string, error) {
+	v := r.Header.Get(hSSEContext)
+	if v == "" {
+		return nil, nil
+	}
+	if len(v) > maxKMSContext {
+		return nil, errKMSContext
+	}
+	raw, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || !utf8.Valid(raw) {
+		return nil, errKMSContext
+	}
+	var pairs map[string]string
+	if err := json.Unmarshal(raw, &pairs); err != nil || pairs == nil {
+		return nil, errKMSContext
+	}
+	if arn, ok := pairs["aws:s3:arn"]; ok && arn != "arn:aws:s3:::"+r.bucket+"/"+r.key {
+		return nil, s3err(http.StatusBadRequest, "InvalidArgument", "The encryption context's aws:s3:arn must be the object's ARN, arn:aws:s3:::"+r.bucket+"/"+r.key)
+	}
+	return pairs, nil
+}
+
+// bucketKeyHeader reads x-amz-server-side-encryption-bucket-key-enabled.
+func bucketKeyHeader(r *request) (bool, error) {
+	switch v := r.Header.Get(hSSEBucketKey); strings.ToLower(v) {
+	case "":
+		return false, nil
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	default:
+		return false, s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-server-side-encryption-bucket-key-enabled must be true or false, not "+v)
+	}
+}
 
 // customerKey reads the SSE-C headers under prefix (hSSEC or hCopySSEC):
 // the key (nil when there are none) and the base64 MD5 of the key the
@@ -81,17 +135,35 @@ func secureTransport(r *request) bool {
 }
 
 // writeEncryption reads how a write asks its object to be encrypted: nil
-// for no request (the bucket's default applies), SSE-S3 or SSE-C. SSE-KMS
-// is refused, as there is no KMS to ask.
-func writeEncryption(r *request) (*cloudstore.SSE, string, error) {
+// for no request (the bucket's default applies), SSE-S3, SSE-KMS or
+// SSE-C.
+func (s *Server) writeEncryption(r *request) (*cloudstore.SSE, string, error) {
 	key, keyMD5, err := customerKey(r, hSSEC)
 	if err != nil {
 		return nil, "", err
 	}
 	mode := r.Header.Get(hSSE)
 	switch {
-	case r.Header.Get(hSSEKMSKeyID) != "" || r.Header.Get(hSSEContext) != "" || strings.HasPrefix(mode, "aws:kms"):
-		return nil, "", errKMS
+	case mode == cloudstore.SSEKMS+":dsse":
+		return nil, "", errDSSE
+	case mode == cloudstore.SSEKMS && key == nil:
+		if s.st.KMS() == nil {
+			return nil, "", errKMS
+		}
+		if r.v2 {
+			return nil, "", errKMSSigV2
+		}
+		pairs, err := kmsContext(r)
+		if err != nil {
+			return nil, "", err
+		}
+		bucketKey, err := bucketKeyHeader(r)
+		if err != nil {
+			return nil, "", err
+		}
+		return &cloudstore.SSE{Mode: cloudstore.SSEKMS, KMSKey: r.Header.Get(hSSEKMSKeyID), Context: pairs, BucketKey: bucketKey}, "", nil
+	case mode != cloudstore.SSEKMS && (r.Header.Get(hSSEKMSKeyID) != "" || r.Header.Get(hSSEContext) != ""):
+		return nil, "", errKMSWithoutSSE
 	case key != nil && mode != "":
 		return nil, "", s3err(http.StatusBadRequest, "InvalidArgument", "Server Side Encryption with Customer provided key is incompatible with the encryption method specified")
 	case key != nil:
@@ -115,13 +187,20 @@ func readEncryption(r *request) ([]byte, string, error) {
 }
 
 // setEncryptionHeaders answers how obj is encrypted, as S3 does: the
-// algorithm for SSE-S3; for SSE-C the algorithm and the MD5 of the key
-// the request gave.
-func setEncryptionHeaders(h http.Header, enc *cloudstore.Encryption, keyMD5 string) {
+// algorithm for SSE-S3; for SSE-KMS the algorithm, the key's ARN and
+// whether a bucket key was asked for; for SSE-C the algorithm and the
+// MD5 of the key the request gave.
+func (s *Server) setEncryptionHeaders(h http.Header, enc *cloudstore.Encryption, keyMD5 string) {
 	switch {
 	case enc == nil:
 	case enc.Mode == cloudstore.SSES3:
 		h.Set(hSSE, cloudstore.SSES3)
+	case enc.Mode == cloudstore.SSEKMS:
+		h.Set(hSSE, cloudstore.SSEKMS)
+		h.Set(hSSEKMSKeyID, kms.ARN(s.opts.Region, enc.KeyOwner, enc.KeyID))
+		if enc.BucketKey {
+			h.Set(hSSEBucketKey, "true")
+		}
 	case enc.Mode == cloudstore.SSEC:
 		h.Set(hSSEC+"Algorithm", "AES256")
 		if keyMD5 != "" {
@@ -171,18 +250,24 @@ func (s *Server) getBucketEncryption(w http.ResponseWriter, r *request) error {
 	}
 	type rule struct {
 		SSEAlgorithm     string `xml:"ApplyServerSideEncryptionByDefault>SSEAlgorithm"`
+		KMSMasterKeyID   string `xml:"ApplyServerSideEncryptionByDefault>KMSMasterKeyID,omitempty"`
 		BucketKeyEnabled bool
+	}
+	ru := rule{SSEAlgorithm: bk.Encryption, BucketKeyEnabled: bk.BucketKey}
+	if bk.Encryption == cloudstore.SSEKMS && bk.EncryptionKey != "" {
+		ru.KMSMasterKeyID = kms.ARN(s.opts.Region, bk.Account, bk.EncryptionKey)
 	}
 	writeXML(w, http.StatusOK, struct {
 		XMLName xml.Name `xml:"ServerSideEncryptionConfiguration"`
 		Xmlns   string   `xml:"xmlns,attr"`
 		Rule    rule
-	}{Xmlns: xmlns, Rule: rule{SSEAlgorithm: bk.Encryption}})
+	}{Xmlns: xmlns, Rule: ru})
 	return nil
 }
 
 func (s *Server) putBucketEncryption(w http.ResponseWriter, r *request) error {
-	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+	bk, err := s.st.Bucket(r.account, r.bucket)
+	if err != nil {
 		return err
 	}
 	// S3 requires the body's integrity to be checked here too.
@@ -197,13 +282,33 @@ func (s *Server) putBucketEncryption(w http.ResponseWriter, r *request) error {
 	if err := xml.Unmarshal(data, &doc); err != nil || len(doc.Rules) != 1 || doc.Rules[0].Default == nil {
 		return errMalformedXML
 	}
-	switch d := doc.Rules[0].Default; {
-	case strings.HasPrefix(d.SSEAlgorithm, "aws:kms"):
-		return errKMS
-	case d.SSEAlgorithm != cloudstore.SSES3 || d.KMSMasterKeyID != "":
+	d := doc.Rules[0].Default
+	conf := cloudstore.DefaultEncryption{Mode: d.SSEAlgorithm, BucketKey: doc.Rules[0].BucketKeyEnabled != nil && *doc.Rules[0].BucketKeyEnabled}
+	switch d.SSEAlgorithm {
+	case cloudstore.SSEKMS + ":dsse":
+		return errDSSE
+	case cloudstore.SSEKMS:
+		if s.st.KMS() == nil {
+			return errKMS
+		}
+		// The key is named as a write's header would; the configuration
+		// keeps its id, so a name given to another key later changes
+		// nothing. No key is the account's default key.
+		if d.KMSMasterKeyID != "" {
+			k, err := s.st.KMS().Resolve(r.Context(), bk.Account, d.KMSMasterKeyID)
+			if err != nil {
+				return err
+			}
+			conf.KMSKeyID = k.ID
+		}
+	case cloudstore.SSES3:
+		if d.KMSMasterKeyID != "" {
+			return s3err(http.StatusBadRequest, "InvalidArgument", "a KMSMasterKeyID is for SSEAlgorithm aws:kms, not AES256")
+		}
+	default:
 		return errMalformedXML
 	}
-	if err := s.st.SetBucketEncryption(r.account, r.bucket, cloudstore.SSES3); err != nil {
+	if err := s.st.SetBucketEncryption(r.account, r.bucket, conf); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)
@@ -211,7 +316,7 @@ func (s *Server) putBucketEncryption(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) deleteBucketEncryption(w http.ResponseWriter, r *request) error {
-	if err := s.st.SetBucketEncryption(r.account, r.bucket, ""); err != nil {
+	if err := s.st.SetBucketEncryption(r.account, r.bucket, cloudstore.DefaultEncryption{}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

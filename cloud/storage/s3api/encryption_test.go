@@ -235,6 +235,7 @@ func TestAWSSDKBucketEncryption(t *testing.T) {
 		return &types.ServerSideEncryptionConfiguration{Rules: []types.ServerSideEncryptionRule{{
 			ApplyServerSideEncryptionByDefault: &types.ServerSideEncryptionByDefault{SSEAlgorithm: alg}}}}
 	}
+	e.st.SetKMS(nil) // a store without a key service refuses SSE-KMS
 	_, err := c.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: b, ServerSideEncryptionConfiguration: config(types.ServerSideEncryptionAwsKms)})
 	if httpStatus(err) != 501 {
 		t.Fatalf("a KMS default without a KMS: %v", err)

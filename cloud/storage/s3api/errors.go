@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/kms"
 	"github.com/latticenet/lattice/cloud/storage/sigv4"
 	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
@@ -104,6 +105,12 @@ func toError(err error, notFound *Error) *Error {
 		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: the customer key given is not the one the object was encrypted with.")
 	case errors.Is(err, cloudstore.ErrKeyNotApplicable):
 		return s3err(http.StatusBadRequest, "InvalidRequest", "The encryption parameters are not applicable to this object.")
+	case errors.Is(err, kms.ErrNotFound):
+		return s3err(http.StatusBadRequest, "KMS.NotFoundException", "Invalid keyId: "+err.Error())
+	case errors.Is(err, kms.ErrDisabled):
+		return s3err(http.StatusBadRequest, "KMS.DisabledException", err.Error())
+	case errors.Is(err, cloudstore.ErrNoKMS):
+		return errKMS
 	case errors.Is(err, cloudstore.ErrBadEncryption):
 		return s3err(http.StatusBadRequest, "InvalidArgument", err.Error())
 	case errors.Is(err, cloudstore.ErrBody):

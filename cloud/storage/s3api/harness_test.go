@@ -2,6 +2,7 @@ package s3api_test
 
 import (
 	"context"
+	"crypto/rand"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/kms"
 	"github.com/latticenet/lattice/cloud/storage/s3api"
 )
 
@@ -25,6 +27,7 @@ type env struct {
 	dir    string // the data directory
 	srv    *httptest.Server
 	api    *s3api.Server
+	kms    *kms.Local // the store's key service
 	id     string
 	secret string
 
@@ -63,9 +66,16 @@ func startEnv(t *testing.T, tls bool, opts s3api.Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The built-in key service, as the platform opens it, for SSE-KMS.
+	master := make([]byte, 32)
+	rand.Read(master)
+	km, err := st.OpenKMS(master, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts.Logger = log
 	api := s3api.New(st, opts)
-	e := &env{st: st, dir: dir, api: api}
+	e := &env{st: st, dir: dir, api: api, kms: km}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		e.payloads = append(e.payloads, r.Header.Get("X-Amz-Content-Sha256"))

@@ -27,7 +27,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	var keyMD5 string
-	if o.Encrypt, keyMD5, err = writeEncryption(r); err != nil {
+	if o.Encrypt, keyMD5, err = s.writeEncryption(r); err != nil {
 		return err
 	}
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
@@ -46,7 +46,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	setEncryptionHeaders(w.Header(), u.Encryption, keyMD5)
+	s.setEncryptionHeaders(w.Header(), u.Encryption, keyMD5)
 	if u.ChecksumAlgorithm != "" {
 		w.Header().Set("X-Amz-Checksum-Algorithm", strings.ToUpper(u.ChecksumAlgorithm))
 		w.Header().Set("X-Amz-Checksum-Type", u.ChecksumType)
@@ -98,7 +98,7 @@ func (s *Server) uploadPart(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return bodyError(err)
 	}
-	setEncryptionHeaders(w.Header(), p.Encryption, keyMD5) // the upload's, as S3 answers
+	s.setEncryptionHeaders(w.Header(), p.Encryption, keyMD5) // the upload's, as S3 answers
 	w.Header().Set("ETag", `"`+p.ETag+`"`)
 	setChecksumHeaders(w.Header(), p.Checksum)
 	w.WriteHeader(http.StatusOK)
@@ -190,7 +190,7 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 		return s.copySourceError(err, r.account, srcBucket, srcVersion)
 	}
 	setCopyVersionHeaders(w.Header(), source, srcVersion)
-	setEncryptionHeaders(w.Header(), p.Encryption, keyMD5) // the upload's, whatever the source's
+	s.setEncryptionHeaders(w.Header(), p.Encryption, keyMD5) // the upload's, whatever the source's
 	writeCopyResult(w, "CopyPartResult", p.LastModified, p.ETag, p.Checksum)
 	return nil
 }
@@ -252,7 +252,7 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *request) error {
 	}
 	res := result{Xmlns: xmlns, Location: objectURL(r), Bucket: r.bucket, Key: r.key, ETag: `"` + obj.ETag + `"`}
 	setVersionHeader(w.Header(), obj)
-	setEncryptionHeaders(w.Header(), obj.Encryption, "")
+	s.setEncryptionHeaders(w.Header(), obj.Encryption, "")
 	s.setExpiration(w.Header(), r, obj)
 	if c := objectChecksumXML(obj); c != nil {
 		res.checksumXML = *c

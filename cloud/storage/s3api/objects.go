@@ -150,7 +150,7 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	var keyMD5 string
-	if o.Encrypt, keyMD5, err = writeEncryption(r); err != nil {
+	if o.Encrypt, keyMD5, err = s.writeEncryption(r); err != nil {
 		return err
 	}
 	body, err := s.uploadBody(r, s.opts.MaxObjectSize)
@@ -171,7 +171,7 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	w.Header().Set("ETag", `"`+obj.ETag+`"`)
 	setChecksumHeaders(w.Header(), obj.Checksum)
 	setVersionHeader(w.Header(), obj)
-	setEncryptionHeaders(w.Header(), obj.Encryption, keyMD5)
+	s.setEncryptionHeaders(w.Header(), obj.Encryption, keyMD5)
 	s.setExpiration(w.Header(), r, obj)
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -275,6 +275,11 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 		return s.lookupError(w, r, r.bucket, id, err)
 	}
 	defer body.Close()
+	if obj.Encryption != nil && obj.Encryption.Mode == cloudstore.SSEKMS && (r.auth == nil || r.v2) {
+		// As S3: an SSE-KMS object is read only by requests signed with
+		// Signature Version 4, never anonymously (a public bucket's).
+		return errKMSSigV2
+	}
 	part, err := readPart(r, obj)
 	if err != nil {
 		return err
@@ -285,7 +290,7 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	h.Set("Last-Modified", obj.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
 	setVersionHeader(h, obj)
-	setEncryptionHeaders(h, obj.Encryption, keyMD5)
+	s.setEncryptionHeaders(h, obj.Encryption, keyMD5)
 	if id == "" {
 		s.setExpiration(h, r, obj)
 	}
@@ -613,7 +618,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	var keyMD5 string
-	if co.Encrypt, keyMD5, err = writeEncryption(r); err != nil {
+	if co.Encrypt, keyMD5, err = s.writeEncryption(r); err != nil {
 		return err
 	}
 	if co.SourceKey, _, err = customerKey(r, hCopySSEC); err != nil {
@@ -650,7 +655,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	}
 	setCopyVersionHeaders(w.Header(), src, srcVersion)
 	setVersionHeader(w.Header(), obj)
-	setEncryptionHeaders(w.Header(), obj.Encryption, keyMD5)
+	s.setEncryptionHeaders(w.Header(), obj.Encryption, keyMD5)
 	s.setExpiration(w.Header(), r, obj)
 	writeCopyResult(w, "CopyObjectResult", obj.LastModified, obj.ETag, nil)
 	return nil

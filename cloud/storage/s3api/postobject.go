@@ -191,10 +191,20 @@ func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	r.key = key
+	// Encryption comes from the form's fields, which the policy covers,
+	// never from the request's own headers, which it does not.
+	for name := range r.Header {
+		if strings.HasPrefix(strings.ToLower(name), "x-amz-server-side-encryption") {
+			r.Header.Del(name)
+		}
+	}
 	h := http.Header{}
 	for name, v := range f {
 		switch {
-		case strings.HasPrefix(name, "x-amz-server-side-encryption"), strings.HasPrefix(name, "x-amz-checksum-"):
+		case strings.HasPrefix(name, "x-amz-server-side-encryption"):
+			// Read below as a PUT's headers would be (writeEncryption).
+			r.Header.Set(name, v)
+		case strings.HasPrefix(name, "x-amz-checksum-"):
 			return s3err(http.StatusNotImplemented, "NotImplemented", "The form field "+name+" is not supported by this endpoint; send the form without it.")
 		case name == "acl" && v != "private" && v != "bucket-owner-full-control":
 			return s3err(http.StatusNotImplemented, "NotImplemented", "Object ACLs are not supported: acl may only be private or bucket-owner-full-control.")
@@ -222,6 +232,10 @@ func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 		}
 	}
 	o.Max = s.opts.MaxObjectSize
+	var keyMD5 string
+	if o.Encrypt, keyMD5, err = s.writeEncryption(r); err != nil {
+		return err
+	}
 	obj, err := s.st.Put(r.Context(), r.account, r.bucket, key, &sizeChecked{r: r.body, min: p.minSize, max: p.maxSize}, o)
 	if errors.Is(err, cloudstore.ErrNotFound) {
 		return errNoSuchBucket
@@ -231,6 +245,7 @@ func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 	}
 	etag := `"` + obj.ETag + `"`
 	w.Header().Set("ETag", etag)
+	s.setEncryptionHeaders(w.Header(), obj.Encryption, keyMD5)
 	w.Header().Set("Location", postLocation(r, key))
 	redirect, ok := f["success_action_redirect"]
 	if !ok {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/internal/testkit/tooltest"
@@ -140,6 +141,12 @@ func TestPostObject(t *testing.T) {
 			file, nil, "forms", 303, "", "uploads/report.txt", "https://app.example/done?"},
 		{"x-ignore- field and fields after the file", base(e.id, e.secret, nil, field{"x-ignore-me", "1"}),
 			file, []field{{"x-amz-meta-late", "unsigned"}, {"key", "elsewhere"}}, "forms", 204, "", "uploads/report.txt", ""},
+		{"SSE-KMS fields", base(e.id, e.secret, []any{map[string]string{"x-amz-server-side-encryption": "aws:kms"}}, field{"x-amz-server-side-encryption", "aws:kms"}),
+			file, nil, "forms", 204, "", "uploads/report.txt", ""},
+		{"SSE-KMS under a key that does not exist", base(e.id, e.secret, []any{map[string]string{"x-amz-server-side-encryption": "aws:kms"},
+			map[string]string{"x-amz-server-side-encryption-aws-kms-key-id": "alias/none"}},
+			field{"x-amz-server-side-encryption", "aws:kms"}, field{"x-amz-server-side-encryption-aws-kms-key-id", "alias/none"}),
+			file, nil, "forms", 400, "KMS.NotFoundException", "", ""},
 		{"Version 2", append([]field{{"key", "v2/${filename}"}}, signV2Form(e.id, e.secret, policyDoc(later, map[string]string{"bucket": "forms"}, []any{"starts-with", "$key", "v2/"}))...),
 			file, nil, "forms", 204, "", "v2/report.txt", ""},
 
@@ -234,6 +241,9 @@ func TestPostObject(t *testing.T) {
 			head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("forms"), Key: aws.String(tt.stored)})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if strings.HasPrefix(tt.name, "SSE-KMS") != (head.ServerSideEncryption == types.ServerSideEncryptionAwsKms) {
+				t.Errorf("stored with encryption %q", head.ServerSideEncryption)
 			}
 			if aws.ToString(head.ContentType) != "text/plain" || head.Metadata["color"] != "blue" || head.Metadata["late"] != "" {
 				t.Errorf("stored type %q, metadata %v; want text/plain, color=blue only", aws.ToString(head.ContentType), head.Metadata)

@@ -87,9 +87,23 @@ func TestRefusedRequests(t *testing.T) {
 		wantStatus int
 		wantCode   string
 	}{
-		{"SSE-KMS on PUT", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms"}, 501, "NotImplemented"},
-		{"SSE-KMS key id on PUT", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id": "k1"}, 501, "NotImplemented"},
-		{"SSE-KMS on multipart", "POST", "/refuse/k?uploads", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms:dsse"}, 501, "NotImplemented"},
+		{"SSE-KMS under a key that does not exist", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms",
+			"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id": "alias/none"}, 400, "KMS.NotFoundException"},
+		{"an SSE-KMS key id without aws:kms", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id": "k1"}, 400, "InvalidArgument"},
+		{"an SSE-KMS context without aws:kms", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption-Context": "e30="}, 400, "InvalidArgument"},
+		{"an SSE-KMS context not base64", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms",
+			"X-Amz-Server-Side-Encryption-Context": "{}"}, 400, "InvalidArgument"},
+		{"an SSE-KMS context not a map of strings", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms",
+			"X-Amz-Server-Side-Encryption-Context": "eyJhIjoxfQ=="}, 400, "InvalidArgument"},
+		{"an SSE-KMS context naming another object", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms",
+			"X-Amz-Server-Side-Encryption-Context": "eyJhd3M6czM6YXJuIjoiYXJuOmF3czpzMzo6OnJlZnVzZS9vdGhlciJ9"}, 400, "InvalidArgument"},
+		{"a bucket key flag not a boolean", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms",
+			"X-Amz-Server-Side-Encryption-Bucket-Key-Enabled": "yes"}, 400, "InvalidArgument"},
+		{"SSE-KMS with SSE-C", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms",
+			"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256",
+			"X-Amz-Server-Side-Encryption-Customer-Key":       "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+			"X-Amz-Server-Side-Encryption-Customer-Key-Md5":   "hRasmdxgYDKV3nvbahU1MA=="}, 400, "InvalidArgument"},
+		{"dual-layer SSE-KMS on multipart", "POST", "/refuse/k?uploads", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms:dsse"}, 501, "NotImplemented"},
 		{"an unknown SSE algorithm", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "AES128"}, 400, "InvalidArgument"},
 		{"SSE-C with a wrong key MD5", "PUT", "/refuse/k", map[string]string{
 			"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256",

@@ -458,7 +458,10 @@ def encryption():
     eq(s3.get_bucket_encryption(Bucket=b)["ServerSideEncryptionConfiguration"]["Rules"][0]["ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"], "AES256", "default")
     eq(s3.put_object(Bucket=b, Key="d", Body=b"d").get("ServerSideEncryption"), "AES256", "by default")
     s3.delete_bucket_encryption(Bucket=b)
-    eq(code(s3.put_object, Bucket=b, Key="kms", Body=b"k", ServerSideEncryption="aws:kms"), ("NotImplemented", 501), "kms")
+    put = s3.put_object(Bucket=b, Key="kms", Body=b"k", ServerSideEncryption="aws:kms")
+    eq((put.get("ServerSideEncryption"), put.get("SSEKMSKeyId", "").startswith("arn:aws:kms:")), ("aws:kms", True), "kms under the default key")
+    eq(s3.get_object(Bucket=b, Key="kms")["Body"].read(), b"k", "kms round trip")
+    eq(code(s3.put_object, Bucket=b, Key="dsse", Body=b"k", ServerSideEncryption="aws:kms:dsse"), ("NotImplemented", 501), "dual-layer kms")
     empty(b)
 
 
