@@ -540,8 +540,8 @@ func runBenchS3(ctx context.Context, e *env, args []string) error {
 	f := newHelpFlags(e, "bench s3", "bench s3 [--phases LIST] [--count N] [--concurrency N] [--large-count N] [--large-size SIZE] [--minio PATH | --endpoint URL ...] [flags]", `
 Measures S3 throughput: small and large objects PUT then GET against
 lattice in process, or --endpoint, and with --minio against MinIO too, in
-alternating rounds. --phases adds versioned PUTs, SSE-S3 PUT/GET and
-UploadPartCopy of a large object, or picks a few phases for a short run.`, `  lattice bench s3
+alternating rounds. --phases adds versioned PUTs, SSE-S3 and SSE-KMS PUT/GET
+and UploadPartCopy of a large object, or picks a few phases for a short run.`, `  lattice bench s3
   lattice bench s3 --minio /tmp/minio-bin/minio --rounds 3 --count 12000 --large-count 8
   lattice bench s3 --minio /tmp/minio-bin/minio --phases all
   lattice bench s3 --minio /tmp/minio-bin/minio --phases large-put --large-count 16 --rounds 5
@@ -555,7 +555,7 @@ UploadPartCopy of a large object, or picks a few phases for a short run.`, `  la
 	largeConc := f.Int("large-concurrency", 2, "requests in flight for large objects")
 	rounds := f.Int("rounds", 3, "rounds per target; the report gives medians")
 	phaseList := f.String("phases", "classic", "comma-separated phases to run: "+strings.Join(s3bench.AllPhases, ", ")+
-		"; or groups: classic (small-put, small-get, large-put, large-get), sse, versioned, copy, all. A GET brings its PUT")
+		"; or groups: classic (small-put, small-get, large-put, large-get), sse, kms, versioned, copy, all. A GET brings its PUT")
 	versionKeys := f.Int("version-keys", 8, "keys that versioned-put overwrites (--count PUTs over them)")
 	copySize := f.String("copy-size", "1GiB", "size of the object that upload-part-copy copies")
 	copyParts := f.Int("copy-parts", 8, "UploadPartCopy parts of a copy (ranges of equal size)")
@@ -617,9 +617,9 @@ UploadPartCopy of a large object, or picks a few phases for a short run.`, `  la
 		targets = append(targets, l.Target())
 	}
 	if *minio != "" {
-		// SSE-S3 needs a KMS key; the other phases run without one, as
-		// they always have.
-		kms := slices.ContainsFunc(phases, func(p string) bool { return strings.HasPrefix(p, "sse-") })
+		// SSE-S3 and SSE-KMS need a KMS key (MinIO's static key); the
+		// other phases run without one, as they always have.
+		kms := slices.ContainsFunc(phases, func(p string) bool { return strings.HasPrefix(p, "sse-") || strings.HasPrefix(p, "kms-") })
 		fmt.Fprintf(e.stderr, "starting %s (MINIO_FS_OSYNC=%v, KMS key %v)...\n", *minio, *minioOSync, kms)
 		m, err := s3bench.StartMinIO(ctx, *minio, s3bench.MinIOOptions{Parent: *dir, OSync: *minioOSync, KMS: kms})
 		if err != nil {
@@ -662,7 +662,8 @@ func printS3Report(w io.Writer, r s3bench.Report) {
 		fmt.Fprintf(w, "each phase waited for other processes to use at most %.2f cores; * marks one that gave up waiting\n", r.Quiet)
 	}
 	bytesRate := func(name string) bool {
-		return name == s3bench.LargePut || name == s3bench.LargeGet || name == s3bench.SSELargePut || name == s3bench.SSELargeGet || name == s3bench.UploadPartCopy
+		return name == s3bench.LargePut || name == s3bench.LargeGet || name == s3bench.SSELargePut || name == s3bench.SSELargeGet ||
+			name == s3bench.KMSLargePut || name == s3bench.KMSLargeGet || name == s3bench.UploadPartCopy
 	}
 	for _, name := range r.Phases {
 		unit, big := "ops/s", bytesRate(name)

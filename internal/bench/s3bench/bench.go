@@ -146,11 +146,16 @@ const (
 	SSESmallGet    = "sse-small-get"    // GETs of those
 	SSELargePut    = "sse-large-put"    // large PUTs with SSE-S3
 	SSELargeGet    = "sse-large-get"    // GETs of those
+	KMSSmallPut    = "kms-small-put"    // small PUTs with x-amz-server-side-encryption: aws:kms (SSE-KMS, the account's default key)
+	KMSSmallGet    = "kms-small-get"    // GETs of those
+	KMSLargePut    = "kms-large-put"    // large PUTs with SSE-KMS
+	KMSLargeGet    = "kms-large-get"    // GETs of those
 	UploadPartCopy = "upload-part-copy" // a multipart copy of a large object in ranged UploadPartCopy parts
 )
 
 // AllPhases lists every phase, in the order a round runs them.
-var AllPhases = []string{SmallPut, SmallGet, LargePut, LargeGet, VersionedPut, SSESmallPut, SSESmallGet, SSELargePut, SSELargeGet, UploadPartCopy}
+var AllPhases = []string{SmallPut, SmallGet, LargePut, LargeGet, VersionedPut, SSESmallPut, SSESmallGet, SSELargePut, SSELargeGet,
+	KMSSmallPut, KMSSmallGet, KMSLargePut, KMSLargeGet, UploadPartCopy}
 
 // DefaultPhases are the phases a round runs unless told otherwise.
 var DefaultPhases = []string{SmallPut, SmallGet, LargePut, LargeGet}
@@ -159,16 +164,18 @@ var DefaultPhases = []string{SmallPut, SmallGet, LargePut, LargeGet}
 var Phases = DefaultPhases
 
 // needs maps a GET phase to the PUT phase that makes its objects.
-var needs = map[string]string{SmallGet: SmallPut, LargeGet: LargePut, SSESmallGet: SSESmallPut, SSELargeGet: SSELargePut}
+var needs = map[string]string{SmallGet: SmallPut, LargeGet: LargePut, SSESmallGet: SSESmallPut, SSELargeGet: SSELargePut,
+	KMSSmallGet: KMSSmallPut, KMSLargeGet: KMSLargePut}
 
 // PhaseSet turns a list of phase names and groups (classic: the default
-// four; sse; versioned: versioned-put; copy: upload-part-copy; all) into
+// four; sse; kms; versioned: versioned-put; copy: upload-part-copy; all) into
 // phases in the order of AllPhases, adding the PUT phase a GET needs.
 func PhaseSet(names []string) ([]string, error) {
 	groups := map[string][]string{
 		"classic":   DefaultPhases,
 		"default":   DefaultPhases,
 		"sse":       {SSESmallPut, SSESmallGet, SSELargePut, SSELargeGet},
+		"kms":       {KMSSmallPut, KMSSmallGet, KMSLargePut, KMSLargeGet},
 		"versioned": {VersionedPut},
 		"copy":      {UploadPartCopy},
 		"all":       AllPhases,
@@ -186,7 +193,7 @@ func PhaseSet(names []string) ([]string, error) {
 			continue
 		}
 		if !slices.Contains(AllPhases, n) {
-			return nil, fmt.Errorf("s3bench: unknown phase %q: want one of %s, or a group: classic, sse, versioned, copy, all", n, strings.Join(AllPhases, ", "))
+			return nil, fmt.Errorf("s3bench: unknown phase %q: want one of %s, or a group: classic, sse, kms, versioned, copy, all", n, strings.Join(AllPhases, ", "))
 		}
 		want[n] = true
 	}
@@ -244,6 +251,10 @@ type Round struct {
 	SSESmallGet    Phase `json:"sse_small_get,omitzero"`
 	SSELargePut    Phase `json:"sse_large_put,omitzero"`
 	SSELargeGet    Phase `json:"sse_large_get,omitzero"`
+	KMSSmallPut    Phase `json:"kms_small_put,omitzero"`
+	KMSSmallGet    Phase `json:"kms_small_get,omitzero"`
+	KMSLargePut    Phase `json:"kms_large_put,omitzero"`
+	KMSLargeGet    Phase `json:"kms_large_get,omitzero"`
 	UploadPartCopy Phase `json:"upload_part_copy,omitzero"`
 }
 
@@ -267,6 +278,14 @@ func (r *Round) phase(name string) *Phase {
 		return &r.SSELargePut
 	case SSELargeGet:
 		return &r.SSELargeGet
+	case KMSSmallPut:
+		return &r.KMSSmallPut
+	case KMSSmallGet:
+		return &r.KMSSmallGet
+	case KMSLargePut:
+		return &r.KMSLargePut
+	case KMSLargeGet:
+		return &r.KMSLargeGet
 	case UploadPartCopy:
 		return &r.UploadPartCopy
 	}
@@ -349,10 +368,10 @@ func Run(ctx context.Context, cfg Config, targets []Target) (Report, error) {
 	var tag [4]byte
 	rand.Read(tag[:])
 	r := &runner{cfg: cfg, run: "s3bench-" + hex.EncodeToString(tag[:]), sources: map[*Target]string{}}
-	if slices.ContainsFunc(phases, func(p string) bool { return p == SmallPut || p == VersionedPut || p == SSESmallPut }) {
+	if slices.ContainsFunc(phases, func(p string) bool { return p == SmallPut || p == VersionedPut || p == SSESmallPut || p == KMSSmallPut }) {
 		r.small = newPool(cfg.SmallSize)
 	}
-	if slices.Contains(phases, LargePut) || slices.Contains(phases, SSELargePut) {
+	if slices.Contains(phases, LargePut) || slices.Contains(phases, SSELargePut) || slices.Contains(phases, KMSLargePut) {
 		r.large = newPool(cfg.LargeSize)
 	}
 	if slices.Contains(phases, UploadPartCopy) {
@@ -467,7 +486,10 @@ type step struct {
 	header  [][2]string
 }
 
-var sseHeader = [][2]string{{"X-Amz-Server-Side-Encryption", "AES256"}}
+var (
+	sseHeader = [][2]string{{"X-Amz-Server-Side-Encryption", "AES256"}}
+	kmsHeader = [][2]string{{"X-Amz-Server-Side-Encryption", "aws:kms"}}
+)
 
 func (r *runner) round(ctx context.Context, t *Target, bucket string, round int, cl *cleanup) (Round, error) {
 	var rd Round
@@ -488,15 +510,23 @@ func (r *runner) round(ctx context.Context, t *Target, bucket string, round int,
 			ph, err = r.ssePut(ctx, t, bucket, name, step{cfg.SmallCount, cfg.Concurrency, r.small, "sse-s/", http.MethodPut, sseHeader}, cl)
 		case SSELargePut:
 			ph, err = r.ssePut(ctx, t, bucket, name, step{cfg.LargeCount, cfg.LargeConcurrency, r.large, "sse-l/", http.MethodPut, sseHeader}, cl)
-		case SSESmallGet, SSELargeGet:
+		case KMSSmallPut:
+			ph, err = r.ssePut(ctx, t, bucket, name, step{cfg.SmallCount, cfg.Concurrency, r.small, "kms-s/", http.MethodPut, kmsHeader}, cl)
+		case KMSLargePut:
+			ph, err = r.ssePut(ctx, t, bucket, name, step{cfg.LargeCount, cfg.LargeConcurrency, r.large, "kms-l/", http.MethodPut, kmsHeader}, cl)
+		case SSESmallGet, SSELargeGet, KMSSmallGet, KMSLargeGet:
 			put := rd.Phase(needs[name])
 			if put.Unsupported != "" {
 				ph = Phase{Unsupported: "needs " + needs[name] + ", unsupported"}
 				break
 			}
-			s := step{cfg.SmallCount, cfg.Concurrency, r.small, "sse-s/", http.MethodGet, nil}
-			if name == SSELargeGet {
-				s = step{cfg.LargeCount, cfg.LargeConcurrency, r.large, "sse-l/", http.MethodGet, nil}
+			prefix := "sse-"
+			if name == KMSSmallGet || name == KMSLargeGet {
+				prefix = "kms-"
+			}
+			s := step{cfg.SmallCount, cfg.Concurrency, r.small, prefix + "s/", http.MethodGet, nil}
+			if name == SSELargeGet || name == KMSLargeGet {
+				s = step{cfg.LargeCount, cfg.LargeConcurrency, r.large, prefix + "l/", http.MethodGet, nil}
 			}
 			ph, err = r.objects(ctx, t, bucket, name, s, cl)
 		case VersionedPut:
@@ -622,8 +652,9 @@ func (r *runner) ssePut(ctx context.Context, t *Target, bucket, name string, s s
 	path := fmt.Sprintf("/%s/%s%07d", bucket, s.prefix, 0)
 	err = c.send(&req{method: http.MethodPut, path: path, header: s.header, body: s.pool.object(0), respHeader: h})
 	c.close()
+	mode := s.header[0][1]
 	if se := (*statusError)(nil); errors.As(err, &se) {
-		return Phase{Unsupported: fmt.Sprintf("a PUT with x-amz-server-side-encryption: AES256 is answered %d %s", se.status, errorCode(se.body))}, nil
+		return Phase{Unsupported: fmt.Sprintf("a PUT with x-amz-server-side-encryption: %s is answered %d %s", mode, se.status, errorCode(se.body))}, nil
 	}
 	if err != nil {
 		return Phase{}, err
@@ -631,8 +662,8 @@ func (r *runner) ssePut(ctx context.Context, t *Target, bucket, name string, s s
 	if cl != nil {
 		cl.paths = append(cl.paths, path)
 	}
-	if v := h.Get("X-Amz-Server-Side-Encryption"); v != "AES256" {
-		return Phase{Unsupported: fmt.Sprintf("a PUT with x-amz-server-side-encryption: AES256 is answered 2xx with x-amz-server-side-encryption %q, not AES256", v)}, nil
+	if v := h.Get("X-Amz-Server-Side-Encryption"); v != mode {
+		return Phase{Unsupported: fmt.Sprintf("a PUT with x-amz-server-side-encryption: %s is answered 2xx with x-amz-server-side-encryption %q", mode, v)}, nil
 	}
 	return r.objects(ctx, t, bucket, name, s, cl)
 }

@@ -279,7 +279,7 @@ func TestRunLatticeAllPhases(t *testing.T) {
 	for _, name := range AllPhases {
 		ph := rd.Phase(name)
 		want := map[string]int{LargePut: cfg.LargeCount, LargeGet: cfg.LargeCount, SSELargePut: cfg.LargeCount, SSELargeGet: cfg.LargeCount,
-			UploadPartCopy: cfg.CopyParts}[name]
+			KMSLargePut: cfg.LargeCount, KMSLargeGet: cfg.LargeCount, UploadPartCopy: cfg.CopyParts}[name]
 		if want == 0 {
 			want = cfg.SmallCount
 		}
@@ -297,7 +297,7 @@ func TestRunLatticeAllPhases(t *testing.T) {
 // reported unsupported, not measured, against one that ignores the header.
 func TestSSE(t *testing.T) {
 	cfg := Config{SmallCount: 10, SmallSize: 100, Concurrency: 2, LargeCount: 2, LargeSize: 200 << 10, LargeConcurrency: 2, Rounds: 1,
-		Phases: []string{"sse"}}
+		Phases: []string{"sse", "kms"}}
 	for _, sse := range []bool{true, false} {
 		srv := httptest.NewServer(&memS3{objects: map[string][]byte{}, sse: sse})
 		rep, err := Run(context.Background(), cfg, []Target{{Name: "mem", Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", Cleanup: true}})
@@ -306,7 +306,7 @@ func TestSSE(t *testing.T) {
 			t.Fatalf("sse %v: Run: %v", sse, err)
 		}
 		rd := rep.Targets[0].Rounds[0]
-		for _, name := range []string{SSESmallPut, SSESmallGet, SSELargePut, SSELargeGet} {
+		for _, name := range []string{SSESmallPut, SSESmallGet, SSELargePut, SSELargeGet, KMSSmallPut, KMSSmallGet, KMSLargePut, KMSLargeGet} {
 			ph := rd.Phase(name)
 			if sse && (ph.Unsupported != "" || ph.Ops == 0) {
 				t.Errorf("server that encrypts, %s: %+v", name, ph)
@@ -328,6 +328,8 @@ func TestPhaseSet(t *testing.T) {
 		{[]string{"large-get", "small-put"}, []string{SmallPut, LargePut, LargeGet}, false},
 		{[]string{"copy", "versioned"}, []string{VersionedPut, UploadPartCopy}, false},
 		{[]string{"sse-large-get"}, []string{SSELargePut, SSELargeGet}, false},
+		{[]string{"kms"}, []string{KMSSmallPut, KMSSmallGet, KMSLargePut, KMSLargeGet}, false},
+		{[]string{"kms-large-get"}, []string{KMSLargePut, KMSLargeGet}, false},
 		{[]string{"all"}, AllPhases, false},
 		{[]string{"large-putt"}, nil, true},
 		{[]string{""}, nil, true},
@@ -352,5 +354,24 @@ func TestQuiet(t *testing.T) {
 	ph := rep.Targets[0].Rounds[0].SmallPut
 	if ph.Busy || ph.Waited < 0.4 || ph.Waited > 5 || rep.Quiet != 1000 {
 		t.Errorf("phase %+v, report quiet %v: want one that waited one window, not busy", ph, rep.Quiet)
+	}
+}
+
+// TestKMSPhasesAlone: the kms phases run with no other phase to make
+// their objects' pools.
+func TestKMSPhasesAlone(t *testing.T) {
+	srv := httptest.NewServer(&memS3{objects: map[string][]byte{}, sse: true})
+	defer srv.Close()
+	cfg := Config{SmallCount: 10, SmallSize: 100, Concurrency: 2, LargeCount: 2, LargeSize: 200 << 10, LargeConcurrency: 2, Rounds: 1,
+		Phases: []string{"kms-small-get", "kms-large-put"}}
+	rep, err := Run(context.Background(), cfg, []Target{{Name: "mem", Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", Cleanup: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := rep.Targets[0].Rounds[0]
+	for _, name := range []string{KMSSmallPut, KMSSmallGet, KMSLargePut} {
+		if ph := rd.Phase(name); ph.Unsupported != "" || ph.Ops == 0 {
+			t.Errorf("%s: %+v", name, ph)
+		}
 	}
 }

@@ -8,12 +8,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/kms"
 	"github.com/latticenet/lattice/cloud/storage/s3api"
 )
 
@@ -52,6 +54,14 @@ func StartLattice(parent string, log *slog.Logger) (l *Lattice, err error) {
 		}
 	}()
 	if l.st, err = cloudstore.OpenDir(dir, log); err != nil {
+		return nil, err
+	}
+	// The key service, as the platform opens it, for the kms phases.
+	master, err := kms.LoadMasterKey(filepath.Join(dir, "kms-master.key"), true)
+	if err != nil {
+		return nil, err
+	}
+	if _, err = l.st.OpenKMS(master, nil); err != nil {
 		return nil, err
 	}
 	const account = "bench"
