@@ -431,3 +431,31 @@ func TestPostObjectIgnoresUnsignedEncryptionHeaders(t *testing.T) {
 		t.Fatalf("stored with encryption %q (%v): the unsigned headers were taken", head.ServerSideEncryption, err)
 	}
 }
+
+// TestPolicyRequiresKMSKey: a bucket policy that denies uploads not
+// sealed under one SSE-KMS key, as AWS's examples write it.
+func TestPolicyRequiresKMSKey(t *testing.T) {
+	e, c, b := newBucket(t, "kms-policy")
+	ctx := context.Background()
+	k := mustKey(t, e, "alice", "required")
+	if err := putPolicy(c, "kms-policy", `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::kms-policy/*",
+		 "Condition":{"StringNotEquals":{"s3:x-amz-server-side-encryption-aws-kms-key-id":"`+kmsARN(k.ID)+`"}}}]}`); err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string]*s3.PutObjectInput{
+		"no encryption":   {},
+		"SSE-S3":          {ServerSideEncryption: types.ServerSideEncryptionAes256},
+		"another key":     {ServerSideEncryption: types.ServerSideEncryptionAwsKms, SSEKMSKeyId: aws.String(mustKey(t, e, "alice", "other").ID)},
+		"the key by name": {ServerSideEncryption: types.ServerSideEncryptionAwsKms, SSEKMSKeyId: aws.String("required")},
+	} {
+		in.Bucket, in.Key, in.Body = b, aws.String("x"), strings.NewReader("x")
+		if _, err := c.PutObject(ctx, in); httpStatus(err) != 403 {
+			t.Errorf("%s: %v, want 403", name, err)
+		}
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("x"), Body: strings.NewReader("x"),
+		ServerSideEncryption: types.ServerSideEncryptionAwsKms, SSEKMSKeyId: aws.String(kmsARN(k.ID))}); err != nil {
+		t.Errorf("the required key: %v", err)
+	}
+}

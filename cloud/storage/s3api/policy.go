@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/cloud/storage/s3policy"
@@ -102,7 +103,8 @@ func (s *Server) bucketPolicy(name string) (cloudstore.Bucket, *s3policy.Policy,
 // policyRequest is what a policy is evaluated against for req.
 func policyRequest(req *request, action, resource string) s3policy.Request {
 	pr := s3policy.Request{Action: action, Resource: resource, Anonymous: req.auth == nil,
-		AccessKeyID: req.s3key.AccessKeyID, Account: req.account, SecureTransport: req.TLS != nil, Values: map[string]string{}}
+		AccessKeyID: req.s3key.AccessKeyID, Account: req.account, SecureTransport: req.TLS != nil, Values: map[string]string{},
+		Time: time.Now()}
 	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
 		pr.SourceIP = ap.Addr().Unmap()
 	}
@@ -125,6 +127,11 @@ func policyRequest(req *request, action, resource string) s3policy.Request {
 		if q.Has("delimiter") {
 			pr.Values["s3:delimiter"] = q.Get("delimiter")
 		}
+		if q.Has("max-keys") && action != "s3:ListBucketMultipartUploads" {
+			// The page size asked for, as S3 has it for the listings of
+			// objects and versions (ListMultipartUploads' is max-uploads).
+			pr.Values["s3:max-keys"] = q.Get("max-keys")
+		}
 	}
 	return pr
 }
@@ -137,6 +144,7 @@ var policyHeaders = map[string]string{
 	"aws:useragent": "User-Agent", "aws:referer": "Referer",
 	"s3:x-amz-server-side-encryption":                    "X-Amz-Server-Side-Encryption",
 	"s3:x-amz-server-side-encryption-customer-algorithm": "X-Amz-Server-Side-Encryption-Customer-Algorithm",
+	"s3:x-amz-server-side-encryption-aws-kms-key-id":     "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id",
 	"s3:x-amz-copy-source":                               "X-Amz-Copy-Source",
 	"s3:x-amz-metadata-directive":                        "X-Amz-Metadata-Directive",
 }

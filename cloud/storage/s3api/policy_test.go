@@ -506,3 +506,33 @@ func TestPolicyObjectTags(t *testing.T) {
 		t.Errorf("DeleteObjects: deleted %+v, errors %+v", out.Deleted, out.Errors)
 	}
 }
+
+// TestPolicyMaxKeys: a Numeric condition on s3:max-keys, through the
+// endpoint: anonymous listings of pages up to 100 allowed, bigger ones
+// (or none asked for) not; and a Date window on aws:CurrentTime.
+func TestPolicyMaxKeys(t *testing.T) {
+	e := newEnv(t)
+	c := e.sdk(e.id, e.secret)
+	mustBuckets(t, c, "pages")
+	mustPut(t, c, "pages", "a", []byte("x"))
+	if err := putPolicy(c, "pages", `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::pages","Condition":{"NumericLessThanEquals":{"s3:max-keys":"100"}}},
+		{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::pages/*","Condition":{"DateLessThan":{"aws:CurrentTime":"2001-01-01T00:00:00Z"}}}]}`); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{
+		"/pages?list-type=2&max-keys=100":  200,
+		"/pages?max-keys=7":                200,
+		"/pages?list-type=2&max-keys=101":  403,
+		"/pages?list-type=2":               403,
+		"/pages?list-type=2&max-keys=lots": 403,
+		"/pages/a":                         403, // the window closed in 2001
+	} {
+		if status, code := e.anonymous(t, "GET", path, nil); status != want {
+			t.Errorf("anonymous GET %s: %d %s, want %d", path, status, code, want)
+		}
+	}
+	if err := putPolicy(c, "pages", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::pages","Condition":{"NumericLessThan":{"s3:max-keys":"a lot"}}}}`); apiCode(err) != "MalformedPolicy" {
+		t.Errorf("a Numeric condition on a word: %v", err)
+	}
+}

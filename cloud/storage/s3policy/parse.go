@@ -3,10 +3,13 @@ package s3policy
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/netip"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -287,10 +290,18 @@ var (
 	stringKeys = []string{"s3:prefix", "s3:delimiter", "aws:useragent", "aws:referer", "aws:principalarn",
 		"aws:sourcearn", "aws:sourceaccount",
 		"s3:x-amz-server-side-encryption", "s3:x-amz-server-side-encryption-customer-algorithm",
+		"s3:x-amz-server-side-encryption-aws-kms-key-id",
 		"s3:x-amz-copy-source", "s3:x-amz-metadata-directive"}
-	arnOps    = []string{"ArnEquals", "ArnLike", "ArnNotEquals", "ArnNotLike"}
-	stringOps = []string{"StringEquals", "StringNotEquals", "StringEqualsIgnoreCase", "StringNotEqualsIgnoreCase", "StringLike", "StringNotLike"}
-	cmpOps    = []string{"Equals", "NotEquals", "LessThan", "LessThanEquals", "GreaterThan", "GreaterThanEquals"}
+	// numericKeys take the Numeric operators: s3:max-keys, the page size
+	// a ListObjects(V2) or ListObjectVersions asks for (absent when it
+	// asks none). dateKeys take the Date operators: the time the request
+	// is evaluated, as ISO 8601 (aws:CurrentTime) or epoch seconds
+	// (aws:EpochTime); either takes a value in either form.
+	numericKeys = []string{"s3:max-keys"}
+	dateKeys    = []string{"aws:currenttime", "aws:epochtime"}
+	arnOps      = []string{"ArnEquals", "ArnLike", "ArnNotEquals", "ArnNotLike"}
+	stringOps   = []string{"StringEquals", "StringNotEquals", "StringEqualsIgnoreCase", "StringNotEqualsIgnoreCase", "StringLike", "StringNotLike"}
+	cmpOps      = []string{"Equals", "NotEquals", "LessThan", "LessThanEquals", "GreaterThan", "GreaterThanEquals"}
 )
 
 // ObjectTagKey is the prefix of s3:ExistingObjectTag/TAGKEY, lower-cased:
@@ -300,6 +311,45 @@ const ObjectTagKey = "s3:existingobjecttag/"
 
 func isObjectTagKey(k string) bool {
 	return len(k) > len(ObjectTagKey) && strings.HasPrefix(k, ObjectTagKey)
+}
+
+func isNumericOp(op string) bool {
+	rest, ok := strings.CutPrefix(op, "Numeric")
+	return ok && slices.Contains(cmpOps, rest)
+}
+
+func isDateOp(op string) bool {
+	rest, ok := strings.CutPrefix(op, "Date")
+	return ok && slices.Contains(cmpOps, rest)
+}
+
+// knownKey reports whether this evaluates condition key k.
+func knownKey(k string) bool {
+	return slices.Contains(stringKeys, k) || slices.Contains(numericKeys, k) || slices.Contains(dateKeys, k) ||
+		isObjectTagKey(k) || k == "aws:securetransport" || k == "aws:sourceip"
+}
+
+// unknownKey is the error for a condition key this does not evaluate:
+// unsupported for a key of AWS's or S3's own, malformed otherwise.
+func unknownKey(k string) error {
+	if strings.HasPrefix(k, "aws:") || strings.HasPrefix(k, "s3:") {
+		return unsupported("condition key %s is not supported", k)
+	}
+	return malformed("Policy has an invalid condition key: %s", k)
+}
+
+// parseDate reads a Date operator's value as IAM does: ISO 8601 (a date,
+// or a date and time with a zone) or seconds since the epoch.
+func parseDate(v string) (time.Time, bool) {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Unix(n, 0).UTC(), true
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
 }
 
 // knownOp reports whether op is an operator of the IAM policy language.
@@ -326,6 +376,7 @@ func parseConditions(raw json.RawMessage, version string) ([]Condition, error) {
 	var out []Condition
 	for op, keys := range ops {
 		if base := strings.TrimSuffix(op, "IfExists"); !slices.Contains(stringOps, base) && !slices.Contains(arnOps, base) &&
+			!isNumericOp(base) && !isDateOp(base) &&
 			base != "Bool" && base != "IpAddress" && base != "NotIpAddress" && op != "Null" {
 			if knownOp(op) {
 				return nil, unsupported("condition operator %s is not supported", op)
@@ -353,6 +404,23 @@ func parseConditions(raw json.RawMessage, version string) ([]Condition, error) {
 }
 
 func conditionValues(raw json.RawMessage) ([]string, error) {
+	// Numbers, as the Numeric operators' values may be written.
+	var n json.Number
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&n) == nil && n != "" {
+		return []string{n.String()}, nil
+	}
+	var ns []json.Number
+	dec = json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&ns) == nil && len(ns) > 0 {
+		out := make([]string, len(ns))
+		for i, n := range ns {
+			out[i] = n.String()
+		}
+		return out, nil
+	}
 	var b bool
 	if json.Unmarshal(raw, &b) == nil {
 		return []string{map[bool]string{true: "true", false: "false"}[b]}, nil
@@ -380,7 +448,8 @@ func (c *Condition) check(version string) error {
 				return malformed("Null takes true or false, not %q", v)
 			}
 		}
-		if !slices.Contains(stringKeys, c.Key) && !isObjectTagKey(c.Key) && c.Key != "aws:securetransport" && c.Key != "aws:sourceip" {
+		if !slices.Contains(stringKeys, c.Key) && !isObjectTagKey(c.Key) && c.Key != "aws:securetransport" && c.Key != "aws:sourceip" &&
+			!slices.Contains(numericKeys, c.Key) && !slices.Contains(dateKeys, c.Key) {
 			if strings.HasPrefix(c.Key, "aws:") || strings.HasPrefix(c.Key, "s3:") {
 				return unsupported("condition key %s is not supported", c.Key)
 			}
@@ -419,6 +488,34 @@ func (c *Condition) check(version string) error {
 		}
 		if version == "2012-10-17" && slices.ContainsFunc(c.Values, func(v string) bool { return strings.Contains(v, "${") }) {
 			return unsupported("policy variables in condition values are not supported")
+		}
+	case isNumericOp(op) || slices.Contains(numericKeys, c.Key):
+		if !slices.Contains(numericKeys, c.Key) && !knownKey(c.Key) {
+			return unknownKey(c.Key)
+		}
+		if !isNumericOp(op) || !slices.Contains(numericKeys, c.Key) {
+			return malformed("%s does not take %s: the Numeric operators take s3:max-keys", c.Key, c.Operator)
+		}
+		for _, v := range c.Values {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+				return malformed("%s takes numbers, not %q", c.Operator, v)
+			}
+			c.numbers = append(c.numbers, n)
+		}
+	case isDateOp(op) || slices.Contains(dateKeys, c.Key):
+		if !slices.Contains(dateKeys, c.Key) && !knownKey(c.Key) {
+			return unknownKey(c.Key)
+		}
+		if !isDateOp(op) || !slices.Contains(dateKeys, c.Key) {
+			return malformed("%s does not take %s: the Date operators take aws:CurrentTime and aws:EpochTime", c.Key, c.Operator)
+		}
+		for _, v := range c.Values {
+			t, ok := parseDate(v)
+			if !ok {
+				return malformed("%s takes ISO 8601 dates or epoch seconds, not %q", c.Operator, v)
+			}
+			c.times = append(c.times, t)
 		}
 	case slices.Contains(stringKeys, c.Key) || isObjectTagKey(c.Key):
 		if !slices.Contains(stringOps, op) {

@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // MaxSize is the largest policy document S3 accepts, in bytes.
@@ -109,6 +111,8 @@ type Condition struct {
 	Key      string // lower-cased, e.g. aws:sourceip
 	Values   []string
 	prefixes []netip.Prefix // IpAddress, NotIpAddress
+	numbers  []float64      // the Numeric operators' values
+	times    []time.Time    // the Date operators'
 }
 
 // Request is what a policy is evaluated against.
@@ -131,6 +135,9 @@ type Request struct {
 	// aws:useragent, ...); a key absent from the map is absent from the
 	// request.
 	Values map[string]string
+	// Time is when the request is evaluated: aws:CurrentTime and
+	// aws:EpochTime (absent when zero).
+	Time time.Time
 	// ObjectTags are the tags of the object the request addresses, by
 	// key lower-cased (condition keys are not case-sensitive): a key may
 	// have several values, S3's tag keys being case-sensitive. The
@@ -171,22 +178,44 @@ func (p *Policy) NeedsObjectTags() bool {
 }
 
 // Public reports whether the policy grants anything to everyone,
-// anonymous requests included, as S3's GetBucketPolicyStatus does: an
-// Allow statement whose principal is "*", unless it holds to fixed source
-// addresses (an IpAddress condition on aws:SourceIp).
+// anonymous requests included, as S3's GetBucketPolicyStatus (and Block
+// Public Access) judge it: an Allow statement whose principal takes in
+// everyone, unless a condition holds it to requesters S3 counts as fixed
+// (fixesRequester).
 func (p *Policy) Public() bool {
 	for _, st := range p.Statements {
 		if st.Effect != Allow || !st.coversAnonymous() {
 			continue
 		}
-		fixed := slices.ContainsFunc(st.Conditions, func(c Condition) bool {
-			return c.Operator == "IpAddress" && c.Key == "aws:sourceip"
-		})
-		if !fixed {
+		if !slices.ContainsFunc(st.Conditions, Condition.fixesRequester) {
 			return true
 		}
 	}
 	return false
+}
+
+// fixedKeys are the condition keys whose fixed values make a grant to
+// everyone non-public, as S3 lists them (those of them this evaluates):
+// the source an AWS service acts for, the principal's ARN, and the SSE-KMS
+// key a write names.
+var fixedKeys = []string{"aws:sourcearn", "aws:sourceaccount", "aws:principalarn", "s3:x-amz-server-side-encryption-aws-kms-key-id"}
+
+// fixesRequester reports whether c holds a statement to requesters S3
+// counts as fixed: source addresses in CIDR blocks (none of them every
+// address), or fixed values (no wildcard) of fixedKeys, with an operator
+// that must match them (not negated, not IfExists, which a request
+// without the key passes).
+func (c Condition) fixesRequester() bool {
+	if c.Operator == "IpAddress" && c.Key == "aws:sourceip" {
+		return !slices.ContainsFunc(c.prefixes, func(p netip.Prefix) bool { return p.Bits() == 0 })
+	}
+	switch c.Operator {
+	case "StringEquals", "StringEqualsIgnoreCase", "StringLike", "ArnEquals", "ArnLike":
+	default:
+		return false
+	}
+	return slices.Contains(fixedKeys, c.Key) && len(c.Values) > 0 &&
+		!slices.ContainsFunc(c.Values, func(v string) bool { return strings.ContainsAny(v, "*?") || v == "" })
 }
 
 // Grants reports whether an Allow statement of p may apply to an
@@ -265,6 +294,11 @@ func (r Request) values(key string) []string {
 			return nil
 		}
 		return []string{"arn:aws:iam::" + r.Account + ":user/" + r.AccessKeyID}
+	case "aws:currenttime", "aws:epochtime":
+		if r.Time.IsZero() {
+			return nil
+		}
+		return []string{strconv.FormatInt(r.Time.Unix(), 10)}
 	}
 	if tag, ok := strings.CutPrefix(key, ObjectTagKey); ok {
 		return r.ObjectTags[tag]
@@ -304,6 +338,9 @@ func (c Condition) matches(r Request) bool {
 		// operator holds and a positive one does not.
 		return negated
 	}
+	if c.numbers != nil || c.times != nil {
+		return c.compare(vals[0])
+	}
 	var eq func(pattern, v string) bool
 	switch op := strings.Replace(c.Operator, "Not", "", 1); strings.TrimPrefix(op, "String") {
 	case "ArnEquals", "ArnLike":
@@ -322,6 +359,43 @@ func (c Condition) matches(r Request) bool {
 		return slices.ContainsFunc(c.Values, func(p string) bool { return eq(p, v) })
 	})
 	return m != negated
+}
+
+// compare evaluates a Numeric or Date operator on the request's value v
+// (a number; for a date, epoch seconds): true when v stands in the
+// operator's relation to any of the condition's values, or, for
+// NotEquals, to none.
+func (c Condition) compare(v string) bool {
+	got, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return false // not a number: matches no value, not even NotEquals
+	}
+	want := c.numbers
+	if c.times != nil {
+		want = make([]float64, len(c.times))
+		for i, t := range c.times {
+			want[i] = float64(t.Unix())
+		}
+	}
+	op := strings.TrimPrefix(strings.TrimPrefix(c.Operator, "Numeric"), "Date")
+	if op == "NotEquals" {
+		return !slices.Contains(want, got)
+	}
+	return slices.ContainsFunc(want, func(w float64) bool {
+		switch op {
+		case "Equals":
+			return got == w
+		case "LessThan":
+			return got < w
+		case "LessThanEquals":
+			return got <= w
+		case "GreaterThan":
+			return got > w
+		case "GreaterThanEquals":
+			return got >= w
+		}
+		return false
+	})
 }
 
 // matchARN reports whether arn matches pattern as IAM's Arn operators

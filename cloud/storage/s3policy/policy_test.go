@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 )
 
 const key = "LKAAAAAAAAAAAAAAAAAA" // an access key id of alice's
@@ -52,7 +53,12 @@ func TestParseRefuses(t *testing.T) {
 		{"duplicate sid", stmt(`{"Sid":"a",` + ok + `},{"Sid":"a",` + ok + `}`), ErrMalformed},
 		{"unknown statement element", stmt(`{"Efect":"Allow",` + ok + `}`), ErrMalformed},
 		{"unknown operator", stmt(`{` + ok + `,"Condition":{"StringSortOf":{"s3:prefix":"a"}}}`), ErrMalformed},
-		{"unsupported operator", stmt(`{` + ok + `,"Condition":{"NumericLessThan":{"s3:max-keys":"10"}}}`), ErrUnsupported},
+		{"a Numeric operator on a key it does not evaluate", stmt(`{` + ok + `,"Condition":{"NumericLessThan":{"aws:MultiFactorAuthAge":"10"}}}`), ErrUnsupported},
+		{"a Numeric operator on a string key", stmt(`{` + ok + `,"Condition":{"NumericLessThan":{"s3:prefix":"10"}}}`), ErrMalformed},
+		{"a String operator on s3:max-keys", stmt(`{` + ok + `,"Condition":{"StringEquals":{"s3:max-keys":"10"}}}`), ErrMalformed},
+		{"a Numeric value not a number", stmt(`{` + ok + `,"Condition":{"NumericLessThan":{"s3:max-keys":"ten"}}}`), ErrMalformed},
+		{"a Date value not a date", stmt(`{` + ok + `,"Condition":{"DateLessThan":{"aws:CurrentTime":"tomorrow"}}}`), ErrMalformed},
+		{"a Date operator on s3:max-keys", stmt(`{` + ok + `,"Condition":{"DateLessThan":{"s3:max-keys":"2030-01-01"}}}`), ErrMalformed},
 		{"unsupported key", stmt(`{` + ok + `,"Condition":{"StringEquals":{"aws:PrincipalOrgID":"o-1"}}}`), ErrUnsupported},
 		{"an object tag key without a tag", stmt(`{` + ok + `,"Condition":{"StringEquals":{"s3:ExistingObjectTag/":"x"}}}`), ErrMalformed},
 		{"an object tag key with a Bool", stmt(`{` + ok + `,"Condition":{"Bool":{"s3:ExistingObjectTag/a":"true"}}}`), ErrMalformed},
@@ -67,7 +73,7 @@ func TestParseRefuses(t *testing.T) {
 		{"Null of an unknown key", stmt(`{` + ok + `,"Condition":{"Null":{"colour":"true"}}}`), ErrMalformed},
 		{"an Arn operator on a string key", stmt(`{` + ok + `,"Condition":{"ArnLike":{"aws:UserAgent":"arn:*"}}}`), ErrMalformed},
 		{"IfExists of a String operator on SourceIp", stmt(`{` + ok + `,"Condition":{"StringEqualsIfExists":{"aws:SourceIp":"10.0.0.1"}}}`), ErrMalformed},
-		{"unsupported IfExists operator", stmt(`{` + ok + `,"Condition":{"NumericLessThanIfExists":{"s3:max-keys":"10"}}}`), ErrUnsupported},
+		{"an unsupported key under IfExists", stmt(`{` + ok + `,"Condition":{"NumericLessThanIfExists":{"aws:MultiFactorAuthAge":"10"}}}`), ErrUnsupported},
 		{"condition a list", stmt(`{` + ok + `,"Condition":[]}`), ErrMalformed},
 		{"too large", `{"Id":"` + strings.Repeat("x", MaxSize) + `"}`, ErrMalformed},
 		{"invalid UTF-8", "{\"Id\":\"\xff\"}", ErrMalformed},
@@ -123,6 +129,26 @@ func TestEvaluate(t *testing.T) {
 	logDelivery := `{"Version":"2012-10-17","Statement":[{"Sid":"S3ServerAccessLogsPolicy","Effect":"Allow","Principal":{"Service":"logging.s3.amazonaws.com"},
 		"Action":["s3:PutObject"],"Resource":"arn:aws:s3:::site/logs*","Condition":{"ArnLike":{"aws:SourceArn":"arn:aws:s3:::source-bucket"},"StringEquals":{"aws:SourceAccount":"alice"}}}]}`
 	ifExists := `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringLikeIfExists":{"aws:Referer":"https://example.com/*"}}}}`
+	// Pages of at most 100 for everyone (a number written as JSON's);
+	// a page size above 1000, or none asked for, refused (IfExists holds
+	// when the key is absent).
+	maxKeys := `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::site","Condition":{"NumericLessThanEquals":{"s3:max-keys":100}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::site","Condition":{"NumericGreaterThanIfExists":{"s3:max-keys":"1000"}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:ListBucketVersions","Resource":"arn:aws:s3:::site","Condition":{"NumericNotEquals":{"s3:max-keys":["10","20"]}}}]}`
+	// Reads only inside a window of time, as AWS's examples write one.
+	window := `{"Version":"2012-10-17","Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*",
+		"Condition":{"DateGreaterThan":{"aws:CurrentTime":"2026-01-01T00:00:00Z"},"DateLessThan":{"aws:EpochTime":"1893456000"}}}}`
+	at := func(day string) func(*Request) {
+		return func(r *Request) { r.Time, _ = time.Parse(time.DateOnly, day) }
+	}
+	listing := func(n string) func(*Request) {
+		return func(r *Request) {
+			if n != "" {
+				r.Values = map[string]string{"s3:max-keys": n}
+			}
+		}
+	}
 
 	anon := func(action, res string) Request {
 		return Request{Action: action, Resource: res, Anonymous: true, SourceIP: netip.MustParseAddr("192.0.2.1")}
@@ -225,6 +251,19 @@ func TestEvaluate(t *testing.T) {
 		{"PrincipalArn, anonymous (absent: a negated operator holds)", arns, anon("s3:DeleteObject", "arn:aws:s3:::site/a"), Denied},
 		{"PrincipalArn like an account's", arns, signed(other, "bob", "s3:GetObject", "arn:aws:s3:::site/a"), Allowed},
 		{"PrincipalArn like, another account", arns, signed(other, "carol", "s3:GetObject", "arn:aws:s3:::site/a"), None},
+		{"max-keys under the limit", maxKeys, with(anon("s3:ListBucket", "arn:aws:s3:::site"), listing("50")), Allowed},
+		{"max-keys at the limit", maxKeys, with(anon("s3:ListBucket", "arn:aws:s3:::site"), listing("100")), Allowed},
+		{"max-keys over the limit", maxKeys, with(anon("s3:ListBucket", "arn:aws:s3:::site"), listing("101")), None},
+		{"max-keys over the Deny's", maxKeys, with(anon("s3:ListBucket", "arn:aws:s3:::site"), listing("5000")), Denied},
+		{"max-keys absent: the Allow does not hold, the IfExists Deny does", maxKeys, with(anon("s3:ListBucket", "arn:aws:s3:::site"), listing("")), Denied},
+		{"max-keys not a number matches no value", maxKeys, with(anon("s3:ListBucket", "arn:aws:s3:::site"), listing("ten")), None},
+		{"NumericNotEquals, one of the values", maxKeys, with(anon("s3:ListBucketVersions", "arn:aws:s3:::site"), listing("20")), None},
+		{"NumericNotEquals, none of them", maxKeys, with(anon("s3:ListBucketVersions", "arn:aws:s3:::site"), listing("30")), Denied},
+		{"NumericNotEquals, the key absent", maxKeys, anon("s3:ListBucketVersions", "arn:aws:s3:::site"), Denied},
+		{"inside the window", window, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), at("2027-06-01")), Allowed},
+		{"before the window", window, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), at("2025-12-31")), None},
+		{"after the window", window, with(anon("s3:GetObject", "arn:aws:s3:::site/a"), at("2030-01-02")), None},
+		{"no time known", window, anon("s3:GetObject", "arn:aws:s3:::site/a"), None},
 	} {
 		p := mustParse(t, tc.policy)
 		if got := p.Evaluate(tc.req); got != tc.want {
@@ -245,6 +284,13 @@ func TestPublic(t *testing.T) {
 		{"everyone denied", `{"Statement":{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":"arn:aws:s3:::site/*"}}`, false},
 		{"everyone but one account", `{"Statement":{"Effect":"Allow","NotPrincipal":{"AWS":"arn:aws:iam::bob:root"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}}`, true},
 		{"a service", `{"Statement":{"Effect":"Allow","Principal":{"Service":"logging.s3.amazonaws.com"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*"}}`, false},
+		{"everyone from every address", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"IpAddress":{"aws:SourceIp":["10.0.0.0/8","0.0.0.0/0"]}}}}`, true},
+		{"everyone, for a fixed source", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::site/*","Condition":{"ArnEquals":{"aws:SourceArn":"arn:aws:s3:::logs"}}}}`, false},
+		{"everyone, for a fixed account", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringEquals":{"aws:SourceAccount":"alice"}}}}`, false},
+		{"everyone, a principal ARN fixed", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"ArnLike":{"aws:PrincipalArn":"arn:aws:iam::bob:user/LKAAAAAAAAAAAAAAAAAA"}}}}`, false},
+		{"everyone, a principal ARN with a wildcard", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"ArnLike":{"aws:PrincipalArn":"arn:aws:iam::*:user/*"}}}}`, true},
+		{"everyone, a fixed source only if present", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringEqualsIfExists":{"aws:SourceAccount":"alice"}}}}`, true},
+		{"everyone, all but one source", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringNotEquals":{"aws:SourceAccount":"mallory"}}}}`, true},
 	} {
 		if got := mustParse(t, tc.policy).Public(); got != tc.want {
 			t.Errorf("%s: Public() = %v, want %v", tc.name, got, tc.want)
@@ -324,6 +370,8 @@ func FuzzParsePolicy(f *testing.F) {
 	f.Add([]byte(`{"Statement":[]}`), "", "")
 	f.Add([]byte(`{"Statement":[{"Effect":"Deny","NotPrincipal":{"AWS":"arn:aws:iam::alice:root","Service":"logging.s3.amazonaws.com","CanonicalUser":"bob"},"Action":"s3:*","Resource":"arn:aws:s3:::site/*",
 		"Condition":{"Null":{"s3:x-amz-server-side-encryption":"true"},"ArnNotLike":{"aws:PrincipalArn":"arn:aws:iam::*:user/LK*"},"StringEqualsIfExists":{"s3:x-amz-metadata-directive":"COPY"}}}]}`), "s3:PutObject", "k")
+	f.Add([]byte(`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::site",
+		"Condition":{"NumericLessThanEquals":{"s3:max-keys":[100, "2.5e1"]},"DateGreaterThanIfExists":{"aws:CurrentTime":["2026-01-01","1700000000"]}}}]}`), "s3:ListBucket", "")
 	f.Fuzz(func(t *testing.T, doc []byte, action, key string) {
 		p, err := Parse(doc, "site")
 		if err != nil {
