@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -18,7 +19,7 @@ func key32(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
 // outlives the database so that a test can reopen it.
 func openDB(t *testing.T, fs vfs.FS) *pebble.DB {
 	t.Helper()
-	db, err := pebble.Open("db", &pebble.Options{FS: fs})
+	db, err := pebble.Open("db", &pebble.Options{FS: fs, Logger: quiet{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,4 +266,81 @@ func FuzzParseRef(f *testing.F) {
 			t.Fatalf("ParseRef(%q) gave id %q", ref, id)
 		}
 	})
+}
+
+// TestPowerLoss: every change the service answered (a key made, disabled,
+// rotated; the keys sealed again under a new master key) is there after
+// the machine loses power right after the answer (a crash image that
+// keeps nothing unsynced), and a data key sealed before opens after.
+func TestPowerLoss(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	db := openDB(t, fs)
+	l := open(t, db, key32(1), nil)
+	k, err := l.Create(ctx, "alice", "logs", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, sealed, err := l.GenerateDataKey(ctx, k.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type image struct {
+		fs         vfs.FS
+		master     []byte
+		versions   int
+		enabled    bool
+		sealedNext []byte // sealed after this point, if any
+	}
+	snap := func(master []byte, versions int, enabled bool) image {
+		return image{fs: fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}), master: master, versions: versions, enabled: enabled}
+	}
+	images := []image{snap(key32(1), 1, true)}
+	if _, err := l.SetEnabled(ctx, "alice", "logs", false); err != nil {
+		t.Fatal(err)
+	}
+	images = append(images, snap(key32(1), 1, false))
+	l.SetEnabled(ctx, "alice", "logs", true)
+	if _, err := l.Rotate(ctx, "alice", "logs"); err != nil {
+		t.Fatal(err)
+	}
+	images = append(images, snap(key32(1), 2, true))
+	db.Close()
+
+	// The master key rotated on a copy of the last image.
+	copyFS := images[2].fs.(*vfs.MemFS).CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	db2 := openDB(t, copyFS)
+	if _, err := OpenLocal(db2, 'K', key32(2), key32(1)); err != nil {
+		t.Fatal(err)
+	}
+	rotated := copyFS.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	db2.Close()
+	images = append(images, image{fs: rotated, master: key32(2), versions: 2, enabled: true})
+
+	for i, img := range images {
+		db := openDB(t, img.fs)
+		l, err := OpenLocal(db, 'K', img.master, nil)
+		if err != nil {
+			t.Fatalf("image %d: %v", i, err)
+		}
+		got, err := l.Get(ctx, "alice", "logs")
+		if err != nil || got.Versions != img.versions || got.Enabled != img.enabled {
+			t.Errorf("image %d: %+v %v, want %d versions, enabled %v", i, got, err, img.versions, img.enabled)
+		}
+		if img.enabled {
+			if k, err := l.Decrypt(ctx, got.ID, sealed, nil); err != nil || !bytes.Equal(k, plain) {
+				t.Errorf("image %d: the data key sealed before: %v", i, err)
+			}
+		}
+		db.Close()
+	}
+}
+
+// quiet is a Pebble logger that says nothing (tests reopen databases
+// many times).
+type quiet struct{}
+
+func (quiet) Infof(string, ...any)  {}
+func (quiet) Errorf(string, ...any) {}
+func (quiet) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
 }
