@@ -96,7 +96,7 @@ func TestComputeCommands(t *testing.T) {
 
 	// A VM running when the cloud is stopped stops with it, and boots
 	// again when the cloud starts again.
-	mustRun(t, "compute", "create", "left", "--image", "minimal", "--memory", "256")
+	mustRun(t, "compute", "create", "left", "--image", "minimal", "--memory", "512")
 	stopped := func() {
 		t.Helper()
 		if code := s.stop(); code != 0 {
