@@ -81,14 +81,8 @@ func (vm *VM) wait() {
 // port may be lost, and the guest may still hold the session of an
 // earlier attempt; the handshake makes both skip such leftovers
 // (agent.HostHandshake).
-//
-// An attempt waits for the guest's answer a little longer after each
-// failure (handshakeWait), and, once the guest has answered, gives the
-// first ping pingWait: on a starved host (TCG beside a busy build) a
-// guest can take over a second to answer, and a fixed second per attempt
-// then never lets one finish.
 func (vm *VM) connect(ctx context.Context, sock string) error {
-	for attempt := 0; ; {
+	for {
 		select {
 		case <-vm.exited:
 			return fmt.Errorf("qemu exited: %v", vm.waitErr)
@@ -101,20 +95,19 @@ func (vm *VM) connect(ctx context.Context, sock string) error {
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
-		hctx, cancel := context.WithTimeout(ctx, handshakeWait(attempt))
-		attempt++
-		sc, err := agent.HostHandshake(hctx, c)
-		cancel()
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		sc, err := agent.HostHandshake(pctx, c)
 		if err != nil {
+			cancel()
 			c.Close()
 			continue
 		}
 		cl, err := agent.NewClient(sc)
 		if err != nil {
+			cancel()
 			c.Close()
 			return err
 		}
-		pctx, cancel := context.WithTimeout(ctx, pingWait)
 		err = cl.Ping(pctx)
 		cancel()
 		if err == nil {
@@ -124,19 +117,6 @@ func (vm *VM) connect(ctx context.Context, sock string) error {
 		cl.Close()
 		c.Close()
 	}
-}
-
-// pingWait bounds the first ping of a session whose handshake succeeded:
-// the guest is up, and waiting longer costs nothing when it answers.
-const pingWait = 10 * time.Second
-
-// handshakeWait is how long attempt n (from 0) waits for the guest's
-// answer to its hello: 1 s, then a quarter second more per failed
-// attempt, up to 5 s. A hello sent before the guest opened its port is
-// lost, so the first attempts stay short; later ones give a slow guest
-// time to answer.
-func handshakeWait(n int) time.Duration {
-	return min(time.Second+time.Duration(n)*250*time.Millisecond, 5*time.Second)
 }
 
 // Exec runs a command in the guest (see agent.Client.Exec).
