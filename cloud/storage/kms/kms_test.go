@@ -65,16 +65,22 @@ func TestValidName(t *testing.T) {
 	}
 }
 
-func TestLifecycle(t *testing.T) {
-	fs := vfs.NewMem()
-	db := openDB(t, fs)
-	defer db.Close()
+// withKey opens a service under master key32(1) on a new database (closed
+// with the test) and makes alice's key "logs" in it.
+func withKey(t *testing.T, description string) (*pebble.DB, *Local, Key) {
+	t.Helper()
+	db := openDB(t, vfs.NewMem())
+	t.Cleanup(func() { db.Close() })
 	l := open(t, db, key32(1), nil)
-
-	k, err := l.Create(ctx, "alice", "logs", "for the log bucket")
+	k, err := l.Create(ctx, "alice", "logs", description)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return db, l, k
+}
+
+func TestLifecycle(t *testing.T) {
+	db, l, k := withKey(t, "for the log bucket")
 	if !isUUID(k.ID) || !k.Enabled || k.Versions != 1 || k.Managed {
 		t.Fatalf("created %+v", k)
 	}
@@ -192,14 +198,7 @@ func TestLifecycle(t *testing.T) {
 }
 
 func TestMasterKeyRotation(t *testing.T) {
-	fs := vfs.NewMem()
-	db := openDB(t, fs)
-	defer db.Close()
-	l := open(t, db, key32(1), nil)
-	k, err := l.Create(ctx, "alice", "logs", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, l, k := withKey(t, "")
 	plain, sealed, err := l.GenerateDataKey(ctx, k.ID, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,7 +25,6 @@ type Local struct {
 	prefix   byte
 	master   cipher.AEAD
 	masterFP string
-	now      func() time.Time
 
 	mu     sync.Mutex
 	byID   map[string]*entry
@@ -55,7 +53,7 @@ func OpenLocal(db *pebble.DB, prefix byte, master, previous []byte) (*Local, err
 	if err != nil {
 		return nil, fmt.Errorf("kms: master key: %w", err)
 	}
-	l := &Local{db: db, prefix: prefix, master: aead, masterFP: Fingerprint(master), now: time.Now,
+	l := &Local{db: db, prefix: prefix, master: aead, masterFP: Fingerprint(master),
 		byID: map[string]*entry{}, byName: map[string]map[string]string{}}
 	var prev cipher.AEAD
 	var prevFP string
@@ -124,9 +122,6 @@ func OpenLocal(db *pebble.DB, prefix byte, master, previous []byte) (*Local, err
 	return l, nil
 }
 
-// SetClock makes the service read the time from now (tests).
-func (l *Local) SetClock(now func() time.Time) { l.now = now }
-
 // MasterFingerprint is Fingerprint of the master key in use.
 func (l *Local) MasterFingerprint() string { return l.masterFP }
 
@@ -171,7 +166,7 @@ func (l *Local) create(account, name, description string, managed bool) (Key, er
 	m := make([]byte, materialSize)
 	rand.Read(m)
 	rec := record{Key: Key{ID: id, Account: account, Name: name, Description: description, Enabled: true, Versions: 1,
-		CreatedAt: l.now().UTC().Truncate(time.Second), Managed: managed},
+		CreatedAt: time.Now().UTC().Truncate(time.Second), Managed: managed},
 		Master: l.masterFP, Material: [][]byte{sealMaterial(l.master, id, 1, m)}}
 	return l.save(rec, [][]byte{m})
 }
@@ -264,7 +259,7 @@ func (l *Local) Rotate(_ context.Context, account, ref string) (Key, error) {
 	rand.Read(m)
 	rec := e.rec
 	rec.Versions++
-	rec.RotatedAt = l.now().UTC().Truncate(time.Second)
+	rec.RotatedAt = time.Now().UTC().Truncate(time.Second)
 	rec.Material = append(slices.Clip(rec.Material), sealMaterial(l.master, rec.ID, rec.Versions, m))
 	return l.save(rec, append(slices.Clip(e.material), m))
 }
@@ -342,12 +337,6 @@ func (l *Local) Decrypt(_ context.Context, id string, sealed, encCtx []byte) ([]
 		return nil, err
 	}
 	return openDataKey(m, id, sealed, encCtx)
-}
-
-// IsKeyError tells whether err is one of the service's answers about a
-// key (as opposed to a failure of the service itself).
-func IsKeyError(err error) bool {
-	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrDisabled) || errors.Is(err, ErrInvalidCiphertext)
 }
 
 var _ Service = (*Local)(nil)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/cloud/storage/kms"
+	"github.com/latticenet/lattice/cloud/storage/s3policy"
 )
 
 // Server-side encryption headers, as S3 names them.
@@ -65,8 +66,8 @@ func kmsContext(r *request) (map[string]string, error) {
 	if err := json.Unmarshal(raw, &pairs); err != nil || pairs == nil {
 		return nil, errKMSContext
 	}
-	if arn, ok := pairs["aws:s3:arn"]; ok && arn != "arn:aws:s3:::"+r.bucket+"/"+r.key {
-		return nil, s3err(http.StatusBadRequest, "InvalidArgument", "The encryption context's aws:s3:arn must be the object's ARN, arn:aws:s3:::"+r.bucket+"/"+r.key)
+	if arn, ok := pairs["aws:s3:arn"]; ok && arn != s3policy.Resource(r.bucket, r.key) {
+		return nil, s3err(http.StatusBadRequest, "InvalidArgument", "The encryption context's aws:s3:arn must be the object's ARN, "+s3policy.Resource(r.bucket, r.key))
 	}
 	return pairs, nil
 }

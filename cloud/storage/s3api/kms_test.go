@@ -65,7 +65,7 @@ func TestAWSSDKKMS(t *testing.T) {
 		if err != nil || head.ServerSideEncryption != types.ServerSideEncryptionAwsKms || aws.ToString(head.SSEKMSKeyId) != kmsARN(logs.ID) {
 			t.Fatalf("head under %q: %+v %v", ref, head, err)
 		}
-		got := read(t, c)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: key, Range: aws.String("bytes=70000-200000")}))
+		got := read(t)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: key, Range: aws.String("bytes=70000-200000")}))
 		if !bytes.Equal(got, body[70000:200001]) {
 			t.Fatalf("range under %q: %d bytes", ref, len(got))
 		}
@@ -108,7 +108,7 @@ func TestAWSSDKKMS(t *testing.T) {
 	if _, err := e.kms.SetEnabled(ctx, "alice", "logs", true); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(t, c)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("named-a")})); !bytes.Equal(got, body) {
+	if got := read(t)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("named-a")})); !bytes.Equal(got, body) {
 		t.Fatal("the object changed while its key was disabled")
 	}
 
@@ -121,14 +121,14 @@ func TestAWSSDKKMS(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"named-a", "after"} {
-		if got := read(t, c)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String(k)})); !bytes.Equal(got, body) {
+		if got := read(t)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String(k)})); !bytes.Equal(got, body) {
 			t.Fatalf("%s after rotation: %d bytes", k, len(got))
 		}
 	}
 }
 
 // read reads a GetObject's whole body, failing t on an error.
-func read(t *testing.T, _ *s3.Client) func(*s3.GetObjectOutput, error) []byte {
+func read(t *testing.T) func(*s3.GetObjectOutput, error) []byte {
 	return func(out *s3.GetObjectOutput, err error) []byte { t.Helper(); return readAll(t, out, err) }
 }
 
@@ -194,7 +194,7 @@ func TestAWSSDKKMSMultipartAndDefault(t *testing.T) {
 		t.Fatalf("CompleteMultipartUpload: %+v %v", comp, err)
 	}
 	want := append(bytes.Clone(parts[0]), parts[1]...)
-	if got := read(t, c)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("mp"), Range: aws.String("bytes=5242000-5243000")})); !bytes.Equal(got, want[5242000:5243001]) {
+	if got := read(t)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("mp"), Range: aws.String("bytes=5242000-5243000")})); !bytes.Equal(got, want[5242000:5243001]) {
 		t.Fatalf("a range across the parts: %d bytes", len(got))
 	}
 	if plaintextOnDisk(t, e.dir) {
@@ -278,7 +278,7 @@ func TestAWSSDKKMSCopies(t *testing.T) {
 				}
 				get := &s3.GetObjectInput{Bucket: b, Key: dst}
 				to.read(get)
-				if got := read(t, c)(c.GetObject(ctx, get)); !bytes.Equal(got, body) {
+				if got := read(t)(c.GetObject(ctx, get)); !bytes.Equal(got, body) {
 					t.Fatalf("the copy reads %d bytes", len(got))
 				}
 
@@ -379,7 +379,7 @@ func TestKMSReadsSignedOnly(t *testing.T) {
 	if status, got := do(t, signV2(r, e.id, e.secret, "", time.Now())); status != 400 || got.Code != "InvalidArgument" {
 		t.Errorf("a Signature Version 2 read of an SSE-KMS object: %d %s", status, got.Code)
 	}
-	if got := read(t, c)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("pub"), Key: aws.String("kms")})); string(got) != "v" {
+	if got := read(t)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("pub"), Key: aws.String("kms")})); string(got) != "v" {
 		t.Errorf("a signed read: %q", got)
 	}
 
