@@ -49,12 +49,12 @@ var images = []imageInfo{
 	{
 		ImageInfo: ImageInfo{
 			Name: "minimal",
-			Description: "Debian's kernel and an initramfs of busybox and the guest agent, no network; " +
+			Description: "Debian's kernel and an initramfs of busybox, the guest agent on its own disk, no network; " +
 				"the disk, if any, mounted at /data",
-			// The kernel unpacks the initramfs, which carries the
-			// agent (the lattice binary, 30 to 60 MB), into memory
-			// while the archive itself is still there: 128 MB is too
-			// little for that.
+			// The agent (the lattice binary) is paged in from its own
+			// disk. 128 MB runs it, but a race-enabled build's agent
+			// then dies answering a megabyte of output: 256 MB leaves
+			// room for the agent and the guest's commands.
 			MinMemoryMB: 256,
 		},
 		poweroff: []string{"/bin/poweroff"},

@@ -47,9 +47,13 @@ type image struct {
 }
 
 // bootFiles are what every VM of a driver boots: the minimal image's
-// kernel, and its initramfs with the driver's agent appended.
+// kernel and initramfs, and the agent disk.
 type bootFiles struct {
 	Kernel, Initrd string
+	// AgentDisk is a read-only ext4 image holding the agent, attached to
+	// every VM as a virtio disk of serial agentSerial, which the
+	// initramfs mounts at /lattice (see buildBoot).
+	AgentDisk string
 }
 
 // hostKernel is the newest kernel installed on the host with its
@@ -138,7 +142,7 @@ func buildMinimal(ctx context.Context, imageDir string) (image, error) {
 		}
 		ir.write("init", []byte(script), 0o755)
 		ir.write("etc/inittab", []byte(inittab), 0o644)
-		return writeInitramfs(filepath.Join(tmp, "initrd.cpio"), nil, ir)
+		return writeInitramfs(filepath.Join(tmp, "initrd.cpio"), ir)
 	})
 	if err != nil {
 		return image{}, err
@@ -146,25 +150,43 @@ func buildMinimal(ctx context.Context, imageDir string) (image, error) {
 	return image{Kernel: filepath.Join(out, "vmlinux"), Initrd: filepath.Join(out, "initrd.cpio")}, nil
 }
 
-// agentDir is where the initramfs holds the agent, and where an image
-// with a root file system finds it after the switch (/run/lattice, a
-// tmpfs the initramfs mounts there).
+// agentDir is where the guest finds the agent (the agent disk is
+// mounted at agentDir/disk, its files linked into agentDir), and where an
+// image with a root file system finds it after the switch (/run/lattice).
 const agentDir = "lattice"
 
-// buildBoot returns the initramfs the driver's VMs boot, in dir: the
-// minimal image's, with the agent appended as a second cpio archive (the
-// kernel unpacks them one after the other), under /lattice: agentBin
-// (the lattice binary), the dynamic loader and libraries it was built
-// against, and /lattice/agent, a script that runs it with them, so that
-// the agent runs on any guest userland, whatever its C library.
+// Serials of the virtio disks the driver gives a VM, which the guest's
+// init finds them by (in /sys/block/vdX/serial; at most 20 bytes).
+const (
+	agentSerial = "lattice-agent"
+	diskSerial  = "lattice-disk"
+)
+
+// buildBoot returns what the driver's VMs boot, in dir: the minimal
+// image's kernel and initramfs, and the agent disk, a read-only ext4
+// image (made by mkfs.ext4 -d) holding, under its root, bin/lattice
+// (agentBin, the lattice binary), the dynamic loader and libraries it was
+// built against, and agent, a script that runs it with them, so that the
+// agent runs on any guest userland, whatever its C library.
+//
+// The agent is a disk rather than part of the initramfs because the
+// kernel holds an initramfs in memory twice while unpacking it (the
+// archive and the files), and the lattice binary is 30 to 70 MB (a
+// race-enabled build the most): a VM of 256 MB could not unpack it, and
+// a guest missing its agent is a VM the host waits for in vain. From a
+// disk the binary is paged in as it runs, as any program is.
 func buildBoot(ctx context.Context, dir string, img image, agentBin string) (bootFiles, error) {
+	mkfs, err := exec.LookPath("mkfs.ext4")
+	if err != nil {
+		return bootFiles{}, fmt.Errorf("%w: mkfs.ext4: install the Debian package e2fsprogs", ErrHostPackage)
+	}
 	libs, err := sharedLibraries(agentBin)
 	if err != nil {
 		return bootFiles{}, err
 	}
 	script := agentScript(libs)
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n", img.Initrd, script)
+	fmt.Fprintf(h, "%s\n%s\n%s\n", agentDiskRecipe, strings.Join(agentMkfsArgs, " "), script)
 	for _, p := range append([]string{agentBin}, libs...) {
 		if err := hashFile(h, p); err != nil {
 			return bootFiles{}, err
@@ -172,19 +194,93 @@ func buildBoot(ctx context.Context, dir string, img image, agentBin string) (boo
 	}
 	name := "boot-" + hex.EncodeToString(h.Sum(nil))[:16]
 	out, err := cached(ctx, dir, name, func(ctx context.Context, tmp string) error {
-		ir := newInitramfs()
-		ir.copy(agentDir+"/bin/lattice", agentBin, 0o755)
+		tree := filepath.Join(tmp, "tree")
+		files := map[string]string{"bin/lattice": agentBin}
 		for _, l := range libs {
-			ir.copy(agentDir+l, l, 0o755)
+			files[strings.TrimPrefix(l, "/")] = l
 		}
-		ir.write(agentDir+"/agent", []byte(script), 0o755)
-		return writeInitramfs(filepath.Join(tmp, "initrd.cpio"), []string{img.Initrd}, ir)
+		var size int64
+		for dst, src := range files {
+			n, err := copyInto(filepath.Join(tree, dst), src, 0o755)
+			if err != nil {
+				return err
+			}
+			size += n
+		}
+		if err := os.WriteFile(filepath.Join(tree, "agent"), []byte(script), 0o755); err != nil {
+			return err
+		}
+		// The files, a sixteenth more for ext4's own blocks, and 4 MiB
+		// for its tables: rounded up to a MiB.
+		size = (size + size/16 + 4<<20 + 1<<20 - 1) &^ (1<<20 - 1)
+		raw := filepath.Join(tmp, "agent.img")
+		f, err := os.Create(raw)
+		if err != nil {
+			return err
+		}
+		err = f.Truncate(size)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		cmd := exec.CommandContext(ctx, mkfs, append(slices.Clone(agentMkfsArgs), "-d", tree, raw)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("qemu: making the agent disk: mkfs.ext4: %v %s", err, out)
+		}
+		if err := syncFile(raw); err != nil {
+			return err
+		}
+		return os.RemoveAll(tree)
 	})
 	if err != nil {
 		return bootFiles{}, err
 	}
 	pruneBoot(dir, name)
-	return bootFiles{Kernel: img.Kernel, Initrd: filepath.Join(out, "initrd.cpio")}, nil
+	return bootFiles{Kernel: img.Kernel, Initrd: img.Initrd, AgentDisk: filepath.Join(out, "agent.img")}, nil
+}
+
+// agentDiskRecipe changes whenever the agent disk's making changes in a
+// way its inputs do not show.
+const agentDiskRecipe = "agent-disk-1"
+
+// agentMkfsArgs make the agent disk: read-only in the guest, so no
+// journal and no blocks reserved for root; owned by root whoever builds
+// it; every table written now, not by the guest.
+var agentMkfsArgs = []string{"-q", "-F", "-t", "ext4", "-b", "4096", "-L", agentSerial, "-m", "0", "-O", "^has_journal",
+	"-E", "root_owner=0:0,lazy_itable_init=0"}
+
+// copyInto copies the file src to dst, making dst's directories, and
+// returns its size.
+func copyInto(dst, src string, mode os.FileMode) (int64, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return 0, err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+func syncFile(p string) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // pruneBoot removes the initramfs directories in dir other than keep,
@@ -226,21 +322,13 @@ func agentScript(libs []string) string {
 	return b.String()
 }
 
-// writeInitramfs writes dst: the archives in prefix, copied as they are,
-// then ir.
-func writeInitramfs(dst string, prefix []string, ir *initramfs) error {
+// writeInitramfs writes ir to dst as an uncompressed cpio archive.
+func writeInitramfs(dst string, ir *initramfs) error {
 	f, err := os.Create(dst)
 	if err != nil {
 		return err
 	}
-	for _, p := range prefix {
-		if err == nil {
-			err = copyFile(f, p)
-		}
-	}
-	if err == nil {
-		err = ir.writeTo(f)
-	}
+	err = ir.writeTo(f)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -250,23 +338,16 @@ func writeInitramfs(dst string, prefix []string, ir *initramfs) error {
 	return err
 }
 
-func copyFile(w io.Writer, p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = io.Copy(w, f)
-	return err
-}
-
 // initScript is the guest's /init. It mounts what the system needs and
 // loads the modules. Then, for an image with a root file system (the
 // kernel's command line has lattice.root=DEVICE), it mounts that, moves
-// the agent to a tmpfs at its /run/lattice and hands over to its init
-// (init=, default /sbin/init); otherwise (minimal) it mounts the VM's
-// disk, if any, at /data and hands over to busybox's init, which keeps
-// the agent running.
+// the agent disk to its /run/lattice/disk (on a tmpfs) and hands over to
+// its init (init=, default /sbin/init); otherwise (minimal) it mounts the
+// VM's disk, if any, at /data and hands over to busybox's init, which
+// keeps the agent running. Before either it mounts the agent disk at
+// /lattice/disk, its files linked into /lattice; without it the guest
+// powers off at once, and the host's wait for the agent ends with the
+// console's last lines.
 func initScript(mods, rootMods []string) string {
 	var b strings.Builder
 	b.WriteString(`#!/bin/busybox sh
@@ -280,7 +361,30 @@ mount -t devtmpfs dev /dev
 	for _, m := range mods {
 		fmt.Fprintf(&b, "insmod /lib/modules/%s\n", filepath.Base(m))
 	}
-	b.WriteString(`root= init=/sbin/init
+	b.WriteString(`# disk SERIAL: the virtio disk of that serial, as /dev/vdX.
+disk() {
+	for s in /sys/block/vd*/serial; do
+		[ -f "$s" ] && [ "$(cat "$s")" = "$1" ] && { s=${s%/serial}; echo "/dev/${s##*/}"; return 0; }
+	done
+	return 1
+}
+# agentlinks DIR: DIR/disk is the agent disk, read-only; its files appear
+# in DIR too, where the agent may write (its log, in the root image).
+agentlinks() {
+	for e in "$1"/disk/*; do
+		[ "${e##*/}" = lost+found ] || ln -s "disk/${e##*/}" "$1/${e##*/}"
+	done
+}
+mkdir -p /` + agentDir + `/disk
+if ! a=$(disk ` + agentSerial + `) || ! mount -t ext4 -o ro "$a" /` + agentDir + `/disk; then
+	echo "lattice: cannot mount the agent disk (serial ` + agentSerial + `); powering off"
+	poweroff -f
+fi
+# The agent is paged in from the disk as it runs: in large reads, not
+# a page fault's 128 KiB each.
+echo 4096 >/sys/block/${a#/dev/}/queue/read_ahead_kb
+agentlinks /` + agentDir + `
+root= init=/sbin/init
 for a in $(cat /proc/cmdline); do
 	case "$a" in
 	lattice.root=*) root=${a#lattice.root=} ;;
@@ -298,7 +402,9 @@ if [ -n "$root" ]; then
 		poweroff -f
 	fi
 	mount -t tmpfs -o mode=0755,nosuid,nodev run /newroot/run
-	mv /lattice /newroot/run/lattice
+	mkdir -p /newroot/run/` + agentDir + `/disk
+	mount --move /` + agentDir + `/disk /newroot/run/` + agentDir + `/disk
+	agentlinks /newroot/run/` + agentDir + `
 	mount --move /dev /newroot/dev
 	mount --move /sys /newroot/sys
 	mount --move /proc /newroot/proc
@@ -307,7 +413,7 @@ if [ -n "$root" ]; then
 fi
 mount -t tmpfs tmp /tmp
 ip link set lo up
-[ -b /dev/vda ] && mount -t ext4 /dev/vda /data
+d=$(disk ` + diskSerial + `) && mount -t ext4 "$d" /data
 hostname lattice-vm
 echo "lattice: guest up in $(cut -d' ' -f1 /proc/uptime) s"
 exec /bin/busybox init

@@ -347,6 +347,7 @@ func (d *Driver) launch(ctx context.Context, id string, spec Spec, img imageInfo
 		"-device", "virtserialport,chardev=agent,name=" + agent.PortName,
 	}
 	args = append(args, drive...)
+	args = append(args, agentDiskArgs(d.boot.AgentDisk)...) // after the root disk, which is /dev/vda
 	sshAddr := ""
 	if sshPort != 0 {
 		sshAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(sshPort))
@@ -386,10 +387,19 @@ func (d *Driver) launch(ctx context.Context, id string, spec Spec, img imageInfo
 	return vm, nil
 }
 
-// diskArgs attach a disk image as the VM's virtio-blk disk (/dev/vda).
+// diskArgs attach a disk image as the VM's virtio-blk disk: /dev/vda,
+// given before any other (the guest numbers virtio disks in the order of
+// QEMU's arguments).
 func diskArgs(path, format string) []string {
 	return []string{"-drive", "id=disk,file=" + path + ",format=" + format + ",if=none,cache=none,aio=threads",
-		"-device", "virtio-blk-device,drive=disk"}
+		"-device", "virtio-blk-device,drive=disk,serial=" + diskSerial}
+}
+
+// agentDiskArgs attach the agent disk, read-only: every VM of the driver
+// shares the one file.
+func agentDiskArgs(path string) []string {
+	return []string{"-drive", "id=agent,file=" + path + ",format=raw,if=none,readonly=on",
+		"-device", "virtio-blk-device,drive=agent,serial=" + agentSerial}
 }
 
 // freePort is a TCP port on the loopback that nothing listens on now.
@@ -454,7 +464,7 @@ func hostTSCkHz() int {
 // and QEMU exits. Its run time is the floor a VM's start is compared with
 // (lattice bench compute). For minimal: the kernel and initramfs, with no
 // devices, no modules and no agent, busybox as the init. For debian-12:
-// the initramfs loads its modules and mounts the root disk (a throwaway
+// the initramfs loads its modules, mounts the agent disk and the root disk (a throwaway
 // snapshot of the image), then runs Debian's /usr/bin/true instead of
 // systemd. The image is built first if it is not (within ctx).
 func (d *Driver) FloorCommand(ctx context.Context, image string, memoryMB int) ([]string, error) {
@@ -474,9 +484,10 @@ func (d *Driver) FloorCommand(ctx context.Context, image string, memoryMB int) (
 	if err != nil {
 		return nil, err
 	}
-	return append(argv, "-append", kernelArgs(d.accel)+" lattice.root=/dev/vda init=/usr/bin/true",
+	argv = append(argv, "-append", kernelArgs(d.accel)+" lattice.root=/dev/vda init=/usr/bin/true",
 		"-drive", "id=disk,file="+base+",format=raw,if=none,snapshot=on",
-		"-device", "virtio-blk-device,drive=disk"), nil
+		"-device", "virtio-blk-device,drive=disk")
+	return append(argv, agentDiskArgs(d.boot.AgentDisk)...), nil
 }
 
 func onOff(b bool) string {

@@ -108,6 +108,12 @@ func TestVM(t *testing.T) {
 		t.Errorf("dial of a closed port: %v, want the guest's refusal", err)
 	}
 
+	// The agent runs from its own disk, read-only.
+	if res, err := vm.Exec(ctx, []string{"sh", "-c", "grep -q ' /lattice/disk ext4 ro,' /proc/mounts && [ -x /lattice/bin/lattice ] && ! touch /lattice/disk/x 2>/dev/null"}, nil, 0); err != nil || res.ExitCode != 0 {
+		diag, _ := vm.Exec(ctx, []string{"sh", "-c", "cat /proc/mounts; ls -l /lattice /lattice/disk"}, nil, 0)
+		t.Errorf("the agent disk is not mounted read-only at /lattice/disk: %+v %v\n%s%s", res, err, diag.Stdout, diag.Stderr)
+	}
+
 	// The disk is mounted; what is written there outlives a restart.
 	if res, err := vm.Exec(ctx, []string{"sh", "-c", "grep -q ' /data ext4 ' /proc/mounts && echo kept > /data/note && sync"}, nil, 0); err != nil || res.ExitCode != 0 {
 		diag, _ := vm.Exec(ctx, []string{"sh", "-c", "cat /proc/mounts; ls -l /dev/vd*; dmesg | tail -20"}, nil, 0)
@@ -139,6 +145,31 @@ func TestVM(t *testing.T) {
 	}
 	if err := vm.Err(); err != nil {
 		t.Errorf("Err() after Stop = %v, want nil", err)
+	}
+}
+
+// TestAgentDiskMissing: a guest that cannot mount its agent disk powers
+// off, and Start fails with the guest's reason, without waiting for the
+// caller's deadline.
+func TestAgentDiskMissing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a VM")
+	}
+	d := newDriver(t, "")
+	bad := filepath.Join(t.TempDir(), "not-ext4.img")
+	if err := os.WriteFile(bad, make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	qemu.SetAgentDisk(d, bad)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	vm, err := d.Start(ctx, "no-agent", qemu.Spec{VCPUs: 1, MemoryMB: 256, Image: "minimal"})
+	if err == nil {
+		vm.Stop(context.Background())
+		t.Fatal("a VM without its agent disk started")
+	}
+	if ctx.Err() != nil || !strings.Contains(err.Error(), "cannot mount the agent disk") {
+		t.Errorf("Start without the agent disk: %v, want the guest's reason before the deadline", err)
 	}
 }
 

@@ -309,12 +309,17 @@ func (c *Cluster) startNode(index int, dir string, fs vfs.FS, reps ...wallet.Key
 	nd.API = httptest.NewUnstartedServer(st.Handler())
 	nd.API.Config.RegisterOnShutdown(st.API().StopStreams)
 	nd.API.Start()
+	// Stopped before the test removes dir (cleanups run last in, first
+	// out, and dir is often the test's TempDir, made just before): the
+	// host writes its known peers there as it closes.
+	c.t.Cleanup(func() { c.stopNode(nd) })
 	return nd
 }
 
 // Stop stops node i (its API, service, host and ledger), leaving its data.
-func (c *Cluster) Stop(i int) {
-	nd := c.Nodes[i]
+func (c *Cluster) Stop(i int) { c.stopNode(c.Nodes[i]) }
+
+func (c *Cluster) stopNode(nd *Node) {
 	if nd == nil || nd.N == nil {
 		return
 	}
