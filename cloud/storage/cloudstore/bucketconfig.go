@@ -2,6 +2,7 @@ package cloudstore
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,7 +23,53 @@ const (
 	// ConfigLogging is the bucket's server access logging (package
 	// s3log's BucketLoggingStatus).
 	ConfigLogging ConfigKind = "logging"
+	// ConfigPublicAccessBlock is the bucket's Block Public Access
+	// settings: a PublicAccessBlock as JSON (SetPublicAccessBlock).
+	ConfigPublicAccessBlock ConfigKind = "publicAccessBlock"
 )
+
+// PublicAccessBlock is a bucket's Block Public Access settings, S3's
+// PublicAccessBlockConfiguration: what it blocks of the access that
+// anyone (anonymous requests) could otherwise be given.
+type PublicAccessBlock struct {
+	// BlockPublicAcls refuses requests that would make the bucket or an
+	// object public by ACL: S3's public-read ACLs and the REST API's
+	// public toggle.
+	BlockPublicAcls bool `json:"block_public_acls"`
+	// IgnorePublicAcls ignores the bucket's public toggle (its
+	// AllUsers READ grant): no anonymous read through it, on the S3
+	// endpoint, the REST API's downloads and the CDN's bucket origins.
+	IgnorePublicAcls bool `json:"ignore_public_acls"`
+	// BlockPublicPolicy refuses a bucket policy that is public.
+	BlockPublicPolicy bool `json:"block_public_policy"`
+	// RestrictPublicBuckets ignores what a public policy grants to
+	// anonymous requests (its Deny still applies).
+	RestrictPublicBuckets bool `json:"restrict_public_buckets"`
+}
+
+// PublicAccessBlock returns the Block Public Access settings of the
+// bucket called name, whoever owns it, nil when it has none.
+func (s *Store) PublicAccessBlock(name string) (*PublicAccessBlock, error) {
+	_, data, err := s.BucketWithConfig(name, ConfigPublicAccessBlock)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	var b PublicAccessBlock
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("cloudstore: bucket %s: Block Public Access settings: %w", name, err)
+	}
+	return &b, nil
+}
+
+// SetPublicAccessBlock sets the Block Public Access settings of account's
+// bucket, or removes them (b nil); synced before it returns.
+func (s *Store) SetPublicAccessBlock(account, name string, b *PublicAccessBlock) error {
+	var data []byte
+	if b != nil {
+		data, _ = json.Marshal(b)
+	}
+	return s.SetBucketConfig(account, name, ConfigPublicAccessBlock, data)
+}
 
 // MaxConfigSize bounds one configuration document, so that no record
 // grows without bound (S3's own limits are lower: 20 KiB for a policy,
@@ -36,7 +83,7 @@ var ErrConfigTooLarge = errors.New("cloudstore: configuration too large")
 const tBucketConfig = 'C' // C | bucket | 0 | kind -> the document; none when unset
 
 func checkConfig(kind ConfigKind, data []byte) error {
-	if !slices.Contains([]ConfigKind{ConfigPolicy, ConfigCORS, ConfigLogging}, kind) {
+	if !slices.Contains([]ConfigKind{ConfigPolicy, ConfigCORS, ConfigLogging, ConfigPublicAccessBlock}, kind) {
 		return fmt.Errorf("cloudstore: unknown bucket configuration %q", kind)
 	}
 	if len(data) > MaxConfigSize {

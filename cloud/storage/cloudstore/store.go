@@ -368,7 +368,8 @@ func (s *Store) CreateBucket(account, name, notes string, now time.Time) (Bucket
 }
 
 // PublicBucket returns the bucket called name, whoever owns it, if it is
-// public; a private or missing bucket is ErrNotFound alike, so that
+// public and its Block Public Access settings do not ignore that
+// (IgnorePublicAcls); a private or missing bucket is ErrNotFound alike, so that
 // anonymous callers never learn which names exist.
 func (s *Store) PublicBucket(name string) (Bucket, error) {
 	var bk Bucket
@@ -377,6 +378,11 @@ func (s *Store) PublicBucket(name string) (Bucket, error) {
 	}
 	if !bk.Public {
 		return Bucket{}, ErrNotFound
+	}
+	if b, err := s.PublicAccessBlock(name); err != nil {
+		return Bucket{}, err
+	} else if b != nil && b.IgnorePublicAcls {
+		return Bucket{}, ErrNotFound // its settings ignore the toggle
 	}
 	return bk, nil
 }

@@ -94,6 +94,9 @@ func (s *Server) checkObjectACL(r *request) error {
 	if err != nil {
 		return errNoSuchBucket
 	}
+	if err := s.blockPublicACL(r, public); err != nil {
+		return err
+	}
 	if public != bk.Public {
 		return s3err(http.StatusBadRequest, "AccessControlListNotSupported", "The bucket does not allow ACLs: an object's ACL is its bucket's, "+
 			"which is "+map[bool]string{true: "public-read", false: "private"}[bk.Public]+"; send that, bucket-owner-full-control or no x-amz-acl.")
@@ -257,6 +260,9 @@ func (s *Server) putBucketACL(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.blockPublicACL(r, public); err != nil {
+		return err
+	}
 	if _, err := s.st.UpdateBucket(r.account, r.bucket, s.opts.Now(), func(b *cloudstore.Bucket) { b.Public = public }); err != nil {
 		return err
 	}
@@ -284,6 +290,9 @@ func (s *Server) putObjectACL(w http.ResponseWriter, r *request) error {
 	}
 	public, err := requestedPublic(r, body)
 	if err != nil {
+		return err
+	}
+	if err := s.blockPublicACL(r, public); err != nil {
 		return err
 	}
 	if public != bk.Public {

@@ -151,7 +151,7 @@ func (s *Server) writeEncryption(r *request) (*cloudstore.SSE, string, error) {
 		if s.st.KMS() == nil {
 			return nil, "", errKMS
 		}
-		if r.v2 {
+		if r.v2 || r.auth == nil { // SigV2, or anonymous
 			return nil, "", errKMSSigV2
 		}
 		pairs, err := kmsContext(r)

@@ -303,6 +303,7 @@ var logResources = map[string]string{
 	"GetBucketEncryption": "ENCRYPTION", "PutBucketEncryption": "ENCRYPTION", "DeleteBucketEncryption": "ENCRYPTION",
 	"GetBucketLogging": "LOGGING_STATUS", "PutBucketLogging": "LOGGING_STATUS",
 	"PutBucketRequestPayment": "REQUEST_PAYMENT",
+	"GetPublicAccessBlock":    "PUBLIC_ACCESS_BLOCK", "PutPublicAccessBlock": "PUBLIC_ACCESS_BLOCK", "DeletePublicAccessBlock": "PUBLIC_ACCESS_BLOCK",
 }
 
 // objectSize is the whole size of the object a request read or wrote, or

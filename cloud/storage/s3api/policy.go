@@ -11,6 +11,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/cloud/storage/s3policy"
+	"github.com/latticenet/lattice/cloud/storage/sigv4"
 )
 
 // Bucket policies: PutBucketPolicy, GetBucketPolicy, DeleteBucketPolicy
@@ -23,10 +24,10 @@ import (
 //     whatever else grants it. The owner's Get/Put/DeleteBucketPolicy are
 //     never refused, so that no policy can lock its owner out (S3 does
 //     the same for the account's root user).
-//   - An Allow grants anonymous requests the read operations it names
-//     (anonymous GetObject of a prefix, anonymous ListBucket). Anonymous
-//     writes are not implemented: a policy that grants everyone a write
-//     action is refused with NotImplemented, never stored.
+//   - An Allow grants anonymous requests the operations it names
+//     (anonymous GetObject of a prefix, anonymous ListBucket, anonymous
+//     uploads and deletes of objects); the bucket's configuration is
+//     never written anonymously (authorizeAnonymous).
 //   - Signed requests are the bucket owner's keys (another account's keys
 //     see the bucket as missing); their permissions and bucket scope are
 //     the grant, and an Allow adds nothing to them.
@@ -65,7 +66,8 @@ var actions = map[string]string{
 	"GetBucket:object-lock": "s3:GetBucketObjectLockConfiguration",
 	"GetBucket:lifecycle":   "s3:GetLifecycleConfiguration", "GetBucket:encryption": "s3:GetEncryptionConfiguration",
 	"GetBucket:website": "s3:GetBucketWebsite", "GetBucket:replication": "s3:GetReplicationConfiguration",
-	"GetBucket:publicAccessBlock": "s3:GetBucketPublicAccessBlock",
+	"GetPublicAccessBlock": "s3:GetBucketPublicAccessBlock", "PutPublicAccessBlock": "s3:PutBucketPublicAccessBlock",
+	"DeletePublicAccessBlock": "s3:PutBucketPublicAccessBlock",
 }
 
 // versionActions are the actions of operations on one version (with
@@ -156,38 +158,118 @@ func resourceOf(req *request) string { return s3policy.Resource(req.bucket, req.
 // grants and does not deny, or that reads an object of a public bucket
 // (unless the policy denies it). Anything else is AccessDenied, the same
 // for a missing bucket, so that anonymous callers never learn which names
-// exist. Anonymous requests only ever read.
+// exist. Of the writes, only those on objects (anonymousWrites) are
+// admitted, and only by an Allow: a bucket's configuration is its
+// owner's. What an anonymous write makes is the bucket owner's, as every
+// object is under BucketOwnerEnforced.
 func (s *Server) authorizeAnonymous(req *request, o operation) error {
 	if o.name == "PreflightCORS" {
 		return s.authorizePreflight(req)
 	}
 	action := actionOf(o, req)
-	if req.bucket == "" || action == "" || o.write {
+	if req.bucket == "" || action == "" || o.write && !anonymousWrites[o.name] {
 		return errAnonymous
 	}
 	bk, p, err := s.bucketPolicy(req.bucket)
 	if err != nil {
 		return errAnonymous
 	}
+	bpa := s.publicAccess(req.bucket)
 	d := s3policy.None
-	if p != nil {
+	switch {
+	case p == nil:
+	case o.name == "DeleteObjects":
+		// S3 authorises it key by key (deleteDenied); the request itself
+		// needs a policy that may grant some.
+		if !bpa.RestrictPublicBuckets || !p.Public() {
+			d = s3policy.Allowed
+		}
+	default:
 		pr := policyRequest(req, action, resourceOf(req))
 		if err := s.addObjectTags(&pr, p, bk.Account, req.bucket, req.key, req.URL.Query().Get("versionId")); err != nil {
 			return errAnonymous // the tags unread: refused, not guessed
 		}
-		d = p.Evaluate(pr)
+		d = anonymousDecision(p, pr, bpa)
 	}
 	// A public bucket's current objects, not the versions they replaced:
 	// a version is read anonymously only when the policy grants
 	// s3:GetObjectVersion.
-	public := bk.Public && (o.name == "GetObject" || o.name == "HeadObject") && !req.URL.Query().Has("versionId")
-	if d == s3policy.Denied || d == s3policy.None && !public {
+	public := bk.Public && !bpa.IgnorePublicAcls && (o.name == "GetObject" || o.name == "HeadObject") && !req.URL.Query().Has("versionId")
+	if d == s3policy.Denied || d == s3policy.None && !public || o.write && d != s3policy.Allowed {
 		return errAnonymous
 	}
 	req.account = bk.Account
-	req.body = req.Body
 	req.aclRequired = d == s3policy.None // allowed by the bucket's public-read
-	return nil
+	if o.also != nil {
+		// A copy reads its source anonymously too: the source's bucket
+		// must be the same owner's and grant the read.
+		b, key, version, err := copySource(req)
+		if err != nil {
+			return err
+		}
+		if !s.anonymousReads(req, b, key, version) {
+			return errAnonymous
+		}
+	}
+	if !o.write {
+		req.body = req.Body
+		return nil
+	}
+	return anonymousBody(req, o)
+}
+
+// anonymousWrites are the writes a bucket policy may grant to anonymous
+// requests: those on objects.
+var anonymousWrites = map[string]bool{
+	"PutObject": true, "CopyObject": true, "CreateMultipartUpload": true, "UploadPart": true, "UploadPartCopy": true,
+	"CompleteMultipartUpload": true, "AbortMultipartUpload": true, "DeleteObject": true, "DeleteObjects": true,
+	"PutObjectTagging": true, "DeleteObjectTagging": true,
+}
+
+// anonymousReads reports whether an anonymous request may read key (of
+// version, if not "") in bucket, which must be owned by req's account
+// (the bucket owner its request was admitted for): the bucket's policy
+// allows it and does not deny it, or the bucket is public and it is a
+// current object.
+func (s *Server) anonymousReads(req *request, bucket, key, version string) bool {
+	bk, p, err := s.bucketPolicy(bucket)
+	if err != nil || bk.Account != req.account {
+		return false
+	}
+	bpa := s.publicAccess(bucket)
+	d := s3policy.None
+	if p != nil {
+		action := "s3:GetObject"
+		if version != "" {
+			action = "s3:GetObjectVersion"
+		}
+		pr := policyRequest(req, action, s3policy.Resource(bucket, key))
+		if s.addObjectTags(&pr, p, bk.Account, bucket, key, version) != nil {
+			return false
+		}
+		d = anonymousDecision(p, pr, bpa)
+	}
+	return d == s3policy.Allowed || d == s3policy.None && bk.Public && !bpa.IgnorePublicAcls && version == ""
+}
+
+// anonymousBody sets up the body of an anonymous write: unsigned, or
+// checked against the SHA-256 x-amz-content-sha256 gives, with its
+// Content-MD5 and x-amz-checksum-* values checked as a signed request's.
+// Signed streaming needs a signature, which an anonymous request lacks.
+func anonymousBody(req *request, o operation) error {
+	ph := req.Header.Get("X-Amz-Content-Sha256")
+	switch {
+	case ph == "":
+		ph = sigv4.UnsignedPayload
+	case ph == sigv4.UnsignedPayload || ph == sigv4.StreamingUnsignedTrail:
+	case len(ph) == 64 && strings.Trim(ph, "0123456789abcdef") == "":
+	default:
+		return s3err(http.StatusBadRequest, "InvalidRequest", "An anonymous request's x-amz-content-sha256 must be UNSIGNED-PAYLOAD, "+
+			"STREAMING-UNSIGNED-PAYLOAD-TRAILER or the body's SHA-256 in hex: signed streaming needs a signature")
+	}
+	var err error
+	req.body, req.size, req.sums, err = (&sigv4.Auth{PayloadHash: ph}).BodyChecksums(req.Request, o.name != "CompleteMultipartUpload")
+	return err
 }
 
 // checkPolicy refuses a signed request that the policy of the bucket it
@@ -224,6 +306,8 @@ func (s *Server) policyDenies(req *request, bucket, key, version, action string)
 		return nil
 	case err != nil:
 		return err
+	case req.auth == nil && (p == nil || bk.Account != req.account):
+		return errAnonymous // DeleteObjects' keys, anonymously: only by an Allow
 	case p == nil || bk.Account != req.account:
 		return nil
 	}
@@ -231,8 +315,15 @@ func (s *Server) policyDenies(req *request, bucket, key, version, action string)
 	if err := s.addObjectTags(&pr, p, bk.Account, bucket, key, version); err != nil {
 		return err
 	}
-	if p.Evaluate(pr) == s3policy.Denied {
+	d := p.Evaluate(pr)
+	if req.auth == nil {
+		d = anonymousDecision(p, pr, s.publicAccess(bucket))
+	}
+	switch {
+	case d == s3policy.Denied:
 		return errPolicyDenied
+	case req.auth == nil && d != s3policy.Allowed:
+		return errAnonymous
 	}
 	return nil
 }
@@ -324,18 +415,6 @@ func (s *Server) getBucketPolicy(w http.ResponseWriter, r *request) error {
 	return err
 }
 
-// writeActions are the actions of the operations that write: a policy may
-// not grant them to everyone, as anonymous writes are not implemented.
-func writeActions() []string {
-	var out []string
-	for _, a := range actions {
-		if strings.HasPrefix(a, "s3:Put") || strings.HasPrefix(a, "s3:Delete") || a == "s3:AbortMultipartUpload" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 func (s *Server) putBucketPolicy(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return err
@@ -355,11 +434,8 @@ func (s *Server) putBucketPolicy(w http.ResponseWriter, r *request) error {
 	case err != nil:
 		return s3err(http.StatusBadRequest, "MalformedPolicy", strings.TrimPrefix(err.Error(), "s3policy: malformed policy: "))
 	}
-	for _, a := range writeActions() {
-		if p.Grants(a) {
-			return s3err(http.StatusNotImplemented, "NotImplemented",
-				"Anonymous writes are not supported: this policy allows "+a+" to anonymous requests (Principal \"*\", or a NotPrincipal). Grant them only reads.")
-		}
+	if p.Public() && s.publicAccess(r.bucket).BlockPublicPolicy {
+		return errBlockedPolicy
 	}
 	if err := s.st.SetBucketConfig(r.account, r.bucket, cloudstore.ConfigPolicy, data); err != nil {
 		return err

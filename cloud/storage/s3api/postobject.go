@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/s3policy"
 	"github.com/latticenet/lattice/cloud/storage/sigv2"
 	"github.com/latticenet/lattice/cloud/storage/sigv4"
 )
@@ -30,7 +31,7 @@ var (
 	errPreData       = s3err(http.StatusBadRequest, "MaxPostPreDataLengthExceededError", "Your POST request fields preceding the upload file were too large.")
 	errNoFile        = s3err(http.StatusBadRequest, "InvalidArgument", "POST requires exactly one file upload per request.")
 	errNoKey         = s3err(http.StatusBadRequest, "InvalidArgument", "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.")
-	errAnonymousPOST = s3err(http.StatusForbidden, "AccessDenied", "Access Denied: anonymous POST uploads are refused; sign the form's policy with an S3 key")
+	errAnonymousPOST = s3err(http.StatusForbidden, "AccessDenied", "Access Denied: sign the form's policy with an S3 key, or have the bucket's policy allow everyone s3:PutObject of the key")
 )
 
 // isPostForm reports whether r is a form upload: POST with a
@@ -149,6 +150,39 @@ func (s *Server) verifyPost(req *request) (*sigv4.Auth, error) {
 	return &sigv4.Auth{AccessKeyID: a.AccessKeyID, Region: s.opts.Region, PayloadHash: sigv4.UnsignedPayload}, nil
 }
 
+// postKey is the key a form names (its ${filename} replaced).
+func postKey(form *postForm) (string, error) {
+	key, ok := form.fields["key"]
+	if !ok {
+		return "", errNoKey
+	}
+	if key = strings.ReplaceAll(key, "${filename}", form.filename); key == "" {
+		return "", errNoKey
+	}
+	return key, nil
+}
+
+// authorizeAnonymousPost admits a form with no signature when the
+// bucket's policy allows everyone s3:PutObject of the key it names (and
+// denies nothing), as S3 does.
+func (s *Server) authorizeAnonymousPost(req *request, o operation) error {
+	key, err := postKey(req.form)
+	if err != nil {
+		return errAnonymousPOST
+	}
+	bk, p, err := s.bucketPolicy(req.bucket)
+	if err != nil || p == nil {
+		return errAnonymousPOST
+	}
+	pr := policyRequest(req, "s3:PutObject", s3policy.Resource(req.bucket, key))
+	if anonymousDecision(p, pr, s.publicAccess(req.bucket)) != s3policy.Allowed {
+		return errAnonymousPOST
+	}
+	req.account = bk.Account
+	req.body, req.size = req.form.file, -1
+	return nil
+}
+
 // sizeChecked passes a form's file through, failing it (rather than
 // ending it) when it is outside the policy's content-length-range.
 type sizeChecked struct {
@@ -172,20 +206,20 @@ func (s *sizeChecked) Read(p []byte) (int, error) {
 // postObject stores the file of a form upload whose policy holds.
 func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 	f := r.form.fields
-	p, err := parsePostPolicy(f["policy"])
+	// An anonymous form, admitted by the bucket's policy, may have no
+	// policy of its own; one it has is held to, as a signed one is.
+	p, err := &postPolicy{maxSize: -1}, error(nil)
+	if r.auth != nil || f["policy"] != "" {
+		if p, err = parsePostPolicy(f["policy"]); err != nil {
+			return err
+		}
+		if err := p.check(f, r.bucket, s.opts.Now()); err != nil {
+			return err
+		}
+	}
+	key, err := postKey(r.form)
 	if err != nil {
 		return err
-	}
-	if err := p.check(f, r.bucket, s.opts.Now()); err != nil {
-		return err
-	}
-	key, ok := f["key"]
-	if !ok {
-		return errNoKey
-	}
-	key = strings.ReplaceAll(key, "${filename}", r.form.filename)
-	if key == "" {
-		return errNoKey
 	}
 	if err := validKey(key); err != nil {
 		return err

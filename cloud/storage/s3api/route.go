@@ -37,7 +37,7 @@ func (o operation) buckets(r *request) []string {
 // for a plain GET or PUT.
 var unsupported = []string{"website",
 	"notification", "replication", "object-lock", "retention", "legal-hold", "torrent",
-	"restore", "select", "accelerate", "requestPayment", "publicAccessBlock",
+	"restore", "select", "accelerate", "requestPayment",
 	"intelligent-tiering", "inventory", "analytics", "metrics", "attributes", "uploadPartCopy",
 	"metadataTable", "metadataConfiguration", "renameObject", "session"}
 
@@ -60,13 +60,13 @@ var features = map[string]string{
 	"replication": "replication", "object-lock": "Object Lock", "retention": "Object Lock retention",
 	"legal-hold": "Object Lock legal holds", "torrent": "BitTorrent", "select": "S3 Select (SelectObjectContent)",
 	"restore": "restoring archived objects (every object here is STANDARD)", "accelerate": "Transfer Acceleration",
-	"publicAccessBlock": "Block Public Access settings", "intelligent-tiering": "Intelligent-Tiering",
-	"inventory": "S3 Inventory", "analytics": "Storage Class Analysis", "metrics": "CloudWatch request metrics",
+	"intelligent-tiering": "Intelligent-Tiering", "inventory": "S3 Inventory", "analytics": "Storage Class Analysis",
+	"metrics": "CloudWatch request metrics",
 }
 
 // bucketConfigs are the bucket configurations kept here whose
 // subresource on an object is refused.
-var bucketConfigs = map[string]bool{"cors": true, "lifecycle": true, "policy": true, "ownershipControls": true, "logging": true}
+var bucketConfigs = map[string]bool{"cors": true, "lifecycle": true, "policy": true, "ownershipControls": true, "logging": true, "publicAccessBlock": true}
 
 // notImplemented is an operation refused 501 NotImplemented. For
 // "Unsupported:SUB" the message names the subresource (and what it is
@@ -129,6 +129,9 @@ func route(r *request) operation {
 			return o
 		}
 		if o, ok := loggingRoute(r, q); ok {
+			return o
+		}
+		if o, ok := publicAccessRoute(r, q); ok {
 			return o
 		}
 		if o, ok := probeRoute(r, q); ok {

@@ -322,7 +322,11 @@ func (s *Server) authorize(req *request, o operation) error {
 	}
 	if o.name == "PostObject" {
 		// Signed by its form, not its headers: see postobject.go.
-		return s.authorizeAs(req, o, s.verifyPost)
+		err := s.authorizeAs(req, o, s.verifyPost)
+		if err == errAnonymousPOST { // a form without a signature
+			return s.authorizeAnonymousPost(req, o)
+		}
+		return err
 	}
 	if !sigv4.IsSigned(req.Request) && !sigv2.IsSigned(req.Request) {
 		return s.authorizeAnonymous(req, o) // policy.go: the bucket's policy, or its public toggle
