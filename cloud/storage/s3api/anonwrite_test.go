@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,6 +36,7 @@ func TestAnonymousWrites(t *testing.T) {
 	policy := `{"Version":"2012-10-17","Statement":[
 	 {"Effect":"Allow","Principal":"*","Action":["s3:PutObject","s3:DeleteObject","s3:PutObjectTagging","s3:GetObject","s3:AbortMultipartUpload"],"Resource":"arn:aws:s3:::drop/in/*"},
 	 {"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::drop/src/*"},
+	 {"Effect":"Allow","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::drop/tagless/*"},
 	 {"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::drop/in/locked/*"}]}`
 	if err := putPolicy(c, "drop", policy); err != nil {
 		t.Fatalf("PutBucketPolicy granting anonymous writes: %v", err)
@@ -136,6 +138,45 @@ func TestAnonymousWrites(t *testing.T) {
 	if err != nil || len(out.Errors) != 1 || aws.ToString(out.Errors[0].Key) != "other/a" || aws.ToString(out.Errors[0].Code) != "AccessDenied" || len(out.Deleted) != 1 {
 		t.Errorf("anonymous DeleteObjects across the prefix: %+v, %v; want other/a refused, in/nothing-here deleted", out, err)
 	}
+	// A bucket whose policy grants everyone no deletes refuses an
+	// anonymous DeleteObjects whole, as a missing bucket does.
+	if err := putPolicy(c, "private", `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":"arn:aws:s3:::private/*","Condition":{"Bool":{"aws:SecureTransport":"false"}}}]}`); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"private", "no-such-bucket"} {
+		if _, err := anon.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(b), Delete: &types.Delete{Objects: []types.ObjectIdentifier{{Key: aws.String("a")}}}}); apiCode(err) != "AccessDenied" {
+			t.Errorf("anonymous DeleteObjects in %s: %v, want AccessDenied", b, err)
+		}
+	}
+	// A form's encryption is its fields': a policy's encryption
+	// condition reads them, not the request's headers.
+	mustBuckets(t, c, "enc")
+	if err := putPolicy(c, "enc", `{"Version":"2012-10-17","Statement":[
+	 {"Effect":"Allow","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::enc/*"},
+	 {"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::enc/*","Condition":{"StringNotEquals":{"s3:x-amz-server-side-encryption":"AES256"}}}]}`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		fields []field
+		want   int
+	}{
+		{"the header only", []field{{"key", "h"}}, http.StatusForbidden},
+		{"the field", []field{{"key", "f"}, {"x-amz-server-side-encryption", "AES256"}}, http.StatusNoContent},
+	} {
+		body, ct := formBody(tc.fields, "f.txt", []byte("x"))
+		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/enc", body)
+		req.Header.Set("Content-Type", ct)
+		req.Header.Set("X-Amz-Server-Side-Encryption", "AES256")
+		resp, err := e.loopbackClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("anonymous form under an encryption Deny, %s: %s, want %d", tc.name, resp.Status, tc.want)
+		}
+	}
 	// SSE-KMS needs Signature Version 4, as S3 answers.
 	if _, err := anon.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("drop"), Key: aws.String("in/kms"), Body: strings.NewReader("x"),
 		ServerSideEncryption: types.ServerSideEncryptionAwsKms}); apiCode(err) != "InvalidArgument" || !strings.Contains(err.Error(), "Signature Version 4") {
@@ -151,6 +192,55 @@ func TestAnonymousWrites(t *testing.T) {
 	if status != http.StatusBadRequest || code != "InvalidRequest" {
 		t.Errorf("anonymous PUT claiming a signed stream: %d %s, want 400 InvalidRequest", status, code)
 	}
+	// Tags need s3:PutObjectTagging too, and a copy that keeps its
+	// source's tags s3:GetObjectTagging on the source, which this policy
+	// does not grant on src/; an SSE-KMS source is never copied
+	// anonymously.
+	if _, err := c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("drop"), Key: aws.String("src/a"),
+		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anon.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("drop"), Key: aws.String("in/tagged-copy"), CopySource: aws.String("drop/src/a")}); apiCode(err) != "AccessDenied" {
+		t.Errorf("anonymous copy keeping tags it may not read: %v, want AccessDenied", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("drop"), Key: aws.String("src/kms"), Body: strings.NewReader("secret"),
+		ServerSideEncryption: types.ServerSideEncryptionAwsKms}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anon.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("drop"), Key: aws.String("in/kms-copy"), CopySource: aws.String("drop/src/kms")}); apiCode(err) != "InvalidArgument" {
+		t.Errorf("anonymous copy of an SSE-KMS source: %v, want InvalidArgument", err)
+	}
+	before = listKeys(t, c, "drop")
+	// Only here does the policy grant tagging: an upload with tags under
+	// in/ is allowed, one under tagless/ (PutObject, no PutObjectTagging)
+	// is not, with x-amz-tagging or a form's tagging field.
+	if _, err := anon.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("drop"), Key: aws.String("in/tagged"), Body: strings.NewReader("x"), Tagging: aws.String("a=b")}); err != nil {
+		t.Errorf("anonymous PutObject with tags where tagging is granted: %v", err)
+	}
+	if _, err := anon.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("drop"), Key: aws.String("tagless/x"), Body: strings.NewReader("x"), Tagging: aws.String("public=true")}); apiCode(err) != "AccessDenied" {
+		t.Errorf("anonymous PutObject with tags where only PutObject is granted: %v, want AccessDenied", err)
+	}
+	body, ct = formBody([]field{{"key", "tagless/form"}, {"tagging", "<Tagging><TagSet><Tag><Key>public</Key><Value>true</Value></Tag></TagSet></Tagging>"}}, "f.txt", []byte("x"))
+	if resp := e.postForm(t, "drop", body, ct); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("anonymous form with tags where only PutObject is granted: %s, want 403", resp.Status)
+	} else {
+		resp.Body.Close()
+	}
+	body, ct = formBody([]field{{"key", "tagless/plain"}}, "f.txt", []byte("x"))
+	if resp := e.postForm(t, "drop", body, ct); resp.StatusCode != http.StatusNoContent {
+		t.Errorf("anonymous form without tags where PutObject is granted: %s, want 204", resp.Status)
+	} else {
+		resp.Body.Close()
+	}
+	body, ct = formBody(nil, "f.txt", []byte("x"))
+	if resp := e.postForm(t, "drop", body, ct); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("anonymous form without a key: %s, want 400", resp.Status)
+	} else {
+		resp.Body.Close()
+	}
+	before = append(before, "in/tagged", "tagless/plain")
+	slices.Sort(before)
+
 	if after := listKeys(t, c, "drop"); strings.Join(after, ",") != strings.Join(before, ",") {
 		t.Errorf("refused anonymous requests changed the bucket:\nbefore %v\nafter  %v", before, after)
 	}

@@ -115,6 +115,18 @@ func policyRequest(req *request, action, resource string) s3policy.Request {
 			pr.Values[key] = v[0]
 		}
 	}
+	if req.form != nil {
+		// A form upload's encryption is its fields', not its request
+		// headers' (postObject ignores those): its condition keys too.
+		for key, header := range policyHeaders {
+			if strings.HasPrefix(key, "s3:x-amz-server-side-encryption") {
+				delete(pr.Values, key)
+				if v, ok := req.form.fields[strings.ToLower(header)]; ok {
+					pr.Values[key] = v
+				}
+			}
+		}
+	}
 	if _, ok := pr.Values["s3:x-amz-copy-source"]; ok {
 		// As S3 compares it: BUCKET/KEY, decoded, without a version; a
 		// copy source that does not parse is refused by the copy.
@@ -174,14 +186,17 @@ func (s *Server) authorizeAnonymous(req *request, o operation) error {
 	if err != nil {
 		return errAnonymous
 	}
-	bpa := s.publicAccess(req.bucket)
+	bpa, err := s.publicAccess(req.bucket)
+	if err != nil {
+		return errAnonymous // the settings unread: refused, not guessed
+	}
 	d := s3policy.None
 	switch {
 	case p == nil:
 	case o.name == "DeleteObjects":
 		// S3 authorises it key by key (deleteDenied); the request itself
-		// needs a policy that may grant some.
-		if !bpa.RestrictPublicBuckets || !p.Public() {
+		// needs a policy that grants everyone some deletes.
+		if (p.Grants("s3:DeleteObject") || p.Grants("s3:DeleteObjectVersion")) && !(bpa.RestrictPublicBuckets && p.Public()) {
 			d = s3policy.Allowed
 		}
 	default:
@@ -200,15 +215,9 @@ func (s *Server) authorizeAnonymous(req *request, o operation) error {
 	}
 	req.account = bk.Account
 	req.aclRequired = d == s3policy.None // allowed by the bucket's public-read
-	if o.also != nil {
-		// A copy reads its source anonymously too: the source's bucket
-		// must be the same owner's and grant the read.
-		b, key, version, err := copySource(req)
-		if err != nil {
+	if o.write {
+		if err := s.anonymousExtras(req, o, p, bpa); err != nil {
 			return err
-		}
-		if !s.anonymousReads(req, b, key, version) {
-			return errAnonymous
 		}
 	}
 	if !o.write {
@@ -226,22 +235,67 @@ var anonymousWrites = map[string]bool{
 	"PutObjectTagging": true, "DeleteObjectTagging": true,
 }
 
-// anonymousReads reports whether an anonymous request may read key (of
-// version, if not "") in bucket, which must be owned by req's account
-// (the bucket owner its request was admitted for): the bucket's policy
-// allows it and does not deny it, or the bucket is public and it is a
-// current object.
-func (s *Server) anonymousReads(req *request, bucket, key, version string) bool {
+// anonymousExtras checks what an anonymous write does besides writing
+// its object, as S3 does: tags it sets (x-amz-tagging on an upload, or
+// a copy's tags) need s3:PutObjectTagging too; a copy reads its source
+// anonymously, whose bucket must be the same owner's and let everyone
+// read it (and its tags, when the copy keeps them); an SSE-KMS source is
+// never read anonymously.
+func (s *Server) anonymousExtras(req *request, o operation, p *s3policy.Policy, bpa cloudstore.PublicAccessBlock) error {
+	tagsOut := req.Header.Get("X-Amz-Tagging") != "" && (o.name == "PutObject" || o.name == "CreateMultipartUpload" || o.name == "CopyObject")
+	if o.also != nil {
+		b, key, version, err := copySource(req)
+		if err != nil {
+			return err
+		}
+		if !s.anonymousMay(req, b, key, version, "s3:GetObject") {
+			return errAnonymous
+		}
+		var src cloudstore.Object
+		if version != "" {
+			src, err = s.st.ObjectVersion(req.account, b, key, version)
+		} else {
+			src, err = s.st.Object(req.account, b, key)
+		}
+		if err == nil && src.Encryption != nil && src.Encryption.Mode == cloudstore.SSEKMS {
+			return errKMSSigV2
+		}
+		if replace, derr := taggingDirective(req.Header); o.name == "CopyObject" && derr == nil && !replace && err == nil && len(src.Tags) > 0 {
+			tagsOut = true
+			if !s.anonymousMay(req, b, key, version, "s3:GetObjectTagging") {
+				return errAnonymous
+			}
+		}
+	}
+	if tagsOut {
+		pr := policyRequest(req, "s3:PutObjectTagging", resourceOf(req))
+		if p == nil || anonymousDecision(p, pr, bpa) != s3policy.Allowed {
+			return errAnonymous
+		}
+	}
+	return nil
+}
+
+// anonymousMay reports whether an anonymous request may read key (of
+// version, if not "") in bucket, or its tags (action
+// s3:GetObjectTagging): bucket must be owned by req's account (the bucket
+// owner its request was admitted for), and its policy allow it and not
+// deny it, or, for the object itself, the bucket be public and the
+// object a current one.
+func (s *Server) anonymousMay(req *request, bucket, key, version, action string) bool {
 	bk, p, err := s.bucketPolicy(bucket)
 	if err != nil || bk.Account != req.account {
 		return false
 	}
-	bpa := s.publicAccess(bucket)
+	bpa, err := s.publicAccess(bucket)
+	if err != nil {
+		return false
+	}
+	object := action == "s3:GetObject"
 	d := s3policy.None
 	if p != nil {
-		action := "s3:GetObject"
 		if version != "" {
-			action = "s3:GetObjectVersion"
+			action = map[string]string{"s3:GetObject": "s3:GetObjectVersion", "s3:GetObjectTagging": "s3:GetObjectVersionTagging"}[action]
 		}
 		pr := policyRequest(req, action, s3policy.Resource(bucket, key))
 		if s.addObjectTags(&pr, p, bk.Account, bucket, key, version) != nil {
@@ -249,7 +303,7 @@ func (s *Server) anonymousReads(req *request, bucket, key, version string) bool 
 		}
 		d = anonymousDecision(p, pr, bpa)
 	}
-	return d == s3policy.Allowed || d == s3policy.None && bk.Public && !bpa.IgnorePublicAcls && version == ""
+	return d == s3policy.Allowed || d == s3policy.None && bk.Public && !bpa.IgnorePublicAcls && version == "" && object
 }
 
 // anonymousBody sets up the body of an anonymous write: unsigned, or
@@ -299,6 +353,9 @@ func (s *Server) checkPolicy(req *request, o operation) error {
 // bucket is req's account's, denies action on resource.
 func (s *Server) policyDenies(req *request, bucket, key, version, action string) error {
 	bk, p, err := s.bucketPolicy(bucket)
+	if req.auth == nil && err != nil {
+		return errAnonymous // DeleteObjects' keys, anonymously: nothing unread is taken for an Allow
+	}
 	switch {
 	case errors.Is(err, cloudstore.ErrNotFound):
 		return nil
@@ -317,7 +374,11 @@ func (s *Server) policyDenies(req *request, bucket, key, version, action string)
 	}
 	d := p.Evaluate(pr)
 	if req.auth == nil {
-		d = anonymousDecision(p, pr, s.publicAccess(bucket))
+		bpa, err := s.publicAccess(bucket)
+		if err != nil {
+			return errAnonymous
+		}
+		d = anonymousDecision(p, pr, bpa)
 	}
 	switch {
 	case d == s3policy.Denied:
@@ -434,8 +495,12 @@ func (s *Server) putBucketPolicy(w http.ResponseWriter, r *request) error {
 	case err != nil:
 		return s3err(http.StatusBadRequest, "MalformedPolicy", strings.TrimPrefix(err.Error(), "s3policy: malformed policy: "))
 	}
-	if p.Public() && s.publicAccess(r.bucket).BlockPublicPolicy {
-		return errBlockedPolicy
+	if p.Public() {
+		if bpa, err := s.publicAccess(r.bucket); err != nil {
+			return err
+		} else if bpa.BlockPublicPolicy {
+			return errBlockedPolicy
+		}
 	}
 	if err := s.st.SetBucketConfig(r.account, r.bucket, cloudstore.ConfigPolicy, data); err != nil {
 		return err

@@ -168,15 +168,24 @@ func postKey(form *postForm) (string, error) {
 func (s *Server) authorizeAnonymousPost(req *request, o operation) error {
 	key, err := postKey(req.form)
 	if err != nil {
-		return errAnonymousPOST
+		return err
 	}
 	bk, p, err := s.bucketPolicy(req.bucket)
 	if err != nil || p == nil {
 		return errAnonymousPOST
 	}
-	pr := policyRequest(req, "s3:PutObject", s3policy.Resource(req.bucket, key))
-	if anonymousDecision(p, pr, s.publicAccess(req.bucket)) != s3policy.Allowed {
+	bpa, err := s.publicAccess(req.bucket)
+	if err != nil {
 		return errAnonymousPOST
+	}
+	actions := []string{"s3:PutObject"}
+	if _, ok := req.form.fields["tagging"]; ok {
+		actions = append(actions, "s3:PutObjectTagging") // the tags it sets, as S3 asks
+	}
+	for _, a := range actions {
+		if anonymousDecision(p, policyRequest(req, a, s3policy.Resource(req.bucket, key)), bpa) != s3policy.Allowed {
+			return errAnonymousPOST
+		}
 	}
 	req.account = bk.Account
 	req.body, req.size = req.form.file, -1

@@ -38,11 +38,36 @@ var (
 type publicAccessBlockXML struct {
 	XMLName               xml.Name `xml:"PublicAccessBlockConfiguration"`
 	Xmlns                 string   `xml:"xmlns,attr,omitempty"`
-	BlockPublicAcls       *bool    `xml:"BlockPublicAcls"`
-	IgnorePublicAcls      *bool    `xml:"IgnorePublicAcls"`
-	BlockPublicPolicy     *bool    `xml:"BlockPublicPolicy"`
-	RestrictPublicBuckets *bool    `xml:"RestrictPublicBuckets"`
+	BlockPublicAcls       *xmlBool `xml:"BlockPublicAcls"`
+	IgnorePublicAcls      *xmlBool `xml:"IgnorePublicAcls"`
+	BlockPublicPolicy     *xmlBool `xml:"BlockPublicPolicy"`
+	RestrictPublicBuckets *xmlBool `xml:"RestrictPublicBuckets"`
 }
+
+// xmlBool is an XML boolean as S3 reads them: true or false, nothing
+// else (encoding/xml would also take 1, 0, True, ...).
+type xmlBool bool
+
+func (b *xmlBool) UnmarshalText(text []byte) error {
+	switch string(text) {
+	case "true":
+		*b = true
+	case "false":
+		*b = false
+	default:
+		return errMalformedXML
+	}
+	return nil
+}
+
+func (b xmlBool) MarshalText() ([]byte, error) {
+	if b {
+		return []byte("true"), nil
+	}
+	return []byte("false"), nil
+}
+
+func ptr(b bool) *xmlBool { x := xmlBool(b); return &x }
 
 // publicAccessRoute returns the operation of a ?publicAccessBlock
 // request, if r is one.
@@ -75,8 +100,8 @@ func (s *Server) getPublicAccessBlock(w http.ResponseWriter, r *request) error {
 	if b == nil {
 		return errNoPublicAccessBlock
 	}
-	writeXML(w, http.StatusOK, publicAccessBlockXML{Xmlns: xmlns, BlockPublicAcls: &b.BlockPublicAcls,
-		IgnorePublicAcls: &b.IgnorePublicAcls, BlockPublicPolicy: &b.BlockPublicPolicy, RestrictPublicBuckets: &b.RestrictPublicBuckets})
+	writeXML(w, http.StatusOK, publicAccessBlockXML{Xmlns: xmlns, BlockPublicAcls: ptr(b.BlockPublicAcls),
+		IgnorePublicAcls: ptr(b.IgnorePublicAcls), BlockPublicPolicy: ptr(b.BlockPublicPolicy), RestrictPublicBuckets: ptr(b.RestrictPublicBuckets)})
 	return nil
 }
 
@@ -92,7 +117,7 @@ func (s *Server) putPublicAccessBlock(w http.ResponseWriter, r *request) error {
 	if err := xml.Unmarshal(body, &doc); err != nil {
 		return errMalformedXML
 	}
-	flag := func(p *bool) bool { return p != nil && *p } // an element left out is false, as in S3
+	flag := func(p *xmlBool) bool { return p != nil && bool(*p) } // an element left out is false, as in S3
 	b := &cloudstore.PublicAccessBlock{BlockPublicAcls: flag(doc.BlockPublicAcls), IgnorePublicAcls: flag(doc.IgnorePublicAcls),
 		BlockPublicPolicy: flag(doc.BlockPublicPolicy), RestrictPublicBuckets: flag(doc.RestrictPublicBuckets)}
 	if err := s.st.SetPublicAccessBlock(r.account, r.bucket, b); err != nil {
@@ -111,20 +136,27 @@ func (s *Server) deletePublicAccessBlock(w http.ResponseWriter, r *request) erro
 }
 
 // publicAccess is the Block Public Access settings of bucket as the
-// authorisation of requests applies them; none when the bucket has none
-// (or cannot be read, which the operation itself then reports).
-func (s *Server) publicAccess(bucket string) cloudstore.PublicAccessBlock {
+// authorisation of requests applies them: none when the bucket has none.
+// Settings that cannot be read are an error, never taken for none.
+func (s *Server) publicAccess(bucket string) (cloudstore.PublicAccessBlock, error) {
 	b, err := s.st.PublicAccessBlock(bucket)
 	if err != nil || b == nil {
-		return cloudstore.PublicAccessBlock{}
+		return cloudstore.PublicAccessBlock{}, err
 	}
-	return *b
+	return *b, nil
 }
 
 // blockPublicACL refuses a request asking for a public ACL on a bucket
 // whose settings block them.
 func (s *Server) blockPublicACL(r *request, public bool) error {
-	if public && s.publicAccess(r.bucket).BlockPublicAcls {
+	if !public {
+		return nil
+	}
+	bpa, err := s.publicAccess(r.bucket)
+	if err != nil {
+		return err
+	}
+	if bpa.BlockPublicAcls {
 		return errBlockedACL
 	}
 	return nil

@@ -146,9 +146,11 @@ func TestPublicAccessBlock(t *testing.T) {
 	if _, err := get(); apiCode(err) != "NoSuchPublicAccessBlockConfiguration" {
 		t.Errorf("GetPublicAccessBlock after the delete: %v, want NoSuchPublicAccessBlockConfiguration", err)
 	}
-	bad := "<PublicAccessBlockConfiguration><BlockPublicAcls>maybe</BlockPublicAcls></PublicAccessBlockConfiguration>"
-	if status, se := do(t, e.signed(t, http.MethodPut, "/site?publicAccessBlock", strings.NewReader(bad), "", nil)); status != http.StatusBadRequest || se.Code != "MalformedXML" {
-		t.Errorf("PutPublicAccessBlock with a bad boolean: %d %s, want 400 MalformedXML", status, se.Code)
+	for _, v := range []string{"maybe", "1", "True"} {
+		bad := "<PublicAccessBlockConfiguration><BlockPublicAcls>" + v + "</BlockPublicAcls></PublicAccessBlockConfiguration>"
+		if status, se := do(t, e.signed(t, http.MethodPut, "/site?publicAccessBlock", strings.NewReader(bad), "", nil)); status != http.StatusBadRequest || se.Code != "MalformedXML" {
+			t.Errorf("PutPublicAccessBlock with %q for a boolean: %d %s, want 400 MalformedXML", v, status, se.Code)
+		}
 	}
 	if _, err := get(); apiCode(err) != "NoSuchPublicAccessBlockConfiguration" {
 		t.Errorf("a refused PutPublicAccessBlock stored settings: %v", err)
