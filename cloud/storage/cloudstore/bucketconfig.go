@@ -51,8 +51,16 @@ type PublicAccessBlock struct {
 // bucket called name, whoever owns it, nil when it has none.
 func (s *Store) PublicAccessBlock(name string) (*PublicAccessBlock, error) {
 	_, data, err := s.BucketWithConfig(name, ConfigPublicAccessBlock)
-	if err != nil || data == nil {
+	if err != nil {
 		return nil, err
+	}
+	return parsePublicAccessBlock(name, data)
+}
+
+// parsePublicAccessBlock reads stored settings; nil data is none.
+func parsePublicAccessBlock(name string, data []byte) (*PublicAccessBlock, error) {
+	if data == nil {
+		return nil, nil
 	}
 	var b PublicAccessBlock
 	if err := json.Unmarshal(data, &b); err != nil {

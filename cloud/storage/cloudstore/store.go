@@ -372,14 +372,14 @@ func (s *Store) CreateBucket(account, name, notes string, now time.Time) (Bucket
 // (IgnorePublicAcls); a private or missing bucket is ErrNotFound alike, so that
 // anonymous callers never learn which names exist.
 func (s *Store) PublicBucket(name string) (Bucket, error) {
-	var bk Bucket
-	if err := s.getJSON(k(tBucket, name), &bk); err != nil {
+	bk, data, err := s.BucketWithConfig(name, ConfigPublicAccessBlock) // one snapshot
+	if err != nil {
 		return Bucket{}, err
 	}
 	if !bk.Public {
 		return Bucket{}, ErrNotFound
 	}
-	if b, err := s.PublicAccessBlock(name); err != nil {
+	if b, err := parsePublicAccessBlock(name, data); err != nil {
 		return Bucket{}, err
 	} else if b != nil && b.IgnorePublicAcls {
 		return Bucket{}, ErrNotFound // its settings ignore the toggle
