@@ -317,10 +317,16 @@ func TestIsolateAndHeal(t *testing.T) {
 
 	a.Isolate(b.ID())
 	eventually(t, "a and b disconnected", func() bool { return !connected(a, b) && !connected(b, a) })
-	time.Sleep(500 * time.Millisecond) // several of b's reconnect rounds
-	if connected(a, b) || connected(b, a) {
-		t.Fatal("b reconnected to an isolated a")
+	// Over several of b's reconnect rounds, a never accepts b again. b
+	// itself may see a connection for the instant between finishing its
+	// side of the handshake and a's gater closing it (libp2p upgrades the
+	// two sides independently), so b is only required not to keep one.
+	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if connected(a, b) {
+			t.Fatal("an isolated a accepted b again")
+		}
 	}
+	eventually(t, "b holds no connection to an isolated a", func() bool { return !connected(b, a) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if s, err := a.Open(ctx, b.ID(), "echo"); err == nil {
