@@ -57,6 +57,21 @@ func (s *Store) PublicAccessBlock(name string) (*PublicAccessBlock, error) {
 	return parsePublicAccessBlock(name, data)
 }
 
+// publicAccessNow reads the Block Public Access settings of the bucket
+// called name from the database as it is (callers hold s.mu); nil when
+// it has none.
+func (s *Store) publicAccessNow(name string) (*PublicAccessBlock, error) {
+	data, closer, err := s.db.Get(k(tBucketConfig, name, string(ConfigPublicAccessBlock)))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cloudstore: %w", err)
+	}
+	defer closer.Close()
+	return parsePublicAccessBlock(name, data)
+}
+
 // parsePublicAccessBlock reads stored settings; nil data is none.
 func parsePublicAccessBlock(name string, data []byte) (*PublicAccessBlock, error) {
 	if data == nil {
@@ -169,12 +184,30 @@ func (s *Store) BucketsWithConfig(kind ConfigKind) ([]string, error) {
 // beside the bucket's record and deleted with the bucket. A missing
 // bucket, or another account's, is ErrNotFound.
 func (s *Store) SetBucketConfig(account, name string, kind ConfigKind, data []byte) error {
+	return s.SetBucketConfigChecked(account, name, kind, data, nil)
+}
+
+// SetBucketConfigChecked is SetBucketConfig after check, when not nil,
+// accepts the bucket's Block Public Access settings (nil: none), read
+// under the lock the write holds: a check against settings read earlier
+// could be overtaken by a PutPublicAccessBlock in between. An error of
+// check is returned as it is, and nothing is written.
+func (s *Store) SetBucketConfigChecked(account, name string, kind ConfigKind, data []byte, check func(*PublicAccessBlock) error) error {
 	if err := checkConfig(kind, data); err != nil {
 		return err
 	}
 	return s.write(func(t *tx) error {
 		if _, err := s.Bucket(account, name); err != nil {
 			return err
+		}
+		if check != nil {
+			bpa, err := s.publicAccessNow(name)
+			if err != nil {
+				return err
+			}
+			if err := check(bpa); err != nil {
+				return err
+			}
 		}
 		b := s.db.NewBatch()
 		defer t.closeUnapplied(b)

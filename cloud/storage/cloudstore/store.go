@@ -33,6 +33,10 @@ var (
 	ErrNotFound = errors.New("cloudstore: not found")
 	ErrExists   = errors.New("cloudstore: already exists")
 	ErrNotEmpty = errors.New("cloudstore: bucket not empty")
+	// ErrPublicAccessBlocked: the bucket's Block Public Access settings
+	// forbid the change (see UpdateBucket, SetBucketConfigChecked);
+	// nothing was written.
+	ErrPublicAccessBlocked = errors.New("cloudstore: blocked by the bucket's Block Public Access settings")
 )
 
 // Bucket is a bucket's record.
@@ -420,6 +424,9 @@ func (s *Store) Buckets(account string) ([]Bucket, error) {
 
 // UpdateBucket changes account's bucket with fn, atomically. A change of
 // Notes or Public is logged as an event; fn must change nothing else.
+// Making the bucket public while its Block Public Access settings block
+// public ACLs is ErrPublicAccessBlocked, checked under the same lock as
+// the write, so that settings put meanwhile are never overtaken.
 func (s *Store) UpdateBucket(account, name string, now time.Time, fn func(*Bucket)) (Bucket, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -429,6 +436,15 @@ func (s *Store) UpdateBucket(account, name string, now time.Time, fn func(*Bucke
 	}
 	old := bk
 	fn(&bk)
+	if bk.Public && !old.Public {
+		bpa, err := s.publicAccessNow(name)
+		if err != nil {
+			return Bucket{}, err
+		}
+		if bpa != nil && bpa.BlockPublicAcls {
+			return Bucket{}, fmt.Errorf("%w: BlockPublicAcls", ErrPublicAccessBlocked)
+		}
+	}
 	bk.UpdatedAt = now.UTC()
 	b := s.db.NewBatch()
 	defer b.Close()

@@ -260,9 +260,9 @@ func (s *Server) putBucketACL(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.blockPublicACL(r, public); err != nil {
-		return err
-	}
+	// Under BlockPublicAcls the store refuses a public bucket
+	// (ErrPublicAccessBlocked, answered as errBlockedACL), checked with
+	// the write.
 	if _, err := s.st.UpdateBucket(r.account, r.bucket, s.opts.Now(), func(b *cloudstore.Bucket) { b.Public = public }); err != nil {
 		return err
 	}

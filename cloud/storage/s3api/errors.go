@@ -83,6 +83,10 @@ func toError(err error, notFound *Error) *Error {
 		return notFound
 	case errors.Is(err, cloudstore.ErrNotEmpty):
 		return errBucketNotEmpty
+	case errors.Is(err, cloudstore.ErrPublicAccessBlocked):
+		// The store refuses to make a bucket public under BlockPublicAcls
+		// (UpdateBucket); a policy's check returns errBlockedPolicy itself.
+		return errBlockedACL
 	case errors.Is(err, cloudstore.ErrTooLarge):
 		return errTooLarge
 	case errors.Is(err, cloudstore.ErrTooManyTags):

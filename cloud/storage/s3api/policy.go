@@ -495,14 +495,15 @@ func (s *Server) putBucketPolicy(w http.ResponseWriter, r *request) error {
 	case err != nil:
 		return s3err(http.StatusBadRequest, "MalformedPolicy", strings.TrimPrefix(err.Error(), "s3policy: malformed policy: "))
 	}
-	if p.Public() {
-		if bpa, err := s.publicAccess(r.bucket); err != nil {
-			return err
-		} else if bpa.BlockPublicPolicy {
+	// A public policy under BlockPublicPolicy is refused, checked under
+	// the lock of the write: settings put meanwhile are never overtaken.
+	blocked := func(bpa *cloudstore.PublicAccessBlock) error {
+		if bpa != nil && bpa.BlockPublicPolicy && p.Public() {
 			return errBlockedPolicy
 		}
+		return nil
 	}
-	if err := s.st.SetBucketConfig(r.account, r.bucket, cloudstore.ConfigPolicy, data); err != nil {
+	if err := s.st.SetBucketConfigChecked(r.account, r.bucket, cloudstore.ConfigPolicy, data, blocked); err != nil {
 		return err
 	}
 	s.policies.put(r.bucket, data, p)

@@ -1,0 +1,89 @@
+package cloudstore
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestPublicAccessGuardsWrites: the writes that Block Public Access
+// settings forbid are refused by the store, under the lock of the write,
+// and change nothing.
+func TestPublicAccessGuardsWrites(t *testing.T) {
+	s := newStore(t)
+	for _, name := range []string{"pics", "open"} {
+		if _, err := s.CreateBucket("acme", name, "", t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A bucket made public before the settings stays public: they refuse
+	// new public access, as S3's BlockPublicAcls does.
+	if _, err := s.UpdateBucket("acme", "open", t0, func(b *Bucket) { b.Public = true }); err != nil {
+		t.Fatal(err)
+	}
+	block := &PublicAccessBlock{BlockPublicAcls: true, BlockPublicPolicy: true}
+	for _, name := range []string{"pics", "open"} {
+		if err := s.SetPublicAccessBlock("acme", name, block); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if _, err := s.UpdateBucket("acme", "pics", t0, func(b *Bucket) { b.Public = true }); !errors.Is(err, ErrPublicAccessBlocked) {
+		t.Errorf("making a bucket public under BlockPublicAcls: %v, want ErrPublicAccessBlocked", err)
+	}
+	if bk, _ := s.Bucket("acme", "pics"); bk.Public {
+		t.Error("the refused change made the bucket public")
+	}
+	for _, tc := range []struct {
+		name, bucket string
+		fn           func(*Bucket)
+	}{
+		{"notes of a private bucket", "pics", func(b *Bucket) { b.Notes = "n" }},
+		{"private again", "pics", func(b *Bucket) { b.Public = false }},
+		{"notes of a bucket public before", "open", func(b *Bucket) { b.Notes = "n" }},
+		{"a public bucket made private", "open", func(b *Bucket) { b.Public = false }},
+	} {
+		if _, err := s.UpdateBucket("acme", tc.bucket, t0, tc.fn); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+
+	// SetBucketConfigChecked hands the check the settings of the moment,
+	// and writes nothing when it refuses.
+	refused := errors.New("refused")
+	var seen *PublicAccessBlock
+	err := s.SetBucketConfigChecked("acme", "pics", ConfigPolicy, []byte(`{}`), func(b *PublicAccessBlock) error {
+		seen = b
+		return refused
+	})
+	if !errors.Is(err, refused) {
+		t.Errorf("SetBucketConfigChecked with a refusing check: %v, want its error", err)
+	}
+	if seen == nil || *seen != *block {
+		t.Errorf("the check saw %+v, want %+v", seen, block)
+	}
+	if data, err := s.BucketConfig("acme", "pics", ConfigPolicy); err != nil || data != nil {
+		t.Errorf("after a refused write the policy is %q, %v; want none", data, err)
+	}
+	if err := s.SetPublicAccessBlock("acme", "pics", nil); err != nil {
+		t.Fatal(err)
+	}
+	seen = block
+	if err := s.SetBucketConfigChecked("acme", "pics", ConfigPolicy, []byte(`{}`), func(b *PublicAccessBlock) error {
+		seen = b
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if seen != nil {
+		t.Errorf("without settings the check saw %+v, want nil", seen)
+	}
+	if data, _ := s.BucketConfig("acme", "pics", ConfigPolicy); string(data) != "{}" {
+		t.Errorf("policy %q after an accepted write, want {}", data)
+	}
+	if _, err := s.UpdateBucket("acme", "pics", t0, func(b *Bucket) { b.Public = true }); err != nil {
+		t.Errorf("making a bucket public without settings: %v", err)
+	}
+	if err := s.SetBucketConfigChecked("acme", "nope", ConfigPolicy, []byte(`{}`), func(*PublicAccessBlock) error { return nil }); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a missing bucket: %v, want ErrNotFound", err)
+	}
+}
