@@ -139,31 +139,13 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 			if len(l.pending) >= consensus.MaxVoteHashes || len(l.binding) >= consensus.MaxVoteHashes {
 				l.flushVotes(ctx)
 			} else {
-				flush = time.After(l.voteDelay())
+				flush = time.After(s.cfg.VoteDelay)
 			}
 		}
 	}
 }
 
 func (l *electionLoop) now() int64 { return l.s.cfg.Now().UnixMilli() }
-
-// busyElections is how many open elections make a node busy: it then
-// gathers hashes into its votes for Config.BusyVoteDelay instead of
-// Config.VoteDelay.
-const busyElections = 64
-
-// voteDelay is how long the hashes of the votes to cast are gathered
-// before they are signed and sent. A vote costs a signature, a gossip
-// message and a verification at every node whatever the number of hashes
-// it carries, so a busy node (many elections open: blocks arrive faster
-// than they confirm) gathers longer and sends fuller votes, and a quiet
-// one answers at once, where latency is all that counts.
-func (l *electionLoop) voteDelay() time.Duration {
-	if l.tally.Len() >= busyElections {
-		return l.s.cfg.BusyVoteDelay
-	}
-	return l.s.cfg.VoteDelay
-}
 
 // change follows the ledger: new blocks are gossiped (when they did not
 // come from the network) and put to election, forks add contenders,

@@ -60,10 +60,6 @@ type Config struct {
 	// VoteDelay is how long a representative gathers hashes into one vote.
 	// Default 5 ms.
 	VoteDelay time.Duration
-	// BusyVoteDelay is how long a representative gathers hashes into one
-	// vote while its node is busy (64 elections or more open): fuller
-	// votes then cost less per block. Default 4 × VoteDelay.
-	BusyVoteDelay time.Duration
 	// RequestVotesAfter is how long an election waits for votes before the
 	// node asks its peers for them. Default 1 s.
 	RequestVotesAfter time.Duration
@@ -95,9 +91,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.VoteDelay == 0 {
 		c.VoteDelay = 5 * time.Millisecond
-	}
-	if c.BusyVoteDelay == 0 {
-		c.BusyVoteDelay = 4 * c.VoteDelay
 	}
 	if c.RequestVotesAfter == 0 {
 		c.RequestVotesAfter = time.Second
