@@ -122,12 +122,24 @@ func (s *Server) setPublic(w http.ResponseWriter, r *http.Request, key accounts.
 	if req.IsPublic == nil {
 		return validation("is_public is required")
 	}
+	blocked := &Error{http.StatusConflict, "conflict", "the bucket's Block Public Access settings block making it public (BlockPublicAcls): " +
+		"remove them over S3 first (DeletePublicAccessBlock, or PutPublicAccessBlock without it)", 0}
+	if *req.IsPublic {
+		// The bucket's Block Public Access settings (set over S3) forbid
+		// it, as they forbid a public-read ACL, on a bucket public already
+		// too. The store checks again with the write.
+		if _, err := s.st.Bucket(key.Account, name); err != nil {
+			return bucketErr(err)
+		}
+		if bpa, err := s.st.PublicAccessBlock(name); err != nil {
+			return bucketErr(err)
+		} else if bpa != nil && bpa.BlockPublicAcls {
+			return blocked
+		}
+	}
 	b, err := s.st.UpdateBucket(key.Account, name, s.opts.Now(), func(b *cloudstore.Bucket) { b.Public = *req.IsPublic })
 	if errors.Is(err, cloudstore.ErrPublicAccessBlocked) {
-		// The bucket's Block Public Access settings (set over S3) forbid
-		// it, as they forbid a public-read ACL.
-		return &Error{http.StatusConflict, "conflict", "the bucket's Block Public Access settings block making it public (BlockPublicAcls): " +
-			"remove them over S3 first (DeletePublicAccessBlock, or PutPublicAccessBlock without it)", 0}
+		return blocked
 	}
 	if err != nil {
 		return bucketErr(err)

@@ -34,6 +34,16 @@ func TestPublicAccessBlockREST(t *testing.T) {
 	if r := a.download("", "pics", "a"); r.status != http.StatusUnauthorized {
 		t.Errorf("anonymous download under IgnorePublicAcls: %d, want 401", r.status)
 	}
+	// Public already, the toggle to true is refused under BlockPublicAcls
+	// all the same (and the bucket stays as it was).
+	if err := a.st.SetPublicAccessBlock("acme", "pics", &cloudstore.PublicAccessBlock{BlockPublicAcls: true}); err != nil {
+		t.Fatal(err)
+	}
+	r = a.do("PATCH", "/api/storage/buckets/pics/public", a.acme, `{"is_public":true}`)
+	wantError(t, "the public toggle of a public bucket under BlockPublicAcls", r, http.StatusConflict, "conflict")
+	if bk, _ := a.st.Bucket("acme", "pics"); !bk.Public {
+		t.Error("a refused toggle made a public bucket private")
+	}
 	if err := a.st.SetPublicAccessBlock("acme", "pics", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -260,9 +260,13 @@ func (s *Server) putBucketACL(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	// Under BlockPublicAcls the store refuses a public bucket
-	// (ErrPublicAccessBlocked, answered as errBlockedACL), checked with
-	// the write.
+	// Under BlockPublicAcls a public ACL is refused, on a bucket public
+	// already too, as S3 refuses it. The store checks again with the
+	// write (ErrPublicAccessBlocked, answered as errBlockedACL): settings
+	// put after this check never let a private bucket turn public.
+	if err := s.blockPublicACL(r, public); err != nil {
+		return err
+	}
 	if _, err := s.st.UpdateBucket(r.account, r.bucket, s.opts.Now(), func(b *cloudstore.Bucket) { b.Public = public }); err != nil {
 		return err
 	}
