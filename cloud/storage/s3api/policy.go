@@ -1,11 +1,15 @@
 package s3api
 
 import (
+	"bytes"
+	"crypto/tls"
 	"encoding/xml"
 	"errors"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,7 +110,10 @@ func (s *Server) bucketPolicy(name string) (cloudstore.Bucket, *s3policy.Policy,
 func policyRequest(req *request, action, resource string) s3policy.Request {
 	pr := s3policy.Request{Action: action, Resource: resource, Anonymous: req.auth == nil,
 		AccessKeyID: req.s3key.AccessKeyID, Account: req.account, SecureTransport: req.TLS != nil, Values: map[string]string{},
-		Time: time.Now()}
+		Time: req.now}
+	if pr.Time.IsZero() {
+		pr.Time = time.Now()
+	}
 	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
 		pr.SourceIP = ap.Addr().Unmap()
 	}
@@ -135,6 +142,7 @@ func policyRequest(req *request, action, resource string) s3policy.Request {
 			pr.Values["s3:x-amz-copy-source"] = b + "/" + k
 		}
 	}
+	requestKeys(req, action, pr.Time, pr.Values)
 	if action == "s3:ListBucket" || action == "s3:ListBucketVersions" || action == "s3:ListBucketMultipartUploads" {
 		q := req.URL.Query()
 		pr.Values["s3:prefix"] = q.Get("prefix")
@@ -149,6 +157,60 @@ func policyRequest(req *request, action, resource string) s3policy.Request {
 	}
 	return pr
 }
+
+// requestKeys sets the condition keys S3 has for every request that
+// tell how it was made (s3:authType, s3:signatureversion,
+// s3:signatureAge, s3:x-amz-content-sha256, s3:TlsVersion), and the
+// version it names (s3:VersionId), the canned ACL it asks for
+// (s3:x-amz-acl, for the actions that take one) and the storage class
+// of an upload (s3:x-amz-storage-class).
+func requestKeys(req *request, action string, now time.Time, values map[string]string) {
+	switch {
+	case req.form != nil:
+		values["s3:authtype"] = "POST"
+	case req.auth != nil && req.auth.Presigned:
+		values["s3:authtype"] = "REST-QUERY-STRING"
+	case req.auth != nil:
+		values["s3:authtype"] = "REST-HEADER"
+	}
+	if req.auth != nil {
+		values["s3:signatureversion"] = "AWS4-HMAC-SHA256"
+		if req.v2 {
+			values["s3:signatureversion"] = "AWS"
+		} else if t := req.auth.Time(); !t.IsZero() {
+			values["s3:signatureage"] = strconv.FormatInt(now.Sub(t).Milliseconds(), 10)
+		}
+	}
+	if v := req.Header.Get("X-Amz-Content-Sha256"); v != "" {
+		values["s3:x-amz-content-sha256"] = v
+	}
+	if req.TLS != nil {
+		if v, ok := tlsVersions[req.TLS.Version]; ok {
+			values["s3:tlsversion"] = v
+		}
+	}
+	if req.URL.Query().Has("versionId") {
+		values["s3:versionid"] = req.URL.Query().Get("versionId")
+	}
+	switch action {
+	case "s3:PutObject", "s3:PutObjectAcl", "s3:PutObjectVersionAcl", "s3:PutBucketAcl":
+		acl := req.Header.Get("X-Amz-Acl")
+		if req.form != nil {
+			acl = req.form.fields["acl"]
+		}
+		if acl != "" {
+			values["s3:x-amz-acl"] = acl
+		}
+	}
+	if action == "s3:PutObject" {
+		if v := req.Header.Get("X-Amz-Storage-Class"); v != "" && req.form == nil {
+			values["s3:x-amz-storage-class"] = v
+		}
+	}
+}
+
+// tlsVersions are s3:TlsVersion's values.
+var tlsVersions = map[uint16]string{tls.VersionTLS10: "1.0", tls.VersionTLS11: "1.1", tls.VersionTLS12: "1.2", tls.VersionTLS13: "1.3"}
 
 // policyHeaders are the condition keys read from request headers (a
 // POST form's fields are not headers: its encryption is not among them);
@@ -191,6 +253,7 @@ func (s *Server) authorizeAnonymous(req *request, o operation) error {
 		return errAnonymous // the settings unread: refused, not guessed
 	}
 	d := s3policy.None
+	bodyReady := false
 	switch {
 	case p == nil:
 	case o.name == "DeleteObjects":
@@ -200,9 +263,30 @@ func (s *Server) authorizeAnonymous(req *request, o operation) error {
 			d = s3policy.Allowed
 		}
 	default:
+		if req.op == "PutObjectTagging" && p.NeedsRequestTags() {
+			// The tag set in the body is evaluated (readTagging), read
+			// only when the policy may grant the request at all, so that
+			// nobody makes the endpoint read bodies for buckets that
+			// grant nothing; its checks are set up first, and only once.
+			// A body that fails them is refused as anything ungranted is:
+			// nothing tells an anonymous caller more before it is granted.
+			if !p.Grants(action) || bpa.RestrictPublicBuckets && p.Public() {
+				return errAnonymous
+			}
+			if anonymousBody(req, o) != nil {
+				return errAnonymous
+			}
+			bodyReady = true
+			if readTagging(req, p) != nil {
+				return errAnonymous
+			}
+		}
 		pr := policyRequest(req, action, resourceOf(req))
 		if err := s.addObjectTags(&pr, p, bk.Account, req.bucket, req.key, req.URL.Query().Get("versionId")); err != nil {
 			return errAnonymous // the tags unread: refused, not guessed
+		}
+		if addRequestTags(&pr, p, req) != nil {
+			return errAnonymous // tags that do not parse grant nothing
 		}
 		d = anonymousDecision(p, pr, bpa)
 	}
@@ -224,6 +308,9 @@ func (s *Server) authorizeAnonymous(req *request, o operation) error {
 		req.body = req.Body
 		return nil
 	}
+	if bodyReady {
+		return nil
+	}
 	return anonymousBody(req, o)
 }
 
@@ -242,7 +329,15 @@ var anonymousWrites = map[string]bool{
 // read it (and its tags, when the copy keeps them); an SSE-KMS source is
 // never read anonymously.
 func (s *Server) anonymousExtras(req *request, o operation, p *s3policy.Policy, bpa cloudstore.PublicAccessBlock) error {
-	tagsOut := req.Header.Get("X-Amz-Tagging") != "" && (o.name == "PutObject" || o.name == "CreateMultipartUpload" || o.name == "CopyObject")
+	tagsOut := false
+	if o.name == "PutObject" || o.name == "CreateMultipartUpload" || o.name == "CopyObject" {
+		// x-amz-tagging, in the header or (presigned) the query.
+		tags, err := requestTags(req)
+		if err != nil {
+			return err
+		}
+		tagsOut = len(tags) > 0
+	}
 	if o.also != nil {
 		b, key, version, err := copySource(req)
 		if err != nil {
@@ -269,7 +364,7 @@ func (s *Server) anonymousExtras(req *request, o operation, p *s3policy.Policy, 
 	}
 	if tagsOut {
 		pr := policyRequest(req, "s3:PutObjectTagging", resourceOf(req))
-		if p == nil || anonymousDecision(p, pr, bpa) != s3policy.Allowed {
+		if p == nil || addRequestTags(&pr, p, req) != nil || anonymousDecision(p, pr, bpa) != s3policy.Allowed {
 			return errAnonymous
 		}
 	}
@@ -337,6 +432,13 @@ func (s *Server) checkPolicy(req *request, o operation) error {
 	if err := s.policyDenies(req, req.bucket, req.key, req.URL.Query().Get("versionId"), action); err != nil {
 		return err
 	}
+	if setsTags(req) {
+		// An upload that sets tags needs s3:PutObjectTagging too, as S3
+		// asks: a Deny of it refuses the upload.
+		if err := s.policyDenies(req, req.bucket, req.key, "", "s3:PutObjectTagging"); err != nil {
+			return err
+		}
+	}
 	if o.also != nil {
 		if b, key, version, err := copySource(req); err == nil {
 			action := "s3:GetObject"
@@ -368,8 +470,14 @@ func (s *Server) policyDenies(req *request, bucket, key, version, action string)
 	case p == nil || bk.Account != req.account:
 		return nil
 	}
+	if err := readTagging(req, p); err != nil {
+		return err
+	}
 	pr := policyRequest(req, action, s3policy.Resource(bucket, key))
 	if err := s.addObjectTags(&pr, p, bk.Account, bucket, key, version); err != nil {
+		return err
+	}
+	if err := addRequestTags(&pr, p, req); err != nil {
 		return err
 	}
 	d := p.Evaluate(pr)
@@ -434,6 +542,97 @@ var tagActions = map[string]bool{
 	"s3:GetObject": true, "s3:GetObjectVersion": true, "s3:GetObjectAcl": true, "s3:GetObjectVersionAcl": true,
 	"s3:GetObjectTagging": true, "s3:GetObjectVersionTagging": true, "s3:PutObjectAcl": true, "s3:PutObjectVersionAcl": true,
 	"s3:PutObjectTagging": true, "s3:PutObjectVersionTagging": true, "s3:DeleteObjectTagging": true, "s3:DeleteObjectVersionTagging": true,
+}
+
+// setsTags reports whether req is an upload that sets its object's tags:
+// x-amz-tagging on PutObject, CreateMultipartUpload or a CopyObject that
+// replaces its source's tags, or a form's tagging field. Tags that do not
+// parse count: the upload refuses them itself.
+func setsTags(req *request) bool {
+	if req.form != nil {
+		_, ok := req.form.fields["tagging"]
+		return ok
+	}
+	switch req.op {
+	case "CopyObject":
+		if replace, err := taggingDirective(req.Header); err != nil || !replace {
+			return false
+		}
+	case "PutObject", "CreateMultipartUpload":
+	default:
+		return false
+	}
+	tags, err := requestTags(req)
+	return err != nil || len(tags) > 0
+}
+
+// readTagging reads a PutObjectTagging's tag set before its bucket's
+// policy is evaluated, when the policy reads the tags a request sets: S3
+// evaluates s3:RequestObjectTag/… and s3:RequestObjectTagKeys on the tag
+// set in the body. The body is read through its checks (a checksum that
+// does not match fails here) and kept: the handler reads it from req.body
+// again.
+func readTagging(req *request, p *s3policy.Policy) error {
+	if req.op != "PutObjectTagging" || req.tagging != nil || p == nil || !p.NeedsRequestTags() {
+		return nil
+	}
+	data, err := readBody(req.body, maxTaggingBody)
+	if err != nil {
+		return err
+	}
+	req.tagging = append([]byte{}, data...) // not nil, even when empty
+	req.body = bytes.NewReader(req.tagging)
+	return nil
+}
+
+// addRequestTags gives pr the tags req sets on its object, as
+// s3:RequestObjectTag/TAGKEY and s3:RequestObjectTagKeys values, when p
+// reads them and pr's action is one S3 has them for: s3:PutObject (the
+// x-amz-tagging of an upload, of a multipart upload's creation and of a
+// copy that replaces its source's tags; a form's tagging field) and the
+// tagging actions (PutObjectTagging's tag set, or the x-amz-tagging of
+// an upload, which needs s3:PutObjectTagging too). Tags that do not
+// parse are an error: the request would be refused for them anyway.
+func addRequestTags(pr *s3policy.Request, p *s3policy.Policy, req *request) error {
+	switch pr.Action {
+	case "s3:PutObject", "s3:PutObjectTagging", "s3:PutObjectVersionTagging":
+	default:
+		return nil
+	}
+	if p == nil || !p.NeedsRequestTags() {
+		return nil
+	}
+	var tags map[string]string
+	var err error
+	switch {
+	case req.form != nil:
+		if v, ok := req.form.fields["tagging"]; ok {
+			tags, err = parseTagging([]byte(v), cloudstore.MaxObjectTags)
+		}
+	case req.op == "PutObjectTagging":
+		if req.tagging == nil {
+			return errors.New("s3api: a PutObjectTagging's tag set was not read before its policy check")
+		}
+		tags, err = parseTagging(req.tagging, cloudstore.MaxObjectTags)
+	case req.op == "PutObject" || req.op == "CreateMultipartUpload":
+		tags, err = requestTags(req)
+	case req.op == "CopyObject":
+		// A copy that keeps its source's tags (COPY) sets none of its own.
+		if replace, derr := taggingDirective(req.Header); derr == nil && replace {
+			tags, err = requestTags(req)
+		}
+	}
+	if err != nil || len(tags) == 0 {
+		return err
+	}
+	pr.RequestTags = make(map[string][]string, len(tags))
+	for k, v := range tags {
+		lk := strings.ToLower(k)
+		pr.RequestTags[lk] = append(pr.RequestTags[lk], v)
+		pr.RequestTagKeys = append(pr.RequestTagKeys, k)
+	}
+	slices.Sort(pr.RequestTagKeys)
+	return nil
 }
 
 // policyRoute returns the operation of a ?policy or ?policyStatus

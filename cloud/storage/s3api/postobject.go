@@ -183,7 +183,8 @@ func (s *Server) authorizeAnonymousPost(req *request, o operation) error {
 		actions = append(actions, "s3:PutObjectTagging") // the tags it sets, as S3 asks
 	}
 	for _, a := range actions {
-		if anonymousDecision(p, policyRequest(req, a, s3policy.Resource(req.bucket, key)), bpa) != s3policy.Allowed {
+		pr := policyRequest(req, a, s3policy.Resource(req.bucket, key))
+		if addRequestTags(&pr, p, req) != nil || anonymousDecision(p, pr, bpa) != s3policy.Allowed {
 			return errAnonymousPOST
 		}
 	}

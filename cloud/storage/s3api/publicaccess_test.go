@@ -129,6 +129,11 @@ func TestPublicAccessBlock(t *testing.T) {
 		ACL: types.ObjectCannedACLPublicRead}); apiCode(err) != "AccessDenied" {
 		t.Errorf("PutObject with public-read under BlockPublicAcls: %v, want AccessDenied", err)
 	}
+	// Refused on a bucket public already too, as S3 refuses any public
+	// ACL under BlockPublicAcls.
+	if _, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("site"), ACL: types.BucketCannedACLPublicRead}); apiCode(err) != "AccessDenied" {
+		t.Errorf("PutBucketAcl public-read on a public bucket under BlockPublicAcls: %v, want AccessDenied", err)
+	}
 	// A public bucket stays readable: BlockPublicAcls blocks new grants.
 	if got := anonGet(); got != http.StatusOK {
 		t.Errorf("anonymous GET of a public bucket under BlockPublicAcls alone: %d, want 200", got)
@@ -162,11 +167,14 @@ func TestPublicAccessBlock(t *testing.T) {
 // Public Access settings, the anonymous client uploads (one request and a
 // managed multipart upload) while they allow it and is refused while
 // RestrictPublicBuckets holds.
-const boto3PublicAccess = `
+// boto3Clients begins the boto3 scripts of the policy tests: given the
+// endpoint and a bucket, a client signing with the test's key (from the
+// environment) as s3, an unsigned one as anon, and code(f), the S3 error
+// code f raises ("ok" when none).
+const boto3Clients = `
 import sys, io, json, boto3, botocore
 from botocore.config import Config
 from botocore.exceptions import ClientError
-from boto3.s3.transfer import TransferConfig
 url, bucket = sys.argv[1:3]
 cfg = Config(s3={"addressing_style": "path"})
 s3 = boto3.client("s3", endpoint_url=url, config=cfg)
@@ -177,6 +185,10 @@ def code(f):
     except ClientError as e:
         return e.response["Error"]["Code"]
     return "ok"
+`
+
+const boto3PublicAccess = boto3Clients + `
+from boto3.s3.transfer import TransferConfig
 assert code(lambda: s3.get_public_access_block(Bucket=bucket)) == "NoSuchPublicAccessBlockConfiguration"
 policy = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*",
     "Action": "s3:PutObject", "Resource": "arn:aws:s3:::%s/in/*" % bucket}]})

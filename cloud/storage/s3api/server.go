@@ -130,6 +130,12 @@ type request struct {
 	sums *sigv4.Checksums // the body's x-amz-checksum-* values; nil when anonymous
 	read int64            // bytes of body read so far
 	form *postForm        // a POST Object's form, read up to its file
+	op   string           // the operation's name
+	now  time.Time        // when the request arrived, by the server's clock
+	// tagging is a PutObjectTagging's body, read before its bucket's
+	// policy is evaluated when the policy reads the tags a request sets
+	// (readTagging); nil otherwise.
+	tagging []byte
 	// For the access log (logging.go): when the body was read to its
 	// end, whether the request was signed with Signature Version 2,
 	// the code of the error answered, and whether the bucket's
@@ -178,6 +184,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	defer s.gate.Leave()
 
 	start, began := s.opts.Now(), time.Now()
+	req.now = start
 	rec := accesslog.New(w)
 	var op string
 	defer func() {
@@ -225,7 +232,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	req.bucket, req.key, req.vhost = s.locate(hr)
 	req.logTo = s.logTarget(req.bucket)
 	o := route(req)
-	op = o.name
+	op, req.op = o.name, o.name
 	s.setCORSHeaders(w, req) // cors.go: on every answer, refusals included, as S3 does
 	if s.fair.authBlocked(hr, start) {
 		// Too many failed authentications from this address: no

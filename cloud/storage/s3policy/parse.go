@@ -41,9 +41,12 @@ import (
 //     String operators (StringEquals, StringNotEquals,
 //     StringEqualsIgnoreCase, StringNotEqualsIgnoreCase, StringLike,
 //     StringNotLike) on the string keys (stringKeys) and
-//     s3:ExistingObjectTag/TAGKEY; the Arn operators on aws:PrincipalArn
-//     and aws:SourceArn; the IfExists form of each; Null on any of these
-//     keys. Other operators and keys S3 knows are ErrUnsupported; ones it
+//     s3:ExistingObjectTag/TAGKEY and s3:RequestObjectTag/TAGKEY; the
+//     Arn operators on aws:PrincipalArn and aws:SourceArn; the IfExists
+//     form of each; the set forms of the String operators
+//     (ForAllValues:…, ForAnyValue:…) on the same keys and on the
+//     multivalued s3:RequestObjectTagKeys, which takes only them; Null on
+//     any of these keys. Other operators and keys S3 knows are ErrUnsupported; ones it
 //     does not know, malformed.
 //   - Policy variables (${...}) in a 2012-10-17 policy are ErrUnsupported.
 func Parse(data []byte, bucket string) (*Policy, error) {
@@ -291,13 +294,16 @@ var (
 		"aws:sourcearn", "aws:sourceaccount",
 		"s3:x-amz-server-side-encryption", "s3:x-amz-server-side-encryption-customer-algorithm",
 		"s3:x-amz-server-side-encryption-aws-kms-key-id",
-		"s3:x-amz-copy-source", "s3:x-amz-metadata-directive"}
+		"s3:x-amz-copy-source", "s3:x-amz-metadata-directive",
+		"s3:authtype", "s3:signatureversion", "s3:x-amz-content-sha256", "s3:x-amz-acl", "s3:x-amz-storage-class", "s3:versionid"}
 	// numericKeys take the Numeric operators: s3:max-keys, the page size
 	// a ListObjects(V2) or ListObjectVersions asks for (absent when it
-	// asks none). dateKeys take the Date operators: the time the request
+	// asks none); s3:signatureAge, the milliseconds since a Signature
+	// Version 4 request says it was signed; s3:TlsVersion, the TLS
+	// version of a request over TLS (1.2, 1.3). dateKeys take the Date operators: the time the request
 	// is evaluated, as ISO 8601 (aws:CurrentTime) or epoch seconds
 	// (aws:EpochTime); either takes a value in either form.
-	numericKeys = []string{"s3:max-keys"}
+	numericKeys = []string{"s3:max-keys", "s3:signatureage", "s3:tlsversion"}
 	dateKeys    = []string{"aws:currenttime", "aws:epochtime"}
 	arnOps      = []string{"ArnEquals", "ArnLike", "ArnNotEquals", "ArnNotLike"}
 	stringOps   = []string{"StringEquals", "StringNotEquals", "StringEqualsIgnoreCase", "StringNotEqualsIgnoreCase", "StringLike", "StringNotLike"}
@@ -313,6 +319,41 @@ func isObjectTagKey(k string) bool {
 	return len(k) > len(ObjectTagKey) && strings.HasPrefix(k, ObjectTagKey)
 }
 
+// RequestTagKey is the prefix of s3:RequestObjectTag/TAGKEY, lower-cased:
+// the value of the tag TAGKEY a request sets on an object (PutObject's
+// x-amz-tagging, a form's tagging, PutObjectTagging's tag set); absent
+// when it sets none. RequestTagKeysKey is s3:RequestObjectTagKeys, the
+// multivalued key of all the tag keys a request sets.
+const (
+	RequestTagKey     = "s3:requestobjecttag/"
+	RequestTagKeysKey = "s3:requestobjecttagkeys"
+)
+
+func isRequestTagKey(k string) bool {
+	return len(k) > len(RequestTagKey) && strings.HasPrefix(k, RequestTagKey)
+}
+
+// isStringKey reports whether k takes the String operators.
+func isStringKey(k string) bool {
+	return slices.Contains(stringKeys, k) || isObjectTagKey(k) || isRequestTagKey(k) || k == RequestTagKeysKey
+}
+
+// setQualifiers qualify an operator for a multivalued key: the condition
+// holds when every value of the request's (ForAllValues; also when it
+// has none) or any of them (ForAnyValue) satisfies the operator.
+var setQualifiers = []string{"ForAllValues:", "ForAnyValue:"}
+
+// splitSet returns op without its set qualifier, and the qualifier ("" for
+// none).
+func splitSet(op string) (qualifier, base string) {
+	for _, q := range setQualifiers {
+		if rest, ok := strings.CutPrefix(op, q); ok {
+			return q, rest
+		}
+	}
+	return "", op
+}
+
 func isNumericOp(op string) bool {
 	rest, ok := strings.CutPrefix(op, "Numeric")
 	return ok && slices.Contains(cmpOps, rest)
@@ -325,8 +366,8 @@ func isDateOp(op string) bool {
 
 // knownKey reports whether this evaluates condition key k.
 func knownKey(k string) bool {
-	return slices.Contains(stringKeys, k) || slices.Contains(numericKeys, k) || slices.Contains(dateKeys, k) ||
-		isObjectTagKey(k) || k == "aws:securetransport" || k == "aws:sourceip"
+	return isStringKey(k) || slices.Contains(numericKeys, k) || slices.Contains(dateKeys, k) ||
+		k == "aws:securetransport" || k == "aws:sourceip"
 }
 
 // unknownKey is the error for a condition key this does not evaluate:
@@ -375,7 +416,15 @@ func parseConditions(raw json.RawMessage, version string) ([]Condition, error) {
 	}
 	var out []Condition
 	for op, keys := range ops {
-		if base := strings.TrimSuffix(op, "IfExists"); !slices.Contains(stringOps, base) && !slices.Contains(arnOps, base) &&
+		if set, base := splitSet(strings.TrimSuffix(op, "IfExists")); set != "" {
+			// The set forms are taken for the String operators.
+			if !slices.Contains(stringOps, base) {
+				if knownOp(op) {
+					return nil, unsupported("condition operator %s is not supported: the set forms are taken for the String operators", op)
+				}
+				return nil, malformed("Invalid Condition type: %s", op)
+			}
+		} else if !slices.Contains(stringOps, base) && !slices.Contains(arnOps, base) &&
 			!isNumericOp(base) && !isDateOp(base) &&
 			base != "Bool" && base != "IpAddress" && base != "NotIpAddress" && op != "Null" {
 			if knownOp(op) {
@@ -439,7 +488,19 @@ func conditionValues(raw json.RawMessage) ([]string, error) {
 // check checks that c's operator applies to its key and that its values
 // suit both.
 func (c *Condition) check(version string) error {
-	op := strings.TrimSuffix(c.Operator, "IfExists")
+	set, op := splitSet(strings.TrimSuffix(c.Operator, "IfExists"))
+	switch {
+	case set != "" && !isStringKey(c.Key):
+		if knownKey(c.Key) {
+			return malformed("%s takes no set operator (%s): it has one value", c.Key, c.Operator)
+		}
+		return unknownKey(c.Key)
+	case set == "" && c.Key == RequestTagKeysKey && c.Operator != "Null":
+		// IAM would take a plain operator on a multivalued key, with
+		// results policy authors rarely mean; S3's examples always
+		// qualify it.
+		return unsupported("s3:RequestObjectTagKeys is multivalued: it takes ForAllValues: or ForAnyValue: with a String operator here, not %s", c.Operator)
+	}
 	if c.Operator == "Null" {
 		// Null asks whether the key is absent (true) or present (false),
 		// of any key this evaluates.
@@ -448,8 +509,7 @@ func (c *Condition) check(version string) error {
 				return malformed("Null takes true or false, not %q", v)
 			}
 		}
-		if !slices.Contains(stringKeys, c.Key) && !isObjectTagKey(c.Key) && c.Key != "aws:securetransport" && c.Key != "aws:sourceip" &&
-			!slices.Contains(numericKeys, c.Key) && !slices.Contains(dateKeys, c.Key) {
+		if !knownKey(c.Key) {
 			if strings.HasPrefix(c.Key, "aws:") || strings.HasPrefix(c.Key, "s3:") {
 				return unsupported("condition key %s is not supported", c.Key)
 			}
@@ -494,7 +554,7 @@ func (c *Condition) check(version string) error {
 			return unknownKey(c.Key)
 		}
 		if !isNumericOp(op) || !slices.Contains(numericKeys, c.Key) {
-			return malformed("%s does not take %s: the Numeric operators take s3:max-keys", c.Key, c.Operator)
+			return malformed("%s does not take %s: the Numeric operators take %s", c.Key, c.Operator, strings.Join(numericKeys, ", "))
 		}
 		for _, v := range c.Values {
 			n, err := strconv.ParseFloat(v, 64)
@@ -517,14 +577,14 @@ func (c *Condition) check(version string) error {
 			}
 			c.times = append(c.times, t)
 		}
-	case slices.Contains(stringKeys, c.Key) || isObjectTagKey(c.Key):
+	case isStringKey(c.Key):
 		if !slices.Contains(stringOps, op) {
 			return malformed("%s takes a String operator, not %s", c.Key, c.Operator)
 		}
 		if version == "2012-10-17" && slices.ContainsFunc(c.Values, func(v string) bool { return strings.Contains(v, "${") }) {
 			return unsupported("policy variables in condition values are not supported")
 		}
-	case c.Key == ObjectTagKey:
+	case c.Key == ObjectTagKey || c.Key == RequestTagKey:
 		return malformed("Policy has an invalid condition key: %s names no tag", c.Key)
 	case strings.HasPrefix(c.Key, "aws:") || strings.HasPrefix(c.Key, "s3:"):
 		return unsupported("condition key %s is not supported", c.Key)

@@ -143,6 +143,12 @@ type Request struct {
 	// have several values, S3's tag keys being case-sensitive. The
 	// caller fills it when NeedsObjectTags.
 	ObjectTags map[string][]string
+	// RequestTags are the tags the request sets on an object
+	// (s3:RequestObjectTag/…), by key lower-cased as ObjectTags, and
+	// RequestTagKeys their keys as sent (s3:RequestObjectTagKeys). The
+	// caller fills them when NeedsRequestTags.
+	RequestTags    map[string][]string
+	RequestTagKeys []string
 }
 
 // Evaluate decides r, as IAM does: Denied if a Deny statement applies,
@@ -170,6 +176,21 @@ func (p *Policy) NeedsObjectTags() bool {
 	for _, st := range p.Statements {
 		for _, c := range st.Conditions {
 			if isObjectTagKey(c.Key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// NeedsRequestTags reports whether a condition of p reads the tags a
+// request sets (s3:RequestObjectTag/…, s3:RequestObjectTagKeys): only
+// then must the caller read them, into Request.RequestTags and
+// RequestTagKeys.
+func (p *Policy) NeedsRequestTags() bool {
+	for _, st := range p.Statements {
+		for _, c := range st.Conditions {
+			if isRequestTagKey(c.Key) || c.Key == RequestTagKeysKey {
 				return true
 			}
 		}
@@ -303,6 +324,12 @@ func (r Request) values(key string) []string {
 	if tag, ok := strings.CutPrefix(key, ObjectTagKey); ok {
 		return r.ObjectTags[tag]
 	}
+	if tag, ok := strings.CutPrefix(key, RequestTagKey); ok {
+		return r.RequestTags[tag]
+	}
+	if key == RequestTagKeysKey {
+		return r.RequestTagKeys
+	}
 	if v, ok := r.Values[key]; ok {
 		return []string{v}
 	}
@@ -315,11 +342,15 @@ func (c Condition) matches(r Request) bool {
 	if c.Operator == "Null" {
 		return slices.ContainsFunc(c.Values, func(v string) bool { return strings.EqualFold(v, fmt.Sprint(!present)) })
 	}
+	set, _ := splitSet(c.Operator)
 	if strings.HasSuffix(c.Operator, "IfExists") {
 		if !present {
 			return true // IfExists: a key the request lacks does not count
 		}
 		c.Operator = strings.TrimSuffix(c.Operator, "IfExists")
+	}
+	if set != "" {
+		return c.matchesSet(set, vals)
 	}
 	switch c.Key {
 	case "aws:securetransport":
@@ -341,6 +372,32 @@ func (c Condition) matches(r Request) bool {
 	if c.numbers != nil || c.times != nil {
 		return c.compare(vals[0])
 	}
+	// Any of the request's values (several only for a tag key in two
+	// cases) matching any of the condition's: a negated operator holds
+	// when none does.
+	return slices.ContainsFunc(vals, c.hit) != negated
+}
+
+// matchesSet evaluates a set operator (ForAllValues:…, ForAnyValue:…, the
+// qualifier given as set) on the request's values, as IAM does: each
+// value satisfies a positive operator when it matches one of the
+// condition's values and a negated one when it matches none;
+// ForAllValues holds when every value does (so, also when the request
+// has none), ForAnyValue when one does.
+func (c Condition) matchesSet(set string, vals []string) bool {
+	_, base := splitSet(c.Operator)
+	c.Operator = base
+	negated := strings.Contains(base, "Not")
+	satisfies := func(v string) bool { return c.hit(v) != negated }
+	if set == "ForAllValues:" {
+		return !slices.ContainsFunc(vals, func(v string) bool { return !satisfies(v) })
+	}
+	return slices.ContainsFunc(vals, satisfies)
+}
+
+// hit reports whether the request's value v matches one of the
+// condition's values under its String or Arn operator, negation aside.
+func (c Condition) hit(v string) bool {
 	var eq func(pattern, v string) bool
 	switch op := strings.Replace(c.Operator, "Not", "", 1); strings.TrimPrefix(op, "String") {
 	case "ArnEquals", "ArnLike":
@@ -351,14 +408,10 @@ func (c Condition) matches(r Request) bool {
 		eq = strings.EqualFold
 	case "Like":
 		eq = match
+	default:
+		return false
 	}
-	// Any of the request's values (several only for a tag key in two
-	// cases) matching any of the condition's: a negated operator holds
-	// when none does.
-	m := slices.ContainsFunc(vals, func(v string) bool {
-		return slices.ContainsFunc(c.Values, func(p string) bool { return eq(p, v) })
-	})
-	return m != negated
+	return slices.ContainsFunc(c.Values, func(p string) bool { return eq(p, v) })
 }
 
 // compare evaluates a Numeric or Date operator on the request's value v

@@ -372,6 +372,10 @@ func FuzzParsePolicy(f *testing.F) {
 		"Condition":{"Null":{"s3:x-amz-server-side-encryption":"true"},"ArnNotLike":{"aws:PrincipalArn":"arn:aws:iam::*:user/LK*"},"StringEqualsIfExists":{"s3:x-amz-metadata-directive":"COPY"}}}]}`), "s3:PutObject", "k")
 	f.Add([]byte(`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::site",
 		"Condition":{"NumericLessThanEquals":{"s3:max-keys":[100, "2.5e1"]},"DateGreaterThanIfExists":{"aws:CurrentTime":["2026-01-01","1700000000"]}}}]}`), "s3:ListBucket", "")
+	// AWS's example of the tags a request sets.
+	f.Add([]byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":["s3:PutObject","s3:PutObjectTagging"],"Resource":"arn:aws:s3:::site/*",
+		"Condition":{"StringEquals":{"s3:RequestObjectTag/Project":"blue"},"ForAllValues:StringEquals":{"s3:RequestObjectTagKeys":["Project","Owner"]},
+		"ForAnyValue:StringNotLikeIfExists":{"s3:RequestObjectTagKeys":"secret*"}}}]}`), "s3:PutObject", "Project")
 	f.Fuzz(func(t *testing.T, doc []byte, action, key string) {
 		p, err := Parse(doc, "site")
 		if err != nil {
@@ -395,7 +399,8 @@ func FuzzParsePolicy(f *testing.F) {
 		}
 		for _, anonymous := range []bool{true, false} {
 			p.Evaluate(Request{Action: action, Resource: Resource("site", key), Anonymous: anonymous, AccessKeyID: key, Account: key,
-				SourceIP: netip.MustParseAddr("10.0.0.1"), Values: map[string]string{"s3:prefix": key}})
+				SourceIP: netip.MustParseAddr("10.0.0.1"), Values: map[string]string{"s3:prefix": key},
+				RequestTags: map[string][]string{strings.ToLower(key): {key}}, RequestTagKeys: []string{key}})
 		}
 		p.Public()
 	})

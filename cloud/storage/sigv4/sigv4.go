@@ -82,6 +82,10 @@ type Auth struct {
 	signature string // seed signature of chunked payloads
 }
 
+// Time is when the request says it was signed (x-amz-date, or
+// X-Amz-Date of a presigned URL); zero when unknown.
+func (a *Auth) Time() time.Time { return a.time }
+
 // credential is the parsed Credential field: id/date/region/service/aws4_request.
 type credential struct {
 	id, date, region, service string
