@@ -2,6 +2,7 @@ package cloudstore
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -85,5 +86,32 @@ func TestPublicAccessGuardsWrites(t *testing.T) {
 	}
 	if err := s.SetBucketConfigChecked("acme", "nope", ConfigPolicy, []byte(`{}`), func(*PublicAccessBlock) error { return nil }); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a missing bucket: %v, want ErrNotFound", err)
+	}
+}
+
+// TestCreatePublicBucket: a bucket public from the start is made in one
+// write, with both events, and takes a name only once.
+func TestCreatePublicBucket(t *testing.T) {
+	s := newStore(t)
+	bk, err := s.CreatePublicBucket("acme", "site", "n", t0)
+	if err != nil || !bk.Public || bk.Account != "acme" {
+		t.Fatalf("CreatePublicBucket = %+v, %v; want acme's public bucket", bk, err)
+	}
+	if got, err := s.PublicBucket("site"); err != nil || got.Name != "site" {
+		t.Errorf("PublicBucket after CreatePublicBucket: %+v, %v", got, err)
+	}
+	evs, _, err := s.Events("acme", "site", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range evs {
+		types = append(types, string(e.Type))
+	}
+	if !slices.Contains(types, string(EventBucketCreated)) || !slices.Contains(types, string(EventBucketPublic)) {
+		t.Errorf("events %v, want the bucket's creation and its being made public", types)
+	}
+	if _, err := s.CreatePublicBucket("other", "site", "", t0); !errors.Is(err, ErrExists) {
+		t.Errorf("CreatePublicBucket of a taken name: %v, want ErrExists", err)
 	}
 }

@@ -350,6 +350,18 @@ func randomFrom(alphabet string, n int) string {
 // CreateBucket creates a bucket owned by account. Bucket names are global:
 // ErrExists whoever owns the name.
 func (s *Store) CreateBucket(account, name, notes string, now time.Time) (Bucket, error) {
+	return s.createBucket(account, name, notes, now, false)
+}
+
+// CreatePublicBucket is CreateBucket of a bucket public from the start
+// (S3's CreateBucket with the canned ACL public-read), in one write: a
+// new bucket has no Block Public Access settings yet, and none can be put
+// between its making and its being made public.
+func (s *Store) CreatePublicBucket(account, name, notes string, now time.Time) (Bucket, error) {
+	return s.createBucket(account, name, notes, now, true)
+}
+
+func (s *Store) createBucket(account, name, notes string, now time.Time, public bool) (Bucket, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var old Bucket
@@ -358,14 +370,18 @@ func (s *Store) CreateBucket(account, name, notes string, now time.Time) (Bucket
 	} else if !errors.Is(err, ErrNotFound) {
 		return Bucket{}, err
 	}
-	bk := Bucket{Name: name, Account: account, Notes: notes, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
+	bk := Bucket{Name: name, Account: account, Notes: notes, Public: public, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := setJSON(b, k(tBucket, name), bk); err != nil {
 		return Bucket{}, err
 	}
 	b.Set(k(tOwned, account, name), nil, nil)
-	if err := s.logEventsLocked(b, name, Event{Type: EventBucketCreated, Time: now}); err != nil {
+	evs := []Event{{Type: EventBucketCreated, Time: now}}
+	if public {
+		evs = append(evs, Event{Type: EventBucketPublic, Time: now})
+	}
+	if err := s.logEventsLocked(b, name, evs...); err != nil {
 		return Bucket{}, err
 	}
 	return bk, s.commit(b)

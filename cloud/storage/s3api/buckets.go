@@ -126,17 +126,14 @@ func (s *Server) createBucket(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err == nil {
 		return s3err(http.StatusConflict, "BucketAlreadyOwnedByYou", "Your previous request to create the named bucket succeeded and you already own it.")
 	}
-	if _, err := s.st.CreateBucket(r.account, r.bucket, "", s.opts.Now()); errors.Is(err, cloudstore.ErrExists) {
+	create := s.st.CreateBucket
+	if public {
+		create = s.st.CreatePublicBucket // x-amz-acl: public-read, in the same write
+	}
+	if _, err := create(r.account, r.bucket, "", s.opts.Now()); errors.Is(err, cloudstore.ErrExists) {
 		return s3err(http.StatusConflict, "BucketAlreadyExists", "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.")
 	} else if err != nil {
 		return err
-	}
-	if public {
-		// x-amz-acl: public-read. Made public after it is made: should
-		// this fail, the bucket is left private, never the reverse.
-		if _, err := s.st.UpdateBucket(r.account, r.bucket, s.opts.Now(), func(b *cloudstore.Bucket) { b.Public = true }); err != nil {
-			return err
-		}
 	}
 	w.Header().Set("Location", "/"+r.bucket)
 	w.WriteHeader(http.StatusOK)
