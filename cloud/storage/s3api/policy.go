@@ -553,17 +553,28 @@ func setsTags(req *request) bool {
 		_, ok := req.form.fields["tagging"]
 		return ok
 	}
-	switch req.op {
-	case "CopyObject":
-		if replace, err := taggingDirective(req.Header); err != nil || !replace {
-			return false
-		}
-	case "PutObject", "CreateMultipartUpload":
-	default:
-		return false
-	}
-	tags, err := requestTags(req)
+	tags, err := uploadTags(req)
 	return err != nil || len(tags) > 0
+}
+
+// uploadTags returns the tags an upload sets on its object: a form's
+// tagging field, or the x-amz-tagging of PutObject, CreateMultipartUpload
+// or a CopyObject that replaces its source's tags (one that keeps them,
+// COPY, sets none of its own); none for any other request.
+func uploadTags(req *request) (map[string]string, error) {
+	switch {
+	case req.form != nil:
+		if v, ok := req.form.fields["tagging"]; ok {
+			return parseTagging([]byte(v), cloudstore.MaxObjectTags)
+		}
+	case req.op == "PutObject" || req.op == "CreateMultipartUpload":
+		return requestTags(req)
+	case req.op == "CopyObject":
+		if replace, err := taggingDirective(req.Header); err == nil && replace {
+			return requestTags(req)
+		}
+	}
+	return nil, nil
 }
 
 // readTagging reads a PutObjectTagging's tag set before its bucket's
@@ -604,23 +615,13 @@ func addRequestTags(pr *s3policy.Request, p *s3policy.Policy, req *request) erro
 	}
 	var tags map[string]string
 	var err error
-	switch {
-	case req.form != nil:
-		if v, ok := req.form.fields["tagging"]; ok {
-			tags, err = parseTagging([]byte(v), cloudstore.MaxObjectTags)
-		}
-	case req.op == "PutObjectTagging":
+	if req.op == "PutObjectTagging" && req.form == nil {
 		if req.tagging == nil {
 			return errors.New("s3api: a PutObjectTagging's tag set was not read before its policy check")
 		}
 		tags, err = parseTagging(req.tagging, cloudstore.MaxObjectTags)
-	case req.op == "PutObject" || req.op == "CreateMultipartUpload":
-		tags, err = requestTags(req)
-	case req.op == "CopyObject":
-		// A copy that keeps its source's tags (COPY) sets none of its own.
-		if replace, derr := taggingDirective(req.Header); derr == nil && replace {
-			tags, err = requestTags(req)
-		}
+	} else {
+		tags, err = uploadTags(req)
 	}
 	if err != nil || len(tags) == 0 {
 		return err

@@ -22,6 +22,20 @@ func (e *env) anonymous(t *testing.T, method, path string, header map[string]str
 	return e.anonymousBody(t, method, path, "", header)
 }
 
+// getVersion reads key (its version, if not "") in bucket with c and
+// returns the error, closing what it read.
+func getVersion(c *s3.Client, bucket, key, version string) error {
+	in := &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}
+	if version != "" {
+		in.VersionId = aws.String(version)
+	}
+	out, err := c.GetObject(context.Background(), in)
+	if err == nil {
+		out.Body.Close()
+	}
+	return err
+}
+
 func putPolicy(c *s3.Client, bucket, policy string) error {
 	_, err := c.PutBucketPolicy(context.Background(), &s3.PutBucketPolicyInput{Bucket: aws.String(bucket), Policy: aws.String(policy)})
 	return err
@@ -445,17 +459,7 @@ func TestPolicyObjectTags(t *testing.T) {
 	if status, _ := e.anonymous(t, "GET", "/site/plain", nil); status != http.StatusForbidden {
 		t.Errorf("anonymous GET of an untagged object: %d", status)
 	}
-	get := func(key, version string) error {
-		in := &s3.GetObjectInput{Bucket: aws.String("site"), Key: aws.String(key)}
-		if version != "" {
-			in.VersionId = aws.String(version)
-		}
-		out, err := c.GetObject(ctx, in)
-		if err == nil {
-			out.Body.Close()
-		}
-		return err
-	}
+	get := func(key, version string) error { return getVersion(c, "site", key, version) }
 	if err := get("kept", ""); apiCode(err) != "AccessDenied" {
 		t.Errorf("GetObject of an object tagged retain: %v, want AccessDenied", err)
 	}

@@ -53,17 +53,7 @@ func TestPolicyHowSigned(t *testing.T) {
 	if status, answer := do(t, signV2(r, e.id, e.secret, "", now)); status != http.StatusForbidden || answer.Code != "AccessDenied" {
 		t.Errorf("a Signature Version 2 GET: %d %s, want 403 AccessDenied", status, answer.Code)
 	}
-	get := func(key, version string) error {
-		in := &s3.GetObjectInput{Bucket: aws.String("how"), Key: aws.String(key)}
-		if version != "" {
-			in.VersionId = aws.String(version)
-		}
-		out, err := c.GetObject(ctx, in)
-		if err == nil {
-			out.Body.Close()
-		}
-		return err
-	}
+	get := func(key, version string) error { return getVersion(c, "how", key, version) }
 	if err := get("doc", ""); err != nil {
 		t.Errorf("a Signature Version 4 GET: %v", err)
 	}
