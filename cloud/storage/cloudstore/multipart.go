@@ -16,6 +16,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/latticenet/lattice/cloud/storage/s3acl"
 	"github.com/latticenet/lattice/cloud/storage/sse"
 	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
@@ -73,6 +74,19 @@ type Upload struct {
 	// the whole body, combined from the parts').
 	ChecksumAlgorithm string `json:"checksum_algorithm,omitempty"`
 	ChecksumType      string `json:"checksum_type,omitempty"`
+	// Owner and ACL are given to the object when the upload completes
+	// (Object's fields of those names).
+	Owner string        `json:"owner,omitempty"`
+	ACL   []s3acl.Grant `json:"acl,omitzero"`
+}
+
+// Writer is the account the upload's object is to be owned by: Owner, or
+// the bucket's owner.
+func (u Upload) Writer() string {
+	if u.Owner != "" {
+		return u.Owner
+	}
+	return u.Account
 }
 
 // Part is an uploaded part. Its body is a body file like an object's,
@@ -146,7 +160,7 @@ func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload,
 	}
 	u := Upload{ID: randomFrom("0123456789abcdef", 32), Account: account, Bucket: bucket, Key: key,
 		ContentType: o.ContentType, Meta: o.Meta, Initiated: o.Now.UTC(), Tags: tagsOrNil(o.Tags), Encryption: enc,
-		ChecksumAlgorithm: o.ChecksumAlgorithm, ChecksumType: typ}
+		ChecksumAlgorithm: o.ChecksumAlgorithm, ChecksumType: typ, Owner: o.Owner, ACL: o.ACL}
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := setJSON(b, k(tUpload, u.ID), u); err != nil {
@@ -670,7 +684,8 @@ func (s *Store) CompleteUploadWith(ctx context.Context, account, bucket, key, id
 		}
 		sum := md5.Sum(etags)
 		obj = Object{Key: key, ETag: fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(list)), ContentType: u.ContentType, Meta: u.Meta,
-			LastModified: now.UTC(), Size: total, PartSizes: sizes, Blobs: blobs, Tags: tagsOrNil(u.Tags), Encryption: sealedAs(u.Encryption, prefixes...)}
+			LastModified: now.UTC(), Size: total, PartSizes: sizes, Blobs: blobs, Tags: tagsOrNil(u.Tags), Encryption: sealedAs(u.Encryption, prefixes...),
+			Owner: u.Owner, ACL: u.ACL}
 		// Every part has a checksum of one algorithm: the object's is
 		// composite, or the whole body's CRC when the upload asked for
 		// that, and the parts' are kept for part reads.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/latticenet/lattice/cloud/storage/s3acl"
 	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
@@ -76,6 +77,15 @@ type Object struct {
 	DeleteMarker bool   `json:"delete_marker,omitempty"`
 	// Encryption is how the body is encrypted at rest; nil for none.
 	Encryption *Encryption `json:"encryption,omitempty"`
+	// Owner is the account that owns the object when it is not the
+	// bucket's owner: its writer, in a bucket whose ACLs are enabled
+	// (Bucket.Ownership). Under BucketOwnerEnforced the bucket owner owns
+	// every object, whatever Owner says.
+	Owner string `json:"owner,omitempty"`
+	// ACL is the object's ACL when one was set (nil: its owner's
+	// FULL_CONTROL alone). It takes effect while the bucket's ACLs are
+	// enabled.
+	ACL []s3acl.Grant `json:"acl,omitzero"`
 	// Versioned, not stored, tells whether the object was read from (or
 	// written to) a bucket that keeps versions, where S3 names even the
 	// null version to clients.
@@ -140,6 +150,10 @@ type PutOptions struct {
 	// checksum the upload's parts and object have (Upload's fields of
 	// those names; UploadChecksumType says which go together).
 	ChecksumAlgorithm, ChecksumType string
+	// Owner and ACL are the new object's (Object's fields of those
+	// names).
+	Owner string
+	ACL   []s3acl.Grant
 }
 
 // ErrPrecondition is returned by a conditional write whose condition does
@@ -242,7 +256,7 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	if err != nil {
 		return Object{}, err
 	}
-	obj := Object{Key: key, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Tags: tagsOrNil(o.Tags),
+	obj := Object{Key: key, ContentType: o.ContentType, Meta: o.Meta, LastModified: o.Now.UTC(), Tags: tagsOrNil(o.Tags), Owner: o.Owner, ACL: o.ACL,
 		Size: sb.size, ETag: sb.etag, Inline: sb.inline, Blob: sb.blob, Encryption: sealedAs(enc, sb.prefix)}
 	if o.Checksum != nil {
 		obj.Checksum = o.Checksum()
@@ -547,6 +561,14 @@ type CopyOptions struct {
 	// destination, as Put's do (S3's If-Match and If-None-Match on
 	// CopyObject), checked in the step that writes it.
 	If Preconditions
+	// Owner and ACL are the copy's (Object's fields of those names), not
+	// the source's.
+	Owner string
+	ACL   []s3acl.Grant
+	// CheckSource, if not nil, judges the source version under the lock
+	// that reads it (a caller's permission to read it): an error refuses
+	// the copy, which then writes nothing.
+	CheckSource func(Object) error
 }
 
 // Copy copies an object to another key, in the same bucket or in another
@@ -577,6 +599,11 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		}
 		if obj.DeleteMarker {
 			return &DeleteMarkerError{VersionID: obj.VersionID}
+		}
+		if o.CheckSource != nil {
+			if err := o.CheckSource(obj); err != nil {
+				return err
+			}
 		}
 		dbk, err := s.Bucket(account, dstBucket)
 		if err != nil {
@@ -609,6 +636,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		}
 		owner = dbk.Account
 		obj.Key, obj.LastModified = dst, now.UTC()
+		obj.Owner, obj.ACL = o.Owner, o.ACL
 		if o.Replace != nil {
 			obj.ContentType, obj.Meta = o.Replace.ContentType, o.Replace.Meta
 		}
@@ -778,11 +806,12 @@ type objectMeta struct {
 	Blob         string            `json:"blob,omitempty"`
 	Blobs        []string          `json:"blobs,omitempty"`
 	Tags         map[string]string `json:"tags,omitempty"`
+	Owner        string            `json:"owner,omitempty"`
 }
 
 func (m objectMeta) withoutBody() Object {
 	return Object{Key: m.Key, Size: m.Size, ETag: m.ETag, ContentType: m.ContentType, LastModified: m.LastModified, Meta: m.Meta, Blob: m.Blob, Blobs: m.Blobs,
-		Tags: m.Tags}
+		Tags: m.Tags, Owner: m.Owner}
 }
 
 // lastOf is the greatest key or common prefix listed.

@@ -25,6 +25,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/cloud/storage/kms"
+	"github.com/latticenet/lattice/cloud/storage/s3acl"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
 )
 
@@ -37,6 +38,10 @@ var (
 	// forbid the change (see UpdateBucket, SetBucketConfigChecked);
 	// nothing was written.
 	ErrPublicAccessBlocked = errors.New("cloudstore: blocked by the bucket's Block Public Access settings")
+	// ErrACLGrantsOthers: the change would leave a bucket
+	// BucketOwnerEnforced with an ACL granting others (UpdateBucket);
+	// nothing was written.
+	ErrACLGrantsOthers = errors.New("cloudstore: the bucket's ACL grants others, which BucketOwnerEnforced does not allow")
 )
 
 // Bucket is a bucket's record.
@@ -63,7 +68,29 @@ type Bucket struct {
 	BucketKey     bool   `json:"bucket_key,omitempty"`
 	Versions      int64  `json:"version_count,omitempty"`
 	VersionBytes  int64  `json:"version_bytes,omitempty"`
+	// Ownership is the bucket's S3 Object Ownership: "" for
+	// BucketOwnerEnforced (the default: ACLs disabled, the bucket owner
+	// owns every object), OwnershipPreferred, OwnershipWriter, or
+	// OwnershipNone once its ownership controls were deleted (objects
+	// owned by their writers, as under ObjectWriter).
+	Ownership string `json:"ownership,omitempty"`
+	// ACL is the bucket ACL's grants besides its owner's FULL_CONTROL
+	// and the AllUsers READ that Public stands for. It takes effect while
+	// ACLs are enabled (Ownership not ""), and is empty under
+	// BucketOwnerEnforced, which UpdateBucket keeps so.
+	ACL []s3acl.Grant `json:"acl,omitempty"`
 }
+
+// Object Ownership settings other than BucketOwnerEnforced ("").
+const (
+	OwnershipPreferred = "BucketOwnerPreferred"
+	OwnershipWriter    = "ObjectWriter"
+	OwnershipNone      = "none"
+)
+
+// ACLsEnabled reports whether ACLs take effect in the bucket: its Object
+// Ownership is not BucketOwnerEnforced.
+func (b Bucket) ACLsEnabled() bool { return b.Ownership != "" }
 
 // Key prefixes of the Pebble tables.
 const (
@@ -350,7 +377,7 @@ func randomFrom(alphabet string, n int) string {
 // CreateBucket creates a bucket owned by account. Bucket names are global:
 // ErrExists whoever owns the name.
 func (s *Store) CreateBucket(account, name, notes string, now time.Time) (Bucket, error) {
-	return s.createBucket(account, name, notes, now, false)
+	return s.CreateBucketWith(account, name, notes, now, BucketOptions{})
 }
 
 // CreatePublicBucket is CreateBucket of a bucket public from the start
@@ -358,10 +385,25 @@ func (s *Store) CreateBucket(account, name, notes string, now time.Time) (Bucket
 // new bucket has no Block Public Access settings yet, and none can be put
 // between its making and its being made public.
 func (s *Store) CreatePublicBucket(account, name, notes string, now time.Time) (Bucket, error) {
-	return s.createBucket(account, name, notes, now, true)
+	return s.CreateBucketWith(account, name, notes, now, BucketOptions{Public: true})
 }
 
-func (s *Store) createBucket(account, name, notes string, now time.Time, public bool) (Bucket, error) {
+// BucketOptions are what a new bucket may be made with besides its name
+// (Bucket's fields of the same names).
+type BucketOptions struct {
+	Public    bool
+	Ownership string
+	ACL       []s3acl.Grant
+}
+
+// CreateBucketWith is CreateBucket of a bucket made as o says, in one
+// write. An ACL granting others under BucketOwnerEnforced is
+// ErrACLGrantsOthers.
+func (s *Store) CreateBucketWith(account, name, notes string, now time.Time, o BucketOptions) (Bucket, error) {
+	if o.Ownership == "" && s3acl.GrantsOthers(o.ACL, account) {
+		return Bucket{}, ErrACLGrantsOthers
+	}
+	public := o.Public
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var old Bucket
@@ -370,7 +412,8 @@ func (s *Store) createBucket(account, name, notes string, now time.Time, public 
 	} else if !errors.Is(err, ErrNotFound) {
 		return Bucket{}, err
 	}
-	bk := Bucket{Name: name, Account: account, Notes: notes, Public: public, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
+	bk := Bucket{Name: name, Account: account, Notes: notes, Public: public, CreatedAt: now.UTC(), UpdatedAt: now.UTC(),
+		Ownership: o.Ownership, ACL: o.ACL}
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := setJSON(b, k(tBucket, name), bk); err != nil {
@@ -439,10 +482,13 @@ func (s *Store) Buckets(account string) ([]Bucket, error) {
 }
 
 // UpdateBucket changes account's bucket with fn, atomically. A change of
-// Notes or Public is logged as an event; fn must change nothing else.
-// Making the bucket public while its Block Public Access settings block
-// public ACLs is ErrPublicAccessBlocked, checked under the same lock as
-// the write, so that settings put meanwhile are never overtaken.
+// Notes or Public is logged as an event; fn must change nothing but them,
+// Ownership and ACL. Making the bucket public (Public, or an ACL granting
+// AllUsers or AuthenticatedUsers) while its Block Public Access settings
+// block public ACLs is ErrPublicAccessBlocked, and an ACL granting others
+// under BucketOwnerEnforced is ErrACLGrantsOthers, both checked under the
+// same lock as the write, so that settings put meanwhile are never
+// overtaken.
 func (s *Store) UpdateBucket(account, name string, now time.Time, fn func(*Bucket)) (Bucket, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -452,7 +498,10 @@ func (s *Store) UpdateBucket(account, name string, now time.Time, fn func(*Bucke
 	}
 	old := bk
 	fn(&bk)
-	if bk.Public && !old.Public {
+	if !bk.ACLsEnabled() && s3acl.GrantsOthers(bk.ACL, bk.Account) {
+		return Bucket{}, ErrACLGrantsOthers
+	}
+	if bk.Public && !old.Public || s3acl.Public(bk.ACL) && !s3acl.Public(old.ACL) {
 		bpa, err := s.publicAccessNow(name)
 		if err != nil {
 			return Bucket{}, err

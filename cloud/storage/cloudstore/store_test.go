@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -173,7 +174,7 @@ func TestCreateBucket(t *testing.T) {
 		t.Fatalf("CreateBucket: %v", err)
 	}
 	want := Bucket{Name: "photos", Account: "acme", Notes: "holiday", CreatedAt: t0, UpdatedAt: t0}
-	if b != want {
+	if !reflect.DeepEqual(b, want) {
 		t.Errorf("CreateBucket = %+v, want %+v", b, want)
 	}
 	got, err := s.Bucket("acme", "photos")
@@ -184,7 +185,7 @@ func TestCreateBucket(t *testing.T) {
 		t.Errorf("Bucket times = %v, %v; want %v", got.CreatedAt, got.UpdatedAt, t0)
 	}
 	got.CreatedAt, got.UpdatedAt = t0, t0
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Bucket = %+v, want %+v", got, want)
 	}
 
@@ -224,7 +225,7 @@ func TestBucketTenantIsolation(t *testing.T) {
 		if !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
 			t.Errorf("Bucket(%q, %q) = %v, want %v", tt.account, tt.name, err, tt.err)
 		}
-		if err != nil && b != (Bucket{}) {
+		if err != nil && !reflect.DeepEqual(b, Bucket{}) {
 			t.Errorf("Bucket(%q, %q) failed but returned %+v", tt.account, tt.name, b)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+
+	"github.com/latticenet/lattice/cloud/storage/s3acl"
 )
 
 // Tag set limits, as in S3.
@@ -45,9 +47,48 @@ func (s *Store) SetObjectTags(account, bucket, key string, tags map[string]strin
 // takes it ("" for the current one). A delete marker has no tags: it is a
 // DeleteMarkerError.
 func (s *Store) SetVersionTags(account, bucket, key, id string, tags map[string]string) (Object, error) {
+	return s.SetVersionTagsChecked(account, bucket, key, id, tags, nil)
+}
+
+// SetVersionTagsChecked is SetVersionTags once check, if not nil, passes
+// the version, under the lock of the write: a caller's permission judged
+// on the version it changes, not on one read before.
+func (s *Store) SetVersionTagsChecked(account, bucket, key, id string, tags map[string]string, check func(Object) error) (Object, error) {
 	if err := checkTags(tags, MaxObjectTags); err != nil {
 		return Object{}, err
 	}
+	return s.updateVersion(account, bucket, key, id, func(obj *Object) error {
+		if check != nil {
+			if err := check(*obj); err != nil {
+				return err
+			}
+		}
+		obj.Tags = tagsOrNil(tags)
+		return nil
+	})
+}
+
+// SetVersionACL replaces the ACL of account's object, or of one of its
+// versions (id as ObjectVersion takes it), with what build makes of the
+// version, under the lock of the write (build may refuse it); its owner
+// and all else stay. A delete marker has no ACL: it is a
+// DeleteMarkerError.
+func (s *Store) SetVersionACL(account, bucket, key, id string, build func(Object) ([]s3acl.Grant, error)) (Object, error) {
+	return s.updateVersion(account, bucket, key, id, func(obj *Object) error {
+		acl, err := build(*obj)
+		if err != nil {
+			return err
+		}
+		if acl == nil {
+			acl = []s3acl.Grant{} // set, if to nothing: not the default
+		}
+		obj.ACL = acl
+		return nil
+	})
+}
+
+// updateVersion changes a version's record (not its body) with fn.
+func (s *Store) updateVersion(account, bucket, key, id string, fn func(*Object) error) (Object, error) {
 	var obj Object
 	err := s.write(func(t *tx) error {
 		var err error
@@ -62,7 +103,9 @@ func (s *Store) SetVersionTags(account, bucket, key, id string, tags map[string]
 		if err := s.getJSON(where, &cur); err != nil || cur.VersionID != obj.VersionID {
 			where = versionKey(bucket, obj) // not the current version
 		}
-		obj.Tags = tagsOrNil(tags)
+		if err := fn(&obj); err != nil {
+			return err
+		}
 		b := s.db.NewBatch()
 		defer t.closeUnapplied(b)
 		if err := setJSON(b, where, obj); err != nil {
