@@ -142,6 +142,13 @@ func (s *Store) CreateKey(account, name string, admin bool, now time.Time) (Key,
 	return key, secret, nil
 }
 
+// Account returns an account's record; ErrNotFound when there is none.
+func (s *Store) Account(name string) (Account, error) {
+	var a Account
+	err := s.getJSON(tableAccount+name, &a)
+	return a, err
+}
+
 // KeyByID returns an API key's record, revoked or not.
 func (s *Store) KeyByID(id string) (Key, error) {
 	key, _, err := s.keyByID(id)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/latticenet/lattice/cloud/accounts"
 	"github.com/latticenet/lattice/cloud/cloudapi"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/cloud/storage/kms"
@@ -124,7 +125,14 @@ func (s *Storage) Provision(p *Platform) error {
 	}
 	p.Registry().MustRegister(storeCollector{st: st, log: s.log})
 	s.s3 = s3api.New(st, s3api.Options{Logger: p.Logger().With("service", "s3"), Region: S3Region,
-		Metrics: httpmetrics.New(p.Registry(), "s3"), AccessLogInterval: s.cfg.AccessLogInterval})
+		Metrics: httpmetrics.New(p.Registry(), "s3"), AccessLogInterval: s.cfg.AccessLogInterval,
+		AccountExists: func(name string) (bool, error) {
+			_, err := p.Accounts().Account(name)
+			if errors.Is(err, accounts.ErrNotFound) {
+				return false, nil
+			}
+			return err == nil, err
+		}})
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop, s.swept = cancel, make(chan struct{})
 	go func() {

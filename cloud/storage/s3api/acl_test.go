@@ -13,13 +13,16 @@ import (
 )
 
 // aclOf is a bucket's or object's ACL as "GRANTEE:PERMISSION" joined by
-// commas, the owner's grants as "owner".
+// commas: a group by its URI, an account by its id, alice's as "owner".
 func aclOf(t *testing.T, grants []types.Grant) string {
 	t.Helper()
 	var out []string
 	for _, g := range grants {
 		who := aws.ToString(g.Grantee.URI)
-		if g.Grantee.Type == types.TypeCanonicalUser && aws.ToString(g.Grantee.ID) == "alice" {
+		if g.Grantee.Type == types.TypeCanonicalUser {
+			who = aws.ToString(g.Grantee.ID)
+		}
+		if who == "alice" {
 			who = "owner"
 		}
 		out = append(out, who+":"+string(g.Permission))
@@ -41,8 +44,9 @@ func bucketACL(t *testing.T, c *s3.Client, bucket string) string {
 	return aclOf(t, out.Grants)
 }
 
-// TestCreateBucketACL: CreateBucket takes private and public-read, and
-// refuses other ACLs and ownerships without making the bucket.
+// TestCreateBucketACL: CreateBucket takes private and public-read under
+// BucketOwnerEnforced (the default), and refuses other ACLs there without
+// making the bucket; with ACLs enabled it takes any.
 func TestCreateBucketACL(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -60,8 +64,15 @@ func TestCreateBucketACL(t *testing.T) {
 		{"authenticated-read", s3.CreateBucketInput{ACL: types.BucketCannedACLAuthenticatedRead}, "InvalidBucketAclWithObjectOwnership"},
 		{"a grant", s3.CreateBucketInput{GrantRead: aws.String(`uri="http://acs.amazonaws.com/groups/global/AllUsers"`)}, "InvalidBucketAclWithObjectOwnership"},
 		{"an unknown ACL", s3.CreateBucketInput{ACL: "everyone"}, "InvalidArgument"},
-		{"BucketOwnerPreferred", s3.CreateBucketInput{ObjectOwnership: types.ObjectOwnershipBucketOwnerPreferred}, "NotImplemented"},
-		{"ObjectWriter, public-read", s3.CreateBucketInput{ObjectOwnership: types.ObjectOwnershipObjectWriter, ACL: types.BucketCannedACLPublicRead}, "NotImplemented"},
+		{"an unknown ownership", s3.CreateBucketInput{ObjectOwnership: "Nobody"}, "InvalidArgument"},
+		{"BucketOwnerPreferred", s3.CreateBucketInput{ObjectOwnership: types.ObjectOwnershipBucketOwnerPreferred}, privateACL},
+		{"ObjectWriter, public-read", s3.CreateBucketInput{ObjectOwnership: types.ObjectOwnershipObjectWriter, ACL: types.BucketCannedACLPublicRead}, publicACL},
+		{"ObjectWriter, authenticated-read", s3.CreateBucketInput{ObjectOwnership: types.ObjectOwnershipObjectWriter, ACL: types.BucketCannedACLAuthenticatedRead},
+			"owner:FULL_CONTROL,http://acs.amazonaws.com/groups/global/AuthenticatedUsers:READ"},
+		{"ObjectWriter, a grant by e-mail", s3.CreateBucketInput{ObjectOwnership: types.ObjectOwnershipObjectWriter, GrantRead: aws.String(`emailAddress="b@example.com"`)},
+			"UnresolvableGrantByEmailAddress"},
+		{"ObjectWriter, canned and grants", s3.CreateBucketInput{ObjectOwnership: types.ObjectOwnershipObjectWriter, ACL: types.BucketCannedACLPrivate,
+			GrantRead: aws.String(`id="bob"`)}, "InvalidRequest"},
 	} {
 		name := "acl-" + strings.NewReplacer(" ", "-", ",", "").Replace(strings.ToLower(tc.name))
 		in := tc.in
@@ -116,7 +127,7 @@ func TestPutBucketACL(t *testing.T) {
 		{"an unknown ACL", c, s3.PutBucketAclInput{ACL: "everyone"}, "InvalidArgument"},
 		{"a grant header", c, s3.PutBucketAclInput{GrantRead: aws.String(`id="bob"`)}, "AccessControlListNotSupported"},
 		{"a read-only key", e.sdk(readID, readSecret), s3.PutBucketAclInput{ACL: types.BucketCannedACLPrivate}, "AccessDenied"},
-		{"another account's key", e.sdk(bobID, bobSecret), s3.PutBucketAclInput{ACL: types.BucketCannedACLPrivate}, "NoSuchBucket"},
+		{"another account's key", e.sdk(bobID, bobSecret), s3.PutBucketAclInput{ACL: types.BucketCannedACLPrivate}, "AccessDenied"},
 		{"a body granting bob", c, s3.PutBucketAclInput{AccessControlPolicy: &types.AccessControlPolicy{Owner: owner, Grants: []types.Grant{ownerFull,
 			grant(types.Grantee{Type: types.TypeCanonicalUser, ID: aws.String("bob")}, types.PermissionRead)}}}, "AccessControlListNotSupported"},
 		{"a body without the owner's grant", c, s3.PutBucketAclInput{AccessControlPolicy: &types.AccessControlPolicy{Owner: owner,
@@ -248,8 +259,9 @@ func TestObjectACL(t *testing.T) {
 	}
 }
 
-// TestOwnershipControls: buckets are BucketOwnerEnforced; asking for
-// that is accepted, asking for anything else is refused.
+// TestOwnershipControls: buckets are made BucketOwnerEnforced; the three
+// settings are taken, a deletion leaves none (404), and BucketOwnerEnforced
+// is refused while the bucket's ACL grants another account, as in S3.
 func TestOwnershipControls(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -261,29 +273,49 @@ func TestOwnershipControls(t *testing.T) {
 		return err
 	}
 	for _, tc := range []struct {
-		name string
-		call func() error
-		want string
+		name  string
+		call  func() error
+		want  string
+		after string // GetBucketOwnershipControls after it: the setting, or the error code
 	}{
-		{"Put BucketOwnerEnforced", func() error { return put(types.ObjectOwnershipBucketOwnerEnforced) }, ""},
-		{"Put BucketOwnerPreferred", func() error { return put(types.ObjectOwnershipBucketOwnerPreferred) }, "NotImplemented"},
-		{"Put ObjectWriter", func() error { return put(types.ObjectOwnershipObjectWriter) }, "NotImplemented"},
-		{"Put an unknown value", func() error { return put("Nobody") }, "MalformedXML"},
+		{"Put BucketOwnerEnforced", func() error { return put(types.ObjectOwnershipBucketOwnerEnforced) }, "", "BucketOwnerEnforced"},
+		{"Put BucketOwnerPreferred", func() error { return put(types.ObjectOwnershipBucketOwnerPreferred) }, "", "BucketOwnerPreferred"},
+		{"Put an unknown value", func() error { return put("Nobody") }, "MalformedXML", "BucketOwnerPreferred"},
+		{"Put ObjectWriter", func() error { return put(types.ObjectOwnershipObjectWriter) }, "", "ObjectWriter"},
 		{"Delete", func() error {
 			_, err := c.DeleteBucketOwnershipControls(ctx, &s3.DeleteBucketOwnershipControlsInput{Bucket: aws.String("own")})
 			return err
-		}, "NotImplemented"},
+		}, "", "OwnershipControlsNotFoundError"},
+		{"a bucket ACL granting another account", func() error {
+			_, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("own"), GrantRead: aws.String(`id="bob"`)})
+			return err
+		}, "", "OwnershipControlsNotFoundError"},
+		{"Put BucketOwnerEnforced over it", func() error { return put(types.ObjectOwnershipBucketOwnerEnforced) }, "InvalidBucketAclWithObjectOwnership",
+			"OwnershipControlsNotFoundError"},
+		{"the bucket ACL made private", func() error {
+			_, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("own"), ACL: types.BucketCannedACLPrivate})
+			return err
+		}, "", "OwnershipControlsNotFoundError"},
+		{"Put BucketOwnerEnforced again", func() error { return put(types.ObjectOwnershipBucketOwnerEnforced) }, "", "BucketOwnerEnforced"},
+		{"a bucket ACL granting another account, refused", func() error {
+			_, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("own"), GrantRead: aws.String(`id="bob"`)})
+			return err
+		}, "AccessControlListNotSupported", "BucketOwnerEnforced"},
 		{"Get of a missing bucket", func() error {
 			_, err := c.GetBucketOwnershipControls(ctx, &s3.GetBucketOwnershipControlsInput{Bucket: aws.String("none-such")})
 			return err
-		}, "NoSuchBucket"},
+		}, "NoSuchBucket", "BucketOwnerEnforced"},
 	} {
 		if err := tc.call(); apiCode(err) != tc.want {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
 		own, err := c.GetBucketOwnershipControls(ctx, &s3.GetBucketOwnershipControlsInput{Bucket: aws.String("own")})
-		if err != nil || len(own.OwnershipControls.Rules) != 1 || own.OwnershipControls.Rules[0].ObjectOwnership != types.ObjectOwnershipBucketOwnerEnforced {
-			t.Errorf("after %s: GetBucketOwnershipControls = %+v, %v; want BucketOwnerEnforced", tc.name, own, err)
+		got := apiCode(err)
+		if err == nil && len(own.OwnershipControls.Rules) == 1 {
+			got = string(own.OwnershipControls.Rules[0].ObjectOwnership)
+		}
+		if got != tc.after {
+			t.Errorf("after %s: GetBucketOwnershipControls = %s (%v); want %s", tc.name, got, err, tc.after)
 		}
 	}
 	if status, _ := do(t, e.signed(t, "PUT", "/own?ownershipControls", strings.NewReader("<OwnershipControls>"), "", nil)); status != 400 {

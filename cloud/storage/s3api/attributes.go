@@ -84,6 +84,11 @@ func (s *Server) getObjectAttributes(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return s.lookupError(w, r, r.bucket, id, err)
 	}
+	if g := r.gate(); g != nil {
+		if err := g.check(obj); err != nil {
+			return err // another object than admitObject judged
+		}
+	}
 	// As in S3, an SSE-C object's attributes are its key holder's: its
 	// checksum is the plaintext's.
 	if err := s.st.CheckKey(obj, ck); err != nil {

@@ -498,8 +498,8 @@ func TestAWSSDKAccess(t *testing.T) {
 		{"write key reads", get(writer, "mine"), "AccessDenied"},
 		{"scoped key in scope", get(scoped, "mine"), ""},
 		{"scoped key out of scope", get(scoped, "other-of-mine"), "AccessDenied"},
-		{"another account's bucket", get(bob, "mine"), "NoSuchBucket"},
-		{"another account writes", put(bob, "mine"), "NoSuchBucket"},
+		{"another account's bucket", get(bob, "mine"), "AccessDenied"},
+		{"another account writes", put(bob, "mine"), "AccessDenied"},
 	}
 	for _, tt := range tests {
 		if apiCode(tt.err) != tt.code {

@@ -98,8 +98,11 @@ func (s *Server) createBucket(w http.ResponseWriter, r *request) error {
 	if err := storagenames.ValidBucketName(r.bucket); err != nil {
 		return s3err(http.StatusBadRequest, "InvalidBucketName", err.Error())
 	}
-	public, err := createBucketACL(r.Header)
+	bo, err := createBucketACL(r.Header, r.account)
 	if err != nil {
+		return err
+	}
+	if err := s.knownGrantees(bo.ACL); err != nil {
 		return err
 	}
 	if strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled")), "true") {
@@ -126,11 +129,9 @@ func (s *Server) createBucket(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err == nil {
 		return s3err(http.StatusConflict, "BucketAlreadyOwnedByYou", "Your previous request to create the named bucket succeeded and you already own it.")
 	}
-	create := s.st.CreateBucket
-	if public {
-		create = s.st.CreatePublicBucket // x-amz-acl: public-read, in the same write
-	}
-	if _, err := create(r.account, r.bucket, "", s.opts.Now()); errors.Is(err, cloudstore.ErrExists) {
+	// Made public (x-amz-acl: public-read), with its Object Ownership and
+	// ACL, in the same write.
+	if _, err := s.st.CreateBucketWith(r.account, r.bucket, "", s.opts.Now(), bo); errors.Is(err, cloudstore.ErrExists) {
 		return s3err(http.StatusConflict, "BucketAlreadyExists", "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.")
 	} else if err != nil {
 		return err
@@ -270,7 +271,7 @@ func (s *Server) list(r *request, p listParams, marker string, owners bool) (clo
 	for _, o := range l.Objects {
 		c := content{Key: p.name(o.Key), LastModified: s3Time(o.LastModified), ETag: `"` + o.ETag + `"`, Size: o.Size, StorageClass: "STANDARD"}
 		if owners {
-			own := ownerOf(r.account)
+			own := ownerOf(r.ownerOf(o))
 			c.Owner = &own
 		}
 		contents = append(contents, c)

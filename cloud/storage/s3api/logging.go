@@ -170,7 +170,7 @@ func (s *Server) logAccess(req *request, op string, a answered) {
 		r.VersionID = hr.URL.Query().Get("versionId")
 	}
 	if req.auth != nil {
-		r.Requester = req.account
+		r.Requester = req.requester
 		r.SignatureVersion, r.AuthType = "SigV4", "AuthHeader"
 		if req.v2 {
 			r.SignatureVersion = "SigV2"

@@ -82,7 +82,7 @@ func TestBucketLoggingConfig(t *testing.T) {
 		{"a prefix too long for keys", c, "src", loggingTo("logs", strings.Repeat("p", 1000)), "InvalidArgument", 400},
 		{"a read-only key", e.sdk(roID, roSecret), "src", loggingTo("logs", "x/"), "AccessDenied", 403},
 		{"a key scoped to the source", e.sdk(scopedID, scopedSecret), "src", loggingTo("logs", "x/"), "AccessDenied", 403},
-		{"another account", bob, "src", loggingTo("bobs", "x/"), "NoSuchBucket", 404},
+		{"another account", bob, "src", loggingTo("bobs", "x/"), "AccessDenied", 403},
 	}
 	for _, r := range refusals {
 		err := put(r.client, r.bucket, r.st)
@@ -93,7 +93,7 @@ func TestBucketLoggingConfig(t *testing.T) {
 	if le := get(); aws.ToString(le.TargetBucket) != "logs" || aws.ToString(le.TargetPrefix) != "src/" {
 		t.Fatalf("a refused PutBucketLogging changed the configuration: %+v", le)
 	}
-	if _, err := bob.GetBucketLogging(ctx, &s3.GetBucketLoggingInput{Bucket: aws.String("src")}); apiCode(err) != "NoSuchBucket" {
+	if _, err := bob.GetBucketLogging(ctx, &s3.GetBucketLoggingInput{Bucket: aws.String("src")}); apiCode(err) != "AccessDenied" {
 		t.Errorf("another account's GetBucketLogging: %v", err)
 	}
 	// The scoped key may log its bucket into itself.
@@ -245,7 +245,7 @@ func TestAccessLogDelivery(t *testing.T) {
 		t.Fatalf("anonymous GET of a private bucket: %d", status)
 	}
 	bobID, bobSecret := e.key(t, "bob", cloudstore.PermReadWrite, "*")
-	if _, err := e.sdk(bobID, bobSecret).GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("src"), Key: aws.String("a b.txt")}); apiCode(err) != "NoSuchBucket" {
+	if _, err := e.sdk(bobID, bobSecret).GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("src"), Key: aws.String("a b.txt")}); apiCode(err) != "AccessDenied" {
 		t.Fatalf("another account's GET: %v", err)
 	}
 	pre, err := s3.NewPresignClient(c).PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("src"), Key: aws.String("a b.txt")})
@@ -276,7 +276,7 @@ func TestAccessLogDelivery(t *testing.T) {
 		{"REST.HEAD.OBJECT", "missing", "404", "NoSuchKey", "alice", "-", "-", "SigV4", "AuthHeader"},
 		{"REST.GET.BUCKET", "-", "200", "-", "alice", "", "-", "SigV4", "AuthHeader"},
 		{"REST.GET.OBJECT", "a%20b.txt", "403", "AccessDenied", "-", "", "-", "-", "-"},
-		{"REST.GET.OBJECT", "a%20b.txt", "404", "NoSuchBucket", "bob", "", "-", "SigV4", "AuthHeader"},
+		{"REST.GET.OBJECT", "a%20b.txt", "403", "AccessDenied", "bob", "", "-", "SigV4", "AuthHeader"},
 		{"REST.GET.OBJECT", "a%20b.txt", "200", "-", "alice", "5", "5", "SigV4", "QueryString"},
 		{"REST.DELETE.OBJECT", "a%20b.txt", "204", "-", "alice", "-", "-", "SigV4", "AuthHeader"},
 	}

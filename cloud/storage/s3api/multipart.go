@@ -33,7 +33,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
-	if err := s.checkObjectACL(r); err != nil {
+	if o.Owner, o.ACL, err = s.objectACL(r); err != nil {
 		return err
 	}
 	if err := checkStorageClass(r.Header.Get("X-Amz-Storage-Class")); err != nil {
@@ -155,7 +155,16 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 			return err
 		}
 	}
+	gate, err := s.sourceGate(r)
+	if err != nil {
+		return err
+	}
 	span := func(src cloudstore.Object) (int64, int64, error) {
+		if gate != nil {
+			if err := gate.check(src); err != nil {
+				return 0, 0, err // on the version copied, under its lock
+			}
+		}
 		source = src
 		if err := checkConditions(r.Header, "X-Amz-Copy-Source-", `"`+src.ETag+`"`, src.LastModified); err != nil {
 			return 0, 0, err
@@ -358,8 +367,8 @@ func (s *Server) listParts(w http.ResponseWriter, r *request) error {
 		ChecksumAlgorithm    string `xml:",omitempty"`
 		ChecksumType         string `xml:",omitempty"`
 	}
-	res := result{Xmlns: xmlns, Bucket: r.bucket, Key: r.key, UploadID: q.Get("uploadId"), Initiator: ownerOf(r.account),
-		Owner: ownerOf(r.account), StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: maxParts, IsTruncated: more,
+	res := result{Xmlns: xmlns, Bucket: r.bucket, Key: r.key, UploadID: q.Get("uploadId"), Initiator: ownerOf(u.Writer()),
+		Owner: ownerOf(u.Writer()), StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: maxParts, IsTruncated: more,
 		ChecksumAlgorithm: strings.ToUpper(u.ChecksumAlgorithm), ChecksumType: u.ChecksumType}
 	for _, p := range parts {
 		var sum checksumXML
@@ -415,7 +424,7 @@ func (s *Server) listUploads(w http.ResponseWriter, r *request) error {
 		NextKeyMarker: p.name(l.NextKeyMarker), NextUploadIDMarker: l.NextIDMarker, Prefix: p.name(p.prefix), Delimiter: p.name(p.delimiter),
 		MaxUploads: maxUploads, IsTruncated: l.Truncated, EncodingType: p.encoding}
 	for _, u := range l.Uploads {
-		res.Uploads = append(res.Uploads, upload{p.name(u.Key), u.ID, ownerOf(u.Account), ownerOf(u.Account), "STANDARD", s3Time(u.Initiated)})
+		res.Uploads = append(res.Uploads, upload{p.name(u.Key), u.ID, ownerOf(u.Writer()), ownerOf(u.Writer()), "STANDARD", s3Time(u.Initiated)})
 	}
 	for _, cp := range l.Prefixes {
 		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{p.name(cp)})

@@ -130,7 +130,8 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if err := unkeptWriteHeaders(r.Header); err != nil {
 		return err
 	}
-	if err := s.checkObjectACL(r); err != nil {
+	owner, acl, err := s.objectACL(r)
+	if err != nil {
 		return err
 	}
 	if err := checkStorageClass(r.Header.Get("X-Amz-Storage-Class")); err != nil {
@@ -140,6 +141,7 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	o.Owner, o.ACL = owner, acl
 	if o.Tags, err = requestTags(r); err != nil {
 		return err
 	}
@@ -275,6 +277,11 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 		return s.lookupError(w, r, r.bucket, id, err)
 	}
 	defer body.Close()
+	if g := r.gate(); g != nil {
+		if err := g.check(obj); err != nil {
+			return err // another object than admitObject judged
+		}
+	}
 	if obj.Encryption != nil && obj.Encryption.Mode == cloudstore.SSEKMS && (r.auth == nil || r.v2) {
 		// As S3: an SSE-KMS object is read only by requests signed with
 		// Signature Version 4, never anonymously (a public bucket's).
@@ -596,7 +603,8 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
-	if err := s.checkObjectACL(r); err != nil {
+	owner, acl, err := s.objectACL(r)
+	if err != nil {
 		return err
 	}
 	if err := checkStorageClass(r.Header.Get("X-Amz-Storage-Class")); err != nil {
@@ -613,7 +621,12 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	co := cloudstore.CopyOptions{ReplaceTags: replaceTags, SourceVersion: srcVersion}
+	co := cloudstore.CopyOptions{ReplaceTags: replaceTags, SourceVersion: srcVersion, Owner: owner, ACL: acl}
+	if g, err := s.sourceGate(r); err != nil {
+		return err
+	} else if g != nil {
+		co.CheckSource = g.check // on the version copied, under its lock
+	}
 	if co.If, err = writePreconditions(r.Header); err != nil {
 		return err
 	}

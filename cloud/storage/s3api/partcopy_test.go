@@ -319,7 +319,7 @@ func TestAWSSDKUploadPartCopyRefusals(t *testing.T) {
 		{"another key's upload", c, func(in *s3.UploadPartCopyInput) { in.Key = aws.String("other") }, 404, "NoSuchUpload"},
 		{"part 0", c, func(in *s3.UploadPartCopyInput) { in.PartNumber = aws.Int32(0) }, 400, "InvalidArgument"},
 		{"part 10001", c, func(in *s3.UploadPartCopyInput) { in.PartNumber = aws.Int32(10001) }, 400, "InvalidArgument"},
-		{"bob into alice's upload", bob, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("bobs/obj") }, 404, "NoSuchBucket"},
+		{"bob into alice's upload", bob, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("bobs/obj") }, 403, "AccessDenied"},
 		{"bob from alice's bucket", bob, func(in *s3.UploadPartCopyInput) {
 			in.Bucket, in.UploadId = aws.String("bobs"), bobUpload.UploadId
 		}, 404, "NoSuchBucket"},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/s3acl"
 	"github.com/latticenet/lattice/cloud/storage/s3policy"
 	"github.com/latticenet/lattice/cloud/storage/sigv4"
 )
@@ -50,7 +51,7 @@ var actions = map[string]string{
 	"ListObjectVersions": "s3:ListBucketVersions", "GetBucketLocation": "s3:GetBucketLocation",
 	"ListMultipartUploads": "s3:ListBucketMultipartUploads", "DeleteBucket": "s3:DeleteBucket",
 	"GetObject": "s3:GetObject", "HeadObject": "s3:GetObject", "GetObjectAttributes": "s3:GetObjectAttributes",
-	"PutObject": "s3:PutObject", "CopyObject": "s3:PutObject", "CreateMultipartUpload": "s3:PutObject",
+	"PutObject": "s3:PutObject", "PostObject": "s3:PutObject", "CopyObject": "s3:PutObject", "CreateMultipartUpload": "s3:PutObject",
 	"UploadPart": "s3:PutObject", "UploadPartCopy": "s3:PutObject", "CompleteMultipartUpload": "s3:PutObject",
 	"AbortMultipartUpload": "s3:AbortMultipartUpload", "ListParts": "s3:ListMultipartUploadParts",
 	"DeleteObject": "s3:DeleteObject", "DeleteObjects": "s3:DeleteObject",
@@ -60,7 +61,8 @@ var actions = map[string]string{
 	"GetBucketPolicyStatus": "s3:GetBucketPolicyStatus",
 	"GetBucketAcl":          "s3:GetBucketAcl", "PutBucketAcl": "s3:PutBucketAcl", "GetObjectAcl": "s3:GetObjectAcl", "PutObjectAcl": "s3:PutObjectAcl",
 	"GetBucketOwnershipControls": "s3:GetBucketOwnershipControls", "PutBucketOwnershipControls": "s3:PutBucketOwnershipControls",
-	"GetBucketCors": "s3:GetBucketCORS", "PutBucketCors": "s3:PutBucketCORS", "DeleteBucketCors": "s3:PutBucketCORS",
+	"DeleteBucketOwnershipControls": "s3:PutBucketOwnershipControls",
+	"GetBucketCors":                 "s3:GetBucketCORS", "PutBucketCors": "s3:PutBucketCORS", "DeleteBucketCors": "s3:PutBucketCORS",
 	"GetBucketEncryption": "s3:GetEncryptionConfiguration", "PutBucketEncryption": "s3:PutEncryptionConfiguration",
 	"DeleteBucketEncryption": "s3:PutEncryptionConfiguration",
 	"GetBucketVersioning":    "s3:GetBucketVersioning", "PutBucketVersioning": "s3:PutBucketVersioning", "GetBucketLogging": "s3:GetBucketLogging",
@@ -80,6 +82,15 @@ var versionActions = map[string]string{
 	"GetObject": "s3:GetObjectVersion", "HeadObject": "s3:GetObjectVersion", "GetObjectAttributes": "s3:GetObjectVersionAttributes",
 	"DeleteObject": "s3:DeleteObjectVersion", "GetObjectTagging": "s3:GetObjectVersionTagging",
 	"PutObjectTagging": "s3:PutObjectVersionTagging", "DeleteObjectTagging": "s3:DeleteObjectVersionTagging",
+}
+
+// readAction is the action of reading an object (s3:GetObject) or its
+// tags (s3:GetObjectTagging), of one version when version is not "".
+func readAction(action, version string) string {
+	if version == "" {
+		return action
+	}
+	return map[string]string{"s3:GetObject": "s3:GetObjectVersion", "s3:GetObjectTagging": "s3:GetObjectVersionTagging"}[action]
 }
 
 // actionOf is the policy action of operation o in req.
@@ -109,7 +120,7 @@ func (s *Server) bucketPolicy(name string) (cloudstore.Bucket, *s3policy.Policy,
 // policyRequest is what a policy is evaluated against for req.
 func policyRequest(req *request, action, resource string) s3policy.Request {
 	pr := s3policy.Request{Action: action, Resource: resource, Anonymous: req.auth == nil,
-		AccessKeyID: req.s3key.AccessKeyID, Account: req.account, SecureTransport: req.TLS != nil, Values: map[string]string{},
+		AccessKeyID: req.s3key.AccessKeyID, Account: req.requester, SecureTransport: req.TLS != nil, Values: map[string]string{},
 		Time: req.now}
 	if pr.Time.IsZero() {
 		pr.Time = time.Now()
@@ -294,11 +305,20 @@ func (s *Server) authorizeAnonymous(req *request, o operation) error {
 	// a version is read anonymously only when the policy grants
 	// s3:GetObjectVersion.
 	public := bk.Public && !bpa.IgnorePublicAcls && (o.name == "GetObject" || o.name == "HeadObject") && !req.URL.Query().Has("versionId")
-	if d == s3policy.Denied || d == s3policy.None && !public || o.write && d != s3policy.Allowed {
+	// While the bucket's ACLs are enabled, its ACL may grant everyone an
+	// operation on the bucket (public-read-write: writing objects), and
+	// an object's ACL an operation on the object, which admitObject
+	// checks with the object.
+	acl := false
+	if ap, ok := aclPermissionOf(o, req); ok && d == s3policy.None && bk.ACLsEnabled() {
+		acl = ap.object || s3acl.Allows(effectiveGrants(bk.ACL, bpa), "", ap.perm)
+	}
+	if d == s3policy.Denied || d == s3policy.None && !public && !acl || o.write && d != s3policy.Allowed && !acl {
 		return errAnonymous
 	}
-	req.account = bk.Account
-	req.aclRequired = d == s3policy.None // allowed by the bucket's public-read
+	req.account, req.bk, req.bpa = bk.Account, &bk, bpa
+	req.policyAllowed, req.publicRead = d == s3policy.Allowed, public
+	req.aclRequired = d == s3policy.None // allowed by the bucket's public-read or an ACL
 	if o.write {
 		if err := s.anonymousExtras(req, o, p, bpa); err != nil {
 			return err
@@ -389,9 +409,7 @@ func (s *Server) anonymousMay(req *request, bucket, key, version, action string)
 	object := action == "s3:GetObject"
 	d := s3policy.None
 	if p != nil {
-		if version != "" {
-			action = map[string]string{"s3:GetObject": "s3:GetObjectVersion", "s3:GetObjectTagging": "s3:GetObjectVersionTagging"}[action]
-		}
+		action = readAction(action, version)
 		pr := policyRequest(req, action, s3policy.Resource(bucket, key))
 		if s.addObjectTags(&pr, p, bk.Account, bucket, key, version) != nil {
 			return false
@@ -441,11 +459,7 @@ func (s *Server) checkPolicy(req *request, o operation) error {
 	}
 	if o.also != nil {
 		if b, key, version, err := copySource(req); err == nil {
-			action := "s3:GetObject"
-			if version != "" {
-				action = "s3:GetObjectVersion"
-			}
-			return s.policyDenies(req, b, key, version, action)
+			return s.policyDenies(req, b, key, version, readAction("s3:GetObject", version))
 		}
 	}
 	return nil
@@ -497,14 +511,38 @@ func (s *Server) policyDenies(req *request, bucket, key, version, action string)
 	return nil
 }
 
-// deleteDenied reports whether the bucket's policy denies deleting key,
-// for DeleteObjects, which S3 authorises key by key.
+// deleteDenied reports whether deleting key (of version) is refused, for
+// DeleteObjects, which S3 authorises key by key: for the bucket's owner,
+// by a Deny of its policy; for another account or an anonymous request,
+// unless its policy allows it or, for a current object, the bucket's ACL
+// grants it WRITE (ownership.go).
 func (s *Server) deleteDenied(req *request, key, version string) bool {
 	action := "s3:DeleteObject"
 	if version != "" {
 		action = "s3:DeleteObjectVersion"
 	}
-	return s.policyDenies(req, req.bucket, key, version, action) != nil
+	if req.requester == req.account {
+		return s.policyDenies(req, req.bucket, key, version, action) != nil
+	}
+	bk, p, err := s.bucketPolicy(req.bucket)
+	if err != nil {
+		return true
+	}
+	bpa, err := s.publicAccess(req.bucket)
+	if err != nil {
+		return true
+	}
+	d, err := s.decide(req, p, bk, bpa, action, req.bucket, key, version)
+	if err != nil {
+		return true
+	}
+	switch d {
+	case s3policy.Denied:
+		return true
+	case s3policy.Allowed:
+		return false
+	}
+	return version != "" || !bk.ACLsEnabled() || !s3acl.Allows(effectiveGrants(bk.ACL, bpa), req.requester, s3acl.Write)
 }
 
 // addObjectTags gives pr the tags of the object (or version) it

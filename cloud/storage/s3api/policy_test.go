@@ -76,7 +76,7 @@ func TestBucketPolicyRefused(t *testing.T) {
 		{"over 20 KB", "site", `{"Id":"` + strings.Repeat("x", 21<<10) + `",` + good[1:], c, "MalformedPolicy"},
 		{"a federated principal", "site", strings.Replace(good, `"*"`, `{"Federated":"accounts.google.com"}`, 1), c, "NotImplemented"},
 		{"a read-only key", "site", good, e.sdk(readID, readSecret), "AccessDenied"},
-		{"another account's key", "site", good, e.sdk(bobID, bobSecret), "NoSuchBucket"},
+		{"another account's key", "site", good, e.sdk(bobID, bobSecret), "AccessDenied"},
 		{"a missing bucket", "nope", strings.Replace(good, "site/*", "nope/*", 1), c, "NoSuchBucket"},
 	} {
 		if err := putPolicy(tc.client, tc.bucket, tc.policy); apiCode(err) != tc.want {
@@ -91,7 +91,7 @@ func TestBucketPolicyRefused(t *testing.T) {
 		name string
 		c    *s3.Client
 		want string
-	}{{"a read-only key", e.sdk(readID, readSecret), "AccessDenied"}, {"another account's key", e.sdk(bobID, bobSecret), "NoSuchBucket"}} {
+	}{{"a read-only key", e.sdk(readID, readSecret), "AccessDenied"}, {"another account's key", e.sdk(bobID, bobSecret), "AccessDenied"}} {
 		if _, err := tc.c.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String("site")}); apiCode(err) != tc.want {
 			t.Errorf("%s: DeleteBucketPolicy: got %v, want %s", tc.name, err, tc.want)
 		}

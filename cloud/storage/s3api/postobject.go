@@ -238,7 +238,7 @@ func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 	// Encryption comes from the form's fields, which the policy covers,
 	// never from the request's own headers, which it does not.
 	for name := range r.Header {
-		if strings.HasPrefix(strings.ToLower(name), "x-amz-server-side-encryption") {
+		if l := strings.ToLower(name); strings.HasPrefix(l, "x-amz-server-side-encryption") || l == "x-amz-acl" || strings.HasPrefix(l, "x-amz-grant-") {
 			r.Header.Del(name)
 		}
 	}
@@ -250,8 +250,8 @@ func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 			r.Header.Set(name, v)
 		case strings.HasPrefix(name, "x-amz-checksum-"):
 			return s3err(http.StatusNotImplemented, "NotImplemented", "The form field "+name+" is not supported by this endpoint; send the form without it.")
-		case name == "acl" && v != "private" && v != "bucket-owner-full-control":
-			return s3err(http.StatusNotImplemented, "NotImplemented", "Object ACLs are not supported: acl may only be private or bucket-owner-full-control.")
+		case name == "acl":
+			r.Header.Set("X-Amz-Acl", v) // read below as a PUT's x-amz-acl would be (objectACL)
 		case name == "x-amz-storage-class":
 			if err := checkStorageClass(v); err != nil {
 				return err
@@ -268,6 +268,9 @@ func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 	}
 	o, err := s.putOptions(h)
 	if err != nil {
+		return err
+	}
+	if o.Owner, o.ACL, err = s.objectACL(r); err != nil {
 		return err
 	}
 	if v, ok := f["tagging"]; ok {

@@ -173,7 +173,7 @@ func TestPostObject(t *testing.T) {
 		{"policy without expiration", append([]field{{"key", "x"}}, signV4Form(e.id, e.secret, "us-east-1", now, base64.StdEncoding.EncodeToString([]byte(`{"conditions":[]}`)))...),
 			file, nil, "forms", 400, "InvalidPolicyDocument", "", ""},
 		{"both versions", append(base(e.id, e.secret, nil), field{"signature", "x"}), file, nil, "forms", 400, "InvalidArgument", "", ""},
-		{"public-read acl", base(e.id, e.secret, []any{map[string]string{"acl": "public-read"}}, field{"acl", "public-read"}), file, nil, "forms", 501, "NotImplemented", "", ""},
+		{"public-read acl in a BucketOwnerEnforced private bucket", base(e.id, e.secret, []any{map[string]string{"acl": "public-read"}}, field{"acl", "public-read"}), file, nil, "forms", 400, "AccessControlListNotSupported", "", ""},
 		{"fields too large", base(e.id, e.secret, []any{[]any{"starts-with", "$x-amz-meta-big", ""}}, field{"x-amz-meta-big", strings.Repeat("x", 70<<10)}),
 			file, nil, "forms", 400, "MaxPostPreDataLengthExceededError", "", ""},
 		{"another region", append([]field{{"key", "x"}}, signV4Form(e.id, e.secret, "eu-west-1", now, policyDoc(later, v4Conditions(e.id, "eu-west-1", now)...))...),

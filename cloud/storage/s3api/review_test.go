@@ -93,7 +93,7 @@ func TestMetricsCountOnlyTheOwner(t *testing.T) {
 	for range 3 {
 		r, _ := http.NewRequest("PUT", e.srv.URL+"/photos/x", strings.NewReader("tiny"))
 		sigv4.Sign(r, bobID, bobSecret, "us-east-1", sigv4.UnsignedPayload, time.Now())
-		if status, _ := do(t, r); status != 404 {
+		if status, _ := do(t, r); status != 403 {
 			t.Fatalf("bob's PUT: %d", status)
 		}
 	}

@@ -58,6 +58,11 @@ type Options struct {
 	// AccessLogInterval is how often server access log records are
 	// delivered to their target buckets (logsink.go); default a minute.
 	AccessLogInterval time.Duration
+	// AccountExists, if set, tells whether an account of that name
+	// exists: an ACL granting one that does not is refused (400
+	// InvalidArgument), as S3 refuses an unknown canonical id, so that no
+	// grant waits for whoever takes the name later. The platform sets it.
+	AccountExists func(name string) (bool, error)
 }
 
 func (o *Options) setDefaults() {
@@ -116,13 +121,26 @@ func (s *Server) Wait() {
 // request is one S3 request, resolved and authenticated.
 type request struct {
 	*http.Request
-	id      string
-	bucket  string
-	key     string
-	vhost   bool        // the bucket is in the host name, not the path
-	auth    *sigv4.Auth // nil for an anonymous request
-	s3key   cloudstore.S3Key
-	account string
+	id     string
+	bucket string
+	key    string
+	vhost  bool        // the bucket is in the host name, not the path
+	auth   *sigv4.Auth // nil for an anonymous request
+	s3key  cloudstore.S3Key
+	// account is the account whose bucket the request acts on: its
+	// bucket's owner, once admitted (ownership.go); requester is the
+	// account of its S3 key, "" when it is anonymous.
+	account   string
+	requester string
+	// bk is the request's bucket as admitted, nil when it names none or
+	// none exists; policyAllowed tells whether the bucket's policy
+	// granted it (not merely did not deny it), publicRead whether the
+	// bucket's public toggle did (ownership.go, admitObject).
+	bk            *cloudstore.Bucket
+	bpa           cloudstore.PublicAccessBlock // bk's settings, for the checks of its objects
+	policy        *s3policy.Policy             // bk's policy, as another account's request was admitted by
+	policyAllowed bool
+	publicRead    bool
 	// body is the request body, checked as it is read (payload hash,
 	// chunk signatures, checksums); size its decoded length or -1.
 	body io.Reader
@@ -196,7 +214,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 				writeError(rec, hr, e, req.id)
 			}
 		}
-		s.opts.Logger.Info("s3", "request_id", req.id, "account", req.account, "access_key", req.s3key.AccessKeyID,
+		s.opts.Logger.Info("s3", "request_id", req.id, "account", req.account, "requester", req.requester, "access_key", req.s3key.AccessKeyID,
 			"op", op, "method", hr.Method, "bucket", req.bucket, "key", req.key, "status", rec.Status,
 			"bytes_out", rec.Bytes, "duration", s.opts.Now().Sub(start), "remote", hr.RemoteAddr)
 		s.opts.Metrics.Observe(metricOp(op), rec.Status, s.opts.Now().Sub(start), req.read, rec.Bytes)
@@ -213,7 +231,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		// their end, so that a CreateBucket's counts are not taken for an
 		// earlier bucket of the name's (cloudstore drops those). A success went
 		// through the store's ownership check; a failure is checked here.
-		if req.bucket != "" && req.account != "" {
+		if req.bucket != "" && req.account != "" && (req.requester == req.account || rec.Status != http.StatusForbidden) {
+			// The owner's requests, and those a grant admitted (another
+			// account's or anonymous refusals are not the owner's).
 			owned := rec.Status < 300 || rec.Status == http.StatusNotModified
 			if !owned {
 				_, err := s.st.Bucket(req.account, req.bucket)
@@ -241,7 +261,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	if err := s.authorize(req, o); err != nil {
-		s.fair.authFailed(hr, start)
+		if err != errNotGranted && err != errCrossAccountCopy {
+			// Another account's valid signature refused for want of a
+			// grant is not a failed authentication.
+			s.fair.authFailed(hr, start)
+		}
 		req.refuse(rec, toError(err, errAccessDenied))
 		return
 	}
@@ -249,12 +273,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		req.refuse(rec, err)
 		return
 	}
-	done, refused := s.fair.admit(req.account, o.transfer, start)
+	// Fair use is per requester: another account's requests to a bucket
+	// count for that account, anonymous ones for the bucket's owner.
+	fairAccount := req.requester
+	if fairAccount == "" {
+		fairAccount = req.account
+	}
+	done, refused := s.fair.admit(fairAccount, o.transfer, start)
 	if refused != nil {
 		req.refuse(rec, refused)
 		return
 	}
 	defer done()
+	if err := s.admitObject(req, o); err != nil {
+		if req.requester == "" {
+			s.fair.authFailed(hr, start) // as an anonymous request to a private bucket
+		}
+		req.refuse(rec, toError(err, errAccessDenied))
+		return
+	}
 	if o.transfer {
 		req.body = newMinRate(req.body, w, s.opts.Limits, s.opts.Now)
 	}
@@ -378,7 +415,7 @@ func (s *Server) authorizeAs(req *request, o operation, verify func(*request) (*
 	if err != nil {
 		return err
 	}
-	req.auth, req.s3key, req.account = auth, key, key.Account
+	req.auth, req.s3key, req.account, req.requester = auth, key, key.Account, key.Account
 	if req.form != nil {
 		req.body, req.size = req.form.file, -1
 	} else if req.body, req.size, req.sums, err = auth.BodyChecksums(req.Request, o.name != "CompleteMultipartUpload"); err != nil {
@@ -391,6 +428,16 @@ func (s *Server) authorizeAs(req *request, o operation, verify func(*request) (*
 		if key.BucketScope != "*" && b != key.BucketScope {
 			return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: this S3 key is scoped to bucket "+key.BucketScope)
 		}
+	}
+	if o.name == "PostObject" {
+		// A form names its key in a field: the policy and the grants
+		// judge that key (postObject answers a form without one).
+		if key, err := postKey(req.form); err == nil {
+			req.key = key
+		}
+	}
+	if err := s.admitAccount(req, o); err != nil { // ownership.go: another account's bucket
+		return err
 	}
 	return s.checkPolicy(req, o) // policy.go: a Deny of the bucket's policy
 }

@@ -261,6 +261,11 @@ func (s *Server) getObjectTagging(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return s.lookupError(w, r, r.bucket, id, err)
 	}
+	if g := r.gate(); g != nil {
+		if err := g.check(obj); err != nil {
+			return err // another object than admitObject judged
+		}
+	}
 	setVersionHeader(w.Header(), obj)
 	writeTagging(w, obj.Tags)
 	return nil
@@ -288,7 +293,11 @@ func (s *Server) setObjectTags(w http.ResponseWriter, r *request, tags map[strin
 	if err != nil {
 		return err
 	}
-	obj, err := s.st.SetVersionTags(r.account, r.bucket, r.key, id, tags)
+	var check func(cloudstore.Object) error
+	if g := r.gate(); g != nil {
+		check = g.check // on the version it changes, under its lock
+	}
+	obj, err := s.st.SetVersionTagsChecked(r.account, r.bucket, r.key, id, tags, check)
 	if err != nil {
 		return s.lookupError(w, r, r.bucket, id, err)
 	}

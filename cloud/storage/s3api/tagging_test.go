@@ -577,7 +577,7 @@ func TestMultipartTagging(t *testing.T) {
 }
 
 // TestTaggingTenancyAndKeys: another account's objects and buckets are
-// NoSuchBucket to every tagging request, which changes nothing; a key
+// AccessDenied to every tagging request, which changes nothing; a key
 // that can only read may read tags and not write them, one that can only
 // write the reverse; a key scoped to one bucket cannot tag another.
 func TestTaggingTenancyAndKeys(t *testing.T) {
@@ -639,8 +639,8 @@ func TestTaggingTenancyAndKeys(t *testing.T) {
 	bobID, bobSecret := e.key(t, "bob", cloudstore.PermReadWrite, "*")
 	bob := e.sdk(bobID, bobSecret)
 	for name, call := range calls(bob, "alices") {
-		if got := apiCode(call()); got != "NoSuchBucket" {
-			t.Errorf("bob's %s on alice's bucket: got %v, want %v", name, got, "NoSuchBucket")
+		if got := apiCode(call()); got != "AccessDenied" {
+			t.Errorf("bob's %s on alice's bucket: got %v, want %v", name, got, "AccessDenied")
 		}
 		unchanged("bob's " + name)
 	}

@@ -163,8 +163,8 @@ func (s *Server) listObjectVersions(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	own := ownerOf(r.account)
 	for _, v := range l.Versions {
+		own := ownerOf(r.ownerOf(v.Object))
 		if v.DeleteMarker {
 			res.Entries = append(res.Entries, deleteMarkerXML{Key: p.name(v.Key), VersionID: v.VersionName(), IsLatest: v.IsLatest,
 				LastModified: s3Time(v.LastModified), Owner: own})

@@ -324,11 +324,11 @@ func TestVersioningRefusals(t *testing.T) {
 			_, err := e.sdk(bobID, bobSecret).PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
 				VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}})
 			return err
-		}, 404, "NoSuchBucket"},
+		}, 403, "AccessDenied"},
 		{"another account's versions", func() error {
 			_, err := e.sdk(bobID, bobSecret).ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: b})
 			return err
-		}, 404, "NoSuchBucket"},
+		}, 403, "AccessDenied"},
 		{"a version marker without a key marker", func() error {
 			_, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: b, VersionIdMarker: aws.String("null")})
 			return err

@@ -516,7 +516,18 @@ def policy_acl_ownership():
     oc = s3.get_bucket_ownership_controls(Bucket=b)["OwnershipControls"]["Rules"]
     eq(oc, [{"ObjectOwnership": "BucketOwnerEnforced"}], "ownership")
     s3.put_bucket_ownership_controls(Bucket=b, OwnershipControls={"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]})
-    eq(code(s3.put_bucket_ownership_controls, Bucket=b, OwnershipControls={"Rules": [{"ObjectOwnership": "ObjectWriter"}]})[1], 501, "ObjectWriter")
+    # ACLs enabled: an object's own ACL, kept while BucketOwnerEnforced
+    # comes back, which refuses a bucket ACL granting others.
+    s3.put_bucket_ownership_controls(Bucket=b, OwnershipControls={"Rules": [{"ObjectOwnership": "ObjectWriter"}]})
+    s3.put_object_acl(Bucket=b, Key="public/x", ACL="authenticated-read")
+    grants = s3.get_object_acl(Bucket=b, Key="public/x")["Grants"]
+    assert any(g["Grantee"].get("URI", "").endswith("AuthenticatedUsers") and g["Permission"] == "READ" for g in grants), grants
+    s3.put_bucket_acl(Bucket=b, GrantRead='id="someone-else"')
+    eq(code(s3.put_bucket_ownership_controls, Bucket=b, OwnershipControls={"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}),
+       ("InvalidBucketAclWithObjectOwnership", 400), "BucketOwnerEnforced over a grant")
+    s3.put_bucket_acl(Bucket=b, ACL="private")
+    s3.put_bucket_ownership_controls(Bucket=b, OwnershipControls={"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]})
+    eq(len(s3.get_object_acl(Bucket=b, Key="public/x")["Grants"]), 1, "object ACL under BucketOwnerEnforced again")
     empty(b)
 
 
