@@ -122,8 +122,8 @@ func (s *Server) setPublic(w http.ResponseWriter, r *http.Request, key accounts.
 	if req.IsPublic == nil {
 		return validation("is_public is required")
 	}
-	blocked := &Error{http.StatusConflict, "conflict", "the bucket's Block Public Access settings block making it public (BlockPublicAcls): " +
-		"remove them over S3 first (DeletePublicAccessBlock, or PutPublicAccessBlock without it)", 0}
+	blocked := &Error{http.StatusConflict, "conflict", "the Block Public Access settings of the bucket or of the account block making it public (BlockPublicAcls): " +
+		"remove them over S3 first (the bucket's DeletePublicAccessBlock, or S3 Control's for the account's)", 0}
 	if *req.IsPublic {
 		// The bucket's Block Public Access settings (set over S3) forbid
 		// it, as they forbid a public-read ACL, on a bucket public already

@@ -47,21 +47,53 @@ type PublicAccessBlock struct {
 	RestrictPublicBuckets bool `json:"restrict_public_buckets"`
 }
 
-// PublicAccessBlock returns the Block Public Access settings of the
-// bucket called name, whoever owns it, nil when it has none.
+// PublicAccessBlock returns the Block Public Access settings that hold
+// for the bucket called name, whoever owns it: its own combined with its
+// owner's account-wide settings (SetAccountPublicAccessBlock), the most
+// restrictive of the two as in S3; nil when neither has any.
 func (s *Store) PublicAccessBlock(name string) (*PublicAccessBlock, error) {
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	var bk Bucket
+	if err := getJSONFrom(snap, k(tBucket, name), &bk); err != nil {
+		return nil, err
+	}
+	return effectivePublicAccess(snap, bk)
+}
+
+// BucketPublicAccessBlock returns the bucket's own Block Public Access
+// settings (what GetPublicAccessBlock answers), nil when it has none.
+func (s *Store) BucketPublicAccessBlock(name string) (*PublicAccessBlock, error) {
 	_, data, err := s.BucketWithConfig(name, ConfigPublicAccessBlock)
 	if err != nil {
 		return nil, err
 	}
-	return parsePublicAccessBlock(name, data)
+	return parsePublicAccessBlock("bucket "+name, data)
 }
 
-// publicAccessNow reads the Block Public Access settings of the bucket
-// called name from the database as it is (callers hold s.mu); nil when
-// it has none.
-func (s *Store) publicAccessNow(name string) (*PublicAccessBlock, error) {
-	data, closer, err := s.db.Get(k(tBucketConfig, name, string(ConfigPublicAccessBlock)))
+// publicAccessNow is PublicAccessBlock read from the database as it is
+// (callers hold s.mu, and have read bk).
+func (s *Store) publicAccessNow(bk Bucket) (*PublicAccessBlock, error) {
+	return effectivePublicAccess(s.db, bk)
+}
+
+// effectivePublicAccess reads bk's settings and its owner's account-wide
+// ones from r, and combines them.
+func effectivePublicAccess(r pebble.Reader, bk Bucket) (*PublicAccessBlock, error) {
+	own, err := readPublicAccess(r, k(tBucketConfig, bk.Name, string(ConfigPublicAccessBlock)), "bucket "+bk.Name)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := readPublicAccess(r, k(tAccountConfig, bk.Account, string(ConfigPublicAccessBlock)), "account "+bk.Account)
+	if err != nil {
+		return nil, err
+	}
+	return own.or(acct), nil
+}
+
+// readPublicAccess reads settings stored under key; nil when none are.
+func readPublicAccess(r pebble.Reader, key []byte, of string) (*PublicAccessBlock, error) {
+	data, closer, err := r.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
 	}
@@ -69,17 +101,66 @@ func (s *Store) publicAccessNow(name string) (*PublicAccessBlock, error) {
 		return nil, fmt.Errorf("cloudstore: %w", err)
 	}
 	defer closer.Close()
-	return parsePublicAccessBlock(name, data)
+	return parsePublicAccessBlock(of, data)
 }
 
-// parsePublicAccessBlock reads stored settings; nil data is none.
-func parsePublicAccessBlock(name string, data []byte) (*PublicAccessBlock, error) {
+// or is the most restrictive combination of b and c: a setting holds when
+// either holds it; nil when both are.
+func (b *PublicAccessBlock) or(c *PublicAccessBlock) *PublicAccessBlock {
+	switch {
+	case b == nil:
+		return c
+	case c == nil:
+		return b
+	}
+	return &PublicAccessBlock{BlockPublicAcls: b.BlockPublicAcls || c.BlockPublicAcls, IgnorePublicAcls: b.IgnorePublicAcls || c.IgnorePublicAcls,
+		BlockPublicPolicy: b.BlockPublicPolicy || c.BlockPublicPolicy, RestrictPublicBuckets: b.RestrictPublicBuckets || c.RestrictPublicBuckets}
+}
+
+// tAccountConfig holds account-wide settings, as tBucketConfig holds a
+// bucket's: today the account's Block Public Access settings.
+const tAccountConfig = 'A' // A | account | 0 | kind -> the document; none when unset
+
+// AccountPublicAccessBlock returns account's account-wide Block Public
+// Access settings (S3 Control's GetPublicAccessBlock), nil when it has
+// none.
+func (s *Store) AccountPublicAccessBlock(account string) (*PublicAccessBlock, error) {
+	return readPublicAccess(s.db, k(tAccountConfig, account, string(ConfigPublicAccessBlock)), "account "+account)
+}
+
+// SetAccountPublicAccessBlock sets account's account-wide Block Public
+// Access settings, which hold for every bucket it owns besides the
+// bucket's own, or removes them (b nil); synced before it returns. Like a
+// bucket's, they are written under the lock that the writes they guard
+// check them under.
+func (s *Store) SetAccountPublicAccessBlock(account string, b *PublicAccessBlock) error {
+	return s.write(func(t *tx) error {
+		batch := s.db.NewBatch()
+		defer t.closeUnapplied(batch)
+		key := k(tAccountConfig, account, string(ConfigPublicAccessBlock))
+		if b == nil {
+			if err := batch.Delete(key, nil); err != nil {
+				return err
+			}
+		} else {
+			data, _ := json.Marshal(b)
+			if err := batch.Set(key, data, nil); err != nil {
+				return err
+			}
+		}
+		return s.apply(t, batch)
+	})
+}
+
+// parsePublicAccessBlock reads stored settings of a bucket or an account
+// ("bucket NAME", "account NAME"); nil data is none.
+func parsePublicAccessBlock(of string, data []byte) (*PublicAccessBlock, error) {
 	if data == nil {
 		return nil, nil
 	}
 	var b PublicAccessBlock
 	if err := json.Unmarshal(data, &b); err != nil {
-		return nil, fmt.Errorf("cloudstore: bucket %s: Block Public Access settings: %w", name, err)
+		return nil, fmt.Errorf("cloudstore: %s: Block Public Access settings: %w", of, err)
 	}
 	return &b, nil
 }
@@ -197,11 +278,12 @@ func (s *Store) SetBucketConfigChecked(account, name string, kind ConfigKind, da
 		return err
 	}
 	return s.write(func(t *tx) error {
-		if _, err := s.Bucket(account, name); err != nil {
+		bk, err := s.Bucket(account, name)
+		if err != nil {
 			return err
 		}
 		if check != nil {
-			bpa, err := s.publicAccessNow(name)
+			bpa, err := s.publicAccessNow(bk)
 			if err != nil {
 				return err
 			}

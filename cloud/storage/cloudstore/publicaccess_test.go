@@ -115,3 +115,63 @@ func TestCreatePublicBucket(t *testing.T) {
 		t.Errorf("CreatePublicBucket of a taken name: %v, want ErrExists", err)
 	}
 }
+
+// TestAccountPublicAccessBlockStore: an account's own settings hold for
+// every bucket it owns, with the bucket's, the most restrictive of the
+// two, checked under the lock of the writes they guard; another
+// account's buckets are not affected; they are kept across a restart.
+func TestAccountPublicAccessBlockStore(t *testing.T) {
+	b := newBlobStore(t)
+	if _, err := b.CreateBucket("other", "theirs", "", t0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.AccountPublicAccessBlock("acme"); err != nil || got != nil {
+		t.Fatalf("an account without settings: %+v, %v", got, err)
+	}
+	acct := &PublicAccessBlock{BlockPublicAcls: true, IgnorePublicAcls: true}
+	if err := b.SetAccountPublicAccessBlock("acme", acct); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.UpdateBucket("acme", "pics", t0, func(bk *Bucket) { bk.Public = true }); !errors.Is(err, ErrPublicAccessBlocked) {
+		t.Errorf("making a bucket public under the account's BlockPublicAcls: %v", err)
+	}
+	if _, err := b.UpdateBucket("other", "theirs", t0, func(bk *Bucket) { bk.Public = true }); err != nil {
+		t.Errorf("another account's bucket: %v", err)
+	}
+	if _, err := b.PublicBucket("theirs"); err != nil {
+		t.Errorf("another account's public bucket: %v", err)
+	}
+	if err := b.SetPublicAccessBlock("acme", "pics", &PublicAccessBlock{BlockPublicPolicy: true}); err != nil {
+		t.Fatal(err)
+	}
+	b.reopen()
+	want := PublicAccessBlock{BlockPublicAcls: true, IgnorePublicAcls: true, BlockPublicPolicy: true}
+	if got, err := b.PublicAccessBlock("pics"); err != nil || got == nil || *got != want {
+		t.Errorf("the settings that hold: %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := b.BucketPublicAccessBlock("pics"); err != nil || got == nil || *got != (PublicAccessBlock{BlockPublicPolicy: true}) {
+		t.Errorf("the bucket's own: %+v, %v", got, err)
+	}
+	var seen *PublicAccessBlock
+	if err := b.SetBucketConfigChecked("acme", "pics", ConfigPolicy, []byte(`{}`), func(p *PublicAccessBlock) error { seen = p; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if seen == nil || *seen != want {
+		t.Errorf("a checked write saw %+v, want %+v", seen, want)
+	}
+	if err := b.SetAccountPublicAccessBlock("acme", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.UpdateBucket("acme", "pics", t0, func(bk *Bucket) { bk.Public = true }); err != nil {
+		t.Errorf("making a bucket public once the account's settings are gone: %v", err)
+	}
+	if _, err := b.PublicBucket("pics"); err != nil {
+		t.Errorf("the public bucket: %v", err)
+	}
+	if err := b.SetAccountPublicAccessBlock("acme", &PublicAccessBlock{IgnorePublicAcls: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.PublicBucket("pics"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a public bucket under the account's IgnorePublicAcls: %v, want ErrNotFound", err)
+	}
+}

@@ -382,8 +382,10 @@ func (s *Store) CreateBucket(account, name, notes string, now time.Time) (Bucket
 
 // CreatePublicBucket is CreateBucket of a bucket public from the start
 // (S3's CreateBucket with the canned ACL public-read), in one write: a
-// new bucket has no Block Public Access settings yet, and none can be put
-// between its making and its being made public.
+// new bucket has no Block Public Access settings of its own yet, and none
+// can be put between its making and its being made public; its owner's
+// account-wide settings are checked under the same lock
+// (ErrPublicAccessBlocked).
 func (s *Store) CreatePublicBucket(account, name, notes string, now time.Time) (Bucket, error) {
 	return s.CreateBucketWith(account, name, notes, now, BucketOptions{Public: true})
 }
@@ -398,7 +400,8 @@ type BucketOptions struct {
 
 // CreateBucketWith is CreateBucket of a bucket made as o says, in one
 // write. An ACL granting others under BucketOwnerEnforced is
-// ErrACLGrantsOthers.
+// ErrACLGrantsOthers; a public bucket or ACL while the account's own
+// Block Public Access settings block public ACLs, ErrPublicAccessBlocked.
 func (s *Store) CreateBucketWith(account, name, notes string, now time.Time, o BucketOptions) (Bucket, error) {
 	if o.Ownership == "" && s3acl.GrantsOthers(o.ACL, account) {
 		return Bucket{}, ErrACLGrantsOthers
@@ -411,6 +414,15 @@ func (s *Store) CreateBucketWith(account, name, notes string, now time.Time, o B
 		return Bucket{}, ErrExists
 	} else if !errors.Is(err, ErrNotFound) {
 		return Bucket{}, err
+	}
+	if public || s3acl.Public(o.ACL) {
+		bpa, err := readPublicAccess(s.db, k(tAccountConfig, account, string(ConfigPublicAccessBlock)), "account "+account)
+		if err != nil {
+			return Bucket{}, err
+		}
+		if bpa != nil && bpa.BlockPublicAcls {
+			return Bucket{}, fmt.Errorf("%w: the account's BlockPublicAcls", ErrPublicAccessBlocked)
+		}
 	}
 	bk := Bucket{Name: name, Account: account, Notes: notes, Public: public, CreatedAt: now.UTC(), UpdatedAt: now.UTC(),
 		Ownership: o.Ownership, ACL: o.ACL}
@@ -435,17 +447,19 @@ func (s *Store) CreateBucketWith(account, name, notes string, now time.Time, o B
 // (IgnorePublicAcls); a private or missing bucket is ErrNotFound alike, so that
 // anonymous callers never learn which names exist.
 func (s *Store) PublicBucket(name string) (Bucket, error) {
-	bk, data, err := s.BucketWithConfig(name, ConfigPublicAccessBlock) // one snapshot
-	if err != nil {
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	var bk Bucket
+	if err := getJSONFrom(snap, k(tBucket, name), &bk); err != nil {
 		return Bucket{}, err
 	}
 	if !bk.Public {
 		return Bucket{}, ErrNotFound
 	}
-	if b, err := parsePublicAccessBlock(name, data); err != nil {
+	if b, err := effectivePublicAccess(snap, bk); err != nil {
 		return Bucket{}, err
 	} else if b != nil && b.IgnorePublicAcls {
-		return Bucket{}, ErrNotFound // its settings ignore the toggle
+		return Bucket{}, ErrNotFound // its settings, or its owner's, ignore the toggle
 	}
 	return bk, nil
 }
@@ -502,7 +516,7 @@ func (s *Store) UpdateBucket(account, name string, now time.Time, fn func(*Bucke
 		return Bucket{}, ErrACLGrantsOthers
 	}
 	if bk.Public && !old.Public || s3acl.Public(bk.ACL) && !s3acl.Public(old.ACL) {
-		bpa, err := s.publicAccessNow(name)
+		bpa, err := s.publicAccessNow(bk)
 		if err != nil {
 			return Bucket{}, err
 		}

@@ -144,7 +144,20 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error, requestID stri
 		w.WriteHeader(e.Status)
 		return
 	}
-	writeXML(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Resource: r.URL.Path, Region: e.Region, RequestID: requestID})
+	body := errorBody{Code: e.Code, Message: e.Message, Resource: r.URL.Path, Region: e.Region, RequestID: requestID}
+	if isControl(r) {
+		// S3 Control wraps its errors, as the AWS query protocols do:
+		// the SDKs read the code only there.
+		type wrapped struct {
+			XMLName   xml.Name `xml:"ErrorResponse"`
+			Error     errorBody
+			RequestID string `xml:"RequestId"`
+		}
+		body.RequestID = ""
+		writeXML(w, e.Status, wrapped{Error: body, RequestID: requestID})
+		return
+	}
+	writeXML(w, e.Status, body)
 }
 
 func writeXML(w http.ResponseWriter, status int, v any) {

@@ -30,8 +30,10 @@ import (
 
 var (
 	errNoPublicAccessBlock = s3err(http.StatusNotFound, "NoSuchPublicAccessBlockConfiguration", "The public access block configuration was not found")
-	errBlockedACL          = s3err(http.StatusForbidden, "AccessDenied", "Access Denied: the bucket's Block Public Access settings block public ACLs (BlockPublicAcls)")
-	errBlockedPolicy       = s3err(http.StatusForbidden, "AccessDenied", "Access Denied: the bucket's Block Public Access settings block public policies (BlockPublicPolicy)")
+	errBlockedACL          = s3err(http.StatusForbidden, "AccessDenied",
+		"Access Denied: the Block Public Access settings of the bucket or of its owner's account block public ACLs (BlockPublicAcls)")
+	errBlockedPolicy = s3err(http.StatusForbidden, "AccessDenied",
+		"Access Denied: the Block Public Access settings of the bucket or of its owner's account block public policies (BlockPublicPolicy)")
 )
 
 // publicAccessBlockXML is S3's PublicAccessBlockConfiguration.
@@ -93,33 +95,47 @@ func (s *Server) getPublicAccessBlock(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return err
 	}
-	b, err := s.st.PublicAccessBlock(r.bucket)
+	b, err := s.st.BucketPublicAccessBlock(r.bucket)
 	if err != nil {
 		return err
 	}
+	return writePublicAccessBlock(w, b, xmlns)
+}
+
+// writePublicAccessBlock answers settings b in namespace ns, or
+// NoSuchPublicAccessBlockConfiguration when there are none.
+func writePublicAccessBlock(w http.ResponseWriter, b *cloudstore.PublicAccessBlock, ns string) error {
 	if b == nil {
 		return errNoPublicAccessBlock
 	}
-	writeXML(w, http.StatusOK, publicAccessBlockXML{Xmlns: xmlns, BlockPublicAcls: ptr(b.BlockPublicAcls),
+	writeXML(w, http.StatusOK, publicAccessBlockXML{Xmlns: ns, BlockPublicAcls: ptr(b.BlockPublicAcls),
 		IgnorePublicAcls: ptr(b.IgnorePublicAcls), BlockPublicPolicy: ptr(b.BlockPublicPolicy), RestrictPublicBuckets: ptr(b.RestrictPublicBuckets)})
 	return nil
+}
+
+// readPublicAccessBlock reads a PutPublicAccessBlock's body.
+func readPublicAccessBlock(r *request) (*cloudstore.PublicAccessBlock, error) {
+	body, err := readBody(r.body, 64<<10)
+	if err != nil {
+		return nil, err
+	}
+	var doc publicAccessBlockXML
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		return nil, errMalformedXML
+	}
+	flag := func(p *xmlBool) bool { return p != nil && bool(*p) } // an element left out is false, as in S3
+	return &cloudstore.PublicAccessBlock{BlockPublicAcls: flag(doc.BlockPublicAcls), IgnorePublicAcls: flag(doc.IgnorePublicAcls),
+		BlockPublicPolicy: flag(doc.BlockPublicPolicy), RestrictPublicBuckets: flag(doc.RestrictPublicBuckets)}, nil
 }
 
 func (s *Server) putPublicAccessBlock(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return err
 	}
-	body, err := readBody(r.body, 64<<10)
+	b, err := readPublicAccessBlock(r)
 	if err != nil {
 		return err
 	}
-	var doc publicAccessBlockXML
-	if err := xml.Unmarshal(body, &doc); err != nil {
-		return errMalformedXML
-	}
-	flag := func(p *xmlBool) bool { return p != nil && bool(*p) } // an element left out is false, as in S3
-	b := &cloudstore.PublicAccessBlock{BlockPublicAcls: flag(doc.BlockPublicAcls), IgnorePublicAcls: flag(doc.IgnorePublicAcls),
-		BlockPublicPolicy: flag(doc.BlockPublicPolicy), RestrictPublicBuckets: flag(doc.RestrictPublicBuckets)}
 	if err := s.st.SetPublicAccessBlock(r.account, r.bucket, b); err != nil {
 		return err
 	}

@@ -105,6 +105,9 @@ func methodNotAllowed(name string) operation {
 // route picks the operation of a request from its method, whether it
 // addresses the service, a bucket or an object, and its subresources.
 func route(r *request) operation {
+	if isControl(r.Request) {
+		return controlRoute(r)
+	}
 	q := r.URL.Query()
 	if r.bucket != "" {
 		if o, ok := corsRoute(r, q); ok {

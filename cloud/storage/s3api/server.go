@@ -249,7 +249,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	defer cancel()
 	req.Request = hr.WithContext(ctx)
 
-	req.bucket, req.key, req.vhost = s.locate(hr)
+	if !isControl(hr) { // control.go: S3 Control names no bucket
+		req.bucket, req.key, req.vhost = s.locate(hr)
+	}
 	req.logTo = s.logTarget(req.bucket)
 	o := route(req)
 	op, req.op = o.name, o.name
