@@ -347,8 +347,12 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 		body   io.ReadCloser
 		length int64
 	)
+	srcAccount := account
+	if src.Account != "" {
+		srcAccount = src.Account
+	}
 	err = s.locked(func() error {
-		obj, err := s.versionLocked(account, src.Bucket, src.Key, src.Version)
+		obj, err := s.versionLocked(srcAccount, src.Bucket, src.Key, src.Version)
 		if err != nil {
 			return err
 		}
@@ -438,8 +442,11 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 // upload's.
 type PartSource struct {
 	Bucket, Key, Version string
-	CustomerKey          []byte // the source's SSE-C key
-	TargetKey            []byte // the upload's SSE-C key
+	// Account, if not "", owns the source's bucket when it is not the
+	// upload's account (see CopyOptions.SourceAccount).
+	Account     string
+	CustomerKey []byte // the source's SSE-C key
+	TargetKey   []byte // the upload's SSE-C key
 }
 
 // isMD5 reports whether etag is a hex MD5 (a single-part object's ETag),

@@ -569,10 +569,15 @@ type CopyOptions struct {
 	// that reads it (a caller's permission to read it): an error refuses
 	// the copy, which then writes nothing.
 	CheckSource func(Object) error
+	// SourceAccount, if not "", is the account whose bucket the source
+	// is in, when it is not the destination's (a copy another account's
+	// grant allows; the caller has judged it).
+	SourceAccount string
 }
 
 // Copy copies an object to another key, in the same bucket or in another
-// of the account's buckets, sharing its body, as o says.
+// of the account's buckets (or, with o.SourceAccount, from another
+// account's), sharing its body, as o says.
 func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, dst string, now time.Time, o CopyOptions) (Object, error) {
 	if err := storagenames.ValidObjectKey(dst); err != nil {
 		return Object{}, err
@@ -592,9 +597,13 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		rewrite Body
 		owner   string // the destination bucket's
 	)
+	srcAccount := account
+	if o.SourceAccount != "" {
+		srcAccount = o.SourceAccount
+	}
 	err := s.write(func(t *tx) error {
 		var err error
-		if obj, err = s.versionLocked(account, srcBucket, src, o.SourceVersion); err != nil {
+		if obj, err = s.versionLocked(srcAccount, srcBucket, src, o.SourceVersion); err != nil {
 			return err
 		}
 		if obj.DeleteMarker {

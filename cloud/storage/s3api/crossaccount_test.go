@@ -226,8 +226,16 @@ func TestCrossAccountACLs(t *testing.T) {
 	_, err = e.bob.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("shared"), Key: aws.String("stolen"), CopySource: aws.String("shared/alices")})
 	want(t, "bob copies alice's private object", err, "AccessDenied")
 	mustBuckets(t, e.bob, "bobs-own")
-	_, err = e.bob.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("shared"), Key: aws.String("in"), CopySource: aws.String("bobs-own/none")})
-	want(t, "bob copies from his own bucket into alice's", err, "NotImplemented")
+	mustPut(t, e.bob, "bobs-own", "mine", []byte("bob's own"))
+	if _, err := e.bob.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("shared"), Key: aws.String("in"), CopySource: aws.String("bobs-own/mine")}); err != nil {
+		t.Errorf("bob copies from his own bucket into alice's: %v", err)
+	}
+	if body, err := get(e.bob, "shared", "in"); err != nil || body != "bob's own" {
+		t.Errorf("bob's copy from his own bucket: %q, %v", body, err)
+	}
+	if _, err := e.bob.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("shared"), Key: aws.String("in")}); err != nil {
+		t.Fatal(err)
+	}
 
 	// The bucket's owner deletes what bob wrote; bob deletes hers (WRITE).
 	if _, err := e.alice.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("shared"), Key: aws.String("big")}); err != nil {
@@ -645,5 +653,169 @@ func TestGrantsToUnknownAccounts(t *testing.T) {
 	}
 	if got := bucketACL(t, c, "grants"); got != privateACL {
 		t.Errorf("the bucket's ACL after refusals: %s", got)
+	}
+}
+
+// TestCrossAccountCopies: a copy from another account's bucket into one's
+// own (CopyObject and UploadPartCopy) is granted by the source bucket's
+// policy, or, with its ACLs enabled, by the object's ACL; its tags need
+// their own grant; a Deny holds; nothing is written when refused.
+func TestCrossAccountCopies(t *testing.T) {
+	e := newCrossEnv(t)
+	ctx := context.Background()
+	mustBuckets(t, e.bob, "bsrc")
+	mustBuckets(t, e.alice, "adst")
+	if err := put(e.bob, "bsrc", "b", "bob's data", func(in *s3.PutObjectInput) { in.Tagging = aws.String("t=v") }); err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, e.bob, "bsrc", "private/p", []byte("p"))
+	copyTo := func(c *s3.Client, bucket, key, source string, edit ...func(*s3.CopyObjectInput)) error {
+		in := &s3.CopyObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), CopySource: aws.String(source)}
+		for _, f := range edit {
+			f(in)
+		}
+		_, err := c.CopyObject(ctx, in)
+		return err
+	}
+	replaceTags := func(in *s3.CopyObjectInput) { in.TaggingDirective = types.TaggingDirectiveReplace }
+	want(t, "alice copies bob's object, not granted", copyTo(e.alice, "adst", "c", "bsrc/b", replaceTags), "AccessDenied")
+	want(t, "alice copies from a missing bucket", copyTo(e.alice, "adst", "c", "nobucket/b"), "NoSuchBucket")
+
+	policy := func(actions string) {
+		t.Helper()
+		if err := putPolicy(e.bob, "bsrc", `{"Version":"2012-10-17","Statement":[
+			{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::alice:root"},"Action":`+actions+`,"Resource":"arn:aws:s3:::bsrc/*"},
+			{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bsrc/private/*"}]}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy(`"s3:GetObject"`)
+	want(t, "alice copies bob's tagged object keeping its tags, without s3:GetObjectTagging", copyTo(e.alice, "adst", "c", "bsrc/b"), "AccessDenied")
+	want(t, "alice copies bob's object with her own tags", copyTo(e.alice, "adst", "c", "bsrc/b", replaceTags), "")
+	if body, err := get(e.alice, "adst", "c"); err != nil || body != "bob's data" {
+		t.Errorf("alice's copy: %q, %v", body, err)
+	}
+	want(t, "alice copies what bob's policy denies", copyTo(e.alice, "adst", "p", "bsrc/private/p", replaceTags), "AccessDenied")
+	want(t, "carol copies bob's object", copyTo(e.carol, "adst", "x", "bsrc/b", replaceTags), "AccessDenied")
+	mustBuckets(t, e.carol, "cdst")
+	want(t, "carol copies bob's object into her own bucket", copyTo(e.carol, "cdst", "x", "bsrc/b", replaceTags), "AccessDenied")
+	policy(`["s3:GetObject","s3:GetObjectTagging"]`)
+	want(t, "alice copies bob's object with its tags", copyTo(e.alice, "adst", "tagged", "bsrc/b"), "")
+	if out, err := e.alice.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: aws.String("adst"), Key: aws.String("tagged")}); err != nil || len(out.TagSet) != 1 {
+		t.Errorf("the copy's tags: %v, %v", out, err)
+	}
+
+	// UploadPartCopy, the same grant.
+	cu, err := e.alice.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("adst"), Key: aws.String("m")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := e.alice.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String("adst"), Key: aws.String("m"), UploadId: cu.UploadId,
+		PartNumber: aws.Int32(1), CopySource: aws.String("bsrc/b")})
+	if err != nil {
+		t.Fatalf("alice's UploadPartCopy from bob's bucket: %v", err)
+	}
+	if _, err := e.alice.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("adst"), Key: aws.String("m"), UploadId: cu.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: part.CopyPartResult.ETag}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if body, err := get(e.alice, "adst", "m"); err != nil || body != "bob's data" {
+		t.Errorf("alice's part copy: %q, %v", body, err)
+	}
+	_, err = e.alice.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String("adst"), Key: aws.String("m2"), UploadId: cu.UploadId,
+		PartNumber: aws.Int32(1), CopySource: aws.String("bsrc/private/p")})
+	want(t, "alice's UploadPartCopy of what bob's policy denies", err, "AccessDenied")
+
+	// With the source bucket's ACLs enabled, the object's own grant.
+	if _, err := e.bob.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bacl"), ObjectOwnership: types.ObjectOwnershipObjectWriter}); err != nil {
+		t.Fatal(err)
+	}
+	want(t, "bob's object granting alice", put(e.bob, "bacl", "granted", "g", func(in *s3.PutObjectInput) { in.GrantRead = aws.String(`id="alice"`) }), "")
+	mustPut(t, e.bob, "bacl", "kept", []byte("k"))
+	want(t, "alice copies an object whose ACL grants her", copyTo(e.alice, "adst", "g", "bacl/granted"), "")
+	want(t, "alice copies an object whose ACL does not", copyTo(e.alice, "adst", "k", "bacl/kept"), "AccessDenied")
+	want(t, "another object granting alice", put(e.bob, "bacl", "denied", "d", func(in *s3.PutObjectInput) { in.GrantRead = aws.String(`id="alice"`) }), "")
+	if err := putPolicy(e.bob, "bacl", `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bacl/denied"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	want(t, "alice copies an object its ACL grants her and the policy denies", copyTo(e.alice, "adst", "d", "bacl/denied"), "AccessDenied")
+	if keys, err := list(e.alice, "adst"); err != nil || strings.Join(keys, ",") != "c,g,m,tagged" {
+		t.Errorf("alice's bucket after the copies: %v, %v", keys, err)
+	}
+}
+
+// TestCrossAccountCopyReview: what a review of copies from other
+// accounts' buckets found, each tried: the source's expected owner is
+// the source bucket's; the policy's s3:VersionId is the copied version's,
+// not the request's query; nothing of a source the requester may not read
+// is told (its existence, its ETag by a precondition).
+func TestCrossAccountCopyReview(t *testing.T) {
+	e := newCrossEnv(t)
+	ctx := context.Background()
+	mustBuckets(t, e.bob, "bsrc")
+	mustBuckets(t, e.alice, "adst")
+	if _, err := e.bob.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("bsrc"),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	putVersion := func(body string) string {
+		t.Helper()
+		out, err := e.bob.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bsrc"), Key: aws.String("k"), Body: strings.NewReader(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(out.VersionId)
+	}
+	v1, v2 := putVersion("one"), putVersion("two")
+	if err := putPolicy(e.bob, "bsrc", `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::alice:root"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::bsrc/*"},
+		{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::alice:root"},"Action":"s3:GetObjectVersion","Resource":"arn:aws:s3:::bsrc/*",
+		 "Condition":{"StringEquals":{"s3:VersionId":"`+v1+`"}}}]}`); err != nil {
+		t.Fatal(err)
+	}
+	copyIn := &s3.CopyObjectInput{Bucket: aws.String("adst"), Key: aws.String("c"), CopySource: aws.String("bsrc/k"), ExpectedSourceBucketOwner: aws.String("bob")}
+	if _, err := e.alice.CopyObject(ctx, copyIn); err != nil {
+		t.Errorf("a copy expecting the source's owner: %v", err)
+	}
+	copyIn.ExpectedSourceBucketOwner = aws.String("alice")
+	_, err := e.alice.CopyObject(ctx, copyIn)
+	want(t, "a copy expecting the target's owner for the source", err, "AccessDenied")
+	copyIn.ExpectedSourceBucketOwner = nil
+	copyIn.CopySource = aws.String("bsrc/k?versionId=" + v1)
+	if _, err := e.alice.CopyObject(ctx, copyIn); err != nil {
+		t.Errorf("a copy of the version the policy grants: %v", err)
+	}
+	copyIn.CopySource = aws.String("bsrc/k?versionId=" + v2)
+	_, err = e.alice.CopyObject(ctx, copyIn)
+	want(t, "a copy of a version the policy does not grant", err, "AccessDenied")
+	// The request's own ?versionId (which a copy ignores) is not the
+	// version judged.
+	r := e.signed(t, "PUT", "/adst/c?versionId="+v1, nil, "", map[string]string{"X-Amz-Copy-Source": "bsrc/k?versionId=" + v2})
+	if status, got := do(t, r); status != 403 {
+		t.Errorf("a copy of %s naming %s in its query: %d %s, want 403", v2, v1, status, got.Code)
+	}
+
+	// A source bucket whose ACLs are enabled, its objects not granted.
+	if _, err := e.bob.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bacl"), ObjectOwnership: types.ObjectOwnershipObjectWriter}); err != nil {
+		t.Fatal(err)
+	}
+	etag := mustPut(t, e.bob, "bacl", "secret", []byte("s"))
+	for _, tc := range []struct {
+		name, source string
+		edit         func(*s3.CopyObjectInput)
+	}{
+		{"a missing key", "bacl/none", nil},
+		{"a wrong ETag", "bacl/secret", func(in *s3.CopyObjectInput) { in.CopySourceIfMatch = aws.String(`"0123"`) }},
+		{"the right ETag", "bacl/secret", func(in *s3.CopyObjectInput) { in.CopySourceIfNoneMatch = aws.String(etag) }},
+	} {
+		in := &s3.CopyObjectInput{Bucket: aws.String("adst"), Key: aws.String("x"), CopySource: aws.String(tc.source)}
+		if tc.edit != nil {
+			tc.edit(in)
+		}
+		_, err := e.alice.CopyObject(ctx, in)
+		want(t, "alice copies an ungranted source, "+tc.name, err, "AccessDenied")
+		_, err = e.alice.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String("adst"), Key: aws.String("x"), UploadId: aws.String("0123456789abcdef0123456789abcdef"),
+			PartNumber: aws.Int32(1), CopySource: aws.String(tc.source)})
+		want(t, "alice's part copy of an ungranted source, "+tc.name, err, "AccessDenied")
 	}
 }

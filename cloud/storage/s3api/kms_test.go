@@ -382,6 +382,16 @@ func TestKMSReadsSignedOnly(t *testing.T) {
 	if got := read(t)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("pub"), Key: aws.String("kms")})); string(got) != "v" {
 		t.Errorf("a signed read: %q", got)
 	}
+	// A copy reads its source as GetObject does: not by Signature
+	// Version 2.
+	r, _ = http.NewRequest("PUT", e.srv.URL+"/pub/copied", nil)
+	r.Header.Set("X-Amz-Copy-Source", "pub/kms")
+	if status, got := do(t, signV2(r, e.id, e.secret, "", time.Now())); status != 400 || got.Code != "InvalidArgument" {
+		t.Errorf("a Signature Version 2 copy of an SSE-KMS object: %d %s", status, got.Code)
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("pub"), Key: aws.String("copied")}); apiCode(err) != "NotFound" {
+		t.Errorf("the refused copy was made: %v", err)
+	}
 
 	def, err := e.kms.Resolve(ctx, "alice", "")
 	if err != nil {

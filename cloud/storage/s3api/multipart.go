@@ -127,10 +127,9 @@ func copyRange(v string) (first, last int64, err error) {
 }
 
 // uploadPartCopy answers UploadPartCopy: part N of an upload made of an
-// existing object of the account's, or of a byte range of it. The route
-// checked the key's permission to read and write, and its scope over
-// both buckets; another account's source bucket is NoSuchBucket, as for
-// CopyObject.
+// existing object, or of a byte range of it, that the requester may read
+// (admitSource, sourceGate). The route checked the key's permission to
+// read and write, and its scope over both buckets.
 func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 	q := r.URL.Query()
 	n, err := partNumber(q)
@@ -144,7 +143,7 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
-	if _, err := s.st.Bucket(r.account, srcBucket); err != nil {
+	if _, err := s.st.Bucket(r.sourceAccount(), srcBucket); err != nil {
 		return errNoSuchBucket
 	}
 	var source cloudstore.Object // as the copy read it
@@ -159,11 +158,10 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	check := sourceCheck(r, gate)
 	span := func(src cloudstore.Object) (int64, int64, error) {
-		if gate != nil {
-			if err := gate.check(src); err != nil {
-				return 0, 0, err // on the version copied, under its lock
-			}
+		if err := check(src); err != nil {
+			return 0, 0, err // on the version copied, under its lock
 		}
 		source = src
 		if err := checkConditions(r.Header, "X-Amz-Copy-Source-", `"`+src.ETag+`"`, src.LastModified); err != nil {
@@ -183,7 +181,7 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 		}
 		return first, last - first + 1, nil
 	}
-	ps := cloudstore.PartSource{Bucket: srcBucket, Key: srcKey, Version: srcVersion}
+	ps := cloudstore.PartSource{Bucket: srcBucket, Key: srcKey, Version: srcVersion, Account: r.sourceAccount()}
 	if ps.CustomerKey, _, err = customerKey(r, hCopySSEC); err != nil {
 		return err
 	}
@@ -196,7 +194,7 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	if err != nil {
-		return s.copySourceError(err, r.account, srcBucket, srcVersion)
+		return s.copySourceError(gate.lookupError(err), r.sourceAccount(), srcBucket, srcVersion)
 	}
 	setCopyVersionHeaders(w.Header(), source, srcVersion)
 	s.setEncryptionHeaders(w.Header(), p.Encryption, keyMD5) // the upload's, whatever the source's

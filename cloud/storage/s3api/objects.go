@@ -610,9 +610,19 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	if err := checkStorageClass(r.Header.Get("X-Amz-Storage-Class")); err != nil {
 		return err
 	}
-	src, err := s.st.ObjectVersion(r.account, srcBucket, srcKey, srcVersion)
+	gate, err := s.sourceGate(r)
 	if err != nil {
-		return s.copySourceError(err, r.account, srcBucket, srcVersion)
+		return err
+	}
+	check := sourceCheck(r, gate)
+	src, err := s.st.ObjectVersion(r.sourceAccount(), srcBucket, srcKey, srcVersion)
+	if err != nil {
+		return s.copySourceError(gate.lookupError(err), r.sourceAccount(), srcBucket, srcVersion)
+	}
+	// Judged before anything is told of the source (its ETag, by a
+	// precondition); again on the version copied, under its lock.
+	if err := check(src); err != nil {
+		return err
 	}
 	if err := checkConditions(r.Header, "X-Amz-Copy-Source-", `"`+src.ETag+`"`, src.LastModified); err != nil {
 		return err
@@ -621,12 +631,8 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	co := cloudstore.CopyOptions{ReplaceTags: replaceTags, SourceVersion: srcVersion, Owner: owner, ACL: acl}
-	if g, err := s.sourceGate(r); err != nil {
-		return err
-	} else if g != nil {
-		co.CheckSource = g.check // on the version copied, under its lock
-	}
+	co := cloudstore.CopyOptions{ReplaceTags: replaceTags, SourceVersion: srcVersion, Owner: owner, ACL: acl, SourceAccount: r.sourceAccount(),
+		CheckSource: check}
 	if co.If, err = writePreconditions(r.Header); err != nil {
 		return err
 	}
@@ -664,7 +670,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	case errors.Is(err, cloudstore.ErrPrecondition):
 		return errPrecondition
 	case err != nil:
-		return s.copySourceError(err, r.account, srcBucket, srcVersion)
+		return s.copySourceError(gate.lookupError(err), r.sourceAccount(), srcBucket, srcVersion)
 	}
 	setCopyVersionHeaders(w.Header(), src, srcVersion)
 	setVersionHeader(w.Header(), obj)

@@ -67,8 +67,6 @@ func aclPermissionOf(o operation, req *request) (aclPermission, bool) {
 }
 
 var (
-	errCrossAccountCopy = s3err(http.StatusNotImplemented, "NotImplemented",
-		"Copying between buckets of two accounts is not supported: the source and destination buckets must have one owner. GET the object and PUT it.")
 	errNotGranted = s3err(http.StatusForbidden, "AccessDenied", "Access Denied: the bucket is another account's, and neither its policy nor its ACL grants this request")
 	errObjectACL  = s3err(http.StatusForbidden, "AccessDenied", "Access Denied: neither the object's owner nor its ACL grants this request")
 	errOwnerOnly  = s3err(http.StatusMethodNotAllowed, "MethodNotAllowed", "The specified method is not allowed against this resource: only the bucket owner's account may use its policy.")
@@ -144,48 +142,74 @@ func (s *Server) admitAccount(req *request, o operation) error {
 			return errNotGranted
 		}
 	}
-	if o.also != nil {
-		if err := s.admitCopySource(req, o, bk); err != nil {
-			return err
-		}
-	}
 	req.account, req.bk = bk.Account, &bk
 	return nil
 }
 
-// admitCopySource admits the source of another account's copy into bk:
-// it must be in a bucket of bk's owner; with that bucket's ACLs disabled
-// its policy must grant reading it (otherwise admitObject checks the
-// object's owner and ACL); a CopyObject keeping the tags of a source that
-// has some needs the policies' grants of reading and writing tags, as
-// S3 asks, which no ACL gives.
-func (s *Server) admitCopySource(req *request, o operation, bk cloudstore.Bucket) error {
+// admitSource admits the source of a signed copy (CopyObject,
+// UploadPartCopy) once its target is admitted (req.account is the
+// target's owner), and notes its bucket's owner in req.srcAccount. The
+// requester's own source needs no grant but its policy's absence of a
+// Deny. Another account's needs that bucket's policy to allow reading it,
+// or, with that bucket's ACLs enabled, the object's grant (admitObject
+// checks the object itself). A CopyObject keeping the tags of a source
+// that has some needs, from a requester who owns neither bucket, the
+// policies' grants of reading and writing tags, as S3 asks, which no ACL
+// gives. A missing source bucket is left to the operation (NoSuchBucket).
+func (s *Server) admitSource(req *request, o operation) error {
+	if o.also == nil || req.bucket == "" {
+		return nil
+	}
 	b, key, version, err := copySource(req)
 	if err != nil {
-		return err
+		return nil // the operation answers it
 	}
 	sb, sp, err := s.bucketPolicy(b)
-	if err != nil || sb.Account != bk.Account {
-		return errCrossAccountCopy
+	switch {
+	case errors.Is(err, cloudstore.ErrNotFound):
+		// The operation answers NoSuchBucket, reading the requester's own
+		// buckets: never another's made under the name meanwhile.
+		req.srcAccount = req.requester
+		return nil
+	case err != nil:
+		return err
+	}
+	req.srcAccount = sb.Account
+	if sb.Account == req.account && req.requester == req.account {
+		return nil // the owner's copy within its buckets: checkPolicy judges the Deny
 	}
 	sbpa, err := s.publicAccess(b)
 	if err != nil {
 		return err
 	}
-	read := func(action string) bool {
-		d, err := s.decide(req, sp, sb, sbpa, readAction(action, version), b, key, version)
-		return err == nil && d == s3policy.Allowed
+	read := func(action string) (s3policy.Decision, error) {
+		return s.decide(req, sp, sb, sbpa, readAction(action, version), b, key, version)
 	}
-	if !sb.ACLsEnabled() && !read("s3:GetObject") {
+	d, err := read("s3:GetObject")
+	switch {
+	case err != nil:
+		return err
+	case d == s3policy.Denied:
+		return errPolicyDenied
+	case d != s3policy.Allowed && req.requester != sb.Account && !sb.ACLsEnabled():
 		return errNotGranted
 	}
-	if replace, err := taggingDirective(req.Header); o.name == "CopyObject" && err == nil && !replace {
-		src, err := s.st.ObjectVersion(sb.Account, b, key, version)
-		if err == nil && len(src.Tags) > 0 {
-			d, err := s.decide(req, req.policy, bk, req.bpa, "s3:PutObjectTagging", req.bucket, req.key, "")
-			if !read("s3:GetObjectTagging") || err != nil || d != s3policy.Allowed {
-				return errNotGranted
-			}
+	req.srcPolicyAllowed = d == s3policy.Allowed
+	replace, err := taggingDirective(req.Header)
+	if o.name != "CopyObject" || err != nil || replace || req.requester == sb.Account && req.requester == req.account {
+		return nil
+	}
+	if src, err := s.st.ObjectVersion(sb.Account, b, key, version); err != nil || len(src.Tags) == 0 {
+		return nil
+	}
+	if req.requester != sb.Account {
+		if d, err := read("s3:GetObjectTagging"); err != nil || d != s3policy.Allowed {
+			return errNotGranted
+		}
+	}
+	if req.requester != req.account {
+		if d, err := s.decide(req, req.policy, *req.bk, req.bpa, "s3:PutObjectTagging", req.bucket, req.key, ""); err != nil || d != s3policy.Allowed {
+			return errNotGranted
 		}
 	}
 	return nil
@@ -201,6 +225,7 @@ func (s *Server) decide(req *request, p *s3policy.Policy, bk cloudstore.Bucket, 
 		return s3policy.None, nil
 	}
 	pr := policyRequest(req, action, s3policy.Resource(bucket, key))
+	judgedVersion(&pr, version)
 	if err := s.addObjectTags(&pr, p, bk.Account, bucket, key, version); err != nil {
 		return s3policy.None, err
 	}
@@ -321,7 +346,7 @@ func (s *Server) admitObject(req *request, o operation) error {
 			return err
 		}
 	}
-	if o.also == nil || req.bk == nil {
+	if o.also == nil {
 		return nil
 	}
 	g, err := s.sourceGate(req)
@@ -336,29 +361,59 @@ func (s *Server) admitObject(req *request, o operation) error {
 // bucket's ACLs are disabled (admitAccount decided) or the operation
 // answers what is wrong with it.
 func (s *Server) sourceGate(req *request) (*objectGate, error) {
-	b, key, version, err := copySource(req)
+	b, _, _, err := copySource(req)
 	if err != nil {
 		return nil, nil
 	}
-	sb, sp, err := s.bucketPolicy(b)
-	if err != nil || sb.Account != req.account || !sb.ACLsEnabled() {
-		return nil, nil // the operation answers it; admitAccount refused another's
+	sb, err := s.st.Bucket(req.sourceAccount(), b)
+	if err != nil || !sb.ACLsEnabled() {
+		return nil, nil // the operation answers it; admitSource judged the rest (its policy)
 	}
 	bpa, err := s.publicAccess(b)
 	if err != nil {
 		return nil, err
 	}
-	g := &objectGate{bk: sb, bpa: bpa, requester: req.requester, perm: s3acl.Read}
-	switch {
-	case req.requester == "":
-		g.policyAllowed = true // anonymousExtras admitted the read (anonymousMay)
-	case req.requester == sb.Account:
-		g.policyAllowed = true
-	default:
-		d, err := s.decide(req, sp, sb, bpa, readAction("s3:GetObject", version), b, key, version)
-		g.policyAllowed = err == nil && d == s3policy.Allowed
+	// An anonymous copy's read was admitted by anonymousExtras
+	// (anonymousMay); the source's owner reads its own; anyone else by
+	// the source bucket's policy (admitSource) or the object's ACL.
+	allowed := req.requester == "" || req.requester == sb.Account || req.srcPolicyAllowed
+	return &objectGate{bk: sb, bpa: bpa, requester: req.requester, perm: s3acl.Read, policyAllowed: allowed}, nil
+}
+
+// sourceCheck is what a copy in r checks of its source version, under the
+// lock that reads it: the gate's judgement, if there is one, and that an
+// SSE-KMS source is read only by requests signed with Signature Version
+// 4, as GetObject reads it.
+func sourceCheck(r *request, gate *objectGate) func(cloudstore.Object) error {
+	return func(src cloudstore.Object) error {
+		if src.Encryption != nil && src.Encryption.Mode == cloudstore.SSEKMS && (r.auth == nil || r.v2) {
+			return errKMSSigV2
+		}
+		if gate != nil {
+			return gate.check(src)
+		}
+		return nil
 	}
-	return g, nil
+}
+
+// lookupError is err of a read of the gate's bucket as its requester is
+// told it: a missing key (or version, or a delete marker) only to those
+// who may list the bucket, and the gate's refusal to others. A nil gate
+// tells err as it is.
+func (g *objectGate) lookupError(err error) error {
+	if g != nil && errors.Is(err, cloudstore.ErrNotFound) && !g.lists() {
+		return g.refusal()
+	}
+	return err
+}
+
+// sourceAccount is the account whose bucket a copy's source is in: the
+// one admitSource found, or the target's.
+func (req *request) sourceAccount() string {
+	if req.srcAccount != "" {
+		return req.srcAccount
+	}
+	return req.account
 }
 
 // admitObjectIn is admitObject for key (of version) in the gate's bucket,

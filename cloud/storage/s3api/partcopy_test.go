@@ -301,7 +301,7 @@ func TestAWSSDKUploadPartCopyRefusals(t *testing.T) {
 		{"no unit", c, func(in *s3.UploadPartCopyInput) { in.CopySourceRange = aws.String("0-5") }, 400, "InvalidArgument"},
 		{"missing source key", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("src/none") }, 404, "NoSuchKey"},
 		{"missing source bucket", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("nobucket/obj") }, 404, "NoSuchBucket"},
-		{"another account's source", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("bobs/obj") }, 404, "NoSuchBucket"},
+		{"another account's source, not granted", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("bobs/obj") }, 403, "AccessDenied"},
 		{"a source without a key", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("src") }, 400, "InvalidArgument"},
 		{"a malformed source version", c, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("src/obj?versionId=3") }, 400, "InvalidArgument"},
 		{"a missing source version", c, func(in *s3.UploadPartCopyInput) {
@@ -320,9 +320,9 @@ func TestAWSSDKUploadPartCopyRefusals(t *testing.T) {
 		{"part 0", c, func(in *s3.UploadPartCopyInput) { in.PartNumber = aws.Int32(0) }, 400, "InvalidArgument"},
 		{"part 10001", c, func(in *s3.UploadPartCopyInput) { in.PartNumber = aws.Int32(10001) }, 400, "InvalidArgument"},
 		{"bob into alice's upload", bob, func(in *s3.UploadPartCopyInput) { in.CopySource = aws.String("bobs/obj") }, 403, "AccessDenied"},
-		{"bob from alice's bucket", bob, func(in *s3.UploadPartCopyInput) {
+		{"bob from alice's bucket, not granted", bob, func(in *s3.UploadPartCopyInput) {
 			in.Bucket, in.UploadId = aws.String("bobs"), bobUpload.UploadId
-		}, 404, "NoSuchBucket"},
+		}, 403, "AccessDenied"},
 	}
 	for _, tt := range cases {
 		in := &s3.UploadPartCopyInput{Bucket: aws.String("dst"), Key: aws.String("m"), UploadId: cu.UploadId, PartNumber: aws.Int32(1), CopySource: aws.String("src/obj")}

@@ -84,6 +84,17 @@ var versionActions = map[string]string{
 	"PutObjectTagging": "s3:PutObjectVersionTagging", "DeleteObjectTagging": "s3:DeleteObjectVersionTagging",
 }
 
+// judgedVersion makes pr's s3:VersionId the version judged (none for a
+// current object): a copy's source's, not what the request's own query
+// says, which a copy ignores.
+func judgedVersion(pr *s3policy.Request, version string) {
+	if version == "" {
+		delete(pr.Values, "s3:versionid")
+		return
+	}
+	pr.Values["s3:versionid"] = version
+}
+
 // readAction is the action of reading an object (s3:GetObject) or its
 // tags (s3:GetObjectTagging), of one version when version is not "".
 func readAction(action, version string) string {
@@ -411,6 +422,7 @@ func (s *Server) anonymousMay(req *request, bucket, key, version, action string)
 	if p != nil {
 		action = readAction(action, version)
 		pr := policyRequest(req, action, s3policy.Resource(bucket, key))
+		judgedVersion(&pr, version)
 		if s.addObjectTags(&pr, p, bk.Account, bucket, key, version) != nil {
 			return false
 		}
@@ -488,6 +500,7 @@ func (s *Server) policyDenies(req *request, bucket, key, version, action string)
 		return err
 	}
 	pr := policyRequest(req, action, s3policy.Resource(bucket, key))
+	judgedVersion(&pr, version)
 	if err := s.addObjectTags(&pr, p, bk.Account, bucket, key, version); err != nil {
 		return err
 	}

@@ -141,6 +141,11 @@ type request struct {
 	policy        *s3policy.Policy             // bk's policy, as another account's request was admitted by
 	policyAllowed bool
 	publicRead    bool
+	// srcAccount owns a copy's source bucket, when admitSource found it;
+	// srcPolicyAllowed tells whether that bucket's policy granted reading
+	// the source.
+	srcAccount       string
+	srcPolicyAllowed bool
 	// body is the request body, checked as it is read (payload hash,
 	// chunk signatures, checksums); size its decoded length or -1.
 	body io.Reader
@@ -263,7 +268,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	if err := s.authorize(req, o); err != nil {
-		if err != errNotGranted && err != errCrossAccountCopy {
+		if err != errNotGranted {
 			// Another account's valid signature refused for want of a
 			// grant is not a failed authentication.
 			s.fair.authFailed(hr, start)
@@ -441,6 +446,9 @@ func (s *Server) authorizeAs(req *request, o operation, verify func(*request) (*
 	if err := s.admitAccount(req, o); err != nil { // ownership.go: another account's bucket
 		return err
 	}
+	if err := s.admitSource(req, o); err != nil { // ownership.go: a copy's source
+		return err
+	}
 	return s.checkPolicy(req, o) // policy.go: a Deny of the bucket's policy
 }
 
@@ -454,12 +462,12 @@ func expectedOwner(req *request, o operation) *Error {
 	if req.bucket == "" {
 		return nil
 	}
-	headers := []string{"X-Amz-Expected-Bucket-Owner"}
+	owners := map[string]string{"X-Amz-Expected-Bucket-Owner": req.account}
 	if o.name == "CopyObject" || o.name == "UploadPartCopy" {
-		headers = append(headers, "X-Amz-Source-Expected-Bucket-Owner")
+		owners["X-Amz-Source-Expected-Bucket-Owner"] = req.sourceAccount() // the source's bucket's (admitSource)
 	}
-	for _, h := range headers {
-		if v := req.Header.Get(h); v != "" && v != req.account {
+	for h, owner := range owners {
+		if v := req.Header.Get(h); v != "" && v != owner {
 			return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: the bucket is not owned by the account "+h[len("X-Amz-"):]+" names")
 		}
 	}
