@@ -247,6 +247,7 @@ func (d *Driver) Start(ctx context.Context, id string, spec vmhost.Spec) (vmhost
 	}
 	if !ok {
 		var err error
+		d.log.Info("vm needs a lease; asking the network for offers", "vm", id)
 		l, err = d.buy(ctx, Resources{VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, DiskGB: spec.DiskGB})
 		if err != nil {
 			return nil, fmt.Errorf("buying a lease: %w", err)
@@ -322,10 +323,13 @@ func (d *Driver) buy(ctx context.Context, r Resources) (Lease, error) {
 	}
 	d.mu.Unlock()
 	deadline := time.Now().Add(OfferWait)
-	for {
+	for tries := 1; ; tries++ {
 		l, err := d.cfg.Market.Buy(ctx, r, d.cfg.Duration, exclude)
 		if !errors.Is(err, ErrNoOffer) || time.Now().After(deadline) {
 			return l, err
+		}
+		if tries == 1 {
+			d.log.Info("no offer yet; asking again every 2 s", "for", OfferWait, "err", err)
 		}
 		select {
 		case <-ctx.Done():
