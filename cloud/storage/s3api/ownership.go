@@ -81,7 +81,7 @@ func (s *Server) admitAccount(req *request, o operation) error {
 	if req.bucket == "" || o.name == "CreateBucket" {
 		return nil
 	}
-	bk, p, err := s.bucketPolicy(req.bucket)
+	bk, p, err := s.policyOf(req, req.bucket)
 	switch {
 	case errors.Is(err, cloudstore.ErrNotFound):
 		return nil
@@ -144,6 +144,27 @@ func (s *Server) admitAccount(req *request, o operation) error {
 	}
 	req.account, req.bk = bk.Account, &bk
 	return nil
+}
+
+// policyMemo is a request's bucket and policy, as bucketPolicy read them.
+type policyMemo struct {
+	bk  cloudstore.Bucket
+	p   *s3policy.Policy
+	err error
+}
+
+// policyOf is s.bucketPolicy(bucket), read once per request for the
+// request's own bucket: admission and the policy's check read the same
+// snapshot rather than two.
+func (s *Server) policyOf(req *request, bucket string) (cloudstore.Bucket, *s3policy.Policy, error) {
+	if bucket == req.bucket && req.memo != nil {
+		return req.memo.bk, req.memo.p, req.memo.err
+	}
+	bk, p, err := s.bucketPolicy(bucket)
+	if bucket == req.bucket {
+		req.memo = &policyMemo{bk, p, err}
+	}
+	return bk, p, err
 }
 
 // admitSource admits the source of a signed copy (CopyObject,

@@ -480,7 +480,7 @@ func (s *Server) checkPolicy(req *request, o operation) error {
 // policyDenies returns errPolicyDenied if the policy of bucket, when
 // bucket is req's account's, denies action on resource.
 func (s *Server) policyDenies(req *request, bucket, key, version, action string) error {
-	bk, p, err := s.bucketPolicy(bucket)
+	bk, p, err := s.policyOf(req, bucket)
 	if req.auth == nil && err != nil {
 		return errAnonymous // DeleteObjects' keys, anonymously: nothing unread is taken for an Allow
 	}

@@ -146,6 +146,7 @@ type request struct {
 	// the source.
 	srcAccount       string
 	srcPolicyAllowed bool
+	memo             *policyMemo // the bucket's policy, read once (policyOf)
 	// body is the request body, checked as it is read (payload hash,
 	// chunk signatures, checksums); size its decoded length or -1.
 	body io.Reader
