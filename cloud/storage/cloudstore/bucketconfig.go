@@ -52,13 +52,21 @@ type PublicAccessBlock struct {
 // owner's account-wide settings (SetAccountPublicAccessBlock), the most
 // restrictive of the two as in S3; nil when neither has any.
 func (s *Store) PublicAccessBlock(name string) (*PublicAccessBlock, error) {
+	_, b, err := s.bucketPublicAccess(name)
+	return b, err
+}
+
+// bucketPublicAccess reads the bucket called name and the settings that
+// hold for it (PublicAccessBlock) from one snapshot.
+func (s *Store) bucketPublicAccess(name string) (Bucket, *PublicAccessBlock, error) {
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
 	var bk Bucket
 	if err := getJSONFrom(snap, k(tBucket, name), &bk); err != nil {
-		return nil, err
+		return Bucket{}, nil, err
 	}
-	return effectivePublicAccess(snap, bk)
+	b, err := effectivePublicAccess(snap, bk)
+	return bk, b, err
 }
 
 // BucketPublicAccessBlock returns the bucket's own Block Public Access

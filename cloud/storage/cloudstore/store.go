@@ -447,18 +447,13 @@ func (s *Store) CreateBucketWith(account, name, notes string, now time.Time, o B
 // (IgnorePublicAcls); a private or missing bucket is ErrNotFound alike, so that
 // anonymous callers never learn which names exist.
 func (s *Store) PublicBucket(name string) (Bucket, error) {
-	snap := s.db.NewSnapshot()
-	defer snap.Close()
-	var bk Bucket
-	if err := getJSONFrom(snap, k(tBucket, name), &bk); err != nil {
+	bk, b, err := s.bucketPublicAccess(name)
+	switch {
+	case err != nil:
 		return Bucket{}, err
-	}
-	if !bk.Public {
+	case !bk.Public:
 		return Bucket{}, ErrNotFound
-	}
-	if b, err := effectivePublicAccess(snap, bk); err != nil {
-		return Bucket{}, err
-	} else if b != nil && b.IgnorePublicAcls {
+	case b != nil && b.IgnorePublicAcls:
 		return Bucket{}, ErrNotFound // its settings, or its owner's, ignore the toggle
 	}
 	return bk, nil

@@ -44,16 +44,10 @@ import (
 // the bucket's owner again, and their ACLs, kept, take effect again if ACLs
 // are enabled again.
 
-const (
-	allUsers = "http://acs.amazonaws.com/groups/global/AllUsers"
-	xsi      = "http://www.w3.org/2001/XMLSchema-instance"
-)
-
 var (
 	errACLNotSupported = s3err(http.StatusBadRequest, "AccessControlListNotSupported",
 		"The bucket does not allow ACLs: its Object Ownership is BucketOwnerEnforced. Only the canned ACLs private and public-read "+
 			"(for the bucket, or for an object when they match its bucket) and bucket-owner-full-control are accepted.")
-	errMalformedACL = s3err(http.StatusBadRequest, "MalformedACLError", "The XML you provided was not well-formed or did not validate against our published schema")
 )
 
 // cannedACLs are S3's canned ACLs.

@@ -478,12 +478,11 @@ func (s *Server) checkPolicy(req *request, o operation) error {
 }
 
 // policyDenies returns errPolicyDenied if the policy of bucket, when
-// bucket is req's account's, denies action on resource.
+// bucket is req's account's, denies a signed request's action on
+// resource. Anonymous requests and other accounts' are judged by their
+// grants instead (authorizeAnonymous, admitAccount, deleteDenied).
 func (s *Server) policyDenies(req *request, bucket, key, version, action string) error {
 	bk, p, err := s.policyOf(req, bucket)
-	if req.auth == nil && err != nil {
-		return errAnonymous // DeleteObjects' keys, anonymously: nothing unread is taken for an Allow
-	}
 	switch {
 	case errors.Is(err, cloudstore.ErrNotFound):
 		return nil
@@ -491,8 +490,6 @@ func (s *Server) policyDenies(req *request, bucket, key, version, action string)
 		return nil
 	case err != nil:
 		return err
-	case req.auth == nil && (p == nil || bk.Account != req.account):
-		return errAnonymous // DeleteObjects' keys, anonymously: only by an Allow
 	case p == nil || bk.Account != req.account:
 		return nil
 	}
@@ -507,19 +504,8 @@ func (s *Server) policyDenies(req *request, bucket, key, version, action string)
 	if err := addRequestTags(&pr, p, req); err != nil {
 		return err
 	}
-	d := p.Evaluate(pr)
-	if req.auth == nil {
-		bpa, err := s.publicAccess(bucket)
-		if err != nil {
-			return errAnonymous
-		}
-		d = anonymousDecision(p, pr, bpa)
-	}
-	switch {
-	case d == s3policy.Denied:
+	if p.Evaluate(pr) == s3policy.Denied {
 		return errPolicyDenied
-	case req.auth == nil && d != s3policy.Allowed:
-		return errAnonymous
 	}
 	return nil
 }
