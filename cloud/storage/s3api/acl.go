@@ -299,11 +299,11 @@ func (s *Server) acl(w http.ResponseWriter, r *request) error {
 // and perhaps AllUsers READ (what GetBucketAcl answers, as tools that edit
 // ACLs send back).
 func requestedPublic(r *request, body []byte) (bool, error) {
+	if grantHeader(r.Header) != "" {
+		return false, errACLNotSupported // whatever they grant, as S3 refuses them
+	}
 	grants, err := requestedACL(r, body, r.account, r.account)
 	if err != nil {
-		if errors.Is(err, errACLNotSupported) || grantHeader(r.Header) != "" {
-			return false, errACLNotSupported
-		}
 		return false, err
 	}
 	var ownerFull, everyoneRead bool

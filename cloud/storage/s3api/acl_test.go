@@ -126,6 +126,7 @@ func TestPutBucketACL(t *testing.T) {
 		{"public-read-write", c, s3.PutBucketAclInput{ACL: types.BucketCannedACLPublicReadWrite}, "AccessControlListNotSupported"},
 		{"an unknown ACL", c, s3.PutBucketAclInput{ACL: "everyone"}, "InvalidArgument"},
 		{"a grant header", c, s3.PutBucketAclInput{GrantRead: aws.String(`id="bob"`)}, "AccessControlListNotSupported"},
+		{"a grant header granting only what the owner holds", c, s3.PutBucketAclInput{GrantFullControl: aws.String(`id="alice"`)}, "AccessControlListNotSupported"},
 		{"a read-only key", e.sdk(readID, readSecret), s3.PutBucketAclInput{ACL: types.BucketCannedACLPrivate}, "AccessDenied"},
 		{"another account's key", e.sdk(bobID, bobSecret), s3.PutBucketAclInput{ACL: types.BucketCannedACLPrivate}, "AccessDenied"},
 		{"a body granting bob", c, s3.PutBucketAclInput{AccessControlPolicy: &types.AccessControlPolicy{Owner: owner, Grants: []types.Grant{ownerFull,
