@@ -18,6 +18,18 @@
 // whole, so a caller that joins several keeps their prefixes (Encrypter's
 // and Decrypter's Prefix) to know them again, as package cloudstore does.
 //
+// A dual-layer stream (S3's DSSE-KMS) seals every chunk twice, under two
+// independent keys, so that the body stays secret if one layer's key
+// leaks:
+//
+//	header: "LSE2" | inner prefix (8) | outer prefix (8)     20 bytes
+//	chunk i: AES-256-GCM(outer key, nonce'(i),
+//	             AES-256-GCM(inner key, nonce(i), plaintext i))  ≤ 64 KiB + 32
+//
+// nonce(i) is made of the inner prefix, nonce'(i) of the outer one, as
+// above. A data key of KeySize bytes seals one layer; one of DualKeySize
+// bytes, the inner key then the outer key, seals two (Layers).
+//
 // Each object has its own random data key; the package also seals data
 // keys under a key-encryption key (SealKey, OpenKey). It does no I/O of
 // its own beyond the readers it is given.
@@ -37,11 +49,17 @@ import (
 
 // Sizes of the format.
 const (
-	ChunkSize  = 64 << 10
-	KeySize    = 32
+	ChunkSize = 64 << 10
+	KeySize   = 32
+	// DualKeySize is a dual-layer stream's data key: two keys.
+	DualKeySize = 2 * KeySize
+	// HeaderSize is a single-layer stream's header; a dual-layer
+	// stream's has a second prefix (headerSize).
 	HeaderSize = 12
+	prefixSize = 8
 	tagSize    = 16
 	magic      = "LSE1"
+	magicDual  = "LSE2"
 	lastFlag   = 1 << 31
 	// MaxChunks bounds a stream: the chunk number must fit in 31 bits.
 	MaxChunks = lastFlag - 1
@@ -100,6 +118,38 @@ func OpenKey(kek, sealed, context []byte) ([]byte, error) {
 	return key, nil
 }
 
+// Layers is the number of layers a data key seals: 1 for a key of
+// KeySize bytes, 2 for one of DualKeySize, 0 for any other length.
+func Layers(key []byte) int {
+	switch len(key) {
+	case KeySize:
+		return 1
+	case DualKeySize:
+		return 2
+	}
+	return 0
+}
+
+// headerSize is the header of a stream of so many layers.
+func headerSize(layers int) int64 { return 4 + int64(layers)*prefixSize }
+
+// layerAEADs returns the ciphers of key's layers, the inner first.
+func layerAEADs(key []byte) ([]cipher.AEAD, error) {
+	layers := Layers(key)
+	if layers == 0 {
+		return nil, fmt.Errorf("sse: a data key is %d or %d bytes, not %d", KeySize, DualKeySize, len(key))
+	}
+	aeads := make([]cipher.AEAD, layers)
+	for i := range aeads {
+		a, err := newGCM(key[i*KeySize : (i+1)*KeySize])
+		if err != nil {
+			return nil, err
+		}
+		aeads[i] = a
+	}
+	return aeads, nil
+}
+
 // chunks is the number of chunks of a body of n bytes (at least one).
 func chunks(n int64) int64 {
 	if n == 0 {
@@ -108,8 +158,17 @@ func chunks(n int64) int64 {
 	return (n + ChunkSize - 1) / ChunkSize
 }
 
-// EncryptedSize is the size of the stream of a body of n bytes.
-func EncryptedSize(n int64) int64 { return HeaderSize + n + chunks(n)*tagSize }
+// EncryptedSize is the size of the single-layer stream of a body of n
+// bytes.
+func EncryptedSize(n int64) int64 { return layeredSize(1, n) }
+
+// StreamSize is the size of the stream of a body of n bytes sealed with
+// key, of one layer or two (Layers).
+func StreamSize(key []byte, n int64) int64 { return layeredSize(max(Layers(key), 1), n) }
+
+func layeredSize(layers int, n int64) int64 {
+	return headerSize(layers) + n + chunks(n)*int64(layers)*tagSize
+}
 
 // nonce sets n to the nonce of chunk i. n is the caller's field, not a
 // local: a local given to cipher.AEAD escapes, an allocation per chunk.
@@ -124,44 +183,51 @@ func nonce(n *[12]byte, prefix []byte, i int64, last bool) {
 
 // Encrypter reads plaintext from a reader and gives the stream.
 type Encrypter struct {
-	aead   cipher.AEAD
+	aeads  []cipher.AEAD // the layers, the inner first
 	src    io.Reader
-	prefix []byte
+	prefix []byte // the layers' nonce prefixes, 8 bytes each
 	i      int64
 	buf    []byte // the plaintext of the next chunk, and one byte more
 	have   int    // bytes of buf filled
-	sealed []byte // the last chunk sealed, reused for every chunk
+	sealed []byte // the last chunk sealed (every layer), reused for every chunk
 	iv     [12]byte
 	out    []byte // ciphertext not yet read: the tail of sealed
 	done   bool
 	err    error
 }
 
-// NewEncrypter returns a reader of the stream encrypting src with key.
-// Reading src's end ends the stream with its last chunk; an error from
-// src is returned as it is, and no last chunk is made, so a stream cut
-// short never decrypts.
+// NewEncrypter returns a reader of the stream encrypting src with key, of
+// one layer or two (Layers). Reading src's end ends the stream with its
+// last chunk; an error from src is returned as it is, and no last chunk is
+// made, so a stream cut short never decrypts.
 func NewEncrypter(key []byte, src io.Reader) (*Encrypter, error) {
-	prefix := make([]byte, 8)
+	prefix := make([]byte, max(Layers(key), 1)*prefixSize)
 	rand.Read(prefix)
 	return newEncrypter(key, src, prefix)
 }
 
-// newEncrypter is NewEncrypter with a given nonce prefix (tests' vectors).
+// newEncrypter is NewEncrypter with given nonce prefixes (tests' vectors).
 func newEncrypter(key []byte, src io.Reader, prefix []byte) (*Encrypter, error) {
-	aead, err := newGCM(key)
+	aeads, err := layerAEADs(key)
 	if err != nil {
 		return nil, err
 	}
-	e := &Encrypter{aead: aead, src: src, prefix: prefix, buf: make([]byte, ChunkSize+1),
-		sealed: make([]byte, 0, ChunkSize+tagSize)}
-	e.out = append([]byte(magic), e.prefix...)
+	if len(prefix) != len(aeads)*prefixSize {
+		return nil, fmt.Errorf("sse: %d bytes of nonce prefix for %d layers", len(prefix), len(aeads))
+	}
+	e := &Encrypter{aeads: aeads, src: src, prefix: prefix, buf: make([]byte, ChunkSize+1),
+		sealed: make([]byte, 0, ChunkSize+len(aeads)*tagSize)}
+	m := magic
+	if len(aeads) == 2 {
+		m = magicDual
+	}
+	e.out = append([]byte(m), e.prefix...)
 	return e, nil
 }
 
-// Prefix is the stream's nonce prefix, which a reader may keep to know
-// the stream again (Decrypter.Prefix): it is random, new for every
-// stream, so it tells apart streams sealed under one key.
+// Prefix is the stream's nonce prefixes (8 bytes a layer), which a reader
+// may keep to know the stream again (Decrypter.Prefix): they are random,
+// new for every stream, so they tell apart streams sealed under one key.
 func (e *Encrypter) Prefix() []byte { return bytes.Clone(e.prefix) }
 
 // Read implements io.Reader.
@@ -203,7 +269,12 @@ func (e *Encrypter) fill() {
 	// Sealed into the one buffer (out, the previous chunk, has been read
 	// whole): a 64 KiB allocation per chunk cost as much CPU as AES-GCM.
 	nonce(&e.iv, e.prefix, e.i, last)
-	e.sealed = e.aead.Seal(e.sealed[:0], e.iv[:], e.buf[:n], nil)
+	e.sealed = e.aeads[0].Seal(e.sealed[:0], e.iv[:], e.buf[:n], nil)
+	for l := 1; l < len(e.aeads); l++ {
+		// In place: Seal may reuse its plaintext's storage.
+		nonce(&e.iv, e.prefix[l*prefixSize:], e.i, last)
+		e.sealed = e.aeads[l].Seal(e.sealed[:0], e.iv[:], e.sealed, nil)
+	}
 	e.out = e.sealed
 	e.i++
 	if last {
@@ -218,7 +289,7 @@ func (e *Encrypter) fill() {
 // Decrypter reads a body from its stream, which it reads at any offset:
 // it seeks, and a read decrypts only the chunks it needs.
 type Decrypter struct {
-	aead   cipher.AEAD
+	aeads  []cipher.AEAD // the layers, the inner first
 	src    io.ReaderAt
 	prefix []byte
 	size   int64 // plaintext bytes
@@ -230,24 +301,30 @@ type Decrypter struct {
 }
 
 // NewDecrypter returns a reader of the body of size bytes whose stream src
-// holds (EncryptedSize(size) bytes), encrypted with key.
+// holds (StreamSize(key, size) bytes), encrypted with key: a stream of as
+// many layers as the key seals.
 func NewDecrypter(key []byte, src io.ReaderAt, size int64) (*Decrypter, error) {
-	aead, err := newGCM(key)
+	aeads, err := layerAEADs(key)
 	if err != nil {
 		return nil, err
 	}
 	if size < 0 || chunks(size) > MaxChunks {
 		return nil, fmt.Errorf("sse: a body of %d bytes", size)
 	}
-	var h [HeaderSize]byte
-	if _, err := src.ReadAt(h[:], 0); err != nil {
+	h := make([]byte, headerSize(len(aeads)))
+	if _, err := src.ReadAt(h, 0); err != nil {
 		return nil, fmt.Errorf("%w: reading the header: %v", ErrCorrupt, err)
 	}
-	if !bytes.Equal(h[:4], []byte(magic)) {
+	switch string(h[:4]) {
+	case magic, magicDual:
+		if (string(h[:4]) == magicDual) != (len(aeads) == 2) {
+			return nil, fmt.Errorf("%w: a stream of other layers than the key's", ErrCorrupt)
+		}
+	default:
 		return nil, fmt.Errorf("%w: not an encrypted body", ErrCorrupt)
 	}
-	return &Decrypter{aead: aead, src: src, prefix: bytes.Clone(h[4:]), size: size, chunk: -1,
-		cbuf: make([]byte, ChunkSize+tagSize)}, nil
+	return &Decrypter{aeads: aeads, src: src, prefix: h[4:], size: size, chunk: -1,
+		cbuf: make([]byte, ChunkSize+len(aeads)*tagSize)}, nil
 }
 
 // load decrypts chunk i into plain.
@@ -260,18 +337,27 @@ func (d *Decrypter) load(i int64) error {
 	if last {
 		n = d.size - i*ChunkSize
 	}
-	c := d.cbuf[:n+tagSize]
-	off := HeaderSize + i*(ChunkSize+tagSize)
+	layers := int64(len(d.aeads))
+	c := d.cbuf[:n+layers*tagSize]
+	off := headerSize(len(d.aeads)) + i*(ChunkSize+layers*tagSize)
 	if m, err := d.src.ReadAt(c, off); m < len(c) {
 		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
 		return fmt.Errorf("%w: chunk %d: %v", ErrCorrupt, i, err)
 	}
+	d.chunk = -1
+	for l := len(d.aeads) - 1; l > 0; l-- { // the outer layers, in place
+		nonce(&d.iv, d.prefix[l*prefixSize:], i, last)
+		inner, err := d.aeads[l].Open(c[:0], d.iv[:], c, nil)
+		if err != nil {
+			return fmt.Errorf("%w: chunk %d", ErrCorrupt, i)
+		}
+		c = inner
+	}
 	nonce(&d.iv, d.prefix, i, last)
-	plain, err := d.aead.Open(d.plain[:0], d.iv[:], c, nil)
+	plain, err := d.aeads[0].Open(d.plain[:0], d.iv[:], c, nil)
 	if err != nil {
-		d.chunk = -1
 		return fmt.Errorf("%w: chunk %d", ErrCorrupt, i)
 	}
 	d.plain, d.chunk = plain, i
@@ -325,7 +411,7 @@ func seek(pos *int64, size, offset int64, whence int) (int64, error) {
 	return offset, nil
 }
 
-// Prefix is the nonce prefix the stream's header holds.
+// Prefix is the nonce prefixes the stream's header holds.
 func (d *Decrypter) Prefix() []byte { return bytes.Clone(d.prefix) }
 
 // Size is the body's size.
@@ -342,20 +428,20 @@ type Streams struct {
 }
 
 // NewStreams returns a reader of the streams src holds one after the
-// other, of bodies of sizes bytes each, all under key. It reads each
-// stream's header.
+// other, of bodies of sizes bytes each, all under key (of one layer or
+// two, Layers). It reads each stream's header.
 func NewStreams(key []byte, src io.ReaderAt, sizes []int64) (*Streams, error) {
 	d := &Streams{}
 	var off int64
 	for _, n := range sizes {
-		seg, err := NewDecrypter(key, io.NewSectionReader(src, off, EncryptedSize(n)), n)
+		seg, err := NewDecrypter(key, io.NewSectionReader(src, off, StreamSize(key, n)), n)
 		if err != nil {
 			return nil, err
 		}
 		d.segs = append(d.segs, seg)
 		d.starts = append(d.starts, d.size)
 		d.size += n
-		off += EncryptedSize(n)
+		off += StreamSize(key, n)
 	}
 	return d, nil
 }

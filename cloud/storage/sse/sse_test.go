@@ -3,6 +3,7 @@ package sse
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -209,17 +210,22 @@ func FuzzDecrypt(f *testing.F) {
 	f.Add(encrypt(f, key, []byte("hello")), int64(5), int64(0))
 	f.Add(encrypt(f, key, body(ChunkSize+1)), int64(ChunkSize+1), int64(ChunkSize-1))
 	f.Add([]byte("LSE1"), int64(0), int64(0))
+	dual := bytes.Repeat([]byte{9}, DualKeySize)
+	f.Add(encrypt(f, dual, []byte("hello")), int64(5), int64(1))
+	f.Add([]byte("LSE2"), int64(0), int64(0))
 	f.Fuzz(func(t *testing.T, stream []byte, size, offset int64) {
 		if size < 0 || size > 1<<20 || offset < 0 {
 			return
 		}
-		d, err := NewDecrypter(NewKey(), bytes.NewReader(stream), size)
-		if err != nil {
-			return
-		}
-		d.Seek(offset, io.SeekStart)
-		if got, err := io.ReadAll(d); err == nil && (size > offset) {
-			t.Fatalf("%d bytes decrypted under a random key", len(got))
+		for _, key := range [][]byte{NewKey(), append(NewKey(), NewKey()...)} {
+			d, err := NewDecrypter(key, bytes.NewReader(stream), size)
+			if err != nil {
+				continue
+			}
+			d.Seek(offset, io.SeekStart)
+			if got, err := io.ReadAll(d); err == nil && (size > offset) {
+				t.Fatalf("%d bytes decrypted under a random key of %d layers", len(got), Layers(key))
+			}
 		}
 	})
 }
@@ -230,6 +236,9 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add([]byte("some body"), uint16(3))
 	f.Fuzz(func(t *testing.T, plain []byte, at uint16) {
 		key := NewKey()
+		if at%2 == 1 { // the dual-layer format too
+			key = append(key, NewKey()...)
+		}
 		stream := encrypt(t, key, plain)
 		got, err := decrypt(key, stream, int64(len(plain)))
 		if err != nil || !bytes.Equal(got, plain) {
@@ -247,38 +256,40 @@ func FuzzRoundTrip(f *testing.F) {
 }
 
 // TestStreams reads streams one after the other as one body, across
-// their boundaries, and refuses a stream of another key among them.
+// their boundaries, and refuses a stream of another key among them; of
+// one layer and of two, as a multipart object's parts are.
 func TestStreams(t *testing.T) {
-	key := NewKey()
-	sizes := []int64{ChunkSize + 5, 10, 2*ChunkSize + 1}
-	var all, stored []byte
-	for i, n := range sizes {
-		p := body(int(n) + i)[:n]
-		all = append(all, p...)
-		stored = append(stored, encrypt(t, key, p)...)
-	}
-	d, err := NewStreams(key, bytes.NewReader(stored), sizes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := io.ReadAll(d); err != nil || !bytes.Equal(got, all) {
-		t.Fatalf("whole: %d bytes, %v", len(got), err)
-	}
-	for _, r := range [][2]int64{{ChunkSize, 10}, {ChunkSize + 3, 20}, {ChunkSize + 14, 2}, {int64(len(all)) - 1, 1}} {
-		d.Seek(r[0], io.SeekStart)
-		got := make([]byte, r[1])
-		if _, err := io.ReadFull(d, got); err != nil || !bytes.Equal(got, all[r[0]:r[0]+r[1]]) {
-			t.Fatalf("range %v: %v", r, err)
+	for _, key := range [][]byte{NewKey(), append(NewKey(), NewKey()...)} {
+		sizes := []int64{ChunkSize + 5, 10, 2*ChunkSize + 1}
+		var all, stored []byte
+		for i, n := range sizes {
+			p := body(int(n) + i)[:n]
+			all = append(all, p...)
+			stored = append(stored, encrypt(t, key, p)...)
 		}
-	}
-	if len(d.Prefixes()) != 3 {
-		t.Fatalf("%d prefixes", len(d.Prefixes()))
-	}
-	other := append(bytes.Clone(stored[:EncryptedSize(sizes[0])]), encrypt(t, NewKey(), all[sizes[0]:sizes[0]+10])...)
-	other = append(other, stored[EncryptedSize(sizes[0])+EncryptedSize(sizes[1]):]...)
-	d, _ = NewStreams(key, bytes.NewReader(other), sizes)
-	if _, err := io.ReadAll(d); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("a stream of another key among them: %v", err)
+		d, err := NewStreams(key, bytes.NewReader(stored), sizes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := io.ReadAll(d); err != nil || !bytes.Equal(got, all) {
+			t.Fatalf("%d layers, whole: %d bytes, %v", Layers(key), len(got), err)
+		}
+		for _, r := range [][2]int64{{ChunkSize, 10}, {ChunkSize + 3, 20}, {ChunkSize + 14, 2}, {int64(len(all)) - 1, 1}} {
+			d.Seek(r[0], io.SeekStart)
+			got := make([]byte, r[1])
+			if _, err := io.ReadFull(d, got); err != nil || !bytes.Equal(got, all[r[0]:r[0]+r[1]]) {
+				t.Fatalf("%d layers, range %v: %v", Layers(key), r, err)
+			}
+		}
+		if ps := d.Prefixes(); len(ps) != 3 || len(ps[0]) != 8*Layers(key) {
+			t.Fatalf("%d layers: prefixes %x", Layers(key), ps)
+		}
+		other := append(bytes.Clone(stored[:StreamSize(key, sizes[0])]), encrypt(t, append(NewKey(), key[KeySize:]...)[:len(key)], all[sizes[0]:sizes[0]+10])...)
+		other = append(other, stored[StreamSize(key, sizes[0])+StreamSize(key, sizes[1]):]...)
+		d, _ = NewStreams(key, bytes.NewReader(other), sizes)
+		if _, err := io.ReadAll(d); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%d layers: a stream of another key among them: %v", Layers(key), err)
+		}
 	}
 }
 
@@ -311,13 +322,21 @@ func TestEncrypterAllocations(t *testing.T) {
 }
 
 func BenchmarkEncrypt(b *testing.B) {
-	key, plain := NewKey(), body(8<<20)
+	plain := body(8 << 20)
 	buf := make([]byte, 32<<10)
-	b.SetBytes(int64(len(plain)))
-	for b.Loop() {
-		e, _ := NewEncrypter(key, bytes.NewReader(plain))
-		if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{e}, buf); err != nil {
-			b.Fatal(err)
-		}
+	for _, layers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("layers=%d", layers), func(b *testing.B) {
+			key := NewKey()
+			if layers == 2 {
+				key = append(key, NewKey()...)
+			}
+			b.SetBytes(int64(len(plain)))
+			for b.Loop() {
+				e, _ := NewEncrypter(key, bytes.NewReader(plain))
+				if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{e}, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
