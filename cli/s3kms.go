@@ -13,10 +13,11 @@ import (
 const s3KMSUsage = `Usage: lattice s3 kms COMMAND [ARGS] [flags]
 
 Keys of the storage key service, for SSE-KMS: S3 writes that ask for
-x-amz-server-side-encryption: aws:kms have their data key sealed under one
-(the header x-amz-server-side-encryption-aws-kms-key-id names it by id,
+x-amz-server-side-encryption: aws:kms have their data key sealed under one,
+and those that ask for aws:kms:dsse (dual-layer) their two data keys. The
+header x-amz-server-side-encryption-aws-kms-key-id names the key by id,
 name, alias/NAME or ARN; none is your account's default key, aws/s3, made
-on first use). A disabled key's objects cannot be read until it is enabled
+on first use. A disabled key's objects cannot be read until it is enabled
 again; a rotated key seals new objects with new material and still opens
 the old ones. Keys are never deleted.
 
@@ -34,6 +35,8 @@ http://127.0.0.1:8090), --api-key KEY (env LATTICE_API_KEY) and --json.
 Examples:
   lattice s3 kms create logs --description "for the log buckets"
   aws s3 cp app.log s3://logs/ --sse aws:kms --sse-kms-key-id alias/logs
+  aws s3api put-object --bucket logs --key audit.log --body audit.log \
+    --server-side-encryption aws:kms:dsse --ssekms-key-id alias/logs
   lattice s3 kms rotate logs
 
 Run ` + "`lattice s3 kms COMMAND -h`" + ` for a command's flags.

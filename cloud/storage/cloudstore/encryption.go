@@ -31,6 +31,11 @@ const (
 	// by the service under a key of the bucket owner's, bound to an
 	// encryption context, and opens only while that key is enabled.
 	SSEKMS = "aws:kms"
+	// SSEDSSE is dual-layer server-side encryption with a key of the key
+	// service (S3's DSSE-KMS, "aws:kms:dsse"): as SSEKMS, with two data
+	// keys, each made and sealed by the service, and the body sealed
+	// twice, once under each (package sse's dual-layer streams).
+	SSEDSSE = "aws:kms:dsse"
 )
 
 // Errors of encrypted objects.
@@ -48,8 +53,11 @@ var (
 // parts is its parts' streams one after the other (PartSizes says where),
 // so a completion joins them without decrypting.
 type Encryption struct {
-	Mode      string `json:"mode"`       // SSES3, SSEC or SSEKMS
+	Mode      string `json:"mode"`       // SSES3, SSEC, SSEKMS or SSEDSSE
 	SealedKey []byte `json:"sealed_key"` // the body's data key, sealed
+	// OuterSealedKey is SSEDSSE's second data key, the outer layer's,
+	// sealed as SealedKey is (SealedKey is the inner layer's).
+	OuterSealedKey []byte `json:"outer_sealed_key,omitempty"`
 	// SSE-KMS: the key service's key id that sealed the data key, the
 	// encryption context it is bound to (canonical JSON: the client's
 	// pairs and aws:s3:arn, the object's ARN when it was written), and
@@ -68,6 +76,13 @@ type Encryption struct {
 	// error. A read checks it; records written before it was kept have
 	// none, and are not checked.
 	Streams []byte `json:"streams,omitempty"`
+}
+
+// UsesKMS tells whether the body's data keys are the key service's
+// (SSE-KMS or DSSE-KMS): reads need the key enabled, and S3 serves them
+// only to requests signed with Signature Version 4.
+func (e *Encryption) UsesKMS() bool {
+	return e != nil && (e.Mode == SSEKMS || e.Mode == SSEDSSE)
 }
 
 // streamsDigest is Encryption.Streams of streams of these nonce prefixes.
@@ -112,8 +127,8 @@ type SSE struct {
 
 // DefaultEncryption is a bucket's default encryption of new objects.
 type DefaultEncryption struct {
-	Mode      string // SSES3, SSEKMS, or "" for none
-	KMSKeyID  string // SSEKMS: the key's id ("" for the account's default key)
+	Mode      string // SSES3, SSEKMS, SSEDSSE, or "" for none
+	KMSKeyID  string // SSEKMS, SSEDSSE: the key's id ("" for the account's default key)
 	BucketKey bool
 }
 
@@ -122,8 +137,8 @@ func defaultSSE(bk Bucket) *SSE {
 	switch bk.Encryption {
 	case SSES3:
 		return &SSE{Mode: SSES3}
-	case SSEKMS:
-		return &SSE{Mode: SSEKMS, KMSKey: bk.EncryptionKey, BucketKey: bk.BucketKey}
+	case SSEKMS, SSEDSSE:
+		return &SSE{Mode: bk.Encryption, KMSKey: bk.EncryptionKey, BucketKey: bk.BucketKey}
 	}
 	return nil
 }
@@ -195,7 +210,7 @@ func (s *Store) newEncryption(ctx context.Context, e *SSE, account, bucket, key 
 	if e == nil {
 		return nil, nil, nil
 	}
-	if e.Mode == SSEKMS {
+	if e.Mode == SSEKMS || e.Mode == SSEDSSE {
 		return s.newKMSEncryption(ctx, e, account, bucket, key)
 	}
 	data := sse.NewKey()
@@ -235,7 +250,18 @@ func (s *Store) newKMSEncryption(ctx context.Context, e *SSE, account, bucket, k
 	if err != nil {
 		return nil, nil, err
 	}
-	return &Encryption{Mode: SSEKMS, SealedKey: sealed, KeyID: k.ID, KeyOwner: k.Account, Context: encCtx, BucketKey: e.BucketKey}, data, nil
+	enc := &Encryption{Mode: e.Mode, SealedKey: sealed, KeyID: k.ID, KeyOwner: k.Account, Context: encCtx, BucketKey: e.BucketKey}
+	if e.Mode == SSEDSSE {
+		// Two data keys, made and sealed apart: the outer layer's is no
+		// function of the inner's. S3 applies no bucket key to DSSE-KMS.
+		outer, outerSealed, err := s.kms.GenerateDataKey(ctx, k.ID, encCtx)
+		if err != nil {
+			return nil, nil, err
+		}
+		enc.OuterSealedKey, enc.BucketKey = outerSealed, false
+		data = append(data, outer...)
+	}
+	return enc, data, nil
 }
 
 // dataKey unseals the data key of a body encrypted as enc, with the
@@ -260,14 +286,25 @@ func (s *Store) dataKey(enc *Encryption, customerKey []byte) ([]byte, error) {
 			return nil, fmt.Errorf("cloudstore: an SSE-S3 data key does not open under this store's secret key: %w", err)
 		}
 		return key, nil
-	case enc.Mode == SSEKMS:
+	case enc.UsesKMS():
 		if customerKey != nil {
 			return nil, ErrKeyNotApplicable
 		}
 		if s.kms == nil {
 			return nil, ErrNoKMS
 		}
-		return s.kms.Decrypt(context.Background(), enc.KeyID, enc.SealedKey, enc.Context)
+		key, err := s.kms.Decrypt(context.Background(), enc.KeyID, enc.SealedKey, enc.Context)
+		if err != nil || enc.Mode == SSEKMS {
+			return key, err
+		}
+		if enc.OuterSealedKey == nil {
+			return nil, fmt.Errorf("cloudstore: a dual-layer body's record has no outer data key: %w", sse.ErrCorrupt)
+		}
+		outer, err := s.kms.Decrypt(context.Background(), enc.KeyID, enc.OuterSealedKey, enc.Context)
+		if err != nil {
+			return nil, err
+		}
+		return append(key, outer...), nil
 	case enc.Mode == SSEC:
 		if customerKey == nil {
 			return nil, ErrKeyRequired
@@ -302,7 +339,7 @@ func sameKey(enc *Encryption, srcKey []byte, target *SSE) bool {
 		return false
 	case enc.Mode == SSEC:
 		return subtle.ConstantTimeCompare(srcKey, target.CustomerKey) == 1
-	case enc.Mode == SSEKMS:
+	case enc.UsesKMS():
 		// A body sealed for another object's ARN is sealed again: its
 		// context must name the object it belongs to.
 		return false
@@ -416,7 +453,7 @@ func (s *Store) writeEncrypted(ctx context.Context, body io.Reader, max int64, m
 	if mode == SSEC {
 		blobSum = cipherSum
 	}
-	blob, _, err := s.writeBlob(ctx, e, sse.EncryptedSize(max+1), blobSum)
+	blob, _, err := s.writeBlob(ctx, e, sse.StreamSize(key, max+1), blobSum)
 	if err != nil {
 		return sealedBody{}, err
 	}
@@ -448,7 +485,7 @@ func (s *Store) SetBucketEncryption(account, bucket string, d DefaultEncryption)
 		if d.KMSKeyID != "" {
 			return fmt.Errorf("%w: a key id for %q", ErrBadEncryption, d.Mode)
 		}
-	case SSEKMS:
+	case SSEKMS, SSEDSSE:
 		if s.kms == nil {
 			return ErrNoKMS
 		}

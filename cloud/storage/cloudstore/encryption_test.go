@@ -175,7 +175,7 @@ func TestBucketDefaultEncryption(t *testing.T) {
 	if err := b.SetBucketEncryption("acme", "pics", DefaultEncryption{Mode: SSEKMS}); !errors.Is(err, ErrNoKMS) {
 		t.Fatalf("a KMS default without a key service: %v", err)
 	}
-	if err := b.SetBucketEncryption("acme", "pics", DefaultEncryption{Mode: "aws:kms:dsse"}); !errors.Is(err, ErrBadEncryption) {
+	if err := b.SetBucketEncryption("acme", "pics", DefaultEncryption{Mode: "aws:kms:triple"}); !errors.Is(err, ErrBadEncryption) {
 		t.Fatalf("an unknown default: %v", err)
 	}
 	if err := b.SetBucketEncryption("other", "pics", DefaultEncryption{Mode: SSES3}); !errors.Is(err, ErrNotFound) {

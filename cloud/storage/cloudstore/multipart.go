@@ -894,17 +894,17 @@ type partFiles struct {
 }
 
 // openParts pins obj's body files (s.mu held) and returns a reader of
-// them; encrypted says they hold sse streams, whose sizes differ from
-// the parts'.
-func (s *Store) openParts(obj Object, encrypted bool) (*partFiles, error) {
+// them; key, when not nil, is the data key of the sse streams they hold,
+// whose sizes differ from the parts' by its layers.
+func (s *Store) openParts(obj Object, key []byte) (*partFiles, error) {
 	if len(obj.PartSizes) != len(obj.Blobs) {
 		return nil, fmt.Errorf("%d body files for %d parts", len(obj.Blobs), len(obj.PartSizes))
 	}
 	p := &partFiles{s: s, ids: slices.Clone(obj.Blobs), cur: -1}
 	var off int64
 	for _, n := range obj.PartSizes {
-		if encrypted {
-			n = sse.EncryptedSize(n)
+		if key != nil {
+			n = sse.StreamSize(key, n)
 		}
 		p.starts = append(p.starts, off)
 		p.sizes = append(p.sizes, n)

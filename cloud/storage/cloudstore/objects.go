@@ -399,7 +399,7 @@ func (s *Store) openLocked(bucket string, obj Object, customerKey []byte) (Objec
 		return Object{}, nil, err
 	}
 	if len(obj.Blobs) > 0 {
-		files, err := s.openParts(obj, key != nil)
+		files, err := s.openParts(obj, key)
 		if err != nil {
 			return Object{}, nil, fmt.Errorf("cloudstore: body of %s/%s: %w", bucket, obj.Key, err)
 		}
@@ -637,7 +637,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		case target != nil:
 		case o.KeepEncryption && obj.Encryption != nil:
 			target = &SSE{Mode: obj.Encryption.Mode, CustomerKey: o.SourceKey, KMSKey: obj.Encryption.KeyID, BucketKey: obj.Encryption.BucketKey}
-			if obj.Encryption.Mode == SSEKMS {
+			if obj.Encryption.UsesKMS() {
 				target.Context = kmsPairs(obj.Encryption.Context)
 			}
 		default:

@@ -60,7 +60,7 @@ type Bucket struct {
 	// and their bytes.
 	Versioning string `json:"versioning,omitempty"`
 	// Encryption is the bucket's default encryption of new objects:
-	// SSES3, SSEKMS, or "" for none; with SSEKMS, EncryptionKey is the
+	// SSES3, SSEKMS, SSEDSSE, or "" for none; with SSEKMS or SSEDSSE, EncryptionKey is the
 	// key's id ("" for the owner's default key) and BucketKey the
 	// configuration's BucketKeyEnabled.
 	Encryption    string `json:"encryption,omitempty"`

@@ -32,9 +32,7 @@ var (
 	errKMS = s3err(http.StatusNotImplemented, "NotImplemented",
 		"SSE-KMS needs a key management service, and none is configured for this endpoint: use SSE-S3 (x-amz-server-side-encryption: AES256) or SSE-C.")
 	errSSEValue = s3err(http.StatusBadRequest, "InvalidArgument",
-		"The encryption method specified is not supported: x-amz-server-side-encryption takes AES256 or aws:kms.")
-	errDSSE = s3err(http.StatusNotImplemented, "NotImplemented",
-		"Dual-layer SSE-KMS (aws:kms:dsse) is not supported by this endpoint: use aws:kms.")
+		"The encryption method specified is not supported: x-amz-server-side-encryption takes AES256, aws:kms or aws:kms:dsse.")
 	errKMSWithoutSSE = s3err(http.StatusBadRequest, "InvalidArgument",
 		"Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms")
 	errKMSContext = s3err(http.StatusBadRequest, "InvalidArgument",
@@ -136,18 +134,17 @@ func secureTransport(r *request) bool {
 }
 
 // writeEncryption reads how a write asks its object to be encrypted: nil
-// for no request (the bucket's default applies), SSE-S3, SSE-KMS or
-// SSE-C.
+// for no request (the bucket's default applies), SSE-S3, SSE-KMS,
+// DSSE-KMS or SSE-C.
 func (s *Server) writeEncryption(r *request) (*cloudstore.SSE, string, error) {
 	key, keyMD5, err := customerKey(r, hSSEC)
 	if err != nil {
 		return nil, "", err
 	}
 	mode := r.Header.Get(hSSE)
+	kmsMode := mode == cloudstore.SSEKMS || mode == cloudstore.SSEDSSE
 	switch {
-	case mode == cloudstore.SSEKMS+":dsse":
-		return nil, "", errDSSE
-	case mode == cloudstore.SSEKMS && key == nil:
+	case kmsMode && key == nil:
 		if s.st.KMS() == nil {
 			return nil, "", errKMS
 		}
@@ -162,8 +159,9 @@ func (s *Server) writeEncryption(r *request) (*cloudstore.SSE, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		return &cloudstore.SSE{Mode: cloudstore.SSEKMS, KMSKey: r.Header.Get(hSSEKMSKeyID), Context: pairs, BucketKey: bucketKey}, "", nil
-	case mode != cloudstore.SSEKMS && (r.Header.Get(hSSEKMSKeyID) != "" || r.Header.Get(hSSEContext) != ""):
+		// DSSE-KMS takes the bucket-key header; the store, as S3, applies none.
+		return &cloudstore.SSE{Mode: mode, KMSKey: r.Header.Get(hSSEKMSKeyID), Context: pairs, BucketKey: bucketKey}, "", nil
+	case !kmsMode && (r.Header.Get(hSSEKMSKeyID) != "" || r.Header.Get(hSSEContext) != ""):
 		return nil, "", errKMSWithoutSSE
 	case key != nil && mode != "":
 		return nil, "", s3err(http.StatusBadRequest, "InvalidArgument", "Server Side Encryption with Customer provided key is incompatible with the encryption method specified")
@@ -188,16 +186,16 @@ func readEncryption(r *request) ([]byte, string, error) {
 }
 
 // setEncryptionHeaders answers how obj is encrypted, as S3 does: the
-// algorithm for SSE-S3; for SSE-KMS the algorithm, the key's ARN and
-// whether a bucket key was asked for; for SSE-C the algorithm and the
-// MD5 of the key the request gave.
+// algorithm for SSE-S3; for SSE-KMS and DSSE-KMS the algorithm, the key's
+// ARN and whether a bucket key was asked for; for SSE-C the algorithm and
+// the MD5 of the key the request gave.
 func (s *Server) setEncryptionHeaders(h http.Header, enc *cloudstore.Encryption, keyMD5 string) {
 	switch {
 	case enc == nil:
 	case enc.Mode == cloudstore.SSES3:
 		h.Set(hSSE, cloudstore.SSES3)
-	case enc.Mode == cloudstore.SSEKMS:
-		h.Set(hSSE, cloudstore.SSEKMS)
+	case enc.UsesKMS():
+		h.Set(hSSE, enc.Mode)
 		h.Set(hSSEKMSKeyID, kms.ARN(s.opts.Region, enc.KeyOwner, enc.KeyID))
 		if enc.BucketKey {
 			h.Set(hSSEBucketKey, "true")
@@ -255,7 +253,7 @@ func (s *Server) getBucketEncryption(w http.ResponseWriter, r *request) error {
 		BucketKeyEnabled bool
 	}
 	ru := rule{SSEAlgorithm: bk.Encryption, BucketKeyEnabled: bk.BucketKey}
-	if bk.Encryption == cloudstore.SSEKMS && bk.EncryptionKey != "" {
+	if (bk.Encryption == cloudstore.SSEKMS || bk.Encryption == cloudstore.SSEDSSE) && bk.EncryptionKey != "" {
 		ru.KMSMasterKeyID = kms.ARN(s.opts.Region, bk.Account, bk.EncryptionKey)
 	}
 	writeXML(w, http.StatusOK, struct {
@@ -286,9 +284,7 @@ func (s *Server) putBucketEncryption(w http.ResponseWriter, r *request) error {
 	d := doc.Rules[0].Default
 	conf := cloudstore.DefaultEncryption{Mode: d.SSEAlgorithm, BucketKey: doc.Rules[0].BucketKeyEnabled != nil && *doc.Rules[0].BucketKeyEnabled}
 	switch d.SSEAlgorithm {
-	case cloudstore.SSEKMS + ":dsse":
-		return errDSSE
-	case cloudstore.SSEKMS:
+	case cloudstore.SSEKMS, cloudstore.SSEDSSE:
 		if s.st.KMS() == nil {
 			return errKMS
 		}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/latticenet/lattice/cloud/storage/kms"
+	"github.com/latticenet/lattice/cloud/storage/sse"
 	"github.com/latticenet/lattice/internal/testkit/tooltest"
 )
 
@@ -203,7 +206,7 @@ func TestAWSSDKKMSMultipartAndDefault(t *testing.T) {
 }
 
 // TestAWSSDKKMSCopies: CopyObject and UploadPartCopy between SSE-C,
-// SSE-S3 and SSE-KMS in every direction, each answering the target's
+// SSE-S3, SSE-KMS and DSSE-KMS in every direction, each answering the target's
 // encryption headers and the source's bytes.
 func TestAWSSDKKMSCopies(t *testing.T) {
 	e, c, b := newBucket(t, "kmscopy")
@@ -253,6 +256,17 @@ func TestAWSSDKKMSCopies(t *testing.T) {
 			src: func(*s3.CopyObjectInput) {}, read: func(*s3.GetObjectInput) {},
 			check: func(sse types.ServerSideEncryption, kmsID, alg *string) bool {
 				return sse == types.ServerSideEncryptionAwsKms && aws.ToString(kmsID) == kmsARN(k.ID) && alg == nil
+			}},
+		{name: "dsse-kms",
+			put: func(in *s3.PutObjectInput) {
+				in.ServerSideEncryption, in.SSEKMSKeyId = types.ServerSideEncryptionAwsKmsDsse, aws.String("copies")
+			},
+			copy: func(in *s3.CopyObjectInput) {
+				in.ServerSideEncryption, in.SSEKMSKeyId = types.ServerSideEncryptionAwsKmsDsse, aws.String("copies")
+			},
+			src: func(*s3.CopyObjectInput) {}, read: func(*s3.GetObjectInput) {},
+			check: func(sse types.ServerSideEncryption, kmsID, alg *string) bool {
+				return sse == types.ServerSideEncryptionAwsKmsDsse && aws.ToString(kmsID) == kmsARN(k.ID) && alg == nil
 			}},
 	}
 	for _, from := range modes {
@@ -316,7 +330,8 @@ func TestAWSSDKKMSCopies(t *testing.T) {
 
 // boto3KMS is boto3 with SSE-KMS: a put under a named key with a context,
 // a managed (multipart) upload and a managed (UploadPartCopy) copy under
-// another, the answers' headers and the bytes checked.
+// another, the answers' headers and the bytes checked; then DSSE-KMS: a
+// put, a managed upload and a bucket default.
 const boto3KMS = `
 import sys, json, base64, boto3
 from botocore.config import Config
@@ -343,6 +358,21 @@ assert head["SSEKMSKeyId"] == arn2, head
 out = io.BytesIO()
 s3.download_fileobj(bucket, "big2", out)
 assert out.getvalue() == big
+# Dual-layer: a put, a managed upload and the bucket default.
+put = s3.put_object(Bucket=bucket, Key="dual", Body=b"two layers", ServerSideEncryption="aws:kms:dsse", SSEKMSKeyId="boto")
+assert put["ServerSideEncryption"] == "aws:kms:dsse" and put["SSEKMSKeyId"] == arn, put
+got = s3.get_object(Bucket=bucket, Key="dual")
+assert got["ServerSideEncryption"] == "aws:kms:dsse" and got["SSEKMSKeyId"] == arn and got["Body"].read() == b"two layers", got
+s3.upload_fileobj(io.BytesIO(big), bucket, "dual-big", ExtraArgs={"ServerSideEncryption": "aws:kms:dsse", "SSEKMSKeyId": arn2}, Config=cfg)
+out = io.BytesIO()
+s3.download_fileobj(bucket, "dual-big", out)
+assert out.getvalue() == big
+s3.put_bucket_encryption(Bucket=bucket, ServerSideEncryptionConfiguration={"Rules": [
+    {"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "aws:kms:dsse", "KMSMasterKeyID": "alias/boto2"}}]})
+rule = s3.get_bucket_encryption(Bucket=bucket)["ServerSideEncryptionConfiguration"]["Rules"][0]["ApplyServerSideEncryptionByDefault"]
+assert rule == {"SSEAlgorithm": "aws:kms:dsse", "KMSMasterKeyID": arn2}, rule
+put = s3.put_object(Bucket=bucket, Key="by-default", Body=b"x")
+assert put["ServerSideEncryption"] == "aws:kms:dsse" and put["SSEKMSKeyId"] == arn2, put
 print("ok")
 `
 
@@ -364,7 +394,8 @@ func TestKMSReadsSignedOnly(t *testing.T) {
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("pub"), ACL: types.BucketCannedACLPublicRead}); err != nil {
 		t.Fatal(err)
 	}
-	for key, sse := range map[string]types.ServerSideEncryption{"kms": types.ServerSideEncryptionAwsKms, "s3": types.ServerSideEncryptionAes256} {
+	for key, sse := range map[string]types.ServerSideEncryption{"kms": types.ServerSideEncryptionAwsKms, "dsse": types.ServerSideEncryptionAwsKmsDsse,
+		"s3": types.ServerSideEncryptionAes256} {
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("pub"), Key: aws.String(key), Body: strings.NewReader("v"), ServerSideEncryption: sse}); err != nil {
 			t.Fatal(err)
 		}
@@ -372,19 +403,23 @@ func TestKMSReadsSignedOnly(t *testing.T) {
 	if status, _ := e.anonymous(t, "GET", "/pub/s3", nil); status != 200 {
 		t.Fatalf("anonymous read of an SSE-S3 object of a public bucket: %d", status)
 	}
-	if status, code := e.anonymous(t, "GET", "/pub/kms", nil); status != 400 || code != "InvalidArgument" {
-		t.Errorf("anonymous read of an SSE-KMS object: %d %s", status, code)
+	for _, key := range []string{"kms", "dsse"} {
+		if status, code := e.anonymous(t, "GET", "/pub/"+key, nil); status != 400 || code != "InvalidArgument" {
+			t.Errorf("anonymous read of an %s object: %d %s", key, status, code)
+		}
 	}
-	r, _ := http.NewRequest("GET", e.srv.URL+"/pub/kms", nil)
-	if status, got := do(t, signV2(r, e.id, e.secret, "", time.Now())); status != 400 || got.Code != "InvalidArgument" {
-		t.Errorf("a Signature Version 2 read of an SSE-KMS object: %d %s", status, got.Code)
+	for _, key := range []string{"kms", "dsse"} {
+		r, _ := http.NewRequest("GET", e.srv.URL+"/pub/"+key, nil)
+		if status, got := do(t, signV2(r, e.id, e.secret, "", time.Now())); status != 400 || got.Code != "InvalidArgument" {
+			t.Errorf("a Signature Version 2 read of an %s object: %d %s", key, status, got.Code)
+		}
 	}
 	if got := read(t)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("pub"), Key: aws.String("kms")})); string(got) != "v" {
 		t.Errorf("a signed read: %q", got)
 	}
 	// A copy reads its source as GetObject does: not by Signature
 	// Version 2.
-	r, _ = http.NewRequest("PUT", e.srv.URL+"/pub/copied", nil)
+	r, _ := http.NewRequest("PUT", e.srv.URL+"/pub/copied", nil)
 	r.Header.Set("X-Amz-Copy-Source", "pub/kms")
 	if status, got := do(t, signV2(r, e.id, e.secret, "", time.Now())); status != 400 || got.Code != "InvalidArgument" {
 		t.Errorf("a Signature Version 2 copy of an SSE-KMS object: %d %s", status, got.Code)
@@ -468,4 +503,130 @@ func TestPolicyRequiresKMSKey(t *testing.T) {
 		ServerSideEncryption: types.ServerSideEncryptionAwsKms, SSEKMSKeyId: aws.String(kmsARN(k.ID))}); err != nil {
 		t.Errorf("the required key: %v", err)
 	}
+}
+
+// TestAWSSDKDSSE: dual-layer SSE-KMS (aws:kms:dsse) through the AWS SDK
+// for Go: the default key and a named one, a context, the answers'
+// headers (no bucket key, as S3 applies none to DSSE-KMS), range reads
+// across chunks, multipart under a bucket default, a disabled key
+// refusing reads with AWS's code, and bodies on disk in the dual-layer
+// format only.
+func TestAWSSDKDSSE(t *testing.T) {
+	e, c, b := newBucket(t, "dsse")
+	ctx := context.Background()
+	k := mustKey(t, e, "alice", "dual")
+	body := secretBody(300<<10 + 7)
+
+	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("default"), Body: bytes.NewReader(body),
+		ServerSideEncryption: types.ServerSideEncryptionAwsKmsDsse})
+	def, derr := e.kms.Get(ctx, "alice", "aws/s3")
+	if err != nil || derr != nil || put.ServerSideEncryption != types.ServerSideEncryptionAwsKmsDsse || aws.ToString(put.SSEKMSKeyId) != kmsARN(def.ID) {
+		t.Fatalf("a DSSE-KMS put under the default key: %+v %v %v", put, err, derr)
+	}
+	encCtx := base64.StdEncoding.EncodeToString([]byte(`{"team":"ops"}`))
+	put, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("named"), Body: bytes.NewReader(body),
+		ServerSideEncryption: types.ServerSideEncryptionAwsKmsDsse, SSEKMSKeyId: aws.String("alias/dual"),
+		SSEKMSEncryptionContext: aws.String(encCtx), BucketKeyEnabled: aws.Bool(true)})
+	if err != nil || put.ServerSideEncryption != types.ServerSideEncryptionAwsKmsDsse || aws.ToString(put.SSEKMSKeyId) != kmsARN(k.ID) || put.BucketKeyEnabled != nil {
+		t.Fatalf("a DSSE-KMS put under a named key: %+v %v", put, err)
+	}
+	for _, key := range []string{"default", "named"} {
+		head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String(key)})
+		if err != nil || head.ServerSideEncryption != types.ServerSideEncryptionAwsKmsDsse || head.SSEKMSKeyId == nil {
+			t.Fatalf("head of %s: %+v %v", key, head, err)
+		}
+		if got := read(t)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String(key)})); !bytes.Equal(got, body) {
+			t.Fatalf("%s: %d bytes", key, len(got))
+		}
+		got := read(t)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String(key), Range: aws.String("bytes=65530-131080")}))
+		if !bytes.Equal(got, body[65530:131081]) {
+			t.Fatalf("%s: a range across chunks: %d bytes", key, len(got))
+		}
+	}
+	// The bodies on disk are dual-layer streams, of their size, and
+	// never plaintext.
+	if plaintextOnDisk(t, e.dir) {
+		t.Fatal("a DSSE-KMS body reached the disk in the clear")
+	}
+	if n := dualStreamsOnDisk(t, e.dir, int64(len(body))); n != 2 {
+		t.Fatalf("%d dual-layer body files of the size a %d-byte body makes, want 2", n, len(body))
+	}
+
+	// A bucket default of DSSE-KMS, multipart under it.
+	conf := &types.ServerSideEncryptionConfiguration{Rules: []types.ServerSideEncryptionRule{{
+		ApplyServerSideEncryptionByDefault: &types.ServerSideEncryptionByDefault{SSEAlgorithm: types.ServerSideEncryptionAwsKmsDsse, KMSMasterKeyID: aws.String("dual")}}}}
+	if _, err := c.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: b, ServerSideEncryptionConfiguration: conf}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: b})
+	if rule := got.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault; err != nil ||
+		rule.SSEAlgorithm != types.ServerSideEncryptionAwsKmsDsse || aws.ToString(rule.KMSMasterKeyID) != kmsARN(k.ID) {
+		t.Fatalf("GetBucketEncryption: %+v %v", rule, err)
+	}
+	cu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("mp")})
+	if err != nil || cu.ServerSideEncryption != types.ServerSideEncryptionAwsKmsDsse || aws.ToString(cu.SSEKMSKeyId) != kmsARN(k.ID) {
+		t.Fatalf("CreateMultipartUpload under the default: %+v %v", cu, err)
+	}
+	parts := [][]byte{secretBody(5 << 20), secretBody(70 << 10)}
+	var done []types.CompletedPart
+	for i, p := range parts {
+		up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("mp"), UploadId: cu.UploadId, PartNumber: aws.Int32(int32(i + 1)), Body: bytes.NewReader(p)})
+		if err != nil || up.ServerSideEncryption != types.ServerSideEncryptionAwsKmsDsse {
+			t.Fatalf("UploadPart %d: %+v %v", i+1, up, err)
+		}
+		done = append(done, types.CompletedPart{ETag: up.ETag, PartNumber: aws.Int32(int32(i + 1))})
+	}
+	comp, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: aws.String("mp"), UploadId: cu.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
+	if err != nil || comp.ServerSideEncryption != types.ServerSideEncryptionAwsKmsDsse || aws.ToString(comp.SSEKMSKeyId) != kmsARN(k.ID) {
+		t.Fatalf("CompleteMultipartUpload: %+v %v", comp, err)
+	}
+	want := append(bytes.Clone(parts[0]), parts[1]...)
+	if got := read(t)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("mp"), Range: aws.String("bytes=5242000-5243000")})); !bytes.Equal(got, want[5242000:5243001]) {
+		t.Fatalf("a range across the parts: %d bytes", len(got))
+	}
+
+	// Disabled: reads and writes refused with AWS's code.
+	if _, err := e.kms.SetEnabled(ctx, "alice", "dual", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("named")}); apiCode(err) != "KMS.DisabledException" || httpStatus(err) != 400 {
+		t.Fatalf("a read under a disabled key: %v", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("refused"), Body: strings.NewReader("x")}); apiCode(err) != "KMS.DisabledException" {
+		t.Fatalf("a write under the bucket's disabled default key: %v", err)
+	}
+	if _, err := e.kms.SetEnabled(ctx, "alice", "dual", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t)(c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("named")})); !bytes.Equal(got, body) {
+		t.Fatal("the object changed while its key was disabled")
+	}
+	// A key that does not exist, as for SSE-KMS.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("refused"), Body: strings.NewReader("x"),
+		ServerSideEncryption: types.ServerSideEncryptionAwsKmsDsse, SSEKMSKeyId: aws.String("alias/nope")}); apiCode(err) != "KMS.NotFoundException" {
+		t.Fatalf("a key that does not exist: %v", err)
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("refused")}); httpStatus(err) != 404 {
+		t.Fatalf("a refused put left an object: %v", err)
+	}
+}
+
+// dualStreamsOnDisk counts the files under dir that hold a dual-layer
+// stream (package sse's "LSE2") of a body of n bytes.
+func dualStreamsOnDisk(t *testing.T, dir string, n int64) int {
+	t.Helper()
+	chunks := (n + sse.ChunkSize - 1) / sse.ChunkSize
+	want := 20 + n + 32*chunks
+	count := 0
+	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || info.Size() != want {
+			return nil
+		}
+		if data, _ := os.ReadFile(path); bytes.HasPrefix(data, []byte("LSE2")) {
+			count++
+		}
+		return nil
+	})
+	return count
 }

@@ -282,7 +282,7 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 			return err // another object than admitObject judged
 		}
 	}
-	if obj.Encryption != nil && obj.Encryption.Mode == cloudstore.SSEKMS && (r.auth == nil || r.v2) {
+	if obj.Encryption.UsesKMS() && (r.auth == nil || r.v2) {
 		// As S3: an SSE-KMS object is read only by requests signed with
 		// Signature Version 4, never anonymously (a public bucket's).
 		return errKMSSigV2

@@ -407,7 +407,7 @@ func (s *Server) sourceGate(req *request) (*objectGate, error) {
 // 4, as GetObject reads it.
 func sourceCheck(r *request, gate *objectGate) func(cloudstore.Object) error {
 	return func(src cloudstore.Object) error {
-		if src.Encryption != nil && src.Encryption.Mode == cloudstore.SSEKMS && (r.auth == nil || r.v2) {
+		if src.Encryption.UsesKMS() && (r.auth == nil || r.v2) {
 			return errKMSSigV2
 		}
 		if gate != nil {

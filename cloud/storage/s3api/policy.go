@@ -383,7 +383,7 @@ func (s *Server) anonymousExtras(req *request, o operation, p *s3policy.Policy, 
 		} else {
 			src, err = s.st.Object(req.account, b, key)
 		}
-		if err == nil && src.Encryption != nil && src.Encryption.Mode == cloudstore.SSEKMS {
+		if err == nil && src.Encryption.UsesKMS() {
 			return errKMSSigV2
 		}
 		if replace, derr := taggingDirective(req.Header); o.name == "CopyObject" && derr == nil && !replace && err == nil && len(src.Tags) > 0 {

@@ -103,7 +103,12 @@ func TestRefusedRequests(t *testing.T) {
 			"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256",
 			"X-Amz-Server-Side-Encryption-Customer-Key":       "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
 			"X-Amz-Server-Side-Encryption-Customer-Key-Md5":   "hRasmdxgYDKV3nvbahU1MA=="}, 400, "InvalidArgument"},
-		{"dual-layer SSE-KMS on multipart", "POST", "/refuse/k?uploads", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms:dsse"}, 501, "NotImplemented"},
+		{"DSSE-KMS with SSE-C", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms:dsse",
+			"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256",
+			"X-Amz-Server-Side-Encryption-Customer-Key":       "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+			"X-Amz-Server-Side-Encryption-Customer-Key-Md5":   "hRasmdxgYDKV3nvbahU1MA=="}, 400, "InvalidArgument"},
+		{"a DSSE-KMS context not base64", "POST", "/refuse/k?uploads", map[string]string{"X-Amz-Server-Side-Encryption": "aws:kms:dsse",
+			"X-Amz-Server-Side-Encryption-Context": "{}"}, 400, "InvalidArgument"},
 		{"an unknown SSE algorithm", "PUT", "/refuse/k", map[string]string{"X-Amz-Server-Side-Encryption": "AES128"}, 400, "InvalidArgument"},
 		{"SSE-C with a wrong key MD5", "PUT", "/refuse/k", map[string]string{
 			"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256",

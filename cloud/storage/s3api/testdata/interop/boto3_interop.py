@@ -461,7 +461,11 @@ def encryption():
     put = s3.put_object(Bucket=b, Key="kms", Body=b"k", ServerSideEncryption="aws:kms")
     eq((put.get("ServerSideEncryption"), put.get("SSEKMSKeyId", "").startswith("arn:aws:kms:")), ("aws:kms", True), "kms under the default key")
     eq(s3.get_object(Bucket=b, Key="kms")["Body"].read(), b"k", "kms round trip")
-    eq(code(s3.put_object, Bucket=b, Key="dsse", Body=b"k", ServerSideEncryption="aws:kms:dsse"), ("NotImplemented", 501), "dual-layer kms")
+    put = s3.put_object(Bucket=b, Key="dsse", Body=b"two", ServerSideEncryption="aws:kms:dsse", BucketKeyEnabled=True)
+    eq((put.get("ServerSideEncryption"), put.get("SSEKMSKeyId", "").startswith("arn:aws:kms:"), "BucketKeyEnabled" in put),
+       ("aws:kms:dsse", True, False), "dual-layer kms, no bucket key")
+    got = s3.get_object(Bucket=b, Key="dsse")
+    eq((got.get("ServerSideEncryption"), got["Body"].read()), ("aws:kms:dsse", b"two"), "dual-layer kms round trip")
     empty(b)
 
 
