@@ -104,9 +104,15 @@ func TestComputeOnLeases(t *testing.T) {
 			if v.Status == "error" || time.Now().After(deadline) {
 				// The dev network's log says where it stood (a lease not
 				// yet accepted, a VM still booting).
-				log := strings.Split(strings.TrimRight(s.stderr.String(), "\n"), "\n")
-				log = log[max(0, len(log)-80):]
-				t.Fatalf("VM %s is %s (%s), want %s\nthe last lines of lattice dev's log:\n%s", id, v.Status, v.StatusReason, status, strings.Join(log, "\n"))
+				// stderr has warnings; DATA/dev.log every line from info up
+				// (the provider's lease steps, the attestations gathered).
+				tail := func(text string, n int) string {
+					lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+					return strings.Join(lines[max(0, len(lines)-n):], "\n")
+				}
+				devLog, _ := os.ReadFile(filepath.Join(dir, "dev.log"))
+				t.Fatalf("VM %s is %s (%s), want %s\nthe last lines of lattice dev's stderr:\n%s\nthe last lines of its dev.log:\n%s",
+					id, v.Status, v.StatusReason, status, tail(s.stderr.String(), 40), tail(string(devLog), 150))
 			}
 			time.Sleep(500 * time.Millisecond)
 		}

@@ -344,8 +344,10 @@ func (d *Driver) buy(ctx context.Context, r Resources) (Lease, error) {
 // no longer start (refunded, past its accept deadline, ended) fails.
 func (d *Driver) awaitRunning(ctx context.Context, lease string) (Machine, error) {
 	var last error
+	began, told := time.Now(), time.Duration(0)
 	for {
 		st, err := d.cfg.Market.Machine(ctx, lease)
+		state := st.Status
 		switch {
 		case err == nil && st.Status == "running":
 			return st, nil
@@ -358,8 +360,21 @@ func (d *Driver) awaitRunning(ctx context.Context, lease string) (Machine, error
 			if lerr == nil && (ls.Status == "refunded" || ls.Status == "ended" || (ls.Status == "open" && time.Now().After(ls.AcceptDeadline))) {
 				return st, fmt.Errorf("the lease is %s and no VM runs for it (no provider accepted it in time?)", ls.Status)
 			}
+			state = "no VM yet, lease " + ls.Status
+			if lerr != nil {
+				state = fmt.Sprintf("no VM yet, lease unknown (%v)", lerr)
+			} else if ls.Status == "open" {
+				state += ", accept deadline " + ls.AcceptDeadline.UTC().Format(time.RFC3339)
+			}
 		case err != nil:
 			last = err
+			state = err.Error()
+		}
+		// A wait this long is worth an operator's look: say where it
+		// stands, once a minute.
+		if waited := time.Since(began); waited-told >= time.Minute {
+			told = waited.Truncate(time.Minute)
+			d.log.Warn("still waiting for the provider's VM", "lease", lease, "waited", waited.Round(time.Second), "state", state)
 		}
 		select {
 		case <-ctx.Done():
