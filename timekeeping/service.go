@@ -17,7 +17,9 @@ import (
 // 22.4). A timekeeper signs each lease and purpose at most once, and keeps
 // what it signed: asked again, it answers the same attestation, so a key
 // with two different attestations for one lease and purpose is provably
-// misbehaving (Equivocation).
+// misbehaving (Equivocation). A start is renewed once half the
+// committee's precision window has passed (Renews), so only two starts
+// closer than that are.
 
 // Refusals of Due; each wraps ErrNotDue.
 var ErrNotDue = errors.New("not due")

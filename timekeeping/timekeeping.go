@@ -6,7 +6,11 @@
 //
 // Two different signatures by one key for the same network, lease and
 // purpose are provable misbehaviour (Equivocation): ed25519 signatures are
-// deterministic, so they can only come from two different timestamps.
+// deterministic, so they can only come from two different timestamps. A
+// start is the exception, within limits: it must agree with the other
+// members' within the committee's precision, so a member renews it once
+// half that window has passed (Renews), and only two starts closer than
+// half the window are evidence.
 //
 // The package does no I/O and never reads the clock.
 package timekeeping
@@ -156,10 +160,31 @@ type Evidence struct {
 	Attestations [2]ledger.Attestation `json:"attestations"`
 }
 
+// Renews reports whether a timekeeper that attested purpose at signed
+// (Unix ms) signs it anew at now rather than answer the attestation it
+// keeps, given the lease's committee's precision. Only a start is renewed,
+// once half its window has passed: a set of starts must fit one window,
+// and a member that signed once and for all could leave a lease that can
+// never start when another member can only sign later (it had not yet
+// heard of the lease, or was unreachable): the lease would wait for its
+// refund. Half the window, so that a kept start and the others' fresh
+// ones still fit a window with room for the time a request takes. An
+// expiry, an end or a started is a bound that holds once reached, so a
+// set of them needs no window (Judge) and is never renewed.
+func Renews(purpose Purpose, precisionMS, signed, now int64) bool {
+	return purpose == Start && precisionMS > 0 && now-signed > precisionMS/2
+}
+
 // Equivocation returns the evidence when a and b are two valid, different
-// attestations by one key for lease and purpose on network.
-func Equivocation(network ledger.Hash, purpose Purpose, lease ledger.Hash, a, b ledger.Attestation) (Evidence, bool) {
+// attestations by one key for lease and purpose on network. Two starts
+// more than half of precisionMS apart (the lease's committee's precision)
+// are not evidence, since an honest member renews its start that often
+// (Renews); nor are two starts when precisionMS is 0 (not known).
+func Equivocation(network ledger.Hash, purpose Purpose, lease ledger.Hash, precisionMS int64, a, b ledger.Attestation) (Evidence, bool) {
 	if a.PublicKey != b.PublicKey || bytes.Equal(a.Signature[:], b.Signature[:]) {
+		return Evidence{}, false
+	}
+	if purpose == Start && (precisionMS <= 0 || Renews(purpose, precisionMS, a.Timestamp, b.Timestamp) || Renews(purpose, precisionMS, b.Timestamp, a.Timestamp)) {
 		return Evidence{}, false
 	}
 	if !Verify(a, network, purpose, lease) || !Verify(b, network, purpose, lease) {

@@ -107,20 +107,60 @@ func TestEquivocation(t *testing.T) {
 	_, ks := committee()
 	a := timekeeping.Sign(ks[0], network, timekeeping.End, lease, 1000)
 	b := timekeeping.Sign(ks[0], network, timekeeping.End, lease, 2000)
-	if ev, ok := timekeeping.Equivocation(network, timekeeping.End, lease, a, b); !ok || ev.Key != addr(ks[0]) || ev.Purpose != "end" {
+	if ev, ok := timekeeping.Equivocation(network, timekeeping.End, lease, 5000, a, b); !ok || ev.Key != addr(ks[0]) || ev.Purpose != "end" {
 		t.Fatalf("two timestamps for one lease's end are no evidence: %+v %v", ev, ok)
 	}
-	if _, ok := timekeeping.Equivocation(network, timekeeping.End, lease, a, a); ok {
+	if _, ok := timekeeping.Equivocation(network, timekeeping.End, lease, 5000, a, a); ok {
 		t.Fatal("one attestation twice is evidence")
 	}
 	forged := b
 	forged.Signature[0] ^= 1
-	if _, ok := timekeeping.Equivocation(network, timekeeping.End, lease, a, forged); ok {
+	if _, ok := timekeeping.Equivocation(network, timekeeping.End, lease, 5000, a, forged); ok {
 		t.Fatal("a forged attestation is evidence")
 	}
 	other := timekeeping.Sign(ks[1], network, timekeeping.End, lease, 2000)
-	if _, ok := timekeeping.Equivocation(network, timekeeping.End, lease, a, other); ok {
+	if _, ok := timekeeping.Equivocation(network, timekeeping.End, lease, 5000, a, other); ok {
 		t.Fatal("two keys' attestations are evidence")
+	}
+	// Starts are renewed every half precision window: two starts that far
+	// apart are an honest member's; closer, they are evidence.
+	start := func(ts int64) ledger.Attestation {
+		return timekeeping.Sign(ks[0], network, timekeeping.Start, lease, ts)
+	}
+	for _, tc := range []struct {
+		a, b int64
+		want bool
+	}{
+		{1000, 3501, false}, {3501, 1000, false}, {1000, 3500, true}, {1000, 1001, true}, {3500, 1000, true},
+	} {
+		if _, ok := timekeeping.Equivocation(network, timekeeping.Start, lease, 5000, start(tc.a), start(tc.b)); ok != tc.want {
+			t.Errorf("starts at %d and %d, a window of 5000 ms: evidence %v, want %v", tc.a, tc.b, ok, tc.want)
+		}
+	}
+	if _, ok := timekeeping.Equivocation(network, timekeeping.Start, lease, 0, start(1000), start(1001)); ok {
+		t.Error("starts of a lease whose committee is not known (precision 0) are evidence")
+	}
+}
+
+func TestRenews(t *testing.T) {
+	for _, tc := range []struct {
+		purpose           timekeeping.Purpose
+		precision, signed int64
+		now               int64
+		want              bool
+	}{
+		{timekeeping.Start, 5000, 1000, 3501, true},
+		{timekeeping.Start, 5000, 1000, 3500, false},
+		{timekeeping.Start, 5000, 1000, 1000, false},
+		{timekeeping.Start, 5000, 9000, 1000, false}, // the clock went back
+		{timekeeping.Start, 0, 1000, 90000, false},
+		{timekeeping.End, 5000, 1000, 90000, false},
+		{timekeeping.Expire, 5000, 1000, 90000, false},
+		{timekeeping.Started, 5000, 1000, 90000, false},
+	} {
+		if got := timekeeping.Renews(tc.purpose, tc.precision, tc.signed, tc.now); got != tc.want {
+			t.Errorf("Renews(%s, precision %d, signed %d, now %d) = %v, want %v", tc.purpose, tc.precision, tc.signed, tc.now, got, tc.want)
+		}
 	}
 }
 

@@ -11,9 +11,10 @@ import (
 	"github.com/latticenet/lattice/timekeeping"
 )
 
-// Misbehaviour: a timekeeper signs each lease and purpose once, so two
-// different valid attestations by one key for one lease and purpose prove
-// it signed twice (timekeeping.Equivocation). Every node keeps the
+// Misbehaviour: a timekeeper signs each lease and purpose once (a start
+// once per precision window, timekeeping.Renews), so two different valid
+// attestations by one key for one lease and purpose prove it signed twice
+// (timekeeping.Equivocation). Every node keeps the
 // attestations it sees in blocks and records the evidence when a second,
 // different one turns up; GET /timekeepers/evidence lists it.
 
@@ -82,7 +83,7 @@ func (s *Service) observe(b *ledger.Block) {
 		if perr != nil {
 			continue
 		}
-		ev, bad := timekeeping.Equivocation(s.cfg.Terms.Network, p, lease, old, a)
+		ev, bad := timekeeping.Equivocation(s.cfg.Terms.Network, p, lease, s.precision(lease), old, a)
 		if !bad {
 			continue
 		}
@@ -94,6 +95,22 @@ func (s *Service) observe(b *ledger.Block) {
 		s.log.Warn("a timekeeper signed two different attestations for one lease and purpose",
 			"timekeeper", a.PublicKey, "lease", lease, "purpose", p, "times", []int64{old.Timestamp, a.Timestamp})
 	}
+}
+
+// precision is the precision of lease's committee, 0 when it cannot be
+// read (then no two starts are evidence: timekeeping.Equivocation).
+// A node compares each attestation with the first it saw of its key,
+// lease and purpose.
+func (s *Service) precision(lease ledger.Hash) int64 {
+	r, found, err := s.lease(lease)
+	if err != nil || !found {
+		return 0
+	}
+	c, err := s.committee(r)
+	if err != nil {
+		return 0
+	}
+	return c.PrecisionMS
 }
 
 // Evidence lists the timekeepers' equivocations this node recorded, by

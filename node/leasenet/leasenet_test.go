@@ -2,6 +2,7 @@ package leasenet_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -13,9 +14,12 @@ import (
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/market"
+	"github.com/latticenet/lattice/node/leasenet"
 	"github.com/latticenet/lattice/node/nettest"
 	"github.com/latticenet/lattice/node/nodeclient"
 	"github.com/latticenet/lattice/node/nodewire"
+	"github.com/latticenet/lattice/statechain"
+	"github.com/latticenet/lattice/timekeeping"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -52,18 +56,7 @@ func newLeaseNet(t *testing.T) *leaseNet {
 		n.clients = append(n.clients, nodeclient.New(nd.API.URL, nd.API.Client()))
 	}
 	// Every node hears of every timekeeper before a lease needs them.
-	c.WaitFor("every timekeeper heard of", 20*time.Second, func(i int) bool {
-		tk, err := n.clients[i].Timekeepers(context.Background())
-		if err != nil {
-			return false
-		}
-		for _, k := range tk.Timekeepers {
-			if !k.Heard {
-				return false
-			}
-		}
-		return len(tk.Timekeepers) == 3
-	})
+	c.WaitCommitteeHeard(3, 20*time.Second)
 	return n
 }
 
@@ -221,12 +214,18 @@ func TestLeaseRefund(t *testing.T) {
 }
 
 // TestAttestationRequests: a timekeeper signs a lease's start once and
-// answers the same attestation when asked again; a lease it does not know
-// is 404, a purpose not due 409, and a node that keeps no time 404.
+// answers the same attestation when asked again, also after a restart,
+// until half the committee's precision window has passed: then it signs
+// anew and keeps that one. A lease it does not know is 404, a purpose not
+// due 409, and a node that keeps no time 404. The evidence keeper takes
+// the renewal for what it is, and two starts within half a window for
+// evidence.
 func TestAttestationRequests(t *testing.T) {
 	clk := &clock{}
 	c := nettest.Start(t, nettest.Options{Nodes: 2, Timekeepers: 1, Now: clk.now})
-	c.SetCommittee()
+	// A window of a minute: a restart fits well inside half of it.
+	committee, _ := json.Marshal(statechain.Timekeepers{Keys: []ledger.Address{c.Nodes[0].TimekeeperKey.Address()}, PrecisionMS: 60_000})
+	c.Govern("timekeepers", string(committee))
 	consumer := wallet.NewKey()
 	c.Open(consumer, 1_000_000_000)
 	n := &leaseNet{Cluster: c, t: t, clock: clk, consumer: consumer, provider: wallet.NewKey()}
@@ -267,6 +266,75 @@ func TestAttestationRequests(t *testing.T) {
 	if after, err := tk.RequestAttestation(ctx, lease.Hash, "start"); err != nil || after != a {
 		t.Fatalf("after a restart: %+v, %v; want %+v", after, err, a)
 	}
+	// Past half the window, a new start, kept in turn.
+	clk.advance(30 * time.Second)
+	renewed, err := tk.RequestAttestation(ctx, lease.Hash, "start")
+	if err != nil || renewed == a || renewed.Timestamp-a.Timestamp <= 30_000 {
+		t.Fatalf("past half the window: %+v, %v; want a new start more than 30000 ms after %d", renewed, err, a.Timestamp)
+	}
+	clk.advance(time.Second)
+	if again, err := tk.RequestAttestation(ctx, lease.Hash, ""); err != nil || again != renewed {
+		t.Fatalf("asked again: %+v, %v; want %+v", again, err, renewed)
+	}
+
+	// Evidence, as blocks carrying the starts would give it: the renewal
+	// is none, a third start within half a window of the first is.
+	leases := c.Nodes[0].Leases
+	accept := func(atts ...ledger.Attestation) *ledger.Block {
+		return &ledger.Block{Type: ledger.TypeLeaseAccept, Source: lease.Hash, Attestations: atts}
+	}
+	leases.Observe(accept(a))
+	leases.Observe(accept(renewed))
+	if ev, err := leases.Evidence(); err != nil || len(ev) != 0 {
+		t.Fatalf("a renewed start taken for evidence: %+v, %v", ev, err)
+	}
+	twice := timekeeping.Sign(c.Nodes[0].TimekeeperKey.Private(), c.Network.Genesis.Hash, timekeeping.Start, lease.Hash, a.Timestamp+1000)
+	leases.Observe(accept(twice))
+	if ev, err := tk.TimekeeperEvidence(ctx); err != nil || len(ev) != 1 || ev[0].Purpose != "start" || ev[0].Key != a.PublicKey {
+		t.Fatalf("two starts a second apart: evidence %+v, %v; want one entry", ev, err)
+	}
+}
+
+// TestLateTimekeeperStillStarts: the committee (three members, all needed)
+// cannot all sign a lease's start at once: one member's node is cut off
+// when the provider first asks, and hears of the lease only after the
+// precision window has passed. The members who signed early sign anew
+// when asked again, and the provider's accept goes through: a lease never
+// waits for its refund because its committee was asked at different times.
+func TestLateTimekeeperStillStarts(t *testing.T) {
+	n := newLeaseNet(t)
+	n.Nodes[1].Host.Isolate(ids(n.Cluster, 0, 2)...)
+	n.Nodes[0].Host.Isolate(ids(n.Cluster, 1)...)
+	n.Nodes[2].Host.Isolate(ids(n.Cluster, 1)...)
+	lease := n.lease(market.Request{VCPUs: 1, MemoryMB: 512, DiskGB: 5, Duration: 60})
+	n.Submit(0, lease)
+	if _, err := n.clients[1].RequestAttestation(context.Background(), lease.Hash, "start"); !isStatus(err, http.StatusNotFound) {
+		t.Fatalf("the cut-off member knows the lease: %v", err)
+	}
+	// The provider asks: nodes 0 and 2 sign, node 1 cannot be reached.
+	n.WaitFor("the early members' starts signed", 20*time.Second, func(i int) bool {
+		if i == 1 {
+			return true
+		}
+		a, err := n.clients[i].RequestAttestation(context.Background(), lease.Hash, "start")
+		return err == nil && a.Timestamp > 0
+	})
+	n.clock.advance(6 * time.Second)
+	for _, nd := range n.Nodes {
+		nd.Host.Heal()
+	}
+	got := n.waitLease(lease.Hash, "active", 90*time.Second)
+	if got[0].Provider != n.provider.Address() {
+		t.Fatalf("the lease: %+v", got[0])
+	}
+}
+
+// ids are the peer ids of c's nodes is.
+func ids(c *nettest.Cluster, is ...int) (out []peer.ID) {
+	for _, i := range is {
+		out = append(out, c.Nodes[i].Host.ID())
+	}
+	return out
 }
 
 func isStatus(err error, code int) bool {
@@ -337,15 +405,9 @@ func TestLeaseForkPartitionAndLateNode(t *testing.T) {
 
 	// The partition: node 2 (the provider, and a third of the weight and
 	// of the committee) apart from nodes 0 and 1.
-	ids := func(is ...int) (out []peer.ID) {
-		for _, i := range is {
-			out = append(out, n.Nodes[i].Host.ID())
-		}
-		return out
-	}
-	n.Nodes[2].Host.Isolate(ids(0, 1)...)
-	n.Nodes[0].Host.Isolate(ids(2)...)
-	n.Nodes[1].Host.Isolate(ids(2)...)
+	n.Nodes[2].Host.Isolate(ids(n.Cluster, 0, 1)...)
+	n.Nodes[0].Host.Isolate(ids(n.Cluster, 2)...)
+	n.Nodes[1].Host.Isolate(ids(n.Cluster, 2)...)
 	during := n.lease(market.Request{VCPUs: 1, MemoryMB: 512, DiskGB: 5, Duration: 60})
 	if _, err := n.clients[0].Submit(ctx, during); err != nil {
 		t.Fatalf("a lease during the partition: %v", err)
@@ -408,4 +470,31 @@ func TestLeaseForkPartitionAndLateNode(t *testing.T) {
 func equalLease(a, b nodewire.Lease) bool {
 	return a.LeaseHash == b.LeaseHash && a.Status == b.Status && a.StartTime == b.StartTime && a.AcceptHash == b.AcceptHash &&
 		a.Cost == b.Cost && a.Stake == b.Stake && len(a.SettleHashes) == len(b.SettleHashes) && a.Confirmed == b.Confirmed
+}
+
+// TestLateNodeHearsTimekeepers: a node that joins after the timekeepers
+// announced themselves hears of them at once, not at their next periodic
+// announcement (an hour here): until it does, it cannot gather the
+// committee's attestations for the leases it provides or settles.
+func TestLateNodeHearsTimekeepers(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 3, Timekeepers: 3, Leases: leasenet.Config{Announce: time.Hour}})
+	c.SetCommittee()
+	c.WaitCommitteeHeard(3, 20*time.Second)
+	joined := time.Now().UnixMilli()
+	late := c.StartNode(t.TempDir(), nil)
+	deadline := time.Now().Add(15 * time.Second)
+	for !nettest.CommitteeHeard(late, 3) {
+		if time.Now().After(deadline) {
+			tk, err := late.Leases.Timekeepers(late.Gov.Tip().Index)
+			t.Fatalf("a node that joined late has not heard of the committee after 15 s: %+v %v", tk, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Announcements made for it, not old ones that gossip still held.
+	tk, _ := late.Leases.Timekeepers(late.Gov.Tip().Index)
+	for _, k := range tk.Timekeepers {
+		if k.UpdatedAt < joined {
+			t.Errorf("the late node holds %s's announcement of %d, made before it joined (%d)", k.Key, k.UpdatedAt, joined)
+		}
+	}
 }

@@ -2,8 +2,9 @@
 // packages ledger, market and timekeeping):
 //
 //   - a timekeeper node (--timekeeper-key) answers attestation requests,
-//     signing each lease and purpose at most once and keeping what it
-//     signed, and announces where it answers;
+//     signing each lease and purpose at most once (a start once per half
+//     precision window) and keeping what it signed, and announces where it
+//     answers;
 //   - any node gathers a committee's attestations over direct streams and
 //     builds the lease account's blocks (start, refund, end, stake
 //     return), which anyone may: POST /leases/{hash}/settle;

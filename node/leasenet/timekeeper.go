@@ -73,21 +73,37 @@ func (s *Service) announcement() *announcement {
 	return a
 }
 
+// announceLoop announces this timekeeper every Announce, and as soon as
+// a peer joins the topic that the last announcement did not reach (or
+// rejoins it: a restarted node keeps its peer id but not what it heard),
+// at most once a second for joins: gossip does not replay old messages,
+// and a node that started after it would otherwise not hear of it for up
+// to Announce, unable to gather the committee's attestations meanwhile.
 func (s *Service) announceLoop(ctx context.Context) {
-	announced := false
+	var (
+		last    time.Time            // of the last announcement published
+		reached = map[peer.ID]bool{} // the topic's peers then, less those gone since
+	)
+	joinGap := min(s.cfg.Announce, time.Second)
 	for {
-		wait := s.cfg.Announce
-		if !announced {
-			wait = 250 * time.Millisecond
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(wait):
+		case <-time.After(min(s.cfg.Announce, 250*time.Millisecond)):
+		}
+		peers := s.tk.topic.Peers()
+		for p := range reached {
+			if !slices.Contains(peers, p) {
+				delete(reached, p)
+			}
+		}
+		joined := slices.ContainsFunc(peers, func(p peer.ID) bool { return !reached[p] })
+		if since := time.Since(last); since < s.cfg.Announce && (!joined || since < joinGap) {
+			continue
 		}
 		a := s.announcement()
 		s.keepAnnouncement(a)
-		if len(s.tk.topic.Peers()) == 0 {
+		if len(peers) == 0 {
 			continue
 		}
 		data, _ := json.Marshal(a)
@@ -95,7 +111,11 @@ func (s *Service) announceLoop(ctx context.Context) {
 			s.log.Debug("publish timekeeper announcement", "err", err)
 			continue
 		}
-		announced = true
+		last = time.Now()
+		clear(reached)
+		for _, p := range peers {
+			reached[p] = true
+		}
 	}
 }
 
@@ -255,8 +275,10 @@ func signedKey(p ledger.Purpose, lease ledger.Hash) []byte {
 // Attest answers a request for this timekeeper's attestation of purpose
 // for lease (purpose 0: the one due now, timekeeping.NextPurpose). It
 // signs each lease and purpose once, durably before answering, and
-// answers the same attestation when asked again. Errors: ErrNotTimekeeper,
-// ErrUnknownLease, ErrNotDue (wrapped, with the reason).
+// answers the same attestation when asked again; a start it signs anew
+// once the committee's precision window has passed, if the start is still
+// due (timekeeping.Renews), and keeps the new one. Errors:
+// ErrNotTimekeeper, ErrUnknownLease, ErrNotDue (wrapped, with the reason).
 func (s *Service) Attest(lease ledger.Hash, purpose ledger.Purpose) (ledger.Attestation, ledger.Purpose, error) {
 	if s.cfg.Timekeeper == nil {
 		return ledger.Attestation{}, 0, ErrNotTimekeeper
@@ -278,17 +300,29 @@ func (s *Service) Attest(lease ledger.Hash, purpose ledger.Purpose) (ledger.Atte
 		}
 		purpose = p
 	}
-	if a, ok, err := s.signed(purpose, lease); err != nil || ok {
-		return a, purpose, err
-	}
-	if err := timekeeping.Due(r, purpose, now); err != nil {
+	kept, ok, err := s.signed(purpose, lease)
+	if err != nil {
 		return ledger.Attestation{}, 0, err
+	}
+	due := timekeeping.Due(r, purpose, now)
+	if ok && (due != nil || !s.renews(r, purpose, kept, now)) {
+		return kept, purpose, nil
+	}
+	if due != nil {
+		return ledger.Attestation{}, 0, due
 	}
 	a := timekeeping.Sign(s.cfg.Timekeeper.Private(), s.cfg.Terms.Network, purpose, lease, now)
 	if err := s.db.Set(signedKey(purpose, lease), appendAttestation(nil, a), pebble.Sync); err != nil {
 		return ledger.Attestation{}, 0, fmt.Errorf("leasenet: keep attestation: %w", err)
 	}
 	return a, purpose, nil
+}
+
+// renews tells whether the attestation kept for r and purpose is signed
+// anew at now (timekeeping.Renews, at r's committee's precision).
+func (s *Service) renews(r *ledger.LeaseRecord, purpose ledger.Purpose, kept ledger.Attestation, now int64) bool {
+	c, err := s.committee(r)
+	return err == nil && timekeeping.Renews(purpose, c.PrecisionMS, kept.Timestamp, now)
 }
 
 // signed returns the attestation this timekeeper signed for purpose and

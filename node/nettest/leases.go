@@ -97,3 +97,26 @@ func (c *Cluster) Finish(b *ledger.Block, k wallet.Key) *ledger.Block {
 	b.PowNonce = nonce
 	return b
 }
+
+// CommitteeHeard reports whether nd has heard of every member of the
+// timekeeper committee at its state chain's tip, a committee of n.
+func CommitteeHeard(nd *Node, n int) bool {
+	tk, err := nd.Leases.Timekeepers(nd.Gov.Tip().Index)
+	if err != nil || len(tk.Timekeepers) != n {
+		return false
+	}
+	for _, k := range tk.Timekeepers {
+		if !k.Heard {
+			return false
+		}
+	}
+	return true
+}
+
+// WaitCommitteeHeard waits until every running node has heard of every
+// member of a timekeeper committee of n (CommitteeHeard): before that, a
+// node cannot gather the committee's attestations.
+func (c *Cluster) WaitCommitteeHeard(n int, timeout time.Duration) {
+	c.t.Helper()
+	c.WaitFor("every timekeeper heard of", timeout, func(i int) bool { return CommitteeHeard(c.Nodes[i], n) })
+}

@@ -62,18 +62,7 @@ func newVMNet(t *testing.T) *vmNet {
 	for _, nd := range c.Nodes {
 		n.clients = append(n.clients, nodeclient.New(nd.API.URL, nd.API.Client()))
 	}
-	c.WaitFor("every timekeeper heard of", 20*time.Second, func(i int) bool {
-		tk, err := n.clients[i].Timekeepers(context.Background())
-		if err != nil || len(tk.Timekeepers) != 3 {
-			return false
-		}
-		for _, k := range tk.Timekeepers {
-			if !k.Heard {
-				return false
-			}
-		}
-		return true
-	})
+	c.WaitCommitteeHeard(3, 20*time.Second)
 	return n
 }
 
