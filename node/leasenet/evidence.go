@@ -58,6 +58,10 @@ func (s *Service) observe(b *ledger.Block) {
 	if !ok {
 		return
 	}
+	var precision int64 // the rule needs it for starts only
+	if p == timekeeping.Start {
+		precision = s.precision(lease)
+	}
 	s.evidence.mu.Lock()
 	defer s.evidence.mu.Unlock()
 	for _, a := range b.Attestations {
@@ -83,7 +87,7 @@ func (s *Service) observe(b *ledger.Block) {
 		if perr != nil {
 			continue
 		}
-		ev, bad := timekeeping.Equivocation(s.cfg.Terms.Network, p, lease, s.precision(lease), old, a)
+		ev, bad := timekeeping.Equivocation(s.cfg.Terms.Network, p, lease, precision, old, a)
 		if !bad {
 			continue
 		}
