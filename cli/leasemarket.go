@@ -24,8 +24,9 @@ import (
 // which pays for the leases and is their access key. The cloud's wing
 // cannot link the node's client; the command line joins the two.
 type leaseMarket struct {
-	c   *nodeclient.Client
-	key wallet.Key
+	c       *nodeclient.Client
+	key     wallet.Key
+	timeout time.Duration // each short call's bound (callTimeout)
 
 	mu sync.Mutex // the account's blocks, one at a time: two at once would fork its chain
 
@@ -33,8 +34,20 @@ type leaseMarket struct {
 	info   *nodewire.NodeInfo
 }
 
+// callTimeout bounds each call to the node that answers at once: all but
+// exec and the tunnel, whose callers give them bounds of their own (the
+// command's timeout; the connection's life). A node that takes the
+// connection and never answers then fails the call, and the driver's loops
+// ask again, instead of holding a cloud request or a VM's watch forever.
+const callTimeout = 30 * time.Second
+
 func newLeaseMarket(nodeURL string, key wallet.Key) *leaseMarket {
-	return &leaseMarket{c: nodeclient.New(nodeURL, nil), key: key}
+	return &leaseMarket{c: nodeclient.New(nodeURL, nil), key: key, timeout: callTimeout}
+}
+
+// short bounds one call that answers at once (callTimeout).
+func (m *leaseMarket) short(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, m.timeout)
 }
 
 // node is the node's network (its genesis and work thresholds), asked
@@ -45,7 +58,9 @@ func (m *leaseMarket) node(ctx context.Context) (nodewire.NodeInfo, error) {
 	if m.info != nil {
 		return *m.info, nil
 	}
-	info, err := m.c.Node(ctx)
+	cctx, cancel := m.short(ctx)
+	defer cancel()
+	info, err := m.c.Node(cctx)
 	if err != nil {
 		return info, err
 	}
@@ -67,7 +82,9 @@ func (m *leaseMarket) Buy(ctx context.Context, r leasedriver.Resources, d time.D
 	if err != nil {
 		return leasedriver.Lease{}, err
 	}
-	offers, err := m.c.RequestOffers(ctx, req)
+	cctx, cancel := m.short(ctx)
+	offers, err := m.c.RequestOffers(cctx, req)
+	cancel()
 	if err != nil {
 		return leasedriver.Lease{}, err
 	}
@@ -78,7 +95,9 @@ func (m *leaseMarket) Buy(ctx context.Context, r leasedriver.Resources, d time.D
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	h, err := m.c.Head(ctx, m.key.Address())
+	cctx, cancel = m.short(ctx)
+	h, err := m.c.Head(cctx, m.key.Address())
+	cancel()
 	if err != nil {
 		return leasedriver.Lease{}, err
 	}
@@ -90,7 +109,9 @@ func (m *leaseMarket) Buy(ctx context.Context, r leasedriver.Resources, d time.D
 	if b.PowNonce, err = pow.Solve(ctx, b.Hash, info.Work.For(b.Type)); err != nil {
 		return leasedriver.Lease{}, fmt.Errorf("proof of work: %w", err)
 	}
-	if _, err := m.c.Submit(ctx, b); err != nil {
+	cctx, cancel = m.short(ctx)
+	defer cancel()
+	if _, err := m.c.Submit(cctx, b); err != nil {
 		return leasedriver.Lease{}, err
 	}
 	return leasedriver.Lease{Hash: b.Hash.String(), Provider: offer.Provider.String()}, nil
@@ -101,6 +122,8 @@ func (m *leaseMarket) Lease(ctx context.Context, lease string) (leasedriver.Leas
 	if err != nil {
 		return leasedriver.LeaseState{}, err
 	}
+	ctx, cancel := m.short(ctx)
+	defer cancel()
 	l, err := m.c.Lease(ctx, h)
 	if errors.Is(err, nodeclient.ErrNotFound) {
 		return leasedriver.LeaseState{}, fmt.Errorf("%w: %v", leasedriver.ErrUnknown, err)
@@ -120,6 +143,8 @@ func (m *leaseMarket) Machine(ctx context.Context, lease string) (leasedriver.Ma
 	if err != nil {
 		return leasedriver.Machine{}, err
 	}
+	ctx, cancel := m.short(ctx)
+	defer cancel()
 	v, err := m.c.VM(ctx, h)
 	if errors.Is(err, nodeclient.ErrNotFound) {
 		return leasedriver.Machine{}, fmt.Errorf("%w: %v", leasedriver.ErrUnknown, err)
@@ -168,6 +193,8 @@ func (m *leaseMarket) Settle(ctx context.Context, lease string) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := m.short(ctx)
+	defer cancel()
 	_, err = m.c.SettleLease(ctx, h)
 	return err
 }
