@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/latticenet/lattice/internal/hostprog"
 )
 
 // debianRecipe changes whenever the debian-12 image changes in a way
@@ -162,14 +164,14 @@ func buildDebian(ctx context.Context, imageDir string, log *slog.Logger) (string
 	for _, t := range []struct{ name, pkg string }{
 		{"mmdebstrap", "mmdebstrap"}, {"mkfs.ext4", "e2fsprogs"}, {"debugfs", "e2fsprogs"},
 	} {
-		p, err := exec.LookPath(t.name)
+		p, err := hostprog.Look(t.name)
 		if err != nil {
 			return "", fmt.Errorf("%w: %s, to build the debian-12 image: install the Debian package %s", ErrHostPackage, t.name, t.pkg)
 		}
 		tools[t.name] = p
 	}
 	if os.Geteuid() != 0 {
-		if _, err := exec.LookPath("newuidmap"); err != nil {
+		if _, err := hostprog.Look("newuidmap"); err != nil {
 			return "", fmt.Errorf("%w: newuidmap, for mmdebstrap as an ordinary user: install the Debian package uidmap", ErrHostPackage)
 		}
 	}
@@ -218,6 +220,7 @@ func mmdebstrap(ctx context.Context, bin string, args []string, tree, logPath st
 	}
 	defer logf.Close()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = hostprog.Env(os.Environ()) // dpkg, run by mmdebstrap, wants ldconfig from /sbin
 	cmd.Stderr = logf
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // mmdebstrap cleans up on SIGTERM
 	cmd.WaitDelay = 30 * time.Second

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+
+	"github.com/latticenet/lattice/internal/hostprog"
 )
 
 // prepareDisk creates the VM's disk on first start: a sparse file of
@@ -18,7 +20,7 @@ func prepareDisk(dir string, sizeGB int) (string, error) {
 	if _, err := os.Stat(disk); err == nil {
 		return disk, nil
 	}
-	mkfs, err := exec.LookPath("mkfs.ext4")
+	mkfs, err := hostprog.Look("mkfs.ext4")
 	if err != nil {
 		return "", fmt.Errorf("%w: mkfs.ext4: install the Debian package e2fsprogs", ErrHostPackage)
 	}
@@ -50,7 +52,7 @@ func prepareDisk(dir string, sizeGB int) (string, error) {
 // system to the disk at boot). A larger sizeGB than the disk's grows it;
 // a smaller one is refused.
 func prepareRoot(ctx context.Context, dir, base string, sizeGB int) (string, error) {
-	img, err := exec.LookPath("qemu-img")
+	img, err := hostprog.Look("qemu-img")
 	if err != nil {
 		return "", fmt.Errorf("%w: qemu-img: install the Debian package qemu-utils", ErrHostPackage)
 	}

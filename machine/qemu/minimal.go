@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latticenet/lattice/internal/hostprog"
 	"github.com/latticenet/lattice/machine/agent"
 )
 
@@ -176,7 +177,7 @@ const (
 // a guest missing its agent is a VM the host waits for in vain. From a
 // disk the binary is paged in as it runs, as any program is.
 func buildBoot(ctx context.Context, dir string, img image, agentBin string) (bootFiles, error) {
-	mkfs, err := exec.LookPath("mkfs.ext4")
+	mkfs, err := hostprog.Look("mkfs.ext4")
 	if err != nil {
 		return bootFiles{}, fmt.Errorf("%w: mkfs.ext4: install the Debian package e2fsprogs", ErrHostPackage)
 	}
@@ -558,7 +559,7 @@ func extractVmlinux(vmlinuz, dst string) error {
 		if i < 0 {
 			continue
 		}
-		path, err := exec.LookPath(c.tool)
+		path, err := hostprog.Look(c.tool)
 		if err != nil {
 			return fmt.Errorf("%w: %s, to unpack the kernel: install the Debian package %s", ErrHostPackage, c.tool, c.pkg)
 		}

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/latticenet/lattice/internal/hostprog"
 	"github.com/latticenet/lattice/internal/run/durablefile"
 	"github.com/latticenet/lattice/machine/agent"
 )
@@ -136,7 +137,7 @@ func New(cfg Config) (*Driver, error) {
 		}
 		cfg.Agent = exe
 	}
-	bin, err := exec.LookPath("qemu-system-x86_64")
+	bin, err := hostprog.Look("qemu-system-x86_64")
 	if err != nil {
 		return nil, fmt.Errorf("%w: qemu-system-x86_64: install the Debian package qemu-system-x86", ErrHostPackage)
 	}

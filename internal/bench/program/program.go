@@ -4,23 +4,18 @@ package program
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
+
+	"github.com/latticenet/lattice/internal/hostprog"
 )
 
-// Find resolves a program: the path given, or name on PATH or in
-// /usr/sbin (where Debian puts servers, often not on a user's PATH); pkg
-// names what to install when it is missing.
+// Find resolves a program: the path given, or name on PATH or in the
+// directories Debian puts servers in (/usr/sbin, often not on a user's
+// PATH: hostprog.Look); pkg names what to install when it is missing.
 func Find(given, name, pkg string) (string, error) {
 	if given != "" {
 		return given, nil
 	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	p := filepath.Join("/usr/sbin", name)
-	if _, err := os.Stat(p); err == nil {
+	if p, err := hostprog.Look(name); err == nil {
 		return p, nil
 	}
 	return "", fmt.Errorf("%s not found: install %s (apt-get install ...) or give its path", name, pkg)

@@ -11,14 +11,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/latticenet/lattice/internal/hostprog"
 )
 
-// Need returns the path of name on PATH; with check, it also runs
+// Need returns the path of name on PATH or in /usr/sbin or /sbin
+// (hostprog.Look, as lattice itself finds programs); with check, it also runs
 // `name check...`, which must succeed (python3 -c "import boto3"). Where
 // either fails, t is skipped, or failed when CI=true.
 func Need(t testing.TB, name string, check ...string) string {
 	t.Helper()
-	path, err := exec.LookPath(name)
+	path, err := hostprog.Look(name)
 	if err == nil && len(check) > 0 {
 		err = exec.Command(path, check...).Run()
 	}
