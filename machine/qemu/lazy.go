@@ -2,8 +2,11 @@ package qemu
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/latticenet/lattice/internal/hostprog"
 )
 
 // Lazy makes the driver of its Config when a VM first needs it: finding
@@ -91,3 +94,25 @@ func (l *Lazy) Delete(id string) error { return DeleteFiles(l.cfg.Dir, id) }
 
 // Console returns the last max bytes of VM id's console log.
 func (l *Lazy) Console(id string, max int64) ([]byte, error) { return ReadConsole(l.cfg.Dir, id, max) }
+
+// Preflight says whether this host can boot a VM now, without booting
+// one: the driver's error once it is made and failed, else the first of
+// the programs every boot runs that cannot be found (ErrHostPackage). A
+// provider makes no offers while it fails.
+func (l *Lazy) Preflight() error {
+	select {
+	case <-l.ready:
+		if l.err != nil {
+			return l.err
+		}
+	default:
+	}
+	for _, t := range []struct{ name, pkg string }{
+		{"qemu-system-x86_64", "qemu-system-x86"}, {"qemu-img", "qemu-utils"}, {"mkfs.ext4", "e2fsprogs"},
+	} {
+		if _, err := hostprog.Look(t.name); err != nil {
+			return fmt.Errorf("%w: %s: install the Debian package %s", ErrHostPackage, t.name, t.pkg)
+		}
+	}
+	return nil
+}

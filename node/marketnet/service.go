@@ -71,6 +71,11 @@ type Config struct {
 	// Active returns what a provider's active leases take and how many
 	// there are, from the ledger; nil means none (no lease exists yet).
 	Active func(provider ledger.Address) (market.Resources, int, error)
+	// Ready, when set, says whether a provider can run the VMs of the
+	// leases it would be offered: while it returns an error the provider
+	// makes no offer, and whoever asks is told why, rather than be paid
+	// for a VM its host cannot boot.
+	Ready  func() error
 	Logger *slog.Logger
 	Now    func() time.Time
 	// Announce is how often a provider announces its record. Default 1
@@ -474,6 +479,11 @@ func (s *Service) judgeOffer(p market.Provider, r market.Request, o *market.Offe
 func (s *Service) offer(r market.Request) offerAnswer {
 	if err := r.Check(); err != nil {
 		return offerAnswer{Error: err.Error()}
+	}
+	if s.cfg.Ready != nil {
+		if err := s.cfg.Ready(); err != nil {
+			return offerAnswer{Error: "the provider's host cannot run VMs now: " + err.Error()}
+		}
 	}
 	var used market.Resources
 	if s.cfg.Active != nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/machine/qemu"
@@ -167,9 +168,10 @@ func (m *GovModule) Service() *govnet.Service { return m.svc }
 // capacity records and offers (package marketnet). It reads the network's
 // parameters from the state chain's module, provisioned before it.
 type MarketModule struct {
-	cfg marketnet.Config
-	gov *GovModule
-	svc *marketnet.Service
+	cfg   marketnet.Config
+	gov   *GovModule
+	svc   *marketnet.Service
+	ready func() error // the VM module's, when the node runs one
 }
 
 // Market returns the marketplace's module. cfg tunes the service (its
@@ -199,6 +201,10 @@ func (m *MarketModule) Provision(ctx context.Context, s *Stack) error {
 		st := gov.State()
 		p, err := st.Params()
 		return p, st.Index(), err
+	}
+	if cfg.Ready == nil && m.ready != nil {
+		ready := m.ready // set by the VM module, provisioned after this one
+		cfg.Ready = func() error { return ready() }
 	}
 	if cfg.Active == nil {
 		cfg.Active = func(provider ledger.Address) (market.Resources, int, error) {
@@ -294,6 +300,7 @@ type VMModule struct {
 	qemu   qemu.Config
 	market *MarketModule
 	svc    *vmnet.Service
+	lazy   atomic.Pointer[qemu.Lazy] // the driver made here, read by offers
 }
 
 // VMs returns the machines' module. cfg tunes the service; its Node,
@@ -301,7 +308,22 @@ type VMModule struct {
 // and its Driver, when cfg names none, QEMU configured by q (its Dir the
 // data directory's machines/ unless q names one).
 func VMs(cfg vmnet.Config, q qemu.Config, market *MarketModule) *VMModule {
-	return &VMModule{cfg: cfg, qemu: q, market: market}
+	m := &VMModule{cfg: cfg, qemu: q, market: market}
+	if market != nil {
+		market.ready = m.ready
+	}
+	return m
+}
+
+// ready is the provider's readiness for offers (marketnet.Config.Ready):
+// whether the QEMU driver it made can boot a VM. With a driver given in
+// the configuration, or none made (no provider), it is always ready.
+func (m *VMModule) ready() error {
+	l := m.lazy.Load()
+	if l == nil {
+		return nil
+	}
+	return l.Preflight()
 }
 
 func (m *VMModule) Name() string { return "vms" }
@@ -328,7 +350,12 @@ func (m *VMModule) Provision(ctx context.Context, s *Stack) error {
 		if q.Logger == nil {
 			q.Logger = s.Logger()
 		}
-		cfg.Driver = vmnet.QEMU(qemu.NewLazy(q))
+		l := qemu.NewLazy(q)
+		m.lazy.Store(l)
+		cfg.Driver = vmnet.QEMU(l)
+		if err := l.Preflight(); err != nil {
+			s.Logger().Error("this provider's host cannot run VMs: it makes no offers until it can", "err", err)
+		}
 	}
 	if cfg.FindPeer == nil && m.market != nil && m.market.Service() != nil {
 		cfg.FindPeer = providerPeer(m.market.Service())

@@ -510,6 +510,10 @@ func (s *Service) machine(h ledger.Hash, tunnel bool) (m Machine, release func()
 }
 
 // execLocal runs c on a machine of this provider.
+// goneWait is how long a failed exec waits for its machine to exit, to
+// tell a guest that went away from a fault of the agent's connection.
+const goneWait = 2 * time.Second
+
 func (s *Service) execLocal(ctx context.Context, c Call) (nodewire.ExecResult, error) {
 	r, found, err := ledger.GetLease(s.n.Store, c.Lease)
 	if err != nil || !found {
@@ -544,6 +548,15 @@ func (s *Service) execLocal(ctx context.Context, c Call) (nodewire.ExecResult, e
 			Stderr: fmt.Sprintf("lattice: the guest did not answer within %s", s.cfg.ExecTimeout+execGrace)}, nil
 	}
 	if err != nil {
+		// A command that powers the guest off (poweroff -f, as Compute on
+		// leases sends before a delete) loses its answer with the guest:
+		// that is the VM going away, not a fault of this node.
+		select {
+		case <-m.Done():
+			return nodewire.ExecResult{}, fmt.Errorf("%w: it stopped during the command (%v)", ErrNotRunning, err)
+		case <-time.After(goneWait):
+		case <-ctx.Done():
+		}
 		return nodewire.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 	out := nodewire.ExecResult{ExitCode: res.ExitCode, Stdout: string(res.Stdout), Stderr: string(res.Stderr),
