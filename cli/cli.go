@@ -287,6 +287,9 @@ type flags struct {
 	// textAfterFlags makes every argument from the first positional one
 	// on positional: a message's words are never read as flags.
 	textAfterFlags bool
+	// dashAt is the number of positional arguments before "--" once
+	// parsed (vm exec's LEASE -- COMMAND), -1 with no "--".
+	dashAt int
 	// given holds the flags given on the command line (not filled from
 	// the environment or a profile), once parsed.
 	given map[string]bool
@@ -423,6 +426,7 @@ func (f *flags) flagInText(words []string) error {
 }
 
 func (f *flags) parse(args []string) error {
+	f.dashAt = -1
 	for {
 		// The flag package prints the usage on every error; a mistyped
 		// flag gets the one-line error and a pointer to -h instead, and
@@ -441,14 +445,20 @@ func (f *flags) parse(args []string) error {
 			return fmt.Errorf("%w: %v; run `lattice %s -h`", ErrUsage, err, f.Name())
 		}
 		rest := f.FlagSet.Args()
+		dashes := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
 		if len(rest) == 0 {
+			if dashes {
+				f.dashAt = len(f.positional)
+			}
 			break
 		}
-		dashes := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
 		if f.textAfterFlags && !dashes {
 			if err := f.flagInText(rest); err != nil {
 				return err
 			}
+		}
+		if dashes {
+			f.dashAt = len(f.positional)
 		}
 		if f.textAfterFlags || dashes {
 			f.positional = append(f.positional, rest...)

@@ -64,13 +64,13 @@ Commands:
 	}
 	data := f.string("data", "LATTICE_DATA", "data", homeDir(".lattice", "cloud"), "data directory")
 	apiAddr := f.string("api", "LATTICE_API", "api", "127.0.0.1:8090", "REST API address")
-	storageFlags := addStorageFlags(f, "1m")
+	storageFlags := addStorageFlags(f, "1m", "DATA")
 	// Loopback and an unprivileged port, as every other default: serving
 	// zones to the world on port 53 is asked for (--dns :53), with root
 	// or CAP_NET_BIND_SERVICE (docs/operations.md).
 	dnsFlags := addDNSFlags(f, "127.0.0.1:8053")
 	cdnFlags := addCDNFlags(f, false)
-	computeFlags := addComputeFlags(f, false)
+	computeFlags := addComputeFlags(f, false, "DATA")
 	leaseNode := f.string("compute-lease-node", "LATTICE_COMPUTE_LEASE_NODE", "compute_lease_node", "", "with --compute-backend lease: the URL of the ledger node's API the platform buys leases through")
 	leaseKey := f.string("compute-lease-key", "LATTICE_COMPUTE_LEASE_KEY", "compute_lease_key", "", "with --compute-backend lease: the key file of the ledger account that pays for the leases and holds their machines' access key")
 	leaseImage := f.string("compute-lease-image", "LATTICE_COMPUTE_LEASE_IMAGE", "compute_lease_image", "debian-12", "with --compute-backend lease: the image the network's providers run (lattice node --vm-image), the one VMs may ask for")
@@ -162,13 +162,14 @@ type computeFlags struct {
 
 // addComputeFlags adds the Compute service's flags; outbound is whether
 // guests may connect out through the host by default (yes for dev, whose
-// VMs are its user's own).
-func addComputeFlags(f *flags, outbound bool) computeFlags {
+// VMs are its user's own); dataDir names the platform's data directory in
+// the help (DATA, or DATA/cloud for dev).
+func addComputeFlags(f *flags, outbound bool, dataDir string) computeFlags {
 	return computeFlags{
 		outbound: f.string("compute-outbound", "LATTICE_COMPUTE_OUTBOUND", "compute_outbound", strconv.FormatBool(outbound), "let VMs connect out through the host: to the internet and to the host's loopback services (true or false; false isolates them but for their SSH port)"),
 		accel:    f.string("compute-accel", "LATTICE_COMPUTE_ACCEL", "compute_accel", "", "VM accelerator: kvm or tcg (default kvm where /dev/kvm works, else tcg)"),
 		quota:    f.string("compute-quota", "LATTICE_COMPUTE_QUOTA", "compute_quota", "", "every account's compute quota: the figures given replace the defaults vms=10,vcpus=16,memory_mb=32768,disk_gb=200 (0 is no limit)"),
-		images:   f.string("compute-images", "LATTICE_COMPUTE_IMAGES", "compute_images", "", "directory of the built VM images, which platforms on one host may share (default DATA/machines/images)"),
+		images:   f.string("compute-images", "LATTICE_COMPUTE_IMAGES", "compute_images", "", "directory of the built VM images, which platforms on one host may share (default "+dataDir+"/machines/images)"),
 		capacity: f.string("compute-capacity", "LATTICE_COMPUTE_CAPACITY", "compute_capacity", "", "what the host gives all VMs, such as vcpus=8,memory_mb=16384,disk_gb=500 (default 4 vCPUs a core, 80% of memory, 90% of the data disk)"),
 		backend:  f.string("compute-backend", "LATTICE_COMPUTE_BACKEND", "compute_backend", "local", "where VMs run: local (QEMU on this host) or lease (each VM a lease bought from the ledger network's cheapest provider)"),
 		leaseDuration: f.string("compute-lease-duration", "LATTICE_COMPUTE_LEASE_DURATION", "compute_lease_duration", "1h",
@@ -267,13 +268,15 @@ type storageFlags struct {
 	s3, logInterval, kmsMaster, kmsPrevious *string
 }
 
-func addStorageFlags(f *flags, logInterval string) storageFlags {
+// addStorageFlags adds the Storage service's flags; dataDir names the
+// platform's data directory in the help (DATA, or DATA/cloud for dev).
+func addStorageFlags(f *flags, logInterval, dataDir string) storageFlags {
 	return storageFlags{
 		s3: f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address"),
 		logInterval: f.string("s3-access-log-interval", "LATTICE_S3_ACCESS_LOG_INTERVAL", "s3_access_log_interval", logInterval,
 			"how often buckets' server access log records are delivered to their target buckets"),
 		kmsMaster: f.string("kms-master-key", "LATTICE_KMS_MASTER_KEY_FILE", "kms_master_key", "",
-			"file of the master key that seals SSE-KMS keys: 32 bytes, raw or base64 (default DATA/kms-master.key, made on first start; the environment's LATTICE_KMS_MASTER_KEY, the key itself in base64, overrides both)"),
+			"file of the master key that seals SSE-KMS keys: 32 bytes, raw or base64 (default "+dataDir+"/kms-master.key, made on first start; the environment's LATTICE_KMS_MASTER_KEY, the key itself in base64, overrides both)"),
 		kmsPrevious: f.string("kms-previous-master-key", "LATTICE_KMS_PREVIOUS_MASTER_KEY_FILE", "kms_previous_master_key", "",
 			"file of the master key being rotated out: keys still sealed under it are sealed again under --kms-master-key at start"),
 	}

@@ -350,7 +350,15 @@ func vmTable(e *env, v cloudwire.VM) error {
 	}
 	fmt.Fprintf(tw, "image:\t%s\nvcpus:\t%d\nmemory:\t%d MB\ndisk:\t%d GB\n", v.Image, v.VCPUs, v.MemoryMB, v.DiskGB)
 	if v.SSH != nil {
-		fmt.Fprintf(tw, "ssh:\t%s (or: lattice compute ssh %s)\n", v.SSH.Command, v.Name)
+		cmd := v.SSH.Command
+		// The platform cannot know where the user's key is; the CLI can:
+		// a plain ssh would not offer the lattice key and be refused.
+		if rest, ok := strings.CutPrefix(cmd, "ssh "); ok {
+			if _, err := os.Stat(sshKeyPath()); err == nil {
+				cmd = "ssh -i " + sshKeyPath() + " " + rest
+			}
+		}
+		fmt.Fprintf(tw, "ssh:\t%s (or: lattice compute ssh %s)\n", cmd, v.Name)
 	}
 	if v.Accel != "" && v.Lease == nil {
 		fmt.Fprintf(tw, "accelerator:\t%s\n", v.Accel)

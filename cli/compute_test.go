@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -37,13 +38,23 @@ func TestComputeCommands(t *testing.T) {
 	t.Setenv("LATTICE_API_KEY", strings.TrimSpace(string(admin)))
 
 	r := mustRun(t, "compute", "create", "web")
-	for _, want := range []string{"name:", "web", "status:", "running", "image:", "debian-12", "ssh -p "} {
+	for _, want := range []string{"name:", "web", "status:", "running", "image:", "debian-12", "ssh -i "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("compute create: no %q in\n%s", want, r.stdout)
 		}
 	}
 	if !strings.Contains(r.stderr, "made your lattice SSH key") {
 		t.Errorf("compute create stderr: %q", r.stderr)
+	}
+	// The ssh command it prints logs in as it is (it names the key).
+	if m := regexp.MustCompile(`(?m)^ssh:\s+(ssh .*?) \(or:`).FindStringSubmatch(r.stdout); m == nil {
+		t.Errorf("compute create prints no ssh command:\n%s", r.stdout)
+	} else {
+		args := append(strings.Fields(m[1])[1:], "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "hostname")
+		out, err := exec.Command(tooltest.Need(t, "ssh"), args...).Output()
+		if err != nil || strings.TrimSpace(string(out)) != "web" {
+			t.Errorf("the printed %q: %q, %v", m[1], out, err)
+		}
 	}
 	r = mustRun(t, "compute", "ssh", "web", "--", "-o", "BatchMode=yes", "sh", "-c", "'echo kept > /root/file && sync && cat /etc/debian_version && hostname'")
 	if lines := strings.Fields(r.stdout); len(lines) != 2 || !strings.HasPrefix(lines[0], "12.") || lines[1] != "web" {

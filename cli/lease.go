@@ -68,7 +68,7 @@ whole duration, escrowed when the lease is made; the stake is what the
 provider locks beside it.`, "  lattice lease offers --vcpus 1 --memory 512 --disk 5 --duration 1h\n  lattice lease offers --vcpus 2 --memory 2048 --disk 20 --duration 30d --json\n")
 	cf := addClientFlags(f, false)
 	f.hide("key")
-	res := addResourceFlags(f)
+	res := addResourceFlags(f, false)
 	if err := f.parse(args[1:]); err != nil {
 		return err
 	}

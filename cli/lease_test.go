@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,7 +105,18 @@ func TestLeaseCommands(t *testing.T) {
 	wantFail(t, run(t, "lease", "show", "--node", url), 2, "LEASE")
 	wantFail(t, run(t, "lease", "show", l.LeaseHash.String(), "extra", "--node", url), 2, "extra")
 	wantFail(t, run(t, "lease", "list", "--all", "--provider", prov, "--node", url), 2, "at most one")
-	wantFail(t, run(t, "lease", "create", "--provider", strings.Repeat("cd", 32), "--key", keyFile, "--node", url), 1, "made no offer")
+	wantFail(t, run(t, "lease", "create", "--provider", strings.Repeat("cd", 32), "--duration", "1h", "--key", keyFile, "--node", url), 1, "made no offer")
+	// A forgotten --duration buys nothing (it once bought an hour).
+	leases := func() int {
+		var ls []json.RawMessage
+		decode(t, mustRun(t, "lease", "list", "--key", keyFile, "--node", url, "--json"), &ls)
+		return len(ls)
+	}
+	before := leases()
+	wantFail(t, run(t, "lease", "create", "--key", keyFile, "--node", url), 2, "--duration is required")
+	if after := leases(); after != before {
+		t.Fatalf("lease create without --duration: %d leases, then %d", before, after)
+	}
 	wantFail(t, run(t, "lease", "settel"), 2, "settle")
 }
 

@@ -19,16 +19,28 @@ type resourceFlags struct {
 	duration            *string
 }
 
-func addResourceFlags(f *flags) resourceFlags {
-	return resourceFlags{
-		vcpus:    f.Int64("vcpus", 1, "vCPUs (at least 1)"),
-		memory:   f.Int64("memory", 512, "memory in MB (at least 512)"),
-		disk:     f.Int64("disk", 5, "disk in GB (at least 5)"),
-		duration: f.String("duration", "1h", "how long: a Go duration (90m, 1h) or days (30d); 60 s to 365 days"),
+// addResourceFlags adds the flags of a resource request. With
+// durationRequired (lease create, which escrows the whole cost at once)
+// --duration has no default: a forgotten flag must not buy an hour.
+func addResourceFlags(f *flags, durationRequired bool) resourceFlags {
+	const durationHelp = "how long: a Go duration (90m, 1h) or days (30d); 60 s to 365 days"
+	r := resourceFlags{
+		vcpus:  f.Int64("vcpus", 1, "vCPUs (at least 1)"),
+		memory: f.Int64("memory", 512, "memory in MB (at least 512)"),
+		disk:   f.Int64("disk", 5, "disk in GB (at least 5)"),
 	}
+	if durationRequired {
+		r.duration = f.String("duration", "", durationHelp+" (required: the whole cost is escrowed at once)")
+	} else {
+		r.duration = f.String("duration", "1h", durationHelp)
+	}
+	return r
 }
 
 func (r resourceFlags) request() (market.Request, error) {
+	if *r.duration == "" {
+		return market.Request{}, usageErr("--duration is required: how long to lease, e.g. --duration 1h (the whole cost is escrowed at once)")
+	}
 	secs, err := parseLeaseDuration(*r.duration)
 	if err != nil {
 		return market.Request{}, usageErr("--duration %q: %v", *r.duration, err)
@@ -53,7 +65,7 @@ time (lattice gov get lease.accept_timeout_ms), `+"`lattice lease settle`"+` ref
 		"  lattice lease create --vcpus 1 --memory 512 --disk 5 --duration 1h\n  lattice lease create --vcpus 2 --memory 2048 --disk 20 --duration 30d --provider $PROVIDER --json\n")
 	cf := addClientFlags(f, true)
 	signOnlyBlock(f, "lease")
-	res := addResourceFlags(f)
+	res := addResourceFlags(f, true)
 	provider := f.String("provider", "", "lease from this provider (default: the cheapest offer)")
 	access := f.String("access-key", "", "the key that may use the machine (default: your account)")
 	wait := f.Duration("wait", 30*time.Second, "how long to wait for the provider to accept (0: do not wait)")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -84,7 +85,7 @@ those of settled leases for a day.`, "  lattice vm list --node http://127.0.0.1:
 		return printJSON(e.stdout, vms)
 	}
 	if len(vms) == 0 {
-		fmt.Fprintln(e.stdout, "this node runs no VMs (only a provider's node does: lattice node --provider-key)")
+		fmt.Fprintf(e.stdout, "%s runs no VMs: only a provider's node does (lattice node --provider-key); name it with --node (lattice dev prints which node is the provider)\n", *cf.node)
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -160,11 +161,25 @@ with --key, which must be the lease's access key; any node passes it to
 the lease's provider. A command has 30 seconds; each output is cut at 1 MiB.`,
 		"  lattice vm exec $LEASE -- uname -a\n  lattice vm exec $LEASE -- 'df -h /data'\n  lattice vm exec $LEASE --json -- id\n")
 	cf := addClientFlags(f, false)
+	if !slices.Contains(args, "--") && !slices.ContainsFunc(args, isHelpFlag) {
+		// Without "--" a command's own flags (uname -a) would be read
+		// as lattice's: say what to do rather than "-a is not defined".
+		return usageErr("put the command after --: lattice vm exec LEASE -- COMMAND")
+	}
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if f.NArg() < 2 {
+	switch {
+	case f.dashAt < 0 || f.NArg() == 0:
 		return usageErr("want LEASE -- COMMAND: run `lattice vm exec -h`")
+	case f.dashAt == 0:
+		return usageErr("want the LEASE before --: lattice vm exec LEASE -- COMMAND")
+	case f.dashAt > 1:
+		// A word between the lease and "--" is a mistake, not a part of
+		// the command: refused, never run.
+		return usageErr("unexpected argument %q before --: lattice vm exec LEASE -- COMMAND", f.Arg(1))
+	case f.NArg() == 1:
+		return usageErr("want a COMMAND after --: lattice vm exec LEASE -- COMMAND")
 	}
 	h, err := ledger.ParseHash(f.Arg(0))
 	if err != nil {
@@ -331,4 +346,14 @@ network of --node. A signature is good once, within 5 minutes.`,
 	}
 	fmt.Fprintln(e.stdout, c.Header())
 	return nil
+}
+
+// isHelpFlag reports whether a is one of the flag package's ways of
+// asking for help.
+func isHelpFlag(a string) bool {
+	switch a {
+	case "-h", "--h", "-help", "--help":
+		return true
+	}
+	return false
 }

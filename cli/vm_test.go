@@ -85,7 +85,7 @@ func TestVMCommands(t *testing.T) {
 		t.Fatalf("vm exec --json: %+v", res)
 	}
 	wantFail(t, run(t, "vm", "exec", h, "--key", other, "--node", url, "--", "id"), 1, "not the lease's access key", "403")
-	wantFail(t, run(t, "vm", "exec", h, "--key", keyFile, "--node", url), 2, "want LEASE -- COMMAND")
+	wantFail(t, run(t, "vm", "exec", h, "--key", keyFile, "--node", url), 2, "put the command after --")
 	wantFail(t, run(t, "vm", "exec", "xyz", "--key", keyFile, "--node", url, "--", "id"), 2, "LEASE \"xyz\"")
 	wantFail(t, run(t, "vm", "show", h, "stray", "--node", url), 2, "stray")
 	wantFail(t, run(t, "vm", "list", "stray", "--node", url), 2, "stray")
@@ -189,4 +189,31 @@ func TestKeySSH(t *testing.T) {
 	}
 	wantFail(t, run(t, "key", "ssh", "--key", keyFile, "--out", out), 1, "never overwritten")
 	wantFail(t, run(t, "key", "ssh", "--key", keyFile, "stray"), 2, "stray")
+}
+
+// TestVMExecArguments: vm exec runs exactly the words after "--"; a word
+// between the lease and "--", a missing "--" or a missing command is a
+// usage error before anything is sent (the node named here does not
+// exist, so a request would fail differently).
+func TestVMExecArguments(t *testing.T) {
+	lease := strings.Repeat("ab", 32)
+	node := "http://127.0.0.1:1"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{lease, "extra", "--", "uname"}, `unexpected argument "extra" before --`},
+		{[]string{lease, "--node", node, "extra", "--", "uname"}, `unexpected argument "extra" before --`},
+		{[]string{lease, "uname", "-a"}, "put the command after --"},
+		{[]string{lease, "uname"}, "put the command after --"},
+		{[]string{lease, "--"}, "want a COMMAND after --"},
+		{[]string{"--", "uname"}, "want the LEASE before --"},
+		{[]string{"--"}, "want LEASE -- COMMAND"},
+	} {
+		args := append([]string{"vm", "exec", "--node", node}, tc.args...)
+		wantFail(t, run(t, args...), 2, tc.want)
+	}
+	if r := run(t, "vm", "exec", "-h"); r.code != 0 || !strings.Contains(r.stdout, "vm exec LEASE [flags] -- COMMAND") {
+		t.Fatalf("vm exec -h: %+v", r)
+	}
 }
