@@ -13,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	drouting "github.com/libp2p/go-libp2p/p2p/discovery/routing"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 )
 
 // maxDialsPerRound bounds how many peers one reconnect round dials, and
@@ -196,6 +197,14 @@ func (h *Host) dialAll(ctx context.Context, infos []peer.AddrInfo) {
 			continue
 		}
 		dials++
+		// The loop paces its own dials (a candidate once a round). The
+		// swarm's backoff, which grows with the square of a peer's failed
+		// dials, would stretch the next dial to minutes after a path that
+		// was cut (a router, a partition) comes back: a provider behind
+		// NAT then stayed relayed long after it could dial out again.
+		if sw, ok := h.host.Network().(*swarm.Swarm); ok {
+			sw.Backoff().Clear(ai.ID)
+		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {

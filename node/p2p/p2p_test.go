@@ -16,6 +16,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 )
 
 // testNetwork is the network name of the tests' hosts.
@@ -414,4 +415,45 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("%s: error %q lacks the p2p: prefix", tc.name, err)
 		}
 	}
+}
+
+// TestReconnectAfterLongOutage: a bootstrap peer that was down long
+// enough for the swarm's dial backoff to grow to minutes is dialled
+// again within a round of the reconnect loop once it is back (a provider
+// behind NAT once stayed relayed for minutes after its router let the
+// other node through again).
+func TestReconnectAfterLongOutage(t *testing.T) {
+	bdir := t.TempDir()
+	b, err := New(context.Background(), testConfig(t, bdir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := b.Addrs()
+	a := start(t, testConfig(t, t.TempDir(), b))
+	eventually(t, "a and b connect", func() bool { return connected(a, b) })
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The swarm's backoff after a failed dial, as a long outage makes
+	// it (it grows with the square of the failures: 5 s + n² s).
+	saved := swarm.BackoffBase
+	swarm.BackoffBase = 5 * time.Minute
+	t.Cleanup(func() { swarm.BackoffBase = saved })
+	time.Sleep(time.Second) // a few of a's rounds fail
+	// b must not dial a itself: only a's loop is under test.
+	if err := os.Remove(filepath.Join(bdir, peersFile)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, bdir)
+	cfg.Listen = nil
+	for _, ad := range addrs { // the same port, and the same key from bdir
+		cfg.Listen = append(cfg.Listen, strings.TrimSuffix(ad, "/p2p/"+b.ID().String()))
+	}
+	b2 := start(t, cfg)
+	if b2.ID() != b.ID() {
+		t.Fatalf("b restarted as %s, want %s", b2.ID(), b.ID())
+	}
+	began := time.Now()
+	eventually(t, "a dials b again once it is back", func() bool { return connected(a, b2) })
+	t.Logf("reconnected %s after b came back", time.Since(began).Round(time.Millisecond))
 }
