@@ -51,6 +51,16 @@ func (h *Host) namespace() string { return h.prefix }
 // candidates returns the peers worth dialling: the bootstrap peers, then
 // the known ones, most recently seen first, without ourselves and the
 // peers the gater refuses.
+// isBootstrap reports whether p is one of the --bootstrap peers.
+func (h *Host) isBootstrap(p peer.ID) bool {
+	for _, b := range h.bootstrap {
+		if b.ID == p {
+			return true
+		}
+	}
+	return false
+}
+
 func (h *Host) candidates() []peer.AddrInfo {
 	var out []peer.AddrInfo
 	for _, ai := range append(append([]peer.AddrInfo(nil), h.bootstrap...), h.book.list()...) {
@@ -197,13 +207,17 @@ func (h *Host) dialAll(ctx context.Context, infos []peer.AddrInfo) {
 			continue
 		}
 		dials++
-		// The loop paces its own dials (a candidate once a round). The
-		// swarm's backoff, which grows with the square of a peer's failed
-		// dials, would stretch the next dial to minutes after a path that
-		// was cut (a router, a partition) comes back: a provider behind
-		// NAT then stayed relayed long after it could dial out again.
-		if sw, ok := h.host.Network().(*swarm.Swarm); ok {
-			sw.Backoff().Clear(ai.ID)
+		// A bootstrap peer, or one reached only through a relay, is dialled
+		// every round whatever its failures: the swarm's backoff, which
+		// grows with the square of a peer's failed dials, would stretch the
+		// next dial to minutes after a path that was cut (a router, a
+		// partition) comes back, and a provider behind NAT stayed relayed
+		// long after it could dial out again. Other candidates (saved or
+		// discovered, perhaps gone for good) keep the swarm's backoff.
+		if h.isBootstrap(ai.ID) || h.host.Network().Connectedness(ai.ID) == network.Limited {
+			if sw, ok := h.host.Network().(*swarm.Swarm); ok {
+				sw.Backoff().Clear(ai.ID)
+			}
 		}
 		sem <- struct{}{}
 		wg.Add(1)

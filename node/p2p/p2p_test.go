@@ -418,11 +418,18 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // TestReconnectAfterLongOutage: a bootstrap peer that was down long
-// enough for the swarm's dial backoff to grow to minutes is dialled
+// enough for the swarm's dial backoff to grow to 5 minutes is dialled
 // again within a round of the reconnect loop once it is back (a provider
 // behind NAT once stayed relayed for minutes after its router let the
 // other node through again).
 func TestReconnectAfterLongOutage(t *testing.T) {
+	// The swarm's backoff after a failed dial as a long outage makes it
+	// (5 s + n² s after n failures, up to 5 minutes). Set before any host
+	// starts and restored after they are closed (cleanups run last
+	// registered first), so that no host's goroutine reads it meanwhile.
+	saved := swarm.BackoffBase
+	swarm.BackoffBase = 5 * time.Minute
+	t.Cleanup(func() { swarm.BackoffBase = saved })
 	bdir := t.TempDir()
 	b, err := New(context.Background(), testConfig(t, bdir))
 	if err != nil {
@@ -434,11 +441,6 @@ func TestReconnectAfterLongOutage(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// The swarm's backoff after a failed dial, as a long outage makes
-	// it (it grows with the square of the failures: 5 s + n² s).
-	saved := swarm.BackoffBase
-	swarm.BackoffBase = 5 * time.Minute
-	t.Cleanup(func() { swarm.BackoffBase = saved })
 	time.Sleep(time.Second) // a few of a's rounds fail
 	// b must not dial a itself: only a's loop is under test.
 	if err := os.Remove(filepath.Join(bdir, peersFile)); err != nil {
