@@ -280,6 +280,12 @@ func readSSHKey(arg string) (string, error) {
 	return line, nil
 }
 
+// statOK reports whether path exists.
+func statOK(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // sshKeyPath is the lattice SSH key's private half.
 func sshKeyPath() string {
 	dir, err := os.UserConfigDir()
@@ -354,8 +360,11 @@ func vmTable(e *env, v cloudwire.VM) error {
 		// The platform cannot know where the user's key is; the CLI can:
 		// a plain ssh would not offer the lattice key and be refused.
 		if rest, ok := strings.CutPrefix(cmd, "ssh "); ok {
-			if _, err := os.Stat(sshKeyPath()); err == nil {
-				cmd = "ssh -i " + sshKeyPath() + " " + rest
+			if key := sshKeyPath(); statOK(key) {
+				if strings.ContainsAny(key, " \t'\"$\\") { // macOS: "Application Support"
+					key = "'" + strings.ReplaceAll(key, "'", `'\''`) + "'"
+				}
+				cmd = "ssh -i " + key + " " + rest
 			}
 		}
 		fmt.Fprintf(tw, "ssh:\t%s (or: lattice compute ssh %s)\n", cmd, v.Name)

@@ -354,7 +354,7 @@ func (m *VMModule) Provision(ctx context.Context, s *Stack) error {
 		m.lazy.Store(l)
 		cfg.Driver = vmnet.QEMU(l)
 		if err := l.Preflight(); err != nil {
-			s.Logger().Error("this provider's host cannot run VMs: it makes no offers until it can", "err", err)
+			s.Logger().Error("this provider's host cannot run VMs: it makes no offers until the host has what is missing (a driver that failed to start needs a restart)", "err", err)
 		}
 	}
 	if cfg.FindPeer == nil && m.market != nil && m.market.Service() != nil {

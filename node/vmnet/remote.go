@@ -509,11 +509,11 @@ func (s *Service) machine(h ledger.Hash, tunnel bool) (m Machine, release func()
 	}, nil
 }
 
-// execLocal runs c on a machine of this provider.
 // goneWait is how long a failed exec waits for its machine to exit, to
 // tell a guest that went away from a fault of the agent's connection.
 const goneWait = 2 * time.Second
 
+// execLocal runs c on a machine of this provider.
 func (s *Service) execLocal(ctx context.Context, c Call) (nodewire.ExecResult, error) {
 	r, found, err := ledger.GetLease(s.n.Store, c.Lease)
 	if err != nil || !found {
