@@ -280,12 +280,6 @@ func readSSHKey(arg string) (string, error) {
 	return line, nil
 }
 
-// statOK reports whether path exists.
-func statOK(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
 // sshKeyPath is the lattice SSH key's private half.
 func sshKeyPath() string {
 	dir, err := os.UserConfigDir()
@@ -360,7 +354,8 @@ func vmTable(e *env, v cloudwire.VM) error {
 		// The platform cannot know where the user's key is; the CLI can:
 		// a plain ssh would not offer the lattice key and be refused.
 		if rest, ok := strings.CutPrefix(cmd, "ssh "); ok {
-			if key := sshKeyPath(); statOK(key) {
+			key := sshKeyPath()
+			if _, err := os.Stat(key); err == nil {
 				if strings.ContainsAny(key, " \t'\"$\\") { // macOS: "Application Support"
 					key = "'" + strings.ReplaceAll(key, "'", `'\''`) + "'"
 				}

@@ -161,7 +161,7 @@ with --key, which must be the lease's access key; any node passes it to
 the lease's provider. A command has 30 seconds; each output is cut at 1 MiB.`,
 		"  lattice vm exec $LEASE -- uname -a\n  lattice vm exec $LEASE -- 'df -h /data'\n  lattice vm exec $LEASE --json -- id\n")
 	cf := addClientFlags(f, false)
-	if !slices.Contains(args, "--") && !slices.ContainsFunc(args, isHelpFlag) {
+	if !slices.Contains(args, "--") && !wantsHelp(args) {
 		// Without "--" a command's own flags (uname -a) would be read
 		// as lattice's: say what to do rather than "-a is not defined".
 		return usageErr("put the command after --: lattice vm exec LEASE -- COMMAND")
@@ -346,14 +346,4 @@ network of --node. A signature is good once, within 5 minutes.`,
 	}
 	fmt.Fprintln(e.stdout, c.Header())
 	return nil
-}
-
-// isHelpFlag reports whether a is one of the flag package's ways of
-// asking for help.
-func isHelpFlag(a string) bool {
-	switch a {
-	case "-h", "--h", "-help", "--help":
-		return true
-	}
-	return false
 }
