@@ -77,6 +77,12 @@ signed with it fail from then on. Needs an admin --api-key.`, `  lattice cloud a
 	if err := f.parse(args[1:]); err != nil {
 		return err
 	}
+	if op != "revoke" {
+		// A label left unquoted (--name my laptop) once named a key "my".
+		if err := noArgs(f); err != nil {
+			return err
+		}
+	}
 	if *apiKey == "" {
 		return usageErr("--api-key (or LATTICE_API_KEY) is required: an admin key, such as the one in DATA/cloud/admin-api-key")
 	}

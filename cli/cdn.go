@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -513,14 +514,24 @@ path goes to the origin. At most 100 paths and prefixes in one purge.`, `  latti
 	if *f.json {
 		return printJSON(e.stdout, r)
 	}
-	what := "everything it had cached"
-	if len(p.Paths)+len(p.Prefixes) > 0 {
-		what = fmt.Sprintf("%d paths and prefixes", len(p.Paths)+len(p.Prefixes))
-	}
-	noun := "responses"
-	if r.Purged == 1 {
-		noun = "response"
-	}
-	fmt.Fprintf(e.stdout, "purged %d cached %s of %s (%s)\n", r.Purged, noun, d.Name, what)
+	fmt.Fprintf(e.stdout, "purged %s of %s (%s)\n", plural(r.Purged, "cached response"), d.Name, purgeWhat(p))
 	return nil
+}
+
+// purgeWhat names what a purge asked for as the API received it, each
+// path and prefix with the slash the CLI may have added (`--prefix img`
+// purges /img), the first few in full.
+func purgeWhat(p cloudwire.Purge) string {
+	if len(p.Paths)+len(p.Prefixes) == 0 {
+		return "everything it had cached"
+	}
+	names := slices.Clone(p.Paths)
+	for _, s := range p.Prefixes {
+		names = append(names, "prefix "+s)
+	}
+	const shown = 3
+	if len(names) > shown {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:shown], ", "), len(names)-shown)
+	}
+	return strings.Join(names, ", ")
 }

@@ -58,8 +58,8 @@ func commands() []command {
 	return []command{
 		{"dev", "start a network of one node (or --nodes N) and the cloud on this machine, with a funded key", runDev},
 		{"node", "run a ledger node from a data directory and a genesis file", runNode},
-		{"cloud", "run the cloud platform (REST API, S3 endpoint, DNS server, CDN edge); `cloud apikey` manages API keys", runCloud},
-		{"s3", "buckets and objects: mb, rb, ls, cp (with progress), mv, sync, rm, public, versioning, versions, usage, presign, zip, lifecycle, events, metrics, keys", runS3},
+		{"cloud", "run the cloud platform (REST API, S3 endpoint, DNS server, CDN edge, compute VMs); `cloud apikey` manages API keys", runCloud},
+		{"s3", "buckets and objects: mb, rb, ls, cp (with progress), mv, sync, rm, public, versioning, versions, usage, presign, zip, lifecycle, events, metrics, keys, kms", runS3},
 		{"dns", "DNS zones and records, served by the platform's DNS server (dns zone create|ls|rm, dns record add|ls|set|rm)", runDNS},
 		{"cdn", "CDN deployments in front of an origin or a bucket, served by the platform's caching edge (cdn create|ls|show|rm|domains|domain|purge)", runCDN},
 		{"compute", "virtual machines on the platform's host, with SSH and a console log (compute create|ls|show|power|ssh|logs|rm|images|usage)", runCompute},
@@ -83,7 +83,7 @@ func commands() []command {
 		{"ledger", "what a node holds: info, pending sends, frontiers, conflicts, recent blocks (ledger info | pending | frontiers | conflicts | recent)", runLedger},
 		{"completion", "print a bash or zsh script that completes lattice's commands and flags (completion bash | zsh)", runCompletion},
 		{"audit", "check a stopped node's ledger invariants offline, or compare running nodes and name every difference (--nodes)", runAudit},
-		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network), chat (bench chat), S3 against MinIO (bench s3), DNS against NSD and PowerDNS (bench dns) or the CDN edge against nginx (bench cdn)", runBench},
+		{"bench", "measure ledger ingestion (bench ledger), the ledger network (bench network), leases (bench lease), chat (bench chat), S3 against MinIO (bench s3), DNS against NSD and PowerDNS (bench dns), the CDN edge against nginx (bench cdn), VMs (bench compute) or a provider's VMs over the network (bench provider)", runBench},
 		{"version", "print the version", runVersion},
 		{"profile", "list, show or choose the named client settings `lattice dev` writes (ls, show, use)", runProfile},
 	}
@@ -117,7 +117,7 @@ func mainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 0
 	}
 	if args[0] == "--version" || args[0] == "-version" {
-		args = []string{"version"}
+		args = append([]string{"version"}, args[1:]...) // version refuses what it does not take
 	}
 	if args[0] == agent.Command { // inside a VM's image, run by its init; not for people
 		return agent.GuestMain()

@@ -37,7 +37,7 @@ Commands:
          [--ssh-key FILE.pub]... [--user-data FILE] [--no-wait]
                                  create a VM and wait until it runs
   ls                             list your VMs
-  show VM                        a VM: its make, status and SSH address
+  show VM                        a VM: its image and size, status and SSH address
   power VM on|off|reboot         power a VM on, off, or reboot it
   ssh VM [-- SSH ARGS]           log into a VM with ssh (or run a command)
   logs VM                        a VM's console log of its latest boot
@@ -170,12 +170,12 @@ func waitVM(ctx context.Context, e *env, c *cloudclient.Client, id string, timeo
 			}
 			return v, false, err
 		}
+		if !computerules.Transitional(v.Status) {
+			return v, false, nil // the caller says how it ended
+		}
 		if v.Status != last {
 			fmt.Fprintf(e.stderr, "%s: %s\n", v.Name, v.Status)
 			last = v.Status
-		}
-		if !computerules.Transitional(v.Status) {
-			return v, false, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -416,8 +416,8 @@ address of those running with one.`, `  lattice compute ls
 
 func runComputeShow(ctx context.Context, e *env, args []string) error {
 	f := newComputeFlags(e, "show", "VM", `
-Shows a VM: its make, status (with the reason of an error), SSH address
-and accelerator.`, `  lattice compute show web
+Shows a VM: its image and size, status (with the reason of an error),
+SSH address and accelerator.`, `  lattice compute show web
   lattice compute show web --json
 `)
 	_, v, err := vmRef(ctx, f, args, 1, "one VM name or ID")
@@ -474,6 +474,18 @@ shuts the guest down cleanly (killed after 30 s); the disk is kept.`, `  lattice
 	return nil
 }
 
+// howToRun says what brings a VM that is not running to running.
+func howToRun(v cloudwire.VM) string {
+	switch v.Status {
+	case computerules.Stopped:
+		return fmt.Sprintf("`lattice compute power %s on`", v.Name)
+	case computerules.Error:
+		return fmt.Sprintf("it failed: %s; `lattice compute logs %s` shows its console", v.StatusReason, v.Name)
+	default: // on its way somewhere
+		return fmt.Sprintf("`lattice compute show %s` says when it is", v.Name)
+	}
+}
+
 func runComputeSSH(ctx context.Context, e *env, args []string) error {
 	f := newComputeFlags(e, "ssh", "VM [-- SSH ARGS]", `
 Logs into a running VM as root with the system's ssh, through the port
@@ -496,7 +508,7 @@ host key is remembered in ~/.config/lattice/ssh/known_hosts-VMID.`, `  lattice c
 	}
 	if v.SSH == nil {
 		if v.Status != computerules.Running {
-			return fmt.Errorf("VM %s is %s: ssh needs it running (`lattice compute power %s on`)", v.Name, v.Status, v.Name)
+			return fmt.Errorf("VM %s is %s: ssh needs it running (%s)", v.Name, v.Status, howToRun(v))
 		}
 		return fmt.Errorf("VM %s (image %s) has no SSH server: use an image with one, such as debian-12", v.Name, v.Image)
 	}

@@ -69,9 +69,11 @@ func runLedger(ctx context.Context, e *env, args []string) error {
 	return usageErr("unknown command %q%s; run `lattice ledger -h`", args[0], suggestion(args[0], names))
 }
 
-// ledgerSession parses a ledger command's flags and connects to the node;
-// optional is the one positional argument it may take ("" for none).
-func ledgerSession(ctx context.Context, e *env, name, usage, about, examples, optional string, args []string, extra func(*flags)) (*session, string, error) {
+// ledgerSession parses a ledger command's flags and its one optional
+// address argument, named optional ("" when it takes none), and then
+// connects to the node: a word that is not an address is refused before
+// anything is asked.
+func ledgerSession(ctx context.Context, e *env, name, usage, about, examples, optional string, args []string, extra func(*flags)) (*session, *ledger.Address, error) {
 	f := newHelpFlags(e, "ledger "+name, usage, about, examples)
 	cf := addClientFlags(f, false)
 	// What a node holds is read without a key: --key is taken (scripts
@@ -81,29 +83,21 @@ func ledgerSession(ctx context.Context, e *env, name, usage, about, examples, op
 		extra(f)
 	}
 	if err := f.parse(args); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	arg := ""
+	var addr *ledger.Address
 	switch {
 	case optional == "" && f.NArg() > 0, f.NArg() > 1:
-		return nil, "", usageErr("unexpected argument %q; run `lattice ledger %s -h`", f.Arg(f.NArg()-1), name)
+		return nil, nil, usageErr("unexpected argument %q; run `lattice ledger %s -h`", f.Arg(f.NArg()-1), name)
 	case f.NArg() == 1:
-		arg = f.Arg(0)
+		a, err := ledger.ParseAddress(f.Arg(0))
+		if err != nil {
+			return nil, nil, usageErr("%s %q: %v; run `lattice ledger %s -h`", optional, f.Arg(0), err, name)
+		}
+		addr = &a
 	}
 	s, err := cf.connect(ctx, false)
-	return s, arg, err
-}
-
-// optionalAddress parses an optional ADDRESS argument, naming it.
-func optionalAddress(what, s string) (*ledger.Address, error) {
-	if s == "" {
-		return nil, nil
-	}
-	a, err := ledger.ParseAddress(s)
-	if err != nil {
-		return nil, usageErr("%s %q: %v", what, s, err)
-	}
-	return &a, nil
+	return s, addr, err
 }
 
 func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
@@ -131,13 +125,9 @@ func runLedgerInfo(ctx context.Context, e *env, args []string) error {
 }
 
 func runLedgerPending(ctx context.Context, e *env, args []string) error {
-	s, arg, err := ledgerSession(ctx, e, "pending", "ledger pending [ADDRESS] [flags]",
+	s, dest, err := ledgerSession(ctx, e, "pending", "ledger pending [ADDRESS] [flags]",
 		"Lists the sends the node holds that their destination has not received yet: all of them, or those to ADDRESS. `lattice receive` receives your own.",
 		"  lattice ledger pending\n  lattice ledger pending $(lattice key show --key bob.json)\n", "ADDRESS", args, nil)
-	if err != nil {
-		return err
-	}
-	dest, err := optionalAddress("ADDRESS", arg)
 	if err != nil {
 		return err
 	}
@@ -188,13 +178,9 @@ func runLedgerFrontiers(ctx context.Context, e *env, args []string) error {
 }
 
 func runLedgerConflicts(ctx context.Context, e *env, args []string) error {
-	s, arg, err := ledgerSession(ctx, e, "conflicts", "ledger conflicts [ACCOUNT] [flags]",
+	s, acct, err := ledgerSession(ctx, e, "conflicts", "ledger conflicts [ACCOUNT] [flags]",
 		"Lists the forks the node has seen (two or more blocks with the same account and previous block), of every account or of ACCOUNT, with the running election's tally while it is decided.",
 		"  lattice ledger conflicts\n  lattice ledger conflicts $(lattice key show) --json\n", "ACCOUNT", args, nil)
-	if err != nil {
-		return err
-	}
-	acct, err := optionalAddress("ACCOUNT", arg)
 	if err != nil {
 		return err
 	}

@@ -466,7 +466,7 @@ an upload, the object otherwise) once the copy has succeeded.`, `  lattice s3 mv
 	if *f.json {
 		cpArgs = append(cpArgs, "--json")
 	}
-	if err := runS3Copy(ctx, e, cpArgs); err != nil {
+	if err := copyObjects(ctx, e, cpArgs, "move"); err != nil {
 		return err
 	}
 	if from.bucket != "" {

@@ -156,7 +156,9 @@ func TestS3ZipAndMove(t *testing.T) {
 	}
 
 	// Within the bucket.
-	mustRun(t, "s3", "mv", "s3://box/day2/c.txt", "s3://box/archive/c.txt")
+	if r := mustRun(t, "s3", "mv", "s3://box/day2/c.txt", "s3://box/archive/c.txt"); !strings.HasPrefix(r.stdout, "move: s3://box/day2/c.txt to s3://box/archive/c.txt") {
+		t.Errorf("mv says %q, want a move: line", r.stdout)
+	}
 	if b, _ := s.object(t, "box", "archive/c.txt"); string(b) != "gamma" {
 		t.Errorf("after mv: archive/c.txt = %q", b)
 	}

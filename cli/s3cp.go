@@ -43,6 +43,9 @@ type copier struct {
 	// with more than one, each file's line is printed when it is done
 	// instead of a progress bar.
 	parallel int
+	// verb, when set, names every transfer on its line in place of its
+	// own action: mv's copy prints "move:", as it does in the AWS CLI.
+	verb string
 
 	mu    sync.Mutex // guards done, bytes and the lines on stdout
 	done  []transfer
@@ -86,6 +89,12 @@ func parallelFlag(f *s3Flags) *int {
 }
 
 func runS3Copy(ctx context.Context, e *env, args []string) error {
+	return copyObjects(ctx, e, args, "")
+}
+
+// copyObjects is cp with its arguments; verb, when set, names each
+// transfer on its line (see copier.verb).
+func copyObjects(ctx context.Context, e *env, args []string, verb string) error {
 	f := newS3Flags(e, "cp SRC DST [--recursive]", `
 Uploads a file or (with --recursive) a folder, downloads an object or a
 prefix, or copies an object within its bucket; one of SRC and DST is an
@@ -120,7 +129,7 @@ stderr is a terminal.`, `  lattice s3 cp report.pdf s3://docs/
 	if err != nil {
 		return err
 	}
-	cp := &copier{e: e, c: c, draw: *progress || (!*noProgress && isTerminal(e.stderr)), quiet: *f.json, now: time.Now, parallel: *parallel}
+	cp := &copier{e: e, c: c, draw: *progress || (!*noProgress && isTerminal(e.stderr)), quiet: *f.json, now: time.Now, parallel: *parallel, verb: verb}
 	if !*recursive {
 		cp.parallel = 1
 	}
@@ -273,7 +282,11 @@ func (cp *copier) record(t transfer, n int64, elapsed time.Duration) {
 	cp.done = append(cp.done, t)
 	cp.bytes += n
 	if !cp.quiet && !cp.toStdout {
-		fmt.Fprintf(cp.e.stdout, "%s: %s to %s  %s in %s\n", t.Action, t.Source, t.Destination, humanBytes(n), tookDuration(elapsed))
+		verb := t.Action
+		if cp.verb != "" {
+			verb = cp.verb
+		}
+		fmt.Fprintf(cp.e.stdout, "%s: %s to %s  %s in %s\n", verb, t.Source, t.Destination, humanBytes(n), tookDuration(elapsed))
 	}
 }
 

@@ -158,7 +158,11 @@ prints what would be done and does nothing.`, `  lattice s3 sync ./site s3://www
 	if len(send) == 0 && len(remove) == 0 {
 		fmt.Fprintf(e.stdout, "%s and %s already hold the same files (%d)\n", src, dst, len(from))
 	} else if !*dry {
-		fmt.Fprintf(e.stdout, "%d sent, %d deleted, %d already the same\n", len(send), len(remove), len(from)-len(send))
+		verb := "uploaded"
+		if isS3URL(src) {
+			verb = "downloaded"
+		}
+		fmt.Fprintf(e.stdout, "%d %s, %d deleted, %d already the same\n", len(send), verb, len(remove), len(from)-len(send))
 	}
 	return nil
 }

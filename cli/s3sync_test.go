@@ -23,7 +23,7 @@ func TestS3Sync(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(src, "css", "site.css"), []byte("body{}"))
 
-	if r := mustRun(t, "s3", "sync", src, "s3://box/site/"); !strings.Contains(r.stdout, "2 sent, 0 deleted") {
+	if r := mustRun(t, "s3", "sync", src, "s3://box/site/"); !strings.Contains(r.stdout, "2 uploaded, 0 deleted") {
 		t.Errorf("first sync: %q", r.stdout)
 	}
 	if keys := s.keys(t, "box"); !slices.Equal(keys, []string{"site/css/site.css", "site/index.html"}) {
@@ -34,7 +34,7 @@ func TestS3Sync(t *testing.T) {
 	}
 	// Same size, other content: sent, by its MD5.
 	writeFile(t, filepath.Join(src, "index.html"), []byte("<h1>two</h1>"))
-	if r := mustRun(t, "s3", "sync", src, "s3://box/site/"); !strings.Contains(r.stdout, "1 sent, 0 deleted, 1 already the same") {
+	if r := mustRun(t, "s3", "sync", src, "s3://box/site/"); !strings.Contains(r.stdout, "1 uploaded, 0 deleted, 1 already the same") {
 		t.Errorf("sync of a changed file of the same size: %q", r.stdout)
 	}
 	if b, _ := s.object(t, "box", "site/index.html"); string(b) != "<h1>two</h1>" {
@@ -61,7 +61,7 @@ func TestS3Sync(t *testing.T) {
 
 	// Back down, into a folder that does not exist yet.
 	dst := filepath.Join(t.TempDir(), "restore")
-	if r := mustRun(t, "s3", "sync", "s3://box/site/", dst); !strings.Contains(r.stdout, "2 sent") {
+	if r := mustRun(t, "s3", "sync", "s3://box/site/", dst); !strings.Contains(r.stdout, "2 downloaded, 0 deleted") {
 		t.Errorf("sync down: %q", r.stdout)
 	}
 	for rel, want := range map[string]string{"index.html": "<h1>two</h1>", "css/site.css": "body{}"} {
@@ -116,7 +116,7 @@ func TestS3ParallelTransfers(t *testing.T) {
 	}
 	// A sync up with --parallel sends only what changed.
 	writeFile(t, filepath.Join(src, "d1", "f01.txt"), []byte("changed"))
-	if r := mustRun(t, "s3", "sync", src, "s3://many/up/", "--parallel", "8"); !strings.Contains(r.stdout, "1 sent, 0 deleted, 39 already the same") {
+	if r := mustRun(t, "s3", "sync", src, "s3://many/up/", "--parallel", "8"); !strings.Contains(r.stdout, "1 uploaded, 0 deleted, 39 already the same") {
 		t.Errorf("sync --parallel: %q", r.stdout)
 	}
 	wantFail(t, run(t, "s3", "cp", src, "s3://many/x/", "-r", "--parallel", "0"), 2, "--parallel")

@@ -51,6 +51,11 @@ func TestStrayArgumentRefused(t *testing.T) {
 		{"dns", "zone", "create", "example.com", stray},
 		{"cdn", "ls", stray},
 		{"version", stray},
+		{"--version", stray},
+		{"cloud", "apikey", "create", "--account", "acme", "--name", "my", stray},
+		{"cloud", "apikey", "list", stray},
+		{"ledger", "conflicts", stray},
+		{"ledger", "pending", stray},
 		{"profile", "ls", stray},
 		{"completion", "bash", stray},
 	} {

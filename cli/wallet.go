@@ -171,7 +171,7 @@ func (f *clientFlags) target(args []string) (ledger.Address, error) {
 	k, err := wallet.LoadKey(*f.key)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return ledger.Address{}, fmt.Errorf("give an ADDRESS, or create a key with `lattice key new`")
+			return ledger.Address{}, fmt.Errorf("no key file at %s: give an ADDRESS, or create a key with `lattice key new` (or name yours with --key)", *f.key)
 		}
 		return ledger.Address{}, err
 	}

@@ -195,7 +195,7 @@ func buildDebian(ctx context.Context, imageDir string, log *slog.Logger) (string
 		if err := os.WriteFile(filepath.Join(tmp, "recipe"), []byte(recipe), 0o644); err != nil {
 			return err
 		}
-		log.Info("image: debian-12 built", "took", time.Since(start).Round(time.Second))
+		log.Info("image: debian-12 built", "took", time.Since(start).Round(time.Second).String())
 		return nil
 	})
 	if err != nil {

@@ -267,7 +267,7 @@ func (d *Driver) rootImage(ctx context.Context, img imageInfo) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	d.log.Info("image ready", "image", img.Name, "path", root, "took", time.Since(start).Round(time.Millisecond))
+	d.log.Info("image ready", "image", img.Name, "path", root, "took", time.Since(start).Round(time.Millisecond).String())
 	d.mu.Lock()
 	d.roots[img.Name] = root
 	d.mu.Unlock()

@@ -65,11 +65,11 @@ func (t *punchTracer) ended(msg string, p peer.ID, success bool, took time.Durat
 	took = took.Round(time.Millisecond)
 	if success {
 		ok.Add(1)
-		t.log.Info(msg, "peer", p, "ok", true, "took", took)
+		t.log.Info(msg, "peer", p, "ok", true, "took", took.String())
 		return
 	}
 	t.lastError.Store(&err)
-	t.log.Info(msg, "peer", p, "ok", false, "took", took, "err", err)
+	t.log.Info(msg, "peer", p, "ok", false, "took", took.String(), "err", err)
 }
 
 func (t *punchTracer) stats() HolePunchStats {
