@@ -481,8 +481,10 @@ func howToRun(v cloudwire.VM) string {
 		return fmt.Sprintf("`lattice compute power %s on`", v.Name)
 	case computerules.Error:
 		return fmt.Sprintf("it failed: %s; `lattice compute logs %s` shows its console", v.StatusReason, v.Name)
-	default: // on its way somewhere
-		return fmt.Sprintf("`lattice compute show %s` says when it is", v.Name)
+	case computerules.Stopping:
+		return fmt.Sprintf("once it has stopped, `lattice compute power %s on`", v.Name)
+	default: // provisioning or starting
+		return fmt.Sprintf("it is on its way: `lattice compute show %s` says when it runs", v.Name)
 	}
 }
 

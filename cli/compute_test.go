@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latticenet/lattice/cloud/cloudwire"
+	"github.com/latticenet/lattice/cloud/compute/computerules"
 	"github.com/latticenet/lattice/internal/testkit/tooltest"
 	"github.com/latticenet/lattice/internal/testkit/vmtest"
 )
@@ -133,4 +135,23 @@ func TestComputeCommands(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	stopped()
+}
+
+// TestHowToRun: compute ssh on a VM that is not running says what brings
+// it there; a VM on its way was told to power on, which the API refuses.
+func TestHowToRun(t *testing.T) {
+	for _, tt := range []struct {
+		status, want string
+	}{
+		{computerules.Stopped, "`lattice compute power web on`"},
+		{computerules.Stopping, "once it has stopped, `lattice compute power web on`"},
+		{computerules.Provisioning, "on its way: `lattice compute show web` says when it runs"},
+		{computerules.Starting, "on its way"},
+		{computerules.Error, "it failed: no disk; `lattice compute logs web`"},
+	} {
+		got := howToRun(cloudwire.VM{Name: "web", Status: tt.status, StatusReason: "no disk"})
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.status, got, tt.want)
+		}
+	}
 }
