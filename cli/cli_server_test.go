@@ -49,6 +49,14 @@ func TestGenesisNew(t *testing.T) {
 		t.Errorf("genesis new printed %q, want %q", r.stdout, want)
 	}
 
+	// The key is never the profile's: lattice dev's throw-away key once
+	// came to own a new network's whole supply.
+	writeProfiles(t, `{"current":"dev","profiles":{"dev":{"node":"http://127.0.0.1:8080","key":"`+key+`"}}}`)
+	wantFail(t, run(t, "genesis", "new", "--network", "n", "--out", filepath.Join(dir, "g0.json")), 2, "--key and --network are required")
+	t.Setenv("LATTICE_KEY", key)
+	mustRun(t, "genesis", "new", "--network", "n", "--out", filepath.Join(dir, "g0.json"))
+	t.Setenv("LATTICE_KEY", "")
+
 	// Never overwrites.
 	before, _ := os.ReadFile(out)
 	wantFail(t, run(t, "genesis", "new", "--key", key, "--network", "other", "--out", out), 1, out, "not overwriting")
@@ -549,6 +557,11 @@ func TestNodeConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			wantFail(t, run(t, append([]string{"node"}, tt.args...)...), tt.code, tt.want)
 		})
+	}
+	// The refused first start made nothing: a key and an empty database
+	// left there were taken for a ledger by a later audit.
+	if entries, _ := os.ReadDir(filepath.Join(dir, "empty")); len(entries) != 0 {
+		t.Errorf("a first start without a genesis file left %d entries behind", len(entries))
 	}
 }
 

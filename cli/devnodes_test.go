@@ -175,6 +175,17 @@ func TestDevGrowsAndShrinks(t *testing.T) {
 		t.Fatalf("the send did not move the dev account's frontier")
 	}
 	waitConfirmedEverywhere(t, []string{s.url}, me, after)
+	// A keyset the dev key no longer governs alone: three nodes again need
+	// a new timekeeper committee the dev key cannot name, and the network
+	// starts anyway, saying so (it refused to start).
+	mustRun(t, "gov", "keyset", "--keys", me+","+x, "--threshold", "2", "--node", s.url, "--key", filepath.Join(dir, "dev-key.json"))
+	if code := s.stop(); code != 0 {
+		t.Fatalf("dev exited %d", code)
+	}
+	s = startServer(t, devReady, devArgs("3")...)
+	if want := "timekeepers not changed to nodes 0 to 2: not authorised by the governance keyset"; !strings.Contains(s.stdout.String(), want) {
+		t.Errorf("dev banner after a keyset change lacks %q:\n%s", want, s.stdout.String())
+	}
 	if code := s.stop(); code != 0 {
 		t.Fatalf("dev exited %d", code)
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node/nodeclient"
@@ -172,10 +173,20 @@ func propose(ctx context.Context, e *env, cf *clientFlags, out string, op statec
 		b.Sign(signer.Private())
 	case err == nil:
 		fmt.Fprintf(e.stderr, "your key %s is not in the governance keyset: the proposal carries no signature of yours\n", signer.Address())
+	case errors.Is(err, fs.ErrNotExist) && cf.flags.given["key"]:
+		return fmt.Errorf("no key file at %s (--key)", *cf.key) // a typo, not a wish to sign nothing
 	case errors.Is(err, fs.ErrNotExist):
 		fmt.Fprintf(e.stderr, "no key file at %s: the proposal carries no signature\n", *cf.key)
 	default:
 		return err
+	}
+	if conflicts, err := c.StateConflicts(ctx); err == nil {
+		for _, cf := range conflicts {
+			if !cf.Resolved {
+				fmt.Fprintf(e.stderr, "the state chain is halted (two blocks were signed for index %d): no node takes a change until every node drops one (docs/operations.md, A state-chain conflict)\n", cf.Index)
+				break
+			}
+		}
 	}
 	if out == "" && len(b.Signatures) >= ks.Threshold {
 		h, err := c.SubmitState(ctx, b)
@@ -201,6 +212,10 @@ func propose(ctx context.Context, e *env, cf *clientFlags, out string, op statec
 		return printJSON(e.stdout, map[string]any{"proposal": out, "index": b.Index, "hash": b.Hash, "signatures": len(b.Signatures), "threshold": ks.Threshold})
 	}
 	fmt.Fprintf(e.stdout, "proposal for state chain index %d written to %s: %s\n", b.Index, out, describe(b))
+	if len(b.Signatures) >= ks.Threshold {
+		fmt.Fprintf(e.stdout, "It has the signatures it needs (%d of %d): anyone runs\n  lattice gov submit %s\n", len(b.Signatures), ks.Threshold, out)
+		return nil
+	}
 	fmt.Fprintf(e.stdout, "%d of the %d signatures it needs. Each other keyholder runs\n  lattice gov sign %s --key THEIR_KEY\nthen anyone runs\n  lattice gov submit %s\n",
 		len(b.Signatures), ks.Threshold, out, out)
 	return nil
@@ -259,6 +274,13 @@ Signed and submitted, or written to a proposal file, as gov set.`,
 	}
 	if err := statechain.CheckKey(f.Arg(0)); err != nil {
 		return usageErr("%v", err)
+	}
+	// Deleting what is not set is a change no node takes.
+	var apiErr *nodeclient.APIError
+	if _, err := nodeclient.New(*cf.node, nil).StateValue(ctx, f.Arg(0)); errors.As(err, &apiErr) && apiErr.StatusCode == 404 {
+		return fmt.Errorf("%s is not set on the state chain: nothing to delete", f.Arg(0))
+	} else if err != nil {
+		return unreachable(*cf.node, err)
 	}
 	return propose(ctx, e, cf, *out, statechain.OpDelete, f.Arg(0), "")
 }
@@ -325,8 +347,8 @@ may sign on a machine that is offline. The file is rewritten.`,
 		return err
 	}
 	b := p.Block
-	fmt.Fprintf(e.stderr, "network   %s (the ledger's genesis block)\nindex     %d, after block %s\ntimestamp %d\nchange    %s\n",
-		p.Network, b.Index, b.Previous, b.Timestamp, describe(b))
+	fmt.Fprintf(e.stderr, "network   %s (the ledger's genesis block)\nindex     %d, after block %s\ntimestamp %d (%s)\nchange    %s\n",
+		p.Network, b.Index, b.Previous, b.Timestamp, time.UnixMilli(b.Timestamp).UTC().Format("2006-01-02 15:04:05 UTC"), describe(b))
 	for _, sg := range b.Signatures {
 		fmt.Fprintf(e.stderr, "signed by %s\n", sg.PublicKey)
 	}
@@ -389,6 +411,30 @@ against the state chain's tip and the keyset and spreads it to every node.`,
 		}
 	}
 	p.Block.Signatures = kept
+	// A proposal whose index another change took since it was made is
+	// stale. Submitted, it would be two blocks the keyholders signed for one
+	// index, which halts governance on every node (that is how a node
+	// meets a real conflict): refuse it here instead.
+	tip, err := c.StateTip(ctx)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	if i := p.Block.Index; i <= tip.Index {
+		held, err := c.StateBlock(ctx, i)
+		if err != nil {
+			return unreachable(*cf.node, err)
+		}
+		if held.Hash == p.Block.Hash {
+			fmt.Fprintf(e.stderr, "state chain index %d already holds this block: nothing to submit\n", i)
+			if *cf.json {
+				return printJSON(e.stdout, map[string]any{"index": i, "hash": held.Hash})
+			}
+			fmt.Fprintf(e.stdout, "state chain index %d: %s (block %s)\n", i, describe(held), held.Hash)
+			return nil
+		}
+		return fmt.Errorf("this proposal is stale: state chain index %d is taken by another change (%s, block %s); make the proposal again with `lattice gov set|delete|keyset`, and have it signed: submitting this one would halt governance on every node, as evidence that the keyholders signed two blocks for one index",
+			i, describe(held), held.Hash)
+	}
 	h, err := c.SubmitState(ctx, p.Block)
 	if err != nil {
 		return unreachable(*cf.node, err)

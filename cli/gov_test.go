@@ -62,6 +62,11 @@ func TestGovCommands(t *testing.T) {
 	}
 	wantFail(t, tn.as(g, "gov show", "stray"), 2, "stray")
 
+	// With --out, a proposal the one keyholder signed needs only submitting.
+	if out := tn.mustAs(g, "gov set", "x.z", "1", "--out", filepath.Join(t.TempDir(), "z.json")).stdout; !strings.Contains(out, "It has the signatures it needs (1 of 1): anyone runs") {
+		t.Fatalf("a fully signed proposal: %s", out)
+	}
+
 	tn.mustAs(g, "gov keyset", "--keys", tn.genesis.Address().String()+","+aliceAddr, "--threshold", "2")
 	if out := tn.mustAs(g, "gov keyset").stdout; !strings.Contains(out, "2 of these 2 keys") || !strings.Contains(out, aliceAddr) {
 		t.Fatalf("gov keyset: %s", out)
@@ -100,7 +105,10 @@ func TestGovCommands(t *testing.T) {
 	if !strings.Contains(r.stdout, "state chain index 4: set x.motd") || !strings.Contains(r.stderr, "not a member of the governance keyset") {
 		t.Fatalf("gov submit: %+v", r)
 	}
-	tn.mustAs(g, "gov submit", file) // a block held already answers its hash again
+	// A block held already answers its hash again, and says so.
+	if r := tn.mustAs(g, "gov submit", file); !strings.Contains(r.stderr, "already holds this block") {
+		t.Fatalf("gov submit of a held block: %+v", r)
+	}
 	if out := tn.mustAs(g, "gov get", "x.motd").stdout; out != "\"hello\"\n" {
 		t.Fatalf("gov get x.motd: %q", out)
 	}
@@ -125,5 +133,27 @@ func TestGovCommands(t *testing.T) {
 	r = tn.as(stranger, "gov delete", "x.motd", "--out", filepath.Join(dir, "delete.json"))
 	if r.code != 0 || !strings.Contains(r.stderr, "not in the governance keyset") || !strings.Contains(r.stdout, "0 of the 2 signatures") {
 		t.Fatalf("a stranger's proposal: %+v", r)
+	}
+
+	// A --key that names no file is a typo, not a wish to sign nothing;
+	// deleting a key not set is a change no node takes.
+	wantFail(t, tn.as(g, "gov set", "x.c", "3", "--out", filepath.Join(dir, "c.json"), "--key", filepath.Join(dir, "nokey.json")), 1, "no key file at")
+	wantFail(t, tn.as(g, "gov delete", "x.nothing"), 1, "x.nothing is not set on the state chain")
+
+	// Two proposals made before either is submitted take one index. The
+	// second, fully signed, is stale once the first lands: gov submit
+	// refuses it, so the node never sees two signed blocks for one index
+	// (which would halt governance everywhere).
+	first, second := filepath.Join(dir, "first.json"), filepath.Join(dir, "second.json")
+	tn.mustAs(g, "gov set", "x.a", "1", "--out", first)
+	tn.mustAs(g, "gov set", "x.b", "2", "--out", second)
+	for _, f := range []string{first, second} {
+		ok(t, run(t, "gov", "sign", f, "--key", alice, "--yes"))
+	}
+	tn.mustAs(g, "gov submit", first)
+	wantFail(t, tn.as(g, "gov submit", second), 1, "this proposal is stale: state chain index 5 is taken by another change (set x.a = 1")
+	decode(t, tn.mustAs(g, "gov show", "--json"), &shown)
+	if shown.Tip.Index != 5 || len(shown.Conflicts) != 0 || shown.KV["x.b"] != nil {
+		t.Fatalf("after a stale proposal: tip %d, conflicts %v, x.b %v", shown.Tip.Index, shown.Conflicts, shown.KV["x.b"])
 	}
 }

@@ -425,6 +425,11 @@ func devCommittee(ctx context.Context, d *devNode, devKey wallet.Key, keys []led
 	b.Seal(d.node().Network.Genesis.Hash)
 	b.Sign(devKey.Private())
 	if _, err := gov.Submit(ctx, b); err != nil {
+		if errors.Is(err, statechain.ErrUnauthorized) || errors.Is(err, govnet.ErrHalted) {
+			// The keyset was changed past the dev key alone, or the chain
+			// halted: the network still starts, and says what to do.
+			return fmt.Sprintf("not changed to %s: %v; until the keyset names them (`lattice gov set timekeepers ...`), leases may find too few timekeepers", nodes, err), nil
+		}
 		return "", err
 	}
 	return fmt.Sprintf("%s (set now, at state-chain index %d, by the dev key)", nodes, b.Index), nil
@@ -750,7 +755,10 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
   lattice genesis new --key genesis-key.json --network devnet --work dev --supply 1000
   lattice genesis new --key genesis-key.json --network testnet --governance-keys $A,$B,$C --governance-threshold 2
 `)
-	keyPath := f.string("key", "LATTICE_KEY", "", "", "key file of the genesis account, created if missing (required)")
+	// The key that will own a new network's whole supply is named on
+	// purpose, never taken from a client profile (lattice dev's throw-away
+	// dev key): the flag, or LATTICE_KEY.
+	keyPath := f.string("key", "", "", "", "key file of the genesis account, created if missing; never the profile's (required) (env LATTICE_KEY)")
 	out := f.string("out", "", "", "genesis.json", "where to write the genesis file")
 	name := f.string("network", "", "", "", "network name (required)")
 	supply := f.string("supply", "", "", "1000000000", "native supply in units")
@@ -764,6 +772,9 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	}
 	if err := noArgs(f); err != nil {
 		return err
+	}
+	if *keyPath == "" {
+		*keyPath = os.Getenv("LATTICE_KEY")
 	}
 	if *keyPath == "" || *name == "" {
 		return usageErr("--key and --network are required")

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -239,7 +240,7 @@ profile's; default ~/.lattice/key.json).
 
 Commands:
   new [--out FILE]    create a key file and print its address
-  show [--key FILE]   print a key file's address
+  show [FILE]         print a key file's address (FILE, or --key's)
   ssh [--out FILE]    write the key as an OpenSSH key, to log in to leased VMs
 
 Examples:
@@ -252,14 +253,14 @@ Run ` + "`lattice key COMMAND -h`" + ` for a command's flags.
 `
 
 func runKey(_ context.Context, e *env, args []string) error {
-	if done, err := groupHelp(e, args, keyUsage, "want `lattice key new [--out FILE]` or `lattice key show`"); done {
+	if done, err := groupHelp(e, args, keyUsage, "want `lattice key new [--out FILE]`, `lattice key show [FILE]` or `lattice key ssh`"); done {
 		return err
 	}
 	if args[0] == "ssh" {
 		return runKeySSH(e, args[1:])
 	}
 	if args[0] != "new" && args[0] != "show" {
-		return usageErr("want `lattice key new [--out FILE]`, `lattice key show` or `lattice key ssh`")
+		return usageErr("want `lattice key new [--out FILE]`, `lattice key show [FILE]` or `lattice key ssh`")
 	}
 	var f *flags
 	if args[0] == "new" {
@@ -512,6 +513,12 @@ The recipient takes it with `+"`lattice receive`"+`.`+signOnlyAbout("send"), `  
 	}
 	if err := noArgs(f); err != nil {
 		return err
+	}
+	switch {
+	case *to == "":
+		return usageErr("--to is required: the recipient's address")
+	case *amount == "":
+		return usageErr("--amount is required: how much to send, in units, like 12 or 0.5")
 	}
 	dest, err := ledger.ParseAddress(*to)
 	if err != nil {
@@ -790,6 +797,9 @@ account.`+signOnlyAbout("multisig_update"), `  lattice multisig update --account
 	if err := noArgs(f); err != nil {
 		return err
 	}
+	if op == "update" && *cf.account == "" {
+		return usageErr("--account is required: the multisig account whose keyset to replace")
+	}
 	ks, err := parseKeyset("--keys", *keys, *threshold)
 	if err != nil {
 		return err
@@ -831,13 +841,24 @@ account.`+signOnlyAbout("multisig_update"), `  lattice multisig update --account
 // parseKeyset reads a keyset from a flag of comma-separated addresses
 // (named by flag in errors) and a threshold, and validates it.
 func parseKeyset(flag, keys string, threshold int) (ledger.Keyset, error) {
+	if keys == "" {
+		return ledger.Keyset{}, usageErr("%s is required: the keyset's addresses, comma-separated", flag)
+	}
 	var addrs []ledger.Address
 	for _, k := range strings.Split(keys, ",") {
 		a, err := ledger.ParseAddress(strings.TrimSpace(k))
 		if err != nil {
 			return ledger.Keyset{}, usageErr("%s: %v", flag, err)
 		}
+		if slices.Contains(addrs, a) {
+			// Counted once, a key named twice made a keyset smaller than
+			// the one asked for.
+			return ledger.Keyset{}, usageErr("%s: %s is listed twice", flag, a)
+		}
 		addrs = append(addrs, a)
+	}
+	if threshold == 0 {
+		return ledger.Keyset{}, usageErr("--threshold is required: how many of the %d keys must sign", len(addrs))
 	}
 	ks := ledger.NewKeyset(threshold, addrs...)
 	if err := ks.Validate(); err != nil {

@@ -142,6 +142,18 @@ func Open(cfg Config) (*Node, error) {
 	if now == nil {
 		now = time.Now
 	}
+	if cfg.Network == nil {
+		// Refused before anything is made: a first start without a
+		// genesis file left a key and an empty database behind, which a
+		// later audit took for a ledger.
+		fsys := cfg.FS
+		if fsys == nil {
+			fsys = vfs.Default
+		}
+		if _, err := fsys.Stat(filepath.Join(cfg.DataDir, "ledger")); errors.Is(err, fs.ErrNotExist) {
+			return nil, errNoLedgerYet
+		}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
@@ -173,12 +185,15 @@ func Open(cfg Config) (*Node, error) {
 	return n, nil
 }
 
+// errNoLedgerYet refuses a first start without a network.
+var errNoLedgerYet = errors.New("node: the data directory has no ledger yet: give a genesis file")
+
 func (n *Node) initNetwork(want *Network) error {
 	var stored Network
 	switch err := n.Store.Network(&stored); {
 	case errors.Is(err, ledgerstore.ErrNotInitialised):
 		if want == nil {
-			return errors.New("node: the data directory has no ledger yet: give a genesis file")
+			return errNoLedgerYet
 		}
 		if err := want.Validate(); err != nil {
 			return err
