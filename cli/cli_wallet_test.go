@@ -482,7 +482,7 @@ func TestUsageErrors(t *testing.T) {
 		{"multisig bad keys", []string{"--keys", "nothex", "--threshold", "1", "--signers", tn.gkey}, "multisig open", "--keys"},
 		{"multisig threshold too high", []string{"--keys", x, "--threshold", "2", "--signers", tn.gkey}, "multisig open", "lattice multisig"},
 		{"multisig threshold zero", []string{"--keys", x, "--threshold", "0", "--signers", tn.gkey}, "multisig open", "lattice multisig"},
-		{"multisig without threshold", []string{"--keys", x, "--signers", tn.gkey}, "multisig open", "--threshold is required: how many of the 1 keys"},
+		{"multisig without threshold", []string{"--keys", x, "--signers", tn.gkey}, "multisig open", "--threshold must be 1 to 1: how many of the keys must sign"},
 		{"multisig without keys", []string{"--threshold", "1", "--signers", tn.gkey}, "multisig open", "--keys is required"},
 		{"multisig key twice", []string{"--keys", x + "," + x, "--threshold", "2", "--signers", tn.gkey}, "multisig open", x + " is listed twice"},
 		{"multisig update without account", []string{"--keys", x, "--threshold", "1", "--signers", tn.gkey}, "multisig update", "--account is required"},

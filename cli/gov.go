@@ -164,6 +164,17 @@ func propose(ctx context.Context, e *env, cf *clientFlags, out string, op statec
 	if err != nil {
 		return unreachable(*cf.node, err)
 	}
+	// While halted, no node takes a change, and one made now may follow a
+	// block that the resolution drops.
+	conflicts, err := c.StateConflicts(ctx)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	for _, sc := range conflicts {
+		if !sc.Resolved {
+			return fmt.Errorf("the state chain is halted: two blocks were signed for index %d, and no node takes a change until every node drops one (docs/operations.md, \"A state-chain conflict\")", sc.Index)
+		}
+	}
 	b := &statechain.Block{Index: tip.Index + 1, Previous: tip.Hash, Operation: op, Key: key, Value: value,
 		Timestamp: max(nowMS(), tip.Timestamp)}
 	b.Seal(info.Genesis)
@@ -180,14 +191,7 @@ func propose(ctx context.Context, e *env, cf *clientFlags, out string, op statec
 	default:
 		return err
 	}
-	if conflicts, err := c.StateConflicts(ctx); err == nil {
-		for _, cf := range conflicts {
-			if !cf.Resolved {
-				fmt.Fprintf(e.stderr, "the state chain is halted (two blocks were signed for index %d): no node takes a change until every node drops one (docs/operations.md, A state-chain conflict)\n", cf.Index)
-				break
-			}
-		}
-	}
+
 	if out == "" && len(b.Signatures) >= ks.Threshold {
 		h, err := c.SubmitState(ctx, b)
 		if err != nil {
@@ -316,7 +320,7 @@ gov set; the new keyset signs every block after it.`,
 		}
 		return nil
 	}
-	ks, err := parseKeyset("--keys", *keys, *threshold)
+	ks, err := parseKeyset("--keys", "--threshold", *keys, *threshold)
 	if err != nil {
 		return err
 	}
@@ -434,6 +438,10 @@ against the state chain's tip and the keyset and spreads it to every node.`,
 		}
 		return fmt.Errorf("this proposal is stale: state chain index %d is taken by another change (%s, block %s); make the proposal again with `lattice gov set|delete|keyset`, and have it signed: submitting this one would halt governance on every node, as evidence that the keyholders signed two blocks for one index",
 			i, describe(held), held.Hash)
+	}
+	if p.Block.Index == tip.Index+1 && p.Block.Previous != tip.Hash {
+		return fmt.Errorf("this proposal is stale: it follows block %s, but state chain index %d is block %s; make the proposal again with `lattice gov set|delete|keyset`, and have it signed",
+			p.Block.Previous, tip.Index, tip.Hash)
 	}
 	h, err := c.SubmitState(ctx, p.Block)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/nodeapi"
+	"github.com/latticenet/lattice/node/nodeclient"
 	"github.com/latticenet/lattice/statechain"
 )
 
@@ -155,5 +156,20 @@ func TestGovCommands(t *testing.T) {
 	decode(t, tn.mustAs(g, "gov show", "--json"), &shown)
 	if shown.Tip.Index != 5 || len(shown.Conflicts) != 0 || shown.KV["x.b"] != nil {
 		t.Fatalf("after a stale proposal: tip %d, conflicts %v, x.b %v", shown.Tip.Index, shown.Conflicts, shown.KV["x.b"])
+	}
+
+	// Posted past gov submit, the stale block is two signed blocks for one
+	// index: the chain halts, and gov set refuses to make a change no node
+	// would take.
+	p, err := readProposal(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodeclient.New(tn.url, nil).SubmitState(context.Background(), p.Block); err == nil || !strings.Contains(err.Error(), "halted") {
+		t.Fatalf("posting the stale block: %v, want the chain halted", err)
+	}
+	wantFail(t, tn.as(g, "gov set", "x.c", "3", "--out", filepath.Join(dir, "during-halt.json")), 1, "the state chain is halted: two blocks were signed for index 5")
+	if _, err := os.Stat(filepath.Join(dir, "during-halt.json")); err == nil {
+		t.Errorf("gov set wrote a proposal while the chain is halted")
 	}
 }

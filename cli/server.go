@@ -425,10 +425,13 @@ func devCommittee(ctx context.Context, d *devNode, devKey wallet.Key, keys []led
 	b.Seal(d.node().Network.Genesis.Hash)
 	b.Sign(devKey.Private())
 	if _, err := gov.Submit(ctx, b); err != nil {
-		if errors.Is(err, statechain.ErrUnauthorized) || errors.Is(err, govnet.ErrHalted) {
-			// The keyset was changed past the dev key alone, or the chain
-			// halted: the network still starts, and says what to do.
-			return fmt.Sprintf("not changed to %s: %v; until the keyset names them (`lattice gov set timekeepers ...`), leases may find too few timekeepers", nodes, err), nil
+		// The network still starts, and says what to do; only leases
+		// need the committee, and fail at use.
+		switch {
+		case errors.Is(err, govnet.ErrHalted):
+			return fmt.Sprintf("not changed to %s: %v; lattice dev has no --statechain-reject: start over with a new --data", nodes, err), nil
+		case errors.Is(err, statechain.ErrUnauthorized):
+			return fmt.Sprintf("not changed to %s: %v; until the keyholders set them (`lattice gov set timekeepers ...`), leases may find too few timekeepers", nodes, err), nil
 		}
 		return "", err
 	}
@@ -800,7 +803,7 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	var gov *ledger.Keyset
 	switch {
 	case *govKeys != "":
-		ks, err := parseKeyset("--governance-keys", *govKeys, *govThreshold)
+		ks, err := parseKeyset("--governance-keys", "--governance-threshold", *govKeys, *govThreshold)
 		if err != nil {
 			return err
 		}

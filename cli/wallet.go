@@ -800,7 +800,7 @@ account.`+signOnlyAbout("multisig_update"), `  lattice multisig update --account
 	if op == "update" && *cf.account == "" {
 		return usageErr("--account is required: the multisig account whose keyset to replace")
 	}
-	ks, err := parseKeyset("--keys", *keys, *threshold)
+	ks, err := parseKeyset("--keys", "--threshold", *keys, *threshold)
 	if err != nil {
 		return err
 	}
@@ -839,8 +839,8 @@ account.`+signOnlyAbout("multisig_update"), `  lattice multisig update --account
 }
 
 // parseKeyset reads a keyset from a flag of comma-separated addresses
-// (named by flag in errors) and a threshold, and validates it.
-func parseKeyset(flag, keys string, threshold int) (ledger.Keyset, error) {
+// and a threshold (their flags named in errors), and validates it.
+func parseKeyset(flag, thresholdFlag, keys string, threshold int) (ledger.Keyset, error) {
 	if keys == "" {
 		return ledger.Keyset{}, usageErr("%s is required: the keyset's addresses, comma-separated", flag)
 	}
@@ -858,7 +858,7 @@ func parseKeyset(flag, keys string, threshold int) (ledger.Keyset, error) {
 		addrs = append(addrs, a)
 	}
 	if threshold == 0 {
-		return ledger.Keyset{}, usageErr("--threshold is required: how many of the %d keys must sign", len(addrs))
+		return ledger.Keyset{}, usageErr("%s must be 1 to %d: how many of the keys must sign", thresholdFlag, len(addrs))
 	}
 	ks := ledger.NewKeyset(threshold, addrs...)
 	if err := ks.Validate(); err != nil {

@@ -94,7 +94,9 @@ func LoadNetwork(path string) (*Network, error) {
 // Config configures a Node.
 type Config struct {
 	// DataDir holds the ledger (DataDir/ledger) and the node's key
-	// (DataDir/node-key.json). It is created if missing.
+	// (DataDir/node-key.json). It is created if missing, when Network
+	// is given: without one, a directory with no ledger is refused
+	// before anything is made.
 	DataDir string
 	// Network is required when DataDir holds no ledger yet; otherwise it
 	// may be nil, and if given must match the stored genesis.
