@@ -316,9 +316,9 @@ func (f *flags) hide(name string) {
 func (f *flags) PrintDefaults() {
 	shown := flag.NewFlagSet(f.Name(), flag.ContinueOnError)
 	shown.SetOutput(f.Output())
-	envOf := map[string]string{}
+	bindingOf := map[string]binding{}
 	for _, b := range f.bound {
-		envOf[b.name] = b.env
+		bindingOf[b.name] = b
 	}
 	profName, prof, _ := activeProfile(f.profile) // a broken profile file is reported when the command runs
 	f.VisitAll(func(fl *flag.Flag) {
@@ -326,13 +326,14 @@ func (f *flags) PrintDefaults() {
 			return
 		}
 		def, usage := fl.DefValue, fl.Usage
-		env := envOf[fl.Name]
+		b := bindingOf[fl.Name]
+		env := b.env
 		now, from := "", ""
 		switch {
 		case env == "":
 		case os.Getenv(env) != "":
 			now, from = os.Getenv(env), env
-		case isProfiled(env) && prof.value(env) != "":
+		case isProfiled(env) && !b.noProfile && prof.value(env) != "":
 			now, from = prof.value(env), "profile "+profName
 		}
 		if now != "" {
@@ -349,6 +350,19 @@ func (f *flags) PrintDefaults() {
 
 type binding struct {
 	name, env, confKey string
+	noProfile          bool // the profile never fills it (see unprofiled)
+}
+
+// unprofiled keeps the client profile from filling the flag name, which
+// still takes its environment variable: for a value that must be named on
+// purpose (genesis new's --key owns a new network's supply; the profile's
+// is lattice dev's throw-away key).
+func (f *flags) unprofiled(name string) {
+	for i := range f.bound {
+		if f.bound[i].name == name {
+			f.bound[i].noProfile = true
+		}
+	}
 }
 
 func newFlags(e *env, name, usageLine string) *flags {
@@ -369,7 +383,7 @@ func (f *flags) string(name, envVar, confKey, def, usage string) *string {
 		usage += " (env " + envVar + ")"
 	}
 	p := f.String(name, def, usage)
-	f.bound = append(f.bound, binding{name, envVar, confKey})
+	f.bound = append(f.bound, binding{name: name, env: envVar, confKey: confKey})
 	return p
 }
 
@@ -381,7 +395,7 @@ func (f *flags) boolean(name, envVar, confKey, usage string) *bool {
 		usage += " (env " + envVar + ")"
 	}
 	p := f.Bool(name, false, usage)
-	f.bound = append(f.bound, binding{name, envVar, confKey})
+	f.bound = append(f.bound, binding{name: name, env: envVar, confKey: confKey})
 	return p
 }
 
@@ -482,7 +496,7 @@ func (f *flags) parse(args []string) error {
 	// Then the profile in use, for the client settings it keeps.
 	var prof *profile
 	for _, b := range f.bound {
-		if set[b.name] || !isProfiled(b.env) {
+		if set[b.name] || !isProfiled(b.env) || b.noProfile {
 			continue
 		}
 		if prof == nil {

@@ -191,7 +191,6 @@ func propose(ctx context.Context, e *env, cf *clientFlags, out string, op statec
 	default:
 		return err
 	}
-
 	if out == "" && len(b.Signatures) >= ks.Threshold {
 		h, err := c.SubmitState(ctx, b)
 		if err != nil {
@@ -386,6 +385,9 @@ may sign on a machine that is offline. The file is rewritten.`,
 	return nil
 }
 
+// proposeAgain is what to do with a stale proposal.
+const proposeAgain = "make the proposal again with `lattice gov set|delete|keyset`, and have it signed"
+
 func runGovSubmit(ctx context.Context, e *env, args []string) error {
 	f, cf, err := govFlags(e, "submit", "gov submit FILE [flags]", `
 Posts the block of the proposal in FILE to the node, which checks it
@@ -436,12 +438,12 @@ against the state chain's tip and the keyset and spreads it to every node.`,
 			fmt.Fprintf(e.stdout, "state chain index %d: %s (block %s)\n", i, describe(held), held.Hash)
 			return nil
 		}
-		return fmt.Errorf("this proposal is stale: state chain index %d is taken by another change (%s, block %s); make the proposal again with `lattice gov set|delete|keyset`, and have it signed: submitting this one would halt governance on every node, as evidence that the keyholders signed two blocks for one index",
-			i, describe(held), held.Hash)
+		return fmt.Errorf("this proposal is stale: state chain index %d is taken by another change (%s, block %s); %s: submitting this one would halt governance on every node, as evidence that the keyholders signed two blocks for one index",
+			i, describe(held), held.Hash, proposeAgain)
 	}
 	if p.Block.Index == tip.Index+1 && p.Block.Previous != tip.Hash {
-		return fmt.Errorf("this proposal is stale: it follows block %s, but state chain index %d is block %s; make the proposal again with `lattice gov set|delete|keyset`, and have it signed",
-			p.Block.Previous, tip.Index, tip.Hash)
+		return fmt.Errorf("this proposal is stale: it follows block %s, but state chain index %d is block %s; %s",
+			p.Block.Previous, tip.Index, tip.Hash, proposeAgain)
 	}
 	h, err := c.SubmitState(ctx, p.Block)
 	if err != nil {

@@ -758,10 +758,8 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
   lattice genesis new --key genesis-key.json --network devnet --work dev --supply 1000
   lattice genesis new --key genesis-key.json --network testnet --governance-keys $A,$B,$C --governance-threshold 2
 `)
-	// The key that will own a new network's whole supply is named on
-	// purpose, never taken from a client profile (lattice dev's throw-away
-	// dev key): the flag, or LATTICE_KEY.
-	keyPath := f.string("key", "", "", "", "key file of the genesis account, created if missing; never the profile's (required) (env LATTICE_KEY)")
+	keyPath := f.string("key", "LATTICE_KEY", "", "", "key file of the genesis account, created if missing; never the profile's (required)")
+	f.unprofiled("key") // it will own a new network's whole supply
 	out := f.string("out", "", "", "genesis.json", "where to write the genesis file")
 	name := f.string("network", "", "", "", "network name (required)")
 	supply := f.string("supply", "", "", "1000000000", "native supply in units")
@@ -775,9 +773,6 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	}
 	if err := noArgs(f); err != nil {
 		return err
-	}
-	if *keyPath == "" {
-		*keyPath = os.Getenv("LATTICE_KEY")
 	}
 	if *keyPath == "" || *name == "" {
 		return usageErr("--key and --network are required")
