@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"filippo.io/edwards25519"
+	"github.com/oasisprotocol/curve25519-voi/curve"
 )
 
 // TestKeyCacheBounded fills a small key cache past its bound and checks
@@ -39,7 +39,7 @@ func TestKeyCacheBounded(t *testing.T) {
 		}
 	}
 	p, err := c.point(evicted)
-	if err != nil || p.Equal(mustDecode(t, evicted)) != 1 {
+	if err != nil || p.Point().Equal(mustDecode(t, evicted)) != 1 {
 		t.Fatalf("an evicted key decoded to another point: %v", err)
 	}
 	if c.m[[32]byte(evicted)] != p || len(c.m) != c.size {
@@ -62,7 +62,7 @@ func TestKeyCacheBounded(t *testing.T) {
 func TestKeyCacheConcurrent(t *testing.T) {
 	c := keyCache{size: 8}
 	var pubs []ed25519.PublicKey
-	var want []*edwards25519.Point
+	var want []*curve.EdwardsPoint
 	var seed [ed25519.SeedSize]byte
 	for i := range 24 {
 		binary.LittleEndian.PutUint64(seed[:], uint64(i))
@@ -77,7 +77,7 @@ func TestKeyCacheConcurrent(t *testing.T) {
 			for i := range 500 {
 				k := (g*7 + i) % len(pubs)
 				p, err := c.point(pubs[k])
-				if err != nil || p.Equal(want[k]) != 1 {
+				if err != nil || p.Point().Equal(want[k]) != 1 {
 					t.Errorf("goroutine %d, key %d: wrong point (%v)", g, k, err)
 					return
 				}
@@ -90,11 +90,11 @@ func TestKeyCacheConcurrent(t *testing.T) {
 	}
 }
 
-func mustDecode(t *testing.T, pub []byte) *edwards25519.Point {
+func mustDecode(t *testing.T, pub []byte) *curve.EdwardsPoint {
 	t.Helper()
-	p, err := new(edwards25519.Point).SetBytes(pub)
-	if err != nil {
-		t.Fatal(err)
+	p, ok := decode(pub)
+	if !ok {
+		t.Fatalf("%x is not a point", pub)
 	}
 	return p
 }

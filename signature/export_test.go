@@ -2,8 +2,6 @@ package signature
 
 import (
 	"fmt"
-
-	"filippo.io/edwards25519"
 )
 
 // BatchPasses reports whether b passes as a whole, without the one-by-one
@@ -17,8 +15,8 @@ func CheckCachedKeys() error {
 	keys.mu.Lock()
 	defer keys.mu.Unlock()
 	for k, p := range keys.m {
-		q, err := new(edwards25519.Point).SetBytes(k[:])
-		if err != nil || p.Equal(q) != 1 {
+		q, ok := decode(k[:])
+		if !ok || p.Point().Equal(q) != 1 {
 			return fmt.Errorf("cached key %x: the point changed", k)
 		}
 	}

@@ -5,11 +5,13 @@ import (
 	"crypto/sha512"
 	"encoding/hex"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"sync"
 	"testing"
 
 	"filippo.io/edwards25519"
+	"github.com/hdevalence/ed25519consensus"
 
 	"github.com/latticenet/lattice/signature"
 )
@@ -152,6 +154,105 @@ func TestVerifyRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// smallOrderEncodings returns every 32-byte encoding of a point of small
+// order (a multiple of the order-8 point T) that a ZIP 215 decoder may meet:
+// the eight canonical ones, each with the sign bit flipped (non-canonical
+// for the two points with x = 0), and, where y + p still fits in 255 bits,
+// y + p with either sign bit.
+func smallOrderEncodings(t testing.TB) [][]byte {
+	t.Helper()
+	enc, _ := hex.DecodeString("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")
+	T, err := new(edwards25519.Point).SetBytes(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prime := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
+	var out [][]byte
+	P := edwards25519.NewIdentityPoint()
+	for range 8 {
+		c := P.Bytes()
+		flipped := append([]byte(nil), c...)
+		flipped[31] ^= 0x80
+		out = append(out, c, flipped)
+		le := append([]byte(nil), c...)
+		le[31] &= 0x7f
+		for i, j := 0, 31; i < j; i, j = i+1, j-1 {
+			le[i], le[j] = le[j], le[i]
+		}
+		y := new(big.Int).SetBytes(le) // big-endian now
+		if yp := new(big.Int).Add(y, prime); yp.BitLen() <= 255 {
+			b := yp.FillBytes(make([]byte, 32))
+			for i, j := 0, 31; i < j; i, j = i+1, j-1 {
+				b[i], b[j] = b[j], b[i]
+			}
+			out = append(out, b, append(append([]byte(nil), b[:31]...), b[31]|0x80))
+		}
+		P.Add(P, T)
+	}
+	return out
+}
+
+// TestAgreesWithReference holds Verify and Batch to the answers of
+// ed25519consensus, the reference ZIP 215 implementation, on the edge
+// cases where implementations differ: every pair of small-order encodings
+// (canonical or not) as key and R, with S zero and one, and ordinary
+// signatures with those keys.
+func TestAgreesWithReference(t *testing.T) {
+	encs := smallOrderEncodings(t)
+	if len(encs) < 20 {
+		t.Fatalf("only %d small-order encodings", len(encs))
+	}
+	one := make([]byte, 32)
+	one[0] = 1
+	others := []signed{newSigned(t, 2, "a"), newSigned(t, 3, "b"), newSigned(t, 4, "c")}
+	msg := []byte("Zcash")
+	var accepted, refused int
+	for _, A := range encs {
+		for _, R := range encs {
+			for _, S := range [][]byte{make([]byte, 32), one} {
+				sig := append(append([]byte(nil), R...), S...)
+				want := ed25519consensus.Verify(A, msg, sig)
+				if got := signature.Verify(A, msg, sig); got != want {
+					t.Errorf("A %x R %x S %x: Verify %v, reference %v", A, R, S[0], got, want)
+				}
+				var b signature.Batch
+				for _, o := range others {
+					b.Add(o.pub, o.msg, o.sig)
+				}
+				b.Add(A, msg, sig)
+				if got := b.Verify(); got[3] != want || !got[0] || !got[1] || !got[2] {
+					t.Errorf("A %x R %x S %x: batch %v, reference %v", A, R, S[0], got, want)
+				}
+				if want {
+					accepted++
+				} else {
+					refused++
+				}
+			}
+		}
+	}
+	// Both answers must occur, or the table tests nothing.
+	if accepted == 0 || refused == 0 {
+		t.Fatalf("accepted %d, refused %d", accepted, refused)
+	}
+}
+
+// FuzzVerifyAgreesWithReference checks Verify against ed25519consensus on
+// arbitrary keys, messages and signatures.
+func FuzzVerifyAgreesWithReference(f *testing.F) {
+	good := newSigned(f, 1, "seed")
+	f.Add([]byte(good.pub), good.msg, good.sig)
+	f.Add([]byte(good.pub), good.msg, withSmallOrderR(f, 1, good).sig)
+	f.Add([]byte(good.pub), good.msg, withSPlusL(f, good).sig)
+	encs := smallOrderEncodings(f)
+	f.Add(encs[0], []byte("Zcash"), append(append([]byte(nil), encs[3]...), make([]byte, 32)...))
+	f.Fuzz(func(t *testing.T, pub, msg, sig []byte) {
+		if got, want := signature.Verify(pub, msg, sig), ed25519consensus.Verify(pub, msg, sig); got != want {
+			t.Fatalf("Verify %v, reference %v", got, want)
+		}
+	})
 }
 
 // TestBatchAgreesWithVerify checks Batch.Verify against Verify one by one
