@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -156,53 +157,79 @@ func TestVerifyRule(t *testing.T) {
 	}
 }
 
-// smallOrderEncodings returns every 32-byte encoding of a point of small
-// order (a multiple of the order-8 point T) that a ZIP 215 decoder may meet:
-// the eight canonical ones, each with the sign bit flipped (non-canonical
-// for the two points with x = 0), and, where y + p still fits in 255 bits,
-// y + p with either sign bit.
-func smallOrderEncodings(t testing.TB) [][]byte {
+// edgeEncodings returns the 32-byte point encodings on which ZIP 215
+// implementations have differed, each once: every encoding of a point of
+// small order (a multiple of the order-8 point T; the 8 canonical ones and
+// the 6 non-canonical ones, y + p where it fits in 255 bits and the sign
+// bit set on x = 0), and y = k and y = p + k for k below 19 with either
+// sign bit, the field's non-canonical corner, where they name a point. It
+// also returns how many of them are of small order.
+func edgeEncodings(t testing.TB) (encs [][]byte, smallOrder int) {
 	t.Helper()
+	prime := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
+	// le is the little-endian 32 bytes of y with the sign bit.
+	le := func(y *big.Int, sign bool) []byte {
+		b := y.FillBytes(make([]byte, 32))
+		slices.Reverse(b)
+		if sign {
+			b[31] |= 0x80
+		}
+		return b
+	}
+	seen := map[[32]byte]bool{}
+	add := func(b []byte) {
+		if _, err := new(edwards25519.Point).SetBytes(b); err == nil && !seen[[32]byte(b)] {
+			seen[[32]byte(b)] = true
+			encs = append(encs, b)
+		}
+	}
 	enc, _ := hex.DecodeString("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")
 	T, err := new(edwards25519.Point).SetBytes(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prime := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
-	var out [][]byte
 	P := edwards25519.NewIdentityPoint()
 	for range 8 {
 		c := P.Bytes()
-		flipped := append([]byte(nil), c...)
-		flipped[31] ^= 0x80
-		out = append(out, c, flipped)
-		le := append([]byte(nil), c...)
-		le[31] &= 0x7f
-		for i, j := 0, 31; i < j; i, j = i+1, j-1 {
-			le[i], le[j] = le[j], le[i]
-		}
-		y := new(big.Int).SetBytes(le) // big-endian now
-		if yp := new(big.Int).Add(y, prime); yp.BitLen() <= 255 {
-			b := yp.FillBytes(make([]byte, 32))
-			for i, j := 0, 31; i < j; i, j = i+1, j-1 {
-				b[i], b[j] = b[j], b[i]
+		c[31] &= 0x7f
+		y := new(big.Int).SetBytes(reversed(c))
+		for _, sign := range []bool{false, true} {
+			add(le(y, sign))
+			if yp := new(big.Int).Add(y, prime); yp.BitLen() <= 255 {
+				add(le(yp, sign))
 			}
-			out = append(out, b, append(append([]byte(nil), b[:31]...), b[31]|0x80))
 		}
 		P.Add(P, T)
 	}
+	smallOrder = len(encs)
+	for k := range int64(19) {
+		for _, y := range []*big.Int{big.NewInt(k), new(big.Int).Add(prime, big.NewInt(k))} {
+			add(le(y, false))
+			add(le(y, true))
+		}
+	}
+	return encs, smallOrder
+}
+
+func reversed(b []byte) []byte {
+	out := slices.Clone(b)
+	slices.Reverse(out)
 	return out
 }
 
-// TestAgreesWithReference holds Verify and Batch to the answers of
-// ed25519consensus, the reference ZIP 215 implementation, on the edge
-// cases where implementations differ: every pair of small-order encodings
-// (canonical or not) as key and R, with S zero and one, and ordinary
-// signatures with those keys.
+// TestAgreesWithReference holds Verify and the batch equation to the
+// answers of ed25519consensus, the reference ZIP 215 implementation, where
+// implementations have differed: every pair of edge encodings (above) as
+// key and R, with S zero (which the small-order pairs pass) and one (which
+// nothing here passes: [8]B is not the identity). Alone, in Batch.Verify
+// among good signatures, and, where the reference accepts, in the batch
+// equation itself, without the one-by-one fallback that would hide a batch
+// refusing a good signature.
 func TestAgreesWithReference(t *testing.T) {
-	encs := smallOrderEncodings(t)
-	if len(encs) < 20 {
-		t.Fatalf("only %d small-order encodings", len(encs))
+	encs, smallOrder := edgeEncodings(t)
+	// docs/protocol.md gives these counts.
+	if smallOrder != 14 || len(encs) != 54 {
+		t.Fatalf("%d small-order encodings (want all 14), %d in all (want 54)", smallOrder, len(encs))
 	}
 	one := make([]byte, 32)
 	one[0] = 1
@@ -227,6 +254,11 @@ func TestAgreesWithReference(t *testing.T) {
 				}
 				if want {
 					accepted++
+					// Twice, so that the key's term folds two signatures.
+					b.Add(A, msg, sig)
+					if !signature.BatchPasses(&b) {
+						t.Errorf("A %x R %x S %x: the batch equation refuses what the reference accepts", A, R, S[0])
+					}
 				} else {
 					refused++
 				}
@@ -239,6 +271,54 @@ func TestAgreesWithReference(t *testing.T) {
 	}
 }
 
+// TestLargeBatches checks batches past the size at which curve25519-voi's
+// multiscalar multiplication changes algorithm (Straus below 190 terms,
+// Pippenger above; the node verifies up to 1024 gossiped blocks at once),
+// with signatures by one key and by many, some with a small-order
+// component in R, with the keys not yet cached and then cached.
+func TestLargeBatches(t *testing.T) {
+	for _, keys := range []int{1, 7, 300} {
+		t.Run(fmt.Sprint(keys, " keys"), func(t *testing.T) {
+			var sigs []signed
+			for i := range 300 {
+				seed := byte(100 + i%keys)
+				if keys > 1 && i >= 150 {
+					seed = byte(i % 256) // past 256 distinct seeds: reuse
+				}
+				s := newSigned(t, seed, fmt.Sprint("large ", keys, " ", i))
+				if i%37 == 5 {
+					s = withSmallOrderR(t, seed, s)
+				}
+				sigs = append(sigs, s)
+			}
+			var b signature.Batch
+			for _, s := range sigs {
+				b.Add(s.pub, s.msg, s.sig)
+			}
+			for _, cache := range []string{"cold", "warm"} {
+				if !signature.BatchPasses(&b) {
+					t.Fatalf("%s: a good batch of %d does not pass whole", cache, len(sigs))
+				}
+			}
+			b.Reset()
+			for i, s := range sigs {
+				if i == 211 {
+					s = flip(s, 40)
+				}
+				b.Add(s.pub, s.msg, s.sig)
+			}
+			if signature.BatchPasses(&b) {
+				t.Fatal("a batch holding a bad signature passes whole")
+			}
+			for i, ok := range b.Verify() {
+				if ok != (i != 211) {
+					t.Errorf("signature %d: %v", i, ok)
+				}
+			}
+		})
+	}
+}
+
 // FuzzVerifyAgreesWithReference checks Verify against ed25519consensus on
 // arbitrary keys, messages and signatures.
 func FuzzVerifyAgreesWithReference(f *testing.F) {
@@ -246,7 +326,7 @@ func FuzzVerifyAgreesWithReference(f *testing.F) {
 	f.Add([]byte(good.pub), good.msg, good.sig)
 	f.Add([]byte(good.pub), good.msg, withSmallOrderR(f, 1, good).sig)
 	f.Add([]byte(good.pub), good.msg, withSPlusL(f, good).sig)
-	encs := smallOrderEncodings(f)
+	encs, _ := edgeEncodings(f)
 	f.Add(encs[0], []byte("Zcash"), append(append([]byte(nil), encs[3]...), make([]byte, 32)...))
 	f.Fuzz(func(t *testing.T, pub, msg, sig []byte) {
 		if got, want := signature.Verify(pub, msg, sig), ed25519consensus.Verify(pub, msg, sig); got != want {
