@@ -59,7 +59,7 @@ func runLease(ctx context.Context, e *env, args []string) error {
 	default:
 		return usageErr("unknown command %q%s; run `lattice lease -h`", args[0], suggestion(args[0], leaseCommands))
 	}
-	f := newHelpFlags(e, "lease offers", "lease offers --vcpus N --memory MB --disk GB --duration D [flags]", `
+	f := newHelpFlags(e, "lease offers", "lease offers --duration D [--vcpus N] [--memory MB] [--disk GB] [flags]", `
 Asks every provider the node knows for a signed offer on these resources
 for this long, and lists the offers that came back within the node's
 bound (3 seconds), cheapest first, and why the other providers made none.

@@ -85,7 +85,7 @@ func TestLeaseCommands(t *testing.T) {
 		t.Fatalf("lease create: %+v", l)
 	}
 	out = mustRun(t, "lease", "list", "--key", keyFile, "--node", url).stdout
-	if !strings.Contains(out, l.LeaseHash.String()) || !strings.Contains(out, "active") {
+	if !strings.Contains(out, l.LeaseHash.String()) || !strings.Contains(out, "active") || !strings.Contains(out, "2.2212 native") {
 		t.Fatalf("lease list:\n%s", out)
 	}
 	out = mustRun(t, "lease", "list", "--provider", prov, "--node", c.Nodes[1].API.URL).stdout
@@ -96,8 +96,8 @@ func TestLeaseCommands(t *testing.T) {
 	if !strings.Contains(out, "2.2212 native (escrowed)") || !strings.Contains(out, "(attested)") {
 		t.Fatalf("lease show:\n%s", out)
 	}
-	// It runs for an hour: nothing to settle yet.
-	wantFail(t, run(t, "lease", "settle", l.LeaseHash.String(), "--node", url), 1, "runs until")
+	// It runs for an hour: nothing to settle yet, until a time people read.
+	wantFail(t, run(t, "lease", "settle", l.LeaseHash.String(), "--node", url), 1, "runs until "+time.UnixMilli(l.EndsAt).UTC().Format("2006-01-02T15:04:05.000Z"))
 	// The provider has 1 vCPU left: a lease of 2 is refused, naming what is free.
 	wantFail(t, run(t, "lease", "create", "--vcpus", "2", "--memory", "512", "--disk", "5", "--duration", "1h",
 		"--key", keyFile, "--node", url), 1, "no provider offered", "insufficient capacity")
@@ -105,7 +105,10 @@ func TestLeaseCommands(t *testing.T) {
 	wantFail(t, run(t, "lease", "show", "--node", url), 2, "LEASE")
 	wantFail(t, run(t, "lease", "show", l.LeaseHash.String(), "extra", "--node", url), 2, "extra")
 	wantFail(t, run(t, "lease", "list", "--all", "--provider", prov, "--node", url), 2, "at most one")
-	wantFail(t, run(t, "lease", "create", "--provider", strings.Repeat("cd", 32), "--duration", "1h", "--key", keyFile, "--node", url), 1, "made no offer")
+	wantFail(t, run(t, "lease", "create", "--provider", strings.Repeat("cd", 32), "--duration", "1h", "--key", keyFile, "--node", url), 1,
+		"made no offer", "it did not answer; it is not a provider this node knows")
+	wantFail(t, run(t, "lease", "offers", "--memory", "100", "--duration", "1h", "--node", url), 2,
+		"invalid resource request: memory_mb 100: want 512")
 	// A forgotten --duration buys nothing (it once bought an hour).
 	leases := func() int {
 		var ls []json.RawMessage

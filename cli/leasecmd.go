@@ -47,13 +47,13 @@ func (r resourceFlags) request() (market.Request, error) {
 	}
 	req := market.Request{VCPUs: *r.vcpus, MemoryMB: *r.memory, DiskGB: *r.disk, Duration: secs}
 	if err := req.Check(); err != nil {
-		return req, usageErr("%v", err)
+		return req, usageErr("invalid resource request: %s", market.Reason(err))
 	}
 	return req, nil
 }
 
 func runLeaseCreate(ctx context.Context, e *env, args []string) error {
-	f := newHelpFlags(e, "lease create", "lease create --vcpus N --memory MB --disk GB --duration D [--provider ADDRESS] [flags]", `
+	f := newHelpFlags(e, "lease create", "lease create --duration D [--vcpus N] [--memory MB] [--disk GB] [--provider ADDRESS] [flags]", `
 Leases resources from a provider: asks the providers the node knows for
 offers, takes the cheapest (or the one of --provider), and signs a lease
 block that escrows the offer's cost from your account, at the state-chain
@@ -148,10 +148,15 @@ func pickOffer(offers nodewire.Offers, req market.Request, only *ledger.Address)
 	if only != nil {
 		msg = fmt.Sprintf("provider %s made no offer for %s", *only, req.Resources())
 	}
+	answered := false
 	for _, r := range offers.Refused {
 		if only == nil || r.Provider == *only {
 			msg += fmt.Sprintf("\n  %s: %s", r.Provider, r.Reason)
+			answered = true
 		}
+	}
+	if only != nil && !answered {
+		msg += ": it did not answer; it is not a provider this node knows, or it is offline (lattice provider status lists the providers)"
 	}
 	return nil, errors.New(msg)
 }
@@ -297,7 +302,7 @@ Lists leases, by lease hash: by default those your key's account made;
 	tw := table(e.stdout)
 	fmt.Fprintln(tw, "LEASE\tSTATUS\tRESOURCES\tDURATION\tCOST\tPROVIDER\t")
 	for _, l := range leases {
-		fmt.Fprintf(tw, "%s\t%s\t%d vCPU/%d MB/%d GB\t%s\t%s\t%s\t\n", l.LeaseHash, l.Status, l.VCPUs, l.MemoryMB, l.DiskGB,
+		fmt.Fprintf(tw, "%s\t%s\t%d vCPU/%d MB/%d GB\t%s\t%s native\t%s\t\n", l.LeaseHash, l.Status, l.VCPUs, l.MemoryMB, l.DiskGB,
 			time.Duration(l.Duration)*time.Second, l.Cost.Units(), l.Provider)
 	}
 	return tw.Flush()

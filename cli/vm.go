@@ -221,8 +221,11 @@ func runTunnel(ctx context.Context, e *env, args []string) error {
 Forwards a local TCP port to a port of a lease's VM, like ssh -L: every
 connection to --listen becomes a tunnel through the node (POST
 /tunnel/LEASE/tcp), which reaches the VM at its provider over the
-peer-to-peer network. Signed with --key, the lease's access key. Runs
-until interrupted. With the debian-12 image, log in with
+peer-to-peer network. Signed with --key, the lease's access key. It first
+checks that the VM runs and something listens on --port, and exits with
+the reason if not (a VM still provisioning: start it again once vm show
+says running); then it runs until interrupted. With the debian-12 image,
+log in with
 `+"`lattice key ssh`"+`'s file: ssh -i FILE -p PORT root@127.0.0.1.`,
 		"  lattice tunnel $LEASE --port 22 --listen 127.0.0.1:2222\n  ssh -i ~/.lattice/id_lattice -p 2222 root@127.0.0.1\n")
 	cf := addClientFlags(f, false)

@@ -24,6 +24,13 @@ import (
 // offer is malformed or badly signed.
 var ErrInvalid = errors.New("invalid")
 
+// Reason is what err says beyond ErrInvalid's word, for a message that
+// names what is invalid itself ("invalid resource request: memory_mb 100:
+// ...").
+func Reason(err error) string {
+	return strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ")
+}
+
 // Upper bounds beyond the API's minimums, so that a cost never overflows
 // and a record stays small.
 const (

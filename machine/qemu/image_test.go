@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -165,5 +167,91 @@ func TestPruneBoot(t *testing.T) {
 		if got := err == nil; got != want {
 			t.Errorf("%s kept %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestRootBuildShared: a root image's build belongs to everyone waiting
+// for it. The caller that began it may give up (its lease ended) while
+// another waits on: the build goes on and is done once. When every caller
+// has given up, the build is abandoned and the next caller begins again.
+func TestRootBuildShared(t *testing.T) {
+	d := &Driver{cfg: Config{ImageDir: t.TempDir()}, log: slog.New(slog.DiscardHandler),
+		building: make(chan struct{}, 1), roots: map[string]string{}, builds: map[string]*rootBuild{}}
+	var builds, abandoned atomic.Int32
+	release := make(chan struct{})
+	img := imageInfo{ImageInfo: ImageInfo{Name: "slow"}, buildRoot: func(ctx context.Context, dir string, _ *slog.Logger) (string, error) {
+		builds.Add(1)
+		select {
+		case <-release:
+			return filepath.Join(dir, "root.img"), nil
+		case <-ctx.Done():
+			abandoned.Add(1)
+			return "", ctx.Err()
+		}
+	}}
+	waiters := func() int {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if b := d.builds[img.Name]; b != nil {
+			return b.waiters
+		}
+		return 0
+	}
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 5 s: not %s", what)
+			}
+		}
+	}
+	type result struct {
+		root string
+		err  error
+	}
+	call := func(ctx context.Context) chan result {
+		out := make(chan result, 1)
+		go func() {
+			root, err := d.rootImage(ctx, img)
+			out <- result{root, err}
+		}()
+		return out
+	}
+
+	first, endFirst := context.WithCancel(t.Context())
+	firstDone := call(first)
+	eventually("building", func() bool { return builds.Load() == 1 })
+	secondDone := call(t.Context())
+	eventually("two waiting", func() bool { return waiters() == 2 })
+	endFirst()
+	if r := <-firstDone; !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("the caller that gave up: %v, want its context's end", r.err)
+	}
+	close(release)
+	want := filepath.Join(d.cfg.ImageDir, "root.img")
+	if r := <-secondDone; r.err != nil || r.root != want {
+		t.Fatalf("the caller that waited on: %q, %v; want %q", r.root, r.err, want)
+	}
+	if root, err := d.rootImage(t.Context(), img); err != nil || root != want {
+		t.Fatalf("once built: %q, %v", root, err)
+	}
+	if n, a := builds.Load(), abandoned.Load(); n != 1 || a != 0 {
+		t.Fatalf("%d builds, %d abandoned; want 1 and 0", n, a)
+	}
+
+	// Every caller gives up: the build ends, and the next one begins again.
+	img.Name, release = "abandoned", make(chan struct{})
+	only, endOnly := context.WithCancel(t.Context())
+	onlyDone := call(only)
+	eventually("building again", func() bool { return builds.Load() == 2 })
+	endOnly()
+	<-onlyDone
+	eventually("the build abandoned", func() bool { return abandoned.Load() == 1 })
+	close(release)
+	if r := <-call(t.Context()); r.err != nil || r.root != want {
+		t.Fatalf("after an abandoned build: %q, %v", r.root, r.err)
+	}
+	if n := builds.Load(); n != 3 {
+		t.Fatalf("%d builds, want 3", n)
 	}
 }

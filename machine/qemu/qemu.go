@@ -117,7 +117,17 @@ type Driver struct {
 
 	building chan struct{} // held while a root image is made: one build at a time
 	mu       sync.Mutex
-	roots    map[string]string // image name -> its built root disk
+	roots    map[string]string     // image name -> its built root disk
+	builds   map[string]*rootBuild // image name -> its build under way
+}
+
+// rootBuild is a root image being built for whoever waits for it.
+type rootBuild struct {
+	done    chan struct{} // closed when root and err are set
+	root    string
+	err     error
+	waiters int                // callers waiting; guarded by Driver.mu
+	cancel  context.CancelFunc // ends the build; called when no one waits
 }
 
 // New finds QEMU, builds the minimal image and the initramfs with the
@@ -144,7 +154,8 @@ func New(cfg Config) (*Driver, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, err
 	}
-	d := &Driver{cfg: cfg, qemu: bin, log: cfg.Logger, building: make(chan struct{}, 1), roots: map[string]string{}}
+	d := &Driver{cfg: cfg, qemu: bin, log: cfg.Logger, building: make(chan struct{}, 1), roots: map[string]string{},
+		builds: map[string]*rootBuild{}}
 	ctx := context.Background() // the minimal image takes a second or two, from local files
 	img, err := buildMinimal(ctx, cfg.ImageDir)
 	if err != nil {
@@ -242,36 +253,73 @@ func (d *Driver) Prepare(ctx context.Context, image string) error {
 }
 
 // rootImage returns the built root disk of img, building it the first time.
+//
+// The build belongs to everyone waiting for it, not to the caller that
+// began it: a caller whose context ends stops waiting, and the build goes
+// on as long as another caller waits (a lease that ends while the
+// debian-12 image is being built for it leaves the build to the next
+// lease's VM). When the last one stops waiting, the build is abandoned;
+// the next caller begins it again.
 func (d *Driver) rootImage(ctx context.Context, img imageInfo) (string, error) {
 	d.mu.Lock()
-	root, ok := d.roots[img.Name]
-	d.mu.Unlock()
-	if ok {
+	if root, ok := d.roots[img.Name]; ok {
+		d.mu.Unlock()
 		return root, nil
 	}
+	b := d.builds[img.Name]
+	if b == nil {
+		// Values (the trace, the logger) pass on; the end does not.
+		bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		b = &rootBuild{done: make(chan struct{}), cancel: cancel}
+		d.builds[img.Name] = b
+		go d.buildRoot(bctx, img, b)
+	}
+	b.waiters++
+	d.mu.Unlock()
 	select {
-	case d.building <- struct{}{}:
+	case <-b.done:
+		return b.root, b.err
 	case <-ctx.Done():
+		d.mu.Lock()
+		if b.waiters--; b.waiters == 0 {
+			b.cancel()
+			if d.builds[img.Name] == b {
+				delete(d.builds, img.Name) // the next caller begins again
+			}
+		}
+		d.mu.Unlock()
 		return "", ctx.Err()
 	}
-	defer func() { <-d.building }()
+}
+
+// buildRoot builds img's root image for b, one build at a time.
+func (d *Driver) buildRoot(ctx context.Context, img imageInfo, b *rootBuild) {
+	defer b.cancel()
+	root, err := func() (string, error) {
+		select {
+		case d.building <- struct{}{}:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		defer func() { <-d.building }()
+		d.log.Info("image: checking, building if needed", "image", img.Name, "dir", d.cfg.ImageDir)
+		start := time.Now()
+		root, err := img.buildRoot(ctx, d.cfg.ImageDir, d.log)
+		if err == nil {
+			d.log.Info("image ready", "image", img.Name, "path", root, "took", time.Since(start).Round(time.Millisecond).String())
+		}
+		return root, err
+	}()
 	d.mu.Lock()
-	root, ok = d.roots[img.Name]
-	d.mu.Unlock()
-	if ok {
-		return root, nil
+	if err == nil {
+		d.roots[img.Name] = root
 	}
-	d.log.Info("image: checking, building if needed", "image", img.Name, "dir", d.cfg.ImageDir)
-	start := time.Now()
-	root, err := img.buildRoot(ctx, d.cfg.ImageDir, d.log)
-	if err != nil {
-		return "", err
+	if d.builds[img.Name] == b {
+		delete(d.builds, img.Name) // a failed build is begun again by the next caller
 	}
-	d.log.Info("image ready", "image", img.Name, "path", root, "took", time.Since(start).Round(time.Millisecond).String())
-	d.mu.Lock()
-	d.roots[img.Name] = root
+	b.root, b.err = root, err
 	d.mu.Unlock()
-	return root, nil
+	close(b.done)
 }
 
 // Start boots VM id (a name of letters, digits and dashes) and returns it

@@ -186,9 +186,9 @@ func (s *Service) settleBlock(ctx context.Context, r *ledger.LeaseRecord) (*ledg
 	case r.Stage == ledger.StageRefunded && r.Accepted() && !r.StakeReturned:
 		return wallet.LeaseReturnStake(head, r), "stake return", nil
 	case r.Stage == ledger.StageOpen:
-		return nil, "", fmt.Errorf("%w: lease %s is open until its acceptance deadline %d", ErrNothingDue, r.Hash, r.Deadline())
+		return nil, "", fmt.Errorf("%w: lease %s is open until its acceptance deadline %s", ErrNothingDue, r.Hash, msTime(r.Deadline()))
 	case r.Stage == ledger.StageActive:
-		return nil, "", fmt.Errorf("%w: lease %s runs until %d", ErrNothingDue, r.Hash, r.End())
+		return nil, "", fmt.Errorf("%w: lease %s runs until %s", ErrNothingDue, r.Hash, msTime(r.End()))
 	}
 	return nil, "", fmt.Errorf("%w: lease %s is %s", ErrNothingDue, r.Hash, r.Status())
 }
@@ -452,4 +452,10 @@ func liveLeases(store ledger.Snapshot, provider ledger.Address) (market.Resource
 // word.
 func LiveLeases(store ledger.Snapshot, provider ledger.Address) (market.Resources, int, error) {
 	return liveLeases(store, provider)
+}
+
+// msTime is a Unix millisecond time as people read it: RFC 3339 in UTC,
+// with its milliseconds.
+func msTime(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }

@@ -26,7 +26,7 @@ func (s *Server) leaseRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := req.Check(); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid resource request: "+err.Error())
+		writeError(w, http.StatusBadRequest, "invalid resource request: "+market.Reason(err))
 		return
 	}
 	offers, err := s.opts.Market.RequestOffers(r.Context(), req)

@@ -209,8 +209,8 @@ func TestMarketNoProviders(t *testing.T) {
 	} {
 		what := "POST /lease/request with " + tc.name
 		msg := checkError(t, h.post("/lease/request", tc.body), http.StatusBadRequest, what, tc.fragments...)
-		if !strings.HasPrefix(msg, "invalid resource request: ") {
-			t.Errorf("%s: error %q does not start with `invalid resource request: `", what, msg)
+		if !strings.HasPrefix(msg, "invalid resource request: ") || strings.Contains(msg, "invalid: ") {
+			t.Errorf("%s: error %q does not start with `invalid resource request: `, or says invalid twice", what, msg)
 		}
 	}
 

@@ -478,7 +478,7 @@ func (s *Service) machine(h ledger.Hash, tunnel bool) (m Machine, release func()
 		case !have:
 			return nil, nil, fmt.Errorf("%w: lease %s has no VM yet", ErrNotFound, h)
 		case s.stopping[h]:
-			return nil, nil, fmt.Errorf("%w: it is stopping", ErrNotRunning)
+			return nil, nil, fmt.Errorf("%w: it is being stopped (its status says stopped once it is)", ErrNotRunning)
 		}
 		return nil, nil, fmt.Errorf("%w: it is %s", ErrNotRunning, rec.VM.Status)
 	}
