@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,6 +54,11 @@ func apiError(err error) *Error {
 		return errUnauthorized
 	case errors.Is(err, cloudstore.ErrNotEmpty):
 		return &Error{http.StatusConflict, "bucket_not_empty", "the bucket still holds objects; delete them first", 0}
+	case errors.Is(err, cloudstore.ErrObjectLocked):
+		// S3 Object Lock: a retention or a legal hold, set over S3.
+		return &Error{http.StatusForbidden, "forbidden", strings.TrimPrefix(err.Error(), "cloudstore: ") + "; it can be deleted once that ends (S3's x-amz-bypass-governance-retention lifts GOVERNANCE retention)", 0}
+	case errors.Is(err, cloudstore.ErrLockedVersioning):
+		return &Error{http.StatusConflict, "conflict", "the bucket has S3 Object Lock: its versioning stays enabled", 0}
 	case errors.Is(err, cloudstore.ErrExists):
 		return &Error{http.StatusConflict, "conflict", "the name is already taken", 0}
 	case errors.Is(err, cloudstore.ErrKeyRequired):

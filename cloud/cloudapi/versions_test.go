@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"net/http"
 	"net/url"
 	"strings"
@@ -534,4 +535,24 @@ func TestDeleteNullVersionUnversioned(t *testing.T) {
 	if n, size := a.bucketCounts("pics"); n != 0 || size != 0 {
 		t.Errorf("after: %d objects, %d bytes; want none", n, size)
 	}
+}
+
+// TestObjectLockOverREST: a version that S3 Object Lock protects stays
+// when the REST API deletes it (403 forbidden), and a bucket with
+// Object Lock keeps its versioning enabled (409).
+func TestObjectLockOverREST(t *testing.T) {
+	a := newObjAPI(t)
+	wantVersionedBucket(t, "enable", a.setVersioning(a.acme, "pics", `{"status":"Enabled"}`), http.StatusOK)
+	if err := a.st.SetObjectLock("acme", "pics", cloudstore.ObjectLock{Mode: cloudstore.LockGovernance, Days: 1}); err != nil {
+		t.Fatal(err)
+	}
+	a.put("a.txt", []byte("kept"))
+	l := a.versions(a.acme, "pics", "prefix=a")
+	if len(l.Data) != 1 {
+		t.Fatalf("versions: %+v", l.Data)
+	}
+	r := a.do("DELETE", "/api/storage/buckets/pics/objects/a.txt?version_id="+url.QueryEscape(l.Data[0].VersionID), a.acme, "")
+	wantError(t, "delete a retained version", r, http.StatusForbidden, "forbidden")
+	wantError(t, "suspend versioning", a.setVersioning(a.acme, "pics", `{"status":"Suspended"}`), http.StatusConflict, "conflict")
+	a.wantBody("a.txt", []byte("kept"))
 }

@@ -78,6 +78,9 @@ type Upload struct {
 	// (Object's fields of those names).
 	Owner string        `json:"owner,omitempty"`
 	ACL   []s3acl.Grant `json:"acl,omitzero"`
+	// Lock is the object's Object Lock, asked when the upload was
+	// created (PutOptions.Lock); the bucket's default applies without it.
+	Lock *Lock `json:"lock,omitempty"`
 }
 
 // Writer is the account the upload's object is to be owned by: Owner, or
@@ -146,6 +149,9 @@ func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload,
 	if err != nil {
 		return Upload{}, err
 	}
+	if o.Lock != nil && bk.ObjectLock == nil {
+		return Upload{}, ErrNoObjectLock // the completion checks it again
+	}
 	target := o.Encrypt
 	if target == nil {
 		target = defaultSSE(bk)
@@ -160,7 +166,7 @@ func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload,
 	}
 	u := Upload{ID: randomFrom("0123456789abcdef", 32), Account: account, Bucket: bucket, Key: key,
 		ContentType: o.ContentType, Meta: o.Meta, Initiated: o.Now.UTC(), Tags: tagsOrNil(o.Tags), Encryption: enc,
-		ChecksumAlgorithm: o.ChecksumAlgorithm, ChecksumType: typ, Owner: o.Owner, ACL: o.ACL}
+		ChecksumAlgorithm: o.ChecksumAlgorithm, ChecksumType: typ, Owner: o.Owner, ACL: o.ACL, Lock: o.Lock}
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := setJSON(b, k(tUpload, u.ID), u); err != nil {
@@ -714,7 +720,7 @@ func (s *Store) CompleteUploadWith(ctx context.Context, account, bucket, key, id
 			}
 		}
 		ev := Event{Type: EventObjectCreated, Time: obj.LastModified, Key: key, Size: total}
-		if err := s.commitEventTx(t, bk, &obj, ev, pre); err != nil {
+		if err := s.commitEventTx(t, bk, &obj, ev, pre, u.Lock); err != nil {
 			return err
 		}
 		return s.dropUploadTx(t, u)

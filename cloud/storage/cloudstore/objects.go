@@ -86,6 +86,10 @@ type Object struct {
 	// FULL_CONTROL alone). It takes effect while the bucket's ACLs are
 	// enabled.
 	ACL []s3acl.Grant `json:"acl,omitzero"`
+	// Retention and LegalHold are the version's Object Lock
+	// (objectlock.go): none, in a bucket without it.
+	Retention *Retention `json:"retention,omitempty"`
+	LegalHold bool       `json:"legal_hold,omitempty"`
 	// Versioned, not stored, tells whether the object was read from (or
 	// written to) a bucket that keeps versions, where S3 names even the
 	// null version to clients.
@@ -154,6 +158,9 @@ type PutOptions struct {
 	// names).
 	Owner string
 	ACL   []s3acl.Grant
+	// Lock, if not nil, is the new version's Object Lock; without it,
+	// the bucket's default retention applies (objectlock.go).
+	Lock *Lock
 }
 
 // ErrPrecondition is returned by a conditional write whose condition does
@@ -232,6 +239,9 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	if err != nil {
 		return Object{}, err
 	}
+	if o.Lock != nil && bk.ObjectLock == nil {
+		return Object{}, ErrNoObjectLock // before the body is read; the commit checks it again
+	}
 	if o.If != (Preconditions{}) {
 		// Fail before the body is read when the condition already does
 		// not hold; the commit checks it again, atomically. The bucket
@@ -261,7 +271,7 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 	if o.Checksum != nil {
 		obj.Checksum = o.Checksum()
 	}
-	if err := s.commitObject(account, bucket, &obj, o.If); err != nil {
+	if err := s.commitObject(account, bucket, &obj, o.If, o.Lock); err != nil {
 		s.discardBlob(obj.Blob, err)
 		return Object{}, err
 	}
@@ -271,22 +281,26 @@ func (s *Store) Put(ctx context.Context, account, bucket, key string, body io.Re
 // commitObject records obj in the bucket, replacing what was there if pre
 // allows, and keeps the bucket's counters and the body reference counts
 // right.
-func (s *Store) commitObject(account, bucket string, obj *Object, pre Preconditions) error {
+func (s *Store) commitObject(account, bucket string, obj *Object, pre Preconditions, lock *Lock) error {
 	return s.write(func(t *tx) error {
 		bk, err := s.Bucket(account, bucket)
 		if err != nil {
 			return err // deleted while the body was uploading
 		}
-		return s.commitEventTx(t, bk, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size}, pre)
+		return s.commitEventTx(t, bk, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size}, pre, lock)
 	})
 }
 
 // commitEventTx records obj in bk, logging ev for the change, in t (s.mu
 // held; bk read under it, in t). In a bucket that keeps versions, obj becomes a new version (its
 // VersionID and Seq are set here) and the one it replaces is kept, as
-// versionWrite.retire says.
-func (s *Store) commitEventTx(t *tx, bk Bucket, obj *Object, ev Event, pre Preconditions) error {
+// versionWrite.retire says. Its Object Lock is lock, or the bucket's
+// default retention (applyLock).
+func (s *Store) commitEventTx(t *tx, bk Bucket, obj *Object, ev Event, pre Preconditions, lock *Lock) error {
 	bucket := bk.Name
+	if err := applyLock(bk, obj, lock); err != nil {
+		return err
+	}
 	b := s.db.NewBatch()
 	defer t.closeUnapplied(b)
 	var old Object
@@ -573,6 +587,9 @@ type CopyOptions struct {
 	// is in, when it is not the destination's (a copy another account's
 	// grant allows; the caller has judged it).
 	SourceAccount string
+	// Lock is the copy's Object Lock, as Put's; the source's retention
+	// and legal hold are never copied, as in S3.
+	Lock *Lock
 }
 
 // Copy copies an object to another key, in the same bucket or in another
@@ -656,7 +673,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 			_, rewrite, err = s.openLocked(srcBucket, obj, o.SourceKey)
 			return err
 		}
-		return s.commitEventTx(t, dbk, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If)
+		return s.commitEventTx(t, dbk, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If, o.Lock)
 	})
 	if err != nil || rewrite == nil {
 		if err != nil {
@@ -691,7 +708,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		if err != nil {
 			return err // deleted while the body was rewritten
 		}
-		return s.commitEventTx(t, dbk, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If)
+		return s.commitEventTx(t, dbk, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If, o.Lock)
 	})
 	if err != nil {
 		s.discardBlob(obj.Blob, err)

@@ -79,6 +79,10 @@ type Bucket struct {
 	// ACLs are enabled (Ownership not ""), and is empty under
 	// BucketOwnerEnforced, which UpdateBucket keeps so.
 	ACL []s3acl.Grant `json:"acl,omitempty"`
+	// ObjectLock is the bucket's Object Lock configuration, nil when it
+	// has none (objectlock.go). Once set it stays, and Versioning stays
+	// Enabled.
+	ObjectLock *ObjectLock `json:"object_lock,omitempty"`
 }
 
 // Object Ownership settings other than BucketOwnerEnforced ("").
@@ -396,6 +400,9 @@ type BucketOptions struct {
 	Public    bool
 	Ownership string
 	ACL       []s3acl.Grant
+	// ObjectLock makes the bucket with Object Lock (and so with
+	// versioning Enabled), as S3's x-amz-bucket-object-lock-enabled.
+	ObjectLock bool
 }
 
 // CreateBucketWith is CreateBucket of a bucket made as o says, in one
@@ -426,6 +433,9 @@ func (s *Store) CreateBucketWith(account, name, notes string, now time.Time, o B
 	}
 	bk := Bucket{Name: name, Account: account, Notes: notes, Public: public, CreatedAt: now.UTC(), UpdatedAt: now.UTC(),
 		Ownership: o.Ownership, ACL: o.ACL}
+	if o.ObjectLock {
+		bk.Versioning, bk.ObjectLock = VersioningEnabled, &ObjectLock{}
+	}
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := setJSON(b, k(tBucket, name), bk); err != nil {

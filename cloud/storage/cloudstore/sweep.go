@@ -236,12 +236,17 @@ func loneMarker(cur *Object, vs []Object, i int) bool {
 }
 
 // expireVersion removes v, a version in the version table, for good, if
-// it is still there and cond holds of it.
+// it is still there, cond holds of it and Object Lock does not protect
+// it (a protected version is left for a later sweep, as S3's lifecycle
+// leaves it).
 func (s *Store) expireVersion(account, bucket string, v Object, ev Event, cond func(cur *Object, vs []Object, i int) bool) (bool, error) {
 	_, done, err := s.deleteVersion(account, bucket, v.Key, v.VersionName(), ev, func(cur *Object, vs []Object) bool {
 		i := slices.IndexFunc(vs, func(o Object) bool { return o.VersionID == v.VersionID })
 		return i >= 0 && vs[i].seq() == v.seq() && cond(cur, vs, i)
-	})
+	}, false)
+	if errors.Is(err, ErrObjectLocked) {
+		return false, nil
+	}
 	return done, err
 }
 

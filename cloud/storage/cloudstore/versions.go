@@ -327,6 +327,9 @@ func (s *Store) SetVersioning(account, bucket, state string) error {
 		if bk.Versioning == state {
 			return nil
 		}
+		if bk.ObjectLock != nil {
+			return ErrLockedVersioning
+		}
 		bk.Versioning = state
 		b := s.db.NewBatch()
 		defer t.closeUnapplied(b)
@@ -418,16 +421,31 @@ type Deletion struct {
 // marker. When it was the current version, the newest remaining version
 // becomes current. Deleting a version that is not there succeeds, as in
 // S3; a malformed id is ErrBadVersion.
+// A version that Object Lock protects is ErrObjectLocked, and stays.
 func (s *Store) DeleteVersion(account, bucket, key, id string) (Deletion, error) {
-	del, _, err := s.deleteVersion(account, bucket, key, id, Event{Type: EventObjectDeleted}, nil)
+	return s.DeleteVersionWith(account, bucket, key, id, VersionDeleteOptions{})
+}
+
+// VersionDeleteOptions are a delete's of one version.
+type VersionDeleteOptions struct {
+	// BypassGovernance lets the delete remove a version under GOVERNANCE
+	// retention (S3's x-amz-bypass-governance-retention); COMPLIANCE
+	// retention and legal holds still protect theirs.
+	BypassGovernance bool
+}
+
+// DeleteVersionWith is DeleteVersion as o says.
+func (s *Store) DeleteVersionWith(account, bucket, key, id string, o VersionDeleteOptions) (Deletion, error) {
+	del, _, err := s.deleteVersion(account, bucket, key, id, Event{Type: EventObjectDeleted}, nil, o.BypassGovernance)
 	return del, err
 }
 
 // deleteVersion is DeleteVersion logging ev (its Key and VersionID set
 // here; its Time, when zero, now), and only if cond, when not nil, holds
 // of the key's current version (nil for none) and its versions in the
-// version table; it says whether it deleted anything.
-func (s *Store) deleteVersion(account, bucket, key, id string, ev Event, cond func(cur *Object, vs []Object) bool) (Deletion, bool, error) {
+// version table; it says whether it deleted anything. A version Object
+// Lock protects (bypass: but for GOVERNANCE retention) is ErrObjectLocked.
+func (s *Store) deleteVersion(account, bucket, key, id string, ev Event, cond func(cur *Object, vs []Object) bool, bypass bool) (Deletion, bool, error) {
 	if err := CheckVersionID(id); err != nil {
 		return Deletion{}, false, err
 	}
@@ -462,6 +480,9 @@ func (s *Store) deleteVersion(account, bucket, key, id string, ev Event, cond fu
 			}
 		}
 		if hasCur && cur.VersionID == del.VersionID {
+			if err := protected(cur, s.now(), bypass); err != nil {
+				return err
+			}
 			w.dropCurrent(cur)
 			hasCur = false
 			if err := b.Delete(k(tObject, bucket, key), nil); err != nil {
@@ -474,6 +495,9 @@ func (s *Store) deleteVersion(account, bucket, key, id string, ev Event, cond fu
 			i := slices.IndexFunc(vs, func(v Object) bool { return v.VersionID == del.VersionID })
 			if i < 0 {
 				return nil // nothing to delete: done, as in S3
+			}
+			if err := protected(vs[i], s.now(), bypass); err != nil {
+				return err
 			}
 			del.DeleteMarker = vs[i].DeleteMarker
 			if err := w.drop(vs[i]); err != nil {

@@ -105,10 +105,11 @@ func (s *Server) createBucket(w http.ResponseWriter, r *request) error {
 	if err := s.knownGrantees(bo.ACL); err != nil {
 		return err
 	}
-	if strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled")), "true") {
-		// Made without it, the bucket would be taken for one whose
-		// objects can be locked.
-		return s3err(http.StatusNotImplemented, "NotImplemented", "Object Lock is not supported: a bucket cannot be created with x-amz-bucket-object-lock-enabled.")
+	switch v := strings.TrimSpace(r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled")); {
+	case strings.EqualFold(v, "true"):
+		bo.ObjectLock = true // and so versioning, as in S3
+	case v != "" && !strings.EqualFold(v, "false"):
+		return s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-bucket-object-lock-enabled is true or false")
 	}
 	body, err := readBody(r.body, 64<<10)
 	if err != nil {

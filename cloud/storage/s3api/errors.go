@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"strings"
 	"syscall"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
@@ -103,6 +104,14 @@ func toError(err error, notFound *Error) *Error {
 		return s3err(http.StatusBadRequest, "InvalidArgument", err.Error())
 	case errors.Is(err, cloudstore.ErrPrecondition):
 		return errPrecondition
+	case errors.Is(err, cloudstore.ErrObjectLocked):
+		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied because object protected by object lock: "+strings.TrimPrefix(err.Error(), cloudstore.ErrObjectLocked.Error()+": "))
+	case errors.Is(err, cloudstore.ErrNoObjectLock):
+		return errNoObjectLock
+	case errors.Is(err, cloudstore.ErrLockedVersioning):
+		return s3err(http.StatusConflict, "InvalidBucketState", "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.")
+	case errors.Is(err, cloudstore.ErrLockNeedsVersioning):
+		return s3err(http.StatusConflict, "InvalidBucketState", "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration")
 	case errors.Is(err, cloudstore.ErrKeyRequired):
 		return s3err(http.StatusBadRequest, "InvalidRequest", "The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")
 	case errors.Is(err, cloudstore.ErrWrongKey):

@@ -292,6 +292,8 @@ var logResources = map[string]string{
 	"CreateMultipartUpload": "UPLOADS", "ListMultipartUploads": "UPLOADS", "UploadPart": "PART", "UploadPartCopy": "PART",
 	"CompleteMultipartUpload": "UPLOAD", "AbortMultipartUpload": "UPLOAD", "ListParts": "UPLOAD",
 	"GetObjectTagging": "OBJECT_TAGGING", "PutObjectTagging": "OBJECT_TAGGING", "DeleteObjectTagging": "OBJECT_TAGGING",
+	"GetObjectRetention": "RETENTION", "PutObjectRetention": "RETENTION", "GetObjectLegalHold": "LEGAL_HOLD", "PutObjectLegalHold": "LEGAL_HOLD",
+	"GetObjectLockConfiguration": "OBJECT_LOCK_CONFIGURATION", "PutObjectLockConfiguration": "OBJECT_LOCK_CONFIGURATION",
 	"GetBucketTagging": "TAGGING", "PutBucketTagging": "TAGGING", "DeleteBucketTagging": "TAGGING",
 	"GetBucketPolicy": "BUCKETPOLICY", "PutBucketPolicy": "BUCKETPOLICY", "DeleteBucketPolicy": "BUCKETPOLICY",
 	"GetBucketPolicyStatus": "POLICY_STATUS",

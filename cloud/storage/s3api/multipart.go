@@ -26,6 +26,9 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	if o.Tags, err = requestTags(r); err != nil {
 		return err
 	}
+	if o.Lock, err = lockHeaders(r); err != nil {
+		return err
+	}
 	var keyMD5 string
 	if o.Encrypt, keyMD5, err = s.writeEncryption(r); err != nil {
 		return err

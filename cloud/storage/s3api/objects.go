@@ -65,20 +65,12 @@ func (s *Server) putOptions(h http.Header) (cloudstore.PutOptions, error) {
 
 // unkeptWriteHeaders refuses the headers of an object write (PutObject,
 // CopyObject, CreateMultipartUpload) that ask for what this endpoint does
-// not do and whose loss would go unnoticed: Object Lock's retention and
-// legal hold, refused as S3 refuses them in a bucket without Object Lock
-// (which every bucket here is), so that nobody takes an object for
-// write-protected; and x-amz-write-offset-bytes, an append in S3's
+// not do and whose loss would go unnoticed: x-amz-write-offset-bytes, an append in S3's
 // directory buckets, which ignored would replace the object with the
 // appended bytes alone; and x-amz-website-redirect-location, a redirect
 // S3 keeps with the object and static website hosting follows, which
 // ignored would be silently lost.
 func unkeptWriteHeaders(h http.Header) error {
-	for _, name := range []string{"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold"} {
-		if h.Get(name) != "" {
-			return s3err(http.StatusBadRequest, "InvalidRequest", "Bucket is missing Object Lock Configuration")
-		}
-	}
 	if h.Get("X-Amz-Write-Offset-Bytes") != "" {
 		return s3err(http.StatusNotImplemented, "NotImplemented", "Appending to an object (x-amz-write-offset-bytes) is not supported.")
 	}
@@ -145,6 +137,14 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 	if o.Tags, err = requestTags(r); err != nil {
 		return err
 	}
+	if o.Lock, err = lockHeaders(r); err != nil {
+		return err
+	}
+	if o.Lock != nil {
+		if err := lockChecksum(r); err != nil {
+			return err
+		}
+	}
 	if o.If, err = writePreconditions(r.Header); err != nil {
 		return err
 	}
@@ -166,6 +166,8 @@ func (s *Server) putObject(w http.ResponseWriter, r *request) error {
 		return errNoSuchKey // If-Match, and no object to match
 	case errors.Is(err, cloudstore.ErrNotFound):
 		return errNoSuchBucket // Put checks the bucket before reading the body
+	case errors.Is(err, cloudstore.ErrNoObjectLock):
+		return errNoObjectLock // and its Object Lock
 	}
 	if err != nil {
 		return bodyError(err)
@@ -297,6 +299,7 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	h.Set("Last-Modified", obj.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
 	setVersionHeader(h, obj)
+	setLockHeaders(h, obj)
 	s.setEncryptionHeaders(h, obj.Encryption, keyMD5)
 	if id == "" {
 		s.setExpiration(h, r, obj)
@@ -489,7 +492,11 @@ func (s *Server) deleteObject(w http.ResponseWriter, r *request) error {
 	if err := s.conditionalDelete(r, id, pre); err != nil {
 		return err
 	}
-	del, err := s.deleteOne(r.account, r.bucket, r.key, id, pre)
+	bypass, err := s.lockBypass(r, r.key, id)
+	if err != nil {
+		return err
+	}
+	del, err := s.deleteOne(r.account, r.bucket, r.key, id, pre, bypass)
 	if err != nil {
 		return err
 	}
@@ -539,10 +546,12 @@ func parseSize(v string) (int64, bool) {
 // object) asks for an object: then the current one must match, checked
 // in the same step as the delete (412 PreconditionFailed, or 404
 // NoSuchKey when there is none), as must its size and modification time
-// when pre names them (412; they hold when there is no object).
-func (s *Server) deleteOne(account, bucket, key, id string, pre cloudstore.Preconditions) (cloudstore.Deletion, error) {
+// when pre names them (412; they hold when there is no object). A version
+// Object Lock protects stays (403 AccessDenied), but for GOVERNANCE
+// retention when bypass is set.
+func (s *Server) deleteOne(account, bucket, key, id string, pre cloudstore.Preconditions, bypass bool) (cloudstore.Deletion, error) {
 	if id != "" {
-		return s.st.DeleteVersion(account, bucket, key, id)
+		return s.st.DeleteVersionWith(account, bucket, key, id, cloudstore.VersionDeleteOptions{BypassGovernance: bypass})
 	}
 	del, err := s.st.Delete(account, bucket, key, cloudstore.DeleteOptions{If: pre})
 	if errors.Is(err, cloudstore.ErrPrecondition) && errors.Is(err, cloudstore.ErrNotFound) {
@@ -633,6 +642,9 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	}
 	co := cloudstore.CopyOptions{ReplaceTags: replaceTags, SourceVersion: srcVersion, Owner: owner, ACL: acl, SourceAccount: r.sourceAccount(),
 		CheckSource: check}
+	if co.Lock, err = lockHeaders(r); err != nil {
+		return err
+	}
 	if co.If, err = writePreconditions(r.Header); err != nil {
 		return err
 	}
@@ -807,20 +819,22 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 			res.Error = append(res.Error, failed{o.Key, o.VersionID, e.Code, e.Message})
 			continue
 		}
-		del, err := s.deleteOne(r.account, r.bucket, o.Key, o.VersionID, pres[i])
+		bypass, err := s.lockBypass(r, o.Key, o.VersionID)
+		if err == nil {
+			var del cloudstore.Deletion
+			del, err = s.deleteOne(r.account, r.bucket, o.Key, o.VersionID, pres[i], bypass)
+			if err == nil && !req.Quiet {
+				d := deleted{Key: o.Key, VersionID: o.VersionID, DeleteMarker: del.DeleteMarker}
+				if del.DeleteMarker {
+					d.DeleteMarkerVersionID = cloudstore.Object{VersionID: del.VersionID}.VersionName()
+				}
+				res.Deleted = append(res.Deleted, d)
+			}
+		}
 		if err != nil {
 			e := toError(err, errNoSuchKey)
 			res.Error = append(res.Error, failed{o.Key, o.VersionID, e.Code, e.Message})
-			continue
 		}
-		if req.Quiet {
-			continue
-		}
-		d := deleted{Key: o.Key, VersionID: o.VersionID, DeleteMarker: del.DeleteMarker}
-		if del.DeleteMarker {
-			d.DeleteMarkerVersionID = cloudstore.Object{VersionID: del.VersionID}.VersionName()
-		}
-		res.Deleted = append(res.Deleted, d)
 	}
 	writeXML(w, http.StatusOK, res)
 	return nil

@@ -53,6 +53,7 @@ var aclPermissions = map[string]aclPermission{
 	"GetObject": {s3acl.Read, true}, "HeadObject": {s3acl.Read, true},
 	"GetObjectAcl": {s3acl.ReadACP, true}, "PutObjectAcl": {s3acl.WriteACP, true},
 	"GetObjectTagging": {"", true}, "PutObjectTagging": {"", true}, "DeleteObjectTagging": {"", true}, "GetObjectAttributes": {"", true},
+	"GetObjectRetention": {"", true}, "PutObjectRetention": {"", true}, "GetObjectLegalHold": {"", true}, "PutObjectLegalHold": {"", true},
 }
 
 // aclPermissionOf is the ACL permission of o in req, if an ACL can grant

@@ -250,6 +250,11 @@ func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 			r.Header.Set(name, v)
 		case strings.HasPrefix(name, "x-amz-checksum-"):
 			return s3err(http.StatusNotImplemented, "NotImplemented", "The form field "+name+" is not supported by this endpoint; send the form without it.")
+		case strings.HasPrefix(name, "x-amz-object-lock-"):
+			// Taken silently, the field would leave an object unlocked
+			// that its uploader believes locked.
+			return s3err(http.StatusNotImplemented, "NotImplemented", "The form field "+name+" is not supported by this endpoint: "+
+				"a form upload gets the bucket's default retention; set a lock with PutObjectRetention or PutObjectLegalHold after it.")
 		case name == "acl":
 			r.Header.Set("X-Amz-Acl", v) // read below as a PUT's x-amz-acl would be (objectACL)
 		case name == "x-amz-storage-class":

@@ -57,8 +57,7 @@ var v2Params = map[string]bool{"AWSAccessKeyId": true, "Expires": true, "Signatu
 // refuses them.
 var features = map[string]string{
 	"website": "static website hosting", "notification": "event notifications",
-	"replication": "replication", "object-lock": "Object Lock", "retention": "Object Lock retention",
-	"legal-hold": "Object Lock legal holds", "torrent": "BitTorrent", "select": "S3 Select (SelectObjectContent)",
+	"replication": "replication", "torrent": "BitTorrent", "select": "S3 Select (SelectObjectContent)",
 	"restore": "restoring archived objects (every object here is STANDARD)", "accelerate": "Transfer Acceleration",
 	"intelligent-tiering": "Intelligent-Tiering", "inventory": "S3 Inventory", "analytics": "Storage Class Analysis",
 	"metrics": "CloudWatch request metrics",
@@ -66,7 +65,12 @@ var features = map[string]string{
 
 // bucketConfigs are the bucket configurations kept here whose
 // subresource on an object is refused.
-var bucketConfigs = map[string]bool{"cors": true, "lifecycle": true, "policy": true, "ownershipControls": true, "logging": true, "publicAccessBlock": true}
+var bucketConfigs = map[string]bool{"cors": true, "lifecycle": true, "policy": true, "ownershipControls": true, "logging": true, "publicAccessBlock": true,
+	"object-lock": true}
+
+// objectConfigs are the object settings kept here whose subresource on a
+// bucket is refused.
+var objectConfigs = map[string]bool{"retention": true, "legal-hold": true}
 
 // notImplemented is an operation refused 501 NotImplemented. For
 // "Unsupported:SUB" the message names the subresource (and what it is
@@ -81,6 +85,8 @@ func notImplemented(name string) operation {
 			what = f + " (?" + sub + ") is not supported by this endpoint"
 		case bucketConfigs[sub]:
 			what = "?" + sub + " is a bucket's configuration; it is not supported on an object"
+		case objectConfigs[sub]:
+			what = "?" + sub + " is an object's Object Lock setting; it is not supported on a bucket"
 		case sub == "attributes":
 			what = "?attributes is GetObjectAttributes, a GET of an object; it is not supported otherwise"
 		}
@@ -135,6 +141,9 @@ func route(r *request) operation {
 			return o
 		}
 		if o, ok := publicAccessRoute(r, q); ok {
+			return o
+		}
+		if o, ok := objectLockRoute(r, q); ok {
 			return o
 		}
 		if o, ok := probeRoute(r, q); ok {

@@ -672,6 +672,45 @@ def conditional_writes():
     empty(b)
 
 
+@feature
+def object_lock():
+    b = "%s-%s" % (PREFIX, "lock")
+    s3.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+    eq(s3.get_bucket_versioning(Bucket=b)["Status"], "Enabled", "versioning of a lock bucket")
+    eq(s3.get_object_lock_configuration(Bucket=b)["ObjectLockConfiguration"], {"ObjectLockEnabled": "Enabled"}, "configuration")
+    s3.put_object_lock_configuration(Bucket=b, ObjectLockConfiguration={
+        "ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}})
+    eq(s3.get_object_lock_configuration(Bucket=b)["ObjectLockConfiguration"]["Rule"],
+       {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}, "default retention")
+    eq(code(s3.put_bucket_versioning, Bucket=b, VersioningConfiguration={"Status": "Suspended"}),
+       ("InvalidBucketState", 409), "suspend a lock bucket")
+    body = b"backup"
+    md5 = base64.b64encode(hashlib.md5(body).digest()).decode()
+    v1 = s3.put_object(Bucket=b, Key="k", Body=body, ContentMD5=md5)["VersionId"]
+    head = s3.head_object(Bucket=b, Key="k")
+    eq(head["ObjectLockMode"], "GOVERNANCE", "default mode")
+    left = head["ObjectLockRetainUntilDate"] - datetime.datetime.now(datetime.timezone.utc)
+    assert datetime.timedelta(hours=23) < left <= datetime.timedelta(days=1), left
+    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=2)).replace(microsecond=0)
+    v2 = s3.put_object(Bucket=b, Key="k", Body=body, ContentMD5=md5, ObjectLockMode="GOVERNANCE",
+                       ObjectLockRetainUntilDate=until, ObjectLockLegalHoldStatus="ON")["VersionId"]
+    eq(s3.get_object_retention(Bucket=b, Key="k", VersionId=v2)["Retention"], {"Mode": "GOVERNANCE", "RetainUntilDate": until}, "retention")
+    eq(s3.get_object_legal_hold(Bucket=b, Key="k", VersionId=v2)["LegalHold"], {"Status": "ON"}, "legal hold")
+    eq(code(s3.delete_object, Bucket=b, Key="k", VersionId=v1), ("AccessDenied", 403), "delete a retained version")
+    eq(code(s3.delete_object, Bucket=b, Key="k", VersionId=v2, BypassGovernanceRetention=True), ("AccessDenied", 403), "delete a held version")
+    r = s3.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "k", "VersionId": v1}]})
+    eq([(x["Key"], x["Code"]) for x in r.get("Errors", [])], [("k", "AccessDenied")], "DeleteObjects of a retained version")
+    eq(code(s3.put_object_retention, Bucket=b, Key="k", VersionId=v2,
+            Retention={"Mode": "GOVERNANCE", "RetainUntilDate": until - datetime.timedelta(hours=1)}), ("AccessDenied", 403), "shorten without a bypass")
+    s3.put_object_retention(Bucket=b, Key="k", VersionId=v2, BypassGovernanceRetention=True,
+                            Retention={"Mode": "GOVERNANCE", "RetainUntilDate": until - datetime.timedelta(hours=1)})
+    s3.put_object_legal_hold(Bucket=b, Key="k", VersionId=v2, LegalHold={"Status": "OFF"})
+    for v in (v1, v2):
+        s3.delete_object(Bucket=b, Key="k", VersionId=v, BypassGovernanceRetention=True)
+    eq(s3.list_object_versions(Bucket=b).get("Versions", []), [], "versions after bypassed deletes")
+    s3.delete_bucket(Bucket=b)
+
+
 print("boto3 %s, botocore %s, python %s" % (boto3.__version__, botocore.__version__, sys.version.split()[0]), flush=True)
 if failures:
     print("FAILED: " + ", ".join(failures), flush=True)

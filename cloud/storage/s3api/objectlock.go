@@ -1,0 +1,422 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+)
+
+// Object Lock, as S3 has it (the rules are package cloudstore's,
+// objectlock.go): CreateBucket with x-amz-bucket-object-lock-enabled;
+// GET and PUT of ?object-lock on a bucket (GetObjectLockConfiguration,
+// PutObjectLockConfiguration); GET and PUT of ?retention and ?legal-hold
+// on an object (Get/PutObjectRetention, Get/PutObjectLegalHold), of one
+// version with versionId; the x-amz-object-lock-* headers of PutObject,
+// CopyObject and CreateMultipartUpload, and on GetObject and HeadObject;
+// x-amz-bypass-governance-retention on DeleteObject, DeleteObjects and
+// PutObjectRetention.
+
+const maxLockBody = 64 << 10
+
+var (
+	errNoObjectLock      = s3err(http.StatusBadRequest, "InvalidRequest", "Bucket is missing Object Lock Configuration")
+	errNoLockConfig      = s3err(http.StatusNotFound, "ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket")
+	errNoRetention       = s3err(http.StatusNotFound, "NoSuchObjectLockConfiguration", "The specified object does not have a ObjectLock configuration")
+	errRetainPast        = s3err(http.StatusBadRequest, "InvalidArgument", "The retain until date must be in the future!")
+	errRetainDate        = s3err(http.StatusBadRequest, "InvalidArgument", "The retain until date must be provided in ISO 8601 format, as 2030-01-02T15:04:05Z")
+	errRetainPair        = s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied")
+	errRetainMode        = s3err(http.StatusBadRequest, "InvalidArgument", "Unknown wormMode directive: the mode is GOVERNANCE or COMPLIANCE.")
+	errLegalHoldValue    = s3err(http.StatusBadRequest, "InvalidArgument", "Legal Hold must be either of 'ON' or 'OFF'")
+	errDefaultPeriod     = s3err(http.StatusBadRequest, "InvalidArgument", "Default retention period must be a positive integer value of at most 36500 days or 100 years")
+	errLockChecksum      = s3err(http.StatusBadRequest, "InvalidRequest", "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object requests with Object Lock parameters")
+	errBypassNotOwner    = s3err(http.StatusForbidden, "AccessDenied", "Access Denied: only the bucket owner's keys may bypass governance retention (x-amz-bypass-governance-retention)")
+	errBypassHeaderValue = s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-bypass-governance-retention is true or false")
+)
+
+func objectLockRoute(r *request, q url.Values) (operation, bool) {
+	switch {
+	case q.Has("object-lock") && r.key == "":
+		switch r.Method {
+		case http.MethodGet:
+			return operation{name: "GetObjectLockConfiguration", read: true, run: (*Server).getObjectLockConfig}, true
+		case http.MethodPut:
+			return operation{name: "PutObjectLockConfiguration", write: true, run: (*Server).putObjectLockConfig}, true
+		}
+		return methodNotAllowed("ObjectLockConfiguration"), true
+	case q.Has("retention") && r.key != "":
+		switch r.Method {
+		case http.MethodGet:
+			return operation{name: "GetObjectRetention", read: true, run: (*Server).getObjectRetention}, true
+		case http.MethodPut:
+			return operation{name: "PutObjectRetention", write: true, run: (*Server).putObjectRetention}, true
+		}
+		return methodNotAllowed("ObjectRetention"), true
+	case q.Has("legal-hold") && r.key != "":
+		switch r.Method {
+		case http.MethodGet:
+			return operation{name: "GetObjectLegalHold", read: true, run: (*Server).getObjectLegalHold}, true
+		case http.MethodPut:
+			return operation{name: "PutObjectLegalHold", write: true, run: (*Server).putObjectLegalHold}, true
+		}
+		return methodNotAllowed("ObjectLegalHold"), true
+	}
+	return operation{}, false
+}
+
+// lockConfigXML is S3's ObjectLockConfiguration document.
+type lockConfigXML struct {
+	XMLName           xml.Name     `xml:"ObjectLockConfiguration"`
+	Xmlns             string       `xml:"xmlns,attr,omitempty"`
+	ObjectLockEnabled string       `xml:"ObjectLockEnabled,omitempty"`
+	Rule              *lockRuleXML `xml:"Rule,omitempty"`
+}
+
+type lockRuleXML struct {
+	DefaultRetention *defaultRetentionXML `xml:"DefaultRetention"`
+}
+
+type defaultRetentionXML struct {
+	Mode  string `xml:"Mode,omitempty"`
+	Days  *int   `xml:"Days,omitempty"`
+	Years *int   `xml:"Years,omitempty"`
+}
+
+func (s *Server) getObjectLockConfig(w http.ResponseWriter, r *request) error {
+	bk, err := s.st.Bucket(r.account, r.bucket)
+	if err != nil {
+		return errNoSuchBucket
+	}
+	if bk.ObjectLock == nil {
+		return errNoLockConfig
+	}
+	doc := lockConfigXML{Xmlns: xmlns, ObjectLockEnabled: "Enabled"}
+	if l := bk.ObjectLock; l.Mode != "" {
+		d := &defaultRetentionXML{Mode: l.Mode}
+		if l.Days != 0 {
+			d.Days = &l.Days
+		} else {
+			d.Years = &l.Years
+		}
+		doc.Rule = &lockRuleXML{DefaultRetention: d}
+	}
+	writeXML(w, http.StatusOK, doc)
+	return nil
+}
+
+// parseLockConfig reads a PutObjectLockConfiguration body, as S3 does:
+// ObjectLockEnabled is Enabled (Object Lock is never turned off), and a
+// Rule has a DefaultRetention of a Mode and either Days or Years.
+func parseLockConfig(data []byte) (cloudstore.ObjectLock, error) {
+	var doc lockConfigXML
+	if err := xml.Unmarshal(data, &doc); err != nil || doc.ObjectLockEnabled != "Enabled" {
+		return cloudstore.ObjectLock{}, errMalformedXML
+	}
+	var l cloudstore.ObjectLock
+	if doc.Rule == nil {
+		return l, nil
+	}
+	d := doc.Rule.DefaultRetention
+	if d == nil || (d.Mode != cloudstore.LockGovernance && d.Mode != cloudstore.LockCompliance) || (d.Days == nil) == (d.Years == nil) {
+		return l, errMalformedXML
+	}
+	l.Mode = d.Mode
+	if d.Days != nil {
+		l.Days = *d.Days
+	} else {
+		l.Years = *d.Years
+	}
+	if l.Check() != nil {
+		return l, errDefaultPeriod
+	}
+	return l, nil
+}
+
+func (s *Server) putObjectLockConfig(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return errNoSuchBucket
+	}
+	data, err := readBody(r.body, maxLockBody)
+	if err != nil {
+		return err
+	}
+	l, err := parseLockConfig(data)
+	if err != nil {
+		return err
+	}
+	if err := s.st.SetObjectLock(r.account, r.bucket, l); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// retentionXML is S3's Retention document.
+type retentionXML struct {
+	XMLName         xml.Name `xml:"Retention"`
+	Xmlns           string   `xml:"xmlns,attr,omitempty"`
+	Mode            string   `xml:"Mode,omitempty"`
+	RetainUntilDate string   `xml:"RetainUntilDate,omitempty"`
+}
+
+// lockTime is how S3 writes a retain-until date.
+const lockTime = "2006-01-02T15:04:05.000Z"
+
+// parseRetainUntil reads a retain-until date: ISO 8601 (RFC 3339), in the
+// future.
+func parseRetainUntil(v string, now time.Time) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(v))
+	if err != nil {
+		return time.Time{}, errRetainDate
+	}
+	if !t.After(now) {
+		return time.Time{}, errRetainPast
+	}
+	return t.UTC(), nil
+}
+
+// retention reads a mode and a date into a Retention: both or neither
+// (nil).
+func retention(mode, until string, now time.Time) (*cloudstore.Retention, error) {
+	switch {
+	case mode == "" && until == "":
+		return nil, nil
+	case mode == "" || until == "":
+		return nil, errRetainPair
+	case mode != cloudstore.LockGovernance && mode != cloudstore.LockCompliance:
+		return nil, errRetainMode
+	}
+	t, err := parseRetainUntil(until, now)
+	if err != nil {
+		return nil, err
+	}
+	return &cloudstore.Retention{Mode: mode, Until: t}, nil
+}
+
+// lockHeaders reads the Object Lock an object write asks for in its
+// x-amz-object-lock-* headers: nil when it names none.
+func lockHeaders(r *request) (*cloudstore.Lock, error) {
+	h := r.Header
+	mode, until, hold := h.Get("X-Amz-Object-Lock-Mode"), h.Get("X-Amz-Object-Lock-Retain-Until-Date"), h.Get("X-Amz-Object-Lock-Legal-Hold")
+	if mode == "" && until == "" && hold == "" {
+		return nil, nil
+	}
+	ret, err := retention(mode, until, r.now)
+	if err != nil {
+		return nil, err
+	}
+	lock := &cloudstore.Lock{Retention: ret}
+	switch hold {
+	case "", "OFF":
+	case "ON":
+		lock.LegalHold = true
+	default:
+		return nil, errLegalHoldValue
+	}
+	return lock, nil
+}
+
+// lockChecksum refuses a PutObject with Object Lock parameters and no
+// integrity check of its body, as S3 does: Content-MD5 or an
+// x-amz-checksum-* value, in a header or a trailer.
+func lockChecksum(r *request) error {
+	h := r.Header
+	if h.Get("Content-Md5") != "" || h.Get("X-Amz-Sdk-Checksum-Algorithm") != "" ||
+		strings.Contains(strings.ToLower(h.Get("X-Amz-Trailer")), "x-amz-checksum-") {
+		return nil
+	}
+	for name := range h {
+		if strings.HasPrefix(strings.ToLower(name), "x-amz-checksum-") && !strings.EqualFold(name, "X-Amz-Checksum-Type") {
+			return nil
+		}
+	}
+	return errLockChecksum
+}
+
+// bypassGovernance reads x-amz-bypass-governance-retention: a bypass is
+// the bucket owner's keys' alone (never an anonymous request's or another
+// account's), and a Deny of s3:BypassGovernanceRetention in the bucket's
+// policy refuses it.
+func (s *Server) bypassGovernance(r *request, key, version string) (bool, error) {
+	v := strings.TrimSpace(r.Header.Get("X-Amz-Bypass-Governance-Retention"))
+	switch {
+	case v == "" || strings.EqualFold(v, "false"):
+		return false, nil
+	case !strings.EqualFold(v, "true"):
+		return false, errBypassHeaderValue
+	case r.auth == nil || r.requester != r.account:
+		return false, errBypassNotOwner
+	}
+	if err := s.policyDenies(r, r.bucket, key, version, "s3:BypassGovernanceRetention"); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// lockBypass is bypassGovernance for the delete of key's version id:
+// none for a delete without a version id, which removes nothing for good.
+func (s *Server) lockBypass(r *request, key, id string) (bool, error) {
+	if id == "" {
+		return false, nil
+	}
+	return s.bypassGovernance(r, key, id)
+}
+
+// setLockHeaders gives a GetObject or HeadObject answer obj's Object Lock.
+func setLockHeaders(h http.Header, obj cloudstore.Object) {
+	if ret := obj.Retention; ret != nil {
+		h.Set("X-Amz-Object-Lock-Mode", ret.Mode)
+		h.Set("X-Amz-Object-Lock-Retain-Until-Date", ret.Until.UTC().Format(lockTime))
+	}
+	if obj.LegalHold {
+		h.Set("X-Amz-Object-Lock-Legal-Hold", "ON")
+	}
+}
+
+// lockedVersion reads r's object version (versionId) for a retention or
+// legal hold read: in a bucket with Object Lock, and not a delete marker.
+func (s *Server) lockedVersion(w http.ResponseWriter, r *request) (cloudstore.Object, error) {
+	bk, err := s.st.Bucket(r.account, r.bucket)
+	if err != nil {
+		return cloudstore.Object{}, errNoSuchBucket
+	}
+	id, err := versionParam(r)
+	if err != nil {
+		return cloudstore.Object{}, err
+	}
+	if bk.ObjectLock == nil {
+		return cloudstore.Object{}, errNoObjectLock
+	}
+	obj, err := s.st.ObjectVersion(r.account, r.bucket, r.key, id)
+	if err == nil && obj.DeleteMarker {
+		err = &cloudstore.DeleteMarkerError{VersionID: obj.VersionID}
+	}
+	if err != nil {
+		return obj, s.lookupError(w, r, r.bucket, id, err)
+	}
+	if g := r.gate(); g != nil {
+		if err := g.check(obj); err != nil {
+			return obj, err
+		}
+	}
+	return obj, nil
+}
+
+func (s *Server) getObjectRetention(w http.ResponseWriter, r *request) error {
+	obj, err := s.lockedVersion(w, r)
+	if err != nil {
+		return err
+	}
+	if obj.Retention == nil {
+		return errNoRetention
+	}
+	writeXML(w, http.StatusOK, retentionXML{Xmlns: xmlns, Mode: obj.Retention.Mode, RetainUntilDate: obj.Retention.Until.UTC().Format(lockTime)})
+	return nil
+}
+
+func (s *Server) putObjectRetention(w http.ResponseWriter, r *request) error {
+	id, data, err := s.lockChange(r)
+	if err != nil {
+		return err
+	}
+	var doc retentionXML
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		return errMalformedXML
+	}
+	ret, err := retention(doc.Mode, doc.RetainUntilDate, r.now)
+	if err == errRetainPair || err == errRetainMode {
+		return errMalformedXML
+	}
+	if err != nil {
+		return err
+	}
+	bypass, err := s.bypassGovernance(r, r.key, id)
+	if err != nil {
+		return err
+	}
+	return s.updateLock(w, r, id, func() (cloudstore.Object, error) {
+		return s.st.SetRetention(r.account, r.bucket, r.key, id, ret, bypass)
+	})
+}
+
+// lockChange reads a retention or legal hold change: the version it is
+// of (versionId) and its body.
+func (s *Server) lockChange(r *request) (id string, body []byte, err error) {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return "", nil, errNoSuchBucket
+	}
+	if id, err = versionParam(r); err != nil {
+		return "", nil, err
+	}
+	body, err = readBody(r.body, maxLockBody)
+	return id, body, err
+}
+
+// updateLock answers a change of r's version's lock made by change, after
+// the request's object gate, if any, admits the version.
+func (s *Server) updateLock(w http.ResponseWriter, r *request, id string, change func() (cloudstore.Object, error)) error {
+	if g := r.gate(); g != nil {
+		obj, err := s.st.ObjectVersion(r.account, r.bucket, r.key, id)
+		if err != nil {
+			return s.lookupError(w, r, r.bucket, id, err)
+		}
+		if err := g.check(obj); err != nil {
+			return err
+		}
+	}
+	obj, err := change()
+	if err != nil {
+		if isLookup(err) {
+			return s.lookupError(w, r, r.bucket, id, err)
+		}
+		return err
+	}
+	setVersionHeader(w.Header(), obj)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// isLookup reports whether err is a failure to find the version (rather
+// than a refusal of the change).
+func isLookup(err error) bool {
+	var dm *cloudstore.DeleteMarkerError
+	return errors.As(err, &dm) || errors.Is(err, cloudstore.ErrNotFound)
+}
+
+// legalHoldXML is S3's LegalHold document.
+type legalHoldXML struct {
+	XMLName xml.Name `xml:"LegalHold"`
+	Xmlns   string   `xml:"xmlns,attr,omitempty"`
+	Status  string   `xml:"Status"`
+}
+
+func (s *Server) getObjectLegalHold(w http.ResponseWriter, r *request) error {
+	obj, err := s.lockedVersion(w, r)
+	if err != nil {
+		return err
+	}
+	status := "OFF"
+	if obj.LegalHold {
+		status = "ON"
+	}
+	writeXML(w, http.StatusOK, legalHoldXML{Xmlns: xmlns, Status: status})
+	return nil
+}
+
+func (s *Server) putObjectLegalHold(w http.ResponseWriter, r *request) error {
+	id, data, err := s.lockChange(r)
+	if err != nil {
+		return err
+	}
+	var doc legalHoldXML
+	if err := xml.Unmarshal(data, &doc); err != nil || (doc.Status != "ON" && doc.Status != "OFF") {
+		return errMalformedXML
+	}
+	return s.updateLock(w, r, id, func() (cloudstore.Object, error) {
+		return s.st.SetLegalHold(r.account, r.bucket, r.key, id, doc.Status == "ON")
+	})
+}

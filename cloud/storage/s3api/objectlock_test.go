@@ -1,0 +1,334 @@
+package s3api_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+)
+
+// TestObjectLockAWSSDK walks Object Lock through the AWS SDK for Go as a
+// backup tool uses it: a bucket made with Object Lock and a default
+// retention, objects under GOVERNANCE and COMPLIANCE retention and legal
+// holds, the deletes each refuses (and DeleteObjects' per-key errors),
+// the governance bypass, the retention changes S3 allows and refuses, and
+// deletes once a retention has passed.
+func TestObjectLockAWSSDK(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	b := aws.String("vault")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: b}); err != nil || v.Status != types.BucketVersioningStatusEnabled {
+		t.Fatalf("versioning of a bucket made with Object Lock: %+v, %v; want Enabled", v, err)
+	}
+	cfg, err := c.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: b})
+	if err != nil || cfg.ObjectLockConfiguration.ObjectLockEnabled != types.ObjectLockEnabledEnabled || cfg.ObjectLockConfiguration.Rule != nil {
+		t.Fatalf("GetObjectLockConfiguration: %+v, %v; want Enabled without a rule", cfg, err)
+	}
+	_, err = c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusSuspended}})
+	if httpStatus(err) != 409 || apiCode(err) != "InvalidBucketState" {
+		t.Fatalf("suspending versioning: %v; want 409 InvalidBucketState", err)
+	}
+	_, err = c.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
+		ObjectLockEnabled: types.ObjectLockEnabledEnabled,
+		Rule:              &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = c.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: b})
+	if err != nil || cfg.ObjectLockConfiguration.Rule == nil || cfg.ObjectLockConfiguration.Rule.DefaultRetention.Mode != types.ObjectLockRetentionModeGovernance ||
+		aws.ToInt32(cfg.ObjectLockConfiguration.Rule.DefaultRetention.Days) != 1 {
+		t.Fatalf("GetObjectLockConfiguration after the rule: %+v, %v", cfg, err)
+	}
+
+	// gov: the default retention. comp: COMPLIANCE for an hour. hold: a
+	// legal hold.
+	put := func(key string, edit func(*s3.PutObjectInput)) string {
+		t.Helper()
+		in := &s3.PutObjectInput{Bucket: b, Key: aws.String(key), Body: strings.NewReader("keep me"), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32}
+		if edit != nil {
+			edit(in)
+		}
+		out, err := c.PutObject(ctx, in)
+		if err != nil {
+			t.Fatalf("PutObject %s: %v", key, err)
+		}
+		return aws.ToString(out.VersionId)
+	}
+	start := time.Now()
+	gov := put("gov", nil)
+	hour := time.Now().Add(time.Hour).Truncate(time.Second)
+	comp := put("comp", func(in *s3.PutObjectInput) {
+		in.ObjectLockMode, in.ObjectLockRetainUntilDate = types.ObjectLockModeCompliance, aws.Time(hour)
+	})
+	hold := put("hold", func(in *s3.PutObjectInput) { in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatusOn })
+
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("gov")})
+	if err != nil || head.ObjectLockMode != types.ObjectLockModeGovernance || head.ObjectLockRetainUntilDate == nil ||
+		head.ObjectLockRetainUntilDate.Before(start.Add(24*time.Hour-time.Second)) || head.ObjectLockRetainUntilDate.After(time.Now().Add(24*time.Hour)) {
+		t.Fatalf("HeadObject of the default-retained object: %+v, %v; want GOVERNANCE for a day", head, err)
+	}
+	ret, err := c.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: b, Key: aws.String("comp"), VersionId: aws.String(comp)})
+	if err != nil || ret.Retention.Mode != types.ObjectLockRetentionModeCompliance || !ret.Retention.RetainUntilDate.Equal(hour) {
+		t.Fatalf("GetObjectRetention: %+v, %v; want COMPLIANCE until %v", ret, err, hour)
+	}
+	lh, err := c.GetObjectLegalHold(ctx, &s3.GetObjectLegalHoldInput{Bucket: b, Key: aws.String("hold")})
+	if err != nil || lh.LegalHold.Status != types.ObjectLockLegalHoldStatusOn {
+		t.Fatalf("GetObjectLegalHold: %+v, %v; want ON", lh, err)
+	}
+
+	del := func(key, version string, bypass bool) error {
+		_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String(key), VersionId: aws.String(version),
+			BypassGovernanceRetention: aws.Bool(bypass)})
+		return err
+	}
+	refused := []struct {
+		key, version string
+		bypass       bool
+	}{{"gov", gov, false}, {"comp", comp, false}, {"comp", comp, true}, {"hold", hold, true}}
+	for _, r := range refused {
+		if err := del(r.key, r.version, r.bypass); httpStatus(err) != 403 || apiCode(err) != "AccessDenied" {
+			t.Errorf("delete of locked %s (bypass %v): %v; want 403 AccessDenied", r.key, r.bypass, err)
+		}
+	}
+	out, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, Delete: &types.Delete{Objects: []types.ObjectIdentifier{
+		{Key: aws.String("gov"), VersionId: aws.String(gov)}, {Key: aws.String("comp"), VersionId: aws.String(comp)}}}})
+	if err != nil || len(out.Errors) != 2 || len(out.Deleted) != 0 || aws.ToString(out.Errors[0].Code) != "AccessDenied" {
+		t.Fatalf("DeleteObjects of locked versions: %+v, %v; want two AccessDenied errors", out, err)
+	}
+	// A delete without a version id makes a delete marker, as in S3.
+	if dm, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("comp")}); err != nil || !aws.ToBool(dm.DeleteMarker) {
+		t.Fatalf("delete without a version id: %+v, %v; want a delete marker", dm, err)
+	}
+
+	// Retention changes: COMPLIANCE only lengthens; GOVERNANCE shortens
+	// with a bypass.
+	setRet := func(key, version string, mode types.ObjectLockRetentionMode, until time.Time, bypass bool) error {
+		_, err := c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: b, Key: aws.String(key), VersionId: aws.String(version),
+			Retention: &types.ObjectLockRetention{Mode: mode, RetainUntilDate: aws.Time(until)}, BypassGovernanceRetention: aws.Bool(bypass)})
+		return err
+	}
+	if err := setRet("comp", comp, types.ObjectLockRetentionModeCompliance, hour.Add(-time.Minute), true); httpStatus(err) != 403 {
+		t.Errorf("shortening COMPLIANCE: %v; want 403", err)
+	}
+	if err := setRet("comp", comp, types.ObjectLockRetentionModeGovernance, hour.Add(time.Hour), true); httpStatus(err) != 403 {
+		t.Errorf("COMPLIANCE to GOVERNANCE: %v; want 403", err)
+	}
+	if err := setRet("comp", comp, types.ObjectLockRetentionModeCompliance, hour.Add(time.Hour), false); err != nil {
+		t.Errorf("lengthening COMPLIANCE: %v", err)
+	}
+	soon := time.Now().Add(time.Minute).Truncate(time.Second)
+	if err := setRet("gov", gov, types.ObjectLockRetentionModeGovernance, soon, false); httpStatus(err) != 403 {
+		t.Errorf("shortening GOVERNANCE without a bypass: %v; want 403", err)
+	}
+	if err := setRet("gov", gov, types.ObjectLockRetentionModeGovernance, soon, true); err != nil {
+		t.Errorf("shortening GOVERNANCE with a bypass: %v", err)
+	}
+	if err := setRet("gov", gov, types.ObjectLockRetentionModeGovernance, time.Now().Add(-time.Hour), true); httpStatus(err) != 400 || apiCode(err) != "InvalidArgument" {
+		t.Errorf("a retention in the past: %v; want 400 InvalidArgument", err)
+	}
+	// The bypass lets GOVERNANCE go; the legal hold, once lifted, too.
+	if err := del("gov", gov, true); err != nil {
+		t.Errorf("delete of a GOVERNANCE version with a bypass: %v", err)
+	}
+	if _, err := c.PutObjectLegalHold(ctx, &s3.PutObjectLegalHoldInput{Bucket: b, Key: aws.String("hold"), VersionId: aws.String(hold),
+		LegalHold: &types.ObjectLockLegalHold{Status: types.ObjectLockLegalHoldStatusOff}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := del("hold", hold, true); err != nil {
+		t.Errorf("delete once the hold is lifted (its default GOVERNANCE bypassed): %v", err)
+	}
+	// Past its date, COMPLIANCE lets go: the store's clock moves on.
+	e.st.SetClock(func() time.Time { return time.Now().Add(3 * time.Hour) })
+	if err := del("comp", comp, false); err != nil {
+		t.Errorf("delete past the retention: %v", err)
+	}
+	vs, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: b})
+	if err != nil || len(vs.Versions) != 0 || len(vs.DeleteMarkers) != 1 {
+		t.Errorf("versions left: %+v, %v; want the one delete marker", vs, err)
+	}
+}
+
+// TestObjectLockRefusals: what S3 refuses about Object Lock is refused
+// with its codes, and changes nothing.
+func TestObjectLockRefusals(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	mustBuckets(t, c, "plain")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("locked"), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, c, "plain", "k", []byte("x"))
+	mustPut(t, c, "locked", "k", []byte("x"))
+	past := aws.Time(time.Now().Add(-time.Hour))
+	future := aws.Time(time.Now().Add(time.Hour))
+	lockCfg := func(bucket string, d *types.DefaultRetention) error {
+		in := &s3.PutObjectLockConfigurationInput{Bucket: aws.String(bucket), ObjectLockConfiguration: &types.ObjectLockConfiguration{
+			ObjectLockEnabled: types.ObjectLockEnabledEnabled}}
+		if d != nil {
+			in.ObjectLockConfiguration.Rule = &types.ObjectLockRule{DefaultRetention: d}
+		}
+		_, err := c.PutObjectLockConfiguration(ctx, in)
+		return err
+	}
+	tests := []struct {
+		name   string
+		call   func() error
+		status int
+		code   string
+	}{
+		{"configuration of a bucket that keeps no versions", func() error { return lockCfg("plain", nil) }, 409, "InvalidBucketState"},
+		{"configuration of a missing bucket", func() error { return lockCfg("nowhere", nil) }, 404, "NoSuchBucket"},
+		{"zero days", func() error {
+			return lockCfg("locked", &types.DefaultRetention{Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(0)})
+		}, 400, "InvalidArgument"},
+		{"days and years", func() error {
+			return lockCfg("locked", &types.DefaultRetention{Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1), Years: aws.Int32(1)})
+		}, 400, "MalformedXML"},
+		{"no mode", func() error { return lockCfg("locked", &types.DefaultRetention{Days: aws.Int32(1)}) }, 400, "MalformedXML"},
+		{"configuration read of a plain bucket", func() error {
+			_, err := c.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: aws.String("plain")})
+			return err
+		}, 404, "ObjectLockConfigurationNotFoundError"},
+		{"retention in a plain bucket", func() error {
+			_, err := c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("plain"), Key: aws.String("k"),
+				Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: future}})
+			return err
+		}, 400, "InvalidRequest"},
+		{"retention read in a plain bucket", func() error {
+			_, err := c.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: aws.String("plain"), Key: aws.String("k")})
+			return err
+		}, 400, "InvalidRequest"},
+		{"retention read of an object without one", func() error {
+			_, err := c.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: aws.String("locked"), Key: aws.String("k")})
+			return err
+		}, 404, "NoSuchObjectLockConfiguration"},
+		{"retention of a missing key", func() error {
+			_, err := c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("locked"), Key: aws.String("nokey"),
+				Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: future}})
+			return err
+		}, 404, "NoSuchKey"},
+		{"mode without a date", func() error {
+			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("locked"), Key: aws.String("k"), Body: strings.NewReader("y"),
+				ChecksumAlgorithm: types.ChecksumAlgorithmCrc32, ObjectLockMode: types.ObjectLockModeGovernance})
+			return err
+		}, 400, "InvalidArgument"},
+		{"a date in the past", func() error {
+			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("locked"), Key: aws.String("k"), Body: strings.NewReader("y"),
+				ChecksumAlgorithm: types.ChecksumAlgorithmCrc32, ObjectLockMode: types.ObjectLockModeGovernance, ObjectLockRetainUntilDate: past})
+			return err
+		}, 400, "InvalidArgument"},
+		{"lock headers on a copy into a plain bucket", func() error {
+			_, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("plain"), Key: aws.String("copy"), CopySource: aws.String("locked/k"),
+				ObjectLockMode: types.ObjectLockModeGovernance, ObjectLockRetainUntilDate: future})
+			return err
+		}, 400, "InvalidRequest"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); httpStatus(err) != tt.status || apiCode(err) != tt.code {
+				t.Fatalf("got %v; want %d %s", err, tt.status, tt.code)
+			}
+		})
+	}
+	// Another account that the bucket's policy lets delete versions may
+	// not bypass governance retention: that is the owner's keys' alone.
+	id, secret := e.key(t, "mallory", cloudstore.PermReadWrite, "*")
+	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"` + id +
+		`"},"Action":"s3:DeleteObjectVersion","Resource":"arn:aws:s3:::locked/*"}]}`
+	if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("locked"), Policy: aws.String(policy)}); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("locked")})
+	if err != nil || len(vs.Versions) != 1 {
+		t.Fatalf("locked's versions after refused writes: %+v, %v; want one", vs, err)
+	}
+	_, err = e.sdk(id, secret).DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("locked"), Key: aws.String("k"),
+		VersionId: vs.Versions[0].VersionId, BypassGovernanceRetention: aws.Bool(true)})
+	if httpStatus(err) != 403 || !strings.Contains(err.Error(), "bypass") {
+		t.Errorf("another account's bypass: %v; want 403 naming the bypass", err)
+	}
+	// A Deny of s3:BypassGovernanceRetention binds the owner's keys too.
+	deny := `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:BypassGovernanceRetention","Resource":"arn:aws:s3:::locked/*"}]}`
+	if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("locked"), Policy: aws.String(deny)}); err != nil {
+		t.Fatal(err)
+	}
+	gov, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("locked"), Key: aws.String("gov"), Body: strings.NewReader("g"),
+		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32, ObjectLockMode: types.ObjectLockModeGovernance, ObjectLockRetainUntilDate: future})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("locked"), Key: aws.String("gov"), VersionId: gov.VersionId,
+		BypassGovernanceRetention: aws.Bool(true)})
+	if httpStatus(err) != 403 || !strings.Contains(err.Error(), "policy") {
+		t.Errorf("a bypass the policy denies: %v; want 403 naming the policy", err)
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("locked"), Key: aws.String("gov"), VersionId: gov.VersionId}); err != nil {
+		t.Errorf("the version after a denied bypass: %v", err)
+	}
+	if got, _ := mustGet(t, c, "locked", "k"); string(got) != "x" {
+		t.Errorf("locked/k holds %q after refused writes", got)
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("plain"), Key: aws.String("copy")}); httpStatus(err) != 404 {
+		t.Errorf("a refused copy was made: %v", err)
+	}
+	if cfg, err := c.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: aws.String("locked")}); err != nil ||
+		cfg.ObjectLockConfiguration.Rule != nil {
+		t.Errorf("refused configurations changed the bucket's: %+v, %v", cfg, err)
+	}
+}
+
+// TestObjectLockMultipartAndCopy: CreateMultipartUpload's and CopyObject's
+// lock headers lock what they make.
+func TestObjectLockMultipartAndCopy(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	b := aws.String("vault")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).Truncate(time.Second)
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("mp"),
+		ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: aws.Time(until)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("mp"), UploadId: up.UploadId, PartNumber: aws.Int32(1),
+		Body: strings.NewReader("one part")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: aws.String("mp"), UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: part.ETag, PartNumber: aws.Int32(1)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("mp"), VersionId: done.VersionId,
+		BypassGovernanceRetention: aws.Bool(true)}); httpStatus(err) != 403 {
+		t.Fatalf("delete of a COMPLIANCE multipart object: %v; want 403", err)
+	}
+	cp, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("cp"), CopySource: aws.String("vault/mp"),
+		ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("cp")})
+	if err != nil || head.ObjectLockLegalHoldStatus != types.ObjectLockLegalHoldStatusOn || head.ObjectLockMode != "" {
+		t.Fatalf("the copy's lock: %+v, %v; want its own legal hold and not the source's retention", head, err)
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("cp"), VersionId: cp.VersionId}); httpStatus(err) != 403 {
+		t.Fatalf("delete of a held copy: %v; want 403", err)
+	}
+}
