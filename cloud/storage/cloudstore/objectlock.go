@@ -56,10 +56,19 @@ var (
 
 // Retention is a version's retention: until Until, the version cannot be
 // deleted, in COMPLIANCE mode by anyone, in GOVERNANCE mode by anyone who
-// does not bypass it.
+// does not bypass it. Until is kept to the millisecond, as S3 answers it,
+// so that a date read back and written again is the same date.
 type Retention struct {
 	Mode  string    `json:"mode"`
 	Until time.Time `json:"until"`
+}
+
+// normal is r with its date in UTC to the millisecond (nil for nil).
+func (r *Retention) normal() *Retention {
+	if r == nil {
+		return nil
+	}
+	return &Retention{Mode: r.Mode, Until: r.Until.UTC().Truncate(time.Millisecond)}
 }
 
 // Active reports whether r binds at now.
@@ -97,7 +106,7 @@ func (l *ObjectLock) defaultRetention(t time.Time) *Retention {
 	if l == nil || l.Mode == "" {
 		return nil
 	}
-	return &Retention{Mode: l.Mode, Until: t.UTC().AddDate(l.Years, 0, l.Days)}
+	return (&Retention{Mode: l.Mode, Until: t.AddDate(l.Years, 0, l.Days)}).normal()
 }
 
 // Lock is what a write asks of a new version's Object Lock: its own
@@ -116,7 +125,7 @@ func applyLock(bk Bucket, obj *Object, lock *Lock) error {
 		if bk.ObjectLock == nil {
 			return ErrNoObjectLock
 		}
-		obj.Retention, obj.LegalHold = lock.Retention, lock.LegalHold
+		obj.Retention, obj.LegalHold = lock.Retention.normal(), lock.LegalHold
 	}
 	if obj.Retention == nil {
 		obj.Retention = bk.ObjectLock.defaultRetention(obj.LastModified)
@@ -170,9 +179,12 @@ func (s *Store) SetObjectLock(account, bucket string, l ObjectLock) error {
 // later; a GOVERNANCE one in force may become COMPLIANCE or move later,
 // and be shortened or removed only with bypass. Otherwise it is
 // ErrObjectLocked. A bucket without Object Lock is ErrNoObjectLock.
-func (s *Store) SetRetention(account, bucket, key, id string, r *Retention, bypass bool) (Object, error) {
-	now := s.now()
-	return s.updateLocked(account, bucket, key, id, func(o *Object) error {
+// check, when not nil, judges the version under the lock that changes it
+// (a caller's permission); its error refuses the change.
+func (s *Store) SetRetention(account, bucket, key, id string, r *Retention, bypass bool, check func(Object) error) (Object, error) {
+	r = r.normal()
+	return s.updateLocked(account, bucket, key, id, check, func(o *Object) error {
+		now := s.now()
 		if old := o.Retention; old.Active(now) {
 			weaker := r == nil || r.Until.Before(old.Until) || old.Mode == LockCompliance && r.Mode != LockCompliance
 			if weaker && (old.Mode == LockCompliance || !bypass) {
@@ -185,23 +197,31 @@ func (s *Store) SetRetention(account, bucket, key, id string, r *Retention, bypa
 }
 
 // SetLegalHold turns the legal hold of a version of account's object on
-// or off. A bucket without Object Lock is ErrNoObjectLock.
-func (s *Store) SetLegalHold(account, bucket, key, id string, on bool) (Object, error) {
-	return s.updateLocked(account, bucket, key, id, func(o *Object) error {
+// or off, with check as SetRetention's. A bucket without Object Lock is
+// ErrNoObjectLock.
+func (s *Store) SetLegalHold(account, bucket, key, id string, on bool, check func(Object) error) (Object, error) {
+	return s.updateLocked(account, bucket, key, id, check, func(o *Object) error {
 		o.LegalHold = on
 		return nil
 	})
 }
 
-// updateLocked is updateVersion in a bucket that has Object Lock.
-func (s *Store) updateLocked(account, bucket, key, id string, fn func(*Object) error) (Object, error) {
+// updateLocked is updateVersion in a bucket that has Object Lock, after
+// check. A bucket without it is ErrNoObjectLock, whatever the version
+// (Object Lock, once given, stays: the answer cannot go stale).
+func (s *Store) updateLocked(account, bucket, key, id string, check func(Object) error, fn func(*Object) error) (Object, error) {
+	bk, err := s.Bucket(account, bucket)
+	if err != nil {
+		return Object{}, err
+	}
+	if bk.ObjectLock == nil {
+		return Object{}, ErrNoObjectLock
+	}
 	return s.updateVersion(account, bucket, key, id, func(o *Object) error {
-		bk, err := s.Bucket(account, bucket)
-		if err != nil {
-			return err
-		}
-		if bk.ObjectLock == nil {
-			return ErrNoObjectLock
+		if check != nil {
+			if err := check(*o); err != nil {
+				return err
+			}
 		}
 		return fn(o)
 	})

@@ -3,6 +3,7 @@ package cloudstore
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestObjectLockDeletes(t *testing.T) {
 	clock := t0
 	s := lockStore(t, &clock, ObjectLock{Mode: LockGovernance, Days: 1})
 	gov := putLocked(t, s, "gov", t0, nil) // the bucket's default: a day of GOVERNANCE
-	if r := gov.Retention; r == nil || r.Mode != LockGovernance || !r.Until.Equal(t0.Add(24*time.Hour)) {
+	if r := gov.Retention; r == nil || r.Mode != LockGovernance || !r.Until.Equal(t0.Add(24*time.Hour).Truncate(time.Millisecond)) {
 		t.Fatalf("default retention: %+v, want GOVERNANCE until a day after %v", r, t0)
 	}
 	comp := putLocked(t, s, "comp", t0, &Lock{Retention: &Retention{Mode: LockCompliance, Until: t0.Add(48 * time.Hour)}})
@@ -70,7 +71,9 @@ func TestObjectLockDeletes(t *testing.T) {
 	if _, err := s.ObjectVersion("acme", "b", "gov", gov.VersionID); err != nil {
 		t.Fatalf("the locked version after the marker: %v", err)
 	}
-	// A lifecycle rule leaves noncurrent locked versions alone.
+	// A lifecycle rule leaves noncurrent locked versions alone. The rule
+	// is judged at the sweep's time (day 10: long noncurrent); the lock
+	// at the store's clock, half a day after t0, when it still holds.
 	if _, err := s.SetRules("acme", "b", []Rule{{ID: "nc", S3: true, Filter: FilterEmpty, NoncurrentDays: 1}}, t0); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +97,7 @@ func TestObjectLockDeletes(t *testing.T) {
 	if _, err := s.DeleteVersion("acme", "b", "hold", hold.VersionID); !errors.Is(err, ErrObjectLocked) {
 		t.Fatalf("delete under a legal hold: %v, want ErrObjectLocked", err)
 	}
-	if _, err := s.SetLegalHold("acme", "b", "hold", hold.VersionID, false); err != nil {
+	if _, err := s.SetLegalHold("acme", "b", "hold", hold.VersionID, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.DeleteVersion("acme", "b", "hold", hold.VersionID); err != nil {
@@ -143,14 +146,14 @@ func TestSetRetention(t *testing.T) {
 			key := string(rune('a' + i))
 			obj := putLocked(t, s, key, t0, &Lock{Retention: tt.from})
 			clock = tt.now
-			got, err := s.SetRetention("acme", "b", key, obj.VersionID, tt.to, tt.bypass)
+			got, err := s.SetRetention("acme", "b", key, obj.VersionID, tt.to, tt.bypass, nil)
 			if tt.ok != (err == nil) || err != nil && !errors.Is(err, ErrObjectLocked) {
 				t.Fatalf("SetRetention: %v, want ok %v (or ErrObjectLocked)", err, tt.ok)
 			}
 			after, _ := s.ObjectVersion("acme", "b", key, obj.VersionID)
-			want := tt.from
+			want := tt.from.normal() // kept to the millisecond
 			if tt.ok {
-				want = tt.to
+				want = tt.to.normal()
 				if (got.Retention == nil) != (want == nil) {
 					t.Errorf("returned retention %+v, want %+v", got.Retention, want)
 				}
@@ -181,7 +184,7 @@ func TestObjectLockNeedsTheBucket(t *testing.T) {
 	if _, err := s.Copy(ctx, "acme", "b", "k", "b", "copy", t0, CopyOptions{Lock: lock}); !errors.Is(err, ErrNoObjectLock) {
 		t.Errorf("Copy with a lock: %v, want ErrNoObjectLock", err)
 	}
-	if _, err := s.SetLegalHold("acme", "b", "k", "", true); !errors.Is(err, ErrNoObjectLock) {
+	if _, err := s.SetLegalHold("acme", "b", "k", "", true, nil); !errors.Is(err, ErrNoObjectLock) {
 		t.Errorf("SetLegalHold: %v, want ErrNoObjectLock", err)
 	}
 	if obj, _ := s.Object("acme", "b", "k"); obj.LegalHold || obj.Retention != nil || exists(s, "copy") {
@@ -206,7 +209,85 @@ func TestCopyTakesNoLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cp.LegalHold || cp.Retention == nil || cp.Retention.Mode != LockGovernance || !cp.Retention.Until.Equal(t0.Add(time.Minute).AddDate(1, 0, 0)) {
+	if cp.LegalHold || cp.Retention == nil || cp.Retention.Mode != LockGovernance || !cp.Retention.Until.Equal(t0.Add(time.Minute).AddDate(1, 0, 0).Truncate(time.Millisecond)) {
 		t.Errorf("the copy's lock: hold %v, %+v; want the bucket's default alone", cp.LegalHold, cp.Retention)
+	}
+}
+
+// TestObjectLockLifecycleLater: a version a lifecycle rule passed by while
+// it was locked goes at a sweep after its retention has passed.
+func TestObjectLockLifecycleLater(t *testing.T) {
+	clock := t0
+	s := lockStore(t, &clock, ObjectLock{Mode: LockCompliance, Days: 2})
+	old := putLocked(t, s, "k", t0, nil)
+	putLocked(t, s, "k", t0.Add(time.Hour), nil) // old is noncurrent from here
+	if _, err := s.SetRules("acme", "b", []Rule{{ID: "nc", S3: true, Filter: FilterEmpty, NoncurrentDays: 1}}, t0); err != nil {
+		t.Fatal(err)
+	}
+	clock = day(2).Add(-time.Minute) // the rule is due, the lock holds
+	sweepOnce(t, s, clock, 0)
+	clock = day(3)
+	sweepOnce(t, s, clock, 1)
+	if _, err := s.ObjectVersion("acme", "b", "k", old.VersionID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the version past its retention after the sweep: %v, want gone", err)
+	}
+}
+
+// TestObjectLockNullVersion: a bucket that kept versions, was suspended
+// (so a key has a null version), then enabled and locked: the null
+// version's retention and legal hold protect it through overwrites,
+// copies onto its key, deletes and lifecycle sweeps, and the bucket
+// cannot be deleted.
+func TestObjectLockNullVersion(t *testing.T) {
+	clock := t0
+	s := sweepStore(t, &clock)
+	ctx := context.Background()
+	for _, state := range []string{VersioningEnabled, VersioningSuspended} {
+		if err := s.SetVersioning("acme", "b", state); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Put(ctx, "acme", "b", "k", strings.NewReader("null body"), PutOptions{Max: 100, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetVersioning("acme", "b", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetObjectLock("acme", "b", ObjectLock{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetRetention("acme", "b", "k", "null", &Retention{LockCompliance, t0.Add(48 * time.Hour)}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetLegalHold("acme", "b", "k", "null", true, nil); err != nil {
+		t.Fatal(err)
+	}
+	putLocked(t, s, "k", t0.Add(time.Minute), nil)
+	if _, err := s.Copy(ctx, "acme", "b", "k", "b", "k", t0.Add(2*time.Minute), CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete("acme", "b", "k", DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteVersionWith("acme", "b", "k", "null", VersionDeleteOptions{BypassGovernance: true}); !errors.Is(err, ErrObjectLocked) {
+		t.Errorf("delete of the locked null version: %v, want ErrObjectLocked", err)
+	}
+	if _, err := s.SetRules("acme", "b", []Rule{{ID: "nc", S3: true, Filter: FilterEmpty, NoncurrentDays: 1}}, t0); err != nil {
+		t.Fatal(err)
+	}
+	clock = t0.Add(24 * time.Hour)
+	if _, err := s.Expire(ctx, day(20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteBucket("acme", "b"); !errors.Is(err, ErrNotEmpty) {
+		t.Errorf("DeleteBucket: %v, want ErrNotEmpty", err)
+	}
+	_, body, err := s.OpenObjectVersion("acme", "b", "k", "null", nil)
+	if err != nil {
+		t.Fatalf("the null version after it all: %v", err)
+	}
+	defer body.Close()
+	if got, _ := io.ReadAll(body); string(got) != "null body" {
+		t.Errorf("the null version's body: %q", got)
 	}
 }

@@ -3,12 +3,14 @@ package s3api
 import (
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/s3policy"
 )
 
 // Object Lock, as S3 has it (the rules are package cloudstore's,
@@ -33,8 +35,7 @@ var (
 	errRetainMode        = s3err(http.StatusBadRequest, "InvalidArgument", "Unknown wormMode directive: the mode is GOVERNANCE or COMPLIANCE.")
 	errLegalHoldValue    = s3err(http.StatusBadRequest, "InvalidArgument", "Legal Hold must be either of 'ON' or 'OFF'")
 	errDefaultPeriod     = s3err(http.StatusBadRequest, "InvalidArgument", "Default retention period must be a positive integer value of at most 36500 days or 100 years")
-	errLockChecksum      = s3err(http.StatusBadRequest, "InvalidRequest", "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object requests with Object Lock parameters")
-	errBypassNotOwner    = s3err(http.StatusForbidden, "AccessDenied", "Access Denied: only the bucket owner's keys may bypass governance retention (x-amz-bypass-governance-retention)")
+	errLockChecksum      = s3err(http.StatusBadRequest, "InvalidRequest", "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object requests with Object Lock parameters, and for Object Lock configurations, retentions and legal holds")
 	errBypassHeaderValue = s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-bypass-governance-retention is true or false")
 )
 
@@ -140,6 +141,9 @@ func (s *Server) putObjectLockConfig(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return errNoSuchBucket
 	}
+	if err := lockChecksum(r); err != nil {
+		return err
+	}
 	data, err := readBody(r.body, maxLockBody)
 	if err != nil {
 		return err
@@ -173,10 +177,11 @@ func parseRetainUntil(v string, now time.Time) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, errRetainDate
 	}
+	t = t.UTC().Truncate(time.Millisecond) // as S3 keeps and answers it
 	if !t.After(now) {
 		return time.Time{}, errRetainPast
 	}
-	return t.UTC(), nil
+	return t, nil
 }
 
 // retention reads a mode and a date into a Retention: both or neither
@@ -220,48 +225,90 @@ func lockHeaders(r *request) (*cloudstore.Lock, error) {
 	return lock, nil
 }
 
-// lockChecksum refuses a PutObject with Object Lock parameters and no
-// integrity check of its body, as S3 does: Content-MD5 or an
-// x-amz-checksum-* value, in a header or a trailer.
-func lockChecksum(r *request) error {
-	h := r.Header
-	if h.Get("Content-Md5") != "" || h.Get("X-Amz-Sdk-Checksum-Algorithm") != "" ||
-		strings.Contains(strings.ToLower(h.Get("X-Amz-Trailer")), "x-amz-checksum-") {
+// lockActions are the actions S3 asks, besides s3:PutObject, of an upload
+// (o: PutObject, CreateMultipartUpload, CopyObject) that locks what it
+// writes: s3:PutObjectRetention for a retention, s3:PutObjectLegalHold
+// for a legal hold. A policy must allow them to another account or to an
+// anonymous request, and may deny them to the owner's keys.
+func lockActions(req *request, o operation) []string {
+	if o.name != "PutObject" && o.name != "CreateMultipartUpload" && o.name != "CopyObject" {
 		return nil
 	}
-	for name := range h {
-		if strings.HasPrefix(strings.ToLower(name), "x-amz-checksum-") && !strings.EqualFold(name, "X-Amz-Checksum-Type") {
-			return nil
-		}
+	h := req.Header
+	var out []string
+	if h.Get("X-Amz-Object-Lock-Mode") != "" || h.Get("X-Amz-Object-Lock-Retain-Until-Date") != "" {
+		out = append(out, "s3:PutObjectRetention")
+	}
+	if h.Get("X-Amz-Object-Lock-Legal-Hold") != "" {
+		out = append(out, "s3:PutObjectLegalHold")
+	}
+	return out
+}
+
+// lockChecksum refuses a PutObject with Object Lock parameters, or an
+// Object Lock configuration, retention or legal hold, that carries no
+// integrity check of its body, as S3 does: Content-MD5 or an
+// x-amz-checksum-* value, in a header or the trailer (every current SDK
+// sends one).
+func lockChecksum(r *request) error {
+	if hasBodyChecksum(r) {
+		return nil
 	}
 	return errLockChecksum
 }
 
-// bypassGovernance reads x-amz-bypass-governance-retention: a bypass is
-// the bucket owner's keys' alone (never an anonymous request's or another
-// account's), and a Deny of s3:BypassGovernanceRetention in the bucket's
-// policy refuses it.
-func (s *Server) bypassGovernance(r *request, key, version string) (bool, error) {
+// bypass is what a request's x-amz-bypass-governance-retention gives it:
+// whether it bypasses GOVERNANCE retention, and, when it asked to and may
+// not, why (for the refusal, if the retention is in the way).
+type bypass struct {
+	on  bool
+	not string
+}
+
+// bypassGovernance reads x-amz-bypass-governance-retention for a change of
+// key's version: the bucket owner's keys may bypass unless the bucket's
+// policy denies s3:BypassGovernanceRetention; another account's only when
+// the policy allows it; an anonymous request never. A request that may
+// not bypass is refused only if GOVERNANCE retention is in its way
+// (lockRefusal), as in S3.
+func (s *Server) bypassGovernance(r *request, key, version string) (bypass, error) {
 	v := strings.TrimSpace(r.Header.Get("X-Amz-Bypass-Governance-Retention"))
 	switch {
 	case v == "" || strings.EqualFold(v, "false"):
-		return false, nil
+		return bypass{}, nil
 	case !strings.EqualFold(v, "true"):
-		return false, errBypassHeaderValue
-	case r.auth == nil || r.requester != r.account:
-		return false, errBypassNotOwner
+		return bypass{}, errBypassHeaderValue
+	case r.auth == nil:
+		return bypass{not: "an anonymous request may not bypass governance retention"}, nil
+	case r.requester != r.account:
+		if r.bk == nil {
+			return bypass{not: "the bucket is another account's"}, nil
+		}
+		if d, err := s.decide(r, r.policy, *r.bk, r.bpa, "s3:BypassGovernanceRetention", r.bucket, key, version); err != nil || d != s3policy.Allowed {
+			return bypass{not: "the bucket is another account's, and its policy does not allow s3:BypassGovernanceRetention"}, nil
+		}
+		return bypass{on: true}, nil
 	}
 	if err := s.policyDenies(r, r.bucket, key, version, "s3:BypassGovernanceRetention"); err != nil {
-		return false, err
+		return bypass{not: "the bucket's policy denies s3:BypassGovernanceRetention"}, nil
 	}
-	return true, nil
+	return bypass{on: true}, nil
+}
+
+// lockRefusal adds to err, a refusal by Object Lock, why the request's
+// bypass did not count.
+func lockRefusal(err error, b bypass) error {
+	if b.not == "" || !errors.Is(err, cloudstore.ErrObjectLocked) {
+		return err
+	}
+	return fmt.Errorf("%w; x-amz-bypass-governance-retention did not apply: %s", err, b.not)
 }
 
 // lockBypass is bypassGovernance for the delete of key's version id:
 // none for a delete without a version id, which removes nothing for good.
-func (s *Server) lockBypass(r *request, key, id string) (bool, error) {
+func (s *Server) lockBypass(r *request, key, id string) (bypass, error) {
 	if id == "" {
-		return false, nil
+		return bypass{}, nil
 	}
 	return s.bypassGovernance(r, key, id)
 }
@@ -334,12 +381,13 @@ func (s *Server) putObjectRetention(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	bypass, err := s.bypassGovernance(r, r.key, id)
+	by, err := s.bypassGovernance(r, r.key, id)
 	if err != nil {
 		return err
 	}
-	return s.updateLock(w, r, id, func() (cloudstore.Object, error) {
-		return s.st.SetRetention(r.account, r.bucket, r.key, id, ret, bypass)
+	return s.updateLock(w, r, id, func(check func(cloudstore.Object) error) (cloudstore.Object, error) {
+		obj, err := s.st.SetRetention(r.account, r.bucket, r.key, id, ret, by.on, check)
+		return obj, lockRefusal(err, by)
 	})
 }
 
@@ -349,6 +397,9 @@ func (s *Server) lockChange(r *request) (id string, body []byte, err error) {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
 		return "", nil, errNoSuchBucket
 	}
+	if err := lockChecksum(r); err != nil {
+		return "", nil, err
+	}
 	if id, err = versionParam(r); err != nil {
 		return "", nil, err
 	}
@@ -356,19 +407,15 @@ func (s *Server) lockChange(r *request) (id string, body []byte, err error) {
 	return id, body, err
 }
 
-// updateLock answers a change of r's version's lock made by change, after
-// the request's object gate, if any, admits the version.
-func (s *Server) updateLock(w http.ResponseWriter, r *request, id string, change func() (cloudstore.Object, error)) error {
+// updateLock answers a change of r's version's lock made by change,
+// which the request's object gate, if any, judges on the version it
+// changes, under the lock that changes it.
+func (s *Server) updateLock(w http.ResponseWriter, r *request, id string, change func(check func(cloudstore.Object) error) (cloudstore.Object, error)) error {
+	var check func(cloudstore.Object) error
 	if g := r.gate(); g != nil {
-		obj, err := s.st.ObjectVersion(r.account, r.bucket, r.key, id)
-		if err != nil {
-			return s.lookupError(w, r, r.bucket, id, err)
-		}
-		if err := g.check(obj); err != nil {
-			return err
-		}
+		check = g.check
 	}
-	obj, err := change()
+	obj, err := change(check)
 	if err != nil {
 		if isLookup(err) {
 			return s.lookupError(w, r, r.bucket, id, err)
@@ -416,7 +463,7 @@ func (s *Server) putObjectLegalHold(w http.ResponseWriter, r *request) error {
 	if err := xml.Unmarshal(data, &doc); err != nil || (doc.Status != "ON" && doc.Status != "OFF") {
 		return errMalformedXML
 	}
-	return s.updateLock(w, r, id, func() (cloudstore.Object, error) {
-		return s.st.SetLegalHold(r.account, r.bucket, r.key, id, doc.Status == "ON")
+	return s.updateLock(w, r, id, func(check func(cloudstore.Object) error) (cloudstore.Object, error) {
+		return s.st.SetLegalHold(r.account, r.bucket, r.key, id, doc.Status == "ON", check)
 	})
 }

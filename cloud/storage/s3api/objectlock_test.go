@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
@@ -103,7 +104,7 @@ func TestObjectLockAWSSDK(t *testing.T) {
 	}
 	out, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, Delete: &types.Delete{Objects: []types.ObjectIdentifier{
 		{Key: aws.String("gov"), VersionId: aws.String(gov)}, {Key: aws.String("comp"), VersionId: aws.String(comp)}}}})
-	if err != nil || len(out.Errors) != 2 || len(out.Deleted) != 0 || aws.ToString(out.Errors[0].Code) != "AccessDenied" {
+	if err != nil || len(out.Errors) != 2 || len(out.Deleted) != 0 || aws.ToString(out.Errors[0].Code) != "AccessDenied" || aws.ToString(out.Errors[1].Code) != "AccessDenied" {
 		t.Fatalf("DeleteObjects of locked versions: %+v, %v; want two AccessDenied errors", out, err)
 	}
 	// A delete without a version id makes a delete marker, as in S3.
@@ -138,8 +139,10 @@ func TestObjectLockAWSSDK(t *testing.T) {
 		t.Errorf("a retention in the past: %v; want 400 InvalidArgument", err)
 	}
 	// The bypass lets GOVERNANCE go; the legal hold, once lifted, too.
-	if err := del("gov", gov, true); err != nil {
-		t.Errorf("delete of a GOVERNANCE version with a bypass: %v", err)
+	out, err = c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, BypassGovernanceRetention: aws.Bool(true),
+		Delete: &types.Delete{Objects: []types.ObjectIdentifier{{Key: aws.String("gov"), VersionId: aws.String(gov)}}}})
+	if err != nil || len(out.Errors) != 0 || len(out.Deleted) != 1 {
+		t.Errorf("DeleteObjects of a GOVERNANCE version with a bypass: %+v, %v; want it deleted", out, err)
 	}
 	if _, err := c.PutObjectLegalHold(ctx, &s3.PutObjectLegalHoldInput{Bucket: b, Key: aws.String("hold"), VersionId: aws.String(hold),
 		LegalHold: &types.ObjectLockLegalHold{Status: types.ObjectLockLegalHoldStatusOff}}); err != nil {
@@ -242,40 +245,99 @@ func TestObjectLockRefusals(t *testing.T) {
 			}
 		})
 	}
-	// Another account that the bucket's policy lets delete versions may
-	// not bypass governance retention: that is the owner's keys' alone.
+	// A lock asked with an upload needs s3:PutObjectRetention or
+	// s3:PutObjectLegalHold besides s3:PutObject: another account the
+	// policy lets upload may not lock what it writes without them, and
+	// the owner's keys may be denied them.
 	id, secret := e.key(t, "mallory", cloudstore.PermReadWrite, "*")
-	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"` + id +
-		`"},"Action":"s3:DeleteObjectVersion","Resource":"arn:aws:s3:::locked/*"}]}`
-	if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("locked"), Policy: aws.String(policy)}); err != nil {
-		t.Fatal(err)
+	mallory := e.sdk(id, secret)
+	setPolicy := func(statements string) {
+		t.Helper()
+		policy := `{"Version":"2012-10-17","Statement":[` + statements + `]}`
+		if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("locked"), Policy: aws.String(policy)}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	vs, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("locked")})
-	if err != nil || len(vs.Versions) != 1 {
-		t.Fatalf("locked's versions after refused writes: %+v, %v; want one", vs, err)
+	allow := func(actions string) string {
+		return `{"Effect":"Allow","Principal":{"AWS":"` + id + `"},"Action":[` + actions + `],"Resource":"arn:aws:s3:::locked/*"}`
 	}
-	_, err = e.sdk(id, secret).DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("locked"), Key: aws.String("k"),
-		VersionId: vs.Versions[0].VersionId, BypassGovernanceRetention: aws.Bool(true)})
-	if httpStatus(err) != 403 || !strings.Contains(err.Error(), "bypass") {
-		t.Errorf("another account's bypass: %v; want 403 naming the bypass", err)
+	setPolicy(allow(`"s3:PutObject","s3:DeleteObjectVersion"`))
+	putAs := func(c *s3.Client, key string, edit func(*s3.PutObjectInput)) (*s3.PutObjectOutput, error) {
+		in := &s3.PutObjectInput{Bucket: aws.String("locked"), Key: aws.String(key), Body: strings.NewReader("g"), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32}
+		if edit != nil {
+			edit(in)
+		}
+		return c.PutObject(ctx, in)
 	}
-	// A Deny of s3:BypassGovernanceRetention binds the owner's keys too.
-	deny := `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:BypassGovernanceRetention","Resource":"arn:aws:s3:::locked/*"}]}`
-	if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("locked"), Policy: aws.String(deny)}); err != nil {
-		t.Fatal(err)
+	governed := func(in *s3.PutObjectInput) {
+		in.ObjectLockMode, in.ObjectLockRetainUntilDate = types.ObjectLockModeGovernance, future
 	}
-	gov, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("locked"), Key: aws.String("gov"), Body: strings.NewReader("g"),
-		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32, ObjectLockMode: types.ObjectLockModeGovernance, ObjectLockRetainUntilDate: future})
+	held := func(in *s3.PutObjectInput) { in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatusOn }
+	for name, edit := range map[string]func(*s3.PutObjectInput){"retention": governed, "legal hold": held} {
+		if _, err := putAs(mallory, "m", edit); httpStatus(err) != 403 {
+			t.Errorf("another account's upload with a %s its grant lacks: %v; want 403", name, err)
+		}
+	}
+	if _, err := putAs(mallory, "m", nil); err != nil {
+		t.Fatalf("another account's upload without a lock: %v", err)
+	}
+	setPolicy(`{"Effect":"Deny","Principal":"*","Action":"s3:PutObjectRetention","Resource":"arn:aws:s3:::locked/*"}`)
+	if _, err := putAs(c, "denied", governed); httpStatus(err) != 403 {
+		t.Errorf("the owner's upload with a retention the policy denies: %v; want 403", err)
+	}
+
+	// A governance bypass: another account's only where the policy allows
+	// it, refused only when the retention is in the way; the owner's
+	// unless the policy denies it.
+	setPolicy(allow(`"s3:DeleteObjectVersion"`))
+	gov, err := putAs(c, "gov", governed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("locked"), Key: aws.String("gov"), VersionId: gov.VersionId,
-		BypassGovernanceRetention: aws.Bool(true)})
-	if httpStatus(err) != 403 || !strings.Contains(err.Error(), "policy") {
-		t.Errorf("a bypass the policy denies: %v; want 403 naming the policy", err)
+	free, err := putAs(c, "free", nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("locked"), Key: aws.String("gov"), VersionId: gov.VersionId}); err != nil {
-		t.Errorf("the version after a denied bypass: %v", err)
+	delAs := func(c *s3.Client, key string, version *string) error {
+		_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("locked"), Key: aws.String(key), VersionId: version,
+			BypassGovernanceRetention: aws.Bool(true)})
+		return err
+	}
+	if err := delAs(mallory, "gov", gov.VersionId); httpStatus(err) != 403 || !strings.Contains(err.Error(), "did not apply") {
+		t.Errorf("another account's bypass the policy does not allow: %v; want 403 saying why", err)
+	}
+	if err := delAs(mallory, "free", free.VersionId); err != nil {
+		t.Errorf("another account's delete, with a bypass it did not need: %v", err)
+	}
+	setPolicy(`{"Effect":"Deny","Principal":"*","Action":"s3:BypassGovernanceRetention","Resource":"arn:aws:s3:::locked/*"}`)
+	if err := delAs(c, "gov", gov.VersionId); httpStatus(err) != 403 || !strings.Contains(err.Error(), "policy denies") {
+		t.Errorf("the owner's bypass the policy denies: %v; want 403 naming the policy", err)
+	}
+	setPolicy(allow(`"s3:DeleteObjectVersion","s3:BypassGovernanceRetention"`))
+	if err := delAs(mallory, "gov", gov.VersionId); err != nil {
+		t.Errorf("another account's bypass the policy allows: %v", err)
+	}
+
+	// The checks of the request itself.
+	noSum := e.sdk(e.id, e.secret, func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired })
+	_, err = noSum.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("locked"), Key: aws.String("nosum"), Body: strings.NewReader("n"),
+		ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn})
+	if httpStatus(err) != 400 || apiCode(err) != "InvalidRequest" || !strings.Contains(err.Error(), "Content-MD5") {
+		t.Errorf("a locked upload without a checksum: %v; want 400 InvalidRequest asking for Content-MD5", err)
+	}
+	if _, err := putAs(c, "bad", func(in *s3.PutObjectInput) { in.ObjectLockLegalHoldStatus = "MAYBE" }); httpStatus(err) != 400 || apiCode(err) != "InvalidArgument" {
+		t.Errorf("a legal hold of MAYBE: %v; want 400 InvalidArgument", err)
+	}
+	weird := e.sdk(e.id, e.secret, func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, smithyhttp.SetHeaderValue("X-Amz-Bypass-Governance-Retention", "maybe"))
+	})
+	if _, err := weird.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("locked"), Key: aws.String("k"), VersionId: aws.String("null")}); httpStatus(err) != 400 || apiCode(err) != "InvalidArgument" {
+		t.Errorf("a bypass of maybe: %v; want 400 InvalidArgument", err)
+	}
+	for _, key := range []string{"denied", "nosum", "bad"} {
+		if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("locked"), Key: aws.String(key)}); httpStatus(err) != 404 {
+			t.Errorf("%s exists after a refused upload: %v", key, err)
+		}
 	}
 	if got, _ := mustGet(t, c, "locked", "k"); string(got) != "x" {
 		t.Errorf("locked/k holds %q after refused writes", got)

@@ -492,11 +492,12 @@ func (s *Server) deleteObject(w http.ResponseWriter, r *request) error {
 	if err := s.conditionalDelete(r, id, pre); err != nil {
 		return err
 	}
-	bypass, err := s.lockBypass(r, r.key, id)
+	by, err := s.lockBypass(r, r.key, id)
 	if err != nil {
 		return err
 	}
-	del, err := s.deleteOne(r.account, r.bucket, r.key, id, pre, bypass)
+	del, err := s.deleteOne(r.account, r.bucket, r.key, id, pre, by.on)
+	err = lockRefusal(err, by)
 	if err != nil {
 		return err
 	}
@@ -819,10 +820,11 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 			res.Error = append(res.Error, failed{o.Key, o.VersionID, e.Code, e.Message})
 			continue
 		}
-		bypass, err := s.lockBypass(r, o.Key, o.VersionID)
+		by, err := s.lockBypass(r, o.Key, o.VersionID)
 		if err == nil {
 			var del cloudstore.Deletion
-			del, err = s.deleteOne(r.account, r.bucket, o.Key, o.VersionID, pres[i], bypass)
+			del, err = s.deleteOne(r.account, r.bucket, o.Key, o.VersionID, pres[i], by.on)
+			err = lockRefusal(err, by)
 			if err == nil && !req.Quiet {
 				d := deleted{Key: o.Key, VersionID: o.VersionID, DeleteMarker: del.DeleteMarker}
 				if del.DeleteMarker {

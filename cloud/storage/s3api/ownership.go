@@ -143,6 +143,12 @@ func (s *Server) admitAccount(req *request, o operation) error {
 			return errNotGranted
 		}
 	}
+	for _, action := range lockActions(req, o) {
+		// So does the lock it asks for: no ACL grants one.
+		if d, err := s.decide(req, p, bk, bpa, action, req.bucket, req.key, ""); err != nil || d != s3policy.Allowed {
+			return errNotGranted
+		}
+	}
 	req.account, req.bk = bk.Account, &bk
 	return nil
 }

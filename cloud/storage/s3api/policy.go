@@ -401,6 +401,11 @@ func (s *Server) anonymousExtras(req *request, o operation, p *s3policy.Policy, 
 			return errAnonymous
 		}
 	}
+	for _, action := range lockActions(req, o) {
+		if p == nil || anonymousDecision(p, policyRequest(req, action, resourceOf(req)), bpa) != s3policy.Allowed {
+			return errAnonymous
+		}
+	}
 	return nil
 }
 
@@ -468,6 +473,11 @@ func (s *Server) checkPolicy(req *request, o operation) error {
 		// An upload that sets tags needs s3:PutObjectTagging too, as S3
 		// asks: a Deny of it refuses the upload.
 		if err := s.policyDenies(req, req.bucket, req.key, "", "s3:PutObjectTagging"); err != nil {
+			return err
+		}
+	}
+	for _, action := range lockActions(req, o) {
+		if err := s.policyDenies(req, req.bucket, req.key, "", action); err != nil {
 			return err
 		}
 	}
