@@ -371,7 +371,7 @@ func vmTable(e *env, v cloudwire.VM) error {
 		fmt.Fprintf(tw, "lease:\t%s (lattice lease show %s)\n", l.Hash, l.Hash)
 		fmt.Fprintf(tw, "provider:\t%s\n", l.Provider)
 		if l.EndsAt != "" {
-			fmt.Fprintf(tw, "lease ends:\t%s\n", localTime(l.EndsAt))
+			fmt.Fprintf(tw, "lease ends:\t%s\n", zonedTime(l.EndsAt))
 		}
 	}
 	fmt.Fprintf(tw, "created:\t%s\n", localTime(v.CreatedAt))

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,4 +136,20 @@ func waitMarket(c *nettest.Cluster) {
 		}
 		return len(ps) == 1 && heard
 	})
+}
+
+// TestPrintLeaseSaysWhatNext: an open lease says what becomes of it when
+// no provider accepts it, which the ledger cannot show (a provider that
+// declines, or is offline, writes nothing); other statuses do not.
+func TestPrintLeaseSaysWhatNext(t *testing.T) {
+	for _, tt := range []struct {
+		status string
+		want   bool
+	}{{"open", true}, {"accepted", false}, {"active", false}, {"refunded", false}} {
+		var out strings.Builder
+		printLease(&env{stdout: &out, stderr: io.Discard}, nodewire.Lease{Status: tt.status, CreatedAt: 1, AcceptDeadline: 60_001})
+		if got := strings.Contains(out.String(), "lattice lease settle refunds it after"); got != tt.want {
+			t.Errorf("%s lease: says how it is refunded %v, want %v:\n%s", tt.status, got, tt.want, out.String())
+		}
+	}
 }

@@ -294,6 +294,15 @@ func localTime(rfc3339 string) string {
 	return t.Local().Format("2006-01-02 15:04:05")
 }
 
+// zonedTime is localTime with the zone.
+func zonedTime(rfc3339 string) string {
+	t, err := time.Parse(time.RFC3339, rfc3339)
+	if err != nil {
+		return rfc3339
+	}
+	return t.Local().Format(zonedLayout)
+}
+
 func runS3MakeBucket(ctx context.Context, e *env, args []string) error {
 	f := newS3Flags(e, "mb BUCKET [--notes TEXT]", `
 Makes a bucket of your account, optionally with notes kept with it.`, `  lattice s3 mb photos

@@ -100,13 +100,18 @@ func vmSize(r nodewire.Resources) string {
 	return fmt.Sprintf("%d vCPU, %d MB, %d GB", r.VCPUs, r.MemoryMB, r.DiskGB)
 }
 
-// msTime prints Unix milliseconds as a local time, or "-" for none.
+// msTime prints Unix milliseconds as a local time with its zone, or "-"
+// for none.
 func msTime(ms int64) string {
 	if ms == 0 {
 		return "-"
 	}
-	return time.UnixMilli(ms).Local().Format("2006-01-02 15:04:05")
+	return time.UnixMilli(ms).Local().Format(zonedLayout)
 }
+
+// zonedLayout is a local time to the second with its zone, for times a
+// reader compares with other commands' (lease show's are in UTC).
+const zonedLayout = "2006-01-02 15:04:05 MST"
 
 func runVMShow(ctx context.Context, e *env, args []string) error {
 	f := newHelpFlags(e, "vm show", "vm show LEASE [flags]", `

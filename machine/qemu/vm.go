@@ -21,6 +21,11 @@ import (
 // wraps it, saying how.
 var ErrExited = errors.New("qemu: VM ended")
 
+// ErrGuestStopped is a VM whose QEMU exited with status 0 unasked: what a
+// guest that powers itself off does (and one that reboots or panics,
+// which -no-reboot turns into an exit). VM.Err wraps it with ErrExited.
+var ErrGuestStopped = errors.New("QEMU exited with status 0 (the guest powered off, rebooted or panicked, or QEMU was terminated)")
+
 // VM is a running virtual machine, a QEMU child process of the driver.
 type VM struct {
 	ID       string
@@ -52,6 +57,7 @@ func (vm *VM) wait() {
 	reason := vm.killReason
 	vm.mu.Unlock()
 	how := ""
+	var clean error // ErrGuestStopped, for a clean exit
 	var exit *exec.ExitError
 	switch {
 	case reason != "":
@@ -60,7 +66,7 @@ func (vm *VM) wait() {
 		// QEMU exits 0 when the guest powers off or reboots (which
 		// -no-reboot turns into an exit, as a kernel panic is), and when
 		// it is asked to quit with SIGTERM or SIGINT.
-		how = "QEMU exited with status 0 (the guest powered off, rebooted or panicked, or QEMU was terminated)"
+		clean = ErrGuestStopped
 	case errors.As(err, &exit):
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			how = fmt.Sprintf("QEMU was killed by signal %d (%v)", ws.Signal(), ws.Signal())
@@ -71,7 +77,11 @@ func (vm *VM) wait() {
 		how = "waiting for QEMU: " + err.Error()
 	}
 	vm.waitErr = err
-	vm.exitErr = fmt.Errorf("%w: %s: %s%s", ErrExited, vm.ID, how, vm.tail())
+	if clean != nil {
+		vm.exitErr = fmt.Errorf("%w: %s: %w%s", ErrExited, vm.ID, clean, vm.tail())
+	} else {
+		vm.exitErr = fmt.Errorf("%w: %s: %s%s", ErrExited, vm.ID, how, vm.tail())
+	}
 	close(vm.exited)
 }
 

@@ -83,7 +83,7 @@ func (s *Service) ask(ctx context.Context, k ledger.Address, lease ledger.Hash, 
 	ann, ok := s.tk.records[k]
 	s.tk.mu.Unlock()
 	if !ok {
-		return ledger.Attestation{}, errors.New("not heard of")
+		return ledger.Attestation{}, errors.New("not heard of: its node is not running, or has not announced itself to this one yet")
 	}
 	id, err := peer.Decode(ann.NodePeer)
 	if err != nil {
@@ -217,10 +217,11 @@ func (s *Service) providerLoop(ctx context.Context) {
 	tick := time.NewTicker(s.cfg.Tick)
 	defer tick.Stop()
 	failing := map[ledger.Hash]backoff{} // leases whose step failed, and when to try again
+	declined := map[ledger.Hash]bool{}   // leases declined for good, logged once
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
 	for {
-		s.providerPass(ctx, failing)
+		s.providerPass(ctx, failing, declined)
 		if len(failing) > 0 {
 			retry.Reset(100 * time.Millisecond)
 		}
@@ -243,7 +244,7 @@ type backoff struct {
 }
 
 // providerPass does what is due for every lease of the provider.
-func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]backoff) {
+func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]backoff, declined map[ledger.Hash]bool) {
 	me := s.cfg.Provider.Address()
 	var leases []*ledger.LeaseRecord
 	err := s.n.Store.States(ledger.LeaseByProvider, string(me[:]), "", func(key string, _ []byte) error {
@@ -264,6 +265,11 @@ func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]back
 			delete(failing, h)
 		}
 	}
+	for h := range declined {
+		if !slices.ContainsFunc(leases, func(r *ledger.LeaseRecord) bool { return r.Hash == h }) {
+			delete(declined, h)
+		}
+	}
 	for _, r := range leases {
 		if ctx.Err() != nil {
 			return
@@ -272,7 +278,18 @@ func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]back
 		if failed && time.Now().Before(b.until) {
 			continue
 		}
-		if err := s.providerStep(ctx, r); err != nil {
+		err := s.providerStep(ctx, r)
+		if errors.Is(err, errDeclined) {
+			// For good: no retries; the consumer refunds it after its
+			// deadline. Said once, for the operator who wonders.
+			if !declined[r.Hash] {
+				declined[r.Hash] = true
+				s.log.Warn("lease declined: its consumer may refund it after its deadline", "lease", r.Hash, "consumer", r.Consumer,
+					"deadline", time.UnixMilli(r.Deadline()).UTC().Format(time.RFC3339), "why", err)
+			}
+			err = nil
+		}
+		if err != nil {
 			b.delay = min(max(2*b.delay, 100*time.Millisecond), 5*time.Second)
 			if ctx.Err() == nil && b.delay >= time.Second {
 				s.log.Info("lease step postponed", "lease", r.Hash, "status", r.Status(), "err", err, "retry_in", b.delay)
@@ -316,10 +333,7 @@ func (s *Service) providerStep(ctx context.Context, r *ledger.LeaseRecord) error
 		if now >= r.Deadline() {
 			return nil // too late: the consumer's refund is due
 		}
-		if err := s.accept(ctx, r); !errors.Is(err, errDeclined) {
-			return err
-		}
-		return nil // declined for good: no retries, the consumer refunds
+		return s.accept(ctx, r) // errDeclined: for good, the consumer refunds
 	case r.Stage == ledger.StageEnded, r.Stage == ledger.StageRefunded && r.StakeReturned:
 		return s.takePayout(ctx, r.Second)
 	}

@@ -3,6 +3,7 @@ package vmnet
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"time"
 
@@ -333,10 +334,17 @@ func (s *Service) reap(h ledger.Hash, m Machine) {
 	delete(s.machines, h)
 	s.mu.Unlock()
 	reason := "the machine exited"
-	if err := m.Err(); err != nil {
+	err := m.Err()
+	if err != nil {
 		reason = err.Error()
 	}
-	s.log.Warn("vm exited unasked", "lease", h, "err", reason)
+	if errors.Is(err, qemu.ErrGuestStopped) {
+		// Most often its user powered it off (lattice compute rm does):
+		// news, not a fault of the provider's.
+		s.log.Info("vm stopped by its guest", "lease", h, "err", reason)
+	} else {
+		s.log.Warn("vm exited unasked", "lease", h, "err", reason)
+	}
 	s.setStatus(h, nodewire.VMError, reason)
 }
 

@@ -339,6 +339,10 @@ func (d *Driver) buy(ctx context.Context, r Resources) (Lease, error) {
 	}
 }
 
+// provisioningWarn is how long a provider's VM may report provisioning
+// before the wait is worth a warning.
+const provisioningWarn = 5 * time.Minute
+
 // awaitRunning polls lease's VM until its provider reports it running.
 // Errors reaching the node are retried until ctx ends; a lease that can
 // no longer start (refunded, past its accept deadline, ended) fails.
@@ -370,11 +374,17 @@ func (d *Driver) awaitRunning(ctx context.Context, lease string) (Machine, error
 			last = err
 			state = err.Error()
 		}
-		// A wait this long is worth an operator's look: say where it
-		// stands, once a minute.
+		// Say where a long wait stands, once a minute: as news while the
+		// provider reports its VM provisioning (a first VM of an image
+		// waits for the image's build, a minute or more without KVM), as
+		// a warning past provisioningWarn or in any other state.
 		if waited := time.Since(began); waited-told >= time.Minute {
 			told = waited.Truncate(time.Minute)
-			d.log.Warn("still waiting for the provider's VM", "lease", lease, "waited", waited.Round(time.Second), "state", state)
+			level := slog.LevelWarn
+			if st.Status == "provisioning" && waited < provisioningWarn {
+				level = slog.LevelInfo
+			}
+			d.log.Log(ctx, level, "still waiting for the provider's VM", "lease", lease, "waited", waited.Round(time.Second), "state", state)
 		}
 		select {
 		case <-ctx.Done():
