@@ -54,6 +54,28 @@ var (
 	ErrLockedVersioning = errors.New("cloudstore: the bucket has Object Lock; its versioning cannot be changed")
 )
 
+// GovernanceError is ErrObjectLocked where GOVERNANCE retention alone is
+// in the way: a bypass would have let the request through. errors.Is
+// matches it to ErrObjectLocked.
+type GovernanceError struct {
+	Until time.Time // the retention's retain-until date
+}
+
+func (e *GovernanceError) Error() string {
+	return fmt.Sprintf("%v: it is retained in %s mode until %s", ErrObjectLocked, LockGovernance, e.Until.Format(time.RFC3339))
+}
+
+// Is makes a GovernanceError ErrObjectLocked.
+func (e *GovernanceError) Is(target error) bool { return target == ErrObjectLocked }
+
+// locked is the refusal by retention r: a GovernanceError for GOVERNANCE.
+func locked(r *Retention) error {
+	if r.Mode == LockGovernance {
+		return &GovernanceError{Until: r.Until}
+	}
+	return fmt.Errorf("%w: it is retained in %s mode until %s", ErrObjectLocked, r.Mode, r.Until.Format(time.RFC3339))
+}
+
 // Retention is a version's retention: until Until, the version cannot be
 // deleted, in COMPLIANCE mode by anyone, in GOVERNANCE mode by anyone who
 // does not bypass it. Until is kept to the millisecond, as S3 answers it,
@@ -142,7 +164,7 @@ func protected(v Object, now time.Time, bypass bool) error {
 	case v.LegalHold:
 		return fmt.Errorf("%w: it has a legal hold", ErrObjectLocked)
 	case v.Retention.Active(now) && (v.Retention.Mode == LockCompliance || !bypass):
-		return fmt.Errorf("%w: it is retained in %s mode until %s", ErrObjectLocked, v.Retention.Mode, v.Retention.Until.Format(time.RFC3339))
+		return locked(v.Retention)
 	}
 	return nil
 }
@@ -175,20 +197,21 @@ func (s *Store) SetObjectLock(account, bucket string, l ObjectLock) error {
 
 // SetRetention changes the retention of a version of account's object
 // (id as ObjectVersion takes it; r nil removes it), as S3's
-// PutObjectRetention does: a COMPLIANCE retention in force may only move
-// later; a GOVERNANCE one in force may become COMPLIANCE or move later,
-// and be shortened or removed only with bypass. Otherwise it is
-// ErrObjectLocked. A bucket without Object Lock is ErrNoObjectLock.
+// PutObjectRetention does: a retention in force may move later in its
+// mode; a GOVERNANCE one may be shortened, removed or given another mode
+// (COMPLIANCE too: it binds the owner for good) only with bypass, a
+// COMPLIANCE one never. Otherwise it is ErrObjectLocked. A bucket without Object Lock is ErrNoObjectLock.
 // check, when not nil, judges the version under the lock that changes it
 // (a caller's permission); its error refuses the change.
 func (s *Store) SetRetention(account, bucket, key, id string, r *Retention, bypass bool, check func(Object) error) (Object, error) {
 	r = r.normal()
 	return s.updateLocked(account, bucket, key, id, check, func(o *Object) error {
 		now := s.now()
-		if old := o.Retention; old.Active(now) {
-			weaker := r == nil || r.Until.Before(old.Until) || old.Mode == LockCompliance && r.Mode != LockCompliance
+		// Compared to the millisecond, as the dates a client reads are.
+		if old := o.Retention.normal(); old.Active(now) {
+			weaker := r == nil || r.Until.Before(old.Until) || r.Mode != old.Mode
 			if weaker && (old.Mode == LockCompliance || !bypass) {
-				return fmt.Errorf("%w: it is retained in %s mode until %s", ErrObjectLocked, old.Mode, old.Until.Format(time.RFC3339))
+				return locked(old)
 			}
 		}
 		o.Retention = r
@@ -218,6 +241,13 @@ func (s *Store) updateLocked(account, bucket, key, id string, check func(Object)
 		return Object{}, ErrNoObjectLock
 	}
 	return s.updateVersion(account, bucket, key, id, func(o *Object) error {
+		// Again under the lock, for a bucket deleted and made anew
+		// (without Object Lock) since the look above.
+		if bk, err := s.Bucket(account, bucket); err != nil {
+			return err
+		} else if bk.ObjectLock == nil {
+			return ErrNoObjectLock
+		}
 		if check != nil {
 			if err := check(*o); err != nil {
 				return err

@@ -134,7 +134,9 @@ func TestSetRetention(t *testing.T) {
 		{"compliance removed", &Retention{LockCompliance, at(10)}, nil, true, t0, false},
 		{"compliance past its date", &Retention{LockCompliance, at(10)}, nil, false, at(11), true},
 		{"governance longer", &Retention{LockGovernance, at(10)}, &Retention{LockGovernance, at(20)}, false, t0, true},
-		{"governance to compliance", &Retention{LockGovernance, at(10)}, &Retention{LockCompliance, at(10)}, false, t0, true},
+		{"compliance, the date read back", &Retention{LockCompliance, at(10)}, &Retention{LockCompliance, at(10).Truncate(time.Millisecond)}, false, t0, true},
+		{"governance to compliance", &Retention{LockGovernance, at(10)}, &Retention{LockCompliance, at(20)}, false, t0, false},
+		{"governance to compliance, bypassed", &Retention{LockGovernance, at(10)}, &Retention{LockCompliance, at(10)}, true, t0, true},
 		{"governance shorter", &Retention{LockGovernance, at(10)}, &Retention{LockGovernance, at(5)}, false, t0, false},
 		{"governance shorter, bypassed", &Retention{LockGovernance, at(10)}, &Retention{LockGovernance, at(5)}, true, t0, true},
 		{"governance removed", &Retention{LockGovernance, at(10)}, nil, false, t0, false},
@@ -149,6 +151,10 @@ func TestSetRetention(t *testing.T) {
 			got, err := s.SetRetention("acme", "b", key, obj.VersionID, tt.to, tt.bypass, nil)
 			if tt.ok != (err == nil) || err != nil && !errors.Is(err, ErrObjectLocked) {
 				t.Fatalf("SetRetention: %v, want ok %v (or ErrObjectLocked)", err, tt.ok)
+			}
+			var ge *GovernanceError
+			if err != nil && errors.As(err, &ge) != (tt.from.Mode == LockGovernance) {
+				t.Errorf("SetRetention: %v (%T): a GovernanceError only where a bypass would do", err, err)
 			}
 			after, _ := s.ObjectVersion("acme", "b", key, obj.VersionID)
 			want := tt.from.normal() // kept to the millisecond
@@ -224,7 +230,9 @@ func TestObjectLockLifecycleLater(t *testing.T) {
 	if _, err := s.SetRules("acme", "b", []Rule{{ID: "nc", S3: true, Filter: FilterEmpty, NoncurrentDays: 1}}, t0); err != nil {
 		t.Fatal(err)
 	}
-	clock = day(2).Add(-time.Minute) // the rule is due, the lock holds
+	// The rule is due from day(2) (noncurrent a day, to the next
+	// midnight); the retention holds until t0 plus two days.
+	clock = day(2).Add(time.Minute)
 	sweepOnce(t, s, clock, 0)
 	clock = day(3)
 	sweepOnce(t, s, clock, 1)
@@ -239,6 +247,18 @@ func TestObjectLockLifecycleLater(t *testing.T) {
 // copies onto its key, deletes and lifecycle sweeps, and the bucket
 // cannot be deleted.
 func TestObjectLockNullVersion(t *testing.T) {
+	for _, hold := range []bool{false, true} {
+		name := "retention"
+		if hold {
+			name = "legal hold"
+		}
+		t.Run(name, func(t *testing.T) { testLockedNullVersion(t, hold) })
+	}
+}
+
+// testLockedNullVersion is TestObjectLockNullVersion with one protection:
+// a legal hold, or (hold false) a COMPLIANCE retention of a year.
+func testLockedNullVersion(t *testing.T, hold bool) {
 	clock := t0
 	s := sweepStore(t, &clock)
 	ctx := context.Background()
@@ -256,10 +276,13 @@ func TestObjectLockNullVersion(t *testing.T) {
 	if err := s.SetObjectLock("acme", "b", ObjectLock{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SetRetention("acme", "b", "k", "null", &Retention{LockCompliance, t0.Add(48 * time.Hour)}, false, nil); err != nil {
-		t.Fatal(err)
+	var err error
+	if hold {
+		_, err = s.SetLegalHold("acme", "b", "k", "null", true, nil)
+	} else {
+		_, err = s.SetRetention("acme", "b", "k", "null", &Retention{LockCompliance, t0.AddDate(1, 0, 0)}, false, nil)
 	}
-	if _, err := s.SetLegalHold("acme", "b", "k", "null", true, nil); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	putLocked(t, s, "k", t0.Add(time.Minute), nil)

@@ -268,7 +268,10 @@ type bypass struct {
 // bypassGovernance reads x-amz-bypass-governance-retention for a change of
 // key's version: the bucket owner's keys may bypass unless the bucket's
 // policy denies s3:BypassGovernanceRetention; another account's only when
-// the policy allows it; an anonymous request never. A request that may
+// the policy allows it; an anonymous request never, nor a write-only key
+// (what a backup agent holds: the key GOVERNANCE retention guards
+// against, where S3 would want s3:BypassGovernanceRetention granted to
+// it explicitly). A request that may
 // not bypass is refused only if GOVERNANCE retention is in its way
 // (lockRefusal), as in S3.
 func (s *Server) bypassGovernance(r *request, key, version string) (bypass, error) {
@@ -280,6 +283,8 @@ func (s *Server) bypassGovernance(r *request, key, version string) (bypass, erro
 		return bypass{}, errBypassHeaderValue
 	case r.auth == nil:
 		return bypass{not: "an anonymous request may not bypass governance retention"}, nil
+	case r.s3key.Permissions == cloudstore.PermWrite:
+		return bypass{not: "a write-only key may not bypass governance retention"}, nil
 	case r.requester != r.account:
 		if r.bk == nil {
 			return bypass{not: "the bucket is another account's"}, nil
@@ -295,10 +300,11 @@ func (s *Server) bypassGovernance(r *request, key, version string) (bypass, erro
 	return bypass{on: true}, nil
 }
 
-// lockRefusal adds to err, a refusal by Object Lock, why the request's
-// bypass did not count.
+// lockRefusal adds to err, a refusal by GOVERNANCE retention that a
+// bypass would have let through, why the request's bypass did not count.
 func lockRefusal(err error, b bypass) error {
-	if b.not == "" || !errors.Is(err, cloudstore.ErrObjectLocked) {
+	var ge *cloudstore.GovernanceError
+	if b.not == "" || !errors.As(err, &ge) {
 		return err
 	}
 	return fmt.Errorf("%w; x-amz-bypass-governance-retention did not apply: %s", err, b.not)

@@ -2,6 +2,7 @@ package s3api_test
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -316,6 +317,77 @@ func TestObjectLockRefusals(t *testing.T) {
 	setPolicy(allow(`"s3:DeleteObjectVersion","s3:BypassGovernanceRetention"`))
 	if err := delAs(mallory, "gov", gov.VersionId); err != nil {
 		t.Errorf("another account's bypass the policy allows: %v", err)
+	}
+
+	// Nor may an anonymous request bypass, whatever the policy allows,
+	// nor a write-only key of the owner's (a backup agent's).
+	gov2, err := putAs(c, "gov2", governed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setPolicy(`{"Effect":"Allow","Principal":"*","Action":["s3:DeleteObjectVersion","s3:BypassGovernanceRetention"],"Resource":"arn:aws:s3:::locked/*"}`)
+	if status, code := e.anonymous(t, "DELETE", "/locked/gov2?versionId="+url.QueryEscape(*gov2.VersionId),
+		map[string]string{"X-Amz-Bypass-Governance-Retention": "true"}); status != 403 || code != "AccessDenied" {
+		t.Errorf("an anonymous bypass: %d %s; want 403 AccessDenied", status, code)
+	}
+	wid, wsecret := e.key(t, "alice", cloudstore.PermWrite, "*")
+	if err := delAs(e.sdk(wid, wsecret), "gov2", gov2.VersionId); httpStatus(err) != 403 || !strings.Contains(err.Error(), "write-only") {
+		t.Errorf("a write-only key's bypass: %v; want 403 saying a write-only key may not", err)
+	}
+	if err := getVersion(c, "locked", "gov2", *gov2.VersionId); err != nil {
+		t.Errorf("gov2 after refused bypasses: %v", err)
+	}
+	// A bypass that could not help is not offered as the reason.
+	comp, err := putAs(c, "comp", func(in *s3.PutObjectInput) {
+		in.ObjectLockMode, in.ObjectLockRetainUntilDate = types.ObjectLockModeCompliance, future
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setPolicy(allow(`"s3:DeleteObjectVersion"`)) // no bypass for mallory
+	if err := delAs(mallory, "comp", comp.VersionId); httpStatus(err) != 403 || strings.Contains(err.Error(), "did not apply") {
+		t.Errorf("another account's bypass of COMPLIANCE: %v; want 403 without a word on the bypass", err)
+	}
+
+	// A COMPLIANCE date read back and written again is the same date.
+	ret, err := c.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: aws.String("locked"), Key: aws.String("comp"), VersionId: comp.VersionId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("locked"), Key: aws.String("comp"), VersionId: comp.VersionId,
+		Retention: ret.Retention}); err != nil {
+		t.Errorf("COMPLIANCE retention written again as read (%v): %v", ret.Retention.RetainUntilDate, err)
+	}
+
+	// Lock headers on a copy or a multipart upload need the lock's
+	// permission as an upload's do.
+	setPolicy(allow(`"s3:PutObject","s3:GetObject"`))
+	if _, err := mallory.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("locked"), Key: aws.String("mcopy"), CopySource: aws.String("locked/k"),
+		ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn}); httpStatus(err) != 403 {
+		t.Errorf("another account's copy with a legal hold its grant lacks: %v; want 403", err)
+	}
+	if _, err := mallory.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("locked"), Key: aws.String("mpart"),
+		ObjectLockMode: types.ObjectLockModeGovernance, ObjectLockRetainUntilDate: future}); httpStatus(err) != 403 {
+		t.Errorf("another account's multipart upload with a retention its grant lacks: %v; want 403", err)
+	}
+	if _, err := mallory.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("locked"), Key: aws.String("mcopy"), CopySource: aws.String("locked/k")}); err != nil {
+		t.Errorf("another account's copy without a lock: %v", err)
+	}
+
+	// Lock calls without Content-MD5 or a checksum, which the SDK always
+	// sends for them, are refused.
+	for _, call := range []struct{ query, body string }{
+		{"?object-lock", "<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled></ObjectLockConfiguration>"},
+		{"/k?retention", "<Retention><Mode>GOVERNANCE</Mode><RetainUntilDate>" + future.UTC().Format(time.RFC3339) + "</RetainUntilDate></Retention>"},
+		{"/k?legal-hold", "<LegalHold><Status>ON</Status></LegalHold>"},
+	} {
+		status, serr := do(t, e.signed(t, "PUT", "/locked"+call.query, strings.NewReader(call.body), "", nil))
+		if status != 400 || serr.Code != "InvalidRequest" {
+			t.Errorf("PUT %s without a checksum: %d %s; want 400 InvalidRequest", call.query, status, serr.Code)
+		}
+	}
+	if out, err := c.GetObjectLegalHold(ctx, &s3.GetObjectLegalHoldInput{Bucket: aws.String("locked"), Key: aws.String("k")}); err == nil && out.LegalHold.Status == types.ObjectLockLegalHoldStatusOn {
+		t.Errorf("a legal hold without a checksum was set")
 	}
 
 	// The checks of the request itself.
