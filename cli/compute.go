@@ -374,7 +374,7 @@ func vmTable(e *env, v cloudwire.VM) error {
 			fmt.Fprintf(tw, "lease ends:\t%s\n", zonedTime(l.EndsAt))
 		}
 	}
-	fmt.Fprintf(tw, "created:\t%s\n", localTime(v.CreatedAt))
+	fmt.Fprintf(tw, "created:\t%s\n", zonedTime(v.CreatedAt))
 	return tw.Flush()
 }
 

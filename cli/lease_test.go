@@ -140,16 +140,33 @@ func waitMarket(c *nettest.Cluster) {
 
 // TestPrintLeaseSaysWhatNext: an open lease says what becomes of it when
 // no provider accepts it, which the ledger cannot show (a provider that
-// declines, or is offline, writes nothing); other statuses do not.
+// declines, or is offline, writes nothing), and an accepted one that did
+// not start in time says it is refunded now; other statuses say nothing.
 func TestPrintLeaseSaysWhatNext(t *testing.T) {
+	future := time.Now().Add(time.Hour).UnixMilli()
 	for _, tt := range []struct {
-		status string
-		want   bool
-	}{{"open", true}, {"accepted", false}, {"active", false}, {"refunded", false}} {
+		status   string
+		deadline int64
+		want     string // "" for none
+	}{
+		{"open", future, "if not accepted by then (its provider offline, full or declining it): `lattice lease settle "},
+		{"open", 60_001, "not accepted in time (its provider offline, full or declining it): `lattice lease settle "},
+		{"accepted", 60_001, "not started in time: `lattice lease settle "},
+		{"accepted", future, ""},
+		{"active", 60_001, ""},
+		{"refunded", 60_001, ""},
+	} {
 		var out strings.Builder
-		printLease(&env{stdout: &out, stderr: io.Discard}, nodewire.Lease{Status: tt.status, CreatedAt: 1, AcceptDeadline: 60_001})
-		if got := strings.Contains(out.String(), "lattice lease settle refunds it after"); got != tt.want {
-			t.Errorf("%s lease: says how it is refunded %v, want %v:\n%s", tt.status, got, tt.want, out.String())
+		printLease(&env{stdout: &out, stderr: io.Discard}, nodewire.Lease{Status: tt.status, CreatedAt: 1, AcceptDeadline: tt.deadline})
+		got := strings.Join(strings.Fields(out.String()), " ") // table padding aside
+		says := strings.Contains(got, "lattice lease settle")
+		switch {
+		case tt.want == "" && says:
+			t.Errorf("%s lease: says how it is refunded, want nothing:\n%s", tt.status, out.String())
+		case tt.want != "" && !strings.Contains(got, tt.want):
+			t.Errorf("%s lease (deadline %d): want %q in:\n%s", tt.status, tt.deadline, tt.want, out.String())
+		case tt.want != "" && !strings.Contains(got, "then `lattice receive`"):
+			t.Errorf("%s lease: does not say to receive the refund:\n%s", tt.status, out.String())
 		}
 	}
 }

@@ -219,10 +219,17 @@ func printLease(e *env, l nodewire.Lease) {
 	fmt.Fprintf(tw, "  stake\t%s native\t\n", l.Stake.Units())
 	fmt.Fprintf(tw, "  status\t%s (confirmed: %v)\t\n", l.Status, l.Confirmed)
 	fmt.Fprintf(tw, "  created\t%s; may be accepted until %s\t\n", ms(l.CreatedAt), ms(l.AcceptDeadline))
-	if l.Status == "open" {
-		// Nothing on the ledger says a provider will never accept
-		// (offline, full, or declined): the deadline does.
-		fmt.Fprintf(tw, "  if not accepted	by then (its provider offline, full or declining it), lattice lease settle refunds it after\t\n")
+	// Nothing on the ledger says a provider will never accept or start
+	// a lease (offline, full, or declining it): the deadline does.
+	refund := fmt.Sprintf("`lattice lease settle %s` refunds it", l.LeaseHash)
+	past := time.Now().UnixMilli() >= l.AcceptDeadline
+	switch {
+	case l.Status == "open" && !past:
+		fmt.Fprintf(tw, "  if not accepted\tby then (its provider offline, full or declining it): %s after that, then `lattice receive`\t\n", refund)
+	case l.Status == "open":
+		fmt.Fprintf(tw, "  not accepted\tin time (its provider offline, full or declining it): %s now, then `lattice receive`\t\n", refund)
+	case l.Status == "accepted" && past:
+		fmt.Fprintf(tw, "  not started\tin time: %s now, then `lattice receive`\t\n", refund)
 	}
 	if l.StartTime != 0 {
 		fmt.Fprintf(tw, "  runs\t%s to %s (attested)\t\n", ms(l.StartTime), ms(l.EndsAt))

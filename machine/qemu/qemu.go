@@ -232,7 +232,11 @@ func kvmWorks(bin, kernel string) bool {
 	cmd := exec.CommandContext(ctx, bin, "-machine", "microvm,accel=kvm", "-cpu", "max", "-m", "128",
 		"-nodefaults", "-no-user-config", "-nographic", "-no-reboot", "-serial", "none",
 		"-kernel", kernel, "-append", "panic=-1 quiet")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the server
+	// Never outlive the server; and in a process group of its own, so
+	// that a terminal's Ctrl-C reaches the server alone, which stops its
+	// VMs as it means to, rather than QEMU too, which would quit at once
+	// (and the VM be recorded as ended unasked).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	return cmd.Run() == nil && ctx.Err() == nil
 }
 
@@ -405,7 +409,11 @@ func (d *Driver) launch(ctx context.Context, id string, spec Spec, img imageInfo
 			"-device", "virtio-net-device,netdev=net")
 	}
 	cmd := exec.Command(d.qemu, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the server
+	// Never outlive the server; and in a process group of its own, so
+	// that a terminal's Ctrl-C reaches the server alone, which stops its
+	// VMs as it means to, rather than QEMU too, which would quit at once
+	// (and the VM be recorded as ended unasked).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	stderr, err := os.Create(filepath.Join(dir, "qemu.log"))
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -145,6 +146,27 @@ func TestVM(t *testing.T) {
 	}
 	if err := vm.Err(); err != nil {
 		t.Errorf("Err() after Stop = %v, want nil", err)
+	}
+
+	// Powered off by its guest, the VM says so (ErrGuestStopped); its
+	// QEMU, in a process group of its own, is not the test's.
+	vm, err = d.Start(ctx, "vm-1", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	if pgid, err := syscall.Getpgid(qemu.PID(vm)); err != nil || pgid == syscall.Getpgrp() {
+		t.Errorf("QEMU's process group %d (%v) is the test's: a terminal's Ctrl-C would reach it", pgid, err)
+	}
+	vm.Exec(ctx, []string{"poweroff", "-f"}, nil, 2*time.Second) // its answer may not come
+	select {
+	case <-vm.Done():
+	case <-ctx.Done():
+		t.Fatal("QEMU still runs after the guest's poweroff")
+	}
+	stopped = true
+	if err := vm.Err(); !errors.Is(err, qemu.ErrExited) || !errors.Is(err, qemu.ErrGuestStopped) {
+		t.Errorf("Err() after the guest's poweroff = %v, want ErrExited and ErrGuestStopped", err)
 	}
 }
 

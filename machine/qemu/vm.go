@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,10 +22,11 @@ import (
 // wraps it, saying how.
 var ErrExited = errors.New("qemu: VM ended")
 
-// ErrGuestStopped is a VM whose QEMU exited with status 0 unasked: what a
-// guest that powers itself off does (and one that reboots or panics,
-// which -no-reboot turns into an exit). VM.Err wraps it with ErrExited.
-var ErrGuestStopped = errors.New("QEMU exited with status 0 (the guest powered off, rebooted or panicked, or QEMU was terminated)")
+// ErrGuestStopped is a VM whose guest ended it: QEMU exited with status
+// 0, unasked and not on a signal, which is what a guest that powers
+// itself off does (and one that reboots or panics, which -no-reboot
+// turns into an exit). VM.Err wraps it with ErrExited.
+var ErrGuestStopped = errors.New("QEMU exited with status 0: the guest powered off (or rebooted or panicked)")
 
 // VM is a running virtual machine, a QEMU child process of the driver.
 type VM struct {
@@ -65,8 +67,12 @@ func (vm *VM) wait() {
 	case err == nil:
 		// QEMU exits 0 when the guest powers off or reboots (which
 		// -no-reboot turns into an exit, as a kernel panic is), and when
-		// it is asked to quit with SIGTERM or SIGINT.
-		clean = ErrGuestStopped
+		// it is asked to quit with SIGTERM or SIGINT, which it logs.
+		if line := signalLine(fileTail(filepath.Join(vm.dir, "qemu.log"), 2000)); line != "" {
+			how = "QEMU exited with status 0 on a signal, not the guest's doing: " + line
+		} else {
+			clean = ErrGuestStopped
+		}
 	case errors.As(err, &exit):
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			how = fmt.Sprintf("QEMU was killed by signal %d (%v)", ws.Signal(), ws.Signal())
@@ -218,6 +224,17 @@ func (vm *VM) tail() string {
 		}
 	}
 	return out
+}
+
+// signalLine is QEMU's last "terminating on signal" line in log, or "".
+func signalLine(log []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], "terminating on signal") {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return ""
 }
 
 // fileTail is the last n bytes of a file, or nothing.

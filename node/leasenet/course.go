@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"time"
 
@@ -260,13 +259,17 @@ func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]back
 		s.log.Warn("reading the provider's leases", "err", err)
 		return
 	}
+	live := make(map[ledger.Hash]bool, len(leases))
+	for _, r := range leases {
+		live[r.Hash] = true
+	}
 	for h := range failing { // leases that need nothing any more
-		if !slices.ContainsFunc(leases, func(r *ledger.LeaseRecord) bool { return r.Hash == h }) {
+		if !live[h] {
 			delete(failing, h)
 		}
 	}
 	for h := range declined {
-		if !slices.ContainsFunc(leases, func(r *ledger.LeaseRecord) bool { return r.Hash == h }) {
+		if !live[h] {
 			delete(declined, h)
 		}
 	}
@@ -363,7 +366,12 @@ func (s *Service) accept(ctx context.Context, r *ledger.LeaseRecord) error {
 	// skips HTTP admission) is left to be refunded.
 	if s.cfg.TipIndex != nil && r.StateChainIndex != s.cfg.TipIndex() {
 		now, err := s.cfg.Terms.LeaseTerms(s.cfg.TipIndex(), r.VCPUs, r.MemoryMB, r.DiskGB, r.Duration)
-		if err != nil || now.Cost != r.Cost || now.Stake != r.Stake {
+		switch {
+		case errors.Is(err, ledger.ErrGapState):
+			return fmt.Errorf("pricing the lease at the tip: %w", err) // tried again
+		case err != nil:
+			return fmt.Errorf("%w: the network's parameters now refuse it: %v", errDeclined, err)
+		case now.Cost != r.Cost || now.Stake != r.Stake:
 			return fmt.Errorf("%w: priced at state-chain index %d (%s), not at the tip's price", errDeclined, r.StateChainIndex, r.Cost)
 		}
 	}
