@@ -286,21 +286,19 @@ func allObjects(ctx context.Context, c *cloudclient.Client, p s3Path) ([]cloudwi
 
 // localTime renders an RFC 3339 time of the API in the local zone, to the
 // second.
-func localTime(rfc3339 string) string {
-	t, err := time.Parse(time.RFC3339, rfc3339)
-	if err != nil {
-		return rfc3339
-	}
-	return t.Local().Format("2006-01-02 15:04:05")
-}
+func localTime(rfc3339 string) string { return inLocal(rfc3339, "2006-01-02 15:04:05") }
 
 // zonedTime is localTime with the zone.
-func zonedTime(rfc3339 string) string {
+func zonedTime(rfc3339 string) string { return inLocal(rfc3339, zonedLayout) }
+
+// inLocal formats an RFC 3339 time in the local zone with layout, or
+// gives it back as it is if it is not one.
+func inLocal(rfc3339, layout string) string {
 	t, err := time.Parse(time.RFC3339, rfc3339)
 	if err != nil {
 		return rfc3339
 	}
-	return t.Local().Format(zonedLayout)
+	return t.Local().Format(layout)
 }
 
 func runS3MakeBucket(ctx context.Context, e *env, args []string) error {

@@ -217,6 +217,15 @@ func probedKVM(dir, bin, kernel string) bool {
 // panic in well under a second.
 const kvmProbeTimeout = 5 * time.Second
 
+// childAttr is how QEMU runs: never outliving the server (SIGKILL when it
+// dies), and in a process group of its own, so that a terminal's Ctrl-C
+// reaches the server alone, which stops its VMs as it means to, rather
+// than QEMU too, which would quit at once (and the VM be recorded as
+// ended unasked).
+func childAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+}
+
 // kvmWorks reports whether QEMU can run a guest with KVM here. /dev/kvm
 // may exist and still not work (a nested, software KVM stalls the guest
 // in its first instructions), so the guest kernel is booted with no root
@@ -232,11 +241,7 @@ func kvmWorks(bin, kernel string) bool {
 	cmd := exec.CommandContext(ctx, bin, "-machine", "microvm,accel=kvm", "-cpu", "max", "-m", "128",
 		"-nodefaults", "-no-user-config", "-nographic", "-no-reboot", "-serial", "none",
 		"-kernel", kernel, "-append", "panic=-1 quiet")
-	// Never outlive the server; and in a process group of its own, so
-	// that a terminal's Ctrl-C reaches the server alone, which stops its
-	// VMs as it means to, rather than QEMU too, which would quit at once
-	// (and the VM be recorded as ended unasked).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = childAttr()
 	return cmd.Run() == nil && ctx.Err() == nil
 }
 
@@ -409,11 +414,7 @@ func (d *Driver) launch(ctx context.Context, id string, spec Spec, img imageInfo
 			"-device", "virtio-net-device,netdev=net")
 	}
 	cmd := exec.Command(d.qemu, args...)
-	// Never outlive the server; and in a process group of its own, so
-	// that a terminal's Ctrl-C reaches the server alone, which stops its
-	// VMs as it means to, rather than QEMU too, which would quit at once
-	// (and the VM be recorded as ended unasked).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = childAttr()
 	stderr, err := os.Create(filepath.Join(dir, "qemu.log"))
 	if err != nil {
 		return nil, err

@@ -58,36 +58,30 @@ func (vm *VM) wait() {
 	vm.mu.Lock()
 	reason := vm.killReason
 	vm.mu.Unlock()
-	how := ""
-	var clean error // ErrGuestStopped, for a clean exit
+	var how error // how QEMU ended
 	var exit *exec.ExitError
 	switch {
 	case reason != "":
-		how = "killed by the driver: " + reason
+		how = errors.New("killed by the driver: " + reason)
 	case err == nil:
 		// QEMU exits 0 when the guest powers off or reboots (which
 		// -no-reboot turns into an exit, as a kernel panic is), and when
 		// it is asked to quit with SIGTERM or SIGINT, which it logs.
+		how = ErrGuestStopped
 		if line := signalLine(fileTail(filepath.Join(vm.dir, "qemu.log"), 2000)); line != "" {
-			how = "QEMU exited with status 0 on a signal, not the guest's doing: " + line
-		} else {
-			clean = ErrGuestStopped
+			how = errors.New("QEMU exited with status 0 on a signal, not the guest's doing: " + line)
 		}
 	case errors.As(err, &exit):
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			how = fmt.Sprintf("QEMU was killed by signal %d (%v)", ws.Signal(), ws.Signal())
+			how = fmt.Errorf("QEMU was killed by signal %d (%v)", ws.Signal(), ws.Signal())
 		} else {
-			how = fmt.Sprintf("QEMU exited with status %d", exit.ExitCode())
+			how = fmt.Errorf("QEMU exited with status %d", exit.ExitCode())
 		}
 	default:
-		how = "waiting for QEMU: " + err.Error()
+		how = fmt.Errorf("waiting for QEMU: %v", err)
 	}
 	vm.waitErr = err
-	if clean != nil {
-		vm.exitErr = fmt.Errorf("%w: %s: %w%s", ErrExited, vm.ID, clean, vm.tail())
-	} else {
-		vm.exitErr = fmt.Errorf("%w: %s: %s%s", ErrExited, vm.ID, how, vm.tail())
-	}
+	vm.exitErr = fmt.Errorf("%w: %s: %w%s", ErrExited, vm.ID, how, vm.tail())
 	close(vm.exited)
 }
 

@@ -200,8 +200,9 @@ func (s *Store) SetObjectLock(account, bucket string, l ObjectLock) error {
 // PutObjectRetention does: a retention in force may move later in its
 // mode; a GOVERNANCE one may be shortened, removed or given another mode
 // (COMPLIANCE too: it binds the owner for good) only with bypass, a
-// COMPLIANCE one never. Otherwise it is ErrObjectLocked. A bucket without Object Lock is ErrNoObjectLock.
-// check, when not nil, judges the version under the lock that changes it
+// COMPLIANCE one never. Otherwise it is ErrObjectLocked (a
+// GovernanceError where a bypass would have done). A bucket without
+// Object Lock is ErrNoObjectLock. check, when not nil, judges the version under the lock that changes it
 // (a caller's permission); its error refuses the change.
 func (s *Store) SetRetention(account, bucket, key, id string, r *Retention, bypass bool, check func(Object) error) (Object, error) {
 	r = r.normal()
@@ -230,8 +231,9 @@ func (s *Store) SetLegalHold(account, bucket, key, id string, on bool, check fun
 }
 
 // updateLocked is updateVersion in a bucket that has Object Lock, after
-// check. A bucket without it is ErrNoObjectLock, whatever the version
-// (Object Lock, once given, stays: the answer cannot go stale).
+// check. A bucket without it is ErrNoObjectLock, whatever the version:
+// looked at before the version is, so that a missing key in such a
+// bucket is ErrNoObjectLock too, as in S3, and again under the lock.
 func (s *Store) updateLocked(account, bucket, key, id string, check func(Object) error, fn func(*Object) error) (Object, error) {
 	bk, err := s.Bucket(account, bucket)
 	if err != nil {
@@ -241,8 +243,7 @@ func (s *Store) updateLocked(account, bucket, key, id string, check func(Object)
 		return Object{}, ErrNoObjectLock
 	}
 	return s.updateVersion(account, bucket, key, id, func(o *Object) error {
-		// Again under the lock, for a bucket deleted and made anew
-		// (without Object Lock) since the look above.
+		// A bucket deleted and made anew without Object Lock since.
 		if bk, err := s.Bucket(account, bucket); err != nil {
 			return err
 		} else if bk.ObjectLock == nil {

@@ -271,9 +271,8 @@ type bypass struct {
 // the policy allows it; an anonymous request never, nor a write-only key
 // (what a backup agent holds: the key GOVERNANCE retention guards
 // against, where S3 would want s3:BypassGovernanceRetention granted to
-// it explicitly). A request that may
-// not bypass is refused only if GOVERNANCE retention is in its way
-// (lockRefusal), as in S3.
+// it explicitly). A request that may not bypass is refused only if
+// GOVERNANCE retention is in its way (lockRefusal), as in S3.
 func (s *Server) bypassGovernance(r *request, key, version string) (bypass, error) {
 	v := strings.TrimSpace(r.Header.Get("X-Amz-Bypass-Governance-Retention"))
 	switch {

@@ -496,8 +496,7 @@ func (s *Server) deleteObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	del, err := s.deleteOne(r.account, r.bucket, r.key, id, pre, by.on)
-	err = lockRefusal(err, by)
+	del, err := s.deleteOne(r.account, r.bucket, r.key, id, pre, by)
 	if err != nil {
 		return err
 	}
@@ -550,9 +549,10 @@ func parseSize(v string) (int64, bool) {
 // when pre names them (412; they hold when there is no object). A version
 // Object Lock protects stays (403 AccessDenied), but for GOVERNANCE
 // retention when bypass is set.
-func (s *Server) deleteOne(account, bucket, key, id string, pre cloudstore.Preconditions, bypass bool) (cloudstore.Deletion, error) {
+func (s *Server) deleteOne(account, bucket, key, id string, pre cloudstore.Preconditions, by bypass) (cloudstore.Deletion, error) {
 	if id != "" {
-		return s.st.DeleteVersionWith(account, bucket, key, id, cloudstore.VersionDeleteOptions{BypassGovernance: bypass})
+		del, err := s.st.DeleteVersionWith(account, bucket, key, id, cloudstore.VersionDeleteOptions{BypassGovernance: by.on})
+		return del, lockRefusal(err, by)
 	}
 	del, err := s.st.Delete(account, bucket, key, cloudstore.DeleteOptions{If: pre})
 	if errors.Is(err, cloudstore.ErrPrecondition) && errors.Is(err, cloudstore.ErrNotFound) {
@@ -823,8 +823,7 @@ func (s *Server) deleteObjects(w http.ResponseWriter, r *request) error {
 		by, err := s.lockBypass(r, o.Key, o.VersionID)
 		if err == nil {
 			var del cloudstore.Deletion
-			del, err = s.deleteOne(r.account, r.bucket, o.Key, o.VersionID, pres[i], by.on)
-			err = lockRefusal(err, by)
+			del, err = s.deleteOne(r.account, r.bucket, o.Key, o.VersionID, pres[i], by)
 			if err == nil && !req.Quiet {
 				d := deleted{Key: o.Key, VersionID: o.VersionID, DeleteMarker: del.DeleteMarker}
 				if del.DeleteMarker {
