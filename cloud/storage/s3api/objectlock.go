@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -202,11 +203,10 @@ func retention(mode, until string, now time.Time) (*cloudstore.Retention, error)
 	return &cloudstore.Retention{Mode: mode, Until: t}, nil
 }
 
-// lockHeaders reads the Object Lock an object write asks for in its
-// x-amz-object-lock-* headers: nil when it names none.
+// lockHeaders reads the Object Lock an upload asks for in its
+// x-amz-object-lock-* headers (a form's fields): nil when it names none.
 func lockHeaders(r *request) (*cloudstore.Lock, error) {
-	h := r.Header
-	mode, until, hold := h.Get("X-Amz-Object-Lock-Mode"), h.Get("X-Amz-Object-Lock-Retain-Until-Date"), h.Get("X-Amz-Object-Lock-Legal-Hold")
+	mode, until, hold := uploadLock(r)
 	if mode == "" && until == "" && hold == "" {
 		return nil, nil
 	}
@@ -225,21 +225,118 @@ func lockHeaders(r *request) (*cloudstore.Lock, error) {
 	return lock, nil
 }
 
+// Object Lock's headers, and a form's fields of the same names.
+const (
+	lockModeHeader  = "X-Amz-Object-Lock-Mode"
+	lockUntilHeader = "X-Amz-Object-Lock-Retain-Until-Date"
+	lockHoldHeader  = "X-Amz-Object-Lock-Legal-Hold"
+)
+
+// isUpload reports whether op writes an object whose lock its request may
+// name: PutObject, CopyObject and CreateMultipartUpload in their
+// x-amz-object-lock-* headers, PostObject in its form's fields.
+func isUpload(op string) bool {
+	return op == "PutObject" || op == "CopyObject" || op == "CreateMultipartUpload" || op == "PostObject"
+}
+
+// uploadLock returns the Object Lock an upload names, as sent: a form's
+// fields (postObject takes its lock from them, never from the request's
+// headers), or the headers of any other upload.
+func uploadLock(req *request) (mode, until, hold string) {
+	if req.form != nil {
+		f := req.form.fields
+		return f[strings.ToLower(lockModeHeader)], f[strings.ToLower(lockUntilHeader)], f[strings.ToLower(lockHoldHeader)]
+	}
+	return req.Header.Get(lockModeHeader), req.Header.Get(lockUntilHeader), req.Header.Get(lockHoldHeader)
+}
+
+// requestedLock returns the Object Lock req asks for, as sent: an
+// upload's (uploadLock), or the Retention or LegalHold in the body of a
+// PutObjectRetention or PutObjectLegalHold that was read before its
+// policy was evaluated (readPolicyBody). A body that does not parse asks
+// for nothing: the request is refused for it anyway.
+func requestedLock(req *request) (mode, until, hold string) {
+	switch {
+	case isUpload(req.op):
+		return uploadLock(req)
+	case req.op == "PutObjectRetention" && req.policyBody != nil:
+		var doc retentionXML
+		if xml.Unmarshal(req.policyBody, &doc) == nil {
+			return doc.Mode, doc.RetainUntilDate, ""
+		}
+	case req.op == "PutObjectLegalHold" && req.policyBody != nil:
+		var doc legalHoldXML
+		if xml.Unmarshal(req.policyBody, &doc) == nil {
+			return "", "", doc.Status
+		}
+	}
+	return "", "", ""
+}
+
+// lockKeys sets the Object Lock condition keys (s3policy.LockModeKey, …)
+// of the actions S3 has them for, from the lock req asks for
+// (requestedLock): all four for s3:PutObject; the mode, the retain-until
+// date and the remaining days for s3:PutObjectRetention and
+// s3:BypassGovernanceRetention; the legal hold for s3:PutObjectLegalHold.
+// A date that does not parse is left out, as its request is refused.
+func lockKeys(req *request, action string, now time.Time, values map[string]string) {
+	var retain, hold bool
+	switch action {
+	case "s3:PutObject":
+		retain, hold = true, true
+	case "s3:PutObjectRetention", "s3:BypassGovernanceRetention":
+		retain = true
+	case "s3:PutObjectLegalHold":
+		hold = true
+	default:
+		return
+	}
+	mode, until, legal := requestedLock(req)
+	if hold && legal != "" {
+		values[s3policy.LockLegalHoldKey] = legal
+	}
+	if !retain {
+		return
+	}
+	if mode != "" {
+		values[s3policy.LockModeKey] = mode
+	}
+	if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(until)); err == nil {
+		values[s3policy.LockRetainUntilKey] = strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', -1, 64)
+		values[s3policy.LockRemainingDaysKey] = strconv.FormatInt(remainingDays(t, now), 10)
+	}
+}
+
+// remainingDays is s3:object-lock-remaining-retention-days: the whole
+// days from now until t, a part of a day counted as a day (so a cap of N
+// days refuses N days and a minute, and a retention set to now plus N
+// days counts N however long the request took to arrive); 0 for a time
+// not after now.
+func remainingDays(t, now time.Time) int64 {
+	d := t.Sub(now)
+	if d <= 0 {
+		return 0
+	}
+	const day = 24 * time.Hour
+	return int64((d + day - 1) / day)
+}
+
 // lockActions are the actions S3 asks, besides s3:PutObject, of an upload
-// (o: PutObject, CreateMultipartUpload, CopyObject) that locks what it
-// writes: s3:PutObjectRetention for a retention, s3:PutObjectLegalHold
-// for a legal hold. A policy must allow them to another account or to an
-// anonymous request, and may deny them to the owner's keys.
+// (o: PutObject, CreateMultipartUpload, CopyObject, PostObject) that
+// locks what it writes: s3:PutObjectRetention for a retention,
+// s3:PutObjectLegalHold for a legal hold. A policy must allow them to
+// another account or to an anonymous request, and may deny them to the
+// owner's keys.
 func lockActions(req *request, o operation) []string {
-	if o.name != "PutObject" && o.name != "CreateMultipartUpload" && o.name != "CopyObject" {
+	if !isUpload(o.name) {
 		return nil
 	}
-	h := req.Header
+	mode, until, hold := uploadLock(req)
 	var out []string
-	if h.Get("X-Amz-Object-Lock-Mode") != "" || h.Get("X-Amz-Object-Lock-Retain-Until-Date") != "" {
+	if mode != "" || until != "" {
 		out = append(out, "s3:PutObjectRetention")
 	}
-	if h.Get("X-Amz-Object-Lock-Legal-Hold") != "" {
+	if hold != "" {
 		out = append(out, "s3:PutObjectLegalHold")
 	}
 	return out
@@ -321,11 +418,11 @@ func (s *Server) lockBypass(r *request, key, id string) (bypass, error) {
 // setLockHeaders gives a GetObject or HeadObject answer obj's Object Lock.
 func setLockHeaders(h http.Header, obj cloudstore.Object) {
 	if ret := obj.Retention; ret != nil {
-		h.Set("X-Amz-Object-Lock-Mode", ret.Mode)
-		h.Set("X-Amz-Object-Lock-Retain-Until-Date", ret.Until.UTC().Format(lockTime))
+		h.Set(lockModeHeader, ret.Mode)
+		h.Set(lockUntilHeader, ret.Until.UTC().Format(lockTime))
 	}
 	if obj.LegalHold {
-		h.Set("X-Amz-Object-Lock-Legal-Hold", "ON")
+		h.Set(lockHoldHeader, "ON")
 	}
 }
 

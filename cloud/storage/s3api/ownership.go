@@ -101,7 +101,7 @@ func (s *Server) admitAccount(req *request, o operation) error {
 		return err
 	}
 	if p != nil {
-		if err := readTagging(req, p); err != nil {
+		if err := readPolicyBody(req, p); err != nil {
 			return err
 		}
 	}

@@ -167,6 +167,7 @@ func policyRequest(req *request, action, resource string) s3policy.Request {
 		}
 	}
 	requestKeys(req, action, pr.Time, pr.Values)
+	lockKeys(req, action, pr.Time, pr.Values)
 	if action == "s3:ListBucket" || action == "s3:ListBucketVersions" || action == "s3:ListBucketMultipartUploads" {
 		q := req.URL.Query()
 		pr.Values["s3:prefix"] = q.Get("prefix")
@@ -287,8 +288,8 @@ func (s *Server) authorizeAnonymous(req *request, o operation) error {
 			d = s3policy.Allowed
 		}
 	default:
-		if req.op == "PutObjectTagging" && p.NeedsRequestTags() {
-			// The tag set in the body is evaluated (readTagging), read
+		if bodyFeedsPolicy(req, p) {
+			// The tag set or lock in the body is evaluated (readPolicyBody), read
 			// only when the policy may grant the request at all, so that
 			// nobody makes the endpoint read bodies for buckets that
 			// grant nothing; its checks are set up first, and only once.
@@ -301,7 +302,7 @@ func (s *Server) authorizeAnonymous(req *request, o operation) error {
 				return errAnonymous
 			}
 			bodyReady = true
-			if readTagging(req, p) != nil {
+			if readPolicyBody(req, p) != nil {
 				return errAnonymous
 			}
 		}
@@ -352,7 +353,7 @@ func (s *Server) authorizeAnonymous(req *request, o operation) error {
 var anonymousWrites = map[string]bool{
 	"PutObject": true, "CopyObject": true, "CreateMultipartUpload": true, "UploadPart": true, "UploadPartCopy": true,
 	"CompleteMultipartUpload": true, "AbortMultipartUpload": true, "DeleteObject": true, "DeleteObjects": true,
-	"PutObjectTagging": true, "DeleteObjectTagging": true,
+	"PutObjectTagging": true, "DeleteObjectTagging": true, "PutObjectRetention": true, "PutObjectLegalHold": true,
 }
 
 // anonymousExtras checks what an anonymous write does besides writing
@@ -505,7 +506,7 @@ func (s *Server) policyDenies(req *request, bucket, key, version, action string)
 	case p == nil || bk.Account != req.account:
 		return nil
 	}
-	if err := readTagging(req, p); err != nil {
+	if err := readPolicyBody(req, p); err != nil {
 		return err
 	}
 	pr := policyRequest(req, action, s3policy.Resource(bucket, key))
@@ -626,22 +627,42 @@ func uploadTags(req *request) (map[string]string, error) {
 	return nil, nil
 }
 
-// readTagging reads a PutObjectTagging's tag set before its bucket's
-// policy is evaluated, when the policy reads the tags a request sets: S3
-// evaluates s3:RequestObjectTag/… and s3:RequestObjectTagKeys on the tag
-// set in the body. The body is read through its checks (a checksum that
-// does not match fails here) and kept: the handler reads it from req.body
-// again.
-func readTagging(req *request, p *s3policy.Policy) error {
-	if req.op != "PutObjectTagging" || req.tagging != nil || p == nil || !p.NeedsRequestTags() {
+// bodyFeedsPolicy reports whether p reads condition keys from req's
+// body, which must then be read before p is evaluated: S3 evaluates
+// s3:RequestObjectTag/… and s3:RequestObjectTagKeys on a
+// PutObjectTagging's tag set, and s3:object-lock-* on a
+// PutObjectRetention's Retention and a PutObjectLegalHold's LegalHold.
+func bodyFeedsPolicy(req *request, p *s3policy.Policy) bool {
+	if p == nil {
+		return false
+	}
+	switch req.op {
+	case "PutObjectTagging":
+		return p.NeedsRequestTags()
+	case "PutObjectRetention", "PutObjectLegalHold":
+		return p.NeedsLockKeys()
+	}
+	return false
+}
+
+// readPolicyBody reads req's body before its bucket's policy is evaluated
+// when the policy reads keys from it (bodyFeedsPolicy). The body is read
+// through its checks (a checksum that does not match fails here) and
+// kept: the handler reads it from req.body again.
+func readPolicyBody(req *request, p *s3policy.Policy) error {
+	if req.policyBody != nil || !bodyFeedsPolicy(req, p) {
 		return nil
 	}
-	data, err := readBody(req.body, maxTaggingBody)
+	limit := int64(maxTaggingBody)
+	if req.op != "PutObjectTagging" {
+		limit = maxLockBody
+	}
+	data, err := readBody(req.body, limit)
 	if err != nil {
 		return err
 	}
-	req.tagging = append([]byte{}, data...) // not nil, even when empty
-	req.body = bytes.NewReader(req.tagging)
+	req.policyBody = append([]byte{}, data...) // not nil, even when empty
+	req.body = bytes.NewReader(req.policyBody)
 	return nil
 }
 
@@ -665,10 +686,10 @@ func addRequestTags(pr *s3policy.Request, p *s3policy.Policy, req *request) erro
 	var tags map[string]string
 	var err error
 	if req.op == "PutObjectTagging" && req.form == nil {
-		if req.tagging == nil {
+		if req.policyBody == nil {
 			return errors.New("s3api: a PutObjectTagging's tag set was not read before its policy check")
 		}
-		tags, err = parseTagging(req.tagging, cloudstore.MaxObjectTags)
+		tags, err = parseTagging(req.policyBody, cloudstore.MaxObjectTags)
 	} else {
 		tags, err = uploadTags(req)
 	}

@@ -182,6 +182,7 @@ func (s *Server) authorizeAnonymousPost(req *request, o operation) error {
 	if _, ok := req.form.fields["tagging"]; ok {
 		actions = append(actions, "s3:PutObjectTagging") // the tags it sets, as S3 asks
 	}
+	actions = append(actions, lockActions(req, o)...) // and the lock it asks for
 	for _, a := range actions {
 		pr := policyRequest(req, a, s3policy.Resource(req.bucket, key))
 		if addRequestTags(&pr, p, req) != nil || anonymousDecision(p, pr, bpa) != s3policy.Allowed {
@@ -251,10 +252,8 @@ func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 		case strings.HasPrefix(name, "x-amz-checksum-"):
 			return s3err(http.StatusNotImplemented, "NotImplemented", "The form field "+name+" is not supported by this endpoint; send the form without it.")
 		case strings.HasPrefix(name, "x-amz-object-lock-"):
-			// Taken silently, the field would leave an object unlocked
-			// that its uploader believes locked.
-			return s3err(http.StatusNotImplemented, "NotImplemented", "The form field "+name+" is not supported by this endpoint: "+
-				"a form upload gets the bucket's default retention; set a lock with PutObjectRetention or PutObjectLegalHold after it.")
+			// Read below (lockHeaders reads a form's fields, never the
+			// request's headers, which its policy does not cover).
 		case name == "acl":
 			r.Header.Set("X-Amz-Acl", v) // read below as a PUT's x-amz-acl would be (objectACL)
 		case name == "x-amz-storage-class":
@@ -276,6 +275,9 @@ func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	if o.Owner, o.ACL, err = s.objectACL(r); err != nil {
+		return err
+	}
+	if o.Lock, err = lockHeaders(r); err != nil {
 		return err
 	}
 	if v, ok := f["tagging"]; ok {

@@ -150,8 +150,8 @@ func TestPostObject(t *testing.T) {
 		{"Version 2", append([]field{{"key", "v2/${filename}"}}, signV2Form(e.id, e.secret, policyDoc(later, map[string]string{"bucket": "forms"}, []any{"starts-with", "$key", "v2/"}))...),
 			file, nil, "forms", 204, "", "v2/report.txt", ""},
 
-		{"an Object Lock field", base(e.id, e.secret, []any{map[string]string{"x-amz-object-lock-legal-hold": "ON"}}, field{"x-amz-object-lock-legal-hold", "ON"}),
-			file, nil, "forms", 501, "NotImplemented", "", ""},
+		{"an Object Lock field in a bucket without Object Lock", base(e.id, e.secret, []any{map[string]string{"x-amz-object-lock-legal-hold": "ON"}}, field{"x-amz-object-lock-legal-hold", "ON"}),
+			file, nil, "forms", 400, "InvalidRequest", "", ""},
 		{"anonymous", []field{{"key", "uploads/x"}, {"policy", policyDoc(later)}}, file, nil, "forms", 403, "AccessDenied", "", ""},
 		{"wrong secret", base(e.id, "not the secret", nil), file, nil, "forms", 403, "SignatureDoesNotMatch", "", ""},
 		{"unknown key", base("AKNOBODY", e.secret, nil), file, nil, "forms", 403, "InvalidAccessKeyId", "", ""},

@@ -156,10 +156,11 @@ type request struct {
 	form *postForm        // a POST Object's form, read up to its file
 	op   string           // the operation's name
 	now  time.Time        // when the request arrived, by the server's clock
-	// tagging is a PutObjectTagging's body, read before its bucket's
-	// policy is evaluated when the policy reads the tags a request sets
-	// (readTagging); nil otherwise.
-	tagging []byte
+	// policyBody is the body of a PutObjectTagging, PutObjectRetention
+	// or PutObjectLegalHold, read before its bucket's policy is evaluated
+	// when the policy reads the tags or the lock it sets
+	// (readPolicyBody); nil otherwise.
+	policyBody []byte
 	// For the access log (logging.go): when the body was read to its
 	// end, whether the request was signed with Signature Version 2,
 	// the code of the error answered, and whether the bucket's

@@ -295,19 +295,36 @@ var (
 		"s3:x-amz-server-side-encryption", "s3:x-amz-server-side-encryption-customer-algorithm",
 		"s3:x-amz-server-side-encryption-aws-kms-key-id",
 		"s3:x-amz-copy-source", "s3:x-amz-metadata-directive",
-		"s3:authtype", "s3:signatureversion", "s3:x-amz-content-sha256", "s3:x-amz-acl", "s3:x-amz-storage-class", "s3:versionid"}
+		"s3:authtype", "s3:signatureversion", "s3:x-amz-content-sha256", "s3:x-amz-acl", "s3:x-amz-storage-class", "s3:versionid",
+		LockModeKey, LockLegalHoldKey}
 	// numericKeys take the Numeric operators: s3:max-keys, the page size
 	// a ListObjects(V2) or ListObjectVersions asks for (absent when it
 	// asks none); s3:signatureAge, the milliseconds since a Signature
 	// Version 4 request says it was signed; s3:TlsVersion, the TLS
-	// version of a request over TLS (1.2, 1.3). dateKeys take the Date operators: the time the request
-	// is evaluated, as ISO 8601 (aws:CurrentTime) or epoch seconds
-	// (aws:EpochTime); either takes a value in either form.
-	numericKeys = []string{"s3:max-keys", "s3:signatureage", "s3:tlsversion"}
-	dateKeys    = []string{"aws:currenttime", "aws:epochtime"}
+	// version of a request over TLS (1.2, 1.3); and
+	// s3:object-lock-remaining-retention-days. dateKeys take the Date
+	// operators: the time the request is evaluated, as ISO 8601
+	// (aws:CurrentTime) or epoch seconds (aws:EpochTime), either taking a
+	// value in either form; and s3:object-lock-retain-until-date.
+	numericKeys = []string{"s3:max-keys", "s3:signatureage", "s3:tlsversion", LockRemainingDaysKey}
+	dateKeys    = []string{"aws:currenttime", "aws:epochtime", LockRetainUntilKey}
 	arnOps      = []string{"ArnEquals", "ArnLike", "ArnNotEquals", "ArnNotLike"}
 	stringOps   = []string{"StringEquals", "StringNotEquals", "StringEqualsIgnoreCase", "StringNotEqualsIgnoreCase", "StringLike", "StringNotLike"}
 	cmpOps      = []string{"Equals", "NotEquals", "LessThan", "LessThanEquals", "GreaterThan", "GreaterThanEquals"}
+)
+
+// The Object Lock condition keys, lower-cased: the lock a request asks
+// for (an upload's x-amz-object-lock-* headers or form fields, a
+// PutObjectRetention's or PutObjectLegalHold's body). The retain-until
+// date is a Date key (its value in Request.Values in epoch seconds), the
+// remaining retention days a Numeric one (whole days from the request to
+// that date, a part of a day counted as a day); each is absent when the
+// request asks for no such lock.
+const (
+	LockModeKey          = "s3:object-lock-mode"
+	LockLegalHoldKey     = "s3:object-lock-legal-hold"
+	LockRetainUntilKey   = "s3:object-lock-retain-until-date"
+	LockRemainingDaysKey = "s3:object-lock-remaining-retention-days"
 )
 
 // ObjectTagKey is the prefix of s3:ExistingObjectTag/TAGKEY, lower-cased:
@@ -568,7 +585,7 @@ func (c *Condition) check(version string) error {
 			return unknownKey(c.Key)
 		}
 		if !isDateOp(op) || !slices.Contains(dateKeys, c.Key) {
-			return malformed("%s does not take %s: the Date operators take aws:CurrentTime and aws:EpochTime", c.Key, c.Operator)
+			return malformed("%s does not take %s: the Date operators take %s", c.Key, c.Operator, strings.Join(dateKeys, ", "))
 		}
 		for _, v := range c.Values {
 			t, ok := parseDate(v)

@@ -198,6 +198,21 @@ func (p *Policy) NeedsRequestTags() bool {
 	return false
 }
 
+// NeedsLockKeys reports whether a condition of p reads the Object Lock a
+// request asks for (s3:object-lock-*): only then must the caller read a
+// PutObjectRetention's or PutObjectLegalHold's body before evaluating p.
+func (p *Policy) NeedsLockKeys() bool {
+	for _, st := range p.Statements {
+		for _, c := range st.Conditions {
+			switch c.Key {
+			case LockModeKey, LockLegalHoldKey, LockRetainUntilKey, LockRemainingDaysKey:
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Public reports whether the policy grants anything to everyone,
 // anonymous requests included, as S3's GetBucketPolicyStatus (and Block
 // Public Access) judge it: an Allow statement whose principal takes in
@@ -415,7 +430,7 @@ func (c Condition) hit(v string) bool {
 }
 
 // compare evaluates a Numeric or Date operator on the request's value v
-// (a number; for a date, epoch seconds): true when v stands in the
+// (a number; for a date, epoch seconds, to the millisecond): true when v stands in the
 // operator's relation to any of the condition's values, or, for
 // NotEquals, to none.
 func (c Condition) compare(v string) bool {
@@ -427,7 +442,7 @@ func (c Condition) compare(v string) bool {
 	if c.times != nil {
 		want = make([]float64, len(c.times))
 		for i, t := range c.times {
-			want[i] = float64(t.Unix())
+			want[i] = float64(t.UnixMilli()) / 1000
 		}
 	}
 	op := strings.TrimPrefix(strings.TrimPrefix(c.Operator, "Numeric"), "Date")

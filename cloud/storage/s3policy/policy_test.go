@@ -59,6 +59,11 @@ func TestParseRefuses(t *testing.T) {
 		{"a Numeric value not a number", stmt(`{` + ok + `,"Condition":{"NumericLessThan":{"s3:max-keys":"ten"}}}`), ErrMalformed},
 		{"a Date value not a date", stmt(`{` + ok + `,"Condition":{"DateLessThan":{"aws:CurrentTime":"tomorrow"}}}`), ErrMalformed},
 		{"a Date operator on s3:max-keys", stmt(`{` + ok + `,"Condition":{"DateLessThan":{"s3:max-keys":"2030-01-01"}}}`), ErrMalformed},
+		{"a Numeric operator on s3:object-lock-mode", stmt(`{` + ok + `,"Condition":{"NumericLessThan":{"s3:object-lock-mode":"1"}}}`), ErrMalformed},
+		{"a String operator on the remaining retention days", stmt(`{` + ok + `,"Condition":{"StringEquals":{"s3:object-lock-remaining-retention-days":"10"}}}`), ErrMalformed},
+		{"remaining retention days not a number", stmt(`{` + ok + `,"Condition":{"NumericGreaterThan":{"s3:object-lock-remaining-retention-days":"ten"}}}`), ErrMalformed},
+		{"a Numeric operator on the retain-until date", stmt(`{` + ok + `,"Condition":{"NumericGreaterThan":{"s3:object-lock-retain-until-date":"10"}}}`), ErrMalformed},
+		{"a retain-until date not a date", stmt(`{` + ok + `,"Condition":{"DateGreaterThan":{"s3:object-lock-retain-until-date":"next year"}}}`), ErrMalformed},
 		{"unsupported key", stmt(`{` + ok + `,"Condition":{"StringEquals":{"aws:PrincipalOrgID":"o-1"}}}`), ErrUnsupported},
 		{"an object tag key without a tag", stmt(`{` + ok + `,"Condition":{"StringEquals":{"s3:ExistingObjectTag/":"x"}}}`), ErrMalformed},
 		{"an object tag key with a Bool", stmt(`{` + ok + `,"Condition":{"Bool":{"s3:ExistingObjectTag/a":"true"}}}`), ErrMalformed},
@@ -272,6 +277,48 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
+// TestLockKeys: the Object Lock condition keys, each with the operators
+// of its type, on the values the S3 endpoint gives them (a date in epoch
+// seconds to the millisecond); absent keys as IAM treats them.
+func TestLockKeys(t *testing.T) {
+	p := mustParse(t, `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Deny","Principal":"*","Action":["s3:PutObject","s3:PutObjectRetention"],"Resource":"arn:aws:s3:::site/cap/*","Condition":{"NumericGreaterThan":{"s3:object-lock-remaining-retention-days":"10"}}},
+		{"Effect":"Deny","Principal":"*","Action":["s3:PutObject","s3:PutObjectRetention"],"Resource":"arn:aws:s3:::site/gov/*","Condition":{"StringEquals":{"s3:object-lock-mode":"COMPLIANCE"}}},
+		{"Effect":"Deny","Principal":"*","Action":["s3:PutObject","s3:PutObjectLegalHold"],"Resource":"arn:aws:s3:::site/nohold/*","Condition":{"StringEquals":{"s3:object-lock-legal-hold":"ON"}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::site/date/*","Condition":{"DateGreaterThan":{"s3:object-lock-retain-until-date":"2030-01-01T00:00:00Z"}}},
+		{"Effect":"Allow","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::site/min/*","Condition":{"NumericGreaterThanEquals":{"s3:object-lock-remaining-retention-days":"365"}}}]}`)
+	if !p.NeedsLockKeys() {
+		t.Fatal("NeedsLockKeys: false for a policy that reads them")
+	}
+	if mustParse(t, `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*"}}`).NeedsLockKeys() {
+		t.Fatal("NeedsLockKeys: true for a policy without conditions")
+	}
+	jan1 := "1893456000" // 2030-01-01T00:00:00Z
+	for _, tc := range []struct {
+		name, action, key string
+		values            map[string]string
+		want              Decision
+	}{
+		{"10 days", "s3:PutObjectRetention", "cap/a", map[string]string{LockRemainingDaysKey: "10"}, None},
+		{"11 days", "s3:PutObjectRetention", "cap/a", map[string]string{LockRemainingDaysKey: "11"}, Denied},
+		{"no retention asked", "s3:PutObject", "cap/a", map[string]string{}, None},
+		{"GOVERNANCE under gov/", "s3:PutObject", "gov/a", map[string]string{LockModeKey: "GOVERNANCE"}, None},
+		{"COMPLIANCE under gov/", "s3:PutObject", "gov/a", map[string]string{LockModeKey: "COMPLIANCE"}, Denied},
+		{"a legal hold under nohold/", "s3:PutObjectLegalHold", "nohold/a", map[string]string{LockLegalHoldKey: "ON"}, Denied},
+		{"a hold lifted under nohold/", "s3:PutObjectLegalHold", "nohold/a", map[string]string{LockLegalHoldKey: "OFF"}, None},
+		{"until the date itself", "s3:PutObject", "date/a", map[string]string{LockRetainUntilKey: jan1}, None},
+		{"a millisecond past the date", "s3:PutObject", "date/a", map[string]string{LockRetainUntilKey: jan1 + ".001"}, Denied},
+		{"a year's minimum met", "s3:PutObject", "min/a", map[string]string{LockRemainingDaysKey: "365"}, Allowed},
+		{"a year's minimum short", "s3:PutObject", "min/a", map[string]string{LockRemainingDaysKey: "364"}, None},
+		{"a minimum without a retention", "s3:PutObject", "min/a", map[string]string{}, None},
+	} {
+		r := Request{Action: tc.action, Resource: Resource("site", tc.key), Anonymous: true, Values: tc.values}
+		if got := p.Evaluate(r); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestPublic(t *testing.T) {
 	for _, tc := range []struct {
 		name, policy string
@@ -376,6 +423,10 @@ func FuzzParsePolicy(f *testing.F) {
 	f.Add([]byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":["s3:PutObject","s3:PutObjectTagging"],"Resource":"arn:aws:s3:::site/*",
 		"Condition":{"StringEquals":{"s3:RequestObjectTag/Project":"blue"},"ForAllValues:StringEquals":{"s3:RequestObjectTagKeys":["Project","Owner"]},
 		"ForAnyValue:StringNotLikeIfExists":{"s3:RequestObjectTagKeys":"secret*"}}}]}`), "s3:PutObject", "Project")
+	// A cap on Object Lock retention, as compliance policies write it.
+	f.Add([]byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":["s3:PutObject","s3:PutObjectRetention"],"Resource":"arn:aws:s3:::site/*",
+		"Condition":{"NumericGreaterThan":{"s3:object-lock-remaining-retention-days":"10"},"StringNotEquals":{"s3:object-lock-mode":"GOVERNANCE"},
+		"DateGreaterThanIfExists":{"s3:object-lock-retain-until-date":"2030-01-01"},"Null":{"s3:object-lock-legal-hold":"false"}}}]}`), "s3:PutObjectRetention", "a")
 	f.Fuzz(func(t *testing.T, doc []byte, action, key string) {
 		p, err := Parse(doc, "site")
 		if err != nil {
