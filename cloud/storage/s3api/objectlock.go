@@ -415,15 +415,39 @@ func (s *Server) lockBypass(r *request, key, id string) (bypass, error) {
 	return s.bypassGovernance(r, key, id)
 }
 
-// setLockHeaders gives a GetObject or HeadObject answer obj's Object Lock.
-func setLockHeaders(h http.Header, obj cloudstore.Object) {
-	if ret := obj.Retention; ret != nil {
+// setLockHeaders gives a GetObject or HeadObject answer the Object Lock
+// of obj (r's object, of version id if not "") that its requester may
+// read: the retention to one allowed s3:GetObjectRetention, the legal
+// hold to one allowed s3:GetObjectLegalHold, as S3 gives them. Reading
+// the object is not enough: a public bucket's readers need not learn how
+// long its records are kept, or that they are held.
+func (s *Server) setLockHeaders(h http.Header, r *request, obj cloudstore.Object, id string) {
+	if ret := obj.Retention; ret != nil && s.mayReadLock(r, id, "s3:GetObjectRetention") {
 		h.Set(lockModeHeader, ret.Mode)
 		h.Set(lockUntilHeader, ret.Until.UTC().Format(lockTime))
 	}
-	if obj.LegalHold {
+	if obj.LegalHold && s.mayReadLock(r, id, "s3:GetObjectLegalHold") {
 		h.Set(lockHoldHeader, "ON")
 	}
+}
+
+// mayReadLock reports whether r's requester may do action, a read of
+// the Object Lock of r's object (of version id if not ""): the bucket
+// owner's keys unless the bucket's policy denies it, another account or
+// an anonymous request where the policy allows it (no ACL grants it).
+// Anything that cannot be judged, such as a store that cannot be read,
+// shows nothing.
+func (s *Server) mayReadLock(r *request, id, action string) bool {
+	switch {
+	case r.auth == nil:
+		return s.anonymousMay(r, r.bucket, r.key, id, action)
+	case r.requester == r.account:
+		return s.policyDenies(r, r.bucket, r.key, id, action) == nil
+	case r.bk == nil:
+		return false
+	}
+	d, err := s.decide(r, r.policy, *r.bk, r.bpa, action, r.bucket, r.key, id)
+	return err == nil && d == s3policy.Allowed
 }
 
 // lockedVersion reads r's object version (versionId) for a retention or

@@ -299,7 +299,7 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	h.Set("Last-Modified", obj.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
 	setVersionHeader(h, obj)
-	setLockHeaders(h, obj)
+	s.setLockHeaders(h, r, obj, id)
 	s.setEncryptionHeaders(h, obj.Encryption, keyMD5)
 	if id == "" {
 		s.setExpiration(h, r, obj)

@@ -97,13 +97,20 @@ func judgedVersion(pr *s3policy.Request, version string) {
 	pr.Values["s3:versionid"] = version
 }
 
-// readAction is the action of reading an object (s3:GetObject) or its
-// tags (s3:GetObjectTagging), of one version when version is not "".
+// versionReads are the reads with an action of their own for a version.
+var versionReads = map[string]string{"s3:GetObject": "s3:GetObjectVersion", "s3:GetObjectTagging": "s3:GetObjectVersionTagging"}
+
+// readAction is the action of a read of an object (s3:GetObject), its
+// tags (s3:GetObjectTagging) or its lock, of one version when version is
+// not "".
 func readAction(action, version string) string {
 	if version == "" {
 		return action
 	}
-	return map[string]string{"s3:GetObject": "s3:GetObjectVersion", "s3:GetObjectTagging": "s3:GetObjectVersionTagging"}[action]
+	if a, ok := versionReads[action]; ok {
+		return a
+	}
+	return action // the actions with no version of their own, as s3:GetObjectRetention
 }
 
 // actionOf is the policy action of operation o in req.
