@@ -519,3 +519,30 @@ func TestPolicyMaxKeys(t *testing.T) {
 		t.Errorf("a Numeric condition on a word: %v", err)
 	}
 }
+
+// TestPolicyKeyWithStar: a key whose name holds a * is under a Resource's
+// wildcard as any other, so that a Deny of bucket/* holds for *secret.
+func TestPolicyKeyWithStar(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	b := aws.String("vault")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"*secret", "a*b", "plain"} {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(key), Body: strings.NewReader("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := putPolicy(c, "vault", `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::vault/*"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"*secret", "a*b", "plain"} {
+		_, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String(key)})
+		if apiCode(err) != "AccessDenied" {
+			t.Errorf("GetObject %q under a Deny of vault/*: %v, want AccessDenied", key, err)
+		}
+	}
+}

@@ -491,6 +491,11 @@ func match(pattern, s string) bool {
 	star, mark := -1, 0
 	for i < len(s) {
 		switch {
+		case p < len(pattern) && pattern[p] == '*':
+			// Before the literal case: a * in s is the wildcard's to
+			// take, and it may take more than that *.
+			star, mark = p, i
+			p++
 		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
 			// ? matches one byte; a multi-byte character is several, as
 			// IAM compares runes, so step it whole.
@@ -499,9 +504,6 @@ func match(pattern, s string) bool {
 			} else {
 				i++
 			}
-			p++
-		case p < len(pattern) && pattern[p] == '*':
-			star, mark = p, i
 			p++
 		case star >= 0:
 			p = star + 1

@@ -400,6 +400,8 @@ func TestMatch(t *testing.T) {
 		{"a*", "abc", true}, {"a*c", "abc", true}, {"a*c", "abd", false}, {"a?c", "abc", true}, {"a?c", "ac", false},
 		{"a?c", "aéc", true}, {"*é", "xxé", true}, {"a**b", "ab", true}, {"*a*a*a*a*b", strings.Repeat("a", 200), false},
 		{"public/*", "public/", true}, {"public/*", "public", false}, {"s3:get*", "s3:getobject", true},
+		// A * in s is the wildcard's to take: a key named *x is under site/*.
+		{"site/*", "site/*x", true}, {"a*b", "a*xb", true}, {"a*", "a*", true}, {"*", "*", true}, {"a?c", "a*c", true},
 	} {
 		if got := match(tc.pattern, tc.s); got != tc.want {
 			t.Errorf("match(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
