@@ -48,7 +48,13 @@ import (
 //     multivalued s3:RequestObjectTagKeys, which takes only them; Null on
 //     any of these keys. Other operators and keys S3 knows are ErrUnsupported; ones it
 //     does not know, malformed.
-//   - Policy variables (${...}) in a 2012-10-17 policy are ErrUnsupported.
+//   - Policy variables in a 2012-10-17 policy (variables.go): ${KEY} and
+//     ${KEY, 'DEFAULT'} for the request's value of a String key (of
+//     aws:SourceIp and aws:SecureTransport too), and ${*}, ${?}, ${$}, in
+//     Resource's key patterns and the String and Arn operators' values;
+//     a variable of a Numeric or Date key, or in another operator's
+//     values, is ErrUnsupported; one that does not close, or names no
+//     key, malformed.
 func Parse(data []byte, bucket string) (*Policy, error) {
 	if len(data) > MaxSize {
 		return nil, malformed("Policies must be less than %d bytes", MaxSize)
@@ -146,7 +152,7 @@ func parseStatement(raw json.RawMessage, bucket, version string) (Statement, err
 			st.Actions, err = parseActions(v, name)
 		case "Resource", "NotResource":
 			st.NotResource = name == "NotResource"
-			st.Resources, err = parseResources(v, name, bucket, version)
+			st.Resources, st.resTmpls, err = parseResources(v, name, bucket, version)
 		case "Condition":
 			st.Conditions, err = parseConditions(v, version)
 		default:
@@ -265,22 +271,46 @@ func parseActions(raw json.RawMessage, name string) ([]string, error) {
 	return out, nil
 }
 
-func parseResources(raw json.RawMessage, name, bucket, version string) ([]string, error) {
+// parseResources reads a statement's Resource or NotResource (name), and
+// in a 2012-10-17 policy its entries' variables, which may stand in the
+// key pattern only: the bucket is the policy's.
+func parseResources(raw json.RawMessage, name, bucket, version string) ([]string, []template, error) {
 	values, err := stringOrList(raw, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, r := range values {
-		if version == "2012-10-17" && strings.Contains(r, "${") {
-			return nil, unsupported("policy variables (%s) are not supported", r)
-		}
 		rest, ok := strings.CutPrefix(r, "arn:aws:s3:::")
 		b, _, _ := strings.Cut(rest, "/")
 		if !ok || b != bucket {
-			return nil, malformed("Policy has invalid resource: %q is not bucket %s or one of its objects", r, bucket)
+			return nil, nil, malformed("Policy has invalid resource: %q is not bucket %s or one of its objects", r, bucket)
 		}
 	}
-	return values, nil
+	if version != "2012-10-17" {
+		return values, nil, nil // 2008-10-17 has no variables: ${ is text
+	}
+	tmpls, err := parseTemplates(values)
+	return values, tmpls, err
+}
+
+// noVariables refuses a policy variable in the values of an operator that
+// does not take them here (the Numeric, Date, IpAddress and Bool ones).
+func (c *Condition) noVariables(version string) error {
+	if version == "2012-10-17" && slices.ContainsFunc(c.Values, func(v string) bool { return strings.Contains(v, "${") }) {
+		return unsupported("policy variables in %s's values are not supported: they are taken in Resource and in the String and Arn operators' values", c.Operator)
+	}
+	return nil
+}
+
+// variables reads the policy variables of c's values, for a String or
+// Arn operator in a 2012-10-17 policy.
+func (c *Condition) variables(version string) error {
+	if version != "2012-10-17" {
+		return nil
+	}
+	var err error
+	c.tmpls, err = parseTemplates(c.Values)
+	return err
 }
 
 // Condition keys and operators: those evaluated, then those S3 knows
@@ -291,6 +321,7 @@ var (
 	// never have them (the policies AWS documents for its log delivery
 	// name them).
 	stringKeys = []string{"s3:prefix", "s3:delimiter", "aws:useragent", "aws:referer", "aws:principalarn",
+		"aws:username", "aws:principalaccount",
 		"aws:sourcearn", "aws:sourceaccount",
 		"s3:x-amz-server-side-encryption", "s3:x-amz-server-side-encryption-customer-algorithm",
 		"s3:x-amz-server-side-encryption-aws-kms-key-id",
@@ -539,6 +570,9 @@ func (c *Condition) check(version string) error {
 		if op != "Bool" {
 			return malformed("aws:SecureTransport takes the Bool operator, not %s", c.Operator)
 		}
+		if err := c.noVariables(version); err != nil {
+			return err
+		}
 		for _, v := range c.Values {
 			if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
 				return malformed("Bool takes true or false, not %q", v)
@@ -547,6 +581,9 @@ func (c *Condition) check(version string) error {
 	case c.Key == "aws:sourceip":
 		if op != "IpAddress" && op != "NotIpAddress" {
 			return malformed("aws:SourceIp takes IpAddress or NotIpAddress, not %s", c.Operator)
+		}
+		if err := c.noVariables(version); err != nil {
+			return err
 		}
 		for _, v := range c.Values {
 			p, err := netip.ParsePrefix(v)
@@ -563,15 +600,16 @@ func (c *Condition) check(version string) error {
 		if c.Key != "aws:principalarn" && c.Key != "aws:sourcearn" {
 			return malformed("%s is not an ARN: it takes a String operator, not %s", c.Key, c.Operator)
 		}
-		if version == "2012-10-17" && slices.ContainsFunc(c.Values, func(v string) bool { return strings.Contains(v, "${") }) {
-			return unsupported("policy variables in condition values are not supported")
-		}
+		return c.variables(version)
 	case isNumericOp(op) || slices.Contains(numericKeys, c.Key):
 		if !slices.Contains(numericKeys, c.Key) && !knownKey(c.Key) {
 			return unknownKey(c.Key)
 		}
 		if !isNumericOp(op) || !slices.Contains(numericKeys, c.Key) {
 			return malformed("%s does not take %s: the Numeric operators take %s", c.Key, c.Operator, strings.Join(numericKeys, ", "))
+		}
+		if err := c.noVariables(version); err != nil {
+			return err
 		}
 		for _, v := range c.Values {
 			n, err := strconv.ParseFloat(v, 64)
@@ -587,6 +625,9 @@ func (c *Condition) check(version string) error {
 		if !isDateOp(op) || !slices.Contains(dateKeys, c.Key) {
 			return malformed("%s does not take %s: the Date operators take %s", c.Key, c.Operator, strings.Join(dateKeys, ", "))
 		}
+		if err := c.noVariables(version); err != nil {
+			return err
+		}
 		for _, v := range c.Values {
 			t, ok := parseDate(v)
 			if !ok {
@@ -598,9 +639,7 @@ func (c *Condition) check(version string) error {
 		if !slices.Contains(stringOps, op) {
 			return malformed("%s takes a String operator, not %s", c.Key, c.Operator)
 		}
-		if version == "2012-10-17" && slices.ContainsFunc(c.Values, func(v string) bool { return strings.Contains(v, "${") }) {
-			return unsupported("policy variables in condition values are not supported")
-		}
+		return c.variables(version)
 	case c.Key == ObjectTagKey || c.Key == RequestTagKey:
 		return malformed("Policy has an invalid condition key: %s names no tag", c.Key)
 	case strings.HasPrefix(c.Key, "aws:") || strings.HasPrefix(c.Key, "s3:"):

@@ -8,7 +8,7 @@
 // The grammar kept is the part of the IAM policy language a bucket policy
 // uses, less what this implementation cannot honour: a policy that needs
 // something it does not evaluate (a Federated principal, policy
-// variables, a condition operator or key not listed in Parse's doc) is
+// variables of a number or date, a condition operator or key not listed in Parse's doc) is
 // refused with ErrUnsupported rather than kept and ignored.
 package s3policy
 
@@ -98,10 +98,13 @@ type Statement struct {
 	// Actions are patterns (s3:Get*), lower-cased; NotAction inverts them.
 	Actions   []string
 	NotAction bool
-	// Resources are ARN patterns; NotResource inverts them.
+	// Resources are ARN patterns; NotResource inverts them. In a
+	// 2012-10-17 policy they may hold policy variables (variables.go),
+	// resTmpls[i] Resources[i]'s (nil without any).
 	Resources   []string
 	NotResource bool
 	Conditions  []Condition
+	resTmpls    []template
 }
 
 // Condition is one operator applied to one key: the key's value must
@@ -110,6 +113,7 @@ type Condition struct {
 	Operator string // as written, e.g. StringLike
 	Key      string // lower-cased, e.g. aws:sourceip
 	Values   []string
+	tmpls    []template     // the String and Arn operators' values' variables (variables.go), nil without any
 	prefixes []netip.Prefix // IpAddress, NotIpAddress
 	numbers  []float64      // the Numeric operators' values
 	times    []time.Time    // the Date operators'
@@ -169,13 +173,26 @@ func (p *Policy) Evaluate(r Request) Decision {
 }
 
 // NeedsObjectTags reports whether a condition of p reads the tags of the
-// object a request addresses (s3:ExistingObjectTag/…): only then must the
+// object a request addresses (s3:ExistingObjectTag/…, in a condition or a
+// policy variable): only then must the
 // caller look them up, into Request.Values under ObjectTagKey+TAGKEY
 // (the tag key lower-cased: condition keys are not case-sensitive).
-func (p *Policy) NeedsObjectTags() bool {
+func (p *Policy) NeedsObjectTags() bool { return p.reads(isObjectTagKey) }
+
+// reads reports whether a condition of p, or a policy variable in it,
+// reads a key for which is returns true.
+func (p *Policy) reads(is func(key string) bool) bool {
+	variable := func(tmpls []template) bool {
+		return slices.ContainsFunc(tmpls, func(t template) bool {
+			return slices.ContainsFunc(t, func(pc piece) bool { return pc.key != "" && is(pc.key) })
+		})
+	}
 	for _, st := range p.Statements {
+		if variable(st.resTmpls) {
+			return true
+		}
 		for _, c := range st.Conditions {
-			if isObjectTagKey(c.Key) {
+			if is(c.Key) || variable(c.tmpls) {
 				return true
 			}
 		}
@@ -188,29 +205,16 @@ func (p *Policy) NeedsObjectTags() bool {
 // then must the caller read them, into Request.RequestTags and
 // RequestTagKeys.
 func (p *Policy) NeedsRequestTags() bool {
-	for _, st := range p.Statements {
-		for _, c := range st.Conditions {
-			if isRequestTagKey(c.Key) || c.Key == RequestTagKeysKey {
-				return true
-			}
-		}
-	}
-	return false
+	return p.reads(func(k string) bool { return isRequestTagKey(k) || k == RequestTagKeysKey })
 }
 
 // NeedsLockKeys reports whether a condition of p reads the Object Lock a
 // request asks for (s3:object-lock-*): only then must the caller read a
 // PutObjectRetention's or PutObjectLegalHold's body before evaluating p.
 func (p *Policy) NeedsLockKeys() bool {
-	for _, st := range p.Statements {
-		for _, c := range st.Conditions {
-			switch c.Key {
-			case LockModeKey, LockLegalHoldKey, LockRetainUntilKey, LockRemainingDaysKey:
-				return true
-			}
-		}
-	}
-	return false
+	return p.reads(func(k string) bool {
+		return k == LockModeKey || k == LockLegalHoldKey || k == LockRetainUntilKey || k == LockRemainingDaysKey
+	})
 }
 
 // Public reports whether the policy grants anything to everyone,
@@ -232,9 +236,9 @@ func (p *Policy) Public() bool {
 
 // fixedKeys are the condition keys whose fixed values make a grant to
 // everyone non-public, as S3 lists them (those of them this evaluates):
-// the source an AWS service acts for, the principal's ARN, and the SSE-KMS
-// key a write names.
-var fixedKeys = []string{"aws:sourcearn", "aws:sourceaccount", "aws:principalarn", "s3:x-amz-server-side-encryption-aws-kms-key-id"}
+// the source an AWS service acts for, the principal's ARN or account, and
+// the SSE-KMS key a write names.
+var fixedKeys = []string{"aws:sourcearn", "aws:sourceaccount", "aws:principalarn", "aws:principalaccount", "s3:x-amz-server-side-encryption-aws-kms-key-id"}
 
 // fixesRequester reports whether c holds a statement to requesters S3
 // counts as fixed: source addresses in CIDR blocks (none of them every
@@ -250,7 +254,7 @@ func (c Condition) fixesRequester() bool {
 	default:
 		return false
 	}
-	return slices.Contains(fixedKeys, c.Key) && len(c.Values) > 0 &&
+	return slices.Contains(fixedKeys, c.Key) && len(c.Values) > 0 && c.tmpls == nil &&
 		!slices.ContainsFunc(c.Values, func(v string) bool { return strings.ContainsAny(v, "*?") || v == "" })
 }
 
@@ -267,7 +271,8 @@ func (p *Policy) Grants(action string) bool {
 }
 
 func (st *Statement) applies(r Request) bool {
-	return st.matchesPrincipal(r) && st.matchesAction(r.Action) && st.matchesResource(r.Resource) && st.matchesConditions(r)
+	return st.matchesPrincipal(r) && st.matchesAction(r.Action) && st.matchesResource(r) && st.matchesConditions(r) &&
+		(st.Effect != Allow || !st.unresolved(r)) // variables.go: an unresolved variable grants nothing
 }
 
 // coversAnonymous reports whether the statement's principal takes in
@@ -301,8 +306,14 @@ func (st *Statement) matchesAction(action string) bool {
 	return m != st.NotAction
 }
 
-func (st *Statement) matchesResource(res string) bool {
-	m := slices.ContainsFunc(st.Resources, func(p string) bool { return match(p, res) })
+func (st *Statement) matchesResource(r Request) bool {
+	m := false
+	for i := range st.Resources {
+		if p, lit, ok := pattern(st.Resources, st.resTmpls, i, r); ok && matchLit(p, lit, r.Resource) {
+			m = true
+			break
+		}
+	}
 	return m != st.NotResource
 }
 
@@ -330,6 +341,17 @@ func (r Request) values(key string) []string {
 			return nil
 		}
 		return []string{"arn:aws:iam::" + r.Account + ":user/" + r.AccessKeyID}
+	case "aws:username":
+		// The user of aws:PrincipalArn: the signing key's id.
+		if r.Anonymous {
+			return nil
+		}
+		return []string{r.AccessKeyID}
+	case "aws:principalaccount":
+		if r.Anonymous {
+			return nil
+		}
+		return []string{r.Account}
 	case "aws:currenttime", "aws:epochtime":
 		if r.Time.IsZero() {
 			return nil
@@ -365,7 +387,7 @@ func (c Condition) matches(r Request) bool {
 		c.Operator = strings.TrimSuffix(c.Operator, "IfExists")
 	}
 	if set != "" {
-		return c.matchesSet(set, vals)
+		return c.matchesSet(set, vals, r)
 	}
 	switch c.Key {
 	case "aws:securetransport":
@@ -390,7 +412,7 @@ func (c Condition) matches(r Request) bool {
 	// Any of the request's values (several only for a tag key in two
 	// cases) matching any of the condition's: a negated operator holds
 	// when none does.
-	return slices.ContainsFunc(vals, c.hit) != negated
+	return slices.ContainsFunc(vals, func(v string) bool { return c.hit(v, r) }) != negated
 }
 
 // matchesSet evaluates a set operator (ForAllValues:…, ForAnyValue:…, the
@@ -399,11 +421,11 @@ func (c Condition) matches(r Request) bool {
 // condition's values and a negated one when it matches none;
 // ForAllValues holds when every value does (so, also when the request
 // has none), ForAnyValue when one does.
-func (c Condition) matchesSet(set string, vals []string) bool {
+func (c Condition) matchesSet(set string, vals []string, r Request) bool {
 	_, base := splitSet(c.Operator)
 	c.Operator = base
 	negated := strings.Contains(base, "Not")
-	satisfies := func(v string) bool { return c.hit(v) != negated }
+	satisfies := func(v string) bool { return c.hit(v, r) != negated }
 	if set == "ForAllValues:" {
 		return !slices.ContainsFunc(vals, func(v string) bool { return !satisfies(v) })
 	}
@@ -411,22 +433,28 @@ func (c Condition) matchesSet(set string, vals []string) bool {
 }
 
 // hit reports whether the request's value v matches one of the
-// condition's values under its String or Arn operator, negation aside.
-func (c Condition) hit(v string) bool {
-	var eq func(pattern, v string) bool
+// condition's values (resolved for r) under its String or Arn operator,
+// negation aside.
+func (c Condition) hit(v string, r Request) bool {
+	var eq func(pattern string, lit []bool, v string) bool
 	switch op := strings.Replace(c.Operator, "Not", "", 1); strings.TrimPrefix(op, "String") {
 	case "ArnEquals", "ArnLike":
 		eq = matchARN
 	case "Equals":
-		eq = func(p, v string) bool { return p == v }
+		eq = func(p string, _ []bool, v string) bool { return p == v }
 	case "EqualsIgnoreCase":
-		eq = strings.EqualFold
+		eq = func(p string, _ []bool, v string) bool { return strings.EqualFold(p, v) }
 	case "Like":
-		eq = match
+		eq = matchLit
 	default:
 		return false
 	}
-	return slices.ContainsFunc(c.Values, func(p string) bool { return eq(p, v) })
+	for i := range c.Values {
+		if p, lit, ok := pattern(c.Values, c.tmpls, i, r); ok && eq(p, lit, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // compare evaluates a Numeric or Date operator on the request's value v
@@ -466,40 +494,57 @@ func (c Condition) compare(v string) bool {
 	})
 }
 
-// matchARN reports whether arn matches pattern as IAM's Arn operators
-// match: each of the six colon-separated parts on its own, with
-// wildcards that do not cross a colon (the last part, a resource, may
-// hold colons of its own).
-func matchARN(pattern, arn string) bool {
-	pp, ap := strings.SplitN(pattern, ":", 6), strings.SplitN(arn, ":", 6)
-	if len(pp) != 6 || len(ap) != 6 {
+// matchARN reports whether arn matches pattern (with lit as matchLit
+// takes it) as IAM's Arn operators match: each of the six
+// colon-separated parts on its own, with wildcards that do not cross a
+// colon (the last part, a resource, may hold colons of its own).
+func matchARN(pattern string, lit []bool, arn string) bool {
+	ap := strings.SplitN(arn, ":", 6)
+	if len(ap) != 6 {
 		return false
 	}
-	for i := range pp {
-		if !match(pp[i], ap[i]) {
+	for i := range 6 {
+		end := len(pattern)
+		if i < 5 {
+			if end = strings.IndexByte(pattern, ':'); end < 0 {
+				return false
+			}
+		}
+		var l []bool
+		if lit != nil {
+			l, lit = lit[:end], lit[min(end+1, len(lit)):]
+		}
+		if !matchLit(pattern[:end], l, ap[i]) {
 			return false
 		}
+		pattern = pattern[min(end+1, len(pattern)):]
 	}
 	return true
 }
 
 // match reports whether s matches pattern, where * matches any run of
-// characters and ? any one character. It runs in O(len(pattern)*len(s))
-// at worst, whatever the pattern.
-func match(pattern, s string) bool {
+// characters and ? any one character.
+func match(pattern, s string) bool { return matchLit(pattern, nil, s) }
+
+// matchLit is match where lit (nil, or one flag per byte of pattern)
+// marks the bytes of pattern that match only themselves: a policy
+// variable's value, never a wildcard. It runs in
+// O(len(pattern)*len(s)) at worst, whatever the pattern.
+func matchLit(pattern string, lit []bool, s string) bool {
+	wild := func(p int, c byte) bool { return pattern[p] == c && (lit == nil || !lit[p]) }
 	p, i := 0, 0
 	star, mark := -1, 0
 	for i < len(s) {
 		switch {
-		case p < len(pattern) && pattern[p] == '*':
-			// Before the literal case: a * in s is the wildcard's to
-			// take, and it may take more than that *.
+		case p < len(pattern) && wild(p, '*'):
+			// Before the literal case: a * in s is matched by the
+			// wildcard, which may take more than it.
 			star, mark = p, i
 			p++
-		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
+		case p < len(pattern) && (wild(p, '?') || pattern[p] == s[i]):
 			// ? matches one byte; a multi-byte character is several, as
 			// IAM compares runes, so step it whole.
-			if pattern[p] == '?' && s[i] >= 0x80 {
+			if wild(p, '?') && s[i] >= 0x80 {
 				i += runeLen(s[i:])
 			} else {
 				i++
@@ -513,7 +558,7 @@ func match(pattern, s string) bool {
 			return false
 		}
 	}
-	for p < len(pattern) && pattern[p] == '*' {
+	for p < len(pattern) && wild(p, '*') {
 		p++
 	}
 	return p == len(pattern)

@@ -49,7 +49,7 @@ func TestParseRefuses(t *testing.T) {
 		{"a bucket prefix", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site*"}`), ErrMalformed},
 		{"resource *", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"*"}`), ErrMalformed},
 		{"one of two resources another bucket's", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":["arn:aws:s3:::site/*","arn:aws:s3:::sites/*"]}`), ErrMalformed},
-		{"policy variable", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/${aws:username}/*"}`), ErrUnsupported},
+		{"policy variable of a date", stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/${aws:CurrentTime}/*"}`), ErrUnsupported},
 		{"duplicate sid", stmt(`{"Sid":"a",` + ok + `},{"Sid":"a",` + ok + `}`), ErrMalformed},
 		{"unknown statement element", stmt(`{"Efect":"Allow",` + ok + `}`), ErrMalformed},
 		{"unknown operator", stmt(`{` + ok + `,"Condition":{"StringSortOf":{"s3:prefix":"a"}}}`), ErrMalformed},
@@ -337,6 +337,7 @@ func TestPublic(t *testing.T) {
 		{"everyone, a principal ARN fixed", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"ArnLike":{"aws:PrincipalArn":"arn:aws:iam::bob:user/LKAAAAAAAAAAAAAAAAAA"}}}}`, false},
 		{"everyone, a principal ARN with a wildcard", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"ArnLike":{"aws:PrincipalArn":"arn:aws:iam::*:user/*"}}}}`, true},
 		{"everyone, a fixed source only if present", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringEqualsIfExists":{"aws:SourceAccount":"alice"}}}}`, true},
+		{"everyone, in a fixed principal account", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringEquals":{"aws:PrincipalAccount":"bob"}}}}`, false},
 		{"everyone, all but one source", `{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::site/*","Condition":{"StringNotEquals":{"aws:SourceAccount":"mallory"}}}}`, true},
 	} {
 		if got := mustParse(t, tc.policy).Public(); got != tc.want {
@@ -385,7 +386,7 @@ func TestMatchARN(t *testing.T) {
 		{"arn:aws:s3:::site/a:b", "arn:aws:s3:::site/a:b", true},
 		{"arn:aws:iam::alice:user/LK1", "not an arn", false},
 	} {
-		if got := matchARN(tc.pattern, tc.arn); got != tc.want {
+		if got := matchARN(tc.pattern, nil, tc.arn); got != tc.want {
 			t.Errorf("matchARN(%q, %q) = %v, want %v", tc.pattern, tc.arn, got, tc.want)
 		}
 	}
@@ -429,6 +430,9 @@ func FuzzParsePolicy(f *testing.F) {
 	f.Add([]byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":["s3:PutObject","s3:PutObjectRetention"],"Resource":"arn:aws:s3:::site/*",
 		"Condition":{"NumericGreaterThan":{"s3:object-lock-remaining-retention-days":"10"},"StringNotEquals":{"s3:object-lock-mode":"GOVERNANCE"},
 		"DateGreaterThanIfExists":{"s3:object-lock-retain-until-date":"2030-01-01"},"Null":{"s3:object-lock-legal-hold":"false"}}}]}`), "s3:PutObjectRetention", "a")
+	// Policy variables: a home per key, a default, the escapes.
+	f.Add([]byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:*","Resource":["arn:aws:s3:::site/home/${aws:username}/*","arn:aws:s3:::site/${s3:prefix, 'it''s'}${*}"],
+		"Condition":{"StringLike":{"s3:prefix":"${aws:PrincipalAccount}/${?}*"},"ArnLike":{"aws:PrincipalArn":"arn:aws:iam::${aws:PrincipalAccount}:user/${aws:username}"}}}]}`), "s3:GetObject", "home/k/a")
 	f.Fuzz(func(t *testing.T, doc []byte, action, key string) {
 		p, err := Parse(doc, "site")
 		if err != nil {
