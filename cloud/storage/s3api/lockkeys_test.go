@@ -43,16 +43,12 @@ func lockKeysPolicy(date time.Time) string {
 // owner's keys (a Deny), another account and an anonymous request (an
 // Allow); and nothing changed by a refused request.
 func TestPolicyObjectLockKeys(t *testing.T) {
-	e := newEnv(t)
+	e, c := newVault(t)
 	ctx := context.Background()
-	c := e.sdk(e.id, e.secret)
 	bobID, bobSecret := e.key(t, "bob", "readwrite", "*")
 	bob := e.sdk(bobID, bobSecret)
 	anon := e.anonymousSDK()
 	b := aws.String("vault")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now()
 	day := 24 * time.Hour
 	if err := putPolicy(c, "vault", lockKeysPolicy(now.Add(5*day))); err != nil {
@@ -191,13 +187,9 @@ func TestPolicyObjectLockKeys(t *testing.T) {
 // them; the request's own headers, which the form's policy does not
 // cover, lock nothing.
 func TestPostObjectLock(t *testing.T) {
-	e := newEnv(t)
+	e, c := newVault(t)
 	ctx := context.Background()
-	c := e.sdk(e.id, e.secret)
 	b := aws.String("vault")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now()
 	if err := putPolicy(c, "vault", lockKeysPolicy(now.Add(5*24*time.Hour))); err != nil {
 		t.Fatal(err)

@@ -18,16 +18,12 @@ import (
 // account or an anonymous reader only where the policy allows them.
 // Reading the object is not enough.
 func TestLockHeadersNeedReadPermission(t *testing.T) {
-	e := newEnv(t)
+	e, c := newVault(t)
 	ctx := context.Background()
-	c := e.sdk(e.id, e.secret)
 	bobID, bobSecret := e.key(t, "bob", "readwrite", "*")
 	bob := e.sdk(bobID, bobSecret)
 	anon := e.anonymousSDK()
 	b := aws.String("vault")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
 	// Anyone may read everything; anyone may see the retention under
 	// ret/ (of any version), bob the legal hold under bob/; nobody, not
 	// even the owner's keys, the retention under secret/.

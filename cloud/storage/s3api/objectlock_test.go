@@ -22,13 +22,9 @@ import (
 // the governance bypass, the retention changes S3 allows and refuses, and
 // deletes once a retention has passed.
 func TestObjectLockAWSSDK(t *testing.T) {
-	e := newEnv(t)
+	e, c := newVault(t)
 	ctx := context.Background()
-	c := e.sdk(e.id, e.secret)
 	b := aws.String("vault")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
 	if v, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: b}); err != nil || v.Status != types.BucketVersioningStatusEnabled {
 		t.Fatalf("versioning of a bucket made with Object Lock: %+v, %v; want Enabled", v, err)
 	}
@@ -426,13 +422,9 @@ func TestObjectLockRefusals(t *testing.T) {
 // TestObjectLockMultipartAndCopy: CreateMultipartUpload's and CopyObject's
 // lock headers lock what they make.
 func TestObjectLockMultipartAndCopy(t *testing.T) {
-	e := newEnv(t)
+	_, c := newVault(t)
 	ctx := context.Background()
-	c := e.sdk(e.id, e.secret)
 	b := aws.String("vault")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
 	until := time.Now().Add(time.Hour).Truncate(time.Second)
 	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("mp"),
 		ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: aws.Time(until)})
@@ -465,4 +457,16 @@ func TestObjectLockMultipartAndCopy(t *testing.T) {
 	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("cp"), VersionId: cp.VersionId}); httpStatus(err) != 403 {
 		t.Fatalf("delete of a held copy: %v; want 403", err)
 	}
+}
+
+// newVault starts an endpoint where alice owns the bucket "vault", made
+// with Object Lock, and returns alice's client.
+func newVault(t *testing.T) (*env, *s3.Client) {
+	t.Helper()
+	e := newEnv(t)
+	c := e.sdk(e.id, e.secret)
+	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("vault"), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	return e, c
 }
