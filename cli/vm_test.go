@@ -26,6 +26,7 @@ import (
 // provider runs real VMs (the minimal image), with a consumer's key file
 // and the nodes that are not the provider.
 func TestVMCommands(t *testing.T) {
+	vmtest.NeedHost(t)
 	cleanEnv(t)
 	c := nettest.Start(t, nettest.Options{Nodes: 3, Timekeepers: 3,
 		Providers: map[int]market.Resources{2: {VCPUs: 2, MemoryMB: 2048, DiskGB: 20}},

@@ -107,6 +107,12 @@ func (l *Lazy) Preflight() error {
 		}
 	default:
 	}
+	return hostPrograms()
+}
+
+// hostPrograms returns the first of the programs every boot runs that
+// this host cannot find (ErrHostPackage), nil when it has them all.
+func hostPrograms() error {
 	for _, t := range []struct{ name, pkg string }{
 		{"qemu-system-x86_64", "qemu-system-x86"}, {"qemu-img", "qemu-utils"}, {"mkfs.ext4", "e2fsprogs"},
 	} {
@@ -115,4 +121,19 @@ func (l *Lazy) Preflight() error {
 		}
 	}
 	return nil
+}
+
+// HostMissing returns the first thing this host lacks to boot a VM of
+// the minimal image (ErrHostPackage, naming the Debian package): the
+// programs every boot runs, a guest kernel, a static busybox. nil when it
+// has them all. Tests ask it before they start VMs.
+func HostMissing() error {
+	if err := hostPrograms(); err != nil {
+		return err
+	}
+	if _, _, err := hostKernel(); err != nil {
+		return err
+	}
+	_, err := busybox()
+	return err
 }

@@ -51,6 +51,7 @@ type vmNet struct {
 
 func newVMNet(t *testing.T) *vmNet {
 	t.Helper()
+	vmtest.NeedHost(t)
 	clk := &clock{}
 	c := nettest.Start(t, nettest.Options{Nodes: 3, Timekeepers: 3, Now: clk.now,
 		Providers: map[int]market.Resources{2: {VCPUs: 4, MemoryMB: 4096, DiskGB: 100}},

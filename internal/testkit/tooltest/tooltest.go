@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/latticenet/lattice/internal/hostprog"
@@ -39,8 +40,18 @@ func Missing(t testing.TB, err error) {
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("%v, and CI=true: .ci/run must install it", err)
 	}
+	skipped.Store(true)
 	t.Skipf("%v; with CI=true this fails", err)
 }
+
+// skipped records that a test of this process was skipped for want of a
+// tool.
+var skipped atomic.Bool
+
+// Skipped reports whether a test of this process was skipped for want of
+// a tool (never in CI): checks over the whole package, such as
+// openapitest's coverage, then know it did not all run.
+func Skipped() bool { return skipped.Load() }
 
 // AsUserEnv names the variable that marks a run of the suite made as an
 // ordinary user on purpose: .ci/run sets it for its unprivileged pass,
