@@ -424,7 +424,7 @@ func (s *Server) anonymousExtras(req *request, o operation, p *s3policy.Policy, 
 // deny it, or, for the object itself, the bucket be public and the
 // object a current one.
 func (s *Server) anonymousMay(req *request, bucket, key, version, action string) bool {
-	bk, p, err := s.bucketPolicy(bucket)
+	bk, p, err := s.policyOf(req, bucket) // the request's snapshot: GetObject asks for each lock header too
 	if err != nil || bk.Account != req.account {
 		return false
 	}

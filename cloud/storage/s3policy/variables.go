@@ -135,19 +135,17 @@ func (t template) resolve(r Request) (pattern string, lit []bool, ok bool) {
 		}
 	}
 	for _, p := range t {
-		switch {
-		case p.key == "":
+		if p.key == "" {
 			add(p.text, p.lit)
+			continue
+		}
+		switch vals := r.values(p.key); {
+		case len(vals) == 1:
+			add(vals[0], true)
+		case len(vals) == 0 && p.hasDefault:
+			add(p.def, true)
 		default:
-			vals := r.values(p.key)
-			switch {
-			case len(vals) == 1:
-				add(vals[0], true)
-			case len(vals) == 0 && p.hasDefault:
-				add(p.def, true)
-			default:
-				return "", nil, false // absent, or several values: none stands for it
-			}
+			return "", nil, false // absent, or several values: none stands for it
 		}
 	}
 	return b.String(), lit, true
@@ -162,12 +160,13 @@ func parseTemplates(values []string) ([]template, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t != nil && out == nil {
+		if t == nil {
+			continue
+		}
+		if out == nil {
 			out = make([]template, len(values))
 		}
-		if t != nil {
-			out[i] = t
-		}
+		out[i] = t
 	}
 	return out, nil
 }
