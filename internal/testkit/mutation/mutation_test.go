@@ -45,6 +45,10 @@ func TestMutants(t *testing.T) {
 	}
 	for _, m := range mutants {
 		t.Run(m.Name, func(t *testing.T) {
+			// Two at a time (go test's -parallel is GOMAXPROCS): most of
+			// a mutant's time is one package's compile and link, or a
+			// test waiting on fsync and sockets, which overlap well.
+			t.Parallel()
 			src, err := os.ReadFile(filepath.Join(root, m.File))
 			if err != nil {
 				t.Fatal(err)
