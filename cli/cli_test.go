@@ -102,6 +102,7 @@ func cleanEnv(t *testing.T) (home string) {
 	t.Setenv("LATTICE_S3", "127.0.0.1:0")
 	t.Setenv("LATTICE_DNS", "127.0.0.1:0")          // nor the real DNS port
 	t.Setenv("LATTICE_CDN", "127.0.0.1:0")          // nor the real CDN edge port
+	t.Setenv("LATTICE_S3_WEBSITE", "127.0.0.1:0")   // nor the real S3 website port
 	t.Setenv("LATTICE_P2P", "/ip4/127.0.0.1/tcp/0") // nor lattice dev's peer port
 	return home
 }

@@ -43,7 +43,7 @@ func runCloud(ctx context.Context, e *env, args []string) error {
 		return runAPIKey(ctx, e, args[1:])
 	}
 	e = e.synced()
-	f := newHelpFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR] [--dns ADDR] [--cdn ADDR] [--public-url URL] [--metrics ADDR]", `
+	f := newHelpFlags(e, "cloud", "cloud [--data DIR] [--api ADDR] [--s3 ADDR] [--s3-website ADDR] [--dns ADDR] [--cdn ADDR] [--public-url URL] [--metrics ADDR]", `
 Runs the cloud platform: its REST API, its S3-compatible endpoint, its
 authoritative DNS server and its CDN edge, over the data directory, until
 interrupted. On
@@ -76,7 +76,7 @@ Commands:
 	leaseImage := f.string("compute-lease-image", "LATTICE_COMPUTE_LEASE_IMAGE", "compute_lease_image", "debian-12", "with --compute-backend lease: the image the network's providers run (lattice node --vm-image), the one VMs may ask for")
 	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
 	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics at http://ADDR/metrics instead of at the REST API's GET /metrics")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, s3_access_log_interval, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, compute_lease_node, compute_lease_key, compute_lease_image, public_url, metrics, log_level, log_format")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, s3_access_log_interval, s3_website, s3_website_domain, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, compute_lease_node, compute_lease_key, compute_lease_image, public_url, metrics, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -138,6 +138,9 @@ Commands:
 	return p.Serve(ctx, func(u map[string]string) {
 		fmt.Fprintf(e.stdout, "lattice cloud: REST API %s (data %s)%s\n", u["API"], *data, exposure(u["API"]))
 		fmt.Fprintf(e.stdout, "lattice cloud: S3 endpoint %s (region %s)%s\n", u["S3"], platform.S3Region, exposure(u["S3"]))
+		if u["S3 website"] != "" {
+			fmt.Fprintf(e.stdout, "lattice cloud: S3 websites %s (bucket NAME's site: %s)%s\n", u["S3 website"], siteURL(u["S3 website"], cfg.Storage.WebsiteDomain), exposure(u["S3 website"]))
+		}
 		if u["DNS"] != "" {
 			fmt.Fprintf(e.stdout, "lattice cloud: DNS %s (UDP and TCP)%s\n", u["DNS"], exposure(u["DNS"]))
 		}
@@ -266,6 +269,7 @@ func (c cdnFlags) apply(cfg *cloudConfig) error {
 // share.
 type storageFlags struct {
 	s3, logInterval, kmsMaster, kmsPrevious *string
+	website, websiteDomain                  *string
 }
 
 // addStorageFlags adds the Storage service's flags; dataDir names the
@@ -273,6 +277,10 @@ type storageFlags struct {
 func addStorageFlags(f *flags, logInterval, dataDir string) storageFlags {
 	return storageFlags{
 		s3: f.string("s3", "LATTICE_S3", "s3", "127.0.0.1:9000", "S3-compatible endpoint address"),
+		website: f.string("s3-website", "LATTICE_S3_WEBSITE", "s3_website", "127.0.0.1:9080",
+			`S3 website endpoint address, HTTP: the static sites of buckets with a website configuration ("" for none)`),
+		websiteDomain: f.string("s3-website-domain", "LATTICE_S3_WEBSITE_DOMAIN", "s3_website_domain", platform.DefaultWebsiteDomain,
+			"the website endpoint's domain: bucket NAME's site answers at NAME.DOMAIN (point a wildcard DNS record for *.DOMAIN at the endpoint); any other host name is taken for a bucket's name"),
 		logInterval: f.string("s3-access-log-interval", "LATTICE_S3_ACCESS_LOG_INTERVAL", "s3_access_log_interval", logInterval,
 			"how often buckets' server access log records are delivered to their target buckets"),
 		kmsMaster: f.string("kms-master-key", "LATTICE_KMS_MASTER_KEY_FILE", "kms_master_key", "",
@@ -282,12 +290,27 @@ func addStorageFlags(f *flags, logInterval, dataDir string) storageFlags {
 	}
 }
 
+// siteURL is where bucket NAME's site answers on the website endpoint
+// at endpoint (http://HOST:PORT) under domain.
+func siteURL(endpoint, domain string) string {
+	host := "NAME." + domain
+	if _, port, err := net.SplitHostPort(strings.TrimPrefix(endpoint, "http://")); err == nil && port != "80" {
+		host += ":" + port
+	}
+	return "http://" + host + "/"
+}
+
 func (s storageFlags) apply(cfg *cloudConfig) error {
 	d, err := time.ParseDuration(*s.logInterval)
 	if err != nil || d < time.Second || d > 24*time.Hour {
 		return usageErr("--s3-access-log-interval %q: want a duration from 1s to 24h, like 1m", *s.logInterval)
 	}
-	cfg.Storage = platform.StorageConfig{S3: *s.s3, AccessLogInterval: d, KMSMasterKey: *s.kmsMaster, KMSPreviousMasterKey: *s.kmsPrevious}
+	domain := strings.ToLower(strings.Trim(*s.websiteDomain, "."))
+	if domain == "" || strings.ContainsAny(domain, "/:@ \t") {
+		return usageErr("--s3-website-domain %q: want a domain name, like s3-website.example.com", *s.websiteDomain)
+	}
+	cfg.Storage = platform.StorageConfig{S3: *s.s3, AccessLogInterval: d, KMSMasterKey: *s.kmsMaster, KMSPreviousMasterKey: *s.kmsPrevious,
+		Website: *s.website, WebsiteDomain: domain}
 	return nil
 }
 

@@ -64,7 +64,7 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	cdnFlags := addCDNFlags(f, true)
 	computeFlags := addComputeFlags(f, true, "DATA/cloud")
 	vmImage := f.string("vm-image", "LATTICE_VM_IMAGE", "vm_image", devVMImage, "image of the VMs the provider node runs for leases: debian-12 (SSH) or minimal (busybox, boots in about 2 s)")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, s3_access_log_interval, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, vm_image, log_level, log_format")
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, s3_access_log_interval, s3_website, s3_website_domain, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, vm_image, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level on stderr: debug, info, warn, error (DATA/dev.log gets info and above)")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format on stderr: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -306,6 +306,9 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 		}
 		fmt.Fprintf(e.stdout, "  cloud API   %s  (admin key in %s)\n", apiURL, filepath.Join(cloudDir, "admin-api-key"))
 		fmt.Fprintf(e.stdout, "  S3 endpoint %s  (region %s; keys from POST /api/storage/keys)\n", s3URL, platform.S3Region)
+		if w := urls["S3 website"]; w != "" {
+			fmt.Fprintf(e.stdout, "  S3 websites %s  (bucket NAME's site: %s; aws s3 website s3://NAME)\n", w, siteURL(w, cloudCfg.Storage.WebsiteDomain))
+		}
 		if urls["DNS"] != "" {
 			host, port, _ := gonet.SplitHostPort(urls["DNS"])
 			fmt.Fprintf(e.stdout, "  DNS         %s  (UDP and TCP: dig @%s -p %s NAME)\n", urls["DNS"], host, port)

@@ -20,7 +20,7 @@ import (
 // data directory.
 func newTest(t *testing.T, dir string) (*Platform, *CDN) {
 	t.Helper()
-	storage := NewStorage(StorageConfig{S3: "127.0.0.1:0"})
+	storage := NewStorage(StorageConfig{S3: "127.0.0.1:0", Website: "127.0.0.1:0"})
 	dns := NewDNS(DNSConfig{Addr: "127.0.0.1:0"})
 	cdn := NewCDN(CDNConfig{Addr: "127.0.0.1:0", PrivateOrigins: true}, storage, dns)
 	p := New(Config{Dir: dir, API: "127.0.0.1:0"}, storage, dns, cdn, NewCompute(ComputeConfig{}))
@@ -58,7 +58,7 @@ func TestLifeCycle(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(ctx, func(a map[string]string) { ready <- a }, nil) }()
 	addrs := <-ready
-	for _, k := range []string{"API", "S3", "DNS", "CDN", "Metrics"} {
+	for _, k := range []string{"API", "S3", "S3 website", "DNS", "CDN", "Metrics"} {
 		if addrs[k] == "" {
 			t.Errorf("no %s address in %v", k, addrs)
 		}
@@ -88,6 +88,7 @@ func TestLifeCycle(t *testing.T) {
 		{addrs["Metrics"], "", 200},
 		{addrs["S3"] + "/", "", 403},
 		{addrs["CDN"] + "/", "", 404},
+		{addrs["S3 website"] + "/", "", 404}, // no bucket is named 127.0.0.1
 	} {
 		if got := get(tc.url, tc.key); got != tc.want {
 			t.Errorf("GET %s: %d, want %d", tc.url, got, tc.want)
@@ -231,4 +232,30 @@ func TestProvisionFailureCloses(t *testing.T) {
 	if err := p2.Provision(); err != nil {
 		t.Errorf("a second Provision after the failed one's Close: %v", err)
 	}
+}
+
+// TestWebsitePortTaken: a taken website port fails Listen, naming
+// --s3-website, and leaves the S3 endpoint's port free.
+func TestWebsitePortTaken(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3Addr := free.Addr().String()
+	free.Close()
+	storage := NewStorage(StorageConfig{S3: s3Addr, Website: taken.Addr().String()})
+	if err := storage.Listen(); err == nil || !strings.Contains(err.Error(), "--s3-website") {
+		t.Fatalf("Listen with the website's port taken: %v, want an error naming --s3-website", err)
+	}
+	storage.Close()
+	again, err := net.Listen("tcp", s3Addr)
+	if err != nil {
+		t.Fatalf("the S3 port is still held after the failed Listen: %v", err)
+	}
+	again.Close()
 }

@@ -24,6 +24,11 @@ import (
 // StorageConfig configures the storage service.
 type StorageConfig struct {
 	S3 string // the S3 endpoint's address
+	// Website is the address of the S3 website endpoint, which serves
+	// the static sites of buckets that have a website configuration
+	// (s3api.Website); "" runs none. WebsiteDomain is its domain:
+	// BUCKET.WebsiteDomain is BUCKET's site; default DefaultWebsiteDomain.
+	Website, WebsiteDomain string
 	// AccessLogInterval is how often server access log records are
 	// delivered (s3api.Options.AccessLogInterval).
 	AccessLogInterval time.Duration
@@ -35,6 +40,11 @@ type StorageConfig struct {
 	// sealed under it are sealed again under the new one at start.
 	KMSMasterKey, KMSPreviousMasterKey string
 }
+
+// DefaultWebsiteDomain is the website endpoint's default domain: under
+// localhost, so that BUCKET.s3-website.localhost reaches a local endpoint
+// without any DNS record.
+const DefaultWebsiteDomain = "s3-website.localhost"
 
 // masterKeyEnv holds the key service's master key itself, in base64.
 const masterKeyEnv = "LATTICE_KMS_MASTER_KEY"
@@ -88,6 +98,7 @@ type Storage struct {
 	cfg   StorageConfig
 	log   *slog.Logger
 	ln    net.Listener
+	web   net.Listener // the website endpoint's; nil when it runs none
 	st    *cloudstore.Store
 	kms   *kms.Local
 	s3    *s3api.Server
@@ -104,8 +115,16 @@ const SweepInterval = 10 * time.Minute
 func (s *Storage) Name() string { return "storage" }
 
 func (s *Storage) Listen() (err error) {
-	s.ln, err = httpserve.Listen(s.cfg.S3, "s3", "LATTICE_S3")
-	return err
+	if s.ln, err = httpserve.Listen(s.cfg.S3, "s3", "LATTICE_S3"); err != nil {
+		return err
+	}
+	if s.cfg.Website != "" {
+		if s.web, err = httpserve.Listen(s.cfg.Website, "s3-website", "LATTICE_S3_WEBSITE"); err != nil {
+			s.ln.Close()
+			return err
+		}
+	}
+	return nil
 }
 
 // Provision opens the object store and moves into the accounts store,
@@ -162,15 +181,47 @@ func (s *Storage) Validate() error { return nil }
 // Routes adds nothing: storage's routes are cloudapi's own.
 func (s *Storage) Routes(*cloudapi.Server) {}
 
-// Serve serves the S3 endpoint.
+// Serve serves the S3 endpoint, and its website endpoint if it has an
+// address. Either one's end (its context's, or a failure) ends both.
 func (s *Storage) Serve(ctx context.Context) error {
-	err := httpserve.Serve(ctx, s.log, s.ln, s.s3, nil, nil)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 2)
+	servers := 1
+	go func() { done <- httpserve.Serve(ctx, s.log, s.ln, s.s3, nil, nil) }()
+	if s.web != nil {
+		servers++
+		site := s.s3.Website(s3api.WebsiteOptions{Domain: s.WebsiteDomain()})
+		go func() { done <- httpserve.Serve(ctx, s.log.With("endpoint", "s3-website"), s.web, site, nil, nil) }()
+	}
+	var err error
+	for range servers {
+		if e := <-done; err == nil {
+			err = e
+		}
+		cancel()
+	}
+	// The website's requests are the S3 endpoint's too: both have ended
+	// before Wait delivers the access logs.
 	s.s3.Wait()
 	return err
 }
 
 func (s *Storage) Addrs() map[string]string {
-	return map[string]string{"S3": "http://" + s.ln.Addr().String()}
+	addrs := map[string]string{"S3": "http://" + s.ln.Addr().String()}
+	if s.web != nil {
+		addrs["S3 website"] = "http://" + s.web.Addr().String()
+	}
+	return addrs
+}
+
+// WebsiteDomain is the website endpoint's domain: BUCKET.WebsiteDomain()
+// serves BUCKET's site.
+func (s *Storage) WebsiteDomain() string {
+	if s.cfg.WebsiteDomain == "" {
+		return DefaultWebsiteDomain
+	}
+	return s.cfg.WebsiteDomain
 }
 
 // S3Addr is the S3 endpoint's host:port, as bound.
@@ -193,6 +244,9 @@ func (s *Storage) Close() error {
 	}
 	if s.ln != nil {
 		s.ln.Close()
+	}
+	if s.web != nil {
+		s.web.Close()
 	}
 	return err
 }

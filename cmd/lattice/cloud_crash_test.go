@@ -66,8 +66,8 @@ func tryStartCloud(t *testing.T, dir string) (p *cloudProc, taken bool) {
 	// Every listener on a port of its own: another lattice cloud on the
 	// default ports must not fail the test.
 	p.cmd = exec.Command(binary, "cloud", "--data", dir, "--api", addr, "--s3", strings.TrimPrefix(p.s3, "http://"),
-		"--dns", freeAddr(t), "--cdn", freeAddr(t), "--log-level", "warn")
-	p.cmd.Env = append(os.Environ(), "LATTICE_CONFIG=", "LATTICE_API=", "LATTICE_DATA=", "LATTICE_S3=", "LATTICE_DNS=", "LATTICE_CDN=")
+		"--dns", freeAddr(t), "--cdn", freeAddr(t), "--s3-website", "", "--log-level", "warn")
+	p.cmd.Env = append(os.Environ(), "LATTICE_CONFIG=", "LATTICE_API=", "LATTICE_DATA=", "LATTICE_S3=", "LATTICE_DNS=", "LATTICE_CDN=", "LATTICE_S3_WEBSITE=")
 	p.cmd.Stdout = io.Discard
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {

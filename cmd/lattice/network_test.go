@@ -138,7 +138,7 @@ func TestDevNetworkWalk(t *testing.T) {
 	// lattice on the default ones.
 	dev := exec.Command(binary, "dev", "--nodes", "3", "--data", dir,
 		"--http", fmt.Sprintf("127.0.0.1:%d", httpPort), "--p2p", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", p2pPort),
-		"--api", freeAddr(t), "--s3", freeAddr(t), "--dns", freeAddr(t), "--cdn", freeAddr(t))
+		"--api", freeAddr(t), "--s3", freeAddr(t), "--dns", freeAddr(t), "--cdn", freeAddr(t), "--s3-website", freeAddr(t))
 	dev.Env = append(os.Environ(), "HOME="+dir)
 	var stderr lockedBuffer
 	dev.Stderr = io.MultiWriter(os.Stderr, &stderr)

@@ -163,7 +163,7 @@ func bucketResponse(st Buckets, d cdnstore.Deployment, o cdnrules.Origin, urlPat
 	}
 	h := http.Header{}
 	for name, v := range obj.Meta {
-		if !strings.HasPrefix(name, "x-amz-meta-") {
+		if !strings.HasPrefix(name, "x-amz-meta-") && name != cloudstore.MetaWebsiteRedirect {
 			h.Set(name, v)
 		}
 	}

@@ -26,6 +26,9 @@ const (
 	// ConfigPublicAccessBlock is the bucket's Block Public Access
 	// settings: a PublicAccessBlock as JSON (SetPublicAccessBlock).
 	ConfigPublicAccessBlock ConfigKind = "publicAccessBlock"
+	// ConfigWebsite is the bucket's static website (package s3website's
+	// WebsiteConfiguration).
+	ConfigWebsite ConfigKind = "website"
 )
 
 // PublicAccessBlock is a bucket's Block Public Access settings, S3's
@@ -195,7 +198,7 @@ var ErrConfigTooLarge = errors.New("cloudstore: configuration too large")
 const tBucketConfig = 'C' // C | bucket | 0 | kind -> the document; none when unset
 
 func checkConfig(kind ConfigKind, data []byte) error {
-	if !slices.Contains([]ConfigKind{ConfigPolicy, ConfigCORS, ConfigLogging, ConfigPublicAccessBlock}, kind) {
+	if !slices.Contains([]ConfigKind{ConfigPolicy, ConfigCORS, ConfigLogging, ConfigPublicAccessBlock, ConfigWebsite}, kind) {
 		return fmt.Errorf("cloudstore: unknown bucket configuration %q", kind)
 	}
 	if len(data) > MaxConfigSize {

@@ -38,7 +38,7 @@ func TestBucketConfig(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	if err := s.SetBucketConfig("alice", "tags", "website", []byte("x")); err == nil {
+	if err := s.SetBucketConfig("alice", "tags", "replication", []byte("x")); err == nil {
 		t.Errorf("an unknown kind was stored")
 	}
 	for kind, want := range map[ConfigKind][]byte{ConfigPolicy: policy, ConfigCORS: cors} {

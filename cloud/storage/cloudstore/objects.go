@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -590,7 +591,18 @@ type CopyOptions struct {
 	// Lock is the copy's Object Lock, as Put's; the source's retention
 	// and legal hold are never copied, as in S3.
 	Lock *Lock
+	// WebsiteRedirect, when not nil, is the copy's website redirect
+	// (MetaWebsiteRedirect; "" for none) rather than its source's: S3's
+	// CopyObject never keeps the source's, the redirect belonging to the
+	// object, not to its content. Nil keeps the metadata as the copy has
+	// it (the source's, or Replace's).
+	WebsiteRedirect *string
 }
+
+// MetaWebsiteRedirect is the metadata entry of an object's website
+// redirect (S3's x-amz-website-redirect-location), kept with its other
+// headers.
+const MetaWebsiteRedirect = "X-Amz-Website-Redirect-Location"
 
 // Copy copies an object to another key, in the same bucket or in another
 // of the account's buckets (or, with o.SourceAccount, from another
@@ -665,6 +677,16 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		obj.Owner, obj.ACL = o.Owner, o.ACL
 		if o.Replace != nil {
 			obj.ContentType, obj.Meta = o.Replace.ContentType, o.Replace.Meta
+		}
+		if o.WebsiteRedirect != nil {
+			obj.Meta = maps.Clone(obj.Meta)
+			delete(obj.Meta, MetaWebsiteRedirect)
+			if *o.WebsiteRedirect != "" {
+				if obj.Meta == nil {
+					obj.Meta = map[string]string{}
+				}
+				obj.Meta[MetaWebsiteRedirect] = *o.WebsiteRedirect
+			}
 		}
 		if o.ReplaceTags {
 			obj.Tags = tagsOrNil(o.Tags)

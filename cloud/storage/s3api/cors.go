@@ -59,31 +59,10 @@ func corsRoute(r *request, q url.Values) (operation, bool) {
 // bucketCORS returns the bucket called name, whoever owns it, and its
 // parsed CORS rules (nil when it has none).
 func (s *Server) bucketCORS(name string) (cloudstore.Bucket, *s3cors.Config, error) {
-	bk, raw, err := s.st.BucketWithConfig(name, cloudstore.ConfigCORS)
-	if err != nil {
-		return bk, nil, err
-	}
-	c, err := s.cors.get(name, raw, s3cors.Parse)
-	return bk, c, err
+	return s.cors.read(s, name)
 }
 
-func (s *Server) getBucketCors(w http.ResponseWriter, r *request) error {
-	data, err := s.st.BucketConfig(r.account, r.bucket, cloudstore.ConfigCORS)
-	if err != nil {
-		return err
-	}
-	if data == nil {
-		return errNoSuchCORS
-	}
-	c, err := s.cors.get(r.bucket, data, s3cors.Parse)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/xml")
-	w.WriteHeader(http.StatusOK)
-	_, err = w.Write(c.XML(xmlns))
-	return err
-}
+func (s *Server) getBucketCors(w http.ResponseWriter, r *request) error { return s.cors.get(s, w, r) }
 
 func (s *Server) putBucketCors(w http.ResponseWriter, r *request) error {
 	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
@@ -105,21 +84,11 @@ func (s *Server) putBucketCors(w http.ResponseWriter, r *request) error {
 	case err != nil:
 		return errMalformedXML
 	}
-	if err := s.st.SetBucketConfig(r.account, r.bucket, cloudstore.ConfigCORS, data); err != nil {
-		return err
-	}
-	s.cors.put(r.bucket, data, c)
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return s.cors.store(s, w, r, data, c)
 }
 
 func (s *Server) deleteBucketCors(w http.ResponseWriter, r *request) error {
-	if err := s.st.SetBucketConfig(r.account, r.bucket, cloudstore.ConfigCORS, nil); err != nil {
-		return err
-	}
-	s.cors.drop(r.bucket)
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return s.cors.remove(s, w, r)
 }
 
 // authorizePreflight admits a preflight, unsigned as browsers send them;

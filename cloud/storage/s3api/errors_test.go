@@ -165,7 +165,7 @@ func TestErrorAnswers(t *testing.T) {
 			return e.signed(t, "PUT", "/errs/y", nil, "", map[string]string{"X-Amz-Copy-Source": "/errs/kept", "X-Amz-Metadata-Directive": "MERGE"})
 		}, 400, "InvalidArgument"},
 		{"method not allowed", func() *http.Request { return e.signed(t, "PATCH", "/errs", nil, "", nil) }, 405, "MethodNotAllowed"},
-		{"unsupported subresource", func() *http.Request { return e.signed(t, "PUT", "/errs?website", nil, "", nil) }, 501, "NotImplemented"},
+		{"unsupported subresource", func() *http.Request { return e.signed(t, "PUT", "/errs?replication", nil, "", nil) }, 501, "NotImplemented"},
 		{"unsigned request", func() *http.Request {
 			r, _ := http.NewRequest("GET", e.srv.URL+"/errs/kept", nil)
 			return r

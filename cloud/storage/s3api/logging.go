@@ -263,7 +263,8 @@ type answered struct {
 }
 
 // logOperation names an operation as S3's records do:
-// REST.METHOD.RESOURCE.
+// REST.METHOD.RESOURCE, or WEBSITE.METHOD.RESOURCE for a read of the
+// website endpoint (website.go).
 func logOperation(r *http.Request, op string) string {
 	res, ok := logResources[op]
 	if !ok {
@@ -278,6 +279,9 @@ func logOperation(r *http.Request, op string) string {
 	method := r.Method
 	if op == "CopyObject" || op == "UploadPartCopy" {
 		method = "COPY"
+	}
+	if isWebsiteRead(r) {
+		return "WEBSITE." + method + "." + res
 	}
 	return "REST." + method + "." + res
 }
@@ -300,6 +304,7 @@ var logResources = map[string]string{
 	"GetBucketAcl":          "ACL", "PutBucketAcl": "ACL", "GetObjectAcl": "ACL", "PutObjectAcl": "ACL",
 	"GetBucketOwnershipControls": "OWNERSHIP_CONTROLS", "PutBucketOwnershipControls": "OWNERSHIP_CONTROLS", "DeleteBucketOwnershipControls": "OWNERSHIP_CONTROLS",
 	"GetBucketCors": "CORS", "PutBucketCors": "CORS", "DeleteBucketCors": "CORS", "PreflightCORS": "PREFLIGHT",
+	"GetBucketWebsite": "WEBSITE", "PutBucketWebsite": "WEBSITE", "DeleteBucketWebsite": "WEBSITE",
 	"GetBucketLifecycleConfiguration": "LIFECYCLE", "PutBucketLifecycleConfiguration": "LIFECYCLE", "DeleteBucketLifecycle": "LIFECYCLE",
 	"GetBucketVersioning": "VERSIONING", "PutBucketVersioning": "VERSIONING",
 	"GetBucketEncryption": "ENCRYPTION", "PutBucketEncryption": "ENCRYPTION", "DeleteBucketEncryption": "ENCRYPTION",

@@ -48,7 +48,7 @@ func TestPrometheusMetrics(t *testing.T) {
 		{"get anonymously", "GET", "/met/k", false, "", 403, "GetObject"},
 		{"list", "GET", "/met?list-type=2", true, "", 200, "ListObjectsV2"},
 		{"an unknown write parameter", "PUT", "/met/k?whatever=1", true, "", 501, "Unsupported"},
-		{"a known unsupported subresource", "PUT", "/met?website", true, "", 501, "Unsupported:website"},
+		{"a known unsupported subresource", "PUT", "/met?replication", true, "", 501, "Unsupported:replication"},
 		{"delete it", "DELETE", "/met/k", true, "", 204, "DeleteObject"},
 	}
 	type series struct {

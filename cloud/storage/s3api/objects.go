@@ -57,6 +57,14 @@ func (s *Server) putOptions(h http.Header) (cloudstore.PutOptions, error) {
 			o.Meta[name] = v
 		}
 	}
+	if loc, err := websiteRedirect(h); err != nil {
+		return o, err
+	} else if loc != "" {
+		if o.Meta == nil {
+			o.Meta = map[string]string{}
+		}
+		o.Meta[cloudstore.MetaWebsiteRedirect] = loc
+	}
 	if size > maxMeta {
 		return o, s3err(http.StatusBadRequest, "MetadataTooLarge", fmt.Sprintf("Your metadata headers exceed the maximum allowed metadata size of %d bytes.", maxMeta))
 	}
@@ -65,17 +73,12 @@ func (s *Server) putOptions(h http.Header) (cloudstore.PutOptions, error) {
 
 // unkeptWriteHeaders refuses the headers of an object write (PutObject,
 // CopyObject, CreateMultipartUpload) that ask for what this endpoint does
-// not do and whose loss would go unnoticed: x-amz-write-offset-bytes, an append in S3's
-// directory buckets, which ignored would replace the object with the
-// appended bytes alone; and x-amz-website-redirect-location, a redirect
-// S3 keeps with the object and static website hosting follows, which
-// ignored would be silently lost.
+// not do and whose loss would go unnoticed: x-amz-write-offset-bytes, an
+// append in S3's directory buckets, which ignored would replace the
+// object with the appended bytes alone.
 func unkeptWriteHeaders(h http.Header) error {
 	if h.Get("X-Amz-Write-Offset-Bytes") != "" {
 		return s3err(http.StatusNotImplemented, "NotImplemented", "Appending to an object (x-amz-write-offset-bytes) is not supported.")
-	}
-	if h.Get("X-Amz-Website-Redirect-Location") != "" {
-		return s3err(http.StatusNotImplemented, "NotImplemented", "Website redirects (x-amz-website-redirect-location) are not supported: static website hosting is not.")
 	}
 	return nil
 }
@@ -303,6 +306,11 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	s.setEncryptionHeaders(h, obj.Encryption, keyMD5)
 	if id == "" {
 		s.setExpiration(h, r, obj)
+	}
+	if v := obj.Meta[cloudstore.MetaWebsiteRedirect]; v != "" {
+		// On a 304 too: the website endpoint redirects on it, not on a
+		// body the browser kept from before the redirect was set.
+		h.Set(cloudstore.MetaWebsiteRedirect, v)
 	}
 	if err := checkConditions(r.Header, "", etag, obj.LastModified); err != nil {
 		return err
@@ -663,8 +671,16 @@ func (s *Server) copyObject(w http.ResponseWriter, r *request) error {
 	}
 	switch d := r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
-		// Replacing the tags alone is a change, as it is in S3.
-		if srcBucket == r.bucket && srcKey == r.key && srcVersion == "" && !replaceTags && co.Encrypt == nil {
+		// The source's website redirect is not copied, as in S3; the
+		// request's own is the copy's.
+		redirect, err := websiteRedirect(r.Header)
+		if err != nil {
+			return err
+		}
+		co.WebsiteRedirect = &redirect
+		// Replacing the tags alone is a change, as it is in S3; so is
+		// setting a website redirect.
+		if srcBucket == r.bucket && srcKey == r.key && srcVersion == "" && !replaceTags && co.Encrypt == nil && redirect == "" {
 			return s3err(http.StatusBadRequest, "InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 		}
 	case "REPLACE":

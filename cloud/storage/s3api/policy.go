@@ -63,6 +63,7 @@ var actions = map[string]string{
 	"GetBucketOwnershipControls": "s3:GetBucketOwnershipControls", "PutBucketOwnershipControls": "s3:PutBucketOwnershipControls",
 	"DeleteBucketOwnershipControls": "s3:PutBucketOwnershipControls",
 	"GetBucketCors":                 "s3:GetBucketCORS", "PutBucketCors": "s3:PutBucketCORS", "DeleteBucketCors": "s3:PutBucketCORS",
+	"GetBucketWebsite": "s3:GetBucketWebsite", "PutBucketWebsite": "s3:PutBucketWebsite", "DeleteBucketWebsite": "s3:DeleteBucketWebsite",
 	"GetBucketEncryption": "s3:GetEncryptionConfiguration", "PutBucketEncryption": "s3:PutEncryptionConfiguration",
 	"DeleteBucketEncryption": "s3:PutEncryptionConfiguration",
 	"GetBucketVersioning":    "s3:GetBucketVersioning", "PutBucketVersioning": "s3:PutBucketVersioning", "GetBucketLogging": "s3:GetBucketLogging",
@@ -73,8 +74,8 @@ var actions = map[string]string{
 	"GetObjectRetention": "s3:GetObjectRetention", "PutObjectRetention": "s3:PutObjectRetention",
 	"GetObjectLegalHold": "s3:GetObjectLegalHold", "PutObjectLegalHold": "s3:PutObjectLegalHold",
 	"GetBucket:lifecycle": "s3:GetLifecycleConfiguration", "GetBucket:encryption": "s3:GetEncryptionConfiguration",
-	"GetBucket:website": "s3:GetBucketWebsite", "GetBucket:replication": "s3:GetReplicationConfiguration",
-	"GetPublicAccessBlock": "s3:GetBucketPublicAccessBlock", "PutPublicAccessBlock": "s3:PutBucketPublicAccessBlock",
+	"GetBucket:replication": "s3:GetReplicationConfiguration",
+	"GetPublicAccessBlock":  "s3:GetBucketPublicAccessBlock", "PutPublicAccessBlock": "s3:PutBucketPublicAccessBlock",
 	"DeletePublicAccessBlock": "s3:PutBucketPublicAccessBlock",
 }
 

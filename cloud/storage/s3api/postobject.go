@@ -260,7 +260,7 @@ func (s *Server) postObject(w http.ResponseWriter, r *request) error {
 			if err := checkStorageClass(v); err != nil {
 				return err
 			}
-		case name == "content-type" || strings.HasPrefix(name, "x-amz-meta-"):
+		case name == "content-type" || strings.HasPrefix(name, "x-amz-meta-") || name == "x-amz-website-redirect-location":
 			h.Set(name, v)
 		default:
 			for _, stored := range storedHeaders {

@@ -29,7 +29,6 @@ var emptyConfigs = map[string]emptyConfig{
 // missingConfigs are the bucket configuration reads S3 answers with a 404
 // of their own when nothing is configured.
 var missingConfigs = map[string]*Error{
-	"website":     s3err(http.StatusNotFound, "NoSuchWebsiteConfiguration", "The specified bucket does not have a website configuration"),
 	"replication": s3err(http.StatusNotFound, "ReplicationConfigurationNotFoundError", "The replication configuration was not found"),
 }
 

@@ -149,7 +149,7 @@ func TestPutBucketRequestPayment(t *testing.T) {
 
 // TestNotImplementedNamesWhat: a subresource this endpoint does not
 // implement is refused 501 with a message naming it (mc sql, mc event
-// add, aws s3 website see what is missing), and a bucket configuration
+// add see what is missing), and a bucket configuration
 // asked of an object says so.
 func TestNotImplementedNamesWhat(t *testing.T) {
 	e := newEnv(t)
@@ -157,12 +157,7 @@ func TestNotImplementedNamesWhat(t *testing.T) {
 	c := e.sdk(e.id, e.secret)
 	mustBuckets(t, c, "unsupported")
 	mustPut(t, c, "unsupported", "k", []byte("k"))
-	_, err := c.PutBucketWebsite(ctx, &s3.PutBucketWebsiteInput{Bucket: aws.String("unsupported"),
-		WebsiteConfiguration: &types.WebsiteConfiguration{IndexDocument: &types.IndexDocument{Suffix: aws.String("index.html")}}})
-	if apiCode(err) != "NotImplemented" || !strings.Contains(err.Error(), "static website hosting (?website) is not supported") {
-		t.Errorf("PutBucketWebsite: %v, want NotImplemented naming static website hosting", err)
-	}
-	_, err = c.PutBucketNotificationConfiguration(ctx, &s3.PutBucketNotificationConfigurationInput{Bucket: aws.String("unsupported"),
+	_, err := c.PutBucketNotificationConfiguration(ctx, &s3.PutBucketNotificationConfigurationInput{Bucket: aws.String("unsupported"),
 		NotificationConfiguration: &types.NotificationConfiguration{}})
 	if apiCode(err) != "NotImplemented" || !strings.Contains(err.Error(), "event notifications (?notification)") {
 		t.Errorf("PutBucketNotificationConfiguration: %v, want NotImplemented naming event notifications", err)

@@ -35,7 +35,7 @@ func (o operation) buckets(r *request) []string {
 // unsupported are the S3 subresources this endpoint does not implement;
 // a request naming one answers NotImplemented rather than being taken
 // for a plain GET or PUT.
-var unsupported = []string{"website",
+var unsupported = []string{
 	"notification", "replication", "object-lock", "retention", "legal-hold", "torrent",
 	"restore", "select", "accelerate", "requestPayment",
 	"intelligent-tiering", "inventory", "analytics", "metrics", "attributes", "uploadPartCopy",
@@ -56,8 +56,8 @@ var v2Params = map[string]bool{"AWSAccessKeyId": true, "Expires": true, "Signatu
 // features name what some subresources ask for, for the message that
 // refuses them.
 var features = map[string]string{
-	"website": "static website hosting", "notification": "event notifications",
-	"replication": "replication", "torrent": "BitTorrent", "select": "S3 Select (SelectObjectContent)",
+	"notification": "event notifications",
+	"replication":  "replication", "torrent": "BitTorrent", "select": "S3 Select (SelectObjectContent)",
 	"restore": "restoring archived objects (every object here is STANDARD)", "accelerate": "Transfer Acceleration",
 	"intelligent-tiering": "Intelligent-Tiering", "inventory": "S3 Inventory", "analytics": "Storage Class Analysis",
 	"metrics": "CloudWatch request metrics",
@@ -65,7 +65,7 @@ var features = map[string]string{
 
 // bucketConfigs are the bucket configurations kept here whose
 // subresource on an object is refused.
-var bucketConfigs = map[string]bool{"cors": true, "lifecycle": true, "policy": true, "ownershipControls": true, "logging": true, "publicAccessBlock": true,
+var bucketConfigs = map[string]bool{"cors": true, "website": true, "lifecycle": true, "policy": true, "ownershipControls": true, "logging": true, "publicAccessBlock": true,
 	"object-lock": true}
 
 // objectConfigs are the object settings kept here whose subresource on a
@@ -117,6 +117,9 @@ func route(r *request) operation {
 	q := r.URL.Query()
 	if r.bucket != "" {
 		if o, ok := corsRoute(r, q); ok {
+			return o
+		}
+		if o, ok := websiteRoute(r, q); ok {
 			return o
 		}
 		if o, ok := taggingRoute(r, q); ok {

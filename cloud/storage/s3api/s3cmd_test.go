@@ -30,7 +30,7 @@ func (e *env) s3cmdConfig(t *testing.T, v2 bool) string {
 // TestS3cmd runs s3cmd as a user would, with each signature version:
 // buckets, uploads (multipart included), downloads, sync, copies and
 // moves, signed URLs, and the bucket settings s3cmd manages (ACL,
-// policy, CORS, expiry, payer).
+// policy, CORS, expiry, payer, website).
 func TestS3cmd(t *testing.T) {
 	s3cmd := tooltest.Need(t, "s3cmd", "--version")
 	e := newEnv(t)
@@ -90,6 +90,11 @@ func TestS3cmd(t *testing.T) {
 			run("setcors", cors, "s3://"+b)
 			run("expire", "--expiry-days=3", "--expiry-prefix=tmp/", "s3://"+b)
 			run("payer", "s3://"+b)
+			run("ws-create", "--ws-index=index.html", "--ws-error=oops.html", "s3://"+b)
+			if ws := run("ws-info", "s3://"+b); !strings.Contains(ws, "Index document:   index.html") || !strings.Contains(ws, "Error document:   oops.html") {
+				t.Errorf("s3cmd ws-info:\n%s", ws)
+			}
+			run("ws-delete", "s3://"+b)
 			info := run("info", "s3://"+b)
 			for _, want := range []string{"Payer:     BucketOwner", "expire in '3' day", "s3:GetObject", "https://example.com"} {
 				if !strings.Contains(info, want) {

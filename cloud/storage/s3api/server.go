@@ -26,6 +26,7 @@ import (
 	"github.com/latticenet/lattice/cloud/storage/s3cors"
 	"github.com/latticenet/lattice/cloud/storage/s3log"
 	"github.com/latticenet/lattice/cloud/storage/s3policy"
+	"github.com/latticenet/lattice/cloud/storage/s3website"
 	"github.com/latticenet/lattice/cloud/storage/sigv2"
 	"github.com/latticenet/lattice/cloud/storage/sigv4"
 	"github.com/latticenet/lattice/internal/run/accesslog"
@@ -96,11 +97,13 @@ type Server struct {
 	opts Options
 	gate drain.Gate // admits requests until Wait
 	fair *fairUse
-	// policies, cors and logging cache the buckets' parsed policies
-	// (policy.go), CORS rules (cors.go) and logging (logging.go).
+	// policies, cors, logging and website cache the buckets' parsed
+	// policies (policy.go), CORS rules (cors.go), logging (logging.go)
+	// and websites (website.go).
 	policies parsedCache[*s3policy.Policy]
-	cors     parsedCache[*s3cors.Config]
+	cors     keptConfig[*s3cors.Config]
 	logging  parsedCache[*s3log.Config]
+	website  keptConfig[*s3website.Config]
 	logHint  logHint  // the buckets that may log
 	sink     *logSink // delivers access log records
 }
@@ -108,7 +111,9 @@ type Server struct {
 // New returns the S3 endpoint over st.
 func New(st *cloudstore.Store, opts Options) *Server {
 	opts.setDefaults()
-	return &Server{st: st, opts: opts, fair: newFairUse(opts.Limits), sink: newLogSink(st, opts)}
+	return &Server{st: st, opts: opts, fair: newFairUse(opts.Limits), sink: newLogSink(st, opts),
+		cors:    keptConfig[*s3cors.Config]{kind: cloudstore.ConfigCORS, parse: s3cors.Parse, none: errNoSuchCORS},
+		website: keptConfig[*s3website.Config]{kind: cloudstore.ConfigWebsite, parse: s3website.Parse, none: errNoSuchWebsite}}
 }
 
 // Wait refuses new requests, blocks until running ones have returned, and
@@ -196,9 +201,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	if s.probe(w, hr) {
 		return
 	}
-	var idb [8]byte
-	rand.Read(idb[:])
-	req := &request{Request: hr, id: strings.ToUpper(hex.EncodeToString(idb[:]))}
+	req := &request{Request: hr, id: newRequestID()}
 	w.Header().Set("X-Amz-Request-Id", req.id)
 	w.Header().Set("Server", "lattice")
 	if !s.gate.Enter() {
@@ -263,14 +266,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	o := route(req)
 	op, req.op = o.name, o.name
 	s.setCORSHeaders(w, req) // cors.go: on every answer, refusals included, as S3 does
-	if s.fair.authBlocked(hr, start) {
+	// A website read (website.go) is never signed: an anonymous refusal
+	// there is a visitor meeting a private object, not a failed
+	// authentication, and a visitor's address (a proxy's, for many) must
+	// not be blocked by another's.
+	website := isWebsiteRead(hr)
+	if !website && s.fair.authBlocked(hr, start) {
 		// Too many failed authentications from this address: no
 		// signature is even checked until its budget refills.
 		req.refuse(rec, errSlowDown)
 		return
 	}
 	if err := s.authorize(req, o); err != nil {
-		if err != errNotGranted {
+		if err != errNotGranted && !website {
 			// Another account's valid signature refused for want of a
 			// grant is not a failed authentication.
 			s.fair.authFailed(hr, start)
@@ -295,7 +303,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	}
 	defer done()
 	if err := s.admitObject(req, o); err != nil {
-		if req.requester == "" {
+		if req.requester == "" && !website {
 			s.fair.authFailed(hr, start) // as an anonymous request to a private bucket
 		}
 		req.refuse(rec, toError(err, errAccessDenied))
@@ -327,6 +335,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		req.errCode = e.Code
 		writeError(rec, hr, e, req.id)
 	}
+}
+
+// newRequestID is a request's id, as S3's: 16 upper-case hex digits.
+func newRequestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
 }
 
 // refuse answers req with e before its body is read (see refuse).

@@ -16,8 +16,8 @@ import (
 // is refused and changes nothing: Object Lock retention and legal holds
 // in a bucket without Object Lock (400 InvalidRequest, as S3 answers), an
 // append (x-amz-write-offset-bytes, which ignored replaced the object
-// with the appended bytes) and a website redirect
-// (x-amz-website-redirect-location, which ignored would be lost).
+// with the appended bytes), and a website redirect that is neither a path
+// nor an http(s) URL (400 InvalidRedirectLocation).
 func TestUnkeptWriteHeadersRefused(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -48,14 +48,19 @@ func TestUnkeptWriteHeadersRefused(t *testing.T) {
 		}, 501, "NotImplemented"},
 		{"PutObject, website redirect", func() error {
 			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("unkept"), Key: aws.String("k"), Body: strings.NewReader("x"),
-				WebsiteRedirectLocation: aws.String("/elsewhere.html")})
+				WebsiteRedirectLocation: aws.String("elsewhere.html")})
 			return err
-		}, 501, "NotImplemented"},
+		}, 400, "InvalidRedirectLocation"},
 		{"CreateMultipartUpload, website redirect", func() error {
 			_, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("unkept"), Key: aws.String("k"),
-				WebsiteRedirectLocation: aws.String("https://example.com/")})
+				WebsiteRedirectLocation: aws.String("ftp://example.com/")})
 			return err
-		}, 501, "NotImplemented"},
+		}, 400, "InvalidRedirectLocation"},
+		{"CopyObject, website redirect", func() error {
+			_, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("unkept"), Key: aws.String("k"), CopySource: aws.String("unkept/k"),
+				WebsiteRedirectLocation: aws.String("javascript:alert(1)")})
+			return err
+		}, 400, "InvalidRedirectLocation"},
 		{"CopyObject, legal hold", func() error {
 			_, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("unkept"), Key: aws.String("k"), CopySource: aws.String("unkept/k"),
 				MetadataDirective: types.MetadataDirectiveReplace, ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn})

@@ -172,7 +172,7 @@ func startLattice(ctx context.Context, bin, dataDir string, cores int, originURL
 		return nil, err
 	}
 	p, err := startProcess(dataDir+".log", []string{"GOMAXPROCS=" + strconv.Itoa(cores)}, bin, "cloud",
-		"--data", dataDir, "--api", "127.0.0.1:0", "--s3", "127.0.0.1:0", "--dns", "", "--cdn", "127.0.0.1:0",
+		"--data", dataDir, "--api", "127.0.0.1:0", "--s3", "127.0.0.1:0", "--dns", "", "--s3-website", "", "--cdn", "127.0.0.1:0",
 		"--cdn-domain", cdnDomain, "--cdn-private-origins", "true", "--metrics", "", "--log-level", "warn", "--log-format", "text")
 	if err != nil {
 		return nil, err
