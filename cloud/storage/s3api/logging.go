@@ -309,7 +309,9 @@ var logResources = map[string]string{
 	"GetBucketVersioning": "VERSIONING", "PutBucketVersioning": "VERSIONING",
 	"GetBucketEncryption": "ENCRYPTION", "PutBucketEncryption": "ENCRYPTION", "DeleteBucketEncryption": "ENCRYPTION",
 	"GetBucketLogging": "LOGGING_STATUS", "PutBucketLogging": "LOGGING_STATUS",
-	"PutBucketRequestPayment": "REQUEST_PAYMENT",
+	"PutBucketRequestPayment":            "REQUEST_PAYMENT",
+	"PutBucketNotificationConfiguration": "NOTIFICATION", "PutBucketAccelerateConfiguration": "ACCELERATE",
+	"DeleteBucketReplication": "REPLICATION",
 	"GetPublicAccessBlock":    "PUBLIC_ACCESS_BLOCK", "PutPublicAccessBlock": "PUBLIC_ACCESS_BLOCK", "DeletePublicAccessBlock": "PUBLIC_ACCESS_BLOCK",
 }
 

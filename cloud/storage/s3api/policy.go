@@ -70,6 +70,8 @@ var actions = map[string]string{
 	"PutBucketLogging":       "s3:PutBucketLogging",
 	"GetBucket:notification": "s3:GetBucketNotification", "GetBucket:accelerate": "s3:GetAccelerateConfiguration",
 	"GetBucket:requestPayment": "s3:GetBucketRequestPayment", "PutBucketRequestPayment": "s3:PutBucketRequestPayment",
+	"PutBucketNotificationConfiguration": "s3:PutBucketNotification", "PutBucketAccelerateConfiguration": "s3:PutAccelerateConfiguration",
+	"DeleteBucketReplication":    "s3:PutReplicationConfiguration",
 	"GetObjectLockConfiguration": "s3:GetBucketObjectLockConfiguration", "PutObjectLockConfiguration": "s3:PutBucketObjectLockConfiguration",
 	"GetObjectRetention": "s3:GetObjectRetention", "PutObjectRetention": "s3:PutObjectRetention",
 	"GetObjectLegalHold": "s3:GetObjectLegalHold", "PutObjectLegalHold": "s3:PutObjectLegalHold",

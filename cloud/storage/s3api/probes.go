@@ -35,8 +35,17 @@ var missingConfigs = map[string]*Error{
 // probeRoute returns the operation answering a GET of a configuration
 // this endpoint does not keep, if q asks for one.
 func probeRoute(r *request, q url.Values) (operation, bool) {
-	if r.Method == http.MethodPut && r.key == "" && q.Has("requestPayment") {
-		return operation{name: "PutBucketRequestPayment", write: true, run: (*Server).putRequestPayment}, true
+	if r.key == "" {
+		switch {
+		case r.Method == http.MethodPut && q.Has("requestPayment"):
+			return operation{name: "PutBucketRequestPayment", write: true, run: (*Server).putRequestPayment}, true
+		case r.Method == http.MethodPut && q.Has("notification"):
+			return operation{name: "PutBucketNotificationConfiguration", write: true, run: (*Server).putNotification}, true
+		case r.Method == http.MethodPut && q.Has("accelerate"):
+			return operation{name: "PutBucketAccelerateConfiguration", write: true, run: (*Server).putAccelerate}, true
+		case r.Method == http.MethodDelete && q.Has("replication"):
+			return operation{name: "DeleteBucketReplication", write: true, run: (*Server).deleteReplication}, true
+		}
 	}
 	if r.Method != http.MethodGet {
 		return operation{}, false
@@ -101,4 +110,76 @@ func (s *Server) putRequestPayment(w http.ResponseWriter, r *request) error {
 		return s3err(http.StatusNotImplemented, "NotImplemented", "Requester Pays is not supported: the bucket's owner pays for every request here (Payer BucketOwner).")
 	}
 	return errMalformedXML
+}
+
+// Writes of the configurations not kept that ask for what already holds
+// are taken, and change nothing, as PutBucketRequestPayment of
+// BucketOwner is: an empty notification configuration (a bucket here
+// sends no event notifications), Transfer Acceleration Suspended (never
+// enabled here), and deleting a replication configuration (there is
+// none). Tools that write back what they read, or clean up what they
+// never set (Terraform, mc event rm), then work; asking for more is 501.
+
+// putNotification is PutBucketNotificationConfiguration: 200 for a
+// configuration without any destination, 501 for one with one.
+func (s *Server) putNotification(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return err
+	}
+	body, err := readBody(r.body, 64<<10)
+	if err != nil {
+		return err
+	}
+	var doc struct {
+		XMLName      xml.Name `xml:"NotificationConfiguration"`
+		Destinations []struct {
+			XMLName xml.Name
+		} `xml:",any"`
+	}
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		return errMalformedXML
+	}
+	if len(doc.Destinations) > 0 {
+		return s3err(http.StatusNotImplemented, "NotImplemented", "A header or query you provided implies functionality that is not implemented: event notifications ("+
+			doc.Destinations[0].XMLName.Local+") are not supported by this endpoint; an empty NotificationConfiguration, which is what holds, is. docs/s3.md lists what is.")
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// putAccelerate is PutBucketAccelerateConfiguration: 200 for Suspended,
+// 501 for Enabled.
+func (s *Server) putAccelerate(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return err
+	}
+	body, err := readBody(r.body, 64<<10)
+	if err != nil {
+		return err
+	}
+	var doc struct {
+		XMLName xml.Name `xml:"AccelerateConfiguration"`
+		Status  string
+	}
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		return errMalformedXML
+	}
+	switch doc.Status {
+	case "Suspended":
+		w.WriteHeader(http.StatusOK)
+		return nil
+	case "Enabled":
+		return s3err(http.StatusNotImplemented, "NotImplemented", "Transfer Acceleration is not supported: there is one endpoint here (Status Suspended, which is what holds, is taken).")
+	}
+	return errMalformedXML
+}
+
+// deleteReplication is DeleteBucketReplication: 204, there being no
+// replication configuration to delete.
+func (s *Server) deleteReplication(w http.ResponseWriter, r *request) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

@@ -158,16 +158,70 @@ func TestNotImplementedNamesWhat(t *testing.T) {
 	mustBuckets(t, c, "unsupported")
 	mustPut(t, c, "unsupported", "k", []byte("k"))
 	_, err := c.PutBucketNotificationConfiguration(ctx, &s3.PutBucketNotificationConfigurationInput{Bucket: aws.String("unsupported"),
-		NotificationConfiguration: &types.NotificationConfiguration{}})
-	if apiCode(err) != "NotImplemented" || !strings.Contains(err.Error(), "event notifications (?notification)") {
+		NotificationConfiguration: &types.NotificationConfiguration{QueueConfigurations: []types.QueueConfiguration{{
+			QueueArn: aws.String("arn:aws:sqs:us-east-1:1:q"), Events: []types.Event{types.EventS3ObjectCreated}}}}})
+	if apiCode(err) != "NotImplemented" || !strings.Contains(err.Error(), "event notifications (QueueConfiguration)") {
 		t.Errorf("PutBucketNotificationConfiguration: %v, want NotImplemented naming event notifications", err)
 	}
-	code, s3e := do(t, e.signed(t, "GET", "/unsupported/k?cors", nil, "", nil))
+	code, s3e := do(t, e.signed(t, "PUT", "/unsupported?replication", nil, "", nil))
+	if code != 501 || !strings.Contains(s3e.Message, "replication (?replication)") {
+		t.Errorf("PUT ?replication: %d %+v, want 501 naming replication", code, s3e)
+	}
+	code, s3e = do(t, e.signed(t, "GET", "/unsupported/k?cors", nil, "", nil))
 	if code != 501 || !strings.Contains(s3e.Message, "?cors is a bucket's configuration") {
 		t.Errorf("GET object ?cors: %d %+v, want 501 saying ?cors is a bucket's configuration", code, s3e)
 	}
 	code, s3e = do(t, e.signed(t, "GET", "/unsupported?attributes", nil, "", nil))
 	if code != 501 || !strings.Contains(s3e.Message, "GetObjectAttributes, a GET of an object") {
 		t.Errorf("GET bucket ?attributes: %d %+v, want 501 saying it is a GET of an object", code, s3e)
+	}
+}
+
+// TestWritesOfWhatHolds: writes of configurations not kept that ask for
+// what holds (no notifications, no acceleration, no replication) are
+// taken and change nothing; asking for more is 501, nonsense 400, and a
+// missing bucket 404.
+func TestWritesOfWhatHolds(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	mustBuckets(t, c, "holds")
+	b := aws.String("holds")
+	if _, err := c.PutBucketNotificationConfiguration(ctx, &s3.PutBucketNotificationConfigurationInput{Bucket: b,
+		NotificationConfiguration: &types.NotificationConfiguration{}}); err != nil {
+		t.Errorf("an empty notification configuration: %v, want success", err)
+	}
+	if n, err := c.GetBucketNotificationConfiguration(ctx, &s3.GetBucketNotificationConfigurationInput{Bucket: b}); err != nil ||
+		len(n.QueueConfigurations)+len(n.TopicConfigurations)+len(n.LambdaFunctionConfigurations) != 0 {
+		t.Errorf("GetBucketNotificationConfiguration after = %+v, %v; want none", n, err)
+	}
+	accelerate := func(bucket string, st types.BucketAccelerateStatus) error {
+		_, err := c.PutBucketAccelerateConfiguration(ctx, &s3.PutBucketAccelerateConfigurationInput{Bucket: aws.String(bucket),
+			AccelerateConfiguration: &types.AccelerateConfiguration{Status: st}})
+		return err
+	}
+	if err := accelerate("holds", types.BucketAccelerateStatusSuspended); err != nil {
+		t.Errorf("acceleration Suspended: %v, want success", err)
+	}
+	if err := accelerate("holds", types.BucketAccelerateStatusEnabled); apiCode(err) != "NotImplemented" {
+		t.Errorf("acceleration Enabled: %v, want NotImplemented", err)
+	}
+	if err := accelerate("holds", "Fast"); apiCode(err) != "MalformedXML" {
+		t.Errorf("acceleration Fast: %v, want MalformedXML", err)
+	}
+	if a, err := c.GetBucketAccelerateConfiguration(ctx, &s3.GetBucketAccelerateConfigurationInput{Bucket: b}); err != nil || a.Status != "" {
+		t.Errorf("GetBucketAccelerateConfiguration after = %+v, %v; want no status", a, err)
+	}
+	if _, err := c.DeleteBucketReplication(ctx, &s3.DeleteBucketReplicationInput{Bucket: b}); err != nil {
+		t.Errorf("DeleteBucketReplication: %v, want success", err)
+	}
+	if code, s3e := do(t, e.signed(t, "PUT", "/holds?notification", strings.NewReader("<Notification"), "", nil)); code != 400 || s3e.Code != "MalformedXML" {
+		t.Errorf("a malformed notification configuration: %d %+v, want 400 MalformedXML", code, s3e)
+	}
+	if err := accelerate("no-such-bucket", types.BucketAccelerateStatusSuspended); apiCode(err) != "NoSuchBucket" {
+		t.Errorf("acceleration of a missing bucket: %v, want NoSuchBucket", err)
+	}
+	if _, err := c.DeleteBucketReplication(ctx, &s3.DeleteBucketReplicationInput{Bucket: aws.String("no-such-bucket")}); apiCode(err) != "NoSuchBucket" {
+		t.Errorf("DeleteBucketReplication of a missing bucket: %v, want NoSuchBucket", err)
 	}
 }
