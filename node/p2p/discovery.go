@@ -14,6 +14,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/protocol"
 	drouting "github.com/libp2p/go-libp2p/p2p/discovery/routing"
 	"github.com/libp2p/go-libp2p/p2p/net/swarm"
+	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
 )
 
 // maxDialsPerRound bounds how many peers one reconnect round dials, and
@@ -214,11 +216,21 @@ func (h *Host) dialAll(ctx context.Context, infos []peer.AddrInfo) {
 		// partition) comes back, and a provider behind NAT stayed relayed
 		// long after it could dial out again. Other candidates (saved or
 		// discovered, perhaps gone for good) keep the swarm's backoff.
-		if h.isBootstrap(ai.ID) || h.host.Network().Connectedness(ai.ID) == network.Limited {
+		limited := h.host.Network().Connectedness(ai.ID) == network.Limited
+		if h.isBootstrap(ai.ID) || limited {
 			if sw, ok := h.host.Network().(*swarm.Swarm); ok {
 				sw.Backoff().Clear(ai.ID)
 			}
 		}
+		// A relayed connection satisfies a plain Connect, which then dials
+		// nothing: a peer reached only through a relay that has a public
+		// address is dialled directly, as a node behind NAT reaches it
+		// once its router lets it out. Hole punching alone tries a few
+		// times per relayed connection, and a try that meets the router
+		// changing leaves the two relayed for as long as that connection
+		// lasts. A peer with no public address (itself behind NAT) is not:
+		// such a dial could only fail.
+		direct := limited && hasPublicAddr(append(ai.Addrs, h.host.Peerstore().Addrs(ai.ID)...))
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -226,10 +238,24 @@ func (h *Host) dialAll(ctx context.Context, infos []peer.AddrInfo) {
 			defer func() { <-sem }()
 			dctx, cancel := context.WithTimeout(ctx, h.cfg.DialTimeout)
 			defer cancel()
+			if direct {
+				dctx = network.WithForceDirectDial(dctx, "a direct connection to a peer reached through a relay")
+			}
 			if err := h.host.Connect(dctx, ai); err != nil {
 				h.log.Debug("dialling peer", "peer", ai.ID, "err", err)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// hasPublicAddr reports whether addrs hold a public address that is not a
+// relay's circuit.
+func hasPublicAddr(addrs []ma.Multiaddr) bool {
+	for _, a := range addrs {
+		if !isCircuit(a) && manet.IsPublicAddr(a) {
+			return true
+		}
+	}
+	return false
 }

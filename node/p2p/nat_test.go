@@ -22,6 +22,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/latticenet/lattice/node/netlab"
 )
@@ -455,4 +456,28 @@ func (h *Host) direct(id peer.ID) bool {
 		}
 	}
 	return false
+}
+
+// TestHasPublicAddr: only a public address that is not a relay's circuit
+// makes a peer reached through a relay worth a direct dial.
+func TestHasPublicAddr(t *testing.T) {
+	for _, tc := range []struct {
+		addrs []string
+		want  bool
+	}{
+		{[]string{"/ip4/11.77.0.2/tcp/4001"}, true},
+		{[]string{"/ip4/192.168.3.2/tcp/4001", "/ip4/127.0.0.1/tcp/4001"}, false},
+		{[]string{"/ip4/11.77.0.1/tcp/4001/p2p/12D3KooWC1syNCDT69L7cVgif4DKF6hzqMFkX3pd39fz2c9rhdmr/p2p-circuit"}, false},
+		{[]string{"/ip4/10.0.0.2/tcp/4001", "/ip6/2001:db8::1/tcp/4001"}, false}, // documentation range: not public
+		{[]string{"/ip4/10.0.0.2/tcp/4001", "/ip4/198.51.100.1/tcp/4001", "/ip4/8.8.8.8/udp/4001/quic-v1"}, true},
+		{nil, false},
+	} {
+		var addrs []ma.Multiaddr
+		for _, s := range tc.addrs {
+			addrs = append(addrs, ma.StringCast(s))
+		}
+		if got := hasPublicAddr(addrs); got != tc.want {
+			t.Errorf("hasPublicAddr(%v) = %v, want %v", tc.addrs, got, tc.want)
+		}
+	}
 }
