@@ -88,19 +88,12 @@ func probeRoute(r *request, q url.Values) (operation, bool) {
 // changes nothing, like PutBucketOwnershipControls of the one ownership
 // kept. Requester Pays is 501: no request here is charged to its sender.
 func (s *Server) putRequestPayment(w http.ResponseWriter, r *request) error {
-	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
-		return err
-	}
-	body, err := readBody(r.body, 64<<10)
-	if err != nil {
-		return err
-	}
 	var doc struct {
 		XMLName xml.Name `xml:"RequestPaymentConfiguration"`
 		Payer   string
 	}
-	if err := xml.Unmarshal(body, &doc); err != nil {
-		return errMalformedXML
+	if err := s.readProbeDoc(r, &doc); err != nil {
+		return err
 	}
 	switch doc.Payer {
 	case "BucketOwner":
@@ -123,21 +116,14 @@ func (s *Server) putRequestPayment(w http.ResponseWriter, r *request) error {
 // putNotification is PutBucketNotificationConfiguration: 200 for a
 // configuration without any destination, 501 for one with one.
 func (s *Server) putNotification(w http.ResponseWriter, r *request) error {
-	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
-		return err
-	}
-	body, err := readBody(r.body, 64<<10)
-	if err != nil {
-		return err
-	}
 	var doc struct {
 		XMLName      xml.Name `xml:"NotificationConfiguration"`
 		Destinations []struct {
 			XMLName xml.Name
 		} `xml:",any"`
 	}
-	if err := xml.Unmarshal(body, &doc); err != nil {
-		return errMalformedXML
+	if err := s.readProbeDoc(r, &doc); err != nil {
+		return err
 	}
 	if len(doc.Destinations) > 0 {
 		return s3err(http.StatusNotImplemented, "NotImplemented", "A header or query you provided implies functionality that is not implemented: event notifications ("+
@@ -150,19 +136,12 @@ func (s *Server) putNotification(w http.ResponseWriter, r *request) error {
 // putAccelerate is PutBucketAccelerateConfiguration: 200 for Suspended,
 // 501 for Enabled.
 func (s *Server) putAccelerate(w http.ResponseWriter, r *request) error {
-	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
-		return err
-	}
-	body, err := readBody(r.body, 64<<10)
-	if err != nil {
-		return err
-	}
 	var doc struct {
 		XMLName xml.Name `xml:"AccelerateConfiguration"`
 		Status  string
 	}
-	if err := xml.Unmarshal(body, &doc); err != nil {
-		return errMalformedXML
+	if err := s.readProbeDoc(r, &doc); err != nil {
+		return err
 	}
 	switch doc.Status {
 	case "Suspended":
@@ -181,5 +160,22 @@ func (s *Server) deleteReplication(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// readProbeDoc reads the body of a write of a configuration not kept
+// into doc, once r's bucket is found: 400 MalformedXML when it is not
+// that document.
+func (s *Server) readProbeDoc(r *request, doc any) error {
+	if _, err := s.st.Bucket(r.account, r.bucket); err != nil {
+		return err
+	}
+	body, err := readBody(r.body, 64<<10)
+	if err != nil {
+		return err
+	}
+	if err := xml.Unmarshal(body, doc); err != nil {
+		return errMalformedXML
+	}
 	return nil
 }
