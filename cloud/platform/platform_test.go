@@ -134,23 +134,13 @@ func TestLifeCycle(t *testing.T) {
 // that moves it, before the data directory exists, and the listeners
 // already bound are released.
 func TestListenFailsBeforeState(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	free, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	apiAddr := free.Addr().String()
-	free.Close()
+	taken, apiAddr := takenAndFree(t)
 	dir := filepath.Join(t.TempDir(), "cloud")
 	storage := NewStorage(StorageConfig{S3: "127.0.0.1:0"})
 	dns := NewDNS(DNSConfig{})
-	cdn := NewCDN(CDNConfig{Addr: taken.Addr().String()}, storage, dns)
+	cdn := NewCDN(CDNConfig{Addr: taken.String()}, storage, dns)
 	p := New(Config{Dir: dir, API: apiAddr}, storage, dns, cdn)
-	err = p.Listen()
+	err := p.Listen()
 	if err == nil || !strings.Contains(err.Error(), "--cdn") {
 		t.Fatalf("Listen with the edge's port taken: %v, want an error naming --cdn", err)
 	}
@@ -237,18 +227,8 @@ func TestProvisionFailureCloses(t *testing.T) {
 // TestWebsitePortTaken: a taken website port fails Listen, naming
 // --s3-website, and leaves the S3 endpoint's port free.
 func TestWebsitePortTaken(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	free, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s3Addr := free.Addr().String()
-	free.Close()
-	storage := NewStorage(StorageConfig{S3: s3Addr, Website: taken.Addr().String()})
+	taken, s3Addr := takenAndFree(t)
+	storage := NewStorage(StorageConfig{S3: s3Addr, Website: taken.String()})
 	if err := storage.Listen(); err == nil || !strings.Contains(err.Error(), "--s3-website") {
 		t.Fatalf("Listen with the website's port taken: %v, want an error naming --s3-website", err)
 	}
@@ -258,4 +238,22 @@ func TestWebsitePortTaken(t *testing.T) {
 		t.Fatalf("the S3 port is still held after the failed Listen: %v", err)
 	}
 	again.Close()
+}
+
+// takenAndFree returns a loopback address held until the test ends, and
+// one that was free a moment ago.
+func takenAndFree(t *testing.T) (taken net.Addr, free string) {
+	t.Helper()
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { held.Close() })
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free = l.Addr().String()
+	l.Close()
+	return held.Addr(), free
 }

@@ -121,6 +121,7 @@ func (s *Storage) Listen() (err error) {
 	if s.cfg.Website != "" {
 		if s.web, err = httpserve.Listen(s.cfg.Website, "s3-website", "LATTICE_S3_WEBSITE"); err != nil {
 			s.ln.Close()
+			s.ln = nil
 			return err
 		}
 	}
