@@ -71,7 +71,9 @@ func TestMutants(t *testing.T) {
 			// The overlay goes in GOFLAGS rather than on the command line,
 			// so that binaries the tests build themselves (cmd/lattice's
 			// TestMain) are mutated too.
-			cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", m.Run, m.Package)
+			// -failfast: one failing test kills the mutant; the rest of
+			// Run need not run.
+			cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-failfast", "-run", m.Run, m.Package)
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -overlay="+overlayPath))
 			out, err := cmd.CombinedOutput()

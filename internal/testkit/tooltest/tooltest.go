@@ -58,10 +58,17 @@ func Skipped() bool { return skipped.Load() }
 // in which the tests that need root are skipped rather than failed.
 const AsUserEnv = "LATTICE_TEST_AS_USER"
 
+// RootListEnv names the variable that, in the ordinary user's pass, names
+// a file to which NeedRoot appends each test it skips, one line of the
+// test's package directory, a tab and its top-level name: .ci/run then
+// runs exactly those tests as root, rather than the whole suite twice.
+const RootListEnv = "LATTICE_TEST_ROOT_LIST"
+
 // NeedRoot skips t unless the process runs as root (effective uid 0), for
 // what, a short reason ("network namespaces"). In CI (CI=true) a test that
-// needs root fails instead, since CI runs the suite as root, except in the
-// pass CI makes as an ordinary user (AsUserEnv=1).
+// needs root fails instead, except in the pass CI makes as an ordinary
+// user (AsUserEnv=1), which lists the test in RootListEnv's file for CI
+// to run as root.
 func NeedRoot(t testing.TB, what string) {
 	t.Helper()
 	if os.Geteuid() == 0 {
@@ -69,7 +76,32 @@ func NeedRoot(t testing.TB, what string) {
 	}
 	msg := what + " needs root (uid " + strconv.Itoa(os.Geteuid()) + ")"
 	if os.Getenv("CI") == "true" && os.Getenv(AsUserEnv) != "1" {
-		t.Fatalf("%s, and CI=true: CI runs the suite as root (and once as a user with %s=1)", msg, AsUserEnv)
+		t.Fatalf("%s, and CI=true: CI runs the tests that need root as root (and the suite as a user with %s=1)", msg, AsUserEnv)
+	}
+	if list := os.Getenv(RootListEnv); list != "" {
+		if err := appendRootTest(list, t.Name()); err != nil {
+			t.Fatalf("%s, and it cannot be listed for the pass as root: %v", msg, err)
+		}
 	}
 	t.Skip(msg)
+}
+
+// appendRootTest appends the line for the test named name (a subtest's
+// top-level test) to the file list. Test processes of several packages
+// append at once: one short O_APPEND write each keeps the lines whole.
+func appendRootTest(list, name string) error {
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	top, _, _ := strings.Cut(name, "/")
+	f, err := os.OpenFile(list, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(dir + "\t" + top + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
