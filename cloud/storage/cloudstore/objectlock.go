@@ -132,22 +132,39 @@ func (l *ObjectLock) defaultRetention(t time.Time) *Retention {
 }
 
 // Lock is what a write asks of a new version's Object Lock: its own
-// retention (nil: the bucket's default, if any) and its legal hold.
+// retention (nil: the bucket's default, if any) and its legal hold,
+// which LegalHoldSet tells was given (OFF, when LegalHold is not set).
 type Lock struct {
-	Retention *Retention
-	LegalHold bool
+	Retention    *Retention
+	LegalHold    bool
+	LegalHoldSet bool
+}
+
+// LegalHoldStatus is S3's name of the legal hold of o: "ON" or "OFF"
+// for a version given one (by its upload or by SetLegalHold), "" for a
+// version never given one. Versions written before LegalHoldSet was
+// kept are known to have been given one only while it is ON.
+func (o Object) LegalHoldStatus() string {
+	switch {
+	case o.LegalHold:
+		return "ON"
+	case o.LegalHoldSet:
+		return "OFF"
+	}
+	return ""
 }
 
 // applyLock gives obj, about to be written to bk, the lock it asked for
 // (nil: none) or the bucket's default retention. A lock asked of a
 // bucket without Object Lock is ErrNoObjectLock.
 func applyLock(bk Bucket, obj *Object, lock *Lock) error {
-	obj.Retention, obj.LegalHold = nil, false
+	obj.Retention, obj.LegalHold, obj.LegalHoldSet = nil, false, false
 	if lock != nil {
 		if bk.ObjectLock == nil {
 			return ErrNoObjectLock
 		}
-		obj.Retention, obj.LegalHold = lock.Retention.normal(), lock.LegalHold
+		obj.Retention = lock.Retention.normal()
+		obj.LegalHold, obj.LegalHoldSet = lock.LegalHold, lock.LegalHold || lock.LegalHoldSet
 	}
 	if obj.Retention == nil {
 		obj.Retention = bk.ObjectLock.defaultRetention(obj.LastModified)
@@ -225,7 +242,7 @@ func (s *Store) SetRetention(account, bucket, key, id string, r *Retention, bypa
 // ErrNoObjectLock.
 func (s *Store) SetLegalHold(account, bucket, key, id string, on bool, check func(Object) error) (Object, error) {
 	return s.updateLocked(account, bucket, key, id, check, func(o *Object) error {
-		o.LegalHold = on
+		o.LegalHold, o.LegalHoldSet = on, true
 		return nil
 	})
 }

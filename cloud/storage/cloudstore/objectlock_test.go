@@ -97,8 +97,15 @@ func TestObjectLockDeletes(t *testing.T) {
 	if _, err := s.DeleteVersion("acme", "b", "hold", hold.VersionID); !errors.Is(err, ErrObjectLocked) {
 		t.Fatalf("delete under a legal hold: %v, want ErrObjectLocked", err)
 	}
-	if _, err := s.SetLegalHold("acme", "b", "hold", hold.VersionID, false, nil); err != nil {
+	if gov.LegalHoldStatus() != "" || hold.LegalHoldStatus() != "ON" {
+		t.Errorf("legal hold status: %q never held, %q held; want none and ON", gov.LegalHoldStatus(), hold.LegalHoldStatus())
+	}
+	lifted, err := s.SetLegalHold("acme", "b", "hold", hold.VersionID, false, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if again, err := s.ObjectVersion("acme", "b", "hold", hold.VersionID); err != nil || lifted.LegalHoldStatus() != "OFF" || again.LegalHoldStatus() != "OFF" {
+		t.Errorf("a lifted hold: %q, read back %q, %v; want OFF", lifted.LegalHoldStatus(), again.LegalHoldStatus(), err)
 	}
 	if _, err := s.DeleteVersion("acme", "b", "hold", hold.VersionID); err != nil {
 		t.Fatalf("delete once the hold is lifted: %v", err)

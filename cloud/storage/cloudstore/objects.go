@@ -88,9 +88,13 @@ type Object struct {
 	// enabled.
 	ACL []s3acl.Grant `json:"acl,omitzero"`
 	// Retention and LegalHold are the version's Object Lock
-	// (objectlock.go): none, in a bucket without it.
-	Retention *Retention `json:"retention,omitempty"`
-	LegalHold bool       `json:"legal_hold,omitempty"`
+	// (objectlock.go): none, in a bucket without it. LegalHoldSet tells
+	// that the version was given a legal hold status, ON or OFF, by its
+	// upload or later: S3 names the status only of such a version
+	// (LegalHoldStatus).
+	Retention    *Retention `json:"retention,omitempty"`
+	LegalHold    bool       `json:"legal_hold,omitempty"`
+	LegalHoldSet bool       `json:"legal_hold_set,omitempty"`
 	// Versioned, not stored, tells whether the object was read from (or
 	// written to) a bucket that keeps versions, where S3 names even the
 	// null version to clients.

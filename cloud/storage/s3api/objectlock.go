@@ -29,7 +29,7 @@ const maxLockBody = 64 << 10
 var (
 	errNoObjectLock      = s3err(http.StatusBadRequest, "InvalidRequest", "Bucket is missing Object Lock Configuration")
 	errNoLockConfig      = s3err(http.StatusNotFound, "ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket")
-	errNoRetention       = s3err(http.StatusNotFound, "NoSuchObjectLockConfiguration", "The specified object does not have a ObjectLock configuration")
+	errNoVersionLock     = s3err(http.StatusNotFound, "NoSuchObjectLockConfiguration", "The specified object does not have a ObjectLock configuration")
 	errRetainPast        = s3err(http.StatusBadRequest, "InvalidArgument", "The retain until date must be in the future!")
 	errRetainDate        = s3err(http.StatusBadRequest, "InvalidArgument", "The retain until date must be provided in ISO 8601 format, as 2030-01-02T15:04:05Z")
 	errRetainPair        = s3err(http.StatusBadRequest, "InvalidArgument", "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied")
@@ -214,7 +214,7 @@ func lockHeaders(r *request) (*cloudstore.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock := &cloudstore.Lock{Retention: ret}
+	lock := &cloudstore.Lock{Retention: ret, LegalHoldSet: hold != ""}
 	switch hold {
 	case "", "OFF":
 	case "ON":
@@ -426,8 +426,8 @@ func (s *Server) setLockHeaders(h http.Header, r *request, obj cloudstore.Object
 		h.Set(lockModeHeader, ret.Mode)
 		h.Set(lockUntilHeader, ret.Until.UTC().Format(lockTime))
 	}
-	if obj.LegalHold && s.mayReadLock(r, id, "s3:GetObjectLegalHold") {
-		h.Set(lockHoldHeader, "ON")
+	if st := obj.LegalHoldStatus(); st != "" && s.mayReadLock(r, id, "s3:GetObjectLegalHold") {
+		h.Set(lockHoldHeader, st)
 	}
 }
 
@@ -485,7 +485,7 @@ func (s *Server) getObjectRetention(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	if obj.Retention == nil {
-		return errNoRetention
+		return errNoVersionLock
 	}
 	writeXML(w, http.StatusOK, retentionXML{Xmlns: xmlns, Mode: obj.Retention.Mode, RetainUntilDate: obj.Retention.Until.UTC().Format(lockTime)})
 	return nil
@@ -572,9 +572,10 @@ func (s *Server) getObjectLegalHold(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	status := "OFF"
-	if obj.LegalHold {
-		status = "ON"
+	// A version never given a legal hold has none to show, as in S3.
+	status := obj.LegalHoldStatus()
+	if status == "" {
+		return errNoVersionLock
 	}
 	writeXML(w, http.StatusOK, legalHoldXML{Xmlns: xmlns, Status: status})
 	return nil

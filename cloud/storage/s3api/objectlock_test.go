@@ -459,6 +459,59 @@ func TestObjectLockMultipartAndCopy(t *testing.T) {
 	}
 }
 
+// TestLegalHoldStatus: as in S3, a version never given a legal hold has
+// no status to show (GetObjectLegalHold is 404
+// NoSuchObjectLockConfiguration, HEAD has no x-amz-object-lock-legal-hold),
+// while one given a hold, by its upload or later, shows ON or OFF, even
+// once lifted; a copy has only the hold its own request gives it.
+func TestLegalHoldStatus(t *testing.T) {
+	_, c := newVault(t)
+	ctx := context.Background()
+	b := aws.String("vault")
+	put := func(key string, hold types.ObjectLockLegalHoldStatus) {
+		t.Helper()
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(key), Body: strings.NewReader("x"),
+			ChecksumAlgorithm: types.ChecksumAlgorithmCrc32, ObjectLockLegalHoldStatus: hold}); err != nil {
+			t.Fatalf("PutObject %s: %v", key, err)
+		}
+	}
+	put("never", "")
+	put("off", types.ObjectLockLegalHoldStatusOff)
+	put("on", types.ObjectLockLegalHoldStatusOn)
+	put("lifted", types.ObjectLockLegalHoldStatusOn)
+	put("later", "")
+	for key, status := range map[string]types.ObjectLockLegalHoldStatus{"lifted": types.ObjectLockLegalHoldStatusOff, "later": types.ObjectLockLegalHoldStatusOn} {
+		if _, err := c.PutObjectLegalHold(ctx, &s3.PutObjectLegalHoldInput{Bucket: b, Key: aws.String(key),
+			LegalHold: &types.ObjectLockLegalHold{Status: status}}); err != nil {
+			t.Fatalf("PutObjectLegalHold %s %s: %v", key, status, err)
+		}
+	}
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("copy"), CopySource: aws.String("vault/on")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		key  string
+		want types.ObjectLockLegalHoldStatus // "": none to show
+	}{
+		{"never", ""}, {"off", types.ObjectLockLegalHoldStatusOff}, {"on", types.ObjectLockLegalHoldStatusOn},
+		{"lifted", types.ObjectLockLegalHoldStatusOff}, {"later", types.ObjectLockLegalHoldStatusOn}, {"copy", ""},
+	} {
+		lh, err := c.GetObjectLegalHold(ctx, &s3.GetObjectLegalHoldInput{Bucket: b, Key: aws.String(tc.key)})
+		switch {
+		case tc.want == "" && (httpStatus(err) != 404 || apiCode(err) != "NoSuchObjectLockConfiguration"):
+			t.Errorf("GetObjectLegalHold %s: %+v, %v; want 404 NoSuchObjectLockConfiguration", tc.key, lh, err)
+		case tc.want != "" && (err != nil || lh.LegalHold.Status != tc.want):
+			t.Errorf("GetObjectLegalHold %s: %+v, %v; want %s", tc.key, lh, err, tc.want)
+		}
+		head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String(tc.key)})
+		if err != nil {
+			t.Errorf("HeadObject %s: %v", tc.key, err)
+		} else if head.ObjectLockLegalHoldStatus != tc.want {
+			t.Errorf("HeadObject %s: legal hold %q; want %q", tc.key, head.ObjectLockLegalHoldStatus, tc.want)
+		}
+	}
+}
+
 // newVault starts an endpoint where alice owns the bucket "vault", made
 // with Object Lock, and returns alice's client.
 func newVault(t *testing.T) (*env, *s3.Client) {
