@@ -132,10 +132,7 @@ signed with it fail from then on. Needs an admin --api-key.`, `  lattice cloud a
 			}
 		}
 		if *asJSON {
-			if all == nil {
-				all = []any{}
-			}
-			return printJSON(e.stdout, all)
+			return printJSON(e.stdout, nonNil(all))
 		}
 		return tw.Flush()
 	case "revoke":

@@ -336,7 +336,12 @@ the index, the block it follows and the change; on a terminal it asks
 before signing, elsewhere it needs --yes. It needs no node: a keyholder
 may sign on a machine that is offline. The file is rewritten.`,
 		"  lattice gov sign gov-proposal-4.json --key alice.json\n  lattice gov sign gov-proposal-4.json --key alice.json --yes\n", args, 1, "FILE",
-		func(f *flags) { yes = f.Bool("yes", false, "sign without asking") })
+		func(f *flags) {
+			// Signing needs no node: --node is accepted (a script may
+			// pass the same flags to every gov command) but not offered.
+			f.hide("node")
+			yes = f.Bool("yes", false, "sign without asking")
+		})
 	if err != nil {
 		return err
 	}

@@ -95,7 +95,10 @@ func TestGovCommands(t *testing.T) {
 	if !strings.Contains(r.stderr, `set x.motd = "hello"`) || !strings.Contains(r.stderr, "index     4") {
 		t.Fatalf("gov sign did not show the change first:\n%s", r.stderr)
 	}
-	// Alice signs offline: no node at all.
+	// Alice signs offline: no node at all, and the help offers none.
+	if h := run(t, "gov", "sign", "-h"); !strings.Contains(h.stdout+h.stderr, "-yes") || strings.Contains(h.stdout+h.stderr, "-node") {
+		t.Fatalf("gov sign -h should offer --yes and not --node:\n%s%s", h.stdout, h.stderr)
+	}
 	if out := ok(t, run(t, "gov", "sign", file, "--key", alice, "--yes", "--node", deadURL(t))).stdout; !strings.Contains(out, "2 signatures now") {
 		t.Fatalf("gov sign: %s", out)
 	}
