@@ -33,6 +33,7 @@ import (
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node/nettest"
 	"github.com/latticenet/lattice/node/nodeclient"
+	"github.com/latticenet/lattice/node/nodewire"
 	"github.com/latticenet/lattice/node/vmnet"
 	"github.com/latticenet/lattice/wallet"
 )
@@ -194,10 +195,17 @@ func round(ctx context.Context, t nettest.T, cfg Config, rd *Round, say func(str
 			if err == nil && res.ExitCode == 0 {
 				break
 			}
+			// A VM that failed to boot will not take an exec: say why
+			// now rather than after three minutes of asking.
+			if vm, verr := clients[provider].VM(ctx, b.Hash); verr == nil && vm.Status == nodewire.VMError {
+				return fmt.Errorf("lease %s: the provider's VM failed: %s", b.Hash, vm.Error)
+			}
 			if time.Since(start) > 3*time.Minute {
 				return fmt.Errorf("lease %s: no exec after 3 minutes: %+v %v", b.Hash, res, err)
 			}
-			time.Sleep(20 * time.Millisecond)
+			// Often enough to time a 2 s boot, seldom enough to stay
+			// inside the node's request limit.
+			time.Sleep(50 * time.Millisecond)
 		}
 		ready = append(ready, time.Since(start).Seconds())
 		if first.IsZero() {
