@@ -190,22 +190,27 @@ func round(ctx context.Context, t nettest.T, cfg Config, rd *Round, say func(str
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("POST /blocks/lease: HTTP %d: %s", resp.StatusCode, msg)
 		}
+		// Ready is the first exec that answers. The VM's state is asked
+		// (unsigned) until it runs, and only then an exec: each exec
+		// spends one of the consumer key's nonces, of which a node takes
+		// only so many in its window. A VM that failed to boot is named
+		// at once rather than after three minutes of asking.
 		for {
-			res, err := clients[provider].Exec(ctx, b.Hash, access, "true")
-			if err == nil && res.ExitCode == 0 {
-				break
-			}
-			// A VM that failed to boot will not take an exec: say why
-			// now rather than after three minutes of asking.
-			if vm, verr := clients[provider].VM(ctx, b.Hash); verr == nil && vm.Status == nodewire.VMError {
+			vm, verr := clients[provider].VM(ctx, b.Hash)
+			if verr == nil && vm.Status == nodewire.VMError {
 				return fmt.Errorf("lease %s: the provider's VM failed: %s", b.Hash, vm.Error)
 			}
-			if time.Since(start) > 3*time.Minute {
-				return fmt.Errorf("lease %s: no exec after 3 minutes: %+v %v", b.Hash, res, err)
+			var res nodewire.ExecResult
+			err := verr
+			if verr == nil && vm.Status == nodewire.VMRunning {
+				if res, err = clients[provider].Exec(ctx, b.Hash, access, "true"); err == nil && res.ExitCode == 0 {
+					break
+				}
 			}
-			// Often enough to time a 2 s boot, seldom enough to stay
-			// inside the node's request limit.
-			time.Sleep(50 * time.Millisecond)
+			if time.Since(start) > 3*time.Minute {
+				return fmt.Errorf("lease %s: no exec after 3 minutes: VM %q, %+v %v", b.Hash, vm.Status, res, err)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 		ready = append(ready, time.Since(start).Seconds())
 		if first.IsZero() {
