@@ -356,7 +356,16 @@ func (d *Driver) awaitRunning(ctx context.Context, lease string) (Machine, error
 		case err == nil && st.Status == "running":
 			return st, nil
 		case err == nil && (st.Status == "error" || st.Status == "stopped"):
-			return st, fmt.Errorf("the provider reports its VM %s: %s", st.Status, st.Error)
+			why := st.Error
+			if why == "" {
+				// A provider stops a VM with no error only when its
+				// lease's time is up or the lease is settled.
+				why = "its lease ended before the VM was seen running"
+				if !st.EndsAt.IsZero() {
+					why += " (at " + st.EndsAt.UTC().Format(time.RFC3339) + ")"
+				}
+			}
+			return st, fmt.Errorf("the provider reports its VM %s: %s", st.Status, why)
 		case errors.Is(err, ErrUnknown):
 			// No VM yet: the provider has not accepted the lease, or
 			// never will.
