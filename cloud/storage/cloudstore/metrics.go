@@ -195,7 +195,7 @@ func (s *Store) RecordAccess(bucket string, a Access) {
 }
 
 // flushMetrics adds the counters gathered in memory to the database's,
-// with one batch that is not fsync'd.
+// in one synced batch.
 func (s *Store) flushMetrics() error {
 	m := &s.meters
 	m.mu.Lock()
