@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/miekg/dns"
-
 	"github.com/latticenet/lattice/cloud/dns/dnsserver"
 )
 
@@ -40,24 +38,21 @@ func TestServeStops(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return within 10 s of its context's end")
 	}
-	checkClosed(t, addr, udp, tcp)
+	checkClosed(t, udp, tcp)
 }
 
-// checkClosed checks that nothing answers at addr any more and that udp
-// is closed.
-func checkClosed(t *testing.T, addr string, udp net.PacketConn, tcp net.Listener) {
+// checkClosed checks that Serve closed its TCP listener and UDP socket.
+// Each is asked itself, not by a query to its address: that could reach
+// another test's server that took the port since (stop 49's CI saw an
+// answer over UDP that way, from a socket on the port once this one
+// was closed).
+func checkClosed(t *testing.T, udp net.PacketConn, tcp net.Listener) {
 	t.Helper()
-	// Asked of the listener itself: a dial to addr could reach another
-	// test's listener that took the port since.
 	if err := tcp.(*net.TCPListener).SetDeadline(time.Now()); err == nil {
 		t.Errorf("the TCP listener is still open after Serve returned")
 	}
 	if _, err := udp.WriteTo([]byte{0}, udp.LocalAddr()); err == nil {
 		t.Errorf("the UDP socket is still open after Serve returned")
-	}
-	c := &dns.Client{Net: "udp", Timeout: 300 * time.Millisecond}
-	if in, _, err := c.Exchange(query("www.example.com", dns.TypeA), addr); err == nil {
-		t.Errorf("answered over UDP after Serve returned: %v", in)
 	}
 }
 
@@ -93,7 +88,6 @@ func TestServeCancelledAtOnce(t *testing.T) {
 	srv.Update(zone, smallZone(t))
 	for range 20 {
 		udp, tcp := listenPair(t)
-		addr := udp.LocalAddr().String()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		done := make(chan error, 1)
@@ -103,7 +97,7 @@ func TestServeCancelledAtOnce(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("Serve did not return")
 		}
-		checkClosed(t, addr, udp, tcp)
+		checkClosed(t, udp, tcp)
 		if t.Failed() {
 			udp.Close()
 			tcp.Close()
