@@ -100,13 +100,7 @@ func TestBucketConfigSurvivesPowerLoss(t *testing.T) {
 	if err := s.SetBucketConfig("acme", "pics", ConfigPolicy, []byte("kept")); err != nil {
 		t.Fatal(err)
 	}
-	img := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
-	s.Close()
-	after, err := open("db", nil, img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer after.Close()
+	after := afterPowerLoss(t, fs, s)
 	if data, err := after.BucketConfig("acme", "pics", ConfigPolicy); err != nil || string(data) != "kept" {
 		t.Errorf("after the crash: got %q, %v, want %q", data, err, "kept")
 	}

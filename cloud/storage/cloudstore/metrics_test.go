@@ -298,13 +298,7 @@ func TestMetricsFlushSurvivesPowerLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.RecordAccess("pics", Access{Time: t0.Add(2 * time.Minute), Op: OpGet, Status: 404}) // not flushed: lost
-	img := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
-	s.Close()
-	after, err := open("db", nil, img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer after.Close()
+	after := afterPowerLoss(t, fs, s)
 	if got, want := hourLines(t, after, "acme", "pics", t0, t0), "12:00 get=0 put=0 delete=0 list=1 other=0 in=0 out=42 errors=0"; got != want {
 		t.Errorf("after the crash:\n%s\nwant:\n%s", got, want)
 	}
