@@ -483,8 +483,6 @@ func wantWhole(t *testing.T, s *Store, round int, key string, want wantObject) {
 	}
 }
 
-// openWithBucket opens a store, its database and body files on fs, with
-// the bucket pics of acme. The caller closes it.
 // afterPowerLoss takes a crash image of fs, in which what was not synced
 // is lost, closes s and opens the image; the test's cleanup closes it.
 func afterPowerLoss(t *testing.T, fs *vfs.MemFS, s *Store) *Store {
@@ -499,6 +497,8 @@ func afterPowerLoss(t *testing.T, fs *vfs.MemFS, s *Store) *Store {
 	return after
 }
 
+// openWithBucket opens a store, its database and body files on fs, with
+// the bucket pics of acme. The caller closes it.
 func openWithBucket(t *testing.T, fs vfs.FS) *Store {
 	t.Helper()
 	s, err := open("db", nil, fs)
