@@ -103,6 +103,8 @@ func TestWhen(t *testing.T) {
 		{now + 45_500, "2026-11-24 13:18:56 UTC (in 46s)"},
 		{now - 90_000, "2026-11-24 13:16:41 UTC (1m30s ago)"},
 		{now, "2026-11-24 13:18:11 UTC (now)"},
+		// Past what a Duration holds: the widest one, not a wrapped one.
+		{now + 1<<58, "9135683-12-01 12:46:43 UTC (in 2562047h47m)"},
 	} {
 		if got := when(tt.ms, now); got != tt.want {
 			t.Errorf("when(%d) = %q, want %q", tt.ms, got, tt.want)

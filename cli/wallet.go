@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -475,7 +476,10 @@ func claimAllowed(ctx context.Context, c *nodeclient.Client, a ledger.Address, n
 // now: "2026-11-25 21:03:07 UTC (in 23h59m)".
 func when(ms, now int64) string {
 	t := time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05 UTC")
-	d := time.Duration(ms-now) * time.Millisecond
+	// Clamped to what a Duration holds (about 292 years), which scaling
+	// to nanoseconds would otherwise wrap around.
+	const widest = math.MaxInt64 / int64(time.Millisecond)
+	d := time.Duration(max(-widest, min(ms-now, widest))) * time.Millisecond
 	switch {
 	case d > 0:
 		return fmt.Sprintf("%s (in %s)", t, roundDuration(d))

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math"
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
@@ -24,9 +25,18 @@ type Admission struct {
 	MaxClockSkew time.Duration
 }
 
-// Skew is how far b's timestamp is from now: positive when ahead.
+// Skew is how far b's timestamp is from now: positive when ahead. A gap
+// wider than a time.Duration holds (about 292 years either way) counts as
+// the widest one it does: scaled to nanoseconds, such gaps would wrap
+// around, and one of 2^58 ms would come out as none at all.
 func (a Admission) Skew(b *ledger.Block, now time.Time) time.Duration {
-	return time.Duration(b.Timestamp-now.UnixMilli()) * time.Millisecond
+	const widest uint64 = math.MaxInt64 / uint64(time.Millisecond)
+	ms, n := b.Timestamp, now.UnixMilli()
+	if ms >= n {
+		// uint64 holds the exact difference of any two int64s.
+		return time.Duration(min(uint64(ms)-uint64(n), widest)) * time.Millisecond
+	}
+	return -time.Duration(min(uint64(n)-uint64(ms), widest)) * time.Millisecond
 }
 
 // Early reports whether b is stamped further ahead of now than the policy

@@ -92,7 +92,7 @@ func (r *Request) Check() error {
 		if len(r.Stdin) > MaxStdin {
 			return fmt.Errorf("%w: stdin of %d bytes, over %d", ErrBadRequest, len(r.Stdin), MaxStdin)
 		}
-		if r.TimeoutMS < 0 || time.Duration(r.TimeoutMS)*time.Millisecond > MaxTimeout {
+		if r.TimeoutMS < 0 || r.TimeoutMS > MaxTimeout.Milliseconds() { // in ms: a Duration would wrap
 			return fmt.Errorf("%w: timeout %d ms, want 0 to %d", ErrBadRequest, r.TimeoutMS, MaxTimeout.Milliseconds())
 		}
 	case "dial":

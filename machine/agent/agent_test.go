@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -162,4 +163,22 @@ func FuzzDecodeReply(f *testing.F) {
 			t.Fatal("an exec result over the limit was taken")
 		}
 	})
+}
+
+// TestCheckTimeout checks exec timeouts in milliseconds at the edges: one
+// whose nanoseconds wrap around int64 is refused, not taken as a short or
+// negative one.
+func TestCheckTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		ms int64
+		ok bool
+	}{
+		{0, true}, {1, true}, {MaxTimeout.Milliseconds(), true}, {MaxTimeout.Milliseconds() + 1, false},
+		{-1, false}, {1 << 58, false}, {18_446_744_073_710, false}, {math.MaxInt64, false},
+	} {
+		err := (&Request{Op: "exec", Argv: []string{"true"}, TimeoutMS: tc.ms}).Check()
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrBadRequest)) {
+			t.Errorf("timeout_ms %d: Check = %v, want ok %v", tc.ms, err, tc.ok)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package nodeapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -404,6 +405,10 @@ func TestClockSkew(t *testing.T) {
 		{"one hour ahead", now + 60*60*1000},
 		{"10 minutes and 1 ms behind", now - skew - 1},
 		{"one day behind", now - 24*60*60*1000},
+		// Gaps past what a time.Duration holds (292 years): 2^58 ms
+		// times 10^6 wraps to exactly 0 ns in int64 arithmetic.
+		{"2^58 ms ahead", now + 1<<58},
+		{"as far ahead as a timestamp goes", math.MaxInt64},
 	} {
 		b := sendAt(tc.ts)
 		if b.Timestamp != tc.ts {

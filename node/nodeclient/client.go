@@ -128,7 +128,9 @@ func (c *Client) apiError(resp *http.Response) error {
 	var retry time.Duration
 	if v := resp.Header.Get("Retry-After"); v != "" {
 		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-			retry = time.Duration(secs) * time.Second
+			// At most a day: a larger number of seconds, scaled to a
+			// Duration, could wrap around to a negative wait.
+			retry = time.Duration(min(secs, 24*60*60)) * time.Second
 		} else if t, err := http.ParseTime(v); err == nil {
 			retry = max(0, time.Until(t))
 		}

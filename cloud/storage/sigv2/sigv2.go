@@ -134,7 +134,9 @@ func verifyQuery(r *http.Request, bucket string, lookup sigv4.Lookup, now time.T
 	if now.Unix() > secs {
 		return nil, errorf("AccessDenied", "Request has expired: the presigned URL expired at %s", time.Unix(secs, 0).UTC().Format(time.RFC3339))
 	}
-	if time.Duration(secs-now.Unix())*time.Second > sigv4.MaxExpires {
+	// In seconds: scaled to a Duration, an expiry centuries ahead would
+	// wrap around to a short one.
+	if secs-now.Unix() > int64(sigv4.MaxExpires/time.Second) {
 		// Version 2 has no signing time, only the expiry: a URL that
 		// would outlive a Version 4 one (7 days) is refused rather than
 		// honoured for years.

@@ -169,6 +169,8 @@ func TestRefused(t *testing.T) {
 		}, exampleExpires, "SignatureDoesNotMatch"},
 		{"expired", query, nil, exampleExpires.Add(time.Second), "AccessDenied"},
 		{"expiry too far", query, nil, exampleExpires.Add(-sigv4.MaxExpires - time.Second), "AuthorizationQueryParametersError"},
+		// 18 446 744 074 s scaled to ns wraps around int64 to 0.29 s.
+		{"expiry centuries ahead", query, nil, time.Unix(expires-18_446_744_074, 0), "AuthorizationQueryParametersError"},
 		{"expires not a number", query, func(r *http.Request) {
 			q := r.URL.Query()
 			q.Set("Expires", "tomorrow")
