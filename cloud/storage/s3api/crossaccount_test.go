@@ -819,3 +819,68 @@ func TestCrossAccountCopyReview(t *testing.T) {
 		want(t, "alice's part copy of an ungranted source, "+tc.name, err, "AccessDenied")
 	}
 }
+
+// TestCrossAccountLocksNeedThePolicy: in a bucket with Object Lock whose
+// ACLs are enabled, another account that writes by the bucket ACL's grant
+// owns what it writes, but no ACL grants it a lock, on its own objects
+// either: without the bucket policy's Allow, PutObjectRetention,
+// PutObjectLegalHold and their reads are refused and change nothing, so
+// the bucket's owner can still delete the version; with the Allow, they
+// work.
+func TestCrossAccountLocksNeedThePolicy(t *testing.T) {
+	e := newCrossEnv(t)
+	ctx := context.Background()
+	b := aws.String("vault")
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectOwnership: types.ObjectOwnershipObjectWriter,
+		ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, GrantWrite: aws.String(`id="bob"`), GrantRead: aws.String(`id="bob"`)}); err != nil {
+		t.Fatal(err)
+	}
+	lock := func(key string, version *string) (retention, hold error) {
+		_, retention = e.bob.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: b, Key: aws.String(key), VersionId: version,
+			Retention:         &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeCompliance, RetainUntilDate: aws.Time(time.Now().Add(100 * 365 * 24 * time.Hour))},
+			ChecksumAlgorithm: types.ChecksumAlgorithmCrc32})
+		_, hold = e.bob.PutObjectLegalHold(ctx, &s3.PutObjectLegalHoldInput{Bucket: b, Key: aws.String(key), VersionId: version,
+			LegalHold: &types.ObjectLockLegalHold{Status: types.ObjectLockLegalHoldStatusOn}, ChecksumAlgorithm: types.ChecksumAlgorithmCrc32})
+		return retention, hold
+	}
+
+	out, err := e.bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("junk"), Body: strings.NewReader("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owner, _, err := objectACL(t, e.bob, "vault", "junk"); err != nil || owner != "bob" {
+		t.Fatalf("bob's object: owner %q, %v", owner, err)
+	}
+	retention, hold := lock("junk", out.VersionId)
+	want(t, "bob's PutObjectRetention on his object by the ACL's grant", retention, "AccessDenied")
+	want(t, "bob's PutObjectLegalHold on his object by the ACL's grant", hold, "AccessDenied")
+	_, err = e.bob.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: b, Key: aws.String("junk"), VersionId: out.VersionId})
+	want(t, "bob's GetObjectRetention by the ACL's grant", err, "AccessDenied")
+	_, err = e.bob.GetObjectLegalHold(ctx, &s3.GetObjectLegalHoldInput{Bucket: b, Key: aws.String("junk"), VersionId: out.VersionId})
+	want(t, "bob's GetObjectLegalHold by the ACL's grant", err, "AccessDenied")
+	// Nothing was locked: alice deletes the version for good (which a
+	// COMPLIANCE retention or a legal hold would refuse).
+	if _, err := e.alice.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("junk"), VersionId: out.VersionId}); err != nil {
+		t.Fatalf("alice deletes the version bob could not lock: %v", err)
+	}
+
+	// The bucket policy's Allow grants bob the locks on what he writes.
+	if err := putPolicy(e.alice, "vault", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::bob:root"},
+		"Action":["s3:PutObjectRetention","s3:PutObjectLegalHold","s3:GetObjectRetention","s3:GetObjectLegalHold"],"Resource":"arn:aws:s3:::vault/*"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	out, err = e.bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("kept"), Body: strings.NewReader("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	retention, hold = lock("kept", out.VersionId)
+	want(t, "bob's PutObjectRetention allowed by the policy", retention, "")
+	want(t, "bob's PutObjectLegalHold allowed by the policy", hold, "")
+	if got, err := e.bob.GetObjectLegalHold(ctx, &s3.GetObjectLegalHoldInput{Bucket: b, Key: aws.String("kept"), VersionId: out.VersionId}); err != nil ||
+		got.LegalHold.Status != types.ObjectLockLegalHoldStatusOn {
+		t.Fatalf("bob's GetObjectLegalHold allowed by the policy: %+v, %v", got, err)
+	}
+}

@@ -56,6 +56,10 @@ var aclPermissions = map[string]aclPermission{
 	"GetObjectRetention": {"", true}, "PutObjectRetention": {"", true}, "GetObjectLegalHold": {"", true}, "PutObjectLegalHold": {"", true},
 }
 
+// lockOps are the Object Lock operations on an object, which no ACL
+// grants another account, whoever owns the object.
+var lockOps = map[string]bool{"GetObjectRetention": true, "PutObjectRetention": true, "GetObjectLegalHold": true, "PutObjectLegalHold": true}
+
 // aclPermissionOf is the ACL permission of o in req, if an ACL can grant
 // it: not the deletion of one version, which S3 grants the bucket's owner
 // alone.
@@ -127,6 +131,10 @@ func (s *Server) admitAccount(req *request, o operation) error {
 	case granted:
 	case o.name == "DeleteObjects":
 		granted = true // judged key by key (deleteDenied)
+	case lockOps[o.name]:
+		// The bucket's policy alone grants another account a lock, even
+		// on an object that account owns: one it locked through its ACL
+		// grant could be kept from the bucket's owner for good.
 	case ok && bk.ACLsEnabled():
 		// An object's permission is its own ACL's, checked with the
 		// object (admitObject); the bucket's is the bucket ACL's.
