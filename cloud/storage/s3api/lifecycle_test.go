@@ -330,3 +330,47 @@ func TestLifecycleHeaders(t *testing.T) {
 		t.Errorf("CreateMultipartUpload elsewhere: abort rule %v, date %v; want none", up.AbortRuleId, up.AbortDate)
 	}
 }
+
+// TestLifecyclePolicyDeny: the bucket policy governs the lifecycle
+// operations as S3's actions name them (s3:GetLifecycleConfiguration,
+// s3:PutLifecycleConfiguration, which DeleteBucketLifecycle asks too): a
+// key denied s3:* may not schedule the deletion of what it may not
+// delete, nor read or remove the rules, and its refusals change nothing;
+// the owner's other keys still may.
+func TestLifecyclePolicyDeny(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	mustBuckets(t, c, "site")
+	agentID, agentSecret := e.key(t, "alice", "readwrite", "*")
+	agent := e.sdk(agentID, agentSecret)
+	if err := putPolicy(c, "site", `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":{"AWS":"`+agentID+`"},
+		"Action":"s3:*","Resource":["arn:aws:s3:::site","arn:aws:s3:::site/*"]}]}`); err != nil {
+		t.Fatal(err)
+	}
+	rules := func(days int32) *types.BucketLifecycleConfiguration {
+		return &types.BucketLifecycleConfiguration{Rules: []types.LifecycleRule{{ID: aws.String("wipe"), Status: types.ExpirationStatusEnabled,
+			Filter: &types.LifecycleRuleFilter{Prefix: aws.String("")}, Expiration: &types.LifecycleExpiration{Days: aws.Int32(days)}}}}
+	}
+	if _, err := c.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: aws.String("site"), LifecycleConfiguration: rules(30)}); err != nil {
+		t.Fatal(err)
+	}
+	before := lifecycleString(t, c, "site")
+
+	_, err := agent.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: aws.String("site"), LifecycleConfiguration: rules(1)})
+	if apiCode(err) != "AccessDenied" {
+		t.Errorf("the denied key's PutBucketLifecycleConfiguration: %v, want AccessDenied", err)
+	}
+	if _, err := agent.DeleteBucketLifecycle(ctx, &s3.DeleteBucketLifecycleInput{Bucket: aws.String("site")}); apiCode(err) != "AccessDenied" {
+		t.Errorf("the denied key's DeleteBucketLifecycle: %v, want AccessDenied", err)
+	}
+	if got := lifecycleString(t, agent, "site"); got != "error AccessDenied" {
+		t.Errorf("the denied key's GetBucketLifecycleConfiguration: %s, want AccessDenied", got)
+	}
+	if got := lifecycleString(t, c, "site"); got != before {
+		t.Errorf("the refusals changed the rules: %s, was %s", got, before)
+	}
+	if _, err := c.DeleteBucketLifecycle(ctx, &s3.DeleteBucketLifecycleInput{Bucket: aws.String("site")}); err != nil {
+		t.Errorf("the owner's other key's DeleteBucketLifecycle: %v", err)
+	}
+}
