@@ -29,12 +29,13 @@ import (
 )
 
 // subresources are the query parameters S3 signs in the canonicalized
-// resource; any other parameter is left out of the string to sign.
+// resource, and the disputed ones below; any other parameter is left out
+// of the string to sign.
 var subresources = map[string]bool{
 	"accelerate": true, "acl": true, "analytics": true, "cors": true, "defaultObjectAcl": true, "delete": true,
 	"encryption": true, "inventory": true, "legal-hold": true, "lifecycle": true, "location": true,
-	"logging": true, "metrics": true, "notification": true, "object-lock": true, "partNumber": true,
-	"policy": true, "replication": true, "requestPayment": true, "restore": true, "retention": true,
+	"logging": true, "metrics": true, "notification": true, "object-lock": true, "ownershipControls": true, "partNumber": true,
+	"policy": true, "policyStatus": true, "publicAccessBlock": true, "replication": true, "requestPayment": true, "restore": true, "retention": true,
 	"select": true, "select-type": true, "storageClass": true,
 	"tagging": true, "torrent": true, "uploadId": true, "uploads": true, "versionId": true,
 	"versioning": true, "versions": true, "website": true,
@@ -45,10 +46,15 @@ var subresources = map[string]bool{
 // disputed are the subresources Version 2 signers disagree on, S3 having
 // never listed them: botocore signs object-lock and leaves out
 // encryption, legal-hold and retention; minio-go (mc --api S3v2) does the
-// opposite. A request naming one is checked both with it in the
-// resource and without, so that both kinds of client work; the
-// operation it names is then one its signer could have meant.
-var disputed = []string{"encryption", "legal-hold", "object-lock", "retention"}
+// opposite. The last three name operations newer than Version 2, which
+// no signer puts in the resource. A request naming one is checked both
+// with it in the resource and without, so that both kinds of client
+// work; but a signature that covers the request only without it covers
+// the same request without the subresource too, another operation, so
+// it is taken for reads alone (GET, HEAD): a write must sign what names
+// it, or a signed DELETE /bucket could be replayed as DELETE
+// /bucket?publicAccessBlock.
+var disputed = []string{"encryption", "legal-hold", "object-lock", "retention", "publicAccessBlock", "ownershipControls", "policyStatus"}
 
 // Auth is a verified Version 2 request.
 type Auth struct {
@@ -194,36 +200,54 @@ func check(r *http.Request, h http.Header, bucket, date, id, want string, lookup
 	if err != nil {
 		return err
 	}
-	queries := candidateQueries(r.URL.Query())
+	read := r.Method == http.MethodGet || r.Method == http.MethodHead
+	var unsigned []string // what a signature of a write left out, if one matched without it
 	for _, path := range append(candidatePaths(r, bucket), fixedQueryPaths(r, bucket)...) {
-		for _, q := range queries {
-			sts := StringToSign(r.Method, h, Resource(bucket, path, q), date)
-			if hmac.Equal([]byte(Sign(secret, sts)), []byte(want)) {
+		for _, c := range candidateQueries(r.URL.Query()) {
+			sts := StringToSign(r.Method, h, Resource(bucket, path, c.q), date)
+			if !hmac.Equal([]byte(Sign(secret, sts)), []byte(want)) {
+				continue
+			}
+			if len(c.left) == 0 || read {
 				return nil
 			}
+			unsigned = c.left
 		}
+	}
+	if unsigned != nil {
+		return errorf("AccessDenied", "The Signature Version 2 signature does not cover ?%s, which names this %s request's operation: "+
+			"without it the same signature would sign another operation. Put it in the resource signed, or sign with Signature Version 4.",
+			strings.Join(unsigned, ", ?"), r.Method)
 	}
 	return errorf("SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your key and signing method.")
 }
 
+// candidate is a query a request may have been signed with: its own, or
+// its own without the disputed subresources left.
+type candidate struct {
+	q    url.Values
+	left []string
+}
+
 // candidateQueries are the queries q may have been signed with: q, and
 // q without each combination of the disputed subresources it holds.
-func candidateQueries(q url.Values) []url.Values {
+func candidateQueries(q url.Values) []candidate {
 	var present []string
 	for _, name := range disputed {
 		if q.Has(name) {
 			present = append(present, name)
 		}
 	}
-	out := []url.Values{q}
+	out := []candidate{{q: q}}
 	for mask := 1; mask < 1<<len(present); mask++ {
-		c := url.Values{}
+		c := candidate{q: url.Values{}}
 		for k, v := range q {
-			c[k] = v
+			c.q[k] = v
 		}
 		for i, name := range present {
 			if mask&(1<<i) != 0 {
-				delete(c, name)
+				delete(c.q, name)
+				c.left = append(c.left, name)
 			}
 		}
 		out = append(out, c)

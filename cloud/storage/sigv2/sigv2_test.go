@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -450,5 +451,46 @@ func TestBotocoreFixedQueryRefused(t *testing.T) {
 				t.Fatalf("Verify = %v, want code SignatureDoesNotMatch", err)
 			}
 		})
+	}
+}
+
+// TestUnsignedSubresourceOnlyForReads: a signature that covers a request
+// only without a disputed subresource covers the request without it too,
+// another operation. It is taken for a read (botocore's GET ?encryption)
+// but not for a write: a signed DELETE /site replayed as DELETE
+// /site?publicAccessBlock, ?ownershipControls or ?encryption is refused,
+// saying why; a write that signs its subresource (minio-go's) is taken.
+func TestUnsignedSubresourceOnlyForReads(t *testing.T) {
+	date := exampleTime.UTC().Format(http.TimeFormat)
+	signed := func(method, target string, signedQuery url.Values) *http.Request {
+		r := httptest.NewRequest(method, target, nil)
+		r.Header.Set("Date", date)
+		sts := StringToSign(method, r.Header, Resource("", "/site", signedQuery), date)
+		r.Header.Set("Authorization", "AWS "+exampleID+":"+Sign(exampleSecret, sts))
+		return r
+	}
+	for _, tc := range []struct {
+		name, method, target string
+		signedQuery          url.Values
+		want                 string // code; "" accepted
+	}{
+		{"DeleteBucket as signed", "DELETE", "/site", nil, ""},
+		{"DeleteBucket replayed as DeletePublicAccessBlock", "DELETE", "/site?publicAccessBlock", nil, "AccessDenied"},
+		{"DeleteBucket replayed as DeleteBucketOwnershipControls", "DELETE", "/site?ownershipControls", nil, "AccessDenied"},
+		{"DeleteBucket replayed as DeleteBucketEncryption", "DELETE", "/site?encryption", nil, "AccessDenied"},
+		{"DeleteBucketEncryption signing its subresource", "DELETE", "/site?encryption", url.Values{"encryption": {""}}, ""},
+		{"PutObjectRetention without its subresource", "PUT", "/site?retention", nil, "AccessDenied"},
+		{"GetBucketEncryption without its subresource, as botocore signs it", "GET", "/site?encryption", nil, ""},
+		{"GetPublicAccessBlock without its subresource", "GET", "/site?publicAccessBlock", nil, ""},
+		{"HEAD with a disputed subresource unsigned", "HEAD", "/site?legal-hold", nil, ""},
+	} {
+		r := signed(tc.method, tc.target, tc.signedQuery)
+		_, err := Verify(r, "", lookup, exampleTime)
+		if got := code(err); got != tc.want {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+		if tc.want == "AccessDenied" && err != nil && !strings.Contains(err.Error(), "does not cover ?") {
+			t.Errorf("%s: %v does not say what the signature left out", tc.name, err)
+		}
 	}
 }
