@@ -212,11 +212,20 @@ func aclError(err error) error {
 	return s3err(http.StatusBadRequest, "InvalidArgument", e.Message)
 }
 
+// errVersionACL refuses the ACL of one version: versions keep none of
+// their own here.
+var errVersionACL = s3err(http.StatusNotImplemented, "NotImplemented", "A header or query you provided implies functionality that is not "+
+	"implemented: the ACL of one version (?acl with a versionId other than null) is not supported by this endpoint; "+
+	"leave versionId out for the object's. docs/s3.md lists what is.")
+
 // aclRoute returns the operation of an ?acl or ?ownershipControls
-// request, if r is one. A version other than "null" is left to the
-// route's refusal of versionId.
+// request, if r is one. The ACL of a version other than "null" is
+// refused, not taken for a GET or PUT of the version itself.
 func aclRoute(r *request, q url.Values) (operation, bool) {
 	if q.Has("versionId") && q.Get("versionId") != "null" {
+		if q.Has("acl") {
+			return refused("Unsupported:versionId acl", errVersionACL), true
+		}
 		return operation{}, false
 	}
 	switch {

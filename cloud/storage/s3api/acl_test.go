@@ -2,6 +2,8 @@ package s3api_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -321,5 +323,42 @@ func TestOwnershipControls(t *testing.T) {
 	}
 	if status, _ := do(t, e.signed(t, "PUT", "/own?ownershipControls", strings.NewReader("<OwnershipControls>"), "", nil)); status != 400 {
 		t.Errorf("PutBucketOwnershipControls with a malformed body: got %d, want 400", status)
+	}
+}
+
+// TestVersionACLRefused: versions keep no ACL of their own here, so
+// GetObjectAcl and PutObjectAcl of a version other than null are 501,
+// never taken for a GET of that version's body or a PUT over it; the
+// object's own ACL (no versionId, or null) still answers.
+func TestVersionACLRefused(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	mustBuckets(t, c, "vvv")
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("vvv"),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("vvv"), Key: aws.String("k"), Body: strings.NewReader("SECRET-BODY")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/vvv/k?acl&versionId=" + aws.ToString(out.VersionId)
+	for _, method := range []string{"GET", "PUT"} {
+		resp, err := http.DefaultClient.Do(e.signed(t, method, path, nil, "", map[string]string{"x-amz-acl": "private"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotImplemented || strings.Contains(string(body), "SECRET") || !strings.Contains(string(body), "the ACL of one version") {
+			t.Errorf("%s %s: %d %s, want 501 naming the version's ACL", method, path, resp.StatusCode, body)
+		}
+	}
+	if got, err := get(c, "vvv", "k"); err != nil || got != "SECRET-BODY" {
+		t.Errorf("the object after the refusals: %q, %v", got, err)
+	}
+	if _, err := c.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: aws.String("vvv"), Key: aws.String("k")}); err != nil {
+		t.Errorf("GetObjectAcl of the object: %v", err)
 	}
 }
