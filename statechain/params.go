@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/latticenet/lattice/internal/strictjson"
 	"github.com/latticenet/lattice/ledger"
 )
 
@@ -201,7 +202,7 @@ func (s *State) Params() (Params, error) {
 
 func parseTimekeepers(v string, p *Params) (string, error) {
 	var t Timekeepers
-	if err := strictJSON(v, &t); err != nil {
+	if err := strictjson.Unmarshal([]byte(v), &t); err != nil {
 		return "", err
 	}
 	if t.Keys == nil {
@@ -249,7 +250,7 @@ func parsePrices(v string, p *Params) (string, error) {
 		MemoryMB *ledger.Amount `json:"memory_mb"`
 		DiskGB   *ledger.Amount `json:"disk_gb"`
 	}
-	if err := strictJSON(v, &raw); err != nil {
+	if err := strictjson.Unmarshal([]byte(v), &raw); err != nil {
 		return "", err
 	}
 	if raw.VCPU == nil || raw.MemoryMB == nil || raw.DiskGB == nil {

@@ -1,15 +1,13 @@
 package statechain
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
+	"github.com/latticenet/lattice/internal/strictjson"
 	"github.com/latticenet/lattice/ledger"
 )
 
@@ -108,7 +106,7 @@ func CheckSignatures(b *Block, k ledger.Keyset) error {
 // ledger.Keyset.Validate says.
 func ParseKeyset(v string) (ledger.Keyset, error) {
 	var k ledger.Keyset
-	if err := strictJSON(v, &k); err != nil {
+	if err := strictjson.Unmarshal([]byte(v), &k); err != nil {
 		return k, fmt.Errorf("%w: keyset: %v", ErrInvalidValue, err)
 	}
 	if err := k.Validate(); err != nil {
@@ -118,20 +116,6 @@ func ParseKeyset(v string) (ledger.Keyset, error) {
 		return k, fmt.Errorf("%w: keyset not in canonical form; write it as %s", ErrInvalidValue, c)
 	}
 	return k, nil
-}
-
-// strictJSON decodes v into dst refusing unknown fields and trailing data.
-func strictJSON(v string, dst any) error {
-	dec := json.NewDecoder(strings.NewReader(v))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return err
-	}
-	// Only the end may follow: dec.More would let a stray ']' or '}' pass.
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the value")
-	}
-	return nil
 }
 
 // Entry is a key's value and the index of the block that set it.

@@ -91,3 +91,21 @@ func TestUsage(t *testing.T) {
 		t.Errorf("usage = %s, want acme's two empty buckets only", r.body)
 	}
 }
+
+// TestS3KeyBodyMustBeAnObject: {} creates a key with the default name,
+// but null, which decodes into the request as a no-op, is no JSON object:
+// 400, and no key is made.
+func TestS3KeyBodyMustBeAnObject(t *testing.T) {
+	a := newAPI(t, cloudapi.Options{})
+	acme, _ := a.newKey("acme")
+	for _, body := range []string{`null`, ` null `, `[]`, `{}}`} {
+		r := a.do("POST", "/api/storage/keys", acme, body)
+		wantError(t, "create a key with the body "+body, r, http.StatusBadRequest, "validation_error")
+	}
+	if l := a.do("GET", "/api/storage/keys", acme, ""); !strings.Contains(string(l.body), `"total":0`) {
+		t.Fatalf("refused bodies made keys: %s", l.body)
+	}
+	if r := a.do("POST", "/api/storage/keys", acme, `{}`); r.status != http.StatusCreated {
+		t.Fatalf("create with {}: %d %s", r.status, r.body)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +31,7 @@ import (
 	"github.com/latticenet/lattice/internal/run/accesslog"
 	"github.com/latticenet/lattice/internal/run/drain"
 	"github.com/latticenet/lattice/internal/run/httpmetrics"
+	"github.com/latticenet/lattice/internal/strictjson"
 )
 
 // Options tune the API; zero values take the defaults.
@@ -428,22 +428,19 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 			return validation("Content-Type must be application/json, got %q", ct)
 		}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &mbe):
-			return &Error{http.StatusRequestEntityTooLarge, "payload_too_large", fmt.Sprintf("the body exceeds %d bytes", s.opts.MaxBody), 0}
-		case errors.Is(err, io.EOF):
-			return validation("the body must be a JSON object")
-		}
-		return validation("invalid JSON body: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	err := strictjson.Object(http.MaxBytesReader(w, r.Body, s.opts.MaxBody), v)
+	var mbe *http.MaxBytesError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &mbe):
+		return &Error{http.StatusRequestEntityTooLarge, "payload_too_large", fmt.Sprintf("the body exceeds %d bytes", s.opts.MaxBody), 0}
+	case errors.Is(err, io.EOF), errors.Is(err, strictjson.ErrNotObject):
+		return validation("the body must be a JSON object")
+	case errors.Is(err, strictjson.ErrTrailing):
 		return validation("unexpected data after the JSON object")
 	}
-	return nil
+	return validation("invalid JSON body: %v", err)
 }
 
 // cleanPath reports whether p is already clean: no empty, "." or ".."

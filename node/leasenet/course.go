@@ -12,6 +12,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/latticenet/lattice/internal/strictjson"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/pow"
@@ -105,7 +106,7 @@ func (s *Service) ask(ctx context.Context, k ledger.Address, lease ledger.Hash, 
 		return ledger.Attestation{}, fmt.Errorf("no answer: %v", err)
 	}
 	var ans attestAnswer
-	if err := strictJSON(data, &ans); err != nil {
+	if err := strictjson.Unmarshal(data, &ans); err != nil {
 		return ledger.Attestation{}, fmt.Errorf("a malformed answer: %v", err)
 	}
 	if ans.Attestation == nil {

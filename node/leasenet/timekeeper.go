@@ -16,6 +16,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/latticenet/lattice/internal/strictjson"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node/nodewire"
 	"github.com/latticenet/lattice/node/p2p"
@@ -126,7 +127,7 @@ func (s *Service) validateAnnouncement(_ context.Context, from peer.ID, data []b
 		return p2p.Accept
 	}
 	var a announcement
-	if err := strictJSON(data, &a); err != nil {
+	if err := strictjson.Unmarshal(data, &a); err != nil {
 		return p2p.Reject
 	}
 	if err := a.Check(s.cfg.Terms.Network); err != nil {
@@ -365,7 +366,7 @@ type AttestRequest = nodewire.AttestRequest
 // JSON, a lease hash, a purpose ("" is 0: the one due).
 func ParseAttestRequest(data []byte) (ledger.Hash, ledger.Purpose, error) {
 	var req AttestRequest
-	if err := strictJSON(data, &req); err != nil {
+	if err := strictjson.Unmarshal(data, &req); err != nil {
 		return ledger.Hash{}, 0, fmt.Errorf("malformed request: %w", err)
 	}
 	if req.LeaseHash.IsZero() {
@@ -407,18 +408,4 @@ func (s *Service) serveAttest(st network.Stream) {
 	}
 	out, _ := json.Marshal(ans)
 	st.Write(out)
-}
-
-// strictJSON decodes one JSON value into v, refusing unknown fields and
-// trailing data.
-func strictJSON(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
-	}
-	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/latticenet/lattice/internal/strictjson"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node/p2p"
@@ -198,7 +199,7 @@ func (s *Service) announceLoop(ctx context.Context) {
 // judge decodes and checks a record from a peer.
 func (s *Service) judge(data []byte) (*market.Capacity, error) {
 	var c market.Capacity
-	if err := strictJSON(data, &c); err != nil {
+	if err := strictjson.Unmarshal(data, &c); err != nil {
 		return nil, fmt.Errorf("%w: %v", market.ErrInvalid, err)
 	}
 	if err := c.Check(s.cfg.Network); err != nil {
@@ -309,20 +310,6 @@ func (s *Service) Providers() ([]market.Provider, error) {
 	return out, nil
 }
 
-// strictJSON decodes one JSON value into v, refusing unknown fields and
-// trailing data.
-func strictJSON(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
-	}
-	return nil
-}
-
 // offerAnswer is a provider's answer on an offer stream: an offer, or the
 // reason there is none.
 type offerAnswer struct {
@@ -431,7 +418,7 @@ func (s *Service) ask(ctx context.Context, p market.Provider, r market.Request) 
 		if len(data) > maxMessage {
 			return nil, errors.New("an answer over the size bound")
 		}
-		if err := strictJSON(data, &ans); err != nil {
+		if err := strictjson.Unmarshal(data, &ans); err != nil {
 			return nil, fmt.Errorf("a malformed answer: %v", err)
 		}
 	}
@@ -520,7 +507,7 @@ func (s *Service) serveOffer(st network.Stream) {
 	}
 	var r market.Request
 	ans := offerAnswer{Error: "a malformed request"}
-	if strictJSON(data, &r) == nil {
+	if strictjson.Unmarshal(data, &r) == nil {
 		ans = s.offer(r)
 	}
 	out, _ := json.Marshal(ans)

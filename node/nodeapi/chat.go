@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/directory"
+	"github.com/latticenet/lattice/internal/strictjson"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/nodewire"
@@ -42,20 +42,14 @@ func decodeRecord(w http.ResponseWriter, r *http.Request, v any) error {
 
 // decodeLimited is decodeRecord with a bound of its own.
 func decodeLimited(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return fmt.Errorf("body exceeds %d bytes", limit)
-		}
-		return err
+	err := strictjson.Decode(http.MaxBytesReader(w, r.Body, limit), v)
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return fmt.Errorf("body exceeds %d bytes", limit)
 	}
-	// Only the end may follow: dec.More would let a stray '}' or ']' pass.
-	if _, err := dec.Token(); err != io.EOF {
+	if errors.Is(err, strictjson.ErrTrailing) {
 		return errors.New("trailing data after the JSON object")
 	}
-	return nil
+	return err
 }
 
 // submitted answers a chat or directory submission by its outcome.

@@ -7,7 +7,6 @@ package nodeapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -611,9 +610,7 @@ func (s *Server) recent(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
 	var req nodewire.PoWRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := decodeLimited(w, r, &req, 4<<10); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid request: want {\"hash\": \"<64 hex characters>\"}: "+err.Error())
 		return
 	}

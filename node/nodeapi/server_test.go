@@ -274,6 +274,9 @@ func TestPoW(t *testing.T) {
 		{"not hex", `{"hash":"` + strings.Repeat("x", 64) + `"}`, []string{"not hexadecimal"}},
 		{"hash as number", `{"hash":12}`, nil},
 		{"unknown field", `{"hash":"` + randomHash().String() + `","threshold":"ffff"}`, []string{"unknown field"}},
+		// Nothing may follow the object: no proof of work is searched for.
+		{"trailing garbage", `{"hash":"` + randomHash().String() + `"} garbage`, []string{"trailing data"}},
+		{"a stray brace", `{"hash":"` + randomHash().String() + `"}}`, []string{"trailing data"}},
 	} {
 		checkError(t, h.post("/pow", tc.body), http.StatusBadRequest, "POST /pow ("+tc.name+")", tc.frags...)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/latticenet/lattice/ledger"
@@ -47,13 +48,33 @@ func FuzzParseExec(f *testing.F) {
 	f.Add([]byte(`{"command":""}`))
 	f.Add([]byte(`{"command":"a\u0000b"}`))
 	f.Add([]byte(`{"command":"x"} {}`))
+	f.Add([]byte(`{"command":"x"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := ParseExec(body)
 		if err != nil {
 			return
 		}
+		// One JSON object and nothing after it: whatever json.Valid
+		// refuses (a stray '}' after the object, two values) is refused.
+		if !json.Valid(body) || bytes.TrimSpace(body)[0] != '{' {
+			t.Fatalf("accepted a body that is not one JSON object: %q", body)
+		}
 		if len(bytes.TrimSpace([]byte(req.Command))) == 0 || len(req.Command) > 65536 || bytes.IndexByte([]byte(req.Command), 0) >= 0 {
 			t.Fatalf("accepted %q", req.Command)
 		}
 	})
+}
+
+// TestParseExecRefusesWhatFollows: an exec body is one ExecRequest
+// object: a stray brace or bracket after it, a second value, null or an
+// array is 400 before any command runs.
+func TestParseExecRefusesWhatFollows(t *testing.T) {
+	for _, body := range []string{`{"command":"id"}}`, `{"command":"id"}]`, `{"command":"id"} {}`, `{"command":"id"} x`, `null`, `[{"command":"id"}]`, ``} {
+		if req, err := ParseExec([]byte(body)); !errors.Is(err, ErrBadRequest) {
+			t.Errorf("ParseExec(%q) = %+v, %v; want ErrBadRequest", body, req, err)
+		}
+	}
+	if req, err := ParseExec([]byte(" {\"command\":\"id\"}\n")); err != nil || req.Command != "id" {
+		t.Errorf("a plain body: %+v, %v", req, err)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/latticenet/lattice/internal/strictjson"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/machine/access"
 	"github.com/latticenet/lattice/node/nodewire"
@@ -358,13 +359,8 @@ func decodeRequest(r io.Reader) (wireRequest, error) {
 	if err != nil {
 		return req, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := strictjson.Unmarshal(data, &req); err != nil {
 		return req, err
-	}
-	if dec.More() {
-		return req, errors.New("more than one JSON value")
 	}
 	switch req.Op {
 	case opShow, opExec, opTunnel:
@@ -447,13 +443,8 @@ func TunnelPort(q url.Values) (int, error) {
 // ParseExec reads and checks an ExecRequest body.
 func ParseExec(body []byte) (nodewire.ExecRequest, error) {
 	var req nodewire.ExecRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return req, fmt.Errorf("%w: the body must be an ExecRequest: %v", ErrBadRequest, err)
-	}
-	if dec.More() {
-		return req, fmt.Errorf("%w: more than one JSON value in the body", ErrBadRequest)
+	if err := strictjson.Object(bytes.NewReader(body), &req); err != nil {
+		return req, fmt.Errorf("%w: the body must be one ExecRequest: %v", ErrBadRequest, err)
 	}
 	switch {
 	case strings.TrimSpace(req.Command) == "":

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/latticenet/lattice/internal/strictjson"
 	"net/http"
 	"strconv"
 	"strings"
@@ -62,7 +63,7 @@ func parsePostPolicy(b64 string) (*postPolicy, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, policyError("the policy is not a JSON object: %v", err)
 	}
-	if dec.More() {
+	if strictjson.End(dec) != nil {
 		return nil, policyError("the policy holds more than one JSON value")
 	}
 	if doc.Expiration == nil {
