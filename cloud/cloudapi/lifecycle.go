@@ -1,7 +1,9 @@
 package cloudapi
 
 import (
+	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/latticenet/lattice/cloud/accounts"
@@ -73,6 +75,9 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request, key accounts.Ke
 		return validation("prefix must be at most %d bytes", cloudstore.MaxKeyLen)
 	}
 	rl, err := s.st.AddRule(key.Account, bucket, req.Prefix, *req.ExpireDays, s.opts.Now())
+	if errors.Is(err, cloudstore.ErrRules) {
+		return validation("%s", strings.TrimPrefix(err.Error(), cloudstore.ErrRules.Error()+": "))
+	}
 	if err != nil {
 		return bucketErr(err)
 	}

@@ -107,3 +107,37 @@ func TestLifecycleRulesFromS3(t *testing.T) {
 		t.Errorf("events: %d %s", ev.status, ev.body)
 	}
 }
+
+// TestLifecycleRuleLimit: a bucket holds at most cloudstore.MaxRules
+// rules however they are added, the bound S3's configurations keep: the
+// next POST is 400, adds nothing, and the rules can still be read and
+// written back whole over S3's API (SetRules).
+func TestLifecycleRuleLimit(t *testing.T) {
+	a := newAPI(t, cloudapi.Options{})
+	acme, _ := a.newKey("acme")
+	if r := a.do("POST", "/api/storage/buckets", acme, `{"name":"logs"}`); r.status != http.StatusCreated {
+		t.Fatalf("create bucket: %d %s", r.status, r.body)
+	}
+	rules := make([]cloudstore.Rule, cloudstore.MaxRules-1)
+	for i := range rules {
+		rules[i] = cloudstore.Rule{Prefix: fmt.Sprintf("p%d/", i), ExpireDays: 7}
+	}
+	if _, err := a.st.SetRules("acme", "logs", rules, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.do("POST", "/api/storage/buckets/logs/lifecycle", acme, `{"expire_days":7}`); r.status != http.StatusCreated {
+		t.Fatalf("the 1000th rule: %d %s", r.status, r.body)
+	}
+	r := a.do("POST", "/api/storage/buckets/logs/lifecycle", acme, `{"expire_days":7}`)
+	wantError(t, "the 1001st rule", r, http.StatusBadRequest, "validation_error")
+	if !strings.Contains(string(r.body), "at most 1000 lifecycle rules") {
+		t.Errorf("the 1001st rule's refusal: %s", r.body)
+	}
+	got, err := a.st.Rules("acme", "logs")
+	if err != nil || len(got) != cloudstore.MaxRules {
+		t.Fatalf("after the refusal: %d rules, %v", len(got), err)
+	}
+	if _, err := a.st.SetRules("acme", "logs", got, time.Now()); err != nil {
+		t.Errorf("the rules written back whole: %v", err)
+	}
+}

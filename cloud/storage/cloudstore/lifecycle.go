@@ -167,7 +167,8 @@ func UploadAbort(rules []Rule, key string, initiated time.Time) (time.Time, Rule
 	return at, by, found
 }
 
-// AddRule adds a lifecycle rule to account's bucket.
+// AddRule adds a lifecycle rule to account's bucket, which may hold at
+// most MaxRules.
 func (s *Store) AddRule(account, bucket, prefix string, days int, now time.Time) (Rule, error) {
 	if days < 1 || days > MaxExpireDays {
 		return Rule{}, fmt.Errorf("expire_days must be from 1 to %d", MaxExpireDays)
@@ -179,6 +180,13 @@ func (s *Store) AddRule(account, bucket, prefix string, days int, now time.Time)
 	defer s.mu.Unlock()
 	if _, err := s.Bucket(account, bucket); err != nil {
 		return Rule{}, err
+	}
+	// The bound SetRules keeps (and S3 a configuration): a bucket holding
+	// more could no longer be written back over S3.
+	if rules, err := s.rulesOf(bucket); err != nil {
+		return Rule{}, err
+	} else if len(rules) >= MaxRules {
+		return Rule{}, fmt.Errorf("%w: a bucket has at most %d lifecycle rules", ErrRules, MaxRules)
 	}
 	r := Rule{ID: newRuleID(), Bucket: bucket, Prefix: prefix, ExpireDays: days, CreatedAt: now.UTC()}
 	b := s.db.NewBatch()
@@ -254,7 +262,8 @@ func checkRule(r Rule) error {
 	return nil
 }
 
-// ErrRules is wrapped by SetRules' refusals of a set of rules.
+// ErrRules is wrapped by SetRules' refusals of a set of rules, and by
+// AddRule's of one past MaxRules.
 var ErrRules = errors.New("cloudstore: invalid lifecycle rules")
 
 // SetRules replaces every lifecycle rule of account's bucket (whichever API
