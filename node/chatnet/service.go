@@ -409,6 +409,12 @@ func (s *Service) Register(ctx context.Context, r *directory.Registration) error
 	if err := chat.CheckTime(r.Timestamp, now.UnixMilli(), skew, skew); err != nil {
 		return fmt.Errorf("%w: %v", directory.ErrInvalid, err)
 	}
+	// A registration the held one supersedes is refused before it takes
+	// one of the account's registrations: anyone may replay an older one,
+	// and must not use up the allowance of the account's own.
+	if found && !directory.Newer(r, held) {
+		return superseded(r, held)
+	}
 	if ok, wait := s.regLim.Allow(r.Account, now); !ok {
 		return &RateLimitError{Account: r.Account, What: "registrations", Rate: s.cfg.RegisterRate, RetryAfter: wait}
 	}
@@ -416,19 +422,24 @@ func (s *Service) Register(ctx context.Context, r *directory.Registration) error
 	if err != nil {
 		return err
 	}
-	if !added {
+	if !added { // a newer one was held meanwhile
 		held, _, err := s.st.registration(r.Account)
 		if err != nil {
 			return err
 		}
-		if held.Timestamp == r.Timestamp {
-			return fmt.Errorf("%w: another registration of %s with the same timestamp (%d) is held and wins the tie (the greater digest); sign a new one", directory.ErrInvalid, r.Account, held.Timestamp)
-		}
-		return fmt.Errorf("%w: a newer registration of %s is held (timestamp %d)", directory.ErrInvalid, r.Account, held.Timestamp)
+		return superseded(r, held)
 	}
 	s.publish(ctx, r)
 	s.registered(r.Account)
 	return nil
+}
+
+// superseded is the refusal of r, which held supersedes.
+func superseded(r, held *directory.Registration) error {
+	if held.Timestamp == r.Timestamp {
+		return fmt.Errorf("%w: another registration of %s with the same timestamp (%d) is held and wins the tie (the greater digest); sign a new one", directory.ErrInvalid, r.Account, held.Timestamp)
+	}
+	return fmt.Errorf("%w: a newer registration of %s is held (timestamp %d)", directory.ErrInvalid, r.Account, held.Timestamp)
 }
 
 // AllowSource takes a token of the rate of a network address (the HTTP

@@ -291,6 +291,19 @@ func TestChatSendIdempotentAndRateLimited(t *testing.T) {
 	if got := r.header.Get("Retry-After"); got != "5" {
 		t.Errorf("429's Retry-After: got %q, want \"5\"", got)
 	}
+
+	// Replays of an older registration are refused for what they are,
+	// without using up the account's allowance: erin registers twice,
+	// anyone replays the first, and erin's next registration is taken.
+	erin := wallet.NewKey()
+	first := reg(erin, h.peer(), h.now())
+	h.accepted("/directory/register", first, "POST /directory/register, erin's first")
+	h.accepted("/directory/register", reg(erin, h.peer(), h.now()+1), "POST /directory/register, erin's second")
+	for i := range 10 {
+		h.refused("/directory/register", first, http.StatusBadRequest, fmt.Sprintf("POST /directory/register, erin's first replayed (%d)", i+1),
+			nil, "a newer registration")
+	}
+	h.accepted("/directory/register", reg(erin, h.peer(), h.now()+2), "POST /directory/register, erin's third, after the replays")
 }
 
 // TestDirectoryRegisterRefused: malformed, badly signed, badly timed or
