@@ -3,6 +3,7 @@ package cloudapi
 import (
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/latticenet/lattice/cloud/accounts"
 	"github.com/latticenet/lattice/cloud/cloudwire"
@@ -29,8 +30,8 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ accounts.Ke
 	if err := storagenames.ValidAccountName(req.Account); err != nil {
 		return validation("%v", err)
 	}
-	if len(req.Name) > 100 {
-		return validation("name must be at most 100 characters")
+	if err := checkKeyName(req.Name); err != nil {
+		return err
 	}
 	k, secret, err := s.acc.CreateKey(req.Account, req.Name, false, s.opts.Now())
 	if err != nil {
@@ -78,5 +79,17 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, caller accoun
 		return err
 	}
 	writeJSON(w, http.StatusOK, keyJSON(k))
+	return nil
+}
+
+// maxKeyName bounds an API or S3 key's name, a label, in characters.
+const maxKeyName = 100
+
+// checkKeyName refuses a key name of more than maxKeyName characters
+// (not bytes: a name in another script is as long as one in ASCII).
+func checkKeyName(name string) error {
+	if utf8.RuneCountInString(name) > maxKeyName {
+		return validation("name must be at most %d characters", maxKeyName)
+	}
 	return nil
 }

@@ -46,8 +46,8 @@ func (s *Server) createS3Key(w http.ResponseWriter, r *http.Request, key account
 	if req.BucketScope == "" {
 		req.BucketScope = "*"
 	}
-	if len(req.Name) > 100 {
-		return validation("name must be at most 100 characters")
+	if err := checkKeyName(req.Name); err != nil {
+		return err
 	}
 	if err := cloudstore.ValidS3Permissions(req.Permissions); err != nil {
 		return validation("%v", err)

@@ -59,6 +59,13 @@ func TestS3Keys(t *testing.T) {
 	} {
 		wantError(t, "create "+body, a.do("POST", "/api/storage/keys", acme, body), http.StatusBadRequest, "validation_error")
 	}
+	// The bound counts characters: 100 of them in two bytes each are
+	// a name, 101 are not.
+	if r := a.do("POST", "/api/storage/keys", acme, `{"name":"`+strings.Repeat("é", 100)+`"}`); r.status != http.StatusCreated {
+		t.Errorf("a name of 100 two-byte characters: %d %s", r.status, r.body)
+	}
+	wantError(t, "create with 101 two-byte characters", a.do("POST", "/api/storage/keys", acme, `{"name":"`+strings.Repeat("é", 101)+`"}`),
+		http.StatusBadRequest, "validation_error")
 	r = a.do("POST", "/api/storage/keys", acme, `{"permissions":"read","bucketScope":"photos"}`)
 	if r.status != http.StatusCreated || !strings.Contains(string(r.body), `"bucketScope":"photos"`) || !strings.Contains(string(r.body), `"permissions":"read"`) {
 		t.Errorf("scoped read key: %d %s", r.status, r.body)
