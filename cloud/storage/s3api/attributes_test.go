@@ -135,3 +135,34 @@ func TestGetObjectAttributes(t *testing.T) {
 		t.Errorf("got %d bytes, ETag %v, want %d bytes, ETag %v", len(got), aws.ToString(out.ETag), len(body), `"`+mpETag+`"`)
 	}
 }
+
+// TestAnonymousAttributes: a public bucket's readers may read its objects
+// but not GetObjectAttributes of them, which the public toggle does not
+// grant; a bucket policy that allows s3:GetObjectAttributes to everyone
+// does.
+func TestAnonymousAttributes(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.sdk(e.id, e.secret)
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("pub"), ACL: types.BucketCannedACLPublicRead}); err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, c, "pub", "k", []byte("hello"))
+	anon := e.anonymousSDK()
+	attrs := func() (*s3.GetObjectAttributesOutput, error) {
+		return anon.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: aws.String("pub"), Key: aws.String("k"),
+			ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesObjectSize}})
+	}
+	if _, err := anon.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("pub"), Key: aws.String("k")}); err != nil {
+		t.Fatalf("anonymous GetObject of a public bucket: %v", err)
+	}
+	if _, err := attrs(); apiCode(err) != "AccessDenied" {
+		t.Errorf("anonymous GetObjectAttributes of a public bucket: %v, want AccessDenied", err)
+	}
+	if err := putPolicy(c, "pub", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObjectAttributes","Resource":"arn:aws:s3:::pub/*"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := attrs(); err != nil || aws.ToInt64(out.ObjectSize) != 5 {
+		t.Errorf("anonymous GetObjectAttributes the policy allows: %+v, %v", out, err)
+	}
+}
