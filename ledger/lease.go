@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -183,10 +184,20 @@ func (r *LeaseRecord) Live() bool { return r.Accepted() && !r.Settled() }
 
 // Deadline is when the acceptance window closes: the lease block's time
 // plus the acceptance timeout.
-func (r *LeaseRecord) Deadline() int64 { return r.Created + r.AcceptTimeout }
+func (r *LeaseRecord) Deadline() int64 { return later(r.Created, r.AcceptTimeout) }
 
 // End is when an active lease ends: its attested start plus its duration.
-func (r *LeaseRecord) End() int64 { return r.StartTime + int64(r.Duration)*1000 }
+func (r *LeaseRecord) End() int64 { return later(r.StartTime, int64(r.Duration)*1000) }
+
+// later is the time d ms (d ≥ 0) after t, or the last time there is when
+// the sum overflows: a lease stamped near the end of int64 must not have
+// a deadline or an end that wraps around into the past.
+func later(t, d int64) int64 {
+	if t > math.MaxInt64-d {
+		return math.MaxInt64
+	}
+	return t + d
+}
 
 // Held returns the native the lease holds: the escrowed cost until it
 // is settled, plus the stake while it is active.

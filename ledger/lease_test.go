@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -593,5 +594,30 @@ func TestLeaseRecordBinary(t *testing.T) {
 	js, _ := json.Marshal(r.Status())
 	if string(js) != `"refunded"` {
 		t.Errorf("status %s", js)
+	}
+}
+
+// TestLeaseTimesSaturate: a lease stamped near the end of int64 (which
+// no node admits, being past every clock skew, but which the rules must
+// still judge) has its deadline and end at the last time there is, not
+// wrapped around into the past, where every accept would be late and a
+// refund due at once.
+func TestLeaseTimesSaturate(t *testing.T) {
+	for _, tc := range []struct {
+		r             ledger.LeaseRecord
+		deadline, end int64
+	}{
+		{ledger.LeaseRecord{Created: 1_000, AcceptTimeout: 600_000, StartTime: 5_000, Duration: 60}, 601_000, 65_000},
+		{ledger.LeaseRecord{Created: math.MaxInt64 - 1_000, AcceptTimeout: 600_000, StartTime: math.MaxInt64 - 1_000, Duration: 60},
+			math.MaxInt64, math.MaxInt64},
+		{ledger.LeaseRecord{Created: math.MaxInt64 - 600_000, AcceptTimeout: 600_000, StartTime: math.MaxInt64 - 60_000, Duration: 60},
+			math.MaxInt64, math.MaxInt64},
+	} {
+		if got := tc.r.Deadline(); got != tc.deadline {
+			t.Errorf("Deadline of %+v = %d, want %d", tc.r, got, tc.deadline)
+		}
+		if got := tc.r.End(); got != tc.end {
+			t.Errorf("End of %+v = %d, want %d", tc.r, got, tc.end)
+		}
 	}
 }
