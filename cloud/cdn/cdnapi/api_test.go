@@ -226,7 +226,7 @@ func TestCreateRefusals(t *testing.T) {
 		{"negative ttl", `{"name": "x", "origin": "https://example.com", "default_ttl": -5}`, 400, "validation_error", "default_ttl"},
 		{"unknown field", `{"name": "x", "origin": "https://example.com", "ttl": 5}`, 400, "validation_error", "unknown field"},
 		{"taken name", `{"name": "taken", "origin": "https://example.com"}`, 409, "conflict", "taken"},
-		{"not JSON", `name=x`, 400, "validation_error", "invalid JSON"},
+		{"not JSON", `name=x`, 400, "validation_error", "the body must be a JSON object"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
