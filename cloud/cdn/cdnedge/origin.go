@@ -59,6 +59,12 @@ func newTransport(private bool, headerTimeout time.Duration) *http.Transport {
 // public reports whether a is an address on the public internet.
 func public(a netip.Addr) bool {
 	a = a.Unmap()
+	if nat64.Contains(a) {
+		// A NAT64 gateway (RFC 6052) reaches the IPv4 address in the
+		// last 32 bits: 64:ff9b::a9fe:a9fe is 169.254.169.254.
+		b := a.As16()
+		a = netip.AddrFrom4([4]byte(b[12:]))
+	}
 	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
 		return false
@@ -70,6 +76,10 @@ func public(a netip.Addr) bool {
 	}
 	return true
 }
+
+// nat64 is the well-known prefix of NAT64 (RFC 6052), whose addresses
+// stand for the IPv4 addresses they end with.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // nonPublic are the special-purpose ranges IsPrivate and friends do not
 // cover (RFC 6890 and successors).
