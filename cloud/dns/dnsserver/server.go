@@ -221,7 +221,16 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		// for a cut answer, RFC 2181 §9).
 		m.Extra = m.Extra[len(ans.Extra):]
 	}
-	m.Truncate(size) // keeps the OPT, and room for it; over TCP, 64 KiB
+	if !tcp && m.Len() > size {
+		// Cut over UDP: the TC bit alone, with no records, so that a
+		// forged source address gets no more than it sent (a record set
+		// of any size is a tenant's to make); the client asks over TCP.
+		m.Truncated = true
+		m.Answer, m.Ns = nil, nil
+		m.Extra = m.Extra[len(m.Extra)-min(len(m.Extra), len(opts(m))):]
+	} else {
+		m.Truncate(size) // over TCP, 64 KiB
+	}
 	if err := w.WriteMsg(m); err != nil {
 		s.opts.Logger.Debug("dns: writing an answer", "err", err, "remote", w.RemoteAddr().String())
 	}
@@ -481,4 +490,15 @@ type Stats struct {
 // Stats returns the server's counters.
 func (s *Server) Stats() Stats {
 	return Stats{Queries: s.queries.Load(), Refused: s.refused.Load(), NXDomain: s.notFound.Load(), Zones: len(*s.zones.Load())}
+}
+
+// opts are m's OPT records: its last additional record, if it is one
+// (the server appends the OPT last).
+func opts(m *dns.Msg) []dns.RR {
+	if n := len(m.Extra); n > 0 {
+		if _, ok := m.Extra[n-1].(*dns.OPT); ok {
+			return m.Extra[n-1:]
+		}
+	}
+	return nil
 }

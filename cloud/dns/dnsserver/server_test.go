@@ -317,8 +317,10 @@ func TestTruncation(t *testing.T) {
 		if n > dns.MinMsgSize {
 			t.Errorf("%d bytes, more than 512", n)
 		}
-		if len(in.Answer) >= nbig {
-			t.Errorf("all %d records in 512 bytes?", len(in.Answer))
+		// The TC bit alone: no records for a forged source to receive.
+		if len(in.Answer)+len(in.Ns)+len(in.Extra) > 0 || n > 64 {
+			t.Errorf("a truncated answer of %d bytes with %d answers, %d authority and %d additional records; want none",
+				n, len(in.Answer), len(in.Ns), len(in.Extra))
 		}
 		if in.Rcode != dns.RcodeSuccess || !in.Authoritative {
 			t.Errorf("rcode %s AA %v", rcode(in), in.Authoritative)
@@ -335,9 +337,11 @@ func TestTruncation(t *testing.T) {
 		if opt := in.IsEdns0(); opt == nil || opt.UDPSize() != dnsserver.UDPSize {
 			t.Errorf("OPT %v", opt)
 		}
-		// It uses the room it has: more than 512 bytes' worth.
-		if n <= dns.MinMsgSize {
-			t.Errorf("only %d bytes with EDNS 4096", n)
+		// The TC bit and the OPT alone, however much room the client
+		// offered: a truncated answer is no amplifier.
+		if len(in.Answer)+len(in.Ns) > 0 || len(in.Extra) != 1 || n > 64 {
+			t.Errorf("a truncated answer of %d bytes with %d answers, %d authority and %d additional records; want the OPT alone",
+				n, len(in.Answer), len(in.Ns), len(in.Extra))
 		}
 	})
 	t.Run("UDP with EDNS, answer fits", func(t *testing.T) {
