@@ -15,6 +15,7 @@ package cdnedge
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -75,6 +76,11 @@ type Edge struct {
 
 	fastHits atomic.Int64 // hits answered on the fast path (hitserve.go)
 
+	// loopToken names this edge in the CDN-Loop field (RFC 8586) of
+	// every request it sends an origin; a request that comes back with
+	// it went round a loop (an origin that is the edge itself).
+	loopToken string
+
 	mu      sync.Mutex
 	flights map[string]*flight
 	stats   sync.Map // deployment id → *counters
@@ -129,6 +135,7 @@ func New(opts Options) (*Edge, error) {
 		flights:   map[string]*flight{},
 		ctx:       ctx,
 		cancel:    cancel,
+		loopToken: "lattice-" + rand.Text()[:10],
 	}
 	return e, nil
 }
@@ -224,6 +231,11 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := e.counters(d.ID)
 	c.requests.Add(1)
+	if e.looped(r.Header) {
+		http.Error(w, fmt.Sprintf("the request came back to this edge from deployment %s's origin: its origin leads to the edge itself", d.Name),
+			http.StatusLoopDetected)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		e.pass(w, r, d, o, c)
 		return
@@ -509,6 +521,7 @@ func (e *Edge) fetch(ctx context.Context, rq *request, stale *view) (*http.Respo
 		return nil, err
 	}
 	copyRequestHeader(req.Header, rq.r)
+	req.Header.Add("CDN-Loop", e.loopToken)
 	for _, h := range []string{"Range", "If-Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since"} {
 		req.Header.Del(h)
 	}
@@ -528,6 +541,20 @@ func originURL(base, in *url.URL) string {
 	}
 	u.RawQuery = in.RawQuery
 	return u.String()
+}
+
+// looped reports whether h's CDN-Loop field names this edge: the
+// request is one this edge sent an origin.
+func (e *Edge) looped(h http.Header) bool {
+	for _, v := range h.Values("CDN-Loop") {
+		for _, part := range strings.Split(v, ",") {
+			token, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if strings.TrimSpace(token) == e.loopToken {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // copyRequestHeader copies the client's header for the origin, without
@@ -723,6 +750,7 @@ func (e *Edge) pass(w http.ResponseWriter, r *http.Request, d cdnstore.Deploymen
 			pr.Out.URL = u
 			pr.Out.Host = ""
 			pr.SetXForwarded()
+			pr.Out.Header.Add("CDN-Loop", e.loopToken)
 		},
 		ModifyResponse: func(resp *http.Response) error {
 			resp.Header.Set("X-Cache", "MISS")

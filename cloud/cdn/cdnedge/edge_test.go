@@ -792,3 +792,50 @@ func TestStats(t *testing.T) {
 		t.Errorf("the other deployment: requests %d cached_objects %d, want 0 and 0", s.Requests, s.CachedObjects)
 	}
 }
+
+// TestLoopDetected: an origin that leads back to the edge itself (here,
+// a proxy in front of it that sends every request back to the same
+// deployment) makes one round and no more: the edge names itself in
+// CDN-Loop (RFC 8586) on the requests it sends an origin, and answers
+// 508 to one that comes back with its name; GET and POST alike.
+func TestLoopDetected(t *testing.T) {
+	v := newEnv(t, nil)
+	var hops atomic.Int64
+	back := v.origin(func(w http.ResponseWriter, r *http.Request) {
+		hops.Add(1)
+		out, _ := http.NewRequest(r.Method, v.srv.URL+r.URL.RequestURI(), r.Body)
+		out.Host = "loop.cdn.localhost"
+		out.Header = r.Header.Clone()
+		resp, err := v.client.Do(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	})
+	v.deploy("loop", back.srv.URL, 0)
+	for _, method := range []string{"GET", "POST"} {
+		hops.Store(0)
+		r, err := v.send(method, "loop", "/x", strings.NewReader("body"))
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		if got := hops.Load(); got != 1 {
+			t.Errorf("%s: the request went round %d times, want once", method, got)
+		}
+		if r.status != http.StatusLoopDetected || !strings.Contains(r.body, "leads to the edge itself") {
+			t.Errorf("%s through the loop: %s, want 508", method, r)
+		}
+		if tok := back.last().Header.Get("CDN-Loop"); !strings.HasPrefix(tok, "lattice-") {
+			t.Errorf("%s: the origin saw CDN-Loop %q", method, tok)
+		}
+	}
+	// Another CDN's token, or another lattice edge's, is no loop.
+	plain := v.origin(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	v.deploy("plain", plain.srv.URL, 0)
+	if r, err := v.send("GET", "plain", "/y", nil, "CDN-Loop", "cloudflare, lattice-other; v=1"); err != nil || r.status != 200 {
+		t.Errorf("a request through other CDNs: %v, %v", r, err)
+	}
+}
