@@ -321,6 +321,8 @@ func domainDNS(d cloudwire.Domain, zones map[string]string) string {
 	switch {
 	case d.Type == cloudwire.DomainDefault:
 		return "the CDN domain's"
+	case d.Verification != nil && d.Zone != "":
+		return "CNAME made in your zone " + zones[d.Zone] + "; waits for the zone's delegation to this platform, then `cdn domain verify`"
 	case d.Verification != nil:
 		return fmt.Sprintf("wants %s %s %s, then `cdn domain verify`", d.Verification.Name, d.Verification.Type, d.Verification.Value)
 	case d.Zone != "":
@@ -408,6 +410,11 @@ the domain's DNS provider, then run `+"`lattice cdn domain verify`"+`.`, `  latt
 	}
 	fmt.Fprintf(e.stdout, "domain %s added to %s: %s\n", dom.Name, d.Name, dom.Status)
 	switch {
+	case dom.Verification != nil && dom.Zone != "":
+		zone := zoneNames(ctx, c, []cloudwire.Domain{dom})[dom.Zone]
+		fmt.Fprintf(e.stdout, "the CNAME %s → %s is in your zone %s, but DNS does not give it yet: a zone held here proves nothing of the domain "+
+			"until the domain is delegated to this platform's name servers; once it is, run `lattice cdn domain verify %s %s`\n",
+			dom.Name, d.CNAME, zone, d.Name, dom.Name)
 	case dom.Verification != nil:
 		fmt.Fprintf(e.stdout, "create this record at the domain's DNS provider, then run `lattice cdn domain verify %s %s`:\n  %s %s %s\n",
 			d.Name, dom.Name, dom.Verification.Name, dom.Verification.Type, dom.Verification.Value)

@@ -243,16 +243,19 @@ func parseResources(flag, s string, r computerules.Resources) (computerules.Reso
 
 // cdnFlags are the CDN edge's flags, which cloud and dev share.
 type cdnFlags struct {
-	addr, domain, private *string
+	addr, domain, private, ownDNS *string
 }
 
-// addCDNFlags adds the edge's flags; private is whether origins may be
-// loopback or private addresses by default (yes for dev).
-func addCDNFlags(f *flags, private bool) cdnFlags {
+// addCDNFlags adds the edge's flags; dev is whether origins may be
+// loopback or private addresses, and custom domains are verified by the
+// platform's own DNS server, by default (yes for dev).
+func addCDNFlags(f *flags, dev bool) cdnFlags {
 	return cdnFlags{
 		addr:    f.string("cdn", "LATTICE_CDN", "cdn", "127.0.0.1:8088", `CDN edge address, HTTP ("" for none)`),
 		domain:  f.string("cdn-domain", "LATTICE_CDN_DOMAIN", "cdn_domain", cdnstore.DefaultDomain, "the CDN's domain: deployment NAME answers at NAME.DOMAIN (point a wildcard DNS record for *.DOMAIN at the edge)"),
-		private: f.string("cdn-private-origins", "LATTICE_CDN_PRIVATE_ORIGINS", "cdn_private_origins", strconv.FormatBool(private), "let CDN origins be loopback, private or link-local addresses (true or false)"),
+		private: f.string("cdn-private-origins", "LATTICE_CDN_PRIVATE_ORIGINS", "cdn_private_origins", strconv.FormatBool(dev), "let CDN origins be loopback, private or link-local addresses (true or false)"),
+		ownDNS: f.string("cdn-verify-own-dns", "LATTICE_CDN_VERIFY_OWN_DNS", "cdn_verify_own_dns", strconv.FormatBool(dev),
+			"verify CDN custom domains by asking this platform's DNS server instead of the system's resolver (true or false; true only where its zones are all the DNS there is)"),
 	}
 }
 
@@ -261,7 +264,11 @@ func (c cdnFlags) apply(cfg *cloudConfig) error {
 	if err != nil {
 		return usageErr("--cdn-private-origins %q: want true or false", *c.private)
 	}
-	cfg.CDN = platform.CDNConfig{Addr: *c.addr, Domain: *c.domain, PrivateOrigins: p}
+	own, err := strconv.ParseBool(*c.ownDNS)
+	if err != nil {
+		return usageErr("--cdn-verify-own-dns %q: want true or false", *c.ownDNS)
+	}
+	cfg.CDN = platform.CDNConfig{Addr: *c.addr, Domain: *c.domain, PrivateOrigins: p, VerifyWithOwnDNS: own}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -25,6 +26,11 @@ type CDNConfig struct {
 	Domain string
 	// PrivateOrigins lets origins be loopback or private addresses.
 	PrivateOrigins bool
+	// VerifyWithOwnDNS verifies custom domains by asking the platform's
+	// own DNS server rather than the system's resolver: for lattice dev,
+	// whose zones are all the DNS there is. Elsewhere a zone held here
+	// proves nothing until the domain is delegated to this platform.
+	VerifyWithOwnDNS bool
 }
 
 // CDN is the CDN service: deployments and custom domains (DATA/cdn),
@@ -74,7 +80,18 @@ func (c *CDN) Provision(p *Platform) error {
 func (c *CDN) Validate() error { return nil }
 
 func (c *CDN) Routes(api *cloudapi.Server) {
-	cdnapi.Register(api, cdnapi.Options{Store: c.store, Edge: c.edge, Buckets: c.storage.Store(), DNS: c.dns.Store(), AllowPrivateOrigins: c.cfg.PrivateOrigins})
+	opts := cdnapi.Options{Store: c.store, Edge: c.edge, Buckets: c.storage.Store(), DNS: c.dns.Store(), AllowPrivateOrigins: c.cfg.PrivateOrigins}
+	if c.cfg.VerifyWithOwnDNS {
+		opts.Resolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			addr, ok := c.dns.Addrs()["DNS"]
+			if !ok {
+				return nil, errors.New("the platform runs no DNS server (--dns \"\")")
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}}
+	}
+	cdnapi.Register(api, opts)
 }
 
 // Serve runs the edge, if it has an address: fresh hits on its fast

@@ -42,7 +42,10 @@ type Options struct {
 	// AllowPrivateOrigins is the edge's setting: off, origins at
 	// loopback or private addresses are refused at creation.
 	AllowPrivateOrigins bool
-	Resolver            Resolver // default net.DefaultResolver
+	// Resolver verifies custom domains: net.DefaultResolver by default,
+	// the platform's own DNS server under lattice dev, whose zones are
+	// all the DNS there is.
+	Resolver Resolver
 }
 
 // Register adds the CDN routes to api.
@@ -211,6 +214,12 @@ func (h *handlers) addDomain(w http.ResponseWriter, r *http.Request, account str
 			if dom, err = h.cname(account, z, host, h.Store.CNAME(d), dom); err != nil {
 				return err
 			}
+			// Holding a zone here proves nothing of the domain (anyone may
+			// create any zone): the name is the account's once DNS, as the
+			// resolver asks it, gives the CNAME, that is once the domain's
+			// owner has delegated the zone to this platform.
+			got, err := h.lookup(r.Context(), host, 5*time.Second)
+			dom.Active = err == nil && got == h.Store.CNAME(d)
 		}
 	}
 	added, err := h.Store.AddDomain(account, dom)
@@ -223,7 +232,7 @@ func (h *handlers) addDomain(w http.ResponseWriter, r *http.Request, account str
 }
 
 // cname makes host a CNAME of target in account's zone z, unless it is one
-// already, and returns dom active.
+// already, and returns dom with the zone (and the record it made).
 func (h *handlers) cname(account string, z dnsstore.Zone, host, target string, dom cdnstore.Domain) (cdnstore.Domain, error) {
 	if host == z.Name {
 		return dom, cloudapi.Validation("%s is the apex of your zone, where a CNAME cannot be (it must keep its SOA and NS): attach a name below it, such as www.%s", host, host)
@@ -237,7 +246,7 @@ func (h *handlers) cname(account string, z dnsstore.Zone, host, target string, d
 			continue
 		}
 		if rec.Type == "CNAME" && strings.TrimSuffix(rec.Value, ".") == target {
-			dom.Active, dom.ZoneID = true, z.ID // there already; not ours to remove
+			dom.ZoneID = z.ID // there already; not ours to remove
 			return dom, nil
 		}
 		return dom, cloudapi.Conflict(fmt.Sprintf("%s already has a %s record in your zone %s: remove it first, or attach another name", host, rec.Type, z.Name))
@@ -246,7 +255,7 @@ func (h *handlers) cname(account string, z dnsstore.Zone, host, target string, d
 	if err != nil {
 		return dom, dnsError(err)
 	}
-	dom.Active, dom.ZoneID, dom.RecordID = true, z.ID, rec.ID
+	dom.ZoneID, dom.RecordID = z.ID, rec.ID
 	return dom, nil
 }
 
@@ -285,6 +294,15 @@ func (h *handlers) getDomain(w http.ResponseWriter, r *http.Request, account str
 	return nil
 }
 
+// lookup asks the resolver for host's CNAME, lower-case and without the
+// final dot, within d.
+func (h *handlers) lookup(ctx context.Context, host string, d time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	got, err := h.Resolver.LookupCNAME(ctx, host)
+	return strings.ToLower(strings.TrimSuffix(got, ".")), err
+}
+
 // verifyDomain looks a pending domain's CNAME up in DNS and activates the
 // domain when it names the deployment's cname.
 func (h *handlers) verifyDomain(w http.ResponseWriter, r *http.Request, account string) error {
@@ -299,10 +317,7 @@ func (h *handlers) verifyDomain(w http.ResponseWriter, r *http.Request, account 
 	}
 	if !dom.Active {
 		want := h.Store.CNAME(d)
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		defer cancel()
-		got, err := h.Resolver.LookupCNAME(ctx, dom.Name)
-		got = strings.ToLower(strings.TrimSuffix(got, "."))
+		got, err := h.lookup(r.Context(), dom.Name, 10*time.Second)
 		if err != nil || got != want {
 			found := "no CNAME"
 			if err == nil && got != dom.Name {

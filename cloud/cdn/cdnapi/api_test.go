@@ -53,6 +53,7 @@ type testAPI struct {
 type options struct {
 	private  bool            // allow private origins
 	resolver cdnapi.Resolver // default: none reachable
+	ownDNS   bool            // verify with a DNS server of the platform's own zones, as lattice dev does
 	noEdge   bool            // register the API without an edge
 }
 
@@ -90,6 +91,9 @@ func newAPI(t *testing.T, o options) *testAPI {
 	}
 	acc := apitest.Accounts(t)
 	api := cloudapi.New(cs, acc, cloudapi.Options{RatePerSecond: -1, Logger: quiet})
+	if o.ownDNS {
+		o.resolver = serveDNS(t, ds)
+	}
 	cdnapi.Register(api, cdnapi.Options{Store: st, Edge: edge, Buckets: cs, DNS: ds, AllowPrivateOrigins: o.private, Resolver: o.resolver})
 	srv := httptest.NewServer(openapitest.Cloud.Handler(t, api))
 	t.Cleanup(func() {
@@ -372,7 +376,7 @@ func (a *testAPI) domainList(key, id string) []cloudwire.Domain {
 // removes the CNAME; names that cannot be a CNAME, or lie in another
 // account's zone, are refused.
 func TestDomainInPlatformDNS(t *testing.T) {
-	a := newAPI(t, options{private: true})
+	a := newAPI(t, options{private: true, ownDNS: true})
 	d := a.create(a.alice, "site", a.origin.URL)
 	base := "/api/cdn/deployments/" + d.ID
 	z, err := a.dns.CreateZone("alice", "alice.example")
@@ -450,6 +454,27 @@ func TestDomainInPlatformDNS(t *testing.T) {
 	}
 }
 
+// serveDNS serves st's zones on a real authoritative server on loopback
+// until the test ends, and returns Go's own resolver asking it.
+func serveDNS(t *testing.T, st *dnsstore.Store) *net.Resolver {
+	t.Helper()
+	udp, tcp, err := dnsserver.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := dnsserver.New(dnsserver.Options{Logger: quiet})
+	st.Watch(srv.Update)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, udp[0], tcp, udp[1:]...) }()
+	t.Cleanup(func() { cancel(); <-served })
+	addr := udp[0].LocalAddr().String()
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
+}
+
 // TestDomainVerifiedThroughDNS: a domain elsewhere is pending, with the
 // CNAME it needs, until verify finds that CNAME in DNS; the DNS here is a
 // real authoritative server on loopback, asked by Go's own resolver.
@@ -464,23 +489,7 @@ func TestDomainVerifiedThroughDNS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	udp, tcp, err := dnsserver.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := dnsserver.New(dnsserver.Options{Logger: quiet})
-	ext.Watch(srv.Update)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, udp[0], tcp, udp[1:]...) }()
-	defer func() { cancel(); <-served }()
-	addr := udp[0].LocalAddr().String()
-	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
-	}}
-
-	a := newAPI(t, options{private: true, resolver: resolver})
+	a := newAPI(t, options{private: true, resolver: serveDNS(t, ext)})
 	d := a.create(a.alice, "site", a.origin.URL)
 	base := "/api/cdn/deployments/" + d.ID
 	r := a.do("POST", base+"/domains", a.alice, `{"name": "www.shop.example"}`)
@@ -529,5 +538,48 @@ func TestDomainVerifiedThroughDNS(t *testing.T) {
 	json.Unmarshal(r.Body, &raw)
 	if raw["status"] != "active" {
 		t.Errorf("get domain: %v", raw)
+	}
+}
+
+// TestPlatformZoneProvesNothing: anyone may create any zone here, so a
+// zone held on the platform is no proof of a domain. Bob creates the zone
+// victim.example and attaches www.victim.example, whose real DNS (another
+// provider's) names Alice's deployment: the CNAME goes into Bob's zone,
+// but the domain stays pending, the edge does not route it to Bob, and
+// verify answers 409 with what DNS gives, while Alice's deployment still
+// answers for it once verified.
+func TestPlatformZoneProvesNothing(t *testing.T) {
+	ext, err := dnsstore.Open(filepath.Join(t.TempDir(), "ext"), dnsstore.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext.Close()
+	real, err := ext.CreateZone("owner", "victim.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ext.AddRecord("owner", real.ID, dnszone.Input{Type: "CNAME", Name: "www", Value: "alice-site.cdn.localhost."}); err != nil {
+		t.Fatal(err)
+	}
+	a := newAPI(t, options{private: true, resolver: serveDNS(t, ext)})
+	a.create(a.alice, "alice-site", a.origin.URL)
+	bobs := a.create(a.bob, "bob-site", a.origin.URL)
+	if _, err := a.dns.CreateZone("bob", "victim.example"); err != nil {
+		t.Fatal(err)
+	}
+	base := "/api/cdn/deployments/" + bobs.ID
+	r := a.do("POST", base+"/domains", a.bob, `{"name": "www.victim.example"}`)
+	apitest.Want(t, "bob attaches www.victim.example", r, http.StatusCreated)
+	var dom cloudwire.Domain
+	apitest.Decode(t, "bob attaches", r, &dom)
+	if dom.Status != "pending" || dom.Zone == "" {
+		t.Fatalf("bob's domain in his squatted zone: %+v, want pending with its zone", dom)
+	}
+	if status, _, body := a.get("www.victim.example", "/"); status != 404 {
+		t.Errorf("the edge routes www.victim.example: %d %q, want 404", status, body)
+	}
+	apitest.WantError(t, "bob verifies", a.do("POST", base+"/domains/www.victim.example/verify", a.bob, ""), 409, "conflict", "a CNAME to alice-site.cdn.localhost")
+	if status, _, _ := a.get("www.victim.example", "/"); status != 404 {
+		t.Errorf("the edge routes www.victim.example after bob's verify: %d", status)
 	}
 }
