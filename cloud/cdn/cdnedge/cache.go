@@ -2,7 +2,9 @@ package cdnedge
 
 import (
 	"net/http"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -358,17 +360,36 @@ func (c *cache) forget(dep string) {
 }
 
 func matches(path string, paths, prefixes []string) bool {
+	path = samePath(path)
 	for _, p := range paths {
-		if path == p {
+		if path == samePath(p) {
 			return true
 		}
 	}
 	for _, p := range prefixes {
-		if strings.HasPrefix(path, p) {
+		if strings.HasPrefix(path, samePath(p)) {
 			return true
 		}
 	}
 	return false
+}
+
+// samePath is the one spelling of a request path that a purge compares:
+// percent-escapes decoded, dot segments resolved and slashes merged, a
+// final slash kept. The cache keeps each spelling a client sends apart
+// (/img/a.png, /im%67/a.png, //img/./a.png), but origins read them as one
+// resource (a bucket origin cleans the path so), and a purge of it must
+// reach them all; one that takes a spelling for another that the origin
+// keeps apart only costs a fetch.
+func samePath(p string) string {
+	if u, err := url.PathUnescape(p); err == nil {
+		p = u
+	}
+	c := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
 }
 
 // usage returns dep's stored responses and their bytes.

@@ -839,3 +839,41 @@ func TestLoopDetected(t *testing.T) {
 		t.Errorf("a request through other CDNs: %v, %v", r, err)
 	}
 }
+
+// TestPurgeReachesEverySpelling: the cache keeps each spelling of a path
+// a client sends apart, but a purge of the path, or of a prefix, reaches
+// them all (escapes, dot segments, doubled slashes), as the origin reads
+// them as one resource: none of them serves what was purged.
+func TestPurgeReachesEverySpelling(t *testing.T) {
+	v := newEnv(t, nil)
+	var version atomic.Int64
+	version.Store(1)
+	o := v.origin(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=600")
+		fmt.Fprintf(w, "v%d", version.Load())
+	})
+	d := v.deploy("site", o.srv.URL, -1)
+	spellings := map[string][]string{
+		"/secret.txt": {"/secret.txt", "/secret%2Etxt", "/x/../secret.txt", "//secret.txt", "/./secret.txt"},
+		"/img/":       {"/img/a.png", "/im%67/a.png", "//img/a.png", "/img/./b.png"},
+	}
+	for _, paths := range spellings {
+		for _, p := range paths {
+			if r, err := v.send("GET", "site", p, nil); err != nil || r.body != "v1" {
+				t.Fatalf("warming %s: %v, %v", p, r, err)
+			}
+			if r, err := v.send("GET", "site", p, nil); err != nil || r.header.Get("X-Cache") != "HIT" {
+				t.Fatalf("%s is not cached: %v, %v", p, r, err)
+			}
+		}
+	}
+	version.Store(2)
+	v.edge.Purge(d.ID, []string{"/secret.txt"}, []string{"/img/"})
+	for _, paths := range spellings {
+		for _, p := range paths {
+			if r, err := v.send("GET", "site", p, nil); err != nil || r.body != "v2" {
+				t.Errorf("%s after the purge: %v, %v; want the origin's v2", p, r, err)
+			}
+		}
+	}
+}
