@@ -265,7 +265,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f, leader := e.join(d.ID + "\x00" + key)
 		if leader {
-			defer e.land(d.ID+"\x00"+key, f)
+			defer e.land(f, false)
 			e.fill(w, rq, stale, f)
 			return
 		}
@@ -300,9 +300,14 @@ type request struct {
 }
 
 // flight is one origin fetch that concurrent misses of a key wait for.
+// It lands (done closes) as soon as its leader knows whether the response
+// was stored, before the leader writes it to its own client, so that a
+// slow client holds back no other.
 type flight struct {
+	key    string
 	done   chan struct{}
-	stored bool // set before done closes
+	stored bool // set once, before done closes (land)
+	once   sync.Once
 }
 
 // join returns the flight for key, and whether the caller leads it (and
@@ -313,16 +318,24 @@ func (e *Edge) join(key string) (*flight, bool) {
 	if f := e.flights[key]; f != nil {
 		return f, false
 	}
-	f := &flight{done: make(chan struct{})}
+	f := &flight{key: key, done: make(chan struct{})}
 	e.flights[key] = f
 	return f, true
 }
 
-func (e *Edge) land(key string, f *flight) {
-	e.mu.Lock()
-	delete(e.flights, key)
-	e.mu.Unlock()
-	close(f.done)
+// land ends f, once, with whether its response was stored: later misses
+// of its key start a flight of their own, and its waiters go on, reading
+// f.stored. Later calls change nothing.
+func (e *Edge) land(f *flight, stored bool) {
+	f.once.Do(func() {
+		f.stored = stored
+		e.mu.Lock()
+		if e.flights[f.key] == f {
+			delete(e.flights, f.key)
+		}
+		e.mu.Unlock()
+		close(f.done)
+	})
 }
 
 // background revalidates v, which is being served stale, unless a fetch
@@ -340,7 +353,7 @@ func (e *Edge) background(rq *request, v view) {
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
-		defer e.land(key, f)
+		defer e.land(f, false)
 		e.fill(nil, bg, &v, f)
 	}()
 }
@@ -353,6 +366,14 @@ func (e *Edge) fill(w http.ResponseWriter, rq *request, stale *view, f *flight) 
 	ctx, cancel := context.WithTimeout(e.ctx, e.opts.FetchTimeout)
 	defer cancel()
 	gen := e.cache.generation(rq.d.ID)
+	// settle lands f once whether the response was stored is known,
+	// before anything is written to w.
+	settle := func(stored bool) {
+		if f != nil {
+			e.land(f, stored)
+		}
+	}
+	defer settle(false) // whatever else returns
 	sent := e.opts.Now()
 	resp, err := e.fetch(ctx, rq, stale)
 	got := e.opts.Now()
@@ -360,6 +381,7 @@ func (e *Edge) fill(w http.ResponseWriter, rq *request, stale *view, f *flight) 
 	c.originRequests.Add(1)
 	if err != nil {
 		c.originErrors.Add(1)
+		settle(false)
 		if stale != nil && stale.fresh.ServeStaleOnError(got, true, e.opts.MaxStale) {
 			if w != nil {
 				c.stale.Add(1)
@@ -390,6 +412,7 @@ func (e *Edge) fill(w http.ResponseWriter, rq *request, stale *view, f *flight) 
 	if resp.StatusCode >= 500 {
 		c.originErrors.Add(1)
 		if stale != nil && stale.fresh.ServeStaleOnError(got, false, e.opts.MaxStale) {
+			settle(false)
 			if w != nil {
 				c.stale.Add(1)
 				e.serve(w, rq.r, *stale, "STALE", "hit; fwd=stale; fwd-status="+strconv.Itoa(resp.StatusCode)+"; detail=stale-if-error", c)
@@ -407,10 +430,8 @@ func (e *Edge) fill(w http.ResponseWriter, rq *request, stale *view, f *flight) 
 			v.header, v.fresh, v.wire = header, fresh, wire
 		} else {
 			defer v.close()
-			if f != nil {
-				f.stored = true
-			}
 		}
+		settle(ok)
 		if w != nil {
 			c.hits.Add(1)
 			e.serve(w, rq.r, v, "HIT", "hit; fwd=stale; fwd-status=304", c)
@@ -425,6 +446,7 @@ func (e *Edge) fill(w http.ResponseWriter, rq *request, stale *view, f *flight) 
 		if stale != nil {
 			e.cache.remove(stale.e)
 		}
+		settle(false)
 		if w != nil {
 			c.misses.Add(1)
 			e.stream(w, rq.r, resp, nil, "lattice; fwd="+fwd+"; fwd-status="+strconv.Itoa(resp.StatusCode), c)
@@ -434,6 +456,7 @@ func (e *Edge) fill(w http.ResponseWriter, rq *request, stale *view, f *flight) 
 		return
 	}
 	if resp.ContentLength > e.opts.MaxObject || (e.opts.CacheDir == "" && resp.ContentLength > e.opts.MaxMemoryObject) {
+		settle(false)
 		if w != nil {
 			c.misses.Add(1)
 			e.stream(w, rq.r, resp, nil, "lattice; fwd="+fwd+"; fwd-status="+strconv.Itoa(resp.StatusCode)+"; detail=too-large", c)
@@ -443,6 +466,7 @@ func (e *Edge) fill(w http.ResponseWriter, rq *request, stale *view, f *flight) 
 	ent, prefix, err := e.read(rq, resp)
 	c.originBytes.Add(ent.size)
 	if err != nil {
+		settle(false)
 		if prefix != nil && w != nil {
 			// Longer than the edge stores: pass it through, what was read
 			// first and then the rest.
@@ -485,9 +509,7 @@ func (e *Edge) fill(w http.ResponseWriter, rq *request, stale *view, f *flight) 
 	if !stored && ent.file != "" {
 		os.Remove(ent.file) // the open view keeps it readable
 	}
-	if f != nil {
-		f.stored = stored
-	}
+	settle(stored)
 	if w == nil {
 		return
 	}

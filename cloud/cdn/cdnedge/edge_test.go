@@ -3,6 +3,7 @@ package cdnedge
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -876,4 +877,39 @@ func TestPurgeReachesEverySpelling(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSlowClientHoldsNoOne: a response the edge may not store (no-store)
+// goes to the client whose miss fetched it, which here never reads it;
+// another client's request for the same path meanwhile is not held
+// waiting for that client, but fetches for itself and is answered.
+func TestSlowClientHoldsNoOne(t *testing.T) {
+	v := newEnv(t, nil)
+	body := strings.Repeat("x", 16<<20) // more than the sockets' buffers hold
+	o := v.origin(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		io.WriteString(w, body)
+	})
+	v.deploy("site", o.srv.URL, -1)
+	slow, err := net.Dial("tcp", v.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	if _, err := io.WriteString(slow, "GET /big HTTP/1.1\r\nHost: site.cdn.localhost\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for o.count() < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	r, err := v.send("GET", "site", "/big", nil)
+	if err != nil || r.status != 200 || len(r.body) != len(body) {
+		t.Fatalf("another client beside one that never reads: %v, %v", r, err)
+	}
+	if o.count() != 2 {
+		t.Errorf("the origin answered %d requests, want 2 (each client's own)", o.count())
+	}
+	t.Logf("answered in %s beside the stalled client", time.Since(start))
 }
