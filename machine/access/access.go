@@ -16,12 +16,14 @@
 package access
 
 import (
+	"cmp"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -195,13 +197,16 @@ func (c Credential) Verify(network ledger.Hash, r Request) error {
 }
 
 // Guard checks credentials for one provider: signature, key, time and
-// nonce. Its memory of nonces is not durable; so that a restart opens no
-// window for replays, it refuses credentials timestamped before it was
-// made.
+// nonce. It refuses credentials timestamped before it was made, and,
+// given a Journal (Keep), keeps the nonces it admits across restarts: a
+// credential stamped up to Window ahead of the clock, admitted once,
+// would otherwise be admitted again by the next guard, whose memory
+// starts empty.
 type Guard struct {
 	network ledger.Hash
 	now     func() time.Time
 	since   int64
+	journal Journal
 
 	mu     sync.Mutex
 	seen   map[keyNonce]int64 // a key's nonce -> when it may be forgotten
@@ -219,6 +224,49 @@ type keyNonce struct {
 type nonceAt struct {
 	keyNonce
 	until int64
+}
+
+// Journal keeps a guard's nonces durable. Record returns once the nonce
+// of key, to be kept until the Unix millisecond until, would outlive a
+// crash; Forget drops nonces past their time, durably or not.
+type Journal interface {
+	Record(key ledger.Address, nonce [16]byte, until int64) error
+	Forget(used []Used)
+}
+
+// Used is a nonce a key used, and until when it must be refused.
+type Used struct {
+	Key   ledger.Address
+	Nonce [16]byte
+	Until int64
+}
+
+// Keep gives g a journal and the nonces it recorded before (in any
+// order): those not yet past their time are refused as replays again.
+// It is called before the guard checks anything.
+func (g *Guard) Keep(j Journal, recorded []Used) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.journal = j
+	now := g.now().UnixMilli()
+	slices.SortFunc(recorded, func(a, b Used) int { return cmp.Compare(a.Until, b.Until) })
+	var past []Used
+	for _, u := range recorded {
+		kn := keyNonce{u.Key, u.Nonce}
+		if _, dup := g.seen[kn]; dup {
+			continue
+		}
+		if u.Until < now {
+			past = append(past, u)
+			continue
+		}
+		g.seen[kn] = u.Until
+		g.perKey[u.Key]++
+		g.order = append(g.order, nonceAt{kn, u.Until})
+	}
+	if len(past) > 0 {
+		j.Forget(past)
+	}
 }
 
 // NewGuard returns a guard for the network's requests on the clock now.
@@ -249,6 +297,7 @@ func (g *Guard) Check(c Credential, want ledger.Address, r Request) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	var past []Used
 	for len(g.order) > 0 && g.order[0].until < now {
 		old := g.order[0]
 		delete(g.seen, old.keyNonce)
@@ -256,6 +305,10 @@ func (g *Guard) Check(c Credential, want ledger.Address, r Request) error {
 			delete(g.perKey, old.key)
 		}
 		g.order = g.order[1:]
+		past = append(past, Used{old.key, old.nonce, old.until})
+	}
+	if len(past) > 0 && g.journal != nil {
+		g.journal.Forget(past)
 	}
 	kn := keyNonce{c.Key, c.Nonce}
 	if _, ok := g.seen[kn]; ok {
@@ -268,6 +321,11 @@ func (g *Guard) Check(c Credential, want ledger.Address, r Request) error {
 	// past now+2w the nonce cannot come back. until grows with now, so
 	// order stays sorted.
 	until := now + 2*w
+	if g.journal != nil {
+		if err := g.journal.Record(c.Key, c.Nonce, until); err != nil {
+			return fmt.Errorf("%w: the nonce could not be recorded: %v", ErrBusy, err)
+		}
+	}
 	g.seen[kn] = until
 	g.perKey[c.Key]++
 	g.order = append(g.order, nonceAt{kn, until})

@@ -2,10 +2,14 @@ package vmnet
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/latticenet/lattice/machine/access"
 	"testing"
+	"time"
 
 	"github.com/latticenet/lattice/ledger"
 )
@@ -76,5 +80,55 @@ func TestParseExecRefusesWhatFollows(t *testing.T) {
 	}
 	if req, err := ParseExec([]byte(" {\"command\":\"id\"}\n")); err != nil || req.Command != "id" {
 		t.Errorf("a plain body: %+v, %v", req, err)
+	}
+}
+
+// TestNoncesOutliveARestart: a credential stamped ahead of the provider's
+// clock (within the window), admitted once, is refused as a replay by the
+// next guard, made after a restart on the same records: the nonce was
+// journaled to the store, synced, and read back; nonces past their time
+// are dropped from it.
+func TestNoncesOutliveARestart(t *testing.T) {
+	dir := t.TempDir()
+	net := ledger.Hash{7}
+	priv := ed25519.NewKeyFromSeed(make([]byte, 32))
+	var owner ledger.Address
+	copy(owner[:], priv.Public().(ed25519.PublicKey))
+	r := access.Request{Method: "POST", Target: "/vms/ab/exec", Body: []byte(`{"command":"id"}`)}
+	t0 := time.UnixMilli(1767225600000)
+	ahead := access.Sign(priv, net, r, t0.Add(4*time.Minute)) // a client clock 4 minutes fast
+
+	open := func(now time.Time) (*Service, *access.Guard) {
+		db, err := pebble.Open(dir, &pebble.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Service{db: db}
+		used, err := s.nonces()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := access.NewGuard(net, func() time.Time { return now })
+		g.Keep(nonceJournal{db}, used)
+		return s, g
+	}
+	s, g := open(t0)
+	if err := g.Check(ahead, owner, r); err != nil {
+		t.Fatalf("the first use: %v", err)
+	}
+	s.db.Close()
+
+	s, g = open(t0.Add(time.Minute)) // restarted a minute later
+	if err := g.Check(ahead, owner, r); !errors.Is(err, access.ErrReplayed) {
+		t.Fatalf("the credential replayed after a restart: %v, want ErrReplayed", err)
+	}
+	s.db.Close()
+
+	// Past its time (twice the window after its use) the nonce is
+	// forgotten, in memory and in the store.
+	s, g = open(t0.Add(2*access.Window + time.Minute))
+	defer s.db.Close()
+	if used, err := s.nonces(); err != nil || len(used) != 0 {
+		t.Errorf("the journal after the nonce's time: %v, %v; want it empty", used, err)
 	}
 }

@@ -17,6 +17,7 @@ package vmnet
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -210,6 +211,12 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		db.Close()
 		return nil, err
 	}
+	used, err := s.nonces()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.guard.Keep(nonceJournal{db}, used)
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.h.Handle(protocol, s.serveStream)
 	if cfg.Provider != nil {
@@ -257,6 +264,49 @@ const (
 )
 
 const recordPrefix = "vm/"
+
+// noncePrefix keys the nonces of machine credentials the guard admitted
+// (nonce/ ‖ access key ‖ nonce → until, 8 bytes), kept until they cannot
+// be admitted again, so that a restart opens no window for replays.
+const noncePrefix = "nonce/"
+
+func nonceKey(key ledger.Address, nonce [16]byte) []byte {
+	return append(append([]byte(noncePrefix), key[:]...), nonce[:]...)
+}
+
+// nonceJournal is the guard's Journal on the records' store.
+type nonceJournal struct{ db *pebble.DB }
+
+func (j nonceJournal) Record(key ledger.Address, nonce [16]byte, until int64) error {
+	return j.db.Set(nonceKey(key, nonce), binary.BigEndian.AppendUint64(nil, uint64(until)), pebble.Sync)
+}
+
+func (j nonceJournal) Forget(used []access.Used) {
+	b := j.db.NewBatch()
+	defer b.Close()
+	for _, u := range used {
+		b.Delete(nonceKey(u.Key, u.Nonce), nil)
+	}
+	b.Commit(pebble.NoSync) // a nonce forgotten late is only refused longer
+}
+
+// nonces reads the journal.
+func (s *Service) nonces() ([]access.Used, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(noncePrefix), UpperBound: []byte("nonce0")})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []access.Used
+	for it.First(); it.Valid(); it.Next() {
+		k, v := it.Key()[len(noncePrefix):], it.Value()
+		if len(k) != 48 || len(v) != 8 {
+			return nil, fmt.Errorf("vmnet: a malformed nonce record %x", it.Key())
+		}
+		out = append(out, access.Used{Key: ledger.Address(k[:32]), Nonce: [16]byte(k[32:]), Until: int64(binary.BigEndian.Uint64(v))})
+	}
+	return out, it.Error()
+}
 
 func recordKey(h ledger.Hash) []byte { return append([]byte(recordPrefix), h[:]...) }
 
