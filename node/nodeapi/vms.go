@@ -10,13 +10,12 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
-	"github.com/latticenet/lattice/node/nodewire"
 	"github.com/latticenet/lattice/node/vmnet"
 )
 
-// maxExecBody bounds POST /vms/{leaseHash}/exec's body: an ExecRequest
-// whose command is at most nodewire.MaxCommandBytes, JSON-escaped.
-const maxExecBody = 8*nodewire.MaxCommandBytes + 1024
+// maxExecBody bounds POST /vms/{leaseHash}/exec's body: the bound the
+// request keeps on its way to the provider.
+const maxExecBody = vmnet.MaxExecBody
 
 func (s *Server) vmRoutes(m routes) {
 	m.HandleFunc("GET /vms", s.vms)

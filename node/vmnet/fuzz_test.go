@@ -8,6 +8,8 @@ import (
 	"errors"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/latticenet/lattice/machine/access"
+	"github.com/latticenet/lattice/node/nodewire"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +132,34 @@ func TestNoncesOutliveARestart(t *testing.T) {
 	defer s.db.Close()
 	if used, err := s.nonces(); err != nil || len(used) != 0 {
 		t.Errorf("the journal after the nonce's time: %v, %v; want it empty", used, err)
+	}
+}
+
+// TestLargestExecCrossesTheNetwork: an exec body as large as the API
+// takes (MaxExecBody: the longest command, every byte escaped as Go's
+// encoder escapes '<') fits the frame that carries it to the provider,
+// so it works through any node as it does at the provider's own.
+func TestLargestExecCrossesTheNetwork(t *testing.T) {
+	body, err := json.Marshal(nodewire.ExecRequest{Command: strings.Repeat("<", nodewire.MaxCommandBytes)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(body) > MaxExecBody {
+		t.Fatalf("the largest command's body is %d bytes, over the API's %d", len(body), MaxExecBody)
+	}
+	body = append(body, bytes.Repeat([]byte(" "), MaxExecBody-len(body))...) // and as much white space as the API allows
+	req := wireRequest{Op: opExec, Lease: ledger.Hash{1}, Target: "/vms/" + strings.Repeat("ab", 32) + "/exec",
+		Authorization: "Lattice-Ed25519 " + strings.Repeat("x", 400), Body: body}
+	data, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frame bytes.Buffer
+	if err := writeFrame(&frame, data); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeRequest(&frame)
+	if err != nil || !bytes.Equal(got.Body, body) {
+		t.Fatalf("a frame of %d bytes (at most %d): %v", len(data), maxRequestFrame, err)
 	}
 }

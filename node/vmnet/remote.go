@@ -31,12 +31,19 @@ import (
 // tunnel that is opened the raw bytes both ways after them.
 const protocol = "vm/1"
 
-// Frame limits: a request carries an exec body at most; an answer an
-// exec's output (twice agent.MaxOutput, JSON-escaped).
+// Frame limits: a request carries an exec body at most (MaxExecBody,
+// base64 in the frame's JSON, with the credential and the target); an
+// answer an exec's output (twice agent.MaxOutput, JSON-escaped).
 const (
-	maxRequestFrame = 256 << 10
+	maxRequestFrame = MaxExecBody*4/3 + 16<<10
 	maxAnswerFrame  = 16 << 20
 )
+
+// MaxExecBody bounds an exec request's body, at the API and on the way
+// to the provider alike: an ExecRequest whose command is at most
+// nodewire.MaxCommandBytes, JSON-escaped (Go's encoder writes <, > and &
+// as \u003c, six bytes), with room to spare.
+const MaxExecBody = 8*nodewire.MaxCommandBytes + 1024
 
 // Ops of the protocol.
 const (
