@@ -95,3 +95,35 @@ func TestKMSObjectsOverREST(t *testing.T) {
 	}
 	a.wantBody("k", body) // under the default key, still enabled
 }
+
+// TestKMSNotAnonymousOverREST: a public bucket's objects download for
+// anyone, but not one under a key of the key service, as at the S3
+// endpoint: 401 for the anonymous download, while the plain object beside
+// it and the owner's own download are served.
+func TestKMSNotAnonymousOverREST(t *testing.T) {
+	a := newObjAPI(t)
+	ctx := context.Background()
+	if _, err := a.st.KMS().Resolve(ctx, "acme", ""); err != nil {
+		t.Fatal(err)
+	}
+	secret := []byte("kms-sealed secret payload")
+	if _, err := a.st.Put(ctx, "acme", "pics", "sealed", bytes.NewReader(secret), cloudstore.PutOptions{Max: 1 << 20, Now: t0,
+		Encrypt: &cloudstore.SSE{Mode: cloudstore.SSEKMS}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.st.Put(ctx, "acme", "pics", "plain", bytes.NewReader([]byte("plain")), cloudstore.PutOptions{Max: 1 << 20, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.do("PATCH", "/api/storage/buckets/pics/public", a.acme, `{"is_public":true}`); r.status != http.StatusOK {
+		t.Fatalf("make pics public: %d %s", r.status, r.body)
+	}
+	r := a.download("", "pics", "sealed")
+	wantError(t, "an anonymous download of an SSE-KMS object", r, http.StatusUnauthorized, "unauthorized")
+	if bytes.Contains(r.body, secret) {
+		t.Errorf("the refusal carries the plaintext: %s", r.body)
+	}
+	if r := a.download("", "pics", "plain"); r.status != http.StatusOK || string(r.body) != "plain" {
+		t.Errorf("an anonymous download of a plain object of the public bucket: %d %s", r.status, r.body)
+	}
+	a.wantBody("sealed", secret)
+}

@@ -236,6 +236,12 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.K
 		return err
 	}
 	defer body.Close()
+	if c.anonymous && obj.Encryption.UsesKMS() {
+		// As at the S3 endpoint: the key service's keys open data for
+		// those who sign, never for everyone a public bucket serves.
+		return &Error{http.StatusUnauthorized, "unauthorized", "this object is encrypted with a key of the key service (SSE-KMS), " +
+			"which an anonymous download never opens, the bucket being public or not: send Authorization: Bearer lat_live_...", 0}
+	}
 	serveObject(w, r, obj, body)
 	return nil
 }
