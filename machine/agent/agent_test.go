@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/libp2p/go-yamux/v5"
 	"io"
 	"math"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -180,5 +182,54 @@ func TestCheckTimeout(t *testing.T) {
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrBadRequest)) {
 			t.Errorf("timeout_ms %d: Check = %v, want ok %v", tc.ms, err, tc.ok)
 		}
+	}
+}
+
+// TestGuestOpensNothing: the host accepts no stream from the guest: a
+// hostile guest that opens streams toward the host and writes into them
+// finds each reset at once, so the host holds none of their bytes, and
+// the host's own requests still work.
+func TestGuestOpensNothing(t *testing.T) {
+	host, guest := net.Pipe()
+	c, err := NewClient(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	gs, err := yamux.Server(guest, yamuxConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gs.Close()
+	go func() { // the guest's side still serves the host's requests
+		for {
+			st, err := gs.AcceptStream()
+			if err != nil {
+				return
+			}
+			go serveStream(t.Context(), st)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	chunk := make([]byte, 64<<10)
+	for i := range 8 {
+		st, err := gs.OpenStream(ctx)
+		if err != nil {
+			continue // refused at once: as good
+		}
+		st.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		var werr error
+		for range 16 { // 1 MiB, four times a stream's window
+			if _, werr = st.Write(chunk); werr != nil {
+				break
+			}
+		}
+		if werr == nil || errors.Is(werr, os.ErrDeadlineExceeded) {
+			t.Fatalf("stream %d the guest opened took 1 MiB or stalled (%v): the host held it open", i, werr)
+		}
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("the host's own request after the guest's streams: %v", err)
 	}
 }

@@ -22,7 +22,14 @@ type Client struct {
 // NewClient starts the host's side of the session on conn, the stream to
 // the guest's agent port.
 func NewClient(conn net.Conn) (*Client, error) {
-	sess, err := yamux.Client(conn, yamuxConfig(), nil)
+	cfg := yamuxConfig()
+	// The host opens every stream and accepts none: a stream the guest
+	// opens is reset at once, so that a hostile guest cannot make the
+	// host buffer a window's worth of bytes for each of hundreds of
+	// streams nobody reads (64 MiB at yamux's defaults).
+	cfg.MaxIncomingStreams = 0
+	cfg.AcceptBacklog = 1
+	sess, err := yamux.Client(conn, cfg, nil)
 	if err != nil {
 		return nil, err
 	}
