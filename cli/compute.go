@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -518,6 +519,13 @@ host key is remembered in ~/.config/lattice/ssh/known_hosts-VMID.`, `  lattice c
 		return fmt.Errorf("VM %s's SSH port is forwarded on the loopback of the platform's host (%s): run ssh there, or forward it to here first (ssh -L 2222:127.0.0.1:%d %s)",
 			v.Name, apiHost, v.SSH.Port, apiHost)
 	}
+	// What the server answered becomes ssh's arguments and a file name
+	// here: a user or host starting with '-' would be an ssh option
+	// (-oProxyCommand=... runs a program on this machine), an id with a
+	// slash a path elsewhere. A server that answers such is refused.
+	if err := checkSSHTarget(v); err != nil {
+		return err
+	}
 	bin, err := exec.LookPath("ssh")
 	if err != nil {
 		return errors.New("no ssh on this machine: install the Debian package openssh-client")
@@ -543,6 +551,26 @@ host key is remembered in ~/.config/lattice/ssh/known_hosts-VMID.`, `  lattice c
 			return &exitCodeError{code: ee.ExitCode()}
 		}
 		return err
+	}
+	return nil
+}
+
+var (
+	sshUser  = regexp.MustCompile(`^[a-z_][a-z0-9_.-]{0,31}$`)
+	sshHost  = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$`)
+	vmIDForm = regexp.MustCompile(`^[0-9a-f]{16}$`)
+)
+
+// checkSSHTarget refuses a VM record whose SSH user, host or id could be
+// anything but a user name, a host name or address, and an id.
+func checkSSHTarget(v cloudwire.VM) error {
+	switch {
+	case !sshUser.MatchString(v.SSH.User):
+		return fmt.Errorf("the platform answered an SSH user %q that is no user name: not running ssh", v.SSH.User)
+	case !sshHost.MatchString(v.SSH.Host) && net.ParseIP(v.SSH.Host) == nil:
+		return fmt.Errorf("the platform answered an SSH host %q that is no host name or address: not running ssh", v.SSH.Host)
+	case !vmIDForm.MatchString(v.ID):
+		return fmt.Errorf("the platform answered a VM id %q that is no id: not running ssh", v.ID)
 	}
 	return nil
 }

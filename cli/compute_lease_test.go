@@ -233,3 +233,32 @@ func TestComputeOnLeases(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestSSHTargetChecked: what the platform answers becomes ssh's
+// arguments and a file name on the user's machine, so only a user name,
+// a host name or address and an id pass: an answer that would be an ssh
+// option (-oProxyCommand runs a program here) or a path is refused.
+func TestSSHTargetChecked(t *testing.T) {
+	vm := func(user, host, id string) cloudwire.VM {
+		return cloudwire.VM{ID: id, SSH: &cloudwire.VMSSH{User: user, Host: host, Port: 2222}}
+	}
+	const id = "0123456789abcdef"
+	for _, tc := range []struct {
+		v  cloudwire.VM
+		ok bool
+	}{
+		{vm("root", "127.0.0.1", id), true},
+		{vm("debian", "vm.example.com", id), true},
+		{vm("root", "::1", id), true},
+		{vm("-oProxyCommand=touch /tmp/pwned", "127.0.0.1", id), false},
+		{vm("root", "-oProxyCommand=touch", id), false},
+		{vm("root", "host name", id), false},
+		{vm("root@x", "127.0.0.1", id), false},
+		{vm("root", "127.0.0.1", "../../.bashrc"), false},
+		{vm("", "127.0.0.1", id), false},
+	} {
+		if err := checkSSHTarget(tc.v); (err == nil) != tc.ok {
+			t.Errorf("user %q host %q id %q: %v, want ok %v", tc.v.SSH.User, tc.v.SSH.Host, tc.v.ID, err, tc.ok)
+		}
+	}
+}
