@@ -178,6 +178,10 @@ const (
 	MaxDiskGB       = 16384
 	MaxSSHKeys      = 10
 	MaxUserDataSize = 16 << 10 // 16 KiB, as EC2's user data
+	// MaxSSHKeyLen bounds one key's line, its comment included: an RSA
+	// key of 8192 bits is about 1400 bytes. Ten of them and the user
+	// data fit the 64 KiB command that prepares a leased VM's guest.
+	MaxSSHKeyLen = 2048
 )
 
 // Defaults of a create body's omitted fields.
@@ -308,6 +312,9 @@ func NormalizeSSHKey(line string) (string, error) {
 	out := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pub)))
 	if comment = strings.TrimSpace(comment); comment != "" {
 		out += " " + comment
+	}
+	if len(out) > MaxSSHKeyLen {
+		return "", fmt.Errorf("a key of %d bytes with its comment, more than %d: shorten the comment", len(out), MaxSSHKeyLen)
 	}
 	return out, nil
 }

@@ -488,8 +488,9 @@ func (m *machine) Exec(ctx context.Context, argv []string, stdin []byte, timeout
 
 // Command is argv with stdin as one /bin/sh command line: each argument
 // single-quoted, stdin in base64 decoded into a pipe (4/3 of its size
-// whatever it holds: the 16 KiB of a VM's user data stay far below the
-// node's 64 KiB bound on a command).
+// whatever it holds: the 16 KiB of a VM's user data and ten keys of at
+// most computerules.MaxSSHKeyLen stay below the node's 64 KiB bound on a
+// command).
 func Command(argv []string, stdin []byte) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
