@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/latticenet/lattice/machine/access"
 	"github.com/latticenet/lattice/node/nodewire"
@@ -161,5 +162,15 @@ func TestLargestExecCrossesTheNetwork(t *testing.T) {
 	got, err := decodeRequest(&frame)
 	if err != nil || !bytes.Equal(got.Body, body) {
 		t.Fatalf("a frame of %d bytes (at most %d): %v", len(data), maxRequestFrame, err)
+	}
+}
+
+// TestPublicReason: a VM record's error, served to anyone, is the first
+// line of what failed, not the guest's console or QEMU's log the machine
+// driver appends.
+func TestPublicReason(t *testing.T) {
+	err := fmt.Errorf("qemu: VM ended: abc: QEMU exited with status 1\nconsole.log:\nguest: DB_PASSWORD=hunter2\nqemu.log:\nqemu-system-x86_64: -drive file=/var/lib/lattice/vms/abc/root.qcow2: ...")
+	if got := publicReason(err); got != "qemu: VM ended: abc: QEMU exited with status 1" {
+		t.Errorf("publicReason = %q", got)
 	}
 }

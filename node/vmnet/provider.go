@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -261,7 +262,7 @@ func (s *Service) boot(h ledger.Hash, r *ledger.LeaseRecord) {
 			return
 		case err != nil:
 			s.log.Warn("vm boot failed", "lease", h, "err", err)
-			s.setStatus(h, nodewire.VMError, "boot: "+err.Error())
+			s.setStatus(h, nodewire.VMError, "boot: "+publicReason(err))
 			return
 		}
 		s.log.Info("vm running", "lease", h, "boot", time.Since(start).Round(time.Millisecond))
@@ -338,6 +339,12 @@ func (s *Service) reap(h ledger.Hash, m Machine) {
 	if err != nil {
 		reason = err.Error()
 	}
+	// The log has the whole story; the record, which every node serves
+	// without a credential, its first line.
+	public := "the machine exited"
+	if err != nil {
+		public = publicReason(err)
+	}
 	if errors.Is(err, qemu.ErrGuestStopped) {
 		// Most often its user powered it off (lattice compute rm does):
 		// news, not a fault of the provider's.
@@ -345,7 +352,16 @@ func (s *Service) reap(h ledger.Hash, m Machine) {
 	} else {
 		s.log.Warn("vm exited unasked", "lease", h, "err", reason)
 	}
-	s.setStatus(h, nodewire.VMError, reason)
+	s.setStatus(h, nodewire.VMError, public)
+}
+
+// publicReason is what a VM record, which any node serves to anyone,
+// says of err: its first line, without the tails of the guest's console
+// and of QEMU's log that the machine driver appends (the guest's output
+// is its lease holder's, and QEMU's names the provider's paths).
+func publicReason(err error) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return strings.TrimSpace(first)
 }
 
 // stop powers lease h's machine off in the background (or cancels its
