@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"github.com/libp2p/go-yamux/v5"
 	"io"
 	"math"
 	"net"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/libp2p/go-yamux/v5"
 )
 
 // pair serves a guest session in this process over a pipe and returns the

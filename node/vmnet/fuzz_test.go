@@ -7,14 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/latticenet/lattice/machine/access"
-	"github.com/latticenet/lattice/node/nodewire"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/machine/access"
+	"github.com/latticenet/lattice/node/nodewire"
 )
 
 // FuzzDecodeRequest: a peer's vm/1 request frame, any bytes: decoded or

@@ -334,16 +334,12 @@ func (s *Service) reap(h ledger.Hash, m Machine) {
 	}
 	delete(s.machines, h)
 	s.mu.Unlock()
-	reason := "the machine exited"
-	err := m.Err()
-	if err != nil {
-		reason = err.Error()
-	}
 	// The log has the whole story; the record, which every node serves
 	// without a credential, its first line.
-	public := "the machine exited"
+	reason, public := "the machine exited", "the machine exited"
+	err := m.Err()
 	if err != nil {
-		public = publicReason(err)
+		reason, public = err.Error(), publicReason(err)
 	}
 	if errors.Is(err, qemu.ErrGuestStopped) {
 		// Most often its user powered it off (lattice compute rm does):

@@ -337,6 +337,7 @@ func (c *cache) purge(dep string, paths, prefixes []string) int {
 	}
 	d.gen++
 	all := len(paths) == 0 && len(prefixes) == 0
+	paths, prefixes = samePaths(paths), samePaths(prefixes)
 	n := 0
 	for key, vs := range d.paths {
 		path, _, _ := strings.Cut(key, "?")
@@ -359,19 +360,28 @@ func (c *cache) forget(dep string) {
 	c.purge(dep, nil, nil)
 }
 
+// matches reports whether path, as a cached key spells it, is one of
+// paths or under one of prefixes, both given as samePath spells them.
 func matches(path string, paths, prefixes []string) bool {
 	path = samePath(path)
-	for _, p := range paths {
-		if path == samePath(p) {
-			return true
-		}
+	if slices.Contains(paths, path) {
+		return true
 	}
 	for _, p := range prefixes {
-		if strings.HasPrefix(path, samePath(p)) {
+		if strings.HasPrefix(path, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// samePaths is samePath of each of ps.
+func samePaths(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = samePath(p)
+	}
+	return out
 }
 
 // samePath is the one spelling of a request path that a purge compares:

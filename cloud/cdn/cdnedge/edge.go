@@ -265,8 +265,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f, leader := e.join(d.ID + "\x00" + key)
 		if leader {
-			defer e.land(f, false)
-			e.fill(w, rq, stale, f)
+			e.fill(w, rq, stale, f) // which lands f
 			return
 		}
 		if attempt >= 2 {
@@ -311,7 +310,7 @@ type flight struct {
 }
 
 // join returns the flight for key, and whether the caller leads it (and
-// must land it).
+// must fill it: fill lands it).
 func (e *Edge) join(key string) (*flight, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -353,15 +352,14 @@ func (e *Edge) background(rq *request, v view) {
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
-		defer e.land(f, false)
-		e.fill(nil, bg, &v, f)
+		e.fill(nil, bg, &v, f) // which lands f
 	}()
 }
 
 // fill fetches rq from the origin (conditionally when stale holds a stored
 // response), stores what may be stored, and answers w (nil for a
-// background revalidation). f, when not nil, learns whether the response
-// was stored.
+// background revalidation). f, when not nil, lands as soon as whether the
+// response was stored is known, and at the latest when fill returns.
 func (e *Edge) fill(w http.ResponseWriter, rq *request, stale *view, f *flight) {
 	ctx, cancel := context.WithTimeout(e.ctx, e.opts.FetchTimeout)
 	defer cancel()

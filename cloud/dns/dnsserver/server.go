@@ -227,7 +227,7 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		// of any size is a tenant's to make); the client asks over TCP.
 		m.Truncated = true
 		m.Answer, m.Ns = nil, nil
-		m.Extra = m.Extra[len(m.Extra)-min(len(m.Extra), len(opts(m))):]
+		m.Extra = opts(m)
 	} else {
 		m.Truncate(size) // over TCP, 64 KiB
 	}

@@ -5,11 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/latticenet/lattice/internal/strictjson"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/latticenet/lattice/internal/strictjson"
 )
 
 // A POST policy is the base64 JSON document an HTML form upload (POST
