@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +13,11 @@ import (
 // HolePunchStats counts this host's attempts at a direct connection to a
 // peer that reached it through a relay (libp2p's DCUtR), since start.
 type HolePunchStats struct {
+	// Ready: libp2p serves DCUtR on this host, which it starts to do only
+	// once it knows a public address of its own to punch from (one that a
+	// peer observed, through identify). Until then a relayed connection
+	// gets no try at a direct one, at either end.
+	Ready bool
 	// DirectDials: dials to a public address the peer announced, tried
 	// before any hole punch; DirectDialsOK of them connected.
 	DirectDials, DirectDialsOK int64
@@ -85,4 +91,8 @@ func (t *punchTracer) stats() HolePunchStats {
 }
 
 // HolePunches returns the host's hole punching counts since it started.
-func (h *Host) HolePunches() HolePunchStats { return h.punch.stats() }
+func (h *Host) HolePunches() HolePunchStats {
+	s := h.punch.stats()
+	s.Ready = slices.Contains(h.host.Mux().Protocols(), holepunch.Protocol)
+	return s
+}

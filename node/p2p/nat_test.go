@@ -232,17 +232,6 @@ func natTraversal(t *testing.T, bothNAT bool) {
 		lab.Block(outside, inside)
 	}
 	start(relay, "-relay")
-	// A reconnect loop that dials every known peer would connect the two
-	// directly as soon as the block goes; the hour leaves the direct
-	// connection to hole punching.
-	if bothNAT {
-		start(outside, "-bootstrap", relayAddr, "-reconnect", "1h", "-reachability", "private")
-		start(inside, "-bootstrap", relayAddr, "-reconnect", "1h", "-reachability", "private")
-	} else {
-		start(outside, "-bootstrap", relayAddr)
-		start(inside, "-bootstrap", relayAddr, "-reconnect", "1h")
-	}
-
 	client := lab.HTTPClient()
 	call := func(i int, method, path string, out any) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -262,6 +251,25 @@ func natTraversal(t *testing.T, bothNAT bool) {
 		}
 		return nil
 	}
+	// The others dial the relay once, at start, and then not for an hour
+	// (below): the relay must listen first. A helper answers its API only
+	// once its host listens.
+	for began := time.Now(); call(relay, "GET", "/status", nil) != nil; time.Sleep(20 * time.Millisecond) {
+		if time.Since(began) > 30*time.Second {
+			t.Fatal("the relay did not answer within 30 s")
+		}
+	}
+	// A reconnect loop that dials every known peer would connect the two
+	// directly as soon as the block goes; the hour leaves the direct
+	// connection to hole punching.
+	if bothNAT {
+		start(outside, "-bootstrap", relayAddr, "-reconnect", "1h", "-reachability", "private")
+		start(inside, "-bootstrap", relayAddr, "-reconnect", "1h", "-reachability", "private")
+	} else {
+		start(outside, "-bootstrap", relayAddr)
+		start(inside, "-bootstrap", relayAddr, "-reconnect", "1h")
+	}
+
 	echoTo := func(n int) (echoResult, error) {
 		var res echoResult
 		err := call(outside, "POST", fmt.Sprintf("/echo?peer=%s&bytes=%d", ids[inside], n), &res)
@@ -278,6 +286,7 @@ func natTraversal(t *testing.T, bothNAT bool) {
 				tried[i] = st.HolePunches
 			}
 		}
+		t.Logf("waiting for a %s echo; hole punching at the host behind NAT %+v, at the other %+v", want, tried[0], tried[1])
 		cut := time.Now()
 		for {
 			res, err := echoTo(64 << 10)
@@ -354,6 +363,21 @@ func natTraversal(t *testing.T, bothNAT bool) {
 		t.Fatalf("8 MiB through the relay: %+v %v", big, err)
 	}
 	t.Logf("8 MiB there and back through the relay in %d ms", big.MS)
+
+	// libp2p serves hole punching only once a host knows a public address
+	// of its own, from the relay's identify: both must, or a relayed
+	// connection gets no try (the one behind NAT would start it, the
+	// other must answer).
+	for began := time.Now(); ; time.Sleep(250 * time.Millisecond) {
+		var in, out natStatus
+		ierr, oerr := call(inside, "GET", "/status", &in), call(outside, "GET", "/status", &out)
+		if ierr == nil && oerr == nil && in.HolePunches.Ready && out.HolePunches.Ready {
+			break
+		}
+		if time.Since(began) > 30*time.Second {
+			t.Fatalf("hole punching not ready after 30 s: the host behind NAT %+v %v, the other %+v %v", in, ierr, out, oerr)
+		}
+	}
 
 	// The block goes; a new relayed connection has the host behind NAT
 	// try for a direct one.
