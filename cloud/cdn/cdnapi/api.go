@@ -189,6 +189,10 @@ func (h *handlers) domainJSON(d cdnstore.Deployment, dom cdnstore.Domain) cloudw
 // addDomain attaches a custom domain. In a zone of the caller's on this
 // platform's DNS, the CDN makes the CNAME itself and the domain is active
 // at once; elsewhere it is pending until verify finds the CNAME in DNS.
+// A name held by another deployment, or in another account's zone here,
+// is the caller's only when DNS already proves it: the host is a CNAME
+// of the caller's deployment. Then the other claim gives way (neither
+// attaching first nor making a zone here proves anything).
 func (h *handlers) addDomain(w http.ResponseWriter, r *http.Request, account string) error {
 	var in struct {
 		Name string `json:"name"`
@@ -205,27 +209,48 @@ func (h *handlers) addDomain(w http.ResponseWriter, r *http.Request, account str
 	if err != nil {
 		return apiError(err, "domain")
 	}
+	want := h.Store.CNAME(d)
+	proven := func() bool {
+		got, err := h.lookup(r.Context(), host, 5*time.Second)
+		return err == nil && got == want
+	}
 	dom := cdnstore.Domain{Name: host, Deployment: id}
 	if h.DNS != nil {
 		if z, ok := h.DNS.Containing(host); ok {
-			if z.Account != account {
-				return cloudapi.Conflict(fmt.Sprintf("%s lies in the zone %s, which another account holds on this platform", host, z.Name))
+			switch {
+			case z.Account != account:
+				if !proven() {
+					return cloudapi.Conflict(fmt.Sprintf("%s lies in the zone %s, which another account holds on this platform; if the domain is yours, point a CNAME %s → %s at your DNS provider, then attach it again",
+						host, z.Name, host, want))
+				}
+				dom.Active = true // DNS proves it; the other account's zone is not the one delegated
+			default:
+				if dom, err = h.cname(account, z, host, want, dom); err != nil {
+					return err
+				}
+				// Holding a zone here proves nothing of the domain (anyone may
+				// create any zone): the name is the account's once DNS, as the
+				// resolver asks it, gives the CNAME, that is once the domain's
+				// owner has delegated the zone to this platform.
+				dom.Active = proven()
 			}
-			if dom, err = h.cname(account, z, host, h.Store.CNAME(d), dom); err != nil {
-				return err
-			}
-			// Holding a zone here proves nothing of the domain (anyone may
-			// create any zone): the name is the account's once DNS, as the
-			// resolver asks it, gives the CNAME, that is once the domain's
-			// owner has delegated the zone to this platform.
-			got, err := h.lookup(r.Context(), host, 5*time.Second)
-			dom.Active = err == nil && got == h.Store.CNAME(d)
 		}
 	}
-	added, err := h.Store.AddDomain(account, dom)
+	added, replaced, err := h.Store.AddDomain(account, dom)
+	if errors.Is(err, cdnstore.ErrClaimed) && !dom.Active && proven() {
+		dom.Active = true
+		added, replaced, err = h.Store.AddDomain(account, dom)
+	}
 	if err != nil {
 		h.removeCNAME(account, dom)
+		if errors.Is(err, cdnstore.ErrClaimed) {
+			return cloudapi.Conflict(fmt.Sprintf("%s is attached to another deployment, and DNS does not name yours; if the domain is yours, point a CNAME %s → %s at your DNS provider, then attach it again: a claim that DNS proves takes the name",
+				host, host, want))
+		}
 		return apiError(err, "domain")
+	}
+	if replaced != nil {
+		h.removeCNAME(replaced.Account, *replaced)
 	}
 	cloudapi.WriteJSON(w, http.StatusCreated, h.domainJSON(d, added))
 	return nil

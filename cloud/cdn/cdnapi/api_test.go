@@ -583,3 +583,83 @@ func TestPlatformZoneProvesNothing(t *testing.T) {
 		t.Errorf("the edge routes www.victim.example after bob's verify: %d", status)
 	}
 }
+
+// TestProvenClaimTakesTheName: a custom domain is not the first
+// claimant's. Bob attaches www.victim.example, in a zone he made here and
+// again in none, and Alice, whose deployment the real DNS names, is not
+// kept out: her attach, which DNS proves, takes the name (active at
+// once), Bob's claim and the CNAME the CDN made in his zone go, and the
+// edge routes the name to her deployment. Without the proof her attach
+// is refused, naming the CNAME that would prove it, and changes nothing.
+func TestProvenClaimTakesTheName(t *testing.T) {
+	ext, err := dnsstore.Open(filepath.Join(t.TempDir(), "ext"), dnsstore.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext.Close()
+	real, err := ext.CreateZone("owner", "victim.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	www, err := ext.AddRecord("owner", real.ID, dnszone.Input{Type: "CNAME", Name: "www", Value: "bob-site.cdn.localhost."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAPI(t, options{private: true, resolver: serveDNS(t, ext)})
+	alices := a.create(a.alice, "alice-site", a.origin.URL+"/alice")
+	bobs := a.create(a.bob, "bob-site", a.origin.URL+"/bob")
+	aliceBase, bobBase := "/api/cdn/deployments/"+alices.ID, "/api/cdn/deployments/"+bobs.ID
+	routed := func(want string) {
+		t.Helper()
+		if status, _, body := a.get("www.victim.example", "/who"); status != 200 || body != "origin says /"+want+"/who" {
+			t.Errorf("the edge for www.victim.example: %d %q, want %s's origin", status, body, want)
+		}
+	}
+
+	for _, inZone := range []bool{false, true} {
+		var z dnsstore.Zone
+		if inZone {
+			if z, err = a.dns.CreateZone("bob", "victim.example"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Bob's claim, proved by DNS while www named his deployment, then
+		// the domain's owner points it at Alice's.
+		if _, err := ext.UpdateRecord("owner", real.ID, www.ID, dnszone.Input{Type: "CNAME", Name: "www", Value: "bob-site.cdn.localhost."}); err != nil {
+			t.Fatal(err)
+		}
+		apitest.Want(t, "bob attaches", a.do("POST", bobBase+"/domains", a.bob, `{"name": "www.victim.example"}`), http.StatusCreated)
+		apitest.Want(t, "bob verifies", a.do("POST", bobBase+"/domains/www.victim.example/verify", a.bob, ""), http.StatusOK)
+		routed("bob")
+		apitest.WantError(t, "alice attaches before DNS names her deployment", a.do("POST", aliceBase+"/domains", a.alice, `{"name": "www.victim.example"}`),
+			409, "conflict", "www.victim.example → alice-site.cdn.localhost")
+		if doms := a.domainList(a.bob, bobs.ID); len(doms) != 2 || doms[1].Status != "active" {
+			t.Errorf("bob's domains after alice's refused attach: %+v", doms)
+		}
+		if _, err := ext.UpdateRecord("owner", real.ID, www.ID, dnszone.Input{Type: "CNAME", Name: "www", Value: "alice-site.cdn.localhost."}); err != nil {
+			t.Fatal(err)
+		}
+		r := a.do("POST", aliceBase+"/domains", a.alice, `{"name": "www.victim.example"}`)
+		apitest.Want(t, "alice attaches with DNS naming her deployment", r, http.StatusCreated)
+		var dom cloudwire.Domain
+		apitest.Decode(t, "alice attaches", r, &dom)
+		if dom.Status != "active" || dom.Zone != "" {
+			t.Errorf("alice's domain (in bob's zone here: %v): %+v, want active, in no zone", inZone, dom)
+		}
+		routed("alice")
+		if doms := a.domainList(a.bob, bobs.ID); len(doms) != 1 {
+			t.Errorf("bob's domains after alice took the name: %+v, want his cname alone", doms)
+		}
+		apitest.WantError(t, "bob's claim", a.do("GET", bobBase+"/domains/www.victim.example", a.bob, ""), 404, "not_found", "domain")
+		if inZone {
+			records, _ := a.dns.Records("bob", z.ID)
+			for _, rec := range records {
+				if rec.Name == "www.victim.example" {
+					t.Errorf("the CNAME the CDN made in bob's zone outlived his claim: %+v", rec)
+				}
+			}
+		}
+		apitest.WantError(t, "alice attaches twice", a.do("POST", aliceBase+"/domains", a.alice, `{"name": "www.victim.example"}`), 409, "conflict", "taken")
+		apitest.Want(t, "alice removes it", a.do("DELETE", aliceBase+"/domains/www.victim.example", a.alice, ""), http.StatusNoContent)
+	}
+}

@@ -29,7 +29,10 @@ var (
 	ErrInvalid  = errors.New("cdnstore: invalid")
 	ErrNotFound = errors.New("cdnstore: not found")
 	ErrExists   = errors.New("cdnstore: taken")
-	ErrLimit    = errors.New("cdnstore: limit reached")
+	// ErrClaimed: a custom domain is attached to another deployment (an
+	// ErrExists).
+	ErrClaimed = fmt.Errorf("%w by another deployment", ErrExists)
+	ErrLimit   = errors.New("cdnstore: limit reached")
 	// ErrUnavailable is returned by every write once a write to the disk
 	// has failed: the edge keeps serving, changes wait for a restart.
 	ErrUnavailable = errors.New("cdnstore: a write to the disk failed (full disk?); CDN changes are refused until the platform restarts")
@@ -346,20 +349,32 @@ func (s *Store) CheckDomain(name string) (string, error) {
 }
 
 // AddDomain adds dom (its Name checked by CheckDomain) to account's
-// deployment dom.Deployment. A host name belongs to one deployment: taken,
-// it is ErrExists.
-func (s *Store) AddDomain(account string, dom Domain) (Domain, error) {
+// deployment dom.Deployment. A host name belongs to one deployment: held
+// by another, it is ErrExists, unless dom is Active, which its caller
+// sets only when DNS proves the name is this deployment's (the host is a
+// CNAME of the deployment's own name). Then the other claim, which DNS
+// no longer proves, gives way: it is removed in the same write and
+// returned as replaced, so that a name cannot be held against its owner
+// by whoever attached it first.
+func (s *Store) AddDomain(account string, dom Domain) (added Domain, replaced *Domain, err error) {
 	host, err := s.CheckDomain(dom.Name)
 	if err != nil {
-		return Domain{}, err
+		return Domain{}, nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := s.owned(account, dom.Deployment); err != nil {
-		return Domain{}, err
+		return Domain{}, nil, err
 	}
-	if _, ok := s.domains[host]; ok {
-		return Domain{}, fmt.Errorf("domain %s: %w", host, ErrExists)
+	if old, ok := s.domains[host]; ok {
+		if old.Deployment == dom.Deployment {
+			return Domain{}, nil, fmt.Errorf("domain %s: %w", host, ErrExists)
+		}
+		if !dom.Active {
+			return Domain{}, nil, fmt.Errorf("domain %s: %w", host, ErrClaimed)
+		}
+		prev := *old
+		replaced = &prev
 	}
 	n := 0
 	for _, d := range s.domains {
@@ -368,18 +383,22 @@ func (s *Store) AddDomain(account string, dom Domain) (Domain, error) {
 		}
 	}
 	if n >= MaxDomains {
-		return Domain{}, fmt.Errorf("%w: a deployment may have %d custom domains", ErrLimit, MaxDomains)
+		return Domain{}, nil, fmt.Errorf("%w: a deployment may have %d custom domains", ErrLimit, MaxDomains)
 	}
 	dom.Name, dom.Account, dom.CreatedAt = host, account, s.opts.Now().UTC().Truncate(time.Second)
 	b := s.db.NewBatch()
 	defer b.Close()
-	failstop.SetJSON(b, tableDomains+host, dom)
+	failstop.SetJSON(b, tableDomains+host, dom) // over the replaced claim's record
 	if err := s.w.Commit(b); err != nil {
-		return Domain{}, err
+		return Domain{}, nil, err
+	}
+	if replaced != nil {
+		s.opts.Logger.Info("custom domain taken by the deployment DNS names", "domain", host,
+			"deployment", dom.Deployment, "account", account, "from_deployment", replaced.Deployment, "from_account", replaced.Account)
 	}
 	s.domains[host] = &dom
 	s.publish()
-	return dom, nil
+	return dom, replaced, nil
 }
 
 // Activate marks account's pending domain host of deployment id active.

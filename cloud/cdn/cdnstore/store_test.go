@@ -116,7 +116,7 @@ func TestTenancy(t *testing.T) {
 	s := openStore(t, vfs.NewMem())
 	defer s.Close()
 	d := mustCreate(t, s, "alice", "site", "http://a.example")
-	if _, err := s.AddDomain("alice", Domain{Name: "www.alice.example", Deployment: d.ID}); err != nil {
+	if _, _, err := s.AddDomain("alice", Domain{Name: "www.alice.example", Deployment: d.ID}); err != nil {
 		t.Fatal(err)
 	}
 	calls := map[string]func() error{
@@ -124,7 +124,7 @@ func TestTenancy(t *testing.T) {
 		"Delete":     func() error { _, err := s.Delete("bob", d.ID); return err },
 		"Domains":    func() error { _, err := s.Domains("bob", d.ID); return err },
 		"AddDomain": func() error {
-			_, err := s.AddDomain("bob", Domain{Name: "x.bob.example", Deployment: d.ID})
+			_, _, err := s.AddDomain("bob", Domain{Name: "x.bob.example", Deployment: d.ID})
 			return err
 		},
 		"Domain":       func() error { _, err := s.Domain("bob", d.ID, "www.alice.example"); return err },
@@ -153,7 +153,7 @@ func TestDomains(t *testing.T) {
 	d := mustCreate(t, s, "alice", "site", "http://a.example")
 	other := mustCreate(t, s, "bob", "other", "http://b.example")
 
-	pending, err := s.AddDomain("alice", Domain{Name: "WWW.Alice.Example.", Deployment: d.ID})
+	pending, _, err := s.AddDomain("alice", Domain{Name: "WWW.Alice.Example.", Deployment: d.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,14 +174,14 @@ func TestDomains(t *testing.T) {
 		want                              error
 	}{
 		{"taken by the same deployment", "alice", d.ID, "www.alice.example", ErrExists},
-		{"taken by another account", "bob", other.ID, "www.alice.example", ErrExists},
+		{"taken by another account", "bob", other.ID, "www.alice.example", ErrClaimed},
 		{"under the CDN domain", "alice", d.ID, "x.cdn.localhost", ErrInvalid},
 		{"the CDN domain", "alice", d.ID, "cdn.localhost", ErrInvalid},
 		{"one label", "alice", d.ID, "localhost", ErrInvalid},
 		{"with a port", "alice", d.ID, "www.example.com:80", ErrInvalid},
 		{"unknown deployment", "alice", "feedfeedfeedfeed", "a.example.com", ErrNotFound},
 	} {
-		if _, err := s.AddDomain(c.account, Domain{Name: c.domain, Deployment: c.deployment}); !errors.Is(err, c.want) {
+		if _, _, err := s.AddDomain(c.account, Domain{Name: c.domain, Deployment: c.deployment}); !errors.Is(err, c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
 		}
 	}
@@ -192,11 +192,11 @@ func TestDomains(t *testing.T) {
 		t.Error("a removed domain is still routed")
 	}
 	for i := range MaxDomains {
-		if _, err := s.AddDomain("alice", Domain{Name: fmt.Sprintf("d%d.alice.example", i), Deployment: d.ID}); err != nil {
+		if _, _, err := s.AddDomain("alice", Domain{Name: fmt.Sprintf("d%d.alice.example", i), Deployment: d.ID}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.AddDomain("alice", Domain{Name: "more.alice.example", Deployment: d.ID}); !errors.Is(err, ErrLimit) {
+	if _, _, err := s.AddDomain("alice", Domain{Name: "more.alice.example", Deployment: d.ID}); !errors.Is(err, ErrLimit) {
 		t.Errorf("domain %d: got %v, want ErrLimit", MaxDomains+1, err)
 	}
 	gone, err := s.Delete("alice", d.ID)
@@ -219,7 +219,7 @@ func TestReopen(t *testing.T) {
 	fs := vfs.NewMem()
 	s := openStore(t, fs)
 	d := mustCreate(t, s, "alice", "site", "s3://assets/v1")
-	if _, err := s.AddDomain("alice", Domain{Name: "www.alice.example", Deployment: d.ID, Active: true, ZoneID: "z1", RecordID: "r1"}); err != nil {
+	if _, _, err := s.AddDomain("alice", Domain{Name: "www.alice.example", Deployment: d.ID, Active: true, ZoneID: "z1", RecordID: "r1"}); err != nil {
 		t.Fatal(err)
 	}
 	gone := mustCreate(t, s, "alice", "gone", "http://a.example")
@@ -271,7 +271,7 @@ func TestWriteFailureMakesTheStoreReadOnly(t *testing.T) {
 			return err
 		},
 		"AddDomain": func() error {
-			_, err := s.AddDomain("alice", Domain{Name: "www.a.example", Deployment: d.ID})
+			_, _, err := s.AddDomain("alice", Domain{Name: "www.a.example", Deployment: d.ID})
 			return err
 		},
 		"Delete": func() error { _, err := s.Delete("alice", d.ID); return err },
@@ -304,4 +304,40 @@ func TestWriteFailureMakesTheStoreReadOnly(t *testing.T) {
 		t.Errorf("after the restart: %v", err)
 	}
 	mustCreate(t, s2, "alice", "new", "http://a.example")
+}
+
+// TestProvenClaimReplaces: a claim its caller proved with DNS (Active)
+// replaces another deployment's claim of the name in one write, which a
+// reopened store keeps; an unproven one does not, nor does a proven one
+// replace its own deployment's.
+func TestProvenClaimReplaces(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	bobs := mustCreate(t, s, "bob", "bob-site", "http://b.example")
+	alices := mustCreate(t, s, "alice", "alice-site", "http://a.example")
+	if _, _, err := s.AddDomain("bob", Domain{Name: "www.shop.example", Deployment: bobs.ID, ZoneID: "z1", RecordID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.AddDomain("alice", Domain{Name: "www.shop.example", Deployment: alices.ID}); !errors.Is(err, ErrClaimed) {
+		t.Fatalf("an unproven claim of a held name: %v, want ErrClaimed", err)
+	}
+	added, replaced, err := s.AddDomain("alice", Domain{Name: "www.shop.example", Deployment: alices.ID, Active: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !added.Active || added.Account != "alice" || replaced == nil || replaced.Account != "bob" || replaced.RecordID != "r1" {
+		t.Fatalf("added %+v, replaced %+v: want alice's active claim over bob's", added, replaced)
+	}
+	if _, _, err := s.AddDomain("alice", Domain{Name: "www.shop.example", Deployment: alices.ID, Active: true}); !errors.Is(err, ErrExists) || errors.Is(err, ErrClaimed) {
+		t.Errorf("a proven claim of a name its deployment holds: %v, want ErrExists alone", err)
+	}
+	s.Close()
+	s = openStore(t, fs)
+	defer s.Close()
+	if doms, _ := s.Domains("bob", bobs.ID); len(doms) != 0 {
+		t.Errorf("bob's domains after reopening: %+v", doms)
+	}
+	if d, ok := s.Route("www.shop.example"); !ok || d.ID != alices.ID {
+		t.Errorf("Route after reopening: %+v %v, want alice's deployment", d, ok)
+	}
 }
