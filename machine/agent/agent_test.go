@@ -2,14 +2,18 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,5 +236,61 @@ func TestGuestOpensNothing(t *testing.T) {
 	}
 	if err := c.Ping(ctx); err != nil {
 		t.Fatalf("the host's own request after the guest's streams: %v", err)
+	}
+}
+
+// TestExecEndsWithItsCaller: a command ends, with every process it
+// started, when its time is up and when the host gives up on it (the
+// provider's slot for it is free again then, so a command left running
+// would let a caller run any number at once by hanging up).
+func TestExecEndsWithItsCaller(t *testing.T) {
+	c := pair(t)
+	for _, hangUp := range []bool{false, true} {
+		t.Run(map[bool]string{false: "time up", true: "caller gone"}[hangUp], func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pid")
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			limit := time.Minute
+			if !hangUp {
+				limit = 300 * time.Millisecond
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Exec(ctx, []string{"sh", "-c", "sleep 60 & echo $$ $! > " + pidfile + "; wait"}, nil, limit)
+				done <- err
+			}()
+			var pids []int
+			for deadline := time.Now().Add(10 * time.Second); len(pids) < 2; time.Sleep(10 * time.Millisecond) {
+				b, _ := os.ReadFile(pidfile)
+				if f := strings.Fields(string(b)); len(f) == 2 && strings.HasSuffix(string(b), "\n") {
+					for _, w := range f {
+						pid, _ := strconv.Atoi(w)
+						pids = append(pids, pid)
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the command did not start")
+				}
+			}
+			if hangUp {
+				cancel()
+			}
+			<-done
+			// A process is gone once it is no more, or a zombie that
+			// nobody reaped yet.
+			running := func(pid int) bool {
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+				f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+				return err == nil && len(f) > 0 && f[0] != "Z"
+			}
+			for _, pid := range pids {
+				for deadline := time.Now().Add(5 * time.Second); running(pid); time.Sleep(20 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						syscall.Kill(pid, syscall.SIGKILL)
+						t.Fatalf("process %d of the command (the shell and its child: %v) still runs 5 s after its end", pid, pids)
+					}
+				}
+			}
+		})
 	}
 }

@@ -119,8 +119,18 @@ func serveStream(ctx context.Context, st *yamux.Stream) {
 	case "ping":
 		writeLine(st, reply{})
 	case "exec":
-		res := runExec(ctx, &req)
+		// The host sends nothing after the request, and closes or resets
+		// the stream only once it has the answer or has given up on it:
+		// a command whose caller is gone goes too, rather than run on
+		// past the slot the provider gave it.
+		ectx, cancel := context.WithCancel(ctx)
+		go func() {
+			io.Copy(io.Discard, br)
+			cancel()
+		}()
+		res := runExec(ectx, &req)
 		writeLine(st, reply{Exec: &res})
+		st.SetReadDeadline(time.Now()) // ends the watch
 	case "dial":
 		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(req.Port)), 5*time.Second)
 		if err != nil {
@@ -144,6 +154,10 @@ func runExec(ctx context.Context, req *Request) ExecResult {
 	var stdout, stderr capped
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = time.Second // a child holding the pipes open cannot hold the answer
+	// The command leads a process group of its own, which ends with it:
+	// what it started in the background cannot outlive its time.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	err := cmd.Run()
 	res := ExecResult{Stdout: stdout.b, Stderr: stderr.b, StdoutTruncated: stdout.over, StderrTruncated: stderr.over}
 	var exit *exec.ExitError
