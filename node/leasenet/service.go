@@ -114,7 +114,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger.With("service", "leases"), n: cfg.Node, h: cfg.Host, db: db,
 		kick: make(chan struct{}, 1)}
-	s.tk.records = map[ledger.Address]*announcement{}
+	s.tk.records, s.tk.heard = map[ledger.Address]*announcement{}, map[ledger.Address]int64{}
 	if err := s.startTimekeeping(); err != nil {
 		db.Close()
 		return nil, err

@@ -2,6 +2,7 @@ package leasenet
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -51,8 +52,13 @@ type announcement = timekeeping.Announcement
 type tkState struct {
 	mu      sync.Mutex
 	records map[ledger.Address]*announcement
-	signMu  sync.Mutex // one signing at a time: sign-once is read, then write
-	topic   *p2p.Topic
+	// heard is when this node kept each record, by its own clock.
+	heard map[ledger.Address]int64
+	// members caches committeeTiers at the state chain's index membersAt.
+	members   map[ledger.Address]int
+	membersAt uint64
+	signMu    sync.Mutex // one signing at a time: sign-once is read, then write
+	topic     *p2p.Topic
 }
 
 func (s *Service) startTimekeeping() error {
@@ -143,10 +149,21 @@ func (s *Service) validateAnnouncement(_ context.Context, from peer.ID, data []b
 }
 
 // keepAnnouncement holds a when it is newer than the one held for its key.
+//
+// Keys cost nothing to make, so the records are bounded, and when they
+// are full of fresh ones a newcomer takes the place of the lowest record
+// only if it ranks above it: first by standing (a member of the committee
+// at the state chain's tip, then of any committee the chain ever named,
+// since a lease is judged by the committee of the index it names for its
+// whole life, then a stranger), then by age. A record's age is that of
+// the earlier of its stamp and its arrival here, so that one stamped
+// ahead of this node's clock, as it may be by announceSkew, ranks no
+// newer than one that came at the same time stamped right.
 func (s *Service) keepAnnouncement(a *announcement) bool {
 	s.tk.mu.Lock()
 	defer s.tk.mu.Unlock()
-	limit := s.now() - staleAfter*s.cfg.Announce.Milliseconds()
+	now := s.now()
+	limit := now - staleAfter*s.cfg.Announce.Milliseconds()
 	if a.Timestamp < limit {
 		return false
 	}
@@ -157,46 +174,76 @@ func (s *Service) keepAnnouncement(a *announcement) bool {
 		for k, r := range s.tk.records {
 			if r.Timestamp < limit {
 				delete(s.tk.records, k)
+				delete(s.tk.heard, k)
 			}
 		}
 		if len(s.tk.records) >= maxTimekeepers {
-			// Full of fresh announcements (keys cost nothing to make): a
-			// member of the committee always gets in, in place of the
-			// oldest stranger; a stranger only in place of an older one.
-			committee := s.committeeKeys()
-			var oldest *announcement
+			tiers := s.committeeTiers()
+			rank := func(k ledger.Address, stamp, heard int64) [2]int64 {
+				return [2]int64{int64(tiers[k]), min(stamp, heard)}
+			}
+			var lowest *announcement
+			var low [2]int64
 			for k, r := range s.tk.records {
-				if !committee[k] && (oldest == nil || r.Timestamp < oldest.Timestamp) {
-					oldest = r
+				if rk := rank(k, r.Timestamp, s.tk.heard[k]); lowest == nil || cmpRank(rk, low) < 0 {
+					lowest, low = r, rk
 				}
 			}
-			if oldest == nil || (!committee[a.Key] && oldest.Timestamp >= a.Timestamp) {
+			if cmpRank(rank(a.Key, a.Timestamp, now), low) <= 0 {
 				return false
 			}
-			delete(s.tk.records, oldest.Key)
+			delete(s.tk.records, lowest.Key)
+			delete(s.tk.heard, lowest.Key)
 		}
 	}
 	s.tk.records[a.Key] = a
+	s.tk.heard[a.Key] = now
 	return true
 }
 
-// committeeKeys is the committee at the state chain's tip, as a set.
-func (s *Service) committeeKeys() map[ledger.Address]bool {
-	out := map[ledger.Address]bool{}
+func cmpRank(a, b [2]int64) int {
+	if c := cmp.Compare(a[0], b[0]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a[1], b[1])
+}
+
+// Standing of a timekeeper's key when records are full (committeeTiers).
+const (
+	tierStranger = iota
+	tierFormer   // a member of a committee the state chain named before its tip
+	tierCurrent  // a member of the committee at the tip
+)
+
+// committeeTiers ranks the keys of every committee the state chain named,
+// up to its tip: tierCurrent for the tip's, tierFormer for the others'.
+// Called with tk.mu held; cached until the tip moves.
+func (s *Service) committeeTiers() map[ledger.Address]int {
 	if s.cfg.TipIndex == nil {
-		return out
+		return nil
 	}
-	st, ok := s.cfg.Terms.StateAt(s.cfg.TipIndex())
-	if !ok {
-		return out
+	tip := s.cfg.TipIndex()
+	if s.tk.members != nil && s.tk.membersAt == tip {
+		return s.tk.members
 	}
-	p, err := st.Params()
-	if err != nil {
-		return out
+	out := map[ledger.Address]int{}
+	for i := tip; ; i-- {
+		tier := tierFormer
+		if i == tip {
+			tier = tierCurrent
+		}
+		if st, ok := s.cfg.Terms.StateAt(i); ok {
+			if p, err := st.Params(); err == nil {
+				for _, k := range p.Timekeepers.Keys {
+					out[k] = max(out[k], tier)
+				}
+			}
+		}
+		if i == 0 {
+			break
+		}
 	}
-	for _, k := range p.Timekeepers.Keys {
-		out[k] = true
-	}
+	s.tk.members, s.tk.membersAt = out, tip
 	return out
 }
 
