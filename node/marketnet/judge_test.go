@@ -99,7 +99,7 @@ func TestKeepBounded(t *testing.T) {
 	network := ledger.Hash{5}
 	now := time.UnixMilli(1767225600000)
 	s := &Service{cfg: Config{Network: network, Now: func() time.Time { return now }, Announce: time.Minute},
-		records: map[ledger.Address]*market.Capacity{}}
+		records: map[ledger.Address]*market.Capacity{}, ranks: map[ledger.Address]rank{}}
 	rec := func(ts time.Time) *market.Capacity {
 		c := &market.Capacity{NodePeer: "12D3KooWGzxzKZYveHXtpG6AsrUJBcWxHBFS2HsEoGTxrMLvKXtf", Timestamp: ts.UnixMilli()}
 		c.Sign(wallet.NewKey().Private(), network)
@@ -126,5 +126,78 @@ func TestKeepBounded(t *testing.T) {
 	ps, _ := s.Providers()
 	if len(ps) != 0 {
 		t.Fatalf("%d providers listed after every record went stale", len(ps))
+	}
+}
+
+// TestKeepUnderFlood: the records are full of a flood of fresh keys,
+// renewed and stamped as far ahead of the node's clock as it allows. A
+// provider that holds more on the ledger than each of the flood's keys,
+// or has live leases, still gets in and stays, however often the flood
+// renews; one that holds no more gets in only when it comes later than
+// the flood's oldest arrival, stamping ahead gaining the flood nothing.
+func TestKeepUnderFlood(t *testing.T) {
+	network := ledger.Hash{5}
+	start := time.UnixMilli(1767225600000)
+	funded, leased, poor, late := wallet.NewKey(), wallet.NewKey(), wallet.NewKey(), wallet.NewKey()
+	rec := func(k wallet.Key, ts time.Time) *market.Capacity {
+		c := &market.Capacity{NodePeer: "12D3KooWGzxzKZYveHXtpG6AsrUJBcWxHBFS2HsEoGTxrMLvKXtf", Timestamp: ts.UnixMilli()}
+		c.Sign(k.Private(), network)
+		return c
+	}
+	flood := make([]wallet.Key, MaxProviders)
+	for i := range flood {
+		flood[i] = wallet.NewKey()
+	}
+	for _, c := range []struct {
+		name  string
+		key   wallet.Key
+		after time.Duration // after the flood's renewal, stamped then
+		want  bool
+	}{
+		{"a provider with a larger balance", funded, 0, true},
+		{"a provider with live leases", leased, 0, true},
+		{"a provider with the flood's balance, at once", poor, 0, false},
+		{"a provider with the flood's balance, later", late, time.Second, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			now := start
+			s := &Service{cfg: Config{Network: network, Now: func() time.Time { return now }, Announce: time.Minute,
+				Balance: func(p ledger.Address) (ledger.Amount, error) {
+					if p == funded.Address() {
+						return ledger.NewAmount(1000), nil
+					}
+					return ledger.NewAmount(1), nil // every key of the flood is funded with 1
+				},
+				Active: func(p ledger.Address) (market.Resources, int, error) {
+					if p == leased.Address() {
+						return market.Resources{VCPUs: 1}, 1, nil
+					}
+					return market.Resources{}, 0, nil
+				}},
+				records: map[ledger.Address]*market.Capacity{}, ranks: map[ledger.Address]rank{}}
+			renew := func() {
+				for _, k := range flood {
+					s.keep(rec(k, now.Add(59*time.Second)))
+				}
+			}
+			renew()
+			if len(s.records) != MaxProviders {
+				t.Fatalf("the flood left %d records", len(s.records))
+			}
+			now = now.Add(20 * time.Second)
+			renew()
+			now = now.Add(c.after)
+			if got := s.keep(rec(c.key, now)); got != c.want {
+				t.Fatalf("kept %v, want %v", got, c.want)
+			}
+			now = now.Add(20 * time.Second)
+			renew()
+			if _, held := s.records[c.key.Address()]; c.want && c.key.Address() != late.Address() && !held {
+				t.Error("displaced by the flood's next renewal")
+			}
+			if len(s.records) != MaxProviders {
+				t.Errorf("%d records, want %d", len(s.records), MaxProviders)
+			}
+		})
 	}
 }

@@ -10,7 +10,18 @@ import (
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node/nettest"
 	"github.com/latticenet/lattice/statechain"
+	"github.com/latticenet/lattice/wallet"
 )
+
+// refusal is the reason offers gives for provider p's refusal, or "".
+func refusal(offers market.Offers, p ledger.Address) string {
+	for _, r := range offers.Refused {
+		if r.Provider == p {
+			return r.Reason
+		}
+	}
+	return ""
+}
 
 // TestOffers: two providers announce their capacity; every node lists
 // both; a request is answered by both with signed offers at the
@@ -51,11 +62,26 @@ func TestOffers(t *testing.T) {
 		}
 	}
 
+	// A stranger signs a record naming the big provider's node, newer
+	// than the provider's own: the node is still asked once, and its
+	// answer counts for the provider that signed it.
+	squatter := wallet.NewKey()
+	rec := &market.Capacity{NodePeer: c.Nodes[2].Host.ID().String(), Total: big, Timestamp: time.Now().Add(time.Second).UnixMilli()}
+	rec.Sign(squatter.Private(), c.Network.Genesis.Hash)
+	if !c.Nodes[0].Market.Keep(rec) {
+		t.Fatal("the squatter's record was not kept")
+	}
+	got, _ = c.Nodes[0].Market.RequestOffers(ctx, req)
+	if got.Asked != 2 || len(got.Offers) != 2 || len(got.Refused) != 1 || got.Refused[0].Provider != squatter.Address() ||
+		!strings.Contains(got.Refused[0].Reason, "which answered for that provider") {
+		t.Fatalf("offers with a stranger's record naming a provider's node: %+v", got)
+	}
+
 	// Beyond the small provider: only the big one offers.
 	large := market.Request{VCPUs: 4, MemoryMB: 4096, DiskGB: 50, Duration: 60}
 	got, _ = c.Nodes[0].Market.RequestOffers(ctx, large)
 	if len(got.Offers) != 1 || got.Offers[0].Provider != c.Nodes[2].ProviderKey.Address() ||
-		len(got.Refused) != 1 || !strings.Contains(got.Refused[0].Reason, "insufficient capacity") {
+		len(got.Refused) != 2 || !strings.Contains(refusal(got, c.Nodes[1].ProviderKey.Address()), "insufficient capacity") {
 		t.Fatalf("offers beyond one provider: %+v", got)
 	}
 

@@ -7,6 +7,7 @@ package marketnet
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,6 +73,10 @@ type Config struct {
 	// Active returns what a provider's active leases take and how many
 	// there are, from the ledger; nil means none (no lease exists yet).
 	Active func(provider ledger.Address) (market.Resources, int, error)
+	// Balance returns a provider's balance of the native asset on this
+	// node's ledger, which ranks records when they are full (keep); nil
+	// means none.
+	Balance func(provider ledger.Address) (ledger.Amount, error)
 	// Ready, when set, says whether a provider can run the VMs of the
 	// leases it would be offered: while it returns an error the provider
 	// makes no offer, and whoever asks is told why, rather than be paid
@@ -100,7 +105,8 @@ type Service struct {
 
 	mu      sync.Mutex
 	records map[ledger.Address]*market.Capacity
-	busy    chan struct{} // a slot per request for offers running
+	ranks   map[ledger.Address]rank // of each record, for keep
+	busy    chan struct{}           // a slot per request for offers running
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -132,7 +138,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, errors.New("marketnet: Config.Params is required")
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger.With("service", "market"), h: cfg.Host, records: map[ledger.Address]*market.Capacity{},
-		busy: make(chan struct{}, requestsAtOnce)}
+		ranks: map[ledger.Address]rank{}, busy: make(chan struct{}, requestsAtOnce)}
 	if cfg.Provider != nil {
 		if err := s.record().Check(cfg.Network); err != nil {
 			return nil, fmt.Errorf("marketnet: --capacity: %w", err)
@@ -235,12 +241,21 @@ func (s *Service) validate(_ context.Context, from peer.ID, data []byte) p2p.Ver
 func (s *Service) deliver(peer.ID, []byte) {} // validate kept it
 
 // keep holds c when it is newer than the record held for its provider.
+//
+// Keys cost nothing to make, so the records are bounded, and when they
+// are full of fresh ones a newcomer takes the place of the lowest record
+// only if it ranks above it (rank): a provider with live leases above one
+// without, then the larger balance, then the record renewed later. A
+// flood of fresh keys therefore displaces only providers that hold less
+// on the ledger than each of the flood's keys, and stamping ahead of the
+// clock gains nothing.
 func (s *Service) keep(c *market.Capacity) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if c.Timestamp < s.staleBefore() {
 		return false
 	}
+	r := s.rank(c) // reads the ledger: outside the lock
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	old, ok := s.records[c.Provider]
 	if ok && !c.Newer(old, s.cfg.Network) {
 		return false
@@ -248,23 +263,74 @@ func (s *Service) keep(c *market.Capacity) bool {
 	if !ok && len(s.records) >= MaxProviders {
 		s.prune()
 		if len(s.records) >= MaxProviders {
-			// Full of fresh records: the one renewed longest ago makes
-			// way, so that a flood of keys cannot lock newcomers out for
-			// good.
-			var oldest *market.Capacity
-			for _, r := range s.records {
-				if oldest == nil || r.Timestamp < oldest.Timestamp {
-					oldest = r
+			var lowest ledger.Address
+			var low rank
+			first := true
+			for k := range s.records {
+				if rk := s.ranks[k]; first || rk.cmp(low) < 0 {
+					lowest, low, first = k, rk, false
 				}
 			}
-			if oldest.Timestamp >= c.Timestamp {
+			if r.cmp(low) <= 0 {
 				return false
 			}
-			delete(s.records, oldest.Provider)
+			delete(s.records, lowest)
+			delete(s.ranks, lowest)
 		}
 	}
 	s.records[c.Provider] = c
+	s.ranks[c.Provider] = r
 	return true
+}
+
+// rank is a record's standing when the records are full.
+type rank struct {
+	own     bool          // this node's own provider: always kept
+	leased  bool          // the provider has live leases
+	balance ledger.Amount // its native balance
+	// renewed is the earlier of the record's stamp and its arrival here
+	// (a record may be stamped a minute ahead of this node's clock).
+	renewed int64
+}
+
+func (a rank) cmp(b rank) int {
+	switch {
+	case a.own != b.own:
+		return cmpBool(a.own, b.own)
+	case a.leased != b.leased:
+		return cmpBool(a.leased, b.leased)
+	case a.balance != b.balance:
+		return a.balance.Cmp(b.balance)
+	}
+	return cmp.Compare(a.renewed, b.renewed)
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// rank reads c's provider's standing from the ledger; a failed read
+// counts as none.
+func (s *Service) rank(c *market.Capacity) rank {
+	r := rank{renewed: min(c.Timestamp, s.cfg.Now().UnixMilli())}
+	r.own = s.cfg.Provider != nil && c.Provider == s.cfg.Provider.Address()
+	if s.cfg.Active != nil {
+		if _, n, err := s.cfg.Active(c.Provider); err == nil {
+			r.leased = n > 0
+		}
+	}
+	if s.cfg.Balance != nil {
+		if b, err := s.cfg.Balance(c.Provider); err == nil {
+			r.balance = b
+		}
+	}
+	return r
 }
 
 // staleBefore is the timestamp before which a record is stale.
@@ -278,6 +344,7 @@ func (s *Service) prune() {
 	for k, c := range s.records {
 		if c.Timestamp < limit {
 			delete(s.records, k)
+			delete(s.ranks, k)
 		}
 	}
 }
@@ -334,45 +401,49 @@ func (s *Service) RequestOffers(ctx context.Context, r market.Request) (market.O
 		return market.Offers{}, err
 	}
 	out := market.Offers{Offers: []market.Offer{}, Refused: []market.Refusal{}}
-	// One node is asked once: of records that name the same node, the
-	// newest stands.
-	byPeer := map[string]market.Provider{}
+	// One node is asked once, for all the records that name it: a
+	// record's node_peer is the provider's word, so anyone may sign a
+	// record naming another's node, and the node's answer then counts
+	// for whichever of them signed the offer.
+	var nodes []string
+	byNode := map[string][]market.Provider{}
 	for _, p := range all {
-		if q, ok := byPeer[p.NodePeer]; !ok || p.UpdatedAt > q.UpdatedAt {
-			byPeer[p.NodePeer] = p
+		if byNode[p.NodePeer] == nil {
+			nodes = append(nodes, p.NodePeer)
 		}
+		byNode[p.NodePeer] = append(byNode[p.NodePeer], p)
 	}
-	var providers []market.Provider
-	for _, p := range all {
-		if byPeer[p.NodePeer].Account == p.Account {
-			providers = append(providers, p)
-		} else {
-			out.Refused = append(out.Refused, market.Refusal{Provider: p.Account, Reason: "not asked: another provider's newer record names its node"})
-		}
-	}
-	out.Asked = len(providers)
+	out.Asked = len(nodes)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, asksAtOnce)
-	for _, p := range providers {
+	refuse := func(ps []market.Provider, reason string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range ps {
+			out.Refused = append(out.Refused, market.Refusal{Provider: p.Account, Reason: reason})
+		}
+	}
+	for _, node := range nodes {
+		ps := byNode[node]
 		wg.Go(func() {
 			select {
 			case slots <- struct{}{}:
 				defer func() { <-slots }()
 			case <-ctx.Done():
-				mu.Lock()
-				out.Refused = append(out.Refused, market.Refusal{Provider: p.Account, Reason: "not asked in time"})
-				mu.Unlock()
+				refuse(ps, "not asked in time")
 				return
 			}
-			o, err := s.ask(ctx, p, r)
-			mu.Lock()
-			defer mu.Unlock()
+			o, p, err := s.askNode(ctx, ps, r)
 			if err != nil {
-				out.Refused = append(out.Refused, market.Refusal{Provider: p.Account, Reason: err.Error()})
+				refuse(ps, err.Error())
 				return
 			}
+			mu.Lock()
 			out.Offers = append(out.Offers, *o)
+			mu.Unlock()
+			refuse(slices.DeleteFunc(slices.Clone(ps), func(q market.Provider) bool { return q.Account == p.Account }),
+				"its record names the node of "+p.Account.String()+", which answered for that provider")
 		})
 	}
 	wg.Wait()
@@ -386,46 +457,55 @@ func (s *Service) RequestOffers(ctx context.Context, r market.Request) (market.O
 	return out, nil
 }
 
-// ask gets p's offer on r: from this node itself when it is p, else over
-// a stream to p's node.
-func (s *Service) ask(ctx context.Context, p market.Provider, r market.Request) (*market.Offer, error) {
+// askNode gets an offer on r from the node that the records ps all name,
+// and returns it with the provider of ps that signed it: from this node
+// itself when one of them is this node's provider, else over a stream.
+func (s *Service) askNode(ctx context.Context, ps []market.Provider, r market.Request) (*market.Offer, market.Provider, error) {
+	p := ps[0]
 	var ans offerAnswer
-	if s.cfg.Provider != nil && p.Account == s.cfg.Provider.Address() {
-		ans = s.offer(r)
+	if i := slices.IndexFunc(ps, func(q market.Provider) bool {
+		return s.cfg.Provider != nil && q.Account == s.cfg.Provider.Address()
+	}); i >= 0 {
+		p, ans = ps[i], s.offer(r)
 	} else {
 		ctx, cancel := context.WithTimeout(ctx, askTimeout)
 		defer cancel()
 		id, err := peer.Decode(p.NodePeer)
 		if err != nil {
-			return nil, fmt.Errorf("its record names no peer: %v", err)
+			return nil, p, fmt.Errorf("its record names no peer: %v", err)
 		}
 		st, err := s.h.Open(ctx, id, protocolOffer)
 		if err != nil {
-			return nil, fmt.Errorf("unreachable: %v", err)
+			return nil, p, fmt.Errorf("unreachable: %v", err)
 		}
 		defer st.Close()
 		stop := context.AfterFunc(ctx, func() { st.Reset() })
 		defer stop()
 		req, _ := json.Marshal(r)
 		if _, err := st.Write(req); err != nil {
-			return nil, fmt.Errorf("unreachable: %v", err)
+			return nil, p, fmt.Errorf("unreachable: %v", err)
 		}
 		st.CloseWrite()
 		data, err := io.ReadAll(io.LimitReader(st, maxMessage+1))
 		if err != nil {
-			return nil, fmt.Errorf("no answer: %v", err)
+			return nil, p, fmt.Errorf("no answer: %v", err)
 		}
 		if len(data) > maxMessage {
-			return nil, errors.New("an answer over the size bound")
+			return nil, p, errors.New("an answer over the size bound")
 		}
 		if err := strictjson.Unmarshal(data, &ans); err != nil {
-			return nil, fmt.Errorf("a malformed answer: %v", err)
+			return nil, p, fmt.Errorf("a malformed answer: %v", err)
 		}
 	}
 	if ans.Offer == nil {
-		return nil, errors.New(reason(ans.Error))
+		return nil, p, errors.New(reason(ans.Error))
 	}
-	return s.judgeOffer(p, r, ans.Offer)
+	// The offer counts for whichever provider naming this node signed it.
+	if i := slices.IndexFunc(ps, func(q market.Provider) bool { return q.Account == ans.Offer.Provider }); i >= 0 {
+		p = ps[i]
+	}
+	o, err := s.judgeOffer(p, r, ans.Offer)
+	return o, p, err
 }
 
 // judgeOffer keeps o, p's answer to r, only if it verifies, names p and

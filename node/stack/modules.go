@@ -211,6 +211,12 @@ func (m *MarketModule) Provision(ctx context.Context, s *Stack) error {
 			return leasenet.LiveLeases(n.Store, provider)
 		}
 	}
+	if cfg.Balance == nil {
+		cfg.Balance = func(provider ledger.Address) (ledger.Amount, error) {
+			acct, _, err := n.Store.Account(provider)
+			return acct.Balance(ledger.Native), err
+		}
+	}
 	svc, err := marketnet.Start(ctx, cfg)
 	if err != nil {
 		return err
