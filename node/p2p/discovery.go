@@ -80,7 +80,8 @@ func (h *Host) watchPeers(ctx context.Context) error {
 	return h.onEvents(ctx, "watch peers", new(event.EvtPeerIdentificationCompleted), func(e any) {
 		ev := e.(event.EvtPeerIdentificationCompleted)
 		if h.ours(ev.Protocols) {
-			h.book.add(ev.Peer, ev.ListenAddrs, h.now())
+			group := peerGroup(ev.Conn.RemoteMultiaddr()) // where it came from, not what it says
+			h.book.add(ev.Peer, ev.ListenAddrs, h.now(), group)
 		} else {
 			h.log.Debug("disconnecting a peer of another network", "peer", ev.Peer)
 			_ = h.host.Network().ClosePeer(ev.Peer)

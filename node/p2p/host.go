@@ -287,6 +287,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		h.wg.Wait()
 		return nil, err
 	}
+	h.book.connected = func(p peer.ID) bool { return h.host.Network().Connectedness(p) == network.Connected }
 	// The peer book hears of peers before anything dials: the DHT's
 	// bootstrap may connect and identify a peer at once, and an
 	// identification missed is a peer never saved.

@@ -15,14 +15,19 @@ import (
 	"github.com/latticenet/lattice/internal/run/durablefile"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
 )
 
 // peersFile is the name, in Config.Dir, of the known peers.
 const peersFile = "peers.json"
 
-// maxKnownPeers bounds peers.json and the book in memory: past it, the
-// peers seen longest ago are forgotten.
+// maxKnownPeers bounds peers.json and the book in memory.
 const maxKnownPeers = 1000
+
+// maxPeersPerGroup bounds the peers of one address group (peerGroup) in
+// the book: identities cost nothing, addresses do, so peers made up by
+// one host or network cannot fill it.
+const maxPeersPerGroup = 64
 
 // maxPeerAddrs bounds the addresses kept for one peer.
 const maxPeerAddrs = 16
@@ -37,18 +42,25 @@ type peerJSON struct {
 	Addrs []string `json:"addrs"`
 	// Seen is when we were last connected, in Unix milliseconds.
 	Seen int64 `json:"seen"`
+	// Group is the address group it connected from (peerGroup); absent,
+	// its first address's.
+	Group string `json:"group,omitempty"`
 }
 
 // knownPeer is a peer we have been connected to.
 type knownPeer struct {
 	addrs []ma.Multiaddr
 	seen  time.Time
+	group string // peerGroup of the address it connected from
 }
 
 // peerBook is the set of peers we have been connected to, loaded from and
 // saved to peers.json.
 type peerBook struct {
 	path string
+	// connected reports whether a peer is connected now: such a peer is
+	// never the one forgotten. nil means none is.
+	connected func(peer.ID) bool
 
 	mu    sync.Mutex
 	peers map[peer.ID]*knownPeer
@@ -82,15 +94,20 @@ func loadPeerBook(dir string) (*peerBook, error) {
 			}
 		}
 		if len(addrs) > 0 {
-			b.add(id, addrs, time.UnixMilli(e.Seen))
+			b.add(id, addrs, time.UnixMilli(e.Seen), cmp.Or(e.Group, peerGroup(addrs[0])))
 		}
 	}
 	return b, nil
 }
 
-// add records p with addrs (those it is known by now), seen at seen, and
-// forgets the peer seen longest ago if the book is full.
-func (b *peerBook) add(p peer.ID, addrs []ma.Multiaddr, seen time.Time) {
+// add records p with addrs (those it is known by now), seen at seen,
+// connected from an address of group. A full book, or a group at
+// maxPeersPerGroup, makes room by forgetting a peer that is not connected:
+// the one seen longest ago of p's group when that group is full, else of
+// the group with the most peers. So a flood of identities from a few
+// groups only ever displaces its own, never the peers of other groups
+// nor those connected now; with no peer to forget, p is not recorded.
+func (b *peerBook) add(p peer.ID, addrs []ma.Multiaddr, seen time.Time, group string) {
 	if len(addrs) == 0 {
 		return
 	}
@@ -100,21 +117,58 @@ func (b *peerBook) add(p peer.ID, addrs []ma.Multiaddr, seen time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if k, ok := b.peers[p]; ok {
-		k.addrs = addrs
-		k.seen = seen
+		k.addrs, k.seen, k.group = addrs, seen, group
 		return
 	}
-	if len(b.peers) >= maxKnownPeers {
+	sizes := map[string]int{}
+	for _, k := range b.peers {
+		sizes[k.group]++
+	}
+	from := ""
+	switch {
+	case sizes[group] >= maxPeersPerGroup:
+		from = group
+	case len(b.peers) >= maxKnownPeers:
+		for g, n := range sizes {
+			if from == "" || n > sizes[from] || n == sizes[from] && g < from {
+				from = g
+			}
+		}
+	}
+	if from != "" {
 		var oldest peer.ID
 		var when time.Time
 		for id, k := range b.peers {
+			if k.group != from || b.connected != nil && b.connected(id) {
+				continue
+			}
 			if oldest == "" || k.seen.Before(when) {
 				oldest, when = id, k.seen
 			}
 		}
+		if oldest == "" {
+			return
+		}
 		delete(b.peers, oldest)
 	}
-	b.peers[p] = &knownPeer{addrs: addrs, seen: seen}
+	b.peers[p] = &knownPeer{addrs: addrs, seen: seen, group: group}
+}
+
+// peerGroup is the address group of a: the IPv4 /16 or IPv6 /32 it lies
+// in (the reach of one operator, roughly, as Bitcoin groups peers), or,
+// for an address without an IP (a DNS name), the address itself.
+func peerGroup(a ma.Multiaddr) string {
+	ip, err := manet.ToIP(a)
+	if err != nil {
+		if v, err := a.ValueForProtocol(ma.P_DNS4); err == nil {
+			return "dns/" + v
+		}
+		return a.String()
+	}
+	if v4 := ip.To4(); v4 != nil {
+		return fmt.Sprintf("ip4/%d.%d", v4[0], v4[1])
+	}
+	return fmt.Sprintf("ip6/%x", []byte(ip.To16()[:4]))
 }
 
 // list returns the known peers, most recently seen first.
@@ -141,7 +195,7 @@ func (b *peerBook) save() error {
 	b.mu.Lock()
 	file := peersJSON{Peers: make([]peerJSON, 0, len(b.peers))}
 	for id, k := range b.peers {
-		e := peerJSON{ID: id.String(), Seen: k.seen.UnixMilli()}
+		e := peerJSON{ID: id.String(), Seen: k.seen.UnixMilli(), Group: k.group}
 		for _, a := range k.addrs {
 			e.Addrs = append(e.Addrs, a.String())
 		}
