@@ -2,15 +2,21 @@ package govnet_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node/govnet"
 	"github.com/latticenet/lattice/node/nettest"
+	"github.com/latticenet/lattice/node/p2p"
 	"github.com/latticenet/lattice/statechain"
 	"github.com/latticenet/lattice/wallet"
 )
@@ -175,4 +181,111 @@ func TestPartitionedConflictHalts(t *testing.T) {
 	if tip := late.Gov.Tip(); tip.Index != 1 {
 		t.Fatalf("the late node holds index %d", tip.Index)
 	}
+}
+
+// TestSyncUnderJunkGossip: a hostile peer gossips, ten times a second, a
+// block far ahead of any tip, validly signed by a key of its own, and
+// answers every pull with an empty chain. Such a block costs nothing to
+// make, and it is ignored, not penalised (an honest peer sends one
+// whenever the node lags; which keyset must sign it the node cannot know
+// without the blocks below). It must have the victim pull from the
+// hostile peer at most about twice per sync interval (once for its gossip,
+// once when the periodic pull picks it), and must not keep the victim
+// from catching up from its honest peer: a block the victim can get only
+// by a pull from the honest node arrives within a few intervals.
+func TestSyncUnderJunkGossip(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 2}) // SyncInterval 1 s
+	honest, victim := c.Nodes[0], c.Nodes[1]
+	pulls := junkPeer(t, c, victim, honest)
+	c.WaitFor("a pull from the hostile peer", 20*time.Second, func(int) bool { return pulls.Load() > 0 })
+
+	const window = 4 * time.Second
+	before := pulls.Load()
+	time.Sleep(window)
+	if n, most := pulls.Load()-before, int64(2*window/time.Second)+2; n > most {
+		t.Errorf("the victim pulled from the hostile peer %d times in %s; at most %d expected", n, window, most)
+	}
+
+	victim.Host.Isolate(honest.Host.ID())
+	tip := honest.Gov.Tip()
+	b := &statechain.Block{Index: tip.Index + 1, Previous: tip.Hash, Operation: statechain.OpSet, Key: "x.junk", Value: "1",
+		Timestamp: max(time.Now().UnixMilli(), tip.Timestamp)}
+	b.Seal(c.Network.Genesis.Hash)
+	b.Sign(c.Genesis.Private())
+	if _, err := honest.Gov.Submit(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	// GossipSub advertises a message for three heartbeats of a second:
+	// past them, only a pull brings the block to the victim.
+	time.Sleep(3 * time.Second)
+	victim.Host.Heal()
+	healed := time.Now()
+	const catchUp = 15 * time.Second
+	for victim.Gov.Tip().Index < b.Index {
+		if time.Since(healed) > catchUp {
+			t.Fatalf("the victim still lacks block %d %s after the link healed; it pulled from the hostile peer %d times in all",
+				b.Index, catchUp, pulls.Load())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("the victim took block %d %s after the link healed; it pulled from the hostile peer %d times in all",
+		b.Index, time.Since(healed).Round(time.Millisecond), pulls.Load())
+}
+
+// junkPeer starts a host that talks to victim alone (it shuts out
+// others), gossips every 100 ms a block far ahead of any tip, signed by
+// a key no keyset names, and answers every state-chain pull with an
+// empty chain. It returns the count of pulls; what it starts stops when
+// the test ends.
+func junkPeer(t *testing.T, c *nettest.Cluster, victim *nettest.Node, others ...*nettest.Node) *atomic.Int64 {
+	t.Helper()
+	h, err := p2p.New(t.Context(), p2p.Config{Dir: t.TempDir(), Network: c.Network.Genesis.Hash.String(),
+		Bootstrap: victim.Host.Addrs(), LowPeers: 1, HighPeers: 4, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	for _, o := range others {
+		h.Isolate(o.Host.ID())
+	}
+	pulls := new(atomic.Int64)
+	h.Handle("statechain-sync/1", func(s network.Stream) {
+		pulls.Add(1)
+		s.Write(binary.BigEndian.AppendUint64(nil, 0)) // tip 0, and no block
+		s.Close()
+	})
+	topic, err := h.Join("statechain/1", func(_ context.Context, from peer.ID, _ []byte) p2p.Verdict {
+		if from == h.ID() {
+			return p2p.Accept
+		}
+		return p2p.Ignore // forwards nothing of others'
+	}, func(peer.ID, []byte) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() }) // before h.Close: cleanups run last in, first out
+	stranger := wallet.NewKey()
+	wg.Go(func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for i := uint64(1000); ; i++ {
+			b := &statechain.Block{Index: i, Operation: statechain.OpSet, Key: "x.junk", Value: "1", Timestamp: time.Now().UnixMilli()}
+			b.Seal(c.Network.Genesis.Hash)
+			b.Sign(stranger.Private())
+			data, err := b.MarshalBinary()
+			if err != nil {
+				t.Errorf("junk block: %v", err)
+				return
+			}
+			topic.Publish(ctx, data) // fails until the victim is connected
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return pulls
 }

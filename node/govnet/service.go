@@ -94,7 +94,8 @@ type Service struct {
 	reject    map[ledger.Hash]bool
 	closing   bool // set under mu by Close: the store takes no more writes
 
-	kick        chan peer.ID
+	kick        chan peer.ID // peers to pull from at once, for kickLoop
+	kicks       *kicks       // bounds each peer's kicks
 	warnForeign sync.Once
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
@@ -124,7 +125,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger.With("service", "statechain"), h: cfg.Host, st: st,
-		reject: map[ledger.Hash]bool{}, kick: make(chan peer.ID, 1)}
+		reject: map[ledger.Hash]bool{}, kick: make(chan peer.ID, 1), kicks: newKicks(cfg.SyncInterval)}
 	for _, h := range cfg.Reject {
 		s.reject[h] = true
 	}
@@ -139,7 +140,8 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		}
 		s.h.Handle(protocolSync, s.serveSync)
 		ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
-		s.wg.Go(func() { s.syncLoop(ctx) })
+		s.wg.Go(func() { s.pullLoop(ctx) })
+		s.wg.Go(func() { s.kickLoop(ctx) })
 	}
 	return s, nil
 }
@@ -322,8 +324,9 @@ func (s *Service) Submit(ctx context.Context, b *statechain.Block) (ledger.Hash,
 		s.publish(ctx, b)
 		return ledger.Hash{}, fmt.Errorf("%w: index %d is taken by another block: %w", statechain.ErrStale, b.Index, ErrHalted)
 	case behind:
-		// The client knows blocks this node lacks: pull them now, so
-		// that a retry finds them.
+		// The client knows blocks this node lacks: pull them now
+		// (unless that peer's kicks are spent), so that a retry finds
+		// them.
 		if s.h != nil {
 			if peers := s.h.Peers(); len(peers) > 0 {
 				s.syncWith(peers[rand.IntN(len(peers))])
@@ -521,7 +524,8 @@ func (s *Service) publish(ctx context.Context, b *statechain.Block) {
 // validate is the gossip validator: a block is forwarded when it applies
 // after the tip or is evidence of a conflict (so that every node learns of
 // it); a block this node cannot place yet is ignored and pulled from the
-// sender; an invalid one is rejected.
+// sender (syncWith bounds how often), unless its signatures could be
+// valid under no keyset; an invalid one is rejected.
 func (s *Service) validate(_ context.Context, from peer.ID, data []byte) p2p.Verdict {
 	if from == s.h.ID() {
 		return p2p.Accept
@@ -537,6 +541,14 @@ func (s *Service) validate(_ context.Context, from peer.ID, data []byte) p2p.Ver
 	case added, evidence:
 		return p2p.Accept
 	case behind:
+		// observe checked no signature: which keyset must sign the block
+		// depends on the blocks below it, which this node lacks. What
+		// every keyset demands is checked here, so that a block made
+		// without any key of the network (a few bytes anyone can send)
+		// neither costs a pull nor goes unpenalised.
+		if checkSigned(b) != nil {
+			return p2p.Reject
+		}
 		s.syncWith(from)
 		return p2p.Ignore
 	case refused:
@@ -547,42 +559,144 @@ func (s *Service) validate(_ context.Context, from peer.ID, data []byte) p2p.Ver
 
 func (s *Service) deliver(peer.ID, []byte) {} // validate applied it
 
-// syncWith asks the sync loop to pull from p soon.
+// checkSigned checks what b's signatures must be under any keyset, for a
+// block whose keyset this node cannot know yet (it lacks the blocks below
+// it): at least one signature, since every keyset's threshold is at least
+// 1, and each a valid signature of b's hash by its own key. It does not
+// tell whether the signers belong to the keyset in force there.
+func checkSigned(b *statechain.Block) error {
+	if len(b.Signatures) == 0 {
+		return fmt.Errorf("%w: block %d carries no signature", statechain.ErrUnauthorized, b.Index)
+	}
+	signers := make([]ledger.Address, len(b.Signatures))
+	for i, sig := range b.Signatures {
+		signers[i] = sig.PublicKey
+	}
+	// Each signer is a member of the keyset of the signers: only the
+	// signatures themselves are judged.
+	if err := statechain.CheckSignatures(b, ledger.NewKeyset(1, signers...)); err != nil {
+		return fmt.Errorf("block %d can be valid under no keyset: %w", b.Index, err)
+	}
+	return nil
+}
+
+// syncWith asks kickLoop to pull from p soon, unless p's kicks are spent
+// (kicks.take): a block this node cannot place costs its sender nothing,
+// so the pulls it asks for must be bounded, or a peer gossiping junk
+// ahead of the tip would have this node pull from it alone.
 func (s *Service) syncWith(p peer.ID) {
+	if !s.kicks.take(p, time.Now()) {
+		return
+	}
 	select {
 	case s.kick <- p:
 	default:
+		s.kicks.release(p, time.Now()) // a pull is queued already: this kick is spent
 	}
 }
 
-// syncLoop pulls from a peer every SyncInterval (every second until the
-// first pull succeeds), and at once from a peer whose block this node
-// could not place.
-func (s *Service) syncLoop(ctx context.Context) {
+// pullLoop pulls from a random peer every SyncInterval (every second until
+// the first pull succeeds), on a ticker of its own: kicks neither reset
+// nor delay it, so a node catches up from whichever honest peer it has,
+// whatever other peers gossip.
+func (s *Service) pullLoop(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
 	synced := false
 	for {
-		wait := s.cfg.SyncInterval
-		if !synced {
-			wait = time.Second
-		}
-		var p peer.ID
 		select {
 		case <-ctx.Done():
 			return
-		case p = <-s.kick:
-		case <-time.After(wait):
-			peers := s.h.Peers()
-			if len(peers) == 0 {
-				continue
-			}
-			p = peers[rand.IntN(len(peers))]
+		case <-t.C:
 		}
-		if err := s.pull(ctx, p); err != nil {
-			if ctx.Err() == nil {
-				s.log.Debug("state-chain pull failed", "peer", p, "err", err)
-			}
+		peers := s.h.Peers()
+		if len(peers) == 0 {
 			continue
 		}
-		synced = true
+		if s.pullFrom(ctx, peers[rand.IntN(len(peers))]) && !synced {
+			synced = true
+			t.Reset(s.cfg.SyncInterval)
+		}
+	}
+}
+
+// kickLoop pulls at once, one after another, from the peers syncWith
+// names: those whose block this node could not place.
+func (s *Service) kickLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case p := <-s.kick:
+			s.pullFrom(ctx, p)
+			s.kicks.release(p, time.Now())
+		}
+	}
+}
+
+// pullFrom pulls from p, logging a failure, and reports whether it
+// succeeded.
+func (s *Service) pullFrom(ctx context.Context, p peer.ID) bool {
+	if err := s.pull(ctx, p); err != nil {
+		if ctx.Err() == nil {
+			s.log.Debug("state-chain pull failed", "peer", p, "err", err)
+		}
+		return false
+	}
+	return true
+}
+
+// kicks bounds the pulls each peer's gossip asks for: a peer's kick is
+// honoured only while no pull it kicked is queued or running, and no
+// sooner than an interval after the last one ended. The clock is the real
+// one (time.Now), not Config.Now: it paces the network, not the chain.
+type kicks struct {
+	mu    sync.Mutex
+	every time.Duration
+	peers map[peer.ID]kickState
+}
+
+type kickState struct {
+	busy  bool      // a pull it kicked is queued or running
+	ended time.Time // when its last kicked pull ended
+}
+
+// maxKickPeers is how many peers kicks remembers before it forgets those
+// whose interval has passed (they are as good as unknown).
+const maxKickPeers = 64
+
+func newKicks(every time.Duration) *kicks {
+	return &kicks{every: every, peers: map[peer.ID]kickState{}}
+}
+
+// take reports whether a kick by p is honoured at now, marking p busy if
+// so; release must follow.
+func (k *kicks) take(p peer.ID, now time.Time) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if st, ok := k.peers[p]; ok && (st.busy || now.Sub(st.ended) < k.every) {
+		return false
+	}
+	if len(k.peers) >= maxKickPeers {
+		k.prune(now)
+	}
+	k.peers[p] = kickState{busy: true}
+	return true
+}
+
+// release records that p's kicked pull ended (or was dropped) at now.
+func (k *kicks) release(p peer.ID, now time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.peers[p] = kickState{ended: now}
+}
+
+// prune forgets the peers that are not busy and whose interval has
+// passed. Called with mu held.
+func (k *kicks) prune(now time.Time) {
+	for p, st := range k.peers {
+		if !st.busy && now.Sub(st.ended) >= k.every {
+			delete(k.peers, p)
+		}
 	}
 }
