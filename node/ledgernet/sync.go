@@ -145,8 +145,13 @@ func (s *Service) answer(req *request, w io.Writer) error {
 
 var errStop = errors.New("stop")
 
-// maxAnswerVotes bounds the votes of one answer to a vote request.
-const maxAnswerVotes = 4096
+// maxAnswerVotes bounds the server's own votes in one answer to a vote
+// request, and apart from them the votes of others; maxVoteFrames, the
+// frames of the whole answer, is what a client reads of one at most.
+const (
+	maxAnswerVotes = 4096
+	maxVoteFrames  = 2 * maxAnswerVotes
+)
 
 // answerVotes gathers what a vote request about hashes gets, signing
 // nothing this node's representatives have not signed before:
@@ -237,10 +242,13 @@ func (s *Service) answerVotes(hashes []ledger.Hash) ([]*consensus.Vote, error) {
 	var out []*consensus.Vote
 	for _, k := range order {
 		for chunk := range slices.Chunk(groups[k], consensus.MaxVoteHashes) {
+			if len(out) >= maxAnswerVotes {
+				break // a client reads no more (maxVoteFrames)
+			}
 			out = append(out, s.signVotes(chunk, k.round, k.final)...)
 		}
 	}
-	return append(out, others...), nil
+	return append(out[:min(len(out), maxAnswerVotes)], others...), nil
 }
 
 // certificateVotes returns the votes of confirmed block h's stored
@@ -288,13 +296,24 @@ func (s *Service) lookup(h ledger.Hash) (*ledger.Block, error) {
 }
 
 // exchange sends req to p and calls fn for every answer frame before the
-// end frame, whose next and last it returns.
+// end frame, whose next and last it returns. An answer that holds more
+// frames than req asked for (answerFrames), or a frame fn refuses, is an
+// errBadAnswer: a peer that sends what was not asked for is not read any
+// further, for every frame read costs memory and some a signature check.
 func (s *Service) exchange(ctx context.Context, p peer.ID, req *request, fn func(kind byte, body []byte) error) (next, last uint64, err error) {
 	st, err := s.h.Open(ctx, p, protocolSync)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer st.Close()
+	defer func() {
+		// A failed answer resets the stream: the peer stops sending at
+		// once rather than into a stream nobody reads.
+		if err != nil {
+			st.Reset()
+			return
+		}
+		st.Close()
+	}()
 	if dl, ok := ctx.Deadline(); ok {
 		st.SetDeadline(dl)
 	}
@@ -309,19 +328,22 @@ func (s *Service) exchange(ctx context.Context, p peer.ID, req *request, fn func
 	}
 	r := bufio.NewReaderSize(st, 64<<10)
 	var buf []byte
-	for {
+	for n, most := 0, req.answerFrames(); ; n++ {
 		kind, body, err := readFrame(r, &buf)
 		if err != nil {
 			return 0, 0, fmt.Errorf("ledgernet: sync answer from %s: %w", p, err)
 		}
 		if kind == frameEnd {
 			if len(body) != 16 {
-				return 0, 0, fmt.Errorf("ledgernet: malformed end frame from %s", p)
+				return 0, 0, fmt.Errorf("%w: end frame of %d bytes from %s", errBadAnswer, len(body), p)
 			}
 			return binary.BigEndian.Uint64(body), binary.BigEndian.Uint64(body[8:]), nil
 		}
+		if n == most {
+			return 0, 0, fmt.Errorf("%w: %s sent more than the %d frames a %q request asks for", errBadAnswer, p, most, req.kind)
+		}
 		if err := fn(kind, body); err != nil {
-			return 0, 0, err
+			return 0, 0, fmt.Errorf("%w: from %s: %w", errBadAnswer, p, err)
 		}
 	}
 }
@@ -343,7 +365,7 @@ func (s *Service) requestBlocks(ctx context.Context, p peer.ID, hashes []ledger.
 	var out []*ledger.Block
 	_, _, err := s.exchange(ctx, p, &request{kind: reqBlocks, hashes: hashes}, func(kind byte, body []byte) error {
 		if kind != frameBlock {
-			return fmt.Errorf("ledgernet: unexpected frame %q", kind)
+			return fmt.Errorf("unexpected frame %q", kind)
 		}
 		_, b, err := decodeBlockFrame(body)
 		if err != nil {
@@ -361,7 +383,7 @@ func (s *Service) requestVotes(ctx context.Context, p peer.ID, hashes []ledger.H
 	var out []*consensus.Vote
 	_, _, err := s.exchange(ctx, p, &request{kind: reqVotes, hashes: hashes}, func(kind byte, body []byte) error {
 		if kind != frameVote {
-			return fmt.Errorf("ledgernet: unexpected frame %q", kind)
+			return fmt.Errorf("unexpected frame %q", kind)
 		}
 		v := new(consensus.Vote)
 		if err := v.UnmarshalBinary(body); err != nil {
@@ -481,7 +503,7 @@ func (s *Service) pullLog(ctx context.Context, p peer.ID, cursor uint64, out cha
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		next, last, err := s.exchange(cctx, p, &request{kind: reqLog, after: cursor, limit: MaxLogBlocks}, func(kind byte, body []byte) error {
 			if kind != frameBlock {
-				return fmt.Errorf("ledgernet: unexpected frame %q", kind)
+				return fmt.Errorf("unexpected frame %q", kind)
 			}
 			_, b, err := decodeBlockFrame(body)
 			if err != nil {

@@ -42,6 +42,11 @@ const (
 
 var errBadRequest = errors.New("ledgernet: malformed request")
 
+// errBadAnswer is a sync answer that breaks the protocol: it fails the
+// exchange, and the peer is not listened to further on that stream (and,
+// in a sync pass, not pulled from again until the next pass).
+var errBadAnswer = errors.New("ledgernet: sync answer breaks the protocol")
+
 // request is a parsed sync request.
 type request struct {
 	kind   byte
@@ -72,6 +77,20 @@ func (r *request) marshal() []byte {
 		}
 	}
 	return b
+}
+
+// answerFrames is the most frames an answer to r holds before its end
+// frame: what r asked for, which the server never exceeds (see answer).
+// As no frame is longer than maxFrame, it bounds the answer's bytes too:
+// a client reads no more than it asked for, whatever the peer sends.
+func (r *request) answerFrames() int {
+	switch r.kind {
+	case reqBlocks:
+		return len(r.hashes) // one block per hash at most
+	case reqVotes:
+		return maxVoteFrames
+	}
+	return r.limit // reqLog, reqFrontiers, reqChain: limit items, one a frame
 }
 
 // parseRequest decodes a request strictly: an unknown kind, a short or
