@@ -57,6 +57,11 @@ type Config struct {
 	UncheckedBlocks, UncheckedBytes int
 	// SyncInterval is how often the node pulls from its peers. Default 5 s.
 	SyncInterval time.Duration
+	// SyncBudget is how long a pass pulls from one peer before it moves
+	// on to the next: a peer with more (a long log, or one that claims a
+	// log without end) goes on in the next pass, which then starts at
+	// once. Default 10 s.
+	SyncBudget time.Duration
 	// VoteDelay is how long a representative gathers hashes into one vote.
 	// Default 5 ms.
 	VoteDelay time.Duration
@@ -88,6 +93,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.SyncInterval == 0 {
 		c.SyncInterval = 5 * time.Second
+	}
+	if c.SyncBudget == 0 {
+		c.SyncBudget = 10 * time.Second
 	}
 	if c.VoteDelay == 0 {
 		c.VoteDelay = 5 * time.Millisecond

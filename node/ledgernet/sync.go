@@ -408,17 +408,25 @@ func (s *Service) requestVotes(ctx context.Context, p peer.ID, hashes []ledger.H
 
 // syncLoop pulls, from every peer in turn, the blocks it committed since
 // the last pull, on start, every SyncInterval, and at once when a new peer
-// connects.
+// connects. A peer is pulled from for at most SyncBudget a pass; when one
+// had more than that, the next pass starts at once: a long sync goes on
+// at full speed, and every peer has its turn in it.
 func (s *Service) syncLoop(ctx context.Context) {
 	t := time.NewTicker(s.cfg.SyncInterval)
 	defer t.Stop()
 	known := map[peer.ID]bool{}
 	for {
+		again := false
 		for _, p := range s.h.Peers() {
 			known[p] = true
-			if err := s.syncFrom(ctx, p); err != nil && ctx.Err() == nil {
+			more, err := s.syncFrom(ctx, p)
+			if err != nil && ctx.Err() == nil {
 				s.log.Debug("sync from peer", "peer", p, "err", err)
 			}
+			again = again || more
+		}
+		if again && ctx.Err() == nil {
+			continue
 		}
 		// Wait for the interval, or less when a new peer shows up.
 		for wait := true; wait; {
@@ -440,12 +448,13 @@ func (s *Service) syncLoop(ctx context.Context) {
 
 // syncFrom pulls p's log from the cursor kept for p, in batches applied
 // through the engine with group commit; the cursor is stored after each
-// batch is durable, so a sync cut by a crash resumes where it was.
-func (s *Service) syncFrom(ctx context.Context, p peer.ID) error {
+// batch is durable, so a sync cut by a crash resumes where it was. more
+// says the pull stopped at its budget (SyncBudget) with more to pull.
+func (s *Service) syncFrom(ctx context.Context, p peer.ID) (more bool, err error) {
 	cursorName := "sync/" + p.String()
 	var cursor uint64
 	if v, found, err := s.n.Store.Meta(cursorName); err != nil {
-		return err
+		return false, err
 	} else if found && len(v) == 8 {
 		cursor = binary.BigEndian.Uint64(v)
 	}
@@ -455,10 +464,10 @@ func (s *Service) syncFrom(ctx context.Context, p peer.ID) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan logBatch, 2)
-	go s.pullLog(ctx, p, cursor, batches)
+	go s.pullLog(ctx, p, cursor, time.Now().Add(s.cfg.SyncBudget), batches)
 	for b := range batches {
 		if b.err != nil {
-			return b.err
+			return false, b.err
 		}
 		if b.restart {
 			cursor = 0
@@ -470,25 +479,32 @@ func (s *Service) syncFrom(ctx context.Context, p peer.ID) error {
 		if b.next != cursor {
 			cursor = b.next
 			if err := s.n.Store.SetMeta(cursorName, binary.BigEndian.AppendUint64(nil, cursor)); err != nil {
-				return err
+				return false, err
 			}
 		}
+		more = b.more
 	}
-	return ctx.Err()
+	return more && ctx.Err() == nil, ctx.Err()
 }
 
 // logBatch is one answer to a log request: its blocks and the cursor after
-// them, or an error, or word that the peer's log restarted.
+// them, and whether the pull stopped after it with more to pull; or an
+// error, or word that the peer's log restarted.
 type logBatch struct {
 	blocks  []*ledger.Block
 	next    uint64
+	more    bool
 	restart bool
 	err     error
 }
 
-// pullLog sends p's log from cursor on as batches, until it has all of it
-// or ctx ends, and closes out.
-func (s *Service) pullLog(ctx context.Context, p peer.ID, cursor uint64, out chan<- logBatch) {
+// pullLog sends p's log from cursor on as batches, until it has all of it,
+// ctx ends or it is past budget, and closes out. The budget is checked
+// before each request, not during one, so that every pass gets at least
+// one answer, however slow the peer: a peer whose log never ends (or
+// whose answers claim it never does) holds the pass for at most the
+// budget and one answer, and is pulled from again in the next pass.
+func (s *Service) pullLog(ctx context.Context, p peer.ID, cursor uint64, budget time.Time, out chan<- logBatch) {
 	defer close(out)
 	send := func(b logBatch) bool {
 		select {
@@ -499,38 +515,63 @@ func (s *Service) pullLog(ctx context.Context, p peer.ID, cursor uint64, out cha
 		}
 	}
 	for {
-		var blocks []*ledger.Block
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		next, last, err := s.exchange(cctx, p, &request{kind: reqLog, after: cursor, limit: MaxLogBlocks}, func(kind byte, body []byte) error {
-			if kind != frameBlock {
-				return fmt.Errorf("unexpected frame %q", kind)
-			}
-			_, b, err := decodeBlockFrame(body)
-			if err != nil {
-				return err
-			}
-			blocks = append(blocks, b)
-			return nil
-		})
-		cancel()
+		blocks, next, last, err := s.pullBatch(ctx, p, cursor)
 		if err != nil {
 			send(logBatch{err: err})
 			return
 		}
 		if cursor > last {
 			// The peer's log is shorter than our cursor: its ledger was
-			// started again. Pull it from the beginning.
+			// started again. Pull it from the beginning, budget or not:
+			// the restart is not stored, so a pass that stopped here
+			// would meet it again every time.
 			if !send(logBatch{restart: true}) {
 				return
 			}
 			cursor = 0
 			continue
 		}
-		if !send(logBatch{blocks: blocks, next: next}) || next == cursor || next >= last {
+		done := next == cursor || next >= last
+		more := time.Now().After(budget)
+		if !send(logBatch{blocks: blocks, next: next, more: more && !done}) || done || more {
 			return
 		}
 		cursor = next
 	}
+}
+
+// pullBatch asks p for the blocks of its log after cursor, and holds the
+// answer to what a log answer means (docs/protocol.md, "Answers"): blocks
+// in log order, each numbered after the one before and after cursor, then
+// an end frame whose next is the number of the last block, or cursor when
+// none came. Any other answer is an errBadAnswer: a next that runs ahead
+// of the blocks sent would keep the pull going forever on nothing.
+func (s *Service) pullBatch(ctx context.Context, p peer.ID, cursor uint64) (blocks []*ledger.Block, next, last uint64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	seq := cursor
+	next, last, err = s.exchange(ctx, p, &request{kind: reqLog, after: cursor, limit: MaxLogBlocks}, func(kind byte, body []byte) error {
+		if kind != frameBlock {
+			return fmt.Errorf("unexpected frame %q", kind)
+		}
+		n, b, err := decodeBlockFrame(body)
+		if err != nil {
+			return err
+		}
+		if n <= seq {
+			return fmt.Errorf("block numbered %d after %d", n, seq)
+		}
+		seq = n
+		blocks = append(blocks, b)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if next != seq {
+		return nil, 0, 0, fmt.Errorf("%w: %s's log after %d ends at %d, its last block at %d", errBadAnswer, p, cursor, next, seq)
+	}
+	return blocks, next, last, nil
 }
 
 // applySynced applies a batch of blocks from p's log and starts elections

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -141,6 +142,70 @@ func TestSyncAnswerHeldToWhatWasAsked(t *testing.T) {
 		}
 		waitCut(t, cut['V'])
 	})
+}
+
+// TestSyncNotHeldByEndlessLog: a peer whose log answers never end the
+// pull does not keep the node from syncing from its other peers. The sync
+// loop pulls from one peer at a time; before, a peer answering every log
+// request with next = after+1 and last = 2^64-1 held it forever.
+func TestSyncNotHeldByEndlessLog(t *testing.T) {
+	t.Run("next ahead of the blocks", func(t *testing.T) {
+		// No block, yet next moves on: what a log answer cannot mean. The
+		// budget is too long to matter: the rule alone ends the pull.
+		syncPastEndlessPeer(t, time.Minute, func(w io.Writer, after uint64, _ *ledger.Block) error {
+			return writeFrame(w, 'E', endBody(after+1, math.MaxUint64))
+		})
+	})
+	t.Run("one block at a time", func(t *testing.T) {
+		// A well-formed answer of one block, from a log that claims to
+		// have no end: only the budget ends the pull.
+		syncPastEndlessPeer(t, time.Second, func(w io.Writer, after uint64, g *ledger.Block) error {
+			if err := writeFrame(w, 'B', blockFrame(after+1, g)); err != nil {
+				return err
+			}
+			return writeFrame(w, 'E', endBody(after+1, math.MaxUint64))
+		})
+	})
+}
+
+// syncPastEndlessPeer has node 0 of two pull from a hostile peer that
+// answers every log request with answer, and checks that a block only
+// node 1 has reaches node 0 by sync all the same.
+func syncPastEndlessPeer(t *testing.T, budget time.Duration, answer func(w io.Writer, after uint64, genesis *ledger.Block) error) {
+	c := nettest.Start(t, nettest.Options{Nodes: 2, Net: ledgernet.Config{SyncBudget: budget}})
+	victim, honest := c.Nodes[0], c.Nodes[1]
+	var served atomic.Int64
+	hostileHost(t, c, 0, func(s network.Stream, kind byte, body []byte) {
+		if kind != 'L' {
+			s.Reset()
+			return
+		}
+		served.Add(1)
+		if answer(s, binary.BigEndian.Uint64(body), c.Network.Genesis) != nil {
+			s.Reset()
+			return
+		}
+		s.Close()
+	})
+	waitUntil(t, "the node to pull from the hostile peer", 10*time.Second, func() bool { return served.Load() >= 2 })
+
+	// A block node 0 can only get by sync: made while it is cut off from
+	// node 1, and gossiped then.
+	victim.Host.Isolate(honest.Host.ID())
+	bob := wallet.NewKey()
+	c.Chains.Add(bob, nil)
+	send := c.Must(c.Chains.Send(c.Genesis, bob.Address(), 1000))
+	if _, err := honest.N.Engine.Submit(t.Context(), send); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	victim.Host.Heal()
+	start := time.Now()
+	waitUntil(t, "the node to sync node 1's block", 15*time.Second, func() bool {
+		_, found, _ := victim.N.Store.Entry(send.Hash)
+		return found
+	})
+	t.Logf("synced %s after the heal; the hostile peer served %d log requests", time.Since(start).Round(time.Millisecond), served.Load())
 }
 
 // hostileHost starts a bare host of c's network that dials node i and
