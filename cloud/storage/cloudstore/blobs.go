@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -273,15 +274,31 @@ func (s *Store) ref(b *pebble.Batch, id string, delta int) error {
 	return b.Set(k(tBlob, id), []byte(fmt.Sprint(n+delta)), nil)
 }
 
-// dropUnreferenced removes a body file nothing refers to any more.
-func (s *Store) dropUnreferenced(id string) {
-	if id == "" {
+// dropUnreferenced removes the body files of ids that nothing refers to
+// any more (s.mu held). The counts it reads may come from writes applied
+// but not yet durable, another writer's waiting in its group commit: a
+// power loss before their fsync would undo them and need the files
+// again. So unless every write applied is durable already, it first syncs
+// the log, which makes them so (s.mu keeps others from applying).
+func (s *Store) dropUnreferenced(ids ...string) {
+	var gone []string
+	for _, id := range ids {
+		if id == "" || s.pins[id] > 0 {
+			continue // a completion or a read holds it; unpin removes it
+		}
+		if n, err := s.refs(id); err == nil && n == 0 && !slices.Contains(gone, id) {
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) == 0 {
 		return
 	}
-	if s.pins[id] > 0 {
-		return // a completion is reading it; unpin removes it
+	if s.unsynced > 0 {
+		if err := s.durable(func() error { return s.db.LogData(nil, pebble.Sync) }); err != nil {
+			return // the files stay; Open removes what nothing names
+		}
 	}
-	if n, err := s.refs(id); err == nil && n == 0 {
+	for _, id := range gone {
 		s.removeBlob(id)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/cloud/storage/s3acl"
@@ -586,41 +587,46 @@ func (s *Store) dropUpload(u Upload) error {
 		}
 		b.Close()
 	}
+	s.unsynced -= len(t.applied)
 	if err != nil {
 		return err
 	}
-	for _, id := range t.drop {
-		s.dropUnreferenced(id)
-	}
+	s.dropUnreferenced(t.drop...)
 	return nil
 }
 
 // dropUploadTx deletes an upload's records and lets its parts' bodies go,
 // in t (s.mu held): a body an object now names stays.
 func (s *Store) dropUploadTx(t *tx, u Upload) error {
+	b := s.db.NewBatch()
+	defer t.closeUnapplied(b)
+	refs := refDeltas{}
+	if err := s.dropUploadInto(b, refs, u); err != nil {
+		return err
+	}
+	if err := refs.write(s, b, t); err != nil {
+		return err
+	}
+	return s.apply(t, b)
+}
+
+// dropUploadInto adds to b the deletion of u's records, and to refs the
+// release of its parts' bodies.
+func (s *Store) dropUploadInto(b *pebble.Batch, refs refDeltas, u Upload) error {
 	parts, err := s.partsOf(u.ID)
 	if err != nil {
 		return err
 	}
-	b := s.db.NewBatch()
-	defer t.closeUnapplied(b)
-	refs := refDeltas{}
 	for _, p := range parts {
 		refs.add(p.Blob, -1)
 		if err := b.Delete(partKey(u.ID, p.Number), nil); err != nil {
 			return err
 		}
 	}
-	if err := refs.write(s, b, t); err != nil {
-		return err
-	}
 	if err := b.Delete(k(tUpload, u.ID), nil); err != nil {
 		return err
 	}
-	if err := b.Delete(k(tUploadBy, u.Bucket, u.Key, u.ID), nil); err != nil {
-		return err
-	}
-	return s.apply(t, b)
+	return b.Delete(k(tUploadBy, u.Bucket, u.Key, u.ID), nil)
 }
 
 // CompleteUpload makes the listed parts, in order, the object and ends
@@ -720,10 +726,12 @@ func (s *Store) CompleteUploadWith(ctx context.Context, account, bucket, key, id
 			}
 		}
 		ev := Event{Type: EventObjectCreated, Time: obj.LastModified, Key: key, Size: total}
-		if err := s.commitEventTx(t, bk, &obj, ev, pre, u.Lock); err != nil {
-			return err
-		}
-		return s.dropUploadTx(t, u)
+		// One commit records the object and ends the upload: a crash
+		// leaves both or neither, never an object whose upload a retry
+		// could complete again.
+		return s.commitEventTx(t, bk, &obj, ev, pre, u.Lock, func(b *pebble.Batch, refs refDeltas) error {
+			return s.dropUploadInto(b, refs, u)
+		})
 	})
 	if err != nil {
 		return Object{}, err

@@ -292,7 +292,7 @@ func (s *Store) commitObject(account, bucket string, obj *Object, pre Preconditi
 		if err != nil {
 			return err // deleted while the body was uploading
 		}
-		return s.commitEventTx(t, bk, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size}, pre, lock)
+		return s.commitEventTx(t, bk, obj, Event{Type: EventObjectCreated, Time: obj.LastModified, Key: obj.Key, Size: obj.Size}, pre, lock, nil)
 	})
 }
 
@@ -300,8 +300,9 @@ func (s *Store) commitObject(account, bucket string, obj *Object, pre Preconditi
 // held; bk read under it, in t). In a bucket that keeps versions, obj becomes a new version (its
 // VersionID and Seq are set here) and the one it replaces is kept, as
 // versionWrite.retire says. Its Object Lock is lock, or the bucket's
-// default retention (applyLock).
-func (s *Store) commitEventTx(t *tx, bk Bucket, obj *Object, ev Event, pre Preconditions, lock *Lock) error {
+// default retention (applyLock). also, when set, adds to the same batch
+// and reference counts what must change with the object in one commit.
+func (s *Store) commitEventTx(t *tx, bk Bucket, obj *Object, ev Event, pre Preconditions, lock *Lock, also func(*pebble.Batch, refDeltas) error) error {
 	bucket := bk.Name
 	if err := applyLock(bk, obj, lock); err != nil {
 		return err
@@ -335,6 +336,11 @@ func (s *Store) commitEventTx(t *tx, bk Bucket, obj *Object, ev Event, pre Preco
 		refs.addFiles(old, -1)
 	}
 	refs.addFiles(*obj, 1)
+	if also != nil {
+		if err := also(b, refs); err != nil {
+			return err
+		}
+	}
 	if err := refs.write(s, b, t); err != nil {
 		return err
 	}
@@ -699,7 +705,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 			_, rewrite, err = s.openLocked(srcBucket, obj, o.SourceKey)
 			return err
 		}
-		return s.commitEventTx(t, dbk, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If, o.Lock)
+		return s.commitEventTx(t, dbk, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If, o.Lock, nil)
 	})
 	if err != nil || rewrite == nil {
 		if err != nil {
@@ -734,7 +740,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 		if err != nil {
 			return err // deleted while the body was rewritten
 		}
-		return s.commitEventTx(t, dbk, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If, o.Lock)
+		return s.commitEventTx(t, dbk, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If, o.Lock, nil)
 	})
 	if err != nil {
 		s.discardBlob(obj.Blob, err)

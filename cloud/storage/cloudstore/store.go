@@ -114,6 +114,10 @@ type Store struct {
 	// pins counts the readers of body files that must outlive their last
 	// reference for a while (parts being joined); under mu.
 	pins map[string]int
+	// unsynced counts the batches applied (seen by reads) whose fsync
+	// their writer has not yet seen end: while it is not 0, a reference
+	// count read may still be undone by a power loss (dropUnreferenced).
+	unsynced int
 	// s3Cache maps access key ids to cachedS3Key.
 	s3Cache sync.Map
 	now     func() time.Time
@@ -298,6 +302,7 @@ func (s *Store) apply(t *tx, b *pebble.Batch) error {
 	if err := s.durable(func() error { return s.db.ApplyNoSyncWait(b, pebble.Sync) }); err != nil {
 		return err
 	}
+	s.unsynced++
 	t.applied = append(t.applied, b)
 	return nil
 }
@@ -335,14 +340,13 @@ func (s *Store) write(fn func(t *tx) error) error {
 		}
 		b.Close()
 	}
-	if err != nil || len(t.drop) == 0 {
-		return err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range t.drop {
-		s.dropUnreferenced(id)
+	s.unsynced -= len(t.applied)
+	if err != nil {
+		return err
 	}
+	s.dropUnreferenced(t.drop...)
 	return nil
 }
 
