@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"time"
@@ -34,8 +35,8 @@ func (s *Service) publish(ctx context.Context, r *directory.Registration) {
 
 // validateRegistration is the gossip validator: a registration is
 // forwarded only when it is valid, not stamped ahead of this node's clock
-// by more than MaxClockSkew, and newer than the one held (an old one
-// stops here).
+// by more than MaxClockSkew, newer than the one held (an old one stops
+// here), and within the rate of the peer that handed it over.
 func (s *Service) validateRegistration(_ context.Context, from peer.ID, data []byte) p2p.Verdict {
 	r, err := s.judge(data)
 	switch {
@@ -57,15 +58,25 @@ func (s *Service) validateRegistration(_ context.Context, from peer.ID, data []b
 	if err != nil || (found && !directory.Newer(r, held)) {
 		return p2p.Ignore
 	}
+	// Keys cost nothing, so every registration of a fresh one is new:
+	// only the peer's rate bounds what it makes every node store and
+	// forward. Past it they are ignored, not rejected: they are valid,
+	// and the peer may only be relaying another's flood. An honest one
+	// held back here comes with a later pull.
+	if ok, _ := s.dirPeer.Allow(from, s.now()); !ok {
+		return p2p.Ignore
+	}
 	return p2p.Accept
 }
 
+// deliverRegistration keeps a gossiped registration, which took its
+// peer's token in validateRegistration.
 func (s *Service) deliverRegistration(_ peer.ID, data []byte) {
 	r, err := s.judge(data)
 	if err != nil {
 		return
 	}
-	s.keep(r)
+	s.keep(r, nil)
 }
 
 // judge decodes and checks a registration from a peer.
@@ -87,20 +98,66 @@ func (s *Service) judge(data []byte) (*directory.Registration, error) {
 // clock than the skew allows.
 var errEarly = errors.New("chatnet: a registration stamped ahead of this node's clock")
 
-// keep stores a checked registration from a peer when it is newer.
-func (s *Service) keep(r *directory.Registration) {
+// errClosing is returned by keep once the service is closing.
+var errClosing = errors.New("chatnet: the service is closing")
+
+// keep stores a checked registration from a peer when it is newer; admit,
+// when set, is asked before it takes another's place in a full directory
+// (see arrival). One that ranks too low to take a place is no error.
+func (s *Service) keep(r *directory.Registration, admit func() bool) error {
 	if !s.enter() {
-		return
+		return errClosing
 	}
 	defer s.leave()
-	added, err := s.st.register(r)
-	if err != nil {
+	a := s.arrival(r, false)
+	a.admit = admit
+	added, err := s.st.register(r, a)
+	switch {
+	case errors.Is(err, ErrDirectoryFull):
+		return nil
+	case err != nil:
 		s.log.Debug("storing a registration", "account", r.Account, "err", err)
-		return
-	}
-	if added {
+		return err
+	case added:
 		s.registered(r.Account)
 	}
+	return nil
+}
+
+// arrival is how r reaches the store now: submitted here when local (and
+// then synced), else from a peer. The node's own account ranks first
+// whichever way its registration came.
+func (s *Service) arrival(r *directory.Registration, local bool) arrival {
+	a := arrival{tier: tierPeer, at: s.now().UnixMilli(), synced: local}
+	switch {
+	case r.Account == s.own:
+		a.tier = tierOwn
+	case local:
+		a.tier = tierLocal
+	}
+	return a
+}
+
+// ownRefresh is how old the node lets its own account's registration
+// grow, while it names this node, before signing it anew: a full
+// directory lets the registration refreshed longest ago go first.
+const ownRefresh = time.Hour
+
+// refreshOwn signs the node's own account's registration anew when the
+// one held names this node and is older than ownRefresh, and gossips it.
+// One that names another node (a user moved the account) is left alone.
+func (s *Service) refreshOwn(ctx context.Context) {
+	held, found, err := s.st.registration(s.own)
+	now := s.now()
+	if err != nil || !found || held.NodePeer != s.self.String() || now.UnixMilli()-held.Timestamp < ownRefresh.Milliseconds() {
+		return
+	}
+	r := &directory.Registration{NodePeer: held.NodePeer, Timestamp: now.UnixMilli()}
+	r.Sign(s.cfg.Key.Private())
+	if added, err := s.st.register(r, s.arrival(r, true)); err != nil || !added {
+		return
+	}
+	s.publish(ctx, r)
 }
 
 // syncLoop pulls the directory from a random peer every SyncInterval,
@@ -118,6 +175,7 @@ func (s *Service) syncLoop(ctx context.Context, own *directory.Registration) {
 			return
 		case <-time.After(wait):
 		}
+		s.refreshOwn(ctx)
 		if !announced && len(s.topic.Peers()) > 0 {
 			// The newest registration of the node's account, which a
 			// user may have replaced since start.
@@ -141,7 +199,10 @@ func (s *Service) syncLoop(ctx context.Context, own *directory.Registration) {
 	}
 }
 
-// pull reads every registration p holds and keeps the newer ones.
+// pull reads the registrations p holds, as many as this node holds at
+// most, and keeps the newer ones. Those that take another's place in a
+// full directory take p's tokens, as its gossip does: a peer serving a
+// flood of fresh keys is not read past its rate.
 func (s *Service) pull(ctx context.Context, p peer.ID) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -157,8 +218,12 @@ func (s *Service) pull(ctx context.Context, p peer.ID) (int, error) {
 		return 0, err
 	}
 	r := bufio.NewReader(st)
+	admit := func() bool {
+		ok, _ := s.dirPeer.Allow(p, s.now())
+		return ok
+	}
 	n := 0
-	for {
+	for range s.cfg.MaxRegistrations {
 		var size [2]byte
 		if _, err := io.ReadFull(r, size[:]); errors.Is(err, io.EOF) {
 			return n, nil
@@ -177,19 +242,29 @@ func (s *Service) pull(ctx context.Context, p peer.ID) (int, error) {
 			st.Reset()
 			return n, err // a peer that serves invalid registrations is not read further
 		}
-		s.keep(reg)
+		if err := s.keep(reg, admit); err != nil {
+			st.Reset()
+			return n, fmt.Errorf("chatnet: pulling from %s: %w", p, err)
+		}
 		n++
 	}
+	st.Reset() // more than this node holds: the rest waits for another pull
+	return n, nil
 }
 
 // serveDirectory streams every registration held, each behind its u16
-// length, then closes.
+// length, then closes. A peer pulling more often than SyncPeerRate is
+// reset: each pull reads the whole directory.
 func (s *Service) serveDirectory(st network.Stream) {
 	defer st.Close()
 	if !s.streams.add(st) {
 		return
 	}
 	defer s.streams.remove(st)
+	if ok, _ := s.pullers.Allow(st.Conn().RemotePeer(), s.now()); !ok {
+		st.Reset()
+		return
+	}
 	if !s.enter() {
 		st.Reset()
 		return

@@ -91,6 +91,24 @@ type Config struct {
 	// SyncInterval is how often the directory is pulled from a peer.
 	// Default 1 minute.
 	SyncInterval time.Duration
+	// MaxRegistrations is how many registrations the directory holds at
+	// most: keys cost nothing to make, so past it a newcomer takes the
+	// place of the registration refreshed longest ago, if it ranks above
+	// it (see rank). Default 50,000: a full directory is about 8 MB to
+	// pull, read and checked well within the 30 s a pull may take.
+	MaxRegistrations int
+	// DirectoryPeerRate and DirectoryPeerBurst bound the registrations one
+	// peer gives this node, whatever the accounts: those it gossips, and
+	// those a pull from it brings in the place of others. Defaults 2 and
+	// 500.
+	DirectoryPeerRate  float64
+	DirectoryPeerBurst int
+	// SyncPeerRate and SyncPeerBurst bound how often one peer may pull
+	// the directory from this node. Defaults one per SyncInterval (a peer
+	// pulls a random peer once per interval) and 5 (it pulls every second
+	// until its first pull succeeds).
+	SyncPeerRate  float64
+	SyncPeerBurst int
 }
 
 func (c *Config) setDefaults() {
@@ -133,6 +151,15 @@ func (c *Config) setDefaults() {
 	if c.SubscriberBuffer == 0 {
 		c.SubscriberBuffer = 256
 	}
+	if c.MaxRegistrations <= 0 {
+		c.MaxRegistrations = 50_000
+	}
+	if c.DirectoryPeerRate == 0 {
+		c.DirectoryPeerRate, c.DirectoryPeerBurst = 2, 500
+	}
+	if c.SyncPeerRate == 0 {
+		c.SyncPeerRate, c.SyncPeerBurst = 1/c.SyncInterval.Seconds(), 5
+	}
 }
 
 // RateLimitError says an account, or a network address, sent more than
@@ -172,6 +199,9 @@ type Service struct {
 	regLim  *ratelimit.Limiter[ledger.Address]
 	perPeer *ratelimit.Limiter[peer.ID]
 	source  *ratelimit.Limiter[string]
+	dirPeer *ratelimit.Limiter[peer.ID] // registrations a peer gives
+	pullers *ratelimit.Limiter[peer.ID] // pulls a peer makes
+	own     ledger.Address
 	streams streamSet
 
 	addMu sync.Mutex // see add
@@ -213,7 +243,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Host == nil || cfg.Dir == "" || cfg.Key.Private() == nil {
 		return nil, errors.New("chatnet: Dir, Host and Key are required")
 	}
-	st, err := openStore(filepath.Clean(cfg.Dir), cfg.FS, cfg.Logger)
+	st, err := openStore(filepath.Clean(cfg.Dir), cfg.FS, cfg.MaxRegistrations, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +255,9 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		regLim:  ratelimit.New[ledger.Address](cfg.RegisterRate, cfg.RegisterBurst),
 		perPeer: ratelimit.New[peer.ID](cfg.PeerRate, cfg.PeerBurst),
 		source:  ratelimit.New[string](cfg.SourceRate, cfg.SourceBurst),
+		dirPeer: ratelimit.New[peer.ID](cfg.DirectoryPeerRate, cfg.DirectoryPeerBurst),
+		pullers: ratelimit.New[peer.ID](cfg.SyncPeerRate, cfg.SyncPeerBurst),
+		own:     cfg.Key.Address(),
 		out:     make(map[ledger.Hash]*outItem), inflight: make(map[peer.ID]bool), kick: make(chan struct{}, 1),
 		cancel: cancel}
 	pending, err := st.outbox()
@@ -238,7 +271,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	own := &directory.Registration{NodePeer: s.self.String(), Timestamp: s.now().UnixMilli()}
 	own.Sign(cfg.Key.Private())
-	if added, err := st.register(own); err != nil {
+	if added, err := st.register(own, s.arrival(own, true)); err != nil {
 		cancel()
 		st.close()
 		return nil, fmt.Errorf("chatnet: registering the node's account: %w", err)
@@ -392,7 +425,9 @@ func (s *Service) Subscribers() int { return s.hub.count() }
 // Register accepts a registration submitted to this node: well formed,
 // signed by its account, naming a valid peer ID, stamped within
 // MaxClockSkew of this node's clock, within the account's rate, and newer
-// than the one held. It is stored and gossiped to every node.
+// than the one held. It is stored, ranking above the registrations
+// learned from peers when the directory is full (ErrDirectoryFull when
+// even so it ranks too low), and gossiped to every node.
 func (s *Service) Register(ctx context.Context, r *directory.Registration) error {
 	if err := checkRegistration(r); err != nil {
 		return err
@@ -418,7 +453,7 @@ func (s *Service) Register(ctx context.Context, r *directory.Registration) error
 	if ok, wait := s.regLim.Allow(r.Account, now); !ok {
 		return &RateLimitError{Account: r.Account, What: "registrations", Rate: s.cfg.RegisterRate, RetryAfter: wait}
 	}
-	added, err := s.st.register(r)
+	added, err := s.st.register(r, s.arrival(r, true))
 	if err != nil {
 		return err
 	}

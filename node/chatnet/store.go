@@ -31,24 +31,33 @@ const (
 	pContact  byte = 'c' // account → timestamp (8) of its latest message
 	pOutbox   byte = 'o' // hash → nothing: messages still to deliver
 	pRegister byte = 'd' // account → registration (binary)
+	pRank     byte = 'r' // account → its registration's rank (rankLen bytes)
+	pEvict    byte = 'e' // rank || account → nothing: the eviction order, lowest first
 )
 
 // store keeps messages, the outbox and the directory in a Pebble database.
-// Writes are serialised and synced before they return.
+// Writes are serialised; all are synced before they return but those of
+// registrations learned from peers (see arrival).
 type store struct {
-	db     *pebble.DB
-	mu     sync.Mutex // serialises writes; seq is assigned under it
-	seq    uint64     // of the last message stored
+	db      *pebble.DB
+	mu      sync.Mutex // serialises writes; seq, regs and floor change under it
+	seq     uint64     // of the last message stored
+	regs    int        // registrations held
+	maxRegs int        // registrations held at most
+	// floor is the eviction key of the last registration evicted: none
+	// lower is held, so the search for the lowest starts there rather than
+	// wading through the tombstones of the ones evicted before.
+	floor  []byte
 	failed atomic.Bool
 	log    *slog.Logger
 }
 
-func openStore(dir string, fs vfs.FS, log *slog.Logger) (*store, error) {
+func openStore(dir string, fs vfs.FS, maxRegs int, log *slog.Logger) (*store, error) {
 	db, err := pebble.Open(dir, &pebble.Options{FS: fs, Logger: pebblelog.New(log), FormatMajorVersion: pebble.FormatNewest})
 	if err != nil {
 		return nil, fmt.Errorf("chatnet: open %s: %w", dir, err)
 	}
-	s := &store{db: db, log: log}
+	s := &store{db: db, maxRegs: maxRegs, log: log}
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{pSeq}, UpperBound: []byte{pSeq + 1}})
 	if err != nil {
 		db.Close()
@@ -60,6 +69,10 @@ func openStore(dir string, fs vfs.FS, log *slog.Logger) (*store, error) {
 	if err := it.Close(); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if err := s.openDirectory(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("chatnet: open %s: the directory: %w", dir, err)
 	}
 	return s, nil
 }
@@ -299,9 +312,55 @@ func (s *store) outbox() ([]*chat.Message, error) {
 	return out, it.Error()
 }
 
+// A registration's tier, the first part of its rank: what a full
+// directory lets go last.
+const (
+	tierPeer  byte = iota // learned from a peer, by gossip or pull
+	tierLocal             // submitted to this node (Register)
+	tierOwn               // of the node's own account
+)
+
+// rankLen is the length of a rank: the tier, then the age (u64).
+const rankLen = 1 + 8
+
+// rank orders registrations for eviction, lowest first: by tier, then by
+// age, the earlier of the registration's timestamp and its arrival here
+// (Unix ms). A registration refreshed long ago goes first; one stamped
+// ahead of this node's clock ranks no higher than one that came at the
+// same time stamped right, so stamping ahead gains nothing.
+func rank(tier byte, r *directory.Registration, arrived int64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{tier}, uint64(max(min(r.Timestamp, arrived), 0)))
+}
+
+// arrival says how a registration reaches the store.
+type arrival struct {
+	tier byte
+	at   int64 // this node's clock, Unix ms
+	// synced writes it with an fsync before register returns. Those
+	// learned from peers are not synced: one lost in a crash is learned
+	// again from the next pull, and a flood of them would otherwise cost
+	// an fsync each.
+	synced bool
+	// admit, when set, is asked before the registration takes another's
+	// place in a full directory: false keeps it out (errNotAdmitted).
+	admit func() bool
+}
+
+// ErrDirectoryFull is returned by Register when the directory holds
+// MaxRegistrations already, each ranking above the one submitted (see
+// rank): a newer registration gets in.
+var ErrDirectoryFull = errors.New("chatnet: the directory is full of registrations ranking above this one")
+
+// errNotAdmitted is returned by register when arrival's admit refused the
+// registration another's place.
+var errNotAdmitted = errors.New("chatnet: a registration refused the place of another")
+
 // register stores r (already checked) when it is newer than the account's
-// registration. It reports whether it did.
-func (s *store) register(r *directory.Registration) (bool, error) {
+// registration, and reports whether it did. A new account takes a place
+// of maxRegs: when they are all taken, r takes the place of the
+// lowest-ranked registration if it ranks above it, and is refused with
+// ErrDirectoryFull if not.
+func (s *store) register(r *directory.Registration, a arrival) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, found, err := s.registration(r.Account)
@@ -315,13 +374,144 @@ func (s *store) register(r *directory.Registration) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	rk := rank(a.tier, r, a.at)
 	b := s.db.NewBatch()
 	defer b.Close()
-	b.Set(key(pRegister, r.Account[:]), data, nil)
-	if err := s.commit(b, true); err != nil {
+	var evicted [][]byte
+	if found {
+		err = s.unrank(b, r.Account)
+	} else if s.regs >= s.maxRegs {
+		evicted, err = s.evict(b, rk, s.regs-s.maxRegs+1, a.admit)
+	}
+	if err != nil {
 		return false, err
 	}
+	b.Set(key(pRegister, r.Account[:]), data, nil)
+	b.Set(key(pRank, r.Account[:]), rk, nil)
+	ek := key(pEvict, rk, r.Account[:])
+	b.Set(ek, nil, nil)
+	if err := s.commit(b, a.synced); err != nil {
+		return false, err
+	}
+	if !found {
+		s.regs += 1 - len(evicted)
+	}
+	if len(evicted) > 0 {
+		s.floor = evicted[len(evicted)-1]
+	} else if s.floor != nil && bytes.Compare(ek, s.floor) < 0 {
+		s.floor = nil
+	}
 	return true, nil
+}
+
+// evict deletes in b the n lowest-ranked registrations, to make room for
+// one ranked rk, which must rank above them all, and returns their
+// eviction keys. Called with mu held.
+func (s *store) evict(b *pebble.Batch, rk []byte, n int, admit func() bool) ([][]byte, error) {
+	low, err := s.lowest(n)
+	if err != nil {
+		return nil, err
+	}
+	if len(low) == 0 || bytes.Compare(rk, low[len(low)-1][1:1+rankLen]) <= 0 {
+		return nil, ErrDirectoryFull
+	}
+	if admit != nil && !admit() {
+		return nil, errNotAdmitted
+	}
+	for _, ek := range low {
+		account := ek[1+rankLen:]
+		b.Delete(key(pRegister, account), nil)
+		b.Delete(key(pRank, account), nil)
+		b.Delete(ek, nil)
+	}
+	return low, nil
+}
+
+// lowest returns the eviction keys of the n lowest-ranked registrations.
+func (s *store) lowest(n int) ([][]byte, error) {
+	lower := s.floor
+	if lower == nil {
+		lower = []byte{pEvict}
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: []byte{pEvict + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out [][]byte
+	for it.First(); it.Valid() && len(out) < n; it.Next() {
+		out = append(out, bytes.Clone(it.Key()))
+	}
+	return out, it.Error()
+}
+
+// unrank deletes in b the eviction key of account's registration.
+func (s *store) unrank(b *pebble.Batch, account ledger.Address) error {
+	v, closer, err := s.db.Get(key(pRank, account[:]))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	return b.Delete(key(pEvict, v, account[:]), nil)
+}
+
+// registrationCount returns how many registrations are held.
+func (s *store) registrationCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.regs
+}
+
+// openDirectory counts the registrations held and ranks those stored
+// before ranks were (as learned from a peer, aged by their timestamp).
+func (s *store) openDirectory() error {
+	regs, err := s.count(pRegister)
+	if err != nil {
+		return err
+	}
+	ranked, err := s.count(pRank)
+	if err != nil {
+		return err
+	}
+	s.regs = regs
+	if ranked == regs {
+		return nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	err = s.registrations(func(r *directory.Registration) error {
+		_, closer, err := s.db.Get(key(pRank, r.Account[:]))
+		if err == nil {
+			return closer.Close()
+		}
+		if !errors.Is(err, pebble.ErrNotFound) {
+			return err
+		}
+		rk := rank(tierPeer, r, r.Timestamp)
+		b.Set(key(pRank, r.Account[:]), rk, nil)
+		return b.Set(key(pEvict, rk, r.Account[:]), nil, nil)
+	})
+	if err != nil {
+		return err
+	}
+	return s.commit(b, true)
+}
+
+// count returns how many keys the table prefix holds.
+func (s *store) count(prefix byte) (int, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		n++
+	}
+	return n, it.Error()
 }
 
 func (s *store) registration(a ledger.Address) (*directory.Registration, bool, error) {

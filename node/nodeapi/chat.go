@@ -66,6 +66,9 @@ func (s *Server) submitted(w http.ResponseWriter, r *http.Request, what string, 
 	case errors.Is(err, chatnet.ErrOutboxFull):
 		w.Header().Set("Retry-After", "10")
 		writeError(w, http.StatusServiceUnavailable, "the node's outbox is full of messages waiting for delivery; retry later")
+	case errors.Is(err, chatnet.ErrDirectoryFull):
+		w.Header().Set("Retry-After", "60")
+		writeError(w, http.StatusServiceUnavailable, "the node's directory is full of registrations submitted to it more recently; sign a new registration and retry later")
 	case errors.Is(err, chatnet.ErrUnavailable):
 		writeError(w, http.StatusServiceUnavailable, "the node's chat store failed a write; it accepts no "+what+" until it is restarted")
 	default:
