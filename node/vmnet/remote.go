@@ -32,8 +32,11 @@ import (
 const protocol = "vm/1"
 
 // Frame limits: a request carries an exec body at most (MaxExecBody,
-// base64 in the frame's JSON, with the credential and the target); an
-// answer an exec's output (twice agent.MaxOutput, JSON-escaped).
+// base64 in the frame's JSON, with the credential and the target:
+// 716,800 bytes, docs/protocol.md section 25.2); an answer an exec's
+// output (twice agent.MaxOutput, JSON-escaped). A frame's buffer grows
+// with the bytes that arrive, never to the length a peer claims (see
+// readFrame).
 const (
 	maxRequestFrame = MaxExecBody*4/3 + 16<<10
 	maxAnswerFrame  = 16 << 20
@@ -393,17 +396,23 @@ func writeFrame(w io.Writer, data []byte) error {
 	return err
 }
 
+// readFrame reads a frame of at most max bytes. Its buffer grows as the
+// bytes arrive: a peer that sends only a length, on as many streams as it
+// may open, holds the memory it sent, not the memory it claimed, until
+// the stream's deadline.
 func readFrame(r io.Reader, max int) ([]byte, error) {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return nil, err
 	}
-	size := binary.BigEndian.Uint32(n[:])
-	if size > uint32(max) {
+	size := int64(binary.BigEndian.Uint32(n[:]))
+	if size > int64(max) {
 		return nil, fmt.Errorf("a frame of %d bytes, more than %d", size, max)
 	}
-	data := make([]byte, size)
-	_, err := io.ReadFull(r, data)
+	data, err := io.ReadAll(io.LimitReader(r, size))
+	if err == nil && int64(len(data)) < size {
+		err = fmt.Errorf("a frame of %d bytes ended after %d: %w", size, len(data), io.ErrUnexpectedEOF)
+	}
 	return data, err
 }
 
