@@ -274,34 +274,47 @@ func (s *Store) ref(b *pebble.Batch, id string, delta int) error {
 	return b.Set(k(tBlob, id), []byte(fmt.Sprint(n+delta)), nil)
 }
 
-// dropUnreferenced removes the body files of ids that nothing refers to
-// any more (s.mu held). The counts it reads may come from writes applied
-// but not yet durable, another writer's waiting in its group commit: a
-// power loss before their fsync would undo them and need the files
-// again. So unless every write applied is durable already, it first syncs
-// the log, which makes them so (s.mu keeps others from applying).
+// dropUnreferenced removes the body files of ids, and of those it put
+// off before, that nothing refers to any more (s.mu held). The counts it
+// reads may come from writes applied but not yet durable, another
+// writer's waiting in its group commit: a power loss before their fsync
+// would undo them and need the files again. So while any write applied is
+// not yet durable the files wait (s.doomed), to go with the next call
+// that finds none; past maxDoomed waiting, it syncs the log, which makes
+// every write applied durable (s.mu keeps others from applying), rather
+// than let the disk fill under a steady load.
 func (s *Store) dropUnreferenced(ids ...string) {
-	var gone []string
 	for _, id := range ids {
-		if id == "" || s.pins[id] > 0 {
-			continue // a completion or a read holds it; unpin removes it
-		}
-		if n, err := s.refs(id); err == nil && n == 0 && !slices.Contains(gone, id) {
-			gone = append(gone, id)
+		if id != "" && !slices.Contains(s.doomed, id) {
+			s.doomed = append(s.doomed, id)
 		}
 	}
-	if len(gone) == 0 {
-		return
+	if len(s.doomed) == 0 || s.Err() != nil {
+		return // failed, a write's count may never reach the disk: Open sorts it out
 	}
 	if s.unsynced > 0 {
+		if len(s.doomed) < maxDoomed {
+			return
+		}
 		if err := s.durable(func() error { return s.db.LogData(nil, pebble.Sync) }); err != nil {
 			return // the files stay; Open removes what nothing names
 		}
 	}
-	for _, id := range gone {
-		s.removeBlob(id)
+	doomed := s.doomed
+	s.doomed = nil
+	for _, id := range doomed {
+		if s.pins[id] > 0 {
+			continue // a completion or a read holds it; unpin brings it back
+		}
+		if n, err := s.refs(id); err == nil && n == 0 {
+			s.removeBlob(id)
+		}
 	}
 }
+
+// maxDoomed is how many unreferenced body files may wait for the writes
+// in flight to be durable before a removal syncs the log itself.
+const maxDoomed = 64
 
 // openBody opens body file id, size bytes long, for reading. A file of
 // the OS's is handed over as it is: underneath it is an *os.File, whose

@@ -118,6 +118,9 @@ type Store struct {
 	// their writer has not yet seen end: while it is not 0, a reference
 	// count read may still be undone by a power loss (dropUnreferenced).
 	unsynced int
+	// doomed are body files nothing refers to, waiting for the writes in
+	// flight to be durable before they are removed (dropUnreferenced).
+	doomed []string
 	// s3Cache maps access key ids to cachedS3Key.
 	s3Cache sync.Map
 	now     func() time.Time

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -241,5 +242,64 @@ func TestCompletionIsOneCommit(t *testing.T) {
 		if (oerr == nil) == (uerr == nil) {
 			t.Errorf("crash at log sync %d: object %v, upload %v; want the one or the other", i+1, oerr, uerr)
 		}
+	}
+}
+
+// TestUnreferencedBodiesWait: while a write is in flight (applied, not
+// yet durable), body files that lost their last reference wait rather
+// than cost a log sync each under the store's lock; past maxDoomed
+// waiting, one sync makes every write durable and they all go; and once
+// nothing is in flight, a removal is immediate.
+func TestUnreferencedBodiesWait(t *testing.T) {
+	s := openWithBucket(t, vfs.NewMem())
+	defer s.Close()
+	ctx := context.Background()
+	body := bytes.Repeat([]byte("W"), InlineMax+1)
+	put := func(key string) string {
+		t.Helper()
+		o, err := s.Put(ctx, "acme", "pics", key, bytes.NewReader(body), PutOptions{ContentType: "x", Max: 1 << 20, Now: t0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.Blob
+	}
+	exists := func(blob string) bool {
+		_, err := s.fs.Stat(s.blobPath(blob))
+		return err == nil
+	}
+	s.mu.Lock()
+	s.unsynced++ // another writer's batch, applied and waiting for its fsync
+	s.mu.Unlock()
+	var blobs []string
+	for i := range maxDoomed - 1 {
+		key := fmt.Sprintf("k%d", i)
+		blobs = append(blobs, put(key))
+		if _, err := s.Delete("acme", "pics", key, DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, b := range blobs {
+		if !exists(b) {
+			t.Fatalf("body %d removed while a write was in flight", i)
+		}
+	}
+	last := put("last")
+	if _, err := s.Delete("acme", "pics", "last", DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range append(blobs, last) {
+		if exists(b) {
+			t.Fatalf("body %d still there with %d waiting", i, maxDoomed)
+		}
+	}
+	s.mu.Lock()
+	s.unsynced--
+	s.mu.Unlock()
+	now := put("now")
+	if _, err := s.Delete("acme", "pics", "now", DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if exists(now) {
+		t.Fatal("with nothing in flight, a body outlived its delete")
 	}
 }
