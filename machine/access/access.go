@@ -43,13 +43,24 @@ const Tag = "LATTICE-MACHINE-REQUEST-V1"
 // clock, either way; a nonce is remembered as long.
 const Window = 5 * time.Minute
 
-// MaxNonces bounds the nonces a Guard remembers, and MaxNoncesPerKey
-// those of one key (one lease's holder): past either, requests are
-// refused (ErrBusy) until the oldest expire, so one key cannot crowd out
-// the others. A key may make 4096 requests in 10 minutes.
+// A Guard's memory of nonces is bounded, and shared fairly among the
+// keys (each one lease's holder) it admits:
+//
+//   - MaxNoncesPerKey bounds one key's: a key may make 4096 requests in
+//     10 minutes, and past that is refused (ErrBusy) until its oldest
+//     expire.
+//   - MaxNonces bounds all keys' together, so that a few busy keys
+//     (32 at their bound) fill it.
+//   - Past MaxNonces, a key that holds fewer than FloorPerKey nonces is
+//     still admitted, into a Reserve no busy key may use: however many
+//     requests other lease holders make, every key may make 64 requests
+//     in 10 minutes, unless 256 other keys already hold their 64 of the
+//     reserve too. The guard never holds more than MaxNonces+Reserve.
 const (
 	MaxNonces       = 1 << 17
 	MaxNoncesPerKey = 1 << 12
+	FloorPerKey     = 1 << 6
+	Reserve         = 1 << 14
 )
 
 // Errors of a credential. Every one but ErrWrongKey means the request is
@@ -314,8 +325,8 @@ func (g *Guard) Check(c Credential, want ledger.Address, r Request) error {
 	if _, ok := g.seen[kn]; ok {
 		return ErrReplayed
 	}
-	if len(g.seen) >= MaxNonces || g.perKey[c.Key] >= MaxNoncesPerKey {
-		return ErrBusy
+	if err := g.room(c.Key); err != nil {
+		return err
 	}
 	// The timestamp is at most now+w, and admitted until it is w old:
 	// past now+2w the nonce cannot come back. until grows with now, so
@@ -329,5 +340,17 @@ func (g *Guard) Check(c Credential, want ledger.Address, r Request) error {
 	g.seen[kn] = until
 	g.perKey[c.Key]++
 	g.order = append(g.order, nonceAt{kn, until})
+	return nil
+}
+
+// room says whether key may have one more nonce remembered; g.mu is held.
+func (g *Guard) room(key ledger.Address) error {
+	held, all := g.perKey[key], len(g.seen)
+	switch {
+	case held >= MaxNoncesPerKey:
+		return fmt.Errorf("%w: this key made %d requests in the last %s", ErrBusy, held, 2*Window)
+	case all >= MaxNonces+Reserve, all >= MaxNonces && held >= FloorPerKey:
+		return fmt.Errorf("%w: the provider holds %d requests of all keys in the last %s", ErrBusy, all, 2*Window)
+	}
 	return nil
 }

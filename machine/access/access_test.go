@@ -213,6 +213,64 @@ func TestGuard(t *testing.T) {
 	}
 }
 
+// TestGuardReserve fills a guard's memory with busy keys' nonces (as
+// 32 lease holders at their bound would) and checks that a key that has
+// made few requests still gets in, up to its floor, and that the memory
+// never passes MaxNonces+Reserve.
+func TestGuardReserve(t *testing.T) {
+	net := ledger.Hash{7}
+	now := time.UnixMilli(1767225600000)
+	g := NewGuard(net, func() time.Time { return now })
+	until := now.UnixMilli() + 2*Window.Milliseconds()
+	// fill gives key n nonces, as if it had made n requests just now.
+	fill := func(key ledger.Address, n int) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for i := range n {
+			kn := keyNonce{key, [16]byte{byte(i), byte(i >> 8), byte(i >> 16), 0xfe}}
+			g.seen[kn] = until
+			g.perKey[key]++
+			g.order = append(g.order, nonceAt{kn, until})
+		}
+	}
+	for i := range MaxNonces / MaxNoncesPerKey {
+		fill(ledger.Address{0xb0, byte(i)}, MaxNoncesPerKey)
+	}
+	r := Request{Method: "POST", Target: "/vms/ab/exec", Body: []byte(`{"command":"id"}`)}
+	busy := ed25519.NewKeyFromSeed(append(make([]byte, 31), 2))
+	light := ed25519.NewKeyFromSeed(append(make([]byte, 31), 3))
+	addr := func(k ed25519.PrivateKey) ledger.Address { return ledger.Address(k.Public().(ed25519.PublicKey)) }
+	fill(addr(busy), FloorPerKey)
+	fill(addr(light), FloorPerKey-1)
+
+	if err := g.Check(Sign(busy, net, r, now), addr(busy), r); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a key at its floor, the guard full: %v", err)
+	}
+	if err := g.Check(Sign(light, net, r, now), addr(light), r); err != nil {
+		t.Fatalf("a key under its floor, the guard full: %v", err)
+	}
+	if err := g.Check(Sign(light, net, r, now), addr(light), r); !errors.Is(err, ErrBusy) {
+		t.Fatalf("the same key past its floor: %v", err)
+	}
+	// The reserve is bounded too: once it is taken, even a new key waits.
+	g.mu.Lock()
+	room := MaxNonces + Reserve - len(g.seen)
+	g.mu.Unlock()
+	for i := range room / (FloorPerKey - 1) {
+		fill(ledger.Address{0xc0, byte(i), byte(i >> 8)}, FloorPerKey-1)
+	}
+	fill(ledger.Address{0xd0}, room%(FloorPerKey-1))
+	fresh := ed25519.NewKeyFromSeed(append(make([]byte, 31), 4))
+	if err := g.Check(Sign(fresh, net, r, now), addr(fresh), r); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a new key, the reserve full: %v", err)
+	}
+	// Once the busy keys' nonces expire, everyone is admitted again.
+	now = now.Add(2*Window + time.Second)
+	if err := g.Check(Sign(busy, net, r, now), addr(busy), r); err != nil {
+		t.Fatalf("after the window: %v", err)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	priv := ed25519.NewKeyFromSeed(make([]byte, 32))
 	f.Add(SignWith(priv, ledger.Hash{}, Request{Method: "GET", Target: "/"}, 1, [16]byte{}).Header())
