@@ -20,6 +20,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -117,7 +118,7 @@ func (s *Store) CreateKey(account, name string, admin bool, now time.Time) (Key,
 	if err := storagenames.ValidAccountName(account); err != nil {
 		return Key{}, "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if len(name) > 100 {
+	if utf8.RuneCountInString(name) > 100 { // characters, as the API counts them
 		return Key{}, "", fmt.Errorf("%w: key name is longer than 100 characters", ErrInvalid)
 	}
 	secret := KeyPrefix + randomBase62(40)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/cloud/storage/kms"
+	"github.com/latticenet/lattice/cloud/storage/s3acl"
 )
 
 // TestEncryptedObjects: the REST API reads SSE-S3 objects as any other,
@@ -126,4 +127,68 @@ func TestKMSNotAnonymousOverREST(t *testing.T) {
 		t.Errorf("an anonymous download of a plain object of the public bucket: %d %s", r.status, r.body)
 	}
 	a.wantBody("sealed", secret)
+}
+
+// TestPublicToggleServesOnlyWhatIsPublic: a public bucket's toggle is its
+// owner's grant, so a download through it, anonymous or by another
+// account's key, gets the owner's plain objects and an object a third
+// account wrote with a public-read ACL, but not that account's private
+// object nor one under a key of the key service; the owner reads all.
+func TestPublicToggleServesOnlyWhatIsPublic(t *testing.T) {
+	a := newObjAPI(t)
+	ctx := context.Background()
+	alice, _ := a.newKey("alice")
+	if _, err := a.st.KMS().Resolve(ctx, "acme", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.st.UpdateBucket("acme", "pics", t0, func(b *cloudstore.Bucket) {
+		b.Public, b.Ownership = true, cloudstore.OwnershipWriter
+	}); err != nil {
+		t.Fatal(err)
+	}
+	publicRead, _ := s3acl.Canned("public-read", "carol", "acme")
+	private, _ := s3acl.Canned("private", "carol", "acme")
+	for _, o := range []struct {
+		key  string
+		opts cloudstore.PutOptions
+	}{
+		{"plain", cloudstore.PutOptions{}},
+		{"sealed", cloudstore.PutOptions{Encrypt: &cloudstore.SSE{Mode: cloudstore.SSEKMS}}},
+		{"carol-private", cloudstore.PutOptions{Owner: "carol", ACL: private}},
+		{"carol-public", cloudstore.PutOptions{Owner: "carol", ACL: publicRead}},
+	} {
+		o.opts.Max, o.opts.Now = 1<<20, t0
+		if _, err := a.st.Put(ctx, "acme", "pics", o.key, strings.NewReader("secret "+o.key), o.opts); err != nil {
+			t.Fatalf("put %s: %v", o.key, err)
+		}
+	}
+	for _, c := range []struct {
+		caller, key string
+		status      int
+		code        string
+	}{
+		{"", "plain", http.StatusOK, ""},
+		{"", "carol-public", http.StatusOK, ""},
+		{"", "sealed", http.StatusUnauthorized, "unauthorized"},
+		{"", "carol-private", http.StatusUnauthorized, "unauthorized"},
+		{alice, "plain", http.StatusOK, ""},
+		{alice, "carol-public", http.StatusOK, ""},
+		{alice, "sealed", http.StatusForbidden, "forbidden"},
+		{alice, "carol-private", http.StatusNotFound, "not_found"},
+		{a.acme, "sealed", http.StatusOK, ""},
+		{a.acme, "carol-private", http.StatusOK, ""},
+	} {
+		who := map[string]string{"": "anonymous", alice: "alice", a.acme: "acme"}[c.caller]
+		r := a.download(c.caller, "pics", c.key)
+		if c.status == http.StatusOK {
+			if r.status != http.StatusOK || string(r.body) != "secret "+c.key {
+				t.Errorf("%s downloads %s: %d %s", who, c.key, r.status, r.body)
+			}
+			continue
+		}
+		wantError(t, who+" downloads "+c.key, r, c.status, c.code)
+		if bytes.Contains(r.body, []byte("secret")) {
+			t.Errorf("the refusal of %s to %s carries the body: %s", c.key, who, r.body)
+		}
+	}
 }

@@ -52,6 +52,10 @@ func apiError(err error) *Error {
 		return notFound("resource")
 	case errors.Is(err, accounts.ErrUnauthorized):
 		return errUnauthorized
+	case errors.Is(err, accounts.ErrInvalid):
+		return validation("%s", strings.TrimPrefix(err.Error(), "accounts: invalid: "))
+	case errors.Is(err, cloudstore.ErrQuota), errors.Is(err, kms.ErrLimit):
+		return &Error{http.StatusForbidden, "quota_exceeded", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "cloudstore: "), "kms: "), 0}
 	case errors.Is(err, cloudstore.ErrNotEmpty):
 		return &Error{http.StatusConflict, "bucket_not_empty", "the bucket still holds objects; delete them first", 0}
 	case errors.Is(err, cloudstore.ErrObjectLocked):

@@ -213,6 +213,9 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.K
 		return err
 	}
 	account := key.Account
+	// public is the bucket when the object is read through its public
+	// toggle: anonymously, or by another account's key.
+	var public *cloudstore.Bucket
 	if c.anonymous {
 		bk, err := s.st.PublicBucket(bucket)
 		if errors.Is(err, cloudstore.ErrNotFound) {
@@ -220,12 +223,13 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.K
 		} else if err != nil {
 			return err
 		}
-		account = bk.Account
+		account, public = bk.Account, &bk
 	}
 	s.extendDeadlines(w)
 	obj, body, err := s.st.OpenObject(account, bucket, objKey)
 	if errors.Is(err, cloudstore.ErrNotFound) && c.token == nil && !c.anonymous {
 		if bk, perr := s.st.PublicBucket(bucket); perr == nil && bk.Account != account {
+			public = &bk
 			obj, body, err = s.st.OpenObject(bk.Account, bucket, objKey)
 		}
 	}
@@ -236,14 +240,32 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.K
 		return err
 	}
 	defer body.Close()
-	if c.anonymous && obj.Encryption.UsesKMS() {
-		// As at the S3 endpoint: the key service's keys open data for
-		// those who sign, never for everyone a public bucket serves.
-		return &Error{http.StatusUnauthorized, "unauthorized", "this object is encrypted with a key of the key service (SSE-KMS), " +
-			"which an anonymous download never opens, the bucket being public or not: send Authorization: Bearer lat_live_...", 0}
+	if public != nil && !cloudstore.ServedPublicly(*public, obj) {
+		return notPublic(c.anonymous, obj)
 	}
 	serveObject(w, r, obj, body)
 	return nil
+}
+
+// notPublic is the refusal of an object that a public bucket's toggle
+// does not serve (cloudstore.ServedPublicly): to an anonymous caller, as
+// a private bucket's (401); to another account's key, as a missing
+// object (404), the bucket not being its own.
+func notPublic(anonymous bool, obj cloudstore.Object) error {
+	switch {
+	case obj.Encryption.UsesKMS() && anonymous:
+		// As at the S3 endpoint: the key service's keys open data for
+		// those who sign as the bucket's owner, never for everyone a
+		// public bucket serves.
+		return &Error{http.StatusUnauthorized, "unauthorized", "this object is encrypted with a key of the key service (SSE-KMS), " +
+			"which an anonymous download never opens, the bucket being public or not: send Authorization: Bearer lat_live_...", 0}
+	case obj.Encryption.UsesKMS():
+		return &Error{http.StatusForbidden, "forbidden", "this object of another account's public bucket is encrypted with a key of " +
+			"the key service (SSE-KMS), which only its owner's keys open", 0}
+	case anonymous:
+		return errUnauthorized
+	}
+	return notFound("object")
 }
 
 // serveObject answers a download with obj's body.

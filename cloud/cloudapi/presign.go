@@ -12,7 +12,6 @@ import (
 
 	"github.com/latticenet/lattice/cloud/accounts"
 	"github.com/latticenet/lattice/cloud/cloudwire"
-	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
 // Presigned URL lifetimes (decisions.md).
@@ -125,7 +124,7 @@ func (s *Server) presigned(r *http.Request) (caller, error) {
 		return caller{}, errTokenBad
 	}
 	key, err := s.acc.KeyByID(c.KeyID)
-	if errors.Is(err, cloudstore.ErrNotFound) || (err == nil && (key.Revoked || key.Account != c.Account)) {
+	if errors.Is(err, accounts.ErrNotFound) || (err == nil && (key.Revoked || key.Account != c.Account)) {
 		return caller{}, &Error{http.StatusUnauthorized, "unauthorized", "the API key that made this presigned URL has been revoked", 0}
 	}
 	if err != nil {

@@ -2,11 +2,13 @@ package cloudapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/latticenet/lattice/cloud/cloudapi"
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 )
 
 func TestS3Keys(t *testing.T) {
@@ -70,6 +72,35 @@ func TestS3Keys(t *testing.T) {
 	if r.status != http.StatusCreated || !strings.Contains(string(r.body), `"bucketScope":"photos"`) || !strings.Contains(string(r.body), `"permissions":"read"`) {
 		t.Errorf("scoped read key: %d %s", r.status, r.body)
 	}
+}
+
+// TestS3KeyQuota: past MaxS3KeysPerAccount keys a create is 403
+// quota_exceeded, naming the limit, and stores nothing.
+func TestS3KeyQuota(t *testing.T) {
+	a := newAPI(t, cloudapi.Options{})
+	acme, _ := a.newKey("acme")
+	for i := range cloudstore.MaxS3KeysPerAccount {
+		if _, _, err := a.st.CreateS3Key("acme", fmt.Sprint(i), cloudstore.PermRead, "*", t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantError(t, "an S3 key past the account's limit", a.do("POST", "/api/storage/keys", acme, `{"name":"one more"}`),
+		http.StatusForbidden, "quota_exceeded")
+	if r := a.do("GET", "/api/storage/keys", acme, ""); !strings.Contains(string(r.body), fmt.Sprintf(`"total":%d`, cloudstore.MaxS3KeysPerAccount)) {
+		t.Errorf("after the refusal: %s", r.body)
+	}
+}
+
+// TestAPIKeyNameInCharacters: an API key's name is bounded in
+// characters at the store as at the handler: 100 two-byte characters
+// are a name (once a 500), 101 are 400.
+func TestAPIKeyNameInCharacters(t *testing.T) {
+	a := newAPI(t, cloudapi.Options{})
+	if r := a.do("POST", "/api/admin/keys", a.admin, `{"account":"acme","name":"`+strings.Repeat("ж", 100)+`"}`); r.status != http.StatusCreated {
+		t.Errorf("a name of 100 two-byte characters: %d %s", r.status, r.body)
+	}
+	wantError(t, "a name of 101", a.do("POST", "/api/admin/keys", a.admin, `{"account":"acme","name":"`+strings.Repeat("ж", 101)+`"}`),
+		http.StatusBadRequest, "validation_error")
 }
 
 func TestUsage(t *testing.T) {

@@ -147,7 +147,9 @@ func CheckBucket(st Buckets, account, bucket string) error {
 // headers stored with it (Cache-Control among them), 304 for a matching
 // conditional request, 404 when there is no such object. The deployment
 // reads its owner's buckets, private ones too, and public buckets of
-// anyone; a bucket made private or deleted since reads as 404.
+// anyone, of which it serves what their toggle serves everyone
+// (cloudstore.ServedPublicly); a bucket made private or deleted since,
+// and an object the toggle does not serve, read as 404.
 func bucketResponse(st Buckets, d cdnstore.Deployment, o cdnrules.Origin, urlPath string, req http.Header, at time.Time) *http.Response {
 	key := strings.TrimPrefix(path.Clean("/"+urlPath), "/")
 	if strings.HasSuffix(urlPath, "/") || key == "" {
@@ -157,12 +159,13 @@ func bucketResponse(st Buckets, d cdnstore.Deployment, o cdnrules.Origin, urlPat
 		key = strings.TrimSuffix(o.Prefix, "/") + "/" + key
 	}
 	owner := d.Account
+	var public *cloudstore.Bucket // another account's bucket, read through its public toggle
 	if _, err := st.Bucket(owner, o.Bucket); err != nil {
 		bk, err := st.PublicBucket(o.Bucket)
 		if err != nil {
 			return textResponse(http.StatusNotFound, "the origin bucket is gone or no longer public\n", at)
 		}
-		owner = bk.Account
+		owner, public = bk.Account, &bk
 	}
 	obj, body, err := st.OpenObject(owner, o.Bucket, key)
 	if errors.Is(err, cloudstore.ErrNotFound) {
@@ -170,6 +173,13 @@ func bucketResponse(st Buckets, d cdnstore.Deployment, o cdnrules.Origin, urlPat
 	}
 	if err != nil {
 		return textResponse(http.StatusInternalServerError, "reading the origin bucket failed\n", at)
+	}
+	if public != nil && !cloudstore.ServedPublicly(*public, obj) {
+		// The toggle serves everyone what it serves an anonymous
+		// download, no more: not an object another account owns
+		// privately, nor one the key service encrypted.
+		body.Close()
+		return textResponse(http.StatusNotFound, "not found\n", at)
 	}
 	h := http.Header{}
 	for name, v := range obj.Meta {

@@ -107,6 +107,13 @@ func (s *Store) CreateS3Key(account, name, perms, scope string, now time.Time) (
 	if err := ValidS3Scope(scope); err != nil {
 		return S3Key{}, "", err
 	}
+	s.mu.Lock() // the count holds until the key is stored
+	defer s.mu.Unlock()
+	if keys, err := s.S3Keys(account); err != nil {
+		return S3Key{}, "", err
+	} else if len(keys) >= MaxS3KeysPerAccount {
+		return S3Key{}, "", fmt.Errorf("%w: it has %d S3 keys, the most an account may have: delete one it no longer uses", ErrQuota, len(keys))
+	}
 	secret := randomBase62(40)
 	key := S3Key{AccessKeyID: "LK" + randomFrom("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", 18), Account: account, Name: name,
 		Permissions: perms, BucketScope: scope, CreatedAt: now.UTC()}

@@ -42,6 +42,9 @@ var (
 	// BucketOwnerEnforced with an ACL granting others (UpdateBucket);
 	// nothing was written.
 	ErrACLGrantsOthers = errors.New("cloudstore: the bucket's ACL grants others, which BucketOwnerEnforced does not allow")
+	// ErrQuota is a write past one of an account's limits
+	// (MaxBucketsPerAccount, MaxS3KeysPerAccount).
+	ErrQuota = errors.New("cloudstore: the account is at its limit")
 )
 
 // Bucket is a bucket's record.
@@ -95,6 +98,14 @@ const (
 // ACLsEnabled reports whether ACLs take effect in the bucket: its Object
 // Ownership is not BucketOwnerEnforced.
 func (b Bucket) ACLsEnabled() bool { return b.Ownership != "" }
+
+// Per-account limits, so that no account fills the store for the others
+// (docs/cloud-api.md, "Limits per account"). Buckets follow S3's default
+// quota of general purpose buckets.
+const (
+	MaxBucketsPerAccount = 10000
+	MaxS3KeysPerAccount  = 100
+)
 
 // Key prefixes of the Pebble tables.
 const (
@@ -429,6 +440,11 @@ func (s *Store) CreateBucketWith(account, name, notes string, now time.Time, o B
 	} else if !errors.Is(err, ErrNotFound) {
 		return Bucket{}, err
 	}
+	if n, err := s.count(append(k(tOwned, account), 0), MaxBucketsPerAccount); err != nil {
+		return Bucket{}, err
+	} else if n >= MaxBucketsPerAccount {
+		return Bucket{}, fmt.Errorf("%w: it has %d buckets, the most an account may have", ErrQuota, n)
+	}
 	if public || s3acl.Public(o.ACL) {
 		bpa, err := readPublicAccess(s.db, k(tAccountConfig, account, string(ConfigPublicAccessBlock)), "account "+account)
 		if err != nil {
@@ -474,6 +490,24 @@ func (s *Store) PublicBucket(name string) (Bucket, error) {
 		return Bucket{}, ErrNotFound // its settings, or its owner's, ignore the toggle
 	}
 	return bk, nil
+}
+
+// ServedPublicly reports whether the public toggle of bk, a bucket
+// PublicBucket returned, serves obj to everyone (anonymous downloads, and
+// the CDN and other accounts reading it through the toggle). The toggle
+// is its owner's grant, so it covers the owner's objects alone: an object
+// another account owns (the bucket's ACLs enabled) is served only when
+// its own ACL grants everyone READ, as at the S3 endpoint. And an object
+// encrypted with a key of the key service (SSE-KMS) never is: the key
+// service opens data for those who sign as its owner.
+func ServedPublicly(bk Bucket, obj Object) bool {
+	switch {
+	case obj.Encryption.UsesKMS():
+		return false
+	case !bk.ACLsEnabled() || obj.Owner == "" || obj.Owner == bk.Account:
+		return true
+	}
+	return s3acl.Allows(obj.ACL, "", s3acl.Read)
 }
 
 // Bucket returns account's bucket; another account's bucket is
@@ -618,6 +652,24 @@ func (s *Store) scan(prefix []byte, fn func(k, v []byte) error) error {
 		}
 	}
 	return it.Error()
+}
+
+// errEnough ends a scan early.
+var errEnough = errors.New("enough")
+
+// count counts the keys with prefix, up to max.
+func (s *Store) count(prefix []byte, max int) (int, error) {
+	n := 0
+	err := s.scan(prefix, func(_, _ []byte) error {
+		if n++; n >= max {
+			return errEnough
+		}
+		return nil
+	})
+	if errors.Is(err, errEnough) {
+		err = nil
+	}
+	return n, err
 }
 
 // successor returns the smallest key greater than every key with prefix

@@ -36,6 +36,9 @@ var (
 	ErrExists      = errors.New("kms: a key of that name exists")
 	ErrInvalidName = errors.New("kms: invalid key name")
 	ErrManaged     = errors.New("kms: the account's default key (aws/s3) cannot be disabled")
+	// ErrLimit is a key past MaxKeysPerAccount or a rotation past
+	// MaxVersions.
+	ErrLimit = errors.New("kms: limit reached")
 	// ErrInvalidCiphertext is a sealed data key that does not open: not
 	// sealed by this key, altered, or given another encryption context.
 	ErrInvalidCiphertext = errors.New("kms: the sealed data key does not open under this key and context")

@@ -184,8 +184,20 @@ func (l *Local) Create(_ context.Context, account, name, description string) (Ke
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if n := len(l.byName[account]); n >= MaxKeysPerAccount {
+		return Key{}, fmt.Errorf("%w: the account has %d keys, the most it may have (keys are never deleted)", ErrLimit, n)
+	}
 	return l.create(account, name, description, false)
 }
+
+// Limits of the key service: keys are held in memory and never deleted,
+// and a key's record (every version's sealed material) is rewritten at
+// each change. The default key (aws/s3) is made when needed, past the
+// limit too.
+const (
+	MaxKeysPerAccount = 1000
+	MaxVersions       = 100
+)
 
 // List returns account's keys in name order.
 func (l *Local) List(_ context.Context, account string) []Key {
@@ -254,6 +266,9 @@ func (l *Local) Rotate(_ context.Context, account, ref string) (Key, error) {
 	}
 	if !e.rec.Enabled {
 		return Key{}, fmt.Errorf("%w: %s", ErrDisabled, e.rec.Name)
+	}
+	if e.rec.Versions >= MaxVersions {
+		return Key{}, fmt.Errorf("%w: %s has %d versions, the most a key may have: make a new key for new data", ErrLimit, e.rec.Name, e.rec.Versions)
 	}
 	m := make([]byte, materialSize)
 	rand.Read(m)

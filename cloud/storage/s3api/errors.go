@@ -84,6 +84,8 @@ func toError(err error, notFound *Error) *Error {
 		return notFound
 	case errors.Is(err, cloudstore.ErrNotEmpty):
 		return errBucketNotEmpty
+	case errors.Is(err, cloudstore.ErrQuota):
+		return s3err(http.StatusBadRequest, "TooManyBuckets", "You have attempted to create more buckets than allowed: "+strings.TrimPrefix(err.Error(), "cloudstore: "))
 	case errors.Is(err, cloudstore.ErrPublicAccessBlocked):
 		// The store refuses to make a bucket public under BlockPublicAcls
 		// (UpdateBucket); a policy's check returns errBlockedPolicy itself.
