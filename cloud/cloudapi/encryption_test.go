@@ -9,7 +9,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/cloud/storage/kms"
-	"github.com/latticenet/lattice/cloud/storage/s3acl"
+	"github.com/latticenet/lattice/internal/testkit/apitest"
 )
 
 // TestEncryptedObjects: the REST API reads SSE-S3 objects as any other,
@@ -136,32 +136,8 @@ func TestKMSNotAnonymousOverREST(t *testing.T) {
 // object nor one under a key of the key service; the owner reads all.
 func TestPublicToggleServesOnlyWhatIsPublic(t *testing.T) {
 	a := newObjAPI(t)
-	ctx := context.Background()
 	alice, _ := a.newKey("alice")
-	if _, err := a.st.KMS().Resolve(ctx, "acme", ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.st.UpdateBucket("acme", "pics", t0, func(b *cloudstore.Bucket) {
-		b.Public, b.Ownership = true, cloudstore.OwnershipWriter
-	}); err != nil {
-		t.Fatal(err)
-	}
-	publicRead, _ := s3acl.Canned("public-read", "carol", "acme")
-	private, _ := s3acl.Canned("private", "carol", "acme")
-	for _, o := range []struct {
-		key  string
-		opts cloudstore.PutOptions
-	}{
-		{"plain", cloudstore.PutOptions{}},
-		{"sealed", cloudstore.PutOptions{Encrypt: &cloudstore.SSE{Mode: cloudstore.SSEKMS}}},
-		{"carol-private", cloudstore.PutOptions{Owner: "carol", ACL: private}},
-		{"carol-public", cloudstore.PutOptions{Owner: "carol", ACL: publicRead}},
-	} {
-		o.opts.Max, o.opts.Now = 1<<20, t0
-		if _, err := a.st.Put(ctx, "acme", "pics", o.key, strings.NewReader("secret "+o.key), o.opts); err != nil {
-			t.Fatalf("put %s: %v", o.key, err)
-		}
-	}
+	apitest.ShareBucket(t, a.st, "acme", "pics", t0)
 	for _, c := range []struct {
 		caller, key string
 		status      int
