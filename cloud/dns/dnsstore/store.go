@@ -35,8 +35,14 @@ var (
 	ErrUnavailable = errors.New("dnsstore: a write to the disk failed (full disk?); DNS changes are refused until the platform restarts")
 )
 
-// MaxZones bounds the zones of one account.
-const MaxZones = 100
+// MaxZones bounds the zones of one account, and MaxAccountRecords the
+// records of all its zones: the server holds every record in memory, so
+// one account's 100 full zones (a million records, kilobytes each) would
+// weigh on every other account's.
+const (
+	MaxZones          = 100
+	MaxAccountRecords = 100000
+)
 
 // The tables: every key begins with its table's prefix, declared here
 // once (a test checks that no prefix begins another).
@@ -461,6 +467,11 @@ func (s *Store) change(account, zoneID, id string, in *dnszone.Input) (dnszone.R
 		if err := dnszone.Check(z.Name, others, r); err != nil {
 			return dnszone.Record{}, err
 		}
+		if i < 0 {
+			if n := s.accountRecords(account); n >= MaxAccountRecords {
+				return dnszone.Record{}, fmt.Errorf("%w: the account's zones hold %d records, the most an account may", ErrLimit, n)
+			}
+		}
 		if child := s.childZone(z, r.Name); child != "" && !(r.Type == "NS" && r.Name == child) {
 			return dnszone.Record{}, fmt.Errorf("%w: %s is in the zone %s, which answers for it: add the record there", dnszone.ErrInvalid, r.Name, child)
 		}
@@ -498,6 +509,18 @@ func (s *Store) change(account, zoneID, id string, in *dnszone.Input) (dnszone.R
 	z.Zone, z.records = next, others
 	s.publish(z)
 	return r, nil
+}
+
+// accountRecords counts the records of account's zones. Called with mu
+// held.
+func (s *Store) accountRecords(account string) int {
+	n := 0
+	for _, z := range s.zones {
+		if z.Account == account {
+			n += len(z.records)
+		}
+	}
+	return n
 }
 
 // childZone returns the zone below z that name is in, if any: the server
