@@ -310,6 +310,9 @@ func (s *Service) exchange(ctx context.Context, p peer.ID, req *request, fn func
 		// once rather than into a stream nobody reads.
 		if err != nil {
 			st.Reset()
+			if errors.Is(err, errBadAnswer) {
+				s.h.Misbehaved(p)
+			}
 			return
 		}
 		st.Close()
@@ -569,6 +572,7 @@ func (s *Service) pullBatch(ctx context.Context, p peer.ID, cursor uint64) (bloc
 		return nil, 0, 0, err
 	}
 	if next != seq {
+		s.h.Misbehaved(p)
 		return nil, 0, 0, fmt.Errorf("%w: %s's log after %d ends at %d, its last block at %d", errBadAnswer, p, cursor, next, seq)
 	}
 	return blocks, next, last, nil

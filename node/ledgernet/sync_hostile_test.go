@@ -43,7 +43,9 @@ func TestSyncAnswerHeldToWhatWasAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var over atomic.Bool // H and V: one frame more than asked for; L always
+	var over atomic.Bool // H and V: one frame more than asked for
+	var logOver atomic.Bool // L: one block more than asked for, until the log subtest has seen it cut
+	logOver.Store(true)
 	cut := map[byte]chan struct{}{'L': make(chan struct{}, 1), 'H': make(chan struct{}, 1), 'V': make(chan struct{}, 1)}
 	stop := make(chan struct{})
 	h := hostileHost(t, c, 0, func(s network.Stream, kind byte, body []byte) {
@@ -53,6 +55,15 @@ func TestSyncAnswerHeldToWhatWasAsked(t *testing.T) {
 		switch kind {
 		case 'L':
 			after := binary.BigEndian.Uint64(body)
+			if !logOver.Load() {
+				// Nothing after the node's cursor: an honest answer, which
+				// counts toward no ban while the other subtests run.
+				w := bufio.NewWriter(s)
+				if writeFrame(w, 'E', endBody(after, after)) != nil || w.Flush() != nil {
+					signal(cut[kind])
+				}
+				return
+			}
 			n = int(binary.BigEndian.Uint16(body[8:])) + 1
 			frame = func(i int) []byte { return appendFrame(nil, 'B', blockFrame(after+1+uint64(i), genesis)) }
 		case 'H':
@@ -104,6 +115,7 @@ func TestSyncAnswerHeldToWhatWasAsked(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the node read on past the 1024 blocks it asked for")
 		}
+		logOver.Store(false)
 	})
 	t.Run("blocks by hash", func(t *testing.T) {
 		hashes := []ledger.Hash{genesis.Hash, {1}}
@@ -141,6 +153,24 @@ func TestSyncAnswerHeldToWhatWasAsked(t *testing.T) {
 			t.Fatalf("an answer of %d votes: got %v, want a bad answer", ledgernet.MaxVoteFrames+1, err)
 		}
 		waitCut(t, cut['V'])
+	})
+	// No honest peer answers so: each bad answer counts toward a ban
+	// (a quarter of the reject limit), and a peer that keeps answering
+	// so is banned, its connection closed.
+	t.Run("banned", func(t *testing.T) {
+		over.Store(true)
+		for i := 0; !victim.Host.Banned(h.ID()); i++ {
+			if i == 4 {
+				t.Fatal("four more bad answers and the peer is not banned")
+			}
+			_, err := request(t, func(ctx context.Context) (int, error) {
+				b, err := ledgernet.RequestBlocks(victim.Svc, ctx, h.ID(), []ledger.Hash{genesis.Hash})
+				return len(b), err
+			})
+			if err == nil {
+				t.Fatal("a bad answer taken")
+			}
+		}
 	})
 }
 

@@ -305,7 +305,19 @@ type rejectCount struct {
 
 // noteReject counts a message from p that a validator rejected, and bans p
 // when it reaches RejectLimit within RejectWindow.
-func (h *Host) noteReject(p peer.ID) {
+func (h *Host) noteReject(p peer.ID) { h.count(p, 1) }
+
+// Misbehaved counts an answer from p that broke a request-response
+// protocol (a sync answer holding what was not asked for, or what does
+// not decode or verify), which no honest peer sends: each counts as a
+// quarter of RejectLimit rejected messages, so that a peer that answers
+// so four times within RejectWindow is banned like one whose gossip is
+// refused.
+func (h *Host) Misbehaved(p peer.ID) { h.count(p, max(1, h.cfg.RejectLimit/4)) }
+
+// count adds n to p's count of refused messages, and bans p when it
+// reaches RejectLimit within RejectWindow.
+func (h *Host) count(p peer.ID, n int) {
 	now := h.now()
 	h.mu.Lock()
 	r := h.rejects[p]
@@ -313,7 +325,7 @@ func (h *Host) noteReject(p peer.ID) {
 		r = &rejectCount{start: now}
 		h.rejects[p] = r
 	}
-	r.n++
+	r.n += n
 	ban := r.n >= h.cfg.RejectLimit
 	if ban {
 		delete(h.rejects, p)
