@@ -106,6 +106,8 @@ func parseExpires(v string) (time.Duration, error) {
 var (
 	errTokenForbidden = &Error{http.StatusForbidden, "forbidden", "this presigned URL is for another bucket, object or method", 0}
 	errTokenBad       = &Error{http.StatusUnauthorized, "unauthorized", "the presigned URL's token is malformed or has been altered", 0}
+	errTokenRoute     = &Error{http.StatusUnauthorized, "unauthorized", "a presigned URL is used with the method it was made for: " +
+		"PUT for an upload URL, GET or HEAD for a download URL; any other request needs Authorization: Bearer lat_live_...", 0}
 )
 
 // presigned authenticates a request by its token: signed by this

@@ -192,6 +192,12 @@ func TestPresignedTokenRefused(t *testing.T) {
 	}
 	a.wantBody("a", []byte("A")) // no refused PUT wrote anything
 	a.wantBody("b", []byte("B"))
+	// A token on a route that takes none says which method its URL is for.
+	for _, path := range []string{up.URL, "/api/storage/buckets/pics/objects?token=" + tok} {
+		if r := a.do("GET", path, "", ""); !strings.Contains(string(r.body), "PUT for an upload URL") {
+			t.Errorf("GET %s: %d %s, want the methods presigned URLs are for", path, r.status, r.body)
+		}
+	}
 
 	// Expired: valid until the second it names, refused from then on,
 	// with a message that says so.

@@ -389,6 +389,9 @@ func (s *Server) authenticate(r *http.Request, pattern string) (caller, error) {
 	if header == "" && pattern == downloadRoute {
 		return caller{anonymous: true}, nil
 	}
+	if header == "" && r.URL.Query().Has("token") {
+		return caller{}, errTokenRoute
+	}
 	scheme, secret, _ := strings.Cut(header, " ")
 	if !strings.EqualFold(scheme, "Bearer") || !strings.HasPrefix(secret, accounts.KeyPrefix) {
 		return caller{}, errUnauthorized

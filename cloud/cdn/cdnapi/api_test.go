@@ -55,6 +55,7 @@ type options struct {
 	resolver cdnapi.Resolver // default: none reachable
 	ownDNS   bool            // verify with a DNS server of the platform's own zones, as lattice dev does
 	noEdge   bool            // register the API without an edge
+	fastPath bool            // serve the edge on its own listener (Edge.Listener), with its fast path for hits
 }
 
 func newAPI(t *testing.T, o options) *testAPI {
@@ -85,7 +86,11 @@ func newAPI(t *testing.T, o options) *testAPI {
 		if edge, err = cdnedge.New(cdnedge.Options{Store: st, Buckets: cs, AllowPrivateOrigins: true, Logger: quiet}); err != nil {
 			t.Fatal(err)
 		}
-		es := httptest.NewServer(edge)
+		es := httptest.NewUnstartedServer(edge)
+		if o.fastPath {
+			es.Listener = edge.Listener(es.Listener)
+		}
+		es.Start()
 		a.edge = es.URL
 		t.Cleanup(func() { es.Close(); edge.Close() })
 	}

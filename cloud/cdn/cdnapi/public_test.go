@@ -2,10 +2,12 @@ package cdnapi_test
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/latticenet/lattice/cloud/storage/cloudstore"
 	"github.com/latticenet/lattice/internal/testkit/apitest"
 )
 
@@ -16,7 +18,7 @@ import (
 // never an object the key service (SSE-KMS) encrypted, nor another
 // account's private object, which read as missing.
 func TestAnotherAccountsPublicBucket(t *testing.T) {
-	a := newAPI(t, options{private: true})
+	a := newAPI(t, options{private: true, fastPath: true})
 	if _, err := a.objects.OpenKMS(bytes.Repeat([]byte{1}, 32), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -41,5 +43,36 @@ func TestAnotherAccountsPublicBucket(t *testing.T) {
 	own := a.create(a.bob, "own", "s3://bob-shared")
 	if status, _, body := a.get(own.CNAME, "/sealed"); status != http.StatusOK || body != "secret sealed" {
 		t.Errorf("bob's own deployment: %d %q", status, body)
+	}
+
+	// Made private, the bucket is no longer served by alice's
+	// deployment, though its cache holds /plain (a hit, on the edge's
+	// fast path), and bob cannot purge her deployment; bob's own still
+	// serves it.
+	if status, xc, _ := a.get(d.CNAME, "/plain"); status != http.StatusOK || xc != "HIT" {
+		t.Fatalf("/plain before: %d %s, want a hit", status, xc)
+	}
+	if _, err := a.objects.UpdateBucket("bob", "bob-shared", t0, func(b *cloudstore.Bucket) { b.Public = false }); err != nil {
+		t.Fatal(err)
+	}
+	// On a new connection, which the edge's fast path takes first, and
+	// on the one net/http holds.
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	req, _ := http.NewRequest("GET", a.edge+"/plain", nil)
+	req.Host = d.CNAME
+	resp, err := fresh.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || strings.Contains(string(body), "secret") {
+		t.Errorf("/plain through alice's deployment of a bucket made private, on a new connection: %d %q", resp.StatusCode, body)
+	}
+	if status, _, body := a.get(d.CNAME, "/plain"); status != http.StatusNotFound || strings.Contains(body, "secret") {
+		t.Errorf("/plain through alice's deployment of a bucket made private: %d %q", status, body)
+	}
+	if status, _, body := a.get(own.CNAME, "/plain"); status != http.StatusOK || body != "secret plain" {
+		t.Errorf("bob's own deployment of his private bucket: %d %q", status, body)
 	}
 }

@@ -236,6 +236,12 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.StatusLoopDetected)
 		return
 	}
+	if e.bucketGone(d, o) {
+		// Checked before the cache: what was stored while the bucket was
+		// public is not served once it is private.
+		http.Error(w, "the origin bucket is gone or no longer public", http.StatusNotFound)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		e.pass(w, r, d, o, c)
 		return
@@ -287,6 +293,15 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// bucketGone reports whether d's origin is a bucket d may no longer read
+// (CheckBucket): deleted, or another account's made private. Every
+// request to a bucket origin asks, hits too, so that a bucket's owner who
+// makes it private stops every other account's deployment of it at once,
+// whatever its cache holds; the owner cannot purge another's deployment.
+func (e *Edge) bucketGone(d cdnstore.Deployment, o cdnrules.Origin) bool {
+	return o.Bucket != "" && e.opts.Buckets != nil && CheckBucket(e.opts.Buckets, d.Account, o.Bucket) != nil
 }
 
 // request is one request being answered.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/latticenet/lattice/cloud/cdn/cdnpolicy"
+	"github.com/latticenet/lattice/cloud/cdn/cdnrules"
 )
 
 // The fast path. Most of an edge's requests are fresh cache hits, and for
@@ -367,6 +368,13 @@ func (e *Edge) serveHit(bw *bufio.Writer, c net.Conn, req *hitRequest, closing b
 	d, ok := e.opts.Store.Route(req.host)
 	if !ok {
 		return false, nil
+	}
+	if strings.HasPrefix(d.Origin, "s3://") {
+		// A bucket the deployment may no longer read is answered (404)
+		// by ServeHTTP, from which nothing cached is served.
+		if o, err := cdnrules.ParseOrigin(d.Origin); err != nil || e.bucketGone(d, o) {
+			return false, nil
+		}
 	}
 	v, found := e.cache.lookup(d.ID, req.key, req.header)
 	if !found {
