@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"time"
 
@@ -131,11 +132,22 @@ var errDeclined = errors.New("declined")
 // ErrNothingDue says a lease's course needs no block now.
 var ErrNothingDue = errors.New("nothing is due")
 
+// ErrBusy says Settle did not finish its block: this node is doing
+// another settle's proof of work. The caller retries in a few seconds.
+var ErrBusy = errors.New("busy")
+
 // Settle builds and submits the lease account's block that is due, if
 // any: the start of an accepted lease, its refund past the acceptance
 // deadline, its end once its time is up, or the return of a refunded
 // lease's stake. It gathers the attestations the block needs. Anyone may
 // do this; the block is unsigned. It returns the block and what it does.
+//
+// Anyone asks without a credential, and each block costs a proof-of-work
+// search, so a node makes one lease's block at a time (a request for a
+// lease whose block is being made, by Settle or by the provider's own
+// loop, waits for it, then looks again at what is due) and one Settle's
+// search at a time, on one core fewer than it has (ErrBusy while one
+// runs): requests in parallel cannot split the cores until none finishes.
 func (s *Service) Settle(ctx context.Context, lease ledger.Hash) (*ledger.Block, string, error) {
 	r, found, err := s.lease(lease)
 	if err != nil {
@@ -144,14 +156,54 @@ func (s *Service) Settle(ctx context.Context, lease ledger.Hash) (*ledger.Block,
 	if !found {
 		return nil, "", fmt.Errorf("%w: %s", ErrUnknownLease, lease)
 	}
+	for {
+		busy := s.startSettling(lease)
+		if busy == nil {
+			break
+		}
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		}
+		if r, _, err = s.lease(lease); err != nil {
+			return nil, "", err
+		}
+	}
+	defer s.doneSettling(lease)
 	b, what, err := s.settleBlock(ctx, r)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := s.submit(ctx, b); err != nil {
+	select {
+	case s.work <- struct{}{}:
+		defer func() { <-s.work }()
+	default:
+		return nil, "", fmt.Errorf("%w: this node is making another lease block's proof of work", ErrBusy)
+	}
+	if err := s.submitN(ctx, b, max(1, runtime.GOMAXPROCS(0)-1)); err != nil {
 		return nil, "", err
 	}
 	return b, what, nil
+}
+
+// startSettling marks lease's block as being made and answers nil, or,
+// when it is being made already, answers a channel closed once it is not.
+func (s *Service) startSettling(lease ledger.Hash) <-chan struct{} {
+	s.settlingMu.Lock()
+	defer s.settlingMu.Unlock()
+	if busy := s.settling[lease]; busy != nil {
+		return busy
+	}
+	s.settling[lease] = make(chan struct{})
+	return nil
+}
+
+func (s *Service) doneSettling(lease ledger.Hash) {
+	s.settlingMu.Lock()
+	defer s.settlingMu.Unlock()
+	close(s.settling[lease])
+	delete(s.settling, lease)
 }
 
 // settleBlock builds the block of r's course due now.
@@ -193,14 +245,19 @@ func (s *Service) settleBlock(ctx context.Context, r *ledger.LeaseRecord) (*ledg
 	return nil, "", fmt.Errorf("%w: lease %s is %s", ErrNothingDue, r.Hash, r.Status())
 }
 
-// submit finishes b (proof of work) and hands it to the engine; the
-// ledger network gossips what the engine applies.
+// submit finishes b (proof of work, on every core) and hands it to the
+// engine; the ledger network gossips what the engine applies.
 func (s *Service) submit(ctx context.Context, b *ledger.Block) error {
+	return s.submitN(ctx, b, runtime.GOMAXPROCS(0))
+}
+
+// submitN is submit with the search on cores goroutines.
+func (s *Service) submitN(ctx context.Context, b *ledger.Block, cores int) error {
 	p, err := s.n.Engine.Params()
 	if err != nil {
 		return err
 	}
-	nonce, err := pow.Solve(ctx, b.Hash, p.Work.For(b.Type))
+	nonce, err := pow.SolveN(ctx, b.Hash, p.Work.For(b.Type), cores)
 	if err != nil {
 		return err
 	}
@@ -341,6 +398,10 @@ func (s *Service) providerStep(ctx context.Context, r *ledger.LeaseRecord) error
 	case r.Stage == ledger.StageEnded, r.Stage == ledger.StageRefunded && r.StakeReturned:
 		return s.takePayout(ctx, r.Second)
 	}
+	if s.startSettling(r.Hash) != nil {
+		return nil // someone's Settle is making it: the next step sees the outcome
+	}
+	defer s.doneSettling(r.Hash)
 	b, _, err := s.settleBlock(ctx, r)
 	if errors.Is(err, ErrNothingDue) {
 		return nil

@@ -184,9 +184,39 @@ func TestLeaseRefund(t *testing.T) {
 		t.Fatalf("settle before the deadline: %v, want 409", err)
 	}
 	n.clock.advance(61 * time.Second)
-	res, err := n.clients[1].SettleLease(ctx, lease.Hash)
+	// Anyone may ask, so one proof-of-work search of Settle's runs at a
+	// time: another is 503, retried later, and changes nothing.
+	release := n.Nodes[1].Leases.HoldWork()
+	_, err := n.clients[1].SettleLease(ctx, lease.Hash)
+	release()
+	if !isStatus(err, http.StatusServiceUnavailable) || !strings.Contains(err.Error(), "retry") {
+		t.Fatalf("settle during another settle's proof of work: %v, want 503 saying to retry", err)
+	}
+	if got, err := n.clients[1].Lease(ctx, lease.Hash); err != nil || got.Status != "open" {
+		t.Fatalf("after the busy refusal the lease is %s (%v), want open", got.Status, err)
+	}
+	// And one lease's block is made once at a time: a request while it is
+	// being made waits for it, then does what is then due.
+	release = n.Nodes[1].Leases.HoldSettling(lease.Hash)
+	type answer struct {
+		res nodewire.SettleResponse
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		res, err := n.clients[1].SettleLease(ctx, lease.Hash)
+		answered <- answer{res, err}
+	}()
+	select {
+	case a := <-answered:
+		t.Fatalf("a settle answered while the lease's block was being made: %v", a.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	a := <-answered
+	res, err := a.res, a.err
 	if err != nil {
-		t.Fatalf("settle past the deadline: %v", err)
+		t.Fatalf("settle past the deadline, once the block in the making was given up: %v", err)
 	}
 	if res.Kind != "refund" || res.Block.Amount != lease.Amount || len(res.Block.Attestations) != 3 {
 		t.Fatalf("settle answered %+v", res)

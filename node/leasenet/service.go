@@ -79,6 +79,13 @@ type Service struct {
 	mu       sync.Mutex // serialises this node's own blocks (the provider's chain)
 	evidence evidenceState
 
+	// settling holds the leases whose lease-account block is being made
+	// (Settle, providerStep): one lease's at a time, whoever asks. work
+	// admits one proof-of-work search for Settle's blocks at a time.
+	settlingMu sync.Mutex
+	settling   map[ledger.Hash]chan struct{} // closed when the block is made or given up
+	work       chan struct{}
+
 	kick   chan struct{}
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -113,7 +120,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("leasenet: open %s: %w", filepath.Base(cfg.Dir), err)
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger.With("service", "leases"), n: cfg.Node, h: cfg.Host, db: db,
-		kick: make(chan struct{}, 1)}
+		kick: make(chan struct{}, 1), settling: map[ledger.Hash]chan struct{}{}, work: make(chan struct{}, 1)}
 	s.tk.records, s.tk.heard = map[ledger.Address]*announcement{}, map[ledger.Address]int64{}
 	if err := s.startTimekeeping(); err != nil {
 		db.Close()

@@ -363,18 +363,42 @@ func (s *Service) Providers() ([]market.Provider, error) {
 	slices.SortFunc(recs, func(a, b *market.Capacity) int { return bytes.Compare(a.Provider[:], b.Provider[:]) })
 	out := make([]market.Provider, 0, len(recs))
 	for _, c := range recs {
-		var used market.Resources
-		n := 0
-		if s.cfg.Active != nil {
-			var err error
-			if used, n, err = s.cfg.Active(c.Provider); err != nil {
-				return nil, fmt.Errorf("marketnet: the leases of %s: %w", c.Provider, err)
-			}
+		p, err := s.provider(c)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, market.Provider{Account: c.Provider, Total: c.Total, Free: c.Total.Sub(used), ActiveLeases: n,
-			NodePeer: c.NodePeer, UpdatedAt: c.Timestamp})
+		out = append(out, p)
 	}
 	return out, nil
+}
+
+// Provider is Providers' entry for the provider account a, if a record
+// of it is held: its leases alone are read.
+func (s *Service) Provider(a ledger.Address) (market.Provider, bool, error) {
+	s.mu.Lock()
+	s.prune()
+	c := s.records[a]
+	s.mu.Unlock()
+	if c == nil {
+		return market.Provider{}, false, nil
+	}
+	p, err := s.provider(c)
+	return p, err == nil, err
+}
+
+// provider is the entry of c's provider, its free resources counted from
+// the ledger's live leases.
+func (s *Service) provider(c *market.Capacity) (market.Provider, error) {
+	var used market.Resources
+	n := 0
+	if s.cfg.Active != nil {
+		var err error
+		if used, n, err = s.cfg.Active(c.Provider); err != nil {
+			return market.Provider{}, fmt.Errorf("marketnet: the leases of %s: %w", c.Provider, err)
+		}
+	}
+	return market.Provider{Account: c.Provider, Total: c.Total, Free: c.Total.Sub(used), ActiveLeases: n,
+		NodePeer: c.NodePeer, UpdatedAt: c.Timestamp}, nil
 }
 
 // offerAnswer is a provider's answer on an offer stream: an offer, or the

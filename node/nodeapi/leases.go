@@ -210,6 +210,9 @@ func (s *Server) settleLease(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, leasenet.ErrNothingDue):
 		writeError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, leasenet.ErrBusy):
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, err.Error()+": retry in a few seconds")
 	case ledger.IsRule(err), errors.Is(err, timekeeping.ErrInvalid):
 		writeError(w, http.StatusConflict, "the lease cannot be settled now: "+err.Error())
 	case r.Context().Err() != nil:

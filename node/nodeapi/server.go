@@ -549,15 +549,14 @@ func (s *Server) leaseAdmission(b *ledger.Block, now time.Time) string {
 		}
 	}
 	if s.opts.Market != nil {
-		ps, err := s.opts.Market.Providers()
-		if err != nil {
+		// The named provider's leases alone: the block's own checks
+		// (hash, work, signature) come after this, in Submit.
+		p, found, err := s.opts.Market.Provider(b.Destination)
+		if err != nil || !found {
 			return ""
 		}
-		want := market.Resources{VCPUs: int64(b.VCPUs), MemoryMB: int64(b.MemoryMB), DiskGB: int64(b.DiskGB)}
-		for _, p := range ps {
-			if p.Account == b.Destination && !want.Fits(p.Free) {
-				return fmt.Sprintf("provider %s has %s free, the lease asks %s", p.Account, p.Free, want)
-			}
+		if want := (market.Resources{VCPUs: int64(b.VCPUs), MemoryMB: int64(b.MemoryMB), DiskGB: int64(b.DiskGB)}); !want.Fits(p.Free) {
+			return fmt.Sprintf("provider %s has %s free, the lease asks %s", p.Account, p.Free, want)
 		}
 	}
 	return ""
