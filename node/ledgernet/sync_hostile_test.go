@@ -43,7 +43,7 @@ func TestSyncAnswerHeldToWhatWasAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var over atomic.Bool // H and V: one frame more than asked for
+	var over atomic.Bool    // H and V: one frame more than asked for
 	var logOver atomic.Bool // L: one block more than asked for, until the log subtest has seen it cut
 	logOver.Store(true)
 	cut := map[byte]chan struct{}{'L': make(chan struct{}, 1), 'H': make(chan struct{}, 1), 'V': make(chan struct{}, 1)}
