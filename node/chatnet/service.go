@@ -410,8 +410,8 @@ func (s *Service) Subscribe(account *ledger.Address) (sub *Subscription, last ui
 
 // Replay calls fn for the messages stored after sequence number after up
 // to upTo, those of account only when it is not nil.
-func (s *Service) Replay(account *ledger.Address, after, upTo uint64, fn func(Event) error) error {
-	return s.st.since(after, upTo, func(seq uint64, m *chat.Message) error {
+func (s *Service) Replay(ctx context.Context, account *ledger.Address, after, upTo uint64, fn func(Event) error) error {
+	return s.st.since(ctx, after, upTo, func(seq uint64, m *chat.Message) error {
 		if account != nil && *account != m.From && *account != m.To {
 			return nil
 		}

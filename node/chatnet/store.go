@@ -2,6 +2,7 @@ package chatnet
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -210,10 +211,14 @@ func (s *store) lastSeq() uint64 {
 // since calls fn for the messages stored after sequence number after, up
 // to and including upTo, in order. It reads a page at a time and calls fn
 // with no iterator open, so a slow reader (an event stream's client)
-// never pins the database.
-func (s *store) since(after, upTo uint64, fn func(seq uint64, m *chat.Message) error) error {
+// never pins the database; it stops at the first page after ctx ends,
+// whether fn was called or not (a filter may match nothing for long).
+func (s *store) since(ctx context.Context, after, upTo uint64, fn func(seq uint64, m *chat.Message) error) error {
 	const page = 256
 	for after < upTo {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var hashes []ledger.Hash
 		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: key(pSeq, u64(after+1)), UpperBound: key(pSeq, u64(upTo+1))})
 		if err != nil {

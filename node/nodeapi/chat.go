@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/latticenet/lattice/chat"
@@ -154,6 +155,44 @@ const heartbeat = 15 * time.Second
 // writeWait bounds each write to an event stream.
 const writeWait = 2 * heartbeat
 
+// Bounds of the chat event streams a node holds open: each is a
+// goroutine, a socket and a subscription that every new message visits.
+// An address other than loopback holds at most MaxEventStreamsPerSource
+// of them, so that one client cannot take the others' places; loopback
+// (the operator's own clients, a reverse proxy on the node's host) is
+// bounded by MaxEventStreams alone.
+const (
+	MaxEventStreams          = 20000
+	MaxEventStreamsPerSource = 16
+)
+
+// openStream counts an event stream from source (an address, as source
+// gives it), or says why it may not open; the returned func closes it.
+func (s *Server) openStream(source string) (func(), string) {
+	s.streamsMu.Lock()
+	defer s.streamsMu.Unlock()
+	ip := net.ParseIP(source)
+	switch {
+	case s.streamsAll >= MaxEventStreams:
+		return nil, fmt.Sprintf("the node holds %d event streams, the most it serves: retry later", s.streamsAll)
+	case s.streams[source] >= MaxEventStreamsPerSource && (ip == nil || !ip.IsLoopback()):
+		return nil, fmt.Sprintf("%d event streams are open from this address, the most one address may have", s.streams[source])
+	}
+	s.streams[source]++
+	s.streamsAll++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.streamsMu.Lock()
+			defer s.streamsMu.Unlock()
+			if s.streams[source]--; s.streams[source] == 0 {
+				delete(s.streams, source)
+			}
+			s.streamsAll--
+		})
+	}, ""
+}
+
 // chatEvents streams new messages as Server-Sent Events: "id: <seq>",
 // "event: message", one "data:" line of a ChatMessage, a blank line. A
 // client that reconnects with Last-Event-ID gets what it missed first. A
@@ -173,6 +212,13 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
+	closeStream, why := s.openStream(source(r))
+	if closeStream == nil {
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, why)
+		return
+	}
+	defer closeStream()
 	// The stream lasts as long as the client stays, but each write must
 	// go out within writeWait: a client that stops reading is cut off,
 	// not given a goroutine and a socket for as long as TCP takes.
@@ -205,7 +251,7 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 		return err == nil && rc.Flush() == nil
 	}
 	if resume != "" && after < last {
-		err := s.opts.Chat.Replay(a, after, last, func(ev chatnet.Event) error {
+		err := s.opts.Chat.Replay(r.Context(), a, after, last, func(ev chatnet.Event) error {
 			if err := send(ev); err != nil {
 				return err
 			}

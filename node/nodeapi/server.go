@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/latticenet/lattice/consensus"
@@ -114,6 +115,12 @@ type Server struct {
 	// powSlot admits one POST /pow at a time: a search already uses every
 	// core, so running two at once only makes both slower.
 	powSlot chan struct{}
+
+	// streams counts the open chat event streams by source address
+	// (openStream), and streamsAll all of them.
+	streamsMu  sync.Mutex
+	streams    map[string]int
+	streamsAll int
 	// tunnels are the open tunnels' connections.
 	tunnels tunnelSet
 	// gate admits handlers until Wait, so the node is closed only after
@@ -124,7 +131,7 @@ type Server struct {
 // New returns the API of n.
 func New(n *node.Node, opts Options) *Server {
 	opts.setDefaults()
-	s := &Server{n: n, opts: opts, mux: http.NewServeMux(), powSlot: make(chan struct{}, 1)}
+	s := &Server{n: n, opts: opts, mux: http.NewServeMux(), powSlot: make(chan struct{}, 1), streams: map[string]int{}}
 	m := routes{s.mux, &s.patterns}
 	m.HandleFunc("GET /accounts", s.accounts)
 	m.HandleFunc("GET /accounts/{address}", s.accountInfo)
