@@ -2,6 +2,7 @@ package nodeapi
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -85,8 +86,13 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxExecBody))
-	if err != nil {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is more than %d bytes", maxExecBody))
+		return
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "reading the body: "+err.Error())
 		return
 	}
 	// The provider judges the body too, but a malformed one is refused

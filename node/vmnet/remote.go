@@ -187,12 +187,15 @@ func (s *Service) Get(ctx context.Context, h ledger.Hash) (nodewire.VM, error) {
 // Exec runs c's ExecRequest in lease c.Lease's machine, here or at its
 // provider, which checks c's credential.
 func (s *Service) Exec(ctx context.Context, c Call) (nodewire.ExecResult, error) {
-	_, id, err := s.route(ctx, c.Lease)
+	r, id, err := s.route(ctx, c.Lease)
 	if err != nil {
 		return nodewire.ExecResult{}, err
 	}
 	if id == "" {
 		return s.execLocal(ctx, c)
+	}
+	if err := s.precheck(r, c); err != nil {
+		return nodewire.ExecResult{}, err
 	}
 	ans, st, err := s.remote(ctx, id, wireRequest{Op: opExec, Lease: c.Lease, Target: c.Target, Authorization: c.Authorization, Body: c.Body})
 	if st != nil {
@@ -211,12 +214,15 @@ func (s *Service) Exec(ctx context.Context, c Call) (nodewire.ExecResult, error)
 // of lease c.Lease's machine, here or through its provider, which checks
 // c's credential. The caller closes it.
 func (s *Service) Tunnel(ctx context.Context, c Call) (Stream, error) {
-	_, id, err := s.route(ctx, c.Lease)
+	r, id, err := s.route(ctx, c.Lease)
 	if err != nil {
 		return nil, err
 	}
 	if id == "" {
 		return s.tunnelLocal(ctx, c)
+	}
+	if err := s.precheck(r, c); err != nil {
+		return nil, err
 	}
 	_, st, err := s.remote(ctx, id, wireRequest{Op: opTunnel, Lease: c.Lease, Target: c.Target, Authorization: c.Authorization})
 	if err != nil {
@@ -421,6 +427,25 @@ func trim(s string) string {
 		return s[:64] + "..."
 	}
 	return s
+}
+
+// precheck refuses, before a stream to the provider is opened for it, a
+// call whose credential the provider would refuse whatever its clock and
+// memory of nonces: missing, malformed, by another key than the lease's
+// access key, or not signing this request. The provider checks it all
+// again (check), with the time and the nonce.
+func (s *Service) precheck(r *ledger.LeaseRecord, c Call) error {
+	cred, err := access.Parse(c.Authorization)
+	if err != nil {
+		return err
+	}
+	if err := cred.Verify(s.n.Network.Genesis.Hash, access.Request{Method: http.MethodPost, Target: c.Target, Body: c.Body}); err != nil {
+		return err
+	}
+	if cred.Key != r.AccessKey {
+		return access.ErrWrongKey
+	}
+	return nil
 }
 
 // check admits call c on lease r's machine as the request target want:
