@@ -166,8 +166,10 @@ func (s *Service) Settle(ctx context.Context, lease ledger.Hash) (*ledger.Block,
 		case <-ctx.Done():
 			return nil, "", ctx.Err()
 		}
-		if r, _, err = s.lease(lease); err != nil {
+		if r, found, err = s.lease(lease); err != nil {
 			return nil, "", err
+		} else if !found { // rolled back meanwhile
+			return nil, "", fmt.Errorf("%w: %s", ErrUnknownLease, lease)
 		}
 	}
 	defer s.doneSettling(lease)
