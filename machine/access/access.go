@@ -207,6 +207,20 @@ func (c Credential) Verify(network ledger.Hash, r Request) error {
 	return nil
 }
 
+// Authorizes checks what needs neither a clock nor a memory of nonces:
+// that c signs r on the network, by the key want (ErrSignature, then
+// ErrWrongKey). A node that forwards a request to the provider checks
+// this first; the provider's Guard checks it and the rest.
+func (c Credential) Authorizes(network ledger.Hash, want ledger.Address, r Request) error {
+	if err := c.Verify(network, r); err != nil {
+		return err
+	}
+	if c.Key != want {
+		return ErrWrongKey
+	}
+	return nil
+}
+
 // Guard checks credentials for one provider: signature, key, time and
 // nonce. It refuses credentials timestamped before it was made, and,
 // given a Journal (Keep), keeps the nonces it admits across restarts: a
@@ -292,11 +306,8 @@ func NewGuard(network ledger.Hash, now func() time.Time) *Guard {
 // the access key want, and records the nonce. The errors are the
 // package's, wrapped with detail.
 func (g *Guard) Check(c Credential, want ledger.Address, r Request) error {
-	if err := c.Verify(g.network, r); err != nil {
+	if err := c.Authorizes(g.network, want, r); err != nil {
 		return err
-	}
-	if c.Key != want {
-		return ErrWrongKey
 	}
 	now := g.now().UnixMilli()
 	w := Window.Milliseconds()

@@ -439,13 +439,7 @@ func (s *Service) precheck(r *ledger.LeaseRecord, c Call) error {
 	if err != nil {
 		return err
 	}
-	if err := cred.Verify(s.n.Network.Genesis.Hash, access.Request{Method: http.MethodPost, Target: c.Target, Body: c.Body}); err != nil {
-		return err
-	}
-	if cred.Key != r.AccessKey {
-		return access.ErrWrongKey
-	}
-	return nil
+	return cred.Authorizes(s.n.Network.Genesis.Hash, r.AccessKey, access.Request{Method: http.MethodPost, Target: c.Target, Body: c.Body})
 }
 
 // check admits call c on lease r's machine as the request target want:
