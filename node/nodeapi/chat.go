@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/latticenet/lattice/chat"
@@ -75,15 +73,6 @@ func (s *Server) submitted(w http.ResponseWriter, r *http.Request, what string, 
 	default:
 		s.internal(w, r, err)
 	}
-}
-
-// source is the network address a submission comes from, for its rate.
-func source(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 func (s *Server) chatSend(w http.ResponseWriter, r *http.Request) {
@@ -166,33 +155,6 @@ const (
 	MaxEventStreamsPerSource = 16
 )
 
-// openStream counts an event stream from source (an address, as source
-// gives it), or says why it may not open; the returned func closes it.
-func (s *Server) openStream(source string) (func(), string) {
-	s.streamsMu.Lock()
-	defer s.streamsMu.Unlock()
-	ip := net.ParseIP(source)
-	switch {
-	case s.streamsAll >= MaxEventStreams:
-		return nil, fmt.Sprintf("the node holds %d event streams, the most it serves: retry later", s.streamsAll)
-	case s.streams[source] >= MaxEventStreamsPerSource && (ip == nil || !ip.IsLoopback()):
-		return nil, fmt.Sprintf("%d event streams are open from this address, the most one address may have", s.streams[source])
-	}
-	s.streams[source]++
-	s.streamsAll++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.streamsMu.Lock()
-			defer s.streamsMu.Unlock()
-			if s.streams[source]--; s.streams[source] == 0 {
-				delete(s.streams, source)
-			}
-			s.streamsAll--
-		})
-	}, ""
-}
-
 // chatEvents streams new messages as Server-Sent Events: "id: <seq>",
 // "event: message", one "data:" line of a ChatMessage, a blank line. A
 // client that reconnects with Last-Event-ID gets what it missed first. A
@@ -212,10 +174,15 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	closeStream, why := s.openStream(source(r))
-	if closeStream == nil {
+	closeStream, err := s.streams.acquire(source(r))
+	switch {
+	case errors.Is(err, errNodeFull):
 		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusServiceUnavailable, why)
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the node holds %d event streams, the most it serves: retry later", MaxEventStreams))
+		return
+	case err != nil:
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%d event streams are open from this address, the most one address may have", MaxEventStreamsPerSource))
 		return
 	}
 	defer closeStream()

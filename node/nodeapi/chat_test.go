@@ -20,6 +20,7 @@ import (
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/nettest"
+	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -738,6 +739,27 @@ func TestChatEventsFilterAndErrors(t *testing.T) {
 			checkError(t, resp{status: res.StatusCode, header: res.Header, body: body}, http.StatusBadRequest, "GET /chat/events", tc.fragments...)
 		})
 	}
+
+	// An address other than loopback holds MaxEventStreamsPerSource
+	// streams (429 past it), the node MaxEventStreams (503 past it).
+	var held []string
+	for range nodeapi.MaxEventStreamsPerSource {
+		held = append(held, "192.0.2.7")
+	}
+	h.holdAll("streams", held...)
+	r := h.from("192.0.2.7", "GET", "/chat/events", "")
+	checkError(t, r, http.StatusTooManyRequests, "GET /chat/events past the address's bound", "the most one address may have")
+	checkRetryAfter(t, r, "10", "GET /chat/events past the address's bound")
+	for i := range nodeapi.MaxEventStreams { // the two streams above are open too
+		release, err := h.harness.api.Hold("streams", fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255))
+		if err != nil {
+			break
+		}
+		t.Cleanup(release)
+	}
+	r = h.from("198.51.100.1", "GET", "/chat/events", "")
+	checkError(t, r, http.StatusServiceUnavailable, "GET /chat/events past the node's bound", "the most it serves")
+	checkRetryAfter(t, r, "10", "GET /chat/events past the node's bound")
 }
 
 // TestChatEventsEndAtShutdown: open event streams end promptly when the

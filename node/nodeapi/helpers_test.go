@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -124,6 +125,40 @@ func (h *harness) do(method, path string, body io.Reader) resp {
 		h.t.Fatalf("%s %s: read body: %v", method, path, err)
 	}
 	return resp{status: res.StatusCode, header: res.Header, body: data}
+}
+
+// from sends a request to the API's handler as a client at the IP
+// address addr would: the test's own requests come from loopback, which
+// the limits per address spare.
+func (h *harness) from(addr, method, path, body string) resp {
+	h.t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.RemoteAddr = net.JoinHostPort(addr, "40000")
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.api.ServeHTTP(rec, req)
+	return resp{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}
+
+// holdAll holds limit (as nodeapi.Server.Hold) for each address and
+// releases them when the test ends.
+func (h *harness) holdAll(limit string, addrs ...string) {
+	h.t.Helper()
+	for _, a := range addrs {
+		release, err := h.api.Hold(limit, a)
+		if err != nil {
+			h.t.Fatalf("hold %s for %s: %v", limit, a, err)
+		}
+		h.t.Cleanup(release)
+	}
+}
+
+// checkRetryAfter fails unless r says when to retry, in seconds.
+func checkRetryAfter(t *testing.T, r resp, want, what string) {
+	t.Helper()
+	if got := r.header.Get("Retry-After"); got != want {
+		t.Errorf("%s: Retry-After %q, want %q", what, got, want)
+	}
 }
 
 func (h *harness) get(path string) resp {

@@ -2,6 +2,7 @@ package nodeapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/latticenet/lattice/market"
@@ -17,9 +18,22 @@ func (s *Server) providers(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ps)
 }
 
+// MaxOfferRequestsPerSource bounds the POST /lease/request one address
+// other than loopback has open at once. The market service answers at
+// most 8 at a time on the node; without this, one client asking 8 times
+// over would have the others refused for as long as it kept asking.
+const MaxOfferRequestsPerSource = 2
+
 // leaseRequest asks the providers for offers on a ResourceRequest and
 // answers, within the marketplace's bound, the offers, cheapest first.
 func (s *Server) leaseRequest(w http.ResponseWriter, r *http.Request) {
+	release, err := s.offerAsks.acquire(source(r))
+	if err != nil {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%d requests for offers are open from this address, the most one address may have at once", MaxOfferRequestsPerSource))
+		return
+	}
+	defer release()
 	var req market.Request
 	if err := decodeLimited(w, r, &req, 1024); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid resource request: "+err.Error())

@@ -16,6 +16,7 @@ import (
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node/marketnet"
 	"github.com/latticenet/lattice/node/nettest"
+	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/statechain"
 )
 
@@ -211,6 +212,22 @@ func TestMarketNoProviders(t *testing.T) {
 		msg := checkError(t, h.post("/lease/request", tc.body), http.StatusBadRequest, what, tc.fragments...)
 		if !strings.HasPrefix(msg, "invalid resource request: ") || strings.Contains(msg, "invalid: ") {
 			t.Errorf("%s: error %q does not start with `invalid resource request: `, or says invalid twice", what, msg)
+		}
+	}
+
+	// An address other than loopback has MaxOfferRequestsPerSource open
+	// at once; others and loopback are not held up by it.
+	var held []string
+	for range nodeapi.MaxOfferRequestsPerSource {
+		held = append(held, "192.0.2.7")
+	}
+	h.holdAll("offers", held...)
+	r := h.from("192.0.2.7", "POST", "/lease/request", validRequest(nil))
+	checkError(t, r, http.StatusTooManyRequests, "POST /lease/request past the address's bound", "the most one address may have at once")
+	checkRetryAfter(t, r, "1", "POST /lease/request past the address's bound")
+	for _, r := range []resp{h.from("2001:db8::7", "POST", "/lease/request", validRequest(nil)), h.post("/lease/request", validRequest(nil))} {
+		if r.status != http.StatusOK || r.String() != none {
+			t.Errorf("POST /lease/request from another address: %d %s, want 200 %s", r.status, r, none)
 		}
 	}
 

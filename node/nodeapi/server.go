@@ -10,13 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/latticenet/lattice/consensus"
@@ -116,11 +116,14 @@ type Server struct {
 	// core, so running two at once only makes both slower.
 	powSlot chan struct{}
 
-	// streams counts the open chat event streams by source address
-	// (openStream), and streamsAll all of them.
-	streamsMu  sync.Mutex
-	streams    map[string]int
-	streamsAll int
+	// powTurns bounds the POST /pow requests searching or waiting for
+	// their turn.
+	powTurns *inflight
+	// offerAsks bounds one address's POST /lease/request at once (the
+	// market service bounds the node's).
+	offerAsks *inflight
+	// streams bounds the open chat event streams.
+	streams *inflight
 	// tunnels are the open tunnels' connections.
 	tunnels tunnelSet
 	// gate admits handlers until Wait, so the node is closed only after
@@ -131,7 +134,10 @@ type Server struct {
 // New returns the API of n.
 func New(n *node.Node, opts Options) *Server {
 	opts.setDefaults()
-	s := &Server{n: n, opts: opts, mux: http.NewServeMux(), powSlot: make(chan struct{}, 1), streams: map[string]int{}}
+	s := &Server{n: n, opts: opts, mux: http.NewServeMux(), powSlot: make(chan struct{}, 1),
+		powTurns:  newInflight(MaxPoWWaiting, 1),
+		offerAsks: newInflight(math.MaxInt, MaxOfferRequestsPerSource),
+		streams:   newInflight(MaxEventStreams, MaxEventStreamsPerSource)}
 	m := routes{s.mux, &s.patterns}
 	m.HandleFunc("GET /accounts", s.accounts)
 	m.HandleFunc("GET /accounts/{address}", s.accountInfo)
@@ -614,6 +620,14 @@ func (s *Server) recent(w http.ResponseWriter, r *http.Request) {
 	}))
 }
 
+// Bounds of POST /pow: the node runs one search at a time, and holds at
+// most MaxPoWWaiting requests searching or waiting for their turn, one of
+// them from each address other than loopback. Without the second bound a
+// client that keeps a few requests queued would hold the node's one
+// search for as long as it likes, and every other client would wait out
+// its 2 minutes.
+const MaxPoWWaiting = 64
+
 func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
 	var req nodewire.PoWRequest
 	if err := decodeLimited(w, r, &req, 4<<10); err != nil {
@@ -624,6 +638,18 @@ func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid request: hash is required")
 		return
 	}
+	release, err := s.powTurns.acquire(source(r))
+	switch {
+	case errors.Is(err, errNodeFull):
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("%d proof-of-work requests are waiting for their turn, the most this node holds: retry later", MaxPoWWaiting))
+		return
+	case err != nil:
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusTooManyRequests, "a proof-of-work request from this address is already searching or waiting for its turn: one address has one at a time")
+		return
+	}
+	defer release()
 	select {
 	case s.powSlot <- struct{}{}:
 		defer func() { <-s.powSlot }()

@@ -2,6 +2,7 @@ package nodeapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -282,6 +284,37 @@ func TestPoW(t *testing.T) {
 	}
 	checkError(t, h.post("/pow", strings.Repeat(" ", 8<<10)+`{"hash":"`+randomHash().String()+`"}`),
 		http.StatusBadRequest, "POST /pow (oversized body)")
+}
+
+// TestPoWTurns: an address other than loopback has one POST /pow
+// searching or waiting for its turn at a time (429 for a second), and the
+// node holds MaxPoWWaiting of them in all (503 past it, from loopback
+// too); a bad body is 400 before either limit is asked.
+func TestPoWTurns(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	body := `{"hash":"` + randomHash().String() + `"}`
+	release, err := h.api.Hold("pow", "192.0.2.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.from("192.0.2.7", "POST", "/pow", body)
+	checkError(t, r, http.StatusTooManyRequests, "a second POST /pow from one address", "one address has one at a time")
+	checkRetryAfter(t, r, "5", "a second POST /pow from one address")
+	checkError(t, h.from("192.0.2.7", "POST", "/pow", `{}`), http.StatusBadRequest, "a bad POST /pow from a held address", "hash is required")
+	h.okJSON(h.from("2001:db8::7", "POST", "/pow", body), "POST /pow from another address", nil)
+	release()
+	h.okJSON(h.from("192.0.2.7", "POST", "/pow", body), "POST /pow once the address's first is done", nil)
+
+	var many []string
+	for i := range nodeapi.MaxPoWWaiting {
+		many = append(many, fmt.Sprintf("10.0.%d.%d", i>>8, i&255))
+	}
+	h.holdAll("pow", many...)
+	for _, r := range []resp{h.from("192.0.2.8", "POST", "/pow", body), h.post("/pow", body)} {
+		checkError(t, r, http.StatusServiceUnavailable, "POST /pow with the node's turns taken", "waiting for their turn")
+		checkRetryAfter(t, r, "5", "POST /pow with the node's turns taken")
+	}
 }
 
 // TestNodeInfo covers GET /node.

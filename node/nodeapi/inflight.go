@@ -1,0 +1,86 @@
+package nodeapi
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// errNodeFull and errSourceFull say why an inflight limit refused a
+// request: the node holds as many as it serves, or the request's address
+// holds as many as one address may.
+var (
+	errNodeFull   = errors.New("node full")
+	errSourceFull = errors.New("address full")
+)
+
+// inflight bounds requests that hold something while they run (an event
+// stream's goroutine and socket, a proof-of-work search's turn, a request
+// for offers): at most total at once on the node, and at most perSource
+// of them from one address other than loopback. Loopback is the
+// operator's own clients or a reverse proxy on the node's host, which
+// carries every user's requests: it is bounded by total alone. An address
+// is one IP: an IPv6 client holds a /64 and more, but a node has no way to
+// tell its users apart within one either, and total bounds them all.
+type inflight struct {
+	total, perSource int
+
+	mu  sync.Mutex
+	all int
+	by  map[string]int
+}
+
+func newInflight(total, perSource int) *inflight {
+	return &inflight{total: total, perSource: perSource, by: map[string]int{}}
+}
+
+// acquire counts one request from source (an address, as source gives
+// it), or answers errNodeFull or errSourceFull; release uncounts it and
+// may be called more than once.
+func (l *inflight) acquire(source string) (release func(), err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.all >= l.total:
+		return nil, fmt.Errorf("%w: %d at once", errNodeFull, l.all)
+	case l.by[source] >= l.perSource && !isLoopback(source):
+		return nil, fmt.Errorf("%w: %d at once", errSourceFull, l.by[source])
+	}
+	l.by[source]++
+	l.all++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.by[source]--; l.by[source] == 0 {
+				delete(l.by, source)
+			}
+			l.all--
+		})
+	}, nil
+}
+
+// held is how many requests are counted, in all and from how many
+// addresses.
+func (l *inflight) held() (all, sources int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.all, len(l.by)
+}
+
+func isLoopback(source string) bool {
+	ip := net.ParseIP(source)
+	return ip != nil && ip.IsLoopback()
+}
+
+// source is the network address a request comes from, for its limits.
+func source(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
