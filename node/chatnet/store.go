@@ -15,6 +15,7 @@ import (
 
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/directory"
+	"github.com/latticenet/lattice/internal/pebblekv"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
 	"github.com/latticenet/lattice/ledger"
 )
@@ -473,11 +474,11 @@ func (s *store) registrationCount() int {
 // openDirectory counts the registrations held and ranks those stored
 // before ranks were (as learned from a peer, aged by their timestamp).
 func (s *store) openDirectory() error {
-	regs, err := s.count(pRegister)
+	regs, err := pebblekv.Count(s.db, []byte{pRegister}, 0)
 	if err != nil {
 		return err
 	}
-	ranked, err := s.count(pRank)
+	ranked, err := pebblekv.Count(s.db, []byte{pRank}, 0)
 	if err != nil {
 		return err
 	}
@@ -503,20 +504,6 @@ func (s *store) openDirectory() error {
 		return err
 	}
 	return s.commit(b, true)
-}
-
-// count returns how many keys the table prefix holds.
-func (s *store) count(prefix byte) (int, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
-	n := 0
-	for it.First(); it.Valid(); it.Next() {
-		n++
-	}
-	return n, it.Error()
 }
 
 func (s *store) registration(a ledger.Address) (*directory.Registration, bool, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/latticenet/lattice/internal/pebblekv"
 	"github.com/latticenet/lattice/internal/strictjson"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node/nodewire"
@@ -285,26 +286,13 @@ func (s *Service) Timekeepers(tip uint64) (Timekeepers, error) {
 	slices.SortFunc(out.Timekeepers, func(a, b Timekeeper) int { return bytes.Compare(a.Key[:], b.Key[:]) })
 	if s.cfg.Timekeeper != nil {
 		out.ThisNode = s.cfg.Timekeeper.Address()
-		n, err := s.countSigned()
+		n, err := pebblekv.Count(s.db, []byte{pSigned}, 0)
 		if err != nil {
 			return out, err
 		}
 		out.Signed = n
 	}
 	return out, nil
-}
-
-func (s *Service) countSigned() (int, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pSigned}, UpperBound: []byte{pSigned + 1}})
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
-	n := 0
-	for it.First(); it.Valid(); it.Next() {
-		n++
-	}
-	return n, it.Error()
 }
 
 // Errors of Attest.

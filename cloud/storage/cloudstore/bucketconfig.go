@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/latticenet/lattice/internal/pebblekv"
 )
 
 // ConfigKind names a bucket configuration kept as a document: the S3
@@ -319,5 +321,5 @@ func (s *Store) SetBucketConfigChecked(account, name string, kind ConfigKind, da
 // deleteBucketConfigs deletes every configuration of bucket in b.
 func deleteBucketConfigs(b *pebble.Batch, bucket string) error {
 	prefix := append(k(tBucketConfig, bucket), 0)
-	return b.DeleteRange(prefix, successor(prefix), nil)
+	return b.DeleteRange(prefix, pebblekv.PrefixEnd(prefix), nil)
 }

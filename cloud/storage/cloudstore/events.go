@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/latticenet/lattice/internal/pebblekv"
 )
 
 // MaxEvents is how many events a bucket's activity log keeps: each new
@@ -112,7 +114,7 @@ func deleteEvents(b *pebble.Batch, bucket string) error {
 		return err
 	}
 	p := eventPrefix(bucket)
-	return b.DeleteRange(p, successor(p), nil)
+	return b.DeleteRange(p, pebblekv.PrefixEnd(p), nil)
 }
 
 // Events returns account's bucket's events, newest first: skip the newest

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/latticenet/lattice/internal/pebblekv"
 )
 
 // TestKeyLayout: the keys of the records a store writes are laid out as
@@ -64,8 +66,8 @@ func TestSuccessor(t *testing.T) {
 		{"Oa\xff\xff", "Ob"},
 		{"\xff", ""},
 	} {
-		if got := successor([]byte(tc.prefix)); string(got) != tc.want {
-			t.Errorf("successor(%q): got %q, want %q", tc.prefix, got, tc.want)
+		if got := pebblekv.PrefixEnd([]byte(tc.prefix)); string(got) != tc.want {
+			t.Errorf("pebblekv.PrefixEnd(%q): got %q, want %q", tc.prefix, got, tc.want)
 		}
 	}
 	// A listing whose prefix ends in 0xff matches no key (keys are UTF-8)

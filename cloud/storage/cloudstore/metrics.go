@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/latticenet/lattice/internal/pebblekv"
 )
 
 // Access kinds, for Access.Op.
@@ -115,7 +117,7 @@ func topKey(bucket, key string) []byte { return k(tTop, bucket, key) }
 func deleteMetrics(b *pebble.Batch, bucket string) error {
 	for _, t := range []byte{tHour, tTop} {
 		p := append(k(t, bucket), 0)
-		if err := b.DeleteRange(p, successor(p), nil); err != nil {
+		if err := b.DeleteRange(p, pebblekv.PrefixEnd(p), nil); err != nil {
 			return err
 		}
 	}
@@ -352,7 +354,7 @@ func (s *Store) TopObjects(account, bucket string, n int) ([]ObjectAccess, int, 
 	}
 	defer snap.Close()
 	p := append(k(tTop, bucket), 0)
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: successor(p)})
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: pebblekv.PrefixEnd(p)})
 	if err != nil {
 		return nil, 0, fmt.Errorf("cloudstore: %w", err)
 	}
@@ -399,7 +401,7 @@ func (s *Store) FileTypes(account, bucket string) ([]FileType, error) {
 		return nil, ErrNotFound
 	}
 	p := append(k(tObject, bucket), 0)
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: successor(p)})
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: pebblekv.PrefixEnd(p)})
 	if err != nil {
 		return nil, fmt.Errorf("cloudstore: %w", err)
 	}

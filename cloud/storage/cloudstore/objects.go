@@ -16,6 +16,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/storage/s3acl"
 	"github.com/latticenet/lattice/cloud/storage/storagenames"
+	"github.com/latticenet/lattice/internal/pebblekv"
 )
 
 // Object limits.
@@ -807,13 +808,13 @@ func (s *Store) list(account, bucket, prefix, delimiter, marker string, skip, ma
 		if delimiter != "" && strings.HasPrefix(marker, prefix) && strings.HasSuffix(marker[len(prefix):], delimiter) {
 			// Of base and marker together: base ends in 0, so this
 			// has a successor even when the marker is all 0xff.
-			after = successor(append(bytes.Clone(base), marker...))
+			after = pebblekv.PrefixEnd(append(bytes.Clone(base), marker...))
 		}
 		if bytes.Compare(after, lower) > 0 {
 			lower = after
 		}
 	}
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: successor(append(bytes.Clone(base), prefix...))})
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: pebblekv.PrefixEnd(append(bytes.Clone(base), prefix...))})
 	if err != nil {
 		return l, 0, fmt.Errorf("cloudstore: %w", err)
 	}
@@ -836,7 +837,7 @@ func (s *Store) list(account, bucket, prefix, delimiter, marker string, skip, ma
 					kept++
 				}
 				// Skip every key under this common prefix.
-				ok = it.SeekGE(successor(append(bytes.Clone(base), cp...)))
+				ok = it.SeekGE(pebblekv.PrefixEnd(append(bytes.Clone(base), cp...)))
 				continue
 			}
 		}

@@ -6,7 +6,6 @@
 package cloudstore
 
 import (
-	"bytes"
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/json"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/storage/kms"
 	"github.com/latticenet/lattice/cloud/storage/s3acl"
+	"github.com/latticenet/lattice/internal/pebblekv"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
 )
 
@@ -440,7 +440,7 @@ func (s *Store) CreateBucketWith(account, name, notes string, now time.Time, o B
 	} else if !errors.Is(err, ErrNotFound) {
 		return Bucket{}, err
 	}
-	if n, err := s.count(append(k(tOwned, account), 0), MaxBucketsPerAccount); err != nil {
+	if n, err := pebblekv.Count(s.db, append(k(tOwned, account), 0), MaxBucketsPerAccount); err != nil {
 		return Bucket{}, err
 	} else if n >= MaxBucketsPerAccount {
 		return Bucket{}, fmt.Errorf("%w: it has %d buckets, the most an account may have", ErrQuota, n)
@@ -641,7 +641,7 @@ func (s *Store) DeleteBucket(account, name string) error {
 }
 
 func (s *Store) scan(prefix []byte, fn func(k, v []byte) error) error {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: successor(prefix)})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: pebblekv.PrefixEnd(prefix)})
 	if err != nil {
 		return fmt.Errorf("cloudstore: %w", err)
 	}
@@ -652,35 +652,4 @@ func (s *Store) scan(prefix []byte, fn func(k, v []byte) error) error {
 		}
 	}
 	return it.Error()
-}
-
-// errEnough ends a scan early.
-var errEnough = errors.New("enough")
-
-// count counts the keys with prefix, up to max.
-func (s *Store) count(prefix []byte, max int) (int, error) {
-	n := 0
-	err := s.scan(prefix, func(_, _ []byte) error {
-		if n++; n >= max {
-			return errEnough
-		}
-		return nil
-	})
-	if errors.Is(err, errEnough) {
-		err = nil
-	}
-	return n, err
-}
-
-// successor returns the smallest key greater than every key with prefix
-// (prefix is never all 0xff here: tables start with a letter).
-func successor(prefix []byte) []byte {
-	up := bytes.Clone(prefix)
-	for i := len(up) - 1; i >= 0; i-- {
-		if up[i] < 0xff {
-			up[i]++
-			return up[:i+1]
-		}
-	}
-	return nil
 }

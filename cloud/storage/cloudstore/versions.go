@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/latticenet/lattice/internal/pebblekv"
 )
 
 // Versioning states of a bucket, as S3 names them. A bucket that was never
@@ -122,7 +124,7 @@ func versionKey(bucket string, o Object) []byte {
 // newest first.
 func versionsOf(r pebble.Reader, bucket, key string) ([]Object, error) {
 	prefix := versionPrefix(bucket, key)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: successor(prefix)})
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: pebblekv.PrefixEnd(prefix)})
 	if err != nil {
 		return nil, fmt.Errorf("cloudstore: %w", err)
 	}
@@ -166,7 +168,7 @@ func findVersion(r pebble.Reader, bucket, key, id string) (Object, error) {
 // table, if it has one.
 func latestVersion(r pebble.Reader, bucket, key string) (Object, bool, error) {
 	prefix := versionPrefix(bucket, key)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: successor(prefix)})
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: pebblekv.PrefixEnd(prefix)})
 	if err != nil {
 		return Object{}, false, fmt.Errorf("cloudstore: %w", err)
 	}
@@ -665,11 +667,11 @@ func (w *keyWalk) open() error {
 	w.verBase = append(k(tVersion, w.bucket), 0)
 	var err error
 	lower := append(bytes.Clone(w.curBase), w.prefix...)
-	if w.cur, err = w.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: successor(lower)}); err != nil {
+	if w.cur, err = w.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: pebblekv.PrefixEnd(lower)}); err != nil {
 		return fmt.Errorf("cloudstore: %w", err)
 	}
 	lower = append(bytes.Clone(w.verBase), w.prefix...)
-	if w.ver, err = w.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: successor(lower)}); err != nil {
+	if w.ver, err = w.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: pebblekv.PrefixEnd(lower)}); err != nil {
 		w.cur.Close()
 		return fmt.Errorf("cloudstore: %w", err)
 	}
@@ -724,7 +726,7 @@ func (w *keyWalk) next() (string, bool) {
 
 // skipPrefix moves past every key starting with cp.
 func (w *keyWalk) skipPrefix(cp string) (string, bool) {
-	return w.seekAfter(successor([]byte(cp)))
+	return w.seekAfter(pebblekv.PrefixEnd([]byte(cp)))
 }
 
 // seekAfter moves both iterators to the first key at or after the bytes
