@@ -76,6 +76,8 @@ func apiError(err error) *Error {
 			"the SSE-KMS key of the object or of the bucket's default encryption is disabled: enable it (lattice s3 kms enable KEY)", 0}
 	case errors.Is(err, kms.ErrNotFound):
 		return validation("the bucket's default SSE-KMS key does not exist")
+	case errors.Is(err, cloudstore.ErrKMSAccess):
+		return &Error{http.StatusForbidden, "forbidden", "the object is encrypted with a key of another account's key service (SSE-KMS), which only that account's keys open", 0}
 	case errors.Is(err, cloudstore.ErrNoKMS):
 		return validation("the object or the bucket's default encryption needs SSE-KMS, and this platform has no key service")
 	case errors.Is(err, cloudstore.ErrUnavailable), errors.Is(err, accounts.ErrUnavailable), errors.Is(err, syscall.ENOSPC):

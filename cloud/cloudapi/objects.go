@@ -226,12 +226,15 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.K
 		account, public = bk.Account, &bk
 	}
 	s.extendDeadlines(w)
-	obj, body, err := s.st.OpenObject(account, bucket, objKey)
+	obj, body, err := s.st.OpenObject(r.Context(), account, bucket, objKey)
 	if errors.Is(err, cloudstore.ErrNotFound) && c.token == nil && !c.anonymous {
 		if bk, perr := s.st.PublicBucket(bucket); perr == nil && bk.Account != account {
 			public = &bk
-			obj, body, err = s.st.OpenObject(bk.Account, bucket, objKey)
+			obj, body, err = s.st.OpenObject(r.Context(), bk.Account, bucket, objKey)
 		}
+	}
+	if public != nil && errors.Is(err, cloudstore.ErrKMSAccess) {
+		return kmsNotPublic(c.anonymous)
 	}
 	if err != nil {
 		if apiError(err).Code == "not_found" {
@@ -253,19 +256,27 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.K
 // object (404), the bucket not being its own.
 func notPublic(anonymous bool, obj cloudstore.Object) error {
 	switch {
-	case obj.Encryption.UsesKMS() && anonymous:
+	case obj.Encryption.UsesKMS():
+		return kmsNotPublic(anonymous)
+	case anonymous:
+		return errUnauthorized
+	}
+	return notFound("object")
+}
+
+// kmsNotPublic is the refusal of a public bucket's SSE-KMS object to
+// anyone but its owner: the store opens such an object only for its key's
+// own account (cloudstore.KMSRequester), and the toggle never serves it.
+func kmsNotPublic(anonymous bool) error {
+	if anonymous {
 		// As at the S3 endpoint: the key service's keys open data for
 		// those who sign as the bucket's owner, never for everyone a
 		// public bucket serves.
 		return &Error{http.StatusUnauthorized, "unauthorized", "this object is encrypted with a key of the key service (SSE-KMS), " +
 			"which an anonymous download never opens, the bucket being public or not: send Authorization: Bearer lat_live_...", 0}
-	case obj.Encryption.UsesKMS():
-		return &Error{http.StatusForbidden, "forbidden", "this object of another account's public bucket is encrypted with a key of " +
-			"the key service (SSE-KMS), which only its owner's keys open", 0}
-	case anonymous:
-		return errUnauthorized
 	}
-	return notFound("object")
+	return &Error{http.StatusForbidden, "forbidden", "this object of another account's public bucket is encrypted with a key of " +
+		"the key service (SSE-KMS), which only its owner's keys open", 0}
 }
 
 // serveObject answers a download with obj's body.

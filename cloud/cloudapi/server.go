@@ -346,6 +346,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), ctxKey{}, c), timeout)
 	defer cancel()
+	// The caller's reads and writes use its own account's KMS keys only
+	// (an anonymous caller's, none).
+	ctx = cloudstore.KMSRequester(ctx, c.key.Account)
 	r = r.WithContext(ctx)
 	if pattern == "" {
 		s.noRoute(rec, r)

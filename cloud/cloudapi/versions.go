@@ -155,7 +155,7 @@ func (s *Server) downloadVersion(w http.ResponseWriter, r *http.Request, c calle
 	}
 	s.extendDeadlines(w)
 	objKey := r.PathValue("key")
-	obj, body, err := s.st.OpenObjectVersion(c.key.Account, bucket, objKey, id, nil)
+	obj, body, err := s.st.OpenObjectVersion(r.Context(), c.key.Account, bucket, objKey, id, nil)
 	if err != nil {
 		return versionErr(err, objKey, id)
 	}

@@ -57,7 +57,7 @@ func (s *Server) downloadZip(w http.ResponseWriter, r *http.Request, key account
 		}
 	}()
 	for _, k := range req.Keys {
-		obj, body, err := s.st.OpenObject(key.Account, bucket, k)
+		obj, body, err := s.st.OpenObject(r.Context(), key.Account, bucket, k)
 		if errors.Is(err, cloudstore.ErrNotFound) {
 			return notFound(fmt.Sprintf("object %q", k))
 		} else if err != nil {

@@ -125,7 +125,7 @@ type Buckets interface {
 	PublicBucket(name string) (cloudstore.Bucket, error)
 	// OpenObject opens an object's latest version for reading;
 	// cloudstore.ErrNotFound when there is none.
-	OpenObject(account, bucket, key string) (cloudstore.Object, cloudstore.Body, error)
+	OpenObject(ctx context.Context, account, bucket, key string) (cloudstore.Object, cloudstore.Body, error)
 }
 
 var _ Buckets = (*cloudstore.Store)(nil)
@@ -167,8 +167,10 @@ func bucketResponse(st Buckets, d cdnstore.Deployment, o cdnrules.Origin, urlPat
 		}
 		owner, public = bk.Account, &bk
 	}
-	obj, body, err := st.OpenObject(owner, o.Bucket, key)
-	if errors.Is(err, cloudstore.ErrNotFound) {
+	// The deployment reads as its account: with that account's KMS keys
+	// only, so another account's SSE-KMS objects are not found.
+	obj, body, err := st.OpenObject(cloudstore.KMSRequester(context.Background(), d.Account), owner, o.Bucket, key)
+	if errors.Is(err, cloudstore.ErrNotFound) || errors.Is(err, cloudstore.ErrKMSAccess) {
 		return textResponse(http.StatusNotFound, "not found\n", at)
 	}
 	if err != nil {

@@ -67,7 +67,7 @@ func TestConditionalWrites(t *testing.T) {
 
 	// Multipart completion honours them too, and a failed one leaves the
 	// upload to be completed or aborted.
-	u, err := s.CreateUpload("acme", "pics", "k10", PutOptions{Now: t0})
+	u, err := s.CreateUpload(t.Context(), "acme", "pics", "k10", PutOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,7 +170,7 @@ func versionState(t *testing.T, s *Store, key string) string {
 		}
 		fmt.Fprintf(&b, "%s latest=%v marker=%v etag=%s size=%d", v.VersionName(), v.IsLatest, v.DeleteMarker, v.ETag, v.Size)
 		if !v.DeleteMarker {
-			_, body, err := s.OpenObjectVersion("acme", "pics", key, v.VersionName(), nil)
+			_, body, err := s.OpenObjectVersion(t.Context(), "acme", "pics", key, v.VersionName(), nil)
 			if err != nil {
 				t.Fatalf("%s version %s: %v", key, v.VersionName(), err)
 			}
@@ -402,7 +402,7 @@ func TestCrashPointsOfVersions(t *testing.T) {
 			mustPut(t, s, "k", bodyOf("v1", 100<<10), nil)
 		}, func(s *Store) error {
 			ctx := context.Background()
-			u, err := s.CreateUpload("acme", "pics", "k", PutOptions{Now: t0, Encrypt: sse3})
+			u, err := s.CreateUpload(t.Context(), "acme", "pics", "k", PutOptions{Now: t0, Encrypt: sse3})
 			if err != nil {
 				return err
 			}

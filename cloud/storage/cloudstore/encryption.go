@@ -46,7 +46,43 @@ var (
 	ErrBadEncryption    = errors.New("cloudstore: unknown encryption mode")
 	// ErrNoKMS is an SSE-KMS request to a store without a key service.
 	ErrNoKMS = errors.New("cloudstore: SSE-KMS needs a key service, and this store has none")
+	// ErrKMSAccess is a request of one account that would use another
+	// account's KMS key (KMSRequester); ErrKMSAnonymous, which is one,
+	// an anonymous request that would use any.
+	ErrKMSAccess    = errors.New("cloudstore: the KMS key belongs to another account, and a key is used only for requests of its own account")
+	ErrKMSAnonymous = fmt.Errorf("%w: an anonymous request uses no KMS key", ErrKMSAccess)
 )
+
+// kmsRequesterKey is the context key of KMSRequester's account.
+type kmsRequesterKey struct{}
+
+// KMSRequester returns ctx for the reads and writes of a request made by
+// account ("" for an anonymous one). Under it, the store makes or opens a
+// data key only with a KMS key of that account, and refuses anything else
+// with ErrKMSAccess: keys have no policies, so a key serves its own
+// account alone, as S3's default key policy has it (an aws/s3 key never
+// serves another account; a customer key does only if its policy says
+// so, and ours never do). A grant on a bucket or an object therefore
+// gives another account its SSE-S3 and SSE-C objects, never its SSE-KMS
+// ones. A context without a requester is the store's own work
+// (lifecycle, replication) and may use any key: every entry point that
+// serves a request (the S3 endpoint, the REST API, the CDN's origin) sets
+// one.
+func KMSRequester(ctx context.Context, account string) context.Context {
+	return context.WithValue(ctx, kmsRequesterKey{}, account)
+}
+
+// mayUseKey tells whether ctx's request may use a KMS key of owner.
+func mayUseKey(ctx context.Context, owner string) error {
+	who, ok := ctx.Value(kmsRequesterKey{}).(string)
+	switch {
+	case !ok || who == owner:
+		return nil
+	case who == "":
+		return ErrKMSAnonymous
+	}
+	return ErrKMSAccess
+}
 
 // Encryption is how a body (an object's, an upload's parts') is encrypted
 // at rest. Bodies are streams of package sse; an object completed from
@@ -242,6 +278,9 @@ func (s *Store) newKMSEncryption(ctx context.Context, e *SSE, account, bucket, k
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := mayUseKey(ctx, k.Account); err != nil {
+		return nil, nil, err
+	}
 	encCtx, err := kmsContext(e.Context, bucket, key)
 	if err != nil {
 		return nil, nil, err
@@ -267,7 +306,7 @@ func (s *Store) newKMSEncryption(ctx context.Context, e *SSE, account, bucket, k
 // dataKey unseals the data key of a body encrypted as enc, with the
 // customer key a reader gave (nil for none). A body not encrypted has
 // none, and takes no customer key.
-func (s *Store) dataKey(enc *Encryption, customerKey []byte) ([]byte, error) {
+func (s *Store) dataKey(ctx context.Context, enc *Encryption, customerKey []byte) ([]byte, error) {
 	switch {
 	case enc == nil && customerKey != nil:
 		return nil, ErrKeyNotApplicable
@@ -293,14 +332,17 @@ func (s *Store) dataKey(enc *Encryption, customerKey []byte) ([]byte, error) {
 		if s.kms == nil {
 			return nil, ErrNoKMS
 		}
-		key, err := s.kms.Decrypt(context.Background(), enc.KeyID, enc.SealedKey, enc.Context)
+		if err := mayUseKey(ctx, enc.KeyOwner); err != nil {
+			return nil, err
+		}
+		key, err := s.kms.Decrypt(ctx, enc.KeyID, enc.SealedKey, enc.Context)
 		if err != nil || enc.Mode == SSEKMS {
 			return key, err
 		}
 		if enc.OuterSealedKey == nil {
 			return nil, fmt.Errorf("cloudstore: a dual-layer body's record has no outer data key: %w", sse.ErrCorrupt)
 		}
-		outer, err := s.kms.Decrypt(context.Background(), enc.KeyID, enc.OuterSealedKey, enc.Context)
+		outer, err := s.kms.Decrypt(ctx, enc.KeyID, enc.OuterSealedKey, enc.Context)
 		if err != nil {
 			return nil, err
 		}
@@ -323,8 +365,8 @@ func (s *Store) dataKey(enc *Encryption, customerKey []byte) ([]byte, error) {
 // or ErrKeyNotApplicable. It is for reads of an object's metadata that S3
 // gives only to holders of an SSE-C object's key (GetObjectAttributes:
 // the checksum kept is the plaintext's).
-func (s *Store) CheckKey(obj Object, customerKey []byte) error {
-	_, err := s.dataKey(obj.Encryption, customerKey)
+func (s *Store) CheckKey(ctx context.Context, obj Object, customerKey []byte) error {
+	_, err := s.dataKey(ctx, obj.Encryption, customerKey)
 	return err
 }
 

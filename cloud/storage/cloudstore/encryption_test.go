@@ -51,7 +51,7 @@ func (b *blobStore) onDisk() []byte {
 }
 
 func (b *blobStore) readVersion(key, version string, customerKey []byte) ([]byte, Object, error) {
-	obj, body, err := b.OpenObjectVersion("acme", "pics", key, version, customerKey)
+	obj, body, err := b.OpenObjectVersion(b.t.Context(), "acme", "pics", key, version, customerKey)
 	if err != nil {
 		return nil, obj, err
 	}
@@ -94,7 +94,7 @@ func TestEncryptedObjects(t *testing.T) {
 			}
 			// Ranges, across chunk boundaries too.
 			if n > 100 {
-				_, body, err := b.OpenObjectVersion("acme", "pics", key, "", ck)
+				_, body, err := b.OpenObjectVersion(b.t.Context(), "acme", "pics", key, "", ck)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -188,7 +188,7 @@ func TestBucketDefaultEncryption(t *testing.T) {
 	if err != nil || obj.Encryption == nil || obj.Encryption.Mode != SSES3 {
 		t.Fatalf("a put into a bucket encrypting by default: %+v %v", obj.Encryption, err)
 	}
-	_, body, err := b.OpenObject("acme", "pics", "k")
+	_, body, err := b.OpenObject(t.Context(), "acme", "pics", "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestBucketDefaultEncryption(t *testing.T) {
 	if !bytes.Equal(got, plaintext(100)) {
 		t.Fatalf("OpenObject gave %q", got)
 	}
-	u, err := b.CreateUpload("acme", "pics", "mp", PutOptions{Now: t0})
+	u, err := b.CreateUpload(t.Context(), "acme", "pics", "mp", PutOptions{Now: t0})
 	if err != nil || u.Encryption == nil {
 		t.Fatalf("an upload into a bucket encrypting by default: %+v %v", u, err)
 	}
@@ -225,7 +225,7 @@ func TestEncryptedMultipart(t *testing.T) {
 			if mode == SSEC {
 				enc.CustomerKey, ck = customerKey, customerKey
 			}
-			u, err := b.CreateUpload("acme", "pics", "mp", PutOptions{Now: t0, Encrypt: enc})
+			u, err := b.CreateUpload(t.Context(), "acme", "pics", "mp", PutOptions{Now: t0, Encrypt: enc})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +262,7 @@ func TestEncryptedMultipart(t *testing.T) {
 			if err != nil || !bytes.Equal(got, plain) {
 				t.Fatalf("read: %d bytes, %v", len(got), err)
 			}
-			_, body, _ := b.OpenObjectVersion("acme", "pics", "mp", "", ck)
+			_, body, _ := b.OpenObjectVersion(b.t.Context(), "acme", "pics", "mp", "", ck)
 			defer body.Close()
 			body.Seek(MinPartSize-10, io.SeekStart)
 			across := make([]byte, MinPartSize+20) // from the end of part 1 into part 3
@@ -349,7 +349,7 @@ func TestEncryptedPartCopy(t *testing.T) {
 	if _, err := b.Put(ctx, "acme", "pics", "src", bytes.NewReader(plain), PutOptions{Max: 1 << 30, Now: t0, Encrypt: &SSE{Mode: SSEC, CustomerKey: customerKey}}); err != nil {
 		t.Fatal(err)
 	}
-	u, err := b.CreateUpload("acme", "pics", "dst", PutOptions{Now: t0, Encrypt: &SSE{Mode: SSES3}})
+	u, err := b.CreateUpload(t.Context(), "acme", "pics", "dst", PutOptions{Now: t0, Encrypt: &SSE{Mode: SSES3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +394,7 @@ func TestEncryptedPartsSpliced(t *testing.T) {
 			if mode == SSEC {
 				enc.CustomerKey, ck = customerKey, customerKey
 			}
-			u, err := b.CreateUpload("acme", "pics", "mp", PutOptions{Now: t0, Encrypt: enc})
+			u, err := b.CreateUpload(t.Context(), "acme", "pics", "mp", PutOptions{Now: t0, Encrypt: enc})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -82,7 +82,7 @@ func TestFullDiskMakesTheStoreReadOnly(t *testing.T) {
 		t.Helper()
 		for key, want := range map[string][]byte{"small": small, "large": large} {
 			within(t, "a GET", func() {
-				_, body, err := s.OpenObject("acme", "pics", key)
+				_, body, err := s.OpenObject(t.Context(), "acme", "pics", key)
 				if err != nil {
 					t.Errorf("GET %s: %v", key, err)
 					return
@@ -176,7 +176,7 @@ func TestFailedSyncKeepsTheBody(t *testing.T) {
 	if err := s2.OpenBlobs("objects"); err != nil {
 		t.Fatal(err)
 	}
-	obj, body, err := s2.OpenObject("acme", "pics", "k")
+	obj, body, err := s2.OpenObject(t.Context(), "acme", "pics", "k")
 	if errors.Is(err, ErrNotFound) {
 		return // the record did not survive: nothing names a body
 	}

@@ -139,7 +139,7 @@ const (
 func partKey(id string, n int) []byte { return k(tPart, id, fmt.Sprintf("%05d", n)) }
 
 // CreateUpload starts a multipart upload of key in account's bucket.
-func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload, error) {
+func (s *Store) CreateUpload(ctx context.Context, account, bucket, key string, o PutOptions) (Upload, error) {
 	if err := storagenames.ValidObjectKey(key); err != nil {
 		return Upload{}, err
 	}
@@ -161,7 +161,7 @@ func (s *Store) CreateUpload(account, bucket, key string, o PutOptions) (Upload,
 	if err != nil {
 		return Upload{}, err
 	}
-	enc, _, err := s.newEncryption(context.Background(), target, bk.Account, bucket, key)
+	enc, _, err := s.newEncryption(ctx, target, bk.Account, bucket, key)
 	if err != nil {
 		return Upload{}, err
 	}
@@ -236,7 +236,7 @@ func (s *Store) PutPart(ctx context.Context, account, bucket, key, id string, n 
 	if err != nil {
 		return Part{}, err
 	}
-	dataKey, err := s.dataKey(u.Encryption, o.CustomerKey)
+	dataKey, err := s.dataKey(ctx, u.Encryption, o.CustomerKey)
 	if err != nil {
 		return Part{}, err
 	}
@@ -344,7 +344,7 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 	if err != nil {
 		return Part{}, err
 	}
-	dataKey, err := s.dataKey(u.Encryption, src.TargetKey)
+	dataKey, err := s.dataKey(ctx, u.Encryption, src.TargetKey)
 	if err != nil {
 		return Part{}, err
 	}
@@ -394,7 +394,7 @@ func (s *Store) CopyPart(ctx context.Context, account, bucket, key, id string, n
 		// Opened under the lock, so that a replacement or delete of the
 		// source cannot remove the file first; once open it stays
 		// readable. An encrypted source is read decrypted.
-		_, f, err := s.openLocked(src.Bucket, obj, src.CustomerKey)
+		_, f, err := s.openLocked(ctx, src.Bucket, obj, src.CustomerKey)
 		if err != nil {
 			return err
 		}

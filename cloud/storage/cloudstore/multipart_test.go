@@ -38,7 +38,7 @@ func (b *blobStore) blobFiles() int {
 func TestMultipartSurvivesRestart(t *testing.T) {
 	b := newBlobStore(t)
 	ctx := context.Background()
-	u, err := b.CreateUpload("acme", "pics", "movie", PutOptions{ContentType: "video/mp4", Now: t0})
+	u, err := b.CreateUpload(t.Context(), "acme", "pics", "movie", PutOptions{ContentType: "video/mp4", Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestMultipartSurvivesRestart(t *testing.T) {
 	if obj.ETag != hex.EncodeToString(want[:])+"-2" || obj.Size != int64(len(p1)+len(p2)) || obj.ContentType != "video/mp4" {
 		t.Fatalf("completed object = %+v", obj)
 	}
-	_, body, err := b.OpenObject("acme", "pics", "movie")
+	_, body, err := b.OpenObject(t.Context(), "acme", "pics", "movie")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,13 +103,13 @@ func TestMultipartRefusals(t *testing.T) {
 	if _, err := b.CreateBucket("other", "theirs", "", t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.CreateUpload("acme", "theirs", "k", PutOptions{Now: t0}); !errors.Is(err, ErrNotFound) {
+	if _, err := b.CreateUpload(t.Context(), "acme", "theirs", "k", PutOptions{Now: t0}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("upload into another account's bucket: %v", err)
 	}
-	if _, err := b.CreateUpload("acme", "pics", "", PutOptions{Now: t0}); !errors.Is(err, storagenames.ErrInvalidKey) {
+	if _, err := b.CreateUpload(t.Context(), "acme", "pics", "", PutOptions{Now: t0}); !errors.Is(err, storagenames.ErrInvalidKey) {
 		t.Fatalf("upload with an empty key: %v", err)
 	}
-	u, _ := b.CreateUpload("acme", "pics", "k", PutOptions{Now: t0})
+	u, _ := b.CreateUpload(t.Context(), "acme", "pics", "k", PutOptions{Now: t0})
 	tests := []struct {
 		name string
 		err  error
@@ -153,7 +153,7 @@ func TestUploadsListingAndExpiry(t *testing.T) {
 	b := newBlobStore(t)
 	ctx := context.Background()
 	for i, key := range []string{"a/1", "a/2", "b", "b", "c/d/e"} {
-		u, err := b.CreateUpload("acme", "pics", key, PutOptions{Now: t0.Add(time.Duration(i) * time.Hour)})
+		u, err := b.CreateUpload(t.Context(), "acme", "pics", key, PutOptions{Now: t0.Add(time.Duration(i) * time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func TestUploadsListingAndExpiry(t *testing.T) {
 // file through an abort, and loses it when unpinned.
 func TestPinnedPartOutlivesAbort(t *testing.T) {
 	b := newBlobStore(t)
-	u, _ := b.CreateUpload("acme", "pics", "k", PutOptions{Now: t0})
+	u, _ := b.CreateUpload(t.Context(), "acme", "pics", "k", PutOptions{Now: t0})
 	p, err := b.Store.PutPart(context.Background(), "acme", "pics", "k", u.ID, 1, bytes.NewReader([]byte("part")), PartOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)

@@ -188,7 +188,7 @@ func TestObjectLockNeedsTheBucket(t *testing.T) {
 	if _, err := s.Put(ctx, "acme", "b", "k", strings.NewReader("x"), PutOptions{Max: 10, Now: t0, Lock: lock}); !errors.Is(err, ErrNoObjectLock) {
 		t.Errorf("Put with a lock: %v, want ErrNoObjectLock", err)
 	}
-	if _, err := s.CreateUpload("acme", "b", "k", PutOptions{Now: t0, Lock: lock}); !errors.Is(err, ErrNoObjectLock) {
+	if _, err := s.CreateUpload(t.Context(), "acme", "b", "k", PutOptions{Now: t0, Lock: lock}); !errors.Is(err, ErrNoObjectLock) {
 		t.Errorf("CreateUpload with a lock: %v, want ErrNoObjectLock", err)
 	}
 	if _, err := s.Put(ctx, "acme", "b", "k", strings.NewReader("x"), PutOptions{Max: 10, Now: t0}); err != nil {
@@ -312,7 +312,7 @@ func testLockedNullVersion(t *testing.T, hold bool) {
 	if err := s.DeleteBucket("acme", "b"); !errors.Is(err, ErrNotEmpty) {
 		t.Errorf("DeleteBucket: %v, want ErrNotEmpty", err)
 	}
-	_, body, err := s.OpenObjectVersion("acme", "b", "k", "null", nil)
+	_, body, err := s.OpenObjectVersion(t.Context(), "acme", "b", "k", "null", nil)
 	if err != nil {
 		t.Fatalf("the null version after it all: %v", err)
 	}

@@ -404,7 +404,7 @@ type nopCloser struct{ *bytes.Reader }
 func (nopCloser) Close() error { return nil }
 
 // OpenObject returns an object and its body; the caller closes the body.
-func (s *Store) OpenObject(account, bucket, key string) (Object, Body, error) {
+func (s *Store) OpenObject(ctx context.Context, account, bucket, key string) (Object, Body, error) {
 	// Under the lock, so that an overwrite or delete cannot remove the
 	// body file between reading the record and opening the file; once
 	// open, the file stays readable even if it is then removed.
@@ -414,13 +414,13 @@ func (s *Store) OpenObject(account, bucket, key string) (Object, Body, error) {
 	if err != nil {
 		return Object{}, nil, err
 	}
-	return s.openLocked(bucket, obj, nil)
+	return s.openLocked(ctx, bucket, obj, nil)
 }
 
 // openLocked opens obj's body (s.mu held), decrypting it with what
 // customerKey unseals, or the store's key.
-func (s *Store) openLocked(bucket string, obj Object, customerKey []byte) (Object, Body, error) {
-	key, err := s.dataKey(obj.Encryption, customerKey)
+func (s *Store) openLocked(ctx context.Context, bucket string, obj Object, customerKey []byte) (Object, Body, error) {
+	key, err := s.dataKey(ctx, obj.Encryption, customerKey)
 	if err != nil {
 		return Object{}, nil, err
 	}
@@ -670,7 +670,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 				return err
 			}
 		}
-		if _, err := s.dataKey(obj.Encryption, o.SourceKey); err != nil {
+		if _, err := s.dataKey(ctx, obj.Encryption, o.SourceKey); err != nil {
 			return err
 		}
 		switch target = o.Encrypt; {
@@ -703,7 +703,7 @@ func (s *Store) Copy(ctx context.Context, account, srcBucket, src, dstBucket, ds
 			obj.Tags = tagsOrNil(o.Tags)
 		}
 		if !sameKey(obj.Encryption, o.SourceKey, target) {
-			_, rewrite, err = s.openLocked(srcBucket, obj, o.SourceKey)
+			_, rewrite, err = s.openLocked(ctx, srcBucket, obj, o.SourceKey)
 			return err
 		}
 		return s.commitEventTx(t, dbk, &obj, copyEvent(obj, srcBucket, src, dstBucket, now), o.If, o.Lock, nil)

@@ -84,7 +84,7 @@ func (b *blobStore) put(key string, body []byte) Object {
 // read returns key's body from acme's pics.
 func (b *blobStore) read(key string) []byte {
 	b.t.Helper()
-	_, body, err := b.OpenObject("acme", "pics", key)
+	_, body, err := b.OpenObject(b.t.Context(), "acme", "pics", key)
 	if err != nil {
 		b.t.Fatalf("OpenObject(%q): %v", key, err)
 	}
@@ -276,7 +276,7 @@ func TestOpenObjectRanges(t *testing.T) {
 		if _, err := tc.s.Put(context.Background(), "acme", "pics", "big", bytes.NewReader(body), PutOptions{ContentType: "", Max: 1 << 20, Now: t0}); err != nil {
 			t.Fatalf("%s: PutObject: %v", tc.name, err)
 		}
-		_, r, err := tc.s.OpenObject("acme", "pics", "big")
+		_, r, err := tc.s.OpenObject(t.Context(), "acme", "pics", "big")
 		if err != nil {
 			t.Fatalf("%s: OpenObject: %v", tc.name, err)
 		}
@@ -387,7 +387,7 @@ func TestDeleteObject(t *testing.T) {
 	if _, err := b.Object("acme", "pics", "big"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Object of a deleted key = %v, want ErrNotFound", err)
 	}
-	if _, _, err := b.OpenObject("acme", "pics", "big"); !errors.Is(err, ErrNotFound) {
+	if _, _, err := b.OpenObject(t.Context(), "acme", "pics", "big"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("OpenObject of a deleted key = %v, want ErrNotFound", err)
 	}
 	if _, err := b.Delete("acme", "pics", "big", DeleteOptions{}); !errors.Is(err, ErrNotFound) {
@@ -721,7 +721,7 @@ func TestObjectTenancy(t *testing.T) {
 		if _, err := b.Object(acct, "pics", "secret"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("%q: Object = %v, want ErrNotFound", acct, err)
 		}
-		if _, _, err := b.OpenObject(acct, "pics", "secret"); !errors.Is(err, ErrNotFound) {
+		if _, _, err := b.OpenObject(t.Context(), acct, "pics", "secret"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("%q: OpenObject = %v, want ErrNotFound", acct, err)
 		}
 		if _, err := b.Delete(acct, "pics", "secret", DeleteOptions{}); !errors.Is(err, ErrNotFound) {
@@ -1162,7 +1162,7 @@ func TestCopyRaces(t *testing.T) {
 				}()
 				wg.Wait()
 				if copyErr == nil {
-					_, rd, err := b.OpenObject("acme", "pics", "dst")
+					_, rd, err := b.OpenObject(t.Context(), "acme", "pics", "dst")
 					if err != nil {
 						t.Fatalf("round %d: the copy succeeded but its body is gone: %v", i, err)
 					}

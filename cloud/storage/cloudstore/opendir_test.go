@@ -51,7 +51,7 @@ func TestOpenDir(t *testing.T) {
 	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
 		t.Errorf("objects/tmp/up-interrupted after a restart: got %v, want it removed", err)
 	}
-	_, rc, err := s.OpenObject("acme", "pics", "k")
+	_, rc, err := s.OpenObject(t.Context(), "acme", "pics", "k")
 	if err != nil {
 		t.Fatalf("OpenObject after a restart: %v", err)
 	}

@@ -65,7 +65,7 @@ func TestObjectOwnerAndACL(t *testing.T) {
 	if _, err := b.Put(ctx, "acme", "pics", "whole", strings.NewReader("x"), PutOptions{Now: t0, Max: 1 << 20, Owner: "bob", ACL: mine}); err != nil {
 		t.Fatal(err)
 	}
-	u, err := b.CreateUpload("acme", "pics", "parts", PutOptions{Now: t0, Owner: "bob", ACL: mine})
+	u, err := b.CreateUpload(t.Context(), "acme", "pics", "parts", PutOptions{Now: t0, Owner: "bob", ACL: mine})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestCopyPartSharesWholeBody(t *testing.T) {
 	body := randomBody(MinPartSize + 100)
 	src := b.put("src", body)
 	b.wantFiles("the source", 1)
-	u, err := b.CreateUpload("acme", "other", "dst", PutOptions{ContentType: "application/x-dst", Now: t0})
+	u, err := b.CreateUpload(t.Context(), "acme", "other", "dst", PutOptions{ContentType: "application/x-dst", Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestCopyPartSharesWholeBody(t *testing.T) {
 	if obj.ETag != etagOfParts(p.ETag, p2.ETag) || obj.Size != int64(len(want)) || obj.ContentType != "application/x-dst" {
 		t.Fatalf("completed object = %+v", obj)
 	}
-	_, rc, err := b.OpenObject("acme", "other", "dst")
+	_, rc, err := b.OpenObject(t.Context(), "acme", "other", "dst")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestCopyPartIntoSeveralParts(t *testing.T) {
 			b := newBlobStore(t)
 			ctx := context.Background()
 			src := b.put("src", randomBody(MinPartSize+100))
-			u, err := b.CreateUpload("acme", "pics", "dst", PutOptions{Now: t0})
+			u, err := b.CreateUpload(t.Context(), "acme", "pics", "dst", PutOptions{Now: t0})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +175,7 @@ func TestCopyPartRanges(t *testing.T) {
 	bigObj := b.put("big", big)
 
 	// A multipart source.
-	mu, _ := b.CreateUpload("acme", "pics", "multi", PutOptions{Now: t0})
+	mu, _ := b.CreateUpload(t.Context(), "acme", "pics", "multi", PutOptions{Now: t0})
 	mp1, err := b.Store.PutPart(ctx, "acme", "pics", "multi", mu.ID, 1, bytes.NewReader(big), PartOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestCopyPartRanges(t *testing.T) {
 	}
 	multiBody := append(bytes.Clone(big), small...)
 
-	u, _ := b.CreateUpload("acme", "pics", "dst", PutOptions{Now: t0})
+	u, _ := b.CreateUpload(t.Context(), "acme", "pics", "dst", PutOptions{Now: t0})
 	type tc struct {
 		src           string
 		first, length int64
@@ -247,7 +247,7 @@ func TestCopyPartRefusals(t *testing.T) {
 	if _, err := b.Store.Put(ctx, "mallory", "theirs", "src", bytes.NewReader(body), PutOptions{ContentType: "", Max: 1 << 20, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
-	u, _ := b.CreateUpload("acme", "pics", "dst", PutOptions{Now: t0})
+	u, _ := b.CreateUpload(t.Context(), "acme", "pics", "dst", PutOptions{Now: t0})
 	if _, err := b.Store.PutPart(ctx, "acme", "pics", "dst", u.ID, 1, bytes.NewReader([]byte("kept")), PartOptions{Now: t0}); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestCopyPartSurvivesPowerLoss(t *testing.T) {
 	if _, err := s.Put(ctx, "acme", "pics", "src", bytes.NewReader(body), PutOptions{ContentType: "", Max: 10 << 20, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
-	u, err := s.CreateUpload("acme", "pics", "dst", PutOptions{Now: t0})
+	u, err := s.CreateUpload(t.Context(), "acme", "pics", "dst", PutOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestCopyPartSurvivesPowerLoss(t *testing.T) {
 	if err != nil {
 		t.Fatalf("completing the copied parts after the crash: %v", err)
 	}
-	_, rc, err := after.OpenObject("acme", "pics", "dst")
+	_, rc, err := after.OpenObject(t.Context(), "acme", "pics", "dst")
 	if err != nil {
 		t.Fatal(err)
 	}

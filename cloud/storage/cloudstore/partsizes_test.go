@@ -17,7 +17,7 @@ import (
 func TestPartSizesKept(t *testing.T) {
 	b := newBlobStore(t)
 	ctx := context.Background()
-	u, err := b.CreateUpload("acme", "pics", "movie", PutOptions{Now: t0})
+	u, err := b.CreateUpload(t.Context(), "acme", "pics", "movie", PutOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,7 +184,7 @@ func uploadUntilCrash(t *testing.T, round int) crashImage {
 	// A PUT and a part that stop halfway through their bodies, their
 	// first half (more than InlineMax) written to a temporary file, until
 	// the crash image is taken.
-	heldUpload, err := s.CreateUpload("acme", "pics", "held/part", PutOptions{Now: t0})
+	heldUpload, err := s.CreateUpload(t.Context(), "acme", "pics", "held/part", PutOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func putOne(ctx context.Context, s *Store, run *crashRun, key string, n, kind in
 // putParts creates an upload and PUTs parts of these sizes, and returns
 // the upload and the parts to complete it with.
 func putParts(ctx context.Context, s *Store, run *crashRun, key string, sizes []int) (*multipartUpload, []CompletedPart, error) {
-	u, err := s.CreateUpload("acme", "pics", key, PutOptions{Now: t0})
+	u, err := s.CreateUpload(ctx, "acme", "pics", key, PutOptions{Now: t0})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -469,7 +469,7 @@ func putMultipart(ctx context.Context, s *Store, run *crashRun, key string, size
 // every byte.
 func wantWhole(t *testing.T, s *Store, round int, key string, want wantObject) {
 	t.Helper()
-	o, body, err := s.OpenObject("acme", "pics", key)
+	o, body, err := s.OpenObject(t.Context(), "acme", "pics", key)
 	if err != nil {
 		t.Errorf("round %d: %s: %v", round, key, err)
 		return

@@ -171,7 +171,7 @@ func TestSweepUploads(t *testing.T) {
 	ctx := context.Background()
 	var ids []string
 	for _, key := range []string{"tmp/a", "keep/a"} {
-		u, err := s.CreateUpload("acme", "b", key, PutOptions{Now: t0})
+		u, err := s.CreateUpload(t.Context(), "acme", "b", key, PutOptions{Now: t0})
 		if err != nil {
 			t.Fatal(err)
 		}

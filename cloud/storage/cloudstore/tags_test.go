@@ -151,10 +151,10 @@ func TestObjectTagsWithWrites(t *testing.T) {
 	}
 	check("Put over a tagged object", "big", nil)
 
-	if _, err := s.CreateUpload("alice", "tags", "up", PutOptions{Now: t0, Tags: eleven}); !errors.Is(err, ErrTooManyTags) {
+	if _, err := s.CreateUpload(t.Context(), "alice", "tags", "up", PutOptions{Now: t0, Tags: eleven}); !errors.Is(err, ErrTooManyTags) {
 		t.Errorf("CreateUpload with 11 tags: got %v, want %v", err, ErrTooManyTags)
 	}
-	u, err := s.CreateUpload("alice", "tags", "up", PutOptions{Now: t0, Tags: map[string]string{"from": "upload"}})
+	u, err := s.CreateUpload(t.Context(), "alice", "tags", "up", PutOptions{Now: t0, Tags: map[string]string{"from": "upload"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestRecordWithoutTags(t *testing.T) {
 	if err := s.db.Set(k(tObject, "tags", "old"), []byte(old), nil); err != nil {
 		t.Fatal(err)
 	}
-	obj, body, err := s.OpenObject("alice", "tags", "old")
+	obj, body, err := s.OpenObject(t.Context(), "alice", "tags", "old")
 	if err != nil {
 		t.Fatal(err)
 	}

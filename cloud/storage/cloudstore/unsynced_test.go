@@ -42,7 +42,7 @@ func reopen(t *testing.T, img *vfs.MemFS) *Store {
 // readable fails t unless key, if the crash kept it, reads back as body.
 func readable(t *testing.T, s *Store, key string, body []byte) {
 	t.Helper()
-	_, b, err := s.OpenObject("acme", "pics", key)
+	_, b, err := s.OpenObject(t.Context(), "acme", "pics", key)
 	if errors.Is(err, ErrNotFound) {
 		return // its delete was durable: fine
 	}
@@ -137,7 +137,7 @@ func TestBodyOutlivesReadDuringDelete(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	body := bytes.Repeat([]byte("P"), 100<<10)
-	u, err := s.CreateUpload("acme", "pics", "k", PutOptions{ContentType: "x", Now: t0})
+	u, err := s.CreateUpload(t.Context(), "acme", "pics", "k", PutOptions{ContentType: "x", Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestBodyOutlivesReadDuringDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, reading, err := s.OpenObject("acme", "pics", "k")
+	_, reading, err := s.OpenObject(t.Context(), "acme", "pics", "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestCompletionIsOneCommit(t *testing.T) {
 	s := openWithBucket(t, h)
 	defer s.Close()
 	ctx := context.Background()
-	u, err := s.CreateUpload("acme", "pics", "k", PutOptions{ContentType: "x", Now: t0})
+	u, err := s.CreateUpload(t.Context(), "acme", "pics", "k", PutOptions{ContentType: "x", Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package cloudstore
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -394,7 +395,7 @@ func (s *Store) versionIn(bucket, key, id string) (Object, error) {
 // OpenObjectVersion is OpenObject of a version (id as ObjectVersion
 // takes it), with the customer key of an object encrypted with SSE-C (nil
 // for none). A delete marker has no body: it is a DeleteMarkerError.
-func (s *Store) OpenObjectVersion(account, bucket, key, id string, customerKey []byte) (Object, Body, error) {
+func (s *Store) OpenObjectVersion(ctx context.Context, account, bucket, key, id string, customerKey []byte) (Object, Body, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	obj, err := s.versionLocked(account, bucket, key, id)
@@ -404,7 +405,7 @@ func (s *Store) OpenObjectVersion(account, bucket, key, id string, customerKey [
 	if obj.DeleteMarker {
 		return obj, nil, &DeleteMarkerError{VersionID: obj.VersionID}
 	}
-	return s.openLocked(bucket, obj, customerKey)
+	return s.openLocked(ctx, bucket, obj, customerKey)
 }
 
 // Deletion says what a delete did.

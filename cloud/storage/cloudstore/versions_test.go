@@ -228,7 +228,7 @@ func checkModel(t *testing.T, b *blobStore, m *versionModel, when string) {
 	// Reads: the current version, and each version by its id.
 	for _, key := range []string{"a", "a/b", "a/c", "b"} {
 		cur, hasCur := m.current(key)
-		obj, body, err := b.OpenObjectVersion("acme", "pics", key, "", nil)
+		obj, body, err := b.OpenObjectVersion(t.Context(), "acme", "pics", key, "", nil)
 		var dm *DeleteMarkerError
 		switch {
 		case hasCur:
@@ -246,7 +246,7 @@ func checkModel(t *testing.T, b *blobStore, m *versionModel, when string) {
 			}
 		}
 		for _, v := range m.keys[key] {
-			obj, body, err := b.OpenObjectVersion("acme", "pics", key, nameOf(v.id), nil)
+			obj, body, err := b.OpenObjectVersion(t.Context(), "acme", "pics", key, nameOf(v.id), nil)
 			if v.marker {
 				if !errors.As(err, &dm) || !obj.DeleteMarker {
 					t.Fatalf("%s: read %s@%s (a marker): %v", when, key, nameOf(v.id), err)

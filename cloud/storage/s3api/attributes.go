@@ -91,7 +91,7 @@ func (s *Server) getObjectAttributes(w http.ResponseWriter, r *request) error {
 	}
 	// As in S3, an SSE-C object's attributes are its key holder's: its
 	// checksum is the plaintext's.
-	if err := s.st.CheckKey(obj, ck); err != nil {
+	if err := s.st.CheckKey(r.Context(), obj, ck); err != nil {
 		return err
 	}
 	type result struct {

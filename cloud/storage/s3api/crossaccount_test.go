@@ -884,3 +884,83 @@ func TestCrossAccountLocksNeedThePolicy(t *testing.T) {
 		t.Fatalf("bob's GetObjectLegalHold allowed by the policy: %+v, %v", got, err)
 	}
 }
+
+// TestCrossAccountKMS: a policy grants bob reading and writing alice's
+// bucket. He reads its SSE-S3 objects, but none sealed with her KMS keys
+// (her aws/s3 key, a key of her own, dual-layer), whole, by range or by
+// HEAD; he copies none; and he writes nothing under her keys, the
+// bucket's default or a key he names. Each refusal is 403 AccessDenied
+// and changes nothing, as S3 answers a requester whom the key's policy
+// does not name (ours name only their own account). Alice reads all.
+func TestCrossAccountKMS(t *testing.T) {
+	e := newCrossEnv(t)
+	ctx := context.Background()
+	mustBuckets(t, e.alice, "vault")
+	own := mustKey(t, e.env, "alice", "own")
+	if err := putPolicy(e.alice, "vault", `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::bob:root"},"Action":["s3:GetObject","s3:PutObject"],"Resource":"arn:aws:s3:::vault/*"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	sealed := map[string]func(*s3.PutObjectInput){
+		"kms": func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAwsKms },
+		"cmk": func(in *s3.PutObjectInput) {
+			in.ServerSideEncryption, in.SSEKMSKeyId = types.ServerSideEncryptionAwsKms, aws.String(own.ID)
+		},
+		"dsse": func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAwsKmsDsse },
+	}
+	want(t, "alice's SSE-S3 object", put(e.alice, "vault", "s3", "plain", func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAes256 }), "")
+	for key, edit := range sealed {
+		want(t, "alice's "+key+" object", put(e.alice, "vault", key, "secret "+key, edit), "")
+	}
+	absent := func(key string) {
+		t.Helper()
+		if _, err := e.alice.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("vault"), Key: aws.String(key)}); apiCode(err) != "NotFound" {
+			t.Errorf("a refused write made %s: %v", key, err)
+		}
+	}
+
+	if body, err := get(e.bob, "vault", "s3"); err != nil || body != "plain" {
+		t.Errorf("bob reads the SSE-S3 object by the policy: %q, %v", body, err)
+	}
+	for key := range sealed {
+		_, err := get(e.bob, "vault", key)
+		want(t, "bob reads the "+key+" object", err, "AccessDenied")
+		_, err = e.bob.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("vault"), Key: aws.String(key), Range: aws.String("bytes=0-2")})
+		want(t, "bob reads a range of the "+key+" object", err, "AccessDenied")
+		if _, err := e.bob.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("vault"), Key: aws.String(key)}); httpStatus(err) != http.StatusForbidden {
+			t.Errorf("bob's HEAD of the %s object: %v, want 403", key, err)
+		}
+		_, err = e.bob.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("vault"), Key: aws.String("copy-" + key), CopySource: aws.String("vault/" + key),
+			ServerSideEncryption: types.ServerSideEncryptionAes256})
+		want(t, "bob copies the "+key+" object", err, "AccessDenied")
+		absent("copy-" + key)
+		want(t, "bob writes under alice's "+key+" key", put(e.bob, "vault", "bob-"+key, "x", sealed[key]), "AccessDenied")
+		absent("bob-" + key)
+		if body, err := get(e.alice, "vault", key); err != nil || body != "secret "+key {
+			t.Errorf("alice reads her %s object: %q, %v", key, body, err)
+		}
+	}
+
+	// The bucket's default: bob's plain writes would be sealed with
+	// alice's key, and are refused, whole and multipart; naming SSE-S3
+	// he writes.
+	if _, err := e.alice.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: aws.String("vault"),
+		ServerSideEncryptionConfiguration: &types.ServerSideEncryptionConfiguration{Rules: []types.ServerSideEncryptionRule{{
+			ApplyServerSideEncryptionByDefault: &types.ServerSideEncryptionByDefault{SSEAlgorithm: types.ServerSideEncryptionAwsKms, KMSMasterKeyID: aws.String(own.ID)}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	want(t, "bob writes under the bucket's default KMS key", put(e.bob, "vault", "bob-default", "x"), "AccessDenied")
+	absent("bob-default")
+	_, err := e.bob.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("vault"), Key: aws.String("bob-mp")})
+	want(t, "bob starts an upload under the bucket's default KMS key", err, "AccessDenied")
+	if ups, err := e.alice.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String("vault")}); err != nil || len(ups.Uploads) != 0 {
+		t.Errorf("a refused upload was started: %v, %v", ups, err)
+	}
+	want(t, "bob writes naming SSE-S3", put(e.bob, "vault", "bob-s3", "mine", func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAes256 }), "")
+	if body, err := get(e.bob, "vault", "bob-s3"); err != nil || body != "mine" {
+		t.Errorf("bob reads back his SSE-S3 object: %q, %v", body, err)
+	}
+	want(t, "alice writes under her default", put(e.alice, "vault", "alice-default", "hers"), "")
+	_, err = get(e.bob, "vault", "alice-default")
+	want(t, "bob reads what alice's default sealed", err, "AccessDenied")
+}

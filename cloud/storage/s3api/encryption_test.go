@@ -124,7 +124,7 @@ func TestAWSSDKEncryption(t *testing.T) {
 	}
 	// The REST side reads SSE-S3 objects as they are, and cannot read
 	// SSE-C ones.
-	if _, body, err := e.st.OpenObject("alice", "enc", "s3-small"); err != nil {
+	if _, body, err := e.st.OpenObject(t.Context(), "alice", "enc", "s3-small"); err != nil {
 		t.Fatal(err)
 	} else {
 		data, _ := io.ReadAll(body)
@@ -133,7 +133,7 @@ func TestAWSSDKEncryption(t *testing.T) {
 			t.Fatal("the store's read of an SSE-S3 object")
 		}
 	}
-	if _, _, err := e.st.OpenObject("alice", "enc", "c"); err == nil {
+	if _, _, err := e.st.OpenObject(t.Context(), "alice", "enc", "c"); err == nil {
 		t.Fatal("an SSE-C object read without its key")
 	}
 

@@ -126,6 +126,10 @@ func toError(err error, notFound *Error) *Error {
 		return s3err(http.StatusBadRequest, "KMS.DisabledException", err.Error())
 	case errors.Is(err, cloudstore.ErrNoKMS):
 		return errKMS
+	case errors.Is(err, cloudstore.ErrKMSAnonymous):
+		return errKMSSigV2
+	case errors.Is(err, cloudstore.ErrKMSAccess):
+		return s3err(http.StatusForbidden, "AccessDenied", "Access Denied: this would use a KMS key of another account (SSE-KMS), and a key serves requests of its own account only; objects shared with other accounts are stored with SSE-S3")
 	case errors.Is(err, cloudstore.ErrBadEncryption):
 		return s3err(http.StatusBadRequest, "InvalidArgument", err.Error())
 	case errors.Is(err, cloudstore.ErrBody):

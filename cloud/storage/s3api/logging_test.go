@@ -401,7 +401,7 @@ func TestAccessLogWait(t *testing.T) {
 	if err != nil || len(list.Objects) != 1 {
 		t.Fatalf("after Wait: %+v, %v", list, err)
 	}
-	_, body, err := e.st.OpenObject("alice", "logs", list.Objects[0].Key)
+	_, body, err := e.st.OpenObject(t.Context(), "alice", "logs", list.Objects[0].Key)
 	if err != nil {
 		t.Fatal(err)
 	}

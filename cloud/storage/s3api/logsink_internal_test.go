@@ -73,7 +73,7 @@ func TestLogSink(t *testing.T) {
 	}
 	found := false
 	for _, o := range got {
-		_, body, err := st.OpenObject("alice", "logs", o.Key)
+		_, body, err := st.OpenObject(t.Context(), "alice", "logs", o.Key)
 		if err != nil {
 			t.Fatal(err)
 		}

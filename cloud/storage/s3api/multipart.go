@@ -45,7 +45,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *request) error {
 	if o.ChecksumAlgorithm, o.ChecksumType, err = uploadChecksumSpec(r.Header); err != nil {
 		return err
 	}
-	u, err := s.st.CreateUpload(r.account, r.bucket, r.key, o)
+	u, err := s.st.CreateUpload(r.Context(), r.account, r.bucket, r.key, o)
 	if err != nil {
 		return err
 	}
@@ -334,7 +334,7 @@ func (s *Server) listParts(w http.ResponseWriter, r *request) error {
 	}
 	sums := true
 	if ck != nil || u.Encryption != nil && u.Encryption.Mode == cloudstore.SSEC {
-		if err := s.st.CheckKey(cloudstore.Object{Encryption: u.Encryption}, ck); errors.Is(err, cloudstore.ErrKeyRequired) {
+		if err := s.st.CheckKey(r.Context(), cloudstore.Object{Encryption: u.Encryption}, ck); errors.Is(err, cloudstore.ErrKeyRequired) {
 			sums = false
 		} else if err != nil {
 			return err

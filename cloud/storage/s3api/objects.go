@@ -277,7 +277,7 @@ func (s *Server) getObject(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	obj, body, err := s.st.OpenObjectVersion(r.account, r.bucket, r.key, id, ck)
+	obj, body, err := s.st.OpenObjectVersion(r.Context(), r.account, r.bucket, r.key, id, ck)
 	if err != nil {
 		return s.lookupError(w, r, r.bucket, id, err)
 	}

@@ -31,7 +31,7 @@ func TestBucketScopeEveryOperation(t *testing.T) {
 	}
 	uploads := map[string]string{}
 	for _, b := range []string{"mine", "theirs"} {
-		u, err := e.st.CreateUpload("alice", b, "m", cloudstore.PutOptions{Now: now})
+		u, err := e.st.CreateUpload(t.Context(), "alice", b, "m", cloudstore.PutOptions{Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestBucketScopeEveryOperation(t *testing.T) {
 
 func readObject(t *testing.T, e *env, bucket, key string) string {
 	t.Helper()
-	_, rc, err := e.st.OpenObject("alice", bucket, key)
+	_, rc, err := e.st.OpenObject(t.Context(), "alice", bucket, key)
 	if err != nil {
 		t.Fatalf("open %s/%s: %v", bucket, key, err)
 	}

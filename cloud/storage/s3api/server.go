@@ -320,6 +320,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		rc.SetReadDeadline(time.Now().Add(s.opts.Timeout))
 		rc.SetWriteDeadline(time.Now().Add(s.opts.Timeout))
 	}
+	// What the request reads and writes, it does with the KMS keys of
+	// its own account only (cloudstore.KMSRequester).
+	req.Request = req.Request.WithContext(cloudstore.KMSRequester(req.Context(), req.requester))
 	if err := o.run(s, rec, req); err != nil {
 		notFound := errNoSuchBucket
 		if req.key != "" {

@@ -174,7 +174,7 @@ func TestRefusedRequests(t *testing.T) {
 func TestTruncatedBody(t *testing.T) {
 	e := newEnv(t)
 	do(t, e.signed(t, "PUT", "/trunc", nil, "", nil))
-	u, err := e.st.CreateUpload("alice", "trunc", "m", cloudstore.PutOptions{Now: time.Now()})
+	u, err := e.st.CreateUpload(t.Context(), "alice", "trunc", "m", cloudstore.PutOptions{Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
