@@ -174,15 +174,8 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	closeStream, err := s.streams.acquire(source(r))
-	switch {
-	case errors.Is(err, errNodeFull):
-		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the node holds %d event streams, the most it serves: retry later", MaxEventStreams))
-		return
-	case err != nil:
-		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%d event streams are open from this address, the most one address may have", MaxEventStreamsPerSource))
+	closeStream, ok := s.streams.admit(w, r)
+	if !ok {
 		return
 	}
 	defer closeStream()

@@ -26,14 +26,34 @@ var (
 // tell its users apart within one either, and total bounds them all.
 type inflight struct {
 	total, perSource int
+	// The refusals admit answers: Retry-After, in seconds, and the
+	// messages of a full node (503) and of a full address (429).
+	retryAfter           string
+	nodeFull, sourceFull string
 
 	mu  sync.Mutex
 	all int
 	by  map[string]int
 }
 
-func newInflight(total, perSource int) *inflight {
-	return &inflight{total: total, perSource: perSource, by: map[string]int{}}
+func newInflight(total, perSource int, retryAfter, nodeFull, sourceFull string) *inflight {
+	return &inflight{total: total, perSource: perSource, retryAfter: retryAfter, nodeFull: nodeFull, sourceFull: sourceFull, by: map[string]int{}}
+}
+
+// admit counts r, or answers it 503 (the node is full) or 429 (its
+// address is), both with Retry-After, and says false.
+func (l *inflight) admit(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	release, err := l.acquire(source(r))
+	if err == nil {
+		return release, true
+	}
+	w.Header().Set("Retry-After", l.retryAfter)
+	if errors.Is(err, errNodeFull) {
+		writeError(w, http.StatusServiceUnavailable, l.nodeFull)
+	} else {
+		writeError(w, http.StatusTooManyRequests, l.sourceFull)
+	}
+	return nil, false
 }
 
 // acquire counts one request from source (an address, as source gives

@@ -16,7 +16,7 @@ func TestInflight(t *testing.T) {
 		{100, MaxOfferRequestsPerSource},
 	} {
 		t.Run(fmt.Sprintf("%d,%d", tc.total, tc.perSource), func(t *testing.T) {
-			l := newInflight(tc.total, tc.perSource)
+			l := newInflight(tc.total, tc.perSource, "1", "", "")
 			var releases []func()
 			acquire := func(source string) error {
 				t.Helper()

@@ -2,7 +2,6 @@ package nodeapi
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/latticenet/lattice/market"
@@ -27,10 +26,8 @@ const MaxOfferRequestsPerSource = 2
 // leaseRequest asks the providers for offers on a ResourceRequest and
 // answers, within the marketplace's bound, the offers, cheapest first.
 func (s *Server) leaseRequest(w http.ResponseWriter, r *http.Request) {
-	release, err := s.offerAsks.acquire(source(r))
-	if err != nil {
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%d requests for offers are open from this address, the most one address may have at once", MaxOfferRequestsPerSource))
+	release, ok := s.offerAsks.admit(w, r)
+	if !ok {
 		return
 	}
 	defer release()

@@ -135,9 +135,14 @@ type Server struct {
 func New(n *node.Node, opts Options) *Server {
 	opts.setDefaults()
 	s := &Server{n: n, opts: opts, mux: http.NewServeMux(), powSlot: make(chan struct{}, 1),
-		powTurns:  newInflight(MaxPoWWaiting, 1),
-		offerAsks: newInflight(math.MaxInt, MaxOfferRequestsPerSource),
-		streams:   newInflight(MaxEventStreams, MaxEventStreamsPerSource)}
+		powTurns: newInflight(MaxPoWWaiting, 1, "5",
+			fmt.Sprintf("%d proof-of-work requests are waiting for their turn, the most this node holds: retry later", MaxPoWWaiting),
+			"a proof-of-work request from this address is already searching or waiting for its turn: one address has one at a time"),
+		offerAsks: newInflight(math.MaxInt, MaxOfferRequestsPerSource, "1", "",
+			fmt.Sprintf("%d requests for offers are open from this address, the most one address may have at once", MaxOfferRequestsPerSource)),
+		streams: newInflight(MaxEventStreams, MaxEventStreamsPerSource, "10",
+			fmt.Sprintf("the node holds %d event streams, the most it serves: retry later", MaxEventStreams),
+			fmt.Sprintf("%d event streams are open from this address, the most one address may have", MaxEventStreamsPerSource))}
 	m := routes{s.mux, &s.patterns}
 	m.HandleFunc("GET /accounts", s.accounts)
 	m.HandleFunc("GET /accounts/{address}", s.accountInfo)
@@ -638,15 +643,8 @@ func (s *Server) pow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid request: hash is required")
 		return
 	}
-	release, err := s.powTurns.acquire(source(r))
-	switch {
-	case errors.Is(err, errNodeFull):
-		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("%d proof-of-work requests are waiting for their turn, the most this node holds: retry later", MaxPoWWaiting))
-		return
-	case err != nil:
-		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusTooManyRequests, "a proof-of-work request from this address is already searching or waiting for its turn: one address has one at a time")
+	release, ok := s.powTurns.admit(w, r)
+	if !ok {
 		return
 	}
 	defer release()
