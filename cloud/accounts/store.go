@@ -26,6 +26,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/latticenet/lattice/cloud/storage/storagenames"
+	"github.com/latticenet/lattice/internal/pebblekv"
 	"github.com/latticenet/lattice/internal/run/failstop"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
 )
@@ -298,7 +299,7 @@ func (s *Store) getJSON(key string, v any) error {
 
 // scan calls fn for every row of table, in key order.
 func (s *Store) scan(table string, fn func(k, v []byte) error) error {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(table), UpperBound: successor(table)})
+	it, err := s.db.NewIter(pebblekv.Prefix([]byte(table)))
 	if err != nil {
 		return fmt.Errorf("accounts: %w", err)
 	}
@@ -309,14 +310,6 @@ func (s *Store) scan(table string, fn func(k, v []byte) error) error {
 		}
 	}
 	return it.Error()
-}
-
-// successor is the first key after every key that begins with prefix
-// (which ends in '/', so its last byte can simply be incremented).
-func successor(prefix string) []byte {
-	b := []byte(prefix)
-	b[len(b)-1]++
-	return b
 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
