@@ -274,6 +274,11 @@ func (s *Store) newKMSEncryption(ctx context.Context, e *SSE, account, bucket, k
 	if s.kms == nil {
 		return nil, nil, ErrNoKMS
 	}
+	// Keys resolve in the bucket owner's account alone; asked first, so
+	// that a refused write does not make the owner's aws/s3 key.
+	if err := mayUseKey(ctx, account); err != nil {
+		return nil, nil, err
+	}
 	k, err := s.kms.Resolve(ctx, account, e.KMSKey)
 	if err != nil {
 		return nil, nil, err

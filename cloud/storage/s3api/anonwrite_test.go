@@ -241,6 +241,17 @@ func TestAnonymousWrites(t *testing.T) {
 	before = append(before, "in/tagged", "tagless/plain")
 	slices.Sort(before)
 
+	// Under a bucket default of SSE-KMS, an anonymous write would be
+	// sealed with the owner's key, which serves no anonymous request.
+	if _, err := c.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: aws.String("drop"),
+		ServerSideEncryptionConfiguration: &types.ServerSideEncryptionConfiguration{Rules: []types.ServerSideEncryptionRule{{
+			ApplyServerSideEncryptionByDefault: &types.ServerSideEncryptionByDefault{SSEAlgorithm: types.ServerSideEncryptionAwsKms}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anon.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("drop"), Key: aws.String("in/kms-default"), Body: strings.NewReader("x")}); apiCode(err) != "InvalidArgument" || !strings.Contains(err.Error(), "Signature Version 4") {
+		t.Errorf("anonymous PutObject under an SSE-KMS default: %v, want InvalidArgument", err)
+	}
+
 	if after := listKeys(t, c, "drop"); strings.Join(after, ",") != strings.Join(before, ",") {
 		t.Errorf("refused anonymous requests changed the bucket:\nbefore %v\nafter  %v", before, after)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/kms"
 	"github.com/latticenet/lattice/cloud/storage/s3api"
 	"github.com/latticenet/lattice/cloud/storage/sigv4"
 	"github.com/latticenet/lattice/internal/testkit/tooltest"
@@ -901,6 +902,16 @@ func TestCrossAccountKMS(t *testing.T) {
 		{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::bob:root"},"Action":["s3:GetObject","s3:PutObject"],"Resource":"arn:aws:s3:::vault/*"}]}`); err != nil {
 		t.Fatal(err)
 	}
+	// Bob's refused write asks for alice's default key before she has
+	// one: it must not make it.
+	want(t, "bob writes under alice's default key, before it exists", put(e.bob, "vault", "first", "x", func(in *s3.PutObjectInput) {
+		in.ServerSideEncryption = types.ServerSideEncryptionAwsKms
+	}), "AccessDenied")
+	for _, k := range e.kms.List(ctx, "alice") {
+		if k.Name == kms.DefaultKeyName {
+			t.Errorf("bob's refused write made alice's default key: %+v", k)
+		}
+	}
 	sealed := map[string]func(*s3.PutObjectInput){
 		"kms": func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAwsKms },
 		"cmk": func(in *s3.PutObjectInput) {
@@ -919,6 +930,7 @@ func TestCrossAccountKMS(t *testing.T) {
 		}
 	}
 
+	absent("first")
 	if body, err := get(e.bob, "vault", "s3"); err != nil || body != "plain" {
 		t.Errorf("bob reads the SSE-S3 object by the policy: %q, %v", body, err)
 	}
