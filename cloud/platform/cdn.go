@@ -100,7 +100,9 @@ func (c *CDN) Serve(ctx context.Context) error {
 	if c.ln == nil {
 		return nil
 	}
-	return httpserve.Serve(ctx, c.log, c.edge.Listener(c.ln), c.edge, nil, nil)
+	// Bounded underneath the edge's fast path too, which serves cache
+	// hits on connections Serve's own bounds never see.
+	return httpserve.Serve(ctx, c.log, c.edge.Listener(httpserve.LimitConns(c.ln, c.log)), c.edge, nil, nil)
 }
 
 func (c *CDN) Addrs() map[string]string {

@@ -146,7 +146,7 @@ func (s *Server) tunnel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	conn.SetDeadline(time.Time{})
-	tc, ok := conn.(*net.TCPConn)
+	tc, ok := conn.(tcpConn)
 	if !ok {
 		conn.Close()
 		st.Close()
@@ -166,11 +166,20 @@ func (s *Server) tunnel(w http.ResponseWriter, r *http.Request) {
 const TunnelPathHeader = "Lattice-Tunnel-Path"
 
 // bufferedTCP is a hijacked connection whose first bytes may sit in the
-// server's reader. It does not embed the *net.TCPConn: io.Copy would take
+// server's reader. It does not embed the connection: io.Copy would take
 // the connection's WriteTo and skip those bytes.
 type bufferedTCP struct {
-	c *net.TCPConn
+	c tcpConn
 	r *bufio.Reader
+}
+
+// tcpConn is what a tunnel needs of its client's connection: a TCP
+// connection's half-close and reset, whatever wraps it (the server's
+// bounds on connections do).
+type tcpConn interface {
+	net.Conn
+	CloseWrite() error
+	SetLinger(sec int) error
 }
 
 func (b *bufferedTCP) Read(p []byte) (int, error) {
@@ -191,11 +200,11 @@ func (b *bufferedTCP) Reset() error { return vmnet.Abort(b.c) }
 // stops closes them (StopStreams) instead of waiting for them.
 type tunnelSet struct {
 	mu    sync.Mutex
-	conns map[*net.TCPConn]bool
+	conns map[tcpConn]bool
 	shut  bool
 }
 
-func (t *tunnelSet) add(c *net.TCPConn) (end func()) {
+func (t *tunnelSet) add(c tcpConn) (end func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.shut {
@@ -203,7 +212,7 @@ func (t *tunnelSet) add(c *net.TCPConn) (end func()) {
 		return func() {}
 	}
 	if t.conns == nil {
-		t.conns = map[*net.TCPConn]bool{}
+		t.conns = map[tcpConn]bool{}
 	}
 	t.conns[c] = true
 	return func() {

@@ -2,7 +2,6 @@ package vmnet
 
 import (
 	"io"
-	"net"
 	"sync"
 )
 
@@ -48,7 +47,7 @@ func Abort(s io.Closer) error {
 	switch c := s.(type) {
 	case interface{ Reset() error }:
 		return c.Reset()
-	case *net.TCPConn:
+	case interface{ SetLinger(int) error }: // a *net.TCPConn, or a server's wrapper of one
 		c.SetLinger(0)
 	}
 	return s.Close()

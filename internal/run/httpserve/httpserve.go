@@ -23,7 +23,8 @@ const Grace = 15 * time.Second
 // state, until ctx ends, failed is closed or the server fails, then shuts
 // down gracefully: new requests are refused, running ones get Grace to
 // finish; stopping, if not nil, is called as the shutdown begins. A nil
-// failed never fires. A handler with StopStreams has it
+// failed never fires. Connections are bounded in all and per address
+// (MaxConns, MaxConnsPerAddress). A handler with StopStreams has it
 // called at shutdown (long-lived streams end), and a listener with Wait
 // (the CDN edge's, which serves connections of its own) is drained in the
 // same grace period.
@@ -42,7 +43,7 @@ func Serve(ctx context.Context, log *slog.Logger, ln net.Listener, handler http.
 		srv.RegisterOnShutdown(ss.StopStreams)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(limitConns(ln, MaxConns, MaxConnsPerAddress, log)) }()
 	var failure error
 	select {
 	case err := <-errc:

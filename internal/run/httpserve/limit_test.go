@@ -1,0 +1,194 @@
+package httpserve
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// limitedServer serves ok on a loopback listener bounded by total and
+// perAddr; spareLoopback false counts loopback like any address, as a
+// test on loopback needs.
+func limitedServer(t *testing.T, total, perAddr int, spareLoopback bool, h http.Handler) (*connLimit, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := limitConns(ln, total, perAddr, slog.New(slog.DiscardHandler))
+	if !spareLoopback {
+		l.spared = func(string) bool { return false }
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return l, ln.Addr().String()
+}
+
+var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+
+// get sends one request on a connection of its own and returns the
+// status line's code and the body.
+func get(t *testing.T, addr string) (int, string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return roundTrip(t, c)
+}
+
+func roundTrip(t *testing.T, c net.Conn) (int, string) {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body)
+}
+
+// hold opens n connections that each have had a request answered, so
+// that the server holds them (idle, kept alive).
+func hold(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
+	var cs []net.Conn
+	for range n {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if code, _ := roundTrip(t, c); code != http.StatusOK {
+			t.Fatalf("a held connection's request: %d", code)
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// waitOpen waits for the limit to count want connections (a closed
+// one is uncounted once the server sees it close).
+func waitOpen(t *testing.T, l *connLimit, want int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if all, _ := l.open(); all == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			all, addrs := l.open()
+			t.Fatalf("the server counts %d connections of %d addresses, want %d", all, addrs, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestConnLimitPerAddress: an address holds perAddr connections; the
+// next is answered 503 with Retry-After and closed, and nothing of it
+// stays counted; once one closes, a new one is served.
+func TestConnLimitPerAddress(t *testing.T) {
+	l, addr := limitedServer(t, 100, 2, false, ok)
+	held := hold(t, addr, 2)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("the refused connection's answer: %v", err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != "10" || !strings.Contains(string(body), "too many connections") {
+		t.Fatalf("the refused connection: %d %v %q", res.StatusCode, res.Header, body)
+	}
+	if int64(len(body)) != res.ContentLength {
+		t.Fatalf("the refusal's body is %d bytes, its Content-Length %d", len(body), res.ContentLength)
+	}
+	waitOpen(t, l, 2)
+	held[0].Close()
+	waitOpen(t, l, 1)
+	if code, body := get(t, addr); code != http.StatusOK || body != "ok" {
+		t.Fatalf("after a close: %d %q", code, body)
+	}
+	waitOpen(t, l, 1)
+}
+
+// TestConnLimitTotal: loopback is spared the bound per address, not the
+// server's.
+func TestConnLimitTotal(t *testing.T) {
+	l, addr := limitedServer(t, 5, 2, true, ok)
+	hold(t, addr, 5)
+	waitOpen(t, l, 5)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if res, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("one past the server's bound: %v %v", res, err)
+	}
+}
+
+// TestConnLimitHijacked: a connection a handler takes over counts until
+// the handler closes it, and half-closes and resets as a TCP connection
+// does, through the bound's wrapper.
+func TestConnLimitHijacked(t *testing.T) {
+	halfClosed := make(chan error, 1)
+	l, addr := limitedServer(t, 10, 10, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			halfClosed <- err
+			return
+		}
+		defer c.Close()
+		buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\nbytes")
+		buf.Flush()
+		tc, ok := c.(interface {
+			CloseWrite() error
+			SetLinger(int) error
+		})
+		if !ok {
+			halfClosed <- io.ErrUnexpectedEOF
+			return
+		}
+		err = tc.CloseWrite()
+		if err == nil {
+			err = tc.SetLinger(0)
+		}
+		halfClosed <- err
+		io.Copy(io.Discard, c) // until the client closes
+	}))
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	if err := <-halfClosed; err != nil {
+		t.Fatalf("the hijacked connection's CloseWrite and SetLinger: %v", err)
+	}
+	// The half-close reaches the client: its reads end after the bytes.
+	got, err := io.ReadAll(c)
+	if err != nil || !strings.HasSuffix(string(got), "\r\n\r\nbytes") {
+		t.Fatalf("the client read %q, %v", got, err)
+	}
+	waitOpen(t, l, 1)
+	c.Close()
+	waitOpen(t, l, 0)
+}
