@@ -146,9 +146,9 @@ const writeWait = 2 * heartbeat
 
 // Bounds of the chat event streams a node holds open: each is a
 // goroutine, a socket and a subscription that every new message visits.
-// An address other than loopback holds at most MaxEventStreamsPerSource
-// of them, so that one client cannot take the others' places; loopback
-// (the operator's own clients, a reverse proxy on the node's host) is
+// A public address holds at most MaxEventStreamsPerSource of them, so
+// that one client cannot take the others' places; loopback, private and
+// link-local addresses (the operator's own clients, a reverse proxy) are
 // bounded by MaxEventStreams alone.
 const (
 	MaxEventStreams          = 20000

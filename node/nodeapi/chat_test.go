@@ -740,7 +740,7 @@ func TestChatEventsFilterAndErrors(t *testing.T) {
 		})
 	}
 
-	// An address other than loopback holds MaxEventStreamsPerSource
+	// A public address holds MaxEventStreamsPerSource
 	// streams (429 past it), the node MaxEventStreams (503 past it).
 	var held []string
 	for range nodeapi.MaxEventStreamsPerSource {

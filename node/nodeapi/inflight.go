@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
+
+	"github.com/latticenet/lattice/internal/run/httpserve"
 )
 
 // errNodeFull and errSourceFull say why an inflight limit refused a
@@ -19,11 +21,11 @@ var (
 // inflight bounds requests that hold something while they run (an event
 // stream's goroutine and socket, a proof-of-work search's turn, a request
 // for offers): at most total at once on the node, and at most perSource
-// of them from one address other than loopback. Loopback is the
-// operator's own clients or a reverse proxy on the node's host, which
-// carries every user's requests: it is bounded by total alone. An address
-// is one IP: an IPv6 client holds a /64 and more, but a node has no way to
-// tell its users apart within one either, and total bounds them all.
+// of them from one public address (an IPv4 address or an IPv6 /64, as
+// httpserve.AddressKey counts them). Loopback, private and link-local
+// addresses (httpserve.Spared) are the operator's own clients and the
+// reverse proxies that carry every user's requests from one address:
+// they are bounded by total alone.
 type inflight struct {
 	total, perSource int
 	// The refusals admit answers: Retry-After, in seconds, and the
@@ -60,12 +62,17 @@ func (l *inflight) admit(w http.ResponseWriter, r *http.Request) (release func()
 // it), or answers errNodeFull or errSourceFull; release uncounts it and
 // may be called more than once.
 func (l *inflight) acquire(source string) (release func(), err error) {
+	ip := net.ParseIP(source)
+	spared := httpserve.Spared(ip)
+	if !spared {
+		source = httpserve.AddressKey(ip)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.all >= l.total:
 		return nil, fmt.Errorf("%w: %d at once", errNodeFull, l.all)
-	case l.by[source] >= l.perSource && !isLoopback(source):
+	case l.by[source] >= l.perSource && !spared:
 		return nil, fmt.Errorf("%w: %d at once", errSourceFull, l.by[source])
 	}
 	l.by[source]++
@@ -89,11 +96,6 @@ func (l *inflight) held() (all, sources int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.all, len(l.by)
-}
-
-func isLoopback(source string) bool {
-	ip := net.ParseIP(source)
-	return ip != nil && ip.IsLoopback()
 }
 
 // source is the network address a request comes from, for its limits.

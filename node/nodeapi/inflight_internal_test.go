@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestInflight: an address other than loopback holds at most perSource,
-// loopback as many as the node's bound, the node at most total in all; a
+// TestInflight: a public address (an IPv6 /64) holds at most perSource,
+// loopback, private and link-local ones as many as the node's bound, the node at most total in all; a
 // release makes room again, and a second release of one changes nothing.
 func TestInflight(t *testing.T) {
 	for _, tc := range []struct{ total, perSource int }{
@@ -45,7 +45,20 @@ func TestInflight(t *testing.T) {
 			if err := acquire("192.0.2.7"); !errors.Is(err, errSourceFull) {
 				t.Fatalf("a second release made room: %v", err)
 			}
-			for _, lo := range []string{"127.0.0.1", "::1", "127.0.0.2"} {
+			// An IPv6 address counts by its /64: another in the same
+			// /64 shares the first's bound.
+			for i := 1; i < tc.perSource; i++ {
+				if err := acquire("2001:db8::99"); err != nil {
+					t.Fatalf("request %d of the /64: %v", i, err)
+				}
+			}
+			if err := acquire("2001:db8::1:2"); !errors.Is(err, errSourceFull) {
+				t.Fatalf("one past the /64's bound: %v", err)
+			}
+			if err := acquire("2001:db8:0:1::7"); err != nil {
+				t.Fatalf("another /64: %v", err)
+			}
+			for _, lo := range []string{"127.0.0.1", "::1", "127.0.0.2", "10.9.9.9", "192.168.0.1", "fd00::1", "fe80::1"} {
 				for i := range 2 * tc.perSource {
 					if err := acquire(lo); err != nil {
 						t.Fatalf("request %d from %s: %v", i, lo, err)

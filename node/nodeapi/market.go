@@ -17,8 +17,8 @@ func (s *Server) providers(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ps)
 }
 
-// MaxOfferRequestsPerSource bounds the POST /lease/request one address
-// other than loopback has open at once. The market service answers at
+// MaxOfferRequestsPerSource bounds the POST /lease/request one public
+// address has open at once. The market service answers at
 // most 8 at a time on the node; without this, one client asking 8 times
 // over would have the others refused for as long as it kept asking.
 const MaxOfferRequestsPerSource = 2

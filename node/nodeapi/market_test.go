@@ -215,7 +215,7 @@ func TestMarketNoProviders(t *testing.T) {
 		}
 	}
 
-	// An address other than loopback has MaxOfferRequestsPerSource open
+	// A public address has MaxOfferRequestsPerSource open
 	// at once; others and loopback are not held up by it.
 	var held []string
 	for range nodeapi.MaxOfferRequestsPerSource {

@@ -627,7 +627,7 @@ func (s *Server) recent(w http.ResponseWriter, r *http.Request) {
 
 // Bounds of POST /pow: the node runs one search at a time, and holds at
 // most MaxPoWWaiting requests searching or waiting for their turn, one of
-// them from each address other than loopback. Without the second bound a
+// them from each public address. Without the second bound a
 // client that keeps a few requests queued would hold the node's one
 // search for as long as it likes, and every other client would wait out
 // its 2 minutes.

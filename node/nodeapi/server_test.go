@@ -286,7 +286,7 @@ func TestPoW(t *testing.T) {
 		http.StatusBadRequest, "POST /pow (oversized body)")
 }
 
-// TestPoWTurns: an address other than loopback has one POST /pow
+// TestPoWTurns: an public address has one POST /pow
 // searching or waiting for its turn at a time (429 for a second), and the
 // node holds MaxPoWWaiting of them in all (503 past it, from loopback
 // too); a bad body is 400 before either limit is asked.

@@ -10,18 +10,22 @@ import (
 	"time"
 )
 
-// Bounds of the connections every server Serve runs holds open: at most
-// MaxConns in all, and at most MaxConnsPerAddress from one address other
-// than loopback. A connection is a socket, a goroutine and its buffers,
-// held for up to IdleTimeout between requests and for as long as a
-// stream lasts; without these a client that opens them faster than the
-// timeouts close them takes the server's file descriptors and memory
-// from everyone. Loopback is the operator's own clients, the benchmarks
-// and a reverse proxy on the host, which carries every user's
-// connections: it is bounded by MaxConns alone (the chat benchmark holds
-// 10,000 event streams; a node serves 20,000). MaxConnsPerAddress is far
-// above what one client's SDK opens (s5cmd's 256 workers, the AWS CLI's
-// 10) and a node's 16 event streams per address.
+// Bounds of the connections every server Serve runs holds open from the
+// public internet: at most MaxConnsPerAddress from one address (an IPv4
+// address, or an IPv6 /64, what one subscriber holds), and at most
+// MaxConns from all of them together. A connection is a socket, a
+// goroutine and its buffers, held for up to IdleTimeout between requests
+// and for as long as a stream lasts; without these one client that opens
+// them faster than the timeouts close them takes the server's file
+// descriptors and memory from everyone. MaxConnsPerAddress is far above
+// what one client's tools open (s5cmd's 256 workers, the AWS CLI's 10).
+//
+// Loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7) and
+// link-local addresses are spared both bounds: they are the operator's
+// own clients, health checks, benchmarks, and the reverse proxies and
+// load balancers that carry every user's connections from one address
+// (which should apply their own limits per client). Being spared the
+// total, they still get in while the internet's share is full.
 const (
 	MaxConns           = 32768
 	MaxConnsPerAddress = 1024
@@ -36,19 +40,24 @@ var refusal = func() []byte {
 		"Retry-After: 10\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 }()
 
-// connLimit is a listener that holds at most total connections, and
-// perAddr of them from one address other than loopback.
+// maxRefusing bounds the refused connections being closed gracefully at
+// once (refuse); past it they are closed at once.
+const maxRefusing = 256
+
+// connLimit is a listener that holds at most total connections from
+// addresses it does not spare, and perAddr of them from one.
 type connLimit struct {
 	net.Listener
 	total, perAddr int
 	log            *slog.Logger
-	// spared tells the addresses bounded by total alone: loopback.
-	spared func(host string) bool
+	// spared tells the addresses bounded by neither (Spared).
+	spared func(net.IP) bool
 
 	mu       sync.Mutex
-	all      int
-	by       map[string]int
+	all      int            // connections counted, from addresses not spared
+	by       map[string]int // the same, by address
 	lastWarn time.Time
+	refusing chan struct{} // a slot per refusal being closed gracefully
 }
 
 // LimitConns bounds ln's connections as Serve does (MaxConns,
@@ -59,59 +68,89 @@ func LimitConns(ln net.Listener, log *slog.Logger) net.Listener {
 }
 
 func limitConns(ln net.Listener, total, perAddr int, log *slog.Logger) *connLimit {
-	return &connLimit{Listener: ln, total: total, perAddr: perAddr, log: log, spared: isLoopback, by: map[string]int{}}
+	return &connLimit{Listener: ln, total: total, perAddr: perAddr, log: log, spared: Spared,
+		by: map[string]int{}, refusing: make(chan struct{}, maxRefusing)}
+}
+
+// Spared tells whether connections from ip are spared the bounds:
+// loopback, private and link-local addresses, and an address that is not
+// IP (a Unix socket's peer).
+func Spared(ip net.IP) bool {
+	return ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast()
 }
 
 // Accept returns the next connection within the bounds; one past them is
-// answered 503 and closed here, and the next is waited for.
+// answered 503 and closed (refuse), and the next is waited for.
 func (l *connLimit) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		host := addressOf(c.RemoteAddr())
-		if l.admit(host) {
-			return &limitedConn{Conn: c, l: l, host: host}, nil
+		ip := ipOf(c.RemoteAddr())
+		if l.spared(ip) {
+			return c, nil
 		}
-		// A fresh socket's buffer takes the answer at once; the deadline
-		// keeps a refusal from ever holding up the next Accept.
-		c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
-		c.Write(refusal)
-		c.Close()
+		key := AddressKey(ip)
+		if l.admit(key) {
+			return &limitedConn{Conn: c, l: l, key: key}, nil
+		}
+		l.refuse(c)
 	}
 }
 
-func (l *connLimit) admit(host string) bool {
+func (l *connLimit) admit(key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	full := l.all >= l.total
-	if !full && l.by[host] >= l.perAddr {
-		full = !l.spared(host)
+	if l.all < l.total && l.by[key] < l.perAddr {
+		l.by[key]++
+		l.all++
+		return true
 	}
-	if full {
-		if now := time.Now(); now.Sub(l.lastWarn) >= time.Minute {
-			l.lastWarn = now
-			l.log.Warn("refusing connections past the server's bounds (logged once a minute)", "remote", host,
-				"from_address", l.by[host], "open", l.all, "max_per_address", l.perAddr, "max", l.total)
-		}
-		return false
+	if now := time.Now(); now.Sub(l.lastWarn) >= time.Minute {
+		l.lastWarn = now
+		l.log.Warn("refusing connections past the server's bounds (logged once a minute)", "remote", key,
+			"from_address", l.by[key], "open", l.all, "max_per_address", l.perAddr, "max", l.total)
 	}
-	l.by[host]++
-	l.all++
-	return true
+	return false
 }
 
-func (l *connLimit) release(host string) {
+func (l *connLimit) release(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.by[host]--; l.by[host] <= 0 {
-		delete(l.by, host)
+	if l.by[key]--; l.by[key] <= 0 {
+		delete(l.by, key)
 	}
 	l.all--
 }
 
-// open is how many connections are held, in all and from how many
+// refuse answers c 503 and closes it. Closing a socket with a request
+// still unread in it makes the kernel send a reset, which can reach the
+// client before the answer does, so the answer is followed by a
+// half-close and whatever the client sends is read for up to a second
+// before the close, off the accepting goroutine; past maxRefusing such
+// refusals at once, c is closed at once.
+func (l *connLimit) refuse(c net.Conn) {
+	c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond)) // a fresh socket's buffer takes it at once
+	c.Write(refusal)
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.refusing }()
+		defer c.Close()
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		}
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+	}()
+}
+
+// open is how many connections are counted, in all and from how many
 // addresses.
 func (l *connLimit) open() (all, addrs int) {
 	l.mu.Lock()
@@ -124,12 +163,12 @@ func (l *connLimit) open() (all, addrs int) {
 type limitedConn struct {
 	net.Conn
 	l    *connLimit
-	host string
+	key  string
 	once sync.Once
 }
 
 func (c *limitedConn) Close() error {
-	c.once.Do(func() { c.l.release(c.host) })
+	c.once.Do(func() { c.l.release(c.key) })
 	return c.Conn.Close()
 }
 
@@ -159,19 +198,26 @@ func (c *limitedConn) SetLinger(sec int) error {
 	return errors.ErrUnsupported
 }
 
-func isLoopback(host string) bool {
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// addressOf is a remote address's IP, as the bounds count it.
-func addressOf(a net.Addr) string {
-	if t, ok := a.(*net.TCPAddr); ok {
-		return t.IP.String()
+// ipOf is a remote address's IP, nil when it has none.
+func ipOf(a net.Addr) net.IP {
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		return a.IP
+	case nil:
+		return nil
 	}
 	host, _, err := net.SplitHostPort(a.String())
 	if err != nil {
-		return a.String()
+		return nil
 	}
-	return host
+	return net.ParseIP(host)
+}
+
+// AddressKey is what a bound per address counts ip as: an IPv4 address,
+// or an IPv6 address's /64.
+func AddressKey(ip net.IP) string {
+	if ip4 := ip.To4(); ip4 != nil {
+		return ip4.String()
+	}
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }

@@ -7,28 +7,29 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// limitedServer serves ok on a loopback listener bounded by total and
-// perAddr; spareLoopback false counts loopback like any address, as a
-// test on loopback needs.
-func limitedServer(t *testing.T, total, perAddr int, spareLoopback bool, h http.Handler) (*connLimit, string) {
+// limitedServer serves h on a loopback listener bounded by total and
+// perAddr, sparing what spared does (none: a test on loopback counts it
+// like any address).
+func limitedServer(t *testing.T, total, perAddr int, spared func(net.IP) bool, h http.Handler) (*connLimit, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := limitConns(ln, total, perAddr, slog.New(slog.DiscardHandler))
-	if !spareLoopback {
-		l.spared = func(string) bool { return false }
-	}
+	l.spared = spared
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 	return l, ln.Addr().String()
 }
+
+func none(net.IP) bool { return false }
 
 var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 
@@ -99,7 +100,7 @@ func waitOpen(t *testing.T, l *connLimit, want int) {
 // next is answered 503 with Retry-After and closed, and nothing of it
 // stays counted; once one closes, a new one is served.
 func TestConnLimitPerAddress(t *testing.T) {
-	l, addr := limitedServer(t, 100, 2, false, ok)
+	l, addr := limitedServer(t, 100, 2, none, ok)
 	held := hold(t, addr, 2)
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -107,6 +108,10 @@ func TestConnLimitPerAddress(t *testing.T) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(5 * time.Second))
+	// A client that has sent its request, and part of a body, reads the
+	// answer (the refusal half-closes and drains, so that unread bytes
+	// do not turn the close into a reset that could overtake it).
+	io.WriteString(c, "PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"+strings.Repeat("x", 30000))
 	res, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatalf("the refused connection's answer: %v", err)
@@ -127,10 +132,11 @@ func TestConnLimitPerAddress(t *testing.T) {
 	waitOpen(t, l, 1)
 }
 
-// TestConnLimitTotal: loopback is spared the bound per address, not the
-// server's.
+// TestConnLimitTotal: the addresses not spared hold total connections
+// together; a spared address still gets in, and is not counted.
 func TestConnLimitTotal(t *testing.T) {
-	l, addr := limitedServer(t, 5, 2, true, ok)
+	var spare atomic.Bool
+	l, addr := limitedServer(t, 5, 10, func(net.IP) bool { return spare.Load() }, ok)
 	hold(t, addr, 5)
 	waitOpen(t, l, 5)
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -142,6 +148,52 @@ func TestConnLimitTotal(t *testing.T) {
 	if res, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || res.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("one past the server's bound: %v %v", res, err)
 	}
+	spare.Store(true)
+	hold(t, addr, 3)
+	waitOpen(t, l, 5)
+}
+
+func TestSpared(t *testing.T) {
+	for _, tc := range []struct {
+		ip    string
+		spare bool
+	}{
+		{"127.0.0.1", true}, {"127.3.4.5", true}, {"::1", true},
+		{"10.0.0.11", true}, {"172.16.0.1", true}, {"192.168.1.20", true}, {"fd00::5", true},
+		{"169.254.0.1", true}, {"fe80::1", true},
+		{"8.8.8.8", false}, {"100.64.0.1", false}, {"172.32.0.1", false}, {"2001:db8::1", false}, {"::ffff:8.8.8.8", false},
+	} {
+		if got := Spared(net.ParseIP(tc.ip)); got != tc.spare {
+			t.Errorf("Spared(%s) = %v, want %v", tc.ip, got, tc.spare)
+		}
+	}
+	if !Spared(nil) {
+		t.Error("an address that is not IP is not spared")
+	}
+}
+
+// TestAddressKey: IPv4 addresses count one by one (mapped into IPv6 or
+// not), IPv6 ones by their /64.
+func TestAddressKey(t *testing.T) {
+	for _, tc := range []struct{ a, b string }{
+		{"203.0.113.7", "::ffff:203.0.113.7"},
+		{"2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff"},
+	} {
+		if ka, kb := AddressKey(net.ParseIP(tc.a)), AddressKey(net.ParseIP(tc.b)); ka != kb {
+			t.Errorf("%s counts as %s, %s as %s: want one address", tc.a, ka, tc.b, kb)
+		}
+	}
+	for _, tc := range []struct{ a, b string }{
+		{"203.0.113.7", "203.0.113.8"},
+		{"2001:db8:1:2::1", "2001:db8:1:3::1"},
+	} {
+		if ka, kb := AddressKey(net.ParseIP(tc.a)), AddressKey(net.ParseIP(tc.b)); ka == kb {
+			t.Errorf("%s and %s both count as %s: want two addresses", tc.a, tc.b, ka)
+		}
+	}
+	if ipOf(nil) != nil {
+		t.Error("ipOf(nil) is not nil")
+	}
 }
 
 // TestConnLimitHijacked: a connection a handler takes over counts until
@@ -149,7 +201,7 @@ func TestConnLimitTotal(t *testing.T) {
 // does, through the bound's wrapper.
 func TestConnLimitHijacked(t *testing.T) {
 	halfClosed := make(chan error, 1)
-	l, addr := limitedServer(t, 10, 10, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	l, addr := limitedServer(t, 10, 10, none, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, buf, err := http.NewResponseController(w).Hijack()
 		if err != nil {
 			halfClosed <- err
