@@ -23,8 +23,11 @@ func PrefixEnd(prefix []byte) []byte {
 }
 
 // Prefix returns iterator options that bound an iterator to the keys that
-// start with prefix.
+// start with prefix (every key, for an empty one).
 func Prefix(prefix []byte) *pebble.IterOptions {
+	if len(prefix) == 0 {
+		return &pebble.IterOptions{} // Pebble takes no empty bound
+	}
 	return &pebble.IterOptions{LowerBound: prefix, UpperBound: PrefixEnd(prefix)}
 }
 
