@@ -2,6 +2,7 @@ package cdnapi_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -74,5 +75,44 @@ func TestAnotherAccountsPublicBucket(t *testing.T) {
 	}
 	if status, _, body := a.get(own.CNAME, "/plain"); status != http.StatusOK || body != "secret plain" {
 		t.Errorf("bob's own deployment of his private bucket: %d %q", status, body)
+	}
+}
+
+// TestDisabledKeyAtOrigin: while the SSE-KMS key of an object is disabled,
+// its owner's deployment answers 403, saying so (not 500, nor the body),
+// and the refusal is not cached: once the key is enabled again the object
+// is served.
+func TestDisabledKeyAtOrigin(t *testing.T) {
+	a := newAPI(t, options{private: true, fastPath: true})
+	keys, err := a.objects.OpenKMS(bytes.Repeat([]byte{1}, 32), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := a.objects.CreateBucket("bob", "bob-vault", "", t0); err != nil {
+		t.Fatal(err)
+	}
+	k, err := keys.Create(ctx, "bob", "cdn", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.objects.Put(ctx, "bob", "bob-vault", "locked", strings.NewReader("secret locked"),
+		cloudstore.PutOptions{Now: t0, Max: 100, Encrypt: &cloudstore.SSE{Mode: cloudstore.SSEKMS, KMSKey: k.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	d := a.create(a.bob, "vault", "s3://bob-vault")
+	if _, err := keys.SetEnabled(ctx, "bob", k.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the refusal is not stored: asked again, the origin answers again
+		if status, _, body := a.get(d.CNAME, "/locked"); status != http.StatusForbidden || !strings.Contains(body, "key is disabled") || strings.Contains(body, "secret") {
+			t.Fatalf("GET /locked under a disabled key: %d %q, want 403", status, body)
+		}
+	}
+	if _, err := keys.SetEnabled(ctx, "bob", k.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := a.get(d.CNAME, "/locked"); status != http.StatusOK || body != "secret locked" {
+		t.Fatalf("GET /locked once the key is enabled: %d %q", status, body)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/latticenet/lattice/cloud/cdn/cdnrules"
 	"github.com/latticenet/lattice/cloud/cdn/cdnstore"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/kms"
 )
 
 // errPrivateOrigin is the dial error for an origin address the edge may
@@ -172,6 +173,11 @@ func bucketResponse(st Buckets, d cdnstore.Deployment, o cdnrules.Origin, urlPat
 	obj, body, err := st.OpenObject(cloudstore.KMSRequester(context.Background(), d.Account), owner, o.Bucket, key)
 	if errors.Is(err, cloudstore.ErrNotFound) || errors.Is(err, cloudstore.ErrKMSAccess) {
 		return textResponse(http.StatusNotFound, "not found\n", at)
+	}
+	if errors.Is(err, kms.ErrDisabled) {
+		// The owner disabled the object's key: refused, not stored (403
+		// is not cacheable by default), until the owner enables it.
+		return textResponse(http.StatusForbidden, "the object's encryption key is disabled\n", at)
 	}
 	if err != nil {
 		return textResponse(http.StatusInternalServerError, "reading the origin bucket failed\n", at)
