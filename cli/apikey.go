@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/latticenet/lattice/cloud/cloudclient"
@@ -103,7 +102,7 @@ signed with it fail from then on. Needs an admin --api-key.`, `  lattice cloud a
 		fmt.Fprintf(e.stderr, "API key %s for account %s created; the secret above is shown only once\n", k.ID, k.Account)
 	case "list":
 		var all []any
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		tw := table(e.stdout)
 		if !*asJSON {
 			fmt.Fprintln(tw, "ID\tACCOUNT\tNAME\tPREFIX\tCREATED\tSTATE")
 		}

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/latticenet/lattice/internal/bench/blockload"
@@ -140,7 +139,7 @@ event at the other, and the memory of many open event streams.`, `  lattice benc
 		return printJSON(e.stdout, r)
 	}
 	fmt.Fprintf(e.stdout, "2 nodes on loopback, %d messages, %d timed deliveries, %d subscribers per round, %d cpus\n\n", *messages, *latency, *subs, runtime.NumCPU())
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tableRight(e.stdout)
 	fmt.Fprintln(tw, "round\taccepted msgs/s\tdelivery p50 ms\tp99 ms\tsubscribers\tdelivered\theap+stack B/sub\t")
 	row := func(name string, rd chatbench.Round) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%d\t%d\t%.0f\t\n", name, rd.AcceptedPerSec, rd.LatencyP50ms, rd.LatencyP99ms,
@@ -201,7 +200,7 @@ cache directory.`, `  lattice bench compute
 		r.Accel, *execs, runtime.NumCPU(), r.ImageBuildS)
 	for _, img := range r.Images {
 		fmt.Fprintf(e.stdout, "\n%s (image ready in %.2f s: built, or found in the cache)\n", img.Image, img.PrepareS)
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+		tw := tableRight(e.stdout)
 		ssh := img.Median.SSHReadyS > 0
 		head := "round\tcreate → exec-ready s\tbare qemu boot s\tratio\texec p50 ms\texec p99 ms\t"
 		if ssh {
@@ -263,7 +262,7 @@ bench compute does.`, "  lattice bench provider\n  lattice bench provider --roun
 		return printJSON(e.stdout, r)
 	}
 	fmt.Fprintf(e.stdout, "%d leases, %d execs, %d MiB each way per tunnel, %d cpus; MB/s up / down\n", r.Leases, r.Execs, r.MiB, runtime.NumCPU())
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tableRight(e.stdout)
 	fmt.Fprintln(tw, "round\tlease → exec-ready p50 s\tmax s\texec via node 1 p50 ms\tp99 ms\tlocal\tdirect\tratio\trelayed\tratio\t")
 	row := func(name string, rd providerbench.Round) {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f / %.1f\t%.1f / %.1f\t%.2f\t%.1f / %.1f\t%.2f\t\n", name, rd.ReadyP50s, rd.ReadyMaxS,
@@ -335,7 +334,7 @@ diagnosis); how fast forks are decided; and how fast a fresh node syncs.`, `  la
 	}
 	fmt.Fprintf(e.stdout, "3 nodes on loopback, %d blocks confirmed, %d forks, %d blocks synced per round, %d cpus\n", *blocks, *forks, *syncBlocks, runtime.NumCPU())
 	fmt.Fprintf(e.stdout, "blocks posted over HTTP (one per request, %d in flight, load generator %s), and handed to the engine in process\n\n", *conc, loadPlace(r.LoadGenerator))
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tableRight(e.stdout)
 	// "alone": the lone node's blocks/s; "confirmed": confirmed on three.
 	fmt.Fprintln(tw, "round\tHTTP alone\tHTTP confirmed\tHTTP ratio\tin-process alone\tin-process confirmed\tin-process ratio\tfork p50 ms\tfork p99 ms\tsync s\tsync blocks/s\t")
 	row := func(name string, rd netbench.Round) {
@@ -386,7 +385,7 @@ provider's accept confirmed on all three.`, `  lattice bench lease
 	}
 	fmt.Fprintf(e.stdout, "%d sends and %d lease blocks through one node over HTTP (%d in flight); %d leases timed to their accept confirmed on 3 nodes; %d cpus\n\n",
 		*blocks, *blocks, *conc, *leases, runtime.NumCPU())
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tableRight(e.stdout)
 	fmt.Fprintln(tw, "round\tsends/s\tleases/s\tratio\taccept p50 ms\taccept p99 ms\t")
 	row := func(name string, rd leasebench.Round) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t\n", name, rd.SendsPerSec, rd.LeasesPerSec, rd.Ratio, rd.AcceptP50ms, rd.AcceptP99ms)
@@ -452,7 +451,7 @@ signatures.`, `  lattice bench ledger
 	}
 	fmt.Fprintf(e.stdout, "cpus %d, accounts %d, %d blocks per phase, HTTP concurrency %d (load generator %s), in-process concurrency %d\n\n",
 		r.CPUs, r.Accounts, *blocks, r.Concurrency, loadPlace(r.LoadGenerator), r.InProcConc)
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tableRight(e.stdout)
 	fmt.Fprintln(tw, "round\tverify/s\tHTTP blocks/s\tp50 ms\tp99 ms\tHTTP/verify\tin-process blocks/s\tp50 ms\tp99 ms\tin-process/verify\t")
 	for i, rd := range r.Rounds {
 		fmt.Fprintf(tw, "%d\t%.0f..%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.0f\t%.2f\t%.2f\t%.2f\t\n", i+1,
@@ -671,7 +670,7 @@ func printS3Report(w io.Writer, r s3bench.Report) {
 			unit = "MiB/s"
 		}
 		fmt.Fprintf(w, "\n%s (%s)\n", name, unit)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		tw := tableRight(w)
 		head := "round\t"
 		for _, t := range r.Targets {
 			head += t.Name + "\tp50 ms\tp99 ms\tcores\tothers\t"
@@ -729,7 +728,7 @@ func printS3Report(w io.Writer, r s3bench.Report) {
 	}
 	for _, ra := range r.Ratios {
 		fmt.Fprintf(w, "\n%s / %s (median rates; per-round range)\n", ra.Of, ra.To)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		tw := tableRight(w)
 		for _, name := range r.Phases {
 			med, ok := ra.Median[name]
 			if !ok {
@@ -815,7 +814,7 @@ Needs the Debian packages nsd, pdns-server, pdns-backend-bind and dnsperf.`, `  
 	}
 	fmt.Fprintf(e.stdout, "one zone of %d hosts, dnsperf -c %d for %s per server per round, %d server threads, %d cpus\n\n",
 		r.Hosts, r.Clients, *duration, r.ServerCores, runtime.NumCPU())
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tableRight(e.stdout)
 	fmt.Fprintln(tw, "round\tlattice q/s\tnsd q/s\tpowerdns q/s\tlattice/nsd\tlattice/powerdns\tlattice ms\tnsd ms\tpowerdns ms\t")
 	row := func(name string, x dnsbench.Round) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.2f\t%.2f\t%.3f\t%.3f\t%.3f\t\n", name, x.Lattice.QPS, x.NSD.QPS, x.PDNS.QPS,
@@ -872,7 +871,7 @@ packages nginx and wrk.`, `  lattice bench cdn
 	}
 	fmt.Fprintf(e.stdout, "%d objects of %s, cache hits only, wrk -t %d -c %d for %gs per server per round, %d server cores, %s, %d cpus\n\n",
 		r.Objects, sizeString(r.ObjectSize), r.Threads, r.Connections, r.DurationS, r.ServerCores, r.NGINXVersion, runtime.NumCPU())
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tableRight(e.stdout)
 	fmt.Fprintln(tw, "round\tlattice req/s\tnginx req/s\tlattice/nginx\tlattice p50 ms\tp99 ms\tnginx p50 ms\tp99 ms\t")
 	row := func(name string, x cdnbench.Round) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", name, x.Lattice.RequestsPerSec, x.NGINX.RequestsPerSec,

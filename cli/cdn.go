@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/latticenet/lattice/cloud/cdn/cdnrules"
 	"github.com/latticenet/lattice/cloud/cloudclient"
@@ -203,7 +202,7 @@ private or public, or another account's public bucket.`, `  lattice cdn create s
 		return printJSON(e.stdout, d)
 	}
 	fmt.Fprintf(e.stdout, "deployment %s created (id %s)\n", d.Name, d.ID)
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintf(tw, "origin:\t%s\nanswers at:\t%s\ndefault ttl:\t%ds\n", d.Origin, d.CNAME, d.DefaultTTL)
 	if err := tw.Flush(); err != nil {
 		return err
@@ -238,7 +237,7 @@ default TTL and creation time.`, `  lattice cdn ls
 		fmt.Fprintln(e.stderr, "no deployments yet: create one with `lattice cdn create site --origin s3://BUCKET`")
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "NAME\tID\tORIGIN\tCNAME\tTTL\tCREATED")
 	for _, d := range all {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", d.Name, d.ID, d.Origin, d.CNAME, d.DefaultTTL, localTime(d.CreatedAt))
@@ -276,7 +275,7 @@ what is cached.`, `  lattice cdn show site
 	if *f.json {
 		return printJSON(e.stdout, deploymentView{d, nonNil(doms), st})
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintf(tw, "name:\t%s\nid:\t%s\norigin:\t%s\ncname:\t%s\ndefault ttl:\t%ds\ncreated:\t%s\n",
 		d.Name, d.ID, d.Origin, d.CNAME, d.DefaultTTL, localTime(d.CreatedAt))
 	if err := tw.Flush(); err != nil {
@@ -308,7 +307,7 @@ func zoneNames(ctx context.Context, c *cloudclient.Client, doms []cloudwire.Doma
 
 // domainTable prints domains as a table; zones names their zones.
 func domainTable(w io.Writer, doms []cloudwire.Domain, zones map[string]string) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := table(w)
 	fmt.Fprintln(tw, "DOMAIN\tTYPE\tSTATUS\tDNS")
 	for _, d := range doms {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Name, d.Type, d.Status, domainDNS(d, zones))
@@ -337,7 +336,7 @@ func statsTable(w io.Writer, s cloudwire.CDNStats) error {
 		_, err := fmt.Fprintln(w, "no edge figures: the platform runs no CDN edge")
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := table(w)
 	fmt.Fprintf(tw, "edge since:\t%s\n", localTime(s.Since))
 	fmt.Fprintf(tw, "requests:\t%d (%d hits, %d stale, %d misses; hit ratio %.1f%%)\n", s.Requests, s.Hits, s.Stale, s.Misses, 100*s.HitRatio)
 	fmt.Fprintf(tw, "served:\t%s\n", humanBytes(s.BytesServed))

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -722,7 +721,7 @@ runs `+"`lattice directory register`"+`; messages to it wait on their senders' n
 	if reg.NodePeer == s.info.PeerID {
 		where = "  (the node at " + *cf.node + ")"
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintf(tw, "account\t%s\n", reg.Account)
 	fmt.Fprintf(tw, "node peer\t%s%s\n", reg.NodePeer, where)
 	fmt.Fprintf(tw, "registered\t%s\n", when(reg.Timestamp, nowMS()))

@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -344,7 +343,7 @@ func writeFileExcl(path string, data []byte, mode os.FileMode) error {
 
 // vmTable prints a VM's fields.
 func vmTable(e *env, v cloudwire.VM) error {
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintf(tw, "name:\t%s\nid:\t%s\nstatus:\t%s\n", v.Name, v.ID, v.Status)
 	if v.StatusReason != "" {
 		fmt.Fprintf(tw, "reason:\t%s\n", v.StatusReason)
@@ -403,7 +402,7 @@ address of those running with one.`, `  lattice compute ls
 		fmt.Fprintln(e.stderr, "no VMs yet: create one with `lattice compute create web`")
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "NAME\tID\tSTATUS\tIMAGE\tVCPUS\tMEMORY\tDISK\tSSH")
 	for _, v := range all {
 		sshAddr := "-"
@@ -660,7 +659,7 @@ packages the first time a VM needs one.`, `  lattice compute images
 	if *f.json {
 		return printJSON(e.stdout, nonNil(imgs))
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "IMAGE\tMIN DISK\tSSH\tDESCRIPTION")
 	for _, img := range imgs {
 		fmt.Fprintf(tw, "%s\t%d GB\t%v\t%s\n", img.Name, img.MinDiskGB, img.SSH, img.Description)
@@ -687,7 +686,7 @@ account's quota.`, `  lattice compute usage
 	if *f.json {
 		return printJSON(e.stdout, u)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "\tUSED\tQUOTA")
 	fmt.Fprintf(tw, "VMs\t%d\t%d\nvCPUs\t%d\t%d\nmemory\t%d MB\t%d MB\ndisk\t%d GB\t%d GB\n", u.Used.VMs, u.Quota.VMs,
 		u.Used.VCPUs, u.Quota.VCPUs, u.Used.MemoryMB, u.Quota.MemoryMB, u.Used.DiskGB, u.Quota.DiskGB)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/latticenet/lattice/cloud/cloudclient"
 	"github.com/latticenet/lattice/cloud/cloudwire"
@@ -216,7 +215,7 @@ Lists your DNS zones: name, ID, serial and record count.`, `  lattice dns zone l
 		fmt.Fprintln(e.stderr, "no zones yet: create one with `lattice dns zone create example.com`")
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "NAME\tID\tSERIAL\tRECORDS\tCREATED")
 	for _, z := range all {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", z.Name, z.ID, z.Serial, z.Records, localTime(z.CreatedAt))
@@ -399,7 +398,7 @@ Lists a zone's records: ID, name, type, TTL and data.`, `  lattice dns record ls
 		fmt.Fprintf(e.stderr, "no records match in zone %s\n", z.Name)
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "ID\tNAME\tTYPE\tTTL\tDATA")
 	for _, r := range all {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.ID, r.Name, r.Type, r.TTL, recordData(r))

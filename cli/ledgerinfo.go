@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
@@ -99,8 +98,6 @@ func ledgerSession(ctx context.Context, e *env, name, usage, about, examples, op
 	s, err := cf.connect(ctx, false)
 	return s, addr, err
 }
-
-func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
 
 func runLedgerInfo(ctx context.Context, e *env, args []string) error {
 	s, _, err := ledgerSession(ctx, e, "info", "ledger info [flags]", "Shows the node you use: its software version, the network it is on, its own account (which votes when it has weight), its peer ID and addresses, and how long it has run.",

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/latticenet/lattice/internal/run/durablefile"
 )
@@ -272,7 +271,7 @@ func runProfile(_ context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "no profiles in %s: `lattice dev` writes one\n", path)
 			return nil
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		tw := table(e.stdout)
 		fmt.Fprintln(tw, "\tNAME\tNODE\tAPI")
 		for _, n := range names {
 			mark := ""

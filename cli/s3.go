@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/latticenet/lattice/cloud/cloudclient"
@@ -415,7 +414,7 @@ and folders one level under the prefix (--recursive: every key under it).`, `  l
 		fmt.Fprintln(e.stderr, "no buckets yet: make one with `lattice s3 mb NAME`")
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "NAME\tOBJECTS\tSIZE\tACCESS\tCREATED")
 	for _, b := range all {
 		access := "private"
@@ -532,7 +531,7 @@ Shows the bytes and objects your account stores, in total and per bucket.`, `  l
 	if *f.json {
 		return printJSON(e.stdout, u)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "BUCKET\tOBJECTS\tSIZE")
 	for _, b := range u.BucketsUsage {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", b.Name, b.ObjectCount, humanBytes(b.SizeBytes))

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/latticenet/lattice/cloud/cloudwire"
 )
@@ -93,7 +92,7 @@ Lists a bucket's lifecycle rules.`, `  lattice s3 lifecycle ls logs
 		fmt.Fprintf(e.stdout, "no lifecycle rules on s3://%s: add one with `lattice s3 lifecycle add %s --expire-days N`\n", p.bucket, p.bucket)
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "ID\tPREFIX\tEXPIRE DAYS\tCREATED")
 	for _, r := range rules {
 		prefix := r.Prefix
@@ -201,7 +200,7 @@ the change (the REST API, the S3 endpoint, the lifecycle sweeper).`, `  lattice 
 		fmt.Fprintf(e.stdout, "no events on page %d of s3://%s (%d in all)\n", *page, p.bucket, l.Meta.Total)
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "ID\tTIME\tEVENT\tDETAIL")
 	for _, ev := range l.Data {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", ev.ID, localTime(ev.Time), ev.Type, eventDetail(ev))
@@ -280,7 +279,7 @@ over the last --hours hours, with its size now; --hourly hour by hour,
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	switch {
 	case *hourly:
 		m, err := c.Metrics(ctx, p.bucket, *hours)

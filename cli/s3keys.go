@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/latticenet/lattice/cloud/cloudclient"
 	"github.com/latticenet/lattice/cloud/cloudwire"
@@ -120,7 +119,7 @@ creation time (never the secrets).`, `  lattice s3 keys list
 		fmt.Fprintln(e.stderr, "no S3 keys yet: make one with `lattice s3 keys create`")
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "ACCESS KEY ID\tNAME\tPERMISSIONS\tBUCKETS\tCREATED")
 	for _, k := range all {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.AccessKeyID, k.Name, k.Permissions, k.BucketScope, localTime(k.CreatedAt))

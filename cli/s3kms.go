@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/latticenet/lattice/cloud/cloudclient"
 	"github.com/latticenet/lattice/cloud/cloudwire"
@@ -113,7 +112,7 @@ Lists your account's keys: id, name, state, versions and creation time.`, `  lat
 		fmt.Fprintln(e.stderr, "no keys yet: make one with `lattice s3 kms create NAME` (SSE-KMS writes that name none make aws/s3)")
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tVERSIONS\tCREATED")
 	for _, k := range all {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", k.ID, k.Name, keyState(k), k.Versions, localTime(k.CreatedAt))
@@ -161,7 +160,7 @@ func runS3KMSKey(ctx context.Context, e *env, action string, args []string) erro
 	if *f.json {
 		return printJSON(e.stdout, k)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintf(tw, "ID\t%s\nARN\t%s\nNAME\t%s\nSTATE\t%s\nVERSIONS\t%d\nCREATED\t%s\n", k.ID, k.ARN, k.Name, keyState(k), k.Versions, localTime(k.CreatedAt))
 	if k.RotatedAt != "" {
 		fmt.Fprintf(tw, "ROTATED\t%s\n", localTime(k.RotatedAt))

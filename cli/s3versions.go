@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/latticenet/lattice/cloud/cloudclient"
 	"github.com/latticenet/lattice/cloud/cloudwire"
@@ -163,7 +162,7 @@ Download a version with the REST API's version_id (docs/cloud-api.md).`, `  latt
 		fmt.Fprintf(e.stdout, "no versions under %s\n", p)
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "KEY\tVERSION\tLATEST\tSIZE\tMODIFIED")
 	for _, v := range all {
 		latest, size := "", humanBytes(v.Size)

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
@@ -88,7 +87,7 @@ those of settled leases for a day.`, "  lattice vm list --node http://127.0.0.1:
 		fmt.Fprintf(e.stdout, "%s runs no VMs: only a provider's node does (lattice node --provider-key); name it with --node (lattice dev prints which node is the provider)\n", *cf.node)
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "LEASE\tSTATUS\tSIZE\tIMAGE\tENDS")
 	for _, v := range vms {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.LeaseHash, v.Status, vmSize(v.Resources), v.Image, msTime(v.EndsAt))

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
@@ -373,7 +372,7 @@ received: of ADDRESS, or --account, or by default the account of your key.`, `  
 		return printJSON(e.stdout, map[string]any{"address": addr, "balances": bal, "pending": pending})
 	}
 	fmt.Fprintf(e.stdout, "account %s\n", addr)
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tableRight(e.stdout)
 	for _, asset := range ledger.Assets {
 		amt, _ := ledger.ParseAmount(orZero(bal[asset.String()]))
 		fmt.Fprintf(tw, "%s\t%s\t\n", amt.Units(), asset)
@@ -646,7 +645,7 @@ account of your key.`, `  lattice chain
 	if *cf.json {
 		return printJSON(e.stdout, blocks)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := table(e.stdout)
 	fmt.Fprintln(tw, "#\tTYPE\tAMOUNT\tBALANCE\tTIME\tHASH\tCONFIRMED")
 	for i, b := range blocks {
 		amt := ""
@@ -706,7 +705,7 @@ whether it is confirmed.`, `  HASH=...    # a block hash: 64 hex digits, as `+"`
 // printBlock shows a block for a person: its set fields, one a line,
 // amounts in units with their asset, times as UTC dates.
 func printBlock(w io.Writer, b nodewire.Block) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := table(w)
 	line := func(name, v string) { fmt.Fprintf(tw, "%s\t%s\n", name, v) }
 	line("block", b.Hash.String())
 	line("type", b.Type.String())
