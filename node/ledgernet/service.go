@@ -124,7 +124,8 @@ type Service struct {
 	outBlocks   chan *ledger.Block // blocks of this node's own to gossip
 	held        *heldBlocks
 	waiting     *unchecked
-	fromNet     *hashSet // hashes that came from peers: not gossiped again
+	stateWaits  *stateWaits // the state-chain indices blocks in waiting wait for
+	fromNet     *hashSet    // hashes that came from peers: not gossiped again
 	votesIn     chan *consensus.Vote
 	frontiers   chan []ledger.Address
 	confirmed   chan confirmOutcome
@@ -180,6 +181,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		outBlocks:   make(chan *ledger.Block, 1<<14),
 		held:        newHeldBlocks(4096),
 		waiting:     newUnchecked(cfg.UncheckedBlocks, cfg.UncheckedBytes),
+		stateWaits:  newStateWaits(),
 		fromNet:     newHashSet(1 << 18),
 		votesIn:     make(chan *consensus.Vote, 8192),
 		frontiers:   make(chan []ledger.Address, 64),
@@ -209,6 +211,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	s.spawn(func() { s.electionLoop(ctx, sub) })
 	s.spawn(func() { s.syncLoop(ctx) })
 	s.spawn(func() { s.electUnconfirmed(ctx) })
+	s.spawn(func() { s.watchState(ctx) })
 	return s, nil
 }
 
@@ -485,7 +488,7 @@ func (s *Service) afterSubmit(ctx context.Context, in inBlock, err error) {
 	case errors.Is(err, ledger.ErrGapSource):
 		missing = in.b.Source
 	case errors.Is(err, ledger.ErrGapState):
-		s.awaitState(ctx, in)
+		s.awaitState(in)
 		return
 	case ledger.IsRule(err):
 		s.log.Debug("block from peer refused", "hash", in.b.Hash, "peer", in.from, "err", err)
@@ -531,61 +534,73 @@ func stateGap(i uint64) ledger.Hash {
 // names; the state chain's own sync brings it in seconds when it exists.
 const stateWait = 2 * time.Minute
 
+// stateTick is how often the state-chain indices that blocks wait for are
+// looked for.
+const stateTick = 250 * time.Millisecond
+
 // awaitState keeps a lease block that names a state-chain index this node
 // does not hold yet, and hands it back to the engine once the state chain
-// has it (one watcher per index).
-func (s *Service) awaitState(ctx context.Context, in inBlock) {
+// has it (watchState).
+func (s *Service) awaitState(in inBlock) {
 	i := in.b.StateChainIndex
 	key := stateGap(i)
 	s.log.Debug("block waits for a state-chain index", "hash", in.b.Hash, "index", i)
-	watching := s.waiting.waitsFor(key)
 	if s.waiting.add(in.b, key) != added {
 		return // never deadEnd: no state-chain index is lost
 	}
-	// The index may have come between the engine's answer and the add;
-	// the watcher only stops once it has, so a block added after it
-	// stopped is released here.
+	// The index may have come between the engine's answer and the add,
+	// and the watcher's look for it gone by: look again.
 	if g := s.n.Engine.Governance(); g != nil && hasState(g, i) {
-		var again []inBlock
-		for _, w := range s.waiting.releaseAll(key) {
-			again = append(again, inBlock{b: w, checked: true})
-		}
-		s.toIntakeLater(again)
+		s.releaseState(i)
 		return
 	}
-	if watching {
-		return
-	}
-	// The watcher outlives the caller's context (a sync round's): it ends
-	// with the service.
-	ctx = s.life
-	s.spawn(func() {
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		deadline := time.After(stateWait)
-		for {
+	s.stateWaits.watch(i, time.Now().Add(stateWait))
+}
+
+// watchState hands the blocks waiting for a state-chain index back to the
+// engine once the state chain has it, and drops them if it has not within
+// stateWait. One goroutine for every index: it sleeps while none is waited
+// for.
+func (s *Service) watchState(ctx context.Context) {
+	tick := time.NewTicker(stateTick)
+	defer tick.Stop()
+	for {
+		if s.stateWaits.len() == 0 {
 			select {
 			case <-ctx.Done():
 				return
-			case <-deadline:
-				if n := len(s.waiting.release(key)); n > 0 {
-					s.log.Warn("blocks dropped: the state-chain index they name never came", "index", i, "blocks", n)
-				}
-				return
-			case <-tick.C:
+			case <-s.stateWaits.wake:
 			}
-			if g := s.n.Engine.Governance(); g == nil || !hasState(g, i) {
-				continue
-			}
-			var again []inBlock
-			for _, w := range s.waiting.releaseAll(key) {
-				again = append(again, inBlock{b: w, checked: true})
-			}
-			s.log.Debug("state-chain index came: blocks released", "index", i, "blocks", len(again))
-			s.toIntakeLater(again)
-			return
 		}
-	})
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		g := s.n.Engine.Governance()
+		came, expired := s.stateWaits.due(time.Now(), func(i uint64) bool { return g != nil && hasState(g, i) })
+		for _, i := range came {
+			s.releaseState(i)
+		}
+		for _, i := range expired {
+			if n := len(s.waiting.release(stateGap(i))); n > 0 {
+				s.log.Warn("blocks dropped: the state-chain index they name never came", "index", i, "blocks", n)
+			}
+		}
+	}
+}
+
+// releaseState hands the blocks waiting for state-chain index i, and those
+// waiting for them, back to the engine.
+func (s *Service) releaseState(i uint64) {
+	var again []inBlock
+	for _, w := range s.waiting.releaseAll(stateGap(i)) {
+		again = append(again, inBlock{b: w, checked: true})
+	}
+	if len(again) > 0 {
+		s.log.Debug("state-chain index came: blocks released", "index", i, "blocks", len(again))
+		s.toIntakeLater(again)
+	}
 }
 
 // hasState reports whether g holds state-chain index i.
