@@ -480,7 +480,8 @@ func TestNodeConfig(t *testing.T) {
 	}
 	d1, d2, d3 := filepath.Join(dir, "d1"), filepath.Join(dir, "d2"), filepath.Join(dir, "d3")
 	conf := filepath.Join(dir, "node.json")
-	confJSON, _ := json.Marshal(map[string]string{"data": d1, "http": "127.0.0.1:0", "genesis": genesis, "log_level": "error"})
+	confJSON, _ := json.Marshal(map[string]string{"data": d1, "http": "127.0.0.1:0", "genesis": genesis, "log_level": "error",
+		"proxy_networks": "203.0.113.0/24, 2001:db8::7"})
 	if err := os.WriteFile(conf, confJSON, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -555,6 +556,8 @@ func TestNodeConfig(t *testing.T) {
 		{"bad clock skew", []string{"--data", d1, "--max-clock-skew", "soon"}, 2, "--max-clock-skew"},
 		{"bad clock skew in config", []string{"--config", write("skew.json", map[string]string{"data": d1, "max_clock_skew": "-1m"})}, 2, "--max-clock-skew"},
 		{"bad log level", []string{"--data", d1, "--log-level", "loud"}, 2, "log level"},
+		{"bad proxy network", []string{"--data", d1, "--proxy-networks", "203.0.113.0/24,proxy.example"}, 2, `--proxy-networks "proxy.example": want an address or a network such as 192.0.2.0/24`},
+		{"bad proxy network in config", []string{"--config", write("proxy.json", map[string]string{"data": d1, "proxy_networks": "198.51.100.0/33"})}, 2, `--proxy-networks "198.51.100.0/33"`},
 		{"no genesis for a new directory", []string{"--data", filepath.Join(dir, "empty"), "--http", "127.0.0.1:0"}, 1, "give a genesis file"},
 		{"genesis of another network", []string{"--data", d1, "--genesis", write("other.json", otherNetwork(t)), "--http", "127.0.0.1:0"}, 1, "holds network \"cfgnet\""},
 	} {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/latticenet/lattice/cloud/cdn/cdnstore"
 	"github.com/latticenet/lattice/cloud/compute/computerules"
 	"github.com/latticenet/lattice/cloud/platform"
+	"github.com/latticenet/lattice/internal/run/httpserve"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -76,7 +76,8 @@ Commands:
 	leaseImage := f.string("compute-lease-image", "LATTICE_COMPUTE_LEASE_IMAGE", "compute_lease_image", "debian-12", "with --compute-backend lease: the image the network's providers run (lattice node --vm-image), the one VMs may ask for")
 	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
 	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics at http://ADDR/metrics instead of at the REST API's GET /metrics")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, s3_access_log_interval, s3_website, s3_website_domain, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, compute_lease_node, compute_lease_key, compute_lease_image, public_url, metrics, log_level, log_format")
+	proxies := proxyNetworksFlag(f)
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, s3_access_log_interval, s3_website, s3_website_domain, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, compute_lease_node, compute_lease_key, compute_lease_image, public_url, metrics, proxy_networks, log_level, log_format")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -91,7 +92,11 @@ Commands:
 			return usageErr("--public-url %q: want http(s)://host[:port][/path]", *publicURL)
 		}
 	}
-	cfg := cloudConfig{Config: platform.Config{Dir: *data, API: *apiAddr, Metrics: *metricsAddr, PublicURL: *publicURL}}
+	spare, err := parseProxyNetworks(*proxies)
+	if err != nil {
+		return err
+	}
+	cfg := cloudConfig{Config: platform.Config{Dir: *data, API: *apiAddr, Metrics: *metricsAddr, PublicURL: *publicURL, Spare: spare}}
 	if err := storageFlags.apply(&cfg); err != nil {
 		return err
 	}
@@ -127,6 +132,7 @@ Commands:
 		return err
 	}
 	cfg.Logger = log
+	logProxies(log, spare)
 	p, cdn := newCloud(e, cfg)
 	defer p.Close()
 	if err := p.Listen(); err != nil {
@@ -345,20 +351,13 @@ func (d dnsFlags) apply(cfg *cloudConfig) error {
 		o.Notify = append(o.Notify, t)
 	}
 	for _, c := range splitList(*d.transferFrom) {
-		p, err := netip.ParsePrefix(c)
+		// The server compares IPv4 addresses unmapped, as ParseNetwork
+		// gives them.
+		p, err := httpserve.ParseNetwork(c)
 		if err != nil {
-			a, aerr := netip.ParseAddr(c)
-			if aerr != nil {
-				return usageErr("--dns-transfer-from %q: want an address or a network such as 192.0.2.0/24", c)
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
+			return usageErr("--dns-transfer-from %v", err)
 		}
-		if p.Addr().Is4In6() && p.Bits() >= 96 {
-			// ::ffff:192.0.2.53 is how an IPv4 client looks on an IPv6
-			// socket; the server compares IPv4 addresses unmapped.
-			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
-		}
-		o.TransferFrom = append(o.TransferFrom, p.Masked())
+		o.TransferFrom = append(o.TransferFrom, p)
 	}
 	cfg.DNS = o
 	return nil

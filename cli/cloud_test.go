@@ -447,15 +447,20 @@ func TestCloudPublicURL(t *testing.T) {
 	t.Setenv("LATTICE_API", "")
 	dir := filepath.Join(t.TempDir(), "cloud")
 	wantFail(t, run(t, "cloud", "--data", dir, "--api", "127.0.0.1:0", "--public-url", "storage.example.com"), 2, "--public-url")
+	wantFail(t, run(t, "cloud", "--data", dir, "--api", "127.0.0.1:0", "--proxy-networks", "lb.example"), 2, `--proxy-networks "lb.example": want an address`)
+	wantFail(t, run(t, "cloud", "--data", dir, "--api", "127.0.0.1:0", "--dns-transfer-from", "ns2.example"), 2, `--dns-transfer-from "ns2.example": want an address`)
 	if _, err := os.Stat(dir); err == nil {
 		t.Error("a usage error created the data directory")
 	}
-	s := startServer(t, cloudReady, "cloud", "--data", dir, "--api", "127.0.0.1:0", "--public-url", "https://storage.example.com/base")
+	s := startServer(t, cloudReady, "cloud", "--data", dir, "--api", "127.0.0.1:0", "--public-url", "https://storage.example.com/base", "--proxy-networks", "203.0.113.0/24")
 	data, err := os.ReadFile(filepath.Join(dir, "admin-api-key"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	admin := strings.TrimSpace(string(data))
+	if !strings.Contains(s.stderr.String(), `proxy networks spared the bounds per client address`) || !strings.Contains(s.stderr.String(), "203.0.113.0/24") {
+		t.Errorf("the start does not name the proxy networks:\n%s", s.stderr.String())
+	}
 	mustRun(t, "s3", "mb", "pub", "--api", s.url, "--api-key", admin)
 	r := mustRun(t, "s3", "presign", "s3://pub/a.txt", "--api", s.url, "--api-key", admin)
 	if !strings.HasPrefix(r.stdout, "https://storage.example.com/base/api/storage/buckets/pub/download/a.txt?token=") {

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
 
 	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/latticenet/lattice/internal/run/httpserve"
 )
 
 // splitList splits a comma-separated flag value, dropping empty items.
@@ -67,4 +70,28 @@ func offsetHostPort(addr string, i int) (string, error) {
 		return addr, nil
 	}
 	return net.JoinHostPort(host, strconv.Itoa(p+i)), nil
+}
+
+// proxyNetworksFlag adds --proxy-networks, which lattice node and lattice
+// cloud share.
+func proxyNetworksFlag(f *flags) *string {
+	return f.string("proxy-networks", "LATTICE_PROXY_NETWORKS", "proxy_networks", "",
+		"networks (CIDR or address, comma-separated) of your reverse proxies and load balancers on public addresses: spared the bounds per client address, as loopback and private addresses are (docs/operations.md)")
+}
+
+// parseProxyNetworks reads --proxy-networks.
+func parseProxyNetworks(v string) (httpserve.Spare, error) {
+	spare, err := httpserve.ParseSpare(splitList(v))
+	if err != nil {
+		return nil, usageErr("--proxy-networks %v", err)
+	}
+	return spare, nil
+}
+
+// logProxies says at start which networks --proxy-networks spares, so that
+// a mistyped prefix length (a /2 for a /24) is seen.
+func logProxies(log *slog.Logger, spare httpserve.Spare) {
+	if len(spare) > 0 {
+		log.Info("proxy networks spared the bounds per client address", "networks", fmt.Sprint(spare))
+	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/latticenet/lattice/node/leasenet"
 	"github.com/latticenet/lattice/node/ledgernet"
 	"github.com/latticenet/lattice/node/marketnet"
+	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/node/stack"
 	"github.com/latticenet/lattice/node/vmnet"
 	"github.com/latticenet/lattice/statechain"
@@ -604,7 +605,8 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	relay := f.boolean("relay", "LATTICE_RELAY", "relay", "relay for peers behind NAT (libp2p circuit relay v2); says this node is publicly reachable, so only on a node others can dial; see docs/operations.md")
 	reach := f.string("reachability", "LATTICE_REACHABILITY", "reachability", "auto", "auto: AutoNAT finds out whether peers can dial this node; private: it is behind NAT (it reserves a relay at once); public: they can")
 	reject := f.string("statechain-reject", "LATTICE_STATECHAIN_REJECT", "statechain_reject", "", "comma-separated hashes of state-chain blocks to drop after a conflict (docs/operations.md); never accepted, removed with what follows them")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, max_clock_skew, online_window, statechain_reject, provider_key, capacity, vm_image, vm_images, vm_accel, timekeeper_key, relay, reachability")
+	proxies := proxyNetworksFlag(f)
+	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, proxy_networks, max_clock_skew, online_window, statechain_reject, provider_key, capacity, vm_image, vm_images, vm_accel, timekeeper_key, relay, reachability")
 	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a block's timestamp may be from this node's clock: the API refuses a new block beyond it, the network holds an early one until its time")
 	window := f.string("online-window", "LATTICE_ONLINE_WINDOW", "online_window", "5m", "how long a representative counts as online after its latest vote (GET /node's quorum, /readyz); never changes the quorum")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
@@ -636,6 +638,10 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		return usageErr("--online-window %q: want a duration of at least 1s, like 5m", *window)
 	}
 	if err := checkMultiaddr("p2p", *p2pAddr); err != nil {
+		return err
+	}
+	spare, err := parseProxyNetworks(*proxies)
+	if err != nil {
 		return err
 	}
 	peers := splitList(*bootstrap)
@@ -686,6 +692,7 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		return err
 	}
 	log := base.With("service", "node")
+	logProxies(log, spare)
 	// The inputs are read first (reading creates nothing); then the
 	// listeners are bound, so that a port in use fails before the data
 	// directory or the node's keys are created.
@@ -713,6 +720,7 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 		Bootstrap:    peers,
 		Relay:        *relay,
 		Reachability: reachability,
+		API:          nodeapi.Options{Spare: spare},
 	}, gov, stack.Ledger(ledgernet.Config{Reps: reps, OnlineWindow: onlineWindow}), stack.Chat(chatnet.Config{}), mktMod, stack.Leases(lease, gov, mktMod),
 		stack.VMs(vmnet.Config{Image: *vmImage}, qemu.Config{ImageDir: *vmImages, Accel: *vmAccel}, mktMod))
 	defer st.Close()

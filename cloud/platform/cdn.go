@@ -42,6 +42,7 @@ type CDN struct {
 	storage *Storage
 	dns     *DNS
 	log     *slog.Logger
+	spare   httpserve.Spare
 	ln      net.Listener
 	store   *cdnstore.Store
 	edge    *cdnedge.Edge
@@ -62,7 +63,7 @@ func (c *CDN) Listen() (err error) {
 }
 
 func (c *CDN) Provision(p *Platform) error {
-	c.log = p.Logger().With("service", "cdn")
+	c.log, c.spare = p.Logger().With("service", "cdn"), p.Spare()
 	st, err := cdnstore.Open(filepath.Join(p.Dir(), "cdn"), cdnstore.Options{Domain: c.cfg.Domain, Logger: c.log})
 	if err != nil {
 		return err
@@ -102,7 +103,7 @@ func (c *CDN) Serve(ctx context.Context) error {
 	}
 	// Bounded underneath the edge's fast path too, which serves cache
 	// hits on connections Serve's own bounds never see.
-	return httpserve.Serve(ctx, c.log, c.edge.Listener(httpserve.LimitConns(c.ln, c.log)), c.edge, nil, nil)
+	return httpserve.Serve(ctx, c.log, c.edge.Listener(httpserve.LimitConns(c.ln, c.log, c.spare)), c.edge, httpserve.Options{Spare: c.spare})
 }
 
 func (c *CDN) Addrs() map[string]string {

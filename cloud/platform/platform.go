@@ -77,7 +77,11 @@ type Config struct {
 	// PublicURL is the REST API's URL as clients reach it, for presigned
 	// URLs; "" for the request's Host.
 	PublicURL string
-	Logger    *slog.Logger
+	// Spare is the networks spared the bounds on connections per address
+	// besides loopback, private and link-local ones: the operator's
+	// proxies and load balancers on public addresses (httpserve.Spare).
+	Spare  httpserve.Spare
+	Logger *slog.Logger
 	// AdminKey is told the first admin key's secret and the file it is
 	// in, when the platform's first start makes it.
 	AdminKey func(path, secret string)
@@ -119,6 +123,10 @@ func (p *Platform) SetLogger(l *slog.Logger) {
 
 // Dir is the data directory.
 func (p *Platform) Dir() string { return p.cfg.Dir }
+
+// Spare is the networks the operator spares the bounds per address
+// (Config.Spare), for the services' own servers.
+func (p *Platform) Spare() httpserve.Spare { return p.cfg.Spare }
 
 // Logger is the platform's base logger; services add "service".
 func (p *Platform) Logger() *slog.Logger { return p.cfg.Logger }
@@ -243,7 +251,7 @@ func (p *Platform) Serve(ctx context.Context, ready func(addrs map[string]string
 		fn   func(context.Context) error
 	}
 	runs := []run{{"api", func(ctx context.Context) error {
-		err := httpserve.Serve(ctx, p.log, p.apiLn, p.api, nil, stop)
+		err := httpserve.Serve(ctx, p.log, p.apiLn, p.api, httpserve.Options{Stopping: stop, Spare: p.cfg.Spare})
 		p.api.Wait()
 		return err
 	}}}
@@ -251,7 +259,7 @@ func (p *Platform) Serve(ctx context.Context, ready func(addrs map[string]string
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", httpmetrics.Handler(p.registry))
 		runs = append(runs, run{"metrics", func(ctx context.Context) error {
-			return httpserve.Serve(ctx, p.log, p.metricsLn, mux, nil, stop)
+			return httpserve.Serve(ctx, p.log, p.metricsLn, mux, httpserve.Options{Stopping: stop, Spare: p.cfg.Spare})
 		}})
 	}
 	for _, s := range p.services {

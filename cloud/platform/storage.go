@@ -97,6 +97,7 @@ func (s *Storage) openKMS(dir string) error {
 type Storage struct {
 	cfg   StorageConfig
 	log   *slog.Logger
+	spare httpserve.Spare
 	ln    net.Listener
 	web   net.Listener // the website endpoint's; nil when it runs none
 	st    *cloudstore.Store
@@ -131,7 +132,7 @@ func (s *Storage) Listen() (err error) {
 // Provision opens the object store and moves into the accounts store,
 // once, the accounts and API keys that versions before it kept there.
 func (s *Storage) Provision(p *Platform) error {
-	s.log = p.Logger().With("service", "cloud")
+	s.log, s.spare = p.Logger().With("service", "cloud"), p.Spare()
 	st, err := cloudstore.OpenDir(p.Dir(), s.log)
 	if err != nil {
 		return err
@@ -189,11 +190,13 @@ func (s *Storage) Serve(ctx context.Context) error {
 	defer cancel()
 	done := make(chan error, 2)
 	servers := 1
-	go func() { done <- httpserve.Serve(ctx, s.log, s.ln, s.s3, nil, nil) }()
+	go func() { done <- httpserve.Serve(ctx, s.log, s.ln, s.s3, httpserve.Options{Spare: s.spare}) }()
 	if s.web != nil {
 		servers++
 		site := s.s3.Website(s3api.WebsiteOptions{Domain: s.WebsiteDomain()})
-		go func() { done <- httpserve.Serve(ctx, s.log.With("endpoint", "s3-website"), s.web, site, nil, nil) }()
+		go func() {
+			done <- httpserve.Serve(ctx, s.log.With("endpoint", "s3-website"), s.web, site, httpserve.Options{Spare: s.spare})
+		}()
 	}
 	var err error
 	for range servers {

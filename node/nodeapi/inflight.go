@@ -23,11 +23,13 @@ var (
 // for offers): at most total at once on the node, and at most perSource
 // of them from one public address (an IPv4 address or an IPv6 /64, as
 // httpserve.AddressKey counts them). Loopback, private and link-local
-// addresses (httpserve.Spared) are the operator's own clients and the
-// reverse proxies that carry every user's requests from one address:
-// they are bounded by total alone.
+// addresses (httpserve.Spared), and the networks the operator spares
+// (Options.Spare), are the operator's own clients and the reverse proxies
+// that carry every user's requests from one address: they are bounded by
+// total alone.
 type inflight struct {
 	total, perSource int
+	spare            httpserve.Spare
 	// The refusals admit answers: Retry-After, in seconds, and the
 	// messages of a full node (503) and of a full address (429).
 	retryAfter           string
@@ -38,8 +40,8 @@ type inflight struct {
 	by  map[string]int
 }
 
-func newInflight(total, perSource int, retryAfter, nodeFull, sourceFull string) *inflight {
-	return &inflight{total: total, perSource: perSource, retryAfter: retryAfter, nodeFull: nodeFull, sourceFull: sourceFull, by: map[string]int{}}
+func newInflight(spare httpserve.Spare, total, perSource int, retryAfter, nodeFull, sourceFull string) *inflight {
+	return &inflight{total: total, perSource: perSource, spare: spare, retryAfter: retryAfter, nodeFull: nodeFull, sourceFull: sourceFull, by: map[string]int{}}
 }
 
 // admit counts r, or answers it 503 (the node is full) or 429 (its
@@ -63,7 +65,7 @@ func (l *inflight) admit(w http.ResponseWriter, r *http.Request) (release func()
 // may be called more than once.
 func (l *inflight) acquire(source string) (release func(), err error) {
 	ip := net.ParseIP(source)
-	spared := httpserve.Spared(ip)
+	spared := l.spare.Spares(ip)
 	if !spared {
 		source = httpserve.AddressKey(ip)
 	}

@@ -3,11 +3,15 @@ package nodeapi
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"testing"
+
+	"github.com/latticenet/lattice/internal/run/httpserve"
 )
 
-// TestInflight: a public address (an IPv6 /64) holds at most perSource,
-// loopback, private and link-local ones as many as the node's bound, the node at most total in all; a
+// TestInflight: a public address (an IPv6 /64) holds at most perSource;
+// loopback, private and link-local ones, and public ones the operator
+// spares, as many as the node's bound; the node at most total in all; a
 // release makes room again, and a second release of one changes nothing.
 func TestInflight(t *testing.T) {
 	for _, tc := range []struct{ total, perSource int }{
@@ -16,7 +20,8 @@ func TestInflight(t *testing.T) {
 		{100, MaxOfferRequestsPerSource},
 	} {
 		t.Run(fmt.Sprintf("%d,%d", tc.total, tc.perSource), func(t *testing.T) {
-			l := newInflight(tc.total, tc.perSource, "1", "", "")
+			spare := httpserve.Spare{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("2001:db8:77::/48")}
+			l := newInflight(spare, tc.total, tc.perSource, "1", "", "")
 			var releases []func()
 			acquire := func(source string) error {
 				t.Helper()
@@ -58,7 +63,8 @@ func TestInflight(t *testing.T) {
 			if err := acquire("2001:db8:0:1::7"); err != nil {
 				t.Fatalf("another /64: %v", err)
 			}
-			for _, lo := range []string{"127.0.0.1", "::1", "127.0.0.2", "10.9.9.9", "192.168.0.1", "fd00::1", "fe80::1"} {
+			for _, lo := range []string{"127.0.0.1", "::1", "127.0.0.2", "10.9.9.9", "192.168.0.1", "fd00::1", "fe80::1",
+				"203.0.113.9", "::ffff:203.0.113.10", "2001:db8:77:1::1"} {
 				for i := range 2 * tc.perSource {
 					if err := acquire(lo); err != nil {
 						t.Fatalf("request %d from %s: %v", i, lo, err)

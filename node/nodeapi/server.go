@@ -24,6 +24,7 @@ import (
 	"github.com/latticenet/lattice/internal/run/accesslog"
 	"github.com/latticenet/lattice/internal/run/drain"
 	"github.com/latticenet/lattice/internal/run/httpmetrics"
+	"github.com/latticenet/lattice/internal/run/httpserve"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node"
@@ -70,6 +71,12 @@ type Options struct {
 	// MetricsHandler, when set, is served at GET /metrics (the node's
 	// Prometheus registry); without it /metrics is absent.
 	MetricsHandler http.Handler
+	// Spare is the networks spared the bounds per address besides
+	// loopback, private and link-local ones: the operator's proxies and
+	// load balancers on public addresses (httpserve.Spare). It bounds the
+	// requests that hold something (event streams, proof of work, offers)
+	// here, and the connections in the server that serves the API.
+	Spare httpserve.Spare
 }
 
 // Network is what the API shows of the node's life on the network.
@@ -135,12 +142,12 @@ type Server struct {
 func New(n *node.Node, opts Options) *Server {
 	opts.setDefaults()
 	s := &Server{n: n, opts: opts, mux: http.NewServeMux(), powSlot: make(chan struct{}, 1),
-		powTurns: newInflight(MaxPoWWaiting, 1, "5",
+		powTurns: newInflight(opts.Spare, MaxPoWWaiting, 1, "5",
 			fmt.Sprintf("%d proof-of-work requests are waiting for their turn, the most this node holds: retry later", MaxPoWWaiting),
 			"a proof-of-work request from this address is already searching or waiting for its turn: one address has one at a time"),
-		offerAsks: newInflight(math.MaxInt, MaxOfferRequestsPerSource, "1", "",
+		offerAsks: newInflight(opts.Spare, math.MaxInt, MaxOfferRequestsPerSource, "1", "",
 			fmt.Sprintf("%d requests for offers are open from this address, the most one address may have at once", MaxOfferRequestsPerSource)),
-		streams: newInflight(MaxEventStreams, MaxEventStreamsPerSource, "10",
+		streams: newInflight(opts.Spare, MaxEventStreams, MaxEventStreamsPerSource, "10",
 			fmt.Sprintf("the node holds %d event streams, the most it serves: retry later", MaxEventStreams),
 			fmt.Sprintf("%d event streams are open from this address, the most one address may have", MaxEventStreamsPerSource))}
 	m := routes{s.mux, &s.patterns}

@@ -243,7 +243,7 @@ func (s *Stack) Serve(ctx context.Context, ready func(url string), stopping func
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = httpserve.Serve(mctx, s.log, s.metricsLn, mux, nil, nil)
+			_ = httpserve.Serve(mctx, s.log, s.metricsLn, mux, httpserve.Options{Spare: s.cfg.API.Spare})
 		}()
 		s.log.Info("metrics listening", "url", "http://"+s.metricsLn.Addr().String()+"/metrics")
 		defer func() { cancel(); <-done }()
@@ -254,7 +254,7 @@ func (s *Stack) Serve(ctx context.Context, ready func(url string), stopping func
 	// The API's event streams end at shutdown, also when Wrap hides the
 	// API's StopStreams behind another handler.
 	h := withStreams{Handler: s.handler, stop: s.api.StopStreams}
-	return httpserve.Serve(ctx, s.log, s.httpLn, h, s.node.Engine.Failed(), stopping)
+	return httpserve.Serve(ctx, s.log, s.httpLn, h, httpserve.Options{Failed: s.node.Engine.Failed(), Stopping: stopping, Spare: s.cfg.API.Spare})
 }
 
 // withStreams is the API's handler, wrapped or not, with the API's

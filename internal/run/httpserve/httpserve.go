@@ -19,16 +19,28 @@ var ErrFailed = errors.New("storage failure: stopping so that a restart recovers
 // Grace is how long a shutdown waits for running requests.
 const Grace = 15 * time.Second
 
+// Options are what a server's owner adds to Serve; the zero Options
+// serve.
+type Options struct {
+	// Failed, when closed, shuts the server down and makes Serve return
+	// ErrFailed; nil never fires.
+	Failed <-chan struct{}
+	// Stopping, if not nil, is called as the shutdown begins.
+	Stopping func()
+	// Spare is the networks spared the bounds on connections besides the
+	// built-in ones (Spared).
+	Spare Spare
+}
+
 // Serve serves handler on ln, which the caller bound before creating any
-// state, until ctx ends, failed is closed or the server fails, then shuts
-// down gracefully: new requests are refused, running ones get Grace to
-// finish; stopping, if not nil, is called as the shutdown begins. A nil
-// failed never fires. Connections are bounded in all and per address
-// (MaxConns, MaxConnsPerAddress). A handler with StopStreams has it
-// called at shutdown (long-lived streams end), and a listener with Wait
-// (the CDN edge's, which serves connections of its own) is drained in the
-// same grace period.
-func Serve(ctx context.Context, log *slog.Logger, ln net.Listener, handler http.Handler, failed <-chan struct{}, stopping func()) error {
+// state, until ctx ends, opt.Failed is closed or the server fails, then
+// shuts down gracefully: new requests are refused, running ones get Grace
+// to finish. Connections are bounded in all and per address (MaxConns,
+// MaxConnsPerAddress). A handler with StopStreams has it called at
+// shutdown (long-lived streams end), and a listener with Wait (the CDN
+// edge's, which serves connections of its own) is drained in the same
+// grace period.
+func Serve(ctx context.Context, log *slog.Logger, ln net.Listener, handler http.Handler, opt Options) error {
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -43,18 +55,18 @@ func Serve(ctx context.Context, log *slog.Logger, ln net.Listener, handler http.
 		srv.RegisterOnShutdown(ss.StopStreams)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(limitConns(ln, MaxConns, MaxConnsPerAddress, log)) }()
+	go func() { errc <- srv.Serve(limitConns(ln, MaxConns, MaxConnsPerAddress, log, opt.Spare.Spares)) }()
 	var failure error
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-	case <-failed:
+	case <-opt.Failed:
 		failure = ErrFailed
 	}
 	log.Info("shutting down")
-	if stopping != nil {
-		stopping()
+	if opt.Stopping != nil {
+		opt.Stopping()
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), Grace)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -24,8 +25,9 @@ import (
 // link-local addresses are spared both bounds: they are the operator's
 // own clients, health checks, benchmarks, and the reverse proxies and
 // load balancers that carry every user's connections from one address
-// (which should apply their own limits per client). Being spared the
-// total, they still get in while the internet's share is full.
+// (which should apply their own limits per client); so are the networks
+// an operator names (Spare, for its proxies on public addresses). Being
+// spared the total, they still get in while the internet's share is full.
 const (
 	MaxConns           = 32768
 	MaxConnsPerAddress = 1024
@@ -61,22 +63,82 @@ type connLimit struct {
 }
 
 // LimitConns bounds ln's connections as Serve does (MaxConns,
-// MaxConnsPerAddress), for a listener that serves some connections
-// itself before Serve's server sees the rest (the CDN edge's fast path).
-func LimitConns(ln net.Listener, log *slog.Logger) net.Listener {
-	return limitConns(ln, MaxConns, MaxConnsPerAddress, log)
+// MaxConnsPerAddress, sparing what spare does), for a listener that
+// serves some connections itself before Serve's server sees the rest (the
+// CDN edge's fast path).
+func LimitConns(ln net.Listener, log *slog.Logger, spare Spare) net.Listener {
+	return limitConns(ln, MaxConns, MaxConnsPerAddress, log, spare.Spares)
 }
 
-func limitConns(ln net.Listener, total, perAddr int, log *slog.Logger) *connLimit {
-	return &connLimit{Listener: ln, total: total, perAddr: perAddr, log: log, spared: Spared,
+func limitConns(ln net.Listener, total, perAddr int, log *slog.Logger, spared func(net.IP) bool) *connLimit {
+	return &connLimit{Listener: ln, total: total, perAddr: perAddr, log: log, spared: spared,
 		by: map[string]int{}, refusing: make(chan struct{}, maxRefusing)}
 }
 
-// Spared tells whether connections from ip are spared the bounds:
-// loopback, private and link-local addresses, and an address that is not
-// IP (a Unix socket's peer).
+// Spared tells whether connections from ip are spared the bounds whatever
+// the operator says: loopback, private and link-local addresses, and an
+// address that is not IP (a Unix socket's peer).
 func Spared(ip net.IP) bool {
 	return ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast()
+}
+
+// Spare is the networks an operator spares the bounds per address besides
+// those Spared spares: its reverse proxies and load balancers on public
+// addresses (a CDN's edges in front of the API), which carry many users'
+// connections from one address and should bound each user themselves.
+// The zero Spare adds none.
+type Spare []netip.Prefix
+
+// Spares tells whether ip is spared: Spared, or in one of s's networks.
+func (s Spare) Spares(ip net.IP) bool {
+	if Spared(ip) {
+		return true
+	}
+	a, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return false
+	}
+	a = a.Unmap()
+	for _, p := range s {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseSpare reads a list of networks and addresses (192.0.2.0/24,
+// 2001:db8::/48, 198.51.100.7) as an operator writes them; an address is
+// a network of one. IPv4 written as IPv4-mapped IPv6 is taken as IPv4,
+// which is how Spares compares it.
+func ParseSpare(list []string) (Spare, error) {
+	var s Spare
+	for _, c := range list {
+		p, err := ParseNetwork(c)
+		if err != nil {
+			return nil, err
+		}
+		s = append(s, p)
+	}
+	return s, nil
+}
+
+// ParseNetwork reads one network (CIDR) or address, as ParseSpare does.
+func ParseNetwork(c string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(c)
+	if err != nil {
+		a, aerr := netip.ParseAddr(c)
+		if aerr != nil {
+			return netip.Prefix{}, fmt.Errorf("%q: want an address or a network such as 192.0.2.0/24", c)
+		}
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	if p.Addr().Is4In6() && p.Bits() >= 96 {
+		// ::ffff:192.0.2.53 is how an IPv4 client looks on an IPv6
+		// socket; addresses are compared unmapped.
+		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+	}
+	return p.Masked(), nil
 }
 
 // Accept returns the next connection within the bounds; one past them is

@@ -21,8 +21,7 @@ func limitedServer(t *testing.T, total, perAddr int, spared func(net.IP) bool, h
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := limitConns(ln, total, perAddr, slog.New(slog.DiscardHandler))
-	l.spared = spared
+	l := limitConns(ln, total, perAddr, slog.New(slog.DiscardHandler), spared)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
@@ -170,6 +169,70 @@ func TestSpared(t *testing.T) {
 	if !Spared(nil) {
 		t.Error("an address that is not IP is not spared")
 	}
+}
+
+// TestSpare: the operator's networks are spared besides the built-in
+// ones, IPv4 clients on IPv6 sockets included, and nothing else is.
+func TestSpare(t *testing.T) {
+	spare, err := ParseSpare([]string{"203.0.113.0/24", "198.51.100.7", "2001:db8:5::/48", "::ffff:192.0.2.0/120"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ip    string
+		spare bool
+	}{
+		{"203.0.113.1", true}, {"::ffff:203.0.113.200", true}, {"198.51.100.7", true}, {"2001:db8:5:ff::1", true},
+		{"192.0.2.9", true}, {"127.0.0.1", true}, {"10.1.2.3", true},
+		{"203.0.114.1", false}, {"198.51.100.8", false}, {"2001:db8:6::1", false}, {"8.8.8.8", false},
+	} {
+		if got := spare.Spares(net.ParseIP(tc.ip)); got != tc.spare {
+			t.Errorf("Spares(%s) = %v, want %v", tc.ip, got, tc.spare)
+		}
+	}
+	if !(Spare(nil)).Spares(net.ParseIP("192.168.0.1")) || (Spare(nil)).Spares(net.ParseIP("8.8.8.8")) {
+		t.Error("the zero Spare does not spare what Spared does, and only that")
+	}
+	for _, bad := range []string{"", "example.com", "203.0.113.0/33", "1.2.3.4/", "2001:db8::/129"} {
+		if _, err := ParseSpare([]string{bad}); err == nil {
+			t.Errorf("ParseSpare(%q) took it", bad)
+		}
+	}
+	// Through a listener: connections from a public address the
+	// operator spares are not counted; from one it does not, they are.
+	for _, tc := range []struct {
+		spare       Spare
+		hold, count int
+	}{{spare, 5, 0}, {nil, 3, 3}} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := limitConns(publicPeers{ln}, 100, 3, slog.New(slog.DiscardHandler), tc.spare.Spares)
+		srv := &http.Server{Handler: ok, ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(l)
+		hold(t, ln.Addr().String(), tc.hold) // past the bound of 3 when spared
+		waitOpen(t, l, tc.count)
+		srv.Close()
+	}
+}
+
+// publicPeers is a listener whose connections say they come from
+// 203.0.113.5, a public address, whatever their loopback peer is.
+type publicPeers struct{ net.Listener }
+
+func (l publicPeers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return publicConn{c}, nil
+}
+
+type publicConn struct{ net.Conn }
+
+func (publicConn) RemoteAddr() net.Addr {
+	return &net.TCPAddr{IP: net.ParseIP("203.0.113.5"), Port: 40000}
 }
 
 // TestAddressKey: IPv4 addresses count one by one (mapped into IPv6 or
