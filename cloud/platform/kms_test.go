@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +105,49 @@ func TestKMSMasterKey(t *testing.T) {
 	t.Setenv(masterKeyEnv, "not base64")
 	if _, _, err := provisionStorage(t, dir, StorageConfig{}); err == nil {
 		t.Fatal("a malformed master key in the environment was taken")
+	}
+}
+
+// TestExposedSecretsWarned: a master key or secret key file that other
+// users may read is named in a warning at start, and the start goes on; a
+// file of mode 0600 is not.
+func TestExposedSecretsWarned(t *testing.T) {
+	t.Setenv(masterKeyEnv, "")
+	start := func(dir string, cfg StorageConfig) string {
+		t.Helper()
+		var logs bytes.Buffer
+		cfg.S3 = "127.0.0.1:0"
+		p := New(Config{Dir: dir, API: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(&logs, nil))}, NewStorage(cfg))
+		if err := p.Listen(); err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		if err := p.Provision(); err != nil {
+			t.Fatalf("an exposed key stopped the start: %v", err)
+		}
+		return logs.String()
+	}
+	dir := t.TempDir()
+	if logs := start(dir, StorageConfig{}); strings.Contains(logs, "other users") {
+		t.Fatalf("files the platform made are exposed:\n%s", logs)
+	}
+
+	master := filepath.Join(t.TempDir(), "master.key")
+	os.WriteFile(master, []byte(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))), 0o600)
+	previous := filepath.Join(dir, "kms-master.key")
+	for _, f := range []string{master, previous, filepath.Join(dir, "secret.key")} {
+		if err := os.Chmod(f, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs := start(dir, StorageConfig{KMSMasterKey: master, KMSPreviousMasterKey: previous})
+	for _, want := range []string{
+		`level=WARN msg="the key service's master key can be read by other users of this host: chmod 600 it, or mount it with mode 0400" service=cloud path=` + master + " mode=0644",
+		`msg="the key service's previous master key can be read by other users`,
+		`msg="the store's secret key can be read by other users`,
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("no %q in the log:\n%s", want, logs)
+		}
 	}
 }

@@ -54,6 +54,7 @@ const masterKeyEnv = "LATTICE_KMS_MASTER_KEY"
 func (s *Storage) openKMS(dir string) error {
 	var master []byte
 	var err error
+	file := "" // the master key's file, if it is in one
 	switch env, path := os.Getenv(masterKeyEnv), s.cfg.KMSMasterKey; {
 	case env != "":
 		if master, err = kms.ParseMasterKey([]byte(env)); err != nil {
@@ -61,6 +62,7 @@ func (s *Storage) openKMS(dir string) error {
 		}
 	case path != "":
 		master, err = kms.LoadMasterKey(path, false)
+		file = path
 	default:
 		path = filepath.Join(dir, "kms-master.key")
 		_, serr := os.Stat(path)
@@ -72,15 +74,20 @@ func (s *Storage) openKMS(dir string) error {
 			}
 		}
 		master, err = kms.LoadMasterKey(path, true)
+		file = path
 	}
 	if err != nil {
 		return err
+	}
+	if file != "" {
+		s.warnIfExposed("the key service's master key", file)
 	}
 	var previous []byte
 	if s.cfg.KMSPreviousMasterKey != "" {
 		if previous, err = kms.LoadMasterKey(s.cfg.KMSPreviousMasterKey, false); err != nil {
 			return err
 		}
+		s.warnIfExposed("the key service's previous master key", s.cfg.KMSPreviousMasterKey)
 	}
 	l, err := s.st.OpenKMS(master, previous)
 	if err != nil {
@@ -89,6 +96,21 @@ func (s *Storage) openKMS(dir string) error {
 	s.kms = l
 	s.log.Info("key service open", "master_key", l.MasterFingerprint(), "keys_sealed_again", previous != nil)
 	return nil
+}
+
+// warnIfExposed warns, at every start, when other users may read the file
+// of a secret key. It does not refuse, as wallet keys are refused: the file
+// may be a secret store's mount whose mode the operator sets elsewhere, and
+// a platform that ran yesterday must not stop at its next start for it.
+func (s *Storage) warnIfExposed(what, path string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		s.log.Warn(what+" can be read by other users of this host: chmod 600 it, or mount it with mode 0400",
+			"path", path, "mode", fmt.Sprintf("%04o", perm))
+	}
 }
 
 // Storage is the storage service: the object store (DATA/meta,
@@ -138,6 +160,7 @@ func (s *Storage) Provision(p *Platform) error {
 		return err
 	}
 	s.st = st
+	s.warnIfExposed("the store's secret key", filepath.Join(p.Dir(), "secret.key"))
 	if err := s.openKMS(p.Dir()); err != nil {
 		return err
 	}
