@@ -128,7 +128,7 @@ func runDirectory(ctx context.Context, e *env, args []string) error {
 func newHelpFlags(e *env, name, usageLine, about, examples string) *flags {
 	f := newFlags(e, name, usageLine)
 	f.Usage = func() {
-		fmt.Fprintf(f.Output(), "Usage: lattice %s\n\n%s\n\nFlags:\n", usageLine, strings.TrimSpace(about))
+		fmt.Fprintf(f.Output(), "Usage: lattice %s\n\n%s\n\nFlags:\n", strings.TrimSpace(usageLine), strings.TrimSpace(about))
 		f.PrintDefaults()
 		fmt.Fprintf(f.Output(), "\nExamples:\n%s", examples)
 	}

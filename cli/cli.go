@@ -298,6 +298,9 @@ type flags struct {
 	// hidden flags are accepted but not listed in the help: a flag the
 	// command does not need, that scripts pass to every command.
 	hidden map[string]bool
+	// configKeys makes the help of --config list the keys the file may
+	// hold, from the flags themselves (configFile).
+	configKeys bool
 }
 
 // hide keeps flag name out of the help.
@@ -326,6 +329,9 @@ func (f *flags) PrintDefaults() {
 			return
 		}
 		def, usage := fl.DefValue, fl.Usage
+		if fl.Name == "config" && f.configKeys {
+			usage += " with keys " + strings.Join(f.confKeys(), ", ") + " (env LATTICE_CONFIG)"
+		}
 		b := bindingOf[fl.Name]
 		env := b.env
 		now, from := "", ""
@@ -385,6 +391,27 @@ func (f *flags) string(name, envVar, confKey, def, usage string) *string {
 	p := f.String(name, def, usage)
 	f.bound = append(f.bound, binding{name: name, env: envVar, confKey: confKey})
 	return p
+}
+
+// configFile defines --config, the JSON file of flag values; its help
+// lists the keys of every flag that has one, so the list cannot drift
+// from the flags (it did: three keys were missing from two commands').
+func (f *flags) configFile() {
+	f.String("config", "", "JSON config file")
+	f.bound = append(f.bound, binding{name: "config", env: "LATTICE_CONFIG"})
+	f.configKeys = true
+}
+
+// confKeys are the config-file keys of the flags, in the order the flags
+// were defined.
+func (f *flags) confKeys() []string {
+	var keys []string
+	for _, b := range f.bound {
+		if b.confKey != "" && !f.hidden[b.name] {
+			keys = append(keys, b.confKey)
+		}
+	}
+	return keys
 }
 
 // boolean defines a boolean flag ("--relay", "--relay=false") with an

@@ -77,7 +77,7 @@ Commands:
 	publicURL := f.string("public-url", "LATTICE_PUBLIC_URL", "public_url", "", "the REST API's URL as clients reach it (behind a proxy), for presigned URLs; default http:// and the request's Host")
 	metricsAddr := f.string("metrics", "LATTICE_METRICS", "metrics", "", "serve Prometheus metrics at http://ADDR/metrics instead of at the REST API's GET /metrics")
 	proxies := proxyNetworksFlag(f)
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, api, s3, s3_access_log_interval, s3_website, s3_website_domain, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, compute_lease_node, compute_lease_key, compute_lease_image, public_url, metrics, proxy_networks, log_level, log_format")
+	f.configFile()
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {

@@ -31,6 +31,9 @@ func TestHelpTree(t *testing.T) {
 				!strings.Contains(out, "\n  lattice "+path) {
 				t.Errorf("lattice %s %s: exit %d, want 0, \"Usage: lattice %s\" and examples of it:\n%s", path, h, r.code, path, out)
 			}
+			if l := regexp.MustCompile(`(?m)^.*[ \t]$`).FindString(r.stdout); l != "" {
+				t.Errorf("lattice %s %s: a help line ends in a blank: %q", path, h, l)
+			}
 			if !isGroup && !strings.Contains(out, "\nFlags:") {
 				t.Errorf("lattice %s %s shows no flags:\n%s", path, h, out)
 			}
@@ -117,6 +120,40 @@ func TestHelpFlags(t *testing.T) {
 		for _, f := range tt.hasNot {
 			if flagLine(out, f[1:]) != "" {
 				t.Errorf("lattice %s -h shows %s, which it does not take:\n%s", tt.path, f, out)
+			}
+		}
+	}
+}
+
+// TestConfigHelpListsKeys: the help of --config lists every key the file
+// may hold, taken from the flags themselves (the hand-written lists had
+// drifted: cloud's and dev's lacked the KMS and CDN DNS keys).
+func TestConfigHelpListsKeys(t *testing.T) {
+	cleanEnv(t)
+	for _, tt := range []struct {
+		path string
+		want []string
+	}{
+		{"node", []string{"data", "genesis", "rep_key", "proxy_networks", "online_window", "relay", "log_format"}},
+		{"cloud", []string{"data", "kms_master_key", "kms_previous_master_key", "cdn_verify_own_dns", "proxy_networks", "log_format"}},
+		{"dev", []string{"data", "nodes", "kms_master_key", "kms_previous_master_key", "cdn_verify_own_dns", "vm_image", "log_format"}},
+	} {
+		out := mustRun(t, tt.path, "-h").stdout
+		m := regexp.MustCompile(`(?s)\n  -config string\n\s+JSON config file with keys (.*?) \(env LATTICE_CONFIG\)`).FindStringSubmatch(out)
+		if m == nil {
+			t.Errorf("lattice %s -h: no list of --config's keys:\n%s", tt.path, out)
+			continue
+		}
+		listed := map[string]bool{}
+		for _, k := range strings.Split(strings.Join(strings.Fields(m[1]), " "), ", ") {
+			if listed[k] {
+				t.Errorf("lattice %s -h: --config lists %q twice", tt.path, k)
+			}
+			listed[k] = true
+		}
+		for _, k := range tt.want {
+			if !listed[k] {
+				t.Errorf("lattice %s -h: --config's keys lack %q: %s", tt.path, k, m[1])
 			}
 		}
 	}

@@ -65,7 +65,7 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	cdnFlags := addCDNFlags(f, true)
 	computeFlags := addComputeFlags(f, true, "DATA/cloud")
 	vmImage := f.string("vm-image", "LATTICE_VM_IMAGE", "vm_image", devVMImage, "image of the VMs the provider node runs for leases: debian-12 (SSH) or minimal (busybox, boots in about 2 s)")
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, http, p2p, nodes, api, s3, s3_access_log_interval, s3_website, s3_website_domain, dns, dns_ns, dns_notify, dns_transfer_from, cdn, cdn_domain, cdn_private_origins, compute_accel, compute_quota, compute_capacity, compute_images, compute_outbound, compute_backend, compute_lease_duration, vm_image, log_level, log_format")
+	f.configFile()
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "warn", "log level on stderr: debug, info, warn, error (DATA/dev.log gets info and above)")
 	logFormat := f.string("log-format", "LATTICE_LOG_FORMAT", "log_format", "", "log format on stderr: text or json (default: text on a terminal, json otherwise)")
 	if err := f.parse(args); err != nil {
@@ -606,7 +606,7 @@ from a JSON --config file.`, `  lattice node --data ./node1 --genesis genesis.js
 	reach := f.string("reachability", "LATTICE_REACHABILITY", "reachability", "auto", "auto: AutoNAT finds out whether peers can dial this node; private: it is behind NAT (it reserves a relay at once); public: they can")
 	reject := f.string("statechain-reject", "LATTICE_STATECHAIN_REJECT", "statechain_reject", "", "comma-separated hashes of state-chain blocks to drop after a conflict (docs/operations.md); never accepted, removed with what follows them")
 	proxies := proxyNetworksFlag(f)
-	f.string("config", "LATTICE_CONFIG", "", "", "JSON config file with keys data, genesis, http, p2p, bootstrap, rep_key, log_level, log_format, metrics, proxy_networks, max_clock_skew, online_window, statechain_reject, provider_key, capacity, vm_image, vm_images, vm_accel, timekeeper_key, relay, reachability")
+	f.configFile()
 	skew := f.string("max-clock-skew", "LATTICE_MAX_CLOCK_SKEW", "max_clock_skew", "10m", "how far a block's timestamp may be from this node's clock: the API refuses a new block beyond it, the network holds an early one until its time")
 	window := f.string("online-window", "LATTICE_ONLINE_WINDOW", "online_window", "5m", "how long a representative counts as online after its latest vote (GET /node's quorum, /readyz); never changes the quorum")
 	logLevel := f.string("log-level", "LATTICE_LOG_LEVEL", "log_level", "info", "log level: debug, info, warn, error")
