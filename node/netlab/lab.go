@@ -299,9 +299,19 @@ func (l *Lab) Nodes() int { return len(l.nodes) }
 // others see its connections come from, and reach its API at.
 func (l *Lab) Addr(i int) netip.Addr {
 	if i == Monitor {
-		return netip.AddrFrom4([4]byte{l.net, 77, 0, 254})
+		return monitorAddr(l.net == 11)
 	}
 	return netip.AddrFrom4([4]byte{l.net, 77, 0, byte(i + 1)})
+}
+
+// monitorAddr is the monitor's address in a lab whose switch is public
+// (Options.Public) or not: known before the lab is made, for flags that
+// name it.
+func monitorAddr(public bool) netip.Addr {
+	if public {
+		return netip.AddrFrom4([4]byte{11, 77, 0, 254})
+	}
+	return netip.AddrFrom4([4]byte{10, 77, 0, 254})
 }
 
 // LocalAddr returns the address node i's own devices have: Addr(i), or
