@@ -200,7 +200,7 @@ its output in /var/log/lattice-user-data.log.`, `  lattice compute create web
   lattice compute create tiny --image minimal --memory 256
   lattice compute create app --user-data setup.sh
 `)
-	image := f.String("image", "debian-12", "the image: debian-12 or minimal (`lattice compute images`)")
+	image := f.String("image", "debian-12", "the image: debian-12 or minimal (see lattice compute images)")
 	vcpus := f.Int("vcpus", computerules.DefaultVCPUs, "virtual CPUs")
 	memory := f.Int("memory", computerules.DefaultMemoryMB, "memory in MB")
 	disk := f.Int("disk", 0, "disk in GB (default the image's smallest)")
@@ -493,7 +493,8 @@ func runComputeSSH(ctx context.Context, e *env, args []string) error {
 Logs into a running VM as root with the system's ssh, through the port
 the host forwards, with your lattice SSH key when you have one. What
 follows -- goes to ssh: a command to run, or ssh's own flags. Each VM's
-host key is remembered in ~/.config/lattice/ssh/known_hosts-VMID.`, `  lattice compute ssh web
+host key is remembered in ~/.config/lattice/ssh/known_hosts-VMID (a VM
+of the lease backend makes a new one at each lease).`, `  lattice compute ssh web
   lattice compute ssh web -- uptime
   lattice compute ssh web -- -i ~/.ssh/id_ed25519 -L 8080:localhost:80
 `)
@@ -529,16 +530,7 @@ host key is remembered in ~/.config/lattice/ssh/known_hosts-VMID.`, `  lattice c
 	if err != nil {
 		return errors.New("no ssh on this machine: install the Debian package openssh-client")
 	}
-	// The VM's host key is its own, kept under its id whatever port the
-	// host forwards this boot.
-	argv := []string{"-p", strconv.Itoa(v.SSH.Port), "-o", "StrictHostKeyChecking=accept-new",
-		"-o", "UserKnownHostsFile=" + filepath.Join(filepath.Dir(sshKeyPath()), "known_hosts-"+v.ID),
-		"-o", "HostKeyAlias=lattice-vm-" + v.ID, "-o", "LogLevel=ERROR"}
-	if _, err := os.Stat(sshKeyPath()); err == nil {
-		argv = append(argv, "-i", sshKeyPath())
-	}
-	// ssh reads options after the destination too, up to the command.
-	argv = append(append(argv, v.SSH.User+"@"+v.SSH.Host), rest...)
+	argv := sshArgs(v, sshKeyPath(), rest)
 	if err := os.MkdirAll(filepath.Dir(sshKeyPath()), 0o700); err != nil {
 		return err
 	}
@@ -554,14 +546,38 @@ host key is remembered in ~/.config/lattice/ssh/known_hosts-VMID.`, `  lattice c
 	return nil
 }
 
+// sshArgs are ssh's arguments for logging into v (checked by
+// checkSSHTarget) with the key at keyPath, if there is one, and the
+// user's own arguments after. The host key is kept in a file of the VM's,
+// whatever port the host forwards this boot, under the name of the
+// machine that made it: the VM's id, and on the lease backend its lease
+// too, since each lease is a new machine with a new host key (a VM
+// powered on again at a new lease met "host key changed" before).
+func sshArgs(v cloudwire.VM, keyPath string, rest []string) []string {
+	alias := "lattice-vm-" + v.ID
+	if v.Lease != nil {
+		alias += "-lease-" + v.Lease.Hash[:16]
+	}
+	argv := []string{"-p", strconv.Itoa(v.SSH.Port), "-o", "StrictHostKeyChecking=accept-new",
+		"-o", "UserKnownHostsFile=" + filepath.Join(filepath.Dir(keyPath), "known_hosts-"+v.ID),
+		"-o", "HostKeyAlias=" + alias, "-o", "LogLevel=ERROR"}
+	if _, err := os.Stat(keyPath); err == nil {
+		argv = append(argv, "-i", keyPath)
+	}
+	// ssh reads options after the destination too, up to the command.
+	return append(append(argv, v.SSH.User+"@"+v.SSH.Host), rest...)
+}
+
 var (
-	sshUser  = regexp.MustCompile(`^[a-z_][a-z0-9_.-]{0,31}$`)
-	sshHost  = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$`)
-	vmIDForm = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	leaseForm = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	sshUser   = regexp.MustCompile(`^[a-z_][a-z0-9_.-]{0,31}$`)
+	sshHost   = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$`)
+	vmIDForm  = regexp.MustCompile(`^[0-9a-f]{16}$`)
 )
 
-// checkSSHTarget refuses a VM record whose SSH user, host or id could be
-// anything but a user name, a host name or address, and an id.
+// checkSSHTarget refuses a VM record whose SSH user, host, id or lease
+// could be anything but a user name, a host name or address, an id and a
+// lease's hash.
 func checkSSHTarget(v cloudwire.VM) error {
 	switch {
 	case !sshUser.MatchString(v.SSH.User):
@@ -570,6 +586,8 @@ func checkSSHTarget(v cloudwire.VM) error {
 		return fmt.Errorf("the platform answered an SSH host %q that is no host name or address: not running ssh", v.SSH.Host)
 	case !vmIDForm.MatchString(v.ID):
 		return fmt.Errorf("the platform answered a VM id %q that is no id: not running ssh", v.ID)
+	case v.Lease != nil && !leaseForm.MatchString(v.Lease.Hash):
+		return fmt.Errorf("the platform answered a lease hash %q that is no hash: not running ssh", v.Lease.Hash)
 	}
 	return nil
 }

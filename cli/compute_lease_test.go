@@ -256,9 +256,56 @@ func TestSSHTargetChecked(t *testing.T) {
 		{vm("root@x", "127.0.0.1", id), false},
 		{vm("root", "127.0.0.1", "../../.bashrc"), false},
 		{vm("", "127.0.0.1", id), false},
+		{onLease(vm("root", "127.0.0.1", id), strings.Repeat("ab", 32)), true},
+		{onLease(vm("root", "127.0.0.1", id), "-oProxyCommand=touch /tmp/pwned"), false},
+		{onLease(vm("root", "127.0.0.1", id), strings.Repeat("AB", 32)), false},
+		{onLease(vm("root", "127.0.0.1", id), "ab"), false},
 	} {
 		if err := checkSSHTarget(tc.v); (err == nil) != tc.ok {
 			t.Errorf("user %q host %q id %q: %v, want ok %v", tc.v.SSH.User, tc.v.SSH.Host, tc.v.ID, err, tc.ok)
 		}
+	}
+}
+
+func onLease(v cloudwire.VM, hash string) cloudwire.VM {
+	v.Lease = &cloudwire.VMLease{Hash: hash}
+	return v
+}
+
+// TestSSHHostKeyPerMachine: ssh keeps a VM's host key under the name of
+// the machine that made it. A VM of the lease backend powered on again
+// runs at a new lease, a new machine with a new host key: under the old
+// name ssh refused it ("host key changed"), found by a new user's trial.
+func TestSSHHostKeyPerMachine(t *testing.T) {
+	const id = "0123456789abcdef"
+	alias := func(v cloudwire.VM) string {
+		t.Helper()
+		args := sshArgs(v, filepath.Join(t.TempDir(), "id_lattice"), []string{"uptime"})
+		if err := checkSSHTarget(v); err != nil {
+			t.Fatal(err)
+		}
+		if args[len(args)-1] != "uptime" || args[len(args)-2] != "root@127.0.0.1" {
+			t.Errorf("ssh args %q: want the destination, then the user's arguments", args)
+		}
+		for i, a := range args {
+			if a == "-o" && strings.HasPrefix(args[i+1], "HostKeyAlias=") {
+				return strings.TrimPrefix(args[i+1], "HostKeyAlias=")
+			}
+		}
+		t.Fatalf("ssh args %q: no HostKeyAlias", args)
+		return ""
+	}
+	local := cloudwire.VM{ID: id, SSH: &cloudwire.VMSSH{User: "root", Host: "127.0.0.1", Port: 2222}}
+	moved := local
+	moved.SSH = &cloudwire.VMSSH{User: "root", Host: "127.0.0.1", Port: 2223}
+	if a, b := alias(local), alias(moved); a != b {
+		t.Errorf("one local VM on another port: host key names %q and %q, want one (its disk keeps its key)", a, b)
+	}
+	first, second := onLease(local, strings.Repeat("1a", 32)), onLease(local, strings.Repeat("2b", 32))
+	if a, b := alias(first), alias(second); a == b {
+		t.Errorf("one VM at two leases: host key name %q for both, want one per lease (each is a new machine)", a)
+	}
+	if a, b := alias(first), alias(onLease(moved, first.Lease.Hash)); a != b {
+		t.Errorf("one lease, another port: host key names %q and %q, want one", a, b)
 	}
 }
