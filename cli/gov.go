@@ -351,6 +351,9 @@ may sign on a machine that is offline. The file is rewritten.`,
 		return err
 	}
 	k, err := wallet.LoadKey(*cf.key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no key file at %s: pass the keyholder's key with --key", *cf.key)
+	}
 	if err != nil {
 		return err
 	}
@@ -386,7 +389,10 @@ may sign on a machine that is offline. The file is rewritten.`,
 	if already {
 		verb = "already signed by this key:"
 	}
-	fmt.Fprintf(e.stdout, "%s state chain index %d (%s); %d signatures now\n", verb, b.Index, describe(b), len(b.Signatures))
+	// Offline, the keyset is not known here: submit keeps the signatures
+	// of its keys and leaves out the others, saying whose.
+	fmt.Fprintf(e.stdout, "%s state chain index %d (%s); %d signatures now (gov submit counts those of the governance keyset's keys)\n",
+		verb, b.Index, describe(b), len(b.Signatures))
 	return nil
 }
 

@@ -122,7 +122,7 @@ func parseLeaseDuration(s string) (int64, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d%time.Second != 0 || d <= 0 {
-		return 0, fmt.Errorf("want a duration in whole seconds, such as 90m or 1h")
+		return 0, fmt.Errorf("want a duration with its unit, in whole seconds, such as 60s, 90m or 1h, or days such as 30d")
 	}
 	return int64(d / time.Second), nil
 }

@@ -230,8 +230,9 @@ checks that the VM runs and something listens on --port, and exits with
 the reason if not (a VM still provisioning: start it again once vm show
 says running); then it runs until interrupted. With the debian-12 image,
 log in with
-`+"`lattice key ssh`"+`'s file: ssh -i FILE -p PORT root@127.0.0.1.`,
-		"  lattice tunnel $LEASE --port 22 --listen 127.0.0.1:2222\n  ssh -i ~/.lattice/id_lattice -p 2222 root@127.0.0.1\n")
+`+"`lattice key ssh`"+`'s file: ssh -i FILE -o HostKeyAlias=LEASE -p PORT
+root@127.0.0.1 (each lease's VM makes its own host key).`,
+		"  lattice tunnel $LEASE --port 22 --listen 127.0.0.1:2222\n  ssh -i ~/.lattice/id_lattice -o HostKeyAlias=$LEASE -p 2222 root@127.0.0.1\n")
 	cf := addClientFlags(f, false)
 	port := f.Int("port", 22, "the VM's TCP port")
 	listen := f.String("listen", "127.0.0.1:2222", "local address to listen on")

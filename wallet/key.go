@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
@@ -84,8 +85,13 @@ func SaveKey(path string, k Key) error {
 	return nil
 }
 
+// maxKeyFile bounds what LoadKey reads: a key file is about 200 bytes.
+const maxKeyFile = 64 << 10
+
 // LoadKey reads a key file written by SaveKey. It refuses files that group
-// or others can read, as ssh does.
+// or others can read, as ssh does; a file that is no key file at all is
+// named as such first (a genesis file given for a key was refused for its
+// mode alone).
 func LoadKey(path string) (Key, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -96,14 +102,14 @@ func LoadKey(path string) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("wallet: %w", err)
 	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return Key{}, fmt.Errorf("wallet: key file %s is accessible by others (mode %04o); run chmod 600 %s", path, st.Mode().Perm(), path)
-	}
 	var kf keyFile
-	dec := json.NewDecoder(f)
+	dec := json.NewDecoder(io.LimitReader(f, maxKeyFile))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&kf); err != nil {
-		return Key{}, fmt.Errorf("wallet: key file %s: %w", path, err)
+		return Key{}, fmt.Errorf("wallet: %s is not a lattice key file (the JSON `lattice key new` writes): %w", path, err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return Key{}, fmt.Errorf("wallet: key file %s is accessible by others (mode %04o); run chmod 600 %s", path, st.Mode().Perm(), path)
 	}
 	k, err := kf.key()
 	if err != nil {

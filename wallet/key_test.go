@@ -50,7 +50,8 @@ func TestLoadKeyRefuses(t *testing.T) {
 		want    string
 	}{
 		{"readable by others", `{"address":"` + k.Address().String() + `","private_key":"` + hexSeed(k) + `"}`, 0o644, "chmod 600"},
-		{"not JSON", `not json`, 0o600, "key file"},
+		{"not JSON", `not json`, 0o600, "is not a lattice key file"},
+		{"not a key, readable by others", `{"network":"dev","supply":"1"}`, 0o644, "is not a lattice key file"},
 		{"unknown field", `{"address":"` + k.Address().String() + `","private_key":"` + hexSeed(k) + `","x":1}`, 0o600, "unknown field"},
 		{"short seed", `{"address":"` + k.Address().String() + `","seed":"abcd"}`, 0o600, "seed must be 32 bytes"},
 		{"non-hex seed", `{"address":"` + k.Address().String() + `","seed":"zz"}`, 0o600, "seed is not hex"},
