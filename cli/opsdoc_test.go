@@ -15,14 +15,19 @@ import (
 // --log-level default was given as info, where it is warn.)
 func TestOperationsFlagTables(t *testing.T) {
 	home := cleanEnv(t)
-	for _, v := range []string{"LATTICE_S3", "LATTICE_DNS", "LATTICE_CDN", "LATTICE_S3_WEBSITE", "LATTICE_P2P"} {
-		t.Setenv(v, "") // the help shows the built-in defaults
+	for _, kv := range os.Environ() {
+		if v, _, _ := strings.Cut(kv, "="); strings.HasPrefix(v, "LATTICE_") {
+			t.Setenv(v, "") // the help shows the built-in defaults
+		}
 	}
 	doc, err := os.ReadFile("../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := opsFlagTables(string(doc))
+	tables, malformed := opsFlagTables(string(doc))
+	for _, line := range malformed {
+		t.Errorf("docs/operations.md: a flag row whose cells do not match its table's header: %s", line)
+	}
 	for _, cmd := range []string{"node", "dev", "cloud", "genesis new", "audit", "bench ledger"} {
 		rows, ok := tables[cmd]
 		if !ok {
@@ -44,13 +49,20 @@ func TestOperationsFlagTables(t *testing.T) {
 			if row.env != fl.env {
 				t.Errorf("lattice %s --%s: the table says environment variable %q, the flag has %q", cmd, name, row.env, fl.env)
 			}
-			if row.hasKey && row.key != "" && !slices.Contains(keys, row.key) {
-				t.Errorf("lattice %s --%s: the table's config key %q is not among the keys --config takes", cmd, name, row.key)
+			// Every config key is its flag's name with _ for -: a row's
+			// key is the flag's when it is that and --config takes it.
+			if want := strings.ReplaceAll(name, "-", "_"); row.hasKey && row.key != "" && (row.key != want || !slices.Contains(keys, row.key)) {
+				t.Errorf("lattice %s --%s: the table's config key %q is not the flag's (%q, if --config takes it: %v)", cmd, name, row.key, want, slices.Contains(keys, want))
 			}
-			// A default the flag applies itself when empty is in its
-			// usage's words; a false boolean shows no default.
-			if want, ok := row.literalDefault(); ok && want != strings.ReplaceAll(fl.def, home, "~") &&
-				(fl.def != "" || !strings.Contains(fl.usage, want)) && (fl.def != "" || want != "false") {
+			if want := strings.ReplaceAll(name, "-", "_"); row.hasKey && row.key == "" && slices.Contains(keys, want) {
+				t.Errorf("lattice %s --%s: the table gives no config key, --config takes %q", cmd, name, want)
+			}
+			// A default the flag applies itself when empty is named in its
+			// usage ("replace the defaults X"); a false boolean shows no
+			// default.
+			want, ok := row.literalDefault()
+			namedInUsage := regexp.MustCompile(`\bdefaults? ` + regexp.QuoteMeta(want)).MatchString(fl.usage)
+			if ok && want != strings.ReplaceAll(fl.def, home, "~") && (fl.def != "" || !namedInUsage) && (fl.def != "" || want != "false") {
 				t.Errorf("lattice %s --%s: the table says default %q, the flag's is %q", cmd, name, want, fl.def)
 			}
 		}
@@ -60,6 +72,9 @@ func TestOperationsFlagTables(t *testing.T) {
 			}
 		}
 		for _, k := range keys {
+			if _, ok := flags[strings.ReplaceAll(k, "_", "-")]; !ok {
+				t.Errorf("lattice %s: --config takes %q, which is no flag's name with _ for -", cmd, k)
+			}
 			found := false
 			for _, row := range rows {
 				found = found || row.key == k
@@ -93,9 +108,10 @@ func (r opsRow) literalDefault() (string, bool) {
 }
 
 // opsFlagTables reads the flag tables of operations.md's "### `lattice X`"
-// sections: command, then flag name, then its row.
-func opsFlagTables(doc string) map[string]map[string]opsRow {
-	tables := map[string]map[string]opsRow{}
+// sections: command, then flag name, then its row; and the flag rows it
+// could not read.
+func opsFlagTables(doc string) (tables map[string]map[string]opsRow, malformed []string) {
+	tables = map[string]map[string]opsRow{}
 	cmd, header := "", []string(nil)
 	for _, line := range strings.Split(doc, "\n") {
 		if m := regexp.MustCompile("^### `lattice ([a-z ]+)`$").FindStringSubmatch(line); m != nil {
@@ -118,7 +134,11 @@ func opsFlagTables(doc string) map[string]map[string]opsRow {
 			continue
 		}
 		m := regexp.MustCompile("^`--([a-z0-9-]+)").FindStringSubmatch(cells[0])
-		if m == nil || len(cells) != len(header) {
+		if m == nil {
+			continue
+		}
+		if len(cells) != len(header) {
+			malformed = append(malformed, line)
 			continue
 		}
 		row := opsRow{}
@@ -141,7 +161,7 @@ func opsFlagTables(doc string) map[string]map[string]opsRow {
 		}
 		tables[cmd][m[1]] = row
 	}
-	return tables
+	return tables, malformed
 }
 
 type helpFlag struct{ env, def, usage string }
