@@ -330,7 +330,7 @@ func (f *flags) PrintDefaults() {
 		}
 		def, usage := fl.DefValue, fl.Usage
 		if fl.Name == "config" && f.configKeys {
-			usage += " with keys " + strings.Join(f.confKeys(), ", ") + " (env LATTICE_CONFIG)"
+			usage += " with keys " + strings.Join(f.confKeys(), ", ") + " (env " + bindingOf[fl.Name].env + ")"
 		}
 		b := bindingOf[fl.Name]
 		env := b.env

@@ -523,14 +523,14 @@ of the lease backend makes a new one at each lease).`, `  lattice compute ssh we
 	// here: a user or host starting with '-' would be an ssh option
 	// (-oProxyCommand=... runs a program on this machine), an id with a
 	// slash a path elsewhere. A server that answers such is refused.
-	if err := checkSSHTarget(v); err != nil {
+	argv, err := sshArgs(v, sshKeyPath(), rest)
+	if err != nil {
 		return err
 	}
 	bin, err := exec.LookPath("ssh")
 	if err != nil {
 		return errors.New("no ssh on this machine: install the Debian package openssh-client")
 	}
-	argv := sshArgs(v, sshKeyPath(), rest)
 	if err := os.MkdirAll(filepath.Dir(sshKeyPath()), 0o700); err != nil {
 		return err
 	}
@@ -546,14 +546,17 @@ of the lease backend makes a new one at each lease).`, `  lattice compute ssh we
 	return nil
 }
 
-// sshArgs are ssh's arguments for logging into v (checked by
-// checkSSHTarget) with the key at keyPath, if there is one, and the
+// sshArgs are ssh's arguments for logging into v, once checkSSHTarget
+// passes it, with the key at keyPath, if there is one, and the
 // user's own arguments after. The host key is kept in a file of the VM's,
 // whatever port the host forwards this boot, under the name of the
 // machine that made it: the VM's id, and on the lease backend its lease
 // too, since each lease is a new machine with a new host key (a VM
 // powered on again at a new lease met "host key changed" before).
-func sshArgs(v cloudwire.VM, keyPath string, rest []string) []string {
+func sshArgs(v cloudwire.VM, keyPath string, rest []string) ([]string, error) {
+	if err := checkSSHTarget(v); err != nil {
+		return nil, err
+	}
 	alias := "lattice-vm-" + v.ID
 	if v.Lease != nil {
 		alias += "-lease-" + v.Lease.Hash[:16]
@@ -565,7 +568,7 @@ func sshArgs(v cloudwire.VM, keyPath string, rest []string) []string {
 		argv = append(argv, "-i", keyPath)
 	}
 	// ssh reads options after the destination too, up to the command.
-	return append(append(argv, v.SSH.User+"@"+v.SSH.Host), rest...)
+	return append(append(argv, v.SSH.User+"@"+v.SSH.Host), rest...), nil
 }
 
 var (

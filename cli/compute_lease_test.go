@@ -264,6 +264,9 @@ func TestSSHTargetChecked(t *testing.T) {
 		if err := checkSSHTarget(tc.v); (err == nil) != tc.ok {
 			t.Errorf("user %q host %q id %q: %v, want ok %v", tc.v.SSH.User, tc.v.SSH.Host, tc.v.ID, err, tc.ok)
 		}
+		if _, err := sshArgs(tc.v, "id_lattice", nil); (err == nil) != tc.ok {
+			t.Errorf("sshArgs of user %q host %q id %q: %v, want ok %v", tc.v.SSH.User, tc.v.SSH.Host, tc.v.ID, err, tc.ok)
+		}
 	}
 }
 
@@ -280,8 +283,8 @@ func TestSSHHostKeyPerMachine(t *testing.T) {
 	const id = "0123456789abcdef"
 	alias := func(v cloudwire.VM) string {
 		t.Helper()
-		args := sshArgs(v, filepath.Join(t.TempDir(), "id_lattice"), []string{"uptime"})
-		if err := checkSSHTarget(v); err != nil {
+		args, err := sshArgs(v, filepath.Join(t.TempDir(), "id_lattice"), []string{"uptime"})
+		if err != nil {
 			t.Fatal(err)
 		}
 		if args[len(args)-1] != "uptime" || args[len(args)-2] != "root@127.0.0.1" {

@@ -21,7 +21,7 @@ func Lease(h Head, s LeaseSpec, now int64) (*ledger.Block, error) {
 	b := h.block(ledger.TypeLease, ledger.Native, now)
 	bal, err := b.Balance.Sub(s.Cost)
 	if err != nil {
-		return nil, fmt.Errorf("wallet: balance is %s native, the lease costs %s native", b.Balance.Units(), s.Cost.Units())
+		return nil, fmt.Errorf("wallet: %w: the balance is %s native, the lease costs %s native", ledger.ErrInsufficientBalance, b.Balance.Units(), s.Cost.Units())
 	}
 	b.Balance, b.Destination, b.Amount = bal, s.Provider, s.Cost
 	b.VCPUs, b.MemoryMB, b.DiskGB, b.Duration = s.VCPUs, s.MemoryMB, s.DiskGB, s.Duration

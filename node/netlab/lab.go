@@ -102,10 +102,7 @@ func NewWithOptions(t testing.TB, opts Options) *Lab {
 	}
 	var b [3]byte
 	rand.Read(b[:])
-	l := &Lab{t: t, prefix: "netlab-" + hex.EncodeToString(b[:]), logDir: t.TempDir(), net: 10, nat: make([]bool, opts.Nodes)}
-	if opts.Public {
-		l.net = 11
-	}
+	l := &Lab{t: t, prefix: "netlab-" + hex.EncodeToString(b[:]), logDir: t.TempDir(), net: switchNet(opts.Public), nat: make([]bool, opts.Nodes)}
 	for _, i := range opts.NAT {
 		if i < 0 || i >= opts.Nodes {
 			t.Fatalf("netlab: NAT node %d out of range 0 to %d", i, opts.Nodes-1)
@@ -299,19 +296,24 @@ func (l *Lab) Nodes() int { return len(l.nodes) }
 // others see its connections come from, and reach its API at.
 func (l *Lab) Addr(i int) netip.Addr {
 	if i == Monitor {
-		return monitorAddr(l.net == 11)
+		return netip.AddrFrom4([4]byte{l.net, 77, 0, 254})
 	}
 	return netip.AddrFrom4([4]byte{l.net, 77, 0, byte(i + 1)})
 }
 
-// monitorAddr is the monitor's address in a lab whose switch is public
-// (Options.Public) or not: known before the lab is made, for flags that
-// name it.
-func monitorAddr(public bool) netip.Addr {
+// switchNet is the first octet of the switch's addresses: 11 where they
+// must count as public (Options.Public), else 10.
+func switchNet(public bool) byte {
 	if public {
-		return netip.AddrFrom4([4]byte{11, 77, 0, 254})
+		return 11
 	}
-	return netip.AddrFrom4([4]byte{10, 77, 0, 254})
+	return 10
+}
+
+// monitorAddr is the monitor's address in a lab whose switch is public
+// or not: known before the lab is made, for flags that name it.
+func monitorAddr(public bool) netip.Addr {
+	return netip.AddrFrom4([4]byte{switchNet(public), 77, 0, 254})
 }
 
 // LocalAddr returns the address node i's own devices have: Addr(i), or
