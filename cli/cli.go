@@ -329,10 +329,10 @@ func (f *flags) PrintDefaults() {
 			return
 		}
 		def, usage := fl.DefValue, fl.Usage
-		if fl.Name == "config" && f.configKeys {
-			usage += " with keys " + strings.Join(f.confKeys(), ", ") + " (env " + bindingOf[fl.Name].env + ")"
-		}
 		b := bindingOf[fl.Name]
+		if fl.Name == "config" && f.configKeys {
+			usage += " with keys " + strings.Join(f.confKeys(), ", ") + " (env " + b.env + ")"
+		}
 		env := b.env
 		now, from := "", ""
 		switch {

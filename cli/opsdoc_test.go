@@ -51,11 +51,12 @@ func TestOperationsFlagTables(t *testing.T) {
 			}
 			// Every config key is its flag's name with _ for -: a row's
 			// key is the flag's when it is that and --config takes it.
-			if want := strings.ReplaceAll(name, "-", "_"); row.hasKey && row.key != "" && (row.key != want || !slices.Contains(keys, row.key)) {
-				t.Errorf("lattice %s --%s: the table's config key %q is not the flag's (%q, if --config takes it: %v)", cmd, name, row.key, want, slices.Contains(keys, want))
-			}
-			if want := strings.ReplaceAll(name, "-", "_"); row.hasKey && row.key == "" && slices.Contains(keys, want) {
-				t.Errorf("lattice %s --%s: the table gives no config key, --config takes %q", cmd, name, want)
+			key := strings.ReplaceAll(name, "-", "_")
+			switch takes := slices.Contains(keys, key); {
+			case row.hasKey && row.key != "" && (row.key != key || !takes):
+				t.Errorf("lattice %s --%s: the table's config key %q is not the flag's (%q, if --config takes it: %v)", cmd, name, row.key, key, takes)
+			case row.hasKey && row.key == "" && takes:
+				t.Errorf("lattice %s --%s: the table gives no config key, --config takes %q", cmd, name, key)
 			}
 			// A default the flag applies itself when empty is named in its
 			// usage ("replace the defaults X"); a false boolean shows no
