@@ -453,6 +453,8 @@ func TestCloudPublicURL(t *testing.T) {
 		t.Error("a usage error created the data directory")
 	}
 	s := startServer(t, cloudReady, "cloud", "--data", dir, "--api", "127.0.0.1:0", "--public-url", "https://storage.example.com/base", "--proxy-networks", "203.0.113.0/24")
+	// A second platform on the same data directory says what is wrong.
+	wantFail(t, run(t, "cloud", "--data", dir, "--api", "127.0.0.1:0"), 1, "in use by another process (is a lattice server already running on this data directory?)")
 	data, err := os.ReadFile(filepath.Join(dir, "admin-api-key"))
 	if err != nil {
 		t.Fatal(err)

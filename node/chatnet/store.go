@@ -55,7 +55,7 @@ type store struct {
 }
 
 func openStore(dir string, fs vfs.FS, maxRegs int, log *slog.Logger) (*store, error) {
-	db, err := pebble.Open(dir, &pebble.Options{FS: fs, Logger: pebblelog.New(log), FormatMajorVersion: pebble.FormatNewest})
+	db, err := pebblekv.Open(dir, &pebble.Options{FS: fs, Logger: pebblelog.New(log), FormatMajorVersion: pebble.FormatNewest})
 	if err != nil {
 		return nil, fmt.Errorf("chatnet: open %s: %w", dir, err)
 	}

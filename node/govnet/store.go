@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/latticenet/lattice/internal/pebblekv"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/statechain"
@@ -32,7 +33,7 @@ type store struct {
 }
 
 func openStore(dir string, fs vfs.FS, network ledger.Hash, log *slog.Logger) (*store, error) {
-	db, err := pebble.Open(dir, &pebble.Options{FS: fs, Logger: pebblelog.New(log), FormatMajorVersion: pebble.FormatNewest})
+	db, err := pebblekv.Open(dir, &pebble.Options{FS: fs, Logger: pebblelog.New(log), FormatMajorVersion: pebble.FormatNewest})
 	if err != nil {
 		return nil, fmt.Errorf("govnet: open %s: %w", dir, err)
 	}

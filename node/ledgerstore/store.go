@@ -27,6 +27,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/latticenet/lattice/internal/pebblekv"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
 	"github.com/latticenet/lattice/ledger"
 )
@@ -122,9 +123,10 @@ func Open(dir string, o Options) (*Store, error) {
 	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	db, err := pebble.Open(dir, opts)
+	db, err := pebblekv.Open(dir, opts)
 	if lockHeld(err) {
-		return nil, fmt.Errorf("%w: %s: %v", ErrLocked, dir, err)
+		// pebblekv's own words for it would say it twice.
+		return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ledgerstore: open %s: %w", dir, err)

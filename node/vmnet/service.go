@@ -33,6 +33,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/latticenet/lattice/internal/pebblekv"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/machine/access"
@@ -198,7 +199,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.FS == nil {
 		cfg.FS = vfs.Default
 	}
-	db, err := pebble.Open(cfg.Dir, &pebble.Options{FS: cfg.FS, Logger: pebblelog.New(cfg.Logger), FormatMajorVersion: pebble.FormatNewest})
+	db, err := pebblekv.Open(cfg.Dir, &pebble.Options{FS: cfg.FS, Logger: pebblelog.New(cfg.Logger), FormatMajorVersion: pebble.FormatNewest})
 	if err != nil {
 		return nil, fmt.Errorf("vmnet: open %s: %w", filepath.Base(cfg.Dir), err)
 	}

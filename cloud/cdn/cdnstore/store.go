@@ -20,6 +20,7 @@ import (
 
 	"github.com/latticenet/lattice/cloud/cdn/cdnrules"
 	"github.com/latticenet/lattice/cloud/dns/dnszone"
+	"github.com/latticenet/lattice/internal/pebblekv"
 	"github.com/latticenet/lattice/internal/run/failstop"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
 )
@@ -121,7 +122,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("cdnstore: CDN domain %q: %w", opts.Domain, err)
 	}
 	opts.Domain = domain
-	db, err := pebble.Open(dir, &pebble.Options{FS: opts.FS, Logger: pebblelog.New(opts.Logger), FormatMajorVersion: pebble.FormatNewest})
+	db, err := pebblekv.Open(dir, &pebble.Options{FS: opts.FS, Logger: pebblelog.New(opts.Logger), FormatMajorVersion: pebble.FormatNewest})
 	if err != nil {
 		return nil, fmt.Errorf("cdnstore: open %s: %w", dir, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/latticenet/lattice/cloud/dns/dnszone"
+	"github.com/latticenet/lattice/internal/pebblekv"
 	"github.com/latticenet/lattice/internal/run/failstop"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
 )
@@ -116,7 +117,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
-	db, err := pebble.Open(dir, &pebble.Options{FS: opts.FS, Logger: pebblelog.New(opts.Logger), FormatMajorVersion: pebble.FormatNewest})
+	db, err := pebblekv.Open(dir, &pebble.Options{FS: opts.FS, Logger: pebblelog.New(opts.Logger), FormatMajorVersion: pebble.FormatNewest})
 	if err != nil {
 		return nil, fmt.Errorf("dnsstore: open %s: %w", dir, err)
 	}
