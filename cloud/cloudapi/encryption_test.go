@@ -133,7 +133,8 @@ func TestKMSNotAnonymousOverREST(t *testing.T) {
 // owner's grant, so a download through it, anonymous or by another
 // account's key, gets the owner's plain objects and an object a third
 // account wrote with a public-read ACL, but not that account's private
-// object nor one under a key of the key service; the owner reads all.
+// object nor one under a key of the key service; the owner reads its own
+// and what carol's ACL grants it, not her private object.
 func TestPublicToggleServesOnlyWhatIsPublic(t *testing.T) {
 	a := newObjAPI(t)
 	alice, _ := a.newKey("alice")
@@ -152,7 +153,8 @@ func TestPublicToggleServesOnlyWhatIsPublic(t *testing.T) {
 		{alice, "sealed", http.StatusForbidden, "forbidden"},
 		{alice, "carol-private", http.StatusNotFound, "not_found"},
 		{a.acme, "sealed", http.StatusOK, ""},
-		{a.acme, "carol-private", http.StatusOK, ""},
+		{a.acme, "carol-public", http.StatusOK, ""},
+		{a.acme, "carol-private", http.StatusForbidden, "forbidden"},
 	} {
 		who := map[string]string{"": "anonymous", alice: "alice", a.acme: "acme"}[c.caller]
 		r := a.download(c.caller, "pics", c.key)

@@ -76,6 +76,10 @@ func apiError(err error) *Error {
 			"the SSE-KMS key of the object or of the bucket's default encryption is disabled: enable it (lattice s3 kms enable KEY)", 0}
 	case errors.Is(err, kms.ErrNotFound):
 		return validation("the bucket's default SSE-KMS key does not exist")
+	case errors.Is(err, cloudstore.ErrNotGranted):
+		// Another account owns the object (the bucket's ACLs enabled)
+		// and its ACL grants the bucket's owner no READ.
+		return &Error{http.StatusForbidden, "forbidden", strings.Replace(err.Error(), "cloudstore: ", "", 1) + " (its writer can grant it: x-amz-acl bucket-owner-read; or set the bucket's object ownership to BucketOwnerEnforced to own every object)", 0}
 	case errors.Is(err, cloudstore.ErrKMSAccess):
 		return &Error{http.StatusForbidden, "forbidden", "the object is encrypted with a key of another account's key service (SSE-KMS), which only that account's keys open", 0}
 	case errors.Is(err, cloudstore.ErrNoKMS):

@@ -246,7 +246,29 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key accounts.K
 	if public != nil && !cloudstore.ServedPublicly(*public, obj) {
 		return notPublic(c.anonymous, obj)
 	}
+	if public == nil {
+		if err := s.ownerReads(account, bucket, obj); err != nil {
+			return err
+		}
+	}
 	serveObject(w, r, obj, body)
+	return nil
+}
+
+// ownerReads refuses obj of account's bucket when another account owns it
+// and has not granted account READ (cloudstore.OwnerMayRead): the bucket's
+// owner reads such an object nowhere, as at the S3 endpoint.
+func (s *Server) ownerReads(account, bucket string, obj cloudstore.Object) error {
+	if obj.Owner == "" || obj.Owner == account {
+		return nil
+	}
+	bk, err := s.st.Bucket(account, bucket)
+	if err != nil {
+		return err
+	}
+	if !cloudstore.OwnerMayRead(bk, obj) {
+		return cloudstore.ErrNotGranted
+	}
 	return nil
 }
 
@@ -396,7 +418,19 @@ func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, key accounts
 	if err := cloudwire.ValidRESTKey(req.DestKey); err != nil {
 		return validation("dest_key: %v", err)
 	}
-	o, err := s.st.Copy(r.Context(), key.Account, bucket, req.SourceKey, bucket, req.DestKey, s.opts.Now(), cloudstore.CopyOptions{KeepEncryption: true})
+	bk, err := s.st.Bucket(key.Account, bucket)
+	if err != nil {
+		return bucketErr(err)
+	}
+	// The copy is the bucket owner's: its source must be one the owner
+	// may read.
+	readable := func(obj cloudstore.Object) error {
+		if !cloudstore.OwnerMayRead(bk, obj) {
+			return cloudstore.ErrNotGranted
+		}
+		return nil
+	}
+	o, err := s.st.Copy(r.Context(), key.Account, bucket, req.SourceKey, bucket, req.DestKey, s.opts.Now(), cloudstore.CopyOptions{KeepEncryption: true, CheckSource: readable})
 	if err != nil {
 		if apiError(err).Code == "not_found" {
 			return notFound("object")

@@ -150,7 +150,8 @@ func (s *Server) downloadVersion(w http.ResponseWriter, r *http.Request, c calle
 	if err := checkVersionID(id); err != nil {
 		return err
 	}
-	if _, err := s.st.Bucket(c.key.Account, bucket); err != nil {
+	bk, err := s.st.Bucket(c.key.Account, bucket)
+	if err != nil {
 		return bucketErr(err)
 	}
 	s.extendDeadlines(w)
@@ -160,6 +161,9 @@ func (s *Server) downloadVersion(w http.ResponseWriter, r *http.Request, c calle
 		return versionErr(err, objKey, id)
 	}
 	defer body.Close()
+	if !cloudstore.OwnerMayRead(bk, obj) {
+		return cloudstore.ErrNotGranted // as for the current object (ownerReads)
+	}
 	serveObject(w, r, obj, body)
 	return nil
 }

@@ -45,7 +45,8 @@ func (s *Server) downloadZip(w http.ResponseWriter, r *http.Request, key account
 		}
 		seen[k] = true
 	}
-	if _, err := s.st.Bucket(key.Account, bucket); err != nil {
+	bk, err := s.st.Bucket(key.Account, bucket)
+	if err != nil {
 		return bucketErr(err)
 	}
 	s.extendDeadlines(w)
@@ -63,7 +64,11 @@ func (s *Server) downloadZip(w http.ResponseWriter, r *http.Request, key account
 		} else if err != nil {
 			return err
 		}
-		objs, bodies = append(objs, obj), append(bodies, body)
+		bodies = append(bodies, body)
+		if !cloudstore.OwnerMayRead(bk, obj) {
+			return fmt.Errorf("object %q: %w", k, cloudstore.ErrNotGranted)
+		}
+		objs = append(objs, obj)
 	}
 	w.Header().Set("Content-Type", "application/zip")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+bucket+`.zip"`) // bucket names need no escaping

@@ -17,7 +17,8 @@ import (
 // an anonymous download, no more: the bucket owner's plain objects, and
 // an object a third account wrote only when its own ACL is public-read;
 // never an object the key service (SSE-KMS) encrypted, nor another
-// account's private object, which read as missing.
+// account's private object, which read as missing (through the owner's
+// own deployment too).
 func TestAnotherAccountsPublicBucket(t *testing.T) {
 	a := newAPI(t, options{private: true, fastPath: true})
 	if _, err := a.objects.OpenKMS(bytes.Repeat([]byte{1}, 32), nil); err != nil {
@@ -40,10 +41,14 @@ func TestAnotherAccountsPublicBucket(t *testing.T) {
 		}
 	}
 	// Bob's own deployment serves his bucket as its owner: his sealed
-	// object too.
+	// object too, and carol's public one; not carol's private object,
+	// whose ACL grants bob no READ (he reads it nowhere else either).
 	own := a.create(a.bob, "own", "s3://bob-shared")
-	if status, _, body := a.get(own.CNAME, "/sealed"); status != http.StatusOK || body != "secret sealed" {
-		t.Errorf("bob's own deployment: %d %q", status, body)
+	for key, want := range map[string]int{"sealed": http.StatusOK, "carol-public": http.StatusOK, "carol-private": http.StatusNotFound} {
+		status, _, body := a.get(own.CNAME, "/"+key)
+		if status != want || want == http.StatusOK && body != "secret "+key || want != http.StatusOK && strings.Contains(body, "secret") {
+			t.Errorf("GET /%s through bob's own deployment: %d %q, want %d", key, status, body, want)
+		}
 	}
 
 	// Made private, the bucket is no longer served by alice's

@@ -161,7 +161,8 @@ func bucketResponse(st Buckets, d cdnstore.Deployment, o cdnrules.Origin, urlPat
 	}
 	owner := d.Account
 	var public *cloudstore.Bucket // another account's bucket, read through its public toggle
-	if _, err := st.Bucket(owner, o.Bucket); err != nil {
+	own, err := st.Bucket(owner, o.Bucket)
+	if err != nil {
 		bk, err := st.PublicBucket(o.Bucket)
 		if err != nil {
 			return textResponse(http.StatusNotFound, "the origin bucket is gone or no longer public\n", at)
@@ -182,10 +183,13 @@ func bucketResponse(st Buckets, d cdnstore.Deployment, o cdnrules.Origin, urlPat
 	if err != nil {
 		return textResponse(http.StatusInternalServerError, "reading the origin bucket failed\n", at)
 	}
-	if public != nil && !cloudstore.ServedPublicly(*public, obj) {
+	if public != nil && !cloudstore.ServedPublicly(*public, obj) || public == nil && !cloudstore.OwnerMayRead(own, obj) {
 		// The toggle serves everyone what it serves an anonymous
 		// download, no more: not an object another account owns
-		// privately, nor one the key service encrypted.
+		// privately, nor one the key service encrypted. And the
+		// deployment of an own bucket serves what its owner may read:
+		// not an object another account wrote there without granting
+		// the owner READ.
 		body.Close()
 		return textResponse(http.StatusNotFound, "not found\n", at)
 	}

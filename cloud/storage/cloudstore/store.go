@@ -231,7 +231,7 @@ func open(dir string, log *slog.Logger, fs vfs.FS) (*Store, error) {
 	// request reads a bucket and an object record.
 	cache := pebble.NewCache(128 << 20)
 	defer cache.Unref()
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.New(log), FormatMajorVersion: pebble.FormatNewest, FS: fs, Cache: cache})
+	db, err := pebblekv.Open(dir, &pebble.Options{Logger: pebblelog.New(log), FormatMajorVersion: pebble.FormatNewest, FS: fs, Cache: cache})
 	if err != nil {
 		return nil, fmt.Errorf("cloudstore: open %s: %w", dir, err)
 	}
@@ -509,6 +509,24 @@ func ServedPublicly(bk Bucket, obj Object) bool {
 	}
 	return s3acl.Allows(obj.ACL, "", s3acl.Read)
 }
+
+// OwnerMayRead reports whether bk's owner may read obj where no S3 ACL
+// evaluation runs (the REST API's downloads, ZIP archives and copies, a
+// CDN deployment of the bucket): its own objects always, and an object
+// another account owns (the bucket's ACLs enabled) only when that
+// object's ACL grants the bucket's owner READ (bucket-owner-read,
+// bucket-owner-full-control, a grant naming it, or a grant to all users
+// or to every authenticated account),
+// as at the S3 endpoint. The owner may still delete or overwrite it.
+func OwnerMayRead(bk Bucket, obj Object) bool {
+	if !bk.ACLsEnabled() || obj.Owner == "" || obj.Owner == bk.Account {
+		return true
+	}
+	return s3acl.Allows(obj.ACL, bk.Account, s3acl.Read)
+}
+
+// ErrNotGranted is OwnerMayRead's refusal, as an error.
+var ErrNotGranted = errors.New("cloudstore: the object is owned by another account, and its ACL does not grant the bucket's owner READ")
 
 // Bucket returns account's bucket; another account's bucket is
 // ErrNotFound, exactly like a missing one.
