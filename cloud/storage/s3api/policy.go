@@ -218,8 +218,23 @@ func requestKeys(req *request, action string, now time.Time, values map[string]s
 			values["s3:signatureage"] = strconv.FormatInt(now.Sub(t).Milliseconds(), 10)
 		}
 	}
-	if v := req.Header.Get("X-Amz-Content-Sha256"); v != "" {
-		values["s3:x-amz-content-sha256"] = v
+	// A Signature Version 4 request's payload hash is the one its
+	// signature covers and its body is checked against: a presigned URL
+	// leaves the header out of the signature (its holder could send any
+	// value) and its body unsigned, so the key says UNSIGNED-PAYLOAD
+	// whatever the header says. An anonymous request's body is checked
+	// against the header. Signature Version 2 and POST forms sign no
+	// payload hash: the key is absent, as in S3.
+	switch {
+	case req.v2 || req.form != nil:
+	case req.auth != nil:
+		if req.auth.PayloadHash != "" {
+			values["s3:x-amz-content-sha256"] = req.auth.PayloadHash
+		}
+	default:
+		if v := req.Header.Get("X-Amz-Content-Sha256"); v != "" {
+			values["s3:x-amz-content-sha256"] = v
+		}
 	}
 	if req.TLS != nil {
 		if v, ok := tlsVersions[req.TLS.Version]; ok {
