@@ -94,7 +94,10 @@ func (s *Storage) openKMS(dir string) error {
 		return err
 	}
 	s.kms = l
-	s.log.Info("key service open", "master_key", l.MasterFingerprint(), "keys_sealed_again", previous != nil)
+	s.log.Info("key service open", "master_key", l.MasterFingerprint(), "keys_sealed_again", l.Resealed())
+	if previous != nil && l.Resealed() == 0 {
+		s.log.Info("no key was sealed under the previous master key (any more): drop --kms-previous-master-key", "previous_master_key", kms.Fingerprint(previous))
+	}
 	return nil
 }
 

@@ -218,6 +218,13 @@ func TestMasterKeyRotation(t *testing.T) {
 	if got, err := l2.Decrypt(ctx, k.ID, sealed, nil); err != nil || !bytes.Equal(got, plain) {
 		t.Fatalf("after the master key's rotation: %v", err)
 	}
+	if n := l2.Resealed(); n != 1 {
+		t.Errorf("the rotation sealed %d keys again, want 1", n)
+	}
+	// The previous key given again: nothing is left under it.
+	if n := open(t, db, key32(2), key32(1)).Resealed(); n != 0 {
+		t.Errorf("a second start with the previous key sealed %d keys again, want 0", n)
+	}
 	// From now on the new master key alone opens them, the old no more.
 	l3 := open(t, db, key32(2), nil)
 	if got, err := l3.Decrypt(ctx, k.ID, sealed, nil); err != nil || !bytes.Equal(got, plain) {

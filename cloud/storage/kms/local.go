@@ -25,6 +25,7 @@ type Local struct {
 	prefix   byte
 	master   cipher.AEAD
 	masterFP string
+	resealed int // keys OpenLocal sealed again under master
 
 	mu     sync.Mutex
 	byID   map[string]*entry
@@ -118,12 +119,17 @@ func OpenLocal(db *pebble.DB, prefix byte, master, previous []byte) (*Local, err
 		if err := b.Commit(pebble.Sync); err != nil {
 			return nil, fmt.Errorf("kms: sealing keys under the new master key: %w", err)
 		}
+		l.resealed = len(rewrap)
 	}
 	return l, nil
 }
 
 // MasterFingerprint is Fingerprint of the master key in use.
 func (l *Local) MasterFingerprint() string { return l.masterFP }
+
+// Resealed is how many keys OpenLocal found sealed under the previous
+// master key and sealed again under the new one.
+func (l *Local) Resealed() int { return l.resealed }
 
 func (l *Local) index(e *entry) {
 	l.byID[e.rec.ID] = e
