@@ -2,7 +2,6 @@ package dnsserver
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"runtime"
 	"syscall"
@@ -56,7 +55,7 @@ func listenUDP(addr string, n int) ([]net.PacketConn, error) {
 			for _, c := range conns {
 				c.Close()
 			}
-			return nil, fmt.Errorf("listen udp %s: %w", addr, err)
+			return nil, err // net's error names the address: "listen udp ADDR: ..."
 		}
 		conns = append(conns, pc)
 	}

@@ -3,6 +3,7 @@ package dnsserver_test
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,26 @@ func TestBatchedPacketRules(t *testing.T) {
 	}
 	if m := exchange(pack(query("www.example.com", dns.TypeA))); m == nil || len(m.Answer) != 1 {
 		t.Errorf("a query after those: got %v", m)
+	}
+}
+
+// TestListenTakenUDPPort: a UDP port another socket holds is an error that
+// says so once ("listen udp ADDR: ...address already in use"), and the TCP
+// listener it bound first is let go.
+func TestListenTakenUDPPort(t *testing.T) {
+	taken, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.LocalAddr().String()
+	_, _, err = dnsserver.Listen(addr)
+	if err == nil || strings.Count(err.Error(), "listen udp") != 1 || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("Listen(%s) with its UDP port taken: %v", addr, err)
+	}
+	if l, err := net.Listen("tcp", addr); err != nil {
+		t.Errorf("the TCP port was kept: %v", err)
+	} else {
+		l.Close()
 	}
 }
