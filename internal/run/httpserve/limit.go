@@ -110,7 +110,10 @@ func (s Spare) Spares(ip net.IP) bool {
 // ParseSpare reads a list of networks and addresses (192.0.2.0/24,
 // 2001:db8::/48, 198.51.100.7) as an operator writes them; an address is
 // a network of one. IPv4 written as IPv4-mapped IPv6 is taken as IPv4,
-// which is how Spares compares it.
+// which is how Spares compares it. A network wider than MinSpareBits4
+// (IPv4) or MinSpareBits6 (IPv6) is refused: no fleet of proxies fills
+// it, and sparing it would lift the bounds per address from much of the
+// internet (a 0.0.0.0/0 typed for "my proxies" lifts them from all of it).
 func ParseSpare(list []string) (Spare, error) {
 	var s Spare
 	for _, c := range list {
@@ -118,9 +121,33 @@ func ParseSpare(list []string) (Spare, error) {
 		if err != nil {
 			return nil, err
 		}
+		if min := spareMinBits(p); p.Bits() < min {
+			return nil, fmt.Errorf("%q: a network wider than /%d is no set of proxies; sparing it would lift the bounds per address from all of its %s addresses (name your proxies' own networks)",
+				c, min, spareSize(p))
+		}
 		s = append(s, p)
 	}
 	return s, nil
+}
+
+// The widest networks ParseSpare takes: an IPv4 /8 (16.7 million
+// addresses, more than any one operator's proxies) and an IPv6 /32 (a
+// regional registry's usual allocation to a whole provider).
+const (
+	MinSpareBits4 = 8
+	MinSpareBits6 = 32
+)
+
+func spareMinBits(p netip.Prefix) int {
+	if p.Addr().Is4() {
+		return MinSpareBits4
+	}
+	return MinSpareBits6
+}
+
+// spareSize says how many addresses p holds, as a power of two.
+func spareSize(p netip.Prefix) string {
+	return fmt.Sprintf("2^%d", p.Addr().BitLen()-p.Bits())
 }
 
 // ParseNetwork reads one network (CIDR) or address, as ParseSpare does.

@@ -174,7 +174,7 @@ func TestSpared(t *testing.T) {
 // TestSpare: the operator's networks are spared besides the built-in
 // ones, IPv4 clients on IPv6 sockets included, and nothing else is.
 func TestSpare(t *testing.T) {
-	spare, err := ParseSpare([]string{"203.0.113.0/24", "198.51.100.7", "2001:db8:5::/48", "::ffff:192.0.2.0/120"})
+	spare, err := ParseSpare([]string{"203.0.113.0/24", "198.51.100.7", "2001:db8:5::/48", "::ffff:192.0.2.0/120", "44.0.0.0/8", "2001:db9::/32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,8 @@ func TestSpare(t *testing.T) {
 	if !(Spare(nil)).Spares(net.ParseIP("192.168.0.1")) || (Spare(nil)).Spares(net.ParseIP("8.8.8.8")) {
 		t.Error("the zero Spare does not spare what Spared does, and only that")
 	}
-	for _, bad := range []string{"", "example.com", "203.0.113.0/33", "1.2.3.4/", "2001:db8::/129"} {
+	for _, bad := range []string{"", "example.com", "203.0.113.0/33", "1.2.3.4/", "2001:db8::/129",
+		"0.0.0.0/0", "128.0.0.0/1", "203.0.0.0/7", "::/0", "2001:db8::/31", "::ffff:0.0.0.0/96"} {
 		if _, err := ParseSpare([]string{bad}); err == nil {
 			t.Errorf("ParseSpare(%q) took it", bad)
 		}
