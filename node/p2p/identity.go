@@ -37,6 +37,14 @@ func loadOrCreateKey(dir string) (crypto.PrivKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("p2p: identity key: %w", err)
 	}
+	// As for every key file lattice writes: another user who reads it
+	// can be this node on the network (a provider's peer, whose ID a
+	// lease's accept names, receives its consumers' tunnels).
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("p2p: identity key: %w", err)
+	} else if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("p2p: identity key %s is accessible by others (mode %04o); run chmod 600 %s", path, perm, path)
+	}
 	key, err := crypto.UnmarshalPrivateKey(data)
 	if err != nil {
 		return nil, fmt.Errorf("p2p: identity key %s: %w", path, err)
