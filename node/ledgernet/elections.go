@@ -67,7 +67,8 @@ type electionLoop struct {
 	binding []ledgerstore.VoteRecord    // votes to record before they are cast, gathered
 	asking  bool
 	askDone chan []*consensus.Vote
-	beat    int64 // when this node's representatives last announced themselves
+	beat    int64  // when this node's representatives last announced themselves
+	voting  []bool // which of them had weight then, by index in Config.Reps
 	// askedOnline is when peers were last asked for their
 	// representatives' votes because too few were heard.
 	askedOnline int64

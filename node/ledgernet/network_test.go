@@ -438,3 +438,68 @@ func TestEarlyBlockHeldOnSync(t *testing.T) {
 		}
 	}
 }
+
+// TestShorterOnlineWindowOnOneNode: a node run with a 30 s online window
+// (an operator's --online-window, to see a cut sooner) beside nodes on the
+// default 5 minutes keeps counting their representatives online on an
+// idle network: they announce themselves often enough for it (at most
+// every 10 s), not only as often as their own window asks (every minute),
+// which left it reporting no quorum half the time with nothing cut.
+func TestShorterOnlineWindowOnOneNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("watches an idle network for 40 s")
+	}
+	const short = 30 * time.Second
+	c := nettest.Start(t, nettest.Options{Nodes: 2, NetFor: func(i int, cfg *ledgernet.Config) {
+		if i == 1 {
+			cfg.OnlineWindow = short
+		}
+	}})
+	c.WaitFor("node 1 to hear a quorum", 10*time.Second, func(i int) bool { return i == 0 || c.Nodes[1].Svc.Quorum().Reachable })
+	began := time.Now()
+	for time.Since(began) < short+10*time.Second {
+		if q := c.Nodes[1].Svc.Quorum(); !q.Reachable {
+			t.Fatalf("after %s of an idle, whole network, node 1 (online window %s) hears only %s online of the %s needed",
+				time.Since(began).Round(time.Second), short, q.Online, q.Quorum)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestNewRepresentativeCountsOnlineAtOnce: weight delegated to a node's
+// representative that had none counts online at once, on that node and
+// its peers. A representative without weight signs nothing, so it used to
+// stay unheard until its node's next heartbeat (up to 10 s), and a peer
+// that had moved the weight off the old representative reported no quorum
+// meanwhile, on a whole network.
+func TestNewRepresentativeCountsOnlineAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("watches a network for 12 s")
+	}
+	const supply = 3_000_000_000_000
+	c := nettest.Start(t, nettest.Options{Nodes: 2, Supply: supply})
+	c.WaitFor("every node to hear a quorum", 15*time.Second, func(i int) bool { return c.Nodes[i].Svc.Quorum().Reachable })
+
+	// Node 0 votes with the genesis key (half the supply) and with its
+	// own key (none). Most of the genesis key's weight goes to the node's
+	// own key: the quorum then needs it heard.
+	newRep := c.Nodes[0].N.Key
+	k := wallet.NewKey()
+	c.Chains.Add(k, nil)
+	moved := c.Must(c.Chains.Send(c.Genesis, k.Address(), 14*supply/30))
+	open := c.Must(c.Chains.Receive(k, moved, newRep.Address()))
+	c.Submit(0, moved, open)
+	c.WaitConfirmed(open.Hash, 15*time.Second)
+
+	time.Sleep(time.Second) // a tick on each node, and a gossip hop
+	began := time.Now()
+	for time.Since(began) < 12*time.Second {
+		for i, nd := range c.Nodes {
+			if q := nd.Svc.Quorum(); !q.Reachable {
+				t.Fatalf("%s after the delegation to %s was confirmed, node %d hears only %s online of the %s needed",
+					(time.Since(began) + time.Second).Round(100*time.Millisecond), newRep.Address(), i, q.Online, q.Quorum)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

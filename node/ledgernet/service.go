@@ -578,7 +578,9 @@ func (s *Service) watchState(ctx context.Context) {
 		case <-tick.C:
 		}
 		g := s.n.Engine.Governance()
-		came, expired := s.stateWaits.due(time.Now(), func(i uint64) bool { return g != nil && hasState(g, i) })
+		came, expired := s.stateWaits.due(time.Now(),
+			func(i uint64) bool { return g != nil && hasState(g, i) },
+			func(i uint64) bool { return s.waiting.waitsFor(stateGap(i)) })
 		for _, i := range came {
 			s.releaseState(i)
 		}

@@ -46,8 +46,10 @@ func (w *stateWaits) len() int {
 // this node holds now, and expired, those whose time has passed without.
 // A node holds the state chain from index 0 to its tip, so the look for
 // held ones stops at the first that is not: one call of held per index
-// that came, and one more.
-func (w *stateWaits) due(now time.Time, held func(uint64) bool) (came, expired []uint64) {
+// that came, and one more. An index not held that no block waits for any
+// more (waited: the unchecked buffer evicted them, or they were dropped)
+// is forgotten at once, without waiting out its time.
+func (w *stateWaits) due(now time.Time, held, waited func(uint64) bool) (came, expired []uint64) {
 	w.mu.Lock()
 	indices := make([]uint64, 0, len(w.until))
 	for i := range w.until {
@@ -66,6 +68,12 @@ func (w *stateWaits) due(now time.Time, held func(uint64) bool) (came, expired [
 		delete(w.until, i)
 	}
 	for _, i := range indices[n:] {
+		// waited is asked under w.mu: a block added for i after the
+		// answer watches i after this delete, never before it.
+		if _, ok := w.until[i]; ok && !waited(i) {
+			delete(w.until, i)
+			continue
+		}
 		if until, ok := w.until[i]; ok && now.After(until) {
 			expired = append(expired, i)
 			delete(w.until, i)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
@@ -188,16 +189,42 @@ func (l *electionLoop) cast(ctx context.Context, hashes []ledger.Hash, round uin
 // heartbeat has this node's representatives announce themselves with a
 // prevote for the genesis block (in no election, so it counts for nothing)
 // often enough that peers count them online on an idle network: four
-// times an online window, at most every minute, at least every second.
+// times an online window, at least every second, and at least every
+// maxHeartbeat whatever this node's window, because a peer may run with a
+// shorter one (an operator's --online-window 30s, to see a cut sooner)
+// and would count these representatives offline between beats.
+//
+// A representative without weight signs nothing, so one that has just
+// been given weight would be heard by no one, this node included, until
+// the next beat: the node then counted the weight it had lost with the
+// old representative and not the weight it had gained, and could report
+// no quorum for up to maxHeartbeat. It beats on the tick the set of its
+// representatives with weight changes instead, and once more a second
+// later: a peer that confirms the delegation after the first beat
+// ignored it (it counts confirmed weight only), and needs no fallback.
 func (l *electionLoop) heartbeat(ctx context.Context) {
-	every := min(max(l.s.cfg.OnlineWindow.Milliseconds()/4, 1000), 60_000)
+	every := min(max(l.s.cfg.OnlineWindow.Milliseconds()/4, 1000), maxHeartbeat.Milliseconds())
 	now := l.now()
-	if l.beat != 0 && now-l.beat < every {
+	voting := make([]bool, len(l.s.cfg.Reps))
+	for i, k := range l.s.cfg.Reps {
+		voting[i] = !l.weight(k.Address()).IsZero()
+	}
+	if l.beat != 0 && now-l.beat < every && slices.Equal(voting, l.voting) {
 		return
 	}
-	l.beat = now
+	changed := l.beat != 0 && !slices.Equal(voting, l.voting)
+	l.beat, l.voting = now, voting
+	if changed {
+		l.beat = now - every + 1000 // the next beat in a second
+	}
 	l.cast(ctx, []ledger.Hash{l.s.network}, l.s.heartbeatRound(), false)
 }
+
+// maxHeartbeat is the longest time between two heartbeats: a peer whose
+// online window is three times it (30 s) counts these representatives
+// online without a gap. One small signed vote per representative every
+// 10 s costs the network nothing worth the saving.
+const maxHeartbeat = 10 * time.Second
 
 // heartbeatRound is the round of a heartbeat: the Unix second, so that
 // each heartbeat differs from the one before (the gossip layer drops a

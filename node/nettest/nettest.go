@@ -61,6 +61,9 @@ type Options struct {
 	// Net tunes every node's ledgernet service (Node, Host and Reps are
 	// set by the cluster).
 	Net ledgernet.Config
+	// NetFor, if not nil, tunes node i's ledgernet service further, after
+	// Net: nodes configured unlike each other.
+	NetFor func(i int, cfg *ledgernet.Config)
 	// Chat tunes every node's chat service (Dir, FS, Host, Key and Logger
 	// are set by the cluster; RetryMax and SyncInterval default to 1 s).
 	Chat chatnet.Config
@@ -223,6 +226,9 @@ func (c *Cluster) startNode(index int, dir string, fs vfs.FS, reps ...wallet.Key
 		}
 	}
 	netCfg := c.opts.Net
+	if c.opts.NetFor != nil {
+		c.opts.NetFor(index, &netCfg)
+	}
 	netCfg.Reps = reps
 	if netCfg.SyncInterval == 0 {
 		netCfg.SyncInterval = time.Second
