@@ -333,6 +333,21 @@ func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]back
 			delete(declined, h)
 		}
 	}
+	// Refunds last and one a pass: each asks the committee and searches
+	// a proof of work, and the leases this provider runs have deadlines
+	// that the refunds of leases it never took (anyone may open them)
+	// must not hold up.
+	now := s.now()
+	var steps, refunds []*ledger.LeaseRecord
+	for _, r := range leases {
+		if s.refundDue(r, now) {
+			refunds = append(refunds, r)
+		} else {
+			steps = append(steps, r)
+		}
+	}
+	leases = append(steps, refunds...)
+	refunding := false
 	for _, r := range leases {
 		if ctx.Err() != nil {
 			return
@@ -341,19 +356,30 @@ func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]back
 		if failed && time.Now().Before(b.until) {
 			continue
 		}
+		refund := s.refundDue(r, now)
+		if refund && refunding {
+			continue
+		}
+		refunding = refunding || refund
 		err := s.providerStep(ctx, r)
 		if errors.Is(err, errDeclined) {
-			// For good: no retries; the consumer refunds it after its
-			// deadline. Said once, for the operator who wonders.
+			// For good: no retries; it is refunded after its deadline.
+			// Said once, for the operator who wonders.
 			if !declined[r.Hash] {
 				declined[r.Hash] = true
-				s.log.Warn("lease declined: its consumer may refund it after its deadline", "lease", r.Hash, "consumer", r.Consumer,
+				s.log.Warn("lease declined: its consumer may refund it after its acceptance deadline, and this node does a minute later", "lease", r.Hash, "consumer", r.Consumer,
 					"deadline", time.UnixMilli(r.Deadline()).UTC().Format(time.RFC3339), "why", err)
 			}
 			err = nil
 		}
 		if err != nil {
-			b.delay = min(max(2*b.delay, 100*time.Millisecond), 5*time.Second)
+			most := 5 * time.Second
+			if refund {
+				// A refund waits on no deadline, and one whose
+				// committee is gone never succeeds: tried seldom.
+				most = maxRefundRetry
+			}
+			b.delay = min(max(2*b.delay, 100*time.Millisecond), most)
 			if ctx.Err() == nil && b.delay >= time.Second {
 				s.log.Info("lease step postponed", "lease", r.Hash, "status", r.Status(), "err", err, "retry_in", b.delay)
 			}
@@ -363,6 +389,16 @@ func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]back
 		}
 		delete(failing, r.Hash)
 	}
+}
+
+// maxRefundRetry is the longest wait before a failed refund is tried again.
+const maxRefundRetry = 2 * time.Minute
+
+// refundDue reports whether r is a lease that names the provider, that it
+// never accepted, and whose refund is now the provider's to make: its
+// acceptance deadline is RefundGrace past.
+func (s *Service) refundDue(r *ledger.LeaseRecord, now int64) bool {
+	return r.Stage == ledger.StageOpen && !r.Accepted() && now-r.Deadline() >= s.cfg.RefundGrace.Milliseconds()
 }
 
 // pending reports whether r may still need the provider: not settled, or
@@ -392,11 +428,14 @@ func (s *Service) hasPayout(settle ledger.Hash) bool {
 func (s *Service) providerStep(ctx context.Context, r *ledger.LeaseRecord) error {
 	now := s.now()
 	switch {
-	case r.Stage == ledger.StageOpen && !r.Accepted():
-		if now >= r.Deadline() {
-			return nil // too late: the consumer's refund is due
-		}
-		return s.accept(ctx, r) // errDeclined: for good, the consumer refunds
+	case r.Stage == ledger.StageOpen && !r.Accepted() && now < r.Deadline():
+		return s.accept(ctx, r) // errDeclined: for good, refunded past the deadline
+	case r.Stage == ledger.StageOpen && !r.Accepted() && !s.refundDue(r, now):
+		// Too late to accept. The consumer's own refund goes first, so
+		// that two nodes seldom make competing refunds; past the grace
+		// the provider makes it (below), so a lease it declined or had
+		// no room for pays its consumer back without anyone asking.
+		return nil
 	case r.Stage == ledger.StageEnded, r.Stage == ledger.StageRefunded && r.StakeReturned:
 		return s.takePayout(ctx, r.Second)
 	}

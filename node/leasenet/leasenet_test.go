@@ -160,7 +160,8 @@ func TestLeaseLifeCycle(t *testing.T) {
 
 // TestLeaseRefund: a lease its provider has no room for is never
 // accepted; past the acceptance timeout any node settles it as a refund,
-// and the consumer takes the cost back.
+// and the consumer takes the cost back. One that nobody settles is
+// refunded by its provider's node once the consumer's grace is over.
 func TestLeaseRefund(t *testing.T) {
 	n := newLeaseNet(t)
 	ctx := context.Background()
@@ -239,6 +240,26 @@ func TestLeaseRefund(t *testing.T) {
 	}
 	if _, err := n.clients[1].SettleLease(ctx, lease.Hash); !isStatus(err, http.StatusConflict) {
 		t.Fatalf("settling a refunded lease again: %v, want 409", err)
+	}
+
+	// Nobody asks for the next one's refund: its provider, which never
+	// accepted it, makes it once the consumer's grace has passed.
+	unasked := n.lease(market.Request{VCPUs: 8, MemoryMB: 512, DiskGB: 5, Duration: 60})
+	n.Submit(0, unasked)
+	n.waitLease(unasked.Hash, "open", 20*time.Second)
+	n.clock.advance(61 * time.Second)
+	time.Sleep(2 * time.Second) // the provider looks every second
+	if got, err := n.clients[0].Lease(ctx, unasked.Hash); err != nil || got.Status != "open" {
+		t.Fatalf("within the consumer's grace past the deadline the lease is %s (%v), want open", got.Status, err)
+	}
+	n.clock.advance(leasenet.DefaultRefundGrace)
+	n.waitLease(unasked.Hash, "refunded", 20*time.Second)
+	refunded, err := n.clients[0].Lease(ctx, unasked.Hash)
+	if err != nil || len(refunded.SettleHashes) != 1 {
+		t.Fatalf("the provider's refund: %+v, %v", refunded, err)
+	}
+	if _, found, err := n.Nodes[1].N.Store.Pending(n.consumer.Address(), refunded.SettleHashes[0]); err != nil || !found {
+		t.Fatalf("the provider's refund is not pending for the consumer: %v", err)
 	}
 	n.Audit()
 }

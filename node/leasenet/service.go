@@ -27,6 +27,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/latticenet/lattice/internal/pebblekv"
 	"github.com/latticenet/lattice/internal/run/pebblelog"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/market"
@@ -64,7 +65,14 @@ type Config struct {
 	// GatherTimeout bounds gathering a committee's attestations. Default 3
 	// seconds.
 	GatherTimeout time.Duration
+	// RefundGrace is how long past a lease's acceptance deadline a
+	// provider's node leaves the refund of a lease it never accepted to
+	// its consumer before making it itself. Default DefaultRefundGrace.
+	RefundGrace time.Duration
 }
+
+// DefaultRefundGrace is Config.RefundGrace's default.
+const DefaultRefundGrace = time.Minute
 
 // Service is one node's part in leases.
 type Service struct {
@@ -112,10 +120,13 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.GatherTimeout == 0 {
 		cfg.GatherTimeout = 3 * time.Second
 	}
+	if cfg.RefundGrace == 0 {
+		cfg.RefundGrace = DefaultRefundGrace
+	}
 	if cfg.FS == nil {
 		cfg.FS = vfs.Default
 	}
-	db, err := pebble.Open(cfg.Dir, &pebble.Options{FS: cfg.FS, Logger: pebblelog.New(cfg.Logger), FormatMajorVersion: pebble.FormatNewest})
+	db, err := pebblekv.Open(cfg.Dir, &pebble.Options{FS: cfg.FS, Logger: pebblelog.New(cfg.Logger), FormatMajorVersion: pebble.FormatNewest})
 	if err != nil {
 		return nil, fmt.Errorf("leasenet: open %s: %w", filepath.Base(cfg.Dir), err)
 	}
