@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -33,13 +34,74 @@ type command struct {
 type env struct {
 	stdout, stderr io.Writer
 	profile        string // --profile, for this run; "" for LATTICE_PROFILE or the current one
+	// origins records where the run's flags not on the command line got
+	// their values, for its usage errors (nil: not recorded).
+	origins *flagOrigins
+}
+
+// flagOrigins records, by flag name, where a value that was not given on
+// the command line came from: an environment variable, a profile or a
+// config file's key. A usage error about such a flag says so, since the
+// user who typed no --max-clock-skew looks for it in the wrong place.
+type flagOrigins struct {
+	mu sync.Mutex
+	by map[string]string
+}
+
+func (o *flagOrigins) set(name, origin string) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.by == nil {
+		o.by = map[string]string{}
+	}
+	o.by[name] = origin
+}
+
+// forget drops name's origin: it was given on the command line.
+func (o *flagOrigins) forget(name string) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.by, name)
+}
+
+// flagInMessage finds the flags a message names: "--" and the longest
+// flag name that follows.
+var flagInMessage = regexp.MustCompile(`--([a-z0-9]+(?:-[a-z0-9]+)*)`)
+
+// explain adds to a usage error where the values of the flags it names
+// came from, when not from the command line.
+func (o *flagOrigins) explain(err error) error {
+	if o == nil || !errors.Is(err, ErrUsage) {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var notes []string
+	seen := map[string]bool{}
+	for _, m := range flagInMessage.FindAllStringSubmatch(err.Error(), -1) {
+		name := m[1]
+		if origin, ok := o.by[name]; ok && !seen[name] {
+			seen[name] = true
+			notes = append(notes, "--"+name+" is set by "+origin)
+		}
+	}
+	if len(notes) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, strings.Join(notes, "; "))
 }
 
 // synced returns e with writers safe for the concurrent use of servers,
 // whose listeners and logger write from several goroutines.
 func (e *env) synced() *env {
 	var mu sync.Mutex
-	return &env{stdout: &lockedWriter{mu: &mu, w: e.stdout}, stderr: &lockedWriter{mu: &mu, w: e.stderr}, profile: e.profile}
+	return &env{stdout: &lockedWriter{mu: &mu, w: e.stdout}, stderr: &lockedWriter{mu: &mu, w: e.stderr}, profile: e.profile, origins: e.origins}
 }
 
 // lockedWriter serialises writes to w under mu.
@@ -103,7 +165,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // mainContext is Main, with the command's context given: tests end
 // long-running commands with it.
 func mainContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+	e := &env{stdout: stdout, stderr: stderr, origins: &flagOrigins{}}
 	if len(args) > 1 && args[0] == "help" {
 		// help CMD [SUB...] is CMD [SUB...] -h.
 		if !isCommand(args[1]) {
@@ -143,7 +205,7 @@ func mainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(ctx, e, args[1:])
+		err := e.origins.explain(c.run(ctx, e, args[1:]))
 		code := 1
 		var passed *exitCodeError
 		switch {
@@ -295,6 +357,8 @@ type flags struct {
 	given map[string]bool
 	// stdout receives the help a user asks for with -h.
 	stdout io.Writer
+	// origins records where the flags not given got their values.
+	origins *flagOrigins
 	// hidden flags are accepted but not listed in the help: a flag the
 	// command does not need, that scripts pass to every command.
 	hidden map[string]bool
@@ -374,7 +438,7 @@ func (f *flags) unprofiled(name string) {
 func newFlags(e *env, name, usageLine string) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	f := &flags{FlagSet: fs, profile: e.profile, stdout: e.stdout}
+	f := &flags{FlagSet: fs, profile: e.profile, stdout: e.stdout, origins: e.origins}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: lattice %s\n\nFlags:\n", usageLine)
 		f.PrintDefaults()
@@ -511,31 +575,44 @@ func (f *flags) parse(args []string) error {
 	set := map[string]bool{}
 	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	f.given = maps.Clone(set)
+	for name := range f.given {
+		f.origins.forget(name)
+	}
 	for _, b := range f.bound {
 		if set[b.name] || b.env == "" {
 			continue
 		}
 		if v, ok := os.LookupEnv(b.env); ok && v != "" {
-			f.Set(b.name, v)
+			if err := f.Set(b.name, v); err != nil {
+				if bf, ok := f.Lookup(b.name).Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+					return usageErr("the environment variable %s: %q is not a boolean: want true or false", b.env, v)
+				}
+				return usageErr("the environment variable %s: %v", b.env, err)
+			}
 			set[b.name] = true
+			f.origins.set(b.name, "the environment variable "+b.env)
 		}
 	}
 	// Then the profile in use, for the client settings it keeps.
 	var prof *profile
+	var profName string
 	for _, b := range f.bound {
 		if set[b.name] || !isProfiled(b.env) || b.noProfile {
 			continue
 		}
 		if prof == nil {
-			_, p, err := activeProfile(f.profile)
+			name, p, err := activeProfile(f.profile)
 			if err != nil {
 				return err
 			}
-			prof = &p
+			prof, profName = &p, name
 		}
 		if v := prof.value(b.env); v != "" {
-			f.Set(b.name, v)
+			if err := f.Set(b.name, v); err != nil {
+				return usageErr("the profile %q's %s: %v", profName, b.env, err)
+			}
 			set[b.name] = true
+			f.origins.set(b.name, fmt.Sprintf("the profile %q", profName))
 		}
 	}
 	cf := f.Lookup("config")
@@ -550,6 +627,9 @@ func (f *flags) parse(args []string) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // 12345678 stays "12345678", not "1.2345678e+07"
 	if err := dec.Decode(&conf); err != nil {
+		if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			return fmt.Errorf("config %s: want one JSON object of keys and values, such as {\"data\": \"/var/lib/lattice/node\"}", cf.Value)
+		}
 		return fmt.Errorf("config %s: %w", cf.Value, err)
 	}
 	known := map[string]bool{}
@@ -563,8 +643,12 @@ func (f *flags) parse(args []string) error {
 			continue
 		}
 		if err := f.Set(b.name, fmt.Sprint(v)); err != nil {
+			if bf, ok := f.Lookup(b.name).Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+				return fmt.Errorf("config %s: key %q: %q is not a boolean: want true or false", cf.Value, b.confKey, fmt.Sprint(v))
+			}
 			return fmt.Errorf("config %s: key %q: %w", cf.Value, b.confKey, err)
 		}
+		f.origins.set(b.name, fmt.Sprintf("the key %q of config %s", b.confKey, cf.Value))
 	}
 	var unknown []string
 	for k := range conf {

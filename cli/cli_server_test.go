@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,6 +61,31 @@ func TestGenesisNew(t *testing.T) {
 	t.Setenv("LATTICE_KEY", key)
 	mustRun(t, "genesis", "new", "--network", "n", "--out", filepath.Join(dir, "g0.json"))
 	t.Setenv("LATTICE_KEY", "")
+
+	// Never makes the key where the genesis file goes (it would replace
+	// it), however the two paths are written.
+	same := filepath.Join(dir, "both.json")
+	for _, outPath := range []string{same, dir + "/keys/../both.json"} {
+		wantFail(t, run(t, "genesis", "new", "--key", same, "--network", "n", "--out", outPath), 2, "--out and --key name the same file")
+		if _, err := os.Stat(same); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("the refused genesis new left %s: %v", same, err)
+		}
+	}
+
+	// Nor through a path that names it another way (a symlinked
+	// directory): the genesis file is never written over a file, so the
+	// key made there stays.
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	wantFail(t, run(t, "genesis", "new", "--key", filepath.Join(dir, "link", "g.json"), "--network", "n", "--out", filepath.Join(real, "g.json")), 1, "not overwriting")
+	if _, err := wallet.LoadKey(filepath.Join(real, "g.json")); err != nil {
+		t.Fatalf("the key made through the link: %v", err)
+	}
 
 	// Never overwrites.
 	before, _ := os.ReadFile(out)
@@ -464,6 +490,19 @@ func TestDevUsage(t *testing.T) {
 	dir := t.TempDir()
 	wantFail(t, run(t, "dev", "--data", dir, "--log-level", "loud"), 2, "log level")
 	wantFail(t, run(t, "dev", "--data", dir, "--http", "256.0.0.1:bad"), 1, "listen")
+
+	// A node's or a platform's own data directory is not dev's: it says
+	// so and writes nothing there.
+	for entry, server := range map[string]string{"ledger": "lattice node", "meta": "lattice cloud"} {
+		d := filepath.Join(t.TempDir(), "data")
+		if err := os.MkdirAll(filepath.Join(d, entry), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		wantFail(t, run(t, "dev", "--data", d, "--http", "127.0.0.1:0", "--api", "127.0.0.1:0"), 1, "is the data directory of a "+server)
+		if names, _ := os.ReadDir(d); len(names) != 1 {
+			t.Errorf("dev refused %s's directory and wrote %v into it", server, names)
+		}
+	}
 }
 
 var nodeReady = regexp.MustCompile(`lattice node: network "cfgnet", API (http://\S+)\n`)
@@ -546,6 +585,8 @@ func TestNodeConfig(t *testing.T) {
 		}
 		return p
 	}
+	skewConf := write("skew.json", map[string]string{"data": d1, "max_clock_skew": "-1m"})
+	proxyConf := write("proxy.json", map[string]string{"data": d1, "proxy_networks": "198.51.100.0/33"})
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -554,17 +595,27 @@ func TestNodeConfig(t *testing.T) {
 	}{
 		{"unknown config key", []string{"--config", write("unknown.json", map[string]string{"data": d1, "htpp": "127.0.0.1:0"})}, 1, `unknown keys htpp`},
 		{"bad clock skew", []string{"--data", d1, "--max-clock-skew", "soon"}, 2, "--max-clock-skew"},
-		{"bad clock skew in config", []string{"--config", write("skew.json", map[string]string{"data": d1, "max_clock_skew": "-1m"})}, 2, "--max-clock-skew"},
+		{"bad clock skew in config", []string{"--config", skewConf}, 2, `--max-clock-skew "-1m": want a positive duration like 10m (--max-clock-skew is set by the key "max_clock_skew" of config ` + skewConf + ")"},
 		{"bad log level", []string{"--data", d1, "--log-level", "loud"}, 2, "log level"},
 		{"bad proxy network", []string{"--data", d1, "--proxy-networks", "203.0.113.0/24,proxy.example"}, 2, `--proxy-networks "proxy.example": want an address or a network such as 192.0.2.0/24`},
-		{"bad proxy network in config", []string{"--config", write("proxy.json", map[string]string{"data": d1, "proxy_networks": "198.51.100.0/33"})}, 2, `--proxy-networks "198.51.100.0/33"`},
-		{"no genesis for a new directory", []string{"--data", filepath.Join(dir, "empty"), "--http", "127.0.0.1:0"}, 1, "give a genesis file"},
+		{"proxy network of the whole internet", []string{"--data", d1, "--proxy-networks", "203.0.113.0/24,0.0.0.0/0"}, 2, `--proxy-networks "0.0.0.0/0": a network wider than /8 is no set of proxies`},
+		{"bad proxy network in config", []string{"--config", proxyConf}, 2, `--proxy-networks "198.51.100.0/33": want an address or a network such as 192.0.2.0/24 (--proxy-networks is set by the key "proxy_networks" of config ` + proxyConf + ")"},
+		{"no genesis for a new directory", []string{"--data", filepath.Join(dir, "empty"), "--http", "127.0.0.1:0"}, 1, "give a genesis file (--data \"" + filepath.Join(dir, "empty") + "\")"},
 		{"genesis of another network", []string{"--data", d1, "--genesis", write("other.json", otherNetwork(t)), "--http", "127.0.0.1:0"}, 1, "holds network \"cfgnet\""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			wantFail(t, run(t, append([]string{"node"}, tt.args...)...), tt.code, tt.want)
+			r := run(t, append([]string{"node"}, tt.args...)...)
+			wantFail(t, r, tt.code, tt.want)
+			if !slices.Contains(tt.args, "--config") && strings.Contains(r.stderr, "is set by") {
+				t.Errorf("a value given on the command line is said to come from elsewhere: %s", r.stderr)
+			}
 		})
 	}
+	// A value from the environment says so too.
+	t.Run("bad clock skew in the environment", func(t *testing.T) {
+		t.Setenv("LATTICE_MAX_CLOCK_SKEW", "soon")
+		wantFail(t, run(t, "node", "--data", d1), 2, `--max-clock-skew "soon": want a positive duration like 10m (--max-clock-skew is set by the environment variable LATTICE_MAX_CLOCK_SKEW)`)
+	})
 	// The refused first start made nothing: a key and an empty database
 	// left there were taken for a ledger by a later audit.
 	if _, err := os.Stat(filepath.Join(dir, "empty")); !errors.Is(err, fs.ErrNotExist) {

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -450,6 +451,8 @@ func TestFlagsConfigErrors(t *testing.T) {
 	}{
 		{"unknown keys", write("unknown.json", `{"addr": "x", "zeta": 1, "alpha": true}`), "unknown keys alpha, zeta"},
 		{"not JSON", write("bad.json", `addr = "x"`), "bad.json"},
+		{"an array", write("array.json", `[{"addr": "x"}]`), "want one JSON object of keys and values"},
+		{"a bool that is not", write("yes.json", `{"relay": "yes"}`), `key "relay": "yes" is not a boolean: want true or false`},
 		{"missing file", filepath.Join(dir, "missing.json"), "missing.json"},
 		// A flag without a config key cannot be set from the file.
 		{"key of a flag without config key", write("nokey.json", `{"noconf": "x"}`), "unknown keys noconf"},
@@ -459,6 +462,7 @@ func TestFlagsConfigErrors(t *testing.T) {
 			f := newFlags(&env{stdout: io.Discard, stderr: io.Discard}, "test", "test [flags]")
 			f.string("addr", "", "addr", "def", "")
 			f.string("noconf", "", "", "def", "")
+			f.boolean("relay", "", "relay", "")
 			f.string("config", "", "", "", "")
 			err := f.parse([]string{"--config", tt.conf})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -472,5 +476,59 @@ func TestFlagsConfigErrors(t *testing.T) {
 	f.string("addr", "", "addr", "def", "")
 	if err := f.parse([]string{"--nope"}); !errors.Is(err, ErrUsage) {
 		t.Errorf("parse(--nope) = %v, want a usage error", err)
+	}
+
+	// A boolean's environment variable that is not one is refused, not
+	// ignored (the flag kept its default and nothing said so).
+	t.Setenv("LATTICE_TEST_RELAY", "yes")
+	f = newFlags(&env{stdout: io.Discard, stderr: io.Discard}, "test", "test [flags]")
+	f.boolean("relay", "LATTICE_TEST_RELAY", "relay", "")
+	if err := f.parse(nil); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `the environment variable LATTICE_TEST_RELAY: "yes" is not a boolean: want true or false`) {
+		t.Errorf("parse with LATTICE_TEST_RELAY=yes: %v, want a usage error naming it", err)
+	}
+}
+
+// TestFlagOriginsExplain: a usage error about a flag whose value came
+// from the environment, a profile or a config file says where; one about
+// a flag given on the command line, or an error that is not a usage
+// error, is left as it is.
+func TestFlagOriginsExplain(t *testing.T) {
+	o := &flagOrigins{}
+	o.set("data", "the key \"data\" of config a.json")
+	o.set("node", "the profile \"dev\"")
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{usageErr("--data %q: not a folder", "x"), `usage: --data "x": not a folder (--data is set by the key "data" of config a.json)`},
+		{usageErr("--data-dir %q: not a folder", "x"), `usage: --data-dir "x": not a folder`},
+		{usageErr("--node and --data disagree; --node wins"), `usage: --node and --data disagree; --node wins (--node is set by the profile "dev"; --data is set by the key "data" of config a.json)`},
+		{usageErr("--http %q: want host:port", "x"), `usage: --http "x": want host:port`},
+		{fmt.Errorf("--data %q: permission denied", "x"), `--data "x": permission denied`},
+	} {
+		if got := o.explain(tt.err).Error(); got != tt.want {
+			t.Errorf("explain(%q) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+	var none *flagOrigins
+	if got := none.explain(usageErr("--data")).Error(); got != "usage: --data" {
+		t.Errorf("no origins recorded: %q", got)
+	}
+
+	// A flag given on the command line has no origin elsewhere, whatever
+	// the environment holds, even after a flag set of the same run (the
+	// second here) took it from there.
+	t.Setenv("LATTICE_TEST_ADDR", "from-env")
+	e := &env{stdout: io.Discard, stderr: io.Discard, origins: &flagOrigins{}}
+	for _, args := range [][]string{nil, {"--addr", "typed"}} {
+		f := newFlags(e, "test", "test [flags]")
+		f.string("addr", "LATTICE_TEST_ADDR", "addr", "def", "")
+		f.string("other", "LATTICE_TEST_ADDR", "other", "def", "")
+		if err := f.parse(args); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := e.origins.explain(usageErr("--addr and --other")).Error(), `usage: --addr and --other (--other is set by the environment variable LATTICE_TEST_ADDR)`; got != want {
+		t.Errorf("after --addr typed: %q, want %q", got, want)
 	}
 }

@@ -470,6 +470,8 @@ func TestUsageErrors(t *testing.T) {
 		{"no --to", []string{"--amount", "1"}, "send", "--to is required"},
 		{"bad --asset", []string{"--to", x, "--amount", "1", "--asset", "gold"}, "send", "--asset"},
 		{"unknown flag", []string{"--bogus"}, "send", "bogus"},
+		{"bad --representative", []string{"--to", x, "--amount", "1", "--representative", "node-1"}, "send", "--representative"},
+		{"bad --representative of a receive", []string{"--representative", x[:10]}, "receive", "--representative"},
 		{"block without hash", nil, "block", "want one block HASH"},
 		{"block with two hashes", []string{tn.gblock.Hash.String(), tn.gblock.Hash.String()}, "block", "want one block HASH"},
 		{"block with bad hash", []string{"xyz"}, "block", "lattice block"},
@@ -708,4 +710,32 @@ func TestMultisig(t *testing.T) {
 	// Updating an account that has no blocks.
 	_, y := tn.newKey("y")
 	wantFail(t, run(t, "multisig", "update", "--node", tn.url, "--account", y, "--keys", d, "--threshold", "1", "--signers", f4), 1, "has no blocks")
+}
+
+// TestDelegate: --representative on send, receive and claim puts the
+// address in the block's representative field, which the node takes and
+// keeps (the chain shows it), and a block without it names none.
+func TestDelegate(t *testing.T) {
+	tn := newTestNode(t)
+	xkey, x := tn.newKey("x")
+	_, rep := tn.newKey("rep")
+	send := blockOf(t, tn.mustAs(tn.gkey, "send", "--json", "--to", x, "--amount", "2", "--representative", rep))
+	if send.Representative.String() != rep {
+		t.Errorf("send --representative: the block names %s, want %s", send.Representative, rep)
+	}
+	r := tn.mustAs(xkey, "receive", "--json", "--representative", rep)
+	var got []ledger.Block
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 1 || got[0].Representative.String() != rep {
+		t.Fatalf("receive --representative: %v %s", err, r.stdout)
+	}
+	wantFail(t, tn.as(xkey, "receive", "--representative", rep), 1, "nothing pending, so no receive block carries --representative")
+	claim := blockOf(t, tn.mustAs(xkey, "claim", "--json"))
+	if !claim.Representative.IsZero() {
+		t.Errorf("a claim without --representative names %s", claim.Representative)
+	}
+	for _, h := range []ledger.Hash{send.Hash, got[0].Hash} {
+		if b := blockOf(t, tn.mustAs(xkey, "block", "--json", h.String())); b.Representative.String() != rep {
+			t.Errorf("the node's block %s names representative %s, want %s", h, b.Representative, rep)
+		}
+	}
 }

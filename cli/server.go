@@ -143,6 +143,9 @@ nodes keeps the others' data (node 0 then votes with their keys).`, `  lattice d
 	if err := cloud.Listen(); err != nil {
 		return err
 	}
+	if err := notAServersData(*data); err != nil {
+		return err
+	}
 	// The log goes to stderr at the level asked, and to DATA/dev.log at
 	// info and above, as JSON, for a look at what happened afterwards.
 	if err := os.MkdirAll(*data, 0o700); err != nil {
@@ -817,6 +820,11 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	case *govThreshold != 0:
 		return usageErr("--governance-threshold needs --governance-keys")
 	}
+	if sameFile(*out, *keyPath) {
+		// The key would be made there, then replaced by the genesis
+		// file: the key of the whole supply gone.
+		return usageErr("--out and --key name the same file, %s: the genesis file would replace the key of the whole supply", *out)
+	}
 	if _, err := os.Stat(*out); err == nil {
 		return fmt.Errorf("%s exists; not overwriting", *out)
 	}
@@ -830,7 +838,16 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	}
 	net := &node.Network{Name: *name, Work: w, Genesis: ledger.NewGenesisWithRepresentative(key.Private(), amt, time.Now().UnixMilli(), repAddr),
 		Governance: gov}
-	if err := writeFileAtomic(*out, net, 0o644); err != nil {
+	// Never over a file: not one made since the check above, nor the key
+	// itself by a path sameFile could not tell apart (a symlinked
+	// directory, a case-insensitive file system).
+	data, err := json.MarshalIndent(net, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := durablefile.Create(*out, append(data, '\n'), 0o644); errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s exists (is it --key's file, %s?); not overwriting", *out, *keyPath)
+	} else if err != nil {
 		return err
 	}
 	if *asJSON {
@@ -847,6 +864,31 @@ existing --out file.`, `  lattice genesis new --key genesis-key.json --network t
 	}
 	fmt.Fprintf(e.stdout, "genesis %s written to %s: %s native to %s%s\n", net.Genesis.Hash, *out, amt.Units(), key.Address(), represented)
 	return nil
+}
+
+// notAServersData refuses, for lattice dev, a data directory that is a
+// lattice node's or a lattice cloud's own: dev would lay a whole network
+// out beside that server's databases (and beside it running).
+func notAServersData(dir string) error {
+	for _, own := range []struct{ entry, server string }{{"ledger", "lattice node"}, {"meta", "lattice cloud"}} {
+		if _, err := os.Stat(filepath.Join(dir, own.entry)); err == nil {
+			return fmt.Errorf("%s is the data directory of a %s (it holds %s/): lattice dev keeps its network in a directory of its own; give it another --data", dir, own.server, own.entry)
+		}
+	}
+	return nil
+}
+
+// sameFile reports whether paths a and b name one file: the same path
+// once made absolute, or one file reached by both.
+func sameFile(a, b string) bool {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // shuttingDown tells the user, once, that a server is stopping.

@@ -28,6 +28,39 @@ type clientFlags struct {
 	flags                       *flags
 	node, key, account, signers *string
 	json, remotePow, signOnly   *bool
+	representative              *string // delegateFlag's, on the commands that take it
+}
+
+// delegateFlag adds --representative to a command that signs one of the
+// account's own ordinary blocks (send, receive, claim): the block names
+// the representative the account's native balance gives its voting weight
+// to from then on (docs/protocol.md §18). A block of any type may carry
+// one, and there is no block whose only purpose is to change it, so this
+// is how an account delegates.
+func (c *clientFlags) delegateFlag() {
+	c.representative = c.flags.String("representative", "", "delegate this account's voting weight to this representative's address (a node's account, GET /node) with this block, and from it on")
+}
+
+// delegate sets b's representative from --representative, if given, and
+// seals b again; it is checked before any block is made.
+func (c *clientFlags) delegate(b *ledger.Block) {
+	if c.representative == nil || *c.representative == "" {
+		return
+	}
+	rep, _ := ledger.ParseAddress(*c.representative)
+	b.Representative = rep
+	b.Seal()
+}
+
+// checkDelegate refuses a --representative that is not an address.
+func (c *clientFlags) checkDelegate() error {
+	if c.representative == nil || *c.representative == "" {
+		return nil
+	}
+	if _, err := ledger.ParseAddress(*c.representative); err != nil {
+		return usageErr("--representative: %v", err)
+	}
+	return nil
 }
 
 func addClientFlags(f *flags, signing bool) *clientFlags {
@@ -182,6 +215,7 @@ func (f *clientFlags) target(args []string) (ledger.Address, error) {
 // finish signs b, finds its proof of work and submits it, unless the
 // command only signs (--sign-only).
 func (s *session) finish(ctx context.Context, b *ledger.Block, multisig bool) error {
+	s.f.delegate(b)
 	if multisig {
 		for _, k := range s.signers {
 			b.AddSignature(k.Private())
@@ -407,10 +441,14 @@ func signingCommand(ctx context.Context, e *env, name, about, examples string, a
 	f := newHelpFlags(e, name, name+" [flags]", about, examples)
 	cf := addClientFlags(f, true)
 	signOnlyBlock(f, name)
+	cf.delegateFlag()
 	if err := f.parse(args); err != nil {
 		return nil, err
 	}
 	if err := noArgs(f); err != nil {
+		return nil, err
+	}
+	if err := cf.checkDelegate(); err != nil {
 		return nil, err
 	}
 	return cf.connect(ctx, true)
@@ -508,6 +546,7 @@ The recipient takes it with `+"`lattice receive`"+`.`+signOnlyAbout("send"), `  
 `)
 	cf := addClientFlags(f, true)
 	signOnlyBlock(f, "send")
+	cf.delegateFlag()
 	to := f.String("to", "", "recipient address (required)")
 	amount := f.String("amount", "", "amount in units, up to 6 decimals (1.5 = 1500000 base units) (required)")
 	assetName := f.String("asset", "native", "native or stable")
@@ -534,6 +573,9 @@ The recipient takes it with `+"`lattice receive`"+`.`+signOnlyAbout("send"), `  
 	asset, err := ledger.ParseAsset(*assetName)
 	if err != nil {
 		return usageErr("--asset: %v", err)
+	}
+	if err := cf.checkDelegate(); err != nil {
+		return err
 	}
 	s, err := cf.connect(ctx, true)
 	if err != nil {
@@ -571,6 +613,9 @@ clock window, and before the account signs another block.`, `  lattice receive
 	pending, err := s.c.Pending(ctx, &s.account)
 	if err != nil {
 		return err
+	}
+	if len(pending) == 0 && *s.f.representative != "" {
+		return errors.New("nothing pending, so no receive block carries --representative: name it with your next send (lattice send ... --representative ADDRESS) or claim")
 	}
 	h, err := s.c.Head(ctx, s.account)
 	if err != nil {

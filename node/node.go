@@ -153,7 +153,7 @@ func Open(cfg Config) (*Node, error) {
 			fsys = vfs.Default
 		}
 		if _, err := fsys.Stat(filepath.Join(cfg.DataDir, "ledger")); errors.Is(err, fs.ErrNotExist) {
-			return nil, errNoLedgerYet
+			return nil, fmt.Errorf("%w (--data %q)", errNoLedgerYet, cfg.DataDir)
 		}
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
