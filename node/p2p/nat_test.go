@@ -505,3 +505,58 @@ func TestHasPublicAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenThroughConnectedRelay: a host finds a peer it may not dial
+// directly (relay-only here, behind NAT in life) through the relay it is
+// connected to, which holds the peer's reservation, without being told the
+// relayed address: the peer announces none (AutoRelay announces relayed
+// addresses only for public relays), and the DHT knows only its direct
+// ones. Before Open guessed relayed addresses, no stream ever came.
+func TestOpenThroughConnectedRelay(t *testing.T) {
+	rcfg := testConfig(t, t.TempDir())
+	rcfg.Relay = true
+	r, err := New(context.Background(), rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pcfg := testConfig(t, t.TempDir(), r)
+	pcfg.Reachability = "private"
+	p, err := New(context.Background(), pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.Handle("echo", func(s network.Stream) {
+		io.Copy(s, s)
+		s.Close()
+	})
+	ccfg := testConfig(t, t.TempDir(), r)
+	c, err := New(context.Background(), ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.RelayOnly(p.ID())
+	p.RelayOnly(c.ID())
+
+	deadline := time.Now().Add(waitFor + 20*time.Second) // AutoRelay asks for candidates every 10 s
+	var last error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err := echo(ctx, c, p.ID(), 64<<10)
+		cancel()
+		if err == nil {
+			if res.Path != "relayed" {
+				t.Fatalf("echo went %s, want relayed", res.Path)
+			}
+			if p.direct(c.ID()) {
+				t.Error("a direct connection formed between relay-only peers")
+			}
+			return
+		}
+		last = err
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("no stream to the peer behind the relay: %v", last)
+}
