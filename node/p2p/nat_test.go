@@ -455,7 +455,7 @@ func TestRelayOnly(t *testing.T) {
 	if err != nil || res.Path != "relayed" {
 		t.Fatalf("echo: %+v %v", res, err)
 	}
-	if direct := p.direct(c.ID()); direct {
+	if direct := p.directTo(c.ID()); direct {
 		t.Error("a direct connection formed between relay-only peers")
 	}
 	c.Heal()
@@ -470,16 +470,6 @@ func TestRelayOnly(t *testing.T) {
 			t.Errorf("New(%+v) worked", bad)
 		}
 	}
-}
-
-// direct reports whether h has a direct (not relayed) connection to id.
-func (h *Host) direct(id peer.ID) bool {
-	for _, c := range h.host.Network().ConnsToPeer(id) {
-		if !isCircuit(c.RemoteMultiaddr()) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestHasPublicAddr: only a public address that is not a relay's circuit
@@ -550,7 +540,7 @@ func TestOpenThroughConnectedRelay(t *testing.T) {
 			if res.Path != "relayed" {
 				t.Fatalf("echo went %s, want relayed", res.Path)
 			}
-			if p.direct(c.ID()) {
+			if p.directTo(c.ID()) {
 				t.Error("a direct connection formed between relay-only peers")
 			}
 			return
@@ -559,4 +549,32 @@ func TestOpenThroughConnectedRelay(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("no stream to the peer behind the relay: %v", last)
+}
+
+// TestCircuitRelay: the relay of a circuit address is the peer before
+// /p2p-circuit, with or without a transport before it; other addresses
+// name none.
+func TestCircuitRelay(t *testing.T) {
+	const relay = "12D3KooWANWpZBvbuqU75YZ6tUtX7gVj2Q6qC7PSmKypbmAgZozi"
+	const target = "12D3KooWGFN7vQJmpgHpK7kUM1VQnM8dgc5waTKCLvNgRuW9KNGx"
+	for _, tt := range []struct {
+		addr string
+		want string
+	}{
+		{"/ip4/11.77.0.1/tcp/4001/p2p/" + relay + "/p2p-circuit", relay},
+		{"/p2p/" + relay + "/p2p-circuit", relay},
+		{"/ip4/11.77.0.1/tcp/4001/p2p/" + relay + "/p2p-circuit/p2p/" + target, relay},
+		{"/ip4/192.168.3.2/tcp/4001", ""},
+		{"/ip4/11.77.0.1/tcp/4001/p2p/" + relay, ""},
+		{"/p2p-circuit", ""},
+	} {
+		a, err := ma.NewMultiaddr(tt.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := circuitRelay(a)
+		if ok != (tt.want != "") || ok && got.String() != tt.want {
+			t.Errorf("circuitRelay(%s) = %s, %v; want %q", tt.addr, got, ok, tt.want)
+		}
+	}
 }

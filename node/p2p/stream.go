@@ -3,11 +3,13 @@ package p2p
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/peerstore"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	ma "github.com/multiformats/go-multiaddr"
 )
 
@@ -38,34 +40,44 @@ func (h *Host) Handle(name string, handler func(s network.Stream)) {
 
 // Open opens a stream to peer p with protocol "/lattice/<Network>/<name>",
 // dialling p first if needed: with the addresses the host knows for it,
-// or, when it knows none (a peer never met, such as the node a chat
-// recipient is registered at) or none of them answers, with those it
-// finds (findAddrs): through the relays it is connected to, and those the
-// network's DHT knows.
+// then, when it knows none (a peer never met, such as the node a chat
+// recipient is registered at) or none of them answers, through the relays
+// it is connected to (viaRelays), then at the addresses the network's DHT
+// finds (within findPeerTimeout). A banned or isolated peer is not looked
+// for.
 // The stream may run through a relay (see Relayed). ctx bounds the dial
 // and the protocol negotiation; the stream then gets
 // ctx's deadline, or one Config.StreamTimeout away if ctx has none, which
 // the caller may move. The caller must Close or Reset the stream.
 func (h *Host) Open(ctx context.Context, p peer.ID, name string) (network.Stream, error) {
-	looked := false
-	if len(h.host.Peerstore().Addrs(p)) == 0 {
-		looked = true
-		h.findAddrs(ctx, p)
-	}
 	// A peer behind NAT may be connected through a relay only (until hole
 	// punching gives a direct connection, which new streams then take);
 	// libp2p opens streams over such a connection only when asked to.
 	sctx := network.WithAllowLimitedConn(ctx, name)
-	s, err := h.host.NewStream(sctx, p, h.protocolID(name))
-	if err != nil && !looked && ctx.Err() == nil && h.gater.allowed(p) &&
-		h.host.Network().Connectedness(p) == network.NotConnected {
-		// The addresses known may be old ones: a peer behind NAT that
-		// restarted, or took another relay, is reached at new ones; and
-		// a relay-only peer (RelayOnly) refuses the direct ones. Look
-		// once. A banned or isolated peer is not looked for.
-		if h.findAddrs(ctx, p) {
-			s, err = h.host.NewStream(sctx, p, h.protocolID(name))
+	var s network.Stream
+	var err error
+	tried := false
+	if len(h.host.Peerstore().Addrs(p)) > 0 {
+		s, err = h.host.NewStream(sctx, p, h.protocolID(name))
+		tried = true
+	}
+	// The addresses known may be old ones (a peer behind NAT that
+	// restarted, or took another relay, is reached at new ones), and a
+	// relay-only peer (RelayOnly) refuses the direct ones.
+	for _, look := range []func(context.Context, peer.ID) bool{h.addRelayed, h.addFound} {
+		if tried && (err == nil || h.host.Network().Connectedness(p) != network.NotConnected) {
+			break // a stream, or a connection that refused it
 		}
+		if ctx.Err() != nil || !h.gater.allowed(p) {
+			break
+		}
+		if look(ctx, p) {
+			s, err = h.host.NewStream(sctx, p, h.protocolID(name))
+			tried = true
+		}
+	}
+	if !tried {
+		s, err = h.host.NewStream(sctx, p, h.protocolID(name)) // libp2p's words for it
 	}
 	if err != nil {
 		return nil, fmt.Errorf("p2p: open %s to %s: %w", name, p, err)
@@ -81,94 +93,127 @@ func (h *Host) Open(ctx context.Context, p peer.ID, name string) (network.Stream
 	return s, nil
 }
 
-// findAddrs adds to the peerstore, for a while, addresses at which p may
-// be reached now, and reports whether it found any: p through each relay
-// this host is connected to directly (at most maxRelayGuesses), and the
-// addresses the DHT finds for p (within findPeerTimeout).
+// addRelayed adds to the peerstore, for a while, p's addresses through the
+// relays this host is connected to (viaRelays), and reports whether there
+// were any. It clears the swarm's dial backoff for p: a guess made before
+// p held its reservation failed, and the backoff, which grows with the
+// square of the failures up to 5 minutes, would keep the next dial from
+// the address once the reservation exists (the address p announces for
+// that relay too).
 //
-// The relays come first and need nobody's word: a peer behind NAT holds
-// its reservations on relays among its own peers, which in a network of a
-// few relays are this host's too, and the relay answers at once whether
-// it holds one for p. The DHT's answer depends on what its routing table
-// holds: in CI, TestLeaseBehindNAT's node spent 5 minutes dialling a
-// provider's old address, its lookups never bringing the relayed one,
-// while the relay it was connected to held the provider's reservation.
-func (h *Host) findAddrs(ctx context.Context, p peer.ID) bool {
-	found := false
-	if circuits := h.viaRelays(p); len(circuits) > 0 {
-		h.host.Peerstore().AddAddrs(p, circuits, peerstore.TempAddrTTL)
-		found = true
+// The relays come before the DHT and need nobody's word: a peer behind NAT
+// holds its reservations on relays among its own peers, which in a
+// network of a few relays are this host's too, and a relay answers at
+// once whether it holds one for p. In CI, TestLeaseBehindNAT's node spent
+// 5 minutes dialling a provider's old address while the relay it was
+// connected to held the provider's reservation: kad-dht's FindPeer
+// reports success with the addresses this host already knows when it
+// tried the peer during its lookup, and so brought back the old one.
+func (h *Host) addRelayed(_ context.Context, p peer.ID) bool {
+	circuits := h.viaRelays(p)
+	if len(circuits) == 0 {
+		return false
 	}
-	if h.dht != nil {
-		fctx, cancel := context.WithTimeout(ctx, findPeerTimeout)
-		defer cancel()
-		if info, err := h.dht.FindPeer(fctx, p); err == nil && len(info.Addrs) > 0 {
-			h.host.Peerstore().AddAddrs(p, info.Addrs, peerstore.TempAddrTTL)
-			found = true
-		}
+	h.host.Peerstore().AddAddrs(p, circuits, peerstore.TempAddrTTL)
+	if sw, ok := h.host.Network().(*swarm.Swarm); ok {
+		sw.Backoff().Clear(p)
 	}
-	return found
+	return true
 }
 
-// maxRelayGuesses bounds the relays findAddrs tries a peer through, and
-// findPeerTimeout its search of the DHT: a search that finds nothing can
-// otherwise last as long as the caller's context (30 s for an API call),
-// when the relays may have answered already.
+// addFound adds to the peerstore, for a while, the addresses the DHT finds
+// for p within findPeerTimeout, and reports whether it found any.
+func (h *Host) addFound(ctx context.Context, p peer.ID) bool {
+	if h.dht == nil {
+		return false
+	}
+	fctx, cancel := context.WithTimeout(ctx, findPeerTimeout)
+	defer cancel()
+	info, err := h.dht.FindPeer(fctx, p)
+	if err != nil || len(info.Addrs) == 0 {
+		return false
+	}
+	h.host.Peerstore().AddAddrs(p, info.Addrs, peerstore.TempAddrTTL)
+	return true
+}
+
+// maxRelayGuesses bounds the relays a peer is tried through, and
+// findPeerTimeout a search of the DHT for it: a search that finds nothing
+// can otherwise last as long as the caller's context (30 s for an API
+// call).
 const (
 	maxRelayGuesses = 4
 	findPeerTimeout = 10 * time.Second
 )
 
 // viaRelays returns p's addresses through the relays this host is
-// directly connected to: …/p2p/<relay>/p2p-circuit, the form p announces
-// them in, for each connected peer (other than p) that serves circuit
-// relay v2 reservations.
+// directly connected to, /p2p/<relay id>/p2p-circuit (the circuit
+// transport dials the relay by its id, over the connection there is): at
+// most maxRelayGuesses, the relays p is known to have used first (those
+// in its known circuit addresses), for each connected peer other than p
+// that serves circuit relay v2 reservations.
 func (h *Host) viaRelays(p peer.ID) []ma.Multiaddr {
-	var out []ma.Multiaddr
-	for _, r := range h.host.Network().Peers() {
-		if len(out) == maxRelayGuesses {
-			break
+	used := map[peer.ID]bool{}
+	for _, a := range h.host.Peerstore().Addrs(p) {
+		if r, ok := circuitRelay(a); ok {
+			used[r] = true
 		}
-		if r == p {
+	}
+	var relays []peer.ID
+	for _, r := range h.host.Network().Peers() {
+		if r == p || !h.directTo(r) {
 			continue
 		}
 		if ok, err := h.host.Peerstore().SupportsProtocols(r, hopProtocol); err != nil || len(ok) == 0 {
 			continue
 		}
-		at := h.relayAddr(r)
-		if at == nil {
-			continue
+		relays = append(relays, r)
+	}
+	slices.SortStableFunc(relays, func(a, b peer.ID) int {
+		switch {
+		case used[a] == used[b]:
+			return 0
+		case used[a]:
+			return -1
 		}
-		circuit, err := ma.NewMultiaddr("/p2p/" + r.String() + "/p2p-circuit")
-		if err != nil {
-			continue
+		return 1
+	})
+	var out []ma.Multiaddr
+	for _, r := range relays[:min(len(relays), maxRelayGuesses)] {
+		if a, err := ma.NewMultiaddr("/p2p/" + r.String() + "/p2p-circuit"); err == nil {
+			out = append(out, a)
 		}
-		out = append(out, at.Encapsulate(circuit))
 	}
 	return out
 }
 
-// relayAddr is an address of relay r that this host reaches it at: the
-// remote address of a direct connection it dialled, else one r listens
-// on; nil when it has no direct connection to r.
-func (h *Host) relayAddr(r peer.ID) ma.Multiaddr {
-	direct := false
+// circuitRelay returns the relay of a circuit address
+// (…/p2p/<relay id>/p2p-circuit), if a is one.
+func circuitRelay(a ma.Multiaddr) (peer.ID, bool) {
+	var relay peer.ID
+	circuit := false
+	ma.ForEach(a, func(c ma.Component) bool {
+		switch c.Protocol().Code {
+		case ma.P_P2P:
+			if !circuit {
+				relay, _ = peer.IDFromBytes(c.RawValue())
+			}
+		case ma.P_CIRCUIT:
+			circuit = true
+			return false
+		}
+		return true
+	})
+	return relay, circuit && relay != ""
+}
+
+// directTo reports whether this host has a direct (not relayed)
+// connection to r.
+func (h *Host) directTo(r peer.ID) bool {
 	for _, c := range h.host.Network().ConnsToPeer(r) {
-		if isCircuit(c.RemoteMultiaddr()) {
-			continue
-		}
-		direct = true
-		if c.Stat().Direction == network.DirOutbound {
-			return c.RemoteMultiaddr()
+		if !isCircuit(c.RemoteMultiaddr()) {
+			return true
 		}
 	}
-	if !direct {
-		return nil
-	}
-	for _, a := range h.host.Peerstore().Addrs(r) {
-		if !isCircuit(a) {
-			return a
-		}
-	}
-	return nil
+	return false
 }
