@@ -397,33 +397,44 @@ func natTraversal(t *testing.T, bothNAT bool) {
 	t.Logf("8 MiB there and back directly in %d ms", big.MS)
 }
 
-// TestRelayOnly: on loopback, two hosts that refuse direct connections
-// with each other still talk through a relay that the private one holds a
-// reservation at, and the stream says so; a bad Reachability is refused.
-func TestRelayOnly(t *testing.T) {
+// relayTrio starts three loopback hosts, closed when t ends: a relay r, a
+// host p told it is private (which reserves a slot at r) that echoes
+// what it gets on "echo", and a host c that bootstraps from r, and from p
+// too when toP.
+func relayTrio(t *testing.T, toP bool) (r, p, c *Host) {
+	t.Helper()
+	start := func(cfg Config) *Host {
+		t.Helper()
+		h, err := New(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
 	rcfg := testConfig(t, t.TempDir())
 	rcfg.Relay = true
-	r, err := New(context.Background(), rcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r = start(rcfg)
 	pcfg := testConfig(t, t.TempDir(), r)
 	pcfg.Reachability = "private"
-	p, err := New(context.Background(), pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c, err := New(context.Background(), testConfig(t, t.TempDir(), r, p))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	p = start(pcfg)
 	p.Handle("echo", func(s network.Stream) {
 		io.Copy(s, s)
 		s.Close()
 	})
+	boot := []*Host{r}
+	if toP {
+		boot = append(boot, p)
+	}
+	c = start(testConfig(t, t.TempDir(), boot...))
+	return r, p, c
+}
+
+// TestRelayOnly: on loopback, two hosts that refuse direct connections
+// with each other still talk through a relay that the private one holds a
+// reservation at, and the stream says so; a bad Reachability is refused.
+func TestRelayOnly(t *testing.T) {
+	r, p, c := relayTrio(t, true)
 	// libp2p records a forced reachability on a goroutine of its own.
 	for deadline := time.Now().Add(waitFor); r.Reachability() != "public" || p.Reachability() != "private"; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -503,30 +514,7 @@ func TestHasPublicAddr(t *testing.T) {
 // addresses only for public relays), and the DHT knows only its direct
 // ones. Before Open guessed relayed addresses, no stream ever came.
 func TestOpenThroughConnectedRelay(t *testing.T) {
-	rcfg := testConfig(t, t.TempDir())
-	rcfg.Relay = true
-	r, err := New(context.Background(), rcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	pcfg := testConfig(t, t.TempDir(), r)
-	pcfg.Reachability = "private"
-	p, err := New(context.Background(), pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	p.Handle("echo", func(s network.Stream) {
-		io.Copy(s, s)
-		s.Close()
-	})
-	ccfg := testConfig(t, t.TempDir(), r)
-	c, err := New(context.Background(), ccfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, p, c := relayTrio(t, false)
 	c.RelayOnly(p.ID())
 	p.RelayOnly(c.ID())
 
