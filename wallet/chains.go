@@ -63,6 +63,13 @@ func (c *Chains) At(b *ledger.Block) {
 // Send builds a send of amount base units of native from one key to
 // another address.
 func (c *Chains) Send(from Key, to ledger.Address, amount uint64) (*ledger.Block, error) {
+	return c.SendDelegating(from, to, amount, ledger.Address{})
+}
+
+// SendDelegating builds a send as Send does that also names rep as the
+// sender's representative when rep is not zero: the sender's remaining
+// balance moves to rep's weight in the same block.
+func (c *Chains) SendDelegating(from Key, to ledger.Address, amount uint64, rep ledger.Address) (*ledger.Block, error) {
 	c.mu.Lock()
 	c.now++
 	b, err := Send(c.heads[from.Address()], to, ledger.NewAmount(amount), ledger.Native, c.now)
@@ -70,7 +77,7 @@ func (c *Chains) Send(from Key, to ledger.Address, amount uint64) (*ledger.Block
 	if err != nil {
 		return nil, err
 	}
-	return c.finish(b, ledger.Address{})
+	return c.finish(b, rep)
 }
 
 // Receive builds to's receive of send, naming rep as its representative
