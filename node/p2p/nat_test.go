@@ -11,17 +11,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/latticenet/lattice/node/netlab"
@@ -537,6 +541,104 @@ func TestOpenThroughConnectedRelay(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("no stream to the peer behind the relay: %v", last)
+}
+
+// TestOpenRelaysBesideDeadAddress: a host that knows a peer only at an
+// address that no longer answers (here one that accepts and then says
+// nothing, on loopback: a provider behind NAT that restarted, whose
+// router dropped the old mapping) reaches it through the relay it is
+// connected to, where the peer holds a reservation, within a context
+// shorter than libp2p's 5 s dial timeout for that address: the relays
+// join the dial after relayHeadStart instead of after it fails. (A dead
+// circuit address would not do: libp2p's relay client dials a peer
+// through one relay at a time.)
+func TestOpenRelaysBesideDeadAddress(t *testing.T) {
+	r, p, c := relayTrio(t, false)
+	p.RelayOnly(c.ID())
+
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			conn, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, conn)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		silent.Close()
+		<-accepted
+		for _, conn := range held {
+			conn.Close()
+		}
+	})
+
+	// A host of its own waits for the reservation, so that the client
+	// learns none of the private host's addresses.
+	probe, err := New(context.Background(), testConfig(t, t.TempDir(), r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.RelayOnly(p.ID())
+	p.RelayOnly(probe.ID())
+	circuit := r.Addrs()[0] + "/p2p-circuit/p2p/" + p.ID().String()
+	deadline := time.Now().Add(waitFor + 20*time.Second) // AutoRelay asks for candidates every 10 s
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := probe.Connect(ctx, circuit)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			probe.Close()
+			t.Fatalf("no relayed connection: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	probe.Close()
+	// Behind NAT nobody dials the private host: it stops listening, and
+	// keeps its connection to the relay and its reservation there. (The
+	// client may still learn its addresses from the relay's DHT, which
+	// now refuse at once.)
+	sw := p.host.Network().(*swarm.Swarm)
+	sw.ListenClose(slices.DeleteFunc(sw.ListenAddresses(), isCircuit)...)
+
+	dead, err := ma.NewMultiaddr("/ip4/127.0.0.1/tcp/" + strconv.Itoa(silent.Addr().(*net.TCPAddr).Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.host.Peerstore().AddAddr(p.ID(), dead, time.Hour)
+	if got := c.host.Network().Connectedness(p.ID()); got != network.NotConnected {
+		t.Fatalf("the client is %s to the private host: the test proves nothing", got)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), relayHeadStart+2500*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	res, err := echo(ctx, c, p.ID(), 64<<10)
+	if err != nil {
+		t.Fatalf("after %v: %v", time.Since(began).Round(time.Millisecond), err)
+	}
+	if res.Path != "relayed" {
+		t.Fatalf("echo went %s, want relayed", res.Path)
+	}
+	mu.Lock()
+	if len(held) == 0 {
+		t.Error("the silent address was never dialled")
+	}
+	mu.Unlock()
+	t.Logf("reached through the relay %v after the first dial", time.Since(began).Round(time.Millisecond))
 }
 
 // TestCircuitRelay: the relay of a circuit address is the peer before

@@ -40,11 +40,12 @@ func (h *Host) Handle(name string, handler func(s network.Stream)) {
 
 // Open opens a stream to peer p with protocol "/lattice/<Network>/<name>",
 // dialling p first if needed: with the addresses the host knows for it,
-// then, when it knows none (a peer never met, such as the node a chat
-// recipient is registered at) or none of them answers, through the relays
-// it is connected to (viaRelays), then at the addresses the network's DHT
-// finds (within findPeerTimeout). A banned or isolated peer is not looked
-// for.
+// joined after relayHeadStart by the relays it is connected to
+// (viaRelays), whichever answers first; then, when it knows no address (a
+// peer never met, such as the node a chat recipient is registered at) or
+// none answered, through those relays, then at the addresses the
+// network's DHT finds (within findPeerTimeout). A banned or isolated peer
+// is not looked for.
 // The stream may run through a relay (see Relayed). ctx bounds the dial
 // and the protocol negotiation; the stream then gets
 // ctx's deadline, or one Config.StreamTimeout away if ctx has none, which
@@ -58,7 +59,7 @@ func (h *Host) Open(ctx context.Context, p peer.ID, name string) (network.Stream
 	var err error
 	tried := false
 	if len(h.host.Peerstore().Addrs(p)) > 0 {
-		s, err = h.host.NewStream(sctx, p, h.protocolID(name))
+		s, err = h.openKnown(ctx, sctx, p, name)
 		tried = true
 	}
 	// The addresses known may be old ones (a peer behind NAT that
@@ -91,6 +92,76 @@ func (h *Host) Open(ctx context.Context, p peer.ID, name string) (network.Stream
 		return nil, fmt.Errorf("p2p: open %s to %s: %w", name, p, err)
 	}
 	return s, nil
+}
+
+// relayHeadStart is how long the addresses a peer is known at have to
+// answer, when the host is not connected to it, before its relays are
+// tried beside them: the Happy Eyeballs of RFC 8305, with relays in the
+// place of IPv4. A peer behind NAT that restarted is known at an address
+// its router now drops, whose dial fails only after libp2p's dial
+// timeout (5 s for a private address, 15 s for a public one, each
+// transport in turn): a tunnel or command through node 1 to such a
+// provider waited 28 s in TestLeaseBehindNAT while the relay it was
+// connected to held the provider's reservation. When the relay wins, the
+// dial of the known addresses is given up (libp2p dials an address under
+// the context of the request that asked first), and hole punching tries
+// for a direct connection, as over any relayed one.
+const relayHeadStart = 2 * time.Second
+
+// openKnown opens a stream to p at the addresses the host knows for it,
+// and, if that has neither succeeded nor failed within relayHeadStart and
+// the host is not connected to p, through the relays it is connected to
+// as well (addRelayed). It returns the first stream opened, resetting one
+// that the other attempt opens later, or, when both fail, the last error
+// (the second attempt's, which covers both kinds of address).
+func (h *Host) openKnown(ctx, sctx context.Context, p peer.ID, name string) (network.Stream, error) {
+	proto := h.protocolID(name)
+	if h.host.Network().Connectedness(p) != network.NotConnected {
+		return h.host.NewStream(sctx, p, proto)
+	}
+	type opened struct {
+		s   network.Stream
+		err error
+	}
+	results := make(chan opened, 2)
+	actx, cancel := context.WithCancel(sctx)
+	defer cancel()
+	open := func() {
+		s, err := h.host.NewStream(actx, p, proto)
+		results <- opened{s, err}
+	}
+	go open()
+	running := 1
+	headStart := time.NewTimer(relayHeadStart)
+	defer headStart.Stop()
+	var last error
+	for running > 0 {
+		select {
+		case r := <-results:
+			running--
+			if r.err != nil {
+				last = r.err
+				continue
+			}
+			if running > 0 {
+				cancel()
+				go func(n int) { // the loser's stream, if it opens one
+					for range n {
+						if r := <-results; r.err == nil {
+							_ = r.s.Reset()
+						}
+					}
+				}(running)
+			}
+			return r.s, nil
+		case <-headStart.C:
+			if h.gater.allowed(p) && h.addRelayed(ctx, p) {
+				running++
+				go open()
+			}
+		}
+	}
+	return nil, last
 }
 
 // addRelayed adds to the peerstore, for a while, p's addresses through the
