@@ -434,6 +434,27 @@ func relayTrio(t *testing.T, toP bool) (r, p, c *Host) {
 	return r, p, c
 }
 
+// connectThroughRelay connects from to p through relay r, retrying until
+// p holds its reservation there (AutoRelay asks for candidates every
+// 10 s).
+func connectThroughRelay(t *testing.T, from, r, p *Host) {
+	t.Helper()
+	circuit := r.Addrs()[0] + "/p2p-circuit/p2p/" + p.ID().String()
+	deadline := time.Now().Add(waitFor + 20*time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := from.Connect(ctx, circuit)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no relayed connection: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // TestRelayOnly: on loopback, two hosts that refuse direct connections
 // with each other still talk through a relay that the private one holds a
 // reservation at, and the stream says so; a bad Reachability is refused.
@@ -450,20 +471,7 @@ func TestRelayOnly(t *testing.T) {
 	}
 	c.RelayOnly(p.ID())
 	p.RelayOnly(c.ID())
-	circuit := r.Addrs()[0] + "/p2p-circuit/p2p/" + p.ID().String()
-	deadline := time.Now().Add(waitFor + 20*time.Second) // AutoRelay asks for candidates every 10 s
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := c.Connect(ctx, circuit)
-		cancel()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no relayed connection: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	connectThroughRelay(t, c, r, p)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	res, err := echo(ctx, c, p.ID(), 256<<10)
@@ -589,23 +597,10 @@ func TestOpenRelaysBesideDeadAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { probe.Close() })
 	probe.RelayOnly(p.ID())
 	p.RelayOnly(probe.ID())
-	circuit := r.Addrs()[0] + "/p2p-circuit/p2p/" + p.ID().String()
-	deadline := time.Now().Add(waitFor + 20*time.Second) // AutoRelay asks for candidates every 10 s
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := probe.Connect(ctx, circuit)
-		cancel()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			probe.Close()
-			t.Fatalf("no relayed connection: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	connectThroughRelay(t, probe, r, p)
 	probe.Close()
 	// Behind NAT nobody dials the private host: it stops listening, and
 	// keeps its connection to the relay and its reservation there. (The
