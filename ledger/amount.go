@@ -92,6 +92,25 @@ func (a Amount) MulDivCeil(m, d uint64) (Amount, error) {
 	if d == 0 {
 		panic("ledger: MulDivCeil by zero")
 	}
+	q, r, err := a.mulDiv(m, d)
+	if err == nil && r != 0 {
+		return q.Add(NewAmount(1))
+	}
+	return q, err
+}
+
+// MulDivFloor returns ⌊a·m/d⌋, computed exactly as MulDivCeil is; it
+// cannot overflow when m ≤ d. d must not be zero.
+func (a Amount) MulDivFloor(m, d uint64) (Amount, error) {
+	if d == 0 {
+		panic("ledger: MulDivFloor by zero")
+	}
+	q, _, err := a.mulDiv(m, d)
+	return q, err
+}
+
+// mulDiv returns a·m/d and its remainder (d > 0).
+func (a Amount) mulDiv(m, d uint64) (Amount, uint64, error) {
 	// a·m = w2·2^128 + w1·2^64 + w0.
 	c0, w0 := bits.Mul64(a.lo, m)
 	c1, w1 := bits.Mul64(a.hi, m)
@@ -101,13 +120,9 @@ func (a Amount) MulDivCeil(m, d uint64) (Amount, error) {
 	q1, r := bits.Div64(r, w1, d)
 	q0, r := bits.Div64(r, w0, d)
 	if q2 != 0 {
-		return Amount{}, ErrOverflow
+		return Amount{}, 0, ErrOverflow
 	}
-	q := Amount{q1, q0}
-	if r != 0 {
-		return q.Add(NewAmount(1))
-	}
-	return q, nil
+	return Amount{q1, q0}, r, nil
 }
 
 // ParseAmount parses a decimal string of base units: digits only, no sign,

@@ -131,8 +131,10 @@ func Audit(s Snapshot) (AuditReport, error) {
 			case b.Type == TypeLeaseSettle:
 				if src, found, err := s.Entry(b.Source); err != nil {
 					return err
-				} else if found && src.Block.Type == TypeLeaseAccept {
-					if err := take(b, b.Source, b.Account, src.Block.Amount, Native); err != nil {
+				} else if found && (src.Block.Type == TypeLeaseAccept || src.Block.Type == TypeSend) {
+					// A start or a stake return takes the stake in, an
+					// early end its consumer's notice.
+					if err := take(b, b.Source, b.Account, src.Block.Amount, src.Block.Asset); err != nil {
 						return err
 					}
 				}
@@ -250,8 +252,22 @@ func auditLeases(s Snapshot, r *AuditReport, fail func(string, ...any) error) er
 		if !l.Second.IsZero() {
 			want++
 		}
+		if !l.Third.IsZero() {
+			want++
+		}
 		if height != want || (l.Stage == StageOpen) != l.First.IsZero() {
 			return fail("lease %s: its account has %d blocks, its record says %s with %d", l.Hash, height, l.Status(), want)
+		}
+		if l.EndedEarly() {
+			n, found, err := s.Entry(l.Notice)
+			if err != nil {
+				return err
+			}
+			if l.Stage != StageEnded || !found || n.Block.Type != TypeSend || n.Block.Account != l.Consumer || n.Block.Destination != LeaseAccount(l.Hash) {
+				return fail("lease %s: notice %s is not a send of its consumer's to its account", l.Hash, l.Notice)
+			}
+		} else if !l.Third.IsZero() || !l.Refund.IsZero() {
+			return fail("lease %s: a third block or a refund without a notice", l.Hash)
 		}
 		if r.Totals[Native-1], err = r.Totals[Native-1].Add(l.Held()); err != nil {
 			return fail("total of native overflows")

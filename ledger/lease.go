@@ -46,6 +46,9 @@ const (
 	// PurposeStarted: the provider's accept was in the timekeeper's
 	// ledger before the acceptance deadline (the settle that starts it).
 	PurposeStarted Purpose = 4
+	// PurposeEnding: the consumer's notice to end an active lease early
+	// was in the timekeeper's ledger (the settle that ends it early).
+	PurposeEnding Purpose = 5
 )
 
 func (p Purpose) String() string {
@@ -58,6 +61,8 @@ func (p Purpose) String() string {
 		return "expire"
 	case PurposeStarted:
 		return "started"
+	case PurposeEnding:
+		return "ending"
 	}
 	return fmt.Sprintf("purpose(%d)", uint8(p))
 }
@@ -122,8 +127,9 @@ type LeaseStage uint8
 
 // The stages. A lease is open from its lease block; accepted once its
 // provider's lease_accept is in (Accept set, still StageOpen); active once
-// the lease account's first block took the stake in; then ended, or
-// refunded (from open or accepted) when no start came in time.
+// the lease account's first block took the stake in; then ended (at its
+// term, or early at its consumer's notice: Notice set), or refunded (from
+// open or accepted) when no start came in time.
 const (
 	StageOpen     LeaseStage = 0
 	StageActive   LeaseStage = 1
@@ -168,9 +174,19 @@ type LeaseRecord struct {
 	// Set by the lease account's blocks.
 	Stage         LeaseStage
 	First, Second Hash  // the lease account's first and second blocks
-	EndTime       int64 // the attested end (ended) or expiry (refunded)
+	EndTime       int64 // the attested end (ended), notice (ended early) or expiry (refunded)
 	StakeReturned bool  // refunded after an accept: the stake went back
+	// Set when the lease ended early: the consumer's notice (a send to
+	// the lease account, which the early end took in), what the lease
+	// still holds for the consumer (the unserved cost and the notice's
+	// amount), and the third block, which pays that back.
+	Notice Hash
+	Refund Amount
+	Third  Hash
 }
+
+// EndedEarly reports whether the lease ended at its consumer's notice.
+func (r *LeaseRecord) EndedEarly() bool { return !r.Notice.IsZero() }
 
 // Accepted reports whether the provider's lease_accept is in.
 func (r *LeaseRecord) Accepted() bool { return !r.Accept.IsZero() }
@@ -200,7 +216,8 @@ func later(t, d int64) int64 {
 }
 
 // Held returns the native the lease holds: the escrowed cost until it
-// is settled, plus the stake while it is active.
+// is settled, plus the stake while it is active; once it ended early,
+// what it owes its consumer until the third block pays it.
 func (r *LeaseRecord) Held() Amount {
 	switch r.Stage {
 	case StageOpen:
@@ -208,8 +225,27 @@ func (r *LeaseRecord) Held() Amount {
 	case StageActive:
 		v, _ := r.Cost.Add(r.Stake) // bounded when the accept was applied
 		return v
+	case StageEnded:
+		if r.EndedEarly() && r.Third.IsZero() {
+			return r.Refund
+		}
 	}
 	return Amount{}
+}
+
+// Earned is what a lease that ended at t (Unix ms) earned its provider:
+// its cost for the part of its term served from its attested start,
+// rounded down, none before the start and all of it from its end on.
+func (r *LeaseRecord) Earned(t int64) Amount {
+	term := uint64(r.Duration) * 1000
+	if term == 0 || t >= r.End() {
+		return r.Cost
+	}
+	if t <= r.StartTime {
+		return Amount{}
+	}
+	v, _ := r.Cost.MulDivFloor(uint64(t-r.StartTime), term) // served < term: no overflow
+	return v
 }
 
 // Status names the stage for people: open, accepted, active, ended or
@@ -229,12 +265,21 @@ func (r *LeaseRecord) Status() string {
 	return "open"
 }
 
-const leaseRecordVersion = 1
+// Lease record versions: 2 adds what an early end sets; a record without
+// it is written as version 1, as before early ends existed.
+const (
+	leaseRecordVersion      = 1
+	leaseRecordVersionEarly = 2
+)
 
 // MarshalBinary encodes the record for the state table.
 func (r *LeaseRecord) MarshalBinary() ([]byte, error) {
 	b := make([]byte, 0, 400)
-	b = append(b, leaseRecordVersion)
+	version := byte(leaseRecordVersion)
+	if r.EndedEarly() || !r.Refund.IsZero() || !r.Third.IsZero() {
+		version = leaseRecordVersionEarly
+	}
+	b = append(b, version)
 	b = append(b, r.Hash[:]...)
 	b = append(b, r.Consumer[:]...)
 	b = append(b, r.Provider[:]...)
@@ -258,14 +303,21 @@ func (r *LeaseRecord) MarshalBinary() ([]byte, error) {
 	if r.StakeReturned {
 		ret = 1
 	}
-	return append(b, ret), nil
+	b = append(b, ret)
+	if version == leaseRecordVersionEarly {
+		b = append(b, r.Notice[:]...)
+		b = appendAmount(b, r.Refund)
+		b = append(b, r.Third[:]...)
+	}
+	return b, nil
 }
 
 // UnmarshalBinary decodes what MarshalBinary wrote.
 func (r *LeaseRecord) UnmarshalBinary(data []byte) error {
 	rd := reader{buf: data}
-	if v := rd.byte1(); v != leaseRecordVersion {
-		return fmt.Errorf("ledger: lease record version %d", v)
+	version := rd.byte1()
+	if version != leaseRecordVersion && version != leaseRecordVersionEarly {
+		return fmt.Errorf("ledger: lease record version %d", version)
 	}
 	var n LeaseRecord
 	rd.copy(n.Hash[:])
@@ -284,6 +336,11 @@ func (r *LeaseRecord) UnmarshalBinary(data []byte) error {
 	rd.copy(n.Second[:])
 	n.EndTime = int64(rd.u64())
 	ret := rd.byte1()
+	if version == leaseRecordVersionEarly {
+		rd.copy(n.Notice[:])
+		n.Refund = rd.amount()
+		rd.copy(n.Third[:])
+	}
 	if rd.short || rd.off != len(data) || ret > 1 || n.Stage > StageRefunded {
 		return errors.New("ledger: malformed lease record")
 	}
@@ -420,30 +477,75 @@ func applyLease(v View, b *Block, acct, _ *Account, d *Delta) error {
 	return nil
 }
 
-// leaseOf finds the record of the lease a block's source names, directly
-// or through its accept.
+// leaseOf finds the record of the lease a block's source names: directly,
+// through its accept, or, for a notice (a send to the lease account, which
+// an early end names), through the lease account's first block.
 func leaseOf(v View, b *Block) (*LeaseRecord, *Block, error) {
-	e, found, err := v.Entry(b.Source)
+	src, err := entryOf(v, b.Source, ErrGapSource, "source")
 	if err != nil {
 		return nil, nil, err
 	}
-	if !found {
-		return nil, nil, ruleErr(ErrGapSource, "source %s is not in the ledger", b.Source)
-	}
-	src := e.Block
 	lease := src.Hash
 	switch src.Type {
 	case TypeLease:
 	case TypeLeaseAccept:
 		lease = src.Source
+	case TypeSend:
+		if b.Type != TypeLeaseSettle || b.Previous.IsZero() {
+			return nil, nil, ruleErr(ErrWrongLease, "source %s is a send: only the second block of a lease account that started names one (a notice to end the lease early)", b.Source)
+		}
+		first, err := firstSettle(v, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		if lease = first.Source; first.Type != TypeLeaseSettle || first.Account != b.Account {
+			return nil, nil, ruleErr(ErrWrongPrevious, "previous %s is not on lease account %s", b.Previous, b.Account)
+		}
+		a, err := entryOf(v, lease, ErrGapSource, "source")
+		if err != nil {
+			return nil, nil, err
+		}
+		if a.Type == TypeLeaseAccept {
+			lease = a.Source
+		}
 	default:
-		return nil, nil, ruleErr(ErrWrongLease, "source %s is a %s block, not a lease or a lease_accept", b.Source, src.Type)
+		return nil, nil, ruleErr(ErrWrongLease, "source %s is a %s block, not a lease, a lease_accept or a notice", b.Source, src.Type)
 	}
 	r, err := mustLease(v, lease)
 	if err != nil {
 		return nil, nil, err
 	}
 	return r, src, nil
+}
+
+// entryOf returns the block h, or a rule error of kind gap naming it as
+// what (source, previous) when the ledger does not hold it.
+func entryOf(v View, h Hash, gap error, what string) (*Block, error) {
+	e, found, err := v.Entry(h)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, ruleErr(gap, "%s %s is not in the ledger", what, h)
+	}
+	return e.Block, nil
+}
+
+// firstSettle returns the first block of the chain b continues, at most
+// two blocks back (a lease account has at most three).
+func firstSettle(v View, b *Block) (*Block, error) {
+	cur := b
+	for range 2 {
+		prev, err := entryOf(v, cur.Previous, ErrGapPrevious, "previous")
+		if err != nil {
+			return nil, err
+		}
+		if prev.Previous.IsZero() {
+			return prev, nil
+		}
+		cur = prev
+	}
+	return nil, ruleErr(ErrMalformed, "a lease account's chain has at most three blocks")
 }
 
 // applyLeaseAccept checks the start attestations and sends the stake
@@ -500,27 +602,30 @@ func applyLeaseAccept(v View, b *Block, acct, _ *Account, d *Delta) error {
 type settleKind uint8
 
 const (
-	settleStart  settleKind = iota + 1 // first block, names the accept: takes the stake in
-	settleRefund                       // first block, names the lease: refunds the cost
-	settleEnd                          // second after a start, names the lease: pays the provider
-	settleReturn                       // second after a refund, names the accept: returns the stake
+	settleStart     settleKind = iota + 1 // first block, names the accept: takes the stake in
+	settleRefund                          // first block, names the lease: refunds the cost
+	settleEnd                             // second after a start, names the lease: pays the provider
+	settleReturn                          // second after a refund, names the accept: returns the stake
+	settleEarly                           // second after a start, names the consumer's notice: pays the provider for the time served
+	settleRemainder                       // third after an early end, names the lease: pays the consumer back
 )
 
 func (k settleKind) String() string {
-	return [...]string{"", "start", "refund", "end", "stake return"}[k]
+	return [...]string{"", "start", "refund", "end", "stake return", "early end", "remainder"}[k]
 }
 
 // settlePlan is a lease_settle block judged: what it is and what it pays.
 type settlePlan struct {
 	kind   settleKind
 	r      *LeaseRecord
-	src    *Block   // the block its source names: the lease or the accept
+	src    *Block   // the block its source names: the lease, the accept or a notice
 	pay    *Pending // what it pays out, or nil
-	attest int64    // its attested time (refund, end)
+	attest int64    // its attested time (refund, end, early end)
+	refund Amount   // an early end's: what the lease still holds for its consumer
 }
 
 // checkSettle judges a lease_settle block from what cannot change once it
-// exists: its source, the block it follows on the lease account, the
+// exists: its source, the blocks it follows on the lease account, the
 // lease's terms and the committee's attestations. No stage of the lease
 // enters, so a block valid here is valid at its place whatever competes
 // for that place: Apply runs it before it calls a block a fork, so only
@@ -542,33 +647,21 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 		return nil, ruleErr(ErrWrongLease, "block %s is not the accept of lease %s", src.Hash, r.Hash)
 	}
 	p := &settlePlan{r: r, src: src}
+	var prev *Block // the block b follows
 	if b.Previous.IsZero() {
 		p.kind = settleRefund
 		if src.Type == TypeLeaseAccept {
 			p.kind = settleStart
 		}
 	} else {
-		prev, found, err := v.Entry(b.Previous)
-		if err != nil {
+		if prev, err = entryOf(v, b.Previous, ErrGapPrevious, "previous"); err != nil {
 			return nil, err
 		}
-		if !found {
-			return nil, ruleErr(ErrGapPrevious, "previous %s is not in the ledger", b.Previous)
+		if prev.Account != b.Account {
+			return nil, ruleErr(ErrWrongPrevious, "previous %s belongs to account %s", b.Previous, prev.Account)
 		}
-		pb := prev.Block
-		switch {
-		case pb.Account != b.Account:
-			return nil, ruleErr(ErrWrongPrevious, "previous %s belongs to account %s", b.Previous, pb.Account)
-		case !pb.Previous.IsZero():
-			return nil, ruleErr(ErrMalformed, "a lease account's chain has at most two blocks")
-		case pb.Source == r.Hash && src.Type == TypeLeaseAccept:
-			p.kind = settleReturn // after a refund
-		case pb.Source != r.Hash && src.Type == TypeLease:
-			p.kind = settleEnd // after a start
-		case pb.Source == r.Hash:
-			return nil, ruleErr(ErrAlreadyReceived, "lease %s was refunded: its second settle names the accept, to return the stake", r.Hash)
-		default:
-			return nil, ruleErr(ErrAlreadyReceived, "lease %s has started: its second settle names the lease, to end it", r.Hash)
+		if p.kind, err = laterKind(r, prev, src); err != nil {
+			return nil, err
 		}
 	}
 	kind := p.kind
@@ -582,6 +675,12 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 	}
 	payTo := func(dest Address, amount Amount) {
 		p.pay = &Pending{Send: b.Hash, Source: b.Account, Destination: dest, Amount: amount, Asset: Native}
+	}
+	noAttestations := func() error {
+		if len(b.Attestations) > 0 {
+			return ruleErr(ErrMalformed, "the %s of a lease carries no attestations", kind)
+		}
+		return nil
 	}
 	var stamp int64
 	switch kind {
@@ -597,14 +696,10 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 		}
 		stamp = r.StartTime
 	case settleReturn:
-		if len(b.Attestations) > 0 {
-			return nil, ruleErr(ErrMalformed, "the %s of a lease carries no attestations", kind)
+		if err := noAttestations(); err != nil {
+			return nil, err
 		}
-		prev, found, err := v.Entry(b.Previous) // read above: found
-		if err != nil || !found {
-			return nil, fmt.Errorf("ledger: previous %s of settle %s: found %v, %v", b.Previous, b.Hash, found, err)
-		}
-		stamp = prev.Block.Timestamp // the refund's time
+		stamp = prev.Timestamp // the refund's time
 		payTo(r.Provider, r.Stake)
 	case settleRefund:
 		if err := attest(PurposeExpire); err != nil {
@@ -625,6 +720,48 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 		stamp = p.attest
 		total, _ := r.Cost.Add(r.Stake)
 		payTo(r.Provider, total)
+	case settleEarly:
+		// A notice is a send of the consumer's own to the lease account:
+		// its signature is the consumer's word, and the committee dates
+		// when the network had it, so no one can date an end before it.
+		if src.Account != r.Consumer || src.Destination != b.Account || src.Asset != Native {
+			return nil, ruleErr(ErrWrongLease, "send %s is no notice of lease %s: a notice is a send of native from its consumer %s to its account", src.Hash, r.Hash, r.Consumer)
+		}
+		if err := attest(PurposeEnding); err != nil {
+			return nil, err
+		}
+		stamp = p.attest
+		held, err := r.Cost.Add(r.Stake)
+		if err == nil {
+			held, err = held.Add(src.Amount)
+		}
+		if err != nil {
+			return nil, ruleErr(ErrBadAmount, "cost, stake and notice overflow together")
+		}
+		total, _ := r.Earned(p.attest).Add(r.Stake) // ≤ cost + stake
+		p.refund, _ = held.Sub(total)
+		payTo(r.Provider, total)
+	case settleRemainder:
+		if err := noAttestations(); err != nil {
+			return nil, err
+		}
+		notice, err := entryOf(v, prev.Source, ErrGapSource, "notice")
+		if err != nil {
+			return nil, err
+		}
+		held, err := r.Cost.Add(r.Stake)
+		if err == nil {
+			held, err = held.Add(notice.Amount)
+		}
+		var back Amount
+		if err == nil {
+			back, err = held.Sub(prev.Amount)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ledger: early end %s of lease %s pays beyond what the lease holds: %w", prev.Hash, r.Hash, err)
+		}
+		stamp = prev.Timestamp // the early end's time
+		payTo(r.Consumer, back)
 	}
 	// A lease account's block has no free choice but its attestations:
 	// its timestamp is the time its lease's course fixes.
@@ -641,6 +778,35 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 	return p, nil
 }
 
+// laterKind says what a lease account's block after prev is, by the
+// block its source names (src): after a start, an end (the lease) or an
+// early end (a notice); after a refund, a stake return (the accept);
+// after an early end, the remainder (the lease). Nothing follows an end,
+// a stake return or a remainder.
+func laterKind(r *LeaseRecord, prev, src *Block) (settleKind, error) {
+	if prev.Previous.IsZero() { // prev is the first block
+		started := prev.Source != r.Hash
+		switch {
+		case !started && src.Type == TypeLeaseAccept:
+			return settleReturn, nil
+		case started && src.Type == TypeLease:
+			return settleEnd, nil
+		case started && src.Type == TypeSend:
+			return settleEarly, nil
+		case !started:
+			return 0, ruleErr(ErrAlreadyReceived, "lease %s was refunded: its second settle names the accept, to return the stake", r.Hash)
+		}
+		return 0, ruleErr(ErrAlreadyReceived, "lease %s has started: its second settle names the lease (its end) or its consumer's notice (an early end)", r.Hash)
+	}
+	if prev.Source == r.Hash || prev.Source == r.Accept || prev.Source.IsZero() {
+		return 0, ruleErr(ErrMalformed, "lease %s's course is complete: its account has no block after %s", r.Hash, prev.Hash)
+	}
+	if src.Type != TypeLease {
+		return 0, ruleErr(ErrAlreadyReceived, "lease %s ended early: its third settle names the lease, to pay its consumer back", r.Hash)
+	}
+	return settleRemainder, nil
+}
+
 // applyLeaseSettle applies a lease account's block that checkSettle
 // judged valid, at its place.
 func applyLeaseSettle(v View, b *Block, _, _ *Account, d *Delta) error {
@@ -649,20 +815,22 @@ func applyLeaseSettle(v View, b *Block, _, _ *Account, d *Delta) error {
 		return err
 	}
 	r, next := p.r, *p.r
-	takeStake := func() error {
+	// takeIn takes in the pending entry its source made: the stake of
+	// an accept, or a notice.
+	takeIn := func() error {
 		pend, found, err := v.Pending(b.Account, p.src.Hash)
 		if err != nil {
 			return err
 		}
 		if !found {
-			return ruleErr(ErrAlreadyReceived, "the stake of accept %s is no longer pending", p.src.Hash)
+			return ruleErr(ErrAlreadyReceived, "the %s of %s %s is no longer pending", map[bool]string{true: "stake", false: "amount"}[p.src.Type == TypeLeaseAccept], p.src.Type, p.src.Hash)
 		}
 		d.PendingDelete = &pend
 		return nil
 	}
 	switch p.kind {
 	case settleStart:
-		if err := takeStake(); err != nil {
+		if err := takeIn(); err != nil {
 			return err
 		}
 		next.Stage, next.First = StageActive, b.Hash
@@ -675,10 +843,19 @@ func applyLeaseSettle(v View, b *Block, _, _ *Account, d *Delta) error {
 		next.Stage, next.Second, next.EndTime = StageEnded, b.Hash, p.attest
 		d.State = append(d.State, liveChange(r, false))
 	case settleReturn:
-		if err := takeStake(); err != nil {
+		if err := takeIn(); err != nil {
 			return err
 		}
 		next.Second, next.StakeReturned = b.Hash, true
+	case settleEarly:
+		if err := takeIn(); err != nil {
+			return err
+		}
+		next.Stage, next.Second, next.EndTime = StageEnded, b.Hash, p.attest
+		next.Notice, next.Refund = p.src.Hash, p.refund
+		d.State = append(d.State, liveChange(r, false))
+	case settleRemainder:
+		next.Third = b.Hash
 	}
 	d.PendingPut = p.pay
 	d.State = append(d.State, putLease(&next))
@@ -765,9 +942,9 @@ func rollbackLeaseSettle(v View, b *Block, d *Delta) error {
 		return err
 	}
 	if !b.Amount.IsZero() {
-		dest := r.Provider
-		if b.Previous.IsZero() && src.Type == TypeLease {
-			dest = r.Consumer // a refund
+		dest, err := payee(v, b, r, src)
+		if err != nil {
+			return err
 		}
 		p, err := stillPending(v, dest, b.Hash, "the payout of settle %s was received by %s")
 		if err != nil {
@@ -775,13 +952,18 @@ func rollbackLeaseSettle(v View, b *Block, d *Delta) error {
 		}
 		d.PendingDelete = p
 	}
-	if src.Type == TypeLeaseAccept { // a start or a stake return took the stake in
-		d.PendingPut = &Pending{Send: src.Hash, Source: src.Account, Destination: b.Account, Amount: src.Amount, Asset: Native}
+	if src.Type == TypeLeaseAccept || src.Type == TypeSend {
+		// A start or a stake return took the stake in, an early end
+		// the notice: pending again, as its block made it.
+		d.PendingPut = &Pending{Send: src.Hash, Source: src.Account, Destination: b.Account, Amount: src.Amount, Asset: src.Asset}
 	}
 	next := *r
 	switch {
+	case b.Hash == r.Third:
+		next.Third = Hash{}
 	case b.Hash == r.Second:
 		next.Second, next.StakeReturned = Hash{}, false
+		next.Notice, next.Refund = Hash{}, Amount{}
 		if r.Stage == StageEnded {
 			next.Stage, next.EndTime = StageActive, 0
 			d.State = append(d.State, liveChange(r, true))
@@ -813,11 +995,32 @@ func LeaseOutput(v View, b *Block) (*Pending, error) {
 		if err != nil {
 			return nil, err
 		}
-		dest := r.Provider
-		if b.Previous.IsZero() && src.Type == TypeLease {
-			dest = r.Consumer
+		dest, err := payee(v, b, r, src)
+		if err != nil {
+			return nil, err
 		}
 		return &Pending{Send: b.Hash, Source: b.Account, Destination: dest, Amount: b.Amount, Asset: Native}, nil
 	}
 	return nil, nil
+}
+
+// payee returns whom a lease account's block in the ledger pays (src is
+// the block its source names): the consumer for a refund (the first
+// block naming the lease) or a remainder (the third), the provider for
+// an end, an early end or a stake return.
+func payee(v View, b *Block, r *LeaseRecord, src *Block) (Address, error) {
+	if src.Type != TypeLease {
+		return r.Provider, nil
+	}
+	if b.Previous.IsZero() {
+		return r.Consumer, nil // a refund
+	}
+	prev, err := entryOf(v, b.Previous, ErrGapPrevious, "previous")
+	if err != nil {
+		return Address{}, err
+	}
+	if prev.Previous.IsZero() {
+		return r.Provider, nil // an end
+	}
+	return r.Consumer, nil // a remainder
 }

@@ -29,7 +29,9 @@ var ErrNotDue = errors.New("not due")
 //   - start while the lease is open (not accepted, not settled) and before
 //     its acceptance deadline;
 //   - expire from the deadline on, while the lease has not started;
-//   - end once an active lease has run its duration from its attested start.
+//   - end once an active lease has run its duration from its attested start;
+//   - ending while the lease is active (that its consumer's notice is in
+//     the ledger, the caller checks: a record does not say).
 func Due(r *ledger.LeaseRecord, purpose Purpose, now int64) error {
 	switch purpose {
 	case Start:
@@ -64,6 +66,10 @@ func Due(r *ledger.LeaseRecord, purpose Purpose, now int64) error {
 		case now < r.End():
 			return fmt.Errorf("%w: lease %s runs until %d (now %d)", ErrNotDue, r.Hash, r.End(), now)
 		}
+	case Ending:
+		if r.Stage != ledger.StageActive {
+			return fmt.Errorf("%w: lease %s is %s, not active", ErrNotDue, r.Hash, r.Status())
+		}
 	default:
 		return fmt.Errorf("%w: unknown purpose %d", ErrNotDue, purpose)
 	}
@@ -83,14 +89,15 @@ func NextPurpose(r *ledger.LeaseRecord, now int64) (Purpose, bool) {
 	return 0, false
 }
 
-// ParsePurpose maps "start", "started", "end" and "expire" to their Purpose.
+// ParsePurpose maps "start", "started", "end", "expire" and "ending" to
+// their Purpose.
 func ParsePurpose(s string) (Purpose, error) {
-	for _, p := range []Purpose{Start, Started, End, Expire} {
+	for _, p := range []Purpose{Start, Started, End, Expire, Ending} {
 		if p.String() == s {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("purpose %q: want start, started, end or expire", s)
+	return 0, fmt.Errorf("purpose %q: want start, started, end, expire or ending", s)
 }
 
 // Pick chooses, from attestations gathered for one lease and purpose, a

@@ -51,6 +51,9 @@ const (
 	// Started: the provider's accept was in the timekeeper's ledger
 	// before the acceptance deadline (the settle that starts the lease).
 	Started = ledger.PurposeStarted
+	// Ending: the consumer's notice to end an active lease early was in
+	// the timekeeper's ledger (the lease_settle that ends it early).
+	Ending = ledger.PurposeEnding
 )
 
 // Errors of Judge; each wraps ErrInvalid.
@@ -142,7 +145,10 @@ func Judge(network ledger.Hash, c Committee, purpose Purpose, lease ledger.Hash,
 	// after) it holds, and a threshold holds an honest member while fewer
 	// than a threshold are faulty: however far apart the times are, an
 	// accepted set shows the bound holds, and a timekeeper that signs once
-	// cannot be made to sign again closer to the others.
+	// cannot be made to sign again closer to the others. An ending is a
+	// bound too (no honest member signs before it has the notice): its
+	// median, which prices the time served, lies between two honest
+	// members' times while fewer than half the set is faulty.
 	if spread := times[len(times)-1] - times[0]; purpose == Start && spread > c.PrecisionMS {
 		return 0, fmt.Errorf("%w: attested times spread over %d ms, more than the committee's precision of %d ms", ErrInvalid, spread, c.PrecisionMS)
 	}

@@ -74,6 +74,26 @@ func LeaseEnd(h Head, r *ledger.LeaseRecord, atts []ledger.Attestation) (*ledger
 	return settle(h, r.Hash, total, atts, ledger.AttestedTime(atts)), nil
 }
 
+// LeaseEarlyEnd returns the block that ends active lease r at its
+// consumer's notice (a send to the lease account), with the committee's
+// attestations of when they had it ("ending"): it pays the provider the
+// cost of the time served and the stake, and is stamped with their time.
+func LeaseEarlyEnd(h Head, r *ledger.LeaseRecord, notice ledger.Hash, atts []ledger.Attestation) (*ledger.Block, error) {
+	t := ledger.AttestedTime(atts)
+	total, err := r.Earned(t).Add(r.Stake)
+	if err != nil {
+		return nil, fmt.Errorf("wallet: cost and stake overflow")
+	}
+	return settle(h, notice, total, atts, t), nil
+}
+
+// LeaseRemainder returns the block that pays the consumer of lease r,
+// which ended early, what the lease still holds for it: the unserved cost
+// and the notice's amount. It is stamped with the early end's time.
+func LeaseRemainder(h Head, r *ledger.LeaseRecord) *ledger.Block {
+	return settle(h, r.Hash, r.Refund, nil, r.EndTime)
+}
+
 // LeaseReturnStake returns the block that gives the stake of refunded
 // lease r back to its provider, stamped with the refund's time.
 func LeaseReturnStake(h Head, r *ledger.LeaseRecord) *ledger.Block {

@@ -230,19 +230,37 @@ func (s *Service) settleBlock(ctx context.Context, r *ledger.LeaseRecord) (*ledg
 			return nil, "", err
 		}
 		return wallet.LeaseRefund(head, r, atts), "refund", nil
-	case r.Stage == ledger.StageActive && now >= r.End():
-		atts, err := s.Gather(ctx, r, timekeeping.End)
+	case r.Stage == ledger.StageActive:
+		// Its consumer's notice first, even past the term (the early end
+		// then pays the whole cost): the remainder gives the notice's
+		// amount back, which an end would leave pending for good.
+		n, found, err := s.notice(r)
 		if err != nil {
 			return nil, "", err
 		}
-		b, err := wallet.LeaseEnd(head, r, atts)
-		return b, "end", err
+		if !found && now < r.End() {
+			return nil, "", fmt.Errorf("%w: lease %s runs until %s", ErrNothingDue, r.Hash, msTime(r.End()))
+		}
+		if !found {
+			atts, err := s.Gather(ctx, r, timekeeping.End)
+			if err != nil {
+				return nil, "", err
+			}
+			b, err := wallet.LeaseEnd(head, r, atts)
+			return b, "end", err
+		}
+		atts, err := s.Gather(ctx, r, timekeeping.Ending)
+		if err != nil {
+			return nil, "", err
+		}
+		b, err := wallet.LeaseEarlyEnd(head, r, n.Send, atts)
+		return b, "early end", err
+	case r.Stage == ledger.StageEnded && r.EndedEarly() && r.Third.IsZero():
+		return wallet.LeaseRemainder(head, r), "remainder", nil
 	case r.Stage == ledger.StageRefunded && r.Accepted() && !r.StakeReturned:
 		return wallet.LeaseReturnStake(head, r), "stake return", nil
 	case r.Stage == ledger.StageOpen:
 		return nil, "", fmt.Errorf("%w: lease %s is open until its acceptance deadline %s", ErrNothingDue, r.Hash, msTime(r.Deadline()))
-	case r.Stage == ledger.StageActive:
-		return nil, "", fmt.Errorf("%w: lease %s runs until %s", ErrNothingDue, r.Hash, msTime(r.End()))
 	}
 	return nil, "", fmt.Errorf("%w: lease %s is %s", ErrNothingDue, r.Hash, r.Status())
 }
@@ -406,7 +424,7 @@ func (s *Service) refundDue(r *ledger.LeaseRecord, now int64) bool {
 func (s *Service) pending(r *ledger.LeaseRecord) bool {
 	switch r.Stage {
 	case ledger.StageEnded:
-		return s.hasPayout(r.Second)
+		return s.hasPayout(r.Second) || r.EndedEarly() && r.Third.IsZero()
 	case ledger.StageRefunded:
 		if !r.Accepted() {
 			return false
@@ -436,9 +454,12 @@ func (s *Service) providerStep(ctx context.Context, r *ledger.LeaseRecord) error
 		// the provider makes it (below), so a lease it declined or had
 		// no room for pays its consumer back without anyone asking.
 		return nil
-	case r.Stage == ledger.StageEnded, r.Stage == ledger.StageRefunded && r.StakeReturned:
+	case r.Stage == ledger.StageEnded && !(r.EndedEarly() && r.Third.IsZero()),
+		r.Stage == ledger.StageRefunded && r.StakeReturned:
 		return s.takePayout(ctx, r.Second)
 	}
+	// An early end's remainder, which pays the consumer back, is made
+	// here too (anyone may), then the payout is taken in.
 	if s.startSettling(r.Hash) != nil {
 		return nil // someone's Settle is making it: the next step sees the outcome
 	}

@@ -197,5 +197,25 @@ func (s *Service) lease(h ledger.Hash) (*ledger.LeaseRecord, bool, error) {
 	return ledger.GetLease(s.n.Store, h)
 }
 
+// notice returns a notice of r's consumer to end r early, if the ledger
+// holds one: a send of native from the consumer to the lease account,
+// still pending there (the one of lowest hash, when it sent several).
+func (s *Service) notice(r *ledger.LeaseRecord) (ledger.Pending, bool, error) {
+	var n ledger.Pending
+	found := false
+	err := s.n.Store.PendingTo(ledger.LeaseAccount(r.Hash), func(p ledger.Pending) error {
+		if found || p.Source != r.Consumer || p.Asset != ledger.Native {
+			return nil
+		}
+		e, ok, err := s.n.Store.Entry(p.Send)
+		if err != nil || !ok || e.Block.Type != ledger.TypeSend {
+			return err
+		}
+		n, found = p, true
+		return nil
+	})
+	return n, found, err
+}
+
 // ErrUnknownLease is the answer for a lease this node's ledger lacks.
 var ErrUnknownLease = errors.New("lease not found")

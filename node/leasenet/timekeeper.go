@@ -341,6 +341,15 @@ func (s *Service) Attest(lease ledger.Hash, purpose ledger.Purpose) (ledger.Atte
 		return ledger.Attestation{}, 0, err
 	}
 	due := timekeeping.Due(r, purpose, now)
+	if purpose == timekeeping.Ending && due == nil {
+		// An ending dates the consumer's notice: signed before the
+		// notice is in, it would let an early end predate it.
+		if _, found, err := s.notice(r); err != nil {
+			return ledger.Attestation{}, 0, err
+		} else if !found {
+			due = fmt.Errorf("%w: lease %s has no notice of its consumer's in this timekeeper's ledger", timekeeping.ErrNotDue, lease)
+		}
+	}
 	if ok && (due != nil || !s.renews(r, purpose, kept, now)) {
 		return kept, purpose, nil
 	}

@@ -229,7 +229,7 @@ func confirmRange(v chainView, a ledger.Address, old, height uint64, d weightDel
 		case b.Type == ledger.TypeLeaseSettle && !b.Amount.IsZero():
 			// A payout leaves those representatives for its payee's
 			// address, until a receive takes it.
-			moves, err := payout(v, b)
+			moves, err := payout(v, b, d)
 			if err != nil {
 				return err
 			}
@@ -262,9 +262,12 @@ type payoutMove struct {
 // payout says where a lease account's paying block takes its amount from
 // (the escrow from the consumer's representative as of the lease block,
 // the stake from the provider's as of the accept) and who it pays: the
-// consumer for a refund (the first block, naming the lease), the
-// provider otherwise.
-func payout(v chainView, b *ledger.Block) ([]payoutMove, error) {
+// consumer for a refund (the first block, naming the lease) or a
+// remainder (the third), the provider otherwise. An early end also takes
+// its notice in: what the notice counted for the lease account's address
+// joins the escrow at the consumer's representative (in d), which the
+// remainder pays back.
+func payout(v chainView, b *ledger.Block, d weightDeltas) ([]payoutMove, error) {
 	entry := func(h ledger.Hash) (*ledger.Entry, error) {
 		e, found, err := v.Entry(h)
 		if err != nil {
@@ -282,16 +285,43 @@ func payout(v chainView, b *ledger.Block) ([]payoutMove, error) {
 	if src.Block.Type == ledger.TypeLeaseAccept { // a stake return
 		return []payoutMove{{rep: src.After.Rep(), payee: src.Block.Account, amount: b.Amount}}, nil
 	}
+	if src.Block.Type == ledger.TypeSend { // an early end
+		start, err := entry(b.Previous)
+		if err != nil {
+			return nil, err
+		}
+		accept, err := entry(start.Block.Source)
+		if err != nil {
+			return nil, err
+		}
+		lease, err := entry(accept.Block.Source)
+		if err != nil {
+			return nil, err
+		}
+		d.add(b.Account, src.Block.Amount, -1)
+		d.add(lease.After.Rep(), src.Block.Amount, +1)
+		earned, err := b.Amount.Sub(accept.Block.Amount)
+		if err != nil {
+			return nil, fmt.Errorf("ledgerstore: early end %s pays less than the stake", b.Hash)
+		}
+		return []payoutMove{
+			{rep: lease.After.Rep(), payee: lease.Block.Destination, amount: earned},
+			{rep: accept.After.Rep(), payee: lease.Block.Destination, amount: accept.Block.Amount},
+		}, nil
+	}
 	lease := src
 	if b.Previous.IsZero() { // a refund
 		return []payoutMove{{rep: lease.After.Rep(), payee: lease.Block.Account, amount: b.Amount}}, nil
 	}
-	// An end: the escrow and the stake of the accept the start took in.
-	start, err := entry(b.Previous)
+	prev, err := entry(b.Previous)
 	if err != nil {
 		return nil, err
 	}
-	accept, err := entry(start.Block.Source)
+	if !prev.Block.Previous.IsZero() { // a remainder, after an early end
+		return []payoutMove{{rep: lease.After.Rep(), payee: lease.Block.Account, amount: b.Amount}}, nil
+	}
+	// An end: the escrow and the stake of the accept the start took in.
+	accept, err := entry(prev.Block.Source)
 	if err != nil {
 		return nil, err
 	}

@@ -158,6 +158,16 @@ func (s *sim) leaseBlock(k wallet.Key, h wallet.Head) (*ledger.Block, *wallet.Ke
 			return nil, nil
 		}
 		r := leases[s.rng.IntN(len(leases))]
+		var moving []*ledger.LeaseRecord // started, or accepted in time: early ends need them
+		for _, l := range leases {
+			if l.Stage == ledger.StageActive || l.Stage == ledger.StageEnded && l.EndedEarly() && l.Third.IsZero() ||
+				l.Stage == ledger.StageOpen && l.Accepted() && s.now < l.Deadline() {
+				moving = append(moving, l)
+			}
+		}
+		if len(moving) > 0 && s.rng.IntN(2) == 0 {
+			r = moving[s.rng.IntN(len(moving))]
+		}
 		acct, _, _ := s.mem.Account(ledger.LeaseAccount(r.Hash))
 		lh := wallet.HeadOf(acct)
 		lh.Account = ledger.LeaseAccount(r.Hash)
@@ -171,12 +181,48 @@ func (s *sim) leaseBlock(k wallet.Key, h wallet.Head) (*ledger.Block, *wallet.Ke
 			s.now = max(s.now, r.Deadline())
 			return wallet.LeaseRefund(lh, r, attest(r, ledger.PurposeExpire)), nil
 		case r.Stage == ledger.StageActive:
+			// Its consumer's notice sometimes, and an early end once one
+			// is pending; else its end.
+			var notice *ledger.Pending
+			s.mem.Pendings(func(q ledger.Pending) error {
+				if q.Destination == lh.Account && q.Source == r.Consumer && (notice == nil || bytes.Compare(q.Send[:], notice.Send[:]) < 0) {
+					notice = &q
+				}
+				return nil
+			})
+			if notice != nil {
+				b, err := wallet.LeaseEarlyEnd(lh, r, notice.Send, attest(r, ledger.PurposeEnding))
+				if err != nil {
+					s.t.Fatal(err)
+				}
+				return b, nil
+			}
+			if s.rng.IntN(2) == 0 {
+				for _, ck := range s.keys {
+					if ck.Address() != r.Consumer {
+						continue
+					}
+					acct, _, _ := s.mem.Account(ck.Address())
+					ch := wallet.HeadOf(acct)
+					ch.Account = ck.Address()
+					if ch.Balance(ledger.Native).Cmp(ledger.NewAmount(3)) < 0 {
+						return nil, nil
+					}
+					b, err := wallet.Send(ch, lh.Account, ledger.NewAmount(uint64(1+s.rng.IntN(3))), ledger.Native, s.now)
+					if err != nil {
+						s.t.Fatal(err)
+					}
+					return b, &ck
+				}
+			}
 			s.now = max(s.now, r.End())
 			b, err := wallet.LeaseEnd(lh, r, attest(r, ledger.PurposeEnd))
 			if err != nil {
 				s.t.Fatal(err)
 			}
 			return b, nil
+		case r.Stage == ledger.StageEnded && r.EndedEarly() && r.Third.IsZero():
+			return wallet.LeaseRemainder(lh, r), nil
 		case r.Stage == ledger.StageRefunded && r.Accepted() && !r.StakeReturned:
 			return wallet.LeaseReturnStake(lh, r), nil
 		}
@@ -286,6 +332,11 @@ func (s *sim) step(batchSize int) {
 			kind := b.Type.String()
 			if b.Type == ledger.TypeLeaseSettle && !b.Amount.IsZero() {
 				kind += " paying"
+				if src, _, _ := s.mem.Entry(b.Source); src.Block.Type == ledger.TypeSend {
+					s.applied["early end"]++
+				} else if prev, _, _ := s.mem.Entry(b.Previous); prev != nil && !prev.Block.Previous.IsZero() {
+					s.applied["remainder"]++
+				}
 			}
 			s.applied[kind]++
 			s.mem.Commit(dm)
@@ -379,7 +430,7 @@ func TestStoreMatchesReference(t *testing.T) {
 			applied[k] += n
 		}
 	}
-	for _, k := range []string{"send", "receive", "claim", "lease", "lease_accept", "lease_settle", "lease_settle paying"} {
+	for _, k := range []string{"send", "receive", "claim", "lease", "lease_accept", "lease_settle", "lease_settle paying", "early end", "remainder"} {
 		if applied[k] == 0 {
 			t.Errorf("no %s block was applied: the stream does not exercise it (%v)", k, applied)
 		}

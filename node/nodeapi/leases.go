@@ -137,7 +137,7 @@ func (s *Server) lease(w http.ResponseWriter, r *http.Request) {
 // course (the last settle, else the accept, else the lease) is.
 func leaseJSON(snap *ledgerstore.Snapshot, rec *ledger.LeaseRecord) (nodewire.Lease, error) {
 	latest := rec.Hash
-	for _, h := range []ledger.Hash{rec.Accept, rec.First, rec.Second} {
+	for _, h := range []ledger.Hash{rec.Accept, rec.First, rec.Second, rec.Third} {
 		if !h.IsZero() {
 			latest = h
 		}

@@ -263,7 +263,12 @@ type Lease struct {
 	LeaseAccount    ledger.Address `json:"lease_account"`
 	SettleHashes    []ledger.Hash  `json:"settle_hashes"`
 	StakeReturned   bool           `json:"stake_returned,omitzero"`
-	Confirmed       bool           `json:"confirmed"`
+	// NoticeHash is the consumer's notice a lease that ended early ended
+	// at, and Refund what the lease gives its consumer back (the unserved
+	// cost and the notice's amount); both absent otherwise.
+	NoticeHash ledger.Hash   `json:"notice_hash,omitzero"`
+	Refund     ledger.Amount `json:"refund,omitzero"`
+	Confirmed  bool          `json:"confirmed"`
 }
 
 // LeaseOf renders a lease record; confirmed says whether its latest block
@@ -274,11 +279,11 @@ func LeaseOf(r *ledger.LeaseRecord, confirmed bool) Lease {
 		CertificateHash: r.CertificateHash, Settled: r.Settled(), Status: r.Status(), StateChainIndex: r.StateChainIndex,
 		CreatedAt: r.Created, AcceptDeadline: r.Deadline(), EndTime: r.EndTime, AccessPubKey: r.AccessKey,
 		AcceptHash: r.Accept, LeaseAccount: ledger.LeaseAccount(r.Hash), SettleHashes: []ledger.Hash{},
-		StakeReturned: r.StakeReturned, Confirmed: confirmed}
+		StakeReturned: r.StakeReturned, NoticeHash: r.Notice, Refund: r.Refund, Confirmed: confirmed}
 	if r.Stage == ledger.StageActive || r.Stage == ledger.StageEnded {
 		l.EndsAt = r.End()
 	}
-	for _, h := range []ledger.Hash{r.First, r.Second} {
+	for _, h := range []ledger.Hash{r.First, r.Second, r.Third} {
 		if !h.IsZero() {
 			l.SettleHashes = append(l.SettleHashes, h)
 		}
@@ -288,7 +293,7 @@ func LeaseOf(r *ledger.LeaseRecord, confirmed bool) Lease {
 
 // SettleResponse is the answer of POST /leases/{hash}/settle: the lease
 // account's block the node submitted, and what it does (start, refund,
-// end or stake return).
+// end, stake return, early end or remainder).
 type SettleResponse struct {
 	Hash  ledger.Hash   `json:"hash"`
 	Kind  string        `json:"kind"`
