@@ -34,7 +34,7 @@ import (
 // lease and the provider; a real ssh logs in through the platform's
 // tunnelled address and finds the user data's work; power off is
 // refused; when the lease ends the VM is stopped, power on leases it
-// again, and delete removes it. Under the race detector the provider runs
+// again, and delete removes it and ends its lease early. Under the race detector the provider runs
 // minimal VMs (no SSH: the host name is checked with vm exec instead).
 func TestComputeOnLeases(t *testing.T) {
 	if testing.Short() {
@@ -231,6 +231,24 @@ func TestComputeOnLeases(t *testing.T) {
 			t.Fatalf("the deleted VM still answers %d", resp.StatusCode)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	// Its lease was ended early: the dev account pays for the time served
+	// and gets the rest of the cost back.
+	second, node := v.Lease.Hash, devNodeURLs(t, s)[0]
+	deadline = time.Now().Add(time.Minute)
+	for {
+		var l nodewire.Lease
+		decode(t, mustRun(t, "lease", "show", second, "--node", node, "--json"), &l)
+		if l.Status == "ended" && !l.NoticeHash.IsZero() && len(l.SettleHashes) == 3 {
+			if l.Refund.IsZero() || l.EndTime >= l.EndsAt {
+				t.Fatalf("the deleted VM's lease ended early: %+v", l)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deleted VM's lease is %s (notice %s, settles %d), want ended early", l.Status, l.NoticeHash, len(l.SettleHashes))
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 

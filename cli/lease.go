@@ -18,7 +18,8 @@ Compute leases: a consumer leases a provider's resources for a time,
 paying the whole cost into escrow up front; the provider's node accepts
 it, locking a stake, with the timekeepers' attestation of the start; when
 its time is up the provider is paid the cost and gets its stake back. A
-lease its provider does not accept in time is refunded.
+lease its provider does not accept in time is refunded. Its consumer may
+end a running lease early: the provider is then paid for the time served.
 
 Commands:
   offers --vcpus N --memory MB --disk GB --duration D
@@ -29,18 +30,21 @@ Commands:
       your leases (or a provider's, a consumer's, every lease)
   show LEASE
       one lease: its resources, cost, stake, status and times
+  end LEASE
+      end your running lease now: you pay for the time it ran and get the rest back
   settle LEASE
-      have the node build the block the lease needs now: start, refund, end or stake return
+      have the node build the block the lease needs now: start, refund, end, stake return, early end or remainder
 
 Examples:
   lattice lease offers --vcpus 1 --memory 512 --disk 5 --duration 1h
   lattice lease create --vcpus 1 --memory 512 --disk 5 --duration 1h
   lattice lease list
   lattice lease show 3f1c...
+  lattice lease end 3f1c...
   lattice lease settle 3f1c...
 `
 
-var leaseCommands = []string{"offers", "create", "list", "show", "settle"}
+var leaseCommands = []string{"offers", "create", "list", "show", "end", "settle"}
 
 func runLease(ctx context.Context, e *env, args []string) error {
 	if done, err := groupHelp(e, args, leaseUsage, "want "+strings.Join(leaseCommands, ", ")); done {
@@ -54,6 +58,8 @@ func runLease(ctx context.Context, e *env, args []string) error {
 		return runLeaseList(ctx, e, args[1:])
 	case "show":
 		return runLeaseShow(ctx, e, args[1:])
+	case "end":
+		return runLeaseEnd(ctx, e, args[1:])
 	case "settle":
 		return runLeaseSettle(ctx, e, args[1:])
 	default:

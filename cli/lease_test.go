@@ -122,6 +122,23 @@ func TestLeaseCommands(t *testing.T) {
 		t.Fatalf("lease create without --duration: %d leases, then %d", before, after)
 	}
 	wantFail(t, run(t, "lease", "settel"), 2, "settle")
+
+	// Its consumer ends it early: refused to anyone else, and once done.
+	other := filepath.Join(t.TempDir(), "other.json")
+	if err := wallet.SaveKey(other, wallet.NewKey()); err != nil {
+		t.Fatal(err)
+	}
+	wantFail(t, run(t, "lease", "end", l.LeaseHash.String(), "--key", other, "--node", url), 1, "only its consumer can end it early")
+	wantFail(t, run(t, "lease", "end", "--key", keyFile, "--node", url), 2, "LEASE")
+	out = mustRun(t, "lease", "end", l.LeaseHash.String(), "--key", keyFile, "--node", url).stdout
+	if !strings.Contains(out, "ended early at") || !strings.Contains(out, "pending for you: `lattice receive`") {
+		t.Fatalf("lease end:\n%s", out)
+	}
+	out = mustRun(t, "lease", "show", l.LeaseHash.String(), "--node", c.Nodes[1].API.URL).stdout
+	if !strings.Contains(out, "ended early:") || !strings.Contains(out, "its consumer's, to end it early") {
+		t.Fatalf("lease show after lease end:\n%s", out)
+	}
+	wantFail(t, run(t, "lease", "end", l.LeaseHash.String(), "--key", keyFile, "--node", url), 1, "is ended already")
 }
 
 // waitMarket waits until every node of c knows its one provider and has

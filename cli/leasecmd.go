@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/latticenet/lattice/ledger"
@@ -209,10 +210,13 @@ func printLease(e *env, l nodewire.Lease) {
 	fmt.Fprintf(tw, "  consumer\t%s\t\n", l.Consumer)
 	fmt.Fprintf(tw, "  provider\t%s\t\n", l.Provider)
 	paid := "escrowed"
-	switch l.Status {
-	case "ended":
+	switch {
+	case l.Status == "ended" && !l.NoticeHash.IsZero():
+		back, _ := l.Refund.Sub(noticeAmount) // the refund gives the notice back too
+		paid = fmt.Sprintf("ended early: %s native back to the consumer, the rest paid to the provider", back.Units())
+	case l.Status == "ended":
 		paid = "paid to the provider"
-	case "refunded":
+	case l.Status == "refunded":
 		paid = "refunded"
 	}
 	fmt.Fprintf(tw, "  cost\t%s native (%s)\t\n", l.Cost.Units(), paid)
@@ -236,6 +240,9 @@ func printLease(e *env, l nodewire.Lease) {
 	}
 	if l.EndTime != 0 {
 		fmt.Fprintf(tw, "  settled\t%s\t\n", ms(l.EndTime))
+	}
+	if !l.NoticeHash.IsZero() {
+		fmt.Fprintf(tw, "  notice\t%s (its consumer's, to end it early)\t\n", l.NoticeHash)
 	}
 	fmt.Fprintf(tw, "  state index\t%d\t\n", l.StateChainIndex)
 	fmt.Fprintf(tw, "  lease account\t%s\t\n", l.LeaseAccount)
@@ -365,8 +372,10 @@ func runLeaseSettle(ctx context.Context, e *env, args []string) error {
 Has the node build and submit the block the lease needs now, on the
 lease's own account (anyone may): the start of an accepted lease, the
 refund of a lease no provider accepted in time, the end of a lease whose
-time is up (its provider is paid the cost and gets its stake back), or the
-return of a refunded lease's stake. The node gathers the timekeepers'
+time is up (its provider is paid the cost and gets its stake back), the
+return of a refunded lease's stake, the early end of a lease whose
+consumer sent its notice (lattice lease end), or the remainder that then
+pays the consumer back. The node gathers the timekeepers'
 attestations the block needs. The payee takes the payout in with
 `+"`lattice receive`"+`.`, "  lattice lease settle $LEASE\n")
 	cf := addClientFlags(f, false)
@@ -392,6 +401,10 @@ attestations the block needs. The payee takes the payout in with
 		fmt.Fprintf(e.stdout, "lease %s ended: %s native pending for its provider\n", h, res.Block.Amount.Units())
 	case "stake return":
 		fmt.Fprintf(e.stdout, "lease %s: stake of %s native pending for its provider\n", h, res.Block.Amount.Units())
+	case "early end":
+		fmt.Fprintf(e.stdout, "lease %s ended early: %s native pending for its provider (the time served and its stake)\n", h, res.Block.Amount.Units())
+	case "remainder":
+		fmt.Fprintf(e.stdout, "lease %s: the rest of its cost, %s native, pending for its consumer (lattice receive)\n", h, res.Block.Amount.Units())
 	default:
 		fmt.Fprintf(e.stdout, "lease %s started\n", h)
 	}
@@ -479,4 +492,153 @@ it recorded.`, "  lattice timekeeper status\n  lattice timekeeper status --json\
 			x.Key, x.Purpose, x.Lease, x.Attestations[0].Timestamp, x.Attestations[1].Timestamp)
 	}
 	return nil
+}
+
+// noticeAmount is what a notice to end a lease early sends: one base
+// unit, which the lease's remainder gives back.
+var noticeAmount = ledger.NewAmount(1)
+
+func runLeaseEnd(ctx context.Context, e *env, args []string) error {
+	f := newHelpFlags(e, "lease end", "lease end LEASE [flags]", `
+Ends your running lease now rather than at its term. It sends the lease's
+account a notice, a send of 0.000001 native from your account, which the
+remainder gives back. The timekeepers date the notice when it reaches
+them; the lease then ends at that time, and the VM stops. The provider
+is paid the cost of the time served, pro rata, and gets its stake back,
+and you get the rest of the cost back. Both payouts are pending entries:
+take yours in with `+"`lattice receive`"+`. The provider's node makes
+the blocks that follow the notice; this command asks the node for them too,
+so the lease ends even when the provider's node is away. It waits (--wait)
+until the lease has ended and you are paid back.`+signOnlyAbout("send"),
+		"  lattice lease end $LEASE\n  lattice lease end $LEASE --json\n")
+	cf := addClientFlags(f, true)
+	signOnlyBlock(f, "send")
+	wait := f.Duration("wait", time.Minute, "how long to wait for the lease to end (0: send the notice and return)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	h, err := leaseArg(f, "lease end")
+	if err != nil {
+		return err
+	}
+	s, err := cf.connect(ctx, true)
+	if err != nil {
+		return err
+	}
+	l, err := s.c.Lease(ctx, h)
+	if err != nil {
+		return err
+	}
+	switch {
+	case l.Consumer != s.account:
+		return fmt.Errorf("lease %s was made by %s: only its consumer can end it early (this key's account is %s)", h, l.Consumer, s.account)
+	case l.Status == "open" || l.Status == "accepted":
+		return fmt.Errorf("lease %s has not started (%s): a lease that never starts is refunded, with `lattice lease settle %s` once its acceptance deadline %s has passed",
+			h, l.Status, h, time.UnixMilli(l.AcceptDeadline).UTC().Format(time.RFC3339))
+	case l.Status != "active":
+		return fmt.Errorf("lease %s is %s already", h, l.Status)
+	case nowMS() >= l.EndsAt:
+		return fmt.Errorf("lease %s's term ended at %s: its provider ends it, or `lattice lease settle %s`", h, time.UnixMilli(l.EndsAt).UTC().Format(time.RFC3339), h)
+	}
+	account := ledger.LeaseAccount(h)
+	pending, err := s.c.Pending(ctx, &account)
+	if err != nil {
+		return err
+	}
+	var notice ledger.Hash
+	for _, p := range pending {
+		if p.Source == s.account && p.Asset == ledger.Native {
+			notice = p.SendHash // sent before: one is enough
+		}
+	}
+	if notice.IsZero() {
+		head, err := s.c.Head(ctx, s.account)
+		if err != nil {
+			return err
+		}
+		b, err := wallet.Send(head, account, noticeAmount, ledger.Native, nowMS())
+		if err != nil {
+			return err
+		}
+		if err := s.finish(ctx, b, s.multisig()); err != nil {
+			return err
+		}
+		if s.signOnly() {
+			return printBody(e.stdout, b)
+		}
+		notice = b.Hash
+	} else if s.signOnly() {
+		return fmt.Errorf("your notice %s to end lease %s is in already: nothing to sign", notice, h)
+	}
+	if *wait <= 0 {
+		if *cf.json {
+			return printJSON(e.stdout, map[string]ledger.Hash{"lease_hash": h, "notice_hash": notice})
+		}
+		fmt.Fprintf(e.stdout, "notice %s sent: lease %s ends once the timekeepers have dated it (lattice lease show %s)\n", notice, h, h)
+		return nil
+	}
+	if l, err = endEarly(ctx, s.c, h, *wait); err != nil {
+		return err
+	}
+	if *cf.json {
+		return printJSON(e.stdout, l)
+	}
+	if l.NoticeHash.IsZero() {
+		fmt.Fprintf(e.stdout, "lease %s ended at its term before your notice: its provider was paid the cost; your notice's 0.000001 native stays with the lease's account\n", h)
+		return nil
+	}
+	served := time.Duration(l.EndTime-l.StartTime) * time.Millisecond
+	if served >= time.Second {
+		served = served.Round(time.Second)
+	}
+	paid, _ := l.Cost.Sub(l.Refund)
+	fmt.Fprintf(e.stdout, "lease %s ended early at %s, %s into its %s: the provider is paid %s native for it (and its stake back)\n",
+		h, time.UnixMilli(l.EndTime).UTC().Format(time.RFC3339), served, time.Duration(l.Duration)*time.Second, paidFor(paid))
+	fmt.Fprintf(e.stdout, "%s native is pending for you: `lattice receive` takes it in\n", l.Refund.Units())
+	return nil
+}
+
+// paidFor is what the provider was paid, in units: the cost less the
+// refund, which includes the notice's unit given back.
+func paidFor(costLessRefund ledger.Amount) string {
+	if v, err := costLessRefund.Add(noticeAmount); err == nil {
+		return v.Units()
+	}
+	return costLessRefund.Units()
+}
+
+// endEarly waits until lease h has ended with its remainder made and
+// confirmed, asking the node for the blocks that follow a notice (the
+// provider's node makes them too: the timekeepers' once-signed
+// attestations make the two the same block).
+func endEarly(ctx context.Context, c *nodeclient.Client, h ledger.Hash, wait time.Duration) (nodewire.Lease, error) {
+	deadline := time.Now().Add(wait)
+	var last error
+	for {
+		l, err := c.Lease(ctx, h)
+		if err != nil {
+			return l, err
+		}
+		done := l.Status == "ended" && (l.NoticeHash.IsZero() || len(l.SettleHashes) == 3)
+		if done && l.Confirmed {
+			return l, nil
+		}
+		if !done {
+			if _, err := c.SettleLease(ctx, h); err != nil {
+				var apiErr *nodeclient.APIError
+				if !errors.As(err, &apiErr) || apiErr.StatusCode == http.StatusNotFound {
+					return l, err
+				}
+				last = err // not due here yet, or busy: asked again
+			}
+		}
+		if time.Now().After(deadline) {
+			return l, fmt.Errorf("lease %s is %s (confirmed: %v) after %s (last: %v); see it with `lattice lease show %s`", h, l.Status, l.Confirmed, wait, last, h)
+		}
+		select {
+		case <-ctx.Done():
+			return l, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

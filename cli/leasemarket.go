@@ -199,4 +199,52 @@ func (m *leaseMarket) Settle(ctx context.Context, lease string) error {
 	return err
 }
 
+// End sends the platform's notice to end lease early, unless it is not
+// running (nothing to end) or a notice is in already.
+func (m *leaseMarket) End(ctx context.Context, lease string) error {
+	h, err := ledger.ParseHash(lease)
+	if err != nil {
+		return err
+	}
+	info, err := m.node(ctx)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := m.short(ctx)
+	defer cancel()
+	l, err := m.c.Lease(cctx, h)
+	if err != nil {
+		return err
+	}
+	if l.Status != "active" || nowMS() >= l.EndsAt {
+		return nil
+	}
+	account := ledger.LeaseAccount(h)
+	pending, err := m.c.Pending(cctx, &account)
+	if err != nil {
+		return err
+	}
+	for _, p := range pending {
+		if p.Source == m.key.Address() && p.Asset == ledger.Native {
+			return nil
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	head, err := m.c.Head(cctx, m.key.Address())
+	if err != nil {
+		return err
+	}
+	b, err := wallet.Send(head, account, noticeAmount, ledger.Native, nowMS())
+	if err != nil {
+		return err
+	}
+	b.Sign(m.key.Private())
+	if b.PowNonce, err = pow.Solve(ctx, b.Hash, info.Work.For(b.Type)); err != nil {
+		return fmt.Errorf("proof of work: %w", err)
+	}
+	_, err = m.c.Submit(cctx, b)
+	return err
+}
+
 var _ leasedriver.Market = (*leaseMarket)(nil)

@@ -86,6 +86,11 @@ func TestLeaseEarned(t *testing.T) {
 			t.Errorf("Earned(%d) = %s, want %d", tc.t, got, tc.want)
 		}
 	}
+	// docs/protocol.md's example (section 24.4).
+	doc := ledger.LeaseRecord{Cost: ledger.NewAmount(2_221_200), StartTime: 0, Duration: 3600}
+	if got := doc.Earned(726_000); got != ledger.NewAmount(447_942) {
+		t.Errorf("the documented example earns %s, the docs say 447942", got)
+	}
 	big := ledger.LeaseRecord{Cost: ledger.AmountFromParts(1<<62, 0), StartTime: 0, Duration: 31_536_000}
 	half, _ := big.Cost.MulDivFloor(1, 2)
 	if got := big.Earned(31_536_000 * 500); got != half {

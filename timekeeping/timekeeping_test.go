@@ -157,6 +157,7 @@ func TestRenews(t *testing.T) {
 		{timekeeping.End, 5000, 1000, 90000, false},
 		{timekeeping.Expire, 5000, 1000, 90000, false},
 		{timekeeping.Started, 5000, 1000, 90000, false},
+		{timekeeping.Ending, 5000, 1000, 90000, false},
 	} {
 		if got := timekeeping.Renews(tc.purpose, tc.precision, tc.signed, tc.now); got != tc.want {
 			t.Errorf("Renews(%s, precision %d, signed %d, now %d) = %v, want %v", tc.purpose, tc.precision, tc.signed, tc.now, got, tc.want)
@@ -212,6 +213,10 @@ func generate() vecFile {
 	f.Attestations = append(f.Attestations, vecAtt{Purpose: "end",
 		Preimage: hex.EncodeToString(timekeeping.Preimage(network, timekeeping.End, lease, t0+3600000)),
 		Digest:   timekeeping.Digest(network, timekeeping.End, lease, t0+3600000), Attestation: end})
+	ending := timekeeping.Sign(ks[2], network, timekeeping.Ending, lease, t0+900000)
+	f.Attestations = append(f.Attestations, vecAtt{Purpose: "ending",
+		Preimage: hex.EncodeToString(timekeeping.Preimage(network, timekeeping.Ending, lease, t0+900000)),
+		Digest:   timekeeping.Digest(network, timekeeping.Ending, lease, t0+900000), Attestation: ending})
 	var starts []ledger.Attestation
 	for _, a := range f.Attestations[:3] {
 		starts = append(starts, a.Attestation)
@@ -227,9 +232,9 @@ func TestVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, v := range f.Attestations {
-		p := timekeeping.Start
-		if v.Purpose == "end" {
-			p = timekeeping.End
+		p, err := timekeeping.ParsePurpose(v.Purpose)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if !timekeeping.Verify(v.Attestation, f.Network, p, f.Lease) || timekeeping.Digest(f.Network, p, f.Lease, v.Attestation.Timestamp) != v.Digest {
 			t.Fatalf("attestation %d does not verify as the file says", i)

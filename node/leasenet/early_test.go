@@ -8,6 +8,7 @@ import (
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/market"
+	"github.com/latticenet/lattice/timekeeping"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -77,4 +78,24 @@ func TestLeaseEndedEarly(t *testing.T) {
 		return err == nil && len(ps) == 1 && ps[0].ActiveLeases == 0 && ps[0].Free == capacity
 	})
 	n.Audit()
+
+	// Every node kept the early end's attestations as endings of this
+	// lease: a member's second, different ending for it is evidence.
+	eb, err := n.clients[1].Block(ctx, e.SettleHashes[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := n.Nodes[0].TimekeeperKey
+	forged := *eb.Block
+	forged.Attestations = append([]ledger.Attestation(nil), eb.Attestations...)
+	for i, a := range forged.Attestations {
+		if a.PublicKey == tk.Address() {
+			forged.Attestations[i] = timekeeping.Sign(tk.Private(), n.Network.Genesis.Hash, timekeeping.Ending, lease.Hash, a.Timestamp+1)
+		}
+	}
+	n.Nodes[1].Leases.Observe(&forged)
+	ev, err := n.Nodes[1].Leases.Evidence()
+	if err != nil || len(ev) != 1 || ev[0].Purpose != "ending" || ev[0].Lease != lease.Hash || ev[0].Key != tk.Address() {
+		t.Fatalf("evidence of a second ending: %+v, %v", ev, err)
+	}
 }

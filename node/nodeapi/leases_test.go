@@ -302,3 +302,70 @@ func TestLeaseStaleIndex(t *testing.T) {
 	// Resubmitting a lease already in the ledger stays idempotent.
 	h0.okJSON(h0.post("/blocks/lease", b), "a resubmission", nil)
 }
+
+// TestLeaseEndedEarlyEndpoints: a lease ended early at its consumer's
+// notice, through the endpoints and the OpenAPI checker: no ending is
+// signed before the notice; a send of another account's is no notice;
+// the settle endpoint makes the early end, then the remainder (unless the
+// provider's node was quicker); the lease shows its notice and refund.
+func TestLeaseEndedEarlyEndpoints(t *testing.T) {
+	lh := newLeaseHarness(t)
+	h0, h1 := lh.h[0], lh.h[1]
+	lease := lh.lease()
+	h0.okJSON(h0.post("/blocks/lease", lease), "POST /blocks/lease", nil)
+	lh.waitStatus(lease.Hash, "active")
+	ending := map[string]string{"lease_hash": lease.Hash.String(), "purpose": "ending"}
+	checkError(t, h0.post("/attestation/request", ending), http.StatusConflict, "an ending before any notice", "no notice")
+
+	// Another account's send to the lease account is no notice: an early
+	// end naming it is refused, and the lease runs on.
+	other := wallet.NewKey()
+	lh.c.Open(other, 1_000_000)
+	stray := lh.finish(h0.must(wallet.Send(lh.c.Head(0, other.Address()), ledger.LeaseAccount(lease.Hash), ledger.NewAmount(1), ledger.Native, lh.now())), &other)
+	h0.okJSON(h0.post("/blocks/send", stray), "another account's send to the lease account", nil)
+	lh.c.WaitConfirmed(stray.Hash, 10*time.Second)
+	rec, _, _ := ledger.GetLease(lh.c.Nodes[0].N.Store, lease.Hash)
+	bogus, err := wallet.LeaseEarlyEnd(lh.c.Head(0, ledger.LeaseAccount(lease.Hash)), rec, stray.Hash, lh.attest(ledger.PurposeEnding, lease.Hash, lh.now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := h0.state()
+	checkError(t, h0.post("/blocks/lease_settle", lh.finish(bogus, nil)), http.StatusBadRequest, "an early end at a stray send", "not this lease's block", "no notice")
+	h0.unchanged(before, "an early end at a stray send")
+	checkError(t, h1.post("/leases/"+lease.Hash.String()+"/settle", ""), http.StatusConflict, "settle with no notice", "runs until")
+
+	// The consumer's notice.
+	lh.advance(20 * time.Second)
+	notice := lh.finish(h0.must(wallet.Send(lh.c.Head(0, lh.consumer.Address()), ledger.LeaseAccount(lease.Hash), ledger.NewAmount(1), ledger.Native, lh.now())), &lh.consumer)
+	h0.okJSON(h0.post("/blocks/send", notice), "the consumer's notice", nil)
+	var a ledger.Attestation
+	h0.okJSON(h0.post("/attestation/request", ending), "an ending once the notice is in", &a)
+	if !timekeeping.Verify(a, lh.c.Network.Genesis.Hash, ledger.PurposeEnding, lease.Hash) {
+		t.Fatalf("ending attestation %+v", a)
+	}
+	lh.c.WaitFor("the notice everywhere", 10*time.Second, func(i int) bool {
+		_, found, _ := lh.c.Nodes[i].N.Store.Entry(notice.Hash)
+		return found
+	})
+	for _, want := range []string{"early end", "remainder"} {
+		r := h1.post("/leases/"+lease.Hash.String()+"/settle", "")
+		if r.status != http.StatusOK {
+			checkError(t, r, http.StatusConflict, "settle after the notice, after the provider", "")
+			continue
+		}
+		var sr nodewire.SettleResponse
+		h1.okJSON(r, "settle after the notice", &sr)
+		if sr.Kind != want {
+			t.Fatalf("settle after the notice: %+v, want %s", sr, want)
+		}
+	}
+	var l nodewire.Lease
+	lh.c.WaitFor("the lease ended early, remainder in", 30*time.Second, func(i int) bool {
+		r := lh.h[i].get("/leases/" + lease.Hash.String())
+		return r.status == 200 && json.Unmarshal(r.body, &l) == nil && l.Status == "ended" && len(l.SettleHashes) == 3 && l.Confirmed
+	})
+	if l.NoticeHash != notice.Hash || l.Refund.IsZero() || !l.Settled {
+		t.Fatalf("lease ended early: %+v", l)
+	}
+	lh.c.Audit()
+}

@@ -84,6 +84,10 @@ type Market interface {
 	// Settle settles lease, which must have ended: its provider is paid
 	// and its stake returned.
 	Settle(ctx context.Context, lease string) error
+	// End ends lease early, if it is running: the platform's notice to
+	// the lease account, after which the provider is paid for the time
+	// served and the rest comes back to the platform's account.
+	End(ctx context.Context, lease string) error
 }
 
 // ErrNoOffer is a Market's answer when no provider made an offer: none
@@ -415,11 +419,11 @@ func (d *Driver) settle(ctx context.Context, lease string) {
 	}
 }
 
-// Delete forgets VM id's lease. The ledger has no early end: a lease
-// still running runs to its end (its cost was escrowed up front), then
-// its provider stops the VM and settles; Delete powers the guest off
-// first, so that nothing of the tenant's runs on. A lease that is over
-// is settled.
+// Delete forgets VM id's lease. A lease still running is ended early
+// (the platform pays for the time served, and the rest of the cost comes
+// back to its account), and the guest powered off at once, so that
+// nothing of the tenant's runs on while the early end is made; the
+// provider then stops the VM. A lease that is over is settled.
 func (d *Driver) Delete(id string) error {
 	l, ok := d.leaseOf(id)
 	if !ok {
@@ -431,6 +435,11 @@ func (d *Driver) Delete(id string) error {
 		// The guest's poweroff ends the agent's answer: its error says
 		// nothing.
 		d.cfg.Market.Exec(ctx, l.Hash, "poweroff -f")
+		if err := d.cfg.Market.End(ctx, l.Hash); err != nil {
+			d.log.Warn("lease not ended early: it runs to its term, unused", "lease", l.Hash, "err", err)
+		} else {
+			d.settle(ctx, l.Hash) // the early end, which the provider makes too
+		}
 	} else {
 		d.settle(ctx, l.Hash)
 	}
