@@ -212,8 +212,7 @@ func printLease(e *env, l nodewire.Lease) {
 	paid := "escrowed"
 	switch {
 	case l.Status == "ended" && !l.NoticeHash.IsZero():
-		back, _ := l.Refund.Sub(noticeAmount) // the refund gives the notice back too
-		paid = fmt.Sprintf("ended early: %s native back to the consumer, the rest paid to the provider", back.Units())
+		paid = fmt.Sprintf("ended early: %s native back to the consumer, its notice included; the rest paid to the provider", l.Refund.Units())
 	case l.Status == "ended":
 		paid = "paid to the provider"
 	case l.Status == "refunded":
@@ -591,20 +590,23 @@ until the lease has ended and you are paid back.`+signOnlyAbout("send"),
 	if served >= time.Second {
 		served = served.Round(time.Second)
 	}
-	paid, _ := l.Cost.Sub(l.Refund)
+	// The provider is paid the cost less what comes back, the notice's
+	// amount aside: cost + notice − refund.
+	nb, err := s.c.Block(ctx, l.NoticeHash)
+	if err != nil {
+		return err
+	}
+	paid, err := l.Cost.Add(nb.Amount)
+	if err == nil {
+		paid, err = paid.Sub(l.Refund)
+	}
+	if err != nil {
+		return fmt.Errorf("lease %s: refund %s exceeds its cost %s and notice %s", h, l.Refund, l.Cost, nb.Amount)
+	}
 	fmt.Fprintf(e.stdout, "lease %s ended early at %s, %s into its %s: the provider is paid %s native for it (and its stake back)\n",
-		h, time.UnixMilli(l.EndTime).UTC().Format(time.RFC3339), served, time.Duration(l.Duration)*time.Second, paidFor(paid))
+		h, time.UnixMilli(l.EndTime).UTC().Format(time.RFC3339), served, time.Duration(l.Duration)*time.Second, paid.Units())
 	fmt.Fprintf(e.stdout, "%s native is pending for you: `lattice receive` takes it in\n", l.Refund.Units())
 	return nil
-}
-
-// paidFor is what the provider was paid, in units: the cost less the
-// refund, which includes the notice's unit given back.
-func paidFor(costLessRefund ledger.Amount) string {
-	if v, err := costLessRefund.Add(noticeAmount); err == nil {
-		return v.Units()
-	}
-	return costLessRefund.Units()
 }
 
 // endEarly waits until lease h has ended with its remainder made and
@@ -614,22 +616,31 @@ func paidFor(costLessRefund ledger.Amount) string {
 func endEarly(ctx context.Context, c *nodeclient.Client, h ledger.Hash, wait time.Duration) (nodewire.Lease, error) {
 	deadline := time.Now().Add(wait)
 	var last error
+	// Not due here yet (the timekeepers have not all seen the notice),
+	// busy, or the node briefly unreachable: asked again until the wait
+	// is over; a lease the node does not know ends it.
+	gone := func(err error) bool {
+		var apiErr *nodeclient.APIError
+		return errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound
+	}
 	for {
 		l, err := c.Lease(ctx, h)
-		if err != nil {
+		switch {
+		case gone(err):
 			return l, err
-		}
-		done := l.Status == "ended" && (l.NoticeHash.IsZero() || len(l.SettleHashes) == 3)
-		if done && l.Confirmed {
-			return l, nil
-		}
-		if !done {
-			if _, err := c.SettleLease(ctx, h); err != nil {
-				var apiErr *nodeclient.APIError
-				if !errors.As(err, &apiErr) || apiErr.StatusCode == http.StatusNotFound {
+		case err != nil:
+			last = err
+		default:
+			done := l.Status == "ended" && (l.NoticeHash.IsZero() || len(l.SettleHashes) == 3)
+			if done && l.Confirmed {
+				return l, nil
+			}
+			if !done {
+				if _, err := c.SettleLease(ctx, h); gone(err) {
 					return l, err
+				} else if err != nil {
+					last = err
 				}
-				last = err // not due here yet, or busy: asked again
 			}
 		}
 		if time.Now().After(deadline) {

@@ -200,51 +200,58 @@ func (m *leaseMarket) Settle(ctx context.Context, lease string) error {
 }
 
 // End sends the platform's notice to end lease early, unless it is not
-// running (nothing to end) or a notice is in already.
-func (m *leaseMarket) End(ctx context.Context, lease string) error {
+// running (nothing to end: false) or a notice is in already.
+func (m *leaseMarket) End(ctx context.Context, lease string) (bool, error) {
 	h, err := ledger.ParseHash(lease)
 	if err != nil {
-		return err
+		return false, err
 	}
 	info, err := m.node(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	cctx, cancel := m.short(ctx)
 	defer cancel()
 	l, err := m.c.Lease(cctx, h)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if l.Status != "active" || nowMS() >= l.EndsAt {
-		return nil
+	switch {
+	case l.Consumer != m.key.Address():
+		return false, fmt.Errorf("lease %s was made by %s, not the platform's account %s", h, l.Consumer, m.key.Address())
+	case l.Status != "active" || nowMS() >= l.EndsAt:
+		return false, nil
 	}
+	// One block of the account at a time, the check for a notice sent
+	// already included: two deletes at once send one notice.
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	account := ledger.LeaseAccount(h)
 	pending, err := m.c.Pending(cctx, &account)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, p := range pending {
 		if p.Source == m.key.Address() && p.Asset == ledger.Native {
-			return nil
+			return true, nil
 		}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	head, err := m.c.Head(cctx, m.key.Address())
 	if err != nil {
-		return err
+		return false, err
 	}
 	b, err := wallet.Send(head, account, noticeAmount, ledger.Native, nowMS())
 	if err != nil {
-		return err
+		return false, err
 	}
 	b.Sign(m.key.Private())
 	if b.PowNonce, err = pow.Solve(ctx, b.Hash, info.Work.For(b.Type)); err != nil {
-		return fmt.Errorf("proof of work: %w", err)
+		return false, fmt.Errorf("proof of work: %w", err)
 	}
-	_, err = m.c.Submit(cctx, b)
-	return err
+	if _, err = m.c.Submit(cctx, b); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 var _ leasedriver.Market = (*leaseMarket)(nil)

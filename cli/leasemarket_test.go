@@ -37,7 +37,7 @@ func TestLeaseMarketBoundsCalls(t *testing.T) {
 		{"lease", func(ctx context.Context) error { _, err := m.Lease(ctx, lease); return err }},
 		{"machine", func(ctx context.Context) error { _, err := m.Machine(ctx, lease); return err }},
 		{"settle", func(ctx context.Context) error { return m.Settle(ctx, lease) }},
-		{"end", func(ctx context.Context) error { return m.End(ctx, lease) }},
+		{"end", func(ctx context.Context) error { _, err := m.End(ctx, lease); return err }},
 		{"buy", func(ctx context.Context) error {
 			_, err := m.Buy(ctx, leasedriver.Resources{VCPUs: 1, MemoryMB: 512, DiskGB: 5}, time.Hour, nil)
 			return err

@@ -47,7 +47,8 @@ const (
 	// ledger before the acceptance deadline (the settle that starts it).
 	PurposeStarted Purpose = 4
 	// PurposeEnding: the consumer's notice to end an active lease early
-	// was in the timekeeper's ledger (the settle that ends it early).
+	// was in the timekeeper's ledger (the settle that ends it early). It
+	// attests the notice: its hash stands in the lease's place.
 	PurposeEnding Purpose = 5
 )
 
@@ -660,13 +661,19 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 		if prev.Account != b.Account {
 			return nil, ruleErr(ErrWrongPrevious, "previous %s belongs to account %s", b.Previous, prev.Account)
 		}
-		if p.kind, err = laterKind(r, prev, src); err != nil {
+		if p.kind, err = laterKind(v, r, prev, src); err != nil {
 			return nil, err
 		}
 	}
 	kind := p.kind
 	attest := func(purpose Purpose) error {
-		t, err := g.Attested(r.StateChainIndex, purpose, r.Hash, b.Attestations)
+		subject := r.Hash
+		if purpose == PurposeEnding {
+			// An ending attests one notice: a notice rolled back takes
+			// its endings with it, and a later one needs its own.
+			subject = src.Hash
+		}
+		t, err := g.Attested(r.StateChainIndex, purpose, subject, b.Attestations)
 		if err != nil {
 			return ruleErr(ErrAttestation, "%v", err)
 		}
@@ -783,7 +790,7 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 // early end (a notice); after a refund, a stake return (the accept);
 // after an early end, the remainder (the lease). Nothing follows an end,
 // a stake return or a remainder.
-func laterKind(r *LeaseRecord, prev, src *Block) (settleKind, error) {
+func laterKind(v View, r *LeaseRecord, prev, src *Block) (settleKind, error) {
 	if prev.Previous.IsZero() { // prev is the first block
 		started := prev.Source != r.Hash
 		switch {
@@ -798,7 +805,14 @@ func laterKind(r *LeaseRecord, prev, src *Block) (settleKind, error) {
 		}
 		return 0, ruleErr(ErrAlreadyReceived, "lease %s has started: its second settle names the lease (its end) or its consumer's notice (an early end)", r.Hash)
 	}
-	if prev.Source == r.Hash || prev.Source == r.Accept || prev.Source.IsZero() {
+	// prev is second: an end or a stake return (naming the lease or the
+	// accept) completes the course; an early end names a notice, a send.
+	// Judged from the blocks alone, as every contender must be.
+	named, err := entryOf(v, prev.Source, ErrGapSource, "source")
+	if err != nil {
+		return 0, err
+	}
+	if named.Type != TypeSend {
 		return 0, ruleErr(ErrMalformed, "lease %s's course is complete: its account has no block after %s", r.Hash, prev.Hash)
 	}
 	if src.Type != TypeLease {

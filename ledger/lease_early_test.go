@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/timekeeping"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -16,10 +17,10 @@ func (w *leaseWorld) notice(r *ledger.LeaseRecord, amt uint64) *ledger.Block {
 }
 
 // earlyEnd builds the early end of r at notice n, the committee's ending
-// attestations at ts, ts+1, ts+2 (attested time ts+1).
+// attestations of n at ts, ts+1, ts+2 (attested time ts+1).
 func (w *leaseWorld) earlyEnd(r *ledger.LeaseRecord, n *ledger.Block, ts int64) *ledger.Block {
 	w.t.Helper()
-	return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, r.Hash, ts, 3)))
+	return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, n.Hash, ts, 3)))
 }
 
 // TestLeaseEarlyEnd ends a lease a quarter into its term at its
@@ -139,10 +140,29 @@ func TestLeaseEarlyEndRefusals(t *testing.T) {
 			n := w.notice(r, 1)
 			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnd, r.Hash, w.tick(1), 3)))
 		}, ledger.ErrAttestation},
+		{"endings of the lease, not of its notice", func(w *leaseWorld) *ledger.Block {
+			r := w.active()
+			n := w.notice(r, 1)
+			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, r.Hash, w.tick(1), 3)))
+		}, ledger.ErrAttestation},
+		{"endings of an earlier notice", func(w *leaseWorld) *ledger.Block {
+			r := w.active()
+			first := w.notice(r, 1)
+			atts := w.attest(ledger.PurposeEnding, first.Hash, w.tick(1), 3)
+			n := w.notice(r, 1)
+			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, atts))
+		}, ledger.ErrAttestation},
+		{"endings further apart than the committee's precision", func(w *leaseWorld) *ledger.Block {
+			r := w.active()
+			n := w.notice(r, 1)
+			atts := w.attest(ledger.PurposeEnding, n.Hash, w.tick(1), 2)
+			atts = append(atts, timekeeping.Sign(w.tks[2].Private(), w.network, ledger.PurposeEnding, n.Hash, w.now+tkPrecision+10))
+			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, atts))
+		}, ledger.ErrAttestation},
 		{"too few ending attestations", func(w *leaseWorld) *ledger.Block {
 			r := w.active()
 			n := w.notice(r, 1)
-			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, r.Hash, w.tick(1), 2)))
+			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, n.Hash, w.tick(1), 2)))
 		}, ledger.ErrAttestation},
 		{"paying the provider more than the time served", func(w *leaseWorld) *ledger.Block {
 			r := w.active()
@@ -163,7 +183,7 @@ func TestLeaseEarlyEndRefusals(t *testing.T) {
 			w.ok(w.accept(lease.Hash, w.attest(ledger.PurposeStart, lease.Hash, w.now, 3)))
 			r := w.record(lease.Hash)
 			n := w.notice(r, 1)
-			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, r.Hash, w.tick(1), 3)))
+			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, n.Hash, w.tick(1), 3)))
 		}, ledger.ErrWrongLease},
 		{"of a refunded lease", func(w *leaseWorld) *ledger.Block {
 			lease := w.ok(w.leaseBlock(1))
@@ -171,14 +191,14 @@ func TestLeaseEarlyEndRefusals(t *testing.T) {
 			w.ok(wallet.LeaseRefund(w.leaseHead(r.Hash), r, w.attest(ledger.PurposeExpire, r.Hash, r.Deadline(), 3)))
 			r = w.record(lease.Hash)
 			n := w.notice(r, 1)
-			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, r.Hash, w.tick(1), 3)))
+			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, n.Hash, w.tick(1), 3)))
 		}, ledger.ErrAlreadyReceived},
 		{"after the lease ended (its account's course is complete)", func(w *leaseWorld) *ledger.Block {
 			r := w.active()
 			end, _ := wallet.LeaseEnd(w.leaseHead(r.Hash), r, w.attest(ledger.PurposeEnd, r.Hash, r.End(), 3))
 			w.ok(end)
 			n := w.notice(r, 1)
-			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), w.record(r.Hash), n.Hash, w.attest(ledger.PurposeEnding, r.Hash, r.End()+10, 3)))
+			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), w.record(r.Hash), n.Hash, w.attest(ledger.PurposeEnding, n.Hash, r.End()+10, 3)))
 		}, ledger.ErrMalformed},
 		{"a remainder paying more than the lease holds", func(w *leaseWorld) *ledger.Block {
 			r := w.active()

@@ -123,9 +123,9 @@ func Pick(network ledger.Hash, c Committee, purpose Purpose, lease ledger.Hash, 
 		return slices.Compare(a.PublicKey[:], b.PublicKey[:])
 	})
 	best := ok
-	if purpose == Start {
+	if purpose == Start || purpose == Ending {
 		// The largest set within one precision window (the earliest of
-		// those); an expiry or an end needs no window (Judge).
+		// those); an expiry, an end or a started needs no window (Judge).
 		best = nil
 		for i := range ok {
 			j := i

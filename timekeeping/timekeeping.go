@@ -146,10 +146,14 @@ func Judge(network ledger.Hash, c Committee, purpose Purpose, lease ledger.Hash,
 	// than a threshold are faulty: however far apart the times are, an
 	// accepted set shows the bound holds, and a timekeeper that signs once
 	// cannot be made to sign again closer to the others. An ending is a
-	// bound too (no honest member signs before it has the notice): its
-	// median, which prices the time served, lies between two honest
-	// members' times while fewer than half the set is faulty.
-	if spread := times[len(times)-1] - times[0]; purpose == Start && spread > c.PrecisionMS {
+	// point too, the time that prices the lease's service: its set must
+	// fit the precision as a start's does. A set holds an honest member
+	// while fewer than a threshold are faulty, so its median is then
+	// within the precision of an honest member's time, whoever chose the
+	// set. An ending is not renewed (the provider would gain by asking
+	// late): a notice whose endings never fit a window is followed by
+	// another notice, which is attested afresh.
+	if spread := times[len(times)-1] - times[0]; (purpose == Start || purpose == Ending) && spread > c.PrecisionMS {
 		return 0, fmt.Errorf("%w: attested times spread over %d ms, more than the committee's precision of %d ms", ErrInvalid, spread, c.PrecisionMS)
 	}
 	return times[(len(times)-1)/2], nil

@@ -33,6 +33,7 @@ func addr(k ed25519.PrivateKey) ledger.Address {
 var (
 	network = ledger.Hash{0x6e, 0x65, 0x74}
 	lease   = ledger.Hash{0x1e, 0xa5, 0xe0}
+	notice  = ledger.Hash{0x40, 0x71, 0xce} // a consumer's notice, which an ending names
 )
 
 // committee is 3 of 4 keys, 5 s precision; ks[i] in ascending order of
@@ -169,6 +170,7 @@ type vecFile struct {
 	Comment      []string     `json:"comment"`
 	Network      ledger.Hash  `json:"network"`
 	Lease        ledger.Hash  `json:"lease_hash"`
+	Notice       ledger.Hash  `json:"notice_hash"`
 	Committee    vecCommittee `json:"committee"`
 	Attestations []vecAtt     `json:"attestations"`
 	Judged       int64        `json:"judged_start_time"`
@@ -194,9 +196,10 @@ func generate() vecFile {
 		Comment: []string{
 			"Attestation vectors (docs/protocol.md, section 22). Seeds are ed25519 seeds (hex); each signature is",
 			"ed25519 over digest = SHA-256(preimage). judged_start_time is the median of the three start attestations.",
+			"The ending names the consumer's notice (notice_hash) in the lease's place.",
 			"Regenerate: go test ./timekeeping -run TestVectors -update",
 		},
-		Network: network, Lease: lease,
+		Network: network, Lease: lease, Notice: notice,
 		Committee: vecCommittee{Keys: c.Keys, Threshold: c.Threshold, PrecisionMS: c.PrecisionMS},
 	}
 	for _, k := range ks {
@@ -213,10 +216,10 @@ func generate() vecFile {
 	f.Attestations = append(f.Attestations, vecAtt{Purpose: "end",
 		Preimage: hex.EncodeToString(timekeeping.Preimage(network, timekeeping.End, lease, t0+3600000)),
 		Digest:   timekeeping.Digest(network, timekeeping.End, lease, t0+3600000), Attestation: end})
-	ending := timekeeping.Sign(ks[2], network, timekeeping.Ending, lease, t0+900000)
+	ending := timekeeping.Sign(ks[2], network, timekeeping.Ending, notice, t0+900000)
 	f.Attestations = append(f.Attestations, vecAtt{Purpose: "ending",
-		Preimage: hex.EncodeToString(timekeeping.Preimage(network, timekeeping.Ending, lease, t0+900000)),
-		Digest:   timekeeping.Digest(network, timekeeping.Ending, lease, t0+900000), Attestation: ending})
+		Preimage: hex.EncodeToString(timekeeping.Preimage(network, timekeeping.Ending, notice, t0+900000)),
+		Digest:   timekeeping.Digest(network, timekeeping.Ending, notice, t0+900000), Attestation: ending})
 	var starts []ledger.Attestation
 	for _, a := range f.Attestations[:3] {
 		starts = append(starts, a.Attestation)
@@ -236,7 +239,11 @@ func TestVectors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !timekeeping.Verify(v.Attestation, f.Network, p, f.Lease) || timekeeping.Digest(f.Network, p, f.Lease, v.Attestation.Timestamp) != v.Digest {
+		subject := f.Lease
+		if p == timekeeping.Ending {
+			subject = f.Notice
+		}
+		if !timekeeping.Verify(v.Attestation, f.Network, p, subject) || timekeeping.Digest(f.Network, p, subject, v.Attestation.Timestamp) != v.Digest {
 			t.Fatalf("attestation %d does not verify as the file says", i)
 		}
 	}

@@ -39,6 +39,12 @@ func (s *Service) committee(r *ledger.LeaseRecord) (timekeeping.Committee, error
 // all at once within GatherTimeout, and picks a set the rules accept
 // (timekeeping.Pick). The error says who answered what when too few did.
 func (s *Service) Gather(ctx context.Context, r *ledger.LeaseRecord, purpose ledger.Purpose) ([]ledger.Attestation, error) {
+	return s.gather(ctx, r, purpose, r.Hash)
+}
+
+// gather is Gather of attestations that name subject: the lease, or for
+// an ending the consumer's notice.
+func (s *Service) gather(ctx context.Context, r *ledger.LeaseRecord, purpose ledger.Purpose, subject ledger.Hash) ([]ledger.Attestation, error) {
 	c, err := s.committee(r)
 	if err != nil {
 		return nil, err
@@ -56,7 +62,7 @@ func (s *Service) Gather(ctx context.Context, r *ledger.LeaseRecord, purpose led
 	)
 	for _, k := range c.Keys {
 		wg.Go(func() {
-			a, err := s.ask(ctx, k, r.Hash, purpose)
+			a, err := s.ask(ctx, k, r.Hash, purpose, subject)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -67,15 +73,16 @@ func (s *Service) Gather(ctx context.Context, r *ledger.LeaseRecord, purpose led
 		})
 	}
 	wg.Wait()
-	atts, err := timekeeping.Pick(s.cfg.Terms.Network, c, purpose, r.Hash, got)
+	atts, err := timekeeping.Pick(s.cfg.Terms.Network, c, purpose, subject, got)
 	if err != nil {
 		return nil, fmt.Errorf("%w (%v)", err, refused)
 	}
 	return atts, nil
 }
 
-// ask gets timekeeper k's attestation.
-func (s *Service) ask(ctx context.Context, k ledger.Address, lease ledger.Hash, purpose ledger.Purpose) (ledger.Attestation, error) {
+// ask gets timekeeper k's attestation of lease for purpose, which names
+// subject (the lease, or for an ending the notice).
+func (s *Service) ask(ctx context.Context, k ledger.Address, lease ledger.Hash, purpose ledger.Purpose, subject ledger.Hash) (ledger.Attestation, error) {
 	if s.cfg.Timekeeper != nil && s.cfg.Timekeeper.Address() == k {
 		a, _, err := s.Attest(lease, purpose)
 		return a, err
@@ -113,8 +120,8 @@ func (s *Service) ask(ctx context.Context, k ledger.Address, lease ledger.Hash, 
 	if ans.Attestation == nil {
 		return ledger.Attestation{}, errors.New(trim(ans.Error))
 	}
-	if ans.Attestation.PublicKey != k || !timekeeping.Verify(*ans.Attestation, s.cfg.Terms.Network, purpose, lease) {
-		return ledger.Attestation{}, errors.New("an attestation that does not verify")
+	if ans.Attestation.PublicKey != k || !timekeeping.Verify(*ans.Attestation, s.cfg.Terms.Network, purpose, subject) {
+		return ledger.Attestation{}, errors.New("an attestation that does not verify (for an ending: of another notice?)")
 	}
 	return *ans.Attestation, nil
 }
@@ -249,7 +256,7 @@ func (s *Service) settleBlock(ctx context.Context, r *ledger.LeaseRecord) (*ledg
 			b, err := wallet.LeaseEnd(head, r, atts)
 			return b, "end", err
 		}
-		atts, err := s.Gather(ctx, r, timekeeping.Ending)
+		atts, err := s.gather(ctx, r, timekeeping.Ending, n.Send)
 		if err != nil {
 			return nil, "", err
 		}

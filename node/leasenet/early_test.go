@@ -79,8 +79,8 @@ func TestLeaseEndedEarly(t *testing.T) {
 	})
 	n.Audit()
 
-	// Every node kept the early end's attestations as endings of this
-	// lease: a member's second, different ending for it is evidence.
+	// Every node kept the early end's attestations as endings of its
+	// notice: a member's second, different ending of it is evidence.
 	eb, err := n.clients[1].Block(ctx, e.SettleHashes[1])
 	if err != nil {
 		t.Fatal(err)
@@ -90,12 +90,12 @@ func TestLeaseEndedEarly(t *testing.T) {
 	forged.Attestations = append([]ledger.Attestation(nil), eb.Attestations...)
 	for i, a := range forged.Attestations {
 		if a.PublicKey == tk.Address() {
-			forged.Attestations[i] = timekeeping.Sign(tk.Private(), n.Network.Genesis.Hash, timekeeping.Ending, lease.Hash, a.Timestamp+1)
+			forged.Attestations[i] = timekeeping.Sign(tk.Private(), n.Network.Genesis.Hash, timekeeping.Ending, notice.Hash, a.Timestamp+1)
 		}
 	}
 	n.Nodes[1].Leases.Observe(&forged)
 	ev, err := n.Nodes[1].Leases.Evidence()
-	if err != nil || len(ev) != 1 || ev[0].Purpose != "ending" || ev[0].Lease != lease.Hash || ev[0].Key != tk.Address() {
+	if err != nil || len(ev) != 1 || ev[0].Purpose != "ending" || ev[0].Lease != notice.Hash || ev[0].Key != tk.Address() {
 		t.Fatalf("evidence of a second ending: %+v, %v", ev, err)
 	}
 }

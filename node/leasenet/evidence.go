@@ -34,22 +34,17 @@ func (s *Service) purposeOf(b *ledger.Block) (ledger.Hash, ledger.Purpose, bool)
 		// The refund (first block, naming the lease) carries expiry
 		// attestations, the end (second, naming the lease) end ones, the
 		// early end (second, naming the consumer's notice) ending ones,
-		// whose lease the start before it names through its accept; the
-		// start (first, naming the accept) started ones, whose lease is
-		// the accept's.
+		// which name the notice; the start (first, naming the accept)
+		// started ones, whose lease is the accept's.
 		if !b.Previous.IsZero() {
-			if e, found, err := s.n.Store.Entry(b.Source); err != nil || !found || e.Block.Type != ledger.TypeSend {
-				return b.Source, timekeeping.End, err == nil && found
-			}
-			start, found, err := s.n.Store.Entry(b.Previous)
+			e, found, err := s.n.Store.Entry(b.Source)
 			if err != nil || !found {
 				return ledger.Hash{}, 0, false
 			}
-			accept, found, err := s.n.Store.Entry(start.Block.Source)
-			if err != nil || !found {
-				return ledger.Hash{}, 0, false
+			if e.Block.Type == ledger.TypeSend {
+				return b.Source, timekeeping.Ending, true
 			}
-			return accept.Block.Source, timekeeping.Ending, true
+			return b.Source, timekeeping.End, true
 		}
 		if e, found, err := s.n.Store.Entry(b.Source); err == nil && found && e.Block.Type == ledger.TypeLeaseAccept {
 			return e.Block.Source, timekeeping.Started, true

@@ -309,7 +309,8 @@ func signedKey(p ledger.Purpose, lease ledger.Hash) []byte {
 }
 
 // Attest answers a request for this timekeeper's attestation of purpose
-// for lease (purpose 0: the one due now, timekeeping.NextPurpose). It
+// for lease (purpose 0: the one due now, timekeeping.NextPurpose); an
+// ending names the lease's consumer's notice in the lease's place. It
 // signs each lease and purpose once, durably before answering, and
 // answers the same attestation when asked again; a start it signs anew
 // once the committee's precision window has passed, if the start is still
@@ -336,19 +337,23 @@ func (s *Service) Attest(lease ledger.Hash, purpose ledger.Purpose) (ledger.Atte
 		}
 		purpose = p
 	}
-	kept, ok, err := s.signed(purpose, lease)
-	if err != nil {
-		return ledger.Attestation{}, 0, err
-	}
 	due := timekeeping.Due(r, purpose, now)
+	subject := lease // what the attestation names
 	if purpose == timekeeping.Ending && due == nil {
-		// An ending dates the consumer's notice: signed before the
-		// notice is in, it would let an early end predate it.
-		if _, found, err := s.notice(r); err != nil {
+		// An ending dates the consumer's notice, and names it: signed
+		// before the notice is in, or for another notice, it would let
+		// an early end predate its own.
+		if n, found, err := s.notice(r); err != nil {
 			return ledger.Attestation{}, 0, err
 		} else if !found {
 			due = fmt.Errorf("%w: lease %s has no notice of its consumer's in this timekeeper's ledger", timekeeping.ErrNotDue, lease)
+		} else {
+			subject = n.Send
 		}
+	}
+	kept, ok, err := s.signed(purpose, subject)
+	if err != nil {
+		return ledger.Attestation{}, 0, err
 	}
 	if ok && (due != nil || !s.renews(r, purpose, kept, now)) {
 		return kept, purpose, nil
@@ -356,8 +361,8 @@ func (s *Service) Attest(lease ledger.Hash, purpose ledger.Purpose) (ledger.Atte
 	if due != nil {
 		return ledger.Attestation{}, 0, due
 	}
-	a := timekeeping.Sign(s.cfg.Timekeeper.Private(), s.cfg.Terms.Network, purpose, lease, now)
-	if err := s.db.Set(signedKey(purpose, lease), appendAttestation(nil, a), pebble.Sync); err != nil {
+	a := timekeeping.Sign(s.cfg.Timekeeper.Private(), s.cfg.Terms.Network, purpose, subject, now)
+	if err := s.db.Set(signedKey(purpose, subject), appendAttestation(nil, a), pebble.Sync); err != nil {
 		return ledger.Attestation{}, 0, fmt.Errorf("leasenet: keep attestation: %w", err)
 	}
 	return a, purpose, nil

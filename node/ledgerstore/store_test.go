@@ -191,7 +191,8 @@ func (s *sim) leaseBlock(k wallet.Key, h wallet.Head) (*ledger.Block, *wallet.Ke
 				return nil
 			})
 			if notice != nil {
-				b, err := wallet.LeaseEarlyEnd(lh, r, notice.Send, attest(r, ledger.PurposeEnding))
+				atts := []ledger.Attestation{timekeeping.Sign(s.tk.Private(), s.net, ledger.PurposeEnding, notice.Send, s.now)}
+				b, err := wallet.LeaseEarlyEnd(lh, r, notice.Send, atts)
 				if err != nil {
 					s.t.Fatal(err)
 				}

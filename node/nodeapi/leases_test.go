@@ -325,7 +325,7 @@ func TestLeaseEndedEarlyEndpoints(t *testing.T) {
 	h0.okJSON(h0.post("/blocks/send", stray), "another account's send to the lease account", nil)
 	lh.c.WaitConfirmed(stray.Hash, 10*time.Second)
 	rec, _, _ := ledger.GetLease(lh.c.Nodes[0].N.Store, lease.Hash)
-	bogus, err := wallet.LeaseEarlyEnd(lh.c.Head(0, ledger.LeaseAccount(lease.Hash)), rec, stray.Hash, lh.attest(ledger.PurposeEnding, lease.Hash, lh.now()))
+	bogus, err := wallet.LeaseEarlyEnd(lh.c.Head(0, ledger.LeaseAccount(lease.Hash)), rec, stray.Hash, lh.attest(ledger.PurposeEnding, stray.Hash, lh.now()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestLeaseEndedEarlyEndpoints(t *testing.T) {
 	h0.okJSON(h0.post("/blocks/send", notice), "the consumer's notice", nil)
 	var a ledger.Attestation
 	h0.okJSON(h0.post("/attestation/request", ending), "an ending once the notice is in", &a)
-	if !timekeeping.Verify(a, lh.c.Network.Genesis.Hash, ledger.PurposeEnding, lease.Hash) {
+	if !timekeeping.Verify(a, lh.c.Network.Genesis.Hash, ledger.PurposeEnding, notice.Hash) {
 		t.Fatalf("ending attestation %+v", a)
 	}
 	lh.c.WaitFor("the notice everywhere", 10*time.Second, func(i int) bool {

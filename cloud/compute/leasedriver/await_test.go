@@ -24,7 +24,7 @@ func (reporting) Exec(context.Context, string, string) (agent.ExecResult, error)
 }
 func (reporting) Dial(context.Context, string, int) (net.Conn, error) { panic("not asked") }
 func (reporting) Settle(context.Context, string) error                { panic("not asked") }
-func (reporting) End(context.Context, string) error                   { panic("not asked") }
+func (reporting) End(context.Context, string) (bool, error)           { panic("not asked") }
 
 // TestAwaitRunningSaysWhy: a VM its provider reports stopped or in error
 // ends the wait with a reason, never an empty one.

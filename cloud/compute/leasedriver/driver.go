@@ -86,8 +86,10 @@ type Market interface {
 	Settle(ctx context.Context, lease string) error
 	// End ends lease early, if it is running: the platform's notice to
 	// the lease account, after which the provider is paid for the time
-	// served and the rest comes back to the platform's account.
-	End(ctx context.Context, lease string) error
+	// served and the rest comes back to the platform's account. It
+	// reports whether the lease is ending (a notice is in), false for a
+	// lease that is not running (not started, or over).
+	End(ctx context.Context, lease string) (bool, error)
 }
 
 // ErrNoOffer is a Market's answer when no provider made an offer: none
@@ -421,9 +423,10 @@ func (d *Driver) settle(ctx context.Context, lease string) {
 
 // Delete forgets VM id's lease. A lease still running is ended early
 // (the platform pays for the time served, and the rest of the cost comes
-// back to its account), and the guest powered off at once, so that
-// nothing of the tenant's runs on while the early end is made; the
-// provider then stops the VM. A lease that is over is settled.
+// back to its account), whatever its VM's state, and a running guest is
+// powered off at once, so that nothing of the tenant's runs on while the
+// provider's node makes the early end and stops the VM. A lease that is
+// over is settled.
 func (d *Driver) Delete(id string) error {
 	l, ok := d.leaseOf(id)
 	if !ok {
@@ -435,13 +438,12 @@ func (d *Driver) Delete(id string) error {
 		// The guest's poweroff ends the agent's answer: its error says
 		// nothing.
 		d.cfg.Market.Exec(ctx, l.Hash, "poweroff -f")
-		if err := d.cfg.Market.End(ctx, l.Hash); err != nil {
-			d.log.Warn("lease not ended early: it runs to its term, unused", "lease", l.Hash, "err", err)
-		} else {
-			d.settle(ctx, l.Hash) // the early end, which the provider makes too
-		}
-	} else {
-		d.settle(ctx, l.Hash)
+	}
+	switch ending, err := d.cfg.Market.End(ctx, l.Hash); {
+	case err != nil:
+		d.log.Warn("lease not ended early: it runs to its term, unused; `lattice lease end` with the platform's key ends it", "lease", l.Hash, "err", err)
+	case !ending:
+		d.settle(ctx, l.Hash) // not running: its refund or its end, if due
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
