@@ -302,22 +302,9 @@ func TestLeaseEarlyEndRollback(t *testing.T) {
 	}
 	w2.audit()
 
-	removed, err := ledger.RollbackTo(w.m, w.consumer.Address(), acct0.Height)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// receive of the remainder, remainder, receive of the payout, early
 	// end, notice, start, accept, lease
-	if len(removed) != 8 {
-		t.Errorf("removed %d blocks, want 8", len(removed))
-	}
-	w.audit()
-	if got := w.head(w.consumer.Address()); got != keep {
-		t.Errorf("consumer head %+v, want %+v", got, keep)
-	}
-	if after := snapshotState(w.world); after != before {
-		t.Errorf("ledger after the rollback differs from before the lease:\n%s\nwant\n%s", after, before)
-	}
+	w.rollBackConsumer(acct0.Height, 8, keep, before)
 }
 
 // TestLeaseRecordBinaryEarly: a record of a lease that ended early round

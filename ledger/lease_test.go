@@ -483,21 +483,28 @@ func TestLeaseRollback(t *testing.T) {
 	w.ok(end)
 	w.takePending(w.provider, end)
 	acct, _, _ := w.m.Account(w.consumer.Address())
-	removed, err := ledger.RollbackTo(w.m, w.consumer.Address(), acct.Height-1)
+	w.rollBackConsumer(acct.Height-1, 5, keep, before) // receive, end, start, accept, lease
+}
+
+// rollBackConsumer rolls the consumer's chain back to height, with the
+// cascade, and checks that want blocks went and that the ledger is as it
+// was when the consumer's head was keep and the whole ledger before. The
+// provider's chain loses its accept and receives with the cascade.
+func (w *leaseWorld) rollBackConsumer(height uint64, want int, keep wallet.Head, before string) {
+	w.t.Helper()
+	removed, err := ledger.RollbackTo(w.m, w.consumer.Address(), height)
 	if err != nil {
-		t.Fatal(err)
+		w.t.Fatal(err)
 	}
-	if len(removed) != 5 { // receive, end, start, accept, lease
-		t.Errorf("removed %d blocks, want 5", len(removed))
+	if len(removed) != want {
+		w.t.Errorf("removed %d blocks, want %d", len(removed), want)
 	}
 	w.audit()
-	// The provider's chain lost its accept and its receive; everything else
-	// is as it was before the lease.
 	if got := w.head(w.consumer.Address()); got != keep {
-		t.Errorf("consumer head %+v, want %+v", got, keep)
+		w.t.Errorf("consumer head %+v, want %+v", got, keep)
 	}
 	if after := snapshotState(w.world); after != before {
-		t.Errorf("ledger after the rollback differs from before the lease:\n%s\nwant\n%s", after, before)
+		w.t.Errorf("ledger after the rollback differs from before the lease:\n%s\nwant\n%s", after, before)
 	}
 }
 
