@@ -119,11 +119,7 @@ func TestLeaseEarlyEndPastTerm(t *testing.T) {
 // TestLeaseEarlyEndRefusals: every early end or remainder the rules
 // refuse is refused with its reason and changes nothing.
 func TestLeaseEarlyEndRefusals(t *testing.T) {
-	tests := []struct {
-		name  string
-		block func(w *leaseWorld) *ledger.Block
-		want  error
-	}{
+	tests := []leaseRefusal{
 		{"a send of another account's is no notice", func(w *leaseWorld) *ledger.Block {
 			r := w.active()
 			other := w.funded(100)
@@ -229,20 +225,7 @@ func TestLeaseEarlyEndRefusals(t *testing.T) {
 			return signed(w.earlyEnd(r, w.notice(r, 1), w.tick(1)), w.consumer)
 		}, ledger.ErrMalformed},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newLeaseWorld(t)
-			b := tt.block(w)
-			before := snapshotState(w.world)
-			err := w.submit(b)
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("got %v, want %v", err, tt.want)
-			}
-			if after := snapshotState(w.world); after != before {
-				t.Fatalf("a refused block changed the ledger")
-			}
-		})
-	}
+	checkRefusals(t, tests)
 }
 
 // TestLeaseEarlyEndCompetesWithEnd: past the term, an early end and an

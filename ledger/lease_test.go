@@ -234,12 +234,35 @@ func TestLeaseRefundAndLateAccept(t *testing.T) {
 	}
 }
 
+// leaseRefusal is a block a fresh leaseWorld builds, and the error its
+// submission must give.
+type leaseRefusal struct {
+	name  string
+	block func(w *leaseWorld) *ledger.Block
+	want  error
+}
+
+// checkRefusals submits each refusal's block to a world of its own: it
+// must fail with its error and change nothing.
+func checkRefusals(t *testing.T, tests []leaseRefusal) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newLeaseWorld(t)
+			b := tt.block(w)
+			before := snapshotState(w.world)
+			err := w.submit(b)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("got %v, want %v", err, tt.want)
+			}
+			if after := snapshotState(w.world); after != before {
+				t.Fatalf("a refused block changed the ledger")
+			}
+		})
+	}
+}
+
 func TestLeaseRefusals(t *testing.T) {
-	tests := []struct {
-		name  string
-		block func(w *leaseWorld) *ledger.Block
-		want  error
-	}{
+	tests := []leaseRefusal{
 		{"lease: cost not the quote", func(w *leaseWorld) *ledger.Block {
 			b := w.leaseBlock(1)
 			b.Amount = mustAdd(w.t, b.Amount, ledger.NewAmount(1))
@@ -426,20 +449,7 @@ func TestLeaseRefusals(t *testing.T) {
 			return wallet.LeaseStart(w.leaseHead(lease.Hash), w.record(lease.Hash), w.attest(ledger.PurposeStart, lease.Hash, w.now, 3))
 		}, ledger.ErrAttestation},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newLeaseWorld(t)
-			b := tt.block(w)
-			before := snapshotState(w.world)
-			err := w.submit(b)
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("got %v, want %v", err, tt.want)
-			}
-			if after := snapshotState(w.world); after != before {
-				t.Fatalf("a refused block changed the ledger")
-			}
-		})
-	}
+	checkRefusals(t, tests)
 }
 
 // active makes a lease and starts it, and returns its record.
