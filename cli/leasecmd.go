@@ -540,15 +540,9 @@ until the lease has ended and you are paid back.`+signOnlyAbout("send"),
 		return fmt.Errorf("lease %s's term ended at %s: its provider ends it, or `lattice lease settle %s`", h, time.UnixMilli(l.EndsAt).UTC().Format(time.RFC3339), h)
 	}
 	account := ledger.LeaseAccount(h)
-	pending, err := s.c.Pending(ctx, &account)
+	notice, err := pendingNotice(ctx, s.c, h, s.account) // sent before: one is enough
 	if err != nil {
 		return err
-	}
-	var notice ledger.Hash
-	for _, p := range pending {
-		if p.Source == s.account && p.Asset == ledger.Native {
-			notice = p.SendHash // sent before: one is enough
-		}
 	}
 	if notice.IsZero() {
 		head, err := s.c.Head(ctx, s.account)
@@ -607,6 +601,22 @@ until the lease has ended and you are paid back.`+signOnlyAbout("send"),
 		h, time.UnixMilli(l.EndTime).UTC().Format(time.RFC3339), served, time.Duration(l.Duration)*time.Second, paid.Units())
 	fmt.Fprintf(e.stdout, "%s native is pending for you: `lattice receive` takes it in\n", l.Refund.Units())
 	return nil
+}
+
+// pendingNotice returns the notice from to end lease h that is pending at
+// its lease account, or the zero hash when there is none.
+func pendingNotice(ctx context.Context, c *nodeclient.Client, h ledger.Hash, from ledger.Address) (ledger.Hash, error) {
+	account := ledger.LeaseAccount(h)
+	pending, err := c.Pending(ctx, &account)
+	if err != nil {
+		return ledger.Hash{}, err
+	}
+	for _, p := range pending {
+		if p.Source == from && p.Asset == ledger.Native {
+			return p.SendHash, nil
+		}
+	}
+	return ledger.Hash{}, nil
 }
 
 // endEarly waits until lease h has ended with its remainder made and

@@ -226,21 +226,14 @@ func (m *leaseMarket) End(ctx context.Context, lease string) (bool, error) {
 	// already included: two deletes at once send one notice.
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	account := ledger.LeaseAccount(h)
-	pending, err := m.c.Pending(cctx, &account)
-	if err != nil {
-		return false, err
-	}
-	for _, p := range pending {
-		if p.Source == m.key.Address() && p.Asset == ledger.Native {
-			return true, nil
-		}
+	if notice, err := pendingNotice(cctx, m.c, h, m.key.Address()); err != nil || !notice.IsZero() {
+		return err == nil, err
 	}
 	head, err := m.c.Head(cctx, m.key.Address())
 	if err != nil {
 		return false, err
 	}
-	b, err := wallet.Send(head, account, noticeAmount, ledger.Native, nowMS())
+	b, err := wallet.Send(head, ledger.LeaseAccount(h), noticeAmount, ledger.Native, nowMS())
 	if err != nil {
 		return false, err
 	}
