@@ -374,9 +374,11 @@ refund of a lease no provider accepted in time, the end of a lease whose
 time is up (its provider is paid the cost and gets its stake back), the
 return of a refunded lease's stake, the early end of a lease whose
 consumer sent its notice (lattice lease end), or the remainder that then
-pays the consumer back. The node gathers the timekeepers'
-attestations the block needs. The payee takes the payout in with
-`+"`lattice receive`"+`.`, "  lattice lease settle $LEASE\n")
+pays the consumer back. Once the lease ended or was refunded, a send to
+its account that nothing of its course takes in (a notice that came too
+late, anyone's send) is bounced: sent back to its sender, one each time.
+The node gathers the timekeepers' attestations the block needs. The payee
+takes the payout in with `+"`lattice receive`"+`.`, "  lattice lease settle $LEASE\n")
 	cf := addClientFlags(f, false)
 	f.hide("key")
 	if err := f.parse(args); err != nil {
@@ -404,6 +406,8 @@ attestations the block needs. The payee takes the payout in with
 		fmt.Fprintf(e.stdout, "lease %s ended early: %s native pending for its provider (the time served and its stake)\n", h, res.Block.Amount.Units())
 	case "remainder":
 		fmt.Fprintf(e.stdout, "lease %s: the rest of its cost, %s native, pending for its consumer (lattice receive)\n", h, res.Block.Amount.Units())
+	case "bounce":
+		fmt.Fprintf(e.stdout, "lease %s: send %s bounced, %s %s pending for its sender (lattice receive)\n", h, res.Block.Source, res.Block.Amount.Units(), res.Block.Asset)
 	default:
 		fmt.Fprintf(e.stdout, "lease %s started\n", h)
 	}
@@ -577,7 +581,13 @@ until the lease has ended and you are paid back.`+signOnlyAbout("send"),
 		return printJSON(e.stdout, l)
 	}
 	if l.NoticeHash.IsZero() {
-		fmt.Fprintf(e.stdout, "lease %s ended at its term before your notice: its provider was paid the cost; your notice's 0.000001 native stays with the lease's account\n", h)
+		fmt.Fprintf(e.stdout, "lease %s ended at its term before your notice: its provider was paid the cost\n", h)
+		// The notice is a stray now: the lease account bounces it.
+		if res, err := s.c.SettleLease(ctx, h); err == nil && res.Kind == "bounce" && res.Block.Source == notice {
+			fmt.Fprintf(e.stdout, "your notice bounced: %s native is pending for you: `lattice receive` takes it in\n", res.Block.Amount.Units())
+		} else {
+			fmt.Fprintf(e.stdout, "your notice is sent back to you by a bounce (its provider's node makes it, or `lattice lease settle %s`)\n", h)
+		}
 		return nil
 	}
 	served := time.Duration(l.EndTime-l.StartTime) * time.Millisecond

@@ -246,17 +246,17 @@ func auditLeases(s Snapshot, r *AuditReport, fail func(string, ...any) error) er
 			height = acct.Height
 		}
 		want := uint64(0)
-		if !l.First.IsZero() {
-			want++
+		for _, h := range []Hash{l.First, l.Second, l.Third} {
+			if !h.IsZero() {
+				want++
+			}
 		}
-		if !l.Second.IsZero() {
-			want++
+		named, bounces, err := leaseChain(s, &l, height)
+		if err != nil {
+			return err
 		}
-		if !l.Third.IsZero() {
-			want++
-		}
-		if height != want || (l.Stage == StageOpen) != l.First.IsZero() {
-			return fail("lease %s: its account has %d blocks, its record says %s with %d", l.Hash, height, l.Status(), want)
+		if named != want || height != named+bounces || (l.Stage == StageOpen) != l.First.IsZero() {
+			return fail("lease %s: its account has %d blocks (%d bounces), its record says %s with %d", l.Hash, height, bounces, l.Status(), want)
 		}
 		if l.EndedEarly() {
 			n, found, err := s.Entry(l.Notice)
@@ -274,4 +274,32 @@ func auditLeases(s Snapshot, r *AuditReport, fail func(string, ...any) error) er
 		}
 		return nil
 	})
+}
+
+// leaseChain counts, among the first height blocks of l's account, those
+// its record names and the bounces: later blocks that name a send other
+// than the record's notice.
+func leaseChain(s Snapshot, l *LeaseRecord, height uint64) (named, bounces uint64, err error) {
+	for ht := uint64(1); ht <= height; ht++ {
+		h, found, err := s.ChainAt(LeaseAccount(l.Hash), ht)
+		if err != nil || !found {
+			return named, bounces, err
+		}
+		if h == l.First || h == l.Second || h == l.Third {
+			named++
+			continue
+		}
+		e, found, err := s.Entry(h)
+		if err != nil || !found {
+			return named, bounces, err
+		}
+		src, found, err := s.Entry(e.Block.Source)
+		if err != nil {
+			return named, bounces, err
+		}
+		if found && src.Block.Type == TypeSend && h != l.Notice && ht > 1 {
+			bounces++
+		}
+	}
+	return named, bounces, nil
 }

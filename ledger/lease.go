@@ -429,8 +429,6 @@ func checkLeaseSettle(b *Block) error {
 	switch {
 	case !b.Representative.IsZero():
 		return ruleErr(ErrMalformed, "a lease account names no representative")
-	case b.Asset != Native:
-		return ruleErr(ErrMalformed, "lease_settle asset must be native")
 	case !b.Balance.IsZero():
 		return ruleErr(ErrBadBalance, "a lease account holds nothing: lease_settle balance must be 0")
 	case !b.Signature.IsZero() || len(b.Signatures) > 0:
@@ -493,7 +491,7 @@ func leaseOf(v View, b *Block) (*LeaseRecord, *Block, error) {
 		lease = src.Source
 	case TypeSend:
 		if b.Type != TypeLeaseSettle || b.Previous.IsZero() {
-			return nil, nil, ruleErr(ErrWrongLease, "source %s is a send: only the second block of a lease account that started names one (a notice to end the lease early)", b.Source)
+			return nil, nil, ruleErr(ErrWrongLease, "source %s is a send: only a lease account's later blocks name one (a notice to end the lease early, or a send it bounces)", b.Source)
 		}
 		first, err := firstSettle(v, b)
 		if err != nil {
@@ -532,21 +530,28 @@ func entryOf(v View, h Hash, gap error, what string) (*Block, error) {
 	return e.Block, nil
 }
 
-// firstSettle returns the first block of the chain b continues, at most
-// two blocks back (a lease account has at most three).
+// firstSettle returns the first block of the lease account's chain that
+// b continues. b's previous block is in the ledger, so the chain holding
+// it is the one b continues.
 func firstSettle(v View, b *Block) (*Block, error) {
-	cur := b
-	for range 2 {
-		prev, err := entryOf(v, cur.Previous, ErrGapPrevious, "previous")
-		if err != nil {
-			return nil, err
-		}
-		if prev.Previous.IsZero() {
-			return prev, nil
-		}
-		cur = prev
+	prev, err := entryOf(v, b.Previous, ErrGapPrevious, "previous")
+	if err != nil {
+		return nil, err
 	}
-	return nil, ruleErr(ErrMalformed, "a lease account's chain has at most three blocks")
+	if prev.Account != b.Account {
+		return nil, ruleErr(ErrWrongPrevious, "previous %s belongs to account %s", b.Previous, prev.Account)
+	}
+	if prev.Previous.IsZero() {
+		return prev, nil
+	}
+	h, found, err := v.ChainAt(b.Account, 1)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("ledger: account %s holds block %s but no first block", b.Account, b.Previous)
+	}
+	return entryOf(v, h, ErrGapPrevious, "first block")
 }
 
 // applyLeaseAccept checks the start attestations and sends the stake
@@ -609,10 +614,11 @@ const (
 	settleReturn                          // second after a refund, names the accept: returns the stake
 	settleEarly                           // second after a start, names the consumer's notice: pays the provider for the time served
 	settleRemainder                       // third after an early end, names the lease: pays the consumer back
+	settleBounce                          // once the course is done or refunded, names a send to the account: sends it back
 )
 
 func (k settleKind) String() string {
-	return [...]string{"", "start", "refund", "end", "stake return", "early end", "remainder"}[k]
+	return [...]string{"", "start", "refund", "end", "stake return", "early end", "remainder", "bounce"}[k]
 }
 
 // settlePlan is a lease_settle block judged: what it is and what it pays.
@@ -661,11 +667,19 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 		if prev.Account != b.Account {
 			return nil, ruleErr(ErrWrongPrevious, "previous %s belongs to account %s", b.Previous, prev.Account)
 		}
-		if p.kind, err = laterKind(v, r, prev, src); err != nil {
+		if p.kind, err = laterKind(v, r, b, prev, src); err != nil {
 			return nil, err
 		}
 	}
 	kind := p.kind
+	// A lease's money is native; a bounce gives back the asset it takes in.
+	want := Native
+	if kind == settleBounce {
+		want = src.Asset
+	}
+	if b.Asset != want {
+		return nil, ruleErr(ErrMalformed, "the %s of lease %s is in %s, block says %s", kind, r.Hash, want, b.Asset)
+	}
 	attest := func(purpose Purpose) error {
 		subject := r.Hash
 		if purpose == PurposeEnding {
@@ -681,7 +695,7 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 		return nil
 	}
 	payTo := func(dest Address, amount Amount) {
-		p.pay = &Pending{Send: b.Hash, Source: b.Account, Destination: dest, Amount: amount, Asset: Native}
+		p.pay = &Pending{Send: b.Hash, Source: b.Account, Destination: dest, Amount: amount, Asset: b.Asset}
 	}
 	noAttestations := func() error {
 		if len(b.Attestations) > 0 {
@@ -769,6 +783,18 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 		}
 		stamp = prev.Timestamp // the early end's time
 		payTo(r.Consumer, back)
+	case settleBounce:
+		// Whatever else was sent to the account, once nothing of the
+		// lease's course can take it in, goes back to its sender: a
+		// notice that lost to the end, a second notice, anyone's send.
+		if src.Destination != b.Account {
+			return nil, ruleErr(ErrWrongLease, "send %s is addressed to %s, not to lease account %s", src.Hash, src.Destination, b.Account)
+		}
+		if len(b.Attestations) > 0 {
+			return nil, ruleErr(ErrMalformed, "lease %s is %s: a block naming send %s bounces it, and carries no attestations", r.Hash, r.Status(), src.Hash)
+		}
+		stamp = max(prev.Timestamp, src.Timestamp)
+		payTo(src.Account, src.Amount)
 	}
 	// A lease account's block has no free choice but its attestations:
 	// its timestamp is the time its lease's course fixes.
@@ -785,40 +811,62 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 	return p, nil
 }
 
-// laterKind says what a lease account's block after prev is, by the
-// block its source names (src): after a start, an end (the lease) or an
-// early end (a notice); after a refund, a stake return (the accept);
-// after an early end, the remainder (the lease). Nothing follows an end,
-// a stake return or a remainder.
-func laterKind(v View, r *LeaseRecord, prev, src *Block) (settleKind, error) {
-	if prev.Previous.IsZero() { // prev is the first block
-		started := prev.Source != r.Hash
-		switch {
-		case !started && src.Type == TypeLeaseAccept:
-			return settleReturn, nil
-		case started && src.Type == TypeLease:
-			return settleEnd, nil
-		case started && src.Type == TypeSend:
-			return settleEarly, nil
-		case !started:
-			return 0, ruleErr(ErrAlreadyReceived, "lease %s was refunded: its second settle names the accept, to return the stake", r.Hash)
-		}
-		return 0, ruleErr(ErrAlreadyReceived, "lease %s has started: its second settle names the lease (its end) or its consumer's notice (an early end)", r.Hash)
-	}
-	// prev is second: an end or a stake return (naming the lease or the
-	// accept) completes the course; an early end names a notice, a send.
-	// Judged from the blocks alone, as every contender must be.
-	named, err := entryOf(v, prev.Source, ErrGapSource, "source")
+// laterKind says what b, a lease account's block after prev, is, by the
+// block its source names (src) and what the chain's blocks before it are:
+//
+//   - after a start: an end (the lease) or an early end (a notice);
+//   - after an early end: the remainder (the lease);
+//   - after an end, a remainder or a bounce of a lease that started: a
+//     bounce (a send);
+//   - after a refund, and after anything that followed it: the stake
+//     return of a late accept (the accept, still pending) or a bounce.
+//
+// Judged from the blocks alone, as every contender must be.
+func laterKind(v View, r *LeaseRecord, b, prev, src *Block) (settleKind, error) {
+	first, err := firstSettle(v, b)
 	if err != nil {
 		return 0, err
 	}
-	if named.Type != TypeSend {
-		return 0, ruleErr(ErrMalformed, "lease %s's course is complete: its account has no block after %s", r.Hash, prev.Hash)
+	if first.Source == r.Hash { // refunded
+		switch src.Type {
+		case TypeLeaseAccept:
+			return settleReturn, nil
+		case TypeSend:
+			return settleBounce, nil
+		}
+		return 0, ruleErr(ErrAlreadyReceived, "lease %s was refunded: its account's later blocks name the accept, to return the stake, or a send to bounce", r.Hash)
 	}
-	if src.Type != TypeLease {
+	switch after := placedKind(r, first, prev); {
+	case after == settleStart && src.Type == TypeLease:
+		return settleEnd, nil
+	case after == settleStart && src.Type == TypeSend:
+		return settleEarly, nil
+	case after == settleStart:
+		return 0, ruleErr(ErrAlreadyReceived, "lease %s has started: its second settle names the lease (its end) or its consumer's notice (an early end)", r.Hash)
+	case after == settleEarly && src.Type == TypeLease:
+		return settleRemainder, nil
+	case after == settleEarly:
 		return 0, ruleErr(ErrAlreadyReceived, "lease %s ended early: its third settle names the lease, to pay its consumer back", r.Hash)
+	case src.Type == TypeSend:
+		return settleBounce, nil
 	}
-	return settleRemainder, nil
+	return 0, ruleErr(ErrMalformed, "lease %s's course is complete: its account's later blocks only bounce sends to it", r.Hash)
+}
+
+// placedKind says what blk, a block of a started lease's account (first
+// is the account's first block, its start), is.
+func placedKind(r *LeaseRecord, first, blk *Block) settleKind {
+	switch {
+	case blk.Hash == first.Hash:
+		return settleStart
+	case blk.Source == r.Hash && blk.Previous == first.Hash:
+		return settleEnd
+	case blk.Source == r.Hash:
+		return settleRemainder
+	case blk.Previous == first.Hash:
+		return settleEarly // the second block names the lease or a notice
+	}
+	return settleBounce
 }
 
 // applyLeaseSettle applies a lease account's block that checkSettle
@@ -870,6 +918,14 @@ func applyLeaseSettle(v View, b *Block, _, _ *Account, d *Delta) error {
 		d.State = append(d.State, liveChange(r, false))
 	case settleRemainder:
 		next.Third = b.Hash
+	case settleBounce:
+		// The lease's record does not change: what the bounce takes in
+		// and pays out were never the lease's.
+		if err := takeIn(); err != nil {
+			return err
+		}
+		d.PendingPut = p.pay
+		return nil
 	}
 	d.PendingPut = p.pay
 	d.State = append(d.State, putLease(&next))
@@ -968,11 +1024,14 @@ func rollbackLeaseSettle(v View, b *Block, d *Delta) error {
 	}
 	if src.Type == TypeLeaseAccept || src.Type == TypeSend {
 		// A start or a stake return took the stake in, an early end
-		// the notice: pending again, as its block made it.
+		// the notice, a bounce its send: pending again, as its block
+		// made it.
 		d.PendingPut = &Pending{Send: src.Hash, Source: src.Account, Destination: b.Account, Amount: src.Amount, Asset: src.Asset}
 	}
 	next := *r
 	switch {
+	case isBounce(r, b, src):
+		return nil // the record never named it
 	case b.Hash == r.Third:
 		next.Third = Hash{}
 	case b.Hash == r.Second:
@@ -1013,16 +1072,26 @@ func LeaseOutput(v View, b *Block) (*Pending, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Pending{Send: b.Hash, Source: b.Account, Destination: dest, Amount: b.Amount, Asset: Native}, nil
+		return &Pending{Send: b.Hash, Source: b.Account, Destination: dest, Amount: b.Amount, Asset: b.Asset}, nil
 	}
 	return nil, nil
+}
+
+// isBounce reports whether b, a lease account's block in the ledger that
+// names src, is a bounce: it names a send, and the record does not name
+// it as the early end.
+func isBounce(r *LeaseRecord, b, src *Block) bool {
+	return src.Type == TypeSend && b.Hash != r.Second
 }
 
 // payee returns whom a lease account's block in the ledger pays (src is
 // the block its source names): the consumer for a refund (the first
 // block naming the lease) or a remainder (the third), the provider for
-// an end, an early end or a stake return.
+// an end, an early end or a stake return, the sender for a bounce.
 func payee(v View, b *Block, r *LeaseRecord, src *Block) (Address, error) {
+	if isBounce(r, b, src) {
+		return src.Account, nil
+	}
 	if src.Type != TypeLease {
 		return r.Provider, nil
 	}

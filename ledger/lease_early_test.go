@@ -188,7 +188,7 @@ func TestLeaseEarlyEndRefusals(t *testing.T) {
 			r = w.record(lease.Hash)
 			n := w.notice(r, 1)
 			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, n.Hash, w.tick(1), 3)))
-		}, ledger.ErrAlreadyReceived},
+		}, ledger.ErrMalformed}, // it would be a bounce
 		{"after the lease ended (its account's course is complete)", func(w *leaseWorld) *ledger.Block {
 			r := w.active()
 			end, _ := wallet.LeaseEnd(w.leaseHead(r.Hash), r, w.attest(ledger.PurposeEnd, r.Hash, r.End(), 3))

@@ -95,9 +95,21 @@ func LeaseRemainder(h Head, r *ledger.LeaseRecord) *ledger.Block {
 }
 
 // LeaseReturnStake returns the block that gives the stake of refunded
-// lease r back to its provider, stamped with the refund's time.
+// lease r back to its provider, stamped with the time of the block it
+// follows (h, the lease account's head: the refund, or a bounce).
 func LeaseReturnStake(h Head, r *ledger.LeaseRecord) *ledger.Block {
-	return settle(h, r.Accept, r.Stake, nil, r.EndTime)
+	return settle(h, r.Accept, r.Stake, nil, h.Timestamp)
+}
+
+// LeaseBounce returns the block that sends p, a send pending at the
+// account of lease r that r's course will not take in, back to its sender,
+// once r ended or was refunded. It is stamped with the later of the
+// lease account's head's time and the send's (sent, its timestamp).
+func LeaseBounce(h Head, p ledger.Pending, sent int64) *ledger.Block {
+	b := settle(h, p.Send, p.Amount, nil, max(h.Timestamp, sent))
+	b.Asset = p.Asset
+	b.Seal()
+	return b
 }
 
 func settle(h Head, source ledger.Hash, amount ledger.Amount, atts []ledger.Attestation, ts int64) *ledger.Block {

@@ -266,6 +266,14 @@ func (s *Service) settleBlock(ctx context.Context, r *ledger.LeaseRecord) (*ledg
 		return wallet.LeaseRemainder(head, r), "remainder", nil
 	case r.Stage == ledger.StageRefunded && r.Accepted() && !r.StakeReturned:
 		return wallet.LeaseReturnStake(head, r), "stake return", nil
+	case r.Settled():
+		p, sent, found, err := s.stray(r)
+		if err != nil {
+			return nil, "", err
+		}
+		if found {
+			return wallet.LeaseBounce(head, p, sent), "bounce", nil
+		}
 	case r.Stage == ledger.StageOpen:
 		return nil, "", fmt.Errorf("%w: lease %s is open until its acceptance deadline %s", ErrNothingDue, r.Hash, msTime(r.Deadline()))
 	}
@@ -427,18 +435,20 @@ func (s *Service) refundDue(r *ledger.LeaseRecord, now int64) bool {
 }
 
 // pending reports whether r may still need the provider: not settled, or
-// settled with a payout or a stake to take in.
+// settled with a payout or a stake to take in, or a send to bounce.
 func (s *Service) pending(r *ledger.LeaseRecord) bool {
 	switch r.Stage {
 	case ledger.StageEnded:
-		return s.hasPayout(r.Second) || r.EndedEarly() && r.Third.IsZero()
+		return s.hasPayout(r.Second) || r.EndedEarly() && r.Third.IsZero() || s.hasStray(r)
 	case ledger.StageRefunded:
-		if !r.Accepted() {
-			return false
-		}
-		return !r.StakeReturned || s.hasPayout(r.Second)
+		return r.Accepted() && (!r.StakeReturned || s.hasPayout(r.Second)) || s.hasStray(r)
 	}
 	return true
+}
+
+func (s *Service) hasStray(r *ledger.LeaseRecord) bool {
+	_, _, found, err := s.stray(r)
+	return err == nil && found
 }
 
 func (s *Service) hasPayout(settle ledger.Hash) bool {
@@ -461,8 +471,8 @@ func (s *Service) providerStep(ctx context.Context, r *ledger.LeaseRecord) error
 		// the provider makes it (below), so a lease it declined or had
 		// no room for pays its consumer back without anyone asking.
 		return nil
-	case r.Stage == ledger.StageEnded && !(r.EndedEarly() && r.Third.IsZero()),
-		r.Stage == ledger.StageRefunded && r.StakeReturned:
+	case r.Stage == ledger.StageEnded && !(r.EndedEarly() && r.Third.IsZero()) && s.hasPayout(r.Second),
+		r.Stage == ledger.StageRefunded && r.StakeReturned && s.hasPayout(r.Second):
 		return s.takePayout(ctx, r.Second)
 	}
 	// An early end's remainder, which pays the consumer back, is made

@@ -217,5 +217,33 @@ func (s *Service) notice(r *ledger.LeaseRecord) (ledger.Pending, bool, error) {
 	return n, found, err
 }
 
+// stray returns a send pending at r's account that r's course will not
+// take in (the one of lowest hash), once r ended or was refunded: a
+// notice that lost to the end, a second notice, anyone's send. A bounce
+// gives it back to its sender. The stake of a refunded lease's late
+// accept is not one: its stake return takes it in.
+func (s *Service) stray(r *ledger.LeaseRecord) (ledger.Pending, int64, bool, error) {
+	if !r.Settled() || r.EndedEarly() && r.Third.IsZero() {
+		return ledger.Pending{}, 0, false, nil
+	}
+	var p ledger.Pending
+	found := false
+	err := s.n.Store.PendingTo(ledger.LeaseAccount(r.Hash), func(q ledger.Pending) error {
+		if q.Send == r.Accept {
+			return nil
+		}
+		p, found = q, true
+		return ledger.ErrStop
+	})
+	if err != nil || !found {
+		return p, 0, false, err
+	}
+	e, ok, err := s.n.Store.Entry(p.Send)
+	if err != nil || !ok {
+		return p, 0, false, err
+	}
+	return p, e.Block.Timestamp, true, nil
+}
+
 // ErrUnknownLease is the answer for a lease this node's ledger lacks.
 var ErrUnknownLease = errors.New("lease not found")

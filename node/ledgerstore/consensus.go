@@ -226,7 +226,7 @@ func confirmRange(v chainView, a ledger.Address, old, height uint64, d weightDel
 			// the third that stops confirmation as leases run.
 			sent, _ := before.Sub(after)
 			d.add(e.After.Rep(), sent, +1)
-		case b.Type == ledger.TypeLeaseSettle && !b.Amount.IsZero():
+		case b.Type == ledger.TypeLeaseSettle && !b.Amount.IsZero() && b.Asset == ledger.Native:
 			// A payout leaves those representatives for its payee's
 			// address, until a receive takes it.
 			moves, err := payout(v, b, d)
@@ -263,10 +263,11 @@ type payoutMove struct {
 // (the escrow from the consumer's representative as of the lease block,
 // the stake from the provider's as of the accept) and who it pays: the
 // consumer for a refund (the first block, naming the lease) or a
-// remainder (the third), the provider otherwise. An early end also takes
-// its notice in: what the notice counted for the lease account's address
-// joins the escrow at the consumer's representative (in d), which the
-// remainder pays back.
+// remainder (the third), the sender for a bounce (which gives back what
+// counted for the lease account's address), the provider otherwise. An
+// early end also takes its notice in: what the notice counted for the
+// lease account's address joins the escrow at the consumer's
+// representative (in d), which the remainder pays back.
 func payout(v chainView, b *ledger.Block, d weightDeltas) ([]payoutMove, error) {
 	entry := func(h ledger.Hash) (*ledger.Entry, error) {
 		e, found, err := v.Entry(h)
@@ -285,7 +286,7 @@ func payout(v chainView, b *ledger.Block, d weightDeltas) ([]payoutMove, error) 
 	if src.Block.Type == ledger.TypeLeaseAccept { // a stake return
 		return []payoutMove{{rep: src.After.Rep(), payee: src.Block.Account, amount: b.Amount}}, nil
 	}
-	if src.Block.Type == ledger.TypeSend { // an early end
+	if src.Block.Type == ledger.TypeSend {
 		start, err := entry(b.Previous)
 		if err != nil {
 			return nil, err
@@ -294,6 +295,12 @@ func payout(v chainView, b *ledger.Block, d weightDeltas) ([]payoutMove, error) 
 		if err != nil {
 			return nil, err
 		}
+		if !start.Block.Previous.IsZero() || accept.Block.Type != ledger.TypeLeaseAccept {
+			// A bounce: the send counted for the lease account's
+			// address, and goes back to its sender's.
+			return []payoutMove{{rep: b.Account, payee: src.Block.Account, amount: b.Amount}}, nil
+		}
+		// An early end: the second block, after a start.
 		lease, err := entry(accept.Block.Source)
 		if err != nil {
 			return nil, err

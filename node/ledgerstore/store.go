@@ -500,7 +500,7 @@ func (r reader) Vote(digest ledger.Hash) ([]byte, bool, error) {
 }
 
 // errStop ends an iteration early without error.
-var errStop = errors.New("stop")
+var errStop = ledger.ErrStop // ends a scan early; callers of the reader may return it too
 
 // scan calls fn for each key/value under prefix, in key order or reversed.
 func (r reader) scan(prefix []byte, reverse bool, fn func(k, v []byte) error) error {

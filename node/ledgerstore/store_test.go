@@ -224,8 +224,33 @@ func (s *sim) leaseBlock(k wallet.Key, h wallet.Head) (*ledger.Block, *wallet.Ke
 			return b, nil
 		case r.Stage == ledger.StageEnded && r.EndedEarly() && r.Third.IsZero():
 			return wallet.LeaseRemainder(lh, r), nil
-		case r.Stage == ledger.StageRefunded && r.Accepted() && !r.StakeReturned:
+		case r.Stage == ledger.StageRefunded && r.Accepted() && !r.StakeReturned && s.rng.IntN(2) == 0:
 			return wallet.LeaseReturnStake(lh, r), nil
+		case r.Settled():
+			// Sends its course does not take in, made now and then by
+			// anyone in either asset, and bounced back to their senders
+			// (before a late accept's stake return, too).
+			var stray *ledger.Pending
+			s.mem.Pendings(func(q ledger.Pending) error {
+				if q.Destination == lh.Account && q.Send != r.Accept && (stray == nil || bytes.Compare(q.Send[:], stray.Send[:]) < 0) {
+					stray = &q
+				}
+				return nil
+			})
+			if stray != nil && s.rng.IntN(2) == 0 {
+				e, _, _ := s.mem.Entry(stray.Send)
+				return wallet.LeaseBounce(lh, *stray, e.Block.Timestamp), nil
+			}
+			asset := ledger.Assets[s.rng.IntN(2)]
+			amt := ledger.NewAmount(uint64(1 + s.rng.IntN(10)))
+			if h.Balance(asset).Cmp(amt) < 0 {
+				return nil, nil
+			}
+			b, err := wallet.Send(h, lh.Account, amt, asset, s.now)
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			return b, &k
 		}
 	}
 	return nil, nil
@@ -333,9 +358,15 @@ func (s *sim) step(batchSize int) {
 			kind := b.Type.String()
 			if b.Type == ledger.TypeLeaseSettle && !b.Amount.IsZero() {
 				kind += " paying"
-				if src, _, _ := s.mem.Entry(b.Source); src.Block.Type == ledger.TypeSend {
+				src, _, _ := s.mem.Entry(b.Source)
+				prev, _, _ := s.mem.Entry(b.Previous)
+				second := prev != nil && prev.Block.Previous.IsZero()
+				switch {
+				case src.Block.Type == ledger.TypeSend && second && isAccept(s.mem, prev.Block.Source): // after a start
 					s.applied["early end"]++
-				} else if prev, _, _ := s.mem.Entry(b.Previous); prev != nil && !prev.Block.Previous.IsZero() {
+				case src.Block.Type == ledger.TypeSend:
+					s.applied["bounce"]++
+				case src.Block.Type == ledger.TypeLease && prev != nil && !second:
 					s.applied["remainder"]++
 				}
 			}
@@ -431,7 +462,7 @@ func TestStoreMatchesReference(t *testing.T) {
 			applied[k] += n
 		}
 	}
-	for _, k := range []string{"send", "receive", "claim", "lease", "lease_accept", "lease_settle", "lease_settle paying", "early end", "remainder"} {
+	for _, k := range []string{"send", "receive", "claim", "lease", "lease_accept", "lease_settle", "lease_settle paying", "early end", "remainder", "bounce"} {
 		if applied[k] == 0 {
 			t.Errorf("no %s block was applied: the stream does not exercise it (%v)", k, applied)
 		}
@@ -594,4 +625,10 @@ func TestOpenLocked(t *testing.T) {
 	if _, err := Open(dir, Options{}); !errors.Is(err, ErrLocked) {
 		t.Errorf("second Open: got %v, want ErrLocked", err)
 	}
+}
+
+// isAccept reports whether h is a lease_accept in mem.
+func isAccept(mem *ledger.Mem, h ledger.Hash) bool {
+	e, found, _ := mem.Entry(h)
+	return found && e.Block.Type == ledger.TypeLeaseAccept
 }

@@ -1,0 +1,67 @@
+package leasenet_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/market"
+	"github.com/latticenet/lattice/wallet"
+)
+
+// TestLeaseBounced: a notice that comes after its lease ended is a stray
+// at the lease account; the provider's node bounces it back to its
+// sender on every node, and the ledgers pass the audit (native and the
+// confirmed weights both add up).
+func TestLeaseBounced(t *testing.T) {
+	n := newLeaseNet(t)
+	ctx := context.Background()
+	c0 := n.balance(0, n.consumer.Address())
+	lease := n.lease(market.Request{VCPUs: 1, MemoryMB: 512, DiskGB: 5, Duration: 60})
+	if _, err := n.clients[0].Submit(ctx, lease); err != nil {
+		t.Fatalf("POST /blocks/lease: %v", err)
+	}
+	n.waitLease(lease.Hash, "active", 30*time.Second)
+	n.clock.advance(61 * time.Second)
+	ended := n.waitLease(lease.Hash, "ended", 30*time.Second)[0]
+	n.WaitConfirmed(ended.SettleHashes[1], 20*time.Second)
+
+	late := n.finish(n.Must(wallet.Send(n.Head(1, n.consumer.Address()), ledger.LeaseAccount(lease.Hash),
+		ledger.NewAmount(3), ledger.Native, n.clock.now().UnixMilli())), n.consumer)
+	if _, err := n.clients[1].Submit(ctx, late); err != nil {
+		t.Fatalf("the late notice: %v", err)
+	}
+	var back ledger.Pending
+	n.WaitFor("the lease account bounced the late notice", 30*time.Second, func(i int) bool {
+		found := false
+		n.Nodes[i].N.Store.PendingTo(n.consumer.Address(), func(p ledger.Pending) error {
+			if p.Source == ledger.LeaseAccount(lease.Hash) {
+				back, found = p, true
+			}
+			return nil
+		})
+		return found
+	})
+	if back.Amount != late.Amount || back.Asset != ledger.Native {
+		t.Fatalf("bounce pays %s %s, want the notice's %s native", back.Amount, back.Asset, late.Amount)
+	}
+	b, err := n.clients[2].Block(ctx, back.Send)
+	if err != nil || b.Source != late.Hash || b.Type != ledger.TypeLeaseSettle {
+		t.Fatalf("the bounce: %+v, %v", b, err)
+	}
+	n.WaitConfirmed(back.Send, 20*time.Second)
+	after := n.waitLease(lease.Hash, "ended", 10*time.Second)
+	for i, o := range after {
+		if !equalLease(o, ended) || !o.NoticeHash.IsZero() {
+			t.Errorf("node %d: the bounce changed the lease: %+v, was %+v", i, o, ended)
+		}
+	}
+	recv := n.finish(n.Must(wallet.Receive(n.Head(0, n.consumer.Address()), back, n.clock.now().UnixMilli())), n.consumer)
+	n.Submit(0, recv)
+	n.WaitConfirmed(recv.Hash, 20*time.Second)
+	if got, want := n.balance(2, n.consumer.Address()), sub(t, c0, ended.Cost); got != want {
+		t.Errorf("consumer balance %s, want %s (the cost paid, the notice back)", got, want)
+	}
+	n.Audit()
+}
