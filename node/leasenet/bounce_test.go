@@ -51,6 +51,13 @@ func TestLeaseBounced(t *testing.T) {
 		t.Fatalf("the bounce: %+v, %v", b, err)
 	}
 	n.WaitConfirmed(back.Send, 20*time.Second)
+	// The notice counted for the lease account's address while it was in
+	// transit; the bounce moved that to the consumer's.
+	for i, nd := range n.Nodes {
+		if w, err := nd.N.Store.ConfirmedWeight(ledger.LeaseAccount(lease.Hash)); err != nil || !w.IsZero() {
+			t.Errorf("node %d: the lease account's confirmed weight after the bounce is %s (%v), want 0", i, w, err)
+		}
+	}
 	after := n.waitLease(lease.Hash, "ended", 10*time.Second)
 	for i, o := range after {
 		if !equalLease(o, ended) || !o.NoticeHash.IsZero() {
