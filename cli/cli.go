@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/latticenet/lattice/machine/agent"
 )
@@ -135,7 +136,7 @@ func commands() []command {
 		{"block", "show one block", runBlock},
 		{"multisig", "open a multisig account or rotate its keyset (multisig open | update)", runMultisig},
 		{"gov", "the governance state chain: parameters, keys and the keyset, changed by signed proposals (gov show | get | set | delete | keyset | sign | submit)", runGov},
-		{"lease", "compute leases: offers, create, list, show, settle", runLease},
+		{"lease", "compute leases: offers, create, list, show, end, settle", runLease},
 		{"vm", "the machines of leases: list, show, and run commands in one (vm list | show | exec LEASE -- COMMAND)", runVM},
 		{"tunnel", "forward a local port to a port of a lease's machine, over the peer-to-peer network (tunnel LEASE --port 22)", runTunnel},
 		{"provider", "compute providers the node knows: resources in all, free, active leases (provider status)", runProvider},
@@ -573,7 +574,21 @@ func (f *flags) parse(args []string) error {
 		args = rest[1:]
 	}
 	set := map[string]bool{}
-	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	var negative error
+	f.Visit(func(fl *flag.Flag) {
+		set[fl.Name] = true
+		// No wait, timeout or period of any command runs backwards: a
+		// negative one is a mistake, not "none" (lease end --wait -5s
+		// would send its notice and return).
+		if g, ok := fl.Value.(flag.Getter); ok && negative == nil {
+			if d, ok := g.Get().(time.Duration); ok && d < 0 {
+				negative = usageErr("--%s %s: want a duration of 0 or more; run `lattice %s -h`", fl.Name, fl.Value, f.Name())
+			}
+		}
+	})
+	if negative != nil {
+		return negative
+	}
 	f.given = maps.Clone(set)
 	for name := range f.given {
 		f.origins.forget(name)

@@ -633,8 +633,8 @@ messages and what the guest writes on its serial console.`, `  lattice compute l
 
 func runComputeRemove(ctx context.Context, e *env, args []string) error {
 	f := newComputeFlags(e, "rm", "VM [--no-wait]", `
-Deletes a VM: the host stops it and removes its disk. Waits until it is
-gone.`, `  lattice compute rm web
+Deletes a VM: the host stops it and removes its disk (a VM on a lease:
+its lease ends early). Waits until it is gone.`, `  lattice compute rm web
 `)
 	noWait := f.Bool("no-wait", false, "return once the delete is taken")
 	c, v, err := vmRef(ctx, f, args, 1, "one VM name or ID")
@@ -658,6 +658,13 @@ gone.`, `  lattice compute rm web
 		return printJSON(e.stdout, v)
 	}
 	fmt.Fprintf(e.stdout, "deleted VM %s\n", v.Name)
+	if v.Lease != nil {
+		if end, err := time.Parse(time.RFC3339, v.Lease.EndsAt); err == nil && !time.Now().Before(end) {
+			fmt.Fprintf(e.stdout, "its lease %s had run its term\n", v.Lease.Hash)
+		} else {
+			fmt.Fprintf(e.stdout, "its lease %s ends early: the provider is paid for the time served, and the rest of the cost comes back to the platform account\n", v.Lease.Hash)
+		}
+	}
 	return nil
 }
 

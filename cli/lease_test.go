@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node/nettest"
 	"github.com/latticenet/lattice/node/nodewire"
@@ -97,6 +99,10 @@ func TestLeaseCommands(t *testing.T) {
 	if !strings.Contains(out, "2.2212 native (escrowed)") || !strings.Contains(out, "(attested)") {
 		t.Fatalf("lease show:\n%s", out)
 	}
+	// The consumer's chain shows what the lease took.
+	if out = mustRun(t, "chain", consumer.Address().String(), "--node", url).stdout; !regexp.MustCompile(`(?m)^\d+\s+lease\s+-2\.2212\s`).MatchString(out) {
+		t.Fatalf("chain of the consumer: the lease row lacks its cost:\n%s", out)
+	}
 	// It runs for an hour: nothing to settle yet, until a time people read.
 	wantFail(t, run(t, "lease", "settle", l.LeaseHash.String(), "--node", url), 1, "runs until "+time.UnixMilli(l.EndsAt).UTC().Format("2006-01-02T15:04:05.000Z"))
 	// The provider has 1 vCPU left: a lease of 2 is refused, naming what is free.
@@ -135,10 +141,30 @@ func TestLeaseCommands(t *testing.T) {
 		t.Fatalf("lease end:\n%s", out)
 	}
 	out = mustRun(t, "lease", "show", l.LeaseHash.String(), "--node", c.Nodes[1].API.URL).stdout
-	if !strings.Contains(out, "ended early:") || !strings.Contains(out, "its consumer's, to end it early") {
+	if !strings.Contains(out, "ended early:") || !strings.Contains(out, "its consumer's, to end it early") || !strings.Contains(out, "ended early, its term was to") {
 		t.Fatalf("lease show after lease end:\n%s", out)
 	}
 	wantFail(t, run(t, "lease", "end", l.LeaseHash.String(), "--key", keyFile, "--node", url), 1, "is ended already")
+
+	// A send to the ended lease's account comes back: bounced by the
+	// provider's node, or by lease settle if it is first.
+	account := ledger.LeaseAccount(l.LeaseHash)
+	mustRun(t, "send", "--to", account.String(), "--amount", "0.000005", "--key", keyFile, "--node", url)
+	if r := run(t, "lease", "settle", l.LeaseHash.String(), "--node", url); r.code == 0 {
+		if !strings.Contains(r.stdout, "bounced, 0.000005 native pending for its sender") {
+			t.Fatalf("lease settle of an ended lease with a send pending:\n%s", r.stdout)
+		}
+	} else if !strings.Contains(r.stderr, "is ended") {
+		t.Fatalf("lease settle: exit %d, %s", r.code, r.stderr)
+	}
+	c.WaitFor("the send to the lease account bounced", 20*time.Second, func(i int) bool {
+		found := false
+		c.Nodes[i].N.Store.PendingTo(consumer.Address(), func(p ledger.Pending) error {
+			found = found || p.Source == account && p.Amount == ledger.NewAmount(5)
+			return nil
+		})
+		return found
+	})
 }
 
 // waitMarket waits until every node of c knows its one provider and has

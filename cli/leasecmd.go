@@ -234,7 +234,10 @@ func printLease(e *env, l nodewire.Lease) {
 	case l.Status == "accepted" && past:
 		fmt.Fprintf(tw, "  not started\tin time: %s now, then `lattice receive`\t\n", refund)
 	}
-	if l.StartTime != 0 {
+	switch {
+	case l.StartTime != 0 && !l.NoticeHash.IsZero():
+		fmt.Fprintf(tw, "  ran\t%s to %s (attested; ended early, its term was to %s)\t\n", ms(l.StartTime), ms(l.EndTime), ms(l.EndsAt))
+	case l.StartTime != 0:
 		fmt.Fprintf(tw, "  runs\t%s to %s (attested)\t\n", ms(l.StartTime), ms(l.EndsAt))
 	}
 	if l.EndTime != 0 {
@@ -506,7 +509,8 @@ func runLeaseEnd(ctx context.Context, e *env, args []string) error {
 Ends your running lease now rather than at its term. It sends the lease's
 account a notice, a send of 0.000001 native from your account, which the
 remainder gives back. The timekeepers date the notice when it reaches
-them; the lease then ends at that time, and the VM stops. The provider
+them; the lease then ends at that time, and the provider's node stops
+the VM within seconds. The provider
 is paid the cost of the time served, pro rata, and gets its stake back,
 and you get the rest of the cost back. Both payouts are pending entries:
 take yours in with `+"`lattice receive`"+`. The provider's node makes
@@ -575,7 +579,7 @@ until the lease has ended and you are paid back.`+signOnlyAbout("send"),
 		return nil
 	}
 	if l, err = endEarly(ctx, s.c, h, *wait); err != nil {
-		return err
+		return fmt.Errorf("your notice %s is in: %w", notice, err)
 	}
 	if *cf.json {
 		return printJSON(e.stdout, l)
@@ -592,7 +596,7 @@ until the lease has ended and you are paid back.`+signOnlyAbout("send"),
 	}
 	served := time.Duration(l.EndTime-l.StartTime) * time.Millisecond
 	if served >= time.Second {
-		served = served.Round(time.Second)
+		served = served.Truncate(time.Second) // never "1m0s into its 1m0s" before the term
 	}
 	// The provider is paid the cost less what comes back, the notice's
 	// amount aside: cost + notice − refund.
@@ -664,7 +668,11 @@ func endEarly(ctx context.Context, c *nodeclient.Client, h ledger.Hash, wait tim
 			}
 		}
 		if time.Now().After(deadline) {
-			return l, fmt.Errorf("lease %s is %s (confirmed: %v) after %s (last: %v); see it with `lattice lease show %s`", h, l.Status, l.Confirmed, wait, last, h)
+			why := ""
+			if last != nil {
+				why = fmt.Sprintf(" (the node last said: %v)", last)
+			}
+			return l, fmt.Errorf("lease %s is still %s (confirmed: %v) after %s%s: it ends once the timekeepers have dated the notice; see it with `lattice lease show %s`", h, l.Status, l.Confirmed, wait, why, h)
 		}
 		select {
 		case <-ctx.Done():

@@ -68,6 +68,22 @@ func TestStrayArgumentRefused(t *testing.T) {
 	}
 }
 
+// TestNegativeDurationRefused: a negative wait or timeout is a usage
+// error before anything is done (lease end --wait -5s sent its notice
+// and returned).
+func TestNegativeDurationRefused(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("HOME", t.TempDir())
+	hash := strings.Repeat("cd", 32)
+	for _, args := range [][]string{
+		{"lease", "end", hash, "--wait", "-5s", "--node", "http://127.0.0.1:1"},
+		{"lease", "create", "--provider", strings.Repeat("ab", 32), "--wait=-1ms", "--node", "http://127.0.0.1:1"},
+		{"audit", "--nodes", "http://127.0.0.1:1", "--timeout", "-1s"},
+	} {
+		wantFail(t, run(t, args...), 2, "want a duration of 0 or more")
+	}
+}
+
 // TestStrayArgumentHints: the refusal names the flag a word probably
 // belongs to.
 func TestStrayArgumentHints(t *testing.T) {

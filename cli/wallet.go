@@ -699,6 +699,12 @@ account of your key.`, `  lattice chain
 			amt = "-" + b.Amount.Units()
 		case ledger.TypeReceive, ledger.TypeClaim:
 			amt = "+" + b.Amount.Units()
+		case ledger.TypeLease, ledger.TypeLeaseAccept:
+			amt = "-" + b.Amount.Units() // the escrowed cost, the locked stake
+		case ledger.TypeLeaseSettle:
+			if !b.Amount.IsZero() {
+				amt = "-" + b.Amount.Units() // what the lease account pays out
+			}
 		}
 		confirmed := "no"
 		if b.Confirmed {
