@@ -158,6 +158,7 @@ func waitVM(ctx context.Context, e *env, c *cloudclient.Client, id string, timeo
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	last := ""
+	since, hinted := time.Now(), false
 	for {
 		v, err = c.VM(ctx, id)
 		var ae *cloudclient.APIError
@@ -175,7 +176,11 @@ func waitVM(ctx context.Context, e *env, c *cloudclient.Client, id string, timeo
 		}
 		if v.Status != last {
 			fmt.Fprintf(e.stderr, "%s: %s\n", v.Name, v.Status)
-			last = v.Status
+			last, since = v.Status, time.Now()
+		}
+		if v.Status == computerules.Provisioning && !hinted && time.Since(since) >= provisioningHintAfter {
+			fmt.Fprintf(e.stderr, "%s: still provisioning (a first VM of an image waits for the image to be built, about a minute)\n", v.Name)
+			hinted = true
 		}
 		select {
 		case <-ctx.Done():
@@ -187,6 +192,10 @@ func waitVM(ctx context.Context, e *env, c *cloudclient.Client, id string, timeo
 
 // computeWaitTimeout bounds --wait: a first start builds the image.
 const computeWaitTimeout = 10 * time.Minute
+
+// provisioningHintAfter is how long a VM provisions before the wait says
+// why it may take long; a VM of an image already built runs sooner.
+const provisioningHintAfter = 10 * time.Second
 
 func runComputeCreate(ctx context.Context, e *env, args []string) error {
 	f := newComputeFlags(e, "create", "NAME [flags]", `
@@ -245,7 +254,6 @@ its output in /var/log/lattice-user-data.log.`, `  lattice compute create web
 		return explainCompute(err, f.Arg(0))
 	}
 	if !*noWait {
-		fmt.Fprintf(e.stderr, "%s: %s (a first VM of an image waits for the image to be built)\n", v.Name, v.Status)
 		v, _, err = waitVM(ctx, e, c, v.ID, computeWaitTimeout)
 		if err != nil {
 			return err

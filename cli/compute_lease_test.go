@@ -234,10 +234,11 @@ func TestComputeOnLeases(t *testing.T) {
 	}
 	// Its lease was ended early: the dev account pays for the time served
 	// and gets the rest of the cost back.
-	second, node := v.Lease.Hash, devNodeURLs(t, s)[0]
+	urls := devNodeURLs(t, s)
+	second, node := v.Lease.Hash, urls[0]
 	deadline = time.Now().Add(time.Minute)
+	var l nodewire.Lease
 	for {
-		var l nodewire.Lease
 		decode(t, mustRun(t, "lease", "show", second, "--node", node, "--json"), &l)
 		if l.Status == "ended" && !l.NoticeHash.IsZero() && len(l.SettleHashes) == 3 {
 			if l.Refund.IsZero() || l.EndTime >= l.EndsAt {
@@ -247,6 +248,20 @@ func TestComputeOnLeases(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the deleted VM's lease is %s (notice %s, settles %d), want ended early", l.Status, l.NoticeHash, len(l.SettleHashes))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	// At its provider (the last node) the machine stopped, not failed, at
+	// the early end's time: the platform left stopping it to the lease.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		var m nodewire.VM
+		decode(t, mustRun(t, "vm", "show", second, "--node", urls[len(urls)-1], "--json"), &m)
+		if m.Status == nodewire.VMStopped && m.EndsAt == l.EndTime {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deleted VM at its provider: %s (%s), ends %d; want stopped, ending at the early end %d", m.Status, m.Error, m.EndsAt, l.EndTime)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

@@ -130,6 +130,12 @@ func (s *Service) step(ctx context.Context, h ledger.Hash) error {
 		if rec == nil {
 			return nil
 		}
+		if r.EndedEarly() && rec.VM.EndsAt != r.EndTime {
+			// The machine's end is its lease's: the early end's time.
+			if err := s.update(h, func(c *record) { c.VM.EndsAt = r.EndTime }); err != nil {
+				return err
+			}
+		}
 		if busy {
 			s.stop(h, "")
 			return nil

@@ -434,14 +434,18 @@ func (d *Driver) Delete(id string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if st, err := d.cfg.Market.Machine(ctx, l.Hash); err == nil && st.Status == "running" {
-		// The guest's poweroff ends the agent's answer: its error says
-		// nothing.
-		d.cfg.Market.Exec(ctx, l.Hash, "poweroff -f")
-	}
+	// The early end stops the VM at its provider within seconds. Only
+	// when it cannot be had is the guest powered off from here, so that
+	// nothing of the tenant's runs on: a guest that powers off while its
+	// lease runs is a failed machine to its provider.
 	switch ending, err := d.cfg.Market.End(ctx, l.Hash); {
 	case err != nil:
 		d.log.Warn("lease not ended early: it runs to its term, unused; `lattice lease end` with the platform's key ends it", "lease", l.Hash, "err", err)
+		if st, err := d.cfg.Market.Machine(ctx, l.Hash); err == nil && st.Status == "running" {
+			// The guest's poweroff ends the agent's answer: its error
+			// says nothing.
+			d.cfg.Market.Exec(ctx, l.Hash, "poweroff -f")
+		}
 	case !ending:
 		d.settle(ctx, l.Hash) // not running: its refund or its end, if due
 	}
