@@ -81,39 +81,74 @@ func (s *Service) observe(b *ledger.Block) {
 		}
 		key := seenKey(pSeen, a.PublicKey, p, lease)
 		v, closer, err := s.db.Get(key)
+		var kept []ledger.Attestation
 		switch {
 		case errors.Is(err, pebble.ErrNotFound):
-			if err := s.db.Set(key, appendAttestation(nil, a), pebble.NoSync); err != nil {
-				s.log.Warn("keeping an attestation seen", "err", err)
-			}
-			continue
 		case err != nil:
 			s.log.Warn("reading attestations seen", "err", err)
 			return
+		default:
+			kept = parseAttestations(v)
+			closer.Close()
 		}
-		old, perr := parseAttestation(v)
-		closer.Close()
-		if perr != nil {
+		known := false
+		for _, old := range kept {
+			if old.Signature == a.Signature {
+				known = true
+				break
+			}
+			ev, bad := timekeeping.Equivocation(s.cfg.Terms.Network, p, lease, precision, old, a)
+			if !bad {
+				continue
+			}
+			data, _ := json.Marshal(ev)
+			if err := s.db.Set(seenKey(pEvidence, a.PublicKey, p, lease), data, pebble.Sync); err != nil {
+				s.log.Warn("recording timekeeper evidence", "err", err)
+				break
+			}
+			s.log.Warn("a timekeeper signed two different attestations for one lease and purpose",
+				"timekeeper", a.PublicKey, "lease", lease, "purpose", p, "times", []int64{old.Timestamp, a.Timestamp})
+			break
+		}
+		// One attestation of a key suffices to catch a second, except for
+		// starts, which an honest member renews every half precision: two
+		// starts close together are evidence whichever came first, so a
+		// node keeps each start it sees (a few: one a contender of the
+		// lease's accept), up to maxKeptStarts.
+		if known || len(kept) > 0 && (p != timekeeping.Start || len(kept) >= maxKeptStarts) {
 			continue
 		}
-		ev, bad := timekeeping.Equivocation(s.cfg.Terms.Network, p, lease, precision, old, a)
-		if !bad {
-			continue
+		var out []byte
+		for _, old := range kept {
+			out = appendAttestation(out, old)
 		}
-		data, _ := json.Marshal(ev)
-		if err := s.db.Set(seenKey(pEvidence, a.PublicKey, p, lease), data, pebble.Sync); err != nil {
-			s.log.Warn("recording timekeeper evidence", "err", err)
-			continue
+		if err := s.db.Set(key, appendAttestation(out, a), pebble.NoSync); err != nil {
+			s.log.Warn("keeping an attestation seen", "err", err)
 		}
-		s.log.Warn("a timekeeper signed two different attestations for one lease and purpose",
-			"timekeeper", a.PublicKey, "lease", lease, "purpose", p, "times", []int64{old.Timestamp, a.Timestamp})
 	}
+}
+
+// maxKeptStarts bounds the starts of one key and lease a node keeps to
+// compare: each came in a contender of the lease's accept.
+const maxKeptStarts = 16
+
+// parseAttestations reads what observe kept: attestations back to back.
+// A malformed record yields what precedes it.
+func parseAttestations(v []byte) []ledger.Attestation {
+	var out []ledger.Attestation
+	for len(v) >= attestationSize {
+		a, err := parseAttestation(v[:attestationSize])
+		if err != nil {
+			break
+		}
+		out = append(out, a)
+		v = v[attestationSize:]
+	}
+	return out
 }
 
 // precision is the precision of lease's committee, 0 when it cannot be
 // read (then no two starts are evidence: timekeeping.Equivocation).
-// A node compares each attestation with the first it saw of its key,
-// lease and purpose.
 func (s *Service) precision(lease ledger.Hash) int64 {
 	r, found, err := s.lease(lease)
 	if err != nil || !found {

@@ -339,10 +339,19 @@ func TestAttestationRequests(t *testing.T) {
 	if ev, err := leases.Evidence(); err != nil || len(ev) != 0 {
 		t.Fatalf("a renewed start taken for evidence: %+v, %v", ev, err)
 	}
+	// A start a second after the renewal is evidence too, though it is
+	// far from the first start: every start seen is compared.
+	nearRenewal := timekeeping.Sign(c.Nodes[0].TimekeeperKey.Private(), c.Network.Genesis.Hash, timekeeping.Start, lease.Hash, renewed.Timestamp+1000)
+	leases.Observe(accept(nearRenewal))
+	if ev, err := tk.TimekeeperEvidence(ctx); err != nil || len(ev) != 1 || ev[0].Purpose != "start" || ev[0].Key != a.PublicKey ||
+		ev[0].Attestations != [2]ledger.Attestation{renewed, nearRenewal} {
+		t.Fatalf("a start a second after the renewal: evidence %+v, %v; want it with the renewal", ev, err)
+	}
 	twice := timekeeping.Sign(c.Nodes[0].TimekeeperKey.Private(), c.Network.Genesis.Hash, timekeeping.Start, lease.Hash, a.Timestamp+1000)
 	leases.Observe(accept(twice))
-	if ev, err := tk.TimekeeperEvidence(ctx); err != nil || len(ev) != 1 || ev[0].Purpose != "start" || ev[0].Key != a.PublicKey {
-		t.Fatalf("two starts a second apart: evidence %+v, %v; want one entry", ev, err)
+	if ev, err := tk.TimekeeperEvidence(ctx); err != nil || len(ev) != 1 || ev[0].Purpose != "start" || ev[0].Key != a.PublicKey ||
+		ev[0].Attestations != [2]ledger.Attestation{a, twice} {
+		t.Fatalf("two starts a second apart: evidence %+v, %v; want one entry, of these two", ev, err)
 	}
 }
 

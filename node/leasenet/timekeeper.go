@@ -44,7 +44,7 @@ const (
 // The store's tables, each a one-byte key prefix.
 const (
 	pSigned   byte = 'a' // purpose (1) || lease (32) → this timekeeper's attestation
-	pSeen     byte = 's' // key (32) || purpose (1) || lease (32) → an attestation seen in a block
+	pSeen     byte = 's' // key (32) || purpose (1) || lease (32) → the attestations seen in blocks (one; starts, up to maxKeptStarts)
 	pEvidence byte = 'e' // key (32) || purpose (1) || lease (32) → evidence (JSON)
 )
 
@@ -396,9 +396,12 @@ func appendAttestation(b []byte, a ledger.Attestation) []byte {
 	return append(b, a.Signature[:]...)
 }
 
+// attestationSize is the size of an attestation kept: key, time, signature.
+const attestationSize = 32 + 8 + 64
+
 func parseAttestation(v []byte) (ledger.Attestation, error) {
 	var a ledger.Attestation
-	if len(v) != 32+8+64 {
+	if len(v) != attestationSize {
 		return a, errors.New("leasenet: malformed stored attestation")
 	}
 	copy(a.PublicKey[:], v)
