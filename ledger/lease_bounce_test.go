@@ -127,6 +127,15 @@ func TestLeaseBounceRefusals(t *testing.T) {
 		w.ok(end)
 		return w.record(r.Hash), w.send(w.funded(1000), ledger.LeaseAccount(r.Hash), 10, ledger.Native)
 	}
+	// tampered is the bounce of an ended lease's send, changed by f.
+	tampered := func(f func(w *leaseWorld, b *ledger.Block)) func(w *leaseWorld) *ledger.Block {
+		return func(w *leaseWorld) *ledger.Block {
+			r, s := ended(w)
+			b := w.bounce(r, s)
+			f(w, b)
+			return reseal(b)
+		}
+	}
 	checkRefusals(t, []leaseRefusal{
 		{"while the lease runs (a send of anyone's is no notice)", func(w *leaseWorld) *ledger.Block {
 			r := w.active()
@@ -144,30 +153,14 @@ func TestLeaseBounceRefusals(t *testing.T) {
 			r := w.record(lease.Hash)
 			return w.bounce(r, w.send(w.funded(1000), ledger.LeaseAccount(r.Hash), 10, ledger.Native))
 		}, ledger.ErrWrongLease},
-		{"more than was sent", func(w *leaseWorld) *ledger.Block {
-			r, s := ended(w)
-			b := w.bounce(r, s)
+		{"more than was sent", tampered(func(w *leaseWorld, b *ledger.Block) {
 			b.Amount = mustAdd(w.t, b.Amount, ledger.NewAmount(1))
-			return reseal(b)
-		}, ledger.ErrBadAmount},
-		{"in another asset", func(w *leaseWorld) *ledger.Block {
-			r, s := ended(w)
-			b := w.bounce(r, s)
-			b.Asset = ledger.Stable
-			return reseal(b)
-		}, ledger.ErrMalformed},
-		{"stamped before the send", func(w *leaseWorld) *ledger.Block {
-			r, s := ended(w)
-			b := w.bounce(r, s)
-			b.Timestamp--
-			return reseal(b)
-		}, ledger.ErrTimestamp},
-		{"with attestations", func(w *leaseWorld) *ledger.Block {
-			r, s := ended(w)
-			b := w.bounce(r, s)
-			b.Attestations = w.attest(ledger.PurposeEnding, s.Hash, w.now, 3)
-			return reseal(b)
-		}, ledger.ErrMalformed},
+		}), ledger.ErrBadAmount},
+		{"in another asset", tampered(func(_ *leaseWorld, b *ledger.Block) { b.Asset = ledger.Stable }), ledger.ErrMalformed},
+		{"stamped before the send", tampered(func(_ *leaseWorld, b *ledger.Block) { b.Timestamp-- }), ledger.ErrTimestamp},
+		{"with attestations", tampered(func(w *leaseWorld, b *ledger.Block) {
+			b.Attestations = w.attest(ledger.PurposeEnding, b.Source, w.now, 3)
+		}), ledger.ErrMalformed},
 		{"of a send to another account", func(w *leaseWorld) *ledger.Block {
 			r, _ := ended(w)
 			other := w.send(w.funded(1000), wallet.NewKey().Address(), 10, ledger.Native)
@@ -178,14 +171,10 @@ func TestLeaseBounceRefusals(t *testing.T) {
 			w.ok(w.bounce(r, s))
 			return w.bounce(r, s)
 		}, ledger.ErrAlreadyReceived},
-		{"of a receive", func(w *leaseWorld) *ledger.Block {
-			r, s := ended(w)
+		{"of a receive", tampered(func(w *leaseWorld, b *ledger.Block) {
 			k := wallet.NewKey()
-			rcv := w.receive(k, w.send(w.funded(1000), k.Address(), 10, ledger.Native))
-			b := w.bounce(r, s)
-			b.Source = rcv.Hash
-			return reseal(b)
-		}, ledger.ErrWrongLease},
+			b.Source = w.receive(k, w.send(w.funded(1000), k.Address(), 10, ledger.Native)).Hash
+		}), ledger.ErrWrongLease},
 		{"a stake return of a lease that started", func(w *leaseWorld) *ledger.Block {
 			r, s := ended(w)
 			w.ok(w.bounce(r, s))
@@ -199,9 +188,7 @@ func TestLeaseBounceRefusals(t *testing.T) {
 // consumer's chain rolls back with the whole lease, bounce included.
 func TestLeaseBounceRollback(t *testing.T) {
 	w := newLeaseWorld(t)
-	before := snapshotState(w.world)
-	keep := w.head(w.consumer.Address())
-	acct0, _, _ := w.m.Account(w.consumer.Address())
+	before, keep, height := w.beforeLease()
 	r := w.active()
 	late := w.notice(r, 5)
 	end, _ := wallet.LeaseEnd(w.leaseHead(r.Hash), r, w.attest(ledger.PurposeEnd, r.Hash, r.End(), 3))
@@ -219,5 +206,5 @@ func TestLeaseBounceRollback(t *testing.T) {
 	w.takePending(w.consumer, b)
 	// receive of the bounce, bounce, notice, receive of the end, end,
 	// start, accept, lease
-	w.rollBackConsumer(acct0.Height, 8, keep, before)
+	w.rollBackConsumer(height, 8, keep, before)
 }

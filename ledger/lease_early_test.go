@@ -259,9 +259,7 @@ func TestLeaseEarlyEndCompetesWithEnd(t *testing.T) {
 // lease, and the ledger is as before.
 func TestLeaseEarlyEndRollback(t *testing.T) {
 	w := newLeaseWorld(t)
-	before := snapshotState(w.world)
-	keep := w.head(w.consumer.Address())
-	acct0, _, _ := w.m.Account(w.consumer.Address())
+	before, keep, height := w.beforeLease()
 	r := w.active()
 	early := w.ok(w.earlyEnd(r, w.notice(r, 2), r.StartTime+30_000))
 	rem := w.ok(wallet.LeaseRemainder(w.leaseHead(r.Hash), w.record(r.Hash)))
@@ -287,7 +285,7 @@ func TestLeaseEarlyEndRollback(t *testing.T) {
 
 	// receive of the remainder, remainder, receive of the payout, early
 	// end, notice, start, accept, lease
-	w.rollBackConsumer(acct0.Height, 8, keep, before)
+	w.rollBackConsumer(height, 8, keep, before)
 }
 
 // TestLeaseRecordBinaryEarly: a record of a lease that ended early round

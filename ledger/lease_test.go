@@ -496,6 +496,13 @@ func TestLeaseRollback(t *testing.T) {
 	w.rollBackConsumer(acct.Height-1, 5, keep, before) // receive, end, start, accept, lease
 }
 
+// beforeLease returns what rollBackConsumer compares with: the whole
+// ledger, the consumer's head and its height, before a lease.
+func (w *leaseWorld) beforeLease() (string, wallet.Head, uint64) {
+	acct, _, _ := w.m.Account(w.consumer.Address())
+	return snapshotState(w.world), w.head(w.consumer.Address()), acct.Height
+}
+
 // rollBackConsumer rolls the consumer's chain back to height, with the
 // cascade, and checks that want blocks went and that the ledger is as it
 // was when the consumer's head was keep and the whole ledger before. The
