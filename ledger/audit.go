@@ -297,7 +297,7 @@ func leaseChain(s Snapshot, l *LeaseRecord, height uint64) (named, bounces uint6
 		if err != nil {
 			return named, bounces, err
 		}
-		if found && src.Block.Type == TypeSend && h != l.Notice && ht > 1 {
+		if found && src.Block.Type == TypeSend && e.Block.Source != l.Notice && ht > 1 {
 			bounces++
 		}
 	}

@@ -672,6 +672,15 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 		}
 	}
 	kind := p.kind
+	if kind == settleBounce || kind == settleReturn {
+		// These may come at more than one place: one whose send or stake
+		// a block at or below prev took in already could never apply,
+		// not even after the block now at its place is rolled back, so
+		// it is no contender either.
+		if err := takenBelow(v, b, src); err != nil {
+			return nil, err
+		}
+	}
 	// A lease's money is native; a bounce gives back the asset it takes in.
 	want := Native
 	if kind == settleBounce {
@@ -809,6 +818,27 @@ func checkSettle(v View, b *Block) (*settlePlan, error) {
 		return nil, ruleErr(ErrBadAmount, "the %s of lease %s pays out %s, block says %s", kind, r.Hash, paid, b.Amount)
 	}
 	return p, nil
+}
+
+// takenBelow refuses b, a lease account's block that takes src in, when a
+// block of its account at or below b's previous took src in already.
+func takenBelow(v View, b, src *Block) error {
+	rcv, found, err := v.Receiver(src.Hash)
+	if err != nil || !found {
+		return err
+	}
+	taker, found, err := v.Entry(rcv)
+	if err != nil || !found || taker.Block.Account != b.Account {
+		return err
+	}
+	prev, found, err := v.Entry(b.Previous)
+	if err != nil || !found {
+		return err
+	}
+	if taker.Height <= prev.Height {
+		return ruleErr(ErrAlreadyReceived, "%s %s was taken in by block %s of this lease account, before this place", src.Type, src.Hash, rcv)
+	}
+	return nil
 }
 
 // laterKind says what b, a lease account's block after prev, is, by the

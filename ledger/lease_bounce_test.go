@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/latticenet/lattice/ledger"
@@ -122,10 +123,8 @@ func TestLeaseBounce(t *testing.T) {
 func TestLeaseBounceRefusals(t *testing.T) {
 	// ended returns an ended lease and a send of k's to its account.
 	ended := func(w *leaseWorld) (*ledger.LeaseRecord, *ledger.Block) {
-		r := w.active()
-		end, _ := wallet.LeaseEnd(w.leaseHead(r.Hash), r, w.attest(ledger.PurposeEnd, r.Hash, r.End(), 3))
-		w.ok(end)
-		return w.record(r.Hash), w.send(w.funded(1000), ledger.LeaseAccount(r.Hash), 10, ledger.Native)
+		r := w.ended()
+		return r, w.send(w.funded(1000), ledger.LeaseAccount(r.Hash), 10, ledger.Native)
 	}
 	// tampered is the bounce of an ended lease's send, changed by f.
 	tampered := func(f func(w *leaseWorld, b *ledger.Block)) func(w *leaseWorld) *ledger.Block {
@@ -207,4 +206,91 @@ func TestLeaseBounceRollback(t *testing.T) {
 	// receive of the bounce, bounce, notice, receive of the end, end,
 	// start, accept, lease
 	w.rollBackConsumer(height, 8, keep, before)
+}
+
+// TestLeaseBounceContenders: a bounce or a stake return at a place taken
+// already is a fork contender only when it could apply once the block at
+// its place is rolled back. One naming what a block below its place took
+// in never could: it is refused outright, not put to a vote.
+func TestLeaseBounceContenders(t *testing.T) {
+	headAt := func(b *ledger.Block) wallet.Head {
+		return wallet.Head{Account: b.Account, Frontier: b.Hash, Timestamp: b.Timestamp}
+	}
+	pendingOf := func(s *ledger.Block) ledger.Pending {
+		return ledger.Pending{Send: s.Hash, Source: s.Account, Destination: s.Destination, Amount: s.Amount, Asset: s.Asset}
+	}
+	for _, tt := range []struct {
+		name string
+		// block builds a contender for a place taken already; fork says
+		// whether it is one (it could apply once the place is free).
+		block func(w *leaseWorld) *ledger.Block
+		fork  bool
+	}{
+		{"a bounce of a send a lower bounce took", func(w *leaseWorld) *ledger.Block {
+			r := w.ended()
+			s1 := w.send(w.funded(1000), ledger.LeaseAccount(r.Hash), 10, ledger.Native)
+			s2 := w.send(w.funded(1000), ledger.LeaseAccount(r.Hash), 20, ledger.Native)
+			b3 := w.ok(w.bounce(r, s1))
+			w.ok(w.bounce(r, s2))
+			return wallet.LeaseBounce(headAt(b3), pendingOf(s1), s1.Timestamp)
+		}, false},
+		{"a bounce of the notice the early end took", func(w *leaseWorld) *ledger.Block {
+			r := w.active()
+			n := w.notice(r, 1)
+			w.ok(w.earlyEnd(r, n, r.StartTime+30_000))
+			rem := w.ok(wallet.LeaseRemainder(w.leaseHead(r.Hash), w.record(r.Hash)))
+			w.ok(w.bounce(r, w.send(w.funded(1000), ledger.LeaseAccount(r.Hash), 20, ledger.Native)))
+			return wallet.LeaseBounce(headAt(rem), pendingOf(n), n.Timestamp)
+		}, false},
+		{"a second stake return after a bounce", func(w *leaseWorld) *ledger.Block {
+			lease := w.ok(w.leaseBlock(1))
+			r := w.record(lease.Hash)
+			w.ok(wallet.LeaseRefund(w.leaseHead(lease.Hash), r, w.attest(ledger.PurposeExpire, lease.Hash, r.Deadline(), 3)))
+			w.now = max(w.now, r.Deadline()) + 10_000
+			w.ok(w.accept(lease.Hash, w.attest(ledger.PurposeStart, lease.Hash, r.Created+1000, 3)))
+			ret := w.ok(wallet.LeaseReturnStake(w.leaseHead(lease.Hash), w.record(lease.Hash)))
+			w.ok(w.bounce(w.record(lease.Hash), w.send(w.funded(1000), ledger.LeaseAccount(lease.Hash), 20, ledger.Native)))
+			return wallet.LeaseReturnStake(headAt(ret), w.record(lease.Hash))
+		}, false},
+		{"two bounces of different sends at one place", func(w *leaseWorld) *ledger.Block {
+			r := w.ended()
+			s1 := w.send(w.funded(1000), ledger.LeaseAccount(r.Hash), 10, ledger.Native)
+			s2 := w.send(w.funded(1000), ledger.LeaseAccount(r.Hash), 20, ledger.Native)
+			head := w.leaseHead(r.Hash)
+			w.ok(w.bounce(r, s1))
+			return wallet.LeaseBounce(head, pendingOf(s2), s2.Timestamp)
+		}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newLeaseWorld(t)
+			c := tt.block(w)
+			err := w.submit(c)
+			var fe *ledger.ForkError
+			if got := errors.As(err, &fe); got != tt.fork {
+				t.Fatalf("submit: %v; want a fork: %v", err, tt.fork)
+			}
+			if !tt.fork {
+				if !errors.Is(err, ledger.ErrAlreadyReceived) {
+					t.Fatalf("submit: %v, want ErrAlreadyReceived", err)
+				}
+				return
+			}
+			// The votes pick the contender: the block at its place (and
+			// what follows it) is rolled back, and the contender applies.
+			acct, _, _ := w.m.Account(c.Account)
+			if _, err := ledger.RollbackTo(w.m, c.Account, acct.Height-1); err != nil {
+				t.Fatal(err)
+			}
+			w.ok(c)
+		})
+	}
+}
+
+// ended returns a lease that ran its term and ended.
+func (w *leaseWorld) ended() *ledger.LeaseRecord {
+	w.t.Helper()
+	r := w.active()
+	end, _ := wallet.LeaseEnd(w.leaseHead(r.Hash), r, w.attest(ledger.PurposeEnd, r.Hash, r.End(), 3))
+	w.ok(end)
+	return w.record(r.Hash)
 }

@@ -72,3 +72,53 @@ func TestLeaseBounced(t *testing.T) {
 	}
 	n.Audit()
 }
+
+// TestLeaseBouncedAfterRefund: a send to the account of a lease that was
+// refunded (no provider took it) is bounced at the account's second
+// place, right after the refund, by the provider the lease named; the
+// confirmed weights still add up (this bounce follows a first block, as
+// an early end does, but one that names the lease, not an accept).
+func TestLeaseBouncedAfterRefund(t *testing.T) {
+	n := newLeaseNet(t)
+	ctx := context.Background()
+	n.Govern("lease.accept_timeout_ms", "60000")
+	lease := n.lease(market.Request{VCPUs: 8, MemoryMB: 512, DiskGB: 5, Duration: 60}) // never accepted
+	n.Submit(0, lease)
+	n.waitLease(lease.Hash, "open", 20*time.Second)
+	n.clock.advance(61 * time.Second)
+	res, err := n.clients[1].SettleLease(ctx, lease.Hash)
+	if err != nil || res.Kind != "refund" {
+		t.Fatalf("refund: %+v %v", res, err)
+	}
+	n.waitLease(lease.Hash, "refunded", 20*time.Second)
+	n.WaitConfirmed(res.Hash, 20*time.Second)
+
+	stray := n.finish(n.Must(wallet.Send(n.Head(1, n.consumer.Address()), ledger.LeaseAccount(lease.Hash),
+		ledger.NewAmount(3), ledger.Native, n.clock.now().UnixMilli())), n.consumer)
+	if _, err := n.clients[1].Submit(ctx, stray); err != nil {
+		t.Fatalf("the stray: %v", err)
+	}
+	n.WaitConfirmed(stray.Hash, 20*time.Second)
+	var back ledger.Pending
+	n.WaitFor("the lease account bounced the stray", 30*time.Second, func(i int) bool {
+		found := false
+		n.Nodes[i].N.Store.PendingTo(n.consumer.Address(), func(p ledger.Pending) error {
+			if p.Source == ledger.LeaseAccount(lease.Hash) && p.Send != res.Hash {
+				back, found = p, true
+			}
+			return nil
+		})
+		return found
+	})
+	b, err := n.clients[2].Block(ctx, back.Send)
+	if err != nil || b.Source != stray.Hash || b.Previous != res.Hash {
+		t.Fatalf("the bounce: %+v, %v", b, err)
+	}
+	n.WaitConfirmed(back.Send, 30*time.Second)
+	for i, nd := range n.Nodes {
+		if w, err := nd.N.Store.ConfirmedWeight(ledger.LeaseAccount(lease.Hash)); err != nil || !w.IsZero() {
+			t.Errorf("node %d: the lease account's confirmed weight after the bounce is %s (%v), want 0", i, w, err)
+		}
+	}
+	n.Audit()
+}

@@ -268,6 +268,9 @@ func (s *Service) settleBlock(ctx context.Context, r *ledger.LeaseRecord) (*ledg
 		return wallet.LeaseReturnStake(head, r), "stake return", nil
 	case r.Settled():
 		p, sent, found, err := s.stray(r)
+		if errors.Is(err, errUnconfirmed) {
+			return nil, "", fmt.Errorf("%w: lease %s is %s; the send pending at its account is bounced once it and the account's latest block are confirmed", ErrNothingDue, r.Hash, r.Status())
+		}
 		if err != nil {
 			return nil, "", err
 		}
@@ -310,6 +313,18 @@ func (s *Service) providerLoop(ctx context.Context) {
 	defer tick.Stop()
 	failing := map[ledger.Hash]backoff{} // leases whose step failed, and when to try again
 	declined := map[ledger.Hash]bool{}   // leases declined for good, logged once
+	// Every lease it ever had may have a send at its account that came
+	// while the node was away: each is looked at once.
+	me := s.cfg.Provider.Address()
+	err := s.n.Store.States(ledger.LeaseByProvider, string(me[:]), "", func(key string, _ []byte) error {
+		var h ledger.Hash
+		copy(h[:], key[len(me):])
+		s.strays.add(h, true)
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("reading the provider's leases", "err", err)
+	}
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
 	for {
@@ -366,14 +381,15 @@ func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]back
 			delete(declined, h)
 		}
 	}
-	// Refunds last and one a pass: each asks the committee and searches
-	// a proof of work, and the leases this provider runs have deadlines
-	// that the refunds of leases it never took (anyone may open them)
-	// must not hold up.
+	// Refunds and bounces last and one a pass: each searches a proof of
+	// work (a refund asks the committee too), and the leases this
+	// provider runs have deadlines that the refunds of leases it never
+	// took (anyone may open them) and the bounces of sends to its leases'
+	// accounts (anyone may send them) must not hold up.
 	now := s.now()
 	var steps, refunds []*ledger.LeaseRecord
 	for _, r := range leases {
-		if s.refundDue(r, now) {
+		if s.refundDue(r, now) || s.bounceDue(r) {
 			refunds = append(refunds, r)
 		} else {
 			steps = append(steps, r)
@@ -390,10 +406,11 @@ func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]back
 			continue
 		}
 		refund := s.refundDue(r, now)
-		if refund && refunding {
+		tail := refund || s.bounceDue(r)
+		if tail && refunding {
 			continue
 		}
-		refunding = refunding || refund
+		refunding = refunding || tail
 		err := s.providerStep(ctx, r)
 		if errors.Is(err, errDeclined) {
 			// For good: no retries; it is refunded after its deadline.
@@ -435,20 +452,30 @@ func (s *Service) refundDue(r *ledger.LeaseRecord, now int64) bool {
 }
 
 // pending reports whether r may still need the provider: not settled, or
-// settled with a payout or a stake to take in, or a send to bounce.
+// settled with a payout or a stake to take in, or perhaps a send to
+// bounce.
 func (s *Service) pending(r *ledger.LeaseRecord) bool {
 	switch r.Stage {
 	case ledger.StageEnded:
-		return s.hasPayout(r.Second) || r.EndedEarly() && r.Third.IsZero() || s.hasStray(r)
+		return s.hasPayout(r.Second) || r.EndedEarly() && r.Third.IsZero() || s.strays.marked(r.Hash)
 	case ledger.StageRefunded:
-		return r.Accepted() && (!r.StakeReturned || s.hasPayout(r.Second)) || s.hasStray(r)
+		return r.Accepted() && (!r.StakeReturned || s.hasPayout(r.Second)) || s.strays.marked(r.Hash)
 	}
 	return true
 }
 
-func (s *Service) hasStray(r *ledger.LeaseRecord) bool {
-	_, _, found, err := s.stray(r)
-	return err == nil && found
+// courseDue reports whether settled lease r's course still needs a block
+// of its account: the remainder after an early end, or the stake return
+// of a refunded lease its provider accepted.
+func courseDue(r *ledger.LeaseRecord) bool {
+	return r.EndedEarly() && r.Third.IsZero() || r.Stage == ledger.StageRefunded && r.Accepted() && !r.StakeReturned
+}
+
+// bounceDue reports whether all settled lease r may need is a bounce: its
+// course is over, its payout taken, and a block touched its account since
+// the provider last found no send there.
+func (s *Service) bounceDue(r *ledger.LeaseRecord) bool {
+	return r.Settled() && !courseDue(r) && !s.hasPayout(r.Second) && s.strays.marked(r.Hash)
 }
 
 func (s *Service) hasPayout(settle ledger.Hash) bool {
@@ -474,6 +501,22 @@ func (s *Service) providerStep(ctx context.Context, r *ledger.LeaseRecord) error
 	case r.Stage == ledger.StageEnded && !(r.EndedEarly() && r.Third.IsZero()) && s.hasPayout(r.Second),
 		r.Stage == ledger.StageRefunded && r.StakeReturned && s.hasPayout(r.Second):
 		return s.takePayout(ctx, r.Second)
+	case r.Settled() && !courseDue(r):
+		// A bounce, if a send is pending at its account. The mark goes
+		// first, so that a send applied while this looks marks it anew.
+		s.strays.clear(r.Hash)
+		_, _, found, err := s.stray(r)
+		if errors.Is(err, errUnconfirmed) || found {
+			s.strays.add(r.Hash, true) // bounced below, or looked at again
+		}
+		switch {
+		case errors.Is(err, errUnconfirmed):
+			return nil
+		case err != nil:
+			return err
+		case !found:
+			return nil
+		}
 	}
 	// An early end's remainder, which pays the consumer back, is made
 	// here too (anyone may), then the payout is taken in.

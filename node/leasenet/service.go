@@ -16,6 +16,7 @@
 package leasenet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,6 +94,8 @@ type Service struct {
 	settlingMu sync.Mutex
 	settling   map[ledger.Hash]chan struct{} // closed when the block is made or given up
 	work       chan struct{}
+
+	strays strayState
 
 	kick   chan struct{}
 	cancel context.CancelFunc
@@ -175,6 +178,9 @@ func (s *Service) watch(ctx context.Context, sub *node.Subscription) {
 		}
 		for _, e := range c.Applied {
 			s.observe(e.Block)
+			if s.cfg.Provider != nil {
+				s.strays.seen(e.Block, s.cfg.Provider.Address())
+			}
 		}
 		for _, b := range c.Contenders { // a refused contender's attestations count too
 			s.observe(b)
@@ -218,17 +224,22 @@ func (s *Service) notice(r *ledger.LeaseRecord) (ledger.Pending, bool, error) {
 }
 
 // stray returns a send pending at r's account that r's course will not
-// take in (the one of lowest hash), once r ended or was refunded: a
+// take in (the one of lowest hash, so that nodes that see the same
+// pending sends build the same bounce), once r ended or was refunded: a
 // notice that lost to the end, a second notice, anyone's send. A bounce
 // gives it back to its sender. The stake of a refunded lease's late
-// accept is not one: its stake return takes it in.
+// accept is not one: its stake return takes it in. A send is bounced
+// only once it and the lease account's latest block are confirmed
+// (errUnconfirmed until then): a bounce on a block that votes undo would
+// be undone with it, and the sender's receive of it too.
 func (s *Service) stray(r *ledger.LeaseRecord) (ledger.Pending, int64, bool, error) {
 	if !r.Settled() || r.EndedEarly() && r.Third.IsZero() {
 		return ledger.Pending{}, 0, false, nil
 	}
+	account := ledger.LeaseAccount(r.Hash)
 	var p ledger.Pending
 	found := false
-	err := s.n.Store.PendingTo(ledger.LeaseAccount(r.Hash), func(q ledger.Pending) error {
+	err := s.n.Store.PendingTo(account, func(q ledger.Pending) error {
 		if q.Send == r.Accept {
 			return nil
 		}
@@ -238,11 +249,77 @@ func (s *Service) stray(r *ledger.LeaseRecord) (ledger.Pending, int64, bool, err
 	if err != nil || !found {
 		return p, 0, false, err
 	}
+	acct, _, err := s.n.Store.Account(account)
+	if err != nil {
+		return p, 0, false, err
+	}
+	for _, h := range []ledger.Hash{acct.Frontier, p.Send} {
+		if _, _, confirmed, err := s.n.Store.EntryConfirmed(h); err != nil || !confirmed {
+			return p, 0, false, cmp.Or(err, fmt.Errorf("%w: %s", errUnconfirmed, h))
+		}
+	}
 	e, ok, err := s.n.Store.Entry(p.Send)
 	if err != nil || !ok {
 		return p, 0, false, err
 	}
 	return p, e.Block.Timestamp, true, nil
+}
+
+// errUnconfirmed says a bounce waits for the blocks it would follow and
+// take in to be confirmed.
+var errUnconfirmed = errors.New("not confirmed yet")
+
+// strayState tracks which of a provider's leases may have a send pending
+// at its account, so that its loop looks for strays there and not at
+// every lease it ever had: the lease accounts of its leases (from its
+// leases' blocks as they come, and its whole history at its start), and
+// those a block touched since it last found nothing there.
+type strayState struct {
+	mu       sync.Mutex
+	accounts map[ledger.Address]ledger.Hash // lease account → lease
+	check    map[ledger.Hash]bool
+}
+
+// add notes lease h of the provider; marked, for a look at its account.
+func (st *strayState) add(h ledger.Hash, marked bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.accounts == nil {
+		st.accounts, st.check = map[ledger.Address]ledger.Hash{}, map[ledger.Hash]bool{}
+	}
+	st.accounts[ledger.LeaseAccount(h)] = h
+	if marked {
+		st.check[h] = true
+	}
+}
+
+// seen notes what an applied block means for strays: a lease naming the
+// provider adds its account; a block on one of those accounts (its course
+// went on) or a send to one marks the lease.
+func (st *strayState) seen(b *ledger.Block, provider ledger.Address) {
+	if b.Type == ledger.TypeLease && b.Destination == provider {
+		st.add(b.Hash, false)
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, a := range []ledger.Address{b.Account, b.Destination} {
+		if h, ok := st.accounts[a]; ok {
+			st.check[h] = true
+		}
+	}
+}
+
+func (st *strayState) marked(h ledger.Hash) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.check[h]
+}
+
+func (st *strayState) clear(h ledger.Hash) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.check, h)
 }
 
 // ErrUnknownLease is the answer for a lease this node's ledger lacks.
