@@ -410,8 +410,14 @@ func (s *Service) providerPass(ctx context.Context, failing map[ledger.Hash]back
 		if tail && refunding {
 			continue
 		}
-		refunding = refunding || tail
 		err := s.providerStep(ctx, r)
+		// A bounce that waits for confirmations did nothing: it leaves
+		// the pass's one slot to the next (a send whose confirmation is
+		// held up must not hold the refunds up).
+		refunding = refunding || tail && !errors.Is(err, errUnconfirmed)
+		if errors.Is(err, errUnconfirmed) {
+			err = nil
+		}
 		if errors.Is(err, errDeclined) {
 			// For good: no retries; it is refunded after its deadline.
 			// Said once, for the operator who wonders.
@@ -509,13 +515,8 @@ func (s *Service) providerStep(ctx context.Context, r *ledger.LeaseRecord) error
 		if errors.Is(err, errUnconfirmed) || found {
 			s.strays.add(r.Hash, true) // bounced below, or looked at again
 		}
-		switch {
-		case errors.Is(err, errUnconfirmed):
-			return nil
-		case err != nil:
-			return err
-		case !found:
-			return nil
+		if err != nil || !found {
+			return err // errUnconfirmed: looked at again next pass
 		}
 	}
 	// An early end's remainder, which pays the consumer back, is made
