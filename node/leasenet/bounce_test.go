@@ -32,32 +32,14 @@ func TestLeaseBounced(t *testing.T) {
 	if _, err := n.clients[1].Submit(ctx, late); err != nil {
 		t.Fatalf("the late notice: %v", err)
 	}
-	var back ledger.Pending
-	n.WaitFor("the lease account bounced the late notice", 30*time.Second, func(i int) bool {
-		found := false
-		n.Nodes[i].N.Store.PendingTo(n.consumer.Address(), func(p ledger.Pending) error {
-			if p.Source == ledger.LeaseAccount(lease.Hash) {
-				back, found = p, true
-			}
-			return nil
-		})
-		return found
-	})
+	back := n.bounced(lease.Hash, late)
 	if back.Amount != late.Amount || back.Asset != ledger.Native {
 		t.Fatalf("bounce pays %s %s, want the notice's %s native", back.Amount, back.Asset, late.Amount)
 	}
-	b, err := n.clients[2].Block(ctx, back.Send)
-	if err != nil || b.Source != late.Hash || b.Type != ledger.TypeLeaseSettle {
+	if b, err := n.clients[2].Block(ctx, back.Send); err != nil || b.Type != ledger.TypeLeaseSettle {
 		t.Fatalf("the bounce: %+v, %v", b, err)
 	}
-	n.WaitConfirmed(back.Send, 20*time.Second)
-	// The notice counted for the lease account's address while it was in
-	// transit; the bounce moved that to the consumer's.
-	for i, nd := range n.Nodes {
-		if w, err := nd.N.Store.ConfirmedWeight(ledger.LeaseAccount(lease.Hash)); err != nil || !w.IsZero() {
-			t.Errorf("node %d: the lease account's confirmed weight after the bounce is %s (%v), want 0", i, w, err)
-		}
-	}
+	n.weightGone(lease.Hash, back)
 	after := n.waitLease(lease.Hash, "ended", 10*time.Second)
 	for i, o := range after {
 		if !equalLease(o, ended) || !o.NoticeHash.IsZero() {
@@ -99,26 +81,44 @@ func TestLeaseBouncedAfterRefund(t *testing.T) {
 		t.Fatalf("the stray: %v", err)
 	}
 	n.WaitConfirmed(stray.Hash, 20*time.Second)
+	back := n.bounced(lease.Hash, stray)
+	if b, err := n.clients[2].Block(ctx, back.Send); err != nil || b.Previous != res.Hash {
+		t.Fatalf("the bounce: %+v, %v", b, err)
+	}
+	n.weightGone(lease.Hash, back)
+	n.Audit()
+}
+
+// bounced waits until every node has the pending entry by which lease's
+// account gives send back to its sender, and returns it.
+func (n *leaseNet) bounced(lease ledger.Hash, send *ledger.Block) ledger.Pending {
+	n.t.Helper()
 	var back ledger.Pending
-	n.WaitFor("the lease account bounced the stray", 30*time.Second, func(i int) bool {
+	n.WaitFor("the lease account bounced the send", 30*time.Second, func(i int) bool {
 		found := false
-		n.Nodes[i].N.Store.PendingTo(n.consumer.Address(), func(p ledger.Pending) error {
-			if p.Source == ledger.LeaseAccount(lease.Hash) && p.Send != res.Hash {
+		n.Nodes[i].N.Store.PendingTo(send.Account, func(p ledger.Pending) error {
+			if p.Source != ledger.LeaseAccount(lease) {
+				return nil
+			}
+			if e, ok, _ := n.Nodes[i].N.Store.Entry(p.Send); ok && e.Block.Source == send.Hash {
 				back, found = p, true
 			}
 			return nil
 		})
 		return found
 	})
-	b, err := n.clients[2].Block(ctx, back.Send)
-	if err != nil || b.Source != stray.Hash || b.Previous != res.Hash {
-		t.Fatalf("the bounce: %+v, %v", b, err)
-	}
+	return back
+}
+
+// weightGone waits for bounce back to be confirmed, then checks that the
+// bounced send no longer counts for lease's account: it counted for that
+// address while in transit, and the bounce moved it to its sender's.
+func (n *leaseNet) weightGone(lease ledger.Hash, back ledger.Pending) {
+	n.t.Helper()
 	n.WaitConfirmed(back.Send, 30*time.Second)
 	for i, nd := range n.Nodes {
-		if w, err := nd.N.Store.ConfirmedWeight(ledger.LeaseAccount(lease.Hash)); err != nil || !w.IsZero() {
-			t.Errorf("node %d: the lease account's confirmed weight after the bounce is %s (%v), want 0", i, w, err)
+		if w, err := nd.N.Store.ConfirmedWeight(ledger.LeaseAccount(lease)); err != nil || !w.IsZero() {
+			n.t.Errorf("node %d: the lease account's confirmed weight after the bounce is %s (%v), want 0", i, w, err)
 		}
 	}
-	n.Audit()
 }
