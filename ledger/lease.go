@@ -493,7 +493,7 @@ func leaseOf(v View, b *Block) (*LeaseRecord, *Block, error) {
 		if b.Type != TypeLeaseSettle || b.Previous.IsZero() {
 			return nil, nil, ruleErr(ErrWrongLease, "source %s is a send: only a lease account's later blocks name one (a notice to end the lease early, or a send it bounces)", b.Source)
 		}
-		first, err := firstSettle(v, b)
+		first, err := firstSettle(v, b, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -531,12 +531,14 @@ func entryOf(v View, h Hash, gap error, what string) (*Block, error) {
 }
 
 // firstSettle returns the first block of the lease account's chain that
-// b continues. b's previous block is in the ledger, so the chain holding
-// it is the one b continues.
-func firstSettle(v View, b *Block) (*Block, error) {
-	prev, err := entryOf(v, b.Previous, ErrGapPrevious, "previous")
-	if err != nil {
-		return nil, err
+// b continues. b's previous block (prev, read here when nil) is in the
+// ledger, so the chain holding it is the one b continues.
+func firstSettle(v View, b, prev *Block) (*Block, error) {
+	if prev == nil {
+		var err error
+		if prev, err = entryOf(v, b.Previous, ErrGapPrevious, "previous"); err != nil {
+			return nil, err
+		}
 	}
 	if prev.Account != b.Account {
 		return nil, ruleErr(ErrWrongPrevious, "previous %s belongs to account %s", b.Previous, prev.Account)
@@ -853,7 +855,7 @@ func takenBelow(v View, b, src *Block) error {
 //
 // Judged from the blocks alone, as every contender must be.
 func laterKind(v View, r *LeaseRecord, b, prev, src *Block) (settleKind, error) {
-	first, err := firstSettle(v, b)
+	first, err := firstSettle(v, b, prev)
 	if err != nil {
 		return 0, err
 	}

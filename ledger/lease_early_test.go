@@ -116,6 +116,16 @@ func TestLeaseEarlyEndPastTerm(t *testing.T) {
 	w.audit()
 }
 
+// endedWith is the early end of an active lease at a fresh notice n,
+// with the attestations atts gives.
+func endedWith(atts func(w *leaseWorld, r *ledger.LeaseRecord, n *ledger.Block) []ledger.Attestation) func(w *leaseWorld) *ledger.Block {
+	return func(w *leaseWorld) *ledger.Block {
+		r := w.active()
+		n := w.notice(r, 1)
+		return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, atts(w, r, n)))
+	}
+}
+
 // TestLeaseEarlyEndRefusals: every early end or remainder the rules
 // refuse is refused with its reason and changes nothing.
 func TestLeaseEarlyEndRefusals(t *testing.T) {
@@ -131,16 +141,12 @@ func TestLeaseEarlyEndRefusals(t *testing.T) {
 			n := w.send(w.consumer, w.provider.Address(), 1, ledger.Native)
 			return w.earlyEnd(r, n, w.tick(1))
 		}, ledger.ErrWrongLease},
-		{"without ending attestations", func(w *leaseWorld) *ledger.Block {
-			r := w.active()
-			n := w.notice(r, 1)
-			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnd, r.Hash, w.tick(1), 3)))
-		}, ledger.ErrAttestation},
-		{"endings of the lease, not of its notice", func(w *leaseWorld) *ledger.Block {
-			r := w.active()
-			n := w.notice(r, 1)
-			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, r.Hash, w.tick(1), 3)))
-		}, ledger.ErrAttestation},
+		{"without ending attestations", endedWith(func(w *leaseWorld, r *ledger.LeaseRecord, _ *ledger.Block) []ledger.Attestation {
+			return w.attest(ledger.PurposeEnd, r.Hash, w.tick(1), 3)
+		}), ledger.ErrAttestation},
+		{"endings of the lease, not of its notice", endedWith(func(w *leaseWorld, r *ledger.LeaseRecord, _ *ledger.Block) []ledger.Attestation {
+			return w.attest(ledger.PurposeEnding, r.Hash, w.tick(1), 3)
+		}), ledger.ErrAttestation},
 		{"endings of an earlier notice", func(w *leaseWorld) *ledger.Block {
 			r := w.active()
 			first := w.notice(r, 1)
@@ -148,18 +154,13 @@ func TestLeaseEarlyEndRefusals(t *testing.T) {
 			n := w.notice(r, 1)
 			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, atts))
 		}, ledger.ErrAttestation},
-		{"endings further apart than the committee's precision", func(w *leaseWorld) *ledger.Block {
-			r := w.active()
-			n := w.notice(r, 1)
+		{"endings further apart than the committee's precision", endedWith(func(w *leaseWorld, _ *ledger.LeaseRecord, n *ledger.Block) []ledger.Attestation {
 			atts := w.attest(ledger.PurposeEnding, n.Hash, w.tick(1), 2)
-			atts = append(atts, timekeeping.Sign(w.tks[2].Private(), w.network, ledger.PurposeEnding, n.Hash, w.now+tkPrecision+10))
-			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, atts))
-		}, ledger.ErrAttestation},
-		{"too few ending attestations", func(w *leaseWorld) *ledger.Block {
-			r := w.active()
-			n := w.notice(r, 1)
-			return w.must(wallet.LeaseEarlyEnd(w.leaseHead(r.Hash), r, n.Hash, w.attest(ledger.PurposeEnding, n.Hash, w.tick(1), 2)))
-		}, ledger.ErrAttestation},
+			return append(atts, timekeeping.Sign(w.tks[2].Private(), w.network, ledger.PurposeEnding, n.Hash, w.now+tkPrecision+10))
+		}), ledger.ErrAttestation},
+		{"too few ending attestations", endedWith(func(w *leaseWorld, _ *ledger.LeaseRecord, n *ledger.Block) []ledger.Attestation {
+			return w.attest(ledger.PurposeEnding, n.Hash, w.tick(1), 2)
+		}), ledger.ErrAttestation},
 		{"paying the provider more than the time served", func(w *leaseWorld) *ledger.Block {
 			r := w.active()
 			n := w.notice(r, 1)

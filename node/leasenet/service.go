@@ -253,16 +253,15 @@ func (s *Service) stray(r *ledger.LeaseRecord) (ledger.Pending, int64, bool, err
 	if err != nil {
 		return p, 0, false, err
 	}
+	var sent int64
 	for _, h := range []ledger.Hash{acct.Frontier, p.Send} {
-		if _, _, confirmed, err := s.n.Store.EntryConfirmed(h); err != nil || !confirmed {
+		e, _, confirmed, err := s.n.Store.EntryConfirmed(h)
+		if err != nil || !confirmed {
 			return p, 0, false, cmp.Or(err, fmt.Errorf("%w: %s", errUnconfirmed, h))
 		}
+		sent = e.Block.Timestamp // the send's, last
 	}
-	e, ok, err := s.n.Store.Entry(p.Send)
-	if err != nil || !ok {
-		return p, 0, false, err
-	}
-	return p, e.Block.Timestamp, true, nil
+	return p, sent, true, nil
 }
 
 // errUnconfirmed says a bounce waits for the blocks it would follow and

@@ -291,11 +291,13 @@ func payout(v chainView, b *ledger.Block, d weightDeltas) ([]payoutMove, error) 
 		if err != nil {
 			return nil, err
 		}
-		accept, err := entry(start.Block.Source)
-		if err != nil {
-			return nil, err
+		var accept *ledger.Entry
+		if start.Block.Previous.IsZero() {
+			if accept, err = entry(start.Block.Source); err != nil {
+				return nil, err
+			}
 		}
-		if !start.Block.Previous.IsZero() || accept.Block.Type != ledger.TypeLeaseAccept {
+		if accept == nil || accept.Block.Type != ledger.TypeLeaseAccept {
 			// A bounce: the send counted for the lease account's
 			// address, and goes back to its sender's.
 			return []payoutMove{{rep: b.Account, payee: src.Block.Account, amount: b.Amount}}, nil

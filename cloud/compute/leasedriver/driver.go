@@ -423,10 +423,10 @@ func (d *Driver) settle(ctx context.Context, lease string) {
 
 // Delete forgets VM id's lease. A lease still running is ended early
 // (the platform pays for the time served, and the rest of the cost comes
-// back to its account), whatever its VM's state, and a running guest is
-// powered off at once, so that nothing of the tenant's runs on while the
-// provider's node makes the early end and stops the VM. A lease that is
-// over is settled.
+// back to its account), whatever its VM's state: the provider's node
+// makes the early end and stops the VM. Only when the notice cannot be
+// sent is a running guest powered off from here. A lease that is over is
+// settled.
 func (d *Driver) Delete(id string) error {
 	l, ok := d.leaseOf(id)
 	if !ok {
