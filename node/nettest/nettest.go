@@ -15,7 +15,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/pprof"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -101,6 +103,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Wrap, if set, wraps every node's HTTP API (to check its answers).
 	Wrap func(http.Handler) http.Handler
+	// Labels, if set, is a context whose pprof labels every node's
+	// goroutines carry, besides node=nodeINDEX (lattice bench network
+	// passes its step's).
+	Labels context.Context
 	// Relays are the nodes that serve as circuit relays, and Private
 	// those that take themselves to be behind NAT, so that they reserve
 	// a slot on a relay at once (p2p.Config Relay and Reachability).
@@ -304,7 +310,17 @@ func (c *Cluster) startNode(index int, dir string, fs vfs.FS, reps ...wallet.Key
 		Relay:        slices.Contains(c.opts.Relays, index),
 		Reachability: reachability(slices.Contains(c.opts.Private, index)),
 	}, govMod, ledgerMod, chatMod, mktMod, leaseMod, vmMod)
-	if err := st.Provision(context.Background()); err != nil {
+	// Every goroutine of the node, and of its API server below, carries
+	// the pprof label node=nodeINDEX (node0, node1, ...), so that a CPU profile of a cluster
+	// (lattice bench network --cpuprofile) tells the nodes apart.
+	lctx := c.opts.Labels
+	if lctx == nil {
+		lctx = context.Background()
+	}
+	labels := pprof.Labels("node", "node"+strconv.Itoa(index))
+	var err error
+	pprof.Do(lctx, labels, func(ctx context.Context) { err = st.Provision(ctx) })
+	if err != nil {
 		st.Close()
 		c.t.Fatalf("nettest: start node: %v", err)
 	}
@@ -314,7 +330,7 @@ func (c *Cluster) startNode(index int, dir string, fs vfs.FS, reps ...wallet.Key
 		Reps: append([]wallet.Key{n.Key}, reps...), Stack: st, Handler: st.API()}
 	nd.API = httptest.NewUnstartedServer(st.Handler())
 	nd.API.Config.RegisterOnShutdown(st.API().StopStreams)
-	nd.API.Start()
+	pprof.Do(lctx, labels, func(context.Context) { nd.API.Start() })
 	// Stopped before the test removes dir (cleanups run last in, first
 	// out, and dir is often the test's TempDir, made just before): the
 	// host writes its known peers there as it closes.

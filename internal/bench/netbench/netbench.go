@@ -115,7 +115,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		for _, s := range steps {
 			fmt.Fprintf(cfg.Progress, "round %d: %s...\n", i+1, s.name)
 			// CPU profiles (bench network --cpuprofile) tell the steps
-			// apart by this label, and the lone node by "node=lone".
+			// apart by this label, the lone node by "node=lone" and the
+			// cluster's nodes by "node=node0" and so on.
 			var err error
 			pprof.Do(ctx, pprof.Labels("step", s.name), func(ctx context.Context) {
 				err = nettest.Run("bench-network", func(t nettest.T) error { return s.f(ctx, t) })
@@ -148,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 // node that has what the cluster had before them.
 func confirmation(ctx context.Context, t nettest.T, n int, rd *Round) error {
 	// Sync is the safety net under gossip; it need not run during a burst.
-	c := nettest.Start(t, nettest.Options{Nodes: 3, OnDisk: true, Net: ledgernet.Config{SyncInterval: 30 * time.Second}})
+	c := nettest.Start(t, nettest.Options{Nodes: 3, OnDisk: true, Net: ledgernet.Config{SyncInterval: 30 * time.Second}, Labels: ctx})
 	blocks, err := chainOfSends(c.Chains, c.Genesis, n)
 	if err != nil {
 		return err
@@ -180,7 +181,7 @@ func confirmation(ctx context.Context, t nettest.T, n int, rd *Round) error {
 // blocks posted the same way to a lone node that has what the cluster had
 // before them.
 func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, d blockload.Driver, rd *Round) error {
-	c := nettest.Start(t, nettest.Options{Nodes: 3, OnDisk: true, Net: ledgernet.Config{SyncInterval: 30 * time.Second}})
+	c := nettest.Start(t, nettest.Options{Nodes: 3, OnDisk: true, Net: ledgernet.Config{SyncInterval: 30 * time.Second}, Labels: ctx})
 	from := c.Chains.Head(c.Genesis.Address())
 	// One pair of accounts, one stream, per connection.
 	wl, err := workload.Generate(ctx, workload.Config{GenesisKey: c.Genesis, Genesis: c.Network.Genesis, From: &from,
