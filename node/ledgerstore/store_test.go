@@ -33,8 +33,10 @@ type sim struct {
 	tk  wallet.Key
 	net ledger.Hash
 	// applied counts the blocks applied, by type (and lease_settle by
-	// whether it pays out), so the test knows it exercised each.
-	applied map[string]int
+	// whether it pays out, and which payout), and rolledBack the
+	// frontiers rolled back, by the same kinds, so the test knows it
+	// exercised each.
+	applied, rolledBack map[string]int
 }
 
 func newSim(t *testing.T, dir string, seed uint64) *sim {
@@ -44,7 +46,8 @@ func newSim(t *testing.T, dir string, seed uint64) *sim {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, 1)), mem: ledger.NewMem(), st: st, now: t0, applied: map[string]int{}}
+	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, 1)), mem: ledger.NewMem(), st: st, now: t0,
+		applied: map[string]int{}, rolledBack: map[string]int{}}
 	gk, _ := wallet.KeyFromSeed(make([]byte, 32))
 	g := ledger.NewGenesis(gk.Private(), ledger.NewAmount(1e15), t0)
 	if err := st.Init(g, map[string]string{"name": "test"}); err != nil {
@@ -198,7 +201,7 @@ func (s *sim) leaseBlock(k wallet.Key, h wallet.Head) (*ledger.Block, *wallet.Ke
 				}
 				return b, nil
 			}
-			if s.rng.IntN(2) == 0 {
+			if s.rng.IntN(4) != 0 {
 				for _, ck := range s.keys {
 					if ck.Address() != r.Consumer {
 						continue
@@ -324,14 +327,26 @@ func (s *sim) step(batchSize int) {
 	defer batch.Close()
 	for range batchSize {
 		if s.rng.IntN(15) == 0 {
-			// Roll back someone's frontier in both ledgers.
+			// Roll back someone's frontier in both ledgers: an account's,
+			// or a lease account's (a settle, a bounce).
 			a := s.keys[1+s.rng.IntN(len(s.keys)-1)].Address()
+			if la := s.leaseAccounts(); len(la) > 0 && s.rng.IntN(8) == 0 {
+				a = la[s.rng.IntN(len(la))]
+			}
+			var kinds []string
+			if acct, found, _ := s.mem.Account(a); found {
+				e, _, _ := s.mem.Entry(acct.Frontier)
+				kinds = s.kinds(e.Block)
+			}
 			dm, errM := ledger.Rollback(s.mem, a)
 			ds, errS := ledger.Rollback(batch, a)
 			if (errM == nil) != (errS == nil) {
 				s.t.Fatalf("rollback disagreement: mem %v, store %v", errM, errS)
 			}
 			if errM == nil {
+				for _, k := range kinds {
+					s.rolledBack[k]++
+				}
 				s.mem.Commit(dm)
 				if err := batch.Apply(ds); err != nil {
 					s.t.Fatal(err)
@@ -355,22 +370,9 @@ func (s *sim) step(batchSize int) {
 		var fe *ledger.ForkError
 		switch {
 		case errM == nil:
-			kind := b.Type.String()
-			if b.Type == ledger.TypeLeaseSettle && !b.Amount.IsZero() {
-				kind += " paying"
-				src, _, _ := s.mem.Entry(b.Source)
-				prev, _, _ := s.mem.Entry(b.Previous)
-				second := prev != nil && prev.Block.Previous.IsZero()
-				switch {
-				case src.Block.Type == ledger.TypeSend && second && isAccept(s.mem, prev.Block.Source): // after a start
-					s.applied["early end"]++
-				case src.Block.Type == ledger.TypeSend:
-					s.applied["bounce"]++
-				case src.Block.Type == ledger.TypeLease && prev != nil && !second:
-					s.applied["remainder"]++
-				}
+			for _, k := range s.kinds(b) {
+				s.applied[k]++
 			}
-			s.applied[kind]++
 			s.mem.Commit(dm)
 			if err := batch.Apply(ds); err != nil {
 				s.t.Fatal(err)
@@ -384,6 +386,45 @@ func (s *sim) step(batchSize int) {
 	if err := batch.Commit(); err != nil {
 		s.t.Fatal(err)
 	}
+}
+
+// kinds names block b, taken in by the reference ledger (applied now,
+// or its frontier): its type, and for a lease_settle that pays out,
+// "lease_settle paying" and which payout when the stream tells them
+// apart.
+func (s *sim) kinds(b *ledger.Block) []string {
+	kinds := []string{b.Type.String()}
+	if b.Type != ledger.TypeLeaseSettle || b.Amount.IsZero() {
+		return kinds
+	}
+	kinds = append(kinds, "lease_settle paying")
+	src, _, _ := s.mem.Entry(b.Source)
+	prev, _, _ := s.mem.Entry(b.Previous)
+	second := prev != nil && prev.Block.Previous.IsZero()
+	switch {
+	case src.Block.Type == ledger.TypeSend && second && isAccept(s.mem, prev.Block.Source): // after a start
+		kinds = append(kinds, "early end")
+	case src.Block.Type == ledger.TypeSend:
+		kinds = append(kinds, "bounce")
+	case src.Block.Type == ledger.TypeLease && prev != nil && !second:
+		kinds = append(kinds, "remainder")
+	}
+	return kinds
+}
+
+// leaseAccounts are the accounts of the reference ledger's leases, in
+// the order of their leases' hashes.
+func (s *sim) leaseAccounts() []ledger.Address {
+	var as []ledger.Address
+	s.mem.States(ledger.LeaseTable, "", "", func(_ string, v []byte) error {
+		r := new(ledger.LeaseRecord)
+		if err := r.UnmarshalBinary(v); err != nil {
+			s.t.Fatal(err)
+		}
+		as = append(as, ledger.LeaseAccount(r.Hash))
+		return nil
+	})
+	return as
 }
 
 // compare checks that the store holds exactly the reference ledger.
@@ -451,7 +492,7 @@ func compare(t *testing.T, mem *ledger.Mem, st *Store) {
 }
 
 func TestStoreMatchesReference(t *testing.T) {
-	applied := map[string]int{}
+	applied, rolledBack := map[string]int{}, map[string]int{}
 	for seed := range uint64(8) {
 		s := newSim(t, t.TempDir(), seed)
 		for range 100 {
@@ -461,13 +502,22 @@ func TestStoreMatchesReference(t *testing.T) {
 		for k, n := range s.applied {
 			applied[k] += n
 		}
+		for k, n := range s.rolledBack {
+			rolledBack[k] += n
+		}
 	}
 	for _, k := range []string{"send", "receive", "claim", "lease", "lease_accept", "lease_settle", "lease_settle paying", "early end", "remainder", "bounce"} {
 		if applied[k] == 0 {
 			t.Errorf("no %s block was applied: the stream does not exercise it (%v)", k, applied)
 		}
 	}
+	for _, k := range []string{"send", "receive", "lease_settle", "lease_settle paying", "bounce"} {
+		if rolledBack[k] == 0 {
+			t.Errorf("no %s block was rolled back: the stream does not exercise it (%v)", k, rolledBack)
+		}
+	}
 	t.Logf("applied: %v", applied)
+	t.Logf("rolled back: %v", rolledBack)
 }
 
 func TestStoreSurvivesReopen(t *testing.T) {
