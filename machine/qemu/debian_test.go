@@ -69,7 +69,12 @@ func TestDebian(t *testing.T) {
 	if got := run(vm, "systemctl start lattice-growfs.service && df -B1M --output=size / | tail -1"); atoiOr0(got) < 1900 {
 		t.Errorf("root file system of %s MiB on a 2 GiB disk, want it grown", strings.TrimSpace(got))
 	}
-	run(vm, "echo kept > /root/note && sync")
+	// The machine is named by its id until it has a name of its own,
+	// which its restarts keep.
+	if got := run(vm, "hostname"); got != "deb-1\n" {
+		t.Errorf("host name %q, want deb-1", got)
+	}
+	run(vm, "echo kept > /root/note && echo mine > /etc/hostname && hostname mine && sync")
 
 	// A real ssh client, with a key the agent installs as the cloud does.
 	dir := t.TempDir()
@@ -129,8 +134,8 @@ func TestDebian(t *testing.T) {
 		t.Fatal(err)
 	}
 	running = vm
-	if got := run(vm, "cat /root/note"); got != "kept\n" {
-		t.Errorf("after a restart /root/note = %q, want kept", got)
+	if got := run(vm, "cat /root/note; hostname"); got != "kept\nmine\n" {
+		t.Errorf("after a restart /root/note and the host name = %q, want kept and mine", got)
 	}
 	// Ended from outside, the VM says so.
 	if err := syscall.Kill(qemu.PID(vm), syscall.SIGTERM); err != nil {

@@ -343,7 +343,9 @@ func writeInitramfs(dst string, ir *initramfs) error {
 // loads the modules. Then, for an image with a root file system (the
 // kernel's command line has lattice.root=DEVICE), it mounts that, moves
 // the agent disk to its /run/lattice/disk (on a tmpfs) and hands over to
-// its init (init=, default /sbin/init); otherwise (minimal) it mounts the
+// its init (init=, default /sbin/init), naming the machine
+// lattice.hostname= while its /etc/hostname is the image's placeholder;
+// otherwise (minimal) it mounts the
 // VM's disk, if any, at /data and hands over to busybox's init, which
 // keeps the agent running. Before either it mounts the agent disk at
 // /lattice/disk, its files linked into /lattice; without it the guest
@@ -385,10 +387,11 @@ fi
 # a page fault's 128 KiB each.
 echo 4096 >/sys/block/${a#/dev/}/queue/read_ahead_kb
 agentlinks /` + agentDir + `
-root= init=/sbin/init
+root= init=/sbin/init name=
 for a in $(cat /proc/cmdline); do
 	case "$a" in
 	lattice.root=*) root=${a#lattice.root=} ;;
+	lattice.hostname=*) name=${a#lattice.hostname=} ;;
 	init=*) init=${a#init=} ;;
 	esac
 done
@@ -401,6 +404,12 @@ if [ -n "$root" ]; then
 	if ! mount -t ext4 "$root" /newroot; then
 		echo "lattice: cannot mount the root file system $root"
 		poweroff -f
+	fi
+	# The machine's name until it has one of its own: a name set in the
+	# guest (or by the platform) outlives its reboots.
+	h=$(cat /newroot/etc/hostname 2>/dev/null)
+	if [ -n "$name" ] && { [ -z "$h" ] || [ "$h" = lattice-vm ]; }; then
+		echo "$name" >/newroot/etc/hostname
 	fi
 	mount -t tmpfs -o mode=0755,nosuid,nodev run /newroot/run
 	mkdir -p /newroot/run/` + agentDir + `/disk

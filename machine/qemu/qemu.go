@@ -359,7 +359,7 @@ func (d *Driver) Start(ctx context.Context, id string, spec Spec) (*VM, error) {
 			return nil, err
 		}
 		drive = diskArgs(disk, "qcow2")
-		cmdline += " lattice.root=/dev/vda systemd.hostname=" + id
+		cmdline += " lattice.root=/dev/vda lattice.hostname=" + id
 	case spec.DiskGB > 0:
 		disk, err := prepareDisk(dir, spec.DiskGB)
 		if err != nil {
