@@ -32,7 +32,8 @@ import (
 // a VM created with POST /api/compute/vms runs at the dev network's
 // provider on a lease the dev account paid for; its record names the
 // lease and the provider; a real ssh logs in through the platform's
-// tunnelled address and finds the user data's work; power off is
+// tunnelled address and finds the user data's work; reboot reboots the
+// guest in place (its provider boots it again); power off is
 // refused; when the lease ends the VM is stopped, power on leases it
 // again, and delete removes it and ends its lease early. Under the race detector the provider runs
 // minimal VMs (no SSH: the host name is checked with vm exec instead).
@@ -45,7 +46,7 @@ func TestComputeOnLeases(t *testing.T) {
 	images := vmtest.ImageDir(t) // before cleanEnv gives the test a HOME of its own
 	cleanEnv(t)
 	dir := filepath.Join(t.TempDir(), "dev")
-	leaseTerm, image := 150*time.Second, "debian-12"
+	leaseTerm, image := 240*time.Second, "debian-12"
 	if raceEnabled {
 		image = "minimal"
 	}
@@ -189,6 +190,64 @@ func TestComputeOnLeases(t *testing.T) {
 		}
 	}
 
+	// A reboot: the guest's own, then the platform's. The provider boots
+	// the guest again on its disk each time (vm show counts it) and
+	// adds the lease's access key beside the keys the platform put
+	// there; the name set by the platform stays. The platform's reboot
+	// prepares the guest again as at every boot; after the guest's own,
+	// the user's key logs in and the name is kept all the same.
+	urls := devNodeURLs(t, s)
+	awaitRestart := func(restarts int) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			var m nodewire.VM
+			decode(t, mustRun(t, "vm", "show", first, "--node", urls[len(urls)-1], "--json"), &m)
+			if m.Status == nodewire.VMRunning && m.Restarts == restarts {
+				if !strings.Contains(m.LastExit, "the guest powered off (or rebooted") {
+					t.Fatalf("the leased VM at its provider after a reboot: %+v", m)
+				}
+				return
+			}
+			if m.Status == nodewire.VMError || m.Status == nodewire.VMStopped || time.Now().After(deadline) {
+				t.Fatalf("the leased VM at its provider, waiting for restart %d: %+v", restarts, m)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	restarts := 0
+	if image == "debian-12" {
+		reboot := exec.Command(sshBin, "-i", keyFile, "-p", fmt.Sprint(v.SSH.Port), "-o", "BatchMode=yes",
+			"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+			"root@"+v.SSH.Host, "systemctl reboot")
+		reboot.Run() // the guest ends the session as it goes down
+		restarts++
+		awaitRestart(restarts)
+		if v = await(v.ID, "running", time.Second); v.Lease == nil || v.Lease.Hash != first {
+			t.Fatalf("the VM's record after a reboot in its guest: %+v", v)
+		}
+		if out := sshRun("hostname && cat /root/user-data-ran"); out != "web\nleased\n" {
+			t.Fatalf("ssh through the tunnel after a reboot in the guest: %q", out)
+		}
+	}
+	call("POST", "/api/compute/vms/"+v.ID+"/power", map[string]string{"action": "reboot"}, http.StatusAccepted, &v)
+	if v.Status != "rebooting" {
+		t.Fatalf("a leased VM's reboot: %+v", v)
+	}
+	if v = await(v.ID, "running", 3*time.Minute); v.Lease == nil || v.Lease.Hash != first {
+		t.Fatalf("the VM's record after a reboot: %+v", v)
+	}
+	restarts++
+	awaitRestart(restarts)
+	if out := mustRun(t, "vm", "exec", first, "--", "hostname").stdout; out != "web\n" {
+		t.Fatalf("vm exec hostname after a reboot: %q", out)
+	}
+	if image == "debian-12" {
+		if out := sshRun("hostname && cat /root/user-data-ran"); out != "web\nleased\n" {
+			t.Fatalf("ssh through the tunnel after a reboot: %q", out)
+		}
+	}
+
 	// Power off and the console stay with the lease: 409, clear.
 	var e struct {
 		Error struct{ Code, Message string }
@@ -234,7 +293,7 @@ func TestComputeOnLeases(t *testing.T) {
 	}
 	// Its lease was ended early: the dev account pays for the time served
 	// and gets the rest of the cost back.
-	urls := devNodeURLs(t, s)
+	urls = devNodeURLs(t, s)
 	second, node := v.Lease.Hash, urls[0]
 	deadline = time.Now().Add(time.Minute)
 	var l nodewire.Lease

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -152,7 +153,7 @@ func (m *leaseMarket) Machine(ctx context.Context, lease string) (leasedriver.Ma
 	if err != nil {
 		return leasedriver.Machine{}, err
 	}
-	out := leasedriver.Machine{Status: v.Status, Error: v.Error, Image: v.Image}
+	out := leasedriver.Machine{Status: v.Status, Error: v.Error, Image: v.Image, Restarts: v.Restarts}
 	if v.EndsAt != 0 {
 		out.EndsAt = time.UnixMilli(v.EndsAt)
 	}
@@ -169,6 +170,9 @@ func (m *leaseMarket) Exec(ctx context.Context, lease, command string) (agent.Ex
 		return agent.ExecResult{}, err
 	}
 	r, err := m.c.Exec(ctx, h, a, command)
+	if ae := (*nodeclient.APIError)(nil); errors.As(err, &ae) && ae.StatusCode == http.StatusConflict {
+		return agent.ExecResult{}, fmt.Errorf("%w: %w", leasedriver.ErrNotRunning, err)
+	}
 	if err != nil {
 		return agent.ExecResult{}, err
 	}

@@ -143,6 +143,9 @@ it asks the provider.`, "  lattice vm show $LEASE\n  lattice vm show $LEASE --js
 	fmt.Fprintf(e.stdout, "  provider  %s\n", v.Provider)
 	fmt.Fprintf(e.stdout, "  created   %s\n", msTime(v.CreatedAt))
 	fmt.Fprintf(e.stdout, "  ends      %s\n", msTime(v.EndsAt))
+	if v.Restarts > 0 {
+		fmt.Fprintf(e.stdout, "  restarts  %d, the last at %s: %s\n", v.Restarts, msTime(v.LastExitAt), v.LastExit)
+	}
 	return nil
 }
 

@@ -153,6 +153,29 @@ func TestVMCommands(t *testing.T) {
 	if !strings.Contains(stdout.String(), "forwarding "+listen) {
 		t.Fatalf("lattice tunnel said: %s", stdout.String())
 	}
+
+	// A reboot in the guest takes the command's answer with it, and the
+	// provider boots the VM again: vm show counts it.
+	wantFail(t, run(t, "vm", "exec", h, "--key", keyFile, "--node", url, "--", "reboot", "-f"), 1, "stopped during the command")
+	deadline = time.Now().Add(2 * time.Minute)
+	for {
+		var vm nodewire.VM
+		decode(t, mustRun(t, "vm", "show", h, "--node", url, "--json"), &vm)
+		if vm.Status == nodewire.VMRunning && vm.Restarts == 1 {
+			break
+		}
+		if vm.Status == nodewire.VMError || time.Now().After(deadline) {
+			t.Fatalf("the lease's VM after a reboot: %+v", vm)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	out = mustRun(t, "vm", "show", h, "--node", url).stdout
+	if !strings.Contains(out, "status    running") || !strings.Contains(out, "restarts  1, the last at ") || !strings.Contains(out, "the guest powered off (or rebooted or panicked)") {
+		t.Fatalf("vm show after a reboot:\n%s", out)
+	}
+	if r := mustRun(t, "vm", "exec", h, "--key", keyFile, "--node", url, "--", "echo", "back"); r.stdout != "back\n" {
+		t.Fatalf("vm exec after a reboot: %+v", r)
+	}
 }
 
 // TestKeySSH: lattice key ssh writes the account key as an OpenSSH key

@@ -354,6 +354,13 @@ type VM struct {
 	// EndsAt is when the lease's time is up (its attested start plus its
 	// duration), once started.
 	EndsAt int64 `json:"ends_at,omitzero"`
+	// Restarts counts the times the provider booted the machine again,
+	// on its disk, after it stopped by itself during its lease (its guest
+	// powered off, rebooted or panicked, or its QEMU died); LastExit is
+	// the last such stop's reason, at LastExitAt (Unix ms).
+	Restarts   int    `json:"restarts,omitzero"`
+	LastExit   string `json:"last_exit,omitzero"`
+	LastExitAt int64  `json:"last_exit_at,omitzero"`
 }
 
 // Resources are a VM's size.

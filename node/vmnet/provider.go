@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -268,11 +269,25 @@ func (s *Service) boot(h ledger.Hash, r *ledger.LeaseRecord) {
 			return
 		case err != nil:
 			s.log.Warn("vm boot failed", "lease", h, "err", err)
+			if rec, _ := s.recordOf(h); rec != nil && rec.Restarting {
+				// Booting again after a stop: tried again, as a stop
+				// is, up to the limit.
+				s.exited(h, "boot: "+publicReason(err))
+				s.poke()
+				return
+			}
 			s.setStatus(h, nodewire.VMError, "boot: "+publicReason(err))
 			return
 		}
 		s.log.Info("vm running", "lease", h, "boot", time.Since(start).Round(time.Millisecond))
-		if err := s.setStatus(h, nodewire.VMRunning, ""); err != nil {
+		err = s.update(h, func(c *record) {
+			c.VM.Status, c.VM.Error = nodewire.VMRunning, ""
+			if c.Restarting {
+				c.VM.Restarts++
+				c.Restarting = false
+			}
+		})
+		if err != nil {
 			s.log.Warn("vm record", "lease", h, "err", err)
 		}
 		s.wg.Go(func() { s.reap(h, m) })
@@ -282,7 +297,10 @@ func (s *Service) boot(h ledger.Hash, r *ledger.LeaseRecord) {
 // authorize lets the lease's access key log in over SSH, on an image
 // that has an SSH server, and waits until that server listens: the key is
 // an ed25519 key, so the consumer's wallet key is its SSH key too
-// (lattice key ssh writes it).
+// (lattice key ssh writes it). At every boot of the machine, the first
+// and those after a restart, it adds the key and keeps every other key
+// the consumer authorized (cloud Compute on leases puts its users' keys
+// there).
 func (s *Service) authorize(ctx context.Context, m Machine, key ledger.Address) error {
 	if !imageHasSSH(s.cfg.Image) {
 		return nil
@@ -292,8 +310,7 @@ func (s *Service) authorize(ctx context.Context, m Machine, key ledger.Address) 
 		return err
 	}
 	line := ssh.MarshalAuthorizedKey(pub)
-	res, err := m.Exec(ctx, []string{"/bin/sh", "-c", `umask 077 && mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys.new && mv /root/.ssh/authorized_keys.new /root/.ssh/authorized_keys`},
-		line, 30*time.Second)
+	res, err := m.Exec(ctx, []string{"/bin/sh", "-c", addKeyScript, "/root/.ssh"}, line, 30*time.Second)
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit code %d: %s", res.ExitCode, res.Stderr)
 	}
@@ -316,6 +333,16 @@ func (s *Service) authorize(ctx context.Context, m Machine, key ledger.Address) 
 	}
 }
 
+// addKeyScript, run by sh -c with a directory as $0 and an
+// authorized_keys line on stdin, adds the line to DIR/authorized_keys
+// unless it is there, keeping the lines before it (and ending the last
+// of them if it was not), through a new file synced and renamed into
+// place; a file it cannot read fails it, and is left as it was.
+const addKeyScript = `umask 077 && mkdir -p "$0" && k="$0/authorized_keys" && read -r line &&
+if ! grep -qxF -- "$line" "$k" 2>/dev/null; then
+	{ if [ -e "$k" ]; then cat "$k" || exit 1; fi; if [ -s "$k" ] && [ -n "$(tail -c 1 "$k")" ]; then echo; fi; printf '%s\n' "$line"; } > "$k.new" && sync "$k.new" && mv "$k.new" "$k"
+fi`
+
 func imageHasSSH(name string) bool {
 	for _, img := range qemu.Images() {
 		if img.Name == name {
@@ -325,8 +352,10 @@ func imageHasSSH(name string) bool {
 	return false
 }
 
-// reap waits for machine m to exit and records an exit nobody asked for
-// as an error.
+// reap waits for machine m to exit. An exit nobody asked for (its guest
+// powered off, rebooted or panicked, which QEMU's -no-reboot makes alike,
+// or QEMU died) leaves the machine to be booted again on its disk by the
+// next pass, as long as its lease runs (exited).
 func (s *Service) reap(h ledger.Hash, m Machine) {
 	select {
 	case <-s.ctx.Done():
@@ -334,12 +363,11 @@ func (s *Service) reap(h ledger.Hash, m Machine) {
 	case <-m.Done():
 	}
 	s.mu.Lock()
-	if s.machines[h] != m {
-		s.mu.Unlock()
+	ours := s.machines[h] == m
+	s.mu.Unlock()
+	if !ours {
 		return // stopped on purpose (stop took it out first)
 	}
-	delete(s.machines, h)
-	s.mu.Unlock()
 	// The log has the whole story; the record, which every node serves
 	// without a credential, its first line.
 	reason, public := "the machine exited", "the machine exited"
@@ -348,14 +376,68 @@ func (s *Service) reap(h ledger.Hash, m Machine) {
 		reason, public = err.Error(), publicReason(err)
 	}
 	if errors.Is(err, qemu.ErrGuestStopped) {
-		// Most often its user powered it off (lattice compute rm does):
-		// news, not a fault of the provider's.
+		// Most often its user powered it off or rebooted it: news, not a
+		// fault of the provider's.
 		s.log.Info("vm stopped by its guest", "lease", h, "err", reason)
 	} else {
 		s.log.Warn("vm exited unasked", "lease", h, "err", reason)
 	}
-	s.setStatus(h, nodewire.VMError, public)
+	// The machine stays in s.machines while its record changes, so that
+	// a pass meanwhile finds it busy (and stops it if its lease is over)
+	// rather than booting it, or recording it stopped, under the change.
+	s.exited(h, public)
+	s.mu.Lock()
+	if s.machines[h] == m {
+		delete(s.machines, h)
+	}
+	s.mu.Unlock()
+	s.poke() // the next pass boots it again, or stops it if its lease is over
 }
+
+// exited records that lease h's machine stopped by itself (reap), or
+// failed to boot again after it did (boot), for reason public. While its
+// lease runs it is booted again by the next pass: a lease's machine is
+// its consumer's for the lease's whole term, and the provider has no
+// power button to offer. The RestartLimit+1st such stop within
+// RestartWindow leaves it in error. A record that a pass stopped
+// meanwhile (the lease is over, or rolled back) keeps its status.
+func (s *Service) exited(h ledger.Hash, public string) {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	exits := recent(append(s.exits[h], now), now)
+	s.exits[h] = exits
+	s.mu.Unlock()
+	err := s.update(h, func(c *record) {
+		c.VM.LastExit, c.VM.LastExitAt = public, now.UnixMilli()
+		if c.VM.Status != nodewire.VMRunning && c.VM.Status != nodewire.VMProvisioning || c.RolledBackAt != 0 {
+			c.Restarting = false
+			return
+		}
+		if len(exits) > RestartLimit {
+			c.VM.Status, c.VM.Error = nodewire.VMError, fmt.Sprintf("%s (it stopped by itself %d times within %s, so it is not booted again)",
+				public, len(exits), RestartWindow)
+			c.Restarting = false
+			return
+		}
+		c.VM.Status, c.VM.Error, c.Restarting = nodewire.VMProvisioning, "", true
+	})
+	if err != nil {
+		s.log.Warn("vm record", "lease", h, "err", err)
+	}
+}
+
+// recent is exits without those RestartWindow or more before now.
+func recent(exits []time.Time, now time.Time) []time.Time {
+	return slices.DeleteFunc(exits, func(t time.Time) bool { return now.Sub(t) >= RestartWindow })
+}
+
+// RestartLimit is how many times a lease's machine that stops by itself
+// is booted again within RestartWindow; the count lives in the provider
+// node's memory, so the node's restart starts it again.
+const RestartLimit = 3
+
+// RestartWindow is how far back the stops RestartLimit counts go.
+const RestartWindow = 10 * time.Minute
 
 // publicReason is what a VM record, which any node serves to anyone,
 // says of err: its first line, without the tails of the guest's console

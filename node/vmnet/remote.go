@@ -574,8 +574,8 @@ func (s *Service) execLocal(ctx context.Context, c Call) (nodewire.ExecResult, e
 			Stderr: fmt.Sprintf("lattice: the guest did not answer within %s", s.cfg.ExecTimeout+execGrace)}, nil
 	}
 	if err != nil {
-		// A command that powers the guest off (poweroff -f, as Compute on
-		// leases sends before a delete) loses its answer with the guest:
+		// A command that powers the guest off or reboots it (as Compute
+		// on leases' reboot does) loses its answer with the guest:
 		// that is the VM going away, not a fault of this node.
 		select {
 		case <-m.Done():

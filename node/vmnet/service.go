@@ -126,6 +126,9 @@ type Service struct {
 	booting  map[ledger.Hash]context.CancelFunc
 	stopping map[ledger.Hash]bool
 	inUse    map[ledger.Hash]*use // tunnels and commands under way
+	// exits are the times each lease's machine stopped by itself within
+	// the last RestartWindow (reap): past RestartLimit it stays down.
+	exits map[ledger.Hash][]time.Time
 
 	kick   chan struct{}
 	ctx    context.Context
@@ -151,6 +154,9 @@ type record struct {
 	// ledger (a fork went the other way): the machine is stopped, and its
 	// files are deleted Retain later unless the accept comes back.
 	RolledBackAt int64 `json:"rolled_back_at,omitzero"`
+	// Restarting is set while the machine, which stopped by itself, is
+	// to be booted again: its boot then counts in VM.Restarts.
+	Restarting bool `json:"restarting,omitzero"`
 }
 
 // Errors the API answers with their own status.
@@ -207,7 +213,8 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		guard:   access.NewGuard(cfg.Node.Network.Genesis.Hash, cfg.Now),
 		records: map[ledger.Hash]*record{}, machines: map[ledger.Hash]Machine{},
 		booting: map[ledger.Hash]context.CancelFunc{}, stopping: map[ledger.Hash]bool{}, inUse: map[ledger.Hash]*use{},
-		kick: make(chan struct{}, 1)}
+		exits: map[ledger.Hash][]time.Time{},
+		kick:  make(chan struct{}, 1)}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -384,6 +391,7 @@ func (s *Service) forget(h ledger.Hash) error {
 	}
 	s.mu.Lock()
 	delete(s.records, h)
+	delete(s.exits, h)
 	s.mu.Unlock()
 	return nil
 }

@@ -75,21 +75,28 @@ func (n *vmNet) access(k wallet.Key) nodeclient.Access {
 // waitVM waits until node i reports lease h's VM in status.
 func (n *vmNet) waitVM(i int, h ledger.Hash, status string, timeout time.Duration) nodewire.VM {
 	n.t.Helper()
+	return n.waitVMWhere(i, h, status, timeout, func(v nodewire.VM) bool { return v.Status == status })
+}
+
+// waitVMWhere waits until node i serves lease h's VM as ok says, failing
+// at once on a VM in error unless want is error.
+func (n *vmNet) waitVMWhere(i int, h ledger.Hash, want string, timeout time.Duration, ok func(nodewire.VM) bool) nodewire.VM {
+	n.t.Helper()
 	var vm nodewire.VM
 	deadline := time.Now().Add(timeout)
 	for {
 		v, err := n.clients[i].VM(context.Background(), h)
-		if err == nil && v.Status == status {
+		if err == nil && ok(v) {
 			return v
 		}
 		if err == nil {
 			vm = v
-			if v.Status == nodewire.VMError && status != nodewire.VMError {
+			if v.Status == nodewire.VMError && want != nodewire.VMError {
 				n.t.Fatalf("node %d: VM of %s failed: %s", i, h, v.Error)
 			}
 		}
 		if time.Now().After(deadline) {
-			n.t.Fatalf("node %d: VM of %s not %s after %s: %+v (%v)", i, h, status, timeout, vm, err)
+			n.t.Fatalf("node %d: VM of %s not %s after %s: %+v (%v)", i, h, want, timeout, vm, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -356,16 +363,50 @@ func TestProviderVMs(t *testing.T) {
 
 	t.Run("poweroff", func(t *testing.T) {
 		// A command that powers its guest off loses its answer with the
-		// guest (Compute on leases sends one before a delete): the caller
-		// hears that the VM stopped, a 409, not an internal error.
+		// guest: the caller hears that the VM stopped, a 409, not an
+		// internal error.
 		l := n.Lease(n.consumer, n.Nodes[2].ProviderKey.Address(), n.owner.Address(),
 			market.Request{VCPUs: 1, MemoryMB: 512, DiskGB: 5, Duration: 600})
 		if _, err := n.clients[0].Submit(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 		n.waitVM(2, l.Hash, nodewire.VMRunning, 2*time.Minute)
+		if code, msg := n.execNow(t, l.Hash, "echo kept > /data/note && sync"); code != http.StatusOK {
+			t.Fatalf("writing to the VM's disk: %d %s", code, msg)
+		}
 		if code, msg := n.execNow(t, l.Hash, "poweroff -f"); code != http.StatusConflict || !strings.Contains(msg, "stopped during the command") {
 			t.Fatalf("exec of poweroff -f: %d %s", code, msg)
+		}
+		// The lease runs on, and so does its machine: booted again on its
+		// disk, RestartLimit times within RestartWindow, then left in
+		// error. (reboot -f is the same exit under -no-reboot.)
+		for i := 1; ; i++ {
+			vm := n.waitVMWhere(2, l.Hash, fmt.Sprintf("running after %d restarts", i), 2*time.Minute, func(v nodewire.VM) bool {
+				return v.Status == nodewire.VMRunning && v.Restarts == i
+			})
+			if !strings.Contains(vm.LastExit, "the guest powered off") || vm.LastExitAt == 0 || vm.Error != "" {
+				t.Fatalf("VM booted again after its guest's poweroff: %+v", vm)
+			}
+			if code, msg := n.execNow(t, l.Hash, "cat /data/note"); code != http.StatusOK || !strings.Contains(msg, "kept") {
+				t.Fatalf("the VM's disk after restart %d: %d %s", i, code, msg)
+			}
+			command := "poweroff -f"
+			if i%2 == 1 {
+				command = "reboot -f"
+			}
+			if code, msg := n.execNow(t, l.Hash, command); code != http.StatusConflict {
+				t.Fatalf("exec of %s: %d %s", command, code, msg)
+			}
+			if i == vmnet.RestartLimit {
+				break
+			}
+		}
+		vm := n.waitVM(2, l.Hash, nodewire.VMError, 2*time.Minute)
+		if want := fmt.Sprintf("stopped by itself %d times within 10m0s", vmnet.RestartLimit+1); !strings.Contains(vm.Error, want) || vm.Restarts != vmnet.RestartLimit {
+			t.Fatalf("VM after %d stops by itself: %+v, want error %q", vmnet.RestartLimit+1, vm, want)
+		}
+		if code, msg := n.execNow(t, l.Hash, "true"); code != http.StatusConflict || !strings.Contains(msg, "not running") {
+			t.Fatalf("exec on a VM left in error: %d %s", code, msg)
 		}
 	})
 }

@@ -62,6 +62,9 @@ type Machine struct {
 	Error  string
 	Image  string
 	EndsAt time.Time
+	// Restarts counts the provider's boots of the machine after its guest
+	// stopped by itself (a reboot in it).
+	Restarts int
 }
 
 // Market is what the driver needs of the ledger network, acting for the
@@ -77,7 +80,8 @@ type Market interface {
 	// Machine reports the VM of lease; ErrUnknown when no provider
 	// runs one for it (yet).
 	Machine(ctx context.Context, lease string) (Machine, error)
-	// Exec runs command, a /bin/sh command line, in lease's VM.
+	// Exec runs command, a /bin/sh command line, in lease's VM;
+	// ErrNotRunning when the VM is not running or stopped during it.
 	Exec(ctx context.Context, lease, command string) (agent.ExecResult, error)
 	// Dial opens a byte stream to port of lease's VM, through the network.
 	Dial(ctx context.Context, lease string, port int) (net.Conn, error)
@@ -102,6 +106,10 @@ const OfferWait = 2 * time.Minute
 // ErrUnknown is a Market's answer for a lease whose VM no provider
 // reports.
 var ErrUnknown = errors.New("leasedriver: no VM for this lease")
+
+// ErrNotRunning is a Market's Exec answer for a VM that is not running,
+// or stopped during the command (one that powers it off or reboots it).
+var ErrNotRunning = errors.New("leasedriver: the VM is not running")
 
 // Config configures a Driver.
 type Config struct {
@@ -424,9 +432,8 @@ func (d *Driver) settle(ctx context.Context, lease string) {
 // Delete forgets VM id's lease. A lease still running is ended early
 // (the platform pays for the time served, and the rest of the cost comes
 // back to its account), whatever its VM's state: the provider's node
-// makes the early end and stops the VM. Only when the notice cannot be
-// sent is a running guest powered off from here. A lease that is over is
-// settled.
+// makes the early end and stops the VM; when the notice cannot be sent,
+// Delete fails and forgets nothing. A lease that is over is settled.
 func (d *Driver) Delete(id string) error {
 	l, ok := d.leaseOf(id)
 	if !ok {
@@ -434,18 +441,14 @@ func (d *Driver) Delete(id string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// The early end stops the VM at its provider within seconds. Only
-	// when it cannot be had is the guest powered off from here, so that
-	// nothing of the tenant's runs on: a guest that powers off while its
-	// lease runs is a failed machine to its provider.
+	// The early end stops the VM at its provider within seconds. Nothing
+	// else here could: a lease's machine runs its whole term, booted
+	// again if its guest powers off.
 	switch ending, err := d.cfg.Market.End(ctx, l.Hash); {
 	case err != nil:
-		d.log.Warn("lease not ended early: it runs to its term, unused; `lattice lease end` with the platform's key ends it", "lease", l.Hash, "err", err)
-		if st, err := d.cfg.Market.Machine(ctx, l.Hash); err == nil && st.Status == "running" {
-			// The guest's poweroff ends the agent's answer: its error
-			// says nothing.
-			d.cfg.Market.Exec(ctx, l.Hash, "poweroff -f")
-		}
+		// The VM is not forgotten while it runs: the delete fails, and
+		// may be asked again.
+		return fmt.Errorf("lease %s not ended early (its VM runs on at its provider; delete again, or `lattice lease end %s` with the platform's key): %w", l.Hash, l.Hash, err)
 	case !ending:
 		d.settle(ctx, l.Hash) // not running: its refund or its end, if due
 	}
@@ -467,14 +470,80 @@ func (d *Driver) Images() []computerules.Image { return []computerules.Image{d.c
 func (d *Driver) Accel() string { return "lease" }
 
 // CheckPower refuses what a lease cannot do: a leased VM runs until its
-// lease ends, so it cannot be powered off or rebooted from here; power
-// on gives a VM whose lease has ended a new one.
+// lease ends, so it cannot be powered off from here; power on gives a
+// VM whose lease has ended a new one, and reboot reboots its guest
+// (Reboot).
 func (d *Driver) CheckPower(action string) error {
-	switch action {
-	case computerules.Off, computerules.Reboot:
+	if action == computerules.Off {
 		return fmt.Errorf("%w: a VM on a lease runs until its lease ends; delete it to give it up, or power it on once its lease has ended to lease it again", computerules.ErrState)
 	}
 	return nil
+}
+
+// RebootCommand is what Reboot runs in the guest: systemd's clean
+// reboot, or busybox's where there is no systemd (minimal).
+const RebootCommand = "systemctl reboot 2>/dev/null || reboot"
+
+// Reboot reboots m's guest in place and returns once its provider runs
+// it again: the guest's reboot stops the machine, and its provider boots
+// it again on its disk (a lease's machine is its consumer's for the
+// lease's whole term), counting it in the VM's restarts. A lease that
+// ends meanwhile is vmhost.ErrEnded.
+func (d *Driver) Reboot(ctx context.Context, vm vmhost.Machine) error {
+	m, ok := vm.(*machine)
+	if !ok {
+		return fmt.Errorf("leasedriver: not a leased machine: %T", vm)
+	}
+	// A VM its provider is booting again (its guest rebooted itself) is
+	// waited for first.
+	before, err := d.awaitMachine(ctx, m, func(st Machine) bool { return st.Status == "running" })
+	if err != nil {
+		return err
+	}
+	res, err := d.cfg.Market.Exec(ctx, m.lease.Hash, RebootCommand)
+	switch {
+	case errors.Is(err, ErrNotRunning), err == nil && (res.ExitCode == 0 || res.TimedOut):
+		// Going down: its answer given first, or lost with it.
+	case err != nil:
+		return fmt.Errorf("asking the guest to reboot: %w", err)
+	default:
+		return fmt.Errorf("the guest's reboot exited %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	_, err = d.awaitMachine(ctx, m, func(st Machine) bool { return st.Status == "running" && st.Restarts > before.Restarts })
+	return err
+}
+
+// awaitMachine asks the provider about m's VM until done says so of its
+// answer, polling five times as often as the watch does. A VM stopped or
+// gone is vmhost.ErrEnded; one in error, an error with the provider's
+// reason.
+func (d *Driver) awaitMachine(ctx context.Context, m *machine, done func(Machine) bool) (Machine, error) {
+	t := time.NewTicker(max(d.cfg.Poll/5, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		st, err := d.cfg.Market.Machine(ctx, m.lease.Hash)
+		switch {
+		case err == nil && done(st):
+			return st, nil
+		case err == nil && st.Status == "stopped":
+			return st, fmt.Errorf("%w: lease %s ended", vmhost.ErrEnded, m.lease.Hash)
+		case err == nil && st.Status == "error":
+			return st, fmt.Errorf("the provider reports its VM in error: %s", st.Error)
+		case errors.Is(err, ErrUnknown):
+			return st, fmt.Errorf("%w: no provider reports the VM any more", vmhost.ErrEnded)
+		}
+		// Otherwise booting, or the node away: look again.
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("waiting for the provider's VM (last status %q): %w", st.Status, ctx.Err())
+		case <-m.done:
+			if err := m.Err(); err != nil {
+				return st, err
+			}
+			return st, errors.New("the platform let go of the VM")
+		case <-t.C:
+		}
+	}
 }
 
 // machine is a leased VM as the host sees it.
@@ -658,5 +727,6 @@ func (m *machine) SSHAddr() string {
 var (
 	_ vmhost.Driver       = (*Driver)(nil)
 	_ vmhost.Placer       = (*Driver)(nil)
+	_ vmhost.Rebooter     = (*Driver)(nil)
 	_ vmhost.PowerChecker = (*Driver)(nil)
 )

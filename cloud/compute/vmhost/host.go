@@ -74,6 +74,15 @@ type PowerChecker interface {
 	CheckPower(action string) error
 }
 
+// Rebooter is a Driver that reboots a running machine in place, its
+// guest's own reboot, instead of the host's stop and boot: a leased VM
+// (its provider boots the guest again on its disk; stopping it would
+// give up the lease's machine). Reboot returns once the guest runs
+// again.
+type Rebooter interface {
+	Reboot(ctx context.Context, m Machine) error
+}
+
 // Placement is where a VM runs when it is not on this host: the lease
 // it runs on and the provider that runs it.
 type Placement struct {
@@ -264,6 +273,15 @@ func (h *Host) act(ctx context.Context, id string) {
 		h.stop(id, log)
 		h.set(id, computerules.Stopping, computerules.Stopped, "", log)
 	case computerules.Rebooting:
+		if rb, ok := h.drv.(Rebooter); ok {
+			h.mu.Lock()
+			m := h.machines[id]
+			h.mu.Unlock()
+			if m != nil {
+				h.reboot(ctx, v, rb, m, log)
+				return
+			}
+		}
 		h.stop(id, log)
 		h.boot(ctx, v, log)
 	case computerules.Deleting:
@@ -278,6 +296,40 @@ func (h *Host) act(ctx context.Context, id string) {
 			return
 		}
 		log.Info("vm deleted")
+	}
+}
+
+// reboot reboots v's machine m in place (Rebooter), prepares the guest
+// as every boot does, and records it running again, or in error with the
+// reason.
+func (h *Host) reboot(ctx context.Context, v computestore.VM, rb Rebooter, m Machine, log *slog.Logger) {
+	rctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	began := time.Now()
+	err := rb.Reboot(rctx, m)
+	if err == nil {
+		err = h.prepare(rctx, m, v)
+	}
+	if err == nil && m.SSHAddr() != "" {
+		err = awaitSSH(rctx, m.SSHAddr(), m.Done())
+	}
+	if err != nil {
+		if ctx.Err() != nil || h.shuttingDown() {
+			return
+		}
+		h.stop(v.ID, log) // as a failed boot is: power on starts afresh
+		if errors.Is(err, ErrEnded) {
+			if h.set(v.ID, computerules.Rebooting, computerules.Stopped, strings.TrimPrefix(err.Error(), ErrEnded.Error()+": "), log) {
+				log.Info("vm's term ended while it rebooted", "reason", err)
+			}
+			return
+		}
+		log.Error("vm reboot failed", "err", err)
+		h.set(v.ID, computerules.Rebooting, computerules.Error, "reboot failed: "+err.Error(), log)
+		return
+	}
+	if h.set(v.ID, computerules.Rebooting, computerules.Running, "", log) {
+		log.Info("vm rebooted", "took", time.Since(began).Round(time.Millisecond))
 	}
 }
 
