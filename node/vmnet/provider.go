@@ -185,7 +185,19 @@ func (s *Service) step(ctx context.Context, h ledger.Hash) error {
 			return err
 		}
 	}
-	returned := rec != nil && rec.RolledBackAt != 0 // the fork turned back
+	// The machine comes back when what stopped it is gone from the
+	// ledger: its accept (RolledBackAt), or the settlement that ended its
+	// lease (a machine stopped while its lease runs: a stop is only ever
+	// for an accept rolled back, a settlement or the lease's time up,
+	// and the last two are not the case here). A settlement goes when the
+	// consumer's notice that ended the lease early loses a fork to
+	// another block of the consumer's: the lease runs on, paid for, and
+	// its machine with it, on its disk, which is deleted only once a
+	// settlement is confirmed.
+	returned := rec != nil && !rec.Deleted && (rec.RolledBackAt != 0 || rec.VM.Status == nodewire.VMStopped)
+	if returned && !busy {
+		s.log.Info("vm booted again: what stopped it was rolled back by a fork", "lease", h)
+	}
 	err = s.update(h, func(c *record) {
 		if r.Stage == ledger.StageActive {
 			c.VM.EndsAt = r.End()

@@ -4,6 +4,7 @@
 //   - a provider node boots a VM for each lease that names it once the
 //     lease's accept is confirmed (provisioning, then running), stops it
 //     when the lease's time is up or its end or refund is in (stopped),
+//     boots it again if a fork takes that end away while the lease runs,
 //     and deletes the machine's files once that settlement is confirmed,
 //     keeping the record for Retain; records are durable and are brought
 //     back in line with the ledger after a restart;

@@ -29,6 +29,7 @@ import (
 	"github.com/latticenet/lattice/node/nodeclient"
 	"github.com/latticenet/lattice/node/nodewire"
 	"github.com/latticenet/lattice/node/vmnet"
+	"github.com/latticenet/lattice/statechain"
 	"github.com/latticenet/lattice/wallet"
 )
 
@@ -417,4 +418,98 @@ func TestProviderVMs(t *testing.T) {
 func TestMain(m *testing.M) {
 	agent.ServeIfAsked()
 	os.Exit(openapitest.Node.Covered(m.Run(), "/vms", "/tunnel"))
+}
+
+// TestVMBackWhenItsEndRollsBack: a consumer's notice ends its lease early
+// on the provider's side of a partition and the provider stops the
+// machine; the other side confirms another block of the consumer's in the
+// notice's place, so when the partition heals the notice and the end lose
+// the fork: the lease runs on, paid for, and its machine boots again on
+// its disk, until its own term.
+func TestVMBackWhenItsEndRollsBack(t *testing.T) {
+	n := newVMNet(t)
+	ctx := context.Background()
+	// The committee is the provider node's timekeeper alone, so that the
+	// provider can end the lease on its side of the partition.
+	n.Govern("timekeepers", statechain.TimekeepersValue([]ledger.Address{n.Nodes[2].TimekeeperKey.Address()}))
+	n.WaitCommitteeHeard(1, 20*time.Second)
+	// Node 2's representative gives half its weight to node 0's, so that
+	// nodes 0 and 1 hold more than two thirds of the supply (a quorum)
+	// without it: the fork below is theirs to decide.
+	give := n.Must(n.Chains.Send(n.Nodes[2].N.Key, n.Genesis.Address(), 500_000_000_000))
+	take := n.Must(n.Chains.Receive(n.Genesis, give, ledger.Address{}))
+	n.Submit(0, give, take)
+	n.WaitConfirmed(take.Hash, 20*time.Second)
+	lease := n.Lease(n.consumer, n.Nodes[2].ProviderKey.Address(), n.owner.Address(),
+		market.Request{VCPUs: 1, MemoryMB: 512, DiskGB: 5, Duration: 600})
+	if _, err := n.clients[0].Submit(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	h := lease.Hash
+	n.waitVM(2, h, nodewire.VMRunning, 2*time.Minute)
+	if code, msg := n.execNow(t, h, "echo kept > /data/note && sync"); code != http.StatusOK {
+		t.Fatalf("writing to the VM's disk: %d %s", code, msg)
+	}
+	term, err := n.clients[2].Lease(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.WaitFor("the consumer's latest block confirmed", 20*time.Second, func(i int) bool {
+		acct, _, _ := n.Nodes[i].N.Store.Account(n.consumer.Address())
+		return n.Confirmed(i, acct.Frontier)
+	})
+
+	// The partition: the provider's node alone (a sixth of the weight:
+	// it confirms nothing), the notice on its side, another send of the
+	// consumer's in the notice's place on the other, which confirms it.
+	apart := func(i int, js ...int) {
+		for _, j := range js {
+			n.Nodes[i].Host.Isolate(n.Nodes[j].Host.ID())
+		}
+	}
+	apart(2, 0, 1)
+	apart(0, 2)
+	apart(1, 2)
+	head := n.Head(0, n.consumer.Address())
+	at := n.clock.now().UnixMilli()
+	notice := n.Finish(n.Must(wallet.Send(head, ledger.LeaseAccount(h), ledger.NewAmount(1), ledger.Native, at)), n.consumer)
+	other := n.Finish(n.Must(wallet.Send(head, n.owner.Address(), ledger.NewAmount(1), ledger.Native, at)), n.consumer)
+	if _, err := n.clients[2].Submit(ctx, notice); err != nil {
+		t.Fatalf("the notice at the provider's node: %v", err)
+	}
+	if _, err := n.clients[0].Submit(ctx, other); err != nil {
+		t.Fatalf("the other send at node 0: %v", err)
+	}
+	if vm := n.waitVM(2, h, nodewire.VMStopped, time.Minute); vm.EndsAt >= term.EndsAt {
+		t.Fatalf("the VM stopped by the early end: %+v, want it to end before the term's %d", vm, term.EndsAt)
+	}
+	if l, err := n.clients[2].Lease(ctx, h); err != nil || l.Status != "ended" || l.NoticeHash != notice.Hash || l.Confirmed {
+		t.Fatalf("the lease on the provider's side: %+v %v, want ended by the notice, unconfirmed", l, err)
+	}
+
+	n.WaitFor("the other send confirmed on nodes 0 and 1", 30*time.Second, func(i int) bool {
+		return i == 2 || n.Confirmed(i, other.Hash)
+	})
+
+	// The heal: the provider's node learns of the confirmed send and
+	// rolls back the notice, and the end with it.
+	for _, nd := range n.Nodes {
+		nd.Host.Heal()
+	}
+	n.WaitFor("the other send confirmed everywhere, the notice gone", time.Minute, func(i int) bool {
+		_, found, _ := n.Nodes[i].N.Store.Entry(notice.Hash)
+		return !found && n.Confirmed(i, other.Hash)
+	})
+	n.WaitFor("the lease active again everywhere", 30*time.Second, func(i int) bool {
+		l, err := n.clients[i].Lease(ctx, h)
+		return err == nil && l.Status == "active" && l.NoticeHash == (ledger.Hash{}) && l.EndTime == 0
+	})
+	vm := n.waitVM(2, h, nodewire.VMRunning, 2*time.Minute)
+	if vm.EndsAt != term.EndsAt || vm.Error != "" {
+		t.Fatalf("the VM after its end was rolled back: %+v, want running to the term's %d", vm, term.EndsAt)
+	}
+	if code, msg := n.execNow(t, h, "cat /data/note"); code != http.StatusOK || !strings.Contains(msg, "kept") {
+		t.Fatalf("the VM's disk after its end was rolled back: %d %s", code, msg)
+	}
+	n.Audit()
 }
