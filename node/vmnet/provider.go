@@ -193,8 +193,10 @@ func (s *Service) step(ctx context.Context, h ledger.Hash) error {
 	// consumer's notice that ended the lease early loses a fork to
 	// another block of the consumer's: the lease runs on, paid for, and
 	// its machine with it, on its disk, which is deleted only once a
-	// settlement is confirmed.
-	returned := rec != nil && !rec.Deleted && (rec.RolledBackAt != 0 || rec.VM.Status == nodewire.VMStopped)
+	// settlement is confirmed. A machine in error stays so: what failed
+	// it was not the fork.
+	returned := rec != nil && !rec.Deleted && rec.VM.Status != nodewire.VMError &&
+		(rec.RolledBackAt != 0 || rec.VM.Status == nodewire.VMStopped)
 	if returned && !busy {
 		s.log.Info("vm booted again: what stopped it was rolled back by a fork", "lease", h)
 	}
@@ -202,8 +204,11 @@ func (s *Service) step(ctx context.Context, h ledger.Hash) error {
 		if r.Stage == ledger.StageActive {
 			c.VM.EndsAt = r.End()
 		}
+		c.RolledBackAt = 0 // accepted and live: nothing is rolled back
 		if returned {
-			c.RolledBackAt, c.VM.Status, c.VM.Error = 0, nodewire.VMProvisioning, ""
+			// A boot of its own, not a restart after its guest's exit
+			// (which a stop between the exit and the boot cut short).
+			c.VM.Status, c.VM.Error, c.Restarting = nodewire.VMProvisioning, "", false
 		}
 	})
 	if err != nil {

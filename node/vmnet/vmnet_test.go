@@ -450,10 +450,12 @@ func TestVMBackWhenItsEndRollsBack(t *testing.T) {
 	if code, msg := n.execNow(t, h, "echo kept > /data/note && sync"); code != http.StatusOK {
 		t.Fatalf("writing to the VM's disk: %d %s", code, msg)
 	}
-	term, err := n.clients[2].Lease(ctx, h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var term nodewire.Lease
+	n.WaitFor("the lease started everywhere", 20*time.Second, func(i int) bool {
+		l, err := n.clients[i].Lease(ctx, h)
+		term = l
+		return err == nil && l.Status == "active" && l.EndsAt != 0
+	})
 	n.WaitFor("the consumer's latest block confirmed", 20*time.Second, func(i int) bool {
 		acct, _, _ := n.Nodes[i].N.Store.Account(n.consumer.Address())
 		return n.Confirmed(i, acct.Frontier)
@@ -505,7 +507,7 @@ func TestVMBackWhenItsEndRollsBack(t *testing.T) {
 		return err == nil && l.Status == "active" && l.NoticeHash == (ledger.Hash{}) && l.EndTime == 0
 	})
 	vm := n.waitVM(2, h, nodewire.VMRunning, 2*time.Minute)
-	if vm.EndsAt != term.EndsAt || vm.Error != "" {
+	if vm.EndsAt != term.EndsAt || vm.Error != "" || vm.Restarts != 0 {
 		t.Fatalf("the VM after its end was rolled back: %+v, want running to the term's %d", vm, term.EndsAt)
 	}
 	if code, msg := n.execNow(t, h, "cat /data/note"); code != http.StatusOK || !strings.Contains(msg, "kept") {
