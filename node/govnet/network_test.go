@@ -139,15 +139,9 @@ func TestConflictHaltsEverywhere(t *testing.T) {
 func TestPartitionedConflictHalts(t *testing.T) {
 	c, keys := cluster(t)
 	ctx := context.Background()
-	ids := func(is ...int) (out []peer.ID) {
-		for _, i := range is {
-			out = append(out, c.Nodes[i].Host.ID())
-		}
-		return out
-	}
-	c.Nodes[2].Host.Isolate(ids(0, 1)...)
-	c.Nodes[0].Host.Isolate(ids(2)...)
-	c.Nodes[1].Host.Isolate(ids(2)...)
+	c.Nodes[2].Host.Isolate(c.PeerIDs(0, 1)...)
+	c.Nodes[0].Host.Isolate(c.PeerIDs(2)...)
+	c.Nodes[1].Host.Isolate(c.PeerIDs(2)...)
 	g0 := c.Nodes[0].Gov.Tip()
 	a := signed(c, g0, statechain.OpSet, "x.side", `"a"`, keys[0], keys[1])
 	b := signed(c, g0, statechain.OpSet, "x.side", `"b"`, keys[1], keys[2])

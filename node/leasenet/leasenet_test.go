@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/peer"
-
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/node/leasenet"
@@ -363,9 +361,9 @@ func TestAttestationRequests(t *testing.T) {
 // waits for its refund because its committee was asked at different times.
 func TestLateTimekeeperStillStarts(t *testing.T) {
 	n := newLeaseNet(t)
-	n.Nodes[1].Host.Isolate(ids(n.Cluster, 0, 2)...)
-	n.Nodes[0].Host.Isolate(ids(n.Cluster, 1)...)
-	n.Nodes[2].Host.Isolate(ids(n.Cluster, 1)...)
+	n.Nodes[1].Host.Isolate(n.PeerIDs(0, 2)...)
+	n.Nodes[0].Host.Isolate(n.PeerIDs(1)...)
+	n.Nodes[2].Host.Isolate(n.PeerIDs(1)...)
 	lease := n.lease(market.Request{VCPUs: 1, MemoryMB: 512, DiskGB: 5, Duration: 60})
 	n.Submit(0, lease)
 	if _, err := n.clients[1].RequestAttestation(context.Background(), lease.Hash, "start"); !isStatus(err, http.StatusNotFound) {
@@ -390,13 +388,6 @@ func TestLateTimekeeperStillStarts(t *testing.T) {
 }
 
 // ids are the peer ids of c's nodes is.
-func ids(c *nettest.Cluster, is ...int) (out []peer.ID) {
-	for _, i := range is {
-		out = append(out, c.Nodes[i].Host.ID())
-	}
-	return out
-}
-
 func isStatus(err error, code int) bool {
 	var ae *nodeclient.APIError
 	return errors.As(err, &ae) && ae.StatusCode == code
@@ -465,9 +456,9 @@ func TestLeaseForkPartitionAndLateNode(t *testing.T) {
 
 	// The partition: node 2 (the provider, and a third of the weight and
 	// of the committee) apart from nodes 0 and 1.
-	n.Nodes[2].Host.Isolate(ids(n.Cluster, 0, 1)...)
-	n.Nodes[0].Host.Isolate(ids(n.Cluster, 2)...)
-	n.Nodes[1].Host.Isolate(ids(n.Cluster, 2)...)
+	n.Nodes[2].Host.Isolate(n.PeerIDs(0, 1)...)
+	n.Nodes[0].Host.Isolate(n.PeerIDs(2)...)
+	n.Nodes[1].Host.Isolate(n.PeerIDs(2)...)
 	during := n.lease(market.Request{VCPUs: 1, MemoryMB: 512, DiskGB: 5, Duration: 60})
 	if _, err := n.clients[0].Submit(ctx, during); err != nil {
 		t.Fatalf("a lease during the partition: %v", err)

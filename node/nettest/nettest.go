@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/machine/qemu"
@@ -387,6 +388,16 @@ func (c *Cluster) Open(k wallet.Key, amount uint64) *ledger.Block {
 	c.Submit(0, fund, open)
 	c.WaitConfirmed(open.Hash, 10*time.Second)
 	return open
+}
+
+// PeerIDs returns the peer IDs of the nodes at the given indexes, as
+// p2p.Host.Isolate takes them to cut a partition.
+func (c *Cluster) PeerIDs(is ...int) []peer.ID {
+	out := make([]peer.ID, 0, len(is))
+	for _, i := range is {
+		out = append(out, c.Nodes[i].Host.ID())
+	}
+	return out
 }
 
 // Must fails the test on err and returns b.

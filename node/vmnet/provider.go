@@ -185,16 +185,13 @@ func (s *Service) step(ctx context.Context, h ledger.Hash) error {
 			return err
 		}
 	}
-	// The machine comes back when what stopped it is gone from the
-	// ledger: its accept (RolledBackAt), or the settlement that ended its
-	// lease (a machine stopped while its lease runs: a stop is only ever
-	// for an accept rolled back, a settlement or the lease's time up,
-	// and the last two are not the case here). A settlement goes when the
-	// consumer's notice that ended the lease early loses a fork to
-	// another block of the consumer's: the lease runs on, paid for, and
-	// its machine with it, on its disk, which is deleted only once a
-	// settlement is confirmed. A machine in error stays so: what failed
-	// it was not the fork.
+	// A machine stopped while its lease is accepted and live comes back:
+	// every stop is for its accept rolled back (RolledBackAt), its lease
+	// settled or its time up, and the cases above rule out the last two,
+	// so what stopped it has left the ledger (a consumer's early-end
+	// notice that lost a fork: the lease runs on, paid for). It boots
+	// again on its disk, which only a confirmed settlement deletes. A
+	// machine in error stays so: the fork did not fail it.
 	returned := rec != nil && !rec.Deleted && rec.VM.Status != nodewire.VMError &&
 		(rec.RolledBackAt != 0 || rec.VM.Status == nodewire.VMStopped)
 	if returned && !busy {

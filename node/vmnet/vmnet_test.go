@@ -464,14 +464,9 @@ func TestVMBackWhenItsEndRollsBack(t *testing.T) {
 	// The partition: the provider's node alone (a sixth of the weight:
 	// it confirms nothing), the notice on its side, another send of the
 	// consumer's in the notice's place on the other, which confirms it.
-	apart := func(i int, js ...int) {
-		for _, j := range js {
-			n.Nodes[i].Host.Isolate(n.Nodes[j].Host.ID())
-		}
-	}
-	apart(2, 0, 1)
-	apart(0, 2)
-	apart(1, 2)
+	n.Nodes[2].Host.Isolate(n.PeerIDs(0, 1)...)
+	n.Nodes[0].Host.Isolate(n.PeerIDs(2)...)
+	n.Nodes[1].Host.Isolate(n.PeerIDs(2)...)
 	head := n.Head(0, n.consumer.Address())
 	at := n.clock.now().UnixMilli()
 	notice := n.Finish(n.Must(wallet.Send(head, ledger.LeaseAccount(h), ledger.NewAmount(1), ledger.Native, at)), n.consumer)
