@@ -85,138 +85,74 @@ func (s *Service) pass(ctx context.Context) {
 	}
 }
 
-// step does what lease h's machine needs now.
+// step does what lease h's machine needs now (decide).
 func (s *Service) step(ctx context.Context, h ledger.Hash) error {
-	r, found, err := ledger.GetLease(s.n.Store, h)
+	v, err := s.view(h)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	rec := s.records[h]
-	_, booted := s.machines[h]
-	_, booting := s.booting[h]
-	busy := booted || booting || s.stopping[h] // a machine, or one on its way up or down
-	s.mu.Unlock()
-	now := s.cfg.Now().UnixMilli()
-	switch {
-	case !found || !r.Accepted() || r.Provider != s.cfg.Provider.Address() || r.CertificateHash != certificate(s.h.ID()):
-		// The lease or its accept lost a fork (or names another node of
-		// this provider): nothing to serve. The disk is kept for Retain,
-		// in case the fork turns back, then deleted.
-		if rec == nil {
-			return nil
-		}
-		if busy {
-			s.stop(h, "")
-			return nil
-		}
-		if rec.RolledBackAt == 0 {
-			s.log.Warn("vm stopped: its lease's accept is not in the ledger", "lease", h)
-			return s.update(h, func(c *record) {
-				c.RolledBackAt = now
-				if c.VM.Status != nodewire.VMError {
-					c.VM.Status, c.VM.Error = nodewire.VMStopped, "the lease's accept is not in the ledger (rolled back by a fork)"
-				}
-			})
-		}
-		if now-rec.RolledBackAt < s.cfg.Retain.Milliseconds() {
-			return nil
-		}
+	p, err := decide(v)
+	if err != nil {
+		return err
+	}
+	if p.delete {
 		if err := s.cfg.Driver.Delete(vmID(h)); err != nil {
 			return err
 		}
-		s.log.Info("vm forgotten: its lease was rolled back", "lease", h)
+	}
+	switch {
+	case p.log == "":
+	case p.warn:
+		s.log.Warn(p.log, append([]any{"lease", h}, p.attrs...)...)
+	default:
+		s.log.Info(p.log, append([]any{"lease", h}, p.attrs...)...)
+	}
+	if p.forget {
 		return s.forget(h)
-	case r.Settled():
-		if rec == nil {
-			return nil
-		}
-		if r.EndedEarly() && rec.VM.EndsAt != r.EndTime {
-			// The machine's end is its lease's: the early end's time.
-			if err := s.update(h, func(c *record) { c.VM.EndsAt = r.EndTime }); err != nil {
-				return err
-			}
-		}
-		if busy {
-			s.stop(h, "")
-			return nil
-		}
-		if rec.VM.Status != nodewire.VMStopped && rec.VM.Status != nodewire.VMError {
-			return s.setStatus(h, nodewire.VMStopped, "")
-		}
-		settle := r.Second
-		if r.Stage == ledger.StageRefunded {
-			settle = r.First
-		}
-		if !rec.Deleted {
-			if _, _, confirmed, err := s.n.Store.EntryConfirmed(settle); err != nil || !confirmed {
-				return err
-			}
-			if err := s.cfg.Driver.Delete(vmID(h)); err != nil {
-				return err
-			}
-			s.log.Info("vm deleted: its lease is settled", "lease", h, "status", r.Status())
-			return s.update(h, func(c *record) { c.Deleted, c.DeletedAt = true, now })
-		}
-		if now-rec.DeletedAt >= s.cfg.Retain.Milliseconds() {
-			return s.forget(h)
-		}
-		return nil
-	case now >= r.End() || r.Stage == ledger.StageOpen && now >= r.Deadline():
-		// The lease's time is up (its end block follows, package
-		// leasenet), or it was never started in time (a refund follows):
-		// the machine stops now, whatever the ledger says yet.
-		if rec != nil && busy {
-			s.stop(h, "")
-		} else if rec != nil && rec.VM.Status != nodewire.VMStopped && rec.VM.Status != nodewire.VMError {
-			return s.setStatus(h, nodewire.VMStopped, "")
-		}
-		return nil
 	}
-	// Accepted and live: the machine runs once the accept is confirmed.
-	if _, _, confirmed, err := s.n.Store.EntryConfirmed(r.Accept); err != nil || !confirmed {
-		return err
-	}
-	if rec == nil {
-		fresh := record{VM: nodewire.VM{LeaseHash: h, Status: nodewire.VMProvisioning, CreatedAt: now,
-			Resources: nodewire.Resources{VCPUs: r.VCPUs, MemoryMB: r.MemoryMB, DiskGB: r.DiskGB},
-			Provider:  r.Provider, Image: s.cfg.Image}}
-		if err := s.create(&fresh); err != nil {
+	if p.create != nil {
+		if err := s.create(p.create); err != nil {
 			return err
 		}
 	}
-	// A machine stopped while its lease is accepted and live comes back:
-	// every stop is for its accept rolled back (RolledBackAt), its lease
-	// settled or its time up, and the cases above rule out the last two,
-	// so what stopped it has left the ledger (a consumer's early-end
-	// notice that lost a fork: the lease runs on, paid for). It boots
-	// again on its disk, which only a confirmed settlement deletes. A
-	// machine in error stays so: the fork did not fail it.
-	returned := rec != nil && !rec.Deleted && rec.VM.Status != nodewire.VMError &&
-		(rec.RolledBackAt != 0 || rec.VM.Status == nodewire.VMStopped)
-	if returned && !busy {
-		s.log.Info("vm booted again: what stopped it was rolled back by a fork", "lease", h)
-	}
-	err = s.update(h, func(c *record) {
-		if r.Stage == ledger.StageActive {
-			c.VM.EndsAt = r.End()
+	if p.edit != nil {
+		if err := s.update(h, p.edit); err != nil {
+			return err
 		}
-		c.RolledBackAt = 0 // accepted and live: nothing is rolled back
-		if returned {
-			// A boot of its own, not a restart after its guest's exit
-			// (which a stop between the exit and the boot cut short).
-			c.VM.Status, c.VM.Error, c.Restarting = nodewire.VMProvisioning, "", false
+	}
+	if p.stop {
+		s.stop(h, "")
+	}
+	if p.boot {
+		if rec, ok := s.recordOf(h); ok && bootable(rec) {
+			s.boot(h, v.lease)
 		}
-	})
-	if err != nil {
-		return err
 	}
-	rec, _ = s.recordOf(h)
-	if busy || rec == nil || rec.VM.Status == nodewire.VMError || rec.VM.Status == nodewire.VMStopped {
-		return nil
-	}
-	s.boot(h, r)
 	return nil
+}
+
+// view reads what decide needs to know of lease h.
+func (s *Service) view(h ledger.Hash) (view, error) {
+	r, found, err := ledger.GetLease(s.n.Store, h)
+	if err != nil {
+		return view{}, err
+	}
+	v := view{now: s.cfg.Now().UnixMilli(), retain: s.cfg.Retain.Milliseconds(), image: s.cfg.Image,
+		confirmed: func(b ledger.Hash) (bool, error) {
+			_, _, confirmed, err := s.n.Store.EntryConfirmed(b)
+			return confirmed, err
+		}}
+	if found {
+		v.lease = r
+		v.ours = r.Provider == s.cfg.Provider.Address() && r.CertificateHash == certificate(s.h.ID())
+	}
+	s.mu.Lock()
+	v.rec = s.records[h] // (a record is replaced when it changes, never changed in place)
+	_, booted := s.machines[h]
+	_, booting := s.booting[h]
+	v.busy = booted || booting || s.stopping[h]
+	s.mu.Unlock()
+	return v, nil
 }
 
 func (s *Service) recordOf(h ledger.Hash) (*record, bool) {

@@ -7,7 +7,9 @@
 //     boots it again if a fork takes that end away while the lease runs,
 //     and deletes the machine's files once that settlement is confirmed,
 //     keeping the record for Retain; records are durable and are brought
-//     back in line with the ledger after a restart;
+//     back in line with the ledger after a restart. The rules are one
+//     pure function (decide, plan.go), from the ledger's lease and the
+//     record to what to stop, boot, record, delete and forget;
 //   - any node answers GET /vms/{lease}, exec and the TCP tunnel for any
 //     lease: for a lease another node provides it opens a stream to that
 //     node ("vm/1"), found by the certificate its accept names;
