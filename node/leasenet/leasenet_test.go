@@ -387,7 +387,6 @@ func TestLateTimekeeperStillStarts(t *testing.T) {
 	}
 }
 
-// ids are the peer ids of c's nodes is.
 func isStatus(err error, code int) bool {
 	var ae *nodeclient.APIError
 	return errors.As(err, &ae) && ae.StatusCode == code
