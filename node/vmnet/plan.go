@@ -89,6 +89,15 @@ func stopped(c *record) {
 func decide(v view) (plan, error) {
 	var p plan
 	r, rec := v.lease, v.rec
+	// clock is the time a lease's time is judged by: the provider's, or
+	// the latest the timekeepers attested to this record if that is
+	// later (a provider whose clock lags theirs would otherwise boot a
+	// machine again whose lease's end was attested and then rolled back
+	// by a fork, only to stop it when its own clock caught up).
+	clock := v.now
+	if rec != nil {
+		clock = max(clock, rec.Attested)
+	}
 	switch {
 	case r == nil || !r.Accepted() || !v.ours:
 		// The lease or its accept lost a fork (or names another node of
@@ -116,6 +125,12 @@ func decide(v view) (plan, error) {
 		if rec == nil {
 			return p, nil
 		}
+		if r.EndTime > rec.Attested {
+			// The timekeepers attested the settlement's time: it stands
+			// if the settlement is rolled back (clock).
+			t := r.EndTime
+			p.also(func(c *record) { c.Attested = max(c.Attested, t) })
+		}
 		if r.EndedEarly() && rec.VM.EndsAt != r.EndTime {
 			// The machine's end is its lease's: the early end's time.
 			end := r.EndTime
@@ -142,10 +157,11 @@ func decide(v view) (plan, error) {
 			p.forget, p.edit = true, nil
 		}
 		return p, nil
-	case v.now >= r.End() || r.Stage == ledger.StageOpen && v.now >= r.Deadline():
+	case clock >= r.End() || r.Stage == ledger.StageOpen && clock >= r.Deadline():
 		// The lease's time is up (its end block follows, package
-		// leasenet), or it was never started in time (a refund follows):
-		// the machine stops now, whatever the ledger says yet.
+		// leasenet, or it came and was rolled back), or it was never
+		// started in time (a refund follows): the machine stops now,
+		// whatever the ledger says yet.
 		switch {
 		case rec == nil:
 		case v.busy:

@@ -71,6 +71,7 @@ func TestDecide(t *testing.T) {
 	restarting := func(c *record) { c.Restarting = true }
 	deleted := func(at int64) func(*record) { return func(c *record) { c.Deleted, c.DeletedAt = true, at } }
 	endsAt := func(t int64) func(*record) { return func(c *record) { c.VM.EndsAt = t } }
+	attested := func(t int64) func(*record) { return func(c *record) { c.Attested = t } }
 	const (
 		gone     = "the lease's accept is not in the ledger (rolled back by a fork)"
 		warnGone = "vm stopped: its lease's accept is not in the ledger"
@@ -103,22 +104,27 @@ func TestDecide(t *testing.T) {
 		{"rolled back for retain: deleted and forgotten", view{rec: machine(nodewire.VMStopped, rolledBack(now-retain))},
 			want{delete: true, forget: true, log: "vm forgotten: its lease was rolled back"}},
 
-		// Settled: ended, ended early or refunded.
+		// Settled: ended, ended early or refunded. The settlement's
+		// attested time is recorded (the provider's clock, now, lags it in
+		// the ended cases).
 		{"ended, no machine", view{lease: live(ended), ours: true}, want{}},
 		{"ended: the machine up is stopped", view{lease: live(ended), ours: true, rec: machine(nodewire.VMRunning), busy: true},
-			want{stop: true}},
+			want{stop: true, after: machine(nodewire.VMRunning, attested(end))}},
 		{"ended early: stopped, ending at the notice", view{lease: live(endedEarly), ours: true, rec: machine(nodewire.VMRunning), busy: true},
-			want{stop: true, after: machine(nodewire.VMRunning, endsAt(notice))}},
+			want{stop: true, after: machine(nodewire.VMRunning, endsAt(notice), attested(notice))}},
 		{"ended, the machine down: recorded stopped", view{lease: live(ended), ours: true, rec: machine(nodewire.VMRunning)},
-			want{after: machine(nodewire.VMStopped)}},
-		{"ended, settlement unconfirmed: files kept", view{lease: live(ended), ours: true, rec: machine(nodewire.VMStopped)}, want{}},
-		{"ended, settlement confirmed: files deleted", view{lease: live(ended), ours: true, rec: machine(nodewire.VMStopped), confirmed: confirms(second)},
-			want{delete: true, log: "vm deleted: its lease is settled", after: machine(nodewire.VMStopped, deleted(now))}},
-		{"refunded, a machine in error: files deleted", view{lease: live(refunded), ours: true, rec: machine(nodewire.VMError, failed), confirmed: confirms(first)},
-			want{delete: true, log: "vm deleted: its lease is settled", after: machine(nodewire.VMError, failed, deleted(now))}},
-		{"deleted within retain: kept", view{lease: live(ended), ours: true, rec: machine(nodewire.VMStopped, deleted(now-retain+1)), confirmed: confirms(second)},
+			want{after: machine(nodewire.VMStopped, attested(end))}},
+		{"ended, settlement unconfirmed: the attested end recorded", view{lease: live(ended), ours: true, rec: machine(nodewire.VMStopped)},
+			want{after: machine(nodewire.VMStopped, attested(end))}},
+		{"ended, settlement unconfirmed, its end recorded: files kept", view{lease: live(ended), ours: true, rec: machine(nodewire.VMStopped, attested(end))},
 			want{}},
-		{"deleted for retain: forgotten", view{lease: live(ended), ours: true, rec: machine(nodewire.VMStopped, deleted(now-retain)), confirmed: confirms(second)},
+		{"ended, settlement confirmed: files deleted", view{lease: live(ended), ours: true, rec: machine(nodewire.VMStopped, attested(end)), confirmed: confirms(second)},
+			want{delete: true, log: "vm deleted: its lease is settled", after: machine(nodewire.VMStopped, attested(end), deleted(now))}},
+		{"refunded, a machine in error: files deleted", view{lease: live(refunded), ours: true, rec: machine(nodewire.VMError, failed), confirmed: confirms(first)},
+			want{delete: true, log: "vm deleted: its lease is settled", after: machine(nodewire.VMError, failed, attested(start), deleted(now))}},
+		{"deleted within retain: kept", view{lease: live(ended), ours: true, rec: machine(nodewire.VMStopped, attested(end), deleted(now-retain+1)), confirmed: confirms(second)},
+			want{}},
+		{"deleted for retain: forgotten", view{lease: live(ended), ours: true, rec: machine(nodewire.VMStopped, attested(end), deleted(now-retain)), confirmed: confirms(second)},
 			want{forget: true}},
 		{"ended early, deleted for retain: forgotten, nothing else", view{lease: live(endedEarly), ours: true,
 			rec: machine(nodewire.VMStopped, deleted(now-retain)), confirmed: confirms(second)},
@@ -130,6 +136,10 @@ func TestDecide(t *testing.T) {
 		{"time up, the machine down: recorded stopped", view{lease: live(timeUp), ours: true, rec: machine(nodewire.VMProvisioning, restarting), confirmed: confirms(accept)},
 			want{after: machine(nodewire.VMStopped, restarting)}},
 		{"time up, stopped: nothing", view{lease: live(timeUp), ours: true, rec: machine(nodewire.VMStopped), confirmed: confirms(accept)}, want{}},
+		{"end rolled back, the provider's clock behind: stays stopped", view{lease: live(), ours: true, confirmed: confirms(accept),
+			rec: machine(nodewire.VMStopped, attested(end))}, want{}},
+		{"end rolled back, still stopping: stopped", view{lease: live(), ours: true, confirmed: confirms(accept),
+			rec: machine(nodewire.VMRunning, attested(end)), busy: true}, want{stop: true}},
 		{"never started in time: nothing boots", view{lease: live(open, func(r *ledger.LeaseRecord) { r.Created = now - 300_000 }), ours: true, confirmed: confirms(accept)},
 			want{}},
 
@@ -154,8 +164,8 @@ func TestDecide(t *testing.T) {
 			rec: machine(nodewire.VMRunning, rolledBack(now-1000)), busy: true},
 			want{after: machine(nodewire.VMProvisioning)}},
 		{"early end rolled back: booted again, not a restart", view{lease: live(), ours: true, confirmed: confirms(accept),
-			rec: machine(nodewire.VMStopped, endsAt(notice), restarting)},
-			want{boots: true, log: booted, after: machine(nodewire.VMProvisioning)}},
+			rec: machine(nodewire.VMStopped, endsAt(notice), attested(notice), restarting)},
+			want{boots: true, log: booted, after: machine(nodewire.VMProvisioning, attested(notice))}},
 		{"accept back to a machine in error: stays in error", view{lease: live(), ours: true, confirmed: confirms(accept),
 			rec: machine(nodewire.VMError, failed, rolledBack(now-1000))},
 			want{after: machine(nodewire.VMError, failed)}},

@@ -160,6 +160,12 @@ type record struct {
 	// Restarting is set while the machine, which stopped by itself, is
 	// to be booted again: its boot then counts in VM.Restarts.
 	Restarting bool `json:"restarting,omitzero"`
+	// Attested is the latest time the timekeepers attested for the lease
+	// that this record has seen: its settlement's end time (ms). The
+	// provider's clock is never taken to be earlier than it, so a machine
+	// whose lease's time is up by it stays stopped if that settlement is
+	// rolled back while the provider's own clock still lags.
+	Attested int64 `json:"attested,omitzero"`
 }
 
 // Errors the API answers with their own status.
