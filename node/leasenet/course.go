@@ -145,8 +145,10 @@ var ErrBusy = errors.New("busy")
 
 // Settle builds and submits the lease account's block that is due, if
 // any: the start of an accepted lease, its refund past the acceptance
-// deadline, its end once its time is up, or the return of a refunded
-// lease's stake. It gathers the attestations the block needs. Anyone may
+// deadline, its end once its time is up or its early end at its
+// consumer's notice, the remainder that pays the consumer back after an
+// early end, the return of a refunded lease's stake, or the bounce of a
+// send its course does not take in. It gathers the attestations the block needs. Anyone may
 // do this; the block is unsigned. It returns the block and what it does.
 //
 // Anyone asks without a credential, and each block costs a proof-of-work

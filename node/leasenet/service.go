@@ -7,11 +7,13 @@
 //     answers;
 //   - any node gathers a committee's attestations over direct streams and
 //     builds the lease account's blocks (start, refund, end, stake
-//     return), which anyone may: POST /leases/{hash}/settle;
+//     return, early end at the consumer's notice and its remainder,
+//     bounce), which anyone may: POST /leases/{hash}/settle;
 //   - a provider node (--provider-key) accepts the leases that name it
 //     while it has the capacity, starts them, ends them when their time
-//     is up, takes its payouts in, and picks all of that up again after a
-//     restart from the ledger;
+//     is up or at their consumer's notice, refunds those it never
+//     accepted, takes its payouts in, and picks all of that up again
+//     after a restart from the ledger;
 //   - every node records timekeepers' equivocations it sees in blocks.
 package leasenet
 
