@@ -148,8 +148,9 @@ var ErrBusy = errors.New("busy")
 // deadline, its end once its time is up or its early end at its
 // consumer's notice, the remainder that pays the consumer back after an
 // early end, the return of a refunded lease's stake, or the bounce of a
-// send its course does not take in. It gathers the attestations the block needs. Anyone may
-// do this; the block is unsigned. It returns the block and what it does.
+// send its course does not take in. It gathers the attestations the
+// block needs. Anyone may do this; the block is unsigned. It returns the
+// block and what it does.
 //
 // Anyone asks without a credential, and each block costs a proof-of-work
 // search, so a node makes one lease's block at a time (a request for a
