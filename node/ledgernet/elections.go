@@ -2,6 +2,7 @@ package ledgernet
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,17 +73,30 @@ type electionLoop struct {
 	// askedOnline is when peers were last asked for their
 	// representatives' votes because too few were heard.
 	askedOnline int64
+	// refused holds the accounts, at most maxRefused, where a block or a
+	// fork found no room for its election (MaxElections were running).
+	// rescan is set when one could not be held, when a read failed, or
+	// when the ledger feed lagged: then every account with unconfirmed
+	// blocks is looked for again. Both wait for room (retryRefused).
+	refused map[ledger.Address]struct{}
+	rescan  bool
 }
+
+// maxRefused bounds the accounts the election loop remembers for want of
+// room (a variable for tests).
+var maxRefused = consensus.DefaultMaxElections
 
 func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 	l := &electionLoop{
 		s: s,
 		tally: consensus.NewTally(consensus.Params{Total: s.n.Network.Genesis.Amount,
-			OnlineWindow: s.cfg.OnlineWindow.Milliseconds(), RoundTimeout: s.cfg.RoundTimeout.Milliseconds()}),
+			OnlineWindow: s.cfg.OnlineWindow.Milliseconds(), RoundTimeout: s.cfg.RoundTimeout.Milliseconds(),
+			MaxElections: s.cfg.MaxElections}),
 		roots:   make(map[consensus.Root]*election),
 		weights: make(map[ledger.Address]ledger.Amount),
 		silent:  make(map[consensus.Root]struct{}),
 		retry:   make(map[consensus.Root]struct{}),
+		refused: make(map[ledger.Address]struct{}),
 		due:     make(map[consensus.Root]int64),
 		askDone: make(chan []*consensus.Vote, 1),
 	}
@@ -100,12 +114,13 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 				if ctx.Err() != nil {
 					return
 				}
-				// Dropped for lagging: blocks applied meanwhile are
-				// neither gossiped nor put to election by this node
-				// (peers still pull them by sync, and their own
-				// representatives vote on them).
+				// Dropped for lagging: blocks applied meanwhile are not
+				// gossiped by this node (peers pull them by sync), and
+				// their elections are found by looking for every
+				// unconfirmed frontier again.
 				s.log.Warn("ledger feed lagged; resubscribing")
 				sub = s.n.Engine.Subscribe(1 << 14)
+				l.afterLag()
 				continue
 			}
 			l.change(ch)
@@ -231,6 +246,9 @@ const (
 func (l *electionLoop) start(root consensus.Root, h ledger.Hash, how int) {
 	if err := l.tally.Start(root, h, l.now()); err != nil {
 		l.s.log.Debug("election not started", "root", root, "hash", h, "err", err)
+		if errors.Is(err, consensus.ErrTooManyElections) {
+			l.refuse(root.Account)
+		}
 		return
 	}
 	e := l.roots[root]
@@ -464,7 +482,7 @@ func (l *electionLoop) watchDecided(fe *ledger.ForkError) {
 	// A contender of a confirmed block never applies here, nor what is
 	// built on it (a split is reported, not resolved).
 	l.s.stats.uncheckedDropped.Add(uint64(l.s.waiting.drop(fe.Block.Hash)))
-	if len(l.roots) >= consensus.DefaultMaxElections/2 {
+	if len(l.roots) >= l.tally.Params().MaxElections/2 {
 		return // elections of the ledger's own blocks come first
 	}
 	l.roots[root] = &election{started: l.now(), watch: true}
@@ -524,29 +542,172 @@ func (l *electionLoop) voter() (ledger.Address, bool) {
 	return ledger.Address{}, false
 }
 
-// checkFrontiers starts elections for the unconfirmed frontiers of
-// accounts that sync changed, so their votes are asked for.
+// checkFrontiers starts elections for the unconfirmed blocks of accounts
+// that sync changed, whose blocks found no room for an election, or that
+// a look through the ledger found (electUnconfirmed), and asks for their
+// votes at once (reopen).
 func (l *electionLoop) checkFrontiers(accts []ledger.Address) {
 	st := l.s.n.Store
 	for _, a := range accts {
 		acct, found, err := st.Account(a)
-		if err != nil || !found {
+		if err != nil {
+			l.rescan = true // the rescan tries it again
+			continue
+		}
+		if !found {
 			continue
 		}
 		done, _, _, err := st.Confirmed(a)
-		if err != nil || done >= acct.Height {
+		if err != nil {
+			l.rescan = true
+			continue
+		}
+		if done >= acct.Height {
 			continue
 		}
 		e, found, err := st.Entry(acct.Frontier)
 		if err != nil || !found {
+			l.rescan = l.rescan || err != nil
 			continue
 		}
 		root := consensus.Root{Account: a, Previous: e.Block.Previous}
-		l.start(root, acct.Frontier, voteResume)
-		if el := l.roots[root]; el != nil {
-			el.started -= l.s.cfg.RequestVotesAfter.Milliseconds() // ask at once
+		l.reopen(a, done, root, acct.Frontier)
+	}
+}
+
+// refuse remembers that a block or a fork of account a found no room for
+// its election, for retryRefused.
+func (l *electionLoop) refuse(a ledger.Address) {
+	if _, ok := l.refused[a]; ok {
+		return
+	}
+	if len(l.refused) >= maxRefused {
+		l.rescan = true
+		return
+	}
+	l.refused[a] = struct{}{}
+}
+
+// retryPerTick bounds the refused accounts put to election again in one
+// tick, so that a backlog of them does not stall the loop.
+const retryPerTick = 4096
+
+// retryRefused puts to election the accounts whose blocks or forks found
+// no room, while elections have room: nothing else would, and such a
+// block stayed unconfirmed here (and this node's representatives never
+// voted on it) until a later block of its account came. It takes at most
+// half the room, leaving the rest to the blocks applied meanwhile. When
+// none are left and a rescan is due, it looks for every account with
+// unconfirmed blocks again, as at start.
+func (l *electionLoop) retryRefused(ctx context.Context) {
+	room := min((l.tally.Params().MaxElections-l.tally.Len()+1)/2, retryPerTick)
+	if room <= 0 {
+		return
+	}
+	if len(l.refused) > 0 {
+		accts := make([]ledger.Address, 0, min(room, len(l.refused)))
+		for a := range l.refused {
+			if len(accts) == room {
+				break
+			}
+			delete(l.refused, a)
+			accts = append(accts, a)
+		}
+		l.checkFrontiers(accts)
+		return
+	}
+	if l.rescan && !l.s.rescanning.Load() {
+		l.rescan = false
+		l.s.rescanning.Store(true)
+		l.s.spawn(func() {
+			defer l.s.rescanning.Store(false)
+			l.s.electUnconfirmed(ctx)
+		})
+	}
+}
+
+// electPlace opens (or joins) root's election with here, the block in the
+// ledger there, and the other contenders recorded with it as a fork, and
+// has it ask for votes at once: they were cast while it had none.
+func (l *electionLoop) electPlace(root consensus.Root, here ledger.Hash, contenders []ledger.Hash) {
+	l.start(root, here, voteResume)
+	for _, h := range contenders {
+		if h != here {
+			l.start(root, h, voteNone)
 		}
 	}
+	l.askSoon(root)
+}
+
+// askSoon has root's election ask peers for votes at the next tick.
+func (l *electionLoop) askSoon(root consensus.Root) {
+	if e := l.roots[root]; e != nil {
+		e.started -= l.s.cfg.RequestVotesAfter.Milliseconds()
+	}
+}
+
+// reopen puts account a's unconfirmed blocks to election again after a
+// time without (a sync, a restart, no room): first every fork recorded
+// above its confirmed height done, lowest first, with all its contenders,
+// then the frontier at root. An election without a contender the network
+// votes for never ends and holds its room, and so does a frontier's while
+// a fork beneath it is undecided, so the forks come first.
+func (l *electionLoop) reopen(a ledger.Address, done uint64, root consensus.Root, frontier ledger.Hash) {
+	type fork struct {
+		height     uint64
+		root       consensus.Root
+		contenders []ledger.Hash
+	}
+	st := l.s.n.Store
+	var forks []fork
+	err := st.Conflicts(&a, func(c ledgerstore.Conflict) error {
+		height := uint64(1)
+		if !c.Previous.IsZero() {
+			e, found, err := st.Entry(c.Previous)
+			if err != nil || !found {
+				return err // not found: the place went with a rollback
+			}
+			height = e.Height + 1
+		}
+		if height > done {
+			forks = append(forks, fork{height, consensus.Root{Account: a, Previous: c.Previous}, c.Blocks})
+		}
+		return nil
+	})
+	if err != nil {
+		l.rescan = true
+	}
+	slices.SortFunc(forks, func(x, y fork) int { return cmp.Compare(x.height, y.height) })
+	for _, f := range forks {
+		if here, found, err := st.ChainAt(a, f.height); err == nil && found {
+			l.electPlace(f.root, here, f.contenders)
+		}
+	}
+	l.start(root, frontier, voteResume)
+	l.askSoon(root)
+}
+
+// afterLag catches up with what the ledger feed dropped: elections whose
+// block was confirmed or rolled back meanwhile end (they would otherwise
+// hold their room for good), and a rescan finds the blocks applied
+// meanwhile, and the forks found meanwhile.
+func (l *electionLoop) afterLag() {
+	l.refreshWeights()
+	for root, e := range l.roots {
+		if e.watch {
+			continue
+		}
+		for _, h := range l.tally.Contenders(root) {
+			if _, found, confirmed, err := l.s.n.Store.EntryConfirmed(h); err == nil && found && confirmed {
+				l.finish(root)
+				break
+			}
+		}
+		if _, ok := l.roots[root]; ok && !l.standing(root) {
+			l.finish(root)
+		}
+	}
+	l.rescan = true
 }
 
 // voteWhereSilent has this node's representatives vote in the elections
@@ -581,6 +742,7 @@ const watchFor = 30 * time.Second
 // lost to a partition, a restart, or a node that synced blocks the network
 // confirmed long ago. It ends watch elections that found nothing.
 func (l *electionLoop) sweep(ctx context.Context) {
+	l.retryRefused(ctx)
 	l.voteWhereSilent()
 	for root := range l.retry {
 		if len(l.s.confirmQ) == cap(l.s.confirmQ) {

@@ -13,3 +13,12 @@ var (
 )
 
 const MaxVoteFrames = maxVoteFrames
+
+// SetMaxRefused bounds the accounts and forks an election loop remembers
+// for want of room, until the returned func restores it. Tests that call
+// it must not run in parallel.
+func SetMaxRefused(n int) (restore func()) {
+	was := maxRefused
+	maxRefused = n
+	return func() { maxRefused = was }
+}

@@ -506,3 +506,95 @@ func TestNewRepresentativeCountsOnlineAtOnce(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestBlocksPastTheElectionCapAreConfirmed: a node running as many
+// elections as it may confirms the blocks applied meanwhile, and decides
+// the forks found meanwhile, once elections end: whether it remembered
+// them, or had too many to remember and looks through its ledger again.
+// Nothing else put them to election: they used to stay unconfirmed there,
+// and its representatives never voted on them, so a network that needed
+// its weight confirmed none of them either.
+func TestBlocksPastTheElectionCapAreConfirmed(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		maxRefused int // 0: the default
+	}{
+		{name: "remembered"},
+		{name: "too many to remember", maxRefused: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.maxRefused > 0 {
+				t.Cleanup(ledgernet.SetMaxRefused(tc.maxRefused)) // after the cluster stops
+			}
+			c := nettest.Start(t, nettest.Options{Nodes: 3, NetFor: func(i int, cfg *ledgernet.Config) {
+				if i == 0 {
+					cfg.MaxElections = 1
+				}
+			}})
+			// Opening an account on node 0 already runs into its cap: the
+			// open block is applied while the send's election runs.
+			keys := []wallet.Key{wallet.NewKey(), wallet.NewKey(), wallet.NewKey()}
+			for _, k := range keys {
+				c.Open(k, 1000)
+			}
+
+			// Cut off, node 0 (a third of the weight) confirms nothing, nor
+			// do the two others (two thirds is short of the quorum): the
+			// first block's election runs on at node 0, and every other
+			// block there finds no room.
+			for i := 1; i < len(c.Nodes); i++ {
+				c.Nodes[0].Host.Isolate(c.Nodes[i].Host.ID())
+				c.Nodes[i].Host.Isolate(c.Nodes[0].Host.ID())
+			}
+			var sent []*ledger.Block
+			for _, k := range keys {
+				for amount := range uint64(2) {
+					sent = append(sent, c.Must(c.Chains.Send(k, c.Genesis.Address(), amount+1)))
+				}
+			}
+			// A block on sent[1], and a fork of sent[1] beneath it: the
+			// other side has the fork's contender, node 0 has both. The
+			// account's frontier is not at the fork's place, so the
+			// frontier's election alone cannot decide it.
+			above := c.Must(c.Chains.Send(keys[0], c.Genesis.Address(), 4))
+			c.Submit(0, append(sent, above)...)
+			c.Chains.At(sent[0])
+			other := c.Must(c.Chains.Send(keys[0], c.Genesis.Address(), 3))
+			c.Submit(1, sent[0], other)
+			c.Submit(2, sent[0], other)
+			if _, err := c.Nodes[0].N.Engine.Submit(t.Context(), other); !errors.As(err, new(*ledger.ForkError)) {
+				t.Fatalf("node 0 took the fork's contender with %v, want a fork error", err)
+			}
+			time.Sleep(500 * time.Millisecond) // a few of the loop's ticks, with no room
+			for _, b := range append(sent, above, other) {
+				for i := range c.Nodes {
+					if c.Confirmed(i, b.Hash) {
+						t.Fatalf("node %d confirmed %s without a quorum", i, b.Hash)
+					}
+				}
+			}
+			if n := c.Nodes[0].Svc.Stats().Elections; n != 1 {
+				t.Fatalf("node 0 runs %d elections, want its cap of 1", n)
+			}
+
+			for _, nd := range c.Nodes {
+				nd.Host.Heal()
+			}
+			for _, b := range sent[2:] {
+				c.WaitConfirmed(b.Hash, 30*time.Second)
+			}
+			c.WaitFor("the fork decided", 30*time.Second, func(i int) bool {
+				return c.Confirmed(i, sent[1].Hash) || c.Confirmed(i, other.Hash)
+			})
+			winner := sent[1]
+			if c.Confirmed(0, other.Hash) {
+				winner = other
+			}
+			c.WaitConfirmed(winner.Hash, time.Second) // the same one everywhere
+			if winner == sent[1] {
+				c.WaitConfirmed(above.Hash, 30*time.Second)
+			}
+			c.Audit()
+		})
+	}
+}

@@ -73,6 +73,10 @@ type Config struct {
 	// last twice as long as the one before, up to 32 times this
 	// (consensus.Params.RoundTimeout). Default 1 s.
 	RoundTimeout time.Duration
+	// MaxElections bounds the elections running at once
+	// (consensus.Params.MaxElections). A block applied while that many
+	// run is put to election once one ends. Default 65,536.
+	MaxElections int
 }
 
 func (c *Config) setDefaults() {
@@ -105,6 +109,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.RoundTimeout == 0 {
 		c.RoundTimeout = time.Duration(consensus.DefaultRoundTimeout) * time.Millisecond
+	}
+	if c.MaxElections == 0 {
+		c.MaxElections = consensus.DefaultMaxElections
 	}
 }
 
@@ -143,6 +150,9 @@ type Service struct {
 	elMu          sync.Mutex // guards elections, a copy the API reads
 	elections     []ElectionInfo
 	electionCount atomic.Int64
+	// rescanning is set while electUnconfirmed runs again for the
+	// election loop (electionLoop.retryRefused).
+	rescanning atomic.Bool
 
 	cancel context.CancelFunc
 	life   context.Context // the service's, cancelled by Close
@@ -170,6 +180,9 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	cfg.setDefaults()
 	if cfg.Node == nil || cfg.Host == nil {
 		return nil, errors.New("ledgernet: Node and Host are required")
+	}
+	if cfg.MaxElections < 0 {
+		return nil, fmt.Errorf("ledgernet: MaxElections %d, want at least 1", cfg.MaxElections)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{life: ctx,
@@ -210,7 +223,11 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	s.spawn(func() { s.publishLoop(ctx) })
 	s.spawn(func() { s.electionLoop(ctx, sub) })
 	s.spawn(func() { s.syncLoop(ctx) })
-	s.spawn(func() { s.electUnconfirmed(ctx) })
+	s.rescanning.Store(true)
+	s.spawn(func() {
+		defer s.rescanning.Store(false)
+		s.electUnconfirmed(ctx)
+	})
 	s.spawn(func() { s.watchState(ctx) })
 	return s, nil
 }
@@ -253,10 +270,13 @@ func (s *Service) publishLoop(ctx context.Context) {
 	}
 }
 
-// electUnconfirmed puts the unconfirmed frontiers of the ledger to
-// election, once at start: elections live in memory, and a node that
-// stopped before its blocks were confirmed would otherwise never ask for
-// the votes that confirm them.
+// electUnconfirmed puts the unconfirmed blocks of the ledger to election,
+// at start: elections live in memory, and a node that stopped before its
+// blocks were confirmed would otherwise never ask for the votes that
+// confirm them. For every account with unconfirmed blocks, its frontier
+// and the forks recorded beneath it are put to election
+// (electionLoop.checkFrontiers). It runs again when blocks or forks may
+// have been left without an election (electionLoop.retryRefused).
 func (s *Service) electUnconfirmed(ctx context.Context) {
 	var batch []ledger.Address
 	flush := func() bool {
@@ -273,6 +293,9 @@ func (s *Service) electUnconfirmed(ctx context.Context) {
 	}
 	st := s.n.Store
 	err := st.Accounts(func(a ledger.Account) error {
+		if err := ctx.Err(); err != nil {
+			return err // closing: a long ledger is not walked to its end
+		}
 		done, _, _, err := st.Confirmed(a.Address)
 		if err != nil {
 			return err
