@@ -80,6 +80,9 @@ type electionLoop struct {
 	// blocks is looked for again. Both wait for room (retryRefused).
 	refused map[ledger.Address]struct{}
 	rescan  bool
+	// scanned holds accounts with unconfirmed blocks that a look through
+	// the ledger found (electUnconfirmed), waiting for room like refused.
+	scanned []ledger.Address
 }
 
 // maxRefused bounds the accounts the election loop remembers for want of
@@ -549,6 +552,9 @@ func (l *electionLoop) voter() (ledger.Address, bool) {
 func (l *electionLoop) checkFrontiers(accts []ledger.Address) {
 	st := l.s.n.Store
 	for _, a := range accts {
+		if l.s.splits.isHalted(a) {
+			continue // its elections decide nothing until a restart
+		}
 		acct, found, err := st.Account(a)
 		if err != nil {
 			l.rescan = true // the rescan tries it again
@@ -566,8 +572,11 @@ func (l *electionLoop) checkFrontiers(accts []ledger.Address) {
 			continue
 		}
 		e, found, err := st.Entry(acct.Frontier)
-		if err != nil || !found {
-			l.rescan = l.rescan || err != nil
+		if err != nil {
+			l.rescan = true
+			continue
+		}
+		if !found {
 			continue
 		}
 		root := consensus.Root{Account: a, Previous: e.Block.Previous}
@@ -592,13 +601,15 @@ func (l *electionLoop) refuse(a ledger.Address) {
 // tick, so that a backlog of them does not stall the loop.
 const retryPerTick = 4096
 
-// retryRefused puts to election the accounts whose blocks or forks found
-// no room, while elections have room: nothing else would, and such a
-// block stayed unconfirmed here (and this node's representatives never
-// voted on it) until a later block of its account came. It takes at most
-// half the room, leaving the rest to the blocks applied meanwhile. When
-// none are left and a rescan is due, it looks for every account with
-// unconfirmed blocks again, as at start.
+// retryRefused puts to election, while elections have room, the accounts
+// whose blocks or forks found none: nothing else would, and such a block
+// stayed unconfirmed here (and this node's representatives never voted on
+// it) until a later block of its account came. Then, with the room left,
+// the accounts a look through the ledger found, which it takes from the
+// look as it goes: the look waits for room rather than overfill the
+// elections. It takes at most as many accounts as half the room, leaving
+// the rest to the blocks applied meanwhile. When none are left and a
+// rescan is due, it starts another look.
 func (l *electionLoop) retryRefused(ctx context.Context) {
 	room := min((l.tally.Params().MaxElections-l.tally.Len()+1)/2, retryPerTick)
 	if room <= 0 {
@@ -613,10 +624,25 @@ func (l *electionLoop) retryRefused(ctx context.Context) {
 			delete(l.refused, a)
 			accts = append(accts, a)
 		}
+		room -= len(accts)
 		l.checkFrontiers(accts)
-		return
 	}
-	if l.rescan && !l.s.rescanning.Load() {
+	for room > 0 {
+		if len(l.scanned) == 0 {
+			select {
+			case l.scanned = <-l.s.scanned:
+			default:
+			}
+			if len(l.scanned) == 0 {
+				break
+			}
+		}
+		n := min(room, len(l.scanned))
+		room -= n
+		l.checkFrontiers(l.scanned[:n])
+		l.scanned = l.scanned[n:]
+	}
+	if l.rescan && len(l.refused) == 0 && len(l.scanned) == 0 && !l.s.rescanning.Load() {
 		l.rescan = false
 		l.s.rescanning.Store(true)
 		l.s.spawn(func() {
@@ -642,7 +668,7 @@ func (l *electionLoop) electPlace(root consensus.Root, here ledger.Hash, contend
 // askSoon has root's election ask peers for votes at the next tick.
 func (l *electionLoop) askSoon(root consensus.Root) {
 	if e := l.roots[root]; e != nil {
-		e.started -= l.s.cfg.RequestVotesAfter.Milliseconds()
+		e.started = min(e.started, l.now()-l.s.cfg.RequestVotesAfter.Milliseconds())
 	}
 }
 
@@ -687,24 +713,38 @@ func (l *electionLoop) reopen(a ledger.Address, done uint64, root consensus.Root
 	l.askSoon(root)
 }
 
-// afterLag catches up with what the ledger feed dropped: elections whose
-// block was confirmed or rolled back meanwhile end (they would otherwise
-// hold their room for good), and a rescan finds the blocks applied
-// meanwhile, and the forks found meanwhile.
+// afterLag catches up with what the ledger feed dropped, as change would
+// have: elections whose block was confirmed or rolled back meanwhile end
+// (they would otherwise hold their room for good), with the blocks waiting
+// for their losers, and a rescan finds the blocks applied and the forks
+// found meanwhile.
 func (l *electionLoop) afterLag() {
 	l.refreshWeights()
+	dropWaiting := func(h ledger.Hash) {
+		l.s.stats.uncheckedDropped.Add(uint64(l.s.waiting.drop(h)))
+	}
 	for root, e := range l.roots {
 		if e.watch {
 			continue
 		}
-		for _, h := range l.tally.Contenders(root) {
+		contenders := l.tally.Contenders(root)
+		if !l.standing(root) {
+			for _, h := range contenders {
+				dropWaiting(h)
+			}
+			l.finish(root)
+			continue
+		}
+		for _, h := range contenders {
 			if _, found, confirmed, err := l.s.n.Store.EntryConfirmed(h); err == nil && found && confirmed {
+				for _, c := range contenders {
+					if c != h {
+						dropWaiting(c)
+					}
+				}
 				l.finish(root)
 				break
 			}
-		}
-		if _, ok := l.roots[root]; ok && !l.standing(root) {
-			l.finish(root)
 		}
 	}
 	l.rescan = true

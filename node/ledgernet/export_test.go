@@ -14,7 +14,7 @@ var (
 
 const MaxVoteFrames = maxVoteFrames
 
-// SetMaxRefused bounds the accounts and forks an election loop remembers
+// SetMaxRefused bounds the accounts an election loop remembers
 // for want of room, until the returned func restores it. Tests that call
 // it must not run in parallel.
 func SetMaxRefused(n int) (restore func()) {

@@ -135,6 +135,7 @@ type Service struct {
 	fromNet     *hashSet    // hashes that came from peers: not gossiped again
 	votesIn     chan *consensus.Vote
 	frontiers   chan []ledger.Address
+	scanned     chan []ledger.Address // what electUnconfirmed found, taken as room allows
 	confirmed   chan confirmOutcome
 	confirmQ    chan confirmJob
 	decided     chan *ledger.ForkError           // contenders of confirmed blocks, to watch
@@ -198,6 +199,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		fromNet:     newHashSet(1 << 18),
 		votesIn:     make(chan *consensus.Vote, 8192),
 		frontiers:   make(chan []ledger.Address, 64),
+		scanned:     make(chan []ledger.Address, retryPerTick/scanBatch),
 		confirmed:   make(chan confirmOutcome, 1024),
 		confirmQ:    make(chan confirmJob, 4096),
 		decided:     make(chan *ledger.ForkError, 256),
@@ -270,13 +272,17 @@ func (s *Service) publishLoop(ctx context.Context) {
 	}
 }
 
+// scanBatch is how many accounts electUnconfirmed hands over at a time.
+const scanBatch = 256
+
 // electUnconfirmed puts the unconfirmed blocks of the ledger to election,
 // at start: elections live in memory, and a node that stopped before its
 // blocks were confirmed would otherwise never ask for the votes that
-// confirm them. For every account with unconfirmed blocks, its frontier
-// and the forks recorded beneath it are put to election
-// (electionLoop.checkFrontiers). It runs again when blocks or forks may
-// have been left without an election (electionLoop.retryRefused).
+// confirm them. It hands every account with unconfirmed blocks to the
+// election loop, which takes them as elections have room and opens the
+// elections of the forks recorded beneath each frontier and of the
+// frontier (electionLoop.retryRefused, checkFrontiers). It runs again when
+// blocks or forks may have been left without an election.
 func (s *Service) electUnconfirmed(ctx context.Context) {
 	var batch []ledger.Address
 	flush := func() bool {
@@ -284,7 +290,7 @@ func (s *Service) electUnconfirmed(ctx context.Context) {
 			return true
 		}
 		select {
-		case s.frontiers <- batch:
+		case s.scanned <- batch:
 			batch = nil
 			return true
 		case <-ctx.Done():
@@ -302,7 +308,7 @@ func (s *Service) electUnconfirmed(ctx context.Context) {
 		}
 		if a.Height > done {
 			batch = append(batch, a.Address)
-			if len(batch) == 256 && !flush() {
+			if len(batch) == scanBatch && !flush() {
 				return ctx.Err()
 			}
 		}
