@@ -89,6 +89,11 @@ type electionLoop struct {
 // room (a variable for tests).
 var maxRefused = consensus.DefaultMaxElections
 
+// feedBuffer is how many of the ledger's changes (commit groups) the
+// election loop's subscription holds before the loop counts as lagging
+// (a variable for tests).
+var feedBuffer = 1 << 14
+
 func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 	l := &electionLoop{
 		s: s,
@@ -122,7 +127,8 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 				// their elections are found by looking for every
 				// unconfirmed frontier again.
 				s.log.Warn("ledger feed lagged; resubscribing")
-				sub = s.n.Engine.Subscribe(1 << 14)
+				s.stats.feedLags.Add(1)
+				sub = s.n.Engine.Subscribe(feedBuffer)
 				l.afterLag()
 				continue
 			}
@@ -587,6 +593,7 @@ func (l *electionLoop) checkFrontiers(accts []ledger.Address) {
 // refuse remembers that a block or a fork of account a found no room for
 // its election, for retryRefused.
 func (l *electionLoop) refuse(a ledger.Address) {
+	l.s.stats.electionsRefused.Add(1)
 	if _, ok := l.refused[a]; ok {
 		return
 	}

@@ -22,3 +22,12 @@ func SetMaxRefused(n int) (restore func()) {
 	maxRefused = n
 	return func() { maxRefused = was }
 }
+
+// SetFeedBuffer sets the changes the election loop's subscription to the
+// ledger holds before it lags, for services started until the returned
+// func restores it. Tests that call it must not run in parallel.
+func SetFeedBuffer(n int) (restore func()) {
+	was := feedBuffer
+	feedBuffer = n
+	return func() { feedBuffer = was }
+}

@@ -12,7 +12,7 @@ import (
 var (
 	descPeers = prometheus.NewDesc("lattice_node_peers", "Connected peers.", nil, nil)
 	descNet   = prometheus.NewDesc("lattice_node_network_events_total",
-		"Network events since start: gossip_blocks, gossip_votes, invalid_messages, held_future_blocks, synced_blocks, served_blocks, intake_dropped, publish_dropped, unchecked_evicted, unchecked_dropped, confirmations, forks_resolved, equivocations, conflicting_confirmations.",
+		"Network events since start: gossip_blocks, gossip_votes, invalid_messages, held_future_blocks, synced_blocks, served_blocks, intake_dropped, publish_dropped, unchecked_evicted, unchecked_dropped, confirmations, forks_resolved, equivocations, conflicting_confirmations, elections_refused, feed_lags.",
 		[]string{"event"}, nil)
 	descUnchecked      = prometheus.NewDesc("lattice_node_unchecked_blocks", "Blocks waiting for a block they need.", nil, nil)
 	descUncheckedBytes = prometheus.NewDesc("lattice_node_unchecked_bytes", "Bytes of the blocks waiting for a block they need.", nil, nil)
@@ -56,6 +56,7 @@ func (s *Service) Collect(ch chan<- prometheus.Metric) {
 		"intake_dropped": st.IntakeDropped, "publish_dropped": st.PublishDropped, "unchecked_evicted": st.UncheckedEvicted,
 		"confirmations": st.Confirmations, "forks_resolved": st.ForksResolved,
 		"unchecked_dropped": st.UncheckedDropped, "equivocations": st.Equivocations, "conflicting_confirmations": st.Splits,
+		"elections_refused": st.ElectionsRefused, "feed_lags": st.FeedLags,
 	} {
 		ch <- prometheus.MustNewConstMetric(descNet, prometheus.CounterValue, float64(v), event)
 	}

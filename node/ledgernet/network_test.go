@@ -576,6 +576,9 @@ func TestBlocksPastTheElectionCapAreConfirmed(t *testing.T) {
 			if n := c.Nodes[0].Svc.Stats().Elections; n != 1 {
 				t.Fatalf("node 0 runs %d elections, want its cap of 1", n)
 			}
+			if c.Nodes[0].Svc.Stats().ElectionsRefused == 0 {
+				t.Fatal("node 0 counts no elections refused for want of room")
+			}
 
 			for _, nd := range c.Nodes {
 				nd.Host.Heal()
@@ -597,4 +600,63 @@ func TestBlocksPastTheElectionCapAreConfirmed(t *testing.T) {
 			c.Audit()
 		})
 	}
+}
+
+// TestBlocksAppliedWhileTheFeedLaggedAreConfirmed gives every node's
+// election loop a ledger feed of one change, so that it falls behind the
+// blocks a burst applies and must find them in the ledger instead: every
+// block is still confirmed everywhere.
+func TestBlocksAppliedWhileTheFeedLaggedAreConfirmed(t *testing.T) {
+	t.Cleanup(ledgernet.SetFeedBuffer(1)) // after the cluster stops
+	c := nettest.Start(t, nettest.Options{Nodes: 3})
+	keys := make([]wallet.Key, 32)
+	var opens []*ledger.Block
+	for i := range keys {
+		keys[i] = wallet.NewKey()
+		c.Chains.Add(keys[i], nil)
+		fund := c.Must(c.Chains.Send(c.Genesis, keys[i].Address(), 1000))
+		opens = append(opens, fund, c.Must(c.Chains.Receive(keys[i], fund, ledger.Address{})))
+	}
+	c.Submit(0, opens...)
+	for _, b := range opens {
+		c.WaitConfirmed(b.Hash, 30*time.Second)
+	}
+	lags := func() uint64 { return c.Nodes[0].Svc.Stats().FeedLags }
+	before := lags()
+	var sent []*ledger.Block
+	for round := 0; round < 50 && lags() == before; round++ {
+		// Each key's blocks in order, the keys at once: the engine
+		// commits them in many groups, each a change on the feed.
+		burst := make([][]*ledger.Block, len(keys))
+		for i, k := range keys {
+			for range 8 {
+				burst[i] = append(burst[i], c.Must(c.Chains.Send(k, c.Genesis.Address(), 1)))
+			}
+			sent = append(sent, burst[i]...)
+		}
+		errs := make(chan error, len(keys))
+		for _, blocks := range burst {
+			go func() {
+				for _, b := range blocks {
+					if _, err := c.Nodes[0].N.Engine.Submit(t.Context(), b); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range burst {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if lags() == before {
+		t.Fatal("node 0's election loop never fell behind its feed of one change: the test proves nothing")
+	}
+	for _, b := range sent {
+		c.WaitConfirmed(b.Hash, 30*time.Second)
+	}
+	c.Audit()
 }

@@ -166,6 +166,7 @@ type counters struct {
 	gossipBlocks, gossipVotes, invalid, held, synced, intakeDropped atomic.Uint64
 	confirmations, resolved, publishDropped, served                 atomic.Uint64
 	uncheckedDropped, equivocations, splits                         atomic.Uint64
+	electionsRefused, feedLags                                      atomic.Uint64
 }
 
 // inBlock is a block from a peer on its way to the engine.
@@ -217,7 +218,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.h.Handle(protocolSync, s.serveSync)
-	sub := s.n.Engine.Subscribe(1 << 14)
+	sub := s.n.Engine.Subscribe(feedBuffer)
 	s.spawn(func() { s.intakeLoop(ctx) })
 	s.spawn(func() { s.intakeAnswers(ctx) })
 	s.spawn(func() { s.confirmLoop(ctx) })
@@ -697,6 +698,13 @@ type Stats struct {
 	Equivocations uint64 `json:"equivocations"`
 	// Splits counts conflicting confirmations seen (see Split).
 	Splits uint64 `json:"conflicting_confirmations"`
+	// ElectionsRefused counts elections that found no room (MaxElections
+	// were running): their accounts wait for room, then are put to
+	// election again.
+	ElectionsRefused uint64 `json:"elections_refused"`
+	// FeedLags counts the times the election loop fell behind the
+	// ledger's changes and looked through the ledger again.
+	FeedLags uint64 `json:"feed_lags"`
 	// Quorum is the quorum's state (see QuorumStatus).
 	Quorum QuorumStatus `json:"quorum"`
 }
@@ -711,6 +719,7 @@ func (s *Service) Stats() Stats {
 		IntakeDropped: s.stats.intakeDropped.Load(), PublishDropped: s.stats.publishDropped.Load(), Unchecked: c, UncheckedBytes: b, UncheckedEvicted: ev,
 		Elections: el, Confirmations: s.stats.confirmations.Load(), ForksResolved: s.stats.resolved.Load(),
 		UncheckedDropped: s.stats.uncheckedDropped.Load(), Equivocations: s.stats.equivocations.Load(), Splits: s.stats.splits.Load(),
+		ElectionsRefused: s.stats.electionsRefused.Load(), FeedLags: s.stats.feedLags.Load(),
 		Quorum: s.Quorum(),
 	}
 }

@@ -32,7 +32,7 @@ func TestNetworkInfo(t *testing.T) {
 	checkFields(t, r.body, "GET /network", "peer_id", "p2p_addrs", "reachability", "peers", "gossip_blocks", "gossip_votes",
 		"invalid_messages", "held_future_blocks", "synced_blocks", "served_blocks", "intake_dropped",
 		"publish_dropped", "unchecked_blocks", "unchecked_bytes", "unchecked_evicted", "active_elections",
-		"confirmations", "forks_resolved", "unchecked_dropped", "equivocations", "conflicting_confirmations", "quorum")
+		"confirmations", "forks_resolved", "unchecked_dropped", "equivocations", "conflicting_confirmations", "elections_refused", "feed_lags", "quorum")
 	if info.PeerID != h.peer() {
 		t.Errorf("GET /network peer_id: got %q, want %q", info.PeerID, h.peer())
 	}
