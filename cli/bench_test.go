@@ -84,12 +84,18 @@ func TestBenchNetwork(t *testing.T) {
 			median = f
 		}
 	}
-	if !slices.Contains(header, "ratio") || !slices.Contains(header, "HTTP") || len(median) != 11 {
-		t.Fatalf("no report with both ratios:\n%s", r.stdout)
+	// Ten figures, then the elections refused: "HTTP / in-process".
+	if !slices.Contains(header, "ratio") || !slices.Contains(header, "HTTP") || !slices.Contains(header, "refused") || len(median) != 14 {
+		t.Fatalf("no report with both ratios and the elections refused:\n%s", r.stdout)
 	}
-	for i, v := range median[1:] {
+	for i, v := range median[1:11] {
 		if f, err := strconv.ParseFloat(v, 64); err != nil || f <= 0 {
 			t.Errorf("median column %d = %q, want a positive figure:\n%s", i+1, v, r.stdout)
+		}
+	}
+	for _, v := range []string{median[11], median[13]} {
+		if n, err := strconv.Atoi(v); err != nil || n < 0 || median[12] != "/" {
+			t.Errorf("elections refused = %q, want a count:\n%s", strings.Join(median[11:], " "), r.stdout)
 		}
 	}
 	if !strings.Contains(r.stdout, "4 in flight, load generator in the benchmark's process") {

@@ -84,6 +84,11 @@ type Round struct {
 	SyncBlocks                int     `json:"sync_blocks"`
 	SyncSeconds               float64 `json:"sync_seconds"`
 	SyncBlocksPerSec          float64 `json:"sync_blocks_per_sec"`
+	// Elections the three nodes refused for want of room (ledgernet's
+	// MaxElections) while confirming, in process and over HTTP: their
+	// blocks waited for room before this node's representatives voted.
+	ElectionsRefused     float64 `json:"elections_refused"`
+	HTTPElectionsRefused float64 `json:"http_elections_refused"`
 }
 
 // Report is a run's rounds and their medians.
@@ -140,6 +145,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		SyncBlocks:                cfg.SyncBlocks,
 		SyncSeconds:               med(func(r Round) float64 { return r.SyncSeconds }),
 		SyncBlocksPerSec:          med(func(r Round) float64 { return r.SyncBlocksPerSec }),
+		ElectionsRefused:          med(func(r Round) float64 { return r.ElectionsRefused }),
+		HTTPElectionsRefused:      med(func(r Round) float64 { return r.HTTPElectionsRefused }),
 	}
 	return rep, nil
 }
@@ -172,7 +179,17 @@ func confirmation(ctx context.Context, t nettest.T, n int, rd *Round) error {
 	c.WaitConfirmed(blocks[len(blocks)-1].Hash, 5*time.Minute)
 	rd.ConfirmedBlocksPerSec = float64(len(blocks)) / time.Since(start).Seconds()
 	rd.Ratio = rd.ConfirmedBlocksPerSec / rd.SingleBlocksPerSec
+	rd.ElectionsRefused = refused(c)
 	return nil
+}
+
+// refused returns the elections c's nodes refused for want of room.
+func refused(c *nettest.Cluster) float64 {
+	var n uint64
+	for _, nd := range c.Nodes {
+		n += nd.Svc.Stats().ElectionsRefused
+	}
+	return float64(n)
 }
 
 // confirmationHTTP posts n blocks of conc independent streams to node 0's
@@ -249,6 +266,7 @@ func confirmationHTTP(ctx context.Context, t nettest.T, n, conc int, d blockload
 	}
 	rd.ConfirmedHTTPBlocksPerSec = float64(ph0.Blocks) / time.Since(began).Seconds()
 	rd.HTTPRatio = rd.ConfirmedHTTPBlocksPerSec / rd.SingleHTTPBlocksPerSec
+	rd.HTTPElectionsRefused = refused(c)
 	return nil
 }
 
