@@ -605,10 +605,32 @@ func TestBlocksPastTheElectionCapAreConfirmed(t *testing.T) {
 // TestBlocksAppliedWhileTheFeedLaggedAreConfirmed gives every node's
 // election loop a ledger feed of one change, so that it falls behind the
 // blocks a burst applies and must find them in the ledger instead: every
-// block is still confirmed everywhere.
+// block is still confirmed everywhere, also when node 0 has room for few
+// elections, so that those its lag left behind would hold it for good.
 func TestBlocksAppliedWhileTheFeedLaggedAreConfirmed(t *testing.T) {
-	t.Cleanup(ledgernet.SetFeedBuffer(1)) // after the cluster stops
-	c := nettest.Start(t, nettest.Options{Nodes: 3})
+	for _, tc := range []struct {
+		name         string
+		maxElections int // node 0's; 0: the default
+	}{
+		{name: "room enough"},
+		{name: "little room", maxElections: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(ledgernet.SetFeedBuffer(1)) // after the cluster stops
+			c := nettest.Start(t, nettest.Options{Nodes: 3, NetFor: func(i int, cfg *ledgernet.Config) {
+				if i == 0 {
+					cfg.MaxElections = tc.maxElections
+				}
+			}})
+			burstsUntilLag(t, c)
+		})
+	}
+}
+
+// burstsUntilLag opens 32 accounts, then sends bursts of blocks from all
+// of them at node 0 until its election loop has lagged behind its feed,
+// and waits for every block to be confirmed everywhere.
+func burstsUntilLag(t *testing.T, c *nettest.Cluster) {
 	keys := make([]wallet.Key, 32)
 	var opens []*ledger.Block
 	for i := range keys {
