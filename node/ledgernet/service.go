@@ -184,7 +184,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, errors.New("ledgernet: Node and Host are required")
 	}
 	if cfg.MaxElections < 0 {
-		return nil, fmt.Errorf("ledgernet: MaxElections %d, want at least 1", cfg.MaxElections)
+		return nil, fmt.Errorf("ledgernet: MaxElections %d, want 1 or more (0: the default, 65,536)", cfg.MaxElections)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{life: ctx,
