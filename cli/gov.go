@@ -449,8 +449,14 @@ against the state chain's tip and the keyset and spreads it to every node.`,
 			fmt.Fprintf(e.stdout, "state chain index %d: %s (block %s)\n", i, describe(held), held.Hash)
 			return nil
 		}
-		return fmt.Errorf("this proposal is stale: state chain index %d is taken by another change (%s, block %s); %s: submitting this one would halt governance on every node, as evidence that the keyholders signed two blocks for one index",
-			i, describe(held), held.Hash, proposeAgain)
+		// Only a block a threshold signed is evidence; one short of it
+		// would just be refused, so say what halts only when it would.
+		halts := ""
+		if len(p.Block.Signatures) >= ks.Threshold {
+			halts = ": submitting this one would halt governance on every node, as evidence that the keyholders signed two blocks for one index"
+		}
+		return fmt.Errorf("this proposal is stale: state chain index %d is taken by another change (%s, block %s); %s%s",
+			i, describe(held), held.Hash, proposeAgain, halts)
 	}
 	if p.Block.Index == tip.Index+1 && p.Block.Previous != tip.Hash {
 		return fmt.Errorf("this proposal is stale: it follows block %s, but state chain index %d is block %s; %s",

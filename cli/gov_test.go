@@ -151,11 +151,27 @@ func TestGovCommands(t *testing.T) {
 	first, second := filepath.Join(dir, "first.json"), filepath.Join(dir, "second.json")
 	tn.mustAs(g, "gov set", "x.a", "1", "--out", first)
 	tn.mustAs(g, "gov set", "x.b", "2", "--out", second)
+	short := filepath.Join(dir, "short.json") // one of two signatures, never completed
+	if data, err := os.ReadFile(second); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(short, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range []string{first, second} {
 		ok(t, run(t, "gov", "sign", f, "--key", alice, "--yes"))
 	}
 	tn.mustAs(g, "gov submit", first)
-	wantFail(t, tn.as(g, "gov submit", second), 1, "this proposal is stale: state chain index 5 is taken by another change (set x.a = 1")
+	r = tn.as(g, "gov submit", second)
+	wantFail(t, r, 1, "this proposal is stale: state chain index 5 is taken by another change (set x.a = 1")
+	if !strings.Contains(r.stderr, "would halt governance") {
+		t.Errorf("a stale proposal a threshold signed: %q does not say it would halt governance", r.stderr)
+	}
+	// Short of the threshold it would only be refused: no talk of a halt.
+	r = tn.as(g, "gov submit", short)
+	wantFail(t, r, 1, "this proposal is stale: state chain index 5")
+	if strings.Contains(r.stderr, "halt") {
+		t.Errorf("a stale proposal short of the threshold: %q speaks of a halt", r.stderr)
+	}
 	decode(t, tn.mustAs(g, "gov show", "--json"), &shown)
 	if shown.Tip.Index != 5 || len(shown.Conflicts) != 0 || shown.KV["x.b"] != nil {
 		t.Fatalf("after a stale proposal: tip %d, conflicts %v, x.b %v", shown.Tip.Index, shown.Conflicts, shown.KV["x.b"])
