@@ -179,7 +179,7 @@ func waitVM(ctx context.Context, e *env, c *cloudclient.Client, id string, timeo
 			last, since = v.Status, time.Now()
 		}
 		if v.Status == computerules.Provisioning && !hinted && time.Since(since) >= provisioningHintAfter {
-			fmt.Fprintf(e.stderr, "%s: still provisioning (a first VM of an image waits for the image to be built, about a minute)\n", v.Name)
+			fmt.Fprintf(e.stderr, "%s: still provisioning (%s)\n", v.Name, provisioningHint(v.Accel))
 			hinted = true
 		}
 		select {
@@ -188,6 +188,22 @@ func waitVM(ctx context.Context, e *env, c *cloudclient.Client, id string, timeo
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// provisioningHint says what a VM that provisions long waits for on a
+// host of accel: it is said whatever the VM waits for, so it names every
+// likely cause: with its image built, a VM boots in seconds under KVM,
+// longer emulated; a leased one waits for the provider too (16 s to
+// running, debian-12 under TCG, in a trial of lattice dev --nodes 3).
+func provisioningHint(accel string) string {
+	const image = "a first VM of an image also waits for the image to be built, about a minute"
+	switch accel {
+	case "kvm":
+		return "a first VM of an image waits for the image to be built, about a minute"
+	case "lease":
+		return "a provider accepts the lease and boots the VM, emulated if its host has no KVM; " + image
+	}
+	return "the host has no KVM, so the VM boots emulated (TCG), which takes longer; " + image
 }
 
 // computeWaitTimeout bounds --wait: a first start builds the image.

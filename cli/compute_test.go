@@ -155,3 +155,21 @@ func TestHowToRun(t *testing.T) {
 		}
 	}
 }
+
+// TestProvisioningHint: the wait names what a VM that provisions long
+// waits for on its host. A trial on a leased provider, its image built,
+// was told the image was being built: a lease's VM waits for the provider.
+func TestProvisioningHint(t *testing.T) {
+	for _, tt := range []struct {
+		accel, want, not string
+	}{
+		{"kvm", "image to be built", "emulated"},
+		{"tcg", "boots emulated (TCG)", "provider"},
+		{"lease", "a provider accepts the lease and boots the VM", ""},
+	} {
+		got := provisioningHint(tt.accel)
+		if !strings.Contains(got, tt.want) || !strings.Contains(got, "image") || tt.not != "" && strings.Contains(got, tt.not) {
+			t.Errorf("%s: %q, want it to say %q and of the image, and not %q", tt.accel, got, tt.want, tt.not)
+		}
+	}
+}
