@@ -396,6 +396,43 @@ may sign on a machine that is offline. The file is rewritten.`,
 	return nil
 }
 
+// wouldBeEvidence reports whether b, a block for an index the node holds
+// another block at, is what a node takes as evidence that the keyholders
+// signed two blocks for one index (docs/protocol.md §21.7): valid after
+// the block before it, signed by a threshold of the keyset in force
+// there. The chain up to there is replayed from the node (it is short);
+// signatures by keys outside that keyset are left out, as submit would.
+func wouldBeEvidence(ctx context.Context, c *nodeclient.Client, network ledger.Hash, b *statechain.Block) (bool, error) {
+	if b.Index == 0 {
+		return false, nil
+	}
+	var chain []*statechain.Block
+	for from := uint64(0); from < b.Index; {
+		got, err := c.StateBlocks(ctx, from, b.Index-1)
+		if err != nil {
+			return false, err
+		}
+		if len(got) == 0 {
+			return false, fmt.Errorf("the node answered no state-chain block from index %d", from)
+		}
+		chain = append(chain, got...)
+		from += uint64(len(got))
+	}
+	st, err := statechain.New(network, chain[0])
+	if err != nil {
+		return false, nil // another network's proposal: refused, no evidence
+	}
+	for _, x := range chain[1:] {
+		if st, err = st.Apply(x); err != nil {
+			return false, fmt.Errorf("replaying the node's state chain at index %d: %w", x.Index, err)
+		}
+	}
+	ks := st.Keyset()
+	b = b.Clone()
+	b.Signatures = slices.DeleteFunc(b.Signatures, func(s ledger.MultisigSignature) bool { return !ks.Contains(s.PublicKey) })
+	return st.Check(b) == nil, nil
+}
+
 // proposeAgain is what to do with a stale proposal.
 const proposeAgain = "make the proposal again with `lattice gov set|delete|keyset`, and have it signed"
 
@@ -412,22 +449,6 @@ against the state chain's tip and the keyset and spreads it to every node.`,
 		return err
 	}
 	c := nodeclient.New(*cf.node, nil)
-	ks, err := c.StateKeyset(ctx)
-	if err != nil {
-		return unreachable(*cf.node, err)
-	}
-	// A signature by a key outside the keyset would spoil the block:
-	// signatures are not part of its hash, so leaving one out changes
-	// nothing else.
-	kept := p.Block.Signatures[:0]
-	for _, sg := range p.Block.Signatures {
-		if ks.Contains(sg.PublicKey) {
-			kept = append(kept, sg)
-		} else {
-			fmt.Fprintf(e.stderr, "leaving out the signature of %s, not a member of the governance keyset\n", sg.PublicKey)
-		}
-	}
-	p.Block.Signatures = kept
 	// A proposal whose index another change took since it was made is
 	// stale. Submitted, it would be two blocks the keyholders signed for one
 	// index, which halts governance on every node (that is how a node
@@ -449,10 +470,14 @@ against the state chain's tip and the keyset and spreads it to every node.`,
 			fmt.Fprintf(e.stdout, "state chain index %d: %s (block %s)\n", i, describe(held), held.Hash)
 			return nil
 		}
-		// Only a block a threshold signed is evidence; one short of it
-		// would just be refused, so say what halts only when it would.
+		// Only a block valid where it stands is evidence; any other would
+		// just be refused, so say what halts only when it would.
+		evidence, err := wouldBeEvidence(ctx, c, p.Network, p.Block)
+		if err != nil {
+			return unreachable(*cf.node, err)
+		}
 		halts := ""
-		if len(p.Block.Signatures) >= ks.Threshold {
+		if evidence {
 			halts = ": submitting this one would halt governance on every node, as evidence that the keyholders signed two blocks for one index"
 		}
 		return fmt.Errorf("this proposal is stale: state chain index %d is taken by another change (%s, block %s); %s%s",
@@ -462,6 +487,22 @@ against the state chain's tip and the keyset and spreads it to every node.`,
 		return fmt.Errorf("this proposal is stale: it follows block %s, but state chain index %d is block %s; %s",
 			p.Block.Previous, tip.Index, tip.Hash, proposeAgain)
 	}
+	ks, err := c.StateKeyset(ctx)
+	if err != nil {
+		return unreachable(*cf.node, err)
+	}
+	// A signature by a key outside the keyset would spoil the block:
+	// signatures are not part of its hash, so leaving one out changes
+	// nothing else.
+	kept := p.Block.Signatures[:0]
+	for _, sg := range p.Block.Signatures {
+		if ks.Contains(sg.PublicKey) {
+			kept = append(kept, sg)
+		} else {
+			fmt.Fprintf(e.stderr, "leaving out the signature of %s, not a member of the governance keyset\n", sg.PublicKey)
+		}
+	}
+	p.Block.Signatures = kept
 	h, err := c.SubmitState(ctx, p.Block)
 	if err != nil {
 		return unreachable(*cf.node, err)

@@ -177,6 +177,23 @@ func TestGovCommands(t *testing.T) {
 		t.Fatalf("after a stale proposal: tip %d, conflicts %v, x.b %v", shown.Tip.Index, shown.Conflicts, shown.KV["x.b"])
 	}
 
+	// A stale proposal is judged by the keyset in force at its index, not
+	// today's: signed by g and Alice for index 6, it would still halt
+	// every node after a change at 6 rotates Alice out.
+	_, carolAddr := tn.newKey("carol")
+	rotated, keyset := filepath.Join(dir, "rotated.json"), filepath.Join(dir, "keyset.json")
+	tn.mustAs(g, "gov set", "x.r", "1", "--out", rotated)
+	tn.mustAs(g, "gov keyset", "--keys", tn.genesis.Address().String()+","+carolAddr, "--threshold", "2", "--out", keyset)
+	for _, f := range []string{rotated, keyset} {
+		ok(t, run(t, "gov", "sign", f, "--key", alice, "--yes"))
+	}
+	tn.mustAs(g, "gov submit", keyset)
+	r = tn.as(g, "gov submit", rotated)
+	wantFail(t, r, 1, "this proposal is stale: state chain index 6 is taken by another change (replace the keyset")
+	if !strings.Contains(r.stderr, "would halt governance") {
+		t.Errorf("a stale proposal signed by a threshold of the keyset rotated out since: %q does not say it would halt governance", r.stderr)
+	}
+
 	// Posted past gov submit, the stale block is two signed blocks for one
 	// index: the chain halts, and gov set refuses to make a change no node
 	// would take.
