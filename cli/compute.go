@@ -196,14 +196,14 @@ func waitVM(ctx context.Context, e *env, c *cloudclient.Client, id string, timeo
 // longer emulated; a leased one waits for the provider too (16 s to
 // running, debian-12 under TCG, in a trial of lattice dev --nodes 3).
 func provisioningHint(accel string) string {
-	const image = "a first VM of an image also waits for the image to be built, about a minute"
+	const image = "a first VM of an image waits for the image to be built, about a minute"
 	switch accel {
-	case "kvm":
-		return "a first VM of an image waits for the image to be built, about a minute"
+	case "tcg":
+		return "the host has no KVM, so the VM boots emulated (TCG), which takes longer; " + image
 	case "lease":
 		return "a provider accepts the lease and boots the VM, emulated if its host has no KVM; " + image
 	}
-	return "the host has no KVM, so the VM boots emulated (TCG), which takes longer; " + image
+	return image // kvm, or "" while the first VM makes the host's driver
 }
 
 // computeWaitTimeout bounds --wait: a first start builds the image.

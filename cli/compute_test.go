@@ -166,6 +166,7 @@ func TestProvisioningHint(t *testing.T) {
 		{"kvm", "image to be built", "emulated"},
 		{"tcg", "boots emulated (TCG)", "provider"},
 		{"lease", "a provider accepts the lease and boots the VM", ""},
+		{"", "image to be built", "emulated"}, // the driver not made yet: its accel unknown
 	} {
 		got := provisioningHint(tt.accel)
 		if !strings.Contains(got, tt.want) || !strings.Contains(got, "image") || tt.not != "" && strings.Contains(got, tt.not) {
