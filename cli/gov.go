@@ -422,10 +422,8 @@ func wouldBeEvidence(ctx context.Context, c *nodeclient.Client, network ledger.H
 	if err != nil {
 		return false, nil // another network's proposal: refused, no evidence
 	}
-	for _, x := range chain[1:] {
-		if st, err = st.Apply(x); err != nil {
-			return false, fmt.Errorf("replaying the node's state chain at index %d: %w", x.Index, err)
-		}
+	if st, err = st.ApplyAll(chain[1:]); err != nil {
+		return false, fmt.Errorf("replaying the node's state chain: %w", err)
 	}
 	ks := st.Keyset()
 	b = b.Clone()

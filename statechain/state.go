@@ -188,6 +188,19 @@ func (s *State) Check(b *Block) error {
 // Check). A refused block changes nothing: the change is all or nothing.
 func (s *State) Apply(b *Block) (*State, error) { return s.next(b) }
 
+// ApplyAll returns the state after blocks, applied in order, or why the
+// first that cannot follow fails (naming its index).
+func (s *State) ApplyAll(blocks []*Block) (*State, error) {
+	for _, b := range blocks {
+		n, err := s.next(b)
+		if err != nil {
+			return nil, fmt.Errorf("block %d: %w", b.Index, err)
+		}
+		s = n
+	}
+	return s, nil
+}
+
 func (s *State) next(b *Block) (*State, error) {
 	if err := b.checkShape(); err != nil {
 		return nil, err

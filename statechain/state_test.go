@@ -150,6 +150,35 @@ func TestApply(t *testing.T) {
 	}
 }
 
+// TestApplyAll: blocks applied in order give the state Apply would, and
+// the first that cannot follow stops it, named, leaving s as it was.
+func TestApplyAll(t *testing.T) {
+	s, ks := chain(t)
+	b1 := next(s, statechain.OpSet, "x.a", "1", 2000, ks[0], ks[1])
+	s1, err := s.Apply(b1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2 := next(s1, statechain.OpSet, "x.b", "2", 3000, ks[1], ks[2])
+	got, err := s.ApplyAll([]*statechain.Block{b1, b2})
+	if err != nil || got.Index() != 2 || got.Tip().Hash != b2.Hash {
+		t.Fatalf("ApplyAll: %v, %v", got, err)
+	}
+	if e, ok := got.Get("x.a"); !ok || e.Value != "1" {
+		t.Fatalf("x.a after ApplyAll: %+v %v", e, ok)
+	}
+	short := next(s1, statechain.OpSet, "x.b", "2", 3000, ks[1]) // one of two signatures
+	if _, err := s.ApplyAll([]*statechain.Block{b1, short}); !errors.Is(err, statechain.ErrUnauthorized) || !strings.Contains(err.Error(), "block 2") {
+		t.Fatalf("ApplyAll with a block short of its signatures: %v", err)
+	}
+	if s.Index() != 0 {
+		t.Fatalf("a refused ApplyAll moved the state to %d", s.Index())
+	}
+	if same, err := s.ApplyAll(nil); err != nil || same != s {
+		t.Fatalf("ApplyAll of nothing: %v, %v", same, err)
+	}
+}
+
 func TestKeysetAndParams(t *testing.T) {
 	s, ks := chain(t)
 	def := statechain.Defaults()

@@ -113,10 +113,8 @@ func check(blocks []*statechain.Block, b *statechain.Block) error {
 	if err != nil {
 		return err
 	}
-	for _, x := range blocks[1:] {
-		if s, err = s.Apply(x); err != nil {
-			return err
-		}
+	if s, err = s.ApplyAll(blocks[1:]); err != nil {
+		return err
 	}
 	return s.Check(b)
 }

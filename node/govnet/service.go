@@ -432,10 +432,8 @@ func (s *Service) stateAt(i uint64) (*statechain.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, b := range s.blocks[1 : i+1] {
-		if st, err = st.Apply(b); err != nil {
-			return nil, fmt.Errorf("govnet: replaying block %d: %w", b.Index, err)
-		}
+	if st, err = st.ApplyAll(s.blocks[1 : i+1]); err != nil {
+		return nil, fmt.Errorf("govnet: replaying %w", err)
 	}
 	return st, nil
 }
