@@ -160,18 +160,20 @@ func TestGovCommands(t *testing.T) {
 	for _, f := range []string{first, second} {
 		ok(t, run(t, "gov", "sign", f, "--key", alice, "--yes"))
 	}
+	// wantStale submits a stale proposal, which must be refused, saying it
+	// would halt governance exactly when halts.
+	wantStale := func(file, msg string, halts bool) {
+		t.Helper()
+		r := tn.as(g, "gov submit", file)
+		wantFail(t, r, 1, "this proposal is stale: "+msg)
+		if strings.Contains(r.stderr, "would halt governance") != halts {
+			t.Errorf("gov submit %s: %q; want it to say it would halt governance: %v", filepath.Base(file), r.stderr, halts)
+		}
+	}
 	tn.mustAs(g, "gov submit", first)
-	r = tn.as(g, "gov submit", second)
-	wantFail(t, r, 1, "this proposal is stale: state chain index 5 is taken by another change (set x.a = 1")
-	if !strings.Contains(r.stderr, "would halt governance") {
-		t.Errorf("a stale proposal a threshold signed: %q does not say it would halt governance", r.stderr)
-	}
+	wantStale(second, "state chain index 5 is taken by another change (set x.a = 1", true)
 	// Short of the threshold it would only be refused: no talk of a halt.
-	r = tn.as(g, "gov submit", short)
-	wantFail(t, r, 1, "this proposal is stale: state chain index 5")
-	if strings.Contains(r.stderr, "halt") {
-		t.Errorf("a stale proposal short of the threshold: %q speaks of a halt", r.stderr)
-	}
+	wantStale(short, "state chain index 5", false)
 	decode(t, tn.mustAs(g, "gov show", "--json"), &shown)
 	if shown.Tip.Index != 5 || len(shown.Conflicts) != 0 || shown.KV["x.b"] != nil {
 		t.Fatalf("after a stale proposal: tip %d, conflicts %v, x.b %v", shown.Tip.Index, shown.Conflicts, shown.KV["x.b"])
@@ -188,11 +190,7 @@ func TestGovCommands(t *testing.T) {
 		ok(t, run(t, "gov", "sign", f, "--key", alice, "--yes"))
 	}
 	tn.mustAs(g, "gov submit", keyset)
-	r = tn.as(g, "gov submit", rotated)
-	wantFail(t, r, 1, "this proposal is stale: state chain index 6 is taken by another change (replace the keyset")
-	if !strings.Contains(r.stderr, "would halt governance") {
-		t.Errorf("a stale proposal signed by a threshold of the keyset rotated out since: %q does not say it would halt governance", r.stderr)
-	}
+	wantStale(rotated, "state chain index 6 is taken by another change (replace the keyset", true)
 
 	// Posted past gov submit, the stale block is two signed blocks for one
 	// index: the chain halts, and gov set refuses to make a change no node
