@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/latticenet/lattice/internal/strictjson"
 )
 
 // Signature is an ed25519 signature. JSON carries it as 128 hex characters;
@@ -148,28 +150,23 @@ func parseReflect(data []byte) (*Block, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("unexpected data after the JSON object")
 	}
+	// encoding/json takes "Amount" for "amount" and the last of a key
+	// given twice; a block's fields are exact and given once.
+	if err := strictjson.Keys(data, &b); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
 	return &b, nil
 }
 
-// jsonError turns encoding/json's errors into messages that name the field.
+// jsonError turns encoding/json's errors into messages in the body's own
+// terms: the field, the JSON value it wants and the one it got
+// (strictjson.Explain), never a Go type.
 func jsonError(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.Is(err, io.EOF):
-		return errors.New("empty body: want a JSON object")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errors.New("truncated JSON")
-	case errors.As(err, &syn):
-		return fmt.Errorf("malformed JSON at byte %d: %v", syn.Offset, syn)
-	case errors.As(err, &typ):
-		if typ.Field != "" {
-			return fmt.Errorf("field %q: cannot use JSON %s as %s", typ.Field, typ.Value, typ.Type)
-		}
-		return fmt.Errorf("want a JSON object, got %s", typ.Value)
+	if e := strictjson.Explain(err); e != err {
+		return e
 	}
-	// encoding/json reports text-unmarshal failures and unknown fields as
-	// plain errors whose text already names the problem.
+	// Text-unmarshal failures and unknown fields are plain errors whose
+	// text already names the problem.
 	return fmt.Errorf("invalid JSON: %w", err)
 }
 

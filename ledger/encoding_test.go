@@ -83,11 +83,13 @@ func TestParseJSONErrors(t *testing.T) {
 		{"non-hex hash", `{"type":"send","hash":"` + strings.Repeat("zz", 32) + `"}`, "not hexadecimal"},
 		{"short signature", `{"type":"send","signature":"abcd"}`, "want 128 hex characters"},
 		{"negative balance", `{"type":"send","balance":"-1"}`, "not an unsigned decimal integer"},
-		{"numeric balance", `{"type":"send","balance":5}`, `"balance"`},
+		{"numeric balance", `{"type":"send","balance":5}`, `balance: want a string, got a number`},
 		{"bad asset", `{"type":"send","asset":"gold"}`, `asset "gold"`},
-		{"negative vcpus", `{"type":"send","vcpus":-1}`, `"vcpus"`},
+		{"negative vcpus", `{"type":"send","vcpus":-1}`, `vcpus: want an integer from 0 to 4294967295, got -1`},
 		{"trailing data", `{"type":"send",` + good + `} {}`, "after the JSON object"},
 		{"missing type", `{` + good + `}`, `"type" is required`},
+		{"field in capitals", `{"type":"send","Amount":"1",` + good + `}`, `unknown field "Amount", did you mean "amount"?`},
+		{"key given twice", `{"type":"send","amount":"1","amount":"2",` + good + `}`, `given twice in one object: "amount"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

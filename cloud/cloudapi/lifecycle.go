@@ -1,14 +1,18 @@
 package cloudapi
 
 import (
+	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/latticenet/lattice/cloud/accounts"
 	"github.com/latticenet/lattice/cloud/cloudwire"
 	"github.com/latticenet/lattice/cloud/storage/cloudstore"
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
 // ruleJSON writes a rule. A rule made over S3 carries what the REST fields
@@ -59,22 +63,23 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request, key accounts.Ke
 		return err
 	}
 	var req struct {
-		Prefix     string `json:"prefix"`
-		ExpireDays *int   `json:"expire_days"`
+		Prefix     string          `json:"prefix"`
+		ExpireDays json.RawMessage `json:"expire_days"`
 	}
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	if req.ExpireDays == nil {
-		return validation("expire_days is required")
+	days, err := wholeNumber("expire_days", req.ExpireDays)
+	if err != nil {
+		return err
 	}
-	if *req.ExpireDays < 1 || *req.ExpireDays > cloudstore.MaxExpireDays {
+	if days < 1 || days > cloudstore.MaxExpireDays {
 		return validation("expire_days must be from 1 to %d", cloudstore.MaxExpireDays)
 	}
-	if len(req.Prefix) > cloudstore.MaxKeyLen {
-		return validation("prefix must be at most %d bytes", cloudstore.MaxKeyLen)
+	if err := storagenames.ValidKeyPrefix(req.Prefix); err != nil {
+		return validation("%v", err)
 	}
-	rl, err := s.st.AddRule(key.Account, bucket, req.Prefix, *req.ExpireDays, s.opts.Now())
+	rl, err := s.st.AddRule(key.Account, bucket, req.Prefix, days, s.opts.Now())
 	if errors.Is(err, cloudstore.ErrRules) {
 		return validation("%s", strings.TrimPrefix(err.Error(), cloudstore.ErrRules.Error()+": "))
 	}
@@ -98,4 +103,21 @@ func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request, key accounts
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// wholeNumber reads a required JSON number whose value is a whole number,
+// written as JSON allows it: 7, 7.0 and 7e0 are all seven (Python's json
+// writes a float 7 as 7.0); "7", 7.5 and null are refused.
+func wholeNumber(field string, raw json.RawMessage) (int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, validation("%s is required", field)
+	}
+	if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0, validation("%s must be a number, got %s", field, raw)
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, validation("%s must be a whole number, got %s", field, raw)
+	}
+	return int(f), nil
 }

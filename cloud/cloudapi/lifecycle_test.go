@@ -38,8 +38,17 @@ func TestLifecycleRules(t *testing.T) {
 	if l := a.do("GET", "/api/storage/buckets/logs/lifecycle", acme, ""); l.status != http.StatusOK || !strings.Contains(string(l.body), `"total":1`) {
 		t.Errorf("list rules: %d %s", l.status, l.body)
 	}
-	for _, body := range []string{`{}`, `{"expire_days":0}`, `{"expire_days":36501}`, `{"expire_days":"7"}`, `{"expire_days":7,"x":1}`} {
+	for _, body := range []string{`{}`, `{"expire_days":0}`, `{"expire_days":36501}`, `{"expire_days":"7"}`, `{"expire_days":7,"x":1}`,
+		`{"expire_days":7.5}`, `{"expire_days":null}`, `{"expire_days":1e400}`, `{"expire_days":true}`, `{"Expire_Days":7}`,
+		`{"expire_days":7,"prefix":"a\u0001"}`, `{"expire_days":7,"prefix":"a\u007f"}`} {
 		wantError(t, "add rule "+body, a.do("POST", "/api/storage/buckets/logs/lifecycle", acme, body), http.StatusBadRequest, "validation_error")
+	}
+	// A whole number however JSON writes it (Python's json writes 7.0).
+	for _, days := range []string{"7.0", "7e0", "70e-1"} {
+		r := a.do("POST", "/api/storage/buckets/logs/lifecycle", acme, `{"prefix":"p/","expire_days":`+days+`}`)
+		if r.status != http.StatusCreated || !strings.Contains(string(r.body), `"expire_days":7`) {
+			t.Errorf("expire_days %s: %d %s", days, r.status, r.body)
+		}
 	}
 	// Tenancy: another account's bucket, and its rules, are not found.
 	wantError(t, "other lists", a.do("GET", "/api/storage/buckets/logs/lifecycle", other, ""), http.StatusNotFound, "not_found")

@@ -415,6 +415,11 @@ func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, key accounts
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
+	// The source is any key the bucket holds, S3's too (which the REST
+	// API would not make, "a//b" say): only its absence is refused here.
+	if req.SourceKey == "" {
+		return validation("source_key is required")
+	}
 	if err := cloudwire.ValidRESTKey(req.DestKey); err != nil {
 		return validation("dest_key: %v", err)
 	}

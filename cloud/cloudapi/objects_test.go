@@ -827,7 +827,9 @@ func TestCopyObjectAPI(t *testing.T) {
 		code            string
 	}{
 		{"missing source", a.acme, `{"source_key":"nope","dest_key":"x"}`, 404, "not_found"},
-		{"empty source", a.acme, `{"source_key":"","dest_key":"x"}`, 404, "not_found"},
+		{"empty source", a.acme, `{"source_key":"","dest_key":"x"}`, 400, "validation_error"},
+		{"no source", a.acme, `{"dest_key":"x"}`, 400, "validation_error"},
+		{"source in capitals", a.acme, `{"SOURCE_KEY":"small","dest_key":"x"}`, 400, "validation_error"},
 		{"empty dest", a.acme, `{"source_key":"small","dest_key":""}`, 400, "validation_error"},
 		{"dest with a control character", a.acme, `{"source_key":"small","dest_key":"a\u0001b"}`, 400, "validation_error"},
 		{"dest too long", a.acme, `{"source_key":"small","dest_key":"` + strings.Repeat("d", 1025) + `"}`, 400, "validation_error"},

@@ -60,7 +60,9 @@ func (s *Server) presign(w http.ResponseWriter, r *http.Request, key accounts.Ke
 	if err != nil {
 		return err
 	}
-	exp := s.opts.Now().Add(d).Unix()
+	// Rounded up to the second the token holds: the URL lives at least
+	// as long as asked (a "1s" URL rounded down could live a few ms).
+	exp := s.opts.Now().Add(d + time.Second - time.Nanosecond).Unix()
 	tok := signToken(signKey, claims{Account: key.Account, KeyID: key.ID, Bucket: bucket, Key: req.Key, Method: method, Expires: exp})
 	base := s.opts.PublicURL
 	if base == "" {

@@ -71,8 +71,9 @@ func TestPresign(t *testing.T) {
 		if p.Method != tt.method || !strings.HasPrefix(p.URL, tt.path) || len(tokenOf(p.URL)) < 40 {
 			t.Errorf("%s: %s %s, want %s %s<token>", tt.body, p.Method, p.URL, tt.method, tt.path)
 		}
-		// Whole seconds: the token holds Unix seconds.
-		if want := t0.Add(tt.life).Truncate(time.Second).Format(time.RFC3339); p.Expires != want {
+		// Whole seconds, rounded up: the token holds Unix seconds, and the
+		// URL lives at least as long as asked (t0 is not on a second).
+		if want := t0.Add(tt.life).Truncate(time.Second).Add(time.Second).Format(time.RFC3339); p.Expires != want {
 			t.Errorf("%s: expires %s, want %s", tt.body, p.Expires, want)
 		}
 	}
@@ -199,13 +200,21 @@ func TestPresignedTokenRefused(t *testing.T) {
 		}
 	}
 
-	// Expired: valid until the second it names, refused from then on,
-	// with a message that says so.
-	a.clock.Advance(10*time.Minute - time.Second)
-	if r := a.do("GET", dl.URL, "", ""); r.status != http.StatusOK {
-		t.Errorf("a second before expiry: %d, want 200", r.status)
+	// Expired: valid until the second it names (10 minutes or up to a
+	// second more: it is rounded up), refused from then on, with a
+	// message that says so.
+	exp, err := time.Parse(time.RFC3339, dl.Expires)
+	if err != nil || up.Expires != dl.Expires {
+		t.Fatalf("expires %q and %q: %v", dl.Expires, up.Expires, err)
 	}
-	a.clock.Advance(time.Second)
+	if life := exp.Sub(a.clock.Now()); life < 10*time.Minute || life >= 10*time.Minute+time.Second {
+		t.Fatalf("a 10m URL lives %v", life)
+	}
+	a.clock.Advance(exp.Sub(a.clock.Now()) - time.Nanosecond)
+	if r := a.do("GET", dl.URL, "", ""); r.status != http.StatusOK {
+		t.Errorf("just before expiry: %d, want 200", r.status)
+	}
+	a.clock.Advance(time.Nanosecond)
 	for _, p := range []struct{ method, path string }{{"GET", dl.URL}, {"PUT", up.URL}} {
 		r := a.do(p.method, p.path, "", "x")
 		wantError(t, "expired "+p.method, r, http.StatusUnauthorized, "unauthorized")

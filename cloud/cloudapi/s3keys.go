@@ -32,30 +32,35 @@ func (s *Server) listS3Keys(w http.ResponseWriter, r *http.Request, key accounts
 }
 
 func (s *Server) createS3Key(w http.ResponseWriter, r *http.Request, key accounts.Key) error {
+	// Every field is optional, the body too; a field given is checked as
+	// given: an empty scope is not "*", and an empty permissions not
+	// readwrite (a client that computed an empty scope must not get a
+	// key to every bucket).
 	var req struct {
-		Name        string `json:"name"`
-		Permissions string `json:"permissions"`
-		BucketScope string `json:"bucketScope"`
+		Name        string  `json:"name"`
+		Permissions *string `json:"permissions"`
+		BucketScope *string `json:"bucketScope"`
 	}
-	if err := s.decode(w, r, &req); err != nil {
+	if err := s.decodeOptional(w, r, &req); err != nil {
 		return err
 	}
-	if req.Permissions == "" {
-		req.Permissions = cloudstore.PermReadWrite
+	perms, scope := cloudstore.PermReadWrite, "*"
+	if req.Permissions != nil {
+		perms = *req.Permissions
 	}
-	if req.BucketScope == "" {
-		req.BucketScope = "*"
+	if req.BucketScope != nil {
+		scope = *req.BucketScope
 	}
 	if err := checkKeyName(req.Name); err != nil {
 		return err
 	}
-	if err := cloudstore.ValidS3Permissions(req.Permissions); err != nil {
+	if err := cloudstore.ValidS3Permissions(perms); err != nil {
 		return validation("%v", err)
 	}
-	if err := cloudstore.ValidS3Scope(req.BucketScope); err != nil {
+	if err := cloudstore.ValidS3Scope(scope); err != nil {
 		return validation("bucketScope must be \"*\" or a bucket name: %v", err)
 	}
-	k, secret, err := s.st.CreateS3Key(key.Account, req.Name, req.Permissions, req.BucketScope, s.opts.Now())
+	k, secret, err := s.st.CreateS3Key(key.Account, req.Name, perms, scope, s.opts.Now())
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,9 @@ func TestS3Keys(t *testing.T) {
 	for _, body := range []string{
 		`{"permissions":"admin"}`, `{"bucketScope":"Bad_Name"}`, `{"bucketScope":"**"}`,
 		`{"name":"` + strings.Repeat("n", 101) + `"}`, `{"secret":"x"}`,
+		// Given empty is not left out: never a key to every bucket.
+		`{"bucketScope":""}`, `{"permissions":""}`,
+		`{"bucketScope":"photos","BucketScope":"*"}`, `{"bucketScope":"photos","bucketScope":"*"}`,
 	} {
 		wantError(t, "create "+body, a.do("POST", "/api/storage/keys", acme, body), http.StatusBadRequest, "validation_error")
 	}
@@ -145,5 +148,10 @@ func TestS3KeyBodyMustBeAnObject(t *testing.T) {
 	}
 	if r := a.do("POST", "/api/storage/keys", acme, `{}`); r.status != http.StatusCreated {
 		t.Fatalf("create with {}: %d %s", r.status, r.body)
+	}
+	// Every field is optional, and so is the body.
+	if r := a.do("POST", "/api/storage/keys", acme, ""); r.status != http.StatusCreated ||
+		!strings.Contains(string(r.body), `"bucketScope":"*"`) || !strings.Contains(string(r.body), `"permissions":"readwrite"`) {
+		t.Fatalf("create with no body: %d %s", r.status, r.body)
 	}
 }

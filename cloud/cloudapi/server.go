@@ -7,6 +7,7 @@
 package cloudapi
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -19,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -326,7 +328,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, &Error{http.StatusNotFound, "not_found", "the path has an empty, \".\" or \"..\" segment; object keys with such segments are reachable through the S3 endpoint only", 0})
 		return
 	}
-	_, pattern := s.mux.Handler(r)
+	pattern := s.match(r)
 	if s.patterns[pattern] {
 		op = pattern
 	}
@@ -337,7 +339,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	account = c.key.Account
 	if ok, wait := s.limit.take(c.limitKey(r), s.opts.Now()); !ok {
-		writeError(rec, &Error{http.StatusTooManyRequests, "rate_limited", "too many requests for this account; retry after the Retry-After seconds", wait})
+		who := "this account"
+		if c.anonymous {
+			who = "this address without an API key"
+		}
+		writeError(rec, &Error{http.StatusTooManyRequests, "rate_limited", "too many requests for " + who + "; retry after the Retry-After seconds", wait})
 		return
 	}
 	timeout := s.opts.RequestTimeout
@@ -409,12 +415,29 @@ func (s *Server) authenticate(r *http.Request, pattern string) (caller, error) {
 // Wait blocks until every running handler has returned.
 func (s *Server) Wait() { s.gate.Close() }
 
+// redirect is the type of the handler ServeMux gives for a path it
+// would redirect.
+var redirect = reflect.TypeOf(http.RedirectHandler("/", http.StatusTemporaryRedirect))
+
+// match is the pattern of the route that serves r, or "" for none. A
+// path that ServeMux would redirect, .../download to .../download/ (the
+// {key...} routes with an empty key), is none: the API answers JSON, and
+// a client should not follow a redirect with its key to a route it did
+// not ask for.
+func (s *Server) match(r *http.Request) string {
+	h, pattern := s.mux.Handler(r)
+	if reflect.TypeOf(h) == redirect {
+		return ""
+	}
+	return pattern
+}
+
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	var allowed []string
 	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, pattern := s.mux.Handler(probe); pattern != "" {
+		if s.match(probe) != "" {
 			allowed = append(allowed, m)
 		}
 	}
@@ -446,7 +469,21 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	case errors.Is(err, strictjson.ErrTrailing):
 		return validation("unexpected data after the JSON object")
 	}
-	return validation("invalid JSON body: %v", err)
+	return validation("invalid JSON body: %v", strictjson.Explain(err))
+}
+
+// decodeOptional is decode for a body whose fields are all optional:
+// no body at all is taken as {}.
+func (s *Server) decodeOptional(w http.ResponseWriter, r *http.Request, v any) error {
+	br := bufio.NewReader(r.Body)
+	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+		return nil
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, r.Body}
+	return s.decode(w, r, v)
 }
 
 // cleanPath reports whether p is already clean: no empty, "." or ".."

@@ -482,6 +482,8 @@ func TestCreateBucketValidation(t *testing.T) {
 		{"null", `null`, nil},
 		{"number name", `{"name":5}`, nil},
 		{"unknown field", `{"name":"photos","colour":"red"}`, nil},
+		{"field in capitals", `{"NAME":"photos"}`, nil},
+		{"field given twice", `{"name":"photos","name":"photos2"}`, nil},
 		{"second object", `{"name":"photos"} {"name":"photos2"}`, nil},
 		{"trailing garbage", `{"name":"photos"}x`, nil},
 		{"trailing brace", `{"name":"photos"}}`, nil},
@@ -504,6 +506,10 @@ func TestCreateBucketValidation(t *testing.T) {
 	if l := wantList[cloudwire.Bucket](t, "list", a.do("GET", "/api/storage/buckets", acme, "")); l.Meta.Total != 0 {
 		t.Errorf("invalid requests created %d buckets: %+v", l.Meta.Total, l.Data)
 	}
+	// A wrong JSON type is told in JSON's terms, not Go's.
+	if r := a.do("POST", "/api/storage/buckets", acme, `{"name":5}`); !strings.Contains(string(r.body), "name: want a string, got a number") {
+		t.Errorf(`{"name":5}: %d %s, want "name: want a string, got a number"`, r.status, r.body)
+	}
 	// Trailing white space is fine.
 	wantBucket(t, "trailing space", a.do("POST", "/api/storage/buckets", acme, "{\"name\":\"photos\"}\n\n "), http.StatusCreated)
 }
@@ -524,6 +530,11 @@ func TestPayloadTooLarge(t *testing.T) {
 	if _, err := a.st.Bucket("acme", "photos"); err == nil {
 		t.Errorf("an oversized request created a bucket")
 	}
+
+	// Over it by trailing white space alone is over it still (not "data
+	// after the object").
+	wantError(t, "1 MiB of trailing space", a.do("POST", "/api/storage/buckets", acme, `{"name":"photos"}`+strings.Repeat(" ", 1<<20)),
+		http.StatusRequestEntityTooLarge, "payload_too_large")
 
 	// MaxBody is an option.
 	b := newAPI(t, cloudapi.Options{MaxBody: 64})
@@ -893,6 +904,10 @@ func TestRequestID(t *testing.T) {
 func TestUnknownPathAndMethod(t *testing.T) {
 	a := newAPI(t, cloudapi.Options{})
 	acme, _ := a.newKey("acme")
+	// Nor a download with no key, which ServeMux would redirect, with or
+	// without an API key.
+	wantError(t, "GET .../download", a.do("GET", "/api/storage/buckets/photos/download", acme, ""), http.StatusNotFound, "not_found")
+	wantError(t, "GET .../download without an API key", a.do("GET", "/api/storage/buckets/photos/download", "", ""), http.StatusUnauthorized, "unauthorized")
 	for _, path := range []string{
 		"/", "/api", "/api/", "/api/storage", "/api/compute",
 		"/api/storage/buckets/photos/metrics/nope", "/api/storage/buckets/photos/presign/x",
@@ -918,6 +933,10 @@ func TestUnknownPathAndMethod(t *testing.T) {
 		{"GET", "/api/storage/buckets/photos/objects/a", "PUT, DELETE"},
 		{"POST", "/api/storage/buckets/photos/events", "GET"},
 		{"DELETE", "/api/storage/endpoint", "GET"},
+		// The {key...} routes with no key: ServeMux would redirect to
+		// .../objects/, the API answers for the path asked.
+		{"PUT", "/api/storage/buckets/photos/objects", "GET"},
+		{"DELETE", "/api/storage/buckets/photos/objects", "GET"},
 	}
 	for _, tt := range tests {
 		r := a.do(tt.method, tt.path, a.admin, "")

@@ -21,14 +21,24 @@ var (
 )
 
 // Decode reads one JSON value from r into v, refusing fields v does not
-// have and anything but white space after the value.
+// have, keys that name a field only when case is ignored or that one
+// object gives twice (Keys), and anything but white space after the
+// value.
 func Decode(r io.Reader, v any) error {
 	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
 		return err
 	}
-	return End(dec)
+	if err := End(dec); err != nil {
+		return err
+	}
+	if err := Keys(raw, v); err != nil {
+		return err
+	}
+	dec = json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
 
 // Unmarshal is Decode of data.
@@ -58,10 +68,16 @@ func Object(r io.Reader, v any) error {
 }
 
 // End reports whether dec has nothing left but white space: ErrTrailing
-// otherwise.
+// otherwise, or the error reading the rest (such as an
+// http.MaxBytesError for white space past a body's limit).
 func End(dec *json.Decoder) error {
-	if _, err := dec.Token(); err != io.EOF {
+	_, err := dec.Token()
+	var syn *json.SyntaxError
+	switch {
+	case err == io.EOF:
+		return nil
+	case err == nil, errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF):
 		return ErrTrailing
 	}
-	return nil
+	return err
 }

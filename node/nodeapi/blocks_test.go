@@ -143,7 +143,7 @@ func TestSubmitBadRequests(t *testing.T) {
 		{"signature 126 hex chars", set("signature", hex(126)), []string{"128 hex characters", "126"}},
 		{"destination 10 hex chars", set("destination", hex(10)), []string{"64 hex characters", "10"}},
 		{"source 70 hex chars", set("source", hex(70)), []string{"64 hex characters", "70"}},
-		{"balance as a number", set("balance", 5), []string{`"balance"`, "number"}},
+		{"balance as a number", set("balance", 5), []string{"balance: want a string, got a number"}},
 		{"negative balance", set("balance", "-5"), []string{`"-5"`}},
 		{"unknown asset", set("asset", "gold"), []string{`"gold"`}},
 		{"missing timestamp", func(t *testing.T, b *ledger.Block) []byte {

@@ -479,7 +479,7 @@ func TunnelPort(q url.Values) (int, error) {
 func ParseExec(body []byte) (nodewire.ExecRequest, error) {
 	var req nodewire.ExecRequest
 	if err := strictjson.Object(bytes.NewReader(body), &req); err != nil {
-		return req, fmt.Errorf("%w: the body must be one ExecRequest: %v", ErrBadRequest, err)
+		return req, fmt.Errorf("%w: the body must be one ExecRequest: %v", ErrBadRequest, strictjson.Explain(err))
 	}
 	switch {
 	case strings.TrimSpace(req.Command) == "":

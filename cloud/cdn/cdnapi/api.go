@@ -328,6 +328,24 @@ func (h *handlers) lookup(ctx context.Context, host string, d time.Duration) (st
 	return strings.ToLower(strings.TrimSuffix(got, ".")), err
 }
 
+// dnsReason is why a lookup failed, without the resolver's address that
+// net.DNSError names (the host's, which is not the tenant's to see, and
+// not even the server asked when the platform verifies with its own).
+func dnsReason(err error) string {
+	var de *net.DNSError
+	switch {
+	case errors.As(err, &de) && de.IsNotFound:
+		return "no such name"
+	case errors.As(err, &de) && de.IsTimeout:
+		return "timed out"
+	case errors.As(err, &de):
+		return de.Err
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	}
+	return "lookup failed"
+}
+
 // verifyDomain looks a pending domain's CNAME up in DNS and activates the
 // domain when it names the deployment's cname.
 func (h *handlers) verifyDomain(w http.ResponseWriter, r *http.Request, account string) error {
@@ -348,7 +366,7 @@ func (h *handlers) verifyDomain(w http.ResponseWriter, r *http.Request, account 
 			if err == nil && got != dom.Name {
 				found = "a CNAME to " + got
 			} else if err != nil {
-				found = "no answer (" + err.Error() + ")"
+				found = "no answer (" + dnsReason(err) + ")"
 			}
 			return cloudapi.Conflict(fmt.Sprintf("%s is not verified: DNS gives %s; create a CNAME record %s → %s at your DNS provider, then verify again", dom.Name, found, dom.Name, want))
 		}

@@ -85,22 +85,65 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, account string) 
 // create records the VM (201, provisioning) and has the host boot it in
 // the background: poll it until running or error.
 func (h *handlers) create(w http.ResponseWriter, r *http.Request, account string) error {
-	var in cloudwire.VMInput
+	var in createBody
 	if err := h.api.Decode(w, r, &in); err != nil {
 		return err
 	}
-	if in.Image == "" {
-		in.Image = DefaultImage
+	spec, err := in.spec()
+	if err != nil {
+		return err
 	}
-	images := h.host.Images()
-	v, err := h.store.Create(account, computerules.Spec{Name: in.Name, VCPUs: in.VCPUs, MemoryMB: in.MemoryMB, DiskGB: in.DiskGB,
-		Image: in.Image, SSHKeys: in.SSHKeys, UserData: in.UserData}, images)
+	v, err := h.store.Create(account, spec, h.host.Images())
 	if err != nil {
 		return apiError(err)
 	}
 	h.host.Kick(v.ID)
 	cloudapi.WriteJSON(w, http.StatusCreated, h.vmJSON(v))
 	return nil
+}
+
+// createBody is cloudwire.VMInput as the server reads it: vcpus,
+// memory_mb and image omitted take their defaults, and given are checked
+// as given (a 0 or "" is refused, not taken for the default). disk_gb 0
+// is a documented value: the image's minimum (none for minimal).
+type createBody struct {
+	Name     string   `json:"name"`
+	VCPUs    *int     `json:"vcpus"`
+	MemoryMB *int     `json:"memory_mb"`
+	DiskGB   int      `json:"disk_gb"`
+	Image    *string  `json:"image"`
+	SSHKeys  []string `json:"ssh_keys"`
+	UserData string   `json:"user_data"`
+}
+
+// spec is the body as a computerules.Spec, whose Check fills the
+// defaults of the fields left 0.
+func (in createBody) spec() (computerules.Spec, error) {
+	spec := computerules.Spec{Name: in.Name, DiskGB: in.DiskGB, Image: DefaultImage, SSHKeys: in.SSHKeys, UserData: in.UserData}
+	for _, f := range []struct {
+		name  string
+		dflt  int
+		given *int
+		to    *int
+	}{
+		{"vcpus", computerules.DefaultVCPUs, in.VCPUs, &spec.VCPUs},
+		{"memory_mb", computerules.DefaultMemoryMB, in.MemoryMB, &spec.MemoryMB},
+	} {
+		if f.given == nil {
+			continue
+		}
+		if *f.given == 0 {
+			return spec, cloudapi.Validation("%s 0: want a positive number, or leave it out for the default (%d)", f.name, f.dflt)
+		}
+		*f.to = *f.given
+	}
+	if in.Image != nil {
+		if *in.Image == "" {
+			return spec, cloudapi.Validation("image \"\": name one (GET /api/compute/images), or leave it out for the default (%s)", DefaultImage)
+		}
+		spec.Image = *in.Image
+	}
+	return spec, nil
 }
 
 func (h *handlers) get(w http.ResponseWriter, r *http.Request, account string) error {

@@ -344,6 +344,12 @@ func TestVMRequests(t *testing.T) {
 		{`{"name": "web", "image": "minimal", "ssh_keys": ["` + testKey + `"]}`, "no SSH server"},
 		{`{"name": "web", "user_data": "` + strings.Repeat("x", computerules.MaxUserDataSize+1) + `"}`, "user_data"},
 		{`{"name": "web", "colour": "blue"}`, "colour"},
+		// A field given is checked as given, not taken for its default.
+		{`{"name": "web", "vcpus": 0}`, "vcpus 0"},
+		{`{"name": "web", "memory_mb": 0}`, "memory_mb 0"},
+		{`{"name": "web", "image": ""}`, `image ""`},
+		{`{"name": "web", "VCPUS": 2}`, `"VCPUS"`},
+		{`{"name": "web", "name": "db"}`, `"name"`},
 		{`{"name": 7}`, ""},
 	} {
 		apitest.WantError(t, "create "+tc.body[:min(len(tc.body), 60)], create(a.alice, tc.body), http.StatusBadRequest, "validation_error", tc.fragment)

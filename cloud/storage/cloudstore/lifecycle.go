@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/latticenet/lattice/cloud/storage/storagenames"
 )
 
 // Lifecycle rule limits.
@@ -173,8 +175,8 @@ func (s *Store) AddRule(account, bucket, prefix string, days int, now time.Time)
 	if days < 1 || days > MaxExpireDays {
 		return Rule{}, fmt.Errorf("expire_days must be from 1 to %d", MaxExpireDays)
 	}
-	if len(prefix) > MaxKeyLen {
-		return Rule{}, fmt.Errorf("prefix must be at most %d bytes", MaxKeyLen)
+	if err := storagenames.ValidKeyPrefix(prefix); err != nil {
+		return Rule{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -108,6 +108,20 @@ type keyError string
 func (e keyError) Error() string      { return string(e) }
 func (keyError) Is(target error) bool { return target == ErrInvalidKey }
 
+// ValidKeyPrefix checks a prefix of object keys (a lifecycle rule's):
+// empty, or what a key may begin with (at most MaxKeyLen bytes of valid
+// UTF-8, without control characters), so that it matches keys and
+// survives S3's XML, which cannot carry control characters.
+func ValidKeyPrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	if err := ValidObjectKey(prefix); err != nil {
+		return keyError(strings.Replace(err.Error(), "object key", "prefix", 1))
+	}
+	return nil
+}
+
 // ValidObjectKey checks an object key: 1 to MaxKeyLen bytes of valid
 // UTF-8, without NUL or other control characters.
 func ValidObjectKey(key string) error {
