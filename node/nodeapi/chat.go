@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/directory"
-	"github.com/latticenet/lattice/internal/strictjson"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/nodewire"
@@ -37,18 +37,6 @@ func (s *Server) chatRoutes(m routes) {
 // trailing data and bodies over maxRecordJSON.
 func decodeRecord(w http.ResponseWriter, r *http.Request, v any) error {
 	return decodeLimited(w, r, v, maxRecordJSON)
-}
-
-// decodeLimited is decodeRecord with a bound of its own.
-func decodeLimited(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
-	err := strictjson.Decode(http.MaxBytesReader(w, r.Body, limit), v)
-	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-		return fmt.Errorf("body exceeds %d bytes", limit)
-	}
-	if errors.Is(err, strictjson.ErrTrailing) {
-		return errors.New("trailing data after the JSON object")
-	}
-	return err
 }
 
 // submitted answers a chat or directory submission by its outcome.
@@ -88,11 +76,12 @@ func (s *Server) chatSend(w http.ResponseWriter, r *http.Request) {
 	s.submitted(w, r, "messages", s.opts.Chat.Send(r.Context(), &m))
 }
 
-// queryAccount parses the query parameter account; required says whether
-// it must be there. It returns nil when it is absent.
-func queryAccount(w http.ResponseWriter, r *http.Request, required bool) (*ledger.Address, bool) {
-	v := r.URL.Query().Get("account")
-	if v == "" {
+// queryAccount parses the query parameter account of q (queryParams's);
+// required says whether it must be there. It returns nil when it is
+// absent.
+func queryAccount(w http.ResponseWriter, q url.Values, required bool) (*ledger.Address, bool) {
+	v := q.Get("account")
+	if !q.Has("account") {
 		if required {
 			writeError(w, http.StatusBadRequest, "the query parameter account is required: ?account=<64 hex characters>")
 			return nil, false
@@ -108,12 +97,17 @@ func queryAccount(w http.ResponseWriter, r *http.Request, required bool) (*ledge
 }
 
 func (s *Server) chatMessages(w http.ResponseWriter, r *http.Request) {
-	a, ok := queryAccount(w, r, true)
+	q, ok := queryParams(w, r, "account", "since")
+	if !ok {
+		return
+	}
+	a, ok := queryAccount(w, q, true)
 	if !ok {
 		return
 	}
 	since := int64(-1)
-	if v := r.URL.Query().Get("since"); v != "" {
+	if q.Has("since") {
+		v := q.Get("since")
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid since %q: want a Unix time in milliseconds", v))
@@ -160,7 +154,11 @@ const (
 // client that reconnects with Last-Event-ID gets what it missed first. A
 // subscriber that falls behind is dropped, and resumes that way.
 func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
-	a, ok := queryAccount(w, r, false)
+	q, ok := queryParams(w, r, "account")
+	if !ok {
+		return
+	}
+	a, ok := queryAccount(w, q, false)
 	if !ok {
 		return
 	}
@@ -169,9 +167,16 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 	if resume != "" {
 		n, err := strconv.ParseUint(resume, 10, 64)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid Last-Event-ID %q: want an event id this node sent", resume))
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid Last-Event-ID %q: want a decimal event id, as the stream's id lines give", resume))
 			return
 		}
+		// An id beyond the newest is not refused: ids are stored with
+		// the messages and go on across restarts, so it can only be of a
+		// chat store lost or restored from a backup (or of another
+		// node). Nothing of it can be replayed; the stream starts at the
+		// current event, and its opening id block moves the client to
+		// this node's numbering. A 400 would stop an EventSource for
+		// good.
 		after = n
 	}
 	closeStream, ok := s.streams.admit(w, r)

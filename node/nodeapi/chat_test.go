@@ -438,7 +438,7 @@ func TestChatReads(t *testing.T) {
 		fragments   []string
 	}{
 		{"no account", "", []string{"account is required"}},
-		{"empty account", "?account=", []string{"account is required"}},
+		{"empty account", "?account=", []string{"account is empty"}},
 		{"account not hex", "?account=alice", []string{"invalid account"}},
 		{"account too short", "?account=" + alice.Address().String()[:62], []string{"invalid account"}},
 		{"since not a number", "?account=" + alice.Address().String() + "&since=yesterday", []string{"since"}},
@@ -513,6 +513,9 @@ type sseEvent struct {
 type sse struct {
 	t      *testing.T
 	events chan sseEvent
+	// starts are the ids of id-only blocks (no event), such as the one a
+	// stream opens with.
+	starts chan uint64
 	body   io.ReadCloser
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -539,7 +542,7 @@ func (h *chatHarness) openEvents(query, lastID string) *sse {
 		cancel()
 		t.Fatalf("GET /chat/events%s: %s %q %s, want 200 text/event-stream", query, res.Status, res.Header.Get("Content-Type"), body)
 	}
-	s := &sse{t: t, events: make(chan sseEvent, 64), body: res.Body, cancel: cancel, done: make(chan struct{})}
+	s := &sse{t: t, events: make(chan sseEvent, 64), starts: make(chan uint64, 64), body: res.Body, cancel: cancel, done: make(chan struct{})}
 	t.Cleanup(s.close)
 	go func() {
 		defer close(s.done)
@@ -547,6 +550,7 @@ func (h *chatHarness) openEvents(query, lastID string) *sse {
 		sc := bufio.NewScanner(res.Body)
 		var ev sseEvent
 		var name string
+		var hasID bool
 		for sc.Scan() {
 			line := sc.Text()
 			switch {
@@ -555,7 +559,7 @@ func (h *chatHarness) openEvents(query, lastID string) *sse {
 				if err != nil {
 					t.Errorf("event id %q: %v", line, err)
 				}
-				ev.id = id
+				ev.id, hasID = id, true
 			case strings.HasPrefix(line, "event: "):
 				name = strings.TrimPrefix(line, "event: ")
 			case strings.HasPrefix(line, "data: "):
@@ -565,8 +569,13 @@ func (h *chatHarness) openEvents(query, lastID string) *sse {
 			case line == "":
 				if name == "message" {
 					s.events <- ev
+				} else if hasID {
+					select {
+					case s.starts <- ev.id:
+					default:
+					}
 				}
-				ev, name = sseEvent{}, ""
+				ev, name, hasID = sseEvent{}, "", false
 			}
 		}
 	}()
@@ -593,6 +602,19 @@ func (s *sse) next() sseEvent {
 		s.t.Fatal("no event within 5 s")
 	}
 	return sseEvent{}
+}
+
+// start returns the id of the next id-only block: the first is where
+// the stream starts.
+func (s *sse) start() uint64 {
+	s.t.Helper()
+	select {
+	case id := <-s.starts:
+		return id
+	case <-time.After(5 * time.Second):
+		s.t.Fatal("no id-only block within 5 s")
+	}
+	return 0
 }
 
 // quiet checks no event comes within d.
@@ -691,6 +713,67 @@ func TestChatEventsResume(t *testing.T) {
 	h.send(later)
 	if ev := fresh.next(); ev.msg != *later {
 		t.Fatalf("new client's first event: got %+v, want %+v", ev.msg, *later)
+	}
+}
+
+// TestChatEventsResumeAcrossRestart: event ids are the node's, kept with
+// its messages, so a client that reconnects after the node restarted
+// resumes where it was and misses nothing. An id beyond the newest (the
+// node lost its chat store, or was restored from a backup) is not
+// refused, which would stop a browser's EventSource for good: the stream
+// starts at the current event, its id-only block sets the client's id to
+// the node's newest, and the next message stored reaches it.
+func TestChatEventsResumeAcrossRestart(t *testing.T) {
+	h := newChatHarness(t, chatnet.Config{})
+	alice, bob := wallet.NewKey(), wallet.NewKey()
+	T := h.now()
+	query := "?account=" + bob.Address().String()
+	s := h.openEvents(query, "")
+	first := msg(alice, bob.Address(), "before the restart", T)
+	h.send(first)
+	seen := s.next()
+	s.close()
+	missed := msg(alice, bob.Address(), "missed", T+1)
+	h.send(missed)
+
+	h.c.Stop(0)
+	nd := h.c.Restart(0)
+	h.harness = &harness{t: t, n: nd.N, api: nd.Handler, url: nd.API.URL, hc: nd.API.Client(), clock: h.clock}
+	h.api = nd.API.URL
+	h.svc = nd.Chat
+
+	for _, tc := range []struct {
+		name, lastID string
+		want         []*chat.Message // replayed, in order
+	}{
+		{"the last id seen before the restart", strconv.FormatUint(seen.id, 10), []*chat.Message{missed}},
+		{"an id beyond the newest", "999999999", nil},
+		{"the largest id", "18446744073709551615", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h.t = t
+			s := h.openEvents(query, tc.lastID)
+			last := seen.id
+			for _, m := range tc.want {
+				ev := s.next()
+				if ev.msg != *m || ev.id <= last {
+					t.Fatalf("replayed: got id %d %+v, want an id after %d, %+v", ev.id, ev.msg, last, *m)
+				}
+				last = ev.id
+			}
+			// The stream starts at the node's newest message, whatever
+			// the client's id was.
+			if got := s.start(); got != last {
+				t.Errorf("Last-Event-ID %s: the stream starts at id %d, want %d (the newest)", tc.lastID, got, last)
+			}
+			live := msg(alice, bob.Address(), "after the reconnect: "+tc.name, h.now())
+			h.send(live)
+			if ev := s.next(); ev.msg != *live || ev.id != last+1 {
+				t.Fatalf("live event: got id %d %+v, want id %d %+v", ev.id, ev.msg, last+1, *live)
+			}
+			seen.id = last + 1
+			s.close()
+		})
 	}
 }
 

@@ -27,7 +27,10 @@ func (s *Server) leaseRoutes(m routes) {
 
 // leases answers GET /leases[?consumer=A|provider=A][&after=H][&limit=N].
 func (s *Server) leases(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+	q, ok := queryParams(w, r, "consumer", "provider", "after", "limit")
+	if !ok {
+		return
+	}
 	for k := range q {
 		switch k {
 		case "consumer", "provider", "after", "limit":

@@ -90,13 +90,19 @@ func (lh *leaseHarness) finish(b *ledger.Block, k *wallet.Key) *ledger.Block {
 // lease builds the consumer's lease block for 1 vCPU, 512 MB, 5 GB and 60 s.
 func (lh *leaseHarness) lease() *ledger.Block {
 	lh.t.Helper()
+	return lh.leaseOf(lh.provider.Address())
+}
+
+// leaseOf is lease, naming provider.
+func (lh *leaseHarness) leaseOf(provider ledger.Address) *ledger.Block {
+	lh.t.Helper()
 	gov := lh.c.Nodes[0].Gov
 	tip := gov.Tip().Index
 	terms, err := market.Terms{Network: lh.c.Network.Genesis.Hash, StateAt: gov.StateAt}.LeaseTerms(tip, 1, 512, 5, 60)
 	if err != nil {
 		lh.t.Fatal(err)
 	}
-	b, err := wallet.Lease(lh.c.Head(0, lh.consumer.Address()), wallet.LeaseSpec{Provider: lh.provider.Address(), VCPUs: 1, MemoryMB: 512,
+	b, err := wallet.Lease(lh.c.Head(0, lh.consumer.Address()), wallet.LeaseSpec{Provider: provider, VCPUs: 1, MemoryMB: 512,
 		DiskGB: 5, Duration: 60, AccessKey: lh.consumer.Address(), Cost: terms.Cost, StateChainIndex: tip}, lh.now())
 	if err != nil {
 		lh.t.Fatal(err)

@@ -1,11 +1,13 @@
 package nodeapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/latticenet/lattice/docs/openapi"
@@ -42,6 +44,44 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 	if _, err := openapitest.New(resp.body); err != nil {
 		t.Fatalf("GET /openapi.json: %v", err)
+	}
+	// The contract (§9): the interface description carries version
+	// 0.4.0. And it says which operations need a credential
+	// (decisions.md, "HTTP auth"), as their security requirements do.
+	var doc struct {
+		Info struct {
+			Version     string `json:"version"`
+			Description string `json:"description"`
+		} `json:"info"`
+		Paths map[string]map[string]struct {
+			Security []map[string][]string `json:"security"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(resp.body, &doc); err != nil {
+		t.Fatalf("GET /openapi.json: %v", err)
+	}
+	if doc.Info.Version != "0.4.0" {
+		t.Errorf("GET /openapi.json: info.version %q, want the interface version 0.4.0", doc.Info.Version)
+	}
+	var secured []string
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			if len(op.Security) > 0 {
+				secured = append(secured, strings.ToUpper(method)+" "+path)
+			}
+		}
+	}
+	slices.Sort(secured)
+	if want := []string{"POST /tunnel/{leaseHash}/tcp", "POST /vms/{leaseHash}/exec"}; !slices.Equal(secured, want) {
+		t.Errorf("GET /openapi.json: operations with a security requirement %v, want %v", secured, want)
+	}
+	for _, op := range secured {
+		if !strings.Contains(doc.Info.Description, op) {
+			t.Errorf("GET /openapi.json: info.description does not name %s among those that need a credential", op)
+		}
+	}
+	if strings.Contains(doc.Info.Description, "No endpoint needs a credential") {
+		t.Errorf("GET /openapi.json: info.description says no endpoint needs a credential")
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"reflect"
 	"runtime"
 	"slices"
@@ -119,6 +120,9 @@ type Server struct {
 	mux  *http.ServeMux
 	// patterns are the routes of the API, for Routes.
 	patterns []string
+	// shadowed are the GET patterns that answer 405 for a submission's
+	// path (shadow).
+	shadowed []string
 	// powSlot admits one POST /pow at a time: a search already uses every
 	// core, so running two at once only makes both slower.
 	powSlot chan struct{}
@@ -207,8 +211,30 @@ func New(n *node.Node, opts Options) *Server {
 		m.HandleFunc("GET /providers", s.providers)
 		m.HandleFunc("POST /lease/request", s.leaseRequest)
 	}
+	s.shadow()
 	s.mux.HandleFunc("/", s.notFound)
 	return s
+}
+
+// shadow gives the literal path of each POST route that a GET route's
+// wildcard also matches (/blocks/send under GET /blocks/{hash},
+// /directory/register under GET /directory/{account}) a GET route of
+// its own that answers 405 with Allow: POST, as every other method on it
+// does: it names a submission, not a block hash or an account, and a
+// client that GETs it means the submission.
+func (s *Server) shadow() {
+	for _, p := range s.patterns {
+		path, ok := strings.CutPrefix(p, http.MethodPost+" ")
+		if !ok || strings.Contains(path, "{") {
+			continue
+		}
+		_, get := s.mux.Handler(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: path}})
+		if strings.HasPrefix(get, http.MethodGet+" ") && strings.Contains(get, "{") {
+			pattern := http.MethodGet + " " + path
+			s.mux.HandleFunc(pattern, s.notFound)
+			s.shadowed = append(s.shadowed, pattern)
+		}
+	}
 }
 
 // Routes are the patterns of the endpoints this server answers ("GET
@@ -329,6 +355,9 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		_, pattern := s.mux.Handler(probe)
+		if slices.Contains(s.shadowed, pattern) {
+			continue
+		}
 		switch pattern {
 		case "", "/", noBlockType:
 			continue
@@ -609,8 +638,12 @@ func (s *Server) block(w http.ResponseWriter, r *http.Request) {
 const MaxRecent = 500
 
 func (s *Server) recent(w http.ResponseWriter, r *http.Request) {
+	q, ok := queryParams(w, r, "limit")
+	if !ok {
+		return
+	}
 	limit := 20
-	if q := r.URL.Query(); q.Has("limit") {
+	if q.Has("limit") {
 		v, err := strconv.Atoi(q.Get("limit"))
 		if err != nil || v < 1 || v > MaxRecent {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be an integer from 1 to %d, got %q", MaxRecent, q.Get("limit")))

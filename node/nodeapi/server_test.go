@@ -12,6 +12,7 @@ import (
 
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node"
+	"github.com/latticenet/lattice/node/chatnet"
 	"github.com/latticenet/lattice/node/nodeapi"
 	"github.com/latticenet/lattice/wallet"
 )
@@ -219,10 +220,11 @@ func TestRecent(t *testing.T) {
 			t.Errorf("GET /blocks/recent%s = %d blocks %v, want %d newest first %v", tc.query, len(got), got, len(tc.want), tc.want)
 		}
 	}
-	for _, bad := range []string{"0", "501", "-1", "abc", "", "1.5", "99999999999999999999"} {
+	for _, bad := range []string{"0", "501", "-1", "abc", "1.5", "99999999999999999999"} {
 		path := "/blocks/recent?limit=" + bad
 		checkError(t, h.get(path), http.StatusBadRequest, "GET "+path, "limit", "1 to 500")
 	}
+	// An empty, repeated or malformed limit: TestQueryStrict.
 }
 
 // TestPoW covers POST /pow.
@@ -511,12 +513,55 @@ func TestRouting(t *testing.T) {
 		{"PUT", "/blocks/send", "POST"},
 		{"DELETE", "/blocks/multisig_open", "POST"},
 	} {
-		what := tc.method + " " + tc.path
-		r := h.do(tc.method, tc.path, nil)
-		checkError(t, r, http.StatusMethodNotAllowed, what, tc.method, "not allowed")
-		if got := r.header.Get("Allow"); got != tc.allow {
-			t.Errorf("%s: Allow %q, want %q", what, got, tc.allow)
+		checkNotAllowed(t, h, tc.method, tc.path, tc.allow)
+	}
+	// A submission's path is not a block hash: GET and HEAD of every
+	// /blocks/{type} the node accepts answer 405 like other methods, not
+	// 400 "invalid block hash".
+	for _, typ := range ledger.AcceptedTypes() {
+		for _, method := range []string{"GET", "HEAD", "DELETE"} {
+			checkNotAllowed(t, h, method, "/blocks/"+typ.String(), "POST")
 		}
+	}
+}
+
+// TestRoutingNodeWithChat covers the wrong methods of the paths a node
+// with chat and the state chain adds: a path that takes GET and POST
+// lists both, and /directory/register is a submission's path, not an
+// account's.
+func TestRoutingNodeWithChat(t *testing.T) {
+	h := newChatHarness(t, chatnet.Config{})
+	for _, tc := range []struct {
+		method, path, allow string
+	}{
+		{"DELETE", "/statechain/blocks", "GET, POST"},
+		{"PUT", "/statechain/blocks", "GET, POST"},
+		{"GET", "/directory/register", "POST"},
+		{"HEAD", "/directory/register", "POST"},
+		{"DELETE", "/directory/register", "POST"},
+		{"GET", "/chat/send", "POST"},
+		{"POST", "/directory", "GET"},
+		{"POST", "/directory/" + wallet.NewKey().Address().String(), "GET"},
+	} {
+		checkNotAllowed(t, h.harness, tc.method, tc.path, tc.allow)
+	}
+}
+
+// checkNotAllowed checks that method on path answers 405 with the Allow
+// header allow and an Error body (none for HEAD).
+func checkNotAllowed(t *testing.T, h *harness, method, path, allow string) {
+	t.Helper()
+	what := method + " " + path
+	r := h.do(method, path, nil)
+	if method == http.MethodHead {
+		if r.status != http.StatusMethodNotAllowed || len(r.body) != 0 {
+			t.Errorf("%s: status %d, body %q, want 405 and none", what, r.status, r.body)
+		}
+	} else {
+		checkError(t, r, http.StatusMethodNotAllowed, what, method, "not allowed", "use "+allow)
+	}
+	if got := r.header.Get("Allow"); got != allow {
+		t.Errorf("%s: Allow %q, want %q", what, got, allow)
 	}
 }
 

@@ -62,11 +62,12 @@ func (s *Server) stateBlock(w http.ResponseWriter, r *http.Request) {
 }
 
 // stateBlocks answers the blocks from `from` (default 0) to `to` (default
-// from+99), both included, oldest first, at most MaxStateRange of them. A
-// parameter present but empty is refused, as GET /blocks/recent refuses
-// an empty limit.
+// from+99), both included, oldest first, at most MaxStateRange of them.
 func (s *Server) stateBlocks(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+	q, ok := queryParams(w, r, "from", "to")
+	if !ok {
+		return
+	}
 	var from, to uint64
 	var err error
 	if q.Has("from") {

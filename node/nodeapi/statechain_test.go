@@ -362,8 +362,8 @@ func TestStateChainSubmitRefused(t *testing.T) {
 		fragments []string
 	}{
 		{"malformed JSON", func(*testing.T) any { return `{"index":` }, nil},
-		{"empty body", func(*testing.T) any { return "" }, []string{"EOF"}},
-		{"not an object", func(*testing.T) any { return `[1]` }, []string{"cannot unmarshal"}},
+		{"empty body", func(*testing.T) any { return "" }, []string{"empty body"}},
+		{"not an object", func(*testing.T) any { return `[1]` }, []string{"want a JSON object, got an array"}},
 		{"unknown field", func(t *testing.T) any {
 			return edit(t, good(), func(o map[string]any) { o["network"] = "main" })
 		}, []string{"unknown field", "network"}},
@@ -371,10 +371,10 @@ func TestStateChainSubmitRefused(t *testing.T) {
 		{"trailing bracket", func(t *testing.T) any { return append(raw(t, good()), ']') }, []string{"trailing"}},
 		{"index as a string", func(t *testing.T) any {
 			return edit(t, good(), func(o map[string]any) { o["index"] = "2" })
-		}, []string{"index"}},
+		}, []string{"index: want a number, got a string"}},
 		{"negative index", func(t *testing.T) any {
 			return edit(t, good(), func(o map[string]any) { o["index"] = -1 })
-		}, []string{"index"}},
+		}, []string{"index: want an integer from 0 to 18446744073709551615, got -1"}},
 		{"hash not hex", func(t *testing.T) any {
 			return edit(t, good(), func(o map[string]any) { o["hash"] = strings.Repeat("zz", 32) })
 		}, []string{"hash"}},
@@ -557,10 +557,11 @@ func TestStateChainRange(t *testing.T) {
 		{"?from=-1", []string{`from "-1"`, "non-negative integer"}},
 		{"?from=abc", []string{`from "abc"`}},
 		{"?from=1.5", []string{`from "1.5"`}},
-		{"?from=", []string{`from ""`}},
+		{"?from=", []string{"from", "empty"}},
 		{"?from=18446744073709551616", []string{"from", "non-negative integer"}},
 		{"?to=x", []string{`to "x"`}},
-		{"?to=", []string{`to ""`}},
+		{"?to=", []string{"to", "empty"}},
+		{"?from=1&from=2", []string{"from", "given 2 times"}},
 		{"?from=1&to=-2", []string{`to "-2"`}},
 		{"?from=5&to=4", []string{"to (4) is below from (5)"}},
 		{"?from=105&to=0", []string{"to (0) is below from (105)"}},

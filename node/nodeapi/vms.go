@@ -2,6 +2,7 @@ package nodeapi
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latticenet/lattice/internal/strictjson"
 	"github.com/latticenet/lattice/ledger"
+	"github.com/latticenet/lattice/node/nodewire"
 	"github.com/latticenet/lattice/node/vmnet"
 )
 
@@ -27,7 +30,11 @@ func (s *Server) vmRoutes(m routes) {
 
 // vms answers GET /vms: the machines this node runs as a provider.
 func (s *Server) vms(w http.ResponseWriter, r *http.Request) {
-	if len(r.URL.Query()) > 0 {
+	q, ok := queryParams(w, r)
+	if !ok {
+		return
+	}
+	if len(q) > 0 {
 		writeError(w, http.StatusBadRequest, "GET /vms takes no query parameters")
 		return
 	}
@@ -43,8 +50,25 @@ func leaseHashOf(w http.ResponseWriter, r *http.Request) (ledger.Hash, bool) {
 	return h, true
 }
 
+// knownLease says whether lease h is in this node's ledger, answering 404
+// `lease not found: <h>` (the contract's words, and vmnet.ErrUnknownLease's)
+// or a storage failure itself when it is not.
+func (s *Server) knownLease(w http.ResponseWriter, r *http.Request, h ledger.Hash) bool {
+	_, found, err := ledger.GetLease(s.n.Store, h)
+	switch {
+	case err != nil:
+		s.internal(w, r, err)
+		return false
+	case !found:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("%v: %s", vmnet.ErrUnknownLease, h))
+		return false
+	}
+	return true
+}
+
 // vm answers GET /vms/{leaseHash}, from this node or the lease's
-// provider.
+// provider: 404 `lease not found` when the lease is not in this node's
+// ledger, `VM not found` when it is but has no VM (yet).
 func (s *Server) vm(w http.ResponseWriter, r *http.Request) {
 	h, ok := leaseHashOf(w, r)
 	if !ok {
@@ -52,6 +76,13 @@ func (s *Server) vm(w http.ResponseWriter, r *http.Request) {
 	}
 	vm, err := s.opts.VMs.Get(r.Context(), h)
 	if err != nil {
+		// vmnet says `VM not found: no lease ...` for a lease not in the
+		// ledger; the API tells the two apart, as exec and the tunnel
+		// do. The ledger is read after Get, not before: a provider keeps
+		// the record of a VM whose lease a fork rolled back, and shows it.
+		if errors.Is(err, vmnet.ErrNotFound) && !s.knownLease(w, r, h) {
+			return
+		}
 		s.vmError(w, r, err)
 		return
 	}
@@ -96,7 +127,13 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The provider judges the body too, but a malformed one is refused
-	// here without a trip over the network.
+	// here without a trip over the network. A body that is not an
+	// ExecRequest is told so in JSON's terms (strictjson.Explain), not in the
+	// Go types vmnet.ParseExec's message names.
+	if err := strictjson.Object(bytes.NewReader(body), new(nodewire.ExecRequest)); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%v: the body must be one ExecRequest: %v", vmnet.ErrBadRequest, strictjson.Explain(err)))
+		return
+	}
 	if _, err := vmnet.ParseExec(body); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -113,12 +150,19 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 // provider has connected to the guest's port, 101 Switching Protocols
 // (Upgrade: tcp), and the connection becomes that port's byte stream,
 // carried over the peer-to-peer network when another node provides it.
+// A lease not in the ledger is 404 whatever else is wrong with the
+// request (the contract: "the tunnel answers 404 for an unknown lease"),
+// so the lease is looked up before the port and the body are judged.
 func (s *Server) tunnel(w http.ResponseWriter, r *http.Request) {
 	h, ok := leaseHashOf(w, r)
+	if !ok || !s.knownLease(w, r, h) {
+		return
+	}
+	q, ok := queryParams(w, r, "port")
 	if !ok {
 		return
 	}
-	if _, err := vmnet.TunnelPort(r.URL.Query()); err != nil {
+	if _, err := vmnet.TunnelPort(q); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
