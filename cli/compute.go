@@ -236,6 +236,16 @@ its output in /var/log/lattice-user-data.log.`, `  lattice compute create web
 	if err := f.parseN(args, 1, "one VM name, such as web"); err != nil {
 		return err
 	}
+	// The body leaves a 0 or "" out (VMInput's omitempty), which would
+	// take the default: a value given here is judged here instead.
+	switch {
+	case *vcpus < 1:
+		return usageErr("--vcpus %d: want 1 or more", *vcpus)
+	case *memory < 1:
+		return usageErr("--memory %d: want a size in MB, such as 512", *memory)
+	case *image == "":
+		return usageErr("--image is empty: name an image (lattice compute images)")
+	}
 	c, err := f.client()
 	if err != nil {
 		return err

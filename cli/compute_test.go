@@ -94,6 +94,11 @@ func TestComputeCommands(t *testing.T) {
 
 	// What a person gets wrong.
 	wantFail(t, run(t, "compute", "create", "Web"), 1, "lower-case")
+	// A 0 or "" given is judged here: the body would leave it out, and
+	// the server would take the default.
+	wantFail(t, run(t, "compute", "create", "z", "--vcpus", "0"), 2, "--vcpus 0")
+	wantFail(t, run(t, "compute", "create", "z", "--memory", "0"), 2, "--memory 0")
+	wantFail(t, run(t, "compute", "create", "z", "--image", ""), 2, "--image is empty")
 	wantFail(t, run(t, "compute", "create", "web"), 1, "already have a VM of that name")
 	wantFail(t, run(t, "compute", "create", "tiny", "--image", "minimal", "--ssh-key", "ssh-ed25519 AAAA"), 1, "ssh")
 	wantFail(t, run(t, "compute", "show", "nope"), 1, "no VM nope", "compute ls")

@@ -518,6 +518,7 @@ func TestS3Keys(t *testing.T) {
 	}
 	wantFail(t, run(t, "s3", "keys"), 2, "keys create")
 	wantFail(t, run(t, "s3", "keys", "create", "--permissions", "all"), 2, "--permissions")
+	wantFail(t, run(t, "s3", "keys", "create", "--bucket", ""), 2, "--bucket is empty")
 	wantFail(t, run(t, "s3", "keys", "create", "--bucket", "Bad_Name"), 1, "bucketScope")
 }
 

@@ -77,6 +77,10 @@ secret is shown only once.`, `  lattice s3 keys create --name laptop
 	default:
 		return usageErr("--permissions must be read, write or readwrite, not %q", *perms)
 	}
+	if *scope == "" {
+		// --bucket "$B" with B unset: never a key to every bucket.
+		return usageErr("--bucket is empty: name a bucket, or * for every bucket of the account")
+	}
 	c, err := f.client()
 	if err != nil {
 		return err

@@ -3,9 +3,8 @@ package cloudapi
 import (
 	"encoding/json"
 	"errors"
-	"math"
+	"math/big"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -69,17 +68,14 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request, key accounts.Ke
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	days, err := wholeNumber("expire_days", req.ExpireDays)
+	days, err := wholeNumber("expire_days", req.ExpireDays, 1, cloudstore.MaxExpireDays)
 	if err != nil {
 		return err
-	}
-	if days < 1 || days > cloudstore.MaxExpireDays {
-		return validation("expire_days must be from 1 to %d", cloudstore.MaxExpireDays)
 	}
 	if err := storagenames.ValidKeyPrefix(req.Prefix); err != nil {
 		return validation("%v", err)
 	}
-	rl, err := s.st.AddRule(key.Account, bucket, req.Prefix, days, s.opts.Now())
+	rl, err := s.st.AddRule(key.Account, bucket, req.Prefix, int(days), s.opts.Now())
 	if errors.Is(err, cloudstore.ErrRules) {
 		return validation("%s", strings.TrimPrefix(err.Error(), cloudstore.ErrRules.Error()+": "))
 	}
@@ -105,19 +101,31 @@ func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request, key accounts
 	return nil
 }
 
-// wholeNumber reads a required JSON number whose value is a whole number,
-// written as JSON allows it: 7, 7.0 and 7e0 are all seven (Python's json
-// writes a float 7 as 7.0); "7", 7.5 and null are refused.
-func wholeNumber(field string, raw json.RawMessage) (int, error) {
+// wholeNumber reads a required JSON number whose value is a whole number
+// from lo to hi, written as JSON allows it: 7, 7.0, 7e0 and 70e-1 are
+// all seven (Python's json writes a float 7 as 7.0); "7", 7.5,
+// 7.0000000000000001 and null are refused. The value is judged on the
+// decimal text, exactly (a float64 would round 7.0000000000000001 to 7).
+func wholeNumber(field string, raw json.RawMessage, lo, hi int64) (int64, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, validation("%s is required", field)
 	}
 	if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
 		return 0, validation("%s must be a number, got %s", field, raw)
 	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return 0, validation("%s must be a whole number, got %s", field, raw)
+	// Bounded before big.Rat expands an exponent: 1e999999999 would
+	// take a gigabyte.
+	if _, exp, found := strings.Cut(strings.ToLower(string(raw)), "e"); len(raw) > 64 || found && len(strings.TrimLeft(exp, "+-0")) > 3 {
+		return 0, validation("%s must be from %d to %d, got %s", field, lo, hi, raw)
 	}
-	return int(f), nil
+	v, ok := new(big.Rat).SetString(string(raw))
+	switch {
+	case !ok:
+		return 0, validation("%s must be a number, got %s", field, raw)
+	case !v.IsInt():
+		return 0, validation("%s must be a whole number, got %s", field, raw)
+	case v.Cmp(big.NewRat(lo, 1)) < 0 || v.Cmp(big.NewRat(hi, 1)) > 0:
+		return 0, validation("%s must be from %d to %d, got %s", field, lo, hi, raw)
+	}
+	return v.Num().Int64(), nil
 }

@@ -40,6 +40,8 @@ func TestLifecycleRules(t *testing.T) {
 	}
 	for _, body := range []string{`{}`, `{"expire_days":0}`, `{"expire_days":36501}`, `{"expire_days":"7"}`, `{"expire_days":7,"x":1}`,
 		`{"expire_days":7.5}`, `{"expire_days":null}`, `{"expire_days":1e400}`, `{"expire_days":true}`, `{"Expire_Days":7}`,
+		`{"expire_days":7.0000000000000001}`, `{"expire_days":6.9999999999999999}`, `{"expire_days":36500.000000000001}`,
+		`{"expire_days":1e999999999}`, `{"expire_days":-0}`, `{"expire_days":1e-400}`, `{"expire_days":1e20}`,
 		`{"expire_days":7,"prefix":"a\u0001"}`, `{"expire_days":7,"prefix":"a\u007f"}`} {
 		wantError(t, "add rule "+body, a.do("POST", "/api/storage/buckets/logs/lifecycle", acme, body), http.StatusBadRequest, "validation_error")
 	}

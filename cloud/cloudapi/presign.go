@@ -60,9 +60,14 @@ func (s *Server) presign(w http.ResponseWriter, r *http.Request, key accounts.Ke
 	if err != nil {
 		return err
 	}
-	// Rounded up to the second the token holds: the URL lives at least
-	// as long as asked (a "1s" URL rounded down could live a few ms).
-	exp := s.opts.Now().Add(d + time.Second - time.Nanosecond).Unix()
+	// Rounded up to the second the token holds, so that the URL lives at
+	// least as long as asked (a "1s" URL rounded down could live a few
+	// ms), but never past the longest lifetime: 7d is rounded down.
+	now := s.opts.Now()
+	exp := now.Add(d + time.Second - time.Nanosecond).Unix()
+	if latest := now.Add(MaxPresignExpiry).Unix(); exp > latest {
+		exp = latest
+	}
 	tok := signToken(signKey, claims{Account: key.Account, KeyID: key.ID, Bucket: bucket, Key: req.Key, Method: method, Expires: exp})
 	base := s.opts.PublicURL
 	if base == "" {

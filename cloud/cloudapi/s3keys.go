@@ -1,6 +1,7 @@
 package cloudapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -37,19 +38,20 @@ func (s *Server) createS3Key(w http.ResponseWriter, r *http.Request, key account
 	// readwrite (a client that computed an empty scope must not get a
 	// key to every bucket).
 	var req struct {
-		Name        string  `json:"name"`
-		Permissions *string `json:"permissions"`
-		BucketScope *string `json:"bucketScope"`
+		Name        string          `json:"name"`
+		Permissions json.RawMessage `json:"permissions"`
+		BucketScope json.RawMessage `json:"bucketScope"`
 	}
 	if err := s.decodeOptional(w, r, &req); err != nil {
 		return err
 	}
-	perms, scope := cloudstore.PermReadWrite, "*"
-	if req.Permissions != nil {
-		perms = *req.Permissions
+	perms, err := optionalString("permissions", req.Permissions, cloudstore.PermReadWrite)
+	if err != nil {
+		return err
 	}
-	if req.BucketScope != nil {
-		scope = *req.BucketScope
+	scope, err := optionalString("bucketScope", req.BucketScope, "*")
+	if err != nil {
+		return err
 	}
 	if err := checkKeyName(req.Name); err != nil {
 		return err
@@ -104,4 +106,22 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request, key accounts.Key)
 	}
 	writeJSON(w, http.StatusOK, u)
 	return nil
+}
+
+// optionalString reads an optional string field: left out, it is dflt;
+// given, it is what was given, "" included, for the caller to judge; null
+// is refused, not taken for left out (a client that computed a missing
+// value must not get the default, which for a scope is every bucket).
+func optionalString(field string, raw json.RawMessage, dflt string) (string, error) {
+	switch {
+	case raw == nil:
+		return dflt, nil
+	case string(raw) == "null":
+		return "", validation("%s is null: give it a value, or leave it out for %q", field, dflt)
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", validation("%s: want a string, got %s", field, raw)
+	}
+	return v, nil
 }

@@ -59,7 +59,7 @@ func TestS3Keys(t *testing.T) {
 		`{"permissions":"admin"}`, `{"bucketScope":"Bad_Name"}`, `{"bucketScope":"**"}`,
 		`{"name":"` + strings.Repeat("n", 101) + `"}`, `{"secret":"x"}`,
 		// Given empty is not left out: never a key to every bucket.
-		`{"bucketScope":""}`, `{"permissions":""}`,
+		`{"bucketScope":""}`, `{"permissions":""}`, `{"bucketScope":null}`, `{"permissions":null}`, `{"bucketScope":5}`,
 		`{"bucketScope":"photos","BucketScope":"*"}`, `{"bucketScope":"photos","bucketScope":"*"}`,
 	} {
 		wantError(t, "create "+body, a.do("POST", "/api/storage/keys", acme, body), http.StatusBadRequest, "validation_error")

@@ -30,6 +30,12 @@ func (s *Server) Decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return s.decode(w, r, v)
 }
 
+// DecodeOptional is Decode for a body whose fields are all optional: no
+// body at all (Content-Length 0, or a chunked body that is empty) is {}.
+func (s *Server) DecodeOptional(w http.ResponseWriter, r *http.Request, v any) error {
+	return s.decodeOptional(w, r, v)
+}
+
 // WriteJSON writes v as the JSON answer with status.
 func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
 

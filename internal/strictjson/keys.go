@@ -27,12 +27,42 @@ var (
 // that names a field of a struct only when case is ignored (an error
 // that names the field as written and as it is spelt). Keys that name
 // no field at all are left to DisallowUnknownFields. Values whose type
-// decodes itself (json.Unmarshaler, encoding.TextUnmarshaler) are
-// checked for duplicate keys alone. data must be valid JSON.
+// decodes itself (json.Unmarshaler, encoding.TextUnmarshaler) or that
+// v does not describe (v nil, an interface) are checked for duplicate
+// keys alone. Its time is linear in len(data), whatever the nesting.
 func Keys(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	return walk(dec, reflect.TypeOf(v), "")
+	w := walker{dec: dec}
+	return w.walk(reflect.TypeOf(v))
+}
+
+// walker walks one JSON value. path holds the keys (string) and indexes
+// (int) down to the value being read, formatted only for an error: a
+// path built for every value would cost the square of the nesting.
+type walker struct {
+	dec  *json.Decoder
+	path []any
+}
+
+func (w *walker) where() string {
+	if len(w.path) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(" in ")
+	for i, p := range w.path {
+		switch p := p.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", p)
+		case string:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(p)
+		}
+	}
+	return b.String()
 }
 
 var (
@@ -56,9 +86,9 @@ func target(t reflect.Type) reflect.Type {
 	return nil
 }
 
-// walk reads one value from dec, checking its objects' keys against t.
-func walk(dec *json.Decoder, t reflect.Type, at string) error {
-	tok, err := dec.Token()
+// walk reads one value, checking its objects' keys against t.
+func (w *walker) walk(t reflect.Type) error {
+	tok, err := w.dec.Token()
 	if err != nil {
 		return err
 	}
@@ -76,14 +106,14 @@ func walk(dec *json.Decoder, t reflect.Type, at string) error {
 			}
 		}
 		seen := make(map[string]bool)
-		for dec.More() {
-			tok, err := dec.Token()
+		for w.dec.More() {
+			tok, err := w.dec.Token()
 			if err != nil {
 				return err
 			}
 			key, _ := tok.(string)
 			if seen[key] {
-				return fmt.Errorf("%w: %q%s", ErrDuplicateKey, key, where(at))
+				return fmt.Errorf("%w: %q%s", ErrDuplicateKey, key, w.where())
 			}
 			seen[key] = true
 			next := elem
@@ -92,86 +122,116 @@ func walk(dec *json.Decoder, t reflect.Type, at string) error {
 				if !ok {
 					for name := range fields {
 						if strings.EqualFold(name, key) {
-							return fmt.Errorf("%w: unknown field %q%s, did you mean %q?", ErrKeyCase, key, where(at), name)
+							return fmt.Errorf("%w: unknown field %q%s, did you mean %q?", ErrKeyCase, key, w.where(), name)
 						}
 					}
 				}
 				next = ft
 			}
-			if err := walk(dec, next, join(at, key)); err != nil {
+			w.path = append(w.path, key)
+			if err := w.walk(next); err != nil {
 				return err
 			}
+			w.path = w.path[:len(w.path)-1]
 		}
-		_, err := dec.Token() // '}'
+		_, err := w.dec.Token() // '}'
 		return err
 	case json.Delim('['):
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			elem = t.Elem()
 		}
-		for i := 0; dec.More(); i++ {
-			if err := walk(dec, elem, fmt.Sprintf("%s[%d]", at, i)); err != nil {
+		for i := 0; w.dec.More(); i++ {
+			w.path = append(w.path, i)
+			if err := w.walk(elem); err != nil {
 				return err
 			}
+			w.path = w.path[:len(w.path)-1]
 		}
-		_, err := dec.Token() // ']'
+		_, err := w.dec.Token() // ']'
 		return err
 	}
 	return nil
 }
 
-func join(at, key string) string {
-	if at == "" {
-		return key
-	}
-	return at + "." + key
-}
-
-func where(at string) string {
-	if at == "" {
-		return ""
-	}
-	return " in " + at
-}
-
 var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
 
-// fieldsOf maps the JSON names of struct t's fields, as encoding/json
-// names them (tags, promoted fields of embedded structs), to their types.
+// fieldsOf maps the JSON names of struct t's fields to their types, as
+// encoding/json names and picks them: tags, the fields of embedded
+// structs promoted, and of the fields that share a name the shallowest,
+// or the tagged one among several as shallow; a name that stays
+// ambiguous names no field.
 func fieldsOf(t reflect.Type) map[string]reflect.Type {
 	if m, ok := fieldCache.Load(t); ok {
 		return m.(map[string]reflect.Type)
 	}
-	m := make(map[string]reflect.Type)
-	addFields(m, t, 0)
-	fieldCache.Store(t, m)
-	return m
-}
-
-func addFields(m map[string]reflect.Type, t reflect.Type, depth int) {
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" && f.Tag.Get("json") == "-" {
-			continue
-		}
-		ft := f.Type
-		if f.Anonymous && name == "" {
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct && depth < 8 {
-				addFields(m, ft, depth+1)
+	type field struct {
+		typ    reflect.Type
+		depth  int
+		tagged bool
+	}
+	byName := map[string][]field{}
+	visited := map[reflect.Type]bool{}
+	level := []reflect.Type{t}
+	for depth := 0; len(level) > 0; depth++ {
+		var next []reflect.Type
+		for _, st := range level {
+			if visited[st] {
 				continue
 			}
+			visited[st] = true
+			for f := range st.Fields() {
+				tag := f.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, _, _ := strings.Cut(tag, ",")
+				ft := f.Type
+				if f.Anonymous && name == "" {
+					if ft.Kind() == reflect.Pointer {
+						ft = ft.Elem()
+					}
+					if ft.Kind() == reflect.Struct {
+						next = append(next, ft)
+						continue
+					}
+				}
+				if !f.IsExported() {
+					continue
+				}
+				tagged := name != ""
+				if !tagged {
+					name = f.Name
+				}
+				byName[name] = append(byName[name], field{f.Type, depth, tagged})
+			}
 		}
-		if !f.IsExported() {
-			continue
+		level = next
+	}
+	m := make(map[string]reflect.Type, len(byName))
+	for name, fs := range byName {
+		var top []field
+		for _, f := range fs {
+			switch {
+			case len(top) == 0 || f.depth < top[0].depth:
+				top = []field{f}
+			case f.depth == top[0].depth:
+				top = append(top, f)
+			}
 		}
-		if name == "" {
-			name = f.Name
+		var tagged []field
+		for _, f := range top {
+			if f.tagged {
+				tagged = append(tagged, f)
+			}
 		}
-		if _, taken := m[name]; !taken || depth == 0 {
-			m[name] = f.Type
+		switch {
+		case len(top) == 1:
+			m[name] = top[0].typ
+		case len(tagged) == 1:
+			m[name] = tagged[0].typ
 		}
 	}
+	fieldCache.Store(t, m)
+	return m
 }

@@ -1,10 +1,14 @@
 package strictjson_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +99,107 @@ func TestEndPassesReadErrors(t *testing.T) {
 		if err := strictjson.Unmarshal([]byte(in), &v); !errors.Is(err, strictjson.ErrTrailing) {
 			t.Errorf("Unmarshal(%s) = %v, want ErrTrailing", in, err)
 		}
+	}
+}
+
+// FuzzDecode: on any bytes, Keys and Unmarshal end without a panic, and
+// what Unmarshal takes, encoding/json takes into the same value: the key
+// checks only ever refuse.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"is_public":true,"Name":"a","zone":"z","in":{"port":1},"list":[{"port":2}],"ptr":{"port":3},"tags":{"A":"1","a":"2"},"when":"2026-12-07T00:00:00Z","any":[1,{"x":null}]}`,
+		`{"a":1,"a":2}`, `{"IS_PUBLIC":true}`, `{"in":{"Port":1}}`, `{"list":[{"port":1},{"port":1,"port":2}]}`,
+		`[]`, `null`, `{"tags":{"k":1,"k":2}}`, `{"any":{"k":[{"k":1,"k":2}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_ = strictjson.Keys(data, &outer{})
+		var strict outer
+		if strictjson.Unmarshal(data, &strict) != nil {
+			return
+		}
+		var loose outer
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&loose); err != nil {
+			t.Fatalf("strictjson took %q, encoding/json refuses it: %v", data, err)
+		}
+		if !reflect.DeepEqual(strict, loose) {
+			t.Fatalf("%q: strictjson decoded %+v, encoding/json %+v", data, strict, loose)
+		}
+	})
+}
+
+type deep struct {
+	X int `json:"x"`
+}
+
+type mid struct {
+	deep
+	X inner `json:"x"` // shallower than deep's x: it is the one
+	Y int   `json:"y"`
+}
+
+type Tie1 struct {
+	Z int
+}
+
+type Tie2 struct {
+	Z string
+}
+
+type shadowed struct {
+	mid
+	Tie1
+	Tie2 // Z is ambiguous: encoding/json drops it
+}
+
+// Keys picks a field as encoding/json does: the shallowest, the tagged
+// one among several as shallow, none when that stays ambiguous.
+func TestKeysFollowsShadowing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want error
+	}{
+		{in: `{"x":{"port":1},"y":2}`},
+		{in: `{"x":{"Port":1}}`, want: strictjson.ErrKeyCase}, // x is mid's inner, not deep's int
+		{in: `{"Z":1}`}, // no field: DisallowUnknownFields refuses it
+	} {
+		var v shadowed
+		if err := strictjson.Keys([]byte(tc.in), &v); !errors.Is(err, tc.want) {
+			t.Errorf("Keys(%s) = %v, want %v", tc.in, err, tc.want)
+		}
+	}
+	var v shadowed
+	if err := strictjson.Unmarshal([]byte(`{"Z":1}`), &v); err == nil {
+		t.Errorf(`Unmarshal({"Z":1}) took an ambiguous field`)
+	}
+}
+
+// The path to a value is formatted only for an error: a body nested as
+// deep as encoding/json allows costs memory in proportion to its size,
+// not to the square of its depth (a path built for every value made a
+// 520 KB body cost seconds of CPU).
+func TestKeysLinearInDepth(t *testing.T) {
+	const depth = 9_990 // encoding/json refuses 10 000
+	data := []byte(`{"any":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := strictjson.Keys(data, &outer{}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	// Quadratic paths took about 150 MB here; linear work takes well
+	// under 10 MB.
+	if n := after.TotalAlloc - before.TotalAlloc; n > 10<<20 {
+		t.Errorf("Keys of a %d-deep nest allocated %d bytes", depth, n)
+	}
+	// The path still names where a refusal is.
+	bad := []byte(`{"list":[{"port":1},` + `{"port":1,"port":2}]}`)
+	if err := strictjson.Keys(bad, &outer{}); err == nil || !strings.Contains(err.Error(), `"port" in list[1]`) {
+		t.Errorf("Keys(%s) = %v, want it to name list[1]", bad, err)
 	}
 }

@@ -8,7 +8,8 @@ import (
 
 // TestImports keeps nodewire a package any client can import cheaply: only
 // the standard library and the pure cores (ledger, chat, directory,
-// statechain, market, timekeeping), never the server, the node or the store.
+// statechain, market, timekeeping, and strictjson, which they use), never
+// the server, the node or the store.
 func TestImports(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, "github.com/latticenet/lattice/node/nodewire").Output()
 	if err != nil {
@@ -21,6 +22,8 @@ func TestImports(t *testing.T) {
 		"github.com/latticenet/lattice/statechain":  true,
 		"github.com/latticenet/lattice/market":      true,
 		"github.com/latticenet/lattice/timekeeping": true,
+		// The strict JSON decoder the cores use (standard library only).
+		"github.com/latticenet/lattice/internal/strictjson": true,
 	}
 	for _, imp := range strings.Fields(string(out)) {
 		first, _, _ := strings.Cut(imp, "/")

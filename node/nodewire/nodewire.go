@@ -13,6 +13,7 @@ import (
 
 	"github.com/latticenet/lattice/chat"
 	"github.com/latticenet/lattice/directory"
+	"github.com/latticenet/lattice/internal/strictjson"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/market"
 	"github.com/latticenet/lattice/statechain"
@@ -123,6 +124,12 @@ func ParseSubmitted(data []byte) (*ledger.Block, error) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(data, &fields) != nil {
 		return nil, err
+	}
+	// The map keeps the last of a key given twice and matches no case:
+	// the block's own rules (each field once, exact names) are judged on
+	// the body as sent, before it is taken apart.
+	if kerr := strictjson.Keys(data, &Block{}); kerr != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", kerr)
 	}
 	raw, ok := fields["confirmed"]
 	if !ok {

@@ -80,6 +80,11 @@ func TestParseSubmittedRefuses(t *testing.T) {
 		{"confirmed not a boolean", base + `,"confirmed":"yes"}`, `field "confirmed": want true or false`},
 		{"trailing data", base + `,"confirmed":true} {}`, `invalid JSON`},
 		{"a field of the block broken", string(broken), `nosuch`},
+		// The map that takes confirmed out would keep the last of a key
+		// given twice, and fold no case: judged before it.
+		{"a field twice beside confirmed", base + `,"timestamp":2,"confirmed":true}`, `given twice in one object: "timestamp"`},
+		{"confirmed twice", base + `,"confirmed":false,"confirmed":true}`, `given twice in one object: "confirmed"`},
+		{"confirmed in capitals", base + `,"Confirmed":true}`, `unknown field "Confirmed"`},
 	} {
 		_, err := nodewire.ParseSubmitted([]byte(tt.body))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

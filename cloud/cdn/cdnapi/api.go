@@ -6,11 +6,9 @@
 package cdnapi
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -332,16 +330,16 @@ func (h *handlers) lookup(ctx context.Context, host string, d time.Duration) (st
 // net.DNSError names (the host's, which is not the tenant's to see, and
 // not even the server asked when the platform verifies with its own).
 func dnsReason(err error) string {
+	// Fixed phrases only: a DNSError's Err can be a socket error that
+	// names the addresses ("read udp 127.0.0.1:42501->...").
 	var de *net.DNSError
 	switch {
 	case errors.As(err, &de) && de.IsNotFound:
 		return "no such name"
-	case errors.As(err, &de) && de.IsTimeout:
+	case errors.As(err, &de) && de.IsTimeout, errors.Is(err, context.DeadlineExceeded):
 		return "timed out"
-	case errors.As(err, &de):
-		return de.Err
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timed out"
+	case errors.As(err, &de) && de.IsTemporary:
+		return "the name server failed; try again"
 	}
 	return "lookup failed"
 }
@@ -392,19 +390,8 @@ func (h *handlers) removeDomain(w http.ResponseWriter, r *http.Request, account 
 // paths and prefixes named (cloudwire.Purge).
 func (h *handlers) purge(w http.ResponseWriter, r *http.Request, account string) error {
 	var in cloudwire.Purge
-	if r.ContentLength != 0 {
-		// A body of unknown length (chunked) may still be empty: that is
-		// no body, as with Content-Length: 0.
-		body := bufio.NewReader(r.Body)
-		if _, err := body.Peek(1); err != io.EOF {
-			r.Body = struct {
-				io.Reader
-				io.Closer
-			}{body, r.Body}
-			if err := h.api.Decode(w, r, &in); err != nil {
-				return err
-			}
-		}
+	if err := h.api.DecodeOptional(w, r, &in); err != nil {
+		return err
 	}
 	id := r.PathValue("id")
 	if _, err := h.Store.Deployment(account, id); err != nil {

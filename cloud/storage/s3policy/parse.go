@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/latticenet/lattice/internal/strictjson"
 )
 
 // Parse reads the policy of bucket, checking everything S3 checks and
@@ -65,6 +67,12 @@ func Parse(data []byte, bucket string) (*Policy, error) {
 	var doc map[string]json.RawMessage
 	if err := strictJSON(data, &doc); err != nil || doc == nil {
 		return nil, malformed("This policy contains invalid Json")
+	}
+	// The maps below keep the last of a key given twice: a reviewer, or
+	// a tool, reading the first "Effect" would see another policy than
+	// the one enforced.
+	if err := strictjson.Keys(data, nil); err != nil {
+		return nil, malformed("This policy contains invalid Json: %v", err)
 	}
 	p := &Policy{Version: "2008-10-17"}
 	for name, raw := range doc {

@@ -20,6 +20,11 @@ func TestParseRefuses(t *testing.T) {
 	}{
 		{"not JSON", `{`, ErrMalformed},
 		{"trailing data", stmt(`{`+ok+`}`) + `{}`, ErrMalformed},
+		// A key given twice: a reader of the first would see another
+		// policy than the one the map of the last enforces.
+		{"Effect twice", stmt(`{"Effect":"Deny",` + ok + `}`), ErrMalformed},
+		{"Statement twice", `{"Version":"2012-10-17","Statement":[{` + ok + `}],"Statement":[]}`, ErrMalformed},
+		{"a condition key twice", stmt(`{` + ok + `,"Condition":{"StringEquals":{"aws:Referer":"a","aws:Referer":"b"}}}`), ErrMalformed},
 		{"a list", `[]`, ErrMalformed},
 		{"null", `null`, ErrMalformed},
 		{"bad version", `{"Version":"2020-01-01","Statement":{` + ok + `}}`, ErrMalformed},
