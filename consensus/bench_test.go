@@ -32,7 +32,7 @@ func BenchmarkTallyUncontested(b *testing.B) {
 			t.Finish(root)
 			return
 		}
-		t.Advise(root, reps[0], weight, now)
+		t.Advise(root, reps[0], weight, nil, now)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -46,7 +46,7 @@ func BenchmarkTallyUncontested(b *testing.B) {
 			if err := t.Start(roots[i], h, now); err != nil {
 				b.Fatal(err)
 			}
-			t.FirstVote(roots[i], reps[0], h, weight, now)
+			t.FirstVote(roots[i], reps[0], h, weight, nil, now)
 			evaluate(roots[i])
 		}
 		for _, final := range []bool{false, true} {

@@ -41,10 +41,13 @@ type script struct {
 	pos     string
 	tally   *consensus.Tally
 	weights map[ledger.Address]ledger.Amount
+	unready map[ledger.Hash]bool // contenders whose dependencies are not confirmed
 	now     int64
 }
 
 func (s *script) weight(a ledger.Address) ledger.Amount { return s.weights[a] }
+
+func (s *script) ready(h ledger.Hash) bool { return !s.unready[h] }
 
 func (s *script) fail(format string, args ...any) {
 	s.t.Helper()
@@ -57,7 +60,7 @@ func runScript(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s := &script{t: t, weights: map[ledger.Address]ledger.Amount{}}
+	s := &script{t: t, weights: map[ledger.Address]ledger.Amount{}, unready: map[ledger.Hash]bool{}}
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
@@ -137,14 +140,26 @@ func (s *script) run(cmd string, in []string) {
 	case "result": // result A round=N tallies=x:60/40,y:40/0 leader=x agreed=true confirmed=x@N|-
 		s.checkResult(plain[0], kv)
 	case "advise": // advise A SELF want=x@1,x@1:final|-
-		got := advice(s.tally.Advise(root(plain[0]), rep(s.keyNum(plain[1])), s.weight, s.now))
+		got := advice(s.tally.Advise(root(plain[0]), rep(s.keyNum(plain[1])), s.weight, s.ready, s.now))
 		if got != kv["want"] {
 			s.fail("Advise = %s, want %s", got, kv["want"])
 		}
 	case "first": // first A SELF HASH want=x@0|x@0,x@0:final|-
-		got := advice(s.tally.FirstVote(root(plain[0]), rep(s.keyNum(plain[1])), blockHash(plain[2]), s.weight, s.now))
+		got := advice(s.tally.FirstVote(root(plain[0]), rep(s.keyNum(plain[1])), blockHash(plain[2]), s.weight, s.ready, s.now))
 		if got != kv["want"] {
 			s.fail("FirstVote = %s, want %s", got, kv["want"])
+		}
+	case "unready", "ready": // unready x...: their dependencies are not confirmed (ready: they are now)
+		for _, n := range plain {
+			s.unready[blockHash(n)] = cmd == "unready"
+		}
+	case "deadline": // deadline A want=MS|-
+		got := "-"
+		if d, ok := s.tally.Deadline(root(plain[0])); ok {
+			got = strconv.FormatInt(d, 10)
+		}
+		if got != kv["want"] {
+			s.fail("Deadline = %s, want %s", got, kv["want"])
 		}
 	case "restore": // restore A [prevote=x@2] [final=y@1]
 		var rec consensus.Record

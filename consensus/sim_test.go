@@ -175,7 +175,7 @@ func simulate(t *testing.T, weights []uint64, byzantine int, loss float64, seed 
 	}
 	for i := range n {
 		if i != byzantine {
-			sign(0, i, tallies[i].FirstVote(root, rep(byte(i+1)), holds[i], weight, 0))
+			sign(0, i, tallies[i].FirstVote(root, rep(byte(i+1)), holds[i], weight, nil, 0))
 		}
 	}
 	const end = 120_000
@@ -195,7 +195,7 @@ func simulate(t *testing.T, weights []uint64, byzantine int, loss float64, seed 
 			tallies[m.to].Vote(m.vote, now)
 			check(now, m.to)
 			if decided[m.to].IsZero() {
-				sign(now, m.to, tallies[m.to].Advise(root, rep(byte(m.to+1)), weight, now))
+				sign(now, m.to, tallies[m.to].Advise(root, rep(byte(m.to+1)), weight, nil, now))
 			}
 		}
 		if now == tick {
@@ -205,7 +205,7 @@ func simulate(t *testing.T, weights []uint64, byzantine int, loss float64, seed 
 					continue
 				}
 				if decided[i].IsZero() {
-					sign(now, i, tallies[i].Advise(root, rep(byte(i+1)), weight, now))
+					sign(now, i, tallies[i].Advise(root, rep(byte(i+1)), weight, nil, now))
 					check(now, i)
 				}
 				// Vote requests: every second, peers get this node's

@@ -226,6 +226,7 @@ type own struct {
 	lock     mark        // their latest final vote
 	quorumAt int64       // when round's prevotes first held a quorum; -1 not yet
 	attested bool        // their final vote in ConfirmedRound is cast
+	held     bool        // round has a polka whose final vote waits for its contender's dependencies
 }
 
 // Equivocation is the proof that a representative signed two votes of one
@@ -659,21 +660,27 @@ type Advice struct {
 	Final bool
 }
 
+// Ready reports whether a contender's dependencies (the block before it
+// in its chain, and the send it takes from) are confirmed at the node, so
+// that its representatives may cast a final vote for it (see Advise). nil
+// means every contender is ready.
+type Ready func(ledger.Hash) bool
+
 // FirstVote has the node's representatives, which have not voted in
 // root's election, prevote in round 0 for h, the block in their node's
 // ledger, and returns the votes to sign: that prevote, and the final vote
 // for h as well when the prevotes already counted, with self's own, hold a
-// quorum for it (the other representatives' votes arrived first). self is
-// the node's representative whose weight counts for its votes before they
-// are signed. It returns nothing when they have voted there before, or
-// the election is unknown.
-func (t *Tally) FirstVote(root Root, self ledger.Address, h ledger.Hash, weight func(ledger.Address) ledger.Amount, now int64) []Advice {
+// quorum for it (the other representatives' votes arrived first) and h is
+// ready. self is the node's representative whose weight counts for its
+// votes before they are signed. It returns nothing when they have voted
+// there before, or the election is unknown.
+func (t *Tally) FirstVote(root Root, self ledger.Address, h ledger.Hash, weight func(ledger.Address) ledger.Amount, ready Ready, now int64) []Advice {
 	e := t.elections[root]
 	if e == nil || e.own.started {
 		return nil
 	}
 	e.own = own{started: true, prevoted: true, prevote: h, last: h, quorumAt: -1}
-	return append([]Advice{{Hash: h}}, t.Advise(root, self, weight, now)...)
+	return append([]Advice{{Hash: h}}, t.Advise(root, self, weight, ready, now)...)
 }
 
 // Record is what a node's representatives have signed in one election, as
@@ -741,14 +748,17 @@ func (t *Tally) Restore(root Root, rec Record) {
 //     modulo their number, the same at every node that knows them;
 //   - in a round they have not cast a final vote in, they cast one for the
 //     contender whose prevotes of that round hold a quorum (self's weight
-//     counted for its own prevote), and are locked on it;
+//     counted for its own prevote), and are locked on it, once that
+//     contender is ready: until then the round is held, and does not time
+//     out (its final vote is due, not a new round);
 //   - once final votes of ConfirmedRound for a contender from more than
 //     Total − Quorum reached them, they cast theirs for it, once, unless
 //     they are locked on another.
 //
-// now is the time in Unix ms; a node calls Advise when votes change an
-// election and periodically, so that rounds time out.
-func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Address) ledger.Amount, now int64) []Advice {
+// ready says which contenders are ready (nil: all). now is the time in
+// Unix ms; a node calls Advise when votes change an election, when a
+// contender becomes ready, and periodically, so that rounds time out.
+func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Address) ledger.Amount, ready Ready, now int64) []Advice {
 	e := t.elections[root]
 	if e == nil || !e.own.started {
 		return nil
@@ -761,8 +771,28 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 	if n, ok := t.skipTo(e, weight); ok && n > o.round {
 		o.enter(n)
 	}
+	// A round whose final vote waits for its contender to be ready is
+	// held: timing it out would only spin rounds until then.
+	wasHeld := o.held
+	o.held = false
+	// The polka in the node's round is found once, for the hold and the
+	// final vote both, unless the round or the prevote change in between.
+	var (
+		polka       ledger.Hash
+		polkaOK     bool
+		judged      bool // polka is the round's, and ready said yes to it
+		judgedRound = o.round
+	)
+	if o.prevoted && !o.finaled && ready != nil {
+		polka, polkaOK = t.polkaIn(e, t.round(e, o.round), self, o.prevote, weight)
+		o.held = polkaOK && !ready(polka)
+		judged = true
+	}
+	if wasHeld && !o.held {
+		o.quorumAt = -1 // the round's timeout counts from its final vote's release
+	}
 	polkaHere := e.polka.ok && e.polka.round == o.round
-	if o.prevoted && o.round < ConfirmedRound-1 && ((o.round == 0 && !polkaHere && t.dead(e, self, weight, now)) || t.timedOut(e, self, weight, now)) {
+	if o.prevoted && !o.held && o.round < ConfirmedRound-1 && ((o.round == 0 && !polkaHere && t.dead(e, self, weight, now)) || t.timedOut(e, self, weight, now)) {
 		o.enter(o.round + 1)
 	}
 	var out []Advice
@@ -783,12 +813,21 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 		}
 		o.prevoted, o.prevote, o.last = true, h, h
 		out = append(out, Advice{Hash: h, Round: o.round})
+		judged = false
 	}
-	if !o.finaled {
-		if h, ok := t.polkaIn(e, t.round(e, o.round), self, o.prevote, weight); ok {
+	if !o.finaled && !o.held {
+		if !judged || judgedRound != o.round {
+			polka, polkaOK = t.polkaIn(e, t.round(e, o.round), self, o.prevote, weight)
+			judged = false
+		}
+		switch {
+		case !polkaOK:
+		case judged || ready == nil || ready(polka):
 			o.finaled = true
-			o.lock = mark{ok: true, round: o.round, hash: h}
-			out = append(out, Advice{Hash: h, Round: o.round, Final: true})
+			o.lock = mark{ok: true, round: o.round, hash: polka}
+			out = append(out, Advice{Hash: polka, Round: o.round, Final: true})
+		default:
+			o.held = true
 		}
 	}
 	return out
@@ -796,7 +835,7 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 
 // enter moves the node's representatives to round n.
 func (o *own) enter(n uint32) {
-	o.round, o.prevoted, o.prevote, o.finaled, o.quorumAt = n, false, ledger.Hash{}, false, -1
+	o.round, o.prevoted, o.prevote, o.finaled, o.quorumAt, o.held = n, false, ledger.Hash{}, false, -1, false
 }
 
 // skipTo returns the highest round above the node's own in which
@@ -961,11 +1000,11 @@ func (t *Tally) choosePrevote(e *election) ledger.Hash {
 }
 
 // Deadline returns when, in Unix ms, the node's round in root's election
-// times out: once Advise found its prevotes holding a quorum. The node
-// calls Advise again then.
+// times out: once Advise found its prevotes holding a quorum, and not
+// while the round is held. The node calls Advise again then.
 func (t *Tally) Deadline(root Root) (int64, bool) {
 	e := t.elections[root]
-	if e == nil || !e.own.started || e.own.quorumAt < 0 {
+	if e == nil || !e.own.started || e.own.quorumAt < 0 || e.own.held {
 		return 0, false
 	}
 	return e.own.quorumAt + t.RoundTimeout(e.own.round), true

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -83,6 +84,49 @@ type electionLoop struct {
 	// scanned holds accounts with unconfirmed blocks that a look through
 	// the ledger found (electUnconfirmed), waiting for room like refused.
 	scanned []ledger.Address
+	// blocked holds, by the dependency they wait for, the elections whose
+	// final vote a contender's dependencies hold back (ready); that
+	// dependency's confirmation, or this node's final vote for it in
+	// round 0, puts them in released, whose elections are evaluated again
+	// once the event at hand is handled (drainReleased).
+	blocked  map[ledger.Hash][]consensus.Root
+	released []consensus.Root
+	readyFn  consensus.Ready // l.ready, made once
+	// sources holds the send each contender applied or refused in this
+	// run takes from (zero for none), and confirmedLately the blocks the
+	// feed confirmed lately: with them, ready decides most contenders
+	// without reading the store.
+	sources         map[ledger.Hash]ledger.Hash
+	confirmedLately recentSet
+}
+
+// recentSet remembers the last recentConfirmed hashes added to it.
+type recentSet struct {
+	has  map[ledger.Hash]struct{}
+	ring []ledger.Hash
+	next int
+}
+
+const recentConfirmed = 8192
+
+func (r *recentSet) add(h ledger.Hash) {
+	if r.has == nil {
+		r.has = make(map[ledger.Hash]struct{}, recentConfirmed)
+		r.ring = make([]ledger.Hash, 0, recentConfirmed)
+	}
+	if len(r.ring) < recentConfirmed {
+		r.ring = append(r.ring, h)
+	} else {
+		delete(r.has, r.ring[r.next])
+		r.ring[r.next] = h
+		r.next = (r.next + 1) % recentConfirmed
+	}
+	r.has[h] = struct{}{}
+}
+
+func (r *recentSet) contains(h ledger.Hash) bool {
+	_, ok := r.has[h]
+	return ok
 }
 
 // maxRefused bounds the accounts the election loop remembers for want of
@@ -107,7 +151,10 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 		refused: make(map[ledger.Address]struct{}),
 		due:     make(map[consensus.Root]int64),
 		askDone: make(chan []*consensus.Vote, 1),
+		blocked: make(map[ledger.Hash][]consensus.Root),
+		sources: make(map[ledger.Hash]ledger.Hash),
 	}
+	l.readyFn = l.ready
 	defer func() { sub.Close() }()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -160,6 +207,7 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 			l.publishInfo()
 			s.toIntakeLater(s.held.due(s.n.Admission.HoldLimit(s.cfg.Now())))
 		}
+		l.drainReleased()
 		if len(l.pending)+len(l.attest)+len(l.binding) > 0 && flush == nil {
 			if len(l.pending) >= consensus.MaxVoteHashes || len(l.binding) >= consensus.MaxVoteHashes {
 				l.flushVotes(ctx)
@@ -193,16 +241,21 @@ func (l *electionLoop) change(ch node.Change) {
 		for _, w := range s.waiting.releaseAll(b.Hash) {
 			released = append(released, inBlock{b: w, checked: true})
 		}
+		l.sources[b.Hash], _ = b.DependsOn()
 		l.start(consensus.Root{Account: b.Account, Previous: b.Previous}, b.Hash, voteNew)
 	}
 	for _, fe := range ch.Forks {
 		root := consensus.Root{Account: fe.Account, Previous: fe.Previous}
+		l.sources[fe.Block.Hash], _ = fe.Block.DependsOn()
 		l.start(root, fe.Existing, voteResume)
 		l.start(root, fe.Block.Hash, voteNone)
 	}
 	for _, b := range ch.RolledBack {
-		// Blocks built on a rolled-back block can never apply.
+		// Blocks built on a rolled-back block can never apply, and the
+		// elections waiting for it went with it.
 		s.stats.uncheckedDropped.Add(uint64(s.waiting.drop(b.Hash)))
+		delete(l.blocked, b.Hash)
+		delete(l.sources, b.Hash)
 		root := consensus.Root{Account: b.Account, Previous: b.Previous}
 		if _, ok := l.roots[root]; ok && !l.standing(root) {
 			l.finish(root)
@@ -218,11 +271,172 @@ func (l *electionLoop) change(ch node.Change) {
 			for _, c := range l.tally.Contenders(root) {
 				if c != h {
 					s.stats.uncheckedDropped.Add(uint64(s.waiting.drop(c)))
+					delete(l.sources, c)
 				}
 			}
 			l.finish(root)
 		}
+		delete(l.sources, h)
+		l.confirmedLately.add(h)
+		l.release(h)
 		s.stats.confirmations.Add(1)
+	}
+}
+
+// ready is the loop's consensus.Ready: this node's representatives cast a
+// final vote for contender h only once each of its dependencies, the block
+// before it and the send it takes from, is settled here: confirmed, or
+// final-voted by them in round 0 of its own election (docs/protocol.md,
+// "Dependencies first"). Otherwise h's election waits in blocked for the
+// first that is not.
+func (l *electionLoop) ready(h ledger.Hash) bool {
+	if src, ok := l.sources[h]; ok {
+		if root, ok := l.tally.RootOf(h); ok && l.settledLately(root.Previous) && l.settledLately(src) {
+			return true
+		}
+	}
+	b, dep, err := l.dependency(h)
+	switch {
+	case err != nil:
+		l.s.log.Debug("a contender's dependencies not read", "hash", h, "err", err)
+		return false // the sweep's vote requests evaluate it again
+	case dep.IsZero():
+		return true
+	}
+	root := consensus.Root{Account: b.Account, Previous: b.Previous}
+	if waiting := l.blocked[dep]; !slices.Contains(waiting, root) {
+		l.blocked[dep] = append(waiting, root)
+	}
+	return false
+}
+
+// dependency returns block h (from the ledger, or a fork contender kept
+// aside) and the first of its dependencies that is not settled here (see
+// ready), a zero hash when none: the block before it, then the send it
+// takes from. It reads one snapshot: a block rolled back between two
+// reads could otherwise pass for confirmed, as confirmation is a height
+// per account.
+func (l *electionLoop) dependency(h ledger.Hash) (*ledger.Block, ledger.Hash, error) {
+	snap := l.s.n.Store.Snapshot()
+	defer snap.Close()
+	var b *ledger.Block
+	if e, found, err := snap.Entry(h); err != nil {
+		return nil, ledger.Hash{}, err
+	} else if found {
+		b = e.Block
+	} else if b, found, err = snap.ForkBlock(h); err != nil {
+		return nil, ledger.Hash{}, err
+	} else if !found {
+		return nil, ledger.Hash{}, fmt.Errorf("ledgernet: contender %s is not kept here", h)
+	}
+	deps := [2]ledger.Hash{b.Previous}
+	deps[1], _ = b.DependsOn()
+	for _, d := range deps {
+		if d.IsZero() || l.finalAtZero(d) {
+			continue
+		}
+		e, found, err := snap.Entry(d)
+		if err != nil {
+			return nil, ledger.Hash{}, err
+		}
+		if !found {
+			return b, d, nil
+		}
+		if ok, err := snap.IsConfirmed(e); err != nil || !ok {
+			return b, d, err
+		}
+	}
+	return b, ledger.Hash{}, nil
+}
+
+// heldFor is how long an election waits for a dependency before the node
+// puts that dependency to election itself (electDependencies), in ms.
+const heldFor = 1000
+
+// electDependencies puts to election the dependencies that elections
+// held for more than heldFor wait for, where none runs here. A frontier
+// put to election alone (after a sync, a restart, a lagged feed, or
+// without room) waits for the blocks beneath it, which nothing else here
+// elects; when this node's weight is needed, they would never be
+// confirmed. Each such dependency may wait in turn for its own: the next
+// tick elects those, down to the first that is ready. Without room, the
+// dependency takes the place of an election waiting for it, whose account
+// is put to election again once there is room (retryRefused). Entries
+// whose elections all ended are dropped.
+func (l *electionLoop) electDependencies() {
+	now := l.now()
+	var due []ledger.Hash
+	for dep, roots := range l.blocked {
+		roots = slices.DeleteFunc(roots, func(r consensus.Root) bool { return l.roots[r] == nil })
+		if len(roots) == 0 {
+			delete(l.blocked, dep)
+			continue
+		}
+		l.blocked[dep] = roots
+		if slices.ContainsFunc(roots, func(r consensus.Root) bool { return now-l.roots[r].started >= heldFor }) {
+			due = append(due, dep)
+		}
+	}
+	for _, dep := range due[:min(len(due), retryPerTick)] {
+		if root, ok := l.tally.RootOf(dep); ok && l.roots[root] != nil {
+			continue // its election runs
+		}
+		e, found, confirmed, err := l.s.n.Store.EntryConfirmed(dep)
+		switch {
+		case err != nil || !found:
+			continue // a read error retries; a block not here waits for sync
+		case confirmed:
+			l.release(dep) // its confirmation was missed
+			continue
+		}
+		root := consensus.Root{Account: e.Block.Account, Previous: e.Block.Previous}
+		if l.tally.Len() >= l.tally.Params().MaxElections {
+			waiting := l.blocked[dep][0]
+			l.finish(waiting)
+			l.refuse(waiting.Account)
+		}
+		l.start(root, dep, voteResume)
+		if el := l.roots[root]; el != nil {
+			el.started = now - heldFor // what it waits for in turn is due at the next tick
+			l.askSoon(root)
+		}
+	}
+}
+
+// settledLately reports, without reading the store, whether dependency d
+// is settled: none, final-voted in round 0 here, or confirmed lately.
+func (l *electionLoop) settledLately(d ledger.Hash) bool {
+	return d.IsZero() || l.finalAtZero(d) || l.confirmedLately.contains(d)
+}
+
+// finalAtZero reports whether this node's representatives have cast a
+// final vote for d in round 0 of d's election, and are still locked on it.
+func (l *electionLoop) finalAtZero(d ledger.Hash) bool {
+	root, ok := l.tally.RootOf(d)
+	if !ok {
+		return false
+	}
+	o, ok := l.tally.Own(root)
+	return ok && o.Final == d && o.FinalRound == 0
+}
+
+// release marks the elections that waited for h, now settled, to be
+// evaluated again: their final votes may be cast.
+func (l *electionLoop) release(h ledger.Hash) {
+	if roots, ok := l.blocked[h]; ok {
+		delete(l.blocked, h)
+		l.released = append(l.released, roots...)
+	}
+}
+
+// drainReleased evaluates the released elections, and those their final
+// votes release in turn (a chain of blocks voted on at once): a loop, not
+// a recursion as deep as the chain.
+func (l *electionLoop) drainReleased() {
+	for len(l.released) > 0 {
+		root := l.released[len(l.released)-1]
+		l.released = l.released[:len(l.released)-1]
+		l.evaluate(root)
 	}
 }
 
@@ -294,7 +508,7 @@ func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash, resume bool
 		return
 	}
 	if voter, ok := l.voter(); ok {
-		l.act(root, l.tally.FirstVote(root, voter, h, l.weight, l.now()))
+		l.act(root, l.tally.FirstVote(root, voter, h, l.weight, l.readyFn, l.now()))
 	}
 }
 
@@ -347,6 +561,9 @@ func (l *electionLoop) act(root consensus.Root, advice []consensus.Advice) {
 		l.s.choices.open(root, l.tally.Contenders(root)) // for the vote once signed
 		l.binding = append(l.binding, ledgerstore.VoteRecord{Account: root.Account, Previous: root.Previous,
 			Round: a.Round, Final: a.Final, Hash: a.Hash})
+		if a.Final && a.Round == 0 {
+			l.release(a.Hash) // its dependents' final votes go in the same record
+		}
 	}
 	if d, ok := l.tally.Deadline(root); ok {
 		l.due[root] = d
@@ -415,7 +632,7 @@ func (l *electionLoop) evaluate(root consensus.Root) {
 		return
 	}
 	if voter, ok := l.voter(); ok && l.voted(root) {
-		l.act(root, l.tally.Advise(root, voter, l.weight, l.now()))
+		l.act(root, l.tally.Advise(root, voter, l.weight, l.readyFn, l.now()))
 	}
 	if n, ok := l.tally.PolkaRound(root); ok && n+1 != e.polka {
 		e.polka = n + 1
@@ -727,6 +944,11 @@ func (l *electionLoop) reopen(a ledger.Address, done uint64, root consensus.Root
 // found meanwhile.
 func (l *electionLoop) afterLag() {
 	l.refreshWeights()
+	// The confirmations the blocked elections wait for may have been
+	// among what was dropped; what still waits is blocked again.
+	for _, dep := range slices.Collect(maps.Keys(l.blocked)) {
+		l.release(dep)
+	}
 	dropWaiting := func(h ledger.Hash) {
 		l.s.stats.uncheckedDropped.Add(uint64(l.s.waiting.drop(h)))
 	}
@@ -791,6 +1013,7 @@ const watchFor = 30 * time.Second
 func (l *electionLoop) sweep(ctx context.Context) {
 	l.retryRefused(ctx)
 	l.voteWhereSilent()
+	l.electDependencies()
 	for root := range l.retry {
 		if len(l.s.confirmQ) == cap(l.s.confirmQ) {
 			// The confirm loop is behind: the rest wait for a later tick.

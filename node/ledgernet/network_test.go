@@ -15,6 +15,7 @@ import (
 	"github.com/latticenet/lattice/consensus"
 	"github.com/latticenet/lattice/ledger"
 	"github.com/latticenet/lattice/node/ledgernet"
+	"github.com/latticenet/lattice/node/ledgerstore"
 	"github.com/latticenet/lattice/node/nettest"
 	"github.com/latticenet/lattice/node/p2p"
 	"github.com/latticenet/lattice/pow"
@@ -668,4 +669,126 @@ func burstsUntilLag(t *testing.T, c *nettest.Cluster) {
 		c.WaitConfirmed(b.Hash, 30*time.Second)
 	}
 	c.Audit()
+}
+
+// TestFinalVoteWaitsForDependencies: a final vote for a block confirms
+// the blocks it depends on with it, past their own elections, so a
+// representative casts it only once each of those is settled at its node:
+// confirmed, or final-voted by it in round 0 of its own election
+// (docs/protocol.md, "Dependencies first"). Nodes 2 and 3 of four stop,
+// and the test signs their representatives' votes (half the weight) when
+// it chooses.
+func TestFinalVoteWaitsForDependencies(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 4, Net: ledgernet.Config{RoundTimeout: 100 * time.Millisecond}})
+	alice, bob, dave, carol := wallet.NewKey(), wallet.NewKey(), wallet.NewKey(), wallet.NewKey()
+	c.Open(alice, 5000)
+	c.Open(dave, 5000)
+	c.Chains.Add(bob, nil)
+	c.Chains.Add(carol, nil)
+	reps := []wallet.Key{c.Nodes[2].N.Key, c.Nodes[3].N.Key}
+	c.Stop(2)
+	c.Stop(3)
+	vote := testVoter(t, c, reps)
+	signed := func(i int, b *ledger.Block) ledgerstore.SignedVotes { // what node i signed at b's place
+		t.Helper()
+		rec, _, err := c.Nodes[i].N.Store.SignedVotes(b.Account, b.Previous)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	waitFinal := func(what string, b *ledger.Block, round uint32) {
+		t.Helper()
+		c.WaitFor(what, 10*time.Second, func(i int) bool {
+			rec := signed(i, b)
+			return rec.Final == b.Hash && rec.FinalRound == round
+		})
+	}
+	held := func(b *ledger.Block, what string) {
+		t.Helper()
+		time.Sleep(time.Second) // ten round timeouts
+		for _, i := range []int{0, 1} {
+			if rec := signed(i, b); !rec.Final.IsZero() || !rec.Prevote.IsZero() {
+				t.Fatalf("node %d signed %+v for %s: a final vote (or a later round) before its dependency was settled", i, rec, what)
+			}
+		}
+	}
+
+	// A receive's polka while the send it takes from has none: no final
+	// vote for the receive, and its round does not time out.
+	send := c.Must(c.Chains.Send(alice, bob.Address(), 100))
+	receive := c.Must(c.Chains.Receive(bob, send, ledger.Address{}))
+	send2 := c.Must(c.Chains.Send(dave, carol.Address(), 100))
+	receive2 := c.Must(c.Chains.Receive(carol, send2, ledger.Address{}))
+	c.Submit(0, send, receive, send2, receive2)
+	c.WaitFor("the blocks applied", 10*time.Second, func(i int) bool {
+		_, found, _ := c.Nodes[i].N.Store.Entry(receive2.Hash)
+		return found
+	})
+	vote(0, false, receive.Hash, receive2.Hash)
+	held(receive, "the receive")
+
+	// The send's polka in round 0: the nodes' final votes for it, and for
+	// the receive with them, while the send is not confirmed yet (the
+	// network's usual pipeline).
+	vote(0, false, send.Hash)
+	waitFinal("the receive's final vote, beside the send's", receive, 0)
+	for _, i := range []int{0, 1} {
+		if c.Confirmed(i, send.Hash) {
+			t.Fatalf("node %d confirmed the send without a quorum's final votes", i)
+		}
+	}
+	vote(0, true, send.Hash, receive.Hash)
+	c.WaitConfirmed(receive.Hash, 10*time.Second)
+
+	// A dependency final-voted in a later round settles nothing: other
+	// representatives may be locked on another contender from an earlier
+	// round. The receive waits for the send's confirmation.
+	vote(1, false, send2.Hash) // the nodes follow to round 1
+	waitFinal("the send's final vote in round 1", send2, 1)
+	held(receive2, "the second receive")
+	vote(1, true, send2.Hash)
+	c.WaitConfirmed(send2.Hash, 10*time.Second)
+	waitFinal("the second receive's final vote", receive2, 0)
+	vote(0, true, receive2.Hash)
+	c.WaitConfirmed(receive2.Hash, 10*time.Second)
+	c.Audit()
+}
+
+// testVoter joins the votes topic through node 0 and returns a func that
+// publishes a vote of each of reps, as the test decides their
+// representatives vote.
+func testVoter(t *testing.T, c *nettest.Cluster, reps []wallet.Key) func(round uint32, final bool, hs ...ledger.Hash) {
+	tp, err := p2p.New(t.Context(), p2p.Config{Dir: t.TempDir(), Listen: []string{"/ip4/127.0.0.1/tcp/0"},
+		Bootstrap: c.Nodes[0].Host.Addrs(), Network: c.Network.Genesis.Hash.String(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tp.Close() })
+	votes, err := tp.Join("votes/2", func(context.Context, peer.ID, []byte) p2p.Verdict { return p2p.Accept }, func(peer.ID, []byte) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Contains(votes.Peers(), c.Nodes[0].Host.ID()) {
+		if time.Now().After(deadline) {
+			t.Fatal("the test's peer never joined the votes topic with node 0")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return func(round uint32, final bool, hs ...ledger.Hash) {
+		t.Helper()
+		for _, k := range reps {
+			v := &consensus.Vote{Round: round, Final: final, Hashes: hs}
+			v.Sign(c.Network.Genesis.Hash, k.Private())
+			b, err := v.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := votes.Publish(t.Context(), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
