@@ -1,6 +1,7 @@
 package ledgernet_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -791,4 +792,82 @@ func testVoter(t *testing.T, c *nettest.Cluster, reps []wallet.Key) func(round u
 			}
 		}
 	}
+}
+
+// TestReceiveOfAnUndecidedSendSplitsNothing plays, with honest
+// representatives and lost or late votes alone, the schedule in which two
+// contenders of one fork were both confirmed before final votes waited for
+// dependencies. Four representatives of a quarter each; nodes 2 and 3
+// stop and the test signs their votes. x and y are a fork of alice's send
+// (y's hash the lower, so round 1 goes to y by turn). Nodes 0 and 1 and
+// representative 2 hold x and bob's receive of it, representative 3 holds
+// y. Representative 2's prevote for x is lost, so x has no polka in round
+// 0 and the round times out; its prevote for the receive is not, and the
+// receive has one. Round 1 confirms y by the final votes of all four.
+// Representative 2's final vote for the receive, cast in round 0, arrives
+// late. Had the nodes final-voted the receive on its polka, those three
+// final votes would be a quorum's certificate for the receive, which
+// confirms x at any node that counts it before y's: two contenders of
+// one fork confirmed.
+func TestReceiveOfAnUndecidedSendSplitsNothing(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 4, Net: ledgernet.Config{RoundTimeout: 200 * time.Millisecond}})
+	alice, bob := wallet.NewKey(), wallet.NewKey()
+	open := c.Open(alice, 5000)
+	c.Chains.Add(bob, nil)
+	rep2, rep3 := c.Nodes[2].N.Key, c.Nodes[3].N.Key
+	c.Stop(2)
+	c.Stop(3)
+	as2 := testVoter(t, c, []wallet.Key{rep2})
+	as3 := testVoter(t, c, []wallet.Key{rep3})
+
+	var x, y *ledger.Block
+	for amount := uint64(1); x == nil; amount++ {
+		c.Chains.At(open)
+		a := c.Must(c.Chains.Send(alice, bob.Address(), amount))
+		c.Chains.At(open)
+		b := c.Must(c.Chains.Send(alice, bob.Address(), amount+1000))
+		if bytes.Compare(b.Hash[:], a.Hash[:]) < 0 {
+			x, y = a, b
+		}
+	}
+	c.Chains.At(x)
+	receive := c.Must(c.Chains.Receive(bob, x, ledger.Address{}))
+	c.Submit(0, x, receive)
+	c.WaitFor("x and the receive applied", 10*time.Second, func(i int) bool {
+		_, found, _ := c.Nodes[i].N.Store.Entry(receive.Hash)
+		return found
+	})
+	if _, err := c.Nodes[1].N.Engine.Submit(t.Context(), y); !errors.As(err, new(*ledger.ForkError)) {
+		t.Fatalf("node 1 took y with %v, want a fork error", err)
+	}
+
+	as3(0, false, y.Hash)       // representative 3 holds y
+	as2(0, false, receive.Hash) // representative 2's prevote for x is lost
+	time.Sleep(time.Second)     // round 0 at x's place times out on the nodes
+	as2(1, false, y.Hash)       // round 1 at x's place: y's turn, for all four
+	as3(1, false, y.Hash)
+	as2(1, true, y.Hash) // y's polka in round 1
+	as3(1, true, y.Hash)
+	c.WaitConfirmed(y.Hash, 10*time.Second)
+	as2(0, true, receive.Hash) // cast in round 0 on the receive's polka, arriving late
+
+	for i, nd := range c.Nodes[:2] {
+		rec, _, err := nd.N.Store.SignedVotes(bob.Address(), ledger.Hash{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Final == receive.Hash {
+			t.Fatalf("node %d final-voted the receive in round %d: with representative 2's, a quorum's certificate for the receive, and so for x, beside y's",
+				i, rec.FinalRound)
+		}
+		if st := nd.Svc.Stats(); st.Splits != 0 {
+			t.Errorf("node %d saw %d conflicting confirmations", i, st.Splits)
+		}
+	}
+	c.WaitFor("x and the receive rolled back", 10*time.Second, func(i int) bool {
+		_, found, _ := c.Nodes[i].N.Store.Entry(receive.Hash)
+		_, foundX, _ := c.Nodes[i].N.Store.Entry(x.Hash)
+		return !found && !foundX
+	})
+	c.Audit()
 }

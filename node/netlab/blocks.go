@@ -88,6 +88,7 @@ type Fork struct {
 	Previous ledger.Hash     // the block every contender claims to follow
 	Blocks   []*ledger.Block // the contenders
 	Nodes    []int           // the node each contender was submitted to
+	To       []wallet.Key    // the recipient of each contender
 	// Errs holds each submission's error, nil where the node accepted its
 	// contender. A node that already had another contender (by gossip)
 	// refuses its own as a fork, which is no failure of the harness.
@@ -119,7 +120,8 @@ func (c *Cluster) Fork(ctx context.Context, from wallet.Key, nodes ...int) (*For
 	f := &Fork{Account: from.Address(), Previous: h.Frontier, Nodes: nodes, Errs: make([]error, len(nodes))}
 	now := time.Now().UnixMilli()
 	for k := range nodes {
-		b, err := wallet.Send(h, wallet.NewKey().Address(), ledger.NewAmount(uint64(k+1)), ledger.Native, now)
+		to := wallet.NewKey()
+		b, err := wallet.Send(h, to.Address(), ledger.NewAmount(uint64(k+1)), ledger.Native, now)
 		if err != nil {
 			return nil, fmt.Errorf("netlab: %w", err)
 		}
@@ -127,6 +129,7 @@ func (c *Cluster) Fork(ctx context.Context, from wallet.Key, nodes ...int) (*For
 			return nil, err
 		}
 		f.Blocks = append(f.Blocks, b)
+		f.To = append(f.To, to)
 	}
 	var wg sync.WaitGroup
 	for k, i := range nodes {
@@ -143,6 +146,38 @@ func (c *Cluster) Fork(ctx context.Context, from wallet.Key, nodes ...int) (*For
 		}
 	}
 	return f, fmt.Errorf("netlab: no node accepted a contender of the fork of %s: %w", f.Account, errors.Join(f.Errs...))
+}
+
+// ReceiveAll has each contender's recipient receive it at the node the
+// contender went to, at once, while the fork is still undecided: the
+// receive of a contender that loses is rolled back with it, and none may
+// confirm its send past the send's own election (docs/protocol.md,
+// "Dependencies first"). It returns the receives a node accepted; a node
+// that holds another contender at the send's place refuses the receive
+// for want of its send, which is no failure of the harness.
+func (c *Cluster) ReceiveAll(ctx context.Context, f *Fork) []*ledger.Block {
+	var accepted []*ledger.Block
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for k, s := range f.Blocks {
+		to := f.To[k]
+		b, err := wallet.Receive(wallet.Head{Account: to.Address()}, ledger.Pending{Send: s.Hash, Source: s.Account,
+			Destination: to.Address(), Amount: s.Amount, Asset: s.Asset}, time.Now().UnixMilli())
+		if err != nil || c.seal(ctx, b, to) != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c.submit(ctx, f.Nodes[k], b) == nil {
+				mu.Lock()
+				accepted = append(accepted, b)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return accepted
 }
 
 // Winner returns the index of the contender node i holds confirmed, or

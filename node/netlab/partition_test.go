@@ -334,6 +334,7 @@ func TestImpairedForks(t *testing.T) {
 			sent := c.MeasureSends(ctx, LoadOptions{From: c.Users[set.impairForks], Node: 0, Watch: c.All(), MaxWait: 30 * time.Second}, set.sends)
 			t.Log(LatencyFigure("confirm-impaired/"+tt.name, sent))
 			var forks []*Fork
+			receives := 0
 			n := len(c.Nodes)
 			for f := range set.impairForks {
 				a := f % n
@@ -344,7 +345,12 @@ func TestImpairedForks(t *testing.T) {
 					continue
 				}
 				forks = append(forks, fk)
+				// Each contender received at once where it was submitted:
+				// a final vote for a receive would confirm its send, so
+				// none may be cast before the send is settled.
+				receives += len(c.ReceiveAll(ctx, fk))
 			}
+			t.Logf("receives of undecided contenders accepted: %d", receives)
 			settle(t, c, w, set, tt.name, forks)
 			c.Lab.ClearImpairment()
 		})
