@@ -661,9 +661,10 @@ type Advice struct {
 }
 
 // Ready reports whether a contender's dependencies (the block before it
-// in its chain, and the send it takes from) are confirmed at the node, so
-// that its representatives may cast a final vote for it (see Advise). nil
-// means every contender is ready.
+// in its chain, and the send it takes from) are settled at the node,
+// confirmed or final-voted by its representatives in round 0, so that
+// they may cast a final vote for it (see Advise and docs/protocol.md,
+// "Dependencies first"). nil means every contender is ready.
 type Ready func(ledger.Hash) bool
 
 // FirstVote has the node's representatives, which have not voted in
@@ -1008,6 +1009,13 @@ func (t *Tally) Deadline(root Root) (int64, bool) {
 		return 0, false
 	}
 	return e.own.quorumAt + t.RoundTimeout(e.own.round), true
+}
+
+// Held reports whether the node's round in root's election is held: it
+// has a polka whose contender was not ready when Advise last looked.
+func (t *Tally) Held(root Root) bool {
+	e := t.elections[root]
+	return e != nil && e.own.held
 }
 
 // PolkaRound returns the round of the highest polka Advise has seen in

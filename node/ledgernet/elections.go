@@ -89,9 +89,14 @@ type electionLoop struct {
 	// dependency's confirmation, or this node's final vote for it in
 	// round 0, puts them in released, whose elections are evaluated again
 	// once the event at hand is handled (drainReleased).
-	blocked  map[ledger.Hash][]consensus.Root
-	released []consensus.Root
-	readyFn  consensus.Ready // l.ready, made once
+	blocked   map[ledger.Hash][]consensus.Root
+	blockedAt map[ledger.Hash]int64 // when an election first waited for it, Unix ms
+	released  []consensus.Root
+	readyFn   consensus.Ready // l.ready, made once
+	// descent collects, while electDependencies runs, the dependencies
+	// the elections it starts wait for in turn.
+	descent    []ledger.Hash
+	descending bool
 	// sources holds the send each contender applied or refused in this
 	// run takes from (zero for none), and confirmedLately the blocks the
 	// feed confirmed lately: with them, ready decides most contenders
@@ -144,15 +149,16 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 		tally: consensus.NewTally(consensus.Params{Total: s.n.Network.Genesis.Amount,
 			OnlineWindow: s.cfg.OnlineWindow.Milliseconds(), RoundTimeout: s.cfg.RoundTimeout.Milliseconds(),
 			MaxElections: s.cfg.MaxElections}),
-		roots:   make(map[consensus.Root]*election),
-		weights: make(map[ledger.Address]ledger.Amount),
-		silent:  make(map[consensus.Root]struct{}),
-		retry:   make(map[consensus.Root]struct{}),
-		refused: make(map[ledger.Address]struct{}),
-		due:     make(map[consensus.Root]int64),
-		askDone: make(chan []*consensus.Vote, 1),
-		blocked: make(map[ledger.Hash][]consensus.Root),
-		sources: make(map[ledger.Hash]ledger.Hash),
+		roots:     make(map[consensus.Root]*election),
+		weights:   make(map[ledger.Address]ledger.Amount),
+		silent:    make(map[consensus.Root]struct{}),
+		retry:     make(map[consensus.Root]struct{}),
+		refused:   make(map[ledger.Address]struct{}),
+		due:       make(map[consensus.Root]int64),
+		askDone:   make(chan []*consensus.Vote, 1),
+		blocked:   make(map[ledger.Hash][]consensus.Root),
+		blockedAt: make(map[ledger.Hash]int64),
+		sources:   make(map[ledger.Hash]ledger.Hash),
 	}
 	l.readyFn = l.ready
 	defer func() { sub.Close() }()
@@ -242,7 +248,7 @@ func (l *electionLoop) change(ch node.Change) {
 			released = append(released, inBlock{b: w, checked: true})
 		}
 		l.sources[b.Hash], _ = b.DependsOn()
-		l.start(consensus.Root{Account: b.Account, Previous: b.Previous}, b.Hash, voteNew)
+		l.start(consensus.Root{Account: b.Account, Previous: b.Previous}, b.Hash, voteResume)
 	}
 	for _, fe := range ch.Forks {
 		root := consensus.Root{Account: fe.Account, Previous: fe.Previous}
@@ -255,6 +261,7 @@ func (l *electionLoop) change(ch node.Change) {
 		// elections waiting for it went with it.
 		s.stats.uncheckedDropped.Add(uint64(s.waiting.drop(b.Hash)))
 		delete(l.blocked, b.Hash)
+		delete(l.blockedAt, b.Hash)
 		delete(l.sources, b.Hash)
 		root := consensus.Root{Account: b.Account, Previous: b.Previous}
 		if _, ok := l.roots[root]; ok && !l.standing(root) {
@@ -304,7 +311,14 @@ func (l *electionLoop) ready(h ledger.Hash) bool {
 		return true
 	}
 	root := consensus.Root{Account: b.Account, Previous: b.Previous}
-	if waiting := l.blocked[dep]; !slices.Contains(waiting, root) {
+	waiting, known := l.blocked[dep]
+	if !known {
+		l.blockedAt[dep] = l.now()
+		if l.descending {
+			l.descent = append(l.descent, dep)
+		}
+	}
+	if !slices.Contains(waiting, root) {
 		l.blocked[dep] = append(waiting, root)
 	}
 	return false
@@ -354,15 +368,17 @@ func (l *electionLoop) dependency(h ledger.Hash) (*ledger.Block, ledger.Hash, er
 const heldFor = 1000
 
 // electDependencies puts to election the dependencies that elections
-// held for more than heldFor wait for, where none runs here. A frontier
+// have waited for longer than heldFor, where none runs here. A frontier
 // put to election alone (after a sync, a restart, a lagged feed, or
 // without room) waits for the blocks beneath it, which nothing else here
 // elects; when this node's weight is needed, they would never be
-// confirmed. Each such dependency may wait in turn for its own: the next
-// tick elects those, down to the first that is ready. Without room, the
-// dependency takes the place of an election waiting for it, whose account
-// is put to election again once there is room (retryRefused). Entries
-// whose elections all ended are dropped.
+// confirmed. Each such dependency may wait in turn for its own: those are
+// elected in the same tick, down to the first that is ready, at most
+// retryPerTick of them. A dependency's place is elected with the fork
+// contenders recorded there. Without room, the dependency takes the place
+// of a held election waiting for it, whose account is put to election
+// again once there is room (retryRefused). Entries whose elections all
+// ended are dropped.
 func (l *electionLoop) electDependencies() {
 	now := l.now()
 	var due []ledger.Hash
@@ -370,37 +386,94 @@ func (l *electionLoop) electDependencies() {
 		roots = slices.DeleteFunc(roots, func(r consensus.Root) bool { return l.roots[r] == nil })
 		if len(roots) == 0 {
 			delete(l.blocked, dep)
+			delete(l.blockedAt, dep)
 			continue
 		}
 		l.blocked[dep] = roots
-		if slices.ContainsFunc(roots, func(r consensus.Root) bool { return now-l.roots[r].started >= heldFor }) {
+		if now-l.blockedAt[dep] >= heldFor {
 			due = append(due, dep)
 		}
 	}
-	for _, dep := range due[:min(len(due), retryPerTick)] {
+	l.descending = true
+	defer func() { l.descending, l.descent = false, l.descent[:0] }()
+	for n := 0; len(due) > 0 && n < retryPerTick; n++ {
+		dep := due[len(due)-1]
+		due = due[:len(due)-1]
 		if root, ok := l.tally.RootOf(dep); ok && l.roots[root] != nil {
 			continue // its election runs
 		}
-		e, found, confirmed, err := l.s.n.Store.EntryConfirmed(dep)
-		switch {
-		case err != nil || !found:
+		root, ok := l.placeOf(dep)
+		if !ok {
 			continue // a read error retries; a block not here waits for sync
-		case confirmed:
-			l.release(dep) // its confirmation was missed
+		}
+		if l.tally.Len() >= l.tally.Params().MaxElections && !l.yieldRoom(dep) {
+			l.refuse(root.Account)
 			continue
 		}
-		root := consensus.Root{Account: e.Block.Account, Previous: e.Block.Previous}
-		if l.tally.Len() >= l.tally.Params().MaxElections {
-			waiting := l.blocked[dep][0]
-			l.finish(waiting)
-			l.refuse(waiting.Account)
+		l.electPlaceOf(root, dep)
+		due = append(due, l.descent...)
+		l.descent = l.descent[:0]
+	}
+}
+
+// placeOf returns the place of dep, a block of the ledger or a fork
+// contender kept aside, when it is not confirmed here; a confirmed one
+// releases what waits for it (its confirmation was missed).
+func (l *electionLoop) placeOf(dep ledger.Hash) (consensus.Root, bool) {
+	e, found, confirmed, err := l.s.n.Store.EntryConfirmed(dep)
+	switch {
+	case err != nil:
+		return consensus.Root{}, false
+	case found && confirmed:
+		l.release(dep)
+		return consensus.Root{}, false
+	case found:
+		return consensus.Root{Account: e.Block.Account, Previous: e.Block.Previous}, true
+	}
+	b, found, err := l.s.n.Store.ForkBlock(dep)
+	if err != nil || !found {
+		return consensus.Root{}, false
+	}
+	return consensus.Root{Account: b.Account, Previous: b.Previous}, true
+}
+
+// electPlaceOf opens the election at root, where dep is a contender, with
+// the block of the ledger there and the contenders recorded with it.
+func (l *electionLoop) electPlaceOf(root consensus.Root, dep ledger.Hash) {
+	contenders := []ledger.Hash{dep}
+	err := l.s.n.Store.Conflicts(&root.Account, func(c ledgerstore.Conflict) error {
+		if c.Previous == root.Previous {
+			contenders = append(contenders, c.Blocks...)
 		}
-		l.start(root, dep, voteResume)
-		if el := l.roots[root]; el != nil {
-			el.started = now - heldFor // what it waits for in turn is due at the next tick
-			l.askSoon(root)
+		return nil
+	})
+	if err != nil {
+		l.rescan = true
+	}
+	for _, h := range contenders {
+		how := voteNone
+		if _, found, err := l.s.n.Store.Entry(h); err == nil && found {
+			how = voteResume
+		}
+		l.start(root, h, how)
+	}
+	if l.roots[root] != nil {
+		l.askSoon(root)
+	}
+}
+
+// yieldRoom ends a held election that waits for dep, so that dep's takes
+// its room, and reports whether it found one; its account is put to
+// election again once there is room.
+func (l *electionLoop) yieldRoom(dep ledger.Hash) bool {
+	for _, r := range l.blocked[dep] {
+		if l.roots[r] != nil && l.tally.Held(r) {
+			l.finish(r)
+			l.refuse(r.Account)
+			return true
 		}
 	}
+	return false
 }
 
 // settledLately reports, without reading the store, whether dependency d
@@ -425,6 +498,7 @@ func (l *electionLoop) finalAtZero(d ledger.Hash) bool {
 func (l *electionLoop) release(h ledger.Hash) {
 	if roots, ok := l.blocked[h]; ok {
 		delete(l.blocked, h)
+		delete(l.blockedAt, h)
 		l.released = append(l.released, roots...)
 	}
 }
@@ -455,17 +529,17 @@ func (l *electionLoop) standing(root consensus.Root) bool {
 // How start has this node's representatives vote for a contender.
 const (
 	voteNone   = iota // another node's contender: they vote as the tally advises
-	voteResume        // the block in the ledger: they vote for it, or resume from their record of an earlier run
-	voteNew           // a block applied just now: they vote for it (nothing can be recorded at a place first filled in this run)
+	voteResume        // the block in the ledger: they resume from their record at its place, or vote for it
 )
 
 // start opens (or joins) root's election with contender h; how says
 // whether h is the block in this node's ledger, which its representatives
-// prevote for first, and whether a record of what they signed there may
-// survive from an earlier run: then they resume from it. (Reading the
-// record for every block applied was a tenth of a node's confirmations;
-// where the record holds a vote of an earlier run for a block since rolled
-// back, the record still refuses any vote that contradicts it.)
+// prevote for first unless their record at root says what they signed
+// there: then they resume from it. The record (kept in memory) is read for
+// every block applied, not only after a restart: a place refilled after a
+// rollback may hold votes of this run, and a tally that started afresh
+// there would believe it had signed what the record then refuses (and
+// dependents' final votes rest on what it believes, see ready).
 func (l *electionLoop) start(root consensus.Root, h ledger.Hash, how int) {
 	if err := l.tally.Start(root, h, l.now()); err != nil {
 		l.s.log.Debug("election not started", "root", root, "hash", h, "err", err)
@@ -489,7 +563,7 @@ func (l *electionLoop) start(root consensus.Root, h ledger.Hash, how int) {
 		case !l.hasReps():
 			l.silent[root] = struct{}{}
 		default:
-			l.firstVote(root, h, how == voteResume)
+			l.firstVote(root, h)
 		}
 	}
 	l.evaluate(root)
@@ -502,9 +576,9 @@ func (l *electionLoop) voted(root consensus.Root) bool {
 }
 
 // firstVote has this node's representatives vote in root's election for
-// the first time, for h, or, with resume, resume from their record.
-func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash, resume bool) {
-	if resume && !l.resume(root) {
+// the first time, for h, or resume from their record there.
+func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash) {
+	if !l.resume(root) {
 		return
 	}
 	if voter, ok := l.voter(); ok {
@@ -945,10 +1019,16 @@ func (l *electionLoop) reopen(a ledger.Address, done uint64, root consensus.Root
 func (l *electionLoop) afterLag() {
 	l.refreshWeights()
 	// The confirmations the blocked elections wait for may have been
-	// among what was dropped; what still waits is blocked again.
+	// among what was dropped; what still waits is blocked again. The
+	// sources of blocks whose confirmation or rollback was dropped go.
 	for _, dep := range slices.Collect(maps.Keys(l.blocked)) {
 		l.release(dep)
 	}
+	defer l.drainReleased()
+	maps.DeleteFunc(l.sources, func(h, _ ledger.Hash) bool {
+		_, ok := l.tally.RootOf(h)
+		return !ok
+	})
 	dropWaiting := func(h ledger.Hash) {
 		l.s.stats.uncheckedDropped.Add(uint64(l.s.waiting.drop(h)))
 	}
@@ -995,7 +1075,7 @@ func (l *electionLoop) voteWhereSilent() {
 		}
 		for _, h := range l.tally.Contenders(root) {
 			if _, found, err := l.s.n.Store.Entry(h); err == nil && found {
-				l.firstVote(root, h, true)
+				l.firstVote(root, h)
 				l.evaluate(root)
 				break
 			}

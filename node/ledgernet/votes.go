@@ -137,12 +137,21 @@ func (s *Service) voteWriter(ctx context.Context) {
 			return
 		case <-s.bindingIn.notify:
 		}
-		recs, err := s.n.Engine.RecordVotes(ctx, s.bindingIn.take())
+		asked := s.bindingIn.take()
+		recs, err := s.n.Engine.RecordVotes(ctx, asked)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("recording votes", "err", err) // the engine has failed, and the node stops
 			}
 			continue
+		}
+		if len(recs) < len(asked) {
+			// The election loop reads the record before its first vote at
+			// every place, so its tally never asks for what the record
+			// refuses; a refusal means they disagree (the same key on two
+			// nodes, or a bug), and final votes that counted on the
+			// refused ones (dependencies first) may have gone out.
+			s.log.Error("the vote record refused votes the election loop asked for", "asked", len(asked), "granted", len(recs))
 		}
 		type kind struct {
 			round uint32
