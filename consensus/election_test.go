@@ -161,8 +161,8 @@ func (s *script) run(cmd string, in []string) {
 		if got != kv["want"] {
 			s.fail("Deadline = %s, want %s", got, kv["want"])
 		}
-	case "restore": // restore A [prevote=x@2] [final=y@1]
-		var rec consensus.Record
+	case "restore": // restore A [prevote=x@2] [final=y@1] [void]
+		rec := consensus.Record{Void: slices.Contains(plain[1:], "void")}
 		if v, ok := kv["prevote"]; ok {
 			rec.Prevote, rec.PrevoteRound = s.mark(v)
 		}

@@ -694,6 +694,11 @@ type Record struct {
 	PrevoteRound uint32
 	Final        ledger.Hash
 	FinalRound   uint32
+	// Void says the final vote's block can never be confirmed (the node
+	// rolled it back: a block it depends on lost its election): they
+	// resume in the round after the latest the record names, unlocked,
+	// and so never sign again in a round they signed in.
+	Void bool
 }
 
 // Restore sets what the node's representatives have signed in root's
@@ -708,6 +713,11 @@ func (t *Tally) Restore(root Root, rec Record) {
 		return
 	}
 	o := own{started: true, quorumAt: -1}
+	if rec.Void {
+		o.round = max(rec.PrevoteRound, rec.FinalRound) + 1
+		e.own = o
+		return
+	}
 	if !rec.Final.IsZero() {
 		o.round = rec.FinalRound
 		o.lock = mark{ok: true, round: rec.FinalRound, hash: rec.Final}

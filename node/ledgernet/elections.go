@@ -94,9 +94,14 @@ type electionLoop struct {
 	released  []consensus.Root
 	readyFn   consensus.Ready // l.ready, made once
 	// descent collects, while electDependencies runs, the dependencies
-	// the elections it starts wait for in turn.
+	// the elections it starts wait for in turn; descended holds the
+	// elections it started, whose own dependencies are due at once.
 	descent    []ledger.Hash
 	descending bool
+	descended  map[consensus.Root]struct{}
+	// inflight holds, by place, the binding votes asked for and not yet
+	// in the store's record (resume reads both).
+	inflight map[consensus.Root]ledgerstore.SignedVotes
 	// sources holds the send each contender applied or refused in this
 	// run takes from (zero for none), and confirmedLately the blocks the
 	// feed confirmed lately: with them, ready decides most contenders
@@ -105,34 +110,8 @@ type electionLoop struct {
 	confirmedLately recentSet
 }
 
-// recentSet remembers the last recentConfirmed hashes added to it.
-type recentSet struct {
-	has  map[ledger.Hash]struct{}
-	ring []ledger.Hash
-	next int
-}
-
+// recentConfirmed bounds the hashes confirmedLately remembers.
 const recentConfirmed = 8192
-
-func (r *recentSet) add(h ledger.Hash) {
-	if r.has == nil {
-		r.has = make(map[ledger.Hash]struct{}, recentConfirmed)
-		r.ring = make([]ledger.Hash, 0, recentConfirmed)
-	}
-	if len(r.ring) < recentConfirmed {
-		r.ring = append(r.ring, h)
-	} else {
-		delete(r.has, r.ring[r.next])
-		r.ring[r.next] = h
-		r.next = (r.next + 1) % recentConfirmed
-	}
-	r.has[h] = struct{}{}
-}
-
-func (r *recentSet) contains(h ledger.Hash) bool {
-	_, ok := r.has[h]
-	return ok
-}
 
 // maxRefused bounds the accounts the election loop remembers for want of
 // room (a variable for tests).
@@ -149,16 +128,19 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 		tally: consensus.NewTally(consensus.Params{Total: s.n.Network.Genesis.Amount,
 			OnlineWindow: s.cfg.OnlineWindow.Milliseconds(), RoundTimeout: s.cfg.RoundTimeout.Milliseconds(),
 			MaxElections: s.cfg.MaxElections}),
-		roots:     make(map[consensus.Root]*election),
-		weights:   make(map[ledger.Address]ledger.Amount),
-		silent:    make(map[consensus.Root]struct{}),
-		retry:     make(map[consensus.Root]struct{}),
-		refused:   make(map[ledger.Address]struct{}),
-		due:       make(map[consensus.Root]int64),
-		askDone:   make(chan []*consensus.Vote, 1),
-		blocked:   make(map[ledger.Hash][]consensus.Root),
-		blockedAt: make(map[ledger.Hash]int64),
-		sources:   make(map[ledger.Hash]ledger.Hash),
+		roots:           make(map[consensus.Root]*election),
+		weights:         make(map[ledger.Address]ledger.Amount),
+		silent:          make(map[consensus.Root]struct{}),
+		retry:           make(map[consensus.Root]struct{}),
+		refused:         make(map[ledger.Address]struct{}),
+		due:             make(map[consensus.Root]int64),
+		askDone:         make(chan []*consensus.Vote, 1),
+		blocked:         make(map[ledger.Hash][]consensus.Root),
+		blockedAt:       make(map[ledger.Hash]int64),
+		sources:         make(map[ledger.Hash]ledger.Hash),
+		confirmedLately: newRecentSet(recentConfirmed),
+		descended:       make(map[consensus.Root]struct{}),
+		inflight:        make(map[consensus.Root]ledgerstore.SignedVotes),
 	}
 	l.readyFn = l.ready
 	defer func() { sub.Close() }()
@@ -183,9 +165,9 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 				s.stats.feedLags.Add(1)
 				sub = s.n.Engine.Subscribe(feedBuffer)
 				l.afterLag()
-				continue
+			} else {
+				l.change(ch)
 			}
-			l.change(ch)
 		case v := <-s.votesIn:
 			l.vote(v)
 		case <-s.ownVotes.notify:
@@ -275,6 +257,7 @@ func (l *electionLoop) change(ch node.Change) {
 	}
 	for _, h := range ch.Confirmed {
 		if root, ok := l.tally.RootOf(h); ok {
+			delete(l.inflight, root) // its record went with the confirmation
 			for _, c := range l.tally.Contenders(root) {
 				if c != h {
 					s.stats.uncheckedDropped.Add(uint64(s.waiting.drop(c)))
@@ -314,6 +297,9 @@ func (l *electionLoop) ready(h ledger.Hash) bool {
 	waiting, known := l.blocked[dep]
 	if !known {
 		l.blockedAt[dep] = l.now()
+		if _, ok := l.descended[root]; ok {
+			l.blockedAt[dep] -= heldFor // a level of a descent: due at once
+		}
 		if l.descending {
 			l.descent = append(l.descent, dep)
 		}
@@ -437,27 +423,45 @@ func (l *electionLoop) placeOf(dep ledger.Hash) (consensus.Root, bool) {
 	return consensus.Root{Account: b.Account, Previous: b.Previous}, true
 }
 
-// electPlaceOf opens the election at root, where dep is a contender, with
-// the block of the ledger there and the contenders recorded with it.
+// electPlaceOf opens the election at root, where dep is a contender,
+// with the block of the ledger there and the fork contenders kept with it.
+// A place whose previous block is gone (rolled back) is left alone.
 func (l *electionLoop) electPlaceOf(root consensus.Root, dep ledger.Hash) {
+	st := l.s.n.Store
+	height := uint64(1)
+	if !root.Previous.IsZero() {
+		e, found, err := st.Entry(root.Previous)
+		if err != nil || !found {
+			return
+		}
+		height = e.Height + 1
+	}
+	here, inLedger, err := st.ChainAt(root.Account, height)
+	if err != nil {
+		return
+	}
+	if inLedger {
+		l.start(root, here, voteResume)
+	}
 	contenders := []ledger.Hash{dep}
-	err := l.s.n.Store.Conflicts(&root.Account, func(c ledgerstore.Conflict) error {
+	if err := st.Conflicts(&root.Account, func(c ledgerstore.Conflict) error {
 		if c.Previous == root.Previous {
 			contenders = append(contenders, c.Blocks...)
 		}
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		l.rescan = true
 	}
 	for _, h := range contenders {
-		how := voteNone
-		if _, found, err := l.s.n.Store.Entry(h); err == nil && found {
-			how = voteResume
+		if inLedger && h == here {
+			continue
 		}
-		l.start(root, h, how)
+		if _, kept, err := st.ForkBlock(h); err == nil && kept {
+			l.start(root, h, voteNone)
+		}
 	}
 	if l.roots[root] != nil {
+		l.descended[root] = struct{}{}
 		l.askSoon(root)
 	}
 }
@@ -467,7 +471,8 @@ func (l *electionLoop) electPlaceOf(root consensus.Root, dep ledger.Hash) {
 // election again once there is room.
 func (l *electionLoop) yieldRoom(dep ledger.Hash) bool {
 	for _, r := range l.blocked[dep] {
-		if l.roots[r] != nil && l.tally.Held(r) {
+		e := l.roots[r]
+		if _, retrying := l.retry[r]; e != nil && !e.confirming && !retrying && l.tally.Held(r) {
 			l.finish(r)
 			l.refuse(r.Account)
 			return true
@@ -586,34 +591,69 @@ func (l *electionLoop) firstVote(root consensus.Root, h ledger.Hash) {
 	}
 }
 
-// resume restores what this node's representatives signed at root in an
-// earlier run, if the record holds anything, and reports false when the
-// record cannot be read: it is what keeps them from contradicting
-// themselves, so they vote nothing then. (A known gap: a record whose lock
-// is on a block since rolled back, which can never be confirmed, keeps
-// them prevoting it at that place; the place then decides by the others'
-// quorum, or not at all if their weight is needed. Clearing a place's
-// record when its election ends by rollback would close it.)
+// resume restores what this node's representatives signed at root, in
+// this run or an earlier one, from the record and the binding votes asked
+// for and not recorded yet, and reports false when the record cannot be
+// read: it is what keeps them from contradicting themselves, so they vote
+// nothing then. A final vote for a block rolled back since (a block it
+// depends on lost) is void: they resume after its round, unlocked, rather
+// than stay locked on a block that can never be confirmed.
 func (l *electionLoop) resume(root consensus.Root) bool {
 	rec, found, err := l.s.n.Store.SignedVotes(root.Account, root.Previous)
 	if err != nil {
 		l.s.log.Error("reading the votes signed before", "root", root, "err", err)
 		return false
 	}
+	if in, ok := l.inflight[root]; ok {
+		// Asked for and not yet recorded: they may still be signed.
+		if covers(rec, in) {
+			delete(l.inflight, root)
+		} else {
+			rec, found = later(rec, in), true
+		}
+	}
 	if !found {
 		return true
 	}
-	l.tally.Restore(root, consensus.Record{Prevote: rec.Prevote, PrevoteRound: rec.PrevoteRound, Final: rec.Final, FinalRound: rec.FinalRound})
-	// Vote requests get what was signed before the restart, which may
-	// never have reached a peer.
+	void := false
+	if !rec.Final.IsZero() {
+		_, inLedger, err := l.s.n.Store.Entry(rec.Final)
+		_, kept, err2 := l.s.n.Store.ForkBlock(rec.Final)
+		// A block neither in the ledger nor kept as a fork contender at an
+		// undecided place was rolled back: a block it depends on lost.
+		void = err == nil && err2 == nil && !inLedger && !kept
+	}
+	l.tally.Restore(root, consensus.Record{Prevote: rec.Prevote, PrevoteRound: rec.PrevoteRound, Final: rec.Final, FinalRound: rec.FinalRound, Void: void})
+	// Vote requests get what was signed before, which may never have
+	// reached a peer.
 	l.s.choices.open(root, l.tally.Contenders(root))
 	if !rec.Prevote.IsZero() {
 		l.s.choices.signed(root, rec.PrevoteRound, false, rec.Prevote)
 	}
 	if !rec.Final.IsZero() {
 		l.s.choices.signed(root, rec.FinalRound, true, rec.Final)
+		if rec.FinalRound == 0 && !void {
+			l.release(rec.Final) // it settles what depends on it
+		}
 	}
 	return true
+}
+
+// covers reports whether record rec holds votes of in's rounds or later.
+func covers(rec, in ledgerstore.SignedVotes) bool {
+	return (in.Final.IsZero() || !rec.Final.IsZero() && rec.FinalRound >= in.FinalRound) &&
+		(in.Prevote.IsZero() || !rec.Prevote.IsZero() && rec.PrevoteRound >= in.PrevoteRound)
+}
+
+// later returns, kind by kind, the later vote of a and b.
+func later(a, b ledgerstore.SignedVotes) ledgerstore.SignedVotes {
+	if !b.Final.IsZero() && (a.Final.IsZero() || b.FinalRound > a.FinalRound) {
+		a.Final, a.FinalRound = b.Final, b.FinalRound
+	}
+	if !b.Prevote.IsZero() && (a.Prevote.IsZero() || b.PrevoteRound > a.PrevoteRound) {
+		a.Prevote, a.PrevoteRound = b.Prevote, b.PrevoteRound
+	}
+	return a
 }
 
 // act gathers the votes the tally advised: prevotes of round 0 are cast at
@@ -635,6 +675,14 @@ func (l *electionLoop) act(root consensus.Root, advice []consensus.Advice) {
 		l.s.choices.open(root, l.tally.Contenders(root)) // for the vote once signed
 		l.binding = append(l.binding, ledgerstore.VoteRecord{Account: root.Account, Previous: root.Previous,
 			Round: a.Round, Final: a.Final, Hash: a.Hash})
+		in := l.inflight[root]
+		switch {
+		case a.Final && (in.Final.IsZero() || a.Round > in.FinalRound):
+			in.Final, in.FinalRound = a.Hash, a.Round
+		case !a.Final && (in.Prevote.IsZero() || a.Round > in.PrevoteRound):
+			in.Prevote, in.PrevoteRound = a.Hash, a.Round
+		}
+		l.inflight[root] = in
 		if a.Final && a.Round == 0 {
 			l.release(a.Hash) // its dependents' final votes go in the same record
 		}
@@ -647,6 +695,7 @@ func (l *electionLoop) act(root consensus.Root, advice []consensus.Advice) {
 }
 
 func (l *electionLoop) finish(root consensus.Root) {
+	delete(l.descended, root)
 	l.tally.Finish(root)
 	delete(l.roots, root)
 	delete(l.silent, root)
@@ -1094,6 +1143,11 @@ func (l *electionLoop) sweep(ctx context.Context) {
 	l.retryRefused(ctx)
 	l.voteWhereSilent()
 	l.electDependencies()
+	for root, in := range l.inflight {
+		if rec, _, err := l.s.n.Store.SignedVotes(root.Account, root.Previous); err == nil && covers(rec, in) {
+			delete(l.inflight, root)
+		}
+	}
 	for root := range l.retry {
 		if len(l.s.confirmQ) == cap(l.s.confirmQ) {
 			// The confirm loop is behind: the rest wait for a later tick.

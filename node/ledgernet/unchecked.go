@@ -30,9 +30,7 @@ type unchecked struct {
 	byMissing map[ledger.Hash][]*list.Element
 	byHash    map[ledger.Hash]*list.Element
 	evicted   uint64
-	lost      map[ledger.Hash]struct{}
-	lostRing  []ledger.Hash // lost's hashes, overwritten oldest first
-	lostNext  int
+	lost      recentSet
 }
 
 // maxLost bounds the hashes remembered as lost: 32 bytes each in the ring
@@ -49,7 +47,7 @@ type waiting struct {
 func newUnchecked(maxCount, maxBytes int) *unchecked {
 	return &unchecked{maxCount: maxCount, maxBytes: maxBytes, order: list.New(),
 		byMissing: make(map[ledger.Hash][]*list.Element), byHash: make(map[ledger.Hash]*list.Element),
-		lost: make(map[ledger.Hash]struct{})}
+		lost: newRecentSet(maxLost)}
 }
 
 // What add did with a block.
@@ -68,8 +66,8 @@ func (u *unchecked) add(b *ledger.Block, missing ledger.Hash) int {
 	if _, ok := u.byHash[b.Hash]; ok {
 		return dup
 	}
-	if _, ok := u.lost[missing]; ok {
-		if _, again := u.lost[b.Hash]; again {
+	if u.lost.contains(missing) {
+		if u.lost.contains(b.Hash) {
 			return dup // dropped before: counted then
 		}
 		u.loseLocked(b.Hash)
@@ -111,17 +109,7 @@ func (u *unchecked) drop(h ledger.Hash) int {
 }
 
 func (u *unchecked) loseLocked(h ledger.Hash) {
-	if _, ok := u.lost[h]; ok {
-		return
-	}
-	if len(u.lostRing) < maxLost {
-		u.lostRing = append(u.lostRing, h)
-	} else {
-		delete(u.lost, u.lostRing[u.lostNext])
-		u.lostRing[u.lostNext] = h
-		u.lostNext = (u.lostNext + 1) % maxLost
-	}
-	u.lost[h] = struct{}{}
+	u.lost.add(h)
 }
 
 // releaseAll removes and returns the blocks that waited for h and, after

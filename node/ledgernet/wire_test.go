@@ -222,13 +222,13 @@ func TestUncheckedLostIsBounded(t *testing.T) {
 	for i := range maxLost + 10 {
 		u.drop(h(i))
 	}
-	if len(u.lost) != maxLost || len(u.lostRing) != maxLost {
-		t.Fatalf("%d lost in the map, %d in the ring, want %d", len(u.lost), len(u.lostRing), maxLost)
+	if len(u.lost.has) != maxLost || len(u.lost.ring) != maxLost {
+		t.Fatalf("%d lost in the map, %d in the ring, want %d", len(u.lost.has), len(u.lost.ring), maxLost)
 	}
-	if _, ok := u.lost[h(5)]; ok {
+	if u.lost.contains(h(5)) {
 		t.Error("an old lost hash is still remembered")
 	}
-	if _, ok := u.lost[h(maxLost+9)]; !ok {
+	if !u.lost.contains(h(maxLost + 9)) {
 		t.Error("the newest lost hash is forgotten")
 	}
 }
