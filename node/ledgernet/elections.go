@@ -440,29 +440,33 @@ func (l *electionLoop) electPlaceOf(root consensus.Root, dep ledger.Hash) {
 	if err != nil {
 		return
 	}
-	if inLedger {
-		l.start(root, here, voteResume)
+	var kept []ledger.Hash
+	add := func(h ledger.Hash) {
+		if _, found, err := st.ForkBlock(h); err == nil && found && !slices.Contains(kept, h) {
+			kept = append(kept, h)
+		}
 	}
-	contenders := []ledger.Hash{dep}
+	add(dep)
 	if err := st.Conflicts(&root.Account, func(c ledgerstore.Conflict) error {
 		if c.Previous == root.Previous {
-			contenders = append(contenders, c.Blocks...)
+			for _, h := range c.Blocks {
+				add(h)
+			}
 		}
 		return nil
 	}); err != nil {
 		l.rescan = true
 	}
-	for _, h := range contenders {
-		if inLedger && h == here {
-			continue
-		}
-		if _, kept, err := st.ForkBlock(h); err == nil && kept {
+	if inLedger {
+		l.electPlace(root, here, kept)
+	} else {
+		for _, h := range kept {
 			l.start(root, h, voteNone)
 		}
+		l.askSoon(root)
 	}
 	if l.roots[root] != nil {
 		l.descended[root] = struct{}{}
-		l.askSoon(root)
 	}
 }
 
