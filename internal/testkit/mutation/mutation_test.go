@@ -14,48 +14,19 @@ import (
 	"time"
 )
 
-// mutant is one realistic bug: the text From in File replaced by To, and
-// the tests (Package, -run Run) that must fail because of it.
-type mutant struct {
-	Name    string `json:"name"`
-	File    string `json:"file"`
-	From    string `json:"from"`
-	To      string `json:"to"`
-	Package string `json:"package"`
-	Run     string `json:"run"`
-	Why     string `json:"why"` // the promise the mutant breaks
-}
-
 // TestMutants applies each mutant of testdata/mutants.json in turn, through
 // go test's -overlay (the tree is never changed), and runs its tests, which
 // must fail. A mutant whose From text is not found exactly once, or that
 // does not compile, is a stale entry and fails too.
 func TestMutants(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "mutants.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mutants []mutant
-	if err := json.Unmarshal(data, &mutants); err != nil {
-		t.Fatalf("testdata/mutants.json: %v", err)
-	}
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, mutants := loadMutants(t)
 	for _, m := range mutants {
 		t.Run(m.Name, func(t *testing.T) {
 			// Two at a time (go test's -parallel is GOMAXPROCS): most of
 			// a mutant's time is one package's compile and link, or a
 			// test waiting on fsync and sockets, which overlap well.
 			t.Parallel()
-			src, err := os.ReadFile(filepath.Join(root, m.File))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := bytes.Count(src, []byte(m.From)); n != 1 {
-				t.Fatalf("%s holds the mutated text %d times, want once: the entry is stale", m.File, n)
-			}
+			src := readTarget(t, root, m)
 			dir := t.TempDir()
 			mutated := filepath.Join(dir, filepath.Base(m.File))
 			if err := os.WriteFile(mutated, bytes.Replace(src, []byte(m.From), []byte(m.To), 1), 0o600); err != nil {
