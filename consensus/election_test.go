@@ -37,17 +37,22 @@ func TestElections(t *testing.T) {
 }
 
 type script struct {
-	t       *testing.T
-	pos     string
-	tally   *consensus.Tally
-	weights map[ledger.Address]ledger.Amount
-	unready map[ledger.Hash]bool // contenders whose dependencies are not confirmed
-	now     int64
+	t         *testing.T
+	pos       string
+	tally     *consensus.Tally
+	weights   map[ledger.Address]ledger.Amount
+	readiness map[ledger.Hash]consensus.Readiness // contenders not Settled
+	now       int64
 }
 
 func (s *script) weight(a ledger.Address) ledger.Amount { return s.weights[a] }
 
-func (s *script) ready(h ledger.Hash) bool { return !s.unready[h] }
+func (s *script) ready(h ledger.Hash) consensus.Readiness {
+	if r, ok := s.readiness[h]; ok {
+		return r
+	}
+	return consensus.Settled
+}
 
 func (s *script) fail(format string, args ...any) {
 	s.t.Helper()
@@ -60,7 +65,7 @@ func runScript(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s := &script{t: t, weights: map[ledger.Address]ledger.Amount{}, unready: map[ledger.Hash]bool{}}
+	s := &script{t: t, weights: map[ledger.Address]ledger.Amount{}, readiness: map[ledger.Hash]consensus.Readiness{}}
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
@@ -149,9 +154,9 @@ func (s *script) run(cmd string, in []string) {
 		if got != kv["want"] {
 			s.fail("FirstVote = %s, want %s", got, kv["want"])
 		}
-	case "unready", "ready": // unready x...: their dependencies are not confirmed (ready: they are now)
+	case "unready", "ready", "lost": // unready x...: a dependency is not settled (ready: every one is; lost: one lost)
 		for _, n := range plain {
-			s.unready[blockHash(n)] = cmd == "unready"
+			s.readiness[blockHash(n)] = map[string]consensus.Readiness{"unready": consensus.Waiting, "ready": consensus.Settled, "lost": consensus.Lost}[cmd]
 		}
 	case "deadline": // deadline A want=MS|-
 		got := "-"
@@ -377,7 +382,7 @@ func name(h ledger.Hash) string {
 }
 
 func root(n string) consensus.Root {
-	if len(n) != 1 || n[0] < 'A' || n[0] > 'D' {
+	if len(n) != 1 || n[0] < 'A' || n[0] > 'H' {
 		panic("unknown root name " + n)
 	}
 	i := n[0] - 'A'

@@ -660,12 +660,28 @@ type Advice struct {
 	Final bool
 }
 
-// Ready reports whether a contender's dependencies (the block before it
-// in its chain, and the send it takes from) are settled at the node,
-// confirmed or final-voted by its representatives in round 0, so that
-// they may cast a final vote for it (see Advise and docs/protocol.md,
-// "Dependencies first"). nil means every contender is ready.
-type Ready func(ledger.Hash) bool
+// Ready reports how a contender's dependencies (the block before it in
+// its chain, and the send it takes from) stand at the node: the node's
+// representatives cast a final vote for it only once they are Settled
+// (see Advise and docs/protocol.md, "Dependencies first"). nil means
+// every contender is Settled.
+type Ready func(ledger.Hash) Readiness
+
+// Readiness is what a Ready says of one contender.
+type Readiness uint8
+
+const (
+	// Waiting: a dependency is not settled at the node yet.
+	Waiting Readiness = iota
+	// Settled: every dependency is confirmed at the node, or final-voted
+	// by its representatives in round 0 of its own election.
+	Settled
+	// Lost: a dependency lost its election at the node (another block
+	// is confirmed in its place), so the contender can never be
+	// confirmed: it is never voted for again, and a round whose polka
+	// is for it is not held for it.
+	Lost
+)
 
 // FirstVote has the node's representatives, which have not voted in
 // root's election, prevote in round 0 for h, the block in their node's
@@ -754,19 +770,23 @@ func (t *Tally) Restore(root Root, rec Record) {
 //     or later, without a confirmation;
 //   - in a round they have not prevoted in, they prevote the contender of
 //     the highest-round polka they have seen (unless it is older than their
-//     lock, or of the same round: then the lock), else their lock, else the
-//     contenders ordered by hash take turns: round n gets the (n−1)th,
-//     modulo their number, the same at every node that knows them;
+//     lock, or of the same round: then the lock, or it is Lost), else their
+//     lock, else the contenders ordered by hash take turns: round n gets
+//     the (n−1)th, modulo their number, the same at every node that knows
+//     them, or the first after it that is Settled here, or failing that
+//     the first that is not Lost (see choosePrevote);
 //   - in a round they have not cast a final vote in, they cast one for the
 //     contender whose prevotes of that round hold a quorum (self's weight
 //     counted for its own prevote), and are locked on it, once that
-//     contender is ready: until then the round is held, and does not time
-//     out (its final vote is due, not a new round);
+//     contender is Settled: while it is Waiting the round is held, and
+//     does not time out (its final vote is due, not a new round); a Lost
+//     one gets no final vote and the round times out as one without a
+//     polka;
 //   - once final votes of ConfirmedRound for a contender from more than
 //     Total − Quorum reached them, they cast theirs for it, once, unless
-//     they are locked on another.
+//     they are locked on another or it is Lost.
 //
-// ready says which contenders are ready (nil: all). now is the time in
+// ready says how each contender's dependencies stand (nil: all Settled). now is the time in
 // Unix ms; a node calls Advise when votes change an election, when a
 // contender becomes ready, and periodically, so that rounds time out.
 func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Address) ledger.Amount, ready Ready, now int64) []Advice {
@@ -791,12 +811,16 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 	var (
 		polka       ledger.Hash
 		polkaOK     bool
-		judged      bool // polka is the round's, and ready said yes to it
+		verdict     = Settled // what ready says of polka
+		judged      bool      // polka and verdict are the round's
 		judgedRound = o.round
 	)
 	if o.prevoted && !o.finaled && ready != nil {
 		polka, polkaOK = t.polkaIn(e, t.round(e, o.round), self, o.prevote, weight)
-		o.held = polkaOK && !ready(polka)
+		if polkaOK {
+			verdict = ready(polka)
+		}
+		o.held = polkaOK && verdict == Waiting
 		judged = true
 	}
 	if wasHeld && !o.held {
@@ -810,7 +834,7 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 	if rd := e.roundAt(ConfirmedRound); rd != nil && !o.attested {
 		_, attests := e.sums(rd, weight)
 		for i, h := range e.contenders {
-			if attests[i].Cmp(t.skip) >= 0 && (!o.lock.ok || o.lock.hash == h) {
+			if attests[i].Cmp(t.skip) >= 0 && (!o.lock.ok || o.lock.hash == h) && (ready == nil || ready(h) != Lost) {
 				o.attested = true
 				out = append(out, Advice{Hash: h, Round: ConfirmedRound, Final: true})
 				break
@@ -818,7 +842,7 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 		}
 	}
 	if !o.prevoted {
-		h := t.choosePrevote(e)
+		h := t.choosePrevote(e, ready)
 		if h.IsZero() {
 			return out
 		}
@@ -829,11 +853,16 @@ func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Addres
 	if !o.finaled && !o.held {
 		if !judged || judgedRound != o.round {
 			polka, polkaOK = t.polkaIn(e, t.round(e, o.round), self, o.prevote, weight)
-			judged = false
+			verdict = Settled
+			if polkaOK && ready != nil {
+				verdict = ready(polka)
+			}
 		}
 		switch {
-		case !polkaOK:
-		case judged || ready == nil || ready(polka):
+		case !polkaOK, verdict == Lost:
+			// A Lost contender's polka is no polka here: the round
+			// times out, and the next round's prevote goes elsewhere.
+		case verdict == Settled:
 			o.finaled = true
 			o.lock = mark{ok: true, round: o.round, hash: polka}
 			out = append(out, Advice{Hash: polka, Round: o.round, Final: true})
@@ -991,23 +1020,48 @@ func (t *Tally) RoundTimeout(n uint32) int64 {
 
 // choosePrevote picks what the node's representatives prevote in a new
 // round (see Advise).
-func (t *Tally) choosePrevote(e *election) ledger.Hash {
+func (t *Tally) choosePrevote(e *election, ready Ready) ledger.Hash {
 	o := &e.own
 	p := e.polka
 	switch {
-	case p.ok && (!o.lock.ok || p.round > o.lock.round || p.hash == o.lock.hash):
+	case p.ok && (!o.lock.ok || p.round > o.lock.round || p.hash == o.lock.hash) && (ready == nil || ready(p.hash) != Lost):
 		return p.hash
 	case o.lock.ok:
-		return o.lock.hash
+		return o.lock.hash // a lock is kept whatever happened since
 	case len(e.contenders) == 0:
 		return ledger.Hash{}
 	}
-	// No polka and no lock: the contenders by hash, one after the other
-	// as rounds pass. It depends on no vote, so every representative in
-	// this state prevotes alike, whatever it has heard.
+	// No polka to follow and no lock: the contenders by hash, one after
+	// the other as rounds pass. It depends on no vote, so every
+	// representative in this state prevotes alike, whatever it has heard.
 	byHash := slices.Clone(e.contenders)
 	slices.SortFunc(byHash, compareHashes)
-	return byHash[(o.round-1)%uint32(len(byHash))]
+	first := int((o.round - 1) % uint32(len(byHash)))
+	if ready == nil {
+		return byHash[first]
+	}
+	// A contender that cannot have a final vote here yet would only
+	// gather a polka that holds every round it wins (a receive of a send
+	// nobody has, say): the turn passes to the next one Settled here,
+	// else the next one not Lost. Nodes that judge the contenders alike
+	// still prevote alike, and judgements converge as confirmations
+	// spread.
+	fallback := ledger.Hash{}
+	for i := range byHash {
+		h := byHash[(first+i)%len(byHash)]
+		switch ready(h) {
+		case Settled:
+			return h
+		case Waiting:
+			if fallback.IsZero() {
+				fallback = h
+			}
+		}
+	}
+	if fallback.IsZero() {
+		return byHash[first] // every contender Lost: the prevote changes nothing
+	}
+	return fallback
 }
 
 // Deadline returns when, in Unix ms, the node's round in root's election

@@ -239,11 +239,12 @@ func (l *electionLoop) change(ch node.Change) {
 		l.start(root, fe.Block.Hash, voteNone)
 	}
 	for _, b := range ch.RolledBack {
-		// Blocks built on a rolled-back block can never apply, and the
-		// elections waiting for it went with it.
+		// Blocks built on a rolled-back block can never apply. The
+		// elections waiting for it went with it, but for those of
+		// refused fork contenders that take from it: evaluated again,
+		// they find it lost (ready).
 		s.stats.uncheckedDropped.Add(uint64(s.waiting.drop(b.Hash)))
-		delete(l.blocked, b.Hash)
-		delete(l.blockedAt, b.Hash)
+		l.release(b.Hash)
 		delete(l.sources, b.Hash)
 		root := consensus.Root{Account: b.Account, Previous: b.Previous}
 		if _, ok := l.roots[root]; ok && !l.standing(root) {
@@ -262,6 +263,7 @@ func (l *electionLoop) change(ch node.Change) {
 				if c != h {
 					s.stats.uncheckedDropped.Add(uint64(s.waiting.drop(c)))
 					delete(l.sources, c)
+					l.release(c) // what waited for c finds it lost
 				}
 			}
 			l.finish(root)
@@ -277,21 +279,26 @@ func (l *electionLoop) change(ch node.Change) {
 // final vote for contender h only once each of its dependencies, the block
 // before it and the send it takes from, is settled here: confirmed, or
 // final-voted by them in round 0 of its own election (docs/protocol.md,
-// "Dependencies first"). Otherwise h's election waits in blocked for the
-// first that is not.
-func (l *electionLoop) ready(h ledger.Hash) bool {
+// "Dependencies first"). A dependency remembered as lost (a loser of a
+// confirmed election, or a block rolled back for one) makes h Lost.
+// Otherwise h's election waits in blocked for the first that is not
+// settled.
+func (l *electionLoop) ready(h ledger.Hash) consensus.Readiness {
 	if src, ok := l.sources[h]; ok {
 		if root, ok := l.tally.RootOf(h); ok && l.settledLately(root.Previous) && l.settledLately(src) {
-			return true
+			return consensus.Settled
 		}
 	}
 	b, dep, err := l.dependency(h)
 	switch {
 	case err != nil:
 		l.s.log.Debug("a contender's dependencies not read", "hash", h, "err", err)
-		return false // the sweep's vote requests evaluate it again
+		return consensus.Waiting // the sweep's vote requests evaluate it again
 	case dep.IsZero():
-		return true
+		return consensus.Settled
+	}
+	if src, _ := b.DependsOn(); l.s.waiting.isLost(b.Previous) || l.s.waiting.isLost(src) {
+		return consensus.Lost
 	}
 	root := consensus.Root{Account: b.Account, Previous: b.Previous}
 	waiting, known := l.blocked[dep]
@@ -307,7 +314,7 @@ func (l *electionLoop) ready(h ledger.Hash) bool {
 	if !slices.Contains(waiting, root) {
 		l.blocked[dep] = append(waiting, root)
 	}
-	return false
+	return consensus.Waiting
 }
 
 // dependency returns block h (from the ledger, or a fork contender kept

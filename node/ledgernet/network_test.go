@@ -689,7 +689,7 @@ func TestFinalVoteWaitsForDependencies(t *testing.T) {
 	reps := []wallet.Key{c.Nodes[2].N.Key, c.Nodes[3].N.Key}
 	c.Stop(2)
 	c.Stop(3)
-	vote := testVoter(t, c, reps)
+	vote := testVoter(t, c, 0, reps)
 	signed := func(i int, b *ledger.Block) ledgerstore.SignedVotes { // what node i signed at b's place
 		t.Helper()
 		rec, _, err := c.Nodes[i].N.Store.SignedVotes(b.Account, b.Previous)
@@ -756,12 +756,12 @@ func TestFinalVoteWaitsForDependencies(t *testing.T) {
 	c.Audit()
 }
 
-// testVoter joins the votes topic through node 0 and returns a func that
-// publishes a vote of each of reps, as the test decides their
+// testVoter joins the votes topic through node via and returns a func
+// that publishes a vote of each of reps, as the test decides their
 // representatives vote.
-func testVoter(t *testing.T, c *nettest.Cluster, reps []wallet.Key) func(round uint32, final bool, hs ...ledger.Hash) {
+func testVoter(t *testing.T, c *nettest.Cluster, via int, reps []wallet.Key) func(round uint32, final bool, hs ...ledger.Hash) {
 	tp, err := p2p.New(t.Context(), p2p.Config{Dir: t.TempDir(), Listen: []string{"/ip4/127.0.0.1/tcp/0"},
-		Bootstrap: c.Nodes[0].Host.Addrs(), Network: c.Network.Genesis.Hash.String(),
+		Bootstrap: c.Nodes[via].Host.Addrs(), Network: c.Network.Genesis.Hash.String(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -772,9 +772,9 @@ func testVoter(t *testing.T, c *nettest.Cluster, reps []wallet.Key) func(round u
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !slices.Contains(votes.Peers(), c.Nodes[0].Host.ID()) {
+	for !slices.Contains(votes.Peers(), c.Nodes[via].Host.ID()) {
 		if time.Now().After(deadline) {
-			t.Fatal("the test's peer never joined the votes topic with node 0")
+			t.Fatalf("the test's peer never joined the votes topic with node %d", via)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -817,8 +817,8 @@ func TestReceiveOfAnUndecidedSendSplitsNothing(t *testing.T) {
 	rep2, rep3 := c.Nodes[2].N.Key, c.Nodes[3].N.Key
 	c.Stop(2)
 	c.Stop(3)
-	as2 := testVoter(t, c, []wallet.Key{rep2})
-	as3 := testVoter(t, c, []wallet.Key{rep3})
+	as2 := testVoter(t, c, 0, []wallet.Key{rep2})
+	as3 := testVoter(t, c, 0, []wallet.Key{rep3})
 
 	var x, y *ledger.Block
 	for amount := uint64(1); x == nil; amount++ {
@@ -869,5 +869,98 @@ func TestReceiveOfAnUndecidedSendSplitsNothing(t *testing.T) {
 		_, foundX, _ := c.Nodes[i].N.Store.Entry(x.Hash)
 		return !found && !foundX
 	})
+	c.Audit()
+}
+
+// TestContenderOfALostSendReleasesItsRound plays the place of a receive
+// whose send lost, at a node that keeps that receive only as a refused
+// fork contender while it holds the polka of the node's round. Four
+// representatives of a quarter each; nodes 0, 2 and 3 stop and the test
+// signs their votes, so node 1's weight is needed for any quorum without
+// representative 0. Alice's send x and y fork; bob's open r receives x
+// and his open rz receives z, a confirmed send. Node 1 holds x and rz,
+// and keeps y and r aside. The three others' prevotes give r the polka
+// of round 0 at bob's place, where node 1 waits for x. Then y is
+// confirmed: x lost, and r can never be. Node 1 must let the round time
+// out rather than hold it for good, and prevote rz in round 1, not r by
+// the old polka: without representative 0, rz has a quorum only with
+// node 1's votes.
+func TestContenderOfALostSendReleasesItsRound(t *testing.T) {
+	c := nettest.Start(t, nettest.Options{Nodes: 4, Net: ledgernet.Config{RoundTimeout: 200 * time.Millisecond}})
+	alice, bob := wallet.NewKey(), wallet.NewKey()
+	c.Open(alice, 5000)
+	z := c.Must(c.Chains.Send(alice, bob.Address(), 1))
+	c.Submit(0, z)
+	c.WaitConfirmed(z.Hash, 10*time.Second)
+	// Node 0's weight is the genesis account's, whose representative it
+	// runs beside its own key.
+	zero := c.Nodes[0].Reps
+	two := append(slices.Clone(c.Nodes[2].Reps), c.Nodes[3].Reps...)
+	for _, i := range []int{0, 2, 3} {
+		c.Stop(i)
+	}
+	others := testVoter(t, c, 1, append(slices.Clone(zero), two...))
+	twoVote := testVoter(t, c, 1, two)
+
+	x := c.Must(c.Chains.Send(alice, bob.Address(), 2))
+	c.Chains.At(z)
+	y := c.Must(c.Chains.Send(alice, bob.Address(), 3))
+	c.Chains.Add(bob, &wallet.Head{Account: bob.Address()})
+	rz := c.Must(c.Chains.Receive(bob, z, ledger.Address{}))
+	c.Chains.Add(bob, &wallet.Head{Account: bob.Address()}) // r forks bob's open
+	r := c.Must(c.Chains.Receive(bob, x, ledger.Address{}))
+	c.Submit(1, x, rz)
+	for _, b := range []*ledger.Block{y, r} {
+		if _, err := c.Nodes[1].N.Engine.Submit(t.Context(), b); !errors.As(err, new(*ledger.ForkError)) {
+			t.Fatalf("node 1 took %s with %v, want a fork error", b.Hash, err)
+		}
+	}
+	bobs := consensus.Root{Account: bob.Address()}
+	waitContenders := func(root consensus.Root, hs ...ledger.Hash) {
+		t.Helper()
+		c.WaitFor("both contenders in the election", 10*time.Second, func(int) bool {
+			for _, e := range c.Nodes[1].Svc.Elections() {
+				if e.Root == root {
+					n := 0
+					for _, ct := range e.Tallies {
+						if slices.Contains(hs, ct.Hash) {
+							n++
+						}
+					}
+					return n == len(hs)
+				}
+			}
+			return false
+		})
+	}
+	waitContenders(bobs, r.Hash, rz.Hash)
+	waitContenders(consensus.Root{Account: alice.Address(), Previous: z.Hash}, x.Hash, y.Hash)
+
+	others(0, false, r.Hash, y.Hash) // r's polka at bob's place, y's at alice's
+	time.Sleep(500 * time.Millisecond)
+	if rec, _, err := c.Nodes[1].N.Store.SignedVotes(bob.Address(), ledger.Hash{}); err != nil {
+		t.Fatal(err)
+	} else if !rec.Final.IsZero() {
+		t.Fatalf("node 1 final-voted %s in round %d at bob's place while x was undecided", rec.Final, rec.FinalRound)
+	}
+	others(0, true, y.Hash)
+	c.WaitConfirmed(y.Hash, 10*time.Second)
+
+	// x lost: r can never be confirmed. Node 1's round 0 at bob's place
+	// times out by itself, and its prevote of round 1 goes to rz.
+	c.WaitFor("node 1's prevote for rz in round 1 at bob's place", 10*time.Second, func(int) bool {
+		rec, _, err := c.Nodes[1].N.Store.SignedVotes(bob.Address(), ledger.Hash{})
+		return err == nil && rec.PrevoteRound >= 1 && rec.Prevote == rz.Hash
+	})
+	rec, _, err := c.Nodes[1].N.Store.SignedVotes(bob.Address(), ledger.Hash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoVote(rec.PrevoteRound, false, rz.Hash)
+	twoVote(rec.PrevoteRound, true, rz.Hash)
+	c.WaitConfirmed(rz.Hash, 10*time.Second)
+	if st := c.Nodes[1].Svc.Stats(); st.Splits != 0 {
+		t.Errorf("node 1 saw %d conflicting confirmations", st.Splits)
+	}
 	c.Audit()
 }

@@ -108,6 +108,14 @@ func (u *unchecked) drop(h ledger.Hash) int {
 	return n
 }
 
+// isLost reports whether h is remembered as lost: it can never apply
+// here, nor be confirmed.
+func (u *unchecked) isLost(h ledger.Hash) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.lost.contains(h)
+}
+
 func (u *unchecked) loseLocked(h ledger.Hash) {
 	u.lost.add(h)
 }
