@@ -678,8 +678,10 @@ const (
 	Settled
 	// Lost: a dependency lost its election at the node (another block
 	// is confirmed in its place), so the contender can never be
-	// confirmed: it is never voted for again, and a round whose polka
-	// is for it is not held for it.
+	// confirmed: the node's representatives never final-vote or attest
+	// it, never follow its polka, and pass over it in the turns; a
+	// round whose polka is for it is not held for it. A lock on it
+	// (possible only past the fault model) is kept, as every lock is.
 	Lost
 )
 
@@ -786,9 +788,10 @@ func (t *Tally) Restore(root Root, rec Record) {
 //     Total − Quorum reached them, they cast theirs for it, once, unless
 //     they are locked on another or it is Lost.
 //
-// ready says how each contender's dependencies stand (nil: all Settled). now is the time in
-// Unix ms; a node calls Advise when votes change an election, when a
-// contender becomes ready, and periodically, so that rounds time out.
+// ready says how each contender's dependencies stand (nil: all
+// Settled). now is the time in Unix ms; a node calls Advise when votes
+// change an election, when a contender becomes ready or lost, and
+// periodically, so that rounds time out.
 func (t *Tally) Advise(root Root, self ledger.Address, weight func(ledger.Address) ledger.Amount, ready Ready, now int64) []Advice {
 	e := t.elections[root]
 	if e == nil || !e.own.started {

@@ -108,6 +108,11 @@ type electionLoop struct {
 	// without reading the store.
 	sources         map[ledger.Hash]ledger.Hash
 	confirmedLately recentSet
+	// lost holds the blocks this loop found lost lately (see lose): ready
+	// checks it before a dependency settled by its tally, without the
+	// unchecked buffer's lock, which it takes only on its slow path (that
+	// set holds what waited for lost blocks too, and more of them).
+	lost recentSet
 }
 
 // recentConfirmed bounds the hashes confirmedLately remembers.
@@ -139,6 +144,7 @@ func (s *Service) electionLoop(ctx context.Context, sub *node.Subscription) {
 		blockedAt:       make(map[ledger.Hash]int64),
 		sources:         make(map[ledger.Hash]ledger.Hash),
 		confirmedLately: newRecentSet(recentConfirmed),
+		lost:            newRecentSet(recentConfirmed),
 		descended:       make(map[consensus.Root]struct{}),
 		inflight:        make(map[consensus.Root]ledgerstore.SignedVotes),
 	}
@@ -241,10 +247,8 @@ func (l *electionLoop) change(ch node.Change) {
 	for _, b := range ch.RolledBack {
 		// Blocks built on a rolled-back block can never apply. The
 		// elections waiting for it went with it, but for those of
-		// refused fork contenders that take from it: evaluated again,
-		// they find it lost (ready).
-		s.stats.uncheckedDropped.Add(uint64(s.waiting.drop(b.Hash)))
-		l.release(b.Hash)
+		// refused fork contenders that take from it.
+		l.lose(b.Hash)
 		delete(l.sources, b.Hash)
 		root := consensus.Root{Account: b.Account, Previous: b.Previous}
 		if _, ok := l.roots[root]; ok && !l.standing(root) {
@@ -261,9 +265,8 @@ func (l *electionLoop) change(ch node.Change) {
 			delete(l.inflight, root) // its record went with the confirmation
 			for _, c := range l.tally.Contenders(root) {
 				if c != h {
-					s.stats.uncheckedDropped.Add(uint64(s.waiting.drop(c)))
+					l.lose(c)
 					delete(l.sources, c)
-					l.release(c) // what waited for c finds it lost
 				}
 			}
 			l.finish(root)
@@ -283,22 +286,32 @@ func (l *electionLoop) change(ch node.Change) {
 // confirmed election, or a block rolled back for one) makes h Lost.
 // Otherwise h's election waits in blocked for the first that is not
 // settled.
+//
+// A dependency lost is checked before a settled one: a block this node
+// final-voted in round 0 stays settled by that vote until its election
+// ends, and a rival's certificate (possible only past the fault model)
+// rolls it back first and confirms the rival in a later commit.
+//
+// Besides the polka's contender, the tally asks of contenders whose turn
+// a round may be, and of those others attest; a Waiting one is noted in
+// blocked like the polka's, so that its dependencies are elected too.
 func (l *electionLoop) ready(h ledger.Hash) consensus.Readiness {
 	if src, ok := l.sources[h]; ok {
-		if root, ok := l.tally.RootOf(h); ok && l.settledLately(root.Previous) && l.settledLately(src) {
+		if root, ok := l.tally.RootOf(h); ok && l.settledLately(root.Previous) && l.settledLately(src) &&
+			!l.lost.contains(root.Previous) && !l.lost.contains(src) {
 			return consensus.Settled
 		}
 	}
 	b, dep, err := l.dependency(h)
-	switch {
-	case err != nil:
+	if err != nil {
 		l.s.log.Debug("a contender's dependencies not read", "hash", h, "err", err)
 		return consensus.Waiting // the sweep's vote requests evaluate it again
-	case dep.IsZero():
-		return consensus.Settled
 	}
-	if src, _ := b.DependsOn(); l.s.waiting.isLost(b.Previous) || l.s.waiting.isLost(src) {
+	if src, _ := b.DependsOn(); l.lost.contains(b.Previous) || l.lost.contains(src) || l.s.waiting.anyLost(b.Previous, src) {
 		return consensus.Lost
+	}
+	if dep.IsZero() {
+		return consensus.Settled
 	}
 	root := consensus.Root{Account: b.Account, Previous: b.Previous}
 	waiting, known := l.blocked[dep]
@@ -509,8 +522,18 @@ func (l *electionLoop) finalAtZero(d ledger.Hash) bool {
 	return ok && o.Final == d && o.FinalRound == 0
 }
 
-// release marks the elections that waited for h, now settled, to be
-// evaluated again: their final votes may be cast.
+// lose records that h can never be confirmed here (it lost its election,
+// or was rolled back for a block that did): the blocks waiting in the
+// unchecked buffer for it are dropped, and the elections waiting for it
+// are evaluated again, to find their contenders Lost (ready).
+func (l *electionLoop) lose(h ledger.Hash) {
+	l.s.stats.uncheckedDropped.Add(uint64(l.s.waiting.drop(h)))
+	l.lost.add(h)
+	l.release(h)
+}
+
+// release marks the elections that waited for h, now settled or lost, to
+// be evaluated again: their final votes may be cast.
 func (l *electionLoop) release(h ledger.Hash) {
 	if roots, ok := l.blocked[h]; ok {
 		delete(l.blocked, h)
@@ -841,7 +864,7 @@ func (l *electionLoop) watchDecided(fe *ledger.ForkError) {
 	}
 	// A contender of a confirmed block never applies here, nor what is
 	// built on it (a split is reported, not resolved).
-	l.s.stats.uncheckedDropped.Add(uint64(l.s.waiting.drop(fe.Block.Hash)))
+	l.lose(fe.Block.Hash)
 	if len(l.roots) >= l.tally.Params().MaxElections/2 {
 		return // elections of the ledger's own blocks come first
 	}
@@ -1089,17 +1112,20 @@ func (l *electionLoop) afterLag() {
 		_, ok := l.tally.RootOf(h)
 		return !ok
 	})
-	dropWaiting := func(h ledger.Hash) {
-		l.s.stats.uncheckedDropped.Add(uint64(l.s.waiting.drop(h)))
-	}
 	for root, e := range l.roots {
 		if e.watch {
 			continue
 		}
 		contenders := l.tally.Contenders(root)
 		if !l.standing(root) {
+			// Its block in the ledger was rolled back with a
+			// dependency that lost. A refused contender kept at the
+			// place may still win there: only what was in the ledger
+			// is lost.
 			for _, h := range contenders {
-				dropWaiting(h)
+				if _, kept, err := l.s.n.Store.ForkBlock(h); err == nil && !kept {
+					l.lose(h)
+				}
 			}
 			l.finish(root)
 			continue
@@ -1108,7 +1134,7 @@ func (l *electionLoop) afterLag() {
 			if _, found, confirmed, err := l.s.n.Store.EntryConfirmed(h); err == nil && found && confirmed {
 				for _, c := range contenders {
 					if c != h {
-						dropWaiting(c)
+						l.lose(c)
 					}
 				}
 				l.finish(root)

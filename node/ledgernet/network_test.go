@@ -886,7 +886,9 @@ func TestReceiveOfAnUndecidedSendSplitsNothing(t *testing.T) {
 // the old polka: without representative 0, rz has a quorum only with
 // node 1's votes.
 func TestContenderOfALostSendReleasesItsRound(t *testing.T) {
-	c := nettest.Start(t, nettest.Options{Nodes: 4, Net: ledgernet.Config{RoundTimeout: 200 * time.Millisecond}})
+	// Vote requests, which evaluate every election again, are kept out
+	// of the way: x's loss itself must release the held round.
+	c := nettest.Start(t, nettest.Options{Nodes: 4, Net: ledgernet.Config{RoundTimeout: 200 * time.Millisecond, RequestVotesAfter: time.Minute}})
 	alice, bob := wallet.NewKey(), wallet.NewKey()
 	c.Open(alice, 5000)
 	z := c.Must(c.Chains.Send(alice, bob.Address(), 1))
@@ -948,7 +950,7 @@ func TestContenderOfALostSendReleasesItsRound(t *testing.T) {
 
 	// x lost: r can never be confirmed. Node 1's round 0 at bob's place
 	// times out by itself, and its prevote of round 1 goes to rz.
-	c.WaitFor("node 1's prevote for rz in round 1 at bob's place", 10*time.Second, func(int) bool {
+	c.WaitFor("node 1's prevote for rz in round 1 at bob's place", 5*time.Second, func(int) bool {
 		rec, _, err := c.Nodes[1].N.Store.SignedVotes(bob.Address(), ledger.Hash{})
 		return err == nil && rec.PrevoteRound >= 1 && rec.Prevote == rz.Hash
 	})

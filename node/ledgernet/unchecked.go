@@ -108,12 +108,12 @@ func (u *unchecked) drop(h ledger.Hash) int {
 	return n
 }
 
-// isLost reports whether h is remembered as lost: it can never apply
-// here, nor be confirmed.
-func (u *unchecked) isLost(h ledger.Hash) bool {
+// anyLost reports whether a or b (a zero hash is neither) is remembered
+// as lost: it can never apply here, nor be confirmed.
+func (u *unchecked) anyLost(a, b ledger.Hash) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.lost.contains(h)
+	return (!a.IsZero() && u.lost.contains(a)) || (!b.IsZero() && u.lost.contains(b))
 }
 
 func (u *unchecked) loseLocked(h ledger.Hash) {
