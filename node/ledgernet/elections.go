@@ -223,6 +223,22 @@ func (l *electionLoop) change(ch node.Change) {
 	s := l.s
 	var released []inBlock
 	defer func() { s.toIntakeLater(released) }()
+	// What this change rolls back or confirms against is lost before the
+	// blocks it applies are judged (ready): one commit may hold a
+	// rollback and a fork whose contender takes from the rolled-back
+	// block.
+	for _, b := range ch.RolledBack {
+		l.lost.add(b.Hash)
+	}
+	for _, h := range ch.Confirmed {
+		if root, ok := l.tally.RootOf(h); ok {
+			for _, c := range l.tally.Contenders(root) {
+				if c != h {
+					l.lost.add(c)
+				}
+			}
+		}
+	}
 	for _, e := range ch.Applied {
 		b := e.Block
 		if !s.fromNet.has(b.Hash) {
@@ -296,6 +312,9 @@ func (l *electionLoop) change(ch node.Change) {
 // a round may be, and of those others attest; a Waiting one is noted in
 // blocked like the polka's, so that its dependencies are elected too.
 func (l *electionLoop) ready(h ledger.Hash) consensus.Readiness {
+	if l.lost.contains(h) {
+		return consensus.Lost
+	}
 	if src, ok := l.sources[h]; ok {
 		if root, ok := l.tally.RootOf(h); ok && l.settledLately(root.Previous) && l.settledLately(src) &&
 			!l.lost.contains(root.Previous) && !l.lost.contains(src) {
@@ -1119,11 +1138,14 @@ func (l *electionLoop) afterLag() {
 		contenders := l.tally.Contenders(root)
 		if !l.standing(root) {
 			// Its block in the ledger was rolled back with a
-			// dependency that lost. A refused contender kept at the
-			// place may still win there: only what was in the ledger
-			// is lost.
+			// dependency that lost, but which is not known for sure:
+			// another contender may still win the place (a refused
+			// one, kept or not), and the dependency's own rollback
+			// may have been dropped too. Only a contender that takes
+			// from a block known lost is lost; the election ends, as
+			// change ends it.
 			for _, h := range contenders {
-				if _, kept, err := l.s.n.Store.ForkBlock(h); err == nil && !kept {
+				if src, ok := l.sources[h]; ok && (l.lost.contains(root.Previous) || l.lost.contains(src) || l.s.waiting.anyLost(root.Previous, src)) {
 					l.lose(h)
 				}
 			}

@@ -939,7 +939,19 @@ func TestContenderOfALostSendReleasesItsRound(t *testing.T) {
 	waitContenders(consensus.Root{Account: alice.Address(), Previous: z.Hash}, x.Hash, y.Hash)
 
 	others(0, false, r.Hash, y.Hash) // r's polka at bob's place, y's at alice's
-	time.Sleep(500 * time.Millisecond)
+	quorum := c.Nodes[1].Svc.Stats().Quorum.Quorum
+	c.WaitFor("r's polka counted at bob's place", 10*time.Second, func(int) bool {
+		for _, e := range c.Nodes[1].Svc.Elections() {
+			if e.Root == bobs && e.Round == 0 {
+				for _, ct := range e.Tallies {
+					if ct.Hash == r.Hash && ct.Tally.Cmp(quorum) >= 0 {
+						return true // counted by the loop, which held the round then
+					}
+				}
+			}
+		}
+		return false
+	})
 	if rec, _, err := c.Nodes[1].N.Store.SignedVotes(bob.Address(), ledger.Hash{}); err != nil {
 		t.Fatal(err)
 	} else if !rec.Final.IsZero() {
