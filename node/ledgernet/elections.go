@@ -326,7 +326,7 @@ func (l *electionLoop) ready(h ledger.Hash) consensus.Readiness {
 		l.s.log.Debug("a contender's dependencies not read", "hash", h, "err", err)
 		return consensus.Waiting // the sweep's vote requests evaluate it again
 	}
-	if src, _ := b.DependsOn(); l.lost.contains(b.Previous) || l.lost.contains(src) || l.s.waiting.anyLost(b.Previous, src) {
+	if src, _ := b.DependsOn(); l.knownLost(b.Previous, src) {
 		return consensus.Lost
 	}
 	if dep.IsZero() {
@@ -539,6 +539,13 @@ func (l *electionLoop) finalAtZero(d ledger.Hash) bool {
 	}
 	o, ok := l.tally.Own(root)
 	return ok && o.Final == d && o.FinalRound == 0
+}
+
+// knownLost reports whether a block with these dependencies (previous,
+// and the send it takes from) takes from a block known lost here: the
+// loop's own ring first, then the unchecked buffer's set, under its lock.
+func (l *electionLoop) knownLost(previous, source ledger.Hash) bool {
+	return l.lost.contains(previous) || l.lost.contains(source) || l.s.waiting.anyLost(previous, source)
 }
 
 // lose records that h can never be confirmed here (it lost its election,
@@ -1145,7 +1152,7 @@ func (l *electionLoop) afterLag() {
 			// from a block known lost is lost; the election ends, as
 			// change ends it.
 			for _, h := range contenders {
-				if src, ok := l.sources[h]; ok && (l.lost.contains(root.Previous) || l.lost.contains(src) || l.s.waiting.anyLost(root.Previous, src)) {
+				if src, ok := l.sources[h]; ok && l.knownLost(root.Previous, src) {
 					l.lose(h)
 				}
 			}
